@@ -1,0 +1,1 @@
+"""semledger.actors"""

@@ -1,0 +1,1 @@
+"""Committed-semantics runtime."""

@@ -1,0 +1,1 @@
+"""semledger: agent-operable UIs on committed semantics, every action on the record."""
