@@ -1,0 +1,57 @@
+"""Running effects as Trio tasks: the only part of the runtime that touches Trio."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from ._app import Effect
+from ._runtime import AppRuntime
+
+
+class EffectRunner:
+    """Starts a runtime's effects in a nursery and feeds each result back as an input.
+
+    ``on_result`` sees every finished effect before its message is delivered (a session actor
+    logs it there); by default the message goes straight to `AppRuntime.complete_effect`.
+    """
+
+    def __init__(
+        self,
+        runtime: AppRuntime[Any, Any],
+        nursery: trio.Nursery,
+        *,
+        on_result: Callable[[int, Any], None] | None = None,
+    ) -> None:
+        self._runtime = runtime
+        self._nursery = nursery
+        self._on_result = on_result or runtime.complete_effect
+        self._idle = trio.Event()
+        self._running = 0
+
+    def start_pending(self) -> int:
+        """Start every effect the runtime has handed out; returns how many were started."""
+        started = 0
+        for effect_id, effect in self._runtime.take_effects():
+            self._running += 1
+            self._idle = trio.Event()
+            self._nursery.start_soon(self._run, effect_id, effect, name=effect.name)
+            started += 1
+        return started
+
+    async def _run(self, effect_id: int, effect: Effect[Any]) -> None:
+        try:
+            message = await effect.run()
+            self._on_result(effect_id, message)
+            self.start_pending()
+        finally:
+            self._running -= 1
+            if self._running == 0:
+                self._idle.set()
+
+    async def wait_idle(self) -> None:
+        """Wait until no effect is running (new ones started meanwhile are waited for too)."""
+        while self._running:
+            await self._idle.wait()

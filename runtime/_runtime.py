@@ -1,0 +1,645 @@
+"""The application runtime: the TEA loop, atomic commits and the checked action transaction.
+
+`AppRuntime` is synchronous and pure: no I/O, no clock, no randomness. Effects are handed out
+through `take_effects` and their messages come back through `complete_effect`; the Trio
+`EffectRunner` (or a session actor) does the waiting.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from ._actions import (
+    ByNodeId,
+    ByPath,
+    BySemanticId,
+    Exact,
+    Latest,
+    PathStep,
+    Precondition,
+    SemanticsAction,
+    SetSelection,
+    SimpleAction,
+    Target,
+)
+from ._app import App, Effect, split_step
+from ._enums import ActionKind, ErrorCode, Live, Role
+from ._ids import SemanticId
+from ._node import (
+    AmbiguousRelationTarget,
+    Announcement,
+    Issue,
+    MissingRelationTarget,
+    SemanticsNode,
+)
+from ._outcomes import Receipt, Rejection
+from ._reads import ReadResult
+from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
+from ._tree import Counters, Element, ElementTree, PaintOp
+from ._view import Proposal, Reject, ScrollBy, SelectText
+
+Model = TypeVar("Model")
+Msg = TypeVar("Msg")
+
+POINTER_PHASES = ("Down", "Up", "Move", "Cancel", "Exit")
+COMMAND_INTENTS = (
+    "Activate", "Submit", "Cancel", "Copy", "Cut", "Paste", "Undo", "Redo", "SelectAll",
+    "OpenContextMenu",
+)
+
+
+class ApplicationError(Exception):
+    """Raised when the application's own init, update, view or handler raised.
+
+    The runtime's state is unchanged by the failed step; ``__cause__`` is the original error.
+    """
+
+
+def encode_target_for_details(target: Target) -> dict[str, Any]:
+    """A target echoed in rejection details, in the input's form (every path filter present)."""
+    if isinstance(target, BySemanticId):
+        return {"kind": "semantic_id", "id": str(target.id)}
+    if isinstance(target, ByNodeId):
+        return {"kind": "node_id", "id": str(target.id)}
+    return {
+        "kind": "path",
+        "path": [
+            {
+                "index": step.index,
+                "role": None if step.role is None else step.role.value,
+                "label": step.label,
+                "value": step.value,
+                "semantic_id": None if step.semantic_id is None else str(step.semantic_id),
+            }
+            for step in target.steps
+        ],
+    }
+
+
+def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
+    return Rejection(code, message, details)
+
+
+def _matches(node: SemanticsNode, step: PathStep) -> bool:
+    return (
+        (step.role is None or node.role is step.role)
+        and (step.label is None or node.label == step.label)
+        and (step.value is None or node.value == step.value)
+        and (step.semantic_id is None or node.semantic_id == step.semantic_id)
+    )
+
+
+class AppRuntime(Generic[Model, Msg]):
+    """One session of an application: its model, its mounted tree and its committed semantics."""
+
+    def __init__(self, app: App[Model, Msg], *, width: float = 800.0) -> None:
+        self.app = app
+        self._tree = ElementTree(width)
+        self._journal = Journal(SemanticsSnapshot.empty())
+        self._queue: deque[Msg] = deque()
+        self._outbox: list[tuple[int, Effect[Msg]]] = []
+        self._pending: set[int] = set()
+        self._next_effect_id = 1
+        self._closed = False
+        self._busy = False
+        self._view_stale = True
+        self._announce_generation = 0
+        self._dup_candidates: set[SemanticId] = set()
+        self._pressed: Element | None = None
+        self._synthetic_id: int | None = None
+        self._scoped = False
+        model, effects = split_step(self._call(app.init))
+        self._model: Model = model
+        self._schedule(effects)
+        self._commit()
+
+    # ---- reading --------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> SemanticsSnapshot:
+        return self._journal.current
+
+    @property
+    def generation(self) -> int:
+        return self._journal.current.generation
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def pending_work(self) -> bool:
+        return bool(self._pending)
+
+    @property
+    def counters(self) -> Counters:
+        return self._tree.counters
+
+    @property
+    def next_node_id(self) -> int:
+        return self._tree.next_node_id
+
+    def read(self, since: int | None = None) -> ReadResult | Rejection:
+        """Full, Delta or Unchanged against the last commit (never forces a build or paint)."""
+        if self._closed:
+            return _reject(ErrorCode.HOST_CLOSED, "the session is closed")
+        return self._journal.read(since)
+
+    def snapshot_at(self, generation: int) -> SemanticsSnapshot | None:
+        return self._journal.snapshot_at(generation)
+
+    def display_list(self) -> list[PaintOp]:
+        return self._tree.display_list()
+
+    def state_counters(self) -> dict[str, int]:
+        c = self._tree.counters
+        return {
+            "layout_passes": c.layout_passes,
+            "paint_passes": c.paint_passes,
+            "semantics_passes": c.semantics_passes,
+            "platform_passes": c.platform_passes,
+            "commits": c.commits,
+            "generation": self.generation,
+            "queue_depth": len(self._queue),
+            "pending_effects": len(self._pending),
+        }
+
+    def paint_summary(self) -> dict[str, Any]:
+        ops = self._tree.display_list()
+        kinds: dict[str, int] = {}
+        for op in ops:
+            kinds[op.kind] = kinds.get(op.kind, 0) + 1
+        hovered = self._tree.hovered
+        return {
+            "ops": len(ops),
+            "by_kind": kinds,
+            "hovered": None if hovered is None else str(hovered.node_id),
+            "paint_passes": self._tree.counters.paint_passes,
+        }
+
+    # ---- acting ---------------------------------------------------------------------------
+
+    def perform(
+        self, target: Target, action: SemanticsAction, precondition: Precondition
+    ) -> Receipt | Rejection:
+        """The action transaction: check in order, then apply, drain and commit atomically."""
+        if self._closed:
+            return _reject(ErrorCode.HOST_CLOSED, "the session is closed")
+        if self._busy:
+            return _reject(
+                ErrorCode.REENTRANT_DISPATCH, "an action was dispatched while another is delivered"
+            )
+        self._commit()
+        snapshot = self._journal.current
+        if isinstance(precondition, Exact) and precondition.generation != snapshot.generation:
+            return _reject(
+                ErrorCode.STALE_GENERATION,
+                f"expected generation {precondition.generation}, current is {snapshot.generation}",
+                expected=str(precondition.generation),
+                current=str(snapshot.generation),
+            )
+        resolved = self._resolve(target, snapshot)
+        if isinstance(resolved, Rejection):
+            return resolved
+        node = resolved
+        element = self._tree.by_node[node.node_id]
+        echoed = encode_target_for_details(target)
+        if node.state.disabled:
+            return _reject(ErrorCode.TARGET_DISABLED, "the target is disabled", target=echoed)
+        if action.kind not in node.actions:
+            return _reject(
+                ErrorCode.ACTION_UNAVAILABLE,
+                f"the target does not offer {action.kind.value}",
+                target=echoed,
+                action=action.kind.value,
+            )
+        handler = element.view.handlers.get(action.kind)
+        if handler is None:
+            outcome: object = Proposal(commits=())
+        else:
+            self._busy = True
+            try:
+                outcome = handler(action)
+            except Exception as error:
+                raise ApplicationError(f"the {action.kind.value} handler raised") from error
+            finally:
+                self._busy = False
+        if isinstance(outcome, Reject):
+            return _reject(
+                ErrorCode.HANDLER_REJECTED, outcome.reason, target=echoed, action=action.kind.value
+            )
+        proposal: Proposal[Any] = outcome if isinstance(outcome, Proposal) else Proposal()
+        before = snapshot.generation
+        if action.kind is ActionKind.FOCUS:
+            self._tree.set_focus(element)
+        for commit in proposal.commits:
+            if isinstance(commit, SelectText):
+                self._tree.select_text(element, commit.start, commit.end)
+            elif isinstance(commit, ScrollBy):
+                self._tree.scroll_by(element, commit.delta)
+        self._enqueue(element, proposal.messages)
+        self._drain()
+        self._commit()
+        return Receipt(before, self.generation, bool(self._pending))
+
+    def deliver(self, message: Msg) -> int:
+        """Deliver one message from outside (a timer, a subscription); returns the generation."""
+        if self._closed:
+            return self.generation
+        self._queue.append(message)
+        self._drain()
+        self._commit()
+        return self.generation
+
+    def take_effects(self) -> list[tuple[int, Effect[Msg]]]:
+        """Effects that update asked for since the last call, with their session-unique ids."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    def complete_effect(self, effect_id: int, message: Msg | None) -> int:
+        """An effect finished: its message (if any) enters the queue like any other input."""
+        self._pending.discard(effect_id)
+        if message is not None and not self._closed:
+            self._queue.append(message)
+            self._drain()
+        self._commit()
+        return self.generation
+
+    def close(self) -> None:
+        """End the session: every later read and action answers `host_closed`."""
+        self._closed = True
+        self._queue.clear()
+        self._outbox.clear()
+
+    # ---- diagnostics ----------------------------------------------------------------------
+
+    def hit_test(self, x: float, y: float) -> SemanticsNode | None:
+        snapshot = self._journal.current
+        if snapshot.root is None:
+            return None
+        node = snapshot.nodes[snapshot.root]
+        if not node.frame.contains(x, y):
+            return None
+        while True:
+            inside = [
+                child
+                for child_id in node.children
+                if (child := snapshot.nodes[child_id]).frame.contains(x, y)
+            ]
+            if not inside:
+                return node
+            node = inside[-1]
+
+    def dispatch_pointer(self, x: float, y: float, phase: str) -> dict[str, Any]:
+        if self._closed:
+            return {"handled": False, "error": "host_closed"}
+        hit = self.hit_test(x, y)
+        element = None if hit is None else self._tree.by_node.get(hit.node_id)
+        result: dict[str, Any] = {"handled": False, "node_id": None if hit is None else str(hit.node_id)}
+        if phase == "Move":
+            self._tree.set_hover(element)
+            result["handled"] = True
+        elif phase == "Down":
+            self._pressed = element
+            if hit is not None and ActionKind.FOCUS in hit.actions:
+                self._tree.set_focus(element)
+            result["handled"] = element is not None
+        elif phase == "Up":
+            pressed, self._pressed = self._pressed, None
+            if hit is not None and element is pressed and ActionKind.ACTIVATE in hit.actions:
+                outcome = self.perform(ByNodeId(hit.node_id), SimpleAction(ActionKind.ACTIVATE), _LATEST)
+                return self._diagnostic_outcome(result, outcome)
+        else:
+            self._pressed = None
+            self._tree.set_hover(None)
+            result["handled"] = True
+        self._commit()
+        return result
+
+    def dispatch_command(self, intent: str) -> dict[str, Any]:
+        if self._closed:
+            return {"handled": False, "error": "host_closed"}
+        self._commit()
+        snapshot = self._journal.current
+        target_id = snapshot.focused
+        result: dict[str, Any] = {"handled": False, "node_id": None if target_id is None else str(target_id)}
+        action: SemanticsAction | None = None
+        if intent == "Activate":
+            action = SimpleAction(ActionKind.ACTIVATE)
+        elif intent == "Submit":
+            action = SimpleAction(ActionKind.SUBMIT)
+        elif intent == "Cancel":
+            action = SimpleAction(ActionKind.DISMISS)
+            if target_id is None or ActionKind.DISMISS not in snapshot.nodes[target_id].actions:
+                target_id = snapshot.root
+        elif intent == "OpenContextMenu":
+            action = SimpleAction(ActionKind.SHOW_MENU)
+        elif intent == "SelectAll" and target_id is not None:
+            length = len(self._tree.by_node[target_id].view.value or "")
+            action = SetSelection(0, length)
+        if action is None or target_id is None:
+            result["reason"] = f"nothing in the runtime handles {intent} here"
+            return result
+        outcome = self.perform(ByNodeId(target_id), action, _LATEST)
+        return self._diagnostic_outcome(result, outcome)
+
+    @staticmethod
+    def _diagnostic_outcome(result: dict[str, Any], outcome: Receipt | Rejection) -> dict[str, Any]:
+        if isinstance(outcome, Receipt):
+            result.update(handled=True, before=str(outcome.before), after=str(outcome.after))
+        else:
+            result.update(handled=False, error=outcome.code.value)
+        return result
+
+    # ---- internals ------------------------------------------------------------------------
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        self._busy = True
+        try:
+            return fn(*args)
+        except Exception as error:
+            raise ApplicationError(f"{getattr(fn, '__name__', 'the application')} raised") from error
+        finally:
+            self._busy = False
+
+    def _resolve(self, target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode | Rejection:
+        echoed = encode_target_for_details(target)
+        if isinstance(target, BySemanticId):
+            found = snapshot.find(target.id)
+            if len(found) > 1:
+                return _reject(
+                    ErrorCode.TARGET_AMBIGUOUS,
+                    f"{len(found)} nodes carry the semantic id {target.id!r}",
+                    semantic_id=str(target.id),
+                )
+            if not found:
+                return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed)
+            return snapshot.nodes[found[0]]
+        if isinstance(target, ByNodeId):
+            node = snapshot.node(target.id)
+            if node is None:
+                return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that id", target=echoed)
+            return node
+        return self._resolve_path(target, snapshot, echoed)
+
+    def _resolve_path(
+        self, target: ByPath, snapshot: SemanticsSnapshot, echoed: dict[str, Any]
+    ) -> SemanticsNode | Rejection:
+        if snapshot.root is None:
+            return _reject(ErrorCode.TARGET_NOT_FOUND, "the tree is empty", target=echoed)
+        current = snapshot.nodes[snapshot.root]
+        for number, step in enumerate(target.steps):
+            if not step.has_filter():
+                return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has no filter")
+            matches = [
+                child
+                for child_id in current.children
+                if _matches(child := snapshot.nodes[child_id], step)
+            ]
+            if step.index >= len(matches):
+                return _reject(
+                    ErrorCode.TARGET_NOT_FOUND,
+                    f"path step {number} matched {len(matches)} node(s), index {step.index}",
+                    target=echoed,
+                )
+            current = matches[step.index]
+        return current
+
+    def _schedule(self, effects: Iterable[Effect[Msg]]) -> None:
+        for effect in effects:
+            effect_id = self._next_effect_id
+            self._next_effect_id += 1
+            self._pending.add(effect_id)
+            self._outbox.append((effect_id, effect))
+
+    def _enqueue(self, element: Element, messages: Iterable[Any]) -> None:
+        chain = [element, *element.ancestors()]
+        for message in messages:
+            mapped = message
+            for owner in chain:
+                if owner.view.mapper is not None:
+                    mapped = owner.view.mapper(mapped)
+            self._queue.append(mapped)
+
+    def _drain(self) -> None:
+        while self._queue:
+            message = self._queue.popleft()
+            model, effects = split_step(self._call(self.app.update, self._model, message))
+            self._model = model
+            self._schedule(effects)
+            self._view_stale = True
+
+    def _commit(self) -> None:
+        """Rebuild what is stale, and publish a new snapshot if anything public changed."""
+        tree = self._tree
+        if self._view_stale:
+            view = self._call(self.app.view, self._model)
+            tree.build(view)
+            self._view_stale = False
+        tree.layout()
+        tree.paint()
+        tree.platform()
+        top = tree.semantics()
+        tree.refresh_relations()
+        root, scoped = self._root(top)
+        focus = tree.focused
+        if focus is not None and (
+            focus.node is None or focus.view.state.disabled or (scoped and not self._within(focus, root))
+        ):
+            tree.set_focus(None)
+            top = tree.semantics()
+            root, scoped = self._root(top)
+        synthetic = self._synthetic(top, root)
+        changes, removal_order = tree.take_changes()
+        previous = self._journal.current
+        if scoped or self._scoped:
+            upserted, removed = self._scoped_changes(previous, root, synthetic, removal_order)
+        else:
+            upserted, removed = self._tree_changes(previous, synthetic, changes, removal_order)
+        self._scoped = scoped
+        focused = None if tree.focused is None else tree.focused.node_id
+        derived = previous.derive(
+            upserted=upserted, removed=removed, root=root, focused=focused, issues=previous.issues
+        )
+        issues = self._issues(derived, previous, upserted, removed)
+        if (
+            not upserted and not removed and root == previous.root
+            and focused == previous.focused and issues == previous.issues
+        ):
+            return
+        snapshot = attrs.evolve(derived, issues=issues)
+        self._journal.record(
+            snapshot,
+            touched=[*removed, *(n.node_id for n in upserted)],
+            removed=removed,
+            announcements=self._announcements(previous, snapshot.generation, upserted),
+        )
+        tree.counters.commits += 1
+
+    def _root(self, top: tuple[int, ...]) -> tuple[int | None, bool]:
+        """The public root and whether it is an open modal (the deepest one) scoping the tree."""
+        modals = [e for e in self._tree.modal_elements if e.node is not None]
+        if modals:
+            deepest = max(modals, key=lambda e: (e.depth, _element_path(e)))
+            return deepest.node_id, True
+        if len(top) == 1:
+            return top[0], False
+        if not top:
+            return None, False
+        if self._synthetic_id is None:
+            self._synthetic_id = self._tree.allocate_node_id()
+        return self._synthetic_id, False
+
+    def _synthetic(self, top: tuple[int, ...], root: int | None) -> SemanticsNode | None:
+        """The synthetic group root over several top-level nodes, while there are several."""
+        if len(top) <= 1:
+            self._synthetic_id = None
+            return None
+        if self._synthetic_id is None:
+            self._synthetic_id = self._tree.allocate_node_id()
+        root_element = self._tree.root
+        assert root_element is not None
+        return SemanticsNode(
+            node_id=self._synthetic_id, semantic_id=None, role=Role.GROUP, children=top,
+            frame=root_element.frame,
+        )
+
+    def _within(self, element: Element, root_id: int | None) -> bool:
+        return element.node_id == root_id or any(a.node_id == root_id for a in element.ancestors())
+
+    def _tree_changes(
+        self,
+        previous: SemanticsSnapshot,
+        synthetic: SemanticsNode | None,
+        changes: dict[int, SemanticsNode | None],
+        removal_order: list[int],
+    ) -> tuple[list[SemanticsNode], list[int]]:
+        """Public changes when the whole tree is public: exactly the nodes the passes touched."""
+        if synthetic is not None:
+            changes[synthetic.node_id] = synthetic
+        upserted = [
+            node for node_id, node in changes.items()
+            if node is not None and previous.nodes.get(node_id) != node
+        ]
+        removed = [
+            node_id for node_id in dict.fromkeys(removal_order)
+            if node_id in changes and changes[node_id] is None and node_id in previous.nodes
+        ]
+        old_root = previous.root
+        if (
+            old_root is not None and old_root not in self._tree.by_node
+            and (synthetic is None or synthetic.node_id != old_root) and old_root not in removed
+        ):
+            removed.append(old_root)
+        upserted.sort(key=self._tree_order_key)
+        return upserted, removed
+
+    def _scoped_changes(
+        self,
+        previous: SemanticsSnapshot,
+        root: int | None,
+        synthetic: SemanticsNode | None,
+        removal_order: list[int],
+    ) -> tuple[list[SemanticsNode], list[int]]:
+        """Public changes when a modal scopes the tree (now or before): compare the subtrees."""
+        public = self._collect(root, synthetic)
+        upserted = [node for node in public.values() if previous.nodes.get(node.node_id) != node]
+        upserted.sort(key=self._tree_order_key)
+        removed = [n for n in dict.fromkeys(removal_order) if n in previous.nodes and n not in public]
+        seen = set(removed)
+        removed.extend(
+            node.node_id for node in previous.ordered()
+            if node.node_id not in public and node.node_id not in seen
+        )
+        return upserted, removed
+
+    def _collect(self, root: int | None, synthetic: SemanticsNode | None) -> dict[int, SemanticsNode]:
+        out: dict[int, SemanticsNode] = {}
+        stack = [] if root is None else [root]
+        by_node = self._tree.by_node
+        while stack:
+            node_id = stack.pop()
+            node: SemanticsNode | None
+            if synthetic is not None and node_id == synthetic.node_id:
+                node = synthetic
+            else:
+                element = by_node.get(node_id)
+                node = None if element is None else element.node
+            if node is not None:
+                out[node_id] = node
+                stack.extend(reversed(node.children))
+        return out
+
+    def _tree_order_key(self, node: SemanticsNode) -> tuple[int, ...]:
+        element = self._tree.by_node.get(node.node_id)
+        if element is None:
+            return ()
+        return (0, *_element_path(element))
+
+    def _issues(
+        self,
+        snapshot: SemanticsSnapshot,
+        previous: SemanticsSnapshot,
+        upserted: Iterable[SemanticsNode] = (),
+        removed: Iterable[int] = (),
+    ) -> tuple[Issue, ...]:
+        for node in upserted:
+            if node.semantic_id is not None:
+                self._dup_candidates.add(node.semantic_id)
+        for node_id in removed:
+            old = previous.nodes.get(node_id)
+            if old is not None and old.semantic_id is not None:
+                self._dup_candidates.add(old.semantic_id)
+        duplicates = duplicate_issues(snapshot.by_semantic_id, self._dup_candidates)
+        self._dup_candidates = {d.semantic_id for d in duplicates}
+        relation_issues: list[Issue] = []
+        for element in self._tree.relation_sources:
+            node = element.node
+            if node is None or node.node_id not in snapshot.nodes:
+                continue
+            for kind, sids in element.view.relations.items():
+                for sid in sids:
+                    found = snapshot.by_semantic_id.get(sid, ())
+                    if not found:
+                        relation_issues.append(MissingRelationTarget(node.node_id, kind, sid))
+                    elif len(found) > 1:
+                        relation_issues.append(AmbiguousRelationTarget(node.node_id, kind, sid, found))
+        return sort_issues([*duplicates, *relation_issues])
+
+    def _announcements(
+        self, previous: SemanticsSnapshot, generation: int, upserted: Iterable[SemanticsNode]
+    ) -> list[Announcement]:
+        out = []
+        for node in upserted:
+            if node.live is Live.OFF:
+                continue
+            old = previous.nodes.get(node.node_id)
+            if old is None or (old.label, old.value) == (node.label, node.value):
+                continue
+            if node.atomic:
+                words = " ".join(part for part in (node.label, node.value) if part)
+            else:
+                words = node.value if node.value != old.value and node.value else (node.label or "")
+            out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
+        return out
+
+
+_LATEST = Latest()
+
+
+def _element_path(element: Element) -> tuple[int, ...]:
+    path: list[int] = []
+    current = element
+    while current.parent is not None:
+        path.append(current.parent.children.index(current))
+        current = current.parent
+    path.reverse()
+    return tuple(path)

@@ -1,0 +1,293 @@
+"""The immutable committed snapshot, its indices, and the journal that serves deltas.
+
+Snapshots are persistent maps (HAMTs from `immutables`): committing a change of k nodes
+creates O(k log n) new structure and shares the rest with the previous snapshot, so keeping
+the last 64 snapshots for delta reads costs little more than keeping one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Final
+
+import attrs
+import immutables
+import msgpack
+
+from ._ids import SemanticId
+from ._node import (
+    AmbiguousRelationTarget,
+    Announcement,
+    DuplicateSemanticId,
+    Issue,
+    MissingRelationTarget,
+    SemanticsNode,
+)
+from ._reads import Delta, Full, ReadResult, Unchanged
+
+JOURNAL_SIZE: Final = 64
+_HASH_MODULUS: Final = 2**256
+
+
+def _plain(value: object) -> object:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return [_plain(getattr(value, a.name)) for a in attrs.fields(type(value))]
+
+
+def node_digest(node: SemanticsNode) -> int:
+    """A content digest of one node, combined order-independently into the snapshot hash."""
+    packed = msgpack.packb(_plain(node))
+    return int.from_bytes(hashlib.blake2b(packed, digest_size=32).digest(), "big")
+
+
+def _issue_key(issue: Issue) -> object:
+    return [type(issue).__name__, _plain(issue)]
+
+
+@attrs.frozen
+class SemanticsSnapshot:
+    """One committed, immutable view of the semantics tree."""
+
+    generation: int
+    root: int | None
+    focused: int | None
+    nodes: immutables.Map[int, SemanticsNode]
+    parents: immutables.Map[int, int]
+    by_semantic_id: immutables.Map[SemanticId, tuple[int, ...]]
+    issues: tuple[Issue, ...]
+    _digest_sum: int = 0
+
+    @classmethod
+    def empty(cls) -> SemanticsSnapshot:
+        return cls(0, None, None, immutables.Map(), immutables.Map(), immutables.Map(), ())
+
+    def node(self, node_id: int) -> SemanticsNode | None:
+        return self.nodes.get(node_id)
+
+    def find(self, semantic_id: str) -> tuple[int, ...]:
+        return self.by_semantic_id.get(SemanticId(semantic_id), ()) if semantic_id else ()
+
+    def ordered(self) -> Iterator[SemanticsNode]:
+        """Every node in tree order: parents before children, children in order."""
+        if self.root is None:
+            return
+        stack = [self.root]
+        nodes = self.nodes
+        while stack:
+            node = nodes[stack.pop()]
+            yield node
+            stack.extend(reversed(node.children))
+
+    def order_key(self, node_id: int) -> tuple[int, ...]:
+        """The node's position as child indices from the root: sorts nodes into tree order."""
+        path: list[int] = []
+        parents, nodes = self.parents, self.nodes
+        current = node_id
+        while (parent := parents.get(current)) is not None:
+            path.append(nodes[parent].children.index(current))
+            current = parent
+        path.reverse()
+        return tuple(path)
+
+    @property
+    def hash(self) -> str:
+        """A sha256 over the public content (root, focus, nodes, issues), not the generation."""
+        header = msgpack.packb(
+            [self.root, self.focused, [_issue_key(i) for i in self.issues]]
+        )
+        return hashlib.sha256(self._digest_sum.to_bytes(32, "big") + header).hexdigest()
+
+    def full(self) -> Full:
+        return Full(self.generation, self.root, self.focused, tuple(self.ordered()), self.issues)
+
+    def derive(
+        self,
+        *,
+        upserted: Iterable[SemanticsNode],
+        removed: Iterable[int],
+        root: int | None,
+        focused: int | None,
+        issues: tuple[Issue, ...],
+    ) -> SemanticsSnapshot:
+        """The next snapshot (generation + 1) after upserting and removing nodes."""
+        nodes = self.nodes.mutate()
+        parents = self.parents.mutate()
+        by_sid = self.by_semantic_id.mutate()
+        digest = self._digest_sum
+
+        def drop_sid(node: SemanticsNode) -> None:
+            if node.semantic_id is not None:
+                remaining = tuple(n for n in by_sid.get(node.semantic_id, ()) if n != node.node_id)
+                if remaining:
+                    by_sid[node.semantic_id] = remaining
+                else:
+                    by_sid.pop(node.semantic_id, None)
+
+        for node_id in removed:
+            old = nodes.get(node_id)
+            if old is None:
+                continue
+            digest -= node_digest(old)
+            drop_sid(old)
+            for child in old.children:
+                if parents.get(child) == node_id:
+                    del parents[child]
+            del nodes[node_id]
+            parents.pop(node_id, None)
+        for node in upserted:
+            old = nodes.get(node.node_id)
+            if old is not None:
+                digest -= node_digest(old)
+                if old.semantic_id != node.semantic_id:
+                    drop_sid(old)
+                for child in old.children:
+                    if parents.get(child) == node.node_id:
+                        del parents[child]
+            if node.semantic_id is not None and (old is None or old.semantic_id != node.semantic_id):
+                by_sid[node.semantic_id] = tuple(
+                    sorted((*by_sid.get(node.semantic_id, ()), node.node_id))
+                )
+            for child in node.children:
+                parents[child] = node.node_id
+            nodes[node.node_id] = node
+            digest += node_digest(node)
+        return SemanticsSnapshot(
+            generation=self.generation + 1,
+            root=root,
+            focused=focused,
+            nodes=nodes.finish(),
+            parents=parents.finish(),
+            by_semantic_id=by_sid.finish(),
+            issues=issues,
+            digest_sum=digest % _HASH_MODULUS,
+        )
+
+
+def duplicate_issues(
+    by_semantic_id: Mapping[SemanticId, tuple[int, ...]], semantic_ids: Iterable[SemanticId]
+) -> list[DuplicateSemanticId]:
+    out = []
+    for sid in semantic_ids:
+        nodes = by_semantic_id.get(sid, ())
+        if len(nodes) > 1:
+            out.append(DuplicateSemanticId(sid, nodes))
+    return out
+
+
+def sort_issues(issues: Iterable[Issue]) -> tuple[Issue, ...]:
+    def key(issue: Issue) -> tuple[object, ...]:
+        if isinstance(issue, DuplicateSemanticId):
+            return (0, issue.semantic_id, 0, "")
+        assert isinstance(issue, MissingRelationTarget | AmbiguousRelationTarget)
+        return (1, "", issue.source, issue.relation.value)
+
+    return tuple(sorted(issues, key=key))
+
+
+@attrs.frozen
+class JournalEntry:
+    snapshot: SemanticsSnapshot
+    touched: tuple[int, ...]
+    """Ids upserted or removed by the commit that produced `snapshot`, removals first, in order."""
+    removed: tuple[int, ...]
+    announcements: tuple[Announcement, ...]
+
+
+class Journal:
+    """The current snapshot and the commits of the last 64 generations, for `read(since)`."""
+
+    def __init__(self, initial: SemanticsSnapshot) -> None:
+        self._entries: deque[JournalEntry] = deque(maxlen=JOURNAL_SIZE)
+        self._current = initial
+        self._base = initial
+
+    @property
+    def current(self) -> SemanticsSnapshot:
+        return self._current
+
+    def record(
+        self,
+        snapshot: SemanticsSnapshot,
+        *,
+        touched: Iterable[int],
+        removed: Iterable[int],
+        announcements: Iterable[Announcement],
+    ) -> None:
+        if len(self._entries) == JOURNAL_SIZE:
+            self._base = self._entries[0].snapshot
+        self._entries.append(
+            JournalEntry(snapshot, tuple(touched), tuple(removed), tuple(announcements))
+        )
+        self._current = snapshot
+
+    def snapshot_at(self, generation: int) -> SemanticsSnapshot | None:
+        """The snapshot of `generation` while it is the base or within the journal, else None."""
+        if generation == self._base.generation:
+            return self._base
+        offset = generation - self._current.generation + len(self._entries) - 1
+        if 0 <= offset < len(self._entries):
+            return self._entries[offset].snapshot
+        return None
+
+    def read(self, since: int | None) -> ReadResult:
+        current = self._current
+        if since is None:
+            return current.full()
+        if since == current.generation:
+            return Unchanged(since)
+        start = self.snapshot_at(since)
+        if start is None or since > current.generation:
+            return current.full()
+        return self._delta(start, current)
+
+    def _delta(self, start: SemanticsSnapshot, end: SemanticsSnapshot) -> Delta:
+        first = len(self._entries) - (end.generation - start.generation)
+        entries = list(self._entries)[first:]
+        touched: dict[int, None] = {}
+        removal_order: dict[int, None] = {}
+        announcements: list[Announcement] = []
+        for entry in entries:
+            touched.update(dict.fromkeys(entry.touched))
+            removal_order.update(dict.fromkeys(entry.removed))
+            announcements.extend(entry.announcements)
+        old_nodes, new_nodes = start.nodes, end.nodes
+        removed = tuple(
+            n for n in removal_order if n in old_nodes and n not in new_nodes
+        )
+        upserted = [
+            node
+            for n in touched
+            if (node := new_nodes.get(n)) is not None and old_nodes.get(n) != node
+        ]
+        upserted.sort(key=lambda node: end.order_key(node.node_id))
+        return Delta(
+            from_generation=start.generation,
+            to_generation=end.generation,
+            root=end.root,
+            focused=end.focused,
+            upserted=tuple(upserted),
+            removed=removed,
+            issues=end.issues,
+            announcements=tuple(announcements),
+        )
+
+
+def apply_delta(snapshot: SemanticsSnapshot, delta: Delta) -> SemanticsSnapshot:
+    """The snapshot a delta leads to from the one at its ``from`` generation."""
+    if delta.from_generation != snapshot.generation:
+        raise ValueError(
+            f"delta from generation {delta.from_generation} applied to {snapshot.generation}"
+        )
+    derived = snapshot.derive(
+        upserted=delta.upserted,
+        removed=delta.removed,
+        root=delta.root,
+        focused=delta.focused,
+        issues=delta.issues,
+    )
+    return attrs.evolve(derived, generation=delta.to_generation)

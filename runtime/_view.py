@@ -1,0 +1,270 @@
+"""Views: the immutable description of a user interface that `view(model)` returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, Generic, Literal, TypeVar
+
+import attrs
+
+from ._actions import SemanticsAction
+from ._declaration import Declaration
+from ._enums import ActionKind, Checked, Composition, Live, Relation, Role
+from ._ids import SemanticId
+from ._node import Collection, Numeric
+
+Msg = TypeVar("Msg")
+Out = TypeVar("Out")
+
+
+@attrs.frozen
+class Reject:
+    """A handler's refusal: the action is answered `handler_rejected` and nothing changes."""
+
+    reason: str = "the handler rejected the action"
+
+
+@attrs.frozen
+class SelectText:
+    """Deferred commit: set the runtime-owned text selection of the proposing node."""
+
+    start: int
+    end: int
+
+
+@attrs.frozen
+class ScrollBy:
+    """Deferred commit: move the runtime-owned scroll offset of the proposing node."""
+
+    delta: float
+
+
+DeferredCommit = SelectText | ScrollBy
+
+
+@attrs.frozen
+class Proposal(Generic[Msg]):
+    """What an accepted action does: messages to enqueue and UI-state commits to apply.
+
+    Handlers only propose. Nothing is mutated while a proposal is built; the runtime applies it
+    after every check has passed.
+    """
+
+    messages: tuple[Msg, ...] = ()
+    commits: tuple[DeferredCommit, ...] = ()
+
+
+Outcome = Proposal[Msg] | Reject | None
+Handler = Callable[[SemanticsAction], Outcome[Msg]]
+
+
+@attrs.frozen
+class State:
+    """The application-owned states of a node (focus is owned by the runtime)."""
+
+    disabled: bool = False
+    selected: bool = False
+    pressed: bool = False
+    checked: Checked | None = None
+    expanded: bool | None = None
+    invalid: bool = False
+    required: bool = False
+    read_only: bool = False
+    busy: bool = False
+    multiline: bool = False
+    password: bool = False
+    modal: bool = False
+
+
+@attrs.frozen
+class LayoutSpec:
+    """A simple stack layout: children in a column or a row; leaves have a fixed height."""
+
+    direction: Literal["column", "row"] = "column"
+    height: float | None = None
+    """Fixed height; for a scroll view, the viewport's height."""
+    padding: float = 0.0
+
+
+@attrs.frozen
+class PaintSpec:
+    background: str | None = None
+    foreground: str = "#202020"
+    hover_background: str | None = None
+    border: str | None = None
+
+
+@attrs.frozen(eq=False)
+class View(Generic[Msg]):
+    """One node of a view tree. Build them with `node` and the widget functions.
+
+    ``key`` identifies the node among its siblings across builds (default: its position and
+    role); ``children`` may be a zero-argument callable, called only when reconcile cannot
+    skip the node (see `Declaration`).
+    """
+
+    role: Role = Role.NONE
+    key: Hashable | None = None
+    semantic_id: SemanticId | None = None
+    label: str | None = None
+    value: str | None = None
+    description: str | None = None
+    url: str | None = None
+    level: int | None = None
+    state: State = State()
+    numeric: Numeric | None = None
+    collection: Collection | None = None
+    relations: Mapping[Relation, tuple[SemanticId, ...]] = attrs.field(factory=dict)
+    live: Live = Live.OFF
+    atomic: bool = False
+    handlers: Mapping[ActionKind, Handler[Msg]] = attrs.field(factory=dict)
+    focusable: bool | None = None
+    focus_order: int | None = None
+    editable: bool = False
+    composition: Composition = Composition.TRANSPARENT
+    declaration: Declaration = Declaration()
+    layout: LayoutSpec = LayoutSpec()
+    paint: PaintSpec = PaintSpec()
+    children: tuple[View[Msg], ...] | Callable[[], Sequence[View[Msg]]] = ()
+    mapper: Callable[[Any], Msg] | None = None
+
+    def map(self, f: Callable[[Msg], Out]) -> View[Out]:
+        """The same view, with every message its handlers propose passed through `f`."""
+        inner = self.mapper
+        mapper: Callable[[Any], Out] = f if inner is None else (lambda m: f(inner(m)))
+        return attrs.evolve(self, mapper=mapper)  # type: ignore[return-value]
+
+    def child_views(self) -> tuple[View[Msg], ...]:
+        children = self.children
+        return tuple(children()) if callable(children) else children
+
+
+def _sid(semantic_id: str | SemanticId | None) -> SemanticId | None:
+    return None if semantic_id is None else SemanticId.new(semantic_id)
+
+
+def node(
+    role: Role = Role.NONE,
+    *children: View[Msg],
+    semantic_id: str | None = None,
+    handlers: Mapping[ActionKind, Handler[Msg]] | None = None,
+    relations: Mapping[Relation, Sequence[str]] | None = None,
+    **fields: Any,
+) -> View[Msg]:
+    """A view node of any role. ``semantic_id`` is checked here: an invalid literal raises."""
+    rel = {kind: tuple(SemanticId.new(s) for s in ids) for kind, ids in (relations or {}).items()}
+    return View(
+        role=role,
+        semantic_id=_sid(semantic_id),
+        handlers=dict(handlers or {}),
+        relations=rel,
+        children=children,
+        **fields,
+    )
+
+
+def send(msg: Msg) -> Handler[Msg]:
+    """A handler that proposes one fixed message."""
+    proposal: Proposal[Msg] = Proposal((msg,))
+    return lambda _action: proposal
+
+
+def lazy(cache_key: Hashable, build: Callable[[], Sequence[View[Msg]]], *, key: Hashable = None) -> View[Msg]:
+    """A transparent group whose children are built only when `cache_key` changes."""
+    return View(key=key, declaration=Declaration.keyed(cache_key), children=build)
+
+
+def text(label: str | None = None, value: str | None = None, **fields: Any) -> View[Any]:
+    return node(Role.TEXT, label=label, value=value, **fields)
+
+
+def button(label: str, on_activate: Msg | None = None, *, disabled: bool = False, **fields: Any) -> View[Msg]:
+    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    if on_activate is not None:
+        handlers[ActionKind.ACTIVATE] = send(on_activate)
+    return node(Role.BUTTON, label=label, handlers=handlers, state=State(disabled=disabled), **fields)
+
+
+def text_field(
+    label: str,
+    value: str,
+    *,
+    on_set_text: Callable[[str], Msg] | None = None,
+    on_submit: Handler[Msg] | None = None,
+    password: bool = False,
+    invalid: bool = False,
+    **fields: Any,
+) -> View[Msg]:
+    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    if on_set_text is not None:
+        set_text = on_set_text
+
+        def handle_set_text(action: SemanticsAction) -> Outcome[Msg]:
+            assert action.kind is ActionKind.SET_TEXT
+            return Proposal((set_text(action.value),))  # type: ignore[union-attr]
+
+        handlers[ActionKind.SET_TEXT] = handle_set_text
+        handlers[ActionKind.SET_SELECTION] = select_within(value)
+    if on_submit is not None:
+        handlers[ActionKind.SUBMIT] = on_submit
+    return node(
+        Role.TEXT_FIELD,
+        label=label,
+        value=value,
+        editable=on_set_text is not None,
+        handlers=handlers,
+        state=State(password=password, invalid=invalid),
+        **fields,
+    )
+
+
+def select_within(value: str) -> Handler[Any]:
+    """The default set_selection handler: a runtime-owned selection inside the current text."""
+
+    def handle(action: SemanticsAction) -> Outcome[Any]:
+        start, end = getattr(action, "start", -1), getattr(action, "end", -1)
+        if not 0 <= start <= end <= len(value):
+            return Reject(f"selection {start}..{end} is outside the text (length {len(value)})")
+        return Proposal(commits=(SelectText(start, end),))
+
+    return handle
+
+
+def checkbox(label: str, checked: bool, on_toggle: Msg | None = None, **fields: Any) -> View[Msg]:
+    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    if on_toggle is not None:
+        handlers[ActionKind.ACTIVATE] = send(on_toggle)
+    state = State(checked=Checked.CHECKED if checked else Checked.UNCHECKED, **fields.pop("state_fields", {}))
+    return node(Role.CHECKBOX, label=label, handlers=handlers, state=state, **fields)
+
+
+def column(*children: View[Msg], **fields: Any) -> View[Msg]:
+    return node(Role.NONE, *children, **fields)
+
+
+def row(*children: View[Msg], **fields: Any) -> View[Msg]:
+    return node(Role.NONE, *children, layout=LayoutSpec(direction="row"), **fields)
+
+
+def group(*children: View[Msg], **fields: Any) -> View[Msg]:
+    return node(Role.GROUP, *children, **fields)
+
+
+def scroll_view(*children: View[Msg], height: float = 240.0, step: float = 48.0, **fields: Any) -> View[Msg]:
+    """A viewport of fixed height whose scroll offset is runtime-owned UI state."""
+
+    def handle_scroll(action: SemanticsAction) -> Outcome[Msg]:
+        direction = getattr(action, "direction", None)
+        sign = -1.0 if direction in ("backward", "up", "left") else 1.0
+        return Proposal(commits=(ScrollBy(sign * step),))
+
+    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    handlers.setdefault(ActionKind.SCROLL, handle_scroll)
+    return node(
+        Role.SCROLL_VIEW,
+        *children,
+        handlers=handlers,
+        layout=LayoutSpec(height=height),
+        composition=Composition.BOUNDARY,
+        **fields,
+    )
