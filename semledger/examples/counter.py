@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from semledger.runtime import App, View, button, column, node, text, text_field
+from semledger.runtime import App, View, button, column, text, text_field
 
 
 @attrs.frozen
