@@ -60,7 +60,9 @@ def view(model: Model) -> View[Msg]:
     return column(
         text("Count", str(model.count), semantic_id="counter.value"),
         button("Increment", Increment(), semantic_id="counter.increment"),
-        button("Decrement", Decrement(), semantic_id="counter.decrement", disabled=model.count == 0),
+        button(
+            "Decrement", Decrement(), semantic_id="counter.decrement", disabled=model.count == 0
+        ),
         button("Reset", Reset(), semantic_id="counter.reset"),
         text_field(
             "Step",

@@ -130,6 +130,11 @@ def _item_view(item: Item) -> View[Msg]:
     )
 
 
+def _lazy_item(item: Item) -> View[Msg]:
+    """Each item is rebuilt only when it changes, so editing one item costs O(1) items."""
+    return lazy(item, lambda: (_item_view(item),), key=item.number)
+
+
 def view(model: Model) -> View[Msg]:
     draft = model.draft
 
@@ -145,7 +150,7 @@ def view(model: Model) -> View[Msg]:
         ),
         node(
             Role.LIST,
-            *(lazy(item, lambda item=item: (_item_view(item),), key=item.number) for item in model.items),
+            *(_lazy_item(item) for item in model.items),
             semantic_id="todo.items",
             label="Todo items",
         ),
