@@ -1,0 +1,5 @@
+import sys
+
+from semledger._cli import main
+
+sys.exit(main())

@@ -1,0 +1,65 @@
+"""The package installs as the single import package `semledger`, whatever its folders."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBPACKAGE_FOLDERS = ("runtime", "eventlog", "actors", "hosts", "adapters", "replay")
+
+
+def _config() -> dict[str, object]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+
+
+def _package_folders() -> dict[str, Path]:
+    """Every folder holding an __init__.py, by the import name the layout gives it."""
+    found: dict[str, Path] = {}
+    roots = {"semledger": ROOT / "semledger"} | {
+        f"semledger.{name}": ROOT / name for name in SUBPACKAGE_FOLDERS
+    }
+    for prefix, folder in roots.items():
+        for init in folder.rglob("__init__.py"):
+            relative = init.parent.relative_to(folder)
+            if "__pycache__" in relative.parts:
+                continue
+            found[".".join((prefix, *relative.parts))] = init.parent
+    return found
+
+
+def test_every_package_folder_is_listed_and_mapped() -> None:
+    config = _config()
+    listed = set(config["packages"])  # type: ignore[call-overload]
+    assert set(_package_folders()) == listed
+    mapping = config["package-dir"]
+    for name in SUBPACKAGE_FOLDERS:
+        assert mapping[f"semledger.{name}"] == name  # type: ignore[index]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(out), str(ROOT)],
+        check=True,
+    )
+    (built,) = out.glob("semledger-*.whl")
+    return built
+
+
+def test_every_package_lands_in_the_wheel(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    for package in _package_folders():
+        assert f"{package.replace('.', '/')}/__init__.py" in names, package
+
+
+def test_nothing_but_semledger_lands_in_site_packages(wheel: Path) -> None:
+    tops = {name.split("/", 1)[0] for name in zipfile.ZipFile(wheel).namelist()}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"semledger"}
