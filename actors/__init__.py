@@ -1,1 +1,36 @@
-"""semledger.actors"""
+"""Trio actors: mailboxes, the log writer (group commit), session actors and their registry."""
+
+from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
+from ._core import SessionCore, StepResult
+from ._messages import MessageCodec, MessageCodecError
+from ._registry import SessionRegistry
+from ._session import (
+    Close,
+    Diagnose,
+    Inspect,
+    Perform,
+    Read,
+    SessionActor,
+    SessionCrashedError,
+)
+from ._writer import LogWriter
+
+__all__ = [
+    "Actor",
+    "ActorClosedError",
+    "ActorError",
+    "Close",
+    "Diagnose",
+    "Inspect",
+    "LogWriter",
+    "MessageCodec",
+    "MessageCodecError",
+    "Perform",
+    "Read",
+    "RequestTimeoutError",
+    "SessionActor",
+    "SessionCore",
+    "SessionCrashedError",
+    "SessionRegistry",
+    "StepResult",
+]

@@ -37,7 +37,7 @@ from ._node import (
     SemanticsNode,
 )
 from ._outcomes import Receipt, Rejection
-from ._reads import ReadResult
+from ._reads import Delta, ReadResult
 from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
 from ._tree import Counters, Element, ElementTree, PaintOp
 from ._view import Proposal, Reject, ScrollBy, SelectText
@@ -156,6 +156,14 @@ class AppRuntime(Generic[Model, Msg]):
     def snapshot_at(self, generation: int) -> SemanticsSnapshot | None:
         return self._journal.snapshot_at(generation)
 
+    def delta(self, start: int, end: int) -> Delta | None:
+        """The delta between two generations still in the journal (None once expired)."""
+        return self._journal.between(start, end)
+
+    def resolve(self, target: Target) -> SemanticsNode | Rejection:
+        """The node `target` names in the current snapshot, or why it names none."""
+        return self._resolve(target, self._journal.current)
+
     def display_list(self) -> list[PaintOp]:
         return self._tree.display_list()
 
@@ -210,11 +218,12 @@ class AppRuntime(Generic[Model, Msg]):
         if isinstance(resolved, Rejection):
             return resolved
         node = resolved
-        element = self._tree.by_node[node.node_id]
         echoed = encode_target_for_details(target)
         if node.state.disabled:
             return _reject(ErrorCode.TARGET_DISABLED, "the target is disabled", target=echoed)
-        if action.kind not in node.actions:
+        # The synthetic group root has no element and offers no action.
+        element = self._tree.by_node.get(node.node_id)
+        if element is None or action.kind not in node.actions:
             return _reject(
                 ErrorCode.ACTION_UNAVAILABLE,
                 f"the target does not offer {action.kind.value}",
@@ -255,6 +264,10 @@ class AppRuntime(Generic[Model, Msg]):
         if self._closed:
             return self.generation
         self._queue.append(message)
+        if self._busy:
+            # Called from inside update, view or a handler: the message waits its turn in the
+            # FIFO queue instead of starting a nested drain that would lose the outer update.
+            return self.generation
         self._drain()
         self._commit()
         return self.generation
@@ -269,7 +282,9 @@ class AppRuntime(Generic[Model, Msg]):
         self._pending.discard(effect_id)
         if message is not None and not self._closed:
             self._queue.append(message)
-            self._drain()
+        if self._busy or self._closed:
+            return self.generation
+        self._drain()
         self._commit()
         return self.generation
 
@@ -396,9 +411,16 @@ class AppRuntime(Generic[Model, Msg]):
         if snapshot.root is None:
             return _reject(ErrorCode.TARGET_NOT_FOUND, "the tree is empty", target=echoed)
         current = snapshot.nodes[snapshot.root]
+        if not target.steps:
+            return _reject(ErrorCode.INVALID_ARGUMENTS, "a path needs at least one step")
         for number, step in enumerate(target.steps):
             if not step.has_filter():
                 return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has no filter")
+            if step.index < 0:
+                return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has a negative index")
+            if step.role is Role.NONE:
+                return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} filters on role none")
+        for number, step in enumerate(target.steps):
             matches = [
                 child
                 for child_id in current.children

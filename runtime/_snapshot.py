@@ -32,16 +32,34 @@ _HASH_MODULUS: Final = 2**256
 
 
 def _plain(value: object) -> object:
+    """Issues and node parts as plain msgpack data, for hashing."""
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
+    assert attrs.has(type(value))
     return [_plain(getattr(value, a.name)) for a in attrs.fields(type(value))]
+
+
+def _node_fields(n: SemanticsNode) -> list[object]:
+    s, f = n.state, n.frame
+    return [
+        n.node_id, n.semantic_id, n.role, n.children, n.level, n.url, n.label, n.value,
+        n.description,
+        (s.focused, s.disabled, s.selected, s.pressed, s.checked, s.expanded, s.invalid,
+         s.required, s.read_only, s.busy, s.multiline, s.password, s.modal),
+        None if n.numeric is None else _plain(n.numeric),
+        None if n.text is None else _plain(n.text),
+        None if n.collection is None else _plain(n.collection),
+        [(kind, targets) for kind, targets in n.relations],
+        n.live, n.atomic, n.actions, n.focus_order,
+        (f.origin.x, f.origin.y, f.size.width, f.size.height),
+    ]
 
 
 def node_digest(node: SemanticsNode) -> int:
     """A content digest of one node, combined order-independently into the snapshot hash."""
-    packed = msgpack.packb(_plain(node))
+    packed = msgpack.packb(_node_fields(node))
     return int.from_bytes(hashlib.blake2b(packed, digest_size=32).digest(), "big")
 
 
@@ -245,9 +263,17 @@ class Journal:
             return current.full()
         return self._delta(start, current)
 
+    def between(self, start: int, end: int) -> Delta | None:
+        """The delta from generation `start` to `end`, while both are in the journal."""
+        first, last = self.snapshot_at(start), self.snapshot_at(end)
+        if first is None or last is None or start > end:
+            return None
+        return self._delta(first, last)
+
     def _delta(self, start: SemanticsSnapshot, end: SemanticsSnapshot) -> Delta:
-        first = len(self._entries) - (end.generation - start.generation)
-        entries = list(self._entries)[first:]
+        last = len(self._entries) - (self._current.generation - end.generation)
+        first = last - (end.generation - start.generation)
+        entries = list(self._entries)[first:last]
         touched: dict[int, None] = {}
         removal_order: dict[int, None] = {}
         announcements: list[Announcement] = []

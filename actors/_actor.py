@@ -1,0 +1,111 @@
+"""The actor base: a memory channel as the mailbox, request/reply with a timeout.
+
+An actor owns its state; everything else talks to it through its mailbox, so its state is
+only ever touched by its own task. Start one with ``await nursery.start(actor.run)``; close
+its mailbox (`Actor.close`) to end it once the messages already sent are handled.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Generic, TypeVar
+
+import attrs
+import outcome
+import trio
+
+Message = TypeVar("Message")
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class ActorError(Exception):
+    """Base class of the errors actors raise on purpose."""
+
+
+class ActorClosedError(ActorError):
+    """Raised by `Actor.request` and `Actor.tell` when the actor no longer takes messages."""
+
+
+class RequestTimeoutError(ActorError):
+    """Raised by `Actor.request` when no reply came within the timeout."""
+
+
+@attrs.frozen
+class _Envelope(Generic[Message]):
+    message: Message
+    reply: trio.MemorySendChannel[outcome.Outcome[Any]] | None
+
+
+class Actor(Generic[Message]):
+    """Subclasses implement `handle`; a reply is whatever it returns (or raises)."""
+
+    mailbox_size: float = math.inf
+
+    def __init__(self) -> None:
+        send, receive = trio.open_memory_channel[_Envelope[Message]](self.mailbox_size)
+        self._mailbox = send
+        self._inbox = receive
+
+    async def handle(self, message: Message) -> Any:
+        raise NotImplementedError
+
+    async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+        async with self._inbox:
+            await self.started()
+            task_status.started(self)
+            async for envelope in self._inbox:
+                await self._deliver(envelope)
+        await self.stopped()
+
+    async def started(self) -> None:
+        """Set-up that must finish before the actor counts as started."""
+
+    async def stopped(self) -> None:
+        """Clean-up after the mailbox closed and every message in it was handled."""
+
+    async def _deliver(self, envelope: _Envelope[Message]) -> None:
+        result = await outcome.acapture(self.handle, envelope.message)
+        if envelope.reply is not None:
+            try:
+                envelope.reply.send_nowait(result)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+        elif isinstance(result, outcome.Error):
+            result.unwrap()
+
+    async def request(self, message: Message, *, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """Send `message` and wait for the reply; the handler's exception is raised here."""
+        send, receive = trio.open_memory_channel[outcome.Outcome[Any]](1)
+        try:
+            with trio.fail_after(timeout):
+                await self._send(_Envelope(message, send))
+                async with receive:
+                    result = await receive.receive()
+        except trio.TooSlowError:
+            raise RequestTimeoutError(f"no reply to {type(message).__name__} in {timeout} s") from None
+        return result.unwrap()
+
+    async def tell(self, message: Message) -> None:
+        """Send `message` without waiting for it to be handled."""
+        await self._send(_Envelope(message, None))
+
+    def tell_nowait(self, message: Message) -> None:
+        try:
+            self._mailbox.send_nowait(_Envelope(message, None))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise ActorClosedError(f"{type(self).__name__} is closed") from None
+
+    async def _send(self, envelope: _Envelope[Message]) -> None:
+        try:
+            await self._mailbox.send(envelope)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise ActorClosedError(f"{type(self).__name__} is closed") from None
+
+    def close(self) -> None:
+        """Take no more messages; the actor ends after handling those already sent."""
+        self._mailbox.close()
+
+    @property
+    def queue_depth(self) -> int:
+        return self._inbox.statistics().current_buffer_used

@@ -1,0 +1,137 @@
+"""A session's step function: one logged input in, the outputs it produced out.
+
+The live session actor and re-execution (recovery, `semledger replay`) run the very same
+code, so what replay compares is exactly what the live session logged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from semledger.eventlog import (
+    ActionReceipt,
+    ActionRejected,
+    ActionRequested,
+    Committed,
+    DiagnosticsDispatched,
+    EffectCompleted,
+    EffectFailed,
+    EffectStarted,
+    Event,
+    TimerFired,
+)
+from semledger.runtime import App, AppRuntime, Effect, Receipt, Rejection
+from semledger.runtime._wire import (
+    decode_action,
+    decode_precondition,
+    decode_target,
+    encode_read,
+    encode_rejection,
+)
+
+from ._messages import MessageCodec
+
+INPUTS = (ActionRequested, EffectCompleted, EffectFailed, TimerFired, DiagnosticsDispatched)
+
+
+@attrs.frozen
+class StepResult:
+    """What one input produced: the outputs to log, and effects to start once they are durable."""
+
+    outputs: tuple[Event, ...]
+    outcome: Receipt | Rejection | dict[str, Any] | None
+    effects: tuple[tuple[int, Effect[Any]], ...]
+
+
+class SessionCore:
+    """A runtime plus the bookkeeping that turns inputs into loggable outputs."""
+
+    def __init__(self, app: App[Any, Any], runtime: AppRuntime[Any, Any] | None = None) -> None:
+        self.app = app
+        self.codec = MessageCodec(app.message_types, app.model_type)
+        self.runtime = runtime if runtime is not None else AppRuntime(app)
+        self.effects: dict[int, Effect[Any]] = {}
+        self._next_request = 1
+
+    def initial_outputs(self) -> tuple[Event, ...]:
+        """The commits of the first build (generation 0 to the current one)."""
+        return tuple(self._commits(0)) + tuple(self._started(self._take()))
+
+    def next_request_id(self) -> int:
+        request_id = self._next_request
+        self._next_request += 1
+        return request_id
+
+    def step(self, event: Event, *, decoded: tuple[Any, Any, Any] | None = None) -> StepResult:
+        """Apply one input event; raises `ApplicationError` if the application raised.
+
+        A live action passes its ``decoded`` target, action and precondition: the logged
+        form may be redacted, and the application must still see what the agent typed.
+        """
+        runtime = self.runtime
+        before = runtime.generation
+        outputs: list[Event] = []
+        outcome: Receipt | Rejection | dict[str, Any] | None = None
+        if isinstance(event, ActionRequested):
+            self._next_request = max(self._next_request, event.request_id + 1)
+            target, action, precondition = decoded or (
+                decode_target(event.target),
+                decode_action(event.action),
+                decode_precondition(event.precondition),
+            )
+            outcome = runtime.perform(target, action, precondition)
+        elif isinstance(event, EffectCompleted):
+            self.effects.pop(event.effect_id, None)
+            runtime.complete_effect(event.effect_id, self.codec.decode(event.message))
+        elif isinstance(event, EffectFailed):
+            self.effects.pop(event.effect_id, None)
+            runtime.complete_effect(event.effect_id, None)
+        elif isinstance(event, TimerFired):
+            runtime.deliver(self.codec.decode(event.message))
+        elif isinstance(event, DiagnosticsDispatched):
+            outcome = self._diagnostics(event.event)
+        else:
+            raise TypeError(f"{type(event).__name__} is not an input")
+        outputs.extend(self._commits(before))
+        started = self._take()
+        outputs.extend(self._started(started))
+        if isinstance(event, ActionRequested):
+            if isinstance(outcome, Receipt):
+                outputs.append(
+                    ActionReceipt(event.request_id, outcome.before, outcome.after, outcome.pending_work)
+                )
+            elif isinstance(outcome, Rejection):
+                wire = encode_rejection(outcome)
+                outputs.append(
+                    ActionRejected(event.request_id, wire["code"], wire["message"], wire["details"])
+                )
+        return StepResult(tuple(outputs), outcome, tuple(started))
+
+    def _diagnostics(self, event: dict[str, Any]) -> dict[str, Any]:
+        if event.get("kind") == "Pointer":
+            position = event["position"]
+            return self.runtime.dispatch_pointer(
+                float(position["x"]), float(position["y"]), str(event["phase"])
+            )
+        return self.runtime.dispatch_command(str(event["intent"]))
+
+    def _take(self) -> list[tuple[int, Effect[Any]]]:
+        started = self.runtime.take_effects()
+        self.effects.update(started)
+        return started
+
+    @staticmethod
+    def _started(started: list[tuple[int, Effect[Any]]]) -> list[Event]:
+        return [EffectStarted(effect_id, effect.name) for effect_id, effect in started]
+
+    def _commits(self, before: int) -> list[Committed]:
+        runtime = self.runtime
+        out = []
+        for generation in range(before + 1, runtime.generation + 1):
+            delta = runtime.delta(generation - 1, generation)
+            snapshot = runtime.snapshot_at(generation)
+            assert delta is not None and snapshot is not None
+            out.append(Committed(generation, encode_read(delta), snapshot.hash))
+        return out

@@ -1,0 +1,67 @@
+"""Encoding an application's messages and model as plain log data, with cattrs.
+
+Effect results and timer messages are inputs, so they go into the log; replay and recovery
+turn them back into the application's own types. An app lists those types in
+``App.message_types`` (and its model in ``App.model_type`` for checkpoints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import cattrs
+from cattrs.preconf.msgpack import make_converter
+
+_PLAIN = (type(None), bool, int, float, str, bytes)
+
+
+class MessageCodecError(ValueError):
+    """Raised when a message or model cannot be encoded or decoded for the log."""
+
+
+class MessageCodec:
+    """Turns messages of the listed types (attrs classes, or plain values) into log data."""
+
+    def __init__(self, message_types: Sequence[type] = (), model_type: type | None = None) -> None:
+        self._converter = make_converter()
+        self._types = {t.__qualname__: t for t in message_types}
+        self.model_type = model_type
+
+    def encode(self, message: object) -> dict[str, Any]:
+        if isinstance(message, _PLAIN):
+            return {"type": None, "value": message}
+        name = type(message).__qualname__
+        if self._types.get(name) is not type(message):
+            raise MessageCodecError(
+                f"{name} is not among the app's message_types, so the log cannot record it"
+            )
+        return {"type": name, "value": self._converter.unstructure(message)}
+
+    def decode(self, data: Any) -> object:
+        try:
+            name, value = data["type"], data["value"]
+        except (TypeError, KeyError):
+            raise MessageCodecError(f"not an encoded message: {data!r}") from None
+        if name is None:
+            return value
+        cls = self._types.get(name)
+        if cls is None:
+            raise MessageCodecError(f"the app has no message type {name!r}")
+        try:
+            return self._converter.structure(value, cls)
+        except cattrs.BaseValidationError as error:
+            raise MessageCodecError(f"cannot decode {name}: {error}") from error
+
+    def encode_model(self, model: object) -> Any:
+        if self.model_type is None:
+            raise MessageCodecError("the app declares no model_type")
+        return self._converter.unstructure(model, self.model_type)
+
+    def decode_model(self, data: Any) -> object:
+        if self.model_type is None:
+            raise MessageCodecError("the app declares no model_type")
+        try:
+            return self._converter.structure(data, self.model_type)
+        except cattrs.BaseValidationError as error:
+            raise MessageCodecError(f"cannot decode the model: {error}") from error

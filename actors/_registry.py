@@ -1,0 +1,99 @@
+"""The session registry: starts, finds and supervises session actors.
+
+Supervision means a session that crashes is logged with its traceback and removed, and never
+takes another session (or the registry) down with it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from semledger.eventlog import Recorder
+
+from ._session import Close, SessionActor
+from ._writer import LogWriter
+
+
+class SessionRegistry:
+    """Every live session of one process, by name, all sharing one log writer."""
+
+    def __init__(self, nursery: trio.Nursery, writer: LogWriter, recorder: Recorder) -> None:
+        self._nursery = nursery
+        self.writer = writer
+        self.recorder = recorder
+        self._sessions: dict[str, SessionActor] = {}
+        self._starting: dict[str, trio.Event] = {}
+        self.crashes: dict[str, str] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._sessions
+
+    def get(self, name: str) -> SessionActor | None:
+        return self._sessions.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self._sessions)
+
+    async def open(
+        self, name: str, factory: Callable[[], SessionActor] | None = None, **options: Any
+    ) -> SessionActor:
+        """The running session `name`, starting (or recovering) it first when needed."""
+        while name in self._starting:
+            await self._starting[name].wait()
+        existing = self._sessions.get(name)
+        if existing is not None:
+            return existing
+        if factory is None:
+            raise KeyError(f"no session {name!r} and nothing to start it with")
+        ready = self._starting[name] = trio.Event()
+        try:
+            actor = factory()
+            await self._nursery.start(self._supervise, actor)
+            self._sessions[name] = actor
+            return actor
+        finally:
+            del self._starting[name]
+            ready.set()
+
+    async def _supervise(
+        self, actor: SessionActor, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        started = False
+
+        def on_started(value: Any = None) -> None:
+            nonlocal started
+            started = True
+            task_status.started(value)
+
+        try:
+            await actor.run(task_status=_Status(on_started))
+        except Exception as error:
+            self.crashes[actor.name] = "".join(traceback.format_exception(error))
+            if not started:
+                raise
+        finally:
+            self._sessions.pop(actor.name, None)
+
+    async def close(self, name: str, reason: str = "closed") -> None:
+        actor = self._sessions.get(name)
+        if actor is not None:
+            await actor.request(Close(reason))
+
+    async def close_all(self, reason: str = "closed") -> None:
+        for name in list(self._sessions):
+            await self.close(name, reason)
+
+
+class _Status:
+    """A task status that reports `started` to the supervisor as well."""
+
+    def __init__(self, on_started: Callable[[Any], None]) -> None:
+        self._on_started = on_started
+
+    def started(self, value: Any = None) -> None:
+        self._on_started(value)

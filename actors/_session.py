@@ -1,0 +1,263 @@
+"""The session actor: owns one session's runtime, logs every input and output, and answers
+only once what it answers with is durable."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import trio
+
+from semledger.eventlog import (
+    ActionRequested,
+    DiagnosticsDispatched,
+    EffectCompleted,
+    EffectFailed,
+    Event,
+    NewEvent,
+    Recorder,
+    SessionCrashed,
+    SessionEnded,
+    SessionStarted,
+)
+from semledger.runtime import (
+    App,
+    ApplicationError,
+    ErrorCode,
+    Precondition,
+    ReadResult,
+    Receipt,
+    Rejection,
+    SemanticsAction,
+    SetText,
+    Target,
+)
+from semledger.runtime._wire import encode_action, encode_precondition, encode_target
+
+from ._actor import Actor, ActorError
+from ._core import INPUTS, SessionCore
+from ._writer import LogWriter
+
+
+class SessionCrashedError(ActorError):
+    """Raised to a caller whose request made the application raise; the session is over."""
+
+
+@attrs.frozen
+class Read:
+    since: int | None
+
+
+@attrs.frozen
+class Perform:
+    target: Target
+    action: SemanticsAction
+    precondition: Precondition
+
+
+@attrs.frozen
+class Diagnose:
+    event: dict[str, Any]
+    """``{"kind": "Pointer", "position": {"x", "y"}, "phase"}`` or ``{"kind": "Command", "intent"}``."""
+
+
+@attrs.frozen
+class Inspect:
+    what: str
+    """``"state"`` (runtime counters) or ``"paint"`` (a paint summary)."""
+
+
+@attrs.frozen
+class Close:
+    reason: str = "closed"
+
+
+@attrs.frozen
+class _EffectDone:
+    effect_id: int
+    message: Any
+    error: str | None
+
+
+SessionMessage = Read | Perform | Diagnose | Inspect | Close | _EffectDone
+
+_MASK = "\u2022"
+
+
+class SessionActor(Actor[SessionMessage]):
+    """One agent session. Starting it creates the session in the log, or recovers it from there.
+
+    Recovery re-executes the logged inputs through the application, so the runtime comes
+    back with the same generations and node ids; effects that were started and never
+    finished are started again.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        app: App[Any, Any],
+        app_ref: str,
+        writer: LogWriter,
+        recorder: Recorder,
+        *,
+        redact_passwords: bool = True,
+        params: dict[str, Any] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.app = app
+        self.app_ref = app_ref
+        self.writer = writer
+        self.recorder = recorder
+        self.redact_passwords = redact_passwords
+        self.params = params or {}
+        self.clock = clock
+        self.recovered = False
+        self.ended = False
+        self._seq = 0
+        self._core: SessionCore | None = None
+        self._nursery: trio.Nursery | None = None
+
+    @property
+    def core(self) -> SessionCore:
+        assert self._core is not None, "the session has not started"
+        return self._core
+
+    async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            await super().run(task_status=task_status)
+            nursery.cancel_scope.cancel()
+
+    async def started(self) -> None:
+        head = await trio.to_thread.run_sync(self.recorder.head, self.name)
+        if head is None:
+            self._core = SessionCore(self.app)
+            first: list[Event] = [
+                SessionStarted(self.app_ref, "runtime", self.params, self.redact_passwords)
+            ]
+            await self._append([*first, *self.core.initial_outputs()])
+        else:
+            self._core = await trio.to_thread.run_sync(self._recover)
+            self._seq = head.seq
+            self.recovered = True
+        for effect_id, effect in list(self.core.effects.items()):
+            self._start_effect(effect_id, effect)
+
+    def _recover(self) -> SessionCore:
+        core = SessionCore(self.app)
+        core.runtime.take_effects()
+        for _record, event in self.recorder.events(self.name):
+            if isinstance(event, INPUTS):
+                core.step(event)
+        return core
+
+    async def stopped(self) -> None:
+        if not self.ended:
+            self.ended = True
+            await self._append([SessionEnded("closed")])
+
+    async def handle(self, message: SessionMessage) -> Any:
+        if isinstance(message, Read):
+            return self.core.runtime.read(message.since)
+        if isinstance(message, Inspect):
+            runtime = self.core.runtime
+            return runtime.state_counters() if message.what == "state" else runtime.paint_summary()
+        if isinstance(message, Close):
+            if not self.ended:
+                self.ended = True
+                self.core.runtime.close()
+                await self._append([SessionEnded(message.reason)])
+            self.close()
+            return None
+        if self.ended:
+            return Rejection(ErrorCode.HOST_CLOSED, "the session is closed", {})
+        if isinstance(message, Perform):
+            return await self._perform(message)
+        if isinstance(message, Diagnose):
+            return await self._step(DiagnosticsDispatched(message.event))
+        event: Event = (
+            EffectFailed(message.effect_id, message.error)
+            if message.error is not None
+            else EffectCompleted(message.effect_id, self.core.codec.encode(message.message))
+        )
+        return await self._step(event)
+
+    async def _perform(self, message: Perform) -> Receipt | Rejection:
+        core = self.core
+        wire_action = encode_action(message.action)
+        redacted = False
+        if isinstance(message.action, SetText) and self.redact_passwords:
+            node = core.runtime.resolve(message.target)
+            if not isinstance(node, Rejection) and node.state.password:
+                wire_action = {**wire_action, "value": _MASK * len(message.action.value)}
+                redacted = True
+        event = ActionRequested(
+            core.next_request_id(),
+            encode_target(message.target),
+            wire_action,
+            encode_precondition(message.precondition),
+            redacted,
+        )
+        outcome = await self._step(
+            event, decoded=(message.target, message.action, message.precondition)
+        )
+        assert isinstance(outcome, Receipt | Rejection)
+        return outcome
+
+    async def _step(self, event: Event, decoded: tuple[Any, Any, Any] | None = None) -> Any:
+        try:
+            result = self.core.step(event, decoded=decoded)
+        except ApplicationError as error:
+            await self._crash(event, error)
+            raise SessionCrashedError(f"the application raised: {error.__cause__!r}") from error
+        await self._append([event, *result.outputs])
+        for effect_id, effect in result.effects:
+            self._start_effect(effect_id, effect)
+        return result.outcome
+
+    async def _crash(self, event: Event, error: BaseException) -> None:
+        self.ended = True
+        self.core.runtime.close()
+        text = "".join(traceback.format_exception(error))
+        cause = error.__cause__ or error
+        await self._append([event, SessionCrashed(type(cause).__qualname__, text)])
+        self.close()
+
+    async def _append(self, events: list[Event]) -> None:
+        now = self.clock()
+        batch = [NewEvent(self.name, self._seq + i + 1, e, now) for i, e in enumerate(events)]
+        await self.writer.append(batch)
+        self._seq += len(batch)
+
+    def _start_effect(self, effect_id: int, effect: Any) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(self._run_effect, effect_id, effect, name=effect.name)
+
+    async def _run_effect(self, effect_id: int, effect: Any) -> None:
+        try:
+            message = await effect.run()
+        except Exception as error:
+            done = _EffectDone(effect_id, None, f"{type(error).__qualname__}: {error}")
+        else:
+            done = _EffectDone(effect_id, message, None)
+        try:
+            await self.tell(done)
+        except ActorError:
+            pass
+
+    # ---- the host-facing operations ---------------------------------------------------------
+
+    async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+        result: ReadResult | Rejection = await self.request(Read(since))
+        return result
+
+    async def perform_action(
+        self, target: Target, action: SemanticsAction, precondition: Precondition
+    ) -> Receipt | Rejection:
+        result: Receipt | Rejection = await self.request(Perform(target, action, precondition))
+        return result
