@@ -1,1 +1,34 @@
-"""semledger.replay"""
+"""Replay: log-served reads, deterministic re-execution, audit, export and fuzzing."""
+
+from ._apps import AppLoadError, load_app
+from ._audit import AuditEntry, audit, verify
+from ._export import check_recorded_steps, export_test
+from ._reads import (
+    Generations,
+    UnknownGenerationError,
+    UnknownSessionError,
+    fold,
+    full_at,
+    read_at,
+)
+from ._reexecute import Divergence, ReplayReport, node_diff, reexecute
+
+__all__ = [
+    "AppLoadError",
+    "AuditEntry",
+    "Divergence",
+    "Generations",
+    "ReplayReport",
+    "UnknownGenerationError",
+    "UnknownSessionError",
+    "audit",
+    "check_recorded_steps",
+    "export_test",
+    "fold",
+    "full_at",
+    "load_app",
+    "node_diff",
+    "read_at",
+    "reexecute",
+    "verify",
+]

@@ -1,4 +1,11 @@
-"""The todo list: keyed items, a handler that rejects, a live region and an asynchronous save."""
+"""The todo list: keyed items, a handler that rejects, a live region and an asynchronous save.
+
+Every item's list_item carries the same semantic id ``todo.item`` on purpose: an id that
+names a kind of thing rather than one thing. The snapshot reports it as a
+``duplicate_semantic_id`` issue once there are two items, and every action addressed
+through it is refused as ``target_ambiguous`` without reaching the app; agents address an
+item through its own ``todo.item.<n>.*`` controls.
+"""
 
 from __future__ import annotations
 
@@ -125,6 +132,7 @@ def _item_view(item: Item) -> View[Msg]:
         checkbox("Done", item.done, Toggle(item.number), semantic_id=f"{prefix}.done"),
         button("Delete", Delete(item.number), semantic_id=f"{prefix}.delete"),
         label=item.text,
+        semantic_id="todo.item",
         key=item.number,
         layout=row().layout,
     )

@@ -1,0 +1,227 @@
+"""Streamable HTTP (MCP 2025-06-18 / 2025-11-25) as a small ASGI app, served by hypercorn on Trio.
+
+The transport only moves bytes: each MCP session has its own router and its own session
+actor (its own app instance); the session id is the log's session name, so a session
+outlives the server process and is recovered from the log when its client comes back.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from semledger.actors import SessionActor, SessionRegistry
+from semledger.runtime import App
+
+from ._dispatch import handle_message
+from ._router import SUPPORTED_PROTOCOL_VERSIONS, Router
+from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+MAX_BODY = 4 << 20
+
+
+@attrs.define
+class _Connection:
+    router: Router
+    host: RuntimeAgentHost
+    diagnostics: SessionDiagnosticsHost | None
+
+
+class McpHttpApp:
+    """POST /mcp with JSON responses, DELETE to end a session, Origin and bearer checks."""
+
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        app: App[Any, Any],
+        app_ref: str,
+        *,
+        diagnostics: bool = False,
+        token: str | None = None,
+        allowed_origins: Iterable[str] = (),
+        redact_passwords: bool = True,
+    ) -> None:
+        self.registry = registry
+        self.app = app
+        self.app_ref = app_ref
+        self.diagnostics = diagnostics
+        self.token = token
+        self.allowed_origins = frozenset(allowed_origins)
+        self.redact_passwords = redact_passwords
+        self._connections: dict[str, _Connection] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["path"].rstrip("/") != "/mcp":
+            await _respond(send, 404, {"error": "not found: the MCP endpoint is /mcp"})
+            return
+        if not self._origin_ok(headers.get("origin")):
+            await _respond(send, 403, {"error": "origin not allowed"})
+            return
+        if self.token is not None and not _bearer_ok(headers.get("authorization"), self.token):
+            await _respond(
+                send, 401, {"error": "missing or wrong bearer token"},
+                extra=[("www-authenticate", "Bearer")],
+            )
+            return
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+            await _respond(send, 400, {"error": f"unsupported MCP-Protocol-Version {version!r}"})
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(headers, receive, send)
+        elif method == "DELETE":
+            await self._delete(headers, send)
+        else:
+            await _respond(
+                send, 405, {"error": "use POST (or DELETE to end a session)"},
+                extra=[("allow", "POST, DELETE")],
+            )
+
+    def _origin_ok(self, origin: str | None) -> bool:
+        """DNS-rebinding protection: browsers send Origin; only local pages may talk to us."""
+        if origin is None:
+            return True
+        if origin in self.allowed_origins:
+            return True
+        host = urlsplit(origin).hostname
+        return host is not None and host in LOCAL_HOSTS
+
+    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        body = await _read_body(receive)
+        if body is None:
+            await _respond(send, 413, {"error": f"request body over {MAX_BODY} bytes"})
+            return
+        try:
+            message = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            await _respond(send, 400, _parse_error())
+            return
+        session_id = headers.get("mcp-session-id")
+        is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
+        if is_initialize and session_id is None:
+            session_id = secrets.token_hex(16)
+            connection = await self._open(session_id)
+        elif session_id is None:
+            await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
+            return
+        else:
+            found = await self._find(session_id)
+            if found is None:
+                await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
+                return
+            connection = found
+        replies = await handle_message(
+            connection.router, connection.host, message, connection.diagnostics
+        )
+        extra = [("mcp-session-id", session_id)]
+        if not replies:
+            await _respond(send, 202, None, extra=extra)
+        else:
+            await _respond(send, 200, replies[0] if len(replies) == 1 else replies, extra=extra)
+
+    async def _open(self, session_id: str) -> _Connection:
+        actor = await self.registry.open(
+            session_id,
+            lambda: SessionActor(
+                session_id, self.app, self.app_ref, self.registry.writer, self.registry.recorder,
+                redact_passwords=self.redact_passwords, params={"transport": "http"},
+            ),
+        )
+        host = RuntimeAgentHost(actor)
+        connection = _Connection(
+            Router(profile="diagnostics" if self.diagnostics else "default"),
+            host,
+            SessionDiagnosticsHost(host) if self.diagnostics else None,
+        )
+        self._connections[session_id] = connection
+        return connection
+
+    async def _find(self, session_id: str) -> _Connection | None:
+        connection = self._connections.get(session_id)
+        if connection is not None and not connection.host.closed:
+            return connection
+        if connection is not None:
+            return None
+        recorder = self.registry.recorder
+        if recorder.head(session_id) is None:
+            return None
+        summary = next((s for s in recorder.sessions() if s.name == session_id), None)
+        if summary is None or summary.app != self.app_ref or summary.ended:
+            return None
+        return await self._open(session_id)
+
+    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+        session_id = headers.get("mcp-session-id")
+        connection = None if session_id is None else await self._find(session_id)
+        if session_id is None or connection is None:
+            await _respond(send, 404, {"error": "unknown session"})
+            return
+        connection.host.close()
+        await self.registry.close(session_id, "deleted by the client")
+        self._connections.pop(session_id, None)
+        await _respond(send, 204, None)
+
+
+def _parse_error() -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+
+
+def _bearer_ok(header: str | None, token: str) -> bool:
+    if header is None or not header.startswith("Bearer "):
+        return False
+    return hmac.compare_digest(header[len("Bearer ") :].encode(), token.encode())
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _respond(
+    send: Send, status: int, payload: object, *, extra: Iterable[tuple[str, str]] = ()
+) -> None:
+    headers = [(k.encode(), v.encode()) for k, v in extra]
+    body = b""
+    if payload is not None:
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        headers.append((b"content-type", b"application/json"))
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,123 @@
+"""Composition roots: an app served to agents over stdio or Streamable HTTP, fully logged."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.eventlog import SqliteRecorder
+from semledger.replay import load_app
+
+from ._router import Router
+from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
+from ._stdio import run_stdio
+
+
+def new_session_name(prefix: str = "session") -> str:
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def _say(text: str) -> None:
+    print(f"semledger: {text}", file=sys.stderr, flush=True)
+
+
+async def serve_stdio(
+    app_ref: str,
+    *,
+    db: str | Path = "semledger.db",
+    session: str | None = None,
+    diagnostics: bool = False,
+    redact_passwords: bool = True,
+    **stdio: Any,
+) -> str:
+    """Serve `app_ref` as one logged session over stdin/stdout; returns why it stopped."""
+    app = load_app(app_ref)
+    recorder = SqliteRecorder(db)
+    name = session or new_session_name("stdio")
+    try:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            actor = await registry.open(
+                name,
+                lambda: SessionActor(
+                    name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
+                ),
+            )
+            verb = "resumed" if actor.recovered else "started"
+            _say(f"{verb} session {name!r} of {app_ref}, logging to {db}")
+            host = RuntimeAgentHost(actor)
+            router = Router(profile="diagnostics" if diagnostics else "default")
+            extra = SessionDiagnosticsHost(host) if diagnostics else None
+            reason = await run_stdio(router, host, extra, **stdio)
+            with trio.CancelScope(shield=True):
+                await registry.close(name, reason)
+                writer.close()
+    finally:
+        recorder.close()
+    _say(f"session {name!r} ended: {reason}")
+    return reason
+
+
+async def serve_http(
+    app_ref: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    db: str | Path = "semledger.db",
+    diagnostics: bool = False,
+    token: str | None = None,
+    allowed_origins: tuple[str, ...] = (),
+    redact_passwords: bool = True,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT or SIGTERM.
+
+    Sessions are not ended when the server stops: their clients may come back to a new
+    server on the same log, which recovers them.
+    """
+    import signal
+
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    from ._http import McpHttpApp
+
+    app = load_app(app_ref)
+    recorder = SqliteRecorder(db)
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = None
+    stop = trio.Event()
+
+    async def on_signal() -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                stop.set()
+                return
+
+    try:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            asgi = McpHttpApp(
+                registry, app, app_ref, diagnostics=diagnostics, token=token,
+                allowed_origins=allowed_origins, redact_passwords=redact_passwords,
+            )
+            nursery.start_soon(on_signal)
+            binds = await nursery.start(
+                lambda task_status: serve(asgi, config, shutdown_trigger=stop.wait, task_status=task_status)  # type: ignore[arg-type]
+            )
+            _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
+            task_status.started(binds)
+            await stop.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        recorder.close()

@@ -1,0 +1,107 @@
+"""Hosts over a session actor: the agent host and the diagnostics host of one session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from semledger.actors import (
+    ActorClosedError,
+    Diagnose,
+    Inspect,
+    SessionActor,
+    SessionCrashedError,
+)
+from semledger.runtime import (
+    ErrorCode,
+    Precondition,
+    ReadResult,
+    Receipt,
+    Rejection,
+    SemanticsAction,
+    Target,
+)
+
+from ._host import PointerEvent
+
+
+def _closed(why: str = "the session is closed") -> Rejection:
+    return Rejection(ErrorCode.HOST_CLOSED, why, {})
+
+
+class RuntimeAgentHost:
+    """The two agent operations, tied to one session for life.
+
+    Once the session has ended (closed, or the application crashed) both answer
+    ``host_closed``; a host is never re-pointed at another session.
+    """
+
+    def __init__(self, session: SessionActor) -> None:
+        self.session = session
+        self._closed: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    def close(self, why: str = "the session is closed") -> None:
+        self._closed = why
+
+    async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+        if self._closed is not None:
+            return _closed(self._closed)
+        try:
+            return await self.session.read_semantics(since)
+        except ActorClosedError:
+            self.close()
+            return _closed()
+
+    async def perform_action(
+        self, target: Target, action: SemanticsAction, precondition: Precondition
+    ) -> Receipt | Rejection:
+        if self._closed is not None:
+            return _closed(self._closed)
+        try:
+            return await self.session.perform_action(target, action, precondition)
+        except ActorClosedError:
+            self.close()
+            return _closed()
+        except SessionCrashedError as error:
+            self.close(f"the application crashed and the session ended: {error}")
+            return _closed(self._closed or "")
+
+
+class SessionDiagnosticsHost:
+    """Pointer events, global commands, counters and the paint summary of one session."""
+
+    def __init__(self, host: RuntimeAgentHost) -> None:
+        self.host = host
+
+    async def _ask(self, message: Inspect | Diagnose) -> dict[str, Any]:
+        if self.host.closed:
+            return {"error": "host_closed"}
+        try:
+            result: dict[str, Any] = await self.host.session.request(message)
+        except (ActorClosedError, SessionCrashedError):
+            self.host.close()
+            return {"error": "host_closed"}
+        return result
+
+    async def read_state(self) -> dict[str, Any]:
+        return await self._ask(Inspect("state"))
+
+    async def read_paint(self) -> dict[str, Any]:
+        return await self._ask(Inspect("paint"))
+
+    async def dispatch_event(self, event: PointerEvent) -> dict[str, Any]:
+        return await self._ask(
+            Diagnose(
+                {
+                    "kind": "Pointer",
+                    "position": {"x": event.x, "y": event.y},
+                    "phase": str(event.phase),
+                }
+            )
+        )
+
+    async def dispatch_command(self, intent: str) -> dict[str, Any]:
+        return await self._ask(Diagnose({"kind": "Command", "intent": str(intent)}))

@@ -1,0 +1,31 @@
+"""Loading an application from its ``module:attribute`` reference."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from semledger.runtime import App
+
+
+class AppLoadError(ValueError):
+    """Raised when an APP reference does not name an importable `App`."""
+
+
+def load_app(reference: str) -> App[Any, Any]:
+    module_name, sep, attribute = reference.partition(":")
+    if not sep or not module_name or not attribute:
+        raise AppLoadError(f"{reference!r}: expected module:attribute, e.g. semledger.examples.todo:app")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise AppLoadError(f"{reference!r}: cannot import {module_name}: {error}") from error
+    value: Any = module
+    for part in attribute.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise AppLoadError(f"{reference!r}: {module_name} has no {attribute}") from None
+    if not isinstance(value, App):
+        raise AppLoadError(f"{reference!r} is a {type(value).__name__}, not a semledger App")
+    return value

@@ -1,0 +1,90 @@
+"""The audit: every `perform_action` a session received, and what became of it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from semledger.eventlog import (
+    ActionReceipt,
+    ActionRejected,
+    ActionRequested,
+    ChainReport,
+    Committed,
+    Recorder,
+    SessionCrashed,
+    verify_chain,
+)
+
+from ._reads import UnknownSessionError
+
+
+@attrs.frozen
+class AuditEntry:
+    request_id: int
+    seq: int
+    at: float
+    target: dict[str, Any]
+    action: dict[str, Any]
+    precondition: dict[str, Any]
+    generation: int
+    """The generation current when the request arrived."""
+    outcome: str
+    """``"receipt"``, an error code, or ``"crashed"`` / ``"unanswered"``."""
+    before: int | None = None
+    after: int | None = None
+    pending_work: bool | None = None
+    details: dict[str, Any] = attrs.field(factory=dict)
+    redacted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out = attrs.asdict(self)
+        for key in ("generation", "before", "after"):
+            if out[key] is not None:
+                out[key] = str(out[key])
+        return out
+
+
+def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
+    """Every action request in order, paired with its receipt or rejection."""
+    if recorder.head(session) is None:
+        raise UnknownSessionError(f"the log has no session {session!r}")
+    entries: list[AuditEntry] = []
+    open_requests: dict[int, int] = {}
+    generation = 0
+    for record, event in recorder.events(session):
+        if isinstance(event, Committed):
+            generation = event.generation
+        elif isinstance(event, ActionRequested):
+            open_requests[event.request_id] = len(entries)
+            entries.append(
+                AuditEntry(
+                    event.request_id, record.seq, record.at, event.target, event.action,
+                    event.precondition, generation, "unanswered", redacted=event.redacted,
+                )
+            )
+        elif isinstance(event, ActionReceipt) and event.request_id in open_requests:
+            index = open_requests.pop(event.request_id)
+            entries[index] = attrs.evolve(
+                entries[index], outcome="receipt", before=event.before, after=event.after,
+                pending_work=event.pending_work,
+            )
+        elif isinstance(event, ActionRejected) and event.request_id in open_requests:
+            index = open_requests.pop(event.request_id)
+            entries[index] = attrs.evolve(entries[index], outcome=event.code, details=event.details)
+        elif isinstance(event, SessionCrashed):
+            for index in open_requests.values():
+                entries[index] = attrs.evolve(entries[index], outcome="crashed")
+            open_requests.clear()
+    return entries
+
+
+def verify(
+    recorder: Recorder, session: str, *, on_progress: Callable[[int, int | None], None] | None = None
+) -> ChainReport:
+    """Check the session's integrity chain; the report names the first event that broke it."""
+    if recorder.head(session) is None:
+        raise UnknownSessionError(f"the log has no session {session!r}")
+    return verify_chain(recorder.read(session), on_progress=on_progress)

@@ -1,0 +1,211 @@
+"""Deterministic re-execution: re-run a session's inputs through the app and compare.
+
+Every output the live session logged (commits with their snapshot hashes, receipts,
+rejections, started effects) must come out again, in order. The first one that does not is
+reported with a node-level diff; an exception the application raised live is raised again
+at the same step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+from semledger.actors import SessionCore
+from semledger.actors._core import INPUTS
+from semledger.eventlog import (
+    ActionReceipt,
+    ActionRejected,
+    ActionRequested,
+    Committed,
+    EffectStarted,
+    Event,
+    Recorder,
+    SessionCrashed,
+    SessionStarted,
+    StoredEvent,
+)
+from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
+from semledger.runtime._wire import decode_read, encode_node
+
+from ._reads import UnknownSessionError
+
+COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
+
+
+@attrs.frozen
+class Divergence:
+    """The first place where re-execution did not produce what the log holds."""
+
+    step: int
+    """The number of the input (1-based) after which outputs differ."""
+    seq: int
+    """The log sequence number of the first output that differs (or of the input)."""
+    expected: str
+    actual: str
+    diff: tuple[str, ...] = ()
+    note: str | None = None
+
+
+@attrs.frozen
+class ReplayReport:
+    session: str
+    inputs: int
+    commits: int
+    divergence: Divergence | None
+    crash: BaseException | None = None
+    """The application's exception, raised again at the step where the live session crashed."""
+    crash_step: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.divergence is None
+
+
+def _describe(event: Event | None) -> str:
+    if event is None:
+        return "nothing"
+    if isinstance(event, Committed):
+        return f"commit of generation {event.generation} (hash {event.snapshot_hash[:12]})"
+    if isinstance(event, ActionReceipt):
+        return f"receipt {event.before} -> {event.after}, pending_work={event.pending_work}"
+    if isinstance(event, ActionRejected):
+        return f"rejection {event.code}"
+    if isinstance(event, EffectStarted):
+        return f"effect {event.effect_id} ({event.name}) started"
+    return type(event).__name__
+
+
+def _same(logged: Event, produced: Event) -> bool:
+    if isinstance(logged, Committed) and isinstance(produced, Committed):
+        return (logged.generation, logged.snapshot_hash) == (
+            produced.generation, produced.snapshot_hash,
+        )
+    return logged == produced
+
+
+def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[str]:
+    """Node by node, how `actual` differs from `expected`."""
+    lines: list[str] = []
+    if expected.root != actual.root:
+        lines.append(f"root: {expected.root} -> {actual.root}")
+    if expected.focused != actual.focused:
+        lines.append(f"focused: {expected.focused} -> {actual.focused}")
+    for node_id in sorted(set(expected.nodes) | set(actual.nodes)):
+        old, new = expected.nodes.get(node_id), actual.nodes.get(node_id)
+        if old == new:
+            continue
+        if old is None:
+            lines.append(f"+ node {node_id} ({new.role.value if new else '?'}) is new")
+            continue
+        if new is None:
+            lines.append(f"- node {node_id} ({old.role.value}) is missing")
+            continue
+        a, b = encode_node(old), encode_node(new)
+        for key in a:
+            if a[key] != b[key]:
+                lines.append(f"~ node {node_id} {key}: {a[key]!r} -> {b[key]!r}")
+    if expected.issues != actual.issues:
+        lines.append(f"issues: {len(expected.issues)} -> {len(actual.issues)}")
+    return lines
+
+
+class _Log:
+    """The session's records, read lazily, with one record of look-ahead."""
+
+    def __init__(self, records: Iterator[tuple[StoredEvent, Event]]) -> None:
+        self._records = records
+        self._next: tuple[StoredEvent, Event] | None = next(records, None)
+
+    def peek(self) -> tuple[StoredEvent, Event] | None:
+        return self._next
+
+    def take(self) -> tuple[StoredEvent, Event]:
+        current = self._next
+        assert current is not None
+        self._next = next(self._records, None)
+        return current
+
+
+def reexecute(
+    recorder: Recorder,
+    session: str,
+    app: App[Any, Any],
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> ReplayReport:
+    """Re-run `session` against `app`; the report names the first divergence, if any."""
+    head = recorder.head(session)
+    if head is None:
+        raise UnknownSessionError(f"the log has no session {session!r}")
+    log = _Log(recorder.events(session))
+    first = log.peek()
+    if first is None or not isinstance(first[1], SessionStarted):
+        raise ValueError(f"session {session!r} does not begin with SessionStarted")
+    log.take()
+    core = SessionCore(app)
+    logged_snapshot = SemanticsSnapshot.empty()
+    step = inputs = commits = 0
+
+    def compare(produced: tuple[Event, ...], at_step: int) -> Divergence | None:
+        nonlocal logged_snapshot, commits
+        pending = list(produced)
+        while True:
+            upcoming = log.peek()
+            if upcoming is None or isinstance(upcoming[1], INPUTS):
+                break
+            record, event = log.take()
+            if on_progress is not None:
+                on_progress(record.seq, head.seq)
+            if not isinstance(event, COMPARED):
+                continue
+            if isinstance(event, Committed):
+                delta = decode_read(event.delta)
+                assert isinstance(delta, Delta)
+                logged_snapshot = apply_delta(logged_snapshot, delta)
+            mine = pending.pop(0) if pending else None
+            if mine is None or not _same(event, mine):
+                diff: tuple[str, ...] = ()
+                if isinstance(event, Committed):
+                    actual = core.runtime.snapshot_at(event.generation) or core.runtime.snapshot
+                    diff = tuple(node_diff(logged_snapshot, actual))
+                return Divergence(at_step, record.seq, _describe(event), _describe(mine), diff)
+            if isinstance(event, Committed):
+                commits += 1
+        if pending:
+            return Divergence(at_step, head.seq, "nothing more", _describe(pending[0]))
+        return None
+
+    divergence = compare(core.initial_outputs(), 0)
+    while divergence is None and log.peek() is not None:
+        record, event = log.take()
+        if on_progress is not None:
+            on_progress(record.seq, head.seq)
+        step += 1
+        inputs += 1
+        note = "this input was redacted in the log" if (
+            isinstance(event, ActionRequested) and event.redacted
+        ) else None
+        try:
+            result = core.step(event)
+        except ApplicationError as error:
+            upcoming = log.peek()
+            if upcoming is not None and isinstance(upcoming[1], SessionCrashed):
+                return ReplayReport(session, inputs, commits, None, error, step)
+            return ReplayReport(
+                session, inputs, commits,
+                Divergence(step, record.seq, "the step to succeed", f"the app raised {error.__cause__!r}"),
+                error, step,
+            )
+        upcoming = log.peek()
+        if upcoming is not None and isinstance(upcoming[1], SessionCrashed):
+            return ReplayReport(
+                session, inputs, commits,
+                Divergence(step, upcoming[0].seq, "the app to raise", "the step succeeded"),
+            )
+        divergence = compare(result.outputs, step)
+        if divergence is not None and note is not None:
+            divergence = attrs.evolve(divergence, note=note)
+    return ReplayReport(session, inputs, commits, divergence)

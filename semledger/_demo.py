@@ -1,0 +1,151 @@
+"""`semledger demo`: a scripted agent drives the todo app through a real MCP stdio subprocess.
+
+The agent is written against the official MCP client, so nothing here is on our side of
+the wire. Afterwards the session is replayed from the log, its integrity chain verified
+and its audit printed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+from rich.panel import Panel
+
+APP = "semledger.examples.todo:app"
+
+
+class DemoError(Exception):
+    """Raised when the server answered the scripted agent other than the demo expects."""
+
+
+def _sid(semantic_id: str) -> dict[str, str]:
+    return {"kind": "semantic_id", "id": semantic_id}
+
+
+class _Agent:
+    """Acts only on what it read, with exact preconditions taken from receipts."""
+
+    def __init__(self, session: Any, console: Console) -> None:
+        self.session = session
+        self.console = console
+        self.generation = "0"
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = await self.session.call_tool(tool, arguments)
+        envelope: dict[str, Any] = result.structured_content
+        if envelope["ok"] != (not result.is_error):
+            raise DemoError(f"{tool}: isError disagrees with the envelope")
+        return envelope
+
+    async def read(self) -> dict[str, Any]:
+        envelope = await self.call("read_semantics", {})
+        value: dict[str, Any] = envelope["value"]
+        self.generation = value["generation"]
+        return value
+
+    async def act(self, target: dict[str, Any], action: dict[str, Any], *, expect: str = "ok",
+                  generation: str | None = None) -> dict[str, Any]:
+        precondition = {"kind": "exact", "generation": generation or self.generation}
+        envelope = await self.call(
+            "perform_action", {"target": target, "action": action, "precondition": precondition}
+        )
+        outcome = "ok" if envelope["ok"] else envelope["error"]["code"]
+        if outcome != expect:
+            raise DemoError(f"{action['kind']} on {target}: expected {expect}, got {envelope}")
+        if envelope["ok"]:
+            self.generation = envelope["value"]["after"]
+        label = target.get("id", target)
+        mark = "[green]✓[/green]" if envelope["ok"] else "[yellow]✗[/yellow]"
+        self.console.print(f"  {mark} {action['kind']:<9} {label}  →  {outcome}")
+        return envelope
+
+
+async def _drive(db: str, session_name: str, console: Console) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "semledger", "serve", APP, "--db", db, "--session", session_name],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with stdio_client(server, errlog=errlog) as (read, write):  # type: ignore[arg-type]
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = sorted(t.name for t in (await session.list_tools()).tools)
+                console.print(f"  the server offers exactly {tools}")
+                agent = _Agent(session, console)
+                first = (await agent.read())["generation"]
+                for text in ("Buy milk", "Walk the dog", "Write the report"):
+                    await agent.act(_sid("todo.input"), {"kind": "set_text", "value": text})
+                    await agent.act(_sid("todo.input"), {"kind": "submit"})
+                await agent.act(_sid("todo.input"), {"kind": "submit"}, expect="handler_rejected")
+                await agent.act(_sid("todo.item.1.done"), {"kind": "activate"})
+                await agent.act(_sid("todo.item.2.delete"), {"kind": "activate"})
+                saved = await agent.act(_sid("todo.save"), {"kind": "activate"})
+                if not saved["value"]["pending_work"]:
+                    raise DemoError("saving should leave an effect outstanding")
+                await agent.act(
+                    _sid("todo.clear_completed"), {"kind": "activate"}, expect="stale_generation",
+                    generation=first,
+                )
+                await agent.act(_sid("todo.item"), {"kind": "activate"}, expect="target_ambiguous")
+                deadline = time.monotonic() + 5
+                while True:
+                    nodes = (await agent.read())["nodes"]
+                    status = next(n for n in nodes if n["semantic_id"] == "todo.save_status")
+                    if status["value"] and status["value"].startswith("Saved"):
+                        console.print(f"  the effect finished: {status['value']!r}")
+                        break
+                    if time.monotonic() > deadline:
+                        raise DemoError("the save effect did not finish")
+                    await anyio.sleep(0.02)
+
+
+def run_demo(console: Console, *, db: str = "semledger.db") -> int:
+    from semledger._render import audit_table, replay_verdict
+    from semledger.eventlog import SqliteRecorder
+    from semledger.examples.todo import app
+    from semledger.replay import audit, reexecute, verify
+
+    started = time.perf_counter()
+    session_name = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    console.print(Panel.fit(
+        f"An agent drives [bold]{APP}[/bold] over MCP stdio (a real subprocess)\n"
+        f"session [cyan]{session_name}[/cyan], log [cyan]{Path(db).resolve()}[/cyan]",
+        title="semledger demo",
+    ))
+    try:
+        anyio.run(_drive, db, session_name, console)
+    except DemoError as error:
+        console.print(f"[bold red]demo failed: {error}[/bold red]")
+        return 1
+    recorder = SqliteRecorder(db)
+    try:
+        console.print(audit_table(session_name, audit(recorder, session_name)))
+        report = reexecute(recorder, session_name, app)
+        console.print(replay_verdict(report))
+        chain = verify(recorder, session_name)
+        style = "green" if chain.ok else "bold red"
+        console.print(f"[{style}]integrity chain: {chain}[/{style}]")
+    finally:
+        recorder.close()
+    elapsed = time.perf_counter() - started
+    console.print(Panel.fit(
+        f"the log is {Path(db).resolve()} ({elapsed:.1f} s)\n\nnext:\n"
+        f"  semledger sessions --db {db}\n"
+        f"  semledger read {session_name} --db {db}\n"
+        f"  semledger audit {session_name} --verify --db {db}\n"
+        f"  semledger replay {session_name} --db {db}\n"
+        f"  semledger fuzz {APP} --examples 50",
+        title="done",
+    ))
+    return 0 if report.ok and chain.ok else 1

@@ -1,0 +1,118 @@
+"""Rich renderings for the command line: snapshots, audit tables, replay verdicts."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from semledger.replay import AuditEntry, ReplayReport
+from semledger.runtime import Full, SemanticsNode
+
+
+def _describe(node: SemanticsNode) -> Text:
+    text = Text()
+    text.append(node.role.value, style="bold")
+    if node.label:
+        text.append(f" {node.label!r}")
+    if node.value:
+        text.append(f" = {node.value!r}")
+    if node.semantic_id:
+        text.append(f" #{node.semantic_id}", style="cyan")
+    flags = [n for n in ("disabled", "invalid", "focused", "modal") if getattr(node.state, n)]
+    if node.state.checked is not None:
+        flags.append(node.state.checked.value)
+    if flags:
+        text.append(f" [{', '.join(flags)}]", style="yellow")
+    text.append(f"  id {node.node_id}", style="dim")
+    return text
+
+
+def render_full(full: Full) -> Tree:
+    tree = Tree(f"generation {full.generation}")
+    nodes = {n.node_id: n for n in full.nodes}
+
+    def add(parent: Tree, node_id: int) -> None:
+        node = nodes[node_id]
+        branch = parent.add(_describe(node))
+        for child in node.children:
+            add(branch, child)
+
+    if full.root is not None:
+        add(tree, full.root)
+    return tree
+
+
+def _target(target: dict[str, Any]) -> str:
+    kind = target.get("kind")
+    if kind == "path":
+        return "path " + json.dumps(target.get("path"), separators=(",", ":"))
+    if kind == "node_id":
+        return f"node {target.get('id')}"
+    return str(target.get("id"))
+
+
+def _action(action: dict[str, Any], redacted: bool) -> str:
+    extra = {k: v for k, v in action.items() if k != "kind"}
+    if not extra:
+        return str(action.get("kind"))
+    body = ", ".join(f"{k}={v!r}" for k, v in extra.items())
+    return f"{action.get('kind')}({body})" + (" [redacted]" if redacted else "")
+
+
+def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
+    table = Table(title=f"perform_action in session {session}", title_justify="left")
+    for column in ("#", "time", "target", "action", "precondition", "outcome", "generations"):
+        table.add_column(column, overflow="fold")
+    for e in entries:
+        when = datetime.datetime.fromtimestamp(e.at).strftime("%H:%M:%S")
+        pre = e.precondition.get("kind", "?")
+        if pre == "exact":
+            pre = f"exact {e.precondition.get('generation')}"
+        if e.outcome == "receipt":
+            outcome = Text("receipt", style="green")
+            generations = f"{e.before} → {e.after}" + (" (pending)" if e.pending_work else "")
+        else:
+            outcome = Text(e.outcome, style="red")
+            generations = f"at {e.generation}"
+        table.add_row(
+            str(e.request_id), when, _target(e.target), _action(e.action, e.redacted), pre,
+            outcome, generations,
+        )
+    return table
+
+
+def replay_verdict(report: ReplayReport) -> Group:
+    lines: list[Text] = []
+    if report.ok:
+        message = (
+            f"replay of {report.session!r}: identical — {report.inputs} inputs, "
+            f"{report.commits} commits, every snapshot hash matched"
+        )
+        lines.append(Text(message, style="bold green"))
+        if report.crash is not None:
+            lines.append(Text(
+                f"the application raised again at step {report.crash_step}, as it did live: "
+                f"{report.crash.__cause__!r}", style="yellow",
+            ))
+        return Group(*lines)
+    d = report.divergence
+    assert d is not None
+    lines.append(Text(
+        f"replay of {report.session!r}: DIVERGED at step {d.step} (log seq {d.seq})",
+        style="bold red",
+    ))
+    lines.append(Text(f"  logged:   {d.expected}"))
+    lines.append(Text(f"  replayed: {d.actual}"))
+    if d.note:
+        lines.append(Text(f"  note: {d.note}", style="yellow"))
+    lines.extend(Text(f"  {line}") for line in d.diff[:40])
+    if len(d.diff) > 40:
+        lines.append(Text(f"  … and {len(d.diff) - 40} more differences"))
+    return Group(*lines)
