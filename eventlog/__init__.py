@@ -1,1 +1,111 @@
-"""semledger.eventlog"""
+"""semledger.eventlog: the semantics log.
+
+Versioned attrs events, one cattrs + msgpack codec with upcasting, a per-session integrity
+chain, and the recorders that store them (SQLite, in memory) behind one interface.
+"""
+
+from ._chain import (
+    GENESIS,
+    ChainProblem,
+    ChainReport,
+    Problem,
+    canonical_bytes,
+    chain_step,
+    verify_chain,
+)
+from ._codec import CONVERTER, TAG, EncodedEvent, LogConverter, decode, encode
+from ._errors import (
+    CorruptEventError,
+    EventLogError,
+    RecorderClosedError,
+    SequenceConflict,
+    UnknownTopicError,
+    UnsupportedSchemaError,
+    UnsupportedVersionError,
+)
+from ._events import (
+    EVENT_CLASSES,
+    INPUT_CLASSES,
+    OUTPUT_CLASSES,
+    TOPICS,
+    ActionReceipt,
+    ActionRejected,
+    ActionRequested,
+    Committed,
+    DiagnosticsDispatched,
+    EffectCompleted,
+    EffectFailed,
+    EffectStarted,
+    Event,
+    SessionCrashed,
+    SessionEnded,
+    SessionStarted,
+    SnapshotTaken,
+    SurfaceCalled,
+    TimerFired,
+    topic_of,
+)
+from ._memory import MemoryRecorder
+from ._recorder import REDACTED, Recorder, redact_action, verify_log
+from ._records import Head, NewEvent, SessionSummary, StoredEvent
+from ._sqlite import SCHEMA_VERSION, LogInfo, SqliteRecorder, inspect_log
+from ._upcast import UPCASTERS, Upcaster, Upcasters
+
+__all__ = [
+    "CONVERTER",
+    "EVENT_CLASSES",
+    "GENESIS",
+    "INPUT_CLASSES",
+    "OUTPUT_CLASSES",
+    "REDACTED",
+    "SCHEMA_VERSION",
+    "TAG",
+    "TOPICS",
+    "UPCASTERS",
+    "ActionReceipt",
+    "ActionRejected",
+    "ActionRequested",
+    "ChainProblem",
+    "ChainReport",
+    "Committed",
+    "CorruptEventError",
+    "DiagnosticsDispatched",
+    "EffectCompleted",
+    "EffectFailed",
+    "EffectStarted",
+    "EncodedEvent",
+    "Event",
+    "EventLogError",
+    "Head",
+    "LogConverter",
+    "LogInfo",
+    "MemoryRecorder",
+    "NewEvent",
+    "Problem",
+    "Recorder",
+    "RecorderClosedError",
+    "SequenceConflict",
+    "SessionCrashed",
+    "SessionEnded",
+    "SessionStarted",
+    "SessionSummary",
+    "SnapshotTaken",
+    "SqliteRecorder",
+    "StoredEvent",
+    "SurfaceCalled",
+    "TimerFired",
+    "UnknownTopicError",
+    "UnsupportedSchemaError",
+    "UnsupportedVersionError",
+    "Upcaster",
+    "Upcasters",
+    "canonical_bytes",
+    "chain_step",
+    "decode",
+    "encode",
+    "inspect_log",
+    "redact_action",
+    "topic_of",
+    "verify_chain",
+    "verify_log",
+]

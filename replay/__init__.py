@@ -3,6 +3,8 @@
 from ._apps import AppLoadError, load_app
 from ._audit import AuditEntry, audit, verify
 from ._export import check_recorded_steps, export_test
+from ._fuzz import FuzzResult, fuzz_app
+from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
     Generations,
     UnknownGenerationError,
@@ -17,6 +19,9 @@ __all__ = [
     "AppLoadError",
     "AuditEntry",
     "Divergence",
+    "FuzzResult",
+    "GenerationChecker",
+    "InvariantViolation",
     "Generations",
     "ReplayReport",
     "UnknownGenerationError",
@@ -26,6 +31,7 @@ __all__ = [
     "export_test",
     "fold",
     "full_at",
+    "fuzz_app",
     "load_app",
     "node_diff",
     "read_at",

@@ -30,6 +30,7 @@ from semledger.eventlog import (
 from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
 from semledger.runtime._wire import decode_read, encode_node
 
+from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import UnknownSessionError
 
 COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
@@ -179,6 +180,7 @@ def reexecute(
         return None
 
     divergence = compare(core.initial_outputs(), 0)
+    checker = GenerationChecker(core.runtime.snapshot)
     while divergence is None and log.peek() is not None:
         record, event = log.take()
         if on_progress is not None:
@@ -204,6 +206,13 @@ def reexecute(
             return ReplayReport(
                 session, inputs, commits,
                 Divergence(step, upcoming[0].seq, "the app to raise", "the step succeeded"),
+            )
+        try:
+            checker.check(core.runtime.snapshot, result.outcome)
+        except InvariantViolation as violation:
+            return ReplayReport(
+                session, inputs, commits,
+                Divergence(step, record.seq, "the generation invariants to hold", str(violation)),
             )
         divergence = compare(result.outputs, step)
         if divergence is not None and note is not None:

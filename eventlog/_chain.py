@@ -1,0 +1,205 @@
+"""The integrity chain over each session's events, and its verification.
+
+``chain_n = sha256(chain_{n-1} + canonical(session, seq, topic, version, body))`` with a
+genesis of 32 zero bytes. The canonical bytes are length-prefixed big-endian fields, so no
+two different tuples share an encoding::
+
+    u32 len(session) | session (UTF-8) | u64 seq | u32 len(topic) | topic (UTF-8)
+    | u32 version | u64 len(body) | body
+
+``at`` (the appender's wall time) is not covered: the chain proves what happened and in
+which order, not when.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import struct
+from collections.abc import Callable, Iterable, Iterator, Sized
+
+import attrs
+
+from ._records import Head, StoredEvent
+
+__all__ = [
+    "GENESIS",
+    "ChainProblem",
+    "ChainReport",
+    "Problem",
+    "canonical_bytes",
+    "chain_step",
+    "verify_chain",
+]
+
+GENESIS = bytes(32)
+
+_U32 = struct.Struct(">I")
+_U64 = struct.Struct(">Q")
+
+
+def canonical_bytes(session: str, seq: int, topic: str, version: int, body: bytes) -> bytes:
+    """The bytes of one event that the chain hashes (see the module docstring)."""
+    s = session.encode("utf-8")
+    t = topic.encode("utf-8")
+    return b"".join(
+        (
+            _U32.pack(len(s)), s, _U64.pack(seq), _U32.pack(len(t)), t,
+            _U32.pack(version), _U64.pack(len(body)), body,
+        )
+    )
+
+
+def chain_step(
+    previous: bytes, session: str, seq: int, topic: str, version: int, body: bytes
+) -> bytes:
+    """The chain value after an event, given the value before it."""
+    s = session.encode("utf-8")
+    t = topic.encode("utf-8")
+    h = hashlib.sha256(previous)
+    h.update(_U32.pack(len(s)) + s + _U64.pack(seq) + _U32.pack(len(t)) + t)
+    h.update(_U32.pack(version) + _U64.pack(len(body)))
+    h.update(body)
+    return h.digest()
+
+
+class Problem(enum.Enum):
+    CHANGED = "changed"
+    """The event at ``seq`` is not what was chained there (its content or chain altered)."""
+    MISSING = "missing"
+    """No event at ``seq`` verifies there, and none later does either: it was removed."""
+    OUT_OF_ORDER = "out of order"
+    """The genuine event ``seq`` is present, but not where it belongs."""
+
+
+@attrs.frozen
+class ChainProblem:
+    seq: int
+    problem: Problem
+    detail: str
+
+    def __str__(self) -> str:
+        return f"event {self.seq} {self.problem.value}: {self.detail}"
+
+
+@attrs.frozen
+class ChainReport:
+    """The outcome of ``verify_chain``: ``problem`` is the FIRST thing found wrong.
+
+    ``verified`` counts the events verified before it; ``head`` is the last verified
+    event (None if none was).
+    """
+
+    session: str | None
+    verified: int
+    head: Head | None
+    problem: ChainProblem | None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    def __str__(self) -> str:
+        name = "(no events)" if self.session is None else f"session {self.session!r}"
+        if self.problem is None:
+            return f"{name}: ok, {self.verified} events"
+        return f"{name}: {self.problem} (after {self.verified} verified events)"
+
+
+def _chain_of(previous: bytes, seq: int, record: StoredEvent) -> bytes:
+    return chain_step(
+        previous, record.session, seq, record.topic, record.version, record.body
+    )
+
+
+def verify_chain(
+    records: Iterable[StoredEvent],
+    *,
+    anchor: Head | None = None,
+    on_progress: Callable[[int, int | None], None] | None = None,
+    total: int | None = None,
+    progress_every: int = 1000,
+) -> ChainReport:
+    """Verify one session's records, in the order given (a recorder's ``read`` order).
+
+    Streams: memory stays constant however long the session. At the first record that
+    does not verify as event ``k`` (the next expected seq), the rest is scanned for a
+    record that verifies as event ``k`` in its place: if one does, event ``k`` is
+    ``OUT_OF_ORDER``; if not, it is ``MISSING`` when the record found there is labelled
+    later than ``k`` and ``CHANGED`` otherwise.
+
+    ``anchor``, a head recorded elsewhere (e.g. printed by an earlier audit), also catches
+    a rewrite that recomputed the whole chain, and a truncated tail.
+
+    ``on_progress(done, total)`` is called every ``progress_every`` records and at the
+    end; ``total`` defaults to ``len(records)`` when it has one.
+    """
+    if total is None and isinstance(records, Sized):
+        total = len(records)
+    session: str | None = None
+    previous = GENESIS
+    expected = 1
+    done = 0
+    reported = -1
+    problem: ChainProblem | None = None
+    anchor_chain: bytes | None = None
+    iterator: Iterator[StoredEvent] = iter(records)
+
+    def counted(record: StoredEvent) -> StoredEvent:
+        nonlocal done, reported, session
+        if session is None:
+            session = record.session
+        elif record.session != session:
+            raise ValueError(
+                f"verify_chain checks one session: got {record.session!r} in {session!r}"
+            )
+        done += 1
+        if on_progress is not None and done % progress_every == 0:
+            on_progress(done, total)
+            reported = done
+        return record
+
+    for record in map(counted, iterator):
+        if record.seq == expected and _chain_of(previous, expected, record) == record.chain:
+            previous = record.chain
+            if anchor is not None and expected == anchor.seq:
+                anchor_chain = previous
+            expected += 1
+            continue
+        label = record.seq
+        for later in map(counted, iterator):
+            if _chain_of(previous, expected, later) == later.chain:
+                problem = ChainProblem(
+                    expected, Problem.OUT_OF_ORDER,
+                    f"found labelled seq {later.seq} after a record labelled seq {label}",
+                )
+                break
+        if problem is None:
+            if label > expected:
+                problem = ChainProblem(
+                    expected, Problem.MISSING, f"the next record is labelled seq {label}"
+                )
+            else:
+                what = "its content or chain" if label == expected else f"labelled seq {label}"
+                problem = ChainProblem(
+                    expected, Problem.CHANGED, f"the record there ({what}) does not verify"
+                )
+        for _ in map(counted, iterator):
+            pass
+        break
+    verified = expected - 1
+    if problem is None and anchor is not None:
+        if verified < anchor.seq:
+            problem = ChainProblem(
+                verified + 1, Problem.MISSING, f"the log ends before the anchor seq {anchor.seq}"
+            )
+        elif anchor_chain != anchor.chain:
+            problem = ChainProblem(
+                anchor.seq, Problem.CHANGED,
+                "the chain up to here differs from the anchor: an earlier event was "
+                "rewritten and the chain recomputed",
+            )
+    if on_progress is not None and reported != done:
+        on_progress(done, total)
+    head = Head(verified, previous) if verified else None
+    return ChainReport(session, verified, head, problem)

@@ -1,0 +1,76 @@
+"""The typed errors of the semantics log."""
+
+from __future__ import annotations
+
+__all__ = [
+    "CorruptEventError",
+    "EventLogError",
+    "RecorderClosedError",
+    "SequenceConflict",
+    "UnknownTopicError",
+    "UnsupportedSchemaError",
+    "UnsupportedVersionError",
+]
+
+
+class EventLogError(Exception):
+    """Base class of every error the log raises on purpose."""
+
+
+class UnknownTopicError(EventLogError):
+    """Raised when decoding an event whose topic this code has no class for."""
+
+    def __init__(self, topic: str) -> None:
+        super().__init__(f"unknown event topic {topic!r}")
+        self.topic = topic
+
+
+class UnsupportedVersionError(EventLogError):
+    """Raised when an event's stored version cannot be brought to the current one.
+
+    Either the version is newer than the code knows (the log was written by a later
+    semledger) or no upcaster is registered for one step of the way.
+    """
+
+    def __init__(self, topic: str, version: int, current: int, reason: str) -> None:
+        super().__init__(f"{topic} version {version} (current {current}): {reason}")
+        self.topic = topic
+        self.version = version
+        self.current = current
+
+
+class CorruptEventError(EventLogError):
+    """Raised when a stored body is not a valid encoding of the event its row names."""
+
+    def __init__(self, topic: str, version: int, reason: str) -> None:
+        super().__init__(f"cannot decode {topic} version {version}: {reason}")
+        self.topic = topic
+        self.version = version
+
+
+class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users know
+    """Raised by ``append`` when a ``(session, seq)`` is taken or is not the next one.
+
+    The whole batch is refused: nothing of it is written.
+    """
+
+    def __init__(self, session: str, seq: int, expected: int) -> None:
+        taken = "is taken" if seq < expected else "is not the next one"
+        super().__init__(f"session {session!r}: seq {seq} {taken} (expected {expected})")
+        self.session = session
+        self.seq = seq
+        self.expected = expected
+
+
+class RecorderClosedError(EventLogError):
+    """Raised when a recorder is used after ``close()``."""
+
+
+class UnsupportedSchemaError(EventLogError):
+    """Raised when an SQLite log's schema version is newer than this code knows."""
+
+    def __init__(self, path: str, version: int, known: int) -> None:
+        super().__init__(f"{path}: schema version {version}, this semledger knows {known}")
+        self.path = path
+        self.version = version
+        self.known = known

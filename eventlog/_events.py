@@ -1,0 +1,228 @@
+"""The event classes of the semantics log.
+
+Every class is a frozen attrs value with an explicit ``VERSION``. Bump it whenever the
+stored shape changes and register an upcaster from the old version (see ``_upcast``), so
+logs written by older code keep decoding. Field values are plain msgpack data: ints
+(generations, node ids and sequence numbers are u64), str, bool, float, bytes, None,
+lists, and ``dict[str, Any]`` for the JSON wire payloads of SPEC §2.
+"""
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeAlias
+
+import attrs
+
+__all__ = [
+    "EVENT_CLASSES",
+    "INPUT_CLASSES",
+    "OUTPUT_CLASSES",
+    "TOPICS",
+    "ActionReceipt",
+    "ActionRejected",
+    "ActionRequested",
+    "Committed",
+    "DiagnosticsDispatched",
+    "EffectCompleted",
+    "EffectFailed",
+    "EffectStarted",
+    "Event",
+    "SessionCrashed",
+    "SessionEnded",
+    "SessionStarted",
+    "SnapshotTaken",
+    "SurfaceCalled",
+    "TimerFired",
+    "topic_of",
+]
+
+
+@attrs.frozen
+class SessionStarted:
+    """The first event of a session.
+
+    ``app`` is ``"module:attribute"``; ``surface`` is ``"runtime"`` or an adapter name.
+    Version 1 had no ``surface`` (every session ran on the runtime).
+    """
+
+    VERSION: ClassVar[int] = 2
+    app: str
+    surface: str
+    params: dict[str, Any]
+    redact_passwords: bool
+
+
+# Inputs: everything a session accepts, in the order it accepted them.
+
+
+@attrs.frozen
+class ActionRequested:
+    """A ``perform_action`` request; ``target``/``action``/``precondition`` are wire JSON.
+
+    ``redacted`` says the action's typed value was replaced (see ``redact_action``).
+    """
+
+    VERSION: ClassVar[int] = 1
+    request_id: int
+    target: dict[str, Any]
+    action: dict[str, Any]
+    precondition: dict[str, Any]
+    redacted: bool
+
+
+@attrs.frozen
+class EffectStarted:
+    VERSION: ClassVar[int] = 1
+    effect_id: int
+    name: str
+
+
+@attrs.frozen
+class EffectCompleted:
+    """An effect's resulting app message, already unstructured to msgpack data."""
+
+    VERSION: ClassVar[int] = 1
+    effect_id: int
+    message: Any
+
+
+@attrs.frozen
+class EffectFailed:
+    VERSION: ClassVar[int] = 1
+    effect_id: int
+    error: str
+
+
+@attrs.frozen
+class TimerFired:
+    VERSION: ClassVar[int] = 1
+    timer_id: int
+    message: Any
+
+
+@attrs.frozen
+class DiagnosticsDispatched:
+    VERSION: ClassVar[int] = 1
+    event: dict[str, Any]
+
+
+# Outputs: what the session produced in answer.
+
+
+@attrs.frozen
+class Committed:
+    """A commit: the wire Delta and the hex hash of the resulting public snapshot."""
+
+    VERSION: ClassVar[int] = 1
+    generation: int
+    delta: dict[str, Any]
+    snapshot_hash: str
+
+
+@attrs.frozen
+class ActionRejected:
+    VERSION: ClassVar[int] = 1
+    request_id: int
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+@attrs.frozen
+class ActionReceipt:
+    VERSION: ClassVar[int] = 1
+    request_id: int
+    before: int
+    after: int
+    pending_work: bool
+
+
+@attrs.frozen
+class SnapshotTaken:
+    """A recovery checkpoint: the full state at ``generation``, so replay can start here."""
+
+    VERSION: ClassVar[int] = 1
+    generation: int
+    state: dict[str, Any]
+
+
+@attrs.frozen
+class SurfaceCalled:
+    """One call of the agent surface contract in an adapter session, with its outcome."""
+
+    VERSION: ClassVar[int] = 1
+    method: str
+    arguments: dict[str, Any]
+    result: dict[str, Any] | None
+    error_class: str | None
+    error_message: str | None
+    snapshot_hash: str | None
+
+
+@attrs.frozen
+class SessionCrashed:
+    VERSION: ClassVar[int] = 1
+    exception_type: str
+    traceback: str
+
+
+@attrs.frozen
+class SessionEnded:
+    VERSION: ClassVar[int] = 1
+    reason: str
+
+
+Event: TypeAlias = (
+    SessionStarted
+    | ActionRequested
+    | EffectStarted
+    | EffectCompleted
+    | EffectFailed
+    | TimerFired
+    | DiagnosticsDispatched
+    | Committed
+    | ActionRejected
+    | ActionReceipt
+    | SnapshotTaken
+    | SurfaceCalled
+    | SessionCrashed
+    | SessionEnded
+)
+
+INPUT_CLASSES: tuple[type[Event], ...] = (
+    ActionRequested,
+    EffectStarted,
+    EffectCompleted,
+    EffectFailed,
+    TimerFired,
+    DiagnosticsDispatched,
+)
+"""The events replay feeds back into the application when it re-executes a session."""
+
+OUTPUT_CLASSES: tuple[type[Event], ...] = (
+    Committed,
+    ActionRejected,
+    ActionReceipt,
+    SnapshotTaken,
+    SurfaceCalled,
+)
+
+EVENT_CLASSES: tuple[type[Event], ...] = (
+    SessionStarted,
+    *INPUT_CLASSES,
+    *OUTPUT_CLASSES,
+    SessionCrashed,
+    SessionEnded,
+)
+
+TOPICS: Mapping[type[Event], str] = MappingProxyType({cls: cls.__name__ for cls in EVENT_CLASSES})
+"""Each event class's topic: the tag stored in the body and in the ``topic`` column.
+
+A topic is part of the stored format: renaming a class must keep its topic.
+"""
+
+
+def topic_of(event: Event | type[Event]) -> str:
+    """The topic of an event or event class; ``KeyError`` if it is not a log event."""
+    cls = event if isinstance(event, type) else type(event)
+    return TOPICS[cls]

@@ -1,0 +1,89 @@
+"""An in-memory recorder with the same behaviour as the SQLite one (for tests, replay)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+
+from ._codec import CONVERTER, LogConverter
+from ._errors import RecorderClosedError
+from ._events import Event
+from ._recorder import prepare_batch
+from ._records import Head, NewEvent, SessionSummary, StoredEvent
+
+__all__ = ["MemoryRecorder"]
+
+
+class MemoryRecorder:
+    """A ``Recorder`` over Python lists; bodies are encoded and chained exactly as stored.
+
+    Safe to read from one thread while another appends: a read sees the events that were
+    committed when its iteration started.
+    """
+
+    def __init__(self, *, converter: LogConverter = CONVERTER) -> None:
+        self._converter = converter
+        self._events: dict[str, list[StoredEvent]] = {}
+        self._summaries: dict[str, SessionSummary] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RecorderClosedError("the recorder is closed")
+
+    def _head_unlocked(self, session: str) -> Head | None:
+        records = self._events.get(session)
+        if not records:
+            return None
+        last = records[-1]
+        return Head(last.seq, last.chain)
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        with self._lock:
+            self._check_open()
+            stored, deltas = prepare_batch(events, self._head_unlocked, self._converter.encode)
+            for record in stored:
+                self._events.setdefault(record.session, []).append(record)
+            for name, delta in deltas.items():
+                self._summaries[name] = delta.merged_into(self._summaries.get(name))
+            return stored
+
+    def read(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[StoredEvent]:
+        self._check_open()
+        return self._stream(session, start, stop)
+
+    def _stream(self, session: str, start: int, stop: int | None) -> Iterator[StoredEvent]:
+        with self._lock:
+            records = self._events.get(session, [])
+            end = len(records)
+        if stop is not None:
+            end = min(end, max(stop - 1, 0))
+        for index in range(max(start - 1, 0), end):
+            yield records[index]
+
+    def events(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[tuple[StoredEvent, Event]]:
+        self._check_open()
+        return self._decoded(session, start, stop)
+
+    def _decoded(
+        self, session: str, start: int, stop: int | None
+    ) -> Iterator[tuple[StoredEvent, Event]]:
+        yield from self._converter.decode_records(self._stream(session, start, stop))
+
+    def head(self, session: str) -> Head | None:
+        with self._lock:
+            self._check_open()
+            return self._head_unlocked(session)
+
+    def sessions(self) -> list[SessionSummary]:
+        with self._lock:
+            self._check_open()
+            return [self._summaries[name] for name in sorted(self._summaries)]
+
+    def close(self) -> None:
+        self._closed = True

@@ -1,0 +1,150 @@
+"""The recorder interface, the batch preparation every recorder shares, and redaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from ._chain import GENESIS, ChainProblem, ChainReport, Problem, chain_step, verify_chain
+from ._codec import EncodedEvent
+from ._errors import SequenceConflict
+from ._events import Event
+from ._records import Head, NewEvent, SessionSummary, StoredEvent, SummaryDelta
+
+__all__ = ["REDACTED", "Recorder", "redact_action", "verify_log"]
+
+REDACTED = "[redacted]"
+
+
+class Recorder(Protocol):
+    """Where a log lives. Implementations: ``SqliteRecorder``, ``MemoryRecorder``.
+
+    Sequence numbers start at 1 per session and have no gaps. A recorder never reads a
+    clock: ``at`` is whatever the appender put in ``NewEvent``. Reads are lazy and see the
+    events committed when iteration starts.
+    """
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Encode, chain and write every event atomically; return what was stored.
+
+        Raises ``SequenceConflict`` (and writes nothing) if any ``(session, seq)`` is
+        taken or is not the next one after the session's head.
+        """
+        ...
+
+    def read(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[StoredEvent]:
+        """The session's records with ``start <= seq < stop``, in seq order, streamed."""
+        ...
+
+    def events(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[tuple[StoredEvent, Event]]:
+        """Like ``read``, each record with its decoded (upcast) event."""
+        ...
+
+    def head(self, session: str) -> Head | None:
+        """The session's last seq and chain value; None for a session with no events."""
+        ...
+
+    def sessions(self) -> list[SessionSummary]:
+        """Every session in the log, ordered by name."""
+        ...
+
+    def close(self) -> None:
+        """Release the recorder; any later use raises ``RecorderClosedError``. Idempotent."""
+        ...
+
+
+def prepare_batch(
+    batch: Sequence[NewEvent],
+    head_of: Callable[[str], Head | None],
+    encode: Callable[[Event], EncodedEvent],
+) -> tuple[list[StoredEvent], dict[str, SummaryDelta]]:
+    """Check a batch's sequence numbers, encode it and chain it, writing nothing.
+
+    ``head_of`` is asked once per session in the batch, for the head before it. Raises
+    ``SequenceConflict`` for the first event that is not the next of its session.
+    """
+    tips: dict[str, Head | None] = {}
+    deltas: dict[str, SummaryDelta] = {}
+    stored: list[StoredEvent] = []
+    for new in batch:
+        session = new.session
+        tip = tips[session] if session in tips else head_of(session)
+        expected = 1 if tip is None else tip.seq + 1
+        if new.seq != expected:
+            raise SequenceConflict(session, new.seq, expected)
+        encoded = encode(new.event)
+        chain = chain_step(
+            GENESIS if tip is None else tip.chain,
+            session, new.seq, encoded.topic, encoded.version, encoded.body,
+        )
+        stored.append(
+            StoredEvent(
+                session, new.seq, encoded.topic, encoded.version, new.at, encoded.body, chain
+            )
+        )
+        tips[session] = Head(new.seq, chain)
+        delta = deltas.get(session)
+        if delta is None:
+            delta = deltas[session] = SummaryDelta(session, new.at, new.at)
+        delta.add(new.event, new.at)
+    return stored, deltas
+
+
+def redact_action(action: dict[str, Any]) -> dict[str, Any]:
+    """The wire action with a ``set_text`` value replaced by ``REDACTED``.
+
+    For values typed into password fields (SPEC §4). Any other action is returned as is;
+    the input is never modified.
+    """
+    if action.get("kind") == "set_text" and "value" in action:
+        return {**action, "value": REDACTED}
+    return action
+
+
+def verify_log(
+    recorder: Recorder,
+    sessions: Sequence[str] | None = None,
+    *,
+    on_progress: Callable[[int, int | None], None] | None = None,
+) -> dict[str, ChainReport]:
+    """Verify the chain of each session (default: all), reporting overall progress.
+
+    The shape ``semledger audit --verify`` needs: one report per session, and
+    ``on_progress(done, total)`` counted over all of them. A session whose chain verifies
+    but has fewer events than its summary counts lost its tail: reported ``MISSING``.
+    (The summary is not chained, so this only catches a careless truncation; an anchor
+    given to ``verify_chain`` catches any.)
+    """
+    summaries = {summary.name: summary for summary in recorder.sessions()}
+    names = sorted(summaries) if sessions is None else list(sessions)
+    total = sum(summaries[name].events for name in names if name in summaries)
+    reports: dict[str, ChainReport] = {}
+    finished = 0
+    for name in names:
+        seen = [0]
+
+        def relay(done: int, _total: int | None, _seen: list[int] = seen,
+                  _finished: int = finished) -> None:
+            _seen[0] = done
+            if on_progress is not None:
+                on_progress(_finished + done, total)
+
+        report = verify_chain(recorder.read(name), on_progress=relay)
+        finished += seen[0]
+        counted = summaries[name].events if name in summaries else 0
+        if report.problem is None and report.verified < counted:
+            report = attrs.evolve(
+                report,
+                problem=ChainProblem(
+                    report.verified + 1, Problem.MISSING,
+                    f"the log's summary counts {counted} events",
+                ),
+            )
+        reports[name] = report
+    return reports

@@ -1,0 +1,106 @@
+"""The records a recorder stores and returns."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import attrs
+
+from ._events import Event, SessionCrashed, SessionEnded, SessionStarted
+
+__all__ = ["Head", "NewEvent", "SessionSummary", "StoredEvent"]
+
+
+class StoredEvent(NamedTuple):
+    """One row of the log. ``at`` is the wall time the appender gave (seconds).
+
+    A NamedTuple rather than an attrs class because it is built once per row on the read
+    path, straight from the SQLite row: a frozen attrs ``__init__`` costs about four
+    times as much, which showed in decoding throughput.
+    """
+
+    session: str
+    seq: int
+    topic: str
+    version: int
+    at: float
+    body: bytes
+    chain: bytes
+
+
+@attrs.frozen
+class NewEvent:
+    """An event to append: ``seq`` must be the next one of ``session`` (1 for a new one)."""
+
+    session: str
+    seq: int
+    event: Event
+    at: float
+
+
+@attrs.frozen
+class Head:
+    """The last event of a session: its seq and the chain value after it."""
+
+    seq: int
+    chain: bytes
+
+
+@attrs.frozen
+class SessionSummary:
+    """What the log knows about a session without reading its events.
+
+    ``app`` and ``surface`` come from its ``SessionStarted`` (None if it has none);
+    ``ended`` is true once a ``SessionEnded`` or ``SessionCrashed`` was appended.
+    """
+
+    name: str
+    app: str | None
+    surface: str | None
+    first_at: float
+    last_at: float
+    events: int
+    ended: bool
+    crashed: bool
+
+
+@attrs.define
+class SummaryDelta:
+    """What one batch adds to a session's summary."""
+
+    name: str
+    first_at: float
+    last_at: float
+    events: int = 0
+    app: str | None = None
+    surface: str | None = None
+    ended: bool = False
+    crashed: bool = False
+
+    def add(self, event: Event, at: float) -> None:
+        self.events += 1
+        self.last_at = at
+        if isinstance(event, SessionStarted) and self.app is None:
+            self.app, self.surface = event.app, event.surface
+        elif isinstance(event, SessionEnded):
+            self.ended = True
+        elif isinstance(event, SessionCrashed):
+            self.ended = self.crashed = True
+
+    def merged_into(self, old: SessionSummary | None) -> SessionSummary:
+        if old is None:
+            return SessionSummary(
+                self.name, self.app, self.surface, self.first_at, self.last_at,
+                self.events, self.ended, self.crashed,
+            )
+        first_app = old.app is not None
+        return SessionSummary(
+            self.name,
+            old.app if first_app else self.app,
+            old.surface if first_app else self.surface,
+            old.first_at,
+            self.last_at,
+            old.events + self.events,
+            old.ended or self.ended,
+            old.crashed or self.crashed,
+        )

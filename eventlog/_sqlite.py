@@ -1,0 +1,339 @@
+"""The SQLite recorder.
+
+The append path is raw ``sqlite3``: one ``BEGIN IMMEDIATE`` transaction per batch, the
+heads read inside it, ``executemany`` over cached prepared statements. sqlite-utils only
+creates and migrates the schema and backs the inspection helper. The database runs in WAL
+mode, so readers (each ``read`` takes a pooled connection of its own) never block the
+writer and see a consistent snapshot while they stream.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+import attrs
+import sqlite_utils
+
+from ._codec import CONVERTER, LogConverter
+from ._errors import RecorderClosedError, SequenceConflict, UnsupportedSchemaError
+from ._events import Event, SessionStarted
+from ._recorder import prepare_batch
+from ._records import Head, NewEvent, SessionSummary, StoredEvent
+
+__all__ = ["SCHEMA_VERSION", "LogInfo", "SqliteRecorder", "inspect_log"]
+
+Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+SCHEMA_VERSION = 2
+"""1: ``schema_version`` and ``events``. 2: adds ``sessions``, the per-session summary."""
+
+_make = functools.partial(tuple.__new__, StoredEvent)
+_COLUMNS = "session, seq, topic, version, at, body, chain"
+_INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_HEAD = "SELECT seq, chain FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
+_READ = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
+_READ_STOP = (
+    f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
+)
+_SESSIONS = (
+    "SELECT name, app, surface, first_at, last_at, events, ended, crashed"
+    " FROM sessions ORDER BY name"
+)
+_UPSERT_SESSION = """
+INSERT INTO sessions (name, app, surface, first_at, last_at, events, ended, crashed)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (name) DO UPDATE SET
+    app = CASE WHEN sessions.app IS NULL THEN excluded.app ELSE sessions.app END,
+    surface = CASE WHEN sessions.app IS NULL THEN excluded.surface ELSE sessions.surface END,
+    last_at = excluded.last_at,
+    events = sessions.events + excluded.events,
+    ended = MAX(sessions.ended, excluded.ended),
+    crashed = MAX(sessions.crashed, excluded.crashed)
+"""
+
+
+def _create_events(db: sqlite_utils.Database, _converter: LogConverter) -> None:
+    db.table("schema_version").create({"version": int}, not_null=["version"])
+    db.table("events").create(
+        {
+            "session": str, "seq": int, "topic": str, "version": int,
+            "at": float, "body": bytes, "chain": bytes,
+        },
+        pk=("session", "seq"),
+        not_null=["session", "seq", "topic", "version", "at", "body", "chain"],
+    )
+
+
+def _create_sessions(db: sqlite_utils.Database, converter: LogConverter) -> None:
+    """Add the summary table, filled from the events already logged (upcast as read)."""
+    db.table("sessions").create(
+        {
+            "name": str, "app": str, "surface": str, "first_at": float, "last_at": float,
+            "events": int, "ended": int, "crashed": int,
+        },
+        pk="name",
+        not_null=["name", "first_at", "last_at", "events", "ended", "crashed"],
+    )
+    rows = db.execute(
+        "SELECT session, COUNT(*), MIN(seq), MAX(seq),"
+        " MAX(topic IN ('SessionEnded', 'SessionCrashed')), MAX(topic = 'SessionCrashed')"
+        " FROM events GROUP BY session"
+    ).fetchall()
+    for session, count, first, last, ended, crashed in rows:
+        (first_at,) = db.execute(
+            "SELECT at FROM events WHERE session = ? AND seq = ?", (session, first)
+        ).fetchone()
+        (last_at,) = db.execute(
+            "SELECT at FROM events WHERE session = ? AND seq = ?", (session, last)
+        ).fetchone()
+        app = surface = None
+        started = db.execute(
+            "SELECT version, body FROM events WHERE session = ? AND topic = 'SessionStarted'"
+            " ORDER BY seq LIMIT 1",
+            (session,),
+        ).fetchone()
+        if started is not None:
+            event = converter.decode("SessionStarted", started[0], started[1])
+            assert isinstance(event, SessionStarted)
+            app, surface = event.app, event.surface
+        db.execute(
+            _UPSERT_SESSION, (session, app, surface, first_at, last_at, count, ended, crashed)
+        )
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite_utils.Database, LogConverter], None]] = {
+    1: _create_events,
+    2: _create_sessions,
+}
+
+
+def _schema_version(db: sqlite_utils.Database) -> int:
+    if not db.table("schema_version").exists():
+        return 0
+    row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return 0 if row is None or row[0] is None else int(row[0])
+
+
+def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> int:
+    """Bring the schema to ``SCHEMA_VERSION`` in one transaction; return the version found."""
+    db = sqlite_utils.Database(conn, execute_plugins=False)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = _schema_version(db)
+        if found > SCHEMA_VERSION:
+            raise UnsupportedSchemaError(path, found, SCHEMA_VERSION)
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            _MIGRATIONS[version](db, converter)
+        if found != SCHEMA_VERSION:
+            conn.execute("DELETE FROM schema_version")
+            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return found
+
+
+class SqliteRecorder:
+    """A ``Recorder`` over one SQLite file, created or migrated on open.
+
+    ``synchronous`` is SQLite's durability level: ``"FULL"`` (the default) makes every
+    committed batch survive a power loss, which the session actor relies on before it
+    answers with a receipt. The writer connection is ``check_same_thread=False`` because
+    the log-writer actor calls from worker threads; calls are serialised by a lock.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        converter: LogConverter = CONVERTER,
+    ) -> None:
+        self.path = os.fspath(path)
+        if self.path == ":memory:" or self.path.startswith("file:"):
+            raise ValueError("SqliteRecorder needs a file path; use MemoryRecorder in memory")
+        if synchronous not in _SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
+        self.synchronous = synchronous
+        self._converter = converter
+        self._lock = threading.Lock()
+        self._pool: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
+        self._closed = False
+        self._writer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            self._writer.execute("PRAGMA journal_mode=WAL")
+            self._writer.execute(f"PRAGMA synchronous={synchronous}")
+            self.found_schema_version = _migrate(self._writer, self.path, converter)
+        except BaseException:
+            self._writer.close()
+            raise
+
+    def __enter__(self) -> SqliteRecorder:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RecorderClosedError(f"the recorder of {self.path} is closed")
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        if not events:
+            self._check_open()
+            return []
+        with self._lock:
+            self._check_open()
+            conn = self._writer
+
+            def head_of(session: str) -> Head | None:
+                row = conn.execute(_HEAD, (session,)).fetchone()
+                return None if row is None else Head(row[0], row[1])
+
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                stored, deltas = prepare_batch(events, head_of, self._converter.encode)
+                try:
+                    conn.executemany(
+                        _INSERT,
+                        [
+                            (r.session, r.seq, r.topic, r.version, r.at, r.body, r.chain)
+                            for r in stored
+                        ],
+                    )
+                except sqlite3.IntegrityError as exc:  # only if a head moved under us
+                    first = stored[0]
+                    raise SequenceConflict(first.session, first.seq, first.seq) from exc
+                conn.executemany(
+                    _UPSERT_SESSION,
+                    [
+                        (
+                            d.name, d.app, d.surface, d.first_at, d.last_at, d.events,
+                            d.ended, d.crashed,
+                        )
+                        for d in deltas.values()
+                    ],
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return stored
+
+    @contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection]:
+        with self._pool_lock:
+            conn = self._pool.pop() if self._pool else None
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA query_only=ON")
+        try:
+            yield conn
+        finally:
+            with self._pool_lock:
+                if self._closed:
+                    conn.close()
+                else:
+                    self._pool.append(conn)
+
+    def read(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[StoredEvent]:
+        self._check_open()
+        return self._read(session, start, stop)
+
+    def _read(self, session: str, start: int, stop: int | None) -> Iterator[StoredEvent]:
+        with self._reader() as conn:
+            if stop is None:
+                cursor = conn.execute(_READ, (session, start))
+            else:
+                cursor = conn.execute(_READ_STOP, (session, start, stop))
+            try:
+                yield from map(_make, cursor)
+            finally:
+                cursor.close()
+
+    def events(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[tuple[StoredEvent, Event]]:
+        self._check_open()
+        return self._events(session, start, stop)
+
+    def _events(
+        self, session: str, start: int, stop: int | None
+    ) -> Iterator[tuple[StoredEvent, Event]]:
+        with self._reader() as conn:
+            if stop is None:
+                cursor = conn.execute(_READ, (session, start))
+            else:
+                cursor = conn.execute(_READ_STOP, (session, start, stop))
+            try:
+                yield from self._converter.decode_records(map(_make, cursor))
+            finally:
+                cursor.close()
+
+    def head(self, session: str) -> Head | None:
+        self._check_open()
+        with self._reader() as conn:
+            row = conn.execute(_HEAD, (session,)).fetchone()
+        return None if row is None else Head(row[0], row[1])
+
+    def sessions(self) -> list[SessionSummary]:
+        self._check_open()
+        with self._reader() as conn:
+            rows = conn.execute(_SESSIONS).fetchall()
+        return [
+            SessionSummary(name, app, surface, first_at, last_at, count, bool(ended), bool(crashed))
+            for name, app, surface, first_at, last_at, count, ended, crashed in rows
+        ]
+
+    def close(self) -> None:
+        with self._lock, self._pool_lock:
+            if self._closed:
+                return
+            self._closed = True
+            pool, self._pool = self._pool, []
+            self._writer.close()
+        for conn in pool:
+            conn.close()
+
+
+@attrs.frozen
+class LogInfo:
+    """What ``inspect_log`` found in a database file."""
+
+    path: str
+    schema_version: int
+    tables: tuple[str, ...]
+    sessions: int
+    events: int
+
+
+def inspect_log(path: str | os.PathLike[str]) -> LogInfo:
+    """Describe a log file without opening a recorder (so without migrating it)."""
+    name = os.fspath(path)
+    conn = sqlite3.connect(Path(name).resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        db = sqlite_utils.Database(conn, execute_plugins=False)
+        tables = tuple(sorted(db.table_names()))
+        events = db.table("events").count if "events" in tables else 0
+        if "sessions" in tables:
+            sessions = db.table("sessions").count
+        elif "events" in tables:
+            sessions = db.execute("SELECT COUNT(DISTINCT session) FROM events").fetchone()[0]
+        else:
+            sessions = 0
+        return LogInfo(name, _schema_version(db), tables, sessions, events)
+    finally:
+        conn.close()

@@ -1,0 +1,78 @@
+"""Upcasters: bring an old stored event up to its class's current ``VERSION``.
+
+An upcaster works on the unstructured dict (the msgpack body, tag included), one version
+step at a time: ``(topic, from_version)`` maps a version-``n`` dict to a version-``n + 1``
+dict. Decoding chains them, so each change to a class needs exactly one new upcaster and
+old ones never have to be rewritten. Stored bodies are never modified; the chain keeps
+hashing the bytes as they were written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._errors import UnsupportedVersionError
+
+__all__ = ["UPCASTERS", "Upcaster", "Upcasters"]
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class Upcasters:
+    """A registry of upcasters keyed by ``(topic, from_version)``."""
+
+    def __init__(self) -> None:
+        self._steps: dict[tuple[str, int], Upcaster] = {}
+
+    def register(self, topic: str, from_version: int) -> Callable[[Upcaster], Upcaster]:
+        """Decorator: register ``fn`` as the step from ``from_version`` to the next."""
+
+        def decorate(fn: Upcaster) -> Upcaster:
+            self.add(topic, from_version, fn)
+            return fn
+
+        return decorate
+
+    def add(self, topic: str, from_version: int, fn: Upcaster) -> None:
+        key = (topic, from_version)
+        if key in self._steps:
+            raise ValueError(f"an upcaster for {topic} version {from_version} is registered")
+        self._steps[key] = fn
+
+    def copy(self) -> Upcasters:
+        other = Upcasters()
+        other._steps = dict(self._steps)
+        return other
+
+    def upcast(
+        self, topic: str, version: int, current: int, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Apply the steps from ``version`` up to ``current``.
+
+        Raises ``UnsupportedVersionError`` for a version newer than ``current``, below 1, or
+        with a step missing.
+        """
+        if version > current:
+            raise UnsupportedVersionError(topic, version, current, "newer than this code knows")
+        if version < 1:
+            raise UnsupportedVersionError(topic, version, current, "versions start at 1")
+        while version < current:
+            step = self._steps.get((topic, version))
+            if step is None:
+                raise UnsupportedVersionError(
+                    topic, version, current, f"no upcaster from version {version}"
+                )
+            data = step(data)
+            version += 1
+        return data
+
+
+UPCASTERS = Upcasters()
+"""The upcasters of the log's own event classes; the default for ``LogConverter``."""
+
+
+@UPCASTERS.register("SessionStarted", 1)
+def _session_started_add_surface(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 predates adapters: every session ran on the runtime."""
+    return {**data, "surface": "runtime"}

@@ -1,0 +1,197 @@
+"""`semledger fuzz`: drive any app with random valid and invalid actions and reads, and check
+the generation invariants; a counterexample is shrunk by hypothesis and saved in the log as a
+session, so `semledger replay` reproduces it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from semledger.actors import SessionCore
+from semledger.eventlog import (
+    ActionRequested,
+    Event,
+    NewEvent,
+    Recorder,
+    SessionCrashed,
+    SessionEnded,
+    SessionStarted,
+)
+from semledger.runtime import (
+    ActionKind,
+    App,
+    ApplicationError,
+    Delta,
+    Full,
+    Receipt,
+    Rejection,
+    Role,
+    SemanticsSnapshot,
+    Unchanged,
+    apply_delta,
+)
+from semledger.runtime._wire import encode_read
+
+from ._invariants import GenerationChecker, InvariantViolation
+
+_PAYLOAD = {
+    "set_text": lambda d: {"value": d.draw(st.text(max_size=12), label="text")},
+    "scroll": lambda d: {"direction": d.draw(st.sampled_from(
+        ["forward", "backward", "up", "down", "left", "right"]), label="direction")},
+    "set_numeric_value": lambda d: {"value": d.draw(st.integers(-1000, 1000), label="number")},
+    "set_selection": lambda d: {"start": d.draw(st.integers(0, 20)), "end": d.draw(st.integers(0, 20))},
+}
+
+
+@attrs.frozen
+class FuzzResult:
+    examples: int
+    failure: str | None = None
+    session: str | None = None
+
+
+def _random_action(data: Any, snapshot: SemanticsSnapshot, stale: list[int]) -> dict[str, Any]:
+    nodes = sorted(snapshot.nodes)
+    valid = data.draw(st.booleans(), label="valid") if nodes else False
+    if valid:
+        node = snapshot.nodes[data.draw(st.sampled_from(nodes), label="node")]
+        offered = [k.value for k in node.actions] or [k.value for k in ActionKind]
+        kind = data.draw(st.sampled_from(offered), label="kind")
+        if node.semantic_id is not None and data.draw(st.booleans(), label="by id"):
+            target = {"kind": "semantic_id", "id": str(node.semantic_id)}
+        else:
+            target = {"kind": "node_id", "id": str(node.node_id)}
+        generation = snapshot.generation
+    else:
+        kind = data.draw(st.sampled_from([k.value for k in ActionKind]), label="kind")
+        target = data.draw(st.one_of(
+            st.builds(lambda i: {"kind": "node_id", "id": str(i)}, st.integers(1, 10_000)),
+            st.builds(lambda s: {"kind": "semantic_id", "id": s},
+                      st.sampled_from(["nope", "x.y", *(str(k) for k in snapshot.by_semantic_id)] )),
+            st.builds(lambda r, i: {"kind": "path", "path": [{"role": r, "index": i}]},
+                      st.sampled_from([r.value for r in Role if r is not Role.NONE]), st.integers(0, 3)),
+        ), label="target")
+        generation = data.draw(st.sampled_from([snapshot.generation, *stale[-3:]]), label="generation")
+    action = {"kind": kind, **(_PAYLOAD[kind](data) if kind in _PAYLOAD else {})}
+    latest = data.draw(st.booleans(), label="latest")
+    precondition = {"kind": "latest"} if latest else {"kind": "exact", "generation": str(generation)}
+    return {"target": target, "action": action, "precondition": precondition}
+
+
+class _Run:
+    """One example: the inputs it made, so the final (shrunk) one can be saved."""
+
+    def __init__(self, app: App[Any, Any]) -> None:
+        self.core = SessionCore(app)
+        self.inputs: list[Event] = []
+
+
+def _check_read(core: SessionCore, since: int | None, fulls: dict[int, Full]) -> None:
+    runtime = core.runtime
+    result = runtime.read(since)
+    current = runtime.generation
+    if isinstance(result, Rejection):
+        raise InvariantViolation(f"read rejected: {result.code}")
+    if isinstance(result, Unchanged) != (since == current):
+        raise InvariantViolation(f"read(since={since}) at {current} gave {type(result).__name__}")
+    if isinstance(result, Delta):
+        start = runtime.snapshot_at(result.from_generation)
+        if start is None:
+            raise InvariantViolation(f"a delta from {result.from_generation}, which expired")
+        rebuilt = apply_delta(start, result)
+        if encode_read(rebuilt.full()) != encode_read(runtime.snapshot.full()):
+            raise InvariantViolation(f"the delta from {since} does not lead to generation {current}")
+
+
+def fuzz_app(
+    app: App[Any, Any],
+    app_ref: str,
+    recorder: Recorder,
+    *,
+    examples: int = 100,
+    seed_value: int | None = None,
+    steps: int = 25,
+    **options: Any,
+) -> FuzzResult:
+    """Fuzz `app`; on a failure the shrunk counterexample is appended to `recorder` as a session."""
+    chosen_seed = options.pop("seed", seed_value if seed_value is not None else 0)
+    last: dict[str, _Run] = {}
+
+    @settings(
+        max_examples=examples, deadline=None, database=None, derandomize=False,
+        suppress_health_check=list(HealthCheck), print_blob=False,
+    )
+    @seed(chosen_seed)
+    @given(st.data())
+    def run(data: Any) -> None:
+        state = last["run"] = _Run(app)
+        core = state.core
+        checker = GenerationChecker(core.runtime.snapshot)
+        seen: list[int] = []
+        fulls: dict[int, Full] = {}
+        for _ in range(data.draw(st.integers(1, steps), label="steps")):
+            snapshot = core.runtime.snapshot
+            seen.append(snapshot.generation)
+            if data.draw(st.integers(0, 3), label="read?") == 0:
+                since = data.draw(st.sampled_from([None, snapshot.generation, 0, *seen[-5:],
+                                                   snapshot.generation + 1]), label="since")
+                _check_read(core, since, fulls)
+                continue
+            wire = _random_action(data, snapshot, seen)
+            event = ActionRequested(core.next_request_id(), wire["target"], wire["action"],
+                                    wire["precondition"], False)
+            state.inputs.append(event)
+            result = core.step(event)
+            checker.check(core.runtime.snapshot, result.outcome)
+            if isinstance(result.outcome, Rejection) and core.runtime.snapshot is not snapshot:
+                if core.runtime.snapshot.hash != snapshot.hash:
+                    raise InvariantViolation("a rejected action changed the snapshot")
+            assert isinstance(result.outcome, Receipt | Rejection)
+
+    try:
+        run()
+    except (InvariantViolation, ApplicationError, AssertionError) as error:
+        name = f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{chosen_seed}"
+        _save(recorder, name, app, app_ref, last["run"].inputs, error, chosen_seed)
+        cause = error.__cause__ if isinstance(error, ApplicationError) else error
+        return FuzzResult(examples, f"{type(cause).__name__}: {cause}", name)
+    return FuzzResult(examples)
+
+
+def _save(
+    recorder: Recorder,
+    name: str,
+    app: App[Any, Any],
+    app_ref: str,
+    inputs: list[Event],
+    error: BaseException,
+    chosen_seed: int,
+) -> None:
+    """Log the counterexample as an ordinary session: the same events a live one would have."""
+    import traceback
+
+    core = SessionCore(app)
+    events: list[Event] = [
+        SessionStarted(app_ref, "runtime", {"fuzz": {"seed": chosen_seed, "failure": str(error)}}, True),
+        *core.initial_outputs(),
+    ]
+    for event in inputs:
+        try:
+            result = core.step(event)
+        except ApplicationError as crash:
+            events += [event, SessionCrashed(
+                type(crash.__cause__ or crash).__qualname__, "".join(traceback.format_exception(crash))
+            )]
+            break
+        events += [event, *result.outputs]
+    else:
+        events.append(SessionEnded(f"fuzz counterexample: {error}"))
+    now = time.time()
+    recorder.append([NewEvent(name, i + 1, e, now) for i, e in enumerate(events)])
+
+
+__all__ = ["FuzzResult", "fuzz_app"]

@@ -1,0 +1,203 @@
+"""The integrity chain: tampering is detected and the first damaged event is named."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from semledger.eventlog import (
+    GENESIS,
+    ActionReceipt,
+    Committed,
+    Head,
+    MemoryRecorder,
+    NewEvent,
+    Problem,
+    SessionStarted,
+    SqliteRecorder,
+    StoredEvent,
+    canonical_bytes,
+    chain_step,
+    verify_chain,
+    verify_log,
+)
+
+SEQS = 6
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Iterator[tuple[SqliteRecorder, Path]]:
+    path = tmp_path / "log.db"
+    recorder = SqliteRecorder(path, synchronous="OFF")
+    events = [SessionStarted("m:app", "runtime", {}, True)] + [
+        Committed(g, {"to": g}, f"{g:064x}") if g % 2 else ActionReceipt(g, g, g + 1, False)
+        for g in range(1, SEQS)
+    ]
+    recorder.append([NewEvent("s", i + 1, e, float(i)) for i, e in enumerate(events)])
+    recorder.append([NewEvent("t", 1, events[0], 0.0)])
+    yield recorder, path
+    recorder.close()
+
+
+def tamper(path: Path, *statements: str) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        for statement in statements:
+            conn.execute(statement)
+    conn.close()
+
+
+def test_an_untouched_log_verifies(log: tuple[SqliteRecorder, Path]) -> None:
+    recorder, _ = log
+    report = verify_chain(recorder.read("s"))
+    assert report.ok
+    assert (report.session, report.verified, report.problem) == ("s", SEQS, None)
+    assert report.head == recorder.head("s")
+    assert str(report) == "session 's': ok, 6 events"
+
+
+def test_a_changed_byte_in_a_body_is_named(log: tuple[SqliteRecorder, Path]) -> None:
+    recorder, path = log
+    body = next(r.body for r in recorder.read("s") if r.seq == 3)
+    changed = body[:-1] + bytes([body[-1] ^ 1])
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE events SET body = ? WHERE session = 's' AND seq = 3", (changed,))
+    conn.close()
+    report = verify_chain(recorder.read("s"))
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (3, Problem.CHANGED)
+    assert report.verified == 2
+    assert "event 3 changed" in str(report)
+    assert verify_chain(recorder.read("t")).ok
+
+
+def test_a_deleted_event_is_named(log: tuple[SqliteRecorder, Path]) -> None:
+    recorder, path = log
+    tamper(path, "DELETE FROM events WHERE session = 's' AND seq = 3")
+    report = verify_chain(recorder.read("s"))
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (3, Problem.MISSING)
+
+
+def test_two_swapped_events_are_named(log: tuple[SqliteRecorder, Path]) -> None:
+    recorder, path = log
+    tamper(
+        path,
+        "UPDATE events SET seq = -1 WHERE session = 's' AND seq = 2",
+        "UPDATE events SET seq = 2 WHERE session = 's' AND seq = 4",
+        "UPDATE events SET seq = 4 WHERE session = 's' AND seq = -1",
+    )
+    report = verify_chain(recorder.read("s"))
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (2, Problem.OUT_OF_ORDER)
+    assert report.verified == 1
+
+
+def test_records_given_out_of_order_are_named() -> None:
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", i, ActionReceipt(i, i, i, False), 0.0) for i in (1, 2, 3, 4)])
+    records = list(recorder.read("s"))
+    records[1], records[2] = records[2], records[1]
+    report = verify_chain(records)
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (2, Problem.OUT_OF_ORDER)
+    duplicated = list(recorder.read("s"))
+    duplicated.insert(2, duplicated[0])
+    report = verify_chain(duplicated)
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (3, Problem.OUT_OF_ORDER)
+
+
+def test_a_changed_chain_value_is_named(log: tuple[SqliteRecorder, Path]) -> None:
+    recorder, path = log
+    tamper(path, "UPDATE events SET chain = zeroblob(32) WHERE session = 's' AND seq = 5")
+    report = verify_chain(recorder.read("s"))
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (5, Problem.CHANGED)
+
+
+def test_an_anchor_catches_a_truncated_tail_and_a_recomputed_chain(
+    log: tuple[SqliteRecorder, Path],
+) -> None:
+    recorder, _ = log
+    anchor = recorder.head("s")
+    assert anchor is not None
+    assert verify_chain(recorder.read("s"), anchor=anchor).ok
+    records = list(recorder.read("s"))
+    report = verify_chain(records[:-1], anchor=anchor)
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (SEQS, Problem.MISSING)
+    assert verify_chain(records[:-1]).ok  # without an anchor a cut tail looks complete
+    # Rewrite event 2 and recompute every chain value after it.
+    rewritten: list[StoredEvent] = []
+    previous = GENESIS
+    for record in records:
+        body = record.body if record.seq != 2 else record.body.replace(b"\x01", b"\x02")
+        previous = chain_step(previous, "s", record.seq, record.topic, record.version, body)
+        rewritten.append(record._replace(body=body, chain=previous))
+    assert verify_chain(rewritten).ok
+    report = verify_chain(rewritten, anchor=anchor)
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (SEQS, Problem.CHANGED)
+    assert verify_chain(rewritten, anchor=Head(1, records[0].chain)).ok
+
+
+def test_progress_is_reported(log: tuple[SqliteRecorder, Path]) -> None:
+    recorder, _ = log
+    calls: list[tuple[int, int | None]] = []
+    verify_chain(list(recorder.read("s")), on_progress=lambda d, t: calls.append((d, t)),
+                 progress_every=4)
+    assert calls == [(4, 6), (6, 6)]
+    calls.clear()
+    verify_chain(recorder.read("s"), on_progress=lambda d, t: calls.append((d, t)), total=6,
+                 progress_every=3)
+    assert calls == [(3, 6), (6, 6)]
+    calls.clear()
+    verify_chain([], on_progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(0, 0)]
+
+
+def test_verify_log_reports_each_session_with_overall_progress(
+    log: tuple[SqliteRecorder, Path],
+) -> None:
+    recorder, path = log
+    tamper(path, "DELETE FROM events WHERE session = 's' AND seq = 6")
+    calls: list[tuple[int, int | None]] = []
+    reports = verify_log(recorder, on_progress=lambda d, t: calls.append((d, t)))
+    assert sorted(reports) == ["s", "t"]
+    problem = reports["s"].problem
+    assert problem is not None  # the chain verifies, but the summary still counts 6
+    assert (problem.seq, problem.problem) == (6, Problem.MISSING)
+    assert reports["t"].ok
+    assert calls[-1] == (6, 7)
+    assert verify_log(MemoryRecorder()) == {}
+
+
+def test_an_empty_session_verifies() -> None:
+    report = verify_chain([])
+    assert report.ok
+    assert (report.session, report.verified, report.head) == (None, 0, None)
+
+
+def test_one_session_at_a_time() -> None:
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent(s, 1, ActionReceipt(1, 1, 1, False), 0.0) for s in ("a", "b")])
+    with pytest.raises(ValueError, match="one session"):
+        verify_chain([*recorder.read("a"), *recorder.read("b")])
+
+
+def test_canonical_bytes_are_length_prefixed() -> None:
+    assert canonical_bytes("ab", 1, "T", 2, b"xy") == (
+        b"\x00\x00\x00\x02ab" + (1).to_bytes(8, "big") + b"\x00\x00\x00\x01T"
+        + b"\x00\x00\x00\x02" + (2).to_bytes(8, "big") + b"xy"
+    )
+    import hashlib
+
+    assert chain_step(GENESIS, "ab", 1, "T", 2, b"xy") == hashlib.sha256(
+        GENESIS + canonical_bytes("ab", 1, "T", 2, b"xy")
+    ).digest()
+    assert canonical_bytes("a", 1, "bT", 2, b"") != canonical_bytes("ab", 1, "T", 2, b"")

@@ -1,0 +1,158 @@
+"""The codec: one cattrs converter, a tagged union, versions and upcasting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped, unused-ignore]
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from semledger.eventlog import (
+    CONVERTER,
+    EVENT_CLASSES,
+    TAG,
+    TOPICS,
+    ActionReceipt,
+    Committed,
+    CorruptEventError,
+    EffectCompleted,
+    Event,
+    LogConverter,
+    SessionStarted,
+    StoredEvent,
+    UnknownTopicError,
+    UnsupportedVersionError,
+    Upcasters,
+    decode,
+    encode,
+    topic_of,
+)
+from semledger.eventlog.testing import events_of
+
+
+def test_every_event_class_has_its_own_explicit_version_and_topic() -> None:
+    for cls in EVENT_CLASSES:
+        assert isinstance(cls.__dict__["VERSION"], int)
+        assert TOPICS[cls] == cls.__name__ == topic_of(cls)
+    assert len(set(TOPICS.values())) == len(EVENT_CLASSES)
+
+
+def test_session_started_is_at_version_2() -> None:
+    assert SessionStarted.VERSION == 2
+
+
+@pytest.mark.parametrize("cls", EVENT_CLASSES, ids=lambda cls: cls.__name__)
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_encode_then_decode_is_identity(cls: type[Event], data: st.DataObject) -> None:
+    event = data.draw(events_of(cls))
+    encoded = encode(event)
+    assert (encoded.topic, encoded.version) == (TOPICS[cls], cls.VERSION)
+    assert decode(encoded.topic, encoded.version, encoded.body) == event
+    record = StoredEvent("s", 1, encoded.topic, encoded.version, 0.0, encoded.body, b"")
+    assert list(CONVERTER.decode_records([record])) == [(record, event)]
+
+
+def test_body_is_msgpack_of_the_unstructured_event_with_the_tag_inside() -> None:
+    event = ActionReceipt(request_id=7, before=3, after=4, pending_work=True)
+    body = msgpack.unpackb(encode(event).body)
+    assert body == {
+        TAG: "ActionReceipt", "request_id": 7, "before": 3, "after": 4, "pending_work": True,
+    }
+    assert CONVERTER.structure(body) == event
+    assert CONVERTER.unstructure(event) == body
+
+
+def test_u64_generations_survive() -> None:
+    event = Committed(generation=2**64 - 1, delta={"node": 2**64 - 1}, snapshot_hash="ab")
+    encoded = encode(event)
+    assert decode(encoded.topic, encoded.version, encoded.body) == event
+
+
+def test_message_with_int_keys_decodes_on_the_slow_path() -> None:
+    event = EffectCompleted(effect_id=1, message={1: "one", "two": [2]})
+    encoded = encode(event)
+    assert decode(encoded.topic, encoded.version, encoded.body) == event
+    record = StoredEvent("s", 1, encoded.topic, encoded.version, 0.0, encoded.body, b"")
+    assert list(CONVERTER.decode_records([record])) == [(record, event)]
+
+
+def test_unknown_topic_is_named() -> None:
+    with pytest.raises(UnknownTopicError, match="'Teleported'") as caught:
+        decode("Teleported", 1, msgpack.packb({TAG: "Teleported"}))
+    assert caught.value.topic == "Teleported"
+
+
+def test_version_newer_than_the_code_is_named() -> None:
+    body = encode(ActionReceipt(1, 1, 1, False)).body
+    with pytest.raises(UnsupportedVersionError, match="ActionReceipt version 2") as caught:
+        decode("ActionReceipt", 2, body)
+    assert (caught.value.topic, caught.value.version, caught.value.current) == (
+        "ActionReceipt", 2, 1,
+    )
+
+
+def test_a_missing_upcaster_step_is_named() -> None:
+    converter = LogConverter(Upcasters())
+    body = msgpack.packb({TAG: "SessionStarted", "app": "a:b", "params": {},
+                          "redact_passwords": False})
+    with pytest.raises(UnsupportedVersionError, match="no upcaster from version 1"):
+        converter.decode("SessionStarted", 1, body)
+
+
+def test_upcasters_chain_one_step_at_a_time() -> None:
+    upcasters = Upcasters()
+    seen: list[int] = []
+
+    @upcasters.register("Thing", 1)
+    def one(data: dict[str, Any]) -> dict[str, Any]:
+        seen.append(1)
+        return {**data, "params": {}}
+
+    @upcasters.register("Thing", 2)
+    def two(data: dict[str, Any]) -> dict[str, Any]:
+        seen.append(2)
+        return {**data, "surface": "web"}
+
+    data = upcasters.upcast("Thing", 1, 3, {"app": "a:b"})
+    assert data == {"app": "a:b", "params": {}, "surface": "web"}
+    assert seen == [1, 2]
+    assert upcasters.upcast("Thing", 3, 3, {"app": "a:b"}) == {"app": "a:b"}
+    with pytest.raises(UnsupportedVersionError, match="versions start at 1"):
+        upcasters.upcast("Thing", 0, 3, {})
+    with pytest.raises(ValueError, match="registered"):
+        upcasters.add("Thing", 1, one)
+
+
+def test_version_1_session_started_gets_the_runtime_surface() -> None:
+    body = msgpack.packb({TAG: "SessionStarted", "app": "m:app", "params": {"n": 1},
+                          "redact_passwords": True})
+    assert decode("SessionStarted", 1, body) == SessionStarted(
+        app="m:app", surface="runtime", params={"n": 1}, redact_passwords=True
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"\xc1", msgpack.packb([1, 2]), msgpack.packb({TAG: "ActionReceipt", "request_id": 1})],
+    ids=["not-msgpack", "not-a-map", "missing-field"],
+)
+def test_a_corrupt_body_raises_a_typed_error(body: bytes) -> None:
+    with pytest.raises(CorruptEventError, match="ActionReceipt version 1"):
+        decode("ActionReceipt", 1, body)
+    record = StoredEvent("s", 1, "ActionReceipt", 1, 0.0, body, b"")
+    with pytest.raises(CorruptEventError):
+        list(CONVERTER.decode_records([record]))
+
+
+def test_a_body_tagged_with_another_topic_is_corrupt() -> None:
+    body = encode(SessionStarted("a:b", "runtime", {}, False)).body
+    with pytest.raises(CorruptEventError, match="tagged SessionStarted"):
+        decode("ActionReceipt", 1, body)
+
+
+def test_encoding_a_non_event_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="not a log event"):
+        encode(object())  # type: ignore[arg-type]

@@ -1,0 +1,284 @@
+"""One contract suite, run against every recorder."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from semledger.eventlog import (
+    GENESIS,
+    SCHEMA_VERSION,
+    ActionReceipt,
+    ActionRequested,
+    Committed,
+    EffectCompleted,
+    Event,
+    Head,
+    MemoryRecorder,
+    NewEvent,
+    Recorder,
+    RecorderClosedError,
+    SequenceConflict,
+    SessionCrashed,
+    SessionEnded,
+    SessionStarted,
+    SessionSummary,
+    SqliteRecorder,
+    UnsupportedSchemaError,
+    chain_step,
+    encode,
+    inspect_log,
+    verify_chain,
+)
+
+Factory = Callable[[], Recorder]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def new_recorder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
+    """Makes fresh, empty recorders of one kind; closes them afterwards."""
+    made: list[Recorder] = []
+
+    def make() -> Recorder:
+        recorder: Recorder
+        if request.param == "memory":
+            recorder = MemoryRecorder()
+        else:
+            recorder = SqliteRecorder(tmp_path / f"log{len(made)}.db", synchronous="NORMAL")
+        made.append(recorder)
+        return recorder
+
+    yield make
+    for recorder in made:
+        recorder.close()
+
+
+@pytest.fixture
+def recorder(new_recorder: Factory) -> Recorder:
+    return new_recorder()
+
+
+def started(app: str = "semledger.examples.counter:app", surface: str = "runtime") -> Event:
+    return SessionStarted(app=app, surface=surface, params={}, redact_passwords=True)
+
+
+def story() -> list[Event]:
+    """A small, typical session: start, commit, action, commit, receipt, end."""
+    return [
+        started(),
+        Committed(1, {"from": 0, "to": 1}, "aa" * 32),
+        ActionRequested(1, {"kind": "semantic_id", "id": "counter.increment"},
+                        {"kind": "activate"}, {"kind": "latest"}, False),
+        Committed(2, {"from": 1, "to": 2}, "bb" * 32),
+        ActionReceipt(1, 1, 2, False),
+        SessionEnded("closed"),
+    ]
+
+
+def batch(session: str, events: list[Event], first: int = 1, at: float = 100.0) -> list[NewEvent]:
+    return [NewEvent(session, first + i, e, at + i) for i, e in enumerate(events)]
+
+
+def test_an_unknown_session_has_no_head_and_no_events(recorder: Recorder) -> None:
+    assert recorder.head("nobody") is None
+    assert list(recorder.read("nobody")) == []
+    assert list(recorder.events("nobody")) == []
+    assert recorder.sessions() == []
+
+
+def test_append_stores_encoded_and_chained_records(recorder: Recorder) -> None:
+    events = story()
+    stored = recorder.append(batch("s", events))
+    previous = GENESIS
+    for i, (record, event) in enumerate(zip(stored, events, strict=True)):
+        encoded = encode(event)
+        assert (record.session, record.seq, record.at) == ("s", i + 1, 100.0 + i)
+        assert (record.topic, record.version, record.body) == (
+            encoded.topic, encoded.version, encoded.body,
+        )
+        previous = chain_step(previous, "s", i + 1, encoded.topic, encoded.version, encoded.body)
+        assert record.chain == previous
+    assert recorder.head("s") == Head(len(events), previous)
+
+
+def test_read_returns_what_append_stored_and_events_decode_it(recorder: Recorder) -> None:
+    events = story()
+    stored = recorder.append(batch("s", events))
+    assert list(recorder.read("s")) == stored
+    assert list(recorder.events("s")) == list(zip(stored, events, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "seqs"),
+    [(0, None, [1, 2, 3, 4, 5, 6]), (3, None, [3, 4, 5, 6]), (2, 4, [2, 3]),
+     (0, 1, []), (5, 99, [5, 6]), (7, None, []), (4, 4, []), (4, 2, [])],
+)
+def test_read_selects_start_inclusive_stop_exclusive(
+    recorder: Recorder, start: int, stop: int | None, seqs: list[int]
+) -> None:
+    recorder.append(batch("s", story()))
+    assert [r.seq for r in recorder.read("s", start=start, stop=stop)] == seqs
+    assert [r.seq for r, _ in recorder.events("s", start=start, stop=stop)] == seqs
+
+
+def test_the_chain_continues_across_appends(new_recorder: Factory) -> None:
+    one_by_one, all_at_once = new_recorder(), new_recorder()
+    for new in batch("s", story()):
+        one_by_one.append([new])
+    all_at_once.append(batch("s", story()))
+    assert list(one_by_one.read("s")) == list(all_at_once.read("s"))
+    assert verify_chain(one_by_one.read("s")).ok
+
+
+@pytest.mark.parametrize("seq", [1, 4, 6, 10], ids=["taken", "just-taken", "gap", "far"])
+def test_a_conflicting_seq_writes_nothing(recorder: Recorder, seq: int) -> None:
+    recorder.append(batch("s", story()[:2]))
+    before = (list(recorder.read("s")), recorder.head("s"), recorder.sessions())
+    # Valid events of two sessions first, then the conflict: the whole batch is refused.
+    attempt = [
+        NewEvent("s", 3, story()[2], 1.0),
+        NewEvent("other", 1, started(), 1.0),
+        NewEvent("s", 4, story()[3], 1.0),
+        NewEvent("s", seq, SessionEnded("x"), 1.0),
+    ]
+    with pytest.raises(SequenceConflict) as caught:
+        recorder.append(attempt)
+    assert (caught.value.session, caught.value.seq, caught.value.expected) == ("s", seq, 5)
+    assert (list(recorder.read("s")), recorder.head("s"), recorder.sessions()) == before
+    assert recorder.head("other") is None
+    assert list(recorder.read("other")) == []
+
+
+def test_a_first_event_must_have_seq_1(recorder: Recorder) -> None:
+    with pytest.raises(SequenceConflict, match="'s': seq 2 is not the next one"):
+        recorder.append([NewEvent("s", 2, started(), 0.0)])
+    with pytest.raises(SequenceConflict, match="'s': seq 0 is taken"):
+        recorder.append([NewEvent("s", 0, started(), 0.0)])
+    assert recorder.sessions() == []
+
+
+def test_a_seq_repeated_inside_one_batch_conflicts(recorder: Recorder) -> None:
+    with pytest.raises(SequenceConflict):
+        recorder.append([NewEvent("s", 1, started(), 0.0), NewEvent("s", 1, started(), 0.0)])
+    assert recorder.head("s") is None
+
+
+def test_an_unencodable_event_writes_nothing(recorder: Recorder) -> None:
+    with pytest.raises(TypeError):
+        recorder.append([NewEvent("s", 1, started(), 0.0),
+                         NewEvent("s", 2, EffectCompleted(1, object()), 0.0)])
+    assert recorder.head("s") is None
+    recorder.append([NewEvent("s", 1, started(), 0.0)])
+    assert recorder.head("s") is not None
+
+
+def test_an_empty_append_does_nothing(recorder: Recorder) -> None:
+    assert recorder.append([]) == []
+    assert recorder.sessions() == []
+
+
+def test_interleaved_sessions_keep_their_own_sequences_and_chains(recorder: Recorder) -> None:
+    a, b = story(), [started("semledger.examples.form:app", "web"), SessionCrashed("E", "tb")]
+    interleaved = [NewEvent("a", 1, a[0], 1.0), NewEvent("b", 1, b[0], 2.0),
+                   NewEvent("a", 2, a[1], 3.0), NewEvent("b", 2, b[1], 4.0)]
+    recorder.append(interleaved)
+    recorder.append(batch("a", a[2:], first=3, at=10.0))
+    assert [e for _, e in recorder.events("a")] == a
+    assert [e for _, e in recorder.events("b")] == b
+    assert verify_chain(recorder.read("a")).ok
+    assert verify_chain(recorder.read("b")).ok
+    assert recorder.sessions() == [
+        SessionSummary("a", "semledger.examples.counter:app", "runtime", 1.0, 13.0, 6, True,
+                       False),
+        SessionSummary("b", "semledger.examples.form:app", "web", 2.0, 4.0, 2, True, True),
+    ]
+
+
+def test_a_session_without_a_start_has_no_app(recorder: Recorder) -> None:
+    recorder.append([NewEvent("s", 1, ActionReceipt(1, 1, 1, False), 5.0)])
+    assert recorder.sessions() == [SessionSummary("s", None, None, 5.0, 5.0, 1, False, False)]
+
+
+def test_a_read_sees_the_events_committed_when_it_started(recorder: Recorder) -> None:
+    recorder.append(batch("s", story()[:3]))
+    reading = recorder.read("s")
+    assert next(reading).seq == 1
+    recorder.append(batch("s", story()[3:], first=4))
+    assert [r.seq for r in reading] == [2, 3]
+    assert [r.seq for r in recorder.read("s")] == [1, 2, 3, 4, 5, 6]
+
+
+def test_an_abandoned_read_does_not_block_appends(recorder: Recorder) -> None:
+    recorder.append(batch("s", story()[:3]))
+    reading = recorder.read("s")
+    next(reading)
+    recorder.append(batch("s", story()[3:], first=4))
+    reading.close()
+    assert recorder.head("s") is not None
+    assert recorder.head("s") == Head(6, list(recorder.read("s"))[-1].chain)
+
+
+def test_a_closed_recorder_refuses_everything(recorder: Recorder) -> None:
+    recorder.close()
+    recorder.close()
+    with pytest.raises(RecorderClosedError):
+        recorder.append(batch("s", story()))
+    with pytest.raises(RecorderClosedError):
+        recorder.read("s")
+    with pytest.raises(RecorderClosedError):
+        recorder.events("s")
+    with pytest.raises(RecorderClosedError):
+        recorder.head("s")
+    with pytest.raises(RecorderClosedError):
+        recorder.sessions()
+
+
+# SQLite only: what lives on disk.
+
+
+def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as first:
+        stored = first.append(batch("a", story()))
+        stored += first.append(batch("b", story()[:2]))
+        sessions = first.sessions()
+    with SqliteRecorder(path) as again:
+        assert again.found_schema_version == SCHEMA_VERSION
+        assert list(again.read("a")) + list(again.read("b")) == stored
+        assert again.sessions() == sessions
+        again.append(batch("b", story()[2:], first=3))
+        assert verify_chain(again.read("b")).ok
+
+
+def test_the_sqlite_log_is_wal_with_the_chosen_synchronous_level(tmp_path: Path) -> None:
+    with SqliteRecorder(tmp_path / "full.db") as full:
+        assert full._writer.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert full._writer.execute("PRAGMA synchronous").fetchone() == (2,)
+    with SqliteRecorder(tmp_path / "normal.db", synchronous="NORMAL") as normal:
+        assert normal._writer.execute("PRAGMA synchronous").fetchone() == (1,)
+    with pytest.raises(ValueError, match="synchronous"):
+        SqliteRecorder(tmp_path / "bad.db", synchronous="SOMETIMES")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="MemoryRecorder"):
+        SqliteRecorder(":memory:")
+
+
+def test_a_schema_newer_than_the_code_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    SqliteRecorder(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    conn.close()
+    with pytest.raises(UnsupportedSchemaError, match="schema version 99"):
+        SqliteRecorder(path)
+
+
+def test_inspect_log_describes_without_migrating(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as recorder:
+        recorder.append(batch("a", story()) + batch("b", story()[:1]))
+    info = inspect_log(path)
+    assert (info.schema_version, info.sessions, info.events) == (SCHEMA_VERSION, 2, 7)
+    assert {"events", "schema_version", "sessions"} <= set(info.tables)

@@ -1,0 +1,84 @@
+"""Reading a log written by the first version of the log (tests/fixtures/eventlog_v1.db).
+
+The fixture was made by tests/fixtures/make_eventlog_v1.py: schema version 1 (no
+``sessions`` table) and ``SessionStarted`` at event version 1 (no ``surface``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from semledger.eventlog import (
+    SCHEMA_VERSION,
+    ActionReceipt,
+    NewEvent,
+    SessionEnded,
+    SessionStarted,
+    SessionSummary,
+    SqliteRecorder,
+    inspect_log,
+    verify_chain,
+)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "eventlog_v1.db"
+
+
+@pytest.fixture
+def v1_copy(tmp_path: Path) -> Path:
+    """A copy of the fixture: opening a log migrates it, and the fixture must not change."""
+    copy = tmp_path / "v1.db"
+    shutil.copyfile(FIXTURE, copy)
+    return copy
+
+
+def test_the_fixture_is_a_version_1_log() -> None:
+    before = hashlib.sha256(FIXTURE.read_bytes()).hexdigest()
+    info = inspect_log(FIXTURE)
+    assert (info.schema_version, info.sessions, info.events) == (1, 2, 8)
+    assert "sessions" not in info.tables
+    assert hashlib.sha256(FIXTURE.read_bytes()).hexdigest() == before
+
+
+def test_opening_migrates_the_schema_and_fills_the_summaries(v1_copy: Path) -> None:
+    with SqliteRecorder(v1_copy) as recorder:
+        assert recorder.found_schema_version == 1
+        assert recorder.sessions() == [
+            SessionSummary("counter-1", "semledger.examples.counter:app", "runtime",
+                           1000.0, 1002.0, 6, True, False),
+            SessionSummary("form-1", "semledger.examples.form:app", "runtime",
+                           2000.0, 2000.75, 2, True, True),
+        ]
+    assert inspect_log(v1_copy).schema_version == SCHEMA_VERSION
+    with SqliteRecorder(v1_copy) as again:
+        assert again.found_schema_version == SCHEMA_VERSION
+
+
+def test_version_1_events_are_upcast_when_read(v1_copy: Path) -> None:
+    with SqliteRecorder(v1_copy) as recorder:
+        decoded = list(recorder.events("counter-1"))
+    record, first = decoded[0]
+    assert (record.topic, record.version) == ("SessionStarted", 1)
+    assert first == SessionStarted(
+        app="semledger.examples.counter:app", surface="runtime", params={},
+        redact_passwords=True,
+    )
+    assert [type(e).__name__ for _, e in decoded] == [
+        "SessionStarted", "Committed", "ActionRequested", "Committed", "ActionReceipt",
+        "SessionEnded",
+    ]
+    assert decoded[4][1] == ActionReceipt(request_id=1, before=1, after=2, pending_work=False)
+
+
+def test_the_old_chain_verifies_and_new_events_continue_it(v1_copy: Path) -> None:
+    with SqliteRecorder(v1_copy) as recorder:
+        assert verify_chain(recorder.read("counter-1")).ok
+        assert verify_chain(recorder.read("form-1")).ok
+        recorder.append([NewEvent("form-1", 3, SessionEnded("restarted"), 3000.0)])
+        stored = list(recorder.read("form-1"))
+        assert [r.version for r in stored] == [1, 1, SessionEnded.VERSION]
+        assert verify_chain(stored).ok
+        assert recorder.sessions()[1].events == 3
