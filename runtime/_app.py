@@ -15,7 +15,7 @@ Msg = TypeVar("Msg")
 
 @attrs.frozen
 class Effect(Generic[Msg]):
-    """An asynchronous command: run as a Trio task; its message (if any) is an input like any other."""
+    """An asynchronous command run as a Trio task; its message (if any) is an ordinary input."""
 
     run: Callable[[], Awaitable[Msg | None]]
     name: str = "effect"
@@ -27,9 +27,6 @@ class Next(Generic[Model, Msg]):
 
     model: Model
     effects: tuple[Effect[Msg], ...] = ()
-
-
-Step = Next[Model, Msg] | Model
 
 
 @attrs.frozen

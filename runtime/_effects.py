@@ -36,7 +36,9 @@ class EffectRunner:
         started = 0
         for effect_id, effect in self._runtime.take_effects():
             self._running += 1
-            self._idle = trio.Event()
+            if self._idle.is_set():
+                # Replace only a spent event: a waiter may be parked on the current one.
+                self._idle = trio.Event()
             self._nursery.start_soon(self._run, effect_id, effect, name=effect.name)
             started += 1
         return started

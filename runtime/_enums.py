@@ -87,7 +87,7 @@ class Composition(StrEnum):
     """How a view node's semantics combine with its descendants'."""
 
     TRANSPARENT = "transparent"
-    """A node only when it carries semantics of its own; otherwise its children lift to its parent."""
+    """A node only when it carries semantics of its own; else its children lift to its parent."""
     BOUNDARY = "boundary"
     """Always a node of its own, even with role none, so its children stay grouped under it."""
     MERGE_DESCENDANTS = "merge_descendants"

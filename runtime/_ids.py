@@ -7,7 +7,9 @@ from typing import Final, final
 
 U64_MAX: Final = 2**64 - 1
 _CANONICAL_U64 = re.compile(r"0|[1-9][0-9]{0,19}")
-_REJECTED = re.compile("[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_REJECTED = re.compile(
+    "[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
 _MAX_BYTES: Final = 255
 
 
@@ -17,14 +19,18 @@ class InvalidSemanticIdError(ValueError):
 
 def semantic_id_problem(text: str) -> str | None:
     """Say why `text` is not a valid semantic id, or None when it is."""
-    size = len(text.encode("utf-8", "surrogatepass"))
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "a semantic id must be valid UTF-8 (it contains a lone surrogate)"
     if size == 0:
         return "a semantic id must not be empty"
     if size > _MAX_BYTES:
         return f"a semantic id is at most {_MAX_BYTES} UTF-8 bytes, got {size}"
     bad = _REJECTED.search(text)
     if bad is not None:
-        return f"a semantic id must not contain whitespace or control character U+{ord(bad.group()):04X}"
+        code = ord(bad.group())
+        return f"a semantic id must not contain whitespace or control character U+{code:04X}"
     return None
 
 

@@ -83,7 +83,7 @@ class Collection:
     set_position: int | None = None
 
 
-EMPTY_RELATIONS: dict[Relation, tuple[int, ...]] = {r: () for r in Relation}
+EMPTY_RELATIONS: dict[Relation, tuple[int, ...]] = dict.fromkeys(Relation, ())
 
 
 @attrs.frozen

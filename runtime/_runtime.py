@@ -47,7 +47,15 @@ Msg = TypeVar("Msg")
 
 POINTER_PHASES = ("Down", "Up", "Move", "Cancel", "Exit")
 COMMAND_INTENTS = (
-    "Activate", "Submit", "Cancel", "Copy", "Cut", "Paste", "Undo", "Redo", "SelectAll",
+    "Activate",
+    "Submit",
+    "Cancel",
+    "Copy",
+    "Cut",
+    "Paste",
+    "Undo",
+    "Redo",
+    "SelectAll",
     "OpenContextMenu",
 )
 
@@ -318,7 +326,10 @@ class AppRuntime(Generic[Model, Msg]):
             return {"handled": False, "error": "host_closed"}
         hit = self.hit_test(x, y)
         element = None if hit is None else self._tree.by_node.get(hit.node_id)
-        result: dict[str, Any] = {"handled": False, "node_id": None if hit is None else str(hit.node_id)}
+        result: dict[str, Any] = {
+            "handled": False,
+            "node_id": None if hit is None else str(hit.node_id),
+        }
         if phase == "Move":
             self._tree.set_hover(element)
             result["handled"] = True
@@ -330,7 +341,9 @@ class AppRuntime(Generic[Model, Msg]):
         elif phase == "Up":
             pressed, self._pressed = self._pressed, None
             if hit is not None and element is pressed and ActionKind.ACTIVATE in hit.actions:
-                outcome = self.perform(ByNodeId(hit.node_id), SimpleAction(ActionKind.ACTIVATE), _LATEST)
+                outcome = self.perform(
+                    ByNodeId(hit.node_id), SimpleAction(ActionKind.ACTIVATE), _LATEST
+                )
                 return self._diagnostic_outcome(result, outcome)
         else:
             self._pressed = None
@@ -345,7 +358,10 @@ class AppRuntime(Generic[Model, Msg]):
         self._commit()
         snapshot = self._journal.current
         target_id = snapshot.focused
-        result: dict[str, Any] = {"handled": False, "node_id": None if target_id is None else str(target_id)}
+        result: dict[str, Any] = {
+            "handled": False,
+            "node_id": None if target_id is None else str(target_id),
+        }
         action: SemanticsAction | None = None
         if intent == "Activate":
             action = SimpleAction(ActionKind.ACTIVATE)
@@ -381,7 +397,9 @@ class AppRuntime(Generic[Model, Msg]):
         try:
             return fn(*args)
         except Exception as error:
-            raise ApplicationError(f"{getattr(fn, '__name__', 'the application')} raised") from error
+            raise ApplicationError(
+                f"{getattr(fn, '__name__', 'the application')} raised"
+            ) from error
         finally:
             self._busy = False
 
@@ -396,7 +414,9 @@ class AppRuntime(Generic[Model, Msg]):
                     semantic_id=str(target.id),
                 )
             if not found:
-                return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed)
+                return _reject(
+                    ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed
+                )
             return snapshot.nodes[found[0]]
         if isinstance(target, ByNodeId):
             node = snapshot.node(target.id)
@@ -417,9 +437,13 @@ class AppRuntime(Generic[Model, Msg]):
             if not step.has_filter():
                 return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has no filter")
             if step.index < 0:
-                return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has a negative index")
+                return _reject(
+                    ErrorCode.INVALID_ARGUMENTS, f"path step {number} has a negative index"
+                )
             if step.role is Role.NONE:
-                return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} filters on role none")
+                return _reject(
+                    ErrorCode.INVALID_ARGUMENTS, f"path step {number} filters on role none"
+                )
         for number, step in enumerate(target.steps):
             matches = [
                 child
@@ -474,7 +498,9 @@ class AppRuntime(Generic[Model, Msg]):
         root, scoped = self._root(top)
         focus = tree.focused
         if focus is not None and (
-            focus.node is None or focus.view.state.disabled or (scoped and not self._within(focus, root))
+            focus.node is None
+            or focus.view.state.disabled
+            or (scoped and not self._within(focus, root))
         ):
             tree.set_focus(None)
             top = tree.semantics()
@@ -493,8 +519,11 @@ class AppRuntime(Generic[Model, Msg]):
         )
         issues = self._issues(derived, previous, upserted, removed)
         if (
-            not upserted and not removed and root == previous.root
-            and focused == previous.focused and issues == previous.issues
+            not upserted
+            and not removed
+            and root == previous.root
+            and focused == previous.focused
+            and issues == previous.issues
         ):
             return
         snapshot = attrs.evolve(derived, issues=issues)
@@ -530,7 +559,10 @@ class AppRuntime(Generic[Model, Msg]):
         root_element = self._tree.root
         assert root_element is not None
         return SemanticsNode(
-            node_id=self._synthetic_id, semantic_id=None, role=Role.GROUP, children=top,
+            node_id=self._synthetic_id,
+            semantic_id=None,
+            role=Role.GROUP,
+            children=top,
             frame=root_element.frame,
         )
 
@@ -548,17 +580,21 @@ class AppRuntime(Generic[Model, Msg]):
         if synthetic is not None:
             changes[synthetic.node_id] = synthetic
         upserted = [
-            node for node_id, node in changes.items()
+            node
+            for node_id, node in changes.items()
             if node is not None and previous.nodes.get(node_id) != node
         ]
         removed = [
-            node_id for node_id in dict.fromkeys(removal_order)
+            node_id
+            for node_id in dict.fromkeys(removal_order)
             if node_id in changes and changes[node_id] is None and node_id in previous.nodes
         ]
         old_root = previous.root
         if (
-            old_root is not None and old_root not in self._tree.by_node
-            and (synthetic is None or synthetic.node_id != old_root) and old_root not in removed
+            old_root is not None
+            and old_root not in self._tree.by_node
+            and (synthetic is None or synthetic.node_id != old_root)
+            and old_root not in removed
         ):
             removed.append(old_root)
         upserted.sort(key=self._tree_order_key)
@@ -575,15 +611,20 @@ class AppRuntime(Generic[Model, Msg]):
         public = self._collect(root, synthetic)
         upserted = [node for node in public.values() if previous.nodes.get(node.node_id) != node]
         upserted.sort(key=self._tree_order_key)
-        removed = [n for n in dict.fromkeys(removal_order) if n in previous.nodes and n not in public]
+        removed = [
+            n for n in dict.fromkeys(removal_order) if n in previous.nodes and n not in public
+        ]
         seen = set(removed)
         removed.extend(
-            node.node_id for node in previous.ordered()
+            node.node_id
+            for node in previous.ordered()
             if node.node_id not in public and node.node_id not in seen
         )
         return upserted, removed
 
-    def _collect(self, root: int | None, synthetic: SemanticsNode | None) -> dict[int, SemanticsNode]:
+    def _collect(
+        self, root: int | None, synthetic: SemanticsNode | None
+    ) -> dict[int, SemanticsNode]:
         out: dict[int, SemanticsNode] = {}
         stack = [] if root is None else [root]
         by_node = self._tree.by_node
@@ -624,16 +665,18 @@ class AppRuntime(Generic[Model, Msg]):
         self._dup_candidates = {d.semantic_id for d in duplicates}
         relation_issues: list[Issue] = []
         for element in self._tree.relation_sources:
-            node = element.node
-            if node is None or node.node_id not in snapshot.nodes:
+            source = element.node
+            if source is None or source.node_id not in snapshot.nodes:
                 continue
             for kind, sids in element.view.relations.items():
                 for sid in sids:
                     found = snapshot.by_semantic_id.get(sid, ())
                     if not found:
-                        relation_issues.append(MissingRelationTarget(node.node_id, kind, sid))
+                        relation_issues.append(MissingRelationTarget(source.node_id, kind, sid))
                     elif len(found) > 1:
-                        relation_issues.append(AmbiguousRelationTarget(node.node_id, kind, sid, found))
+                        relation_issues.append(
+                            AmbiguousRelationTarget(source.node_id, kind, sid, found)
+                        )
         return sort_issues([*duplicates, *relation_issues])
 
     def _announcements(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Final
+from typing import Any, Final
 
 import attrs
 import immutables
@@ -38,21 +38,45 @@ def _plain(value: object) -> object:
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     assert attrs.has(type(value))
-    return [_plain(getattr(value, a.name)) for a in attrs.fields(type(value))]
+    cls: Any = type(value)
+    return [_plain(getattr(value, a.name)) for a in attrs.fields(cls)]
 
 
 def _node_fields(n: SemanticsNode) -> list[object]:
     s, f = n.state, n.frame
     return [
-        n.node_id, n.semantic_id, n.role, n.children, n.level, n.url, n.label, n.value,
+        n.node_id,
+        n.semantic_id,
+        n.role,
+        n.children,
+        n.level,
+        n.url,
+        n.label,
+        n.value,
         n.description,
-        (s.focused, s.disabled, s.selected, s.pressed, s.checked, s.expanded, s.invalid,
-         s.required, s.read_only, s.busy, s.multiline, s.password, s.modal),
+        (
+            s.focused,
+            s.disabled,
+            s.selected,
+            s.pressed,
+            s.checked,
+            s.expanded,
+            s.invalid,
+            s.required,
+            s.read_only,
+            s.busy,
+            s.multiline,
+            s.password,
+            s.modal,
+        ),
         None if n.numeric is None else _plain(n.numeric),
         None if n.text is None else _plain(n.text),
         None if n.collection is None else _plain(n.collection),
         [(kind, targets) for kind, targets in n.relations],
-        n.live, n.atomic, n.actions, n.focus_order,
+        n.live,
+        n.atomic,
+        n.actions,
+        n.focus_order,
         (f.origin.x, f.origin.y, f.size.width, f.size.height),
     ]
 
@@ -115,9 +139,7 @@ class SemanticsSnapshot:
     @property
     def hash(self) -> str:
         """A sha256 over the public content (root, focus, nodes, issues), not the generation."""
-        header = msgpack.packb(
-            [self.root, self.focused, [_issue_key(i) for i in self.issues]]
-        )
+        header = msgpack.packb([self.root, self.focused, [_issue_key(i) for i in self.issues]])
         return hashlib.sha256(self._digest_sum.to_bytes(32, "big") + header).hexdigest()
 
     def full(self) -> Full:
@@ -166,7 +188,9 @@ class SemanticsSnapshot:
                 for child in old.children:
                     if parents.get(child) == node.node_id:
                         del parents[child]
-            if node.semantic_id is not None and (old is None or old.semantic_id != node.semantic_id):
+            if node.semantic_id is not None and (
+                old is None or old.semantic_id != node.semantic_id
+            ):
                 by_sid[node.semantic_id] = tuple(
                     sorted((*by_sid.get(node.semantic_id, ()), node.node_id))
                 )
@@ -282,9 +306,7 @@ class Journal:
             removal_order.update(dict.fromkeys(entry.removed))
             announcements.extend(entry.announcements)
         old_nodes, new_nodes = start.nodes, end.nodes
-        removed = tuple(
-            n for n in removal_order if n in old_nodes and n not in new_nodes
-        )
+        removed = tuple(n for n in removal_order if n in old_nodes and n not in new_nodes)
         upserted = [
             node
             for n in touched

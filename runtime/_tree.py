@@ -23,12 +23,23 @@ LEAF_HEIGHT: Final = 24.0
 MULTILINE_HEIGHT: Final = 72.0
 FOCUSABLE_ROLES: Final = frozenset(
     {
-        Role.BUTTON, Role.CHECKBOX, Role.TEXT_FIELD, Role.LINK, Role.SWITCH, Role.RADIO,
-        Role.SLIDER, Role.TAB, Role.COMBO_BOX, Role.OPTION, Role.TREE_ITEM, Role.LIST_ITEM,
+        Role.BUTTON,
+        Role.CHECKBOX,
+        Role.TEXT_FIELD,
+        Role.LINK,
+        Role.SWITCH,
+        Role.RADIO,
+        Role.SLIDER,
+        Role.TAB,
+        Role.COMBO_BOX,
+        Role.OPTION,
+        Role.TREE_ITEM,
+        Role.LIST_ITEM,
     }
 )
 _ZERO_FRAME: Final = Frame(Point(0.0, 0.0), Size(0.0, 0.0))
 _MASK: Final = "\u2022"
+_ACTION_ORDER: Final = tuple(ActionKind)
 
 
 @attrs.define
@@ -65,17 +76,37 @@ class PlatformNode:
 
 class Element:
     __slots__ = (
-        "depth", "frame", "height", "identity", "layout_dirty", "layout_subtree", "lifted",
-        "node", "node_id", "paint_dirty", "paint_ops", "parent", "platform", "platform_dirty",
-        "scroll", "selection", "sem_dirty", "sem_subtree", "shown", "children", "view",
+        "children",
+        "depth",
+        "frame",
+        "height",
+        "identity",
+        "layout_dirty",
+        "layout_subtree",
+        "lifted",
+        "node",
+        "node_id",
+        "paint_dirty",
+        "paint_ops",
+        "parent",
+        "platform",
+        "platform_dirty",
+        "scroll",
+        "selection",
+        "sem_dirty",
+        "sem_subtree",
+        "shown",
+        "view",
     )
 
-    def __init__(self, view: View[Any], parent: Element | None, identity: Hashable, node_id: int) -> None:
+    def __init__(
+        self, view: View[Any], parent: Element | None, identity: Hashable, node_id: int
+    ) -> None:
         self.view = view
         self.parent = parent
         self.identity = identity
         self.node_id = node_id
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
         self.children: list[Element] = []
         self.height = 0.0
         self.frame = _ZERO_FRAME
@@ -450,7 +481,7 @@ class ElementTree:
         kinds = set(view.handlers)
         if is_focusable(view):
             kinds.add(ActionKind.FOCUS)
-        return tuple(k for k in ActionKind if k in kinds)
+        return tuple(k for k in _ACTION_ORDER if k in kinds)
 
     def _build_node(self, element: Element, children: tuple[int, ...]) -> SemanticsNode:
         view = element.view
@@ -499,6 +530,8 @@ class ElementTree:
         )
 
     def _resolve_relations(self, view: View[Any]) -> tuple[tuple[Relation, tuple[int, ...]], ...]:
+        if not view.relations:
+            return ()
         out = []
         for kind in Relation:
             targets: list[int] = []
@@ -522,14 +555,24 @@ class ElementTree:
 
     def _merged_node(self, element: Element) -> SemanticsNode:
         labels: list[str] = []
-        merged = {"disabled": False, "selected": False, "pressed": False, "invalid": False,
-                  "required": False, "read_only": False, "busy": False}
+        merged = {
+            "disabled": False,
+            "selected": False,
+            "pressed": False,
+            "invalid": False,
+            "required": False,
+            "read_only": False,
+            "busy": False,
+        }
         checked: set[Checked] = set()
         expanded: bool | None = None
-        for inner in element.walk():
+        stack = [element]
+        while stack:
+            inner = stack.pop()
             view = inner.view
             if inner is not element and view.composition is Composition.HIDDEN:
                 continue
+            stack.extend(reversed(inner.children))
             if view.label:
                 labels.append(view.label)
             for name in merged:
@@ -540,7 +583,9 @@ class ElementTree:
                 expanded = bool(expanded) or view.state.expanded
         state = attrs.evolve(
             self._state(element, element.view),
-            checked=None if not checked else (checked.pop() if len(checked) == 1 else Checked.MIXED),
+            checked=None
+            if not checked
+            else (checked.pop() if len(checked) == 1 else Checked.MIXED),
             expanded=expanded,
             **merged,
         )

@@ -122,7 +122,7 @@ class View(Generic[Msg]):
     focus_order: int | None = None
     editable: bool = False
     composition: Composition = Composition.TRANSPARENT
-    declaration: Declaration = Declaration()
+    declaration: Declaration = attrs.field(factory=Declaration)
     layout: LayoutSpec = LayoutSpec()
     paint: PaintSpec = PaintSpec()
     children: tuple[View[Msg], ...] | Callable[[], Sequence[View[Msg]]] = ()
@@ -132,7 +132,7 @@ class View(Generic[Msg]):
         """The same view, with every message its handlers propose passed through `f`."""
         inner = self.mapper
         mapper: Callable[[Any], Out] = f if inner is None else (lambda m: f(inner(m)))
-        return attrs.evolve(self, mapper=mapper)  # type: ignore[return-value]
+        return attrs.evolve(self, mapper=mapper)  # type: ignore[arg-type,return-value]
 
     def child_views(self) -> tuple[View[Msg], ...]:
         children = self.children
@@ -169,7 +169,9 @@ def send(msg: Msg) -> Handler[Msg]:
     return lambda _action: proposal
 
 
-def lazy(cache_key: Hashable, build: Callable[[], Sequence[View[Msg]]], *, key: Hashable = None) -> View[Msg]:
+def lazy(
+    cache_key: Hashable, build: Callable[[], Sequence[View[Msg]]], *, key: Hashable = None
+) -> View[Msg]:
     """A transparent group whose children are built only when `cache_key` changes."""
     return View(key=key, declaration=Declaration.keyed(cache_key), children=build)
 
@@ -178,11 +180,15 @@ def text(label: str | None = None, value: str | None = None, **fields: Any) -> V
     return node(Role.TEXT, label=label, value=value, **fields)
 
 
-def button(label: str, on_activate: Msg | None = None, *, disabled: bool = False, **fields: Any) -> View[Msg]:
+def button(
+    label: str, on_activate: Msg | None = None, *, disabled: bool = False, **fields: Any
+) -> View[Msg]:
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_activate is not None:
         handlers[ActionKind.ACTIVATE] = send(on_activate)
-    return node(Role.BUTTON, label=label, handlers=handlers, state=State(disabled=disabled), **fields)
+    return node(
+        Role.BUTTON, label=label, handlers=handlers, state=State(disabled=disabled), **fields
+    )
 
 
 def text_field(
@@ -234,7 +240,9 @@ def checkbox(label: str, checked: bool, on_toggle: Msg | None = None, **fields: 
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_toggle is not None:
         handlers[ActionKind.ACTIVATE] = send(on_toggle)
-    state = State(checked=Checked.CHECKED if checked else Checked.UNCHECKED, **fields.pop("state_fields", {}))
+    state = State(
+        checked=Checked.CHECKED if checked else Checked.UNCHECKED, **fields.pop("state_fields", {})
+    )
     return node(Role.CHECKBOX, label=label, handlers=handlers, state=state, **fields)
 
 
@@ -250,7 +258,9 @@ def group(*children: View[Msg], **fields: Any) -> View[Msg]:
     return node(Role.GROUP, *children, **fields)
 
 
-def scroll_view(*children: View[Msg], height: float = 240.0, step: float = 48.0, **fields: Any) -> View[Msg]:
+def scroll_view(
+    *children: View[Msg], height: float = 240.0, step: float = 48.0, **fields: Any
+) -> View[Msg]:
     """A viewport of fixed height whose scroll offset is runtime-owned UI state."""
 
     def handle_scroll(action: SemanticsAction) -> Outcome[Msg]:

@@ -88,7 +88,7 @@ class WireError(ValueError):
 # --- vocabularies -------------------------------------------------------------------------
 
 _ROLES: Final = {r.value: r for r in Role}
-_PATH_ROLES: Final = ", ".join(r.value for r in Role if r is not Role.NONE)
+_PATH_ROLES: Final = {r.value: r for r in Role if r is not Role.NONE}
 _ACTION_KINDS: Final = {k.value: k for k in ActionKind}
 _SIMPLE_KINDS: Final = frozenset(k for k in ActionKind if k not in PAYLOAD_KINDS)
 _DIRECTIONS: Final = {d.value: d for d in ScrollDirection}
@@ -144,14 +144,10 @@ def _exact_keys(
             raise WireError(f"{_at(where, key)}: required")
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _nonneg_int(value: object, where: str) -> int:
-    if not _is_int(value) or value < 0:  # type: ignore[operator]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         _fail(where, "expected an integer >= 0")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _string(value: object, where: str) -> str:
@@ -265,7 +261,7 @@ def _step(value: object, where: str) -> PathStep:
     if role_value is not None:
         if role_value == "none":
             _fail(_at(where, "role"), "expected a role other than none")
-        role = _enum_value(_ROLES, role_value, _at(where, "role"), "a role")
+        role = _enum_value(_PATH_ROLES, role_value, _at(where, "role"), "a role")
     label_value = obj.get("label")
     label = None if label_value is None else _string(label_value, _at(where, "label"))
     value_value = obj.get("value")
@@ -363,7 +359,7 @@ def encode_precondition(precondition: Precondition) -> dict[str, Any]:
 
 
 def _ids(values: Iterable[int]) -> list[str]:
-    return [str(v) for v in values]
+    return list(map(str, values))
 
 
 def _opt_id(value: int | None) -> str | None:
@@ -381,7 +377,7 @@ def _encode_relations(
         "active_descendant": [],
     }
     for kind, targets in relations:
-        out[kind.value] = [str(t) for t in targets]
+        out[kind.value] = list(map(str, targets))
     return out
 
 
@@ -452,13 +448,13 @@ def encode_node(node: SemanticsNode) -> dict[str, Any]:
         "relations": _encode_relations(node.relations),
         "live": _LIVE_OUT[node.live],
         "atomic": node.atomic,
-        "actions": [_ACTION_OUT[a] for a in node.actions],
+        "actions": list(map(_ACTION_OUT.__getitem__, node.actions)),
         "focus_order": node.focus_order,
         "frame": {
             "origin": {"x": f.origin.x, "y": f.origin.y},
             "size": {"width": f.size.width, "height": f.size.height},
         },
-        "children": [str(child) for child in node.children],
+        "children": list(map(str, node.children)),
     }
 
 
@@ -533,8 +529,9 @@ def encode_rejection(rejection: Rejection) -> dict[str, Any]:
 
     Details may hold runtime values or wire values: a Target becomes its input form, an
     action (or ActionKind) its kind string, an int a canonical decimal string (the only
-    integers of §2.7 are the generations of ``stale_generation``), enums their value; strings,
-    booleans, None and already-encoded dicts and lists pass through.
+    integers of §2.7 are the generations of ``stale_generation``), a str subclass (an enum, a
+    SemanticId) a plain string. Booleans, None and dicts and lists (taken to be wire form
+    already, such as an encoded target) pass through unchanged. Only top-level values convert.
     """
     return {
         "code": str(rejection.code),
@@ -550,14 +547,8 @@ def _detail(value: object) -> Any:
         return encode_target(value)
     if isinstance(value, SimpleAction | SetText | Scroll | SetNumericValue | SetSelection):
         return value.kind.value
-    if isinstance(value, int):
+    if isinstance(value, int | str):
         return str(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(k): _detail(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_detail(v) for v in value]
     return value
 
 
@@ -575,9 +566,9 @@ def _opt_nonneg_int(value: object, where: str) -> int | None:
 def _opt_int(value: object, where: str) -> int | None:
     if value is None:
         return None
-    if not _is_int(value):
+    if isinstance(value, bool) or not isinstance(value, int):
         _fail(where, "expected an integer or null")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _bool(value: object, where: str) -> bool:
@@ -794,8 +785,7 @@ def decode_issue(value: object, where: str = "issue") -> Issue:
         )
     _fail(
         _at(where, "kind"),
-        "expected one of duplicate_semantic_id, missing_relation_target, "
-        "ambiguous_relation_target",
+        "expected one of duplicate_semantic_id, missing_relation_target, ambiguous_relation_target",
     )
 
 

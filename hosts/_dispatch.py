@@ -1,0 +1,92 @@
+"""Running a router's `ToolCall` events against hosts: the glue every transport shares.
+
+Async but free of any event-loop library: it only awaits the hosts' coroutines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from semledger.runtime._enums import ErrorCode
+from semledger.runtime._outcomes import Rejection
+
+from ._host import AgentDiagnosticsHost, AgentHost
+from ._router import (
+    DispatchCommandArguments,
+    DispatchEventArguments,
+    PerformActionArguments,
+    ReadSemanticsArguments,
+    Reply,
+    Router,
+    ToolCall,
+)
+
+__all__ = ["execute", "handle", "handle_message"]
+
+
+async def execute(
+    call: ToolCall, host: AgentHost, diagnostics: AgentDiagnosticsHost | None = None
+) -> object:
+    """Run one tool call; the result is what `Router.complete` takes.
+
+    Diagnostics tools go to ``diagnostics``, or to ``host`` when it implements the
+    diagnostics protocol too; with neither, the outcome is an ``unknown_tool`` rejection.
+    Exceptions propagate (the caller hands them to `Router.complete`).
+    """
+    args = call.arguments
+    if isinstance(args, ReadSemanticsArguments):
+        return await host.read_semantics(args.since)
+    if isinstance(args, PerformActionArguments):
+        return await host.perform_action(args.target, args.action, args.precondition)
+    diag = diagnostics
+    if diag is None and isinstance(host, AgentDiagnosticsHost):
+        diag = host
+    if diag is None:
+        return Rejection(ErrorCode.UNKNOWN_TOOL, f"this host offers no diagnostics: {call.tool}")
+    if isinstance(args, DispatchEventArguments):
+        return await diag.dispatch_event(args.event)
+    if isinstance(args, DispatchCommandArguments):
+        return await diag.dispatch_command(args.intent)
+    if call.tool == "diagnostics_read_paint":
+        return await diag.read_paint()
+    return await diag.read_state()
+
+
+async def _run(
+    router: Router,
+    events: list[Reply | ToolCall],
+    host: AgentHost,
+    diagnostics: AgentDiagnosticsHost | None,
+) -> list[dict[str, Any]]:
+    replies: list[dict[str, Any]] = []
+    for event in events:
+        if isinstance(event, Reply):
+            replies.append(event.message)
+            continue
+        outcome: object
+        try:
+            outcome = await execute(event, host, diagnostics)
+        except Exception as exc:
+            outcome = exc
+        replies.append(router.complete(event, outcome).message)
+    return replies
+
+
+async def handle(
+    router: Router,
+    host: AgentHost,
+    line: str | bytes,
+    diagnostics: AgentDiagnosticsHost | None = None,
+) -> list[dict[str, Any]]:
+    """Feed one NDJSON line and run its tool calls; the JSON-RPC messages to write back."""
+    return await _run(router, router.receive_line(line), host, diagnostics)
+
+
+async def handle_message(
+    router: Router,
+    host: AgentHost,
+    message: object,
+    diagnostics: AgentDiagnosticsHost | None = None,
+) -> list[dict[str, Any]]:
+    """Like `handle`, for a message already parsed from JSON."""
+    return await _run(router, router.receive_message(message), host, diagnostics)

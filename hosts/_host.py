@@ -1,0 +1,93 @@
+"""What a transport drives: the agent host (two operations) and the opt-in diagnostics host."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from semledger.runtime._actions import Precondition, SemanticsAction, Target
+from semledger.runtime._outcomes import Receipt, Rejection
+from semledger.runtime._reads import ReadResult
+
+__all__ = [
+    "AgentDiagnosticsHost",
+    "AgentHost",
+    "CommandIntent",
+    "PointerEvent",
+    "PointerPhase",
+]
+
+
+@runtime_checkable
+class AgentHost(Protocol):
+    """Owns only the two agent operations; a closed host answers both with ``host_closed``.
+
+    Arguments arrive decoded and validated (invalid arguments never reach a host); node ids
+    and generations are ints. A business rejection is returned, never raised: an exception
+    is a bug and the router answers it with a JSON-RPC internal error.
+    """
+
+    async def read_semantics(self, since: int | None) -> ReadResult | Rejection: ...
+
+    async def perform_action(
+        self, target: Target, action: SemanticsAction, precondition: Precondition
+    ) -> Receipt | Rejection: ...
+
+
+class PointerPhase(StrEnum):
+    DOWN = "Down"
+    UP = "Up"
+    MOVE = "Move"
+    CANCEL = "Cancel"
+    EXIT = "Exit"
+
+
+class CommandIntent(StrEnum):
+    ACTIVATE = "Activate"
+    SUBMIT = "Submit"
+    CANCEL = "Cancel"
+    COPY = "Copy"
+    CUT = "Cut"
+    PASTE = "Paste"
+    UNDO = "Undo"
+    REDO = "Redo"
+    SELECT_ALL = "SelectAll"
+    OPEN_CONTEXT_MENU = "OpenContextMenu"
+
+
+@attrs.frozen
+class PointerEvent:
+    """A coordinate pointer event, for diagnostics only (agents act through semantics)."""
+
+    x: float
+    y: float
+    phase: PointerPhase
+
+
+@runtime_checkable
+class AgentDiagnosticsHost(Protocol):
+    """Counters, paint summaries, coordinate events and global commands (SPEC §2.3).
+
+    Kept apart from `AgentHost` so that the default profile cannot reach any of it. Each
+    method answers a plain dict (the ``value`` of the tool result) or a `Rejection` (for a
+    closed host: ``host_closed``). Ints in the fields ``generation``, ``before``, ``after`` and
+    ``node_id`` are put on the wire as decimal strings by the router. Shapes (the schemas are
+    in ``semledger.hosts._tools``):
+
+    - `read_state`: ``{"layout_passes", "paint_passes", "semantics_passes", "commits",
+      "generation", "queue_depth"}`` and optionally ``"platform_passes"``, ``"pending_effects"``
+    - `read_paint`: ``{"ops", "by_kind": {kind: count}, "hovered": id | None, "paint_passes"}``
+    - `dispatch_event` and `dispatch_command`: ``{"handled": bool, "node_id": id | None}``
+      plus ``"before"``/``"after"`` (an accepted action), ``"error"`` (a rejection code) or
+      ``"reason"`` (nothing handles it)
+    """
+
+    async def read_state(self) -> dict[str, Any] | Rejection: ...
+
+    async def read_paint(self) -> dict[str, Any] | Rejection: ...
+
+    async def dispatch_event(self, event: PointerEvent) -> dict[str, Any] | Rejection: ...
+
+    async def dispatch_command(self, intent: CommandIntent) -> dict[str, Any] | Rejection: ...

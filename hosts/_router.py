@@ -1,0 +1,500 @@
+"""The transport-free MCP router (SPEC §2.1–§2.3), sans-IO in the style of h11.
+
+The transport feeds it what it read (`Router.receive_line` for one NDJSON line,
+`Router.receive_message` for a parsed JSON value) and gets back events: a `Reply` is a
+JSON-RPC response to write; a `ToolCall` is work to run against a host. When that work is
+done the transport hands its outcome (the host's return value, or the exception it raised)
+to `Router.complete`, which answers with the tool result. The router does no I/O, reads no
+clock and never raises on anything a peer sends: a bug inside it is answered with ``-32603``
+and the next message is handled normally.
+
+Decisions beyond the letter of the specs:
+
+- JSON-RPC batches (a JSON array, even an empty one) are answered with one ``-32600`` whose
+  id is null: MCP 2025-06-18 removed batching and a server need not take the elements apart.
+- ``notifications/cancelled`` is understood and deliberately not acted on: an action is a
+  logged transaction that is never abandoned half-way, so the request is still answered and
+  the client, per MCP, ignores a response that arrives after it cancelled.
+- ``"id": null`` makes a request invalid (MCP forbids null ids); so does a boolean or a
+  fractional id. Such a request is answered ``-32600`` with a null id.
+- A message with an id but no ``method`` (for example a response; this server never sends
+  requests) is an invalid request and is answered ``-32600`` with its id.
+- For every method, ``params`` present and not an object is ``-32602``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from semledger.runtime._actions import Precondition, SemanticsAction, Target
+from semledger.runtime._enums import ErrorCode
+from semledger.runtime._outcomes import Receipt, Rejection
+from semledger.runtime._reads import Delta, Full, Unchanged
+from semledger.runtime._wire import (
+    WireError,
+    decode_perform_action,
+    decode_read_arguments,
+    encode_read,
+    encode_receipt,
+    encode_rejection,
+)
+
+from ._host import CommandIntent, PointerEvent, PointerPhase
+from ._lifecycle import Lifecycle, LifecycleAction, LifecycleEvent, LifecycleState
+from ._tools import Profile, ToolDefinition, tools_for_profile
+
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "LATEST_PROTOCOL_VERSION",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "DispatchCommandArguments",
+    "DispatchEventArguments",
+    "Event",
+    "NoArguments",
+    "PerformActionArguments",
+    "ReadSemanticsArguments",
+    "Reply",
+    "RequestId",
+    "Router",
+    "RouterUsageError",
+    "ToolArguments",
+    "ToolCall",
+]
+
+SUPPORTED_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_PROTOCOL_VERSION: Final = SUPPORTED_PROTOCOL_VERSIONS[-1]
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+
+DEFAULT_INSTRUCTIONS: Final = (
+    "This server exposes an application's committed semantics tree. Call read_semantics to "
+    "see the nodes (keep the generation; pass it back as since to get only changes), then "
+    "perform_action on a node by semantic_id with an exact precondition on the generation "
+    "you read. Rejections are ordinary results with ok false and a stable error code."
+)
+
+RequestId = str | int
+"""A JSON-RPC request id as MCP allows it: a string or an integer (never null or a bool)."""
+
+
+class RouterUsageError(Exception):
+    """Raised by `Router.complete` for a `ToolCall` it did not emit or already completed.
+
+    This is a bug in the transport, not in what a peer sent, so it is raised, not answered.
+    """
+
+
+@attrs.frozen
+class Reply:
+    """A JSON-RPC response for the transport to write."""
+
+    message: dict[str, Any]
+
+
+@attrs.frozen
+class ReadSemanticsArguments:
+    since: int | None
+
+
+@attrs.frozen
+class PerformActionArguments:
+    target: Target
+    action: SemanticsAction
+    precondition: Precondition
+
+
+@attrs.frozen
+class NoArguments:
+    """The arguments of a tool that takes none (``diagnostics_read_state``/``_read_paint``)."""
+
+
+@attrs.frozen
+class DispatchEventArguments:
+    event: PointerEvent
+
+
+@attrs.frozen
+class DispatchCommandArguments:
+    intent: CommandIntent
+
+
+ToolArguments = (
+    ReadSemanticsArguments
+    | PerformActionArguments
+    | NoArguments
+    | DispatchEventArguments
+    | DispatchCommandArguments
+)
+
+
+@attrs.frozen(eq=False)
+class ToolCall:
+    """A validated ``tools/call`` for the transport to run against a host.
+
+    ``arguments`` are decoded; ``raw_arguments`` are the wire arguments as received (for a
+    log). Compared by identity: each call is completed exactly once with `Router.complete`.
+    """
+
+    request_id: RequestId
+    tool: str
+    arguments: ToolArguments
+    raw_arguments: dict[str, Any]
+
+
+Event = Reply | ToolCall
+
+
+# --- JSON-RPC messages --------------------------------------------------------------------
+
+
+def _response(request_id: RequestId, result: dict[str, Any]) -> Reply:
+    return Reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def _error(request_id: RequestId | None, code: int, message: str) -> Reply:
+    return Reply({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+
+
+def _is_request_id(value: object) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _readable_id(obj: object) -> RequestId | None:
+    if isinstance(obj, dict):
+        value = obj.get("id")
+        if _is_request_id(value):
+            return value
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+# --- tool arguments -----------------------------------------------------------------------
+
+
+def _exact_object(args: object, keys: tuple[str, ...], where: str = "") -> Mapping[str, Any]:
+    label = where or "arguments"
+    if not isinstance(args, dict):
+        raise WireError(f"{label}: expected an object")
+    for key in args:
+        if key not in keys:
+            raise WireError(f"{where + '.' if where else ''}{key}: unknown field")
+    for key in keys:
+        if key not in args:
+            raise WireError(f"{where + '.' if where else ''}{key}: required")
+    return args
+
+
+def _coordinate(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise WireError(f"{where}: expected a finite number")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise WireError(f"{where}: expected a finite number") from None
+    if not math.isfinite(number):
+        raise WireError(f"{where}: expected a finite number")
+    return number
+
+
+def _read_semantics_arguments(args: object) -> ToolArguments:
+    return ReadSemanticsArguments(decode_read_arguments(args))
+
+
+def _perform_action_arguments(args: object) -> ToolArguments:
+    return PerformActionArguments(*decode_perform_action(args))
+
+
+def _no_arguments(args: object) -> ToolArguments:
+    _exact_object(args, ())
+    return NoArguments()
+
+
+_PHASES: Final = {p.value: p for p in PointerPhase}
+_INTENTS: Final = {i.value: i for i in CommandIntent}
+
+
+def _dispatch_event_arguments(args: object) -> ToolArguments:
+    event = _exact_object(
+        _exact_object(args, ("event",))["event"], ("kind", "position", "phase"), "event"
+    )
+    if event["kind"] != "Pointer":
+        raise WireError('event.kind: expected "Pointer"')
+    position = _exact_object(event["position"], ("x", "y"), "event.position")
+    phase = event["phase"]
+    if not isinstance(phase, str) or phase not in _PHASES:
+        raise WireError(f"event.phase: expected one of {', '.join(_PHASES)}")
+    return DispatchEventArguments(
+        PointerEvent(
+            _coordinate(position["x"], "event.position.x"),
+            _coordinate(position["y"], "event.position.y"),
+            _PHASES[phase],
+        )
+    )
+
+
+def _dispatch_command_arguments(args: object) -> ToolArguments:
+    intent = _exact_object(args, ("intent",))["intent"]
+    if not isinstance(intent, str) or intent not in _INTENTS:
+        raise WireError(f"intent: expected one of {', '.join(_INTENTS)}")
+    return DispatchCommandArguments(_INTENTS[intent])
+
+
+_DECODERS: Final[dict[str, Callable[[object], ToolArguments]]] = {
+    "read_semantics": _read_semantics_arguments,
+    "perform_action": _perform_action_arguments,
+    "diagnostics_read_state": _no_arguments,
+    "diagnostics_read_paint": _no_arguments,
+    "diagnostics_dispatch_event": _dispatch_event_arguments,
+    "diagnostics_dispatch_command": _dispatch_command_arguments,
+}
+
+_DIAGNOSTIC_ID_KEYS: Final = frozenset({"generation", "before", "after", "node_id"})
+
+
+def _diagnostic_value(value: object, key: str | None = None) -> Any:
+    """A host's diagnostics dict in wire form: ids and generations as decimal strings."""
+    if isinstance(value, Mapping):
+        return {str(k): _diagnostic_value(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_diagnostic_value(v) for v in value]
+    if key in _DIAGNOSTIC_ID_KEYS and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+# --- the router ---------------------------------------------------------------------------
+
+
+def _ok(value: object) -> dict[str, Any]:
+    return {"ok": True, "value": value}
+
+
+def _failed(rejection: Rejection) -> dict[str, Any]:
+    return {"ok": False, "error": encode_rejection(rejection)}
+
+
+class Router:
+    """One MCP session's protocol state: lifecycle, negotiated version, outstanding calls."""
+
+    def __init__(
+        self,
+        profile: Profile = "default",
+        server_name: str = "semledger",
+        version: str = "0.1.0",
+        instructions: str | None = DEFAULT_INSTRUCTIONS,
+    ) -> None:
+        if profile not in ("default", "diagnostics"):
+            raise ValueError(f"unknown profile {profile!r}: expected 'default' or 'diagnostics'")
+        self.profile: Final = profile
+        self.server_name: Final = server_name
+        self.version: Final = version
+        self.instructions: Final = instructions
+        self.tools: Final[tuple[ToolDefinition, ...]] = tools_for_profile(profile)
+        self._by_name = {tool.name: tool for tool in self.tools}
+        self._lifecycle = Lifecycle()
+        self._pending: set[ToolCall] = set()
+        self.protocol_version: str | None = None
+        """The negotiated protocol version, once ``initialize`` has been answered."""
+        self.client_info: object = None
+        """``clientInfo`` as the client sent it in ``initialize`` (not validated)."""
+
+    @property
+    def state(self) -> LifecycleState:
+        return self._lifecycle.state
+
+    @property
+    def pending_calls(self) -> int:
+        """How many emitted `ToolCall` events have not been completed yet."""
+        return len(self._pending)
+
+    # -- input ------------------------------------------------------------------------------
+
+    def receive_line(self, line: str | bytes) -> list[Event]:
+        """One NDJSON line: blank lines give nothing, a line that is not JSON a ``-32700``."""
+        if isinstance(line, bytes | bytearray):
+            try:
+                line = bytes(line).decode("utf-8")
+            except UnicodeDecodeError:
+                return [_error(None, PARSE_ERROR, "Parse error: the line is not UTF-8")]
+        if not line.strip():
+            return []
+        try:
+            message = json.loads(line, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            return [_error(None, PARSE_ERROR, "Parse error: the line is not JSON")]
+        return self.receive_message(message)
+
+    def receive_message(self, message: object) -> list[Event]:
+        """One parsed JSON value (an object, or anything a peer may send)."""
+        try:
+            return self._receive(message)
+        except Exception:
+            if isinstance(message, dict) and "id" not in message:
+                return []
+            return [_error(_readable_id(message), INTERNAL_ERROR, "Internal error")]
+
+    def _receive(self, message: object) -> list[Event]:
+        if isinstance(message, list):
+            return [
+                _error(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 "
+                    "removed batching); send one request per message",
+                )
+            ]
+        if not isinstance(message, dict):
+            return [_error(None, INVALID_REQUEST, "Invalid Request: expected a JSON object")]
+        has_id = "id" in message
+        request_id = _readable_id(message)
+        if message.get("jsonrpc") != "2.0":
+            return [_error(request_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')]
+        method = message.get("method")
+        if not isinstance(method, str):
+            return [
+                _error(request_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+            ]
+        if not has_id:
+            self._notification(method)
+            return []
+        if request_id is None:
+            return [
+                _error(
+                    None, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer'
+                )
+            ]
+        return self._request(request_id, method, message)
+
+    def _notification(self, method: str) -> None:
+        if method == "notifications/initialized":
+            self._lifecycle.step(LifecycleEvent.INITIALIZED)
+        else:
+            self._lifecycle.step(LifecycleEvent.NOTIFICATION)
+
+    def _request(self, request_id: RequestId, method: str, message: dict[str, Any]) -> list[Event]:
+        params = message.get("params")
+        has_params = "params" in message
+        if method == "initialize":
+            return [self._initialize(request_id, params if has_params else None)]
+        if method not in ("ping", "tools/list", "tools/call"):
+            return [_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")]
+        self._lifecycle.step(LifecycleEvent.REQUEST)
+        if has_params and not isinstance(params, dict):
+            return [_error(request_id, INVALID_PARAMS, "Invalid params: expected an object")]
+        if method == "ping":
+            return [_response(request_id, {})]
+        if method == "tools/list":
+            return [_response(request_id, {"tools": [tool.to_wire() for tool in self.tools]})]
+        return [self._tools_call(request_id, params)]
+
+    def _initialize(self, request_id: RequestId, params: object) -> Reply:
+        wellformed = isinstance(params, dict) and isinstance(params.get("protocolVersion"), str)
+        action = self._lifecycle.step(
+            LifecycleEvent.INITIALIZE if wellformed else LifecycleEvent.MALFORMED_INITIALIZE
+        )
+        if action is LifecycleAction.REJECT_REINITIALIZE:
+            return _error(request_id, INVALID_REQUEST, "Invalid Request: already initialized")
+        if action is LifecycleAction.REJECT_PARAMS:
+            return _error(
+                request_id,
+                INVALID_PARAMS,
+                "Invalid params: initialize needs an object with a string protocolVersion",
+            )
+        assert isinstance(params, dict)
+        requested = params["protocolVersion"]
+        version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+        self.protocol_version = version
+        self.client_info = params.get("clientInfo")
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": self.server_name, "version": self.version},
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return _response(request_id, result)
+
+    def _tools_call(self, request_id: RequestId, params: object) -> Event:
+        if not isinstance(params, dict):
+            return _error(request_id, INVALID_PARAMS, "Invalid params: expected an object")
+        name = params.get("name")
+        if not isinstance(name, str):
+            return _error(request_id, INVALID_PARAMS, "Invalid params: name must be a string")
+        arguments = params.get("arguments", {})
+        if not isinstance(arguments, dict):
+            return _error(request_id, INVALID_PARAMS, "Invalid params: arguments must be an object")
+        if name not in self._by_name:
+            rejection = Rejection(ErrorCode.UNKNOWN_TOOL, f"unknown tool: {name}")
+            return _response(request_id, self._tool_result(_failed(rejection)))
+        try:
+            decoded = _DECODERS[name](arguments)
+        except WireError as exc:
+            rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, str(exc))
+            return _response(request_id, self._tool_result(_failed(rejection)))
+        call = ToolCall(request_id, name, decoded, arguments)
+        self._pending.add(call)
+        return call
+
+    # -- completion -------------------------------------------------------------------------
+
+    def complete(self, call: ToolCall, outcome: object) -> Reply:
+        """Answer `call` with the host's outcome (a value, a `Rejection` or an exception).
+
+        An exception, or a value of the wrong type for the tool, is a bug in the host: the
+        reply is ``-32603`` with the call's id and the router goes on as before.
+        """
+        if call not in self._pending:
+            raise RouterUsageError(
+                f"tool call {call.tool!r} (id {call.request_id!r}) was not emitted by this "
+                "router or was already completed"
+            )
+        self._pending.discard(call)
+        if isinstance(outcome, BaseException):
+            return _error(call.request_id, INTERNAL_ERROR, "Internal error")
+        try:
+            envelope = self._envelope(call.tool, outcome)
+            return _response(call.request_id, self._tool_result(envelope))
+        except Exception:
+            return _error(call.request_id, INTERNAL_ERROR, "Internal error")
+
+    def _envelope(self, tool: str, outcome: object) -> dict[str, Any]:
+        if isinstance(outcome, Rejection):
+            return _failed(outcome)
+        if tool == "read_semantics":
+            if isinstance(outcome, Full | Delta | Unchanged):
+                return _ok(encode_read(outcome))
+        elif tool == "perform_action":
+            if isinstance(outcome, Receipt):
+                return _ok(encode_receipt(outcome))
+        elif isinstance(outcome, Mapping):
+            return _ok(_diagnostic_value(outcome))
+        raise TypeError(f"{tool}: the host answered {type(outcome).__name__}")
+
+    @staticmethod
+    def _tool_result(envelope: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "content": [{"type": "text", "text": _dumps(envelope)}],
+            "structuredContent": envelope,
+            "isError": not envelope["ok"],
+        }

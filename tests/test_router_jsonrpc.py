@@ -1,0 +1,262 @@
+"""JSON-RPC error handling through the router (SPEC §2.1): each code, with the right id."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from semledger.hosts import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    Reply,
+    Router,
+    RouterUsageError,
+    ToolCall,
+    handle,
+)
+from semledger.runtime._reads import Unchanged
+
+
+def _only(events: list[Any]) -> dict[str, Any]:
+    assert len(events) == 1
+    assert isinstance(events[0], Reply)
+    message: dict[str, Any] = events[0].message
+    json.dumps(message)
+    return message
+
+
+def _error(events: list[Any]) -> tuple[object, int]:
+    message = _only(events)
+    assert message["jsonrpc"] == "2.0"
+    assert set(message) == {"jsonrpc", "id", "error"}
+    assert isinstance(message["error"]["message"], str)
+    return message["id"], message["error"]["code"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "garbage",
+        "{",
+        '{"jsonrpc": "2.0", "id": 1,',
+        "NaN",
+        "Infinity",
+        '{"a": -Infinity}',
+        "'single'",
+        "{'jsonrpc': '2.0'}",
+        b"\xff\xfe{}",
+        "[" * 100_000,
+    ],
+)
+def test_a_line_that_is_not_json_is_a_parse_error_with_a_null_id(line: str | bytes) -> None:
+    assert _error(Router().receive_line(line)) == (None, PARSE_ERROR)
+
+
+@pytest.mark.parametrize("line", ["", "\n", "   \t ", "\r\n", b"", b"  \n"])
+def test_blank_lines_are_skipped(line: str | bytes) -> None:
+    assert Router().receive_line(line) == []
+
+
+def test_bytes_and_surrounding_whitespace_are_accepted() -> None:
+    line = b'  {"jsonrpc": "2.0", "id": 3, "method": "ping"}\r\n'
+    assert _only(Router().receive_line(line)) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+@pytest.mark.parametrize("value", [1, "ping", None, True, 2.5])
+def test_json_that_is_not_an_object_is_an_invalid_request(value: object) -> None:
+    assert _error(Router().receive_line(json.dumps(value))) == (None, INVALID_REQUEST)
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        [],
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+        [{"jsonrpc": "2.0", "method": "notifications/initialized"}],
+        [1, 2],
+    ],
+)
+def test_a_batch_gets_one_invalid_request_with_a_null_id(batch: list[Any]) -> None:
+    assert _error(Router().receive_line(json.dumps(batch))) == (None, INVALID_REQUEST)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected_id"),
+    [
+        ({"id": 1, "method": "ping"}, 1),
+        ({"jsonrpc": "1.0", "id": "a", "method": "ping"}, "a"),
+        ({"jsonrpc": 2.0, "id": 2, "method": "ping"}, 2),
+        ({"jsonrpc": "2.0", "id": 3}, 3),
+        ({"jsonrpc": "2.0", "id": 4, "result": {}}, 4),
+        ({"jsonrpc": "2.0", "id": 5, "method": 5}, 5),
+        ({"jsonrpc": "2.0", "id": 6, "method": None}, 6),
+        ({"jsonrpc": "2.0", "method": 1, "params": "bar"}, None),
+        ({"foo": "bar"}, None),
+        ({}, None),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": False, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": 1.0, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, None),
+        ({"jsonrpc": "1.0", "id": None, "method": "ping"}, None),
+    ],
+)
+def test_invalid_requests_are_answered_with_the_readable_id(
+    message: dict[str, Any], expected_id: object
+) -> None:
+    assert _error(Router().receive_message(message)) == (expected_id, INVALID_REQUEST)
+
+
+@pytest.mark.parametrize("request_id", [0, -1, 2**70, "", "x", "💡", "1"])
+def test_string_and_integer_ids_are_echoed_exactly(request_id: object) -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"})
+    message = _only(Router().receive_line(line))
+    assert message["id"] == request_id
+    assert type(message["id"]) is type(request_id)
+
+
+@pytest.mark.parametrize(
+    "method", ["resources/list", "prompts/list", "logging/setLevel", "tools/run", "", "PING"]
+)
+def test_unknown_method_is_method_not_found(method: str) -> None:
+    message = {"jsonrpc": "2.0", "id": 11, "method": method}
+    assert _error(Router().receive_message(message)) == (11, METHOD_NOT_FOUND)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        "absent",
+        None,
+        [],
+        ["read_semantics"],
+        "read_semantics",
+        {},
+        {"name": 5},
+        {"name": None},
+        {"arguments": {}},
+        {"name": "read_semantics", "arguments": []},
+        {"name": "read_semantics", "arguments": None},
+        {"name": "read_semantics", "arguments": "{}"},
+        {"name": "perform_action", "arguments": 1},
+    ],
+)
+def test_malformed_tools_call_envelope_is_invalid_params(params: object) -> None:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": "c", "method": "tools/call"}
+    if params != "absent":
+        message["params"] = params
+    assert _error(Router().receive_message(message)) == ("c", INVALID_PARAMS)
+
+
+@pytest.mark.parametrize("method", ["ping", "tools/list"])
+@pytest.mark.parametrize("params", [[], 3, "x", None])
+def test_params_that_are_not_an_object_are_invalid_params(method: str, params: object) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    assert _error(Router().receive_message(message)) == (1, INVALID_PARAMS)
+
+
+def test_absent_arguments_mean_an_empty_object() -> None:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "read_semantics", "_meta": {"progressToken": 1}},
+    }
+    (call,) = Router().receive_message(message)
+    assert isinstance(call, ToolCall)
+    assert call.raw_arguments == {}
+
+
+class _ExplodingHost:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def read_semantics(self, since: int | None) -> Unchanged:
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("bug in the host")
+        return Unchanged(3)
+
+    async def perform_action(self, target: object, action: object, precondition: object) -> Any:
+        raise AssertionError("not called")
+
+
+async def test_an_exception_in_the_host_is_an_internal_error_and_the_router_keeps_going() -> None:
+    router = Router()
+    host = _ExplodingHost()
+    call = json.dumps(
+        {"jsonrpc": "2.0", "id": "r1", "method": "tools/call", "params": {"name": "read_semantics"}}
+    )
+    (first,) = await handle(router, host, call)
+    assert first["id"] == "r1"
+    assert first["error"]["code"] == INTERNAL_ERROR
+    (second,) = await handle(router, host, call.replace("r1", "r2"))
+    assert second["id"] == "r2"
+    assert second["result"]["structuredContent"] == {
+        "ok": True,
+        "value": {"kind": "unchanged", "generation": "3"},
+    }
+    assert router.pending_calls == 0
+
+
+@pytest.mark.parametrize("outcome", [None, "full", {"kind": "full"}, 3, Unchanged])
+def test_a_host_answer_of_the_wrong_type_is_an_internal_error(outcome: object) -> None:
+    router = Router()
+    (call,) = router.receive_message(
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "read_semantics"}}
+    )
+    assert isinstance(call, ToolCall)
+    reply = router.complete(call, outcome).message
+    assert (reply["id"], reply["error"]["code"]) == (4, INTERNAL_ERROR)
+
+
+def test_a_diagnostics_value_that_is_not_json_is_an_internal_error() -> None:
+    router = Router(profile="diagnostics")
+    (call,) = router.receive_message(
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "diagnostics_read_state"},
+        }
+    )
+    assert isinstance(call, ToolCall)
+    reply = router.complete(call, {"commits": float("nan"), "x": object()}).message
+    assert (reply["id"], reply["error"]["code"]) == (4, INTERNAL_ERROR)
+
+
+def test_a_bug_inside_the_router_is_an_internal_error_with_the_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    router = Router()
+
+    def broken(*args: object) -> None:
+        raise KeyError("bug")
+
+    monkeypatch.setattr(router, "_request", broken)
+    message = {"jsonrpc": "2.0", "id": 8, "method": "ping"}
+    assert _error(router.receive_message(message)) == (8, INTERNAL_ERROR)
+    monkeypatch.setattr(router, "_notification", broken)
+    assert router.receive_message({"jsonrpc": "2.0", "method": "notifications/x"}) == []
+    monkeypatch.undo()
+    assert _only(router.receive_message(message))["result"] == {}
+
+
+def test_completing_a_call_twice_is_a_usage_error() -> None:
+    router = Router()
+    (call,) = router.receive_message(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_semantics"}}
+    )
+    assert isinstance(call, ToolCall)
+    router.complete(call, Unchanged(0))
+    with pytest.raises(RouterUsageError):
+        router.complete(call, Unchanged(0))
+    with pytest.raises(RouterUsageError):
+        Router().complete(call, Unchanged(0))

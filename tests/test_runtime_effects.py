@@ -1,0 +1,206 @@
+"""Effects: Trio tasks, FIFO order, pending_work, the EffectRunner (SPEC §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import trio
+import trio.testing
+
+from semledger.runtime import ActionKind as K
+from semledger.runtime import (
+    App,
+    AppRuntime,
+    BySemanticId,
+    Effect,
+    EffectRunner,
+    Latest,
+    Next,
+    Proposal,
+    Receipt,
+    SemanticId,
+    SimpleAction,
+    View,
+    button,
+    group,
+    text,
+)
+
+ACTIVATE = SimpleAction(K.ACTIVATE)
+
+
+@attrs.frozen
+class Model:
+    log: tuple[str, ...] = ()
+
+
+class EffectApp:
+    def __init__(self) -> None:
+        self.gate = trio.Event()
+        self.rt: AppRuntime[Model, str] = AppRuntime(
+            App(init=Model, update=self.update, view=self.view, message_types=(str,))
+        )
+
+    async def slow(self) -> str:
+        await self.gate.wait()
+        return "effect"
+
+    async def chained(self) -> str:
+        await trio.sleep(0)
+        return "chain-1"
+
+    async def second(self) -> str:
+        await trio.sleep(0)
+        return "chain-2"
+
+    async def silent(self) -> None:
+        await trio.sleep(0)
+
+    def update(self, model: Model, msg: str) -> Next[Model, str] | Model:
+        new = Model((*model.log, msg))
+        if msg == "A":
+            return Next(new, (Effect(self.slow, name="slow"),))
+        if msg == "chain":
+            return Next(new, (Effect(self.chained),))
+        if msg == "chain-1":
+            return Next(new, (Effect(self.second),))
+        if msg == "quiet":
+            return Next(new, (Effect(self.silent),))
+        return new
+
+    def view(self, model: Model) -> View[str]:
+        return group(
+            button(
+                "AB", None, semantic_id="ab", handlers={K.ACTIVATE: lambda _a: Proposal(("A", "B"))}
+            ),
+            button("Chain", "chain", semantic_id="chain"),
+            button("Quiet", "quiet", semantic_id="quiet"),
+            text("Log", " ".join(model.log)),
+            label="app",
+        )
+
+
+def act(rt: AppRuntime[Any, Any], sid: str) -> Receipt:
+    result = rt.perform(BySemanticId(SemanticId(sid)), ACTIVATE, Latest())
+    assert isinstance(result, Receipt)
+    return result
+
+
+async def test_messages_a_b_then_the_effect_of_a_in_order() -> None:
+    app = EffectApp()
+    async with trio.open_nursery() as nursery:
+        runner = EffectRunner(app.rt, nursery)
+        receipt = act(app.rt, "ab")
+        assert receipt.pending_work
+        assert app.rt.model.log == ("A", "B")
+        assert runner.start_pending() == 1
+        assert app.rt.pending_work
+        await trio.testing.wait_all_tasks_blocked()
+        assert app.rt.model.log == ("A", "B")
+        app.gate.set()
+        await runner.wait_idle()
+    assert app.rt.model.log == ("A", "B", "effect")
+    assert not app.rt.pending_work
+
+
+async def test_pending_work_is_true_while_an_effect_is_outstanding() -> None:
+    app = EffectApp()
+    async with trio.open_nursery() as nursery:
+        runner = EffectRunner(app.rt, nursery)
+        act(app.rt, "ab")
+        runner.start_pending()
+        other = act(app.rt, "chain")
+        assert other.pending_work
+        app.gate.set()
+        await runner.wait_idle()
+    final = act(app.rt, "ab")
+    assert final.pending_work
+    assert app.rt.take_effects()
+
+
+async def test_wait_idle_waits_for_effects_started_by_effects(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    app = EffectApp()
+    async with trio.open_nursery() as nursery:
+        runner = EffectRunner(app.rt, nursery)
+        act(app.rt, "chain")
+        runner.start_pending()
+        with trio.fail_after(60):
+            await runner.wait_idle()
+        assert app.rt.model.log == ("chain", "chain-1", "chain-2")
+        assert not app.rt.pending_work
+
+
+async def test_an_effect_without_a_message_still_clears_pending_work() -> None:
+    app = EffectApp()
+    async with trio.open_nursery() as nursery:
+        runner = EffectRunner(app.rt, nursery)
+        act(app.rt, "quiet")
+        generation = app.rt.generation
+        runner.start_pending()
+        await runner.wait_idle()
+    assert not app.rt.pending_work
+    assert app.rt.generation == generation
+    assert app.rt.model.log == ("quiet",)
+
+
+async def test_on_result_sees_every_effect_before_its_message_is_delivered() -> None:
+    app = EffectApp()
+    seen: list[tuple[int, Any, tuple[str, ...]]] = []
+
+    def on_result(effect_id: int, message: Any) -> None:
+        seen.append((effect_id, message, app.rt.model.log))
+        app.rt.complete_effect(effect_id, message)
+
+    async with trio.open_nursery() as nursery:
+        runner = EffectRunner(app.rt, nursery, on_result=on_result)
+        act(app.rt, "chain")
+        runner.start_pending()
+        await runner.wait_idle()
+    assert [(m, log) for _, m, log in seen] == [
+        ("chain-1", ("chain",)),
+        ("chain-2", ("chain", "chain-1")),
+    ]
+    assert seen[0][0] < seen[1][0]
+
+
+def test_effects_are_handed_out_once_with_unique_ids() -> None:
+    app = EffectApp()
+    act(app.rt, "ab")
+    act(app.rt, "ab")
+    effects = app.rt.take_effects()
+    assert [i for i, _ in effects] == [1, 2]
+    assert app.rt.take_effects() == []
+    app.rt.complete_effect(1, None)
+    assert app.rt.pending_work
+    app.rt.complete_effect(2, "done")
+    assert not app.rt.pending_work
+    assert app.rt.model.log[-1] == "done"
+
+
+def test_an_effect_result_after_close_changes_nothing() -> None:
+    app = EffectApp()
+    act(app.rt, "ab")
+    [(effect_id, _)] = app.rt.take_effects()
+    app.rt.close()
+    generation, model = app.rt.generation, app.rt.model
+    app.rt.complete_effect(effect_id, "late")
+    assert (app.rt.generation, app.rt.model) == (generation, model)
+
+
+def test_a_message_delivered_from_inside_update_waits_its_turn() -> None:
+    holder: list[AppRuntime[Any, Any]] = []
+
+    def update(model: tuple[str, ...], msg: str) -> tuple[str, ...]:
+        if msg == "outer":
+            holder[0].deliver("inner")
+        return (*model, msg)
+
+    rt: AppRuntime[Any, Any] = AppRuntime(
+        App(init=tuple, update=update, view=lambda m: group(text("log", " ".join(m)), label="g"))
+    )
+    holder.append(rt)
+    rt.deliver("outer")
+    assert rt.model == ("outer", "inner")

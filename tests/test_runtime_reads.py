@@ -1,0 +1,184 @@
+"""Reads and the journal: Full, Delta and Unchanged; generations (SPEC §2.5, §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from semledger.runtime import (
+    JOURNAL_SIZE,
+    App,
+    AppRuntime,
+    Delta,
+    ErrorCode,
+    Full,
+    Rejection,
+    Unchanged,
+    View,
+    apply_delta,
+    group,
+    text,
+)
+
+
+def view(model: tuple[int, ...]) -> View[Any]:
+    return group(*(text(f"item {i}", str(v), key=i) for i, v in enumerate(model)), label="items")
+
+
+def update(model: tuple[int, ...], msg: tuple[int, ...]) -> tuple[int, ...]:
+    return msg
+
+
+def make(init: tuple[int, ...] = (0, 0, 0)) -> AppRuntime[Any, Any]:
+    return AppRuntime(App(init=lambda: init, update=update, view=view))
+
+
+def test_a_read_without_since_is_full() -> None:
+    rt = make()
+    result = rt.read()
+    assert isinstance(result, Full)
+    assert result.generation == rt.generation == 1
+    assert result.root == result.nodes[0].node_id
+    assert [n.label for n in result.nodes] == ["items", "item 0", "item 1", "item 2"]
+
+
+def test_since_current_is_unchanged() -> None:
+    rt = make()
+    assert rt.read(rt.generation) == Unchanged(rt.generation)
+
+
+def test_since_in_the_journal_is_a_delta() -> None:
+    rt = make()
+    rt.deliver((1, 0, 0))
+    rt.deliver((1, 2, 0))
+    delta = rt.read(1)
+    assert isinstance(delta, Delta)
+    assert (delta.from_generation, delta.to_generation) == (1, 3)
+    assert [n.value for n in delta.upserted] == ["1", "2"]
+
+
+@pytest.mark.parametrize("since", [4, 99, 2**64 - 1])
+def test_future_since_is_full(since: int) -> None:
+    rt = make()
+    rt.deliver((1, 0, 0))
+    assert isinstance(rt.read(since), Full)
+
+
+def test_since_zero_before_the_first_commit_is_a_delta_from_empty() -> None:
+    rt = make()
+    delta = rt.read(0)
+    assert isinstance(delta, Delta)
+    assert len(delta.upserted) == 4
+
+
+def test_after_66_commits_an_old_cursor_gets_full() -> None:
+    rt = make()
+    for i in range(1, 66):
+        rt.deliver((i, 0, 0))
+    assert rt.generation == 66
+    assert isinstance(rt.read(1), Full)
+    oldest = rt.read(66 - JOURNAL_SIZE)
+    assert isinstance(oldest, Delta)
+    assert oldest.from_generation == 2
+    assert isinstance(rt.read(65), Delta)
+
+
+def test_delta_from_64_generations_behind_applies_to_the_full_of_that_generation() -> None:
+    rt = make()
+    old = rt.snapshot
+    for i in range(1, 65):
+        rt.deliver((i, i % 3, 0))
+    delta = rt.read(old.generation)
+    assert isinstance(delta, Delta)
+    rebuilt = apply_delta(old, delta)
+    assert rebuilt.full() == rt.read()
+    assert rebuilt.nodes == rt.snapshot.nodes
+
+
+def test_apply_delta_refuses_a_delta_from_another_generation() -> None:
+    rt = make()
+    rt.deliver((1, 0, 0))
+    rt.deliver((2, 0, 0))
+    delta = rt.read(2)
+    assert isinstance(delta, Delta)
+    with pytest.raises(ValueError, match="generation"):
+        apply_delta(rt.snapshot, delta)
+
+
+def test_removed_lists_removal_order_and_upserted_follows_tree_order() -> None:
+    rt = make((0, 0, 0, 0))
+    f = rt.read()
+    assert isinstance(f, Full)
+    ids = [n.node_id for n in f.nodes[1:]]
+    rt.deliver((0, 5))
+    rt.deliver((7,))
+    delta = rt.read(f.generation)
+    assert isinstance(delta, Delta)
+    assert delta.removed == (ids[2], ids[3], ids[1])
+    assert [n.node_id for n in delta.upserted] == [f.root, ids[0]]
+
+
+def test_reading_never_advances_the_generation() -> None:
+    rt = make()
+    before = (rt.generation, rt.counters.commits, rt.counters.semantics_passes)
+    for since in (None, 0, 1, 5):
+        rt.read(since)
+    rt.snapshot_at(0)
+    assert (rt.generation, rt.counters.commits, rt.counters.semantics_passes) == before
+
+
+def test_a_change_that_restores_the_snapshot_still_advances_by_one_per_commit() -> None:
+    rt = make()
+    first = rt.read()
+    rt.deliver((1, 0, 0))
+    rt.deliver((0, 0, 0))
+    assert rt.generation == 3
+    delta = rt.read(1)
+    assert isinstance(delta, Delta)
+    assert delta.upserted == ()
+    assert delta.removed == ()
+    assert isinstance(first, Full)
+    assert apply_delta(rt.snapshot_at(1), delta).full().nodes == first.nodes  # type: ignore[arg-type]
+
+
+def test_an_update_that_changes_nothing_public_does_not_advance() -> None:
+    rt = make()
+    rt.deliver((0, 0, 0))
+    assert rt.generation == 1
+
+
+def test_a_read_during_message_delivery_sees_the_previous_commit() -> None:
+    seen: list[Any] = []
+    holder: list[AppRuntime[Any, Any]] = []
+
+    def spy_update(model: tuple[int, ...], msg: tuple[int, ...]) -> tuple[int, ...]:
+        seen.append(holder[0].read())
+        return msg
+
+    rt = AppRuntime(App(init=lambda: (0,), update=spy_update, view=view))
+    holder.append(rt)
+    rt.deliver((9,))
+    [during] = seen
+    assert isinstance(during, Full)
+    assert during.generation == 1
+    assert [n.value for n in during.nodes[1:]] == ["0"]
+    assert rt.generation == 2
+
+
+def test_read_after_close_is_host_closed() -> None:
+    rt = make()
+    rt.close()
+    result = rt.read()
+    assert isinstance(result, Rejection)
+    assert result.code is ErrorCode.HOST_CLOSED
+
+
+def test_snapshot_hash_ignores_the_generation_and_follows_content() -> None:
+    rt = make()
+    first = rt.snapshot
+    rt.deliver((1, 0, 0))
+    rt.deliver((0, 0, 0))
+    assert rt.snapshot.hash == first.hash
+    rt.deliver((2, 0, 0))
+    assert rt.snapshot.hash != first.hash

@@ -1,0 +1,209 @@
+"""Reconcile and node identity: O(change) deltas, removal, remount, hide and show (SPEC §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from semledger.runtime import ActionKind as K
+from semledger.runtime import (
+    App,
+    AppRuntime,
+    ByNodeId,
+    Composition,
+    Declaration,
+    Delta,
+    ErrorCode,
+    Full,
+    Latest,
+    Rejection,
+    Role,
+    SimpleAction,
+    View,
+    button,
+    column,
+    group,
+    node,
+    text,
+)
+
+
+def runtime(view: Callable[[Any], View[Any]], init: Any) -> AppRuntime[Any, Any]:
+    def update(model: Any, msg: Any) -> Any:
+        return msg
+
+    return AppRuntime(App(init=lambda: init, update=update, view=view))
+
+
+def full(rt: AppRuntime[Any, Any]) -> Full:
+    result = rt.read()
+    assert isinstance(result, Full)
+    return result
+
+
+def by_label(f: Full, label: str) -> int:
+    [found] = [n.node_id for n in f.nodes if n.label == label]
+    return found
+
+
+def list_view(items: list[str]) -> View[Any]:
+    return group(*(text(item, key=item) for item in items), label="list")
+
+
+def test_one_leaf_change_gives_a_one_node_delta() -> None:
+    def view(count: int) -> View[Any]:
+        return column(
+            *(text(f"row {i}", key=i) for i in range(50)), text("count", str(count), key="c")
+        )
+
+    rt = runtime(view, 0)
+    start = rt.generation
+    rt.deliver(1)
+    delta = rt.read(start)
+    assert isinstance(delta, Delta)
+    assert [n.value for n in delta.upserted] == ["1"]
+    assert delta.removed == ()
+    assert rt.generation == start + 1
+
+
+def test_one_leaf_change_under_declared_siblings_costs_o_depth() -> None:
+    def view(count: int) -> View[Any]:
+        rows = (text(f"row {i}", key=i, declaration=Declaration.keyed(i)) for i in range(200))
+        return group(*rows, text("count", str(count), key="c"), label="list")
+
+    rt = runtime(view, 0)
+    before = (rt.counters.semantics_nodes, rt.counters.layout_nodes, rt.counters.paint_nodes)
+    rt.deliver(1)
+    after = (rt.counters.semantics_nodes, rt.counters.layout_nodes, rt.counters.paint_nodes)
+    assert [b - a for a, b in zip(before, after, strict=True)] == [2, 2, 2]
+
+
+def test_undeclared_nodes_are_uncacheable_and_recomputed() -> None:
+    def view(count: int) -> View[Any]:
+        return group(
+            *(text(f"row {i}", key=i) for i in range(20)), text("c", str(count)), label="l"
+        )
+
+    rt = runtime(view, 0)
+    before = rt.counters.semantics_nodes
+    rt.deliver(1)
+    assert rt.counters.semantics_nodes - before == 22
+    assert rt.generation == 2
+
+
+def test_removed_node_is_in_removed_and_its_old_id_is_not_found() -> None:
+    rt = runtime(list_view, ["a", "b", "c"])
+    start = full(rt)
+    b = by_label(start, "b")
+    rt.deliver(["a", "c"])
+    delta = rt.read(start.generation)
+    assert isinstance(delta, Delta)
+    assert delta.removed == (b,)
+    result = rt.perform(ByNodeId(b), SimpleAction(K.FOCUS), Latest())
+    assert isinstance(result, Rejection)
+    assert result.code is ErrorCode.TARGET_NOT_FOUND
+    assert result.details == {"target": {"kind": "node_id", "id": str(b)}}
+
+
+def test_a_remounted_element_gets_a_new_larger_id() -> None:
+    rt = runtime(list_view, ["a", "b"])
+    old_b = by_label(full(rt), "b")
+    rt.deliver(["a"])
+    rt.deliver(["a", "b"])
+    new_b = by_label(full(rt), "b")
+    assert new_b > old_b
+    assert new_b > max(n.node_id for n in full(rt).nodes if n.label == "a")
+
+
+def test_an_element_moved_to_another_parent_is_remounted() -> None:
+    def view(where: str) -> View[Any]:
+        moving = text("m", key="m")
+        left = group(*([moving] if where == "left" else []), label="L", key="L")
+        right = group(*([moving] if where == "right" else []), label="R", key="R")
+        return column(left, right)
+
+    rt = runtime(view, "left")
+    first = by_label(full(rt), "m")
+    rt.deliver("right")
+    second = by_label(full(rt), "m")
+    assert second > first
+    parents = {c: n.label for n in full(rt).nodes for c in n.children}
+    assert parents[second] == "R"
+
+
+def test_hide_then_show_keeps_the_id() -> None:
+    def view(hidden: bool) -> View[Any]:
+        return group(
+            text("keep"),
+            group(
+                button("inner", "x"),
+                label="box",
+                composition=Composition.HIDDEN if hidden else Composition.BOUNDARY,
+            ),
+            label="root",
+        )
+
+    rt = runtime(view, False)
+    f1 = full(rt)
+    ids = {n.label: n.node_id for n in f1.nodes}
+    rt.deliver(True)
+    f2 = full(rt)
+    assert {n.label for n in f2.nodes} == {"root", "keep"}
+    rt.deliver(False)
+    f3 = full(rt)
+    assert {n.label: n.node_id for n in f3.nodes} == ids
+    assert f3.nodes == f1.nodes
+    assert f3.generation == f1.generation + 2
+
+
+def test_element_mounted_hidden_appears_when_shown() -> None:
+    def view(hidden: bool) -> View[Any]:
+        comp = Composition.HIDDEN if hidden else Composition.TRANSPARENT
+        return column(text("a"), node(Role.NONE, text("late"), composition=comp))
+
+    rt = runtime(view, True)
+    assert [n.label for n in full(rt).nodes if n.label] == ["a"]
+    rt.deliver(False)
+    assert [n.label for n in full(rt).nodes if n.label] == ["a", "late"]
+
+
+def test_reordering_keyed_children_keeps_ids_and_changes_only_the_parent() -> None:
+    rt = runtime(list_view, ["a", "b", "c"])
+    start = full(rt)
+    ids = {n.label: n.node_id for n in start.nodes}
+    rt.deliver(["c", "a", "b"])
+    after = full(rt)
+    assert {n.label: n.node_id for n in after.nodes} == ids
+    delta = rt.read(start.generation)
+    assert isinstance(delta, Delta)
+    assert delta.removed == ()
+    assert delta.upserted[0].node_id == ids["list"]
+    assert delta.upserted[0].children == (ids["c"], ids["a"], ids["b"])
+    assert {n.label for n in delta.upserted[1:]} == {"a", "b", "c"}
+    assert all(
+        n.frame != start.nodes[[m.node_id for m in start.nodes].index(n.node_id)].frame
+        for n in delta.upserted[1:]
+    )
+
+
+def test_unkeyed_children_are_matched_by_position_and_role() -> None:
+    def view(first_is_button: bool) -> View[Any]:
+        head = button("x", "m") if first_is_button else text("x")
+        return column(head, text("tail"))
+
+    rt = runtime(view, False)
+    before = {(n.role, n.label): n.node_id for n in full(rt).nodes}
+    rt.deliver(True)
+    after = {(n.role, n.label): n.node_id for n in full(rt).nodes}
+    assert after[(Role.TEXT, "tail")] == before[(Role.TEXT, "tail")]
+    assert after[(Role.BUTTON, "x")] > max(before.values())
+
+
+def test_node_ids_are_never_reused_across_many_remounts() -> None:
+    rt = runtime(list_view, ["a"])
+    seen: set[int] = set()
+    for i in range(30):
+        rt.deliver([f"x{i}"])
+        ids = {n.node_id for n in full(rt).nodes if n.label == f"x{i}"}
+        assert not ids & seen
+        seen |= ids

@@ -1,0 +1,414 @@
+"""Semantics composition, roots, modals, relations, live regions, masking and focus."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from semledger.runtime import ActionKind as K
+from semledger.runtime import (
+    AmbiguousRelationTarget,
+    Announcement,
+    App,
+    AppRuntime,
+    ByNodeId,
+    BySemanticId,
+    Checked,
+    Composition,
+    Delta,
+    DuplicateSemanticId,
+    ErrorCode,
+    Full,
+    Latest,
+    Live,
+    MissingRelationTarget,
+    Receipt,
+    Rejection,
+    Relation,
+    Role,
+    SemanticsNode,
+    SimpleAction,
+    State,
+    View,
+    button,
+    checkbox,
+    column,
+    group,
+    node,
+    text,
+    text_field,
+)
+
+FOCUS = SimpleAction(K.FOCUS)
+NOW = Latest()
+
+
+def make(view: Any, init: Any = None) -> AppRuntime[Any, Any]:
+    return AppRuntime(App(init=lambda: init, update=lambda m, msg: msg, view=view))
+
+
+def full(rt: AppRuntime[Any, Any]) -> Full:
+    result = rt.read()
+    assert isinstance(result, Full)
+    return result
+
+
+def by_label(f: Full, label: str) -> SemanticsNode:
+    [found] = [n for n in f.nodes if n.label == label]
+    return found
+
+
+def root(f: Full) -> SemanticsNode:
+    [found] = [n for n in f.nodes if n.node_id == f.root]
+    return found
+
+
+def test_transparent_nodes_lift_their_children() -> None:
+    rt = make(lambda _: group(column(text("a"), column(text("b"))), text("c"), label="g"))
+    f = full(rt)
+    assert [n.label for n in f.nodes] == ["g", "a", "b", "c"]
+    assert root(f).children == tuple(n.node_id for n in f.nodes[1:])
+
+
+def test_boundary_keeps_a_group_even_without_semantics() -> None:
+    view = group(node(Role.NONE, text("a"), text("b"), composition=Composition.BOUNDARY), label="g")
+    f = full(make(lambda _: view))
+    assert [(n.role, n.label) for n in f.nodes] == [
+        (Role.GROUP, "g"),
+        (Role.NONE, None),
+        (Role.TEXT, "a"),
+        (Role.TEXT, "b"),
+    ]
+    assert len(root(f).children) == 1
+
+
+def test_merge_descendants_joins_labels_merges_states_and_has_no_children() -> None:
+    view = group(
+        node(
+            Role.BUTTON,
+            text("Save"),
+            node(Role.NONE, text("the"), text("file")),
+            node(Role.TEXT, label="disabled", state=State(disabled=True)),
+            label="Press",
+            composition=Composition.MERGE_DESCENDANTS,
+        ),
+        label="g",
+    )
+    f = full(make(lambda _: view))
+    assert len(f.nodes) == 2
+    merged = f.nodes[1]
+    assert merged.label == "Press Save the file disabled"
+    assert merged.children == ()
+    assert merged.role is Role.BUTTON
+    assert merged.state.disabled
+
+
+def test_merge_descendants_conflicting_checked_is_mixed() -> None:
+    def view(states: tuple[bool, ...]) -> View[Any]:
+        boxes = [checkbox(f"c{i}", s) for i, s in enumerate(states)]
+        return group(node(Role.GROUP, *boxes, composition=Composition.MERGE_DESCENDANTS), label="g")
+
+    rt = make(view, (True, False))
+    assert full(rt).nodes[1].state.checked is Checked.MIXED
+    rt.deliver((True, True))
+    assert full(rt).nodes[1].state.checked is Checked.CHECKED
+    rt.deliver((False,))
+    assert full(rt).nodes[1].state.checked is Checked.UNCHECKED
+
+
+def test_merge_descendants_skips_hidden_subtrees() -> None:
+    hidden = node(
+        Role.NONE, text("secret"), node(Role.NONE, text("deep")), composition=Composition.HIDDEN
+    )
+    view = group(
+        node(Role.BUTTON, hidden, text("shown"), composition=Composition.MERGE_DESCENDANTS),
+        label="g",
+    )
+    f = full(make(lambda _: view))
+    assert f.nodes[1].label == "shown"
+
+
+def test_merge_descendants_updates_when_a_descendant_changes() -> None:
+    def view(word: str) -> View[Any]:
+        inner = node(Role.NONE, text(word))
+        return group(node(Role.BUTTON, inner, composition=Composition.MERGE_DESCENDANTS), label="g")
+
+    rt = make(view, "one")
+    before = full(rt).nodes[1]
+    rt.deliver("two")
+    after = full(rt).nodes[1]
+    assert after.label == "two"
+    assert after.node_id == before.node_id
+
+
+def test_hidden_removes_the_subtree() -> None:
+    view = group(
+        text("a"), group(text("b"), button("c", "m"), composition=Composition.HIDDEN), label="g"
+    )
+    f = full(make(lambda _: view))
+    assert [n.label for n in f.nodes] == ["g", "a"]
+
+
+def test_a_wrapper_never_inherits_a_childs_semantics() -> None:
+    view = group(
+        node(Role.NONE, button("inner", "m", semantic_id="child")),
+        label="outer",
+        semantic_id="wrap",
+    )
+    f = full(make(lambda _: view))
+    outer, inner = f.nodes
+    assert (outer.role, outer.label, outer.semantic_id, outer.actions) == (
+        Role.GROUP,
+        "outer",
+        "wrap",
+        (),
+    )
+    assert inner.semantic_id == "child"
+
+
+def test_several_top_level_roots_get_a_synthetic_group_root() -> None:
+    rt = make(lambda n: column(*(text(f"t{i}", key=i) for i in range(n))), 2)
+    f = full(rt)
+    top = root(f)
+    assert top.role is Role.GROUP
+    assert top.semantic_id is None
+    assert top.label is None
+    assert top.children == tuple(n.node_id for n in f.nodes[1:])
+    rt.deliver(1)
+    f1 = full(rt)
+    assert f1.root == f1.nodes[0].node_id
+    assert f1.nodes[0].label == "t0"
+    assert len(f1.nodes) == 1
+    rt.deliver(0)
+    f0 = full(rt)
+    assert (f0.root, f0.nodes) == (None, ())
+
+
+def test_the_synthetic_root_offers_no_action() -> None:
+    rt = make(lambda _: column(button("a", 1), button("b", 2)))
+    f = full(rt)
+    result = rt.perform(ByNodeId(f.root or 0), SimpleAction(K.ACTIVATE), NOW)
+    assert isinstance(result, Rejection)
+    assert result.code is ErrorCode.ACTION_UNAVAILABLE
+
+
+def modal_view(model: tuple[bool, bool]) -> View[Any]:
+    open_outer, open_inner = model
+    dialog_children: list[View[Any]] = [button("ok", "ok", semantic_id="ok", key="ok")]
+    if open_inner:
+        dialog_children.append(
+            node(
+                Role.DIALOG,
+                button("inner-ok", "x", key="iok"),
+                label="inner",
+                state=State(modal=True),
+                key="in",
+            )
+        )
+    parts: list[View[Any]] = [button("behind", "b", semantic_id="behind", key="behind")]
+    if open_outer:
+        parts.append(
+            node(Role.DIALOG, *dialog_children, label="dialog", state=State(modal=True), key="dlg")
+        )
+    return group(*parts, label="app")
+
+
+def test_the_modal_node_becomes_the_root_while_open() -> None:
+    rt = make(modal_view, (False, False))
+    closed = full(rt)
+    rt.deliver((True, False))
+    opened = full(rt)
+    assert root(opened).label == "dialog"
+    assert [n.label for n in opened.nodes] == ["dialog", "ok"]
+    result = rt.perform(BySemanticId("behind"), FOCUS, NOW)  # type: ignore[arg-type]
+    assert isinstance(result, Rejection)
+    assert result.code is ErrorCode.TARGET_NOT_FOUND
+    rt.deliver((False, False))
+    again = full(rt)
+    assert again.nodes == closed.nodes
+    assert again.root == closed.root
+
+
+def test_the_deepest_modal_wins() -> None:
+    rt = make(modal_view, (True, True))
+    f = full(rt)
+    assert root(f).label == "inner"
+    assert [n.label for n in f.nodes] == ["inner", "inner-ok"]
+    rt.deliver((True, False))
+    assert root(full(rt)).label == "dialog"
+
+
+def test_focus_outside_an_opening_modal_is_cleared_and_trapped_inside() -> None:
+    rt = make(modal_view, (False, False))
+    assert isinstance(rt.perform(BySemanticId("behind"), FOCUS, NOW), Receipt)  # type: ignore[arg-type]
+    behind = by_label(full(rt), "behind")
+    assert full(rt).focused == behind.node_id
+    rt.deliver((True, False))
+    opened = full(rt)
+    assert opened.focused is None
+    assert isinstance(rt.perform(BySemanticId("ok"), FOCUS, NOW), Receipt)  # type: ignore[arg-type]
+    assert full(rt).focused == by_label(full(rt), "ok").node_id
+    rt.deliver((False, False))
+    after = full(rt)
+    assert by_label(after, "behind").node_id == behind.node_id
+    assert not by_label(after, "behind").state.focused
+
+
+def test_delta_across_modal_open_and_close_applies() -> None:
+    from semledger.runtime import apply_delta
+
+    rt = make(modal_view, (False, False))
+    snapshots = [rt.snapshot]
+    for model in [(True, False), (True, True), (False, False), (True, True), (False, True)]:
+        rt.deliver(model)
+        snapshots.append(rt.snapshot)
+    for old in snapshots:
+        result = rt.read(old.generation)
+        if isinstance(result, Delta):
+            assert apply_delta(old, result).nodes == rt.snapshot.nodes
+
+
+def relation_view(model: tuple[str, ...]) -> View[Any]:
+    fields = [text(f"label {i}", semantic_id=sid, key=i) for i, sid in enumerate(model)]
+    return group(
+        *fields,
+        button(
+            "go",
+            "m",
+            relations={Relation.LABELLED_BY: ["lbl"], Relation.CONTROLS: ["ctl"]},
+            key="go",
+        ),
+        label="form",
+    )
+
+
+def test_relations_resolve_to_node_ids() -> None:
+    rt = make(relation_view, ("lbl", "ctl"))
+    f = full(rt)
+    go = by_label(f, "go")
+    assert go.relation(Relation.LABELLED_BY) == (by_label(f, "label 0").node_id,)
+    assert go.relation(Relation.CONTROLS) == (by_label(f, "label 1").node_id,)
+    assert f.issues == ()
+
+
+def test_missing_and_ambiguous_relation_targets_are_issues() -> None:
+    rt = make(relation_view, ("lbl", "lbl"))
+    f = full(rt)
+    go = by_label(f, "go")
+    twins = (by_label(f, "label 0").node_id, by_label(f, "label 1").node_id)
+    assert go.relation(Relation.LABELLED_BY) == ()
+    assert set(f.issues) == {
+        DuplicateSemanticId("lbl", twins),  # type: ignore[arg-type]
+        AmbiguousRelationTarget(go.node_id, Relation.LABELLED_BY, "lbl", twins),  # type: ignore[arg-type]
+        MissingRelationTarget(go.node_id, Relation.CONTROLS, "ctl"),  # type: ignore[arg-type]
+    }
+    rt.deliver(("lbl", "ctl"))
+    assert full(rt).issues == ()
+
+
+def test_a_relation_target_appearing_later_resolves() -> None:
+    rt = make(relation_view, ())
+    assert len(full(rt).issues) == 2
+    rt.deliver(("ctl", "lbl"))
+    f = full(rt)
+    assert by_label(f, "go").relation(Relation.CONTROLS) == (by_label(f, "label 0").node_id,)
+    assert f.issues == ()
+
+
+def test_duplicate_semantic_ids_give_one_issue() -> None:
+    rt = make(
+        lambda n: group(*(text(f"t{i}", semantic_id="same", key=i) for i in range(n)), label="g"), 3
+    )
+    f = full(rt)
+    assert f.issues == (DuplicateSemanticId("same", tuple(n.node_id for n in f.nodes[1:])),)  # type: ignore[arg-type]
+    rt.deliver(1)
+    assert full(rt).issues == ()
+
+
+def live_view(status: str) -> View[Any]:
+    return group(
+        text("Status", status, live=Live.POLITE, key="s"),
+        text("Alert", status, live=Live.ASSERTIVE, atomic=True, key="a"),
+        text("Quiet", status, key="q"),
+        label="g",
+    )
+
+
+def test_live_regions_give_announcements_in_deltas() -> None:
+    rt = make(live_view, "idle")
+    start = rt.generation
+    rt.deliver("saved")
+    delta = rt.read(start)
+    assert isinstance(delta, Delta)
+    f = full(rt)
+    assert delta.announcements == (
+        Announcement(by_label(f, "Status").node_id, start + 1, Live.POLITE, False, "saved"),
+        Announcement(by_label(f, "Alert").node_id, start + 1, Live.ASSERTIVE, True, "Alert saved"),
+    )
+    rt.deliver("done")
+    later = rt.read(start)
+    assert isinstance(later, Delta)
+    assert [a.text for a in later.announcements] == ["saved", "Alert saved", "done", "Alert done"]
+
+
+def test_password_values_are_masked() -> None:
+    view = group(
+        text_field("Password", "hunter2", password=True, on_set_text=lambda s: s), label="g"
+    )
+    rt = make(lambda _: view)
+    field = by_label(full(rt), "Password")
+    assert field.value is not None
+    assert "hunter2" not in field.value
+    assert len(field.value) == 7
+    assert field.state.password
+    assert all("hunter2" not in (op.text or "") for op in rt.display_list())
+
+
+def test_focus_is_runtime_owned_and_set_by_the_focus_action() -> None:
+    rt = make(
+        lambda _: group(
+            button("a", "m", semantic_id="a"), button("b", "m", semantic_id="b"), label="g"
+        )
+    )
+    assert full(rt).focused is None
+    result = rt.perform(BySemanticId("a"), FOCUS, NOW)  # type: ignore[arg-type]
+    assert isinstance(result, Receipt)
+    assert result.after == result.before + 1
+    f = full(rt)
+    a = by_label(f, "a")
+    assert f.focused == a.node_id
+    assert a.state.focused
+    assert [n.label for n in f.nodes if n.state.focused] == ["a"]
+    rt.perform(BySemanticId("b"), FOCUS, NOW)  # type: ignore[arg-type]
+    f = full(rt)
+    assert [n.label for n in f.nodes if n.state.focused] == ["b"]
+    again = rt.perform(BySemanticId("b"), FOCUS, NOW)  # type: ignore[arg-type]
+    assert isinstance(again, Receipt)
+    assert again.before == again.after
+
+
+def test_focus_is_cleared_when_the_focused_node_goes_away() -> None:
+    def view(show: str) -> View[Any]:
+        if show == "gone":
+            return group(text("empty"), label="g")
+        comp = Composition.HIDDEN if show == "hidden" else Composition.TRANSPARENT
+        return group(
+            node(Role.NONE, button("a", "m", semantic_id="a"), composition=comp), label="g"
+        )
+
+    for how in ("gone", "hidden"):
+        rt = make(view, "shown")
+        rt.perform(BySemanticId("a"), FOCUS, NOW)  # type: ignore[arg-type]
+        assert full(rt).focused is not None
+        rt.deliver(how)
+        assert full(rt).focused is None
+        rt.deliver("shown")
+        assert full(rt).focused is None
+
+
+def test_focus_is_cleared_when_the_focused_node_becomes_disabled() -> None:
+    rt = make(lambda d: group(button("a", "m", semantic_id="a", disabled=d), label="g"), False)
+    rt.perform(BySemanticId("a"), FOCUS, NOW)  # type: ignore[arg-type]
+    rt.deliver(True)
+    f = full(rt)
+    assert f.focused is None
+    assert not by_label(f, "a").state.focused
