@@ -7,6 +7,7 @@ its mailbox (`Actor.close`) to end it once the messages already sent are handled
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any, Generic, TypeVar
 
@@ -67,10 +68,8 @@ class Actor(Generic[Message]):
     async def _deliver(self, envelope: _Envelope[Message]) -> None:
         result = await outcome.acapture(self.handle, envelope.message)
         if envelope.reply is not None:
-            try:
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 envelope.reply.send_nowait(result)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
         elif isinstance(result, outcome.Error):
             result.unwrap()
 
@@ -83,7 +82,9 @@ class Actor(Generic[Message]):
                 async with receive:
                     result = await receive.receive()
         except trio.TooSlowError:
-            raise RequestTimeoutError(f"no reply to {type(message).__name__} in {timeout} s") from None
+            raise RequestTimeoutError(
+                f"no reply to {type(message).__name__} in {timeout} s"
+            ) from None
         return result.unwrap()
 
     async def tell(self, message: Message) -> None:

@@ -100,7 +100,9 @@ class SessionCore:
         if isinstance(event, ActionRequested):
             if isinstance(outcome, Receipt):
                 outputs.append(
-                    ActionReceipt(event.request_id, outcome.before, outcome.after, outcome.pending_work)
+                    ActionReceipt(
+                        event.request_id, outcome.before, outcome.after, outcome.pending_work
+                    )
                 )
             elif isinstance(outcome, Rejection):
                 wire = encode_rejection(outcome)
@@ -132,6 +134,7 @@ class SessionCore:
         for generation in range(before + 1, runtime.generation + 1):
             delta = runtime.delta(generation - 1, generation)
             snapshot = runtime.snapshot_at(generation)
-            assert delta is not None and snapshot is not None
+            assert delta is not None
+            assert snapshot is not None
             out.append(Committed(generation, encode_read(delta), snapshot.hash))
         return out

@@ -3,6 +3,7 @@ only once what it answers with is durable."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections.abc import Callable
@@ -61,7 +62,7 @@ class Perform:
 @attrs.frozen
 class Diagnose:
     event: dict[str, Any]
-    """``{"kind": "Pointer", "position": {"x", "y"}, "phase"}`` or ``{"kind": "Command", "intent"}``."""
+    """A pointer event or a command, in the diagnostics tools' wire form."""
 
 
 @attrs.frozen
@@ -245,10 +246,8 @@ class SessionActor(Actor[SessionMessage]):
             done = _EffectDone(effect_id, None, f"{type(error).__qualname__}: {error}")
         else:
             done = _EffectDone(effect_id, message, None)
-        try:
+        with contextlib.suppress(ActorError):
             await self.tell(done)
-        except ActorError:
-            pass
 
     # ---- the host-facing operations ---------------------------------------------------------
 

@@ -7,6 +7,7 @@ durable throughput grows with the number of concurrent sessions.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import attrs
@@ -47,7 +48,9 @@ class LogWriter(Actor[_Append]):
                 raise ActorClosedError("the log writer stopped before writing") from None
         return result.unwrap()
 
-    async def run(self, *, task_status: trio.TaskStatus[LogWriter] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, task_status: trio.TaskStatus[LogWriter] = trio.TASK_STATUS_IGNORED
+    ) -> None:
         async with self._inbox:
             task_status.started(self)
             while True:
@@ -91,8 +94,5 @@ class LogWriter(Actor[_Append]):
 
     @staticmethod
     def _answer(request: _Append, result: outcome.Outcome[list[StoredEvent]]) -> None:
-        try:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             request.reply.send_nowait(result)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
-

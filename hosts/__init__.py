@@ -1,7 +1,12 @@
-"""semledger.hosts: the agent host contracts and the transport-free MCP router."""
+"""semledger.hosts: the agent host contracts, the transport-free MCP router, and the thin
+transports (stdio, Streamable HTTP) that serve logged sessions through it.
+
+The router modules import no transport and no trio; the transports only move bytes.
+"""
 
 from ._dispatch import execute, handle, handle_message
 from ._host import AgentDiagnosticsHost, AgentHost, CommandIntent, PointerEvent, PointerPhase
+from ._http import McpHttpApp
 from ._lifecycle import TRANSITIONS, LifecycleAction, LifecycleEvent, LifecycleState
 from ._router import (
     DEFAULT_INSTRUCTIONS,
@@ -25,6 +30,9 @@ from ._router import (
     ToolArguments,
     ToolCall,
 )
+from ._serve import new_session_name, serve_http, serve_stdio
+from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
+from ._stdio import run_stdio
 from ._tools import (
     DEFAULT_TOOLS,
     DIAGNOSTICS_DISPATCH_COMMAND,
@@ -66,6 +74,7 @@ __all__ = [
     "LifecycleAction",
     "LifecycleEvent",
     "LifecycleState",
+    "McpHttpApp",
     "NoArguments",
     "PerformActionArguments",
     "PointerEvent",
@@ -76,11 +85,17 @@ __all__ = [
     "RequestId",
     "Router",
     "RouterUsageError",
+    "RuntimeAgentHost",
+    "SessionDiagnosticsHost",
     "ToolArguments",
     "ToolCall",
     "ToolDefinition",
     "execute",
     "handle",
     "handle_message",
+    "new_session_name",
+    "run_stdio",
+    "serve_http",
+    "serve_stdio",
     "tools_for_profile",
 ]

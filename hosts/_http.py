@@ -76,7 +76,9 @@ class McpHttpApp:
             return
         if self.token is not None and not _bearer_ok(headers.get("authorization"), self.token):
             await _respond(
-                send, 401, {"error": "missing or wrong bearer token"},
+                send,
+                401,
+                {"error": "missing or wrong bearer token"},
                 extra=[("www-authenticate", "Bearer")],
             )
             return
@@ -91,7 +93,9 @@ class McpHttpApp:
             await self._delete(headers, send)
         else:
             await _respond(
-                send, 405, {"error": "use POST (or DELETE to end a session)"},
+                send,
+                405,
+                {"error": "use POST (or DELETE to end a session)"},
                 extra=[("allow", "POST, DELETE")],
             )
 
@@ -141,8 +145,13 @@ class McpHttpApp:
         actor = await self.registry.open(
             session_id,
             lambda: SessionActor(
-                session_id, self.app, self.app_ref, self.registry.writer, self.registry.recorder,
-                redact_passwords=self.redact_passwords, params={"transport": "http"},
+                session_id,
+                self.app,
+                self.app_ref,
+                self.registry.writer,
+                self.registry.recorder,
+                redact_passwords=self.redact_passwords,
+                params={"transport": "http"},
             ),
         )
         host = RuntimeAgentHost(actor)

@@ -108,12 +108,20 @@ async def serve_http(
             writer = await nursery.start(LogWriter(recorder).run)
             registry = SessionRegistry(nursery, writer, recorder)
             asgi = McpHttpApp(
-                registry, app, app_ref, diagnostics=diagnostics, token=token,
-                allowed_origins=allowed_origins, redact_passwords=redact_passwords,
+                registry,
+                app,
+                app_ref,
+                diagnostics=diagnostics,
+                token=token,
+                allowed_origins=allowed_origins,
+                redact_passwords=redact_passwords,
             )
             nursery.start_soon(on_signal)
+            framework: Any = asgi
             binds = await nursery.start(
-                lambda task_status: serve(asgi, config, shutdown_trigger=stop.wait, task_status=task_status)  # type: ignore[arg-type]
+                lambda task_status: serve(
+                    framework, config, shutdown_trigger=stop.wait, task_status=task_status
+                )
             )
             _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
             task_status.started(binds)

@@ -76,23 +76,23 @@ class SessionDiagnosticsHost:
     def __init__(self, host: RuntimeAgentHost) -> None:
         self.host = host
 
-    async def _ask(self, message: Inspect | Diagnose) -> dict[str, Any]:
+    async def _ask(self, message: Inspect | Diagnose) -> dict[str, Any] | Rejection:
         if self.host.closed:
-            return {"error": "host_closed"}
+            return _closed()
         try:
-            result: dict[str, Any] = await self.host.session.request(message)
+            result: dict[str, Any] | Rejection = await self.host.session.request(message)
         except (ActorClosedError, SessionCrashedError):
             self.host.close()
-            return {"error": "host_closed"}
+            return _closed()
         return result
 
-    async def read_state(self) -> dict[str, Any]:
+    async def read_state(self) -> dict[str, Any] | Rejection:
         return await self._ask(Inspect("state"))
 
-    async def read_paint(self) -> dict[str, Any]:
+    async def read_paint(self) -> dict[str, Any] | Rejection:
         return await self._ask(Inspect("paint"))
 
-    async def dispatch_event(self, event: PointerEvent) -> dict[str, Any]:
+    async def dispatch_event(self, event: PointerEvent) -> dict[str, Any] | Rejection:
         return await self._ask(
             Diagnose(
                 {
@@ -103,5 +103,5 @@ class SessionDiagnosticsHost:
             )
         )
 
-    async def dispatch_command(self, intent: str) -> dict[str, Any]:
+    async def dispatch_command(self, intent: str) -> dict[str, Any] | Rejection:
         return await self._ask(Diagnose({"kind": "Command", "intent": str(intent)}))

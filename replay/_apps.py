@@ -15,7 +15,9 @@ class AppLoadError(ValueError):
 def load_app(reference: str) -> App[Any, Any]:
     module_name, sep, attribute = reference.partition(":")
     if not sep or not module_name or not attribute:
-        raise AppLoadError(f"{reference!r}: expected module:attribute, e.g. semledger.examples.todo:app")
+        raise AppLoadError(
+            f"{reference!r}: expected module:attribute, e.g. semledger.examples.todo:app"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:

@@ -61,14 +61,24 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
             open_requests[event.request_id] = len(entries)
             entries.append(
                 AuditEntry(
-                    event.request_id, record.seq, record.at, event.target, event.action,
-                    event.precondition, generation, "unanswered", redacted=event.redacted,
+                    event.request_id,
+                    record.seq,
+                    record.at,
+                    event.target,
+                    event.action,
+                    event.precondition,
+                    generation,
+                    "unanswered",
+                    redacted=event.redacted,
                 )
             )
         elif isinstance(event, ActionReceipt) and event.request_id in open_requests:
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
-                entries[index], outcome="receipt", before=event.before, after=event.after,
+                entries[index],
+                outcome="receipt",
+                before=event.before,
+                after=event.after,
                 pending_work=event.pending_work,
             )
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
@@ -82,7 +92,10 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
 
 
 def verify(
-    recorder: Recorder, session: str, *, on_progress: Callable[[int, int | None], None] | None = None
+    recorder: Recorder,
+    session: str,
+    *,
+    on_progress: Callable[[int, int | None], None] | None = None,
 ) -> ChainReport:
     """Check the session's integrity chain; the report names the first event that broke it."""
     if recorder.head(session) is None:

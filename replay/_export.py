@@ -14,8 +14,8 @@ from typing import Any
 from semledger.actors._core import INPUTS
 from semledger.eventlog import CONVERTER, Recorder, SessionStarted
 
-from ._reexecute import COMPARED
 from ._reads import UnknownSessionError
+from ._reexecute import COMPARED
 
 _TEMPLATE = '''"""Regression test exported by `semledger replay {session} --export-test`.
 

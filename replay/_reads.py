@@ -74,7 +74,7 @@ def fold(recorder: Recorder, session: str, *, until: int | None = None) -> Gener
 def read_at(
     recorder: Recorder, session: str, *, generation: int | None = None, since: int | None = None
 ) -> ReadResult:
-    """What `read_semantics(since)` answered when the session was at `generation` (default: last)."""
+    """What `read_semantics(since)` answered when the session was at `generation` (or last)."""
     return fold(recorder, session, until=generation).journal.read(since)
 
 

@@ -82,7 +82,8 @@ def _describe(event: Event | None) -> str:
 def _same(logged: Event, produced: Event) -> bool:
     if isinstance(logged, Committed) and isinstance(produced, Committed):
         return (logged.generation, logged.snapshot_hash) == (
-            produced.generation, produced.snapshot_hash,
+            produced.generation,
+            produced.snapshot_hash,
         )
     return logged == produced
 
@@ -187,9 +188,11 @@ def reexecute(
             on_progress(record.seq, head.seq)
         step += 1
         inputs += 1
-        note = "this input was redacted in the log" if (
-            isinstance(event, ActionRequested) and event.redacted
-        ) else None
+        note = (
+            "this input was redacted in the log"
+            if (isinstance(event, ActionRequested) and event.redacted)
+            else None
+        )
         try:
             result = core.step(event)
         except ApplicationError as error:
@@ -197,21 +200,30 @@ def reexecute(
             if upcoming is not None and isinstance(upcoming[1], SessionCrashed):
                 return ReplayReport(session, inputs, commits, None, error, step)
             return ReplayReport(
-                session, inputs, commits,
-                Divergence(step, record.seq, "the step to succeed", f"the app raised {error.__cause__!r}"),
-                error, step,
+                session,
+                inputs,
+                commits,
+                Divergence(
+                    step, record.seq, "the step to succeed", f"the app raised {error.__cause__!r}"
+                ),
+                error,
+                step,
             )
         upcoming = log.peek()
         if upcoming is not None and isinstance(upcoming[1], SessionCrashed):
             return ReplayReport(
-                session, inputs, commits,
+                session,
+                inputs,
+                commits,
                 Divergence(step, upcoming[0].seq, "the app to raise", "the step succeeded"),
             )
         try:
             checker.check(core.runtime.snapshot, result.outcome)
         except InvariantViolation as violation:
             return ReplayReport(
-                session, inputs, commits,
+                session,
+                inputs,
+                commits,
                 Divergence(step, record.seq, "the generation invariants to hold", str(violation)),
             )
         divergence = compare(result.outputs, step)

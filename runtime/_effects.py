@@ -1,14 +1,19 @@
-"""Running effects as Trio tasks: the only part of the runtime that touches Trio."""
+"""Running effects as Trio tasks: the only part of the runtime that touches Trio.
+
+Trio is imported when a runner is made, not when the runtime is, so the pure core (and the
+router, which reads its types) loads without it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import trio
+from typing import TYPE_CHECKING, Any
 
 from ._app import Effect
 from ._runtime import AppRuntime
+
+if TYPE_CHECKING:
+    import trio
 
 
 class EffectRunner:
@@ -25,6 +30,9 @@ class EffectRunner:
         *,
         on_result: Callable[[int, Any], None] | None = None,
     ) -> None:
+        import trio
+
+        self._event = trio.Event
         self._runtime = runtime
         self._nursery = nursery
         self._on_result = on_result or runtime.complete_effect
@@ -38,14 +46,19 @@ class EffectRunner:
             self._running += 1
             if self._idle.is_set():
                 # Replace only a spent event: a waiter may be parked on the current one.
-                self._idle = trio.Event()
+                self._idle = self._event()
             self._nursery.start_soon(self._run, effect_id, effect, name=effect.name)
             started += 1
         return started
 
     async def _run(self, effect_id: int, effect: Effect[Any]) -> None:
         try:
-            message = await effect.run()
+            try:
+                message = await effect.run()
+            except Exception:
+                # The effect is over either way: pending_work must not stay true for good.
+                self._on_result(effect_id, None)
+                raise
             self._on_result(effect_id, message)
             self.start_pending()
         finally:

@@ -41,6 +41,7 @@ from ._reads import Delta, ReadResult
 from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
 from ._tree import Counters, Element, ElementTree, PaintOp
 from ._view import Proposal, Reject, ScrollBy, SelectText
+from ._wire import encode_target
 
 Model = TypeVar("Model")
 Msg = TypeVar("Msg")
@@ -63,29 +64,10 @@ COMMAND_INTENTS = (
 class ApplicationError(Exception):
     """Raised when the application's own init, update, view or handler raised.
 
-    The runtime's state is unchanged by the failed step; ``__cause__`` is the original error.
+    Nothing of the failed call is applied (a failed handler proposes nothing, a failed update
+    keeps the model it was given), but messages drained before it stay applied.
+    ``__cause__`` is the original error.
     """
-
-
-def encode_target_for_details(target: Target) -> dict[str, Any]:
-    """A target echoed in rejection details, in the input's form (every path filter present)."""
-    if isinstance(target, BySemanticId):
-        return {"kind": "semantic_id", "id": str(target.id)}
-    if isinstance(target, ByNodeId):
-        return {"kind": "node_id", "id": str(target.id)}
-    return {
-        "kind": "path",
-        "path": [
-            {
-                "index": step.index,
-                "role": None if step.role is None else step.role.value,
-                "label": step.label,
-                "value": step.value,
-                "semantic_id": None if step.semantic_id is None else str(step.semantic_id),
-            }
-            for step in target.steps
-        ],
-    }
 
 
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
@@ -226,7 +208,7 @@ class AppRuntime(Generic[Model, Msg]):
         if isinstance(resolved, Rejection):
             return resolved
         node = resolved
-        echoed = encode_target_for_details(target)
+        echoed = encode_target(target)
         if node.state.disabled:
             return _reject(ErrorCode.TARGET_DISABLED, "the target is disabled", target=echoed)
         # The synthetic group root has no element and offers no action.
@@ -404,7 +386,7 @@ class AppRuntime(Generic[Model, Msg]):
             self._busy = False
 
     def _resolve(self, target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode | Rejection:
-        echoed = encode_target_for_details(target)
+        echoed = encode_target(target)
         if isinstance(target, BySemanticId):
             found = snapshot.find(target.id)
             if len(found) > 1:
@@ -693,7 +675,8 @@ class AppRuntime(Generic[Model, Msg]):
                 words = " ".join(part for part in (node.label, node.value) if part)
             else:
                 words = node.value if node.value != old.value and node.value else (node.label or "")
-            out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
+            if words:
+                out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
         return out
 
 

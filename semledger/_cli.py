@@ -13,7 +13,6 @@ from typing import Any, NoReturn
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
-from rich.tree import Tree
 
 DEFAULT_DB = "semledger.db"
 
@@ -93,7 +92,9 @@ def _recorder(db: str, *, must_exist: bool = True) -> Any:
 
 
 @contextmanager
-def _progress(console: Console, label: str, enabled: bool) -> Iterator[Callable[[int, int | None], None]]:
+def _progress(
+    console: Console, label: str, enabled: bool
+) -> Iterator[Callable[[int, int | None], None]]:
     """A rich progress bar for long logs; a no-op callback otherwise."""
     if not enabled:
         yield lambda _done, _total: None
@@ -160,8 +161,11 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         out: dict[str, Any] = {"session": args.session, "actions": [e.to_json() for e in entries]}
         if report is not None:
-            out["verify"] = {"ok": report.ok, "verified": report.verified, "problem": (
-                None if report.problem is None else str(report.problem))}
+            out["verify"] = {
+                "ok": report.ok,
+                "verified": report.verified,
+                "problem": (None if report.problem is None else str(report.problem)),
+            }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         from semledger._render import audit_table
@@ -220,7 +224,9 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[green]{result.examples} examples, no counterexample[/green]")
         return 0
     console.print(f"[bold red]counterexample:[/bold red] {result.failure}")
-    console.print(f"saved as session {result.session!r}: semledger replay {result.session} --db {args.db}")
+    console.print(
+        f"saved as session {result.session!r}: semledger replay {result.session} --db {args.db}"
+    )
     return 1
 
 
@@ -238,23 +244,35 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     except AppLoadError as error:
         raise UsageError(str(error)) from error
     if args.http:
-        from semledger.hosts._serve import serve_http
+        from semledger.hosts import serve_http
 
         host, sep, port = args.http.rpartition(":")
         if not sep or not port.isdigit():
             raise UsageError(f"--http {args.http!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
         token = args.token or os.environ.get("SEMLEDGER_TOKEN")
-        trio.run(lambda: serve_http(
-            args.app, host=host or "127.0.0.1", port=int(port), db=args.db,
-            diagnostics=args.diagnostics, token=token, redact_passwords=not args.log_passwords,
-        ))
+        trio.run(
+            lambda: serve_http(
+                args.app,
+                host=host or "127.0.0.1",
+                port=int(port),
+                db=args.db,
+                diagnostics=args.diagnostics,
+                token=token,
+                redact_passwords=not args.log_passwords,
+            )
+        )
         return 0
-    from semledger.hosts._serve import serve_stdio
+    from semledger.hosts import serve_stdio
 
-    trio.run(lambda: serve_stdio(
-        args.app, db=args.db, session=args.session, diagnostics=args.diagnostics,
-        redact_passwords=not args.log_passwords,
-    ))
+    trio.run(
+        lambda: serve_stdio(
+            args.app,
+            db=args.db,
+            session=args.session,
+            diagnostics=args.diagnostics,
+            redact_passwords=not args.log_passwords,
+        )
+    )
     return 0
 
 

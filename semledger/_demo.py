@@ -50,8 +50,14 @@ class _Agent:
         self.generation = value["generation"]
         return value
 
-    async def act(self, target: dict[str, Any], action: dict[str, Any], *, expect: str = "ok",
-                  generation: str | None = None) -> dict[str, Any]:
+    async def act(
+        self,
+        target: dict[str, Any],
+        action: dict[str, Any],
+        *,
+        expect: str = "ok",
+        generation: str | None = None,
+    ) -> dict[str, Any]:
         precondition = {"kind": "exact", "generation": generation or self.generation}
         envelope = await self.call(
             "perform_action", {"target": target, "action": action, "precondition": precondition}
@@ -77,37 +83,41 @@ async def _drive(db: str, session_name: str, console: Console) -> None:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     with tempfile.TemporaryFile("w+") as errlog:
-        async with stdio_client(server, errlog=errlog) as (read, write):  # type: ignore[arg-type]
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = sorted(t.name for t in (await session.list_tools()).tools)
-                console.print(f"  the server offers exactly {tools}")
-                agent = _Agent(session, console)
-                first = (await agent.read())["generation"]
-                for text in ("Buy milk", "Walk the dog", "Write the report"):
-                    await agent.act(_sid("todo.input"), {"kind": "set_text", "value": text})
-                    await agent.act(_sid("todo.input"), {"kind": "submit"})
-                await agent.act(_sid("todo.input"), {"kind": "submit"}, expect="handler_rejected")
-                await agent.act(_sid("todo.item.1.done"), {"kind": "activate"})
-                await agent.act(_sid("todo.item.2.delete"), {"kind": "activate"})
-                saved = await agent.act(_sid("todo.save"), {"kind": "activate"})
-                if not saved["value"]["pending_work"]:
-                    raise DemoError("saving should leave an effect outstanding")
-                await agent.act(
-                    _sid("todo.clear_completed"), {"kind": "activate"}, expect="stale_generation",
-                    generation=first,
-                )
-                await agent.act(_sid("todo.item"), {"kind": "activate"}, expect="target_ambiguous")
-                deadline = time.monotonic() + 5
-                while True:
-                    nodes = (await agent.read())["nodes"]
-                    status = next(n for n in nodes if n["semantic_id"] == "todo.save_status")
-                    if status["value"] and status["value"].startswith("Saved"):
-                        console.print(f"  the effect finished: {status['value']!r}")
-                        break
-                    if time.monotonic() > deadline:
-                        raise DemoError("the save effect did not finish")
-                    await anyio.sleep(0.02)
+        async with (
+            stdio_client(server, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = sorted(t.name for t in (await session.list_tools()).tools)
+            console.print(f"  the server offers exactly {tools}")
+            agent = _Agent(session, console)
+            first = (await agent.read())["generation"]
+            for text in ("Buy milk", "Walk the dog", "Write the report"):
+                await agent.act(_sid("todo.input"), {"kind": "set_text", "value": text})
+                await agent.act(_sid("todo.input"), {"kind": "submit"})
+            await agent.act(_sid("todo.input"), {"kind": "submit"}, expect="handler_rejected")
+            await agent.act(_sid("todo.item.1.done"), {"kind": "activate"})
+            await agent.act(_sid("todo.item.2.delete"), {"kind": "activate"})
+            saved = await agent.act(_sid("todo.save"), {"kind": "activate"})
+            if not saved["value"]["pending_work"]:
+                raise DemoError("saving should leave an effect outstanding")
+            await agent.act(
+                _sid("todo.clear_completed"),
+                {"kind": "activate"},
+                expect="stale_generation",
+                generation=first,
+            )
+            await agent.act(_sid("todo.item"), {"kind": "activate"}, expect="target_ambiguous")
+            deadline = time.monotonic() + 5
+            while True:
+                nodes = (await agent.read())["nodes"]
+                status = next(n for n in nodes if n["semantic_id"] == "todo.save_status")
+                if status["value"] and status["value"].startswith("Saved"):
+                    console.print(f"  the effect finished: {status['value']!r}")
+                    break
+                if time.monotonic() > deadline:
+                    raise DemoError("the save effect did not finish")
+                await anyio.sleep(0.02)
 
 
 def run_demo(console: Console, *, db: str = "semledger.db") -> int:
@@ -118,11 +128,13 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
 
     started = time.perf_counter()
     session_name = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    console.print(Panel.fit(
-        f"An agent drives [bold]{APP}[/bold] over MCP stdio (a real subprocess)\n"
-        f"session [cyan]{session_name}[/cyan], log [cyan]{Path(db).resolve()}[/cyan]",
-        title="semledger demo",
-    ))
+    console.print(
+        Panel.fit(
+            f"An agent drives [bold]{APP}[/bold] over MCP stdio (a real subprocess)\n"
+            f"session [cyan]{session_name}[/cyan], log [cyan]{Path(db).resolve()}[/cyan]",
+            title="semledger demo",
+        )
+    )
     try:
         anyio.run(_drive, db, session_name, console)
     except DemoError as error:
@@ -139,13 +151,15 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
     finally:
         recorder.close()
     elapsed = time.perf_counter() - started
-    console.print(Panel.fit(
-        f"the log is {Path(db).resolve()} ({elapsed:.1f} s)\n\nnext:\n"
-        f"  semledger sessions --db {db}\n"
-        f"  semledger read {session_name} --db {db}\n"
-        f"  semledger audit {session_name} --verify --db {db}\n"
-        f"  semledger replay {session_name} --db {db}\n"
-        f"  semledger fuzz {APP} --examples 50",
-        title="done",
-    ))
+    console.print(
+        Panel.fit(
+            f"the log is {Path(db).resolve()} ({elapsed:.1f} s)\n\nnext:\n"
+            f"  semledger sessions --db {db}\n"
+            f"  semledger read {session_name} --db {db}\n"
+            f"  semledger audit {session_name} --verify --db {db}\n"
+            f"  semledger replay {session_name} --db {db}\n"
+            f"  semledger fuzz {APP} --examples 50",
+            title="done",
+        )
+    )
     return 0 if report.ok and chain.ok else 1

@@ -82,8 +82,13 @@ def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
             outcome = Text(e.outcome, style="red")
             generations = f"at {e.generation}"
         table.add_row(
-            str(e.request_id), when, _target(e.target), _action(e.action, e.redacted), pre,
-            outcome, generations,
+            str(e.request_id),
+            when,
+            _target(e.target),
+            _action(e.action, e.redacted),
+            pre,
+            outcome,
+            generations,
         )
     return table
 
@@ -97,17 +102,22 @@ def replay_verdict(report: ReplayReport) -> Group:
         )
         lines.append(Text(message, style="bold green"))
         if report.crash is not None:
-            lines.append(Text(
-                f"the application raised again at step {report.crash_step}, as it did live: "
-                f"{report.crash.__cause__!r}", style="yellow",
-            ))
+            lines.append(
+                Text(
+                    f"the application raised again at step {report.crash_step}, as it did live: "
+                    f"{report.crash.__cause__!r}",
+                    style="yellow",
+                )
+            )
         return Group(*lines)
     d = report.divergence
     assert d is not None
-    lines.append(Text(
-        f"replay of {report.session!r}: DIVERGED at step {d.step} (log seq {d.seq})",
-        style="bold red",
-    ))
+    lines.append(
+        Text(
+            f"replay of {report.session!r}: DIVERGED at step {d.step} (log seq {d.seq})",
+            style="bold red",
+        )
+    )
     lines.append(Text(f"  logged:   {d.expected}"))
     lines.append(Text(f"  replayed: {d.actual}"))
     if d.note:

@@ -75,8 +75,12 @@ def view(model: Model) -> View[Msg]:
 
 
 app: App[Model, Msg] = App(
-    init=init, update=update, view=view, name="counter",
-    message_types=(Increment, Decrement, Reset, SetStep), model_type=Model,
+    init=init,
+    update=update,
+    view=view,
+    name="counter",
+    message_types=(Increment, Decrement, Reset, SetStep),
+    model_type=Model,
 )
 
 __all__ = ["Decrement", "Increment", "Model", "Reset", "SetStep", "app", "init", "update", "view"]

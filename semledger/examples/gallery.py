@@ -238,18 +238,63 @@ class CloseDialog:
 
 
 Msg = (
-    FollowLink | ToggleDarkMode | ChooseSize | Align | ShowHelp | OpenMenu | CloseMenu
-    | RunCommand | SetUsername | SetPassword | ToggleRemember | SignIn | StepVolume
-    | SetVolume | OpenFruits | CloseFruits | ChooseFruit | SelectTab | ExpandFolder
-    | CollapseFolder | ToggleSeat | OpenCard | ToggleSection | Ping | PressDuplicate
-    | OpenDialog | CloseDialog
+    FollowLink
+    | ToggleDarkMode
+    | ChooseSize
+    | Align
+    | ShowHelp
+    | OpenMenu
+    | CloseMenu
+    | RunCommand
+    | SetUsername
+    | SetPassword
+    | ToggleRemember
+    | SignIn
+    | StepVolume
+    | SetVolume
+    | OpenFruits
+    | CloseFruits
+    | ChooseFruit
+    | SelectTab
+    | ExpandFolder
+    | CollapseFolder
+    | ToggleSeat
+    | OpenCard
+    | ToggleSection
+    | Ping
+    | PressDuplicate
+    | OpenDialog
+    | CloseDialog
 )
 
 MESSAGE_TYPES: tuple[type, ...] = (
-    FollowLink, ToggleDarkMode, ChooseSize, Align, ShowHelp, OpenMenu, CloseMenu, RunCommand,
-    SetUsername, SetPassword, ToggleRemember, SignIn, StepVolume, SetVolume, OpenFruits,
-    CloseFruits, ChooseFruit, SelectTab, ExpandFolder, CollapseFolder, ToggleSeat, OpenCard,
-    ToggleSection, Ping, PressDuplicate, OpenDialog, CloseDialog,
+    FollowLink,
+    ToggleDarkMode,
+    ChooseSize,
+    Align,
+    ShowHelp,
+    OpenMenu,
+    CloseMenu,
+    RunCommand,
+    SetUsername,
+    SetPassword,
+    ToggleRemember,
+    SignIn,
+    StepVolume,
+    SetVolume,
+    OpenFruits,
+    CloseFruits,
+    ChooseFruit,
+    SelectTab,
+    ExpandFolder,
+    CollapseFolder,
+    ToggleSeat,
+    OpenCard,
+    ToggleSection,
+    Ping,
+    PressDuplicate,
+    OpenDialog,
+    CloseDialog,
 )
 """Every message type, so the log can encode and decode them."""
 
@@ -509,8 +554,10 @@ def _set_volume(action: SemanticsAction) -> Proposal[Msg] | Reject:
 
 def _levels(model: Model) -> View[Msg]:
     filled = [
-        bool(model.username), bool(model.password) and password_error(model.password) is None,
-        model.fruit is not None, model.signed_in_as is not None,
+        bool(model.username),
+        bool(model.password) and password_error(model.password) is None,
+        model.fruit is not None,
+        model.signed_in_as is not None,
     ]
     percent = 100.0 * sum(filled) / len(filled)
     return group(
@@ -826,10 +873,40 @@ app: App[Model, Msg] = App(
 )
 
 __all__ = [
-    "FOLDERS", "MESSAGE_TYPES", "Align", "ChooseFruit", "ChooseSize", "CloseDialog",
-    "CloseFruits", "CloseMenu", "CollapseFolder", "ExpandFolder", "Folder", "FollowLink",
-    "Model", "OpenCard", "OpenDialog", "OpenFruits", "OpenMenu", "Ping", "PressDuplicate",
-    "RunCommand", "SelectTab", "SetPassword", "SetUsername", "SetVolume", "ShowHelp",
-    "SignIn", "StepVolume", "ToggleDarkMode", "ToggleRemember", "ToggleSeat", "ToggleSection",
-    "app", "init", "password_error", "update", "view",
+    "FOLDERS",
+    "MESSAGE_TYPES",
+    "Align",
+    "ChooseFruit",
+    "ChooseSize",
+    "CloseDialog",
+    "CloseFruits",
+    "CloseMenu",
+    "CollapseFolder",
+    "ExpandFolder",
+    "Folder",
+    "FollowLink",
+    "Model",
+    "OpenCard",
+    "OpenDialog",
+    "OpenFruits",
+    "OpenMenu",
+    "Ping",
+    "PressDuplicate",
+    "RunCommand",
+    "SelectTab",
+    "SetPassword",
+    "SetUsername",
+    "SetVolume",
+    "ShowHelp",
+    "SignIn",
+    "StepVolume",
+    "ToggleDarkMode",
+    "ToggleRemember",
+    "ToggleSeat",
+    "ToggleSection",
+    "app",
+    "init",
+    "password_error",
+    "update",
+    "view",
 ]

@@ -189,6 +189,17 @@ app: App[Model, Msg] = App(
 )
 
 __all__ = [
-    "Add", "ClearCompleted", "Delete", "EditDraft", "Item", "Model", "Save", "Saved", "Toggle",
-    "app", "init", "update", "view",
+    "Add",
+    "ClearCompleted",
+    "Delete",
+    "EditDraft",
+    "Item",
+    "Model",
+    "Save",
+    "Saved",
+    "Toggle",
+    "app",
+    "init",
+    "update",
+    "view",
 ]
