@@ -12,6 +12,7 @@ from ._session import (
     Read,
     SessionActor,
     SessionCrashedError,
+    SessionMismatchError,
 )
 from ._writer import LogWriter
 
@@ -31,6 +32,7 @@ __all__ = [
     "SessionActor",
     "SessionCore",
     "SessionCrashedError",
+    "SessionMismatchError",
     "SessionRegistry",
     "StepResult",
 ]

@@ -55,6 +55,24 @@ class SessionCore:
         self.effects: dict[int, Effect[Any]] = {}
         self._next_request = 1
 
+    def checkpoint(self) -> dict[str, Any]:
+        """Everything recovery needs to resume here; raises `MessageCodecError` if the app
+        declares no model type the log can encode."""
+        return {
+            "runtime": self.runtime.checkpoint(),
+            "model": self.codec.encode_model(self.runtime.model),
+            "next_request": self._next_request,
+        }
+
+    @classmethod
+    def from_checkpoint(cls, app: App[Any, Any], state: dict[str, Any]) -> SessionCore:
+        """The core as it was at a checkpoint (raises `CheckpointMismatchError` if it is not)."""
+        codec = MessageCodec(app.message_types, app.model_type)
+        runtime = AppRuntime.restore(app, codec.decode_model(state["model"]), state["runtime"])
+        core = cls(app, runtime)
+        core._next_request = int(state["next_request"])
+        return core
+
     def initial_outputs(self) -> tuple[Event, ...]:
         """The commits of the first build (generation 0 to the current one)."""
         return tuple(self._commits(0)) + tuple(self._started(self._take()))

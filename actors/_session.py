@@ -23,10 +23,14 @@ from semledger.eventlog import (
     SessionCrashed,
     SessionEnded,
     SessionStarted,
+    SnapshotTaken,
+    decode,
+    topic_of,
 )
 from semledger.runtime import (
     App,
     ApplicationError,
+    CheckpointMismatchError,
     ErrorCode,
     Precondition,
     ReadResult,
@@ -40,7 +44,12 @@ from semledger.runtime._wire import encode_action, encode_precondition, encode_t
 
 from ._actor import Actor, ActorError
 from ._core import INPUTS, SessionCore
+from ._messages import MessageCodecError
 from ._writer import LogWriter
+
+
+class SessionMismatchError(ActorError):
+    """Raised when starting a session whose log was recorded with another application."""
 
 
 class SessionCrashedError(ActorError):
@@ -107,6 +116,7 @@ class SessionActor(Actor[SessionMessage]):
         redact_passwords: bool = True,
         params: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.time,
+        checkpoint_every: int | None = 1000,
     ) -> None:
         super().__init__()
         self.name = name
@@ -117,6 +127,9 @@ class SessionActor(Actor[SessionMessage]):
         self.redact_passwords = redact_passwords
         self.params = params or {}
         self.clock = clock
+        self.checkpoint_every = checkpoint_every
+        """Inputs between recovery checkpoints (None: recover by re-executing from the start)."""
+        self._inputs = 0
         self.recovered = False
         self.ended = False
         self._seq = 0
@@ -146,16 +159,38 @@ class SessionActor(Actor[SessionMessage]):
             self._core = await trio.to_thread.run_sync(self._recover)
             self._seq = head.seq
             self.recovered = True
+            lost = self.core.runtime.pending_effects - set(self.core.effects)
+            for effect_id in sorted(lost):
+                # Started before the checkpoint recovery began from: its task is gone.
+                await self._step(EffectFailed(effect_id, "lost when the session was recovered"))
         for effect_id, effect in list(self.core.effects.items()):
             self._start_effect(effect_id, effect)
 
     def _recover(self) -> SessionCore:
-        core = SessionCore(self.app)
-        core.runtime.take_effects()
-        for _record, event in self.recorder.events(self.name):
+        """Rebuild the core from the last checkpoint (or the start) and the inputs after it."""
+        core, start = self._from_checkpoint()
+        for _record, event in self.recorder.events(self.name, start=start):
+            if isinstance(event, SessionStarted) and event.app != self.app_ref:
+                raise SessionMismatchError(
+                    f"session {self.name!r} was recorded with {event.app}, not {self.app_ref}"
+                )
             if isinstance(event, INPUTS):
                 core.step(event)
+        self._inputs = 0
         return core
+
+    def _from_checkpoint(self) -> tuple[SessionCore, int]:
+        record = self.recorder.last_of(self.name, topic_of(SnapshotTaken))
+        if record is not None and self.checkpoint_every is not None:
+            event = decode(record.topic, record.version, record.body)
+            assert isinstance(event, SnapshotTaken)
+            try:
+                return SessionCore.from_checkpoint(self.app, event.state), record.seq + 1
+            except (CheckpointMismatchError, MessageCodecError, KeyError, TypeError, ValueError):
+                pass
+        core = SessionCore(self.app)
+        core.runtime.take_effects()
+        return core, 0
 
     async def stopped(self) -> None:
         if not self.ended:
@@ -216,7 +251,15 @@ class SessionActor(Actor[SessionMessage]):
         except ApplicationError as error:
             await self._crash(event, error)
             raise SessionCrashedError(f"the application raised: {error.__cause__!r}") from error
-        await self._append([event, *result.outputs])
+        outputs = list(result.outputs)
+        self._inputs += 1
+        if self.checkpoint_every is not None and self._inputs >= self.checkpoint_every:
+            self._inputs = 0
+            try:
+                outputs.append(SnapshotTaken(self.core.runtime.generation, self.core.checkpoint()))
+            except MessageCodecError:
+                self.checkpoint_every = None
+        await self._append([event, *outputs])
         for effect_id, effect in result.effects:
             self._start_effect(effect_id, effect)
         return result.outcome

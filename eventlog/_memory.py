@@ -80,6 +80,12 @@ class MemoryRecorder:
             self._check_open()
             return self._head_unlocked(session)
 
+    def last_of(self, session: str, topic: str) -> StoredEvent | None:
+        with self._lock:
+            self._check_open()
+            records = list(self._events.get(session, []))
+        return next((r for r in reversed(records) if r.topic == topic), None)
+
     def sessions(self) -> list[SessionSummary]:
         with self._lock:
             self._check_open()

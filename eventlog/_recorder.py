@@ -50,6 +50,10 @@ class Recorder(Protocol):
         """The session's last seq and chain value; None for a session with no events."""
         ...
 
+    def last_of(self, session: str, topic: str) -> StoredEvent | None:
+        """The session's last record of `topic` (its latest checkpoint, say), or None."""
+        ...
+
     def sessions(self) -> list[SessionSummary]:
         """Every session in the log, ordered by name."""
         ...

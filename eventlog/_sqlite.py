@@ -40,6 +40,9 @@ _COLUMNS = "session, seq, topic, version, at, body, chain"
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _HEAD = "SELECT seq, chain FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
 _READ = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
+_LAST_OF = (
+    f"SELECT {_COLUMNS} FROM events WHERE session = ? AND topic = ? ORDER BY seq DESC LIMIT 1"
+)
 _READ_STOP = (
     f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
 )
@@ -64,8 +67,13 @@ def _create_events(db: sqlite_utils.Database, _converter: LogConverter) -> None:
     db.table("schema_version").create({"version": int}, not_null=["version"])
     db.table("events").create(
         {
-            "session": str, "seq": int, "topic": str, "version": int,
-            "at": float, "body": bytes, "chain": bytes,
+            "session": str,
+            "seq": int,
+            "topic": str,
+            "version": int,
+            "at": float,
+            "body": bytes,
+            "chain": bytes,
         },
         pk=("session", "seq"),
         not_null=["session", "seq", "topic", "version", "at", "body", "chain"],
@@ -76,8 +84,14 @@ def _create_sessions(db: sqlite_utils.Database, converter: LogConverter) -> None
     """Add the summary table, filled from the events already logged (upcast as read)."""
     db.table("sessions").create(
         {
-            "name": str, "app": str, "surface": str, "first_at": float, "last_at": float,
-            "events": int, "ended": int, "crashed": int,
+            "name": str,
+            "app": str,
+            "surface": str,
+            "first_at": float,
+            "last_at": float,
+            "events": int,
+            "ended": int,
+            "crashed": int,
         },
         pk="name",
         not_null=["name", "first_at", "last_at", "events", "ended", "crashed"],
@@ -218,8 +232,14 @@ class SqliteRecorder:
                     _UPSERT_SESSION,
                     [
                         (
-                            d.name, d.app, d.surface, d.first_at, d.last_at, d.events,
-                            d.ended, d.crashed,
+                            d.name,
+                            d.app,
+                            d.surface,
+                            d.first_at,
+                            d.last_at,
+                            d.events,
+                            d.ended,
+                            d.crashed,
                         )
                         for d in deltas.values()
                     ],
@@ -288,6 +308,12 @@ class SqliteRecorder:
         with self._reader() as conn:
             row = conn.execute(_HEAD, (session,)).fetchone()
         return None if row is None else Head(row[0], row[1])
+
+    def last_of(self, session: str, topic: str) -> StoredEvent | None:
+        self._check_open()
+        with self._reader() as conn:
+            row = conn.execute(_LAST_OF, (session, topic)).fetchone()
+        return None if row is None else _make(row)
 
     def sessions(self) -> list[SessionSummary]:
         self._check_open()

@@ -51,7 +51,7 @@ from ._node import (
 )
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, Full, ReadResult, Unchanged
-from ._runtime import ApplicationError, AppRuntime
+from ._runtime import ApplicationError, AppRuntime, CheckpointMismatchError
 from ._snapshot import JOURNAL_SIZE, Journal, SemanticsSnapshot, apply_delta
 from ._tree import Counters, PaintOp
 from ._view import (
@@ -93,6 +93,7 @@ __all__ = [
     "ByPath",
     "BySemanticId",
     "Checked",
+    "CheckpointMismatchError",
     "Collection",
     "Composition",
     "Counters",

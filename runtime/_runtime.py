@@ -61,6 +61,14 @@ COMMAND_INTENTS = (
 )
 
 
+class CheckpointMismatchError(Exception):
+    """Raised by `AppRuntime.restore` when the rebuilt snapshot is not the one checkpointed.
+
+    The application's view is then not a pure function of its model (or the model did not
+    survive encoding); recovery falls back to re-executing from the first input.
+    """
+
+
 class ApplicationError(Exception):
     """Raised when the application's own init, update, view or handler raised.
 
@@ -87,6 +95,13 @@ class AppRuntime(Generic[Model, Msg]):
     """One session of an application: its model, its mounted tree and its committed semantics."""
 
     def __init__(self, app: App[Model, Msg], *, width: float = 800.0) -> None:
+        self._setup(app, width)
+        model, effects = split_step(self._call(app.init))
+        self._model: Model = model
+        self._schedule(effects)
+        self._commit()
+
+    def _setup(self, app: App[Model, Msg], width: float) -> None:
         self.app = app
         self._tree = ElementTree(width)
         self._journal = Journal(SemanticsSnapshot.empty())
@@ -102,10 +117,65 @@ class AppRuntime(Generic[Model, Msg]):
         self._pressed: Element | None = None
         self._synthetic_id: int | None = None
         self._scoped = False
-        model, effects = split_step(self._call(app.init))
-        self._model: Model = model
-        self._schedule(effects)
-        self._commit()
+
+    # ---- checkpoints ----------------------------------------------------------------------
+
+    def checkpoint(self) -> dict[str, Any]:
+        """The runtime's own state as plain data (the model is the caller's to encode).
+
+        With the model, `restore` rebuilds a runtime that commits the same snapshot with the
+        same node ids, so recovery can start here instead of at the first input.
+        """
+        tree = self._tree
+        focused = tree.focused
+        return {
+            "generation": self.generation,
+            "hash": self.snapshot.hash,
+            "next_node_id": tree.next_node_id,
+            "next_effect_id": self._next_effect_id,
+            "pending_effects": sorted(self._pending),
+            "synthetic_id": self._synthetic_id,
+            "elements": tree.export_elements(),
+            "focused": None if focused is None else focused.node_id,
+        }
+
+    @classmethod
+    def restore(
+        cls, app: App[Model, Msg], model: Model, state: dict[str, Any], *, width: float = 800.0
+    ) -> AppRuntime[Model, Msg]:
+        """A runtime at a checkpoint; raises `CheckpointMismatchError` if it commits differently."""
+        runtime = cls.__new__(cls)
+        runtime._setup(app, width)
+        runtime._model = model
+        runtime._next_effect_id = int(state["next_effect_id"])
+        runtime._pending = set(state["pending_effects"])
+        runtime._synthetic_id = state["synthetic_id"]
+        generation = int(state["generation"])
+        runtime._journal = Journal(
+            attrs.evolve(SemanticsSnapshot.empty(), generation=generation - 1)
+        )
+        tree = runtime._tree
+        tree.restore(runtime._call(app.view, model), state["elements"], int(state["next_node_id"]))
+        runtime._view_stale = False
+        focused = state["focused"]
+        if focused is not None:
+            tree.set_focus(
+                next((e for e in tree.root.walk() if e.node_id == focused), None)
+                if tree.root is not None
+                else None
+            )
+        runtime._commit()
+        snapshot = runtime.snapshot
+        if snapshot.generation != generation or snapshot.hash != state["hash"]:
+            raise CheckpointMismatchError(
+                f"the checkpoint of generation {generation} rebuilt as generation "
+                f"{snapshot.generation} with a different snapshot"
+            )
+        runtime._journal = Journal(snapshot)
+        runtime._dup_candidates = {
+            sid for sid, nodes in snapshot.by_semantic_id.items() if len(nodes) > 1
+        }
+        return runtime
 
     # ---- reading --------------------------------------------------------------------------
 
@@ -128,6 +198,11 @@ class AppRuntime(Generic[Model, Msg]):
     @property
     def pending_work(self) -> bool:
         return bool(self._pending)
+
+    @property
+    def pending_effects(self) -> frozenset[int]:
+        """Ids of effects handed out and not yet completed."""
+        return frozenset(self._pending)
 
     @property
     def counters(self) -> Counters:

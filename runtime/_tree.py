@@ -9,6 +9,7 @@ channel has every ancestor marked "something below is dirty" on that channel.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
+from enum import Enum
 from typing import Any, Final
 
 import attrs
@@ -147,6 +148,19 @@ def _identities(views: tuple[View[Any], ...]) -> list[Hashable]:
     return out
 
 
+def plain_identity(identity: Any) -> Any:
+    """An identity as plain data (enums by value), equal across a msgpack round trip."""
+    if isinstance(identity, Enum):
+        return identity.value
+    if isinstance(identity, tuple | list):
+        return tuple(plain_identity(part) for part in identity)
+    return identity
+
+
+def _frozen(path: Any) -> tuple[Any, ...]:
+    return tuple(plain_identity(step) for step in path)
+
+
 def is_focusable(view: View[Any]) -> bool:
     if view.state.disabled:
         return False
@@ -180,6 +194,7 @@ class ElementTree:
         self.modal_elements: set[Element] = set()
         self.sid_index: dict[SemanticId, set[int]] = {}
         self._next_node_id = 1
+        self._preassigned: dict[tuple[Any, ...], int] | None = None
         self._changes: dict[int, SemanticsNode | None] = {}
         self._removal_order: list[int] = []
         self._paint_queue: list[Element] = []
@@ -241,17 +256,87 @@ class ElementTree:
             self._unmount(root)
         self.root = self._mount(view, None, _identities((view,))[0])
 
-    def _mount(self, view: View[Any], parent: Element | None, identity: Hashable) -> Element:
-        element = Element(view, parent, identity, self.allocate_node_id())
+    def _mount(
+        self,
+        view: View[Any],
+        parent: Element | None,
+        identity: Hashable,
+        path: tuple[Any, ...] = (),
+    ) -> Element:
+        preassigned = self._preassigned
+        if preassigned is None:
+            node_id = self.allocate_node_id()
+        else:
+            path = (*path, plain_identity(identity))
+            node_id = preassigned.get(path) or self.allocate_node_id()
+        element = Element(view, parent, identity, node_id)
         self._paint_queue.append(element)
         self._platform_queue.append(element)
         child_views = view.child_views()
         element.children = [
-            self._mount(child, element, ident)
+            self._mount(child, element, ident, path)
             for child, ident in zip(child_views, _identities(child_views), strict=True)
         ]
         self._measure(element)
         return element
+
+    # ---- checkpoints ----------------------------------------------------------------------
+
+    def export_elements(self) -> list[list[Any]]:
+        """Every mounted element as ``[identity path, node id, scroll, selection]``."""
+        out: list[list[Any]] = []
+        if self.root is None:
+            return out
+        stack: list[tuple[Element, tuple[Any, ...]]] = [
+            (self.root, (plain_identity(self.root.identity),))
+        ]
+        while stack:
+            element, path = stack.pop()
+            selection = element.selection
+            out.append(
+                [
+                    list(path),
+                    element.node_id,
+                    element.scroll,
+                    None if selection is None else [selection.start, selection.end],
+                ]
+            )
+            stack.extend(
+                (child, (*path, plain_identity(child.identity)))
+                for child in reversed(element.children)
+            )
+        return out
+
+    def element_at(self, path: tuple[Any, ...]) -> Element | None:
+        if self.root is None or not path or plain_identity(self.root.identity) != path[0]:
+            return None
+        element: Element | None = self.root
+        for step in path[1:]:
+            assert element is not None
+            element = next(
+                (c for c in element.children if plain_identity(c.identity) == step), None
+            )
+            if element is None:
+                return None
+        return element
+
+    def restore(self, view: View[Any], elements: list[list[Any]], next_node_id: int) -> None:
+        """Mount `view` giving each element the node id it had when `elements` was exported."""
+        self._preassigned = {_frozen(path): node_id for path, node_id, _s, _sel in elements}
+        try:
+            self.build(view)
+        finally:
+            self._preassigned = None
+        self._next_node_id = max(self._next_node_id, next_node_id)
+        for path, _node_id, scroll, selection in elements:
+            element = self.element_at(_frozen(path))
+            if element is None:
+                continue
+            if scroll:
+                element.scroll = scroll
+                self.mark_layout(element)
+            if selection is not None:
+                self.select_text(element, selection[0], selection[1])
 
     def _update(self, element: Element, view: View[Any]) -> bool:
         """Bring `element` up to `view`; True when anything in its subtree changed."""
