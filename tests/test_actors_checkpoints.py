@@ -1,0 +1,90 @@
+"""Sessions checkpoint periodically and recover from the last checkpoint plus the tail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.eventlog import SessionStarted, SnapshotTaken, SqliteRecorder
+from semledger.examples import todo
+from semledger.replay import reexecute
+from semledger.runtime import ActionKind, BySemanticId, Latest, SemanticId, SetText, SimpleAction
+
+APP = "semledger.examples.todo:app"
+
+
+def _target(semantic_id: str) -> BySemanticId:
+    return BySemanticId(SemanticId(semantic_id))
+
+
+async def _run(path: Path, *, every: int | None, items: int, crash: bool) -> object:
+    recorder = SqliteRecorder(path)
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)
+        session = await registry.open(
+            "s", lambda: SessionActor("s", todo.app, APP, writer, recorder, checkpoint_every=every)
+        )
+        for i in range(items):
+            await session.perform_action(_target("todo.input"), SetText(f"item {i}"), Latest())
+            await session.perform_action(
+                _target("todo.input"), SimpleAction(ActionKind.SUBMIT), Latest()
+            )
+        read = await session.read_semantics(None)
+        if crash:
+            nursery.cancel_scope.cancel()
+        else:
+            await registry.close_all()
+            writer.close()
+    recorder.close()
+    return read
+
+
+async def _recover(path: Path, every: int | None) -> tuple[object, bool]:
+    recorder = SqliteRecorder(path)
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)
+        session = await registry.open(
+            "s", lambda: SessionActor("s", todo.app, APP, writer, recorder, checkpoint_every=every)
+        )
+        read = await session.read_semantics(None)
+        recovered = session.recovered
+        await registry.close_all()
+        writer.close()
+    recorder.close()
+    return read, recovered
+
+
+async def test_checkpoints_are_logged_every_n_inputs(tmp_path: Path) -> None:
+    await _run(tmp_path / "log.db", every=5, items=10, crash=False)
+    recorder = SqliteRecorder(tmp_path / "log.db")
+    checkpoints = [e for _r, e in recorder.events("s") if isinstance(e, SnapshotTaken)]
+    assert len(checkpoints) == 4
+    assert all(c.state["runtime"]["generation"] == c.generation for c in checkpoints)
+
+
+async def test_recovery_from_a_checkpoint_matches_the_session_before_the_crash(
+    tmp_path: Path,
+) -> None:
+    before = await _run(tmp_path / "log.db", every=3, items=7, crash=True)
+    after, recovered = await _recover(tmp_path / "log.db", every=3)
+    assert recovered
+    assert after == before
+
+
+async def test_recovery_ignores_checkpoints_when_they_are_disabled(tmp_path: Path) -> None:
+    before = await _run(tmp_path / "log.db", every=3, items=4, crash=True)
+    after, _ = await _recover(tmp_path / "log.db", every=None)
+    assert after == before
+
+
+async def test_a_session_with_checkpoints_still_replays_from_zero(tmp_path: Path) -> None:
+    await _run(tmp_path / "log.db", every=2, items=5, crash=False)
+    recorder = SqliteRecorder(tmp_path / "log.db")
+    report = reexecute(recorder, "s", todo.app)
+    assert report.ok, report.divergence
+    first = next(e for _r, e in recorder.events("s"))
+    assert isinstance(first, SessionStarted)

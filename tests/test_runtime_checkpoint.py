@@ -1,0 +1,94 @@
+"""A runtime restored from a checkpoint commits the same snapshot, with the same node ids."""
+
+from __future__ import annotations
+
+import attrs
+import msgpack
+import pytest
+
+from semledger.actors import MessageCodec
+from semledger.examples import counter, gallery, todo
+from semledger.runtime import (
+    ActionKind,
+    App,
+    AppRuntime,
+    BySemanticId,
+    CheckpointMismatchError,
+    Full,
+    Latest,
+    Receipt,
+    Scroll,
+    ScrollDirection,
+    SemanticId,
+    SetSelection,
+    SetText,
+    SimpleAction,
+    Unchanged,
+)
+
+
+def _act(runtime: AppRuntime, semantic_id: str, action: object) -> None:  # type: ignore[type-arg]
+    outcome = runtime.perform(BySemanticId(SemanticId(semantic_id)), action, Latest())  # type: ignore[arg-type]
+    assert isinstance(outcome, Receipt), outcome
+
+
+def _round_trip(runtime: AppRuntime, app: App) -> AppRuntime:  # type: ignore[type-arg]
+    codec = MessageCodec(app.message_types, app.model_type)
+    state = msgpack.unpackb(msgpack.packb(runtime.checkpoint()))
+    model = codec.decode_model(msgpack.unpackb(msgpack.packb(codec.encode_model(runtime.model))))
+    return AppRuntime.restore(app, model, state)
+
+
+def test_restored_todo_has_same_generation_hash_and_node_ids() -> None:
+    runtime = AppRuntime(todo.app)
+    for text in ("a", "b", "c"):
+        _act(runtime, "todo.input", SetText(text))
+        _act(runtime, "todo.input", SimpleAction(ActionKind.SUBMIT))
+    _act(runtime, "todo.item.2.delete", SimpleAction(ActionKind.ACTIVATE))
+    _act(runtime, "todo.input", SetText("draft"))
+    _act(runtime, "todo.input", SetSelection(1, 3))
+    _act(runtime, "todo.input", SimpleAction(ActionKind.FOCUS))
+    restored = _round_trip(runtime, todo.app)
+    assert restored.generation == runtime.generation
+    assert restored.snapshot.hash == runtime.snapshot.hash
+    assert restored.read() == runtime.read()
+    assert restored.next_node_id == runtime.next_node_id
+
+
+def test_restored_runtime_continues_like_the_original() -> None:
+    runtime = AppRuntime(todo.app)
+    _act(runtime, "todo.input", SetText("a"))
+    _act(runtime, "todo.input", SimpleAction(ActionKind.SUBMIT))
+    restored = _round_trip(runtime, todo.app)
+    for rt in (runtime, restored):
+        _act(rt, "todo.input", SetText("new"))
+        _act(rt, "todo.input", SimpleAction(ActionKind.SUBMIT))
+    assert restored.read() == runtime.read()
+    new_ids = {n.node_id for n in restored.snapshot.nodes.values()}
+    assert max(new_ids) == max(n.node_id for n in runtime.snapshot.nodes.values())
+
+
+def test_restored_gallery_keeps_scroll_modal_and_hidden_section() -> None:
+    runtime = AppRuntime(gallery.app)
+    _act(runtime, "gallery.scroll", Scroll(ScrollDirection.DOWN))
+    _act(runtime, "gallery.section.toggle", SimpleAction(ActionKind.ACTIVATE))
+    _act(runtime, "gallery.dialog.open", SimpleAction(ActionKind.ACTIVATE))
+    restored = _round_trip(runtime, gallery.app)
+    assert restored.read() == runtime.read()
+
+
+def test_reads_since_before_the_checkpoint_get_full() -> None:
+    runtime = AppRuntime(counter.app)
+    _act(runtime, "counter.increment", SimpleAction(ActionKind.ACTIVATE))
+    restored = _round_trip(runtime, counter.app)
+    assert isinstance(restored.read(1), Full)
+    assert isinstance(restored.read(restored.generation), Unchanged)
+
+
+def test_a_model_that_does_not_rebuild_the_same_view_is_refused() -> None:
+    runtime = AppRuntime(counter.app)
+    _act(runtime, "counter.increment", SimpleAction(ActionKind.ACTIVATE))
+    state = runtime.checkpoint()
+    other = attrs.evolve(runtime.model, count=41)
+    with pytest.raises(CheckpointMismatchError):
+        AppRuntime.restore(counter.app, other, state)
