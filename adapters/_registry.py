@@ -18,7 +18,13 @@ from ._surface import AgentSurface
 
 AdapterFactory = Callable[[Mapping[str, Any]], AgentSurface]
 
-BUILTIN_ADAPTERS: Final[Mapping[str, str]] = MappingProxyType({})
+BUILTIN_ADAPTERS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "runtime": "semledger.adapters._runtime_adapter:create_runtime_surface",
+        "web": "semledger.adapters._web:create_web_surface",
+        "atspi": "semledger.adapters._atspi:create_atspi_surface",
+    }
+)
 """Built-in adapter name -> ``"module:function"`` of its factory (lazily imported)."""
 
 
