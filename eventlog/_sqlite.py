@@ -16,16 +16,18 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
-import sqlite_utils
 
 from ._codec import CONVERTER, LogConverter
 from ._errors import RecorderClosedError, SequenceConflict, UnsupportedSchemaError
 from ._events import Event, SessionStarted
 from ._recorder import prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 __all__ = ["SCHEMA_VERSION", "LogInfo", "SqliteRecorder", "inspect_log"]
 
@@ -136,8 +138,27 @@ def _schema_version(db: sqlite_utils.Database) -> int:
     return 0 if row is None or row[0] is None else int(row[0])
 
 
+def _current_version(conn: sqlite3.Connection) -> int:
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if exists is None:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return 0 if row is None or row[0] is None else int(row[0])
+
+
 def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> int:
-    """Bring the schema to ``SCHEMA_VERSION`` in one transaction; return the version found."""
+    """Bring the schema to ``SCHEMA_VERSION`` in one transaction; return the version found.
+
+    A log already at the current version is opened without loading sqlite-utils, which
+    only creates and migrates, so a server starts quickly on an existing log.
+    """
+    found = _current_version(conn)
+    if found == SCHEMA_VERSION:
+        return found
+    import sqlite_utils
+
     db = sqlite_utils.Database(conn, execute_plugins=False)
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -351,6 +372,8 @@ def inspect_log(path: str | os.PathLike[str]) -> LogInfo:
     name = os.fspath(path)
     conn = sqlite3.connect(Path(name).resolve().as_uri() + "?mode=ro", uri=True)
     try:
+        import sqlite_utils
+
         db = sqlite_utils.Database(conn, execute_plugins=False)
         tables = tuple(sorted(db.table_names()))
         events = db.table("events").count if "events" in tables else 0

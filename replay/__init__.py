@@ -1,9 +1,14 @@
-"""Replay: log-served reads, deterministic re-execution, audit, export and fuzzing."""
+"""Replay: log-served reads, deterministic re-execution, audit, export and fuzzing.
+
+The fuzzer needs hypothesis, which takes a quarter of a second to import: it is loaded on
+first use, so serving and auditing start without it.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from ._apps import AppLoadError, load_app
 from ._audit import AuditEntry, audit, verify
 from ._export import check_recorded_steps, export_test
-from ._fuzz import FuzzResult, fuzz_app
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
     Generations,
@@ -38,3 +43,14 @@ __all__ = [
     "reexecute",
     "verify",
 ]
+
+if TYPE_CHECKING:
+    from ._fuzz import FuzzResult, fuzz_app
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("FuzzResult", "fuzz_app"):
+        from . import _fuzz
+
+        return getattr(_fuzz, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
