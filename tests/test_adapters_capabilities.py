@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
+
 from semledger.adapters import (
     ACTION_GATES,
     CAPABILITY_FLAGS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 
 import pytest
+
 import semledger.adapters as adapters
 from semledger.adapters import (
     ActionabilityError,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from semledger.adapters import (
     AdapterLoadError,
     AdapterRegistry,

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import utils as conjecture_utils
 from hypothesis_jsonschema import _from_schema, from_schema
+
 from semledger.adapters import (
     CANDIDATE_CLASSES,
     CANDIDATE_GROUPS,

@@ -8,6 +8,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from semledger.adapters import (
     DataError,
     SnapshotNode,

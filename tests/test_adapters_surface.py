@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import get_args
 
 import pytest
+
 from semledger.adapters import (
     OPTIONAL_METHODS,
     SURFACE_KINDS,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from semledger.examples.counter import app
 from semledger.runtime import (
     ActionKind,
     AppRuntime,
@@ -21,8 +23,6 @@ from semledger.runtime import (
     SetText,
     SimpleAction,
 )
-
-from semledger.examples.counter import app
 
 Runtime = AppRuntime[Any, Any]
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from semledger.examples.gallery import app
 from semledger.runtime import (
     ActionKind,
     AppRuntime,
@@ -39,8 +41,6 @@ from semledger.runtime import (
     TextSelection,
     Unchanged,
 )
-
-from semledger.examples.gallery import app
 
 Runtime = AppRuntime[Any, Any]
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)

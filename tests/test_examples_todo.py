@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 import trio
+
+from semledger.examples.todo import app
 from semledger.runtime import (
     ActionKind,
     AppRuntime,
@@ -25,8 +27,6 @@ from semledger.runtime import (
     SetText,
     SimpleAction,
 )
-
-from semledger.examples.todo import app
 
 Runtime = AppRuntime[Any, Any]
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
