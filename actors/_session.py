@@ -25,6 +25,7 @@ from semledger.eventlog import (
     SessionStarted,
     SnapshotTaken,
     decode,
+    redact_action,
     topic_of,
 )
 from semledger.runtime import (
@@ -93,8 +94,6 @@ class _EffectDone:
 
 
 SessionMessage = Read | Perform | Diagnose | Inspect | Close | _EffectDone
-
-_MASK = "\u2022"
 
 
 class SessionActor(Actor[SessionMessage]):
@@ -189,7 +188,9 @@ class SessionActor(Actor[SessionMessage]):
             except (CheckpointMismatchError, MessageCodecError, KeyError, TypeError, ValueError):
                 pass
         core = SessionCore(self.app)
-        core.runtime.take_effects()
+        # The first build's effects are outstanding until the log says they finished: they
+        # are started again like any other, not reported lost.
+        core.initial_outputs()
         return core, 0
 
     async def stopped(self) -> None:
@@ -216,12 +217,15 @@ class SessionActor(Actor[SessionMessage]):
             return await self._perform(message)
         if isinstance(message, Diagnose):
             return await self._step(DiagnosticsDispatched(message.event))
-        event: Event = (
-            EffectFailed(message.effect_id, message.error)
-            if message.error is not None
-            else EffectCompleted(message.effect_id, self.core.codec.encode(message.message))
-        )
-        return await self._step(event)
+        if message.error is not None:
+            return await self._step(EffectFailed(message.effect_id, message.error))
+        try:
+            encoded = self.core.codec.encode(message.message)
+        except MessageCodecError as error:
+            # The log could not record this input, so no replay could: end the session loudly.
+            await self._crash(EffectFailed(message.effect_id, str(error)), error)
+            return None
+        return await self._step(EffectCompleted(message.effect_id, encoded))
 
     async def _perform(self, message: Perform) -> Receipt | Rejection:
         core = self.core
@@ -230,7 +234,7 @@ class SessionActor(Actor[SessionMessage]):
         if isinstance(message.action, SetText) and self.redact_passwords:
             node = core.runtime.resolve(message.target)
             if not isinstance(node, Rejection) and node.state.password:
-                wire_action = {**wire_action, "value": _MASK * len(message.action.value)}
+                wire_action = redact_action(wire_action, keep_length=True)
                 redacted = True
         event = ActionRequested(
             core.next_request_id(),

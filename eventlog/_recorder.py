@@ -100,14 +100,18 @@ def prepare_batch(
     return stored, deltas
 
 
-def redact_action(action: dict[str, Any]) -> dict[str, Any]:
+def redact_action(action: dict[str, Any], *, keep_length: bool = False) -> dict[str, Any]:
     """The wire action with a ``set_text`` value replaced by ``REDACTED``.
 
-    For values typed into password fields (SPEC §4). Any other action is returned as is;
-    the input is never modified.
+    For values typed into password fields (SPEC §4). With ``keep_length`` the value becomes
+    one bullet per character instead: runtime sessions use it, because the committed
+    semantics already show a password field as that many bullets, and replay then types a
+    value of the same length, so the replayed snapshots still match. Any other action is
+    returned as is; the input is never modified.
     """
-    if action.get("kind") == "set_text" and "value" in action:
-        return {**action, "value": REDACTED}
+    if action.get("kind") == "set_text" and isinstance(action.get("value"), str):
+        value = "\u2022" * len(action["value"]) if keep_length else REDACTED
+        return {**action, "value": value}
     return action
 
 

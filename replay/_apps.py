@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Any
 
 from semledger.runtime import App
@@ -13,7 +15,12 @@ class AppLoadError(ValueError):
 
 
 def load_app(reference: str) -> App[Any, Any]:
+    """The `App` named ``module:attribute``; modules in the working directory are found too,
+    as a user running ``semledger serve myapp:app`` next to ``myapp.py`` expects."""
     module_name, sep, attribute = reference.partition(":")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
     if not sep or not module_name or not attribute:
         raise AppLoadError(
             f"{reference!r}: expected module:attribute, e.g. semledger.examples.todo:app"

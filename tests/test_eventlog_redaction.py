@@ -36,3 +36,9 @@ def test_a_redacted_request_is_logged_without_the_value() -> None:
     encoded = encode(request)
     assert b"hunter2" not in encoded.body
     assert decode(encoded.topic, encoded.version, encoded.body) == request
+
+
+def test_keep_length_masks_each_character_with_a_bullet() -> None:
+    action = {"kind": "set_text", "value": "hunter2"}
+    assert redact_action(action, keep_length=True) == {"kind": "set_text", "value": "\u2022" * 7}
+    assert action == {"kind": "set_text", "value": "hunter2"}
