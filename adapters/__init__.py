@@ -2,8 +2,12 @@
 
 The protocol every adapter implements, its wire shapes and their schemas, snapshot
 rendering and hashing, the role tables, candidates and predicates, the typed errors and
-the adapter registry. Importing it imports no adapter: built-ins load when first created.
+the adapter registry, the conformance suite, logged surface sessions and the MCP bridge.
+Importing it imports no adapter: built-ins load when first created, and the runtime adapter,
+the logging wrapper and the bridge load when first named (``semledger.adapters.LoggedSurface``).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ._actions import (
     ACTION_GROUPS,
@@ -186,6 +190,47 @@ from ._surface import (
     has_optional,
 )
 
+if TYPE_CHECKING:
+    from ._bridge import SurfaceAgentHost, aria_to_runtime_role
+    from ._conformance import (
+        Case,
+        CaseContext,
+        CaseFailure,
+        CaseResult,
+        ConformanceReport,
+        run_conformance,
+    )
+    from ._runtime_adapter import RuntimeSurface, create_runtime_surface
+    from ._surface_log import LoggedSurface
+
+_LAZY = {
+    "Case": "._conformance",
+    "CaseContext": "._conformance",
+    "CaseFailure": "._conformance",
+    "CaseResult": "._conformance",
+    "ConformanceReport": "._conformance",
+    "run_conformance": "._conformance",
+    "LoggedSurface": "._surface_log",
+    "RuntimeSurface": "._runtime_adapter",
+    "SurfaceAgentHost": "._bridge",
+    "aria_to_runtime_role": "._bridge",
+    "create_runtime_surface": "._runtime_adapter",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The runtime adapter, the logging wrapper, the bridge and the conformance suite load
+    on first use, so importing the package imports no adapter."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
 # The seed's name for SurfaceTimeoutError. Deliberately not in __all__, so that
 # `from semledger.adapters import *` never shadows the builtin TimeoutError.
 TimeoutError = SurfaceTimeoutError
@@ -236,11 +281,16 @@ __all__ = [
     "CandidateLike",
     "Capabilities",
     "CapabilityError",
+    "Case",
+    "CaseContext",
+    "CaseFailure",
+    "CaseResult",
     "CheckError",
     "CheckRequest",
     "CheckResult",
     "CheckSubject",
     "Checked",
+    "ConformanceReport",
     "ControlPathCandidate",
     "Cookie",
     "CoordsCandidate",
@@ -259,6 +309,7 @@ __all__ = [
     "LabelCandidate",
     "Launch",
     "LocateError",
+    "LoggedSurface",
     "MissingCapability",
     "NameCandidate",
     "NavigationError",
@@ -277,6 +328,7 @@ __all__ = [
     "RoleCandidate",
     "RolePlatform",
     "RoleTable",
+    "RuntimeSurface",
     "ScriptError",
     "SessionError",
     "SessionInit",
@@ -291,6 +343,7 @@ __all__ = [
     "SupportsRequest",
     "SupportsTrace",
     "SurfaceAction",
+    "SurfaceAgentHost",
     "SurfaceError",
     "SurfaceKind",
     "SurfaceTimeoutError",
@@ -309,10 +362,12 @@ __all__ = [
     "WebMcpCandidate",
     "XPathCandidate",
     "act_args_from_dict",
+    "aria_to_runtime_role",
     "build_snapshot",
     "candidate_from_dict",
     "check_plan",
     "classify",
+    "create_runtime_surface",
     "create_surface",
     "decode",
     "decode_act_args",
@@ -340,6 +395,7 @@ __all__ = [
     "register_adapter",
     "registered_adapters",
     "render_snapshot",
+    "run_conformance",
     "schema_file_name",
     "schema_files",
     "session_init_from_dict",

@@ -15,6 +15,7 @@ from semledger.eventlog import (
     Committed,
     Recorder,
     SessionCrashed,
+    SurfaceCalled,
     verify_chain,
 )
 
@@ -48,12 +49,17 @@ class AuditEntry:
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
-    """Every action request in order, paired with its receipt or rejection."""
+    """Every action request in order, paired with its receipt or rejection.
+
+    A surface session (an adapter's, logged by ``LoggedSurface``) has no requests: each of
+    its ``act`` calls is an entry instead, its target the ref, its outcome ``"ok"`` or the
+    error class, and its generation the number of snapshots taken before it."""
     if recorder.head(session) is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
     entries: list[AuditEntry] = []
     open_requests: dict[int, int] = {}
     generation = 0
+    surface_calls = 0
     for record, event in recorder.events(session):
         if isinstance(event, Committed):
             generation = event.generation
@@ -84,11 +90,46 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(entries[index], outcome=event.code, details=event.details)
+        elif isinstance(event, SurfaceCalled):
+            surface_calls += 1
+            if event.method == "snapshot" and event.error_class is None:
+                generation += 1
+            elif event.method == "act":
+                entries.append(_surface_entry(record.seq, record.at, surface_calls, event,
+                                              generation))
         elif isinstance(event, SessionCrashed):
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
             open_requests.clear()
     return entries
+
+
+def _surface_entry(
+    seq: int, at: float, number: int, event: SurfaceCalled, snapshots: int
+) -> AuditEntry:
+    arguments = event.arguments
+    args = arguments.get("args")
+    action: dict[str, Any] = {"kind": arguments.get("action")}
+    if isinstance(args, dict):
+        action.update({k: v for k, v in args.items() if v is not None})
+    target: dict[str, Any] = {"kind": "ref", "id": arguments.get("ref")}
+    if arguments.get("ref2") is not None:
+        target["ref2"] = arguments["ref2"]
+    details: dict[str, Any] = {}
+    if event.error_message is not None:
+        details["message"] = event.error_message
+    return AuditEntry(
+        number,
+        seq,
+        at,
+        target,
+        action,
+        {"kind": "surface"},
+        snapshots,
+        event.error_class or "ok",
+        details=details,
+        redacted=bool(arguments.get("redacted", False)),
+    )
 
 
 def verify(

@@ -44,6 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve an app (or a surface) to agents over MCP")
     serve.add_argument("app", nargs="?", metavar="APP", help="module:attribute of an App")
     _add_db(serve)
+    serve.add_argument(
+        "--adapter", metavar="NAME", help="serve a surface through this adapter instead"
+    )
+    serve.add_argument(
+        "--app", dest="app_option", metavar="APP", help="the app, for --adapter runtime"
+    )
+    serve.add_argument("--url", metavar="URL", help="the page to open, for --adapter web")
+    serve.add_argument(
+        "--launch", metavar="CMD", help="the application to launch, for desktop adapters"
+    )
     serve.add_argument("--session", metavar="NAME", help="name the stdio session (resumes it)")
     serve.add_argument("--diagnostics", action="store_true", help="add the diagnostics tools")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead")
@@ -80,6 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(fuzz)
     fuzz.add_argument("--examples", type=int, default=100, metavar="N")
     fuzz.add_argument("--seed", type=int, default=0, metavar="S")
+
+    surface = commands.add_parser("surface", help="the agent surface: adapter conformance")
+    surface_commands = surface.add_subparsers(
+        dest="surface_command", required=True, parser_class=_Parser
+    )
+    conform = surface_commands.add_parser("conform", help="run the conformance suite")
+    conform.add_argument("--adapter", required=True, metavar="NAME")
+    conform.add_argument("--suite", metavar="S", help="default: the adapter's own suite")
+    conform.add_argument("--only", metavar="IDS", help="comma-separated case ids")
+    conform.add_argument("--json", action="store_true", help="print the report as JSON")
+    conform.add_argument("--report", metavar="FILE.md", help="also write a Markdown report")
     return parser
 
 
@@ -235,6 +256,12 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     import trio
 
+    if args.adapter is not None:
+        return _serve_surface(args)
+    if args.app_option is not None:
+        if args.app is not None and args.app != args.app_option:
+            raise UsageError("give APP once, positionally or with --app")
+        args.app = args.app_option
     if args.app is None:
         raise UsageError("serve needs APP (module:attribute)")
     from semledger.replay import AppLoadError, load_app
@@ -276,6 +303,163 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _serve_surface(args: argparse.Namespace) -> int:
+    """``serve --adapter NAME``: one logged surface session over stdio, through the router."""
+    import shlex
+
+    import trio
+
+    from semledger.adapters import Launch, SessionInit, registered_adapters
+
+    if args.http:
+        raise UsageError("--adapter serves over stdio only; drop --http")
+    if args.diagnostics:
+        raise UsageError("--adapter has no diagnostics tools; drop --diagnostics")
+    if args.adapter not in registered_adapters():
+        known = ", ".join(registered_adapters())
+        raise UsageError(f"unknown adapter {args.adapter!r}; known: {known}")
+    app = args.app_option or args.app
+    if args.app_option and args.app and args.app != args.app_option:
+        raise UsageError("give APP once, positionally or with --app")
+    config: dict[str, Any] = {"adapter": args.adapter}
+    if app is not None:
+        config["app"] = app
+    if args.url is not None:
+        config["url"] = args.url
+    launch = None
+    if args.launch is not None:
+        words = shlex.split(args.launch)
+        if not words:
+            raise UsageError("--launch needs a command")
+        launch = Launch(words[0], tuple(words[1:]))
+        config["launch"] = args.launch
+    if args.adapter == "runtime" and app is None:
+        raise UsageError("--adapter runtime needs --app APP (module:attribute)")
+    init = SessionInit(base_url=args.url, launch=launch)
+    trio.run(
+        lambda: serve_surface(
+            config,
+            init,
+            db=args.db,
+            session=args.session,
+            label=app or args.url or args.launch or args.adapter,
+            redact_passwords=not args.log_passwords,
+        )
+    )
+    return 0
+
+
+async def serve_surface(
+    config: dict[str, Any],
+    init: Any,
+    *,
+    db: str,
+    session: str | None = None,
+    label: str | None = None,
+    redact_passwords: bool = True,
+    **stdio: Any,
+) -> str:
+    """Serve the surface ``config`` names as one logged session over stdin/stdout, through
+    the same router and tools as an app; returns why it stopped."""
+    import trio
+
+    from semledger.actors import LogWriter
+    from semledger.adapters import (
+        AdapterRegistryError,
+        LoggedSurface,
+        SurfaceAgentHost,
+        SurfaceError,
+        create_surface,
+    )
+    from semledger.eventlog import SqliteRecorder
+    from semledger.hosts import Router, new_session_name, run_stdio
+
+    adapter = str(config["adapter"])
+    try:
+        surface = create_surface(config)
+    except (SurfaceError, AdapterRegistryError) as error:
+        raise UsageError(f"adapter {adapter!r}: {error}") from error
+    recorder = SqliteRecorder(db)
+    name = session or new_session_name(adapter)
+    reason = "not started"
+    failure: UsageError | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            logged = LoggedSurface(
+                surface, writer, name, adapter, app=label, redact_passwords=redact_passwords
+            )
+            try:
+                await logged.open(init)
+            except SurfaceError as error:
+                failure = UsageError(f"adapter {adapter!r} could not open: {error}")
+                with trio.CancelScope(shield=True):
+                    await logged.close()
+                    writer.close()
+                return reason
+            print(
+                f"semledger: started surface session {name!r} ({adapter}), logging to {db}",
+                file=sys.stderr,
+                flush=True,
+            )
+            host = SurfaceAgentHost(logged)
+            reason = await run_stdio(Router(profile="default"), host, None, **stdio)
+            with trio.CancelScope(shield=True):
+                host.close()
+                await logged.close()
+                writer.close()
+    finally:
+        recorder.close()
+        if failure is not None:
+            raise failure
+    print(f"semledger: session {name!r} ended: {reason}", file=sys.stderr, flush=True)
+    return reason
+
+
+def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
+    import trio
+
+    from semledger.adapters import registered_adapters, run_conformance
+
+    if args.adapter not in registered_adapters():
+        known = ", ".join(registered_adapters())
+        raise UsageError(f"unknown adapter {args.adapter!r}; known: {known}")
+    only = None
+    if args.only is not None:
+        only = [item.strip() for item in args.only.split(",") if item.strip()]
+        if not only:
+            raise UsageError("--only needs at least one case id")
+    quiet = args.json
+
+    def show(result: Any) -> None:
+        if quiet:
+            return
+        style = {"passed": "green", "failed": "bold red", "skipped": "yellow"}[result.status]
+        reason = f" — {result.reason}" if result.reason else ""
+        console.print(f"[{style}]{result.status:7}[/{style}] {result.id}{reason}", markup=True,
+                      highlight=False)
+
+    try:
+        report = trio.run(
+            lambda: run_conformance(args.adapter, suite=args.suite, only=only, on_result=show)
+        )
+    except KeyError as error:
+        raise UsageError(str(error.args[0] if error.args else error)) from error
+    if args.report:
+        Path(args.report).write_text(report.to_markdown())
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        counts = report.counts()
+        verdict = "conformant" if report.conformant else "NOT conformant"
+        style = "bold green" if report.conformant else "bold red"
+        console.print(
+            f"[{style}]{args.adapter} ({report.suite} suite): {verdict}[/{style}] — "
+            f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+        )
+    return 0 if report.conformant else 1
+
+
 def _cmd_demo(args: argparse.Namespace, console: Console) -> int:
     from semledger._demo import run_demo
 
@@ -290,6 +474,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "audit": _cmd_audit,
     "replay": _cmd_replay,
     "fuzz": _cmd_fuzz,
+    "surface": _cmd_surface,
 }
 
 

@@ -1,0 +1,444 @@
+"""The MCP bridge: the two agent operations over any AgentSurface.
+
+``SurfaceAgentHost`` satisfies ``semledger.hosts.AgentHost`` (structurally; adapters do not
+import hosts), so ``semledger serve --adapter NAME`` serves a web page or a desktop
+application through the same router and tools as a semledger app:
+
+- ``read_semantics`` answers Full, Delta or Unchanged from a journal of committed snapshots
+  the bridge builds from surface snapshots. A node id is allocated per ref the first time the
+  surface shows it and kept for as long as the surface keeps that ref (the surface's word
+  that the element is the same). The generation advances when, and only when, the converted
+  tree changes: structure, a value, a state, a name, a frame or the focus.
+- Roles go back from ARIA to semledger's wire roles best-effort (``native["runtime_role"]``
+  first, then the reverse of the runtime role table, then a few near synonyms); anything
+  else is ``group``. Semantic ids come from ``native["automationId"]`` (``testid`` or ``id``
+  as fallbacks) when they are valid semantic ids.
+- Each node offers the actions its role and states imply; ``perform_action`` checks them in
+  the runtime's order (closed, generation, target, disabled, capability) against the
+  bridge's own generation, then maps the action onto ``act`` (activate -> click,
+  set_text -> clear and type, submit -> press Enter, focus -> focus, select -> click,
+  expand/collapse -> click, dismiss -> press Escape, increment/decrement -> press
+  ArrowUp/ArrowDown, show_menu -> rightClick, scroll -> press PageDown/PageUp). A surface
+  error becomes the rejection it stands for (LocateError -> target_not_found,
+  ActionabilityError -> handler_rejected or the code it carries, SessionError ->
+  host_closed), and changes nothing in the bridge's generation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import attrs
+
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    ByPath,
+    BySemanticId,
+    Checked,
+    ErrorCode,
+    Exact,
+    Frame,
+    InvalidSemanticIdError,
+    Point,
+    Precondition,
+    ReadResult,
+    Receipt,
+    Rejection,
+    Role,
+    ScrollDirection,
+    SemanticId,
+    SemanticsAction,
+    SemanticsNode,
+    SemanticsSnapshot,
+    SetText,
+    Size,
+    Target,
+)
+from semledger.runtime import NodeState as RuntimeNodeState
+from semledger.runtime._snapshot import Journal, duplicate_issues
+from semledger.runtime._wire import encode_target
+
+from ._errors import ActionabilityError, LocateError, SessionError, SurfaceError
+from ._roles import RUNTIME_ROLES
+from ._snapshot import Snapshot, SnapshotNode
+from ._surface import AgentSurface
+
+__all__ = ["SurfaceAgentHost", "aria_to_runtime_role"]
+
+_PREFERRED: Final[Mapping[str, str]] = {
+    "generic": "group",
+    "group": "group",
+    "textbox": "text_field",
+    "document": "web_view",
+    "searchbox": "text_field",
+    "listbox": "list",
+    "menubar": "menu",
+    "menuitem": "button",
+    "menuitemcheckbox": "checkbox",
+    "menuitemradio": "radio",
+    "spinbutton": "slider",
+    "gridcell": "cell",
+    "columnheader": "cell",
+    "rowheader": "cell",
+    "rowgroup": "group",
+    "treegrid": "tree",
+    "radiogroup": "group",
+    "tablist": "group",
+    "tabpanel": "group",
+    "toolbar": "group",
+    "paragraph": "text",
+    "StaticText": "text",
+    "alertdialog": "dialog",
+    "meter": "progress",
+    "window": "group",
+    "application": "group",
+}
+_ARIA_TO_RUNTIME: Final[dict[str, Role]] = {}
+for _runtime, _aria in RUNTIME_ROLES.items():
+    _ARIA_TO_RUNTIME.setdefault(_aria, Role(_runtime))
+for _aria, _runtime in _PREFERRED.items():
+    _ARIA_TO_RUNTIME[_aria] = Role(_runtime)
+
+_CHECKABLE: Final = frozenset({Role.CHECKBOX, Role.RADIO, Role.SWITCH})
+_ACTIVATABLE: Final = frozenset(
+    {Role.BUTTON, Role.LINK, Role.CHECKBOX, Role.RADIO, Role.SWITCH, Role.MENU}
+)
+_SELECTABLE: Final = frozenset({Role.OPTION, Role.TAB, Role.CELL, Role.ROW, Role.TREE_ITEM})
+_KEY_OF: Final[Mapping[ActionKind, str]] = {
+    ActionKind.SUBMIT: "Enter",
+    ActionKind.DISMISS: "Escape",
+    ActionKind.INCREMENT: "ArrowUp",
+    ActionKind.DECREMENT: "ArrowDown",
+}
+_SCROLL_KEYS: Final[Mapping[ScrollDirection, str]] = {
+    ScrollDirection.FORWARD: "PageDown",
+    ScrollDirection.DOWN: "PageDown",
+    ScrollDirection.BACKWARD: "PageUp",
+    ScrollDirection.UP: "PageUp",
+}
+_ORDER: Final = tuple(ActionKind)
+
+
+def aria_to_runtime_role(role: str, native: Mapping[str, str] | None = None) -> Role:
+    """semledger's wire role for an ARIA role (best-effort; unknown -> group)."""
+    if native is not None:
+        exact = native.get("runtime_role")
+        if exact is not None:
+            try:
+                return Role(exact)
+            except ValueError:
+                pass
+    found = _ARIA_TO_RUNTIME.get(role, Role.GROUP)
+    return Role.GROUP if found is Role.NONE else found
+
+
+def _semantic_id(native: Mapping[str, str]) -> SemanticId | None:
+    for key in ("automationId", "testid", "data-testid", "id"):
+        value = native.get(key)
+        if value:
+            try:
+                return SemanticId(value)
+            except InvalidSemanticIdError:
+                continue
+    return None
+
+
+def _actions(role: Role, states: frozenset[str]) -> tuple[ActionKind, ...]:
+    kinds: set[ActionKind] = set()
+    if role in _ACTIVATABLE:
+        kinds.update((ActionKind.ACTIVATE, ActionKind.FOCUS))
+    if role is Role.TEXT_FIELD:
+        kinds.update((ActionKind.FOCUS, ActionKind.SET_TEXT, ActionKind.SUBMIT))
+    if role is Role.COMBO_BOX:
+        kinds.update((ActionKind.FOCUS, ActionKind.ACTIVATE))
+    if role in _SELECTABLE:
+        kinds.add(ActionKind.SELECT)
+    if role is Role.SLIDER:
+        kinds.update((ActionKind.FOCUS, ActionKind.INCREMENT, ActionKind.DECREMENT))
+    if role is Role.DIALOG or role is Role.MENU:
+        kinds.add(ActionKind.DISMISS)
+    if role is Role.SCROLL_VIEW:
+        kinds.add(ActionKind.SCROLL)
+    if role is Role.FORM:
+        kinds.add(ActionKind.SUBMIT)
+    if "expanded" in states:
+        kinds.add(ActionKind.COLLAPSE)
+    if "collapsed" in states:
+        kinds.add(ActionKind.EXPAND)
+    return tuple(k for k in _ORDER if k in kinds)
+
+
+def _node(item: SnapshotNode, node_id: int, children: tuple[int, ...]) -> SemanticsNode:
+    states = frozenset(item.states)
+    role = aria_to_runtime_role(item.role, item.native)
+    checked: Checked | None = None
+    if "checked" in states:
+        checked = Checked.CHECKED
+    elif "unchecked" in states or role in _CHECKABLE:
+        checked = Checked.UNCHECKED
+    expanded = True if "expanded" in states else False if "collapsed" in states else None
+    x, y, w, h = item.box if item.box is not None else (0.0, 0.0, 0.0, 0.0)
+    return SemanticsNode(
+        node_id=node_id,
+        semantic_id=_semantic_id(item.native),
+        role=role,
+        children=children,
+        url=item.native.get("url"),
+        label=item.name,
+        value=item.value,
+        description=item.description,
+        state=RuntimeNodeState(
+            focused="focused" in states,
+            disabled="disabled" in states,
+            selected="selected" in states,
+            checked=checked,
+            expanded=expanded,
+            required="required" in states,
+            read_only="readonly" in states,
+            password=item.native.get("password") == "true"
+            or item.native.get("type") == "password",
+        ),
+        actions=_actions(role, states),
+        frame=Frame(Point(x, y), Size(w, h)),
+    )
+
+
+def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
+    return Rejection(code, message, details)
+
+
+class SurfaceAgentHost:
+    """``read_semantics`` and ``perform_action`` over an opened AgentSurface.
+
+    The bridge does not own the surface's lifetime: ``close`` marks the host closed (both
+    operations then answer ``host_closed``); closing the surface is the caller's."""
+
+    def __init__(self, surface: AgentSurface) -> None:
+        self.surface = surface
+        self._journal = Journal(SemanticsSnapshot.empty())
+        self._ids: dict[str, int] = {}
+        self._refs: dict[int, str] = {}
+        self._next_id = 1
+        self._closed: str | None = None
+        self.last_snapshot: Snapshot | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    @property
+    def generation(self) -> int:
+        return self._journal.current.generation
+
+    def close(self, why: str = "the session is closed") -> None:
+        self._closed = why
+
+    # ---- committing surface snapshots ---------------------------------------------------
+
+    def _id_for(self, ref: str) -> int:
+        node_id = self._ids.get(ref)
+        if node_id is None:
+            node_id = self._next_id
+            self._next_id += 1
+            self._ids[ref] = node_id
+            self._refs[node_id] = ref
+        return node_id
+
+    async def refresh(self) -> SemanticsSnapshot:
+        """Take a surface snapshot and commit it if anything public changed."""
+        snapshot = await self.surface.snapshot()
+        self.last_snapshot = snapshot
+        shown = _shown(snapshot.nodes)
+        children: dict[str, list[int]] = {n.ref: [] for n in shown}
+        for item in shown:
+            if item.parent is not None and item.parent in children:
+                children[item.parent].append(self._id_for(item.ref))
+            else:
+                self._id_for(item.ref)
+        nodes = [_node(item, self._ids[item.ref], tuple(children[item.ref])) for item in shown]
+        previous = self._journal.current
+        present = {n.node_id for n in nodes}
+        upserted = [n for n in nodes if previous.nodes.get(n.node_id) != n]
+        removed = [n for n in previous.nodes if n not in present]
+        root = nodes[0].node_id if nodes else None
+        focused = next((n.node_id for n in nodes if n.state.focused), None)
+        if not upserted and not removed and root == previous.root and focused == previous.focused:
+            return previous
+        derived = previous.derive(
+            upserted=upserted, removed=removed, root=root, focused=focused, issues=()
+        )
+        issues = tuple(duplicate_issues(derived.by_semantic_id, derived.by_semantic_id.keys()))
+        committed = attrs.evolve(derived, issues=issues)
+        self._journal.record(
+            committed,
+            touched=[*removed, *(n.node_id for n in upserted)],
+            removed=removed,
+            announcements=(),
+        )
+        for gone in removed:
+            ref = self._refs.pop(gone, None)
+            if ref is not None:
+                self._ids.pop(ref, None)
+        return committed
+
+    # ---- the two operations -------------------------------------------------------------
+
+    async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+        if self._closed is not None:
+            return _reject(ErrorCode.HOST_CLOSED, self._closed)
+        try:
+            await self.refresh()
+        except SessionError as error:
+            self.close(str(error))
+            return _reject(ErrorCode.HOST_CLOSED, str(error))
+        return self._journal.read(since)
+
+    async def perform_action(
+        self, target: Target, action: SemanticsAction, precondition: Precondition
+    ) -> Receipt | Rejection:
+        if self._closed is not None:
+            return _reject(ErrorCode.HOST_CLOSED, self._closed)
+        try:
+            snapshot = await self.refresh()
+        except SessionError as error:
+            self.close(str(error))
+            return _reject(ErrorCode.HOST_CLOSED, str(error))
+        if isinstance(precondition, Exact) and precondition.generation != snapshot.generation:
+            return _reject(
+                ErrorCode.STALE_GENERATION,
+                f"expected generation {precondition.generation}, current is "
+                f"{snapshot.generation}",
+                expected=str(precondition.generation),
+                current=str(snapshot.generation),
+            )
+        echoed = encode_target(target)
+        resolved = _resolve(target, snapshot, echoed)
+        if isinstance(resolved, Rejection):
+            return resolved
+        node = resolved
+        if node.state.disabled:
+            return _reject(ErrorCode.TARGET_DISABLED, "the target is disabled", target=echoed)
+        if action.kind not in node.actions:
+            return _reject(
+                ErrorCode.ACTION_UNAVAILABLE,
+                f"the target does not offer {action.kind.value}",
+                target=echoed,
+                action=action.kind.value,
+            )
+        before = snapshot.generation
+        ref = self._refs[node.node_id]
+        try:
+            await self._act(ref, node, action)
+        except SurfaceError as error:
+            return _rejection(error, echoed, action.kind.value)
+        try:
+            after = await self.refresh()
+        except SessionError as error:
+            self.close(str(error))
+            return Receipt(before, before, False)
+        return Receipt(before, after.generation, False)
+
+    async def _act(self, ref: str, node: SemanticsNode, action: SemanticsAction) -> None:
+        kind = action.kind
+        act = self.surface.act
+        if kind in (ActionKind.ACTIVATE, ActionKind.EXPAND, ActionKind.COLLAPSE, ActionKind.SELECT):
+            await act("click", ref)
+        elif kind is ActionKind.FOCUS:
+            await act("focus", ref)
+        elif isinstance(action, SetText):
+            await act("clear", ref)
+            if action.value:
+                await act("type", ref, {"text": action.value})
+        elif kind in _KEY_OF:
+            await act("press", ref, {"key": _KEY_OF[kind]})
+        elif kind is ActionKind.SHOW_MENU:
+            await act("rightClick", ref)
+        elif kind is ActionKind.SCROLL:
+            key = _SCROLL_KEYS.get(getattr(action, "direction", ScrollDirection.DOWN))
+            if key is None:
+                raise ActionabilityError("the surface has no horizontal scrolling")
+            await act("press", ref, {"key": key})
+        else:
+            raise ActionabilityError(f"the surface has no way to {kind.value}")
+
+
+def _shown(nodes: tuple[SnapshotNode, ...]) -> list[SnapshotNode]:
+    """The nodes an agent can see: hidden ones and everything below them are left out."""
+    out: list[SnapshotNode] = []
+    hidden_depth: int | None = None
+    for node in nodes:
+        if hidden_depth is not None:
+            if node.depth > hidden_depth:
+                continue
+            hidden_depth = None
+        if "hidden" in node.states:
+            hidden_depth = node.depth
+            continue
+        out.append(node)
+    return out
+
+
+def _resolve(
+    target: Target, snapshot: SemanticsSnapshot, echoed: dict[str, Any]
+) -> SemanticsNode | Rejection:
+    if isinstance(target, BySemanticId):
+        found = snapshot.find(target.id)
+        if len(found) > 1:
+            return _reject(
+                ErrorCode.TARGET_AMBIGUOUS,
+                f"{len(found)} nodes carry the semantic id {target.id!r}",
+                semantic_id=str(target.id),
+            )
+        if not found:
+            return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id",
+                           target=echoed)
+        return snapshot.nodes[found[0]]
+    if isinstance(target, ByNodeId):
+        node = snapshot.node(target.id)
+        if node is None:
+            return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that id", target=echoed)
+        return node
+    assert isinstance(target, ByPath)
+    if snapshot.root is None:
+        return _reject(ErrorCode.TARGET_NOT_FOUND, "the tree is empty", target=echoed)
+    current = snapshot.nodes[snapshot.root]
+    for number, step in enumerate(target.steps):
+        matches = [
+            child
+            for child_id in current.children
+            if (
+                (child := snapshot.nodes[child_id]) is not None
+                and (step.role is None or child.role is step.role)
+                and (step.label is None or child.label == step.label)
+                and (step.value is None or child.value == step.value)
+                and (step.semantic_id is None or child.semantic_id == step.semantic_id)
+            )
+        ]
+        if step.index >= len(matches):
+            return _reject(
+                ErrorCode.TARGET_NOT_FOUND,
+                f"path step {number} matched {len(matches)} node(s), index {step.index}",
+                target=echoed,
+            )
+        current = matches[step.index]
+    return current
+
+
+def _rejection(error: SurfaceError, echoed: dict[str, Any], action: str) -> Rejection:
+    code = error.details.get("code")
+    if isinstance(code, str):
+        try:
+            known = ErrorCode(code)
+        except ValueError:
+            known = None
+        if known in (ErrorCode.TARGET_DISABLED, ErrorCode.TARGET_NOT_FOUND):
+            return _reject(known, error.message, target=echoed)
+        if known in (ErrorCode.ACTION_UNAVAILABLE, ErrorCode.HANDLER_REJECTED):
+            return _reject(known, error.message, target=echoed, action=action)
+    if isinstance(error, LocateError):
+        return _reject(ErrorCode.TARGET_NOT_FOUND, error.message, target=echoed)
+    if isinstance(error, SessionError):
+        return _reject(ErrorCode.HOST_CLOSED, error.message)
+    return _reject(ErrorCode.HANDLER_REJECTED, error.message, target=echoed, action=action)

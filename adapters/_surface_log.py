@@ -1,0 +1,311 @@
+"""Logged surface sessions: any adapter's session recorded in the semantics log (SPEC §7).
+
+``LoggedSurface`` wraps an AgentSurface and delegates every call, appending a
+``SessionStarted`` when the session opens, one ``SurfaceCalled`` per call (its arguments as
+wire dicts, a summary of its result or its error, and the structural hash of every snapshot),
+and a ``SessionEnded`` at close. A call answers only once its event is written, as a runtime
+session's receipt does.
+
+``capabilities()`` is synchronous and changes nothing, so it is not logged. Text typed into an
+element whose last snapshot marked it a password (``native["password"] == "true"`` or
+``native["type"] == "password"``) is logged as ``[redacted]`` unless ``redact_passwords`` is
+false.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import trio
+
+from semledger.actors import LogWriter
+from semledger.eventlog import (
+    REDACTED,
+    Event,
+    NewEvent,
+    Recorder,
+    SessionEnded,
+    SessionStarted,
+    SurfaceCalled,
+)
+
+from ._calls import CheckResult, ElementDescription
+from ._capabilities import Capabilities
+from ._errors import SessionError
+from ._schemas import encode
+from ._session import SessionState
+from ._snapshot import Snapshot
+from ._surface import (
+    ActArgsLike,
+    AgentSurface,
+    CandidateLike,
+    PredicateLike,
+    SessionInitLike,
+    SessionStateLike,
+    SurfaceKind,
+)
+
+__all__ = ["LoggedSurface"]
+
+
+def _wire(value: object) -> Any:
+    """The JSON form of an argument: attrs wire shapes encoded, mappings and scalars as is."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _wire(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_wire(v) for v in value]
+    return encode(value)
+
+
+def _is_password(native: Mapping[str, str]) -> bool:
+    return native.get("password") == "true" or native.get("type") == "password"
+
+
+class LoggedSurface:
+    """An AgentSurface that logs every call of the one it wraps as a session of the log.
+
+    ``log`` is a ``Recorder`` (written synchronously) or a running ``LogWriter`` (group
+    committed). The session continues after the events already in the log under
+    ``session_name``, so a name is never written twice."""
+
+    def __init__(
+        self,
+        surface: AgentSurface,
+        log: Recorder | LogWriter,
+        session_name: str,
+        adapter_name: str,
+        *,
+        app: str | None = None,
+        redact_passwords: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.surface = surface
+        self.session_name = session_name
+        self.adapter_name = adapter_name
+        self.app = app
+        self.redact_passwords = redact_passwords
+        self._log = log
+        self._clock = clock
+        recorder = log.recorder if isinstance(log, LogWriter) else log
+        head = recorder.head(session_name)
+        self._seq = 0 if head is None else head.seq
+        self._lock = trio.Lock()
+        self._started = False
+        self._ended = False
+        self._passwords: set[str] = set()
+
+    @property
+    def kind(self) -> SurfaceKind:
+        return self.surface.kind
+
+    def capabilities(self) -> Capabilities:
+        return self.surface.capabilities()
+
+    # ---- the log ------------------------------------------------------------------------
+
+    async def _append(self, *events: Event) -> None:
+        async with self._lock:
+            batch = []
+            for event in events:
+                self._seq += 1
+                batch.append(NewEvent(self.session_name, self._seq, event, self._clock()))
+            if isinstance(self._log, LogWriter):
+                await self._log.append(batch)
+            else:
+                self._log.append(batch)
+
+    async def _start(self, init: object) -> None:
+        if self._started:
+            return
+        self._started = True
+        app = self.app
+        if app is None:
+            base_url = getattr(init, "base_url", None)
+            if base_url is None and isinstance(init, Mapping):
+                base_url = init.get("base_url")
+            app = str(base_url) if base_url else self.adapter_name
+        await self._append(
+            SessionStarted(
+                app=app,
+                surface=self.adapter_name,
+                params={"adapter": self.adapter_name, "session_init": _wire(init)},
+                redact_passwords=self.redact_passwords,
+            )
+        )
+
+    async def _call(
+        self,
+        method: str,
+        arguments: dict[str, Any],
+        run: Callable[[], Any],
+        summarise: Callable[[Any], dict[str, Any] | None],
+    ) -> Any:
+        if not self._started:
+            await self._start(None)
+        try:
+            result = await run()
+        except BaseException as error:
+            if isinstance(error, trio.Cancelled):
+                raise
+            with trio.CancelScope(shield=True):
+                await self._append(
+                    SurfaceCalled(method, arguments, None, type(error).__name__, str(error), None)
+                )
+            raise
+        summary = summarise(result)
+        snapshot_hash = result.hash if isinstance(result, Snapshot) else None
+        with trio.CancelScope(shield=True):
+            await self._append(SurfaceCalled(method, arguments, summary, None, None, snapshot_hash))
+        return result
+
+    # ---- the surface --------------------------------------------------------------------
+
+    async def open(self, session: SessionInitLike) -> None:
+        await self._start(session)
+        await self._call(
+            "open", {"session": _wire(session)}, lambda: self.surface.open(session), _none
+        )
+
+    async def close(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        reason = "closed"
+        try:
+            await self._call("close", {}, self.surface.close, _none)
+        except Exception as error:
+            reason = f"close failed: {type(error).__name__}: {error}"
+            raise
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._append(SessionEnded(reason))
+
+    async def snapshot(
+        self,
+        *,
+        root: str | None = None,
+        max_nodes: int | None = None,
+        interactive_only: bool = False,
+    ) -> Snapshot:
+        arguments = {"root": root, "max_nodes": max_nodes, "interactive_only": interactive_only}
+        snapshot: Snapshot = await self._call(
+            "snapshot",
+            arguments,
+            lambda: self.surface.snapshot(
+                root=root, max_nodes=max_nodes, interactive_only=interactive_only
+            ),
+            _snapshot_summary,
+        )
+        if root is None:
+            self._passwords = {n.ref for n in snapshot.nodes if _is_password(n.native)}
+        else:
+            self._passwords |= {n.ref for n in snapshot.nodes if _is_password(n.native)}
+        return snapshot
+
+    async def act(
+        self,
+        action: str,
+        ref: str | None = None,
+        args: ActArgsLike | None = None,
+        ref2: str | None = None,
+    ) -> Any:
+        logged_args = _wire(args)
+        redacted = False
+        if (
+            self.redact_passwords
+            and ref in self._passwords
+            and isinstance(logged_args, dict)
+            and logged_args.get("text") is not None
+        ):
+            logged_args = {**logged_args, "text": REDACTED}
+            redacted = True
+        arguments: dict[str, Any] = {"action": action, "ref": ref, "args": logged_args}
+        if ref2 is not None:
+            arguments["ref2"] = ref2
+        if redacted:
+            arguments["redacted"] = True
+        return await self._call(
+            "act", arguments, lambda: self.surface.act(action, ref, args, ref2), _encoded
+        )
+
+    async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
+        return await self._call(
+            "read",
+            {"kind": kind, "ref": ref, "name": name},
+            lambda: self.surface.read(kind, ref, name),
+            lambda value: {"value": _wire(value) if _plain(value) else repr(value)},
+        )
+
+    async def check(
+        self, predicate: PredicateLike, subject: Any, ref: str | None = None
+    ) -> CheckResult:
+        result: CheckResult = await self._call(
+            "check",
+            {"predicate": _wire(predicate), "subject": subject, "ref": ref},
+            lambda: self.surface.check(predicate, subject, ref),
+            _encoded,
+        )
+        return result
+
+    async def locate(self, candidate: CandidateLike) -> list[str]:
+        refs: list[str] = await self._call(
+            "locate",
+            {"candidate": _wire(candidate)},
+            lambda: self.surface.locate(candidate),
+            lambda found: {"refs": list(found)},
+        )
+        return refs
+
+    async def describe(self, ref: str) -> ElementDescription:
+        description: ElementDescription = await self._call(
+            "describe", {"ref": ref}, lambda: self.surface.describe(ref), _encoded
+        )
+        return description
+
+    async def screenshot(self, path: str, mask: Sequence[str] | None = None) -> None:
+        await self._call(
+            "screenshot",
+            {"path": path, "mask": None if mask is None else list(mask)},
+            lambda: self.surface.screenshot(path, mask),
+            lambda _none: {"path": path},
+        )
+
+    async def state(self) -> SessionState:
+        state: SessionState = await self._call("state", {}, self.surface.state, _encoded)
+        return state
+
+    async def restore(self, state: SessionStateLike) -> None:
+        if self._ended:
+            raise SessionError("the logged session has ended")
+        await self._call(
+            "restore", {"state": _wire(state)}, lambda: self.surface.restore(state), _none
+        )
+
+
+def _plain(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | list | dict)
+
+
+def _none(_result: object) -> None:
+    return None
+
+
+def _encoded(result: object) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    out = encode(result)
+    return out if isinstance(out, dict) else {"value": out}
+
+
+def _snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "ref": snapshot.ref,
+        "nodes": len(snapshot.nodes),
+        "tokens_estimate": snapshot.tokens_estimate,
+        "hash": snapshot.hash,
+    }
+

@@ -1,0 +1,202 @@
+"""The MCP bridge: read_semantics and perform_action over any AgentSurface."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from semledger.adapters import AgentSurface, SurfaceAgentHost, aria_to_runtime_role, create_surface
+from semledger.eventlog import SqliteRecorder, SurfaceCalled
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    BySemanticId,
+    Delta,
+    ErrorCode,
+    Exact,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    Role,
+    SetText,
+    SimpleAction,
+    Unchanged,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def _surface(fixture: str) -> AgentSurface:
+    surface = create_surface({"adapter": "runtime", "app": f"semledger.examples.{fixture}:app"})
+    await surface.open({})
+    return surface
+
+
+@pytest.fixture
+async def todo() -> AsyncIterator[SurfaceAgentHost]:
+    surface = await _surface("todo")
+    yield SurfaceAgentHost(surface)
+    await surface.close()
+
+
+async def _full(host: SurfaceAgentHost) -> Full:
+    read = await host.read_semantics(None)
+    assert isinstance(read, Full)
+    return read
+
+
+def _sid(full: Full, semantic_id: str) -> int:
+    return next(n.node_id for n in full.nodes if n.semantic_id == semantic_id)
+
+
+async def test_full_then_unchanged_then_delta(todo: SurfaceAgentHost) -> None:
+    full = await _full(todo)
+    assert full.generation == 1
+    field = next(n for n in full.nodes if n.semantic_id == "todo.input")
+    assert field.role is Role.TEXT_FIELD
+    assert ActionKind.SET_TEXT in field.actions
+    assert await todo.read_semantics(1) == Unchanged(1)
+    receipt = await todo.perform_action(
+        BySemanticId("todo.input"), SetText("milk"), Exact(full.generation)
+    )
+    assert isinstance(receipt, Receipt)
+    assert receipt.after == receipt.before + 1
+    delta = await todo.read_semantics(1)
+    assert isinstance(delta, Delta)
+    assert [n.value for n in delta.upserted] == ["milk"]
+    submitted = await todo.perform_action(
+        ByNodeId(field.node_id), SimpleAction(ActionKind.SUBMIT), Latest()
+    )
+    assert isinstance(submitted, Receipt)
+    after = await _full(todo)
+    assert [n.label for n in after.nodes if n.role is Role.LIST_ITEM] == ["milk"]
+    assert _sid(after, "todo.input") == field.node_id
+
+
+async def test_rejections_carry_the_error_codes(todo: SurfaceAgentHost) -> None:
+    full = await _full(todo)
+    stale = await todo.perform_action(
+        BySemanticId("todo.save"), SimpleAction(ActionKind.ACTIVATE), Exact(full.generation + 5)
+    )
+    assert isinstance(stale, Rejection)
+    assert stale.code is ErrorCode.STALE_GENERATION
+    missing = await todo.perform_action(ByNodeId(999), SimpleAction(ActionKind.ACTIVATE), Latest())
+    assert isinstance(missing, Rejection)
+    assert missing.code is ErrorCode.TARGET_NOT_FOUND
+    disabled = await todo.perform_action(
+        BySemanticId("todo.clear_completed"), SimpleAction(ActionKind.ACTIVATE), Latest()
+    )
+    assert isinstance(disabled, Rejection)
+    assert disabled.code is ErrorCode.TARGET_DISABLED
+    unavailable = await todo.perform_action(
+        BySemanticId("todo.save"), SimpleAction(ActionKind.INCREMENT), Latest()
+    )
+    assert isinstance(unavailable, Rejection)
+    assert unavailable.code is ErrorCode.ACTION_UNAVAILABLE
+    rejected = await todo.perform_action(
+        BySemanticId("todo.input"), SimpleAction(ActionKind.SUBMIT), Latest()
+    )
+    assert isinstance(rejected, Rejection)
+    assert rejected.code is ErrorCode.HANDLER_REJECTED
+    assert (await todo.read_semantics(None)) == (await todo.read_semantics(None))
+    assert todo.generation == full.generation
+
+
+async def test_duplicate_semantic_ids_are_ambiguous_and_reported() -> None:
+    surface = await _surface("gallery")
+    host = SurfaceAgentHost(surface)
+    try:
+        full = await _full(host)
+        assert any(getattr(i, "semantic_id", None) == "gallery.duplicate" for i in full.issues)
+        ambiguous = await host.perform_action(
+            BySemanticId("gallery.duplicate"), SimpleAction(ActionKind.ACTIVATE), Latest()
+        )
+        assert isinstance(ambiguous, Rejection)
+        assert ambiguous.code is ErrorCode.TARGET_AMBIGUOUS
+        expanded = await host.perform_action(
+            BySemanticId("gallery.fruit"), SimpleAction(ActionKind.EXPAND), Latest()
+        )
+        assert isinstance(expanded, Receipt)
+        options = [n for n in (await _full(host)).nodes if n.role is Role.OPTION]
+        assert [n.label for n in options] == ["Apple", "Banana", "Cherry"]
+    finally:
+        await surface.close()
+
+
+async def test_a_closed_host_answers_host_closed(todo: SurfaceAgentHost) -> None:
+    todo.close()
+    read = await todo.read_semantics(None)
+    assert isinstance(read, Rejection)
+    assert read.code is ErrorCode.HOST_CLOSED
+
+
+def test_aria_roles_map_back_best_effort() -> None:
+    assert aria_to_runtime_role("textbox") is Role.TEXT_FIELD
+    assert aria_to_runtime_role("listitem") is Role.LIST_ITEM
+    assert aria_to_runtime_role("generic") is Role.GROUP
+    assert aria_to_runtime_role("marquee") is Role.GROUP
+    assert aria_to_runtime_role("group", {"runtime_role": "scroll_view"}) is Role.SCROLL_VIEW
+
+
+def test_serve_adapter_runtime_answers_mcp_over_stdio_and_logs_the_session(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "read_semantics", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "perform_action", "arguments": {
+             "target": {"kind": "semantic_id", "id": "counter.increment"},
+             "action": {"kind": "activate"},
+             "precondition": {"kind": "exact", "generation": "1"}}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "read_semantics", "arguments": {"since": "1"}}},
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    result = subprocess.run(
+        [sys.executable, "-m", "semledger", "serve", "--adapter", "runtime", "--app",
+         "semledger.examples.counter:app", "--db", str(db), "--session", "bridge"],
+        cwd=ROOT, input=stdin, capture_output=True, text=True, check=False, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    replies = {r["id"]: r for r in map(json.loads, result.stdout.splitlines())}
+    assert replies[1]["result"]["serverInfo"]["name"] == "semledger"
+    full = replies[2]["result"]["structuredContent"]["value"]
+    assert full["kind"] == "full"
+    assert full["generation"] == "1"
+    receipt = replies[3]["result"]["structuredContent"]
+    assert receipt == {"ok": True, "value": {"before": "1", "after": "2", "pending_work": False}}
+    delta = replies[4]["result"]["structuredContent"]["value"]
+    assert delta["kind"] == "delta"
+    assert {n["semantic_id"]: n["value"] for n in delta["upserted"]}["counter.value"] == "1"
+    recorder = SqliteRecorder(db)
+    try:
+        summary = recorder.sessions()[0]
+        assert (summary.name, summary.surface, summary.ended) == ("bridge", "runtime", True)
+        calls = [e for _r, e in recorder.events("bridge") if isinstance(e, SurfaceCalled)]
+        assert [c.arguments["action"] for c in calls if c.method == "act"] == ["click"]
+    finally:
+        recorder.close()
+
+
+def test_serve_adapter_bad_usage_exits_two(tmp_path: Path) -> None:
+    def run(*args: str) -> int:
+        return subprocess.run(
+            [sys.executable, "-m", "semledger", "serve", *args, "--db", str(tmp_path / "x.db")],
+            cwd=ROOT, input="", capture_output=True, text=True, check=False, timeout=60,
+        ).returncode
+
+    assert run("--adapter", "nobody") == 2
+    assert run("--adapter", "runtime") == 2
+    assert run("--adapter", "runtime", "--app", "semledger.examples.counter:nothing") == 2

@@ -1,0 +1,245 @@
+"""The conformance suite: the runtime adapter passes, and each fault of a broken adapter is
+named by at least one failing case."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from semledger.adapters import (
+    ActResult,
+    Capabilities,
+    ConformanceReport,
+    ElementDescription,
+    RuntimeSurface,
+    Snapshot,
+    SnapshotNode,
+    SurfaceError,
+    build_snapshot,
+    create_runtime_surface,
+    register_adapter,
+    run_conformance,
+)
+from semledger.adapters._conformance import CASES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class _Broken(RuntimeSurface):
+    """The runtime adapter with one deliberate fault (the subclasses)."""
+
+
+class MissingRefs(_Broken):
+    """Snapshot refs that nothing maps back: fresh opaque tokens on every snapshot."""
+
+    calls = 0
+
+    async def snapshot(self, **options: Any) -> Snapshot:
+        real = await super().snapshot(**options)
+        MissingRefs.calls += 1
+        rename = {n.ref: f"x{MissingRefs.calls}-{i}" for i, n in enumerate(real.nodes)}
+        nodes = [
+            attrs.evolve(
+                n, ref=rename[n.ref], parent=None if n.parent is None else rename[n.parent]
+            )
+            for n in real.nodes
+        ]
+        return build_snapshot(rename[real.ref], nodes)
+
+
+class MissingStates(_Broken):
+    async def snapshot(self, **options: Any) -> Snapshot:
+        real = await super().snapshot(**options)
+        return build_snapshot(real.ref, [attrs.evolve(n, states=()) for n in real.nodes])
+
+
+class HiddenShown(_Broken):
+    """Shows the hidden section's Ping button as if it were visible."""
+
+    async def snapshot(self, **options: Any) -> Snapshot:
+        real = await super().snapshot(**options)
+        if any(n.name == "Ping" for n in real.nodes) or not any(
+            n.name == "Show details" for n in real.nodes
+        ):
+            return real
+        root = real.nodes[0]
+        ghost = SnapshotNode(ref="r99999", role="button", name="Ping", depth=1, parent=root.ref)
+        return build_snapshot(real.ref, [*real.nodes, ghost])
+
+
+class StaleValues(_Broken):
+    """Answers the first snapshot forever."""
+
+    first: Snapshot | None = None
+
+    async def snapshot(self, **options: Any) -> Snapshot:
+        if self.first is None:
+            self.first = await super().snapshot(**options)
+        return self.first
+
+    async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
+        snapshot = await self.snapshot()
+        node = next((n for n in snapshot.nodes if n.ref == ref), None)
+        if kind == "value" and node is not None:
+            return node.value
+        return await super().read(kind, ref, name)
+
+
+class AlwaysOneMatch(_Broken):
+    async def locate(self, candidate: Any) -> list[str]:
+        return (await super().locate(candidate))[:1]
+
+
+class ThinDescribe(_Broken):
+    async def describe(self, ref: str) -> ElementDescription:
+        full = await super().describe(ref)
+        return ElementDescription(ref=full.ref, role=full.role, name=full.name)
+
+
+class SwallowedErrors(_Broken):
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        try:
+            return await super().act(action, ref, args, ref2)
+        except SurfaceError:
+            return ActResult()
+
+    async def describe(self, ref: str) -> ElementDescription:
+        try:
+            return await super().describe(ref)
+        except SurfaceError:
+            return ElementDescription(ref=ref, role="generic")
+
+    async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
+        try:
+            return await super().read(kind, ref, name)
+        except SurfaceError:
+            return None
+
+
+class OverClaimed(_Broken):
+    def capabilities(self) -> Capabilities:
+        return Capabilities(drag=True, upload=True, windows=True, trace=True, screenshot=True,
+                            restore=True)
+
+
+FAULTS: Mapping[str, tuple[type[_Broken], Sequence[str]]] = {
+    "missing-refs": (
+        MissingRefs, ["counter.snapshot_refs_resolve", "counter.snapshot_refs_stable"]
+    ),
+    "missing-states": (MissingStates, ["counter.snapshot_states", "todo.checkbox_states"]),
+    "hidden-shown": (HiddenShown, ["gallery.hidden_section_leaves_text"]),
+    "stale-values": (StaleValues, ["counter.click_increments"]),
+    "always-one-match": (AlwaysOneMatch, ["todo.locate_many"]),
+    "thin-describe": (ThinDescribe, ["counter.describe_facts"]),
+    "swallowed-errors": (
+        SwallowedErrors,
+        ["counter.navigate_refused", "counter.unknown_ref", "todo.submit_empty_rejected"],
+    ),
+    "over-claimed": (OverClaimed, ["counter.capabilities_honest"]),
+}
+
+
+def _factory(cls: type[_Broken]) -> Callable[[Mapping[str, Any]], RuntimeSurface]:
+    def make(config: Mapping[str, Any]) -> RuntimeSurface:
+        base = create_runtime_surface(config)
+        return cls(base.app, base.app_ref)
+
+    return make
+
+
+for _name, (_cls, _cases) in FAULTS.items():
+    register_adapter(f"broken-{_name}", _factory(_cls))
+
+
+async def test_the_runtime_adapter_is_conformant() -> None:
+    report = await run_conformance("runtime")
+    assert report.conformant, report.to_markdown()
+    ids = {r.id for r in report.results}
+    assert {"counter.snapshot_refs_stable", "todo.type_and_submit",
+            "gallery.hidden_section_leaves_text"} <= ids
+    assert report.counts()["skipped"] == 0
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+async def test_each_fault_is_named_by_a_failing_case(fault: str) -> None:
+    _cls, expected = FAULTS[fault]
+    report = await run_conformance(f"broken-{fault}", suite="runtime")
+    failed = {r.id for r in report.results if r.status == "failed"}
+    assert not report.conformant
+    assert set(expected) <= failed, report.to_markdown()
+
+
+async def test_a_case_needing_a_missing_capability_is_skipped_with_the_reason() -> None:
+    class NoScreenshot(RuntimeSurface):
+        def capabilities(self) -> Capabilities:
+            return Capabilities(restore=True)
+
+    register_adapter("no-screenshot", _factory(NoScreenshot))  # type: ignore[arg-type]
+    report = await run_conformance("no-screenshot", suite="runtime",
+                                   only=["counter.screenshot_masks", "counter.click_increments"])
+    by_id = {r.id: r for r in report.results}
+    assert by_id["counter.screenshot_masks"].status == "skipped"
+    assert "screenshot" in (by_id["counter.screenshot_masks"].reason or "")
+    assert report.conformant
+
+
+def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
+    runtime_cases = [c for c in CASES if c.suite == "runtime"]
+    assert len(runtime_cases) >= 20
+    for item in runtime_cases:
+        assert item.id.split(".")[0] == item.fixture
+        assert item.description
+
+
+def test_reports_render_as_json_and_markdown() -> None:
+    from semledger.adapters import CaseResult
+
+    report = ConformanceReport("x", "runtime", (CaseResult("a.b", "failed", "it | broke"),))
+    assert report.to_json()["conformant"] is False
+    assert "it \\| broke" in report.to_markdown()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "semledger", *args],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=120,
+    )
+
+
+def test_cli_conform_exits_zero_for_a_conformant_adapter(tmp_path: Path) -> None:
+    report = tmp_path / "report.md"
+    result = _cli("surface", "conform", "--adapter", "runtime", "--json", "--report", str(report))
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["conformant"] is True
+    assert out["counts"]["failed"] == 0
+    assert "conformant" in report.read_text()
+
+
+def test_cli_conform_only_and_bad_usage() -> None:
+    only = _cli("surface", "conform", "--adapter", "runtime", "--only",
+                "counter.unknown_ref,todo.locate_many", "--json")
+    assert only.returncode == 0, only.stderr
+    assert [r["id"] for r in json.loads(only.stdout)["results"]] == [
+        "counter.unknown_ref", "todo.locate_many",
+    ]  # fmt: skip
+    assert _cli("surface", "conform", "--adapter", "nobody").returncode == 2
+    assert _cli("surface", "conform", "--adapter", "runtime", "--only", "no.case").returncode == 2
+    assert _cli("surface", "conform", "--adapter", "runtime", "--suite", "nope").returncode == 2
+    assert _cli("surface", "conform").returncode == 2
+
+
+def test_cli_conform_exits_one_for_a_non_conformant_adapter() -> None:
+    # The broken adapters are registered in this process, so call the CLI's entry point.
+    from semledger._cli import main
+
+    assert main(["surface", "conform", "--adapter", "broken-over-claimed", "--suite", "runtime",
+                 "--only", "counter.capabilities_honest,counter.click_increments"]) == 1

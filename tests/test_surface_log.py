@@ -1,0 +1,143 @@
+"""Logged surface sessions: every call of any adapter on the record, and in the audit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from semledger.actors import LogWriter
+from semledger.adapters import LocateError, LoggedSurface, NavigationError, create_surface
+from semledger.eventlog import (
+    REDACTED,
+    MemoryRecorder,
+    SessionEnded,
+    SessionStarted,
+    SqliteRecorder,
+    SurfaceCalled,
+)
+from semledger.replay import audit
+
+ROOT = Path(__file__).resolve().parent.parent
+COUNTER = "semledger.examples.counter:app"
+
+
+def _surface(app: str = COUNTER) -> object:
+    return create_surface({"adapter": "runtime", "app": app})
+
+
+async def _drive(logged: LoggedSurface) -> None:
+    await logged.open({})
+    snapshot = await logged.snapshot()
+    increment = next(n.ref for n in snapshot.nodes if n.name == "Increment")
+    await logged.act("click", increment)
+    with pytest.raises(NavigationError):
+        await logged.act("navigate", None, {"url": "https://example.com/"})
+    with pytest.raises(LocateError):
+        await logged.describe("r999")
+    assert await logged.locate({"by": "role", "role": "button", "name": "Reset"})
+    await logged.snapshot()
+    await logged.close()
+    await logged.close()
+
+
+async def test_a_surface_session_is_a_session_of_the_log() -> None:
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(_surface(), recorder, "s1", "runtime", app=COUNTER)  # type: ignore[arg-type]
+    await _drive(logged)
+    events = [event for _record, event in recorder.events("s1")]
+    assert isinstance(events[0], SessionStarted)
+    assert (events[0].app, events[0].surface) == (COUNTER, "runtime")
+    assert isinstance(events[-1], SessionEnded)
+    calls = [e for e in events if isinstance(e, SurfaceCalled)]
+    assert [c.method for c in calls] == [
+        "open", "snapshot", "act", "act", "describe", "locate", "snapshot", "close",
+    ]  # fmt: skip
+    snapshots = [c for c in calls if c.method == "snapshot"]
+    assert all(c.snapshot_hash and c.result and c.result["hash"] == c.snapshot_hash
+               for c in snapshots)
+    navigate = calls[3]
+    assert navigate.arguments["args"] == {"url": "https://example.com/"}
+    assert (navigate.error_class, navigate.result) == ("NavigationError", None)
+    assert calls[4].error_class == "LocateError"
+    assert calls[5].result is not None
+    assert len(calls[5].result["refs"]) == 1
+    summary = recorder.sessions()[0]
+    assert (summary.surface, summary.ended) == ("runtime", True)
+
+
+async def test_the_audit_lists_a_surface_sessions_acts() -> None:
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(_surface(), recorder, "s1", "runtime")  # type: ignore[arg-type]
+    await _drive(logged)
+    entries = audit(recorder, "s1")
+    assert [(e.action["kind"], e.outcome) for e in entries] == [
+        ("click", "ok"), ("navigate", "NavigationError"),
+    ]  # fmt: skip
+    assert entries[0].target["kind"] == "ref"
+    assert entries[0].generation == 1
+    assert entries[1].details["message"]
+
+
+async def test_a_session_through_the_log_writer_continues_after_its_events(tmp_path: Path) -> None:
+    recorder = SqliteRecorder(tmp_path / "log.db")
+    try:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            await _drive(LoggedSurface(_surface(), writer, "w", "runtime"))  # type: ignore[arg-type]
+            again = LoggedSurface(_surface(), writer, "w", "runtime")  # type: ignore[arg-type]
+            await again.open({})
+            await again.close()
+            writer.close()
+        topics = [record.topic for record in recorder.read("w")]
+        assert topics.count("SessionStarted") == 2
+        assert topics[-1] == "SessionEnded"
+    finally:
+        recorder.close()
+
+
+async def test_text_typed_into_a_password_field_is_redacted() -> None:
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(
+        _surface("semledger.examples.gallery:app"), recorder, "g", "runtime"  # type: ignore[arg-type]
+    )
+    await logged.open({})
+    snapshot = await logged.snapshot()
+    password = next(n.ref for n in snapshot.nodes if n.native.get("password") == "true")
+    username = next(
+        n.ref for n in snapshot.nodes if n.native.get("automationId") == "gallery.username"
+    )
+    await logged.act("type", password, {"text": "hunter22"})
+    await logged.act("type", username, {"text": "ada"})
+    await logged.close()
+    events = [e for _r, e in recorder.events("g")]
+    acts = [e for e in events if isinstance(e, SurfaceCalled) and e.method == "act"]
+    assert acts[0].arguments["args"]["text"] == REDACTED
+    assert acts[0].arguments["redacted"] is True
+    assert acts[1].arguments["args"]["text"] == "ada"
+    assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
+
+
+def test_semledger_audit_shows_a_surface_session(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+
+    async def record() -> None:
+        recorder = SqliteRecorder(db)
+        try:
+            await _drive(LoggedSurface(_surface(), recorder, "surf", "runtime"))  # type: ignore[arg-type]
+        finally:
+            recorder.close()
+
+    trio.run(record)
+    result = subprocess.run(
+        [sys.executable, "-m", "semledger", "audit", "surf", "--db", str(db), "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    actions = json.loads(result.stdout)["actions"]
+    assert [a["action"]["kind"] for a in actions] == ["click", "navigate"]
+    assert actions[1]["outcome"] == "NavigationError"
