@@ -191,7 +191,6 @@ from ._surface import (
 )
 
 if TYPE_CHECKING:
-    from ._bridge import SurfaceAgentHost, aria_to_runtime_role
     from ._conformance import (
         Case,
         CaseContext,
@@ -212,8 +211,6 @@ _LAZY = {
     "run_conformance": "._conformance",
     "LoggedSurface": "._surface_log",
     "RuntimeSurface": "._runtime_adapter",
-    "SurfaceAgentHost": "._bridge",
-    "aria_to_runtime_role": "._bridge",
     "create_runtime_surface": "._runtime_adapter",
 }
 
@@ -343,7 +340,6 @@ __all__ = [
     "SupportsRequest",
     "SupportsTrace",
     "SurfaceAction",
-    "SurfaceAgentHost",
     "SurfaceError",
     "SurfaceKind",
     "SurfaceTimeoutError",
@@ -362,7 +358,6 @@ __all__ = [
     "WebMcpCandidate",
     "XPathCandidate",
     "act_args_from_dict",
-    "aria_to_runtime_role",
     "build_snapshot",
     "candidate_from_dict",
     "check_plan",

@@ -30,9 +30,10 @@ from ._router import (
     ToolArguments,
     ToolCall,
 )
-from ._serve import new_session_name, serve_http, serve_stdio
+from ._serve import SurfaceOpenError, new_session_name, serve_http, serve_stdio, serve_surface
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
+from ._surface_host import SurfaceAgentHost, aria_to_runtime_role
 from ._tools import (
     DEFAULT_TOOLS,
     DIAGNOSTICS_DISPATCH_COMMAND,
@@ -87,9 +88,12 @@ __all__ = [
     "RouterUsageError",
     "RuntimeAgentHost",
     "SessionDiagnosticsHost",
+    "SurfaceAgentHost",
+    "SurfaceOpenError",
     "ToolArguments",
     "ToolCall",
     "ToolDefinition",
+    "aria_to_runtime_role",
     "execute",
     "handle",
     "handle_message",
@@ -97,5 +101,6 @@ __all__ = [
     "run_stdio",
     "serve_http",
     "serve_stdio",
+    "serve_surface",
     "tools_for_profile",
 ]

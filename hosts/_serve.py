@@ -19,6 +19,10 @@ from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
 
 
+class SurfaceOpenError(Exception):
+    """Raised by `serve_surface` when the adapter cannot be made or cannot open its session."""
+
+
 def new_session_name(prefix: str = "session") -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
@@ -129,3 +133,67 @@ async def serve_http(
             nursery.cancel_scope.cancel()
     finally:
         recorder.close()
+
+
+async def serve_surface(
+    config: dict[str, Any],
+    init: Any,
+    *,
+    db: str,
+    session: str | None = None,
+    label: str | None = None,
+    redact_passwords: bool = True,
+    **stdio: Any,
+) -> str:
+    """Serve the surface ``config`` names as one logged session over stdin/stdout, through
+    the same router and tools as an app; returns why it stopped."""
+    from semledger.actors import LogWriter
+    from semledger.adapters import (
+        AdapterRegistryError,
+        LoggedSurface,
+        SurfaceError,
+        create_surface,
+    )
+
+    from ._surface_host import SurfaceAgentHost
+
+    adapter = str(config["adapter"])
+    try:
+        surface = create_surface(config)
+    except (SurfaceError, AdapterRegistryError) as error:
+        raise SurfaceOpenError(f"adapter {adapter!r}: {error}") from error
+    recorder = SqliteRecorder(db)
+    name = session or new_session_name(adapter)
+    reason = "not started"
+    failure: SurfaceOpenError | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            logged = LoggedSurface(
+                surface, writer, name, adapter, app=label, redact_passwords=redact_passwords
+            )
+            try:
+                await logged.open(init)
+            except SurfaceError as error:
+                failure = SurfaceOpenError(f"adapter {adapter!r} could not open: {error}")
+                with trio.CancelScope(shield=True):
+                    await logged.close()
+                    writer.close()
+                return reason
+            print(
+                f"semledger: started surface session {name!r} ({adapter}), logging to {db}",
+                file=sys.stderr,
+                flush=True,
+            )
+            host = SurfaceAgentHost(logged)
+            reason = await run_stdio(Router(profile="default"), host, None, **stdio)
+            with trio.CancelScope(shield=True):
+                host.close()
+                await logged.close()
+                writer.close()
+    finally:
+        recorder.close()
+        if failure is not None:
+            raise failure
+    print(f"semledger: session {name!r} ended: {reason}", file=sys.stderr, flush=True)
+    return reason

@@ -336,84 +336,22 @@ def _serve_surface(args: argparse.Namespace) -> int:
     if args.adapter == "runtime" and app is None:
         raise UsageError("--adapter runtime needs --app APP (module:attribute)")
     init = SessionInit(base_url=args.url, launch=launch)
-    trio.run(
-        lambda: serve_surface(
-            config,
-            init,
-            db=args.db,
-            session=args.session,
-            label=app or args.url or args.launch or args.adapter,
-            redact_passwords=not args.log_passwords,
+    from semledger.hosts import SurfaceOpenError, serve_surface
+
+    try:
+        trio.run(
+            lambda: serve_surface(
+                config,
+                init,
+                db=args.db,
+                session=args.session,
+                label=app or args.url or args.launch or args.adapter,
+                redact_passwords=not args.log_passwords,
+            )
         )
-    )
+    except SurfaceOpenError as error:
+        raise UsageError(str(error)) from error
     return 0
-
-
-async def serve_surface(
-    config: dict[str, Any],
-    init: Any,
-    *,
-    db: str,
-    session: str | None = None,
-    label: str | None = None,
-    redact_passwords: bool = True,
-    **stdio: Any,
-) -> str:
-    """Serve the surface ``config`` names as one logged session over stdin/stdout, through
-    the same router and tools as an app; returns why it stopped."""
-    import trio
-
-    from semledger.actors import LogWriter
-    from semledger.adapters import (
-        AdapterRegistryError,
-        LoggedSurface,
-        SurfaceAgentHost,
-        SurfaceError,
-        create_surface,
-    )
-    from semledger.eventlog import SqliteRecorder
-    from semledger.hosts import Router, new_session_name, run_stdio
-
-    adapter = str(config["adapter"])
-    try:
-        surface = create_surface(config)
-    except (SurfaceError, AdapterRegistryError) as error:
-        raise UsageError(f"adapter {adapter!r}: {error}") from error
-    recorder = SqliteRecorder(db)
-    name = session or new_session_name(adapter)
-    reason = "not started"
-    failure: UsageError | None = None
-    try:
-        async with trio.open_nursery() as nursery:
-            writer = await nursery.start(LogWriter(recorder).run)
-            logged = LoggedSurface(
-                surface, writer, name, adapter, app=label, redact_passwords=redact_passwords
-            )
-            try:
-                await logged.open(init)
-            except SurfaceError as error:
-                failure = UsageError(f"adapter {adapter!r} could not open: {error}")
-                with trio.CancelScope(shield=True):
-                    await logged.close()
-                    writer.close()
-                return reason
-            print(
-                f"semledger: started surface session {name!r} ({adapter}), logging to {db}",
-                file=sys.stderr,
-                flush=True,
-            )
-            host = SurfaceAgentHost(logged)
-            reason = await run_stdio(Router(profile="default"), host, None, **stdio)
-            with trio.CancelScope(shield=True):
-                host.close()
-                await logged.close()
-                writer.close()
-    finally:
-        recorder.close()
-        if failure is not None:
-            raise failure
-    print(f"semledger: session {name!r} ended: {reason}", file=sys.stderr, flush=True)
-    return reason
 
 
 def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
@@ -436,8 +374,11 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
             return
         style = {"passed": "green", "failed": "bold red", "skipped": "yellow"}[result.status]
         reason = f" — {result.reason}" if result.reason else ""
-        console.print(f"[{style}]{result.status:7}[/{style}] {result.id}{reason}", markup=True,
-                      highlight=False)
+        console.print(
+            f"[{style}]{result.status:7}[/{style}] {result.id}{reason}",
+            markup=True,
+            highlight=False,
+        )
 
     try:
         report = trio.run(

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from semledger.adapters import AgentSurface, SurfaceAgentHost, aria_to_runtime_role, create_surface
+from semledger.adapters import AgentSurface, create_surface
 from semledger.eventlog import SqliteRecorder, SurfaceCalled
+from semledger.hosts import SurfaceAgentHost, aria_to_runtime_role
 from semledger.runtime import (
     ActionKind,
     ByNodeId,

@@ -31,6 +31,16 @@ from typing import Any, Final
 
 import attrs
 
+from semledger.adapters import (
+    RUNTIME_ROLES,
+    ActionabilityError,
+    AgentSurface,
+    LocateError,
+    SessionError,
+    Snapshot,
+    SnapshotNode,
+    SurfaceError,
+)
 from semledger.runtime import (
     ActionKind,
     ByNodeId,
@@ -59,11 +69,6 @@ from semledger.runtime import (
 from semledger.runtime import NodeState as RuntimeNodeState
 from semledger.runtime._snapshot import Journal, duplicate_issues
 from semledger.runtime._wire import encode_target
-
-from ._errors import ActionabilityError, LocateError, SessionError, SurfaceError
-from ._roles import RUNTIME_ROLES
-from ._snapshot import Snapshot, SnapshotNode
-from ._surface import AgentSurface
 
 __all__ = ["SurfaceAgentHost", "aria_to_runtime_role"]
 
@@ -197,8 +202,7 @@ def _node(item: SnapshotNode, node_id: int, children: tuple[int, ...]) -> Semant
             expanded=expanded,
             required="required" in states,
             read_only="readonly" in states,
-            password=item.native.get("password") == "true"
-            or item.native.get("type") == "password",
+            password=item.native.get("password") == "true" or item.native.get("type") == "password",
         ),
         actions=_actions(role, states),
         frame=Frame(Point(x, y), Size(w, h)),
@@ -308,8 +312,7 @@ class SurfaceAgentHost:
         if isinstance(precondition, Exact) and precondition.generation != snapshot.generation:
             return _reject(
                 ErrorCode.STALE_GENERATION,
-                f"expected generation {precondition.generation}, current is "
-                f"{snapshot.generation}",
+                f"expected generation {precondition.generation}, current is {snapshot.generation}",
                 expected=str(precondition.generation),
                 current=str(snapshot.generation),
             )
@@ -392,8 +395,9 @@ def _resolve(
                 semantic_id=str(target.id),
             )
         if not found:
-            return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id",
-                           target=echoed)
+            return _reject(
+                ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed
+            )
         return snapshot.nodes[found[0]]
     if isinstance(target, ByNodeId):
         node = snapshot.node(target.id)
