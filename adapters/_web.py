@@ -1,0 +1,1536 @@
+"""The ``web`` adapter: a Chromium page driven through Playwright (kind web, SPEC §7).
+
+``create_surface({"adapter": "web"})`` builds a `WebSurface`; ``open(SessionInit(base_url=
+...))`` starts a browser context on that URL.
+
+Bridging Playwright to Trio
+---------------------------
+Playwright's Python API is asyncio or sync, and its objects must stay on the thread (and
+event loop) that made them. Each `WebBrowser` therefore owns ONE dedicated thread running
+ONE asyncio loop, on which Playwright's *asyncio* API drives one Chromium. Trio hands it
+work with ``asyncio.run_coroutine_threadsafe`` and waits on a ``trio.Event`` that the
+future's done-callback sets through the Trio token (``run_sync_soon``), so a call costs one
+hop each way and no Trio worker thread sits blocked; cancelling the Trio caller cancels the
+asyncio task.
+
+Why the asyncio API on the dedicated thread rather than the sync API: the sync API is the
+same client run on a per-thread loop through greenlets, and it can have only one call in
+flight. A native ``alert``/``confirm`` blocks the page, so the ``click`` that opened it does
+not return until the dialog is answered (Playwright times it out otherwise); with the sync
+API the thread is stuck inside that click and the ``dialog`` action that would answer it can
+never run. On an asyncio loop the click is a task: ``act`` races it against the dialog
+event, returns as soon as a dialog opens, and the click finishes in the background once
+``act("dialog")`` answers. Driving the DevTools protocol from Trio directly was rejected:
+it means re-implementing actionability waits, input dispatch, frames, file upload, tracing
+and dialogs, all of which Playwright already does correctly.
+
+Snapshots
+---------
+A DOM walk in page JavaScript (``_web_js``) computes ARIA roles, names, values and the
+normalised states in one ``evaluate`` per snapshot; measured against Playwright's own
+``aria_snapshot()`` by ``bench/web.py``. Elements with a non-generic role are nodes, and so
+are generic ones that matter (explicit role, tabindex, a test id, an aria-label, a click
+attribute, iframes and canvases), and text runs that no name-from-content node absorbs
+(role ``text``). The snapshot covers the current frame (``switchFrame`` changes it); an
+iframe is a ``generic`` node named by its title. Password values render as ``********``.
+Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
+stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
+element lives and are never reused by a later document; a ref whose element is gone is a
+LocateError.
+
+Refusals and choices
+--------------------
+``quit`` raises NavigationError: the seed has a web adapter refuse it "exactly as a desktop
+adapter refuses navigate", and that refusal is the navigation failure class (the step asks
+to leave the page's application, which a tab cannot do); ``details["refused"]`` says so.
+``invoke`` (story composition) belongs above the surface and is a DataError. While a dialog
+is open every call that needs the page raises DialogError (unexpected and present) instead
+of hanging; ``check(..., "dialog")``, ``act("dialog")``, ``read("url"|"result")`` still
+work. ``selectOption`` sets exactly the given values (matched by value or label);
+``deselectOption``/``deselectAll`` clear options of a multi-select.
+
+Config keys: ``testid_attributes`` (list of attribute names reported in ``native`` and
+describe; default ``["data-testid"]``), ``timeout_ms`` (default 5000), ``headless``
+(default true), ``executable_path`` (default ``$PLAYWRIGHT_CHROMIUM_EXECUTABLE`` or
+``/usr/bin/chromium``), ``args`` (extra Chromium switches) and ``browser`` (a started
+`WebBrowser` to share: each surface then only makes its own browser context, which is how
+the conformance suite and the tests avoid a launch per case).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar, cast
+
+import trio
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    Dialog,
+    Frame,
+    Locator,
+    Page,
+    Playwright,
+    async_playwright,
+)
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+from ._calls import (
+    PREDICATE_SUBJECTS,
+    ActArgs,
+    ActResult,
+    Checked,
+    CheckResult,
+    CheckSubject,
+    Count,
+    Disabled,
+    ElementDescription,
+    Enabled,
+    Focused,
+    Hidden,
+    PathStep,
+    Predicate,
+    ReadKind,
+    TextContains,
+    TextEquals,
+    TitleMatches,
+    Unchecked,
+    UrlMatches,
+    ValueEquals,
+    Visible,
+)
+from ._candidates import (
+    AltTextCandidate,
+    Candidate,
+    CoordsCandidate,
+    CssCandidate,
+    IdCandidate,
+    LabelCandidate,
+    NameCandidate,
+    PlaceholderCandidate,
+    RoleCandidate,
+    TestIdCandidate,
+    TextCandidate,
+    TitleCandidate,
+    XPathCandidate,
+)
+from ._capabilities import Capabilities
+from ._errors import (
+    ActionabilityError,
+    CheckError,
+    DataError,
+    DialogError,
+    LocateError,
+    NavigationError,
+    ScriptError,
+    SessionError,
+    SurfaceError,
+    SurfaceTimeoutError,
+)
+from ._schemas import (
+    act_args_from_dict,
+    candidate_from_dict,
+    predicate_from_dict,
+    session_init_from_dict,
+    session_state_from_dict,
+)
+from ._session import Cookie, OriginState, SessionInit, SessionState, StorageItem
+from ._snapshot import NodeState, Snapshot, SnapshotNode, build_snapshot
+from ._surface import (
+    ActArgsLike,
+    CandidateLike,
+    PredicateLike,
+    SessionInitLike,
+    SessionStateLike,
+    SurfaceKind,
+)
+from ._web_js import ASSIGN, CALL, FIND_ROLE, POINT, REF_ATTRIBUTE
+
+T = TypeVar("T")
+
+DEFAULT_EXECUTABLE: Final = "/usr/bin/chromium"
+DEFAULT_TIMEOUT_MS: Final = 5000
+DEFAULT_VIEWPORT: Final = {"width": 1280, "height": 720}
+CHROMIUM_ARGS: Final[tuple[str, ...]] = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+)
+"""Switches this machine's closed network and root user need (and that do no harm
+elsewhere): no sandbox as root, no GPU, no background fetches that would be refused."""
+
+CAPABILITIES: Final = Capabilities(
+    dialogs=True,
+    frames=True,
+    windows=True,
+    upload=True,
+    drag=True,
+    trace=True,
+    screenshot=True,
+    restore=True,
+)
+
+_FAST: Final = (
+    "([op, arg]) => window.__semledger ? window.__semledger[op](arg) : '__semledger_missing__'"
+)
+_MISSING: Final = "__semledger_missing__"
+_NAVIGATING: Final = frozenset({"navigate", "back", "forward", "refresh"})
+_BLANK_PAGE: Final = "<!doctype html><title></title>"
+
+
+def default_executable() -> str:
+    """The Chromium the adapter launches unless configured otherwise."""
+    return os.environ.get("PLAYWRIGHT_CHROMIUM_EXECUTABLE") or DEFAULT_EXECUTABLE
+
+
+# -- the browser thread -------------------------------------------------------------------
+
+
+class WebBrowser:
+    """One Chromium, driven by Playwright's asyncio API on a dedicated thread and loop.
+
+    ``start``/``stop`` block (call them from plain threads, or via ``trio.to_thread``);
+    ``call`` runs a coroutine function on the browser's loop from Trio. Every Playwright
+    object made through it lives and dies on that thread."""
+
+    def __init__(
+        self,
+        *,
+        executable_path: str | None = None,
+        headless: bool = True,
+        args: Sequence[str] = (),
+    ) -> None:
+        self.executable_path = executable_path or default_executable()
+        self.headless = headless
+        self.args = tuple(args)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self._browser is not None
+
+    @property
+    def browser(self) -> Browser:
+        """The Playwright Browser; touch it only from coroutines run by ``call``."""
+        if self._browser is None:
+            raise SessionError("the browser is not running")
+        return self._browser
+
+    def start(self) -> None:
+        """Start the thread and launch Chromium; SessionError when it cannot be launched.
+        A second call on a running browser does nothing."""
+        with self._lock:
+            if self._browser is not None:
+                return
+            if not os.path.exists(self.executable_path):
+                raise SessionError(
+                    f"no Chromium at {self.executable_path}; scripts/test.sh installs it"
+                )
+            ready = threading.Event()
+            loop = asyncio.new_event_loop()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+                loop.close()
+
+            thread = threading.Thread(target=serve, name="semledger-web", daemon=True)
+            thread.start()
+            ready.wait()
+            self._loop, self._thread = loop, thread
+            try:
+                asyncio.run_coroutine_threadsafe(self._launch(), loop).result(timeout=60)
+            except Exception as exc:
+                self._halt()
+                raise SessionError(f"cannot launch Chromium: {exc}") from exc
+
+    async def _launch(self) -> None:
+        self._playwright = await async_playwright().start()
+        try:
+            self._browser = await self._playwright.chromium.launch(
+                executable_path=self.executable_path,
+                headless=self.headless,
+                args=[*CHROMIUM_ARGS, *self.args],
+            )
+        except BaseException:
+            await self._playwright.stop()
+            self._playwright = None
+            raise
+
+    async def _shutdown(self) -> None:
+        browser, self._browser = self._browser, None
+        playwright, self._playwright = self._playwright, None
+        if browser is not None:
+            with contextlib.suppress(PlaywrightError):
+                await browser.close()
+        if playwright is not None:
+            await playwright.stop()
+
+    def _halt(self) -> None:
+        loop, thread = self._loop, self._thread
+        self._loop = self._thread = None
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout=10)
+
+    def stop(self) -> None:
+        """Close Chromium and end the thread; safe to call twice."""
+        with self._lock:
+            loop = self._loop
+            if loop is None:
+                return
+            try:
+                with contextlib.suppress(Exception):  # the browser is going away regardless
+                    asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=30)
+            finally:
+                self._halt()
+
+    def submit(self, fn: Callable[[], Awaitable[T]]) -> concurrent.futures.Future[T]:
+        """Schedule ``fn()`` on the browser's loop from any thread."""
+        loop = self._loop
+        if loop is None:
+            raise SessionError("the browser is not running")
+
+        async def run() -> T:
+            return await fn()
+
+        return asyncio.run_coroutine_threadsafe(run(), loop)
+
+    async def call(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run ``fn()`` on the browser's loop and await its result from Trio."""
+        token = trio.lowlevel.current_trio_token()
+        done = trio.Event()
+        future = self.submit(fn)
+
+        def wake(_: object) -> None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(done.set)
+
+        future.add_done_callback(wake)
+        try:
+            await done.wait()
+        except trio.Cancelled:
+            future.cancel()
+            raise
+        return future.result()
+
+
+# -- config ---------------------------------------------------------------------------------
+
+
+def _config_list(config: Mapping[str, Any], key: str, default: Sequence[str]) -> tuple[str, ...]:
+    value = config.get(key, default)
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise DataError("expected a list of strings", path=f"config.{key}")
+    if not all(isinstance(item, str) and item for item in value):
+        raise DataError("expected a list of non-empty strings", path=f"config.{key}")
+    return tuple(value)
+
+
+def create_web_surface(config: Mapping[str, Any]) -> WebSurface:
+    """The ``web`` adapter's factory (``BUILTIN_ADAPTERS["web"]``); see the module for the
+    config keys. DataError for a malformed key."""
+    return WebSurface(config)
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# -- the surface ----------------------------------------------------------------------------
+
+
+class WebSurface:
+    """An AgentSurface over one Chromium browser context (see the module docstring)."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        config = dict(config or {})
+        self._testids = _config_list(config, "testid_attributes", ("data-testid",))
+        timeout = config.get("timeout_ms", DEFAULT_TIMEOUT_MS)
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0:
+            raise DataError("expected a non-negative integer", path="config.timeout_ms")
+        self._timeout_ms = timeout
+        shared = config.get("browser")
+        if shared is not None and not isinstance(shared, WebBrowser):
+            raise DataError("expected a WebBrowser", path="config.browser")
+        headless = config.get("headless", True)
+        if not isinstance(headless, bool):
+            raise DataError("expected a boolean", path="config.headless")
+        executable = config.get("executable_path")
+        if executable is not None and not isinstance(executable, str):
+            raise DataError("expected a path", path="config.executable_path")
+        extra = _config_list(config, "args", ())
+        self._owns_browser = shared is None
+        self._browser = shared or WebBrowser(
+            executable_path=executable, headless=headless, args=extra
+        )
+        self._context: BrowserContext | None = None
+        self._page: Page | None = None
+        self._frame: Frame | None = None
+        self._next_ref = 1
+        self._ref_frames: dict[str, Frame] = {}
+        self._ref_lock: asyncio.Lock | None = None
+        self._dialog: Dialog | None = None
+        self._dialog_opened: asyncio.Event | None = None
+        self._blocked: set[asyncio.Future[Any]] = set()
+        self._navigations = 0
+        self._last_result: str | None = None
+        self._tracing = False
+        self._mouse_down = False
+
+    # -- basics ------------------------------------------------------------------------
+
+    @property
+    def kind(self) -> SurfaceKind:
+        return "web"
+
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    @property
+    def browser(self) -> WebBrowser:
+        """The WebBrowser this surface runs on (its own unless one was configured)."""
+        return self._browser
+
+    async def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
+        async def guarded() -> T:
+            try:
+                return await fn()
+            except SurfaceError:
+                raise
+            except PlaywrightError as exc:
+                raise _translate(exc, None) from exc
+
+        return await self._browser.call(guarded)
+
+    def _require_page(self) -> Page:
+        if self._page is None or self._page.is_closed():
+            if self._context is not None and self._context.pages:
+                self._switch_to(self._context.pages[-1])
+            else:
+                raise SessionError("no open session: call open() first")
+        assert self._page is not None
+        return self._page
+
+    def _current_frame(self) -> Frame:
+        page = self._require_page()
+        if self._frame is None or self._frame.is_detached() or self._frame.page is not page:
+            self._frame = page.main_frame
+        return self._frame
+
+    def _no_dialog(self) -> None:
+        if self._dialog is not None:
+            raise DialogError(
+                f"a {self._dialog.type} dialog is open ({self._dialog.message!r});"
+                " answer it with the dialog action first",
+                details={"dialog": self._dialog.type},
+            )
+
+    def _switch_to(self, page: Page) -> None:
+        self._page = page
+        self._frame = page.main_frame
+
+    def _watch(self, page: Page) -> None:
+        page.on("dialog", self._on_dialog)
+        page.on("framenavigated", self._on_navigated)
+        page.set_default_timeout(self._timeout_ms)
+        page.set_default_navigation_timeout(max(self._timeout_ms, 10_000))
+
+    def _on_dialog(self, dialog: Dialog) -> None:
+        self._dialog = dialog
+        if self._dialog_opened is not None:
+            self._dialog_opened.set()
+
+    def _on_navigated(self, frame: Frame) -> None:
+        if frame.parent_frame is None:
+            self._navigations += 1
+
+    # -- open / close --------------------------------------------------------------------
+
+    async def open(self, session: SessionInitLike) -> None:
+        init = session if isinstance(session, SessionInit) else session_init_from_dict(session)
+        if self._context is not None:
+            raise SessionError("the session is already open")
+        if not self._browser.running:
+            await trio.to_thread.run_sync(self._browser.start)
+        try:
+            await self._run(lambda: self._open(init))
+        except SurfaceError:
+            raise
+        except Exception as exc:
+            raise SessionError(f"cannot open the session: {exc}") from exc
+
+    async def _open(self, init: SessionInit) -> None:
+        self._ref_lock = asyncio.Lock()
+        self._dialog_opened = asyncio.Event()
+        if init.timeout_ms is not None:
+            self._timeout_ms = init.timeout_ms
+        viewport = (
+            {"width": init.viewport.width, "height": init.viewport.height}
+            if init.viewport
+            else dict(DEFAULT_VIEWPORT)
+        )
+        storage: Any = _storage_state(init.storage_state) if init.storage_state else None
+        context = await self._browser.browser.new_context(
+            base_url=init.base_url,
+            viewport=cast(Any, viewport),
+            storage_state=storage,
+            accept_downloads=False,
+        )
+        self._context = context
+        context.on("page", self._watch)
+        page = await context.new_page()
+        self._switch_to(page)
+        url = (init.storage_state.url if init.storage_state else None) or init.base_url
+        if url:
+            try:
+                await page.goto(url, wait_until="load")
+            except PlaywrightError as exc:
+                await self._close_context()
+                raise SessionError(f"cannot open {url}: {exc.message}") from exc
+
+    async def close(self) -> None:
+        if self._context is not None and self._browser.running:
+            with contextlib.suppress(Exception):  # closing is best effort and idempotent
+                await self._run(self._close_context)
+        self._context = None
+        self._page = self._frame = None
+        if self._owns_browser and self._browser.running:
+            await trio.to_thread.run_sync(self._browser.stop)
+
+    async def _close_context(self) -> None:
+        context, self._context = self._context, None
+        self._page = self._frame = None
+        dialog, self._dialog = self._dialog, None
+        if dialog is not None:
+            with contextlib.suppress(PlaywrightError):
+                await dialog.dismiss()
+        for task in list(self._blocked):
+            task.cancel()
+        self._blocked.clear()
+        if context is not None:
+            if self._tracing:
+                self._tracing = False
+                with contextlib.suppress(PlaywrightError):
+                    await context.tracing.stop()
+            with contextlib.suppress(PlaywrightError):
+                await context.close()
+
+    # -- JS plumbing -----------------------------------------------------------------------
+
+    async def _js(self, frame: Frame, op: str, arg: object) -> Any:
+        result = await frame.evaluate(_FAST, [op, arg])
+        if result == _MISSING:
+            result = await frame.evaluate(CALL, [op, arg])
+        return result
+
+    def _lock(self) -> asyncio.Lock:
+        if self._ref_lock is None:
+            self._ref_lock = asyncio.Lock()
+        return self._ref_lock
+
+    async def _frame_of(self, ref: str) -> Frame:
+        if not isinstance(ref, str) or not ref:
+            raise DataError("expected a ref", path="ref")
+        frame = self._ref_frames.get(ref)
+        if frame is None:
+            raise LocateError(f"unknown ref {ref!r}", details={"ref": ref})
+        if frame.is_detached() or frame.page.is_closed():
+            raise LocateError(f"ref {ref!r} belongs to a frame that is gone", details={"ref": ref})
+        return frame
+
+    async def _locator(self, ref: str) -> Locator:
+        frame = await self._frame_of(ref)
+        found = await self._js(frame, "resolve", ref)
+        status = found["status"]
+        if status != "ok":
+            what = "is no longer in the page" if status == "detached" else "is not current"
+            raise LocateError(f"ref {ref!r} {what}", details={"ref": ref, "status": status})
+        return frame.locator(f"[{REF_ATTRIBUTE}={_quote(found['stamp'])}]")
+
+    async def _assign(self, frame: Frame, locator: Locator) -> list[str]:
+        async with self._lock():
+            out = await locator.evaluate_all(ASSIGN, self._next_ref)
+            self._next_ref = out["next"]
+        refs: list[str] = out["refs"]
+        for ref in refs:
+            self._ref_frames[ref] = frame
+        return refs
+
+    # -- snapshot --------------------------------------------------------------------------
+
+    async def snapshot(
+        self,
+        *,
+        root: str | None = None,
+        max_nodes: int | None = None,
+        interactive_only: bool = False,
+    ) -> Snapshot:
+        if max_nodes is not None and (not isinstance(max_nodes, int) or max_nodes < 1):
+            raise DataError("expected a positive integer", path="max_nodes")
+        return await self._run(lambda: self._snapshot(root, max_nodes, interactive_only))
+
+    async def _snapshot(
+        self, root: str | None, max_nodes: int | None, interactive_only: bool
+    ) -> Snapshot:
+        self._no_dialog()
+        frame = await self._frame_of(root) if root is not None else self._current_frame()
+        async with self._lock():
+            opts = {
+                "start": self._next_ref,
+                "root": root,
+                "maxNodes": max_nodes,
+                "interactiveOnly": interactive_only,
+                "testids": list(self._testids),
+            }
+            out = json.loads(await self._js(frame, "snap", opts))
+            self._next_ref = out["next"]
+        if "error" in out:
+            raise LocateError(f"root ref {root!r} is not in the page", details={"ref": root})
+        nodes: list[SnapshotNode] = []
+        stack: list[tuple[int, str]] = []
+        frames = self._ref_frames
+        for ref, role, name, value, description, states, box, depth, native in out["rows"]:
+            while stack and stack[-1][0] >= depth:
+                stack.pop()
+            nodes.append(
+                SnapshotNode(
+                    ref=ref,
+                    role=role,
+                    name=name or None,
+                    value=value or None,
+                    description=description or None,
+                    states=tuple(cast(list[NodeState], states)),
+                    box=(box[0], box[1], box[2], box[3]) if box else None,
+                    depth=depth,
+                    parent=stack[-1][1] if stack else None,
+                    native=native,
+                )
+            )
+            stack.append((depth, ref))
+            frames[ref] = frame
+        return build_snapshot(nodes[0].ref, nodes)
+
+    # -- locate / describe -------------------------------------------------------------------
+
+    async def locate(self, candidate: CandidateLike) -> list[str]:
+        cand = candidate_from_dict(candidate) if isinstance(candidate, Mapping) else candidate
+        return await self._run(lambda: self._locate(cand))
+
+    def _candidate_locator(self, frame: Frame, c: Candidate) -> Locator | None:
+        if isinstance(c, LabelCandidate):
+            return frame.get_by_label(c.value, exact=c.exact)
+        if isinstance(c, PlaceholderCandidate):
+            return frame.get_by_placeholder(c.value, exact=c.exact)
+        if isinstance(c, TestIdCandidate):
+            return frame.locator(f"[{c.attribute}={_quote(c.value)}]")
+        if isinstance(c, TextCandidate):
+            return frame.get_by_text(c.value, exact=c.exact)
+        if isinstance(c, AltTextCandidate):
+            return frame.get_by_alt_text(c.value, exact=c.exact)
+        if isinstance(c, TitleCandidate):
+            return frame.get_by_title(c.value, exact=c.exact)
+        if isinstance(c, CssCandidate):
+            return frame.locator("css=" + c.value)
+        if isinstance(c, XPathCandidate):
+            return frame.locator("xpath=" + c.value)
+        if isinstance(c, IdCandidate):
+            return frame.locator(f"[id={_quote(c.value)}]")
+        if isinstance(c, NameCandidate):
+            return frame.locator(f"[name={_quote(c.value)}]")
+        return None
+
+    async def _locate(self, c: Candidate) -> list[str]:
+        self._no_dialog()
+        frame = self._current_frame()
+        if isinstance(c, RoleCandidate):
+            return await self._locate_role(frame, c)
+        if isinstance(c, CoordsCandidate):
+            async with self._lock():
+                out = await frame.evaluate(POINT, [c.x, c.y, self._next_ref])
+                self._next_ref = out["next"]
+            for ref in out["refs"]:
+                self._ref_frames[ref] = frame
+            return list(out["refs"])
+        locator = self._candidate_locator(frame, c)
+        if locator is None:
+            return []
+        try:
+            return await self._assign(frame, locator)
+        except PlaywrightError as exc:
+            if "selector" in exc.message.lower() or "xpath" in exc.message.lower():
+                raise DataError(f"invalid {c.by}: {exc.message}", path="candidate") from exc
+            raise
+
+    async def _locate_role(self, frame: Frame, c: RoleCandidate) -> list[str]:
+        async with self._lock():
+            opts = {"role": c.role, "name": c.name, "exact": c.exact, "start": self._next_ref}
+            out = await frame.evaluate(FIND_ROLE, opts)
+            self._next_ref = out["next"]
+        for ref in out["refs"]:
+            self._ref_frames[ref] = frame
+        return list(out["refs"])
+
+    async def describe(self, ref: str) -> ElementDescription:
+        return await self._run(lambda: self._describe(ref))
+
+    async def _describe(self, ref: str) -> ElementDescription:
+        self._no_dialog()
+        frame = await self._frame_of(ref)
+        out = await self._js(frame, "describe", {"ref": ref, "testids": list(self._testids)})
+        if out is None:
+            raise LocateError(f"ref {ref!r} is no longer in the page", details={"ref": ref})
+        box = out["box"]
+        page = self._require_page()
+        return ElementDescription(
+            ref=ref,
+            role=out["role"],
+            name=out["name"] or None,
+            value=out["value"] or None,
+            description=out["description"] or None,
+            text=out["text"] or None,
+            placeholder=out["placeholder"] or None,
+            states=tuple(out["states"]),
+            box=(box[0], box[1], box[2], box[3]) if box else None,
+            native=out["native"],
+            path=tuple(PathStep(r, n or None, i) for r, n, i in out["path"]),
+            frame=None if frame is page.main_frame else (frame.name or frame.url),
+        )
+
+    # -- act ---------------------------------------------------------------------------------
+
+    async def act(
+        self,
+        action: str,
+        ref: str | None = None,
+        args: ActArgsLike | None = None,
+        ref2: str | None = None,
+    ) -> ActResult:
+        parsed = (
+            args if isinstance(args, ActArgs) else act_args_from_dict(args) if args else ActArgs()
+        )
+        if action == "sleep":
+            if parsed.ms is None:
+                raise DataError("sleep needs ms", path="args.ms")
+            await trio.sleep(parsed.ms / 1000)
+            return await self._run(self._result_now)
+        return await self._run(lambda: self._act(action, ref, parsed, ref2))
+
+    async def _result_now(self) -> ActResult:
+        page = self._require_page()
+        return ActResult(url=page.url)
+
+    async def _act(
+        self, action: str, ref: str | None, args: ActArgs, ref2: str | None
+    ) -> ActResult:
+        if action == "quit":
+            raise NavigationError(
+                "quit is a desktop action: a web adapter refuses it (a tab is not an"
+                " application a flow closes)",
+                details={"refused": "quit"},
+            )
+        if action == "invoke":
+            raise DataError("invoke (story composition) is performed above the surface")
+        handler = _ACTIONS.get(action)
+        if handler is None:
+            raise DataError(f"unknown action {action!r}", path="action")
+        if action == "dialog":
+            return await self._answer_dialog(args)
+        self._no_dialog()
+        page = self._require_page()
+        before = (self._navigations, page.url)
+        assert self._dialog_opened is not None
+        self._dialog_opened.clear()
+        task = asyncio.ensure_future(handler(self, ref, args, ref2))
+        waiter = asyncio.ensure_future(self._dialog_opened.wait())
+        try:
+            done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        result: str | None = None
+        if task in done:
+            try:
+                result = task.result()
+            except SurfaceError:
+                raise
+            except PlaywrightError as exc:
+                raise _translate(exc, action) from exc
+        else:
+            self._blocked.add(task)
+            task.add_done_callback(_forget(self._blocked))
+        if action in ("read", "evaluate"):
+            self._last_result = result
+        page = self._require_page()
+        navigated = (self._navigations, page.url) != before
+        return ActResult(navigated=navigated, url=page.url, result=result)
+
+    async def _answer_dialog(self, args: ActArgs) -> ActResult:
+        dialog = self._dialog
+        if dialog is None:
+            wait_ms = args.timeout_ms if args.timeout_ms is not None else 1000
+            deadline = time.monotonic() + wait_ms / 1000
+            while self._dialog is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            dialog = self._dialog
+        if dialog is None:
+            raise DialogError("no dialog is open to answer")
+        self._dialog = None
+        accept = True if args.accept is None else args.accept
+        try:
+            if accept:
+                await dialog.accept(args.prompt_text or "")
+            else:
+                await dialog.dismiss()
+        except PlaywrightError as exc:
+            raise DialogError(f"cannot answer the dialog: {exc.message}") from exc
+        self._last_result = dialog.message
+        blocked = list(self._blocked)
+        if blocked:
+            await asyncio.wait(blocked, timeout=self._timeout_ms / 1000)
+        page = self._require_page()
+        return ActResult(url=page.url, result=dialog.message)
+
+    def _timeout(self, args: ActArgs) -> float:
+        return float(args.timeout_ms if args.timeout_ms is not None else self._timeout_ms)
+
+    async def _need(self, ref: str | None, action: str) -> Locator:
+        if ref is None:
+            raise DataError(f"{action} needs a ref", path="ref")
+        return await self._locator(ref)
+
+    # -- read / check ----------------------------------------------------------------------
+
+    async def read(self, kind: ReadKind, ref: str | None = None, name: str | None = None) -> object:
+        return await self._run(lambda: self._read(kind, ref, name))
+
+    async def _read(self, kind: str, ref: str | None, name: str | None) -> object:
+        if kind == "result":
+            return self._last_result
+        page = self._require_page()
+        if kind == "url":
+            return page.url
+        self._no_dialog()
+        if kind == "title":
+            return await page.title()
+        if kind not in ("text", "value", "attribute"):
+            raise DataError(f"unknown read kind {kind!r}", path="kind")
+        if ref is None:
+            if kind == "text":
+                return await self._current_frame().locator("body").inner_text()
+            raise DataError(f"read {kind} needs a ref", path="ref")
+        locator = await self._locator(ref)
+        if kind == "text":
+            return await locator.evaluate("el => (el.innerText ?? el.textContent ?? '').trim()")
+        if kind == "value":
+            return await locator.evaluate(
+                "el => el.tagName === 'SELECT' && el.multiple"
+                " ? Array.from(el.selectedOptions).map(o => o.value).join(',')"
+                " : ('value' in el && el.tagName !== 'LI' && el.tagName !== 'BUTTON')"
+                " ? String(el.value) : (el.getAttribute('aria-valuenow') ?? '')"
+            )
+        if not name:
+            raise DataError("read attribute needs a name", path="name")
+        return await locator.get_attribute(name)
+
+    async def check(
+        self, predicate: PredicateLike, subject: CheckSubject, ref: str | None = None
+    ) -> CheckResult:
+        pred = predicate_from_dict(predicate) if isinstance(predicate, Mapping) else predicate
+        allowed = PREDICATE_SUBJECTS.get(pred.kind, ())
+        if subject not in allowed:
+            raise CheckError(
+                f"{pred.kind} cannot be evaluated against {subject!r} (only {', '.join(allowed)})"
+            )
+        if subject == "ref" and ref is None:
+            raise CheckError(f"{pred.kind} against a ref needs the ref")
+        return await self._run(lambda: self._check(pred, subject, ref))
+
+    async def _check(self, pred: Predicate, subject: str, ref: str | None) -> CheckResult:
+        if subject == "dialog":
+            return _check_dialog(pred, self._dialog)
+        self._no_dialog()
+        page = self._require_page()
+        if subject == "page":
+            if isinstance(pred, UrlMatches):
+                return _matches(pred.pattern, page.url)
+            if isinstance(pred, TitleMatches):
+                return _matches(pred.pattern, await page.title())
+            if isinstance(pred, Count):
+                found = len(await self._locate(pred.candidate))
+                return CheckResult(ok=found == pred.count, actual=str(found))
+            if isinstance(pred, TextContains):
+                body = await self._current_frame().locator("body").inner_text()
+                return _contains(pred, body)
+            raise CheckError(f"{pred.kind} cannot be evaluated against the page")
+        assert ref is not None
+        frame = await self._frame_of(ref)
+        info = await self._js(frame, "info", ref)
+        status = info["status"]
+        if status == "unknown":
+            raise LocateError(f"ref {ref!r} is not current", details={"ref": ref})
+        if status == "detached":
+            if isinstance(pred, Hidden | Visible):
+                return CheckResult(ok=isinstance(pred, Hidden), actual="detached")
+            raise LocateError(f"ref {ref!r} is no longer in the page", details={"ref": ref})
+        states: list[str] = info["states"]
+        if isinstance(pred, Visible | Hidden):
+            shown = bool(info["visible"])
+            return CheckResult(ok=shown == isinstance(pred, Visible), actual=_shown(shown))
+        if isinstance(pred, Enabled | Disabled):
+            disabled = "disabled" in states
+            return CheckResult(
+                ok=disabled == isinstance(pred, Disabled),
+                actual="disabled" if disabled else "enabled",
+            )
+        if isinstance(pred, Checked | Unchecked):
+            if not info["checkable"]:
+                raise CheckError(f"a {info['role']} is not checkable", details={"ref": ref})
+            on = "checked" in states
+            return CheckResult(
+                ok=on == isinstance(pred, Checked), actual="checked" if on else "unchecked"
+            )
+        if isinstance(pred, Focused):
+            focused = "focused" in states
+            return CheckResult(ok=focused, actual="focused" if focused else "not focused")
+        if isinstance(pred, TextEquals):
+            text = info["text"]
+            ok = text.lower() == pred.text.lower() if pred.ignore_case else text == pred.text
+            return CheckResult(ok=ok, actual=text)
+        if isinstance(pred, TextContains):
+            return _contains(pred, info["text"])
+        if isinstance(pred, ValueEquals):
+            return CheckResult(ok=info["value"] == pred.value, actual=info["value"])
+        raise CheckError(f"{pred.kind} cannot be evaluated against a ref")
+
+    # -- screenshot / state / trace ----------------------------------------------------------
+
+    async def screenshot(self, path: str, mask: Sequence[str] | None = None) -> None:
+        await self._run(lambda: self._screenshot(path, mask or ()))
+
+    async def _screenshot(self, path: str, mask: Sequence[str]) -> None:
+        self._no_dialog()
+        page = self._require_page()
+        masks = [await self._locator(ref) for ref in mask]
+        await page.screenshot(
+            path=path, mask=masks, mask_color="#000000", animations="disabled", caret="hide"
+        )
+
+    async def state(self) -> SessionState:
+        return await self._run(self._state)
+
+    async def _state(self) -> SessionState:
+        self._no_dialog()
+        page = self._require_page()
+        assert self._context is not None
+        raw = await self._context.storage_state()
+        cookies = tuple(
+            Cookie(
+                name=c["name"],
+                value=c["value"],
+                domain=c["domain"],
+                path=c["path"],
+                expires=c["expires"],
+                http_only=c["httpOnly"],
+                secure=c["secure"],
+                same_site=c["sameSite"],
+            )
+            for c in raw["cookies"]
+        )
+        origins = tuple(
+            OriginState(
+                origin=o["origin"],
+                local_storage=tuple(StorageItem(i["name"], i["value"]) for i in o["localStorage"]),
+            )
+            for o in raw["origins"]
+        )
+        return SessionState(url=page.url, cookies=cookies, origins=origins)
+
+    async def restore(self, state: SessionStateLike) -> None:
+        parsed = state if isinstance(state, SessionState) else session_state_from_dict(state)
+        await self._run(lambda: self._restore(parsed))
+
+    async def _restore(self, state: SessionState) -> None:
+        """Cookies replaced, local storage of every origin (the current ones and the
+        state's) rewritten through a scratch page whose requests are answered locally, then
+        the current page navigated to the state's URL."""
+        self._no_dialog()
+        page = self._require_page()
+        context = self._context
+        assert context is not None
+        current = await context.storage_state()
+        await context.clear_cookies()
+        if state.cookies:
+            await context.add_cookies(cast(Any, _storage_state(state)["cookies"]))
+        wanted = {o.origin: o.local_storage for o in state.origins}
+        origins = {o["origin"] for o in current["origins"]} | set(wanted)
+        if origins:
+            scratch = await context.new_page()
+            try:
+                await scratch.route("**/*", _fulfil_blank)
+                for origin in sorted(origins):
+                    await scratch.goto(origin + "/", wait_until="load")
+                    items = [[i.name, i.value] for i in wanted.get(origin, ())]
+                    await scratch.evaluate(
+                        "items => { localStorage.clear();"
+                        " for (const [k, v] of items) localStorage.setItem(k, v); }",
+                        items,
+                    )
+            finally:
+                await scratch.close()
+        self._switch_to(page)
+        if state.url:
+            await page.goto(state.url, wait_until="load")
+
+    async def trace(self, start: bool, path: str | None = None) -> None:
+        """Start Playwright tracing of the browser context, or stop it writing the zip to
+        ``path``; DataError for a stop without a start or a start while tracing."""
+        await self._run(lambda: self._trace(start, path))
+
+    async def _trace(self, start: bool, path: str | None) -> None:
+        self._require_page()
+        context = self._context
+        assert context is not None
+        if start:
+            if self._tracing:
+                raise DataError("tracing has already started")
+            await context.tracing.start(screenshots=True, snapshots=True)
+            self._tracing = True
+            return
+        if not self._tracing:
+            raise DataError("tracing has not started")
+        self._tracing = False
+        await context.tracing.stop(path=path)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _forget(tasks: set[asyncio.Future[Any]]) -> Callable[[asyncio.Future[Any]], None]:
+    def done(task: asyncio.Future[Any]) -> None:
+        tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: the action finished after its dialog was answered
+
+    return done
+
+
+async def _fulfil_blank(route: Any) -> None:
+    await route.fulfill(status=200, content_type="text/html", body=_BLANK_PAGE)
+
+
+def _storage_state(state: SessionState) -> dict[str, Any]:
+    return {
+        "cookies": [
+            {
+                "name": c.name,
+                "value": c.value,
+                "domain": c.domain,
+                "path": c.path,
+                "expires": c.expires,
+                "httpOnly": c.http_only,
+                "secure": c.secure,
+                "sameSite": c.same_site,
+            }
+            for c in state.cookies
+        ],
+        "origins": [
+            {
+                "origin": o.origin,
+                "localStorage": [{"name": i.name, "value": i.value} for i in o.local_storage],
+            }
+            for o in state.origins
+        ],
+    }
+
+
+def _shown(visible: bool) -> str:
+    return "visible" if visible else "hidden"
+
+
+def _matches(pattern: str, actual: str) -> CheckResult:
+    try:
+        ok = re.search(pattern, actual) is not None
+    except re.error as exc:
+        raise CheckError(f"invalid pattern {pattern!r}: {exc}") from exc
+    return CheckResult(ok=ok, actual=actual)
+
+
+def _contains(pred: TextContains, text: str) -> CheckResult:
+    if pred.ignore_case:
+        return CheckResult(ok=pred.text.lower() in text.lower(), actual=text)
+    return CheckResult(ok=pred.text in text, actual=text)
+
+
+def _check_dialog(pred: Predicate, dialog: Dialog | None) -> CheckResult:
+    message = dialog.message if dialog is not None else None
+    if isinstance(pred, Visible | Hidden):
+        return CheckResult(
+            ok=(dialog is not None) == isinstance(pred, Visible),
+            actual=f"{dialog.type}: {message}" if dialog is not None else "no dialog",
+        )
+    if isinstance(pred, TextEquals):
+        if message is None:
+            return CheckResult(ok=False, actual=None, message="no dialog is open")
+        ok = message.lower() == pred.text.lower() if pred.ignore_case else message == pred.text
+        return CheckResult(ok=ok, actual=message)
+    if isinstance(pred, TextContains):
+        if message is None:
+            return CheckResult(ok=False, actual=None, message="no dialog is open")
+        return _contains(pred, message)
+    raise CheckError(f"{pred.kind} cannot be evaluated against a dialog")
+
+
+def _translate(exc: PlaywrightError, action: str | None) -> SurfaceError:
+    message = exc.message
+    lowered = message.lower()
+    details = {"action": action} if action else {}
+    if "has been closed" in lowered or "target closed" in lowered or "browser closed" in lowered:
+        return SessionError(message, details=details)
+    if action in _NAVIGATING or "net::err" in lowered:
+        return NavigationError(message, details=details)
+    if "execution context was destroyed" in lowered:
+        return NavigationError(message, details=details)
+    if isinstance(exc, PlaywrightTimeoutError):
+        if action == "waitFor":
+            return SurfaceTimeoutError(message, details=details)
+        return ActionabilityError(message, details=details)
+    if action == "evaluate":
+        return ScriptError(message, details=details)
+    if action is None:
+        return SessionError(message, details=details)
+    return ActionabilityError(message, details=details)
+
+
+# -- the actions ------------------------------------------------------------------------------
+
+_Handler = Callable[[WebSurface, str | None, ActArgs, str | None], Awaitable[str | None]]
+
+
+async def _navigate(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if not a.url:
+        raise DataError("navigate needs a url", path="args.url")
+    await s._require_page().goto(a.url, wait_until="load", timeout=max(s._timeout(a), 10_000))
+    s._frame = None
+
+
+async def _back(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if await s._require_page().go_back(wait_until="load") is None:
+        raise NavigationError("there is no previous page")
+
+
+async def _forward(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if await s._require_page().go_forward(wait_until="load") is None:
+        raise NavigationError("there is no next page")
+
+
+async def _refresh(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await s._require_page().reload(wait_until="load")
+
+
+async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "click")).click(timeout=s._timeout(a))
+
+
+async def _double_click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "doubleClick")).dblclick(timeout=s._timeout(a))
+
+
+async def _right_click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "rightClick")).click(button="right", timeout=s._timeout(a))
+
+
+async def _hover(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "hover")).hover(timeout=s._timeout(a))
+
+
+async def _hover_and_click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    locator = await s._need(ref, "hoverAndClick")
+    await locator.hover(timeout=s._timeout(a))
+    await locator.click(timeout=s._timeout(a))
+
+
+async def _press_and_hold(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    page = s._require_page()
+    if ref is not None:
+        await (await s._locator(ref)).hover(timeout=s._timeout(a))
+    await page.mouse.down()
+    s._mouse_down = True
+
+
+async def _release(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    page = s._require_page()
+    if ref is not None:
+        await (await s._locator(ref)).hover(timeout=s._timeout(a), force=True)
+    await page.mouse.up()
+    s._mouse_down = False
+
+
+async def _drag_to(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    source = await s._need(ref, "dragTo")
+    if ref2 is None:
+        raise DataError("dragTo needs ref2, the drop target", path="ref2")
+    await source.drag_to(await s._locator(ref2), timeout=s._timeout(a))
+
+
+async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if a.text is None:
+        raise DataError("type needs text", path="args.text")
+    if ref is None:
+        await s._require_page().keyboard.type(a.text)
+        return
+    locator = await s._locator(ref)
+    kind = await locator.evaluate("el => el.tagName === 'INPUT' ? el.type : ''")
+    if kind in ("range", "color", "date", "time", "datetime-local", "month", "week"):
+        await locator.evaluate(
+            "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true}));"
+            " el.dispatchEvent(new Event('change', {bubbles: true})); }",
+            a.text,
+        )
+        return
+    await locator.fill(a.text, timeout=s._timeout(a))
+
+
+async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "clear")).clear(timeout=s._timeout(a))
+
+
+async def _press(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if not a.key:
+        raise DataError("press needs a key", path="args.key")
+    if ref is None:
+        await s._require_page().keyboard.press(a.key)
+    else:
+        await (await s._locator(ref)).press(a.key, timeout=s._timeout(a))
+
+
+async def _key_down(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if not a.key:
+        raise DataError("keyDown needs a key", path="args.key")
+    if ref is not None:
+        await (await s._locator(ref)).focus(timeout=s._timeout(a))
+    await s._require_page().keyboard.down(a.key)
+
+
+async def _key_up(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if not a.key:
+        raise DataError("keyUp needs a key", path="args.key")
+    if ref is not None:
+        await (await s._locator(ref)).focus(timeout=s._timeout(a))
+    await s._require_page().keyboard.up(a.key)
+
+
+_SUBMITTER: Final = """el => {
+  const form = el.tagName === 'FORM' ? el : (el.form || el.closest('form'));
+  if (!form) return null;
+  return form.querySelector('button:not([type]), button[type=submit], input[type=submit],'
+    + ' input[type=image]') || form;
+}"""
+
+
+async def _submit(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    page = s._require_page()
+    if ref is None:
+        await page.keyboard.press("Enter")
+        return
+    locator = await s._locator(ref)
+    handle = (await locator.evaluate_handle(_SUBMITTER)).as_element()
+    if handle is None:
+        raise ActionabilityError("the element is in no form", details={"ref": ref})
+    is_form = await handle.evaluate("el => el.tagName === 'FORM'")
+    if is_form:
+        await handle.evaluate("f => f.requestSubmit()")
+    else:
+        await handle.click(timeout=s._timeout(a))
+    await handle.dispose()
+    await page.wait_for_load_state("load")
+
+
+async def _upload(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if not a.files:
+        raise DataError("upload needs files", path="args.files")
+    for path in a.files:
+        if not os.path.isfile(path):
+            raise DataError(f"no such file {path!r}", path="args.files")
+    await (await s._need(ref, "upload")).set_input_files(list(a.files), timeout=s._timeout(a))
+
+
+async def _select_option(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if not a.values:
+        raise DataError("selectOption needs values", path="args.values")
+    locator = await s._need(ref, "selectOption")
+    values = list(a.values)
+    matched = await locator.evaluate(
+        "(el, vs) => el.tagName === 'SELECT' ? vs.filter(v => Array.from(el.options)"
+        ".some(o => o.value === v || o.label === v)).length : -1",
+        values,
+    )
+    if matched == -1:
+        raise ActionabilityError("selectOption needs a <select>", details={"ref": ref})
+    if matched != len(values):
+        raise ActionabilityError(f"no option for some of {values}", details={"ref": ref})
+    by_value = await locator.evaluate(
+        "(el, vs) => vs.map(v => Array.from(el.options).some(o => o.value === v) ? v : "
+        "Array.from(el.options).find(o => o.label === v).value)",
+        values,
+    )
+    await locator.select_option(value=by_value, timeout=s._timeout(a))
+
+
+_DESELECT: Final = """(el, vs) => {
+  if (el.tagName !== 'SELECT') return false;
+  for (const o of el.options) {
+    if (vs === null || vs.includes(o.value) || vs.includes(o.label)) o.selected = false;
+  }
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+  el.dispatchEvent(new Event('change', {bubbles: true}));
+  return true;
+}"""
+
+
+async def _deselect_option(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if not a.values:
+        raise DataError("deselectOption needs values", path="args.values")
+    locator = await s._need(ref, "deselectOption")
+    if not await locator.evaluate(_DESELECT, list(a.values)):
+        raise ActionabilityError("deselectOption needs a <select>", details={"ref": ref})
+
+
+async def _deselect_all(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    locator = await s._need(ref, "deselectAll")
+    if not await locator.evaluate(_DESELECT, None):
+        raise ActionabilityError("deselectAll needs a <select>", details={"ref": ref})
+
+
+async def _set_checked(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    checked = True if a.checked is None else a.checked
+    await (await s._need(ref, "setChecked")).set_checked(checked, timeout=s._timeout(a))
+
+
+async def _scroll_into_view(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "scrollIntoView")).scroll_into_view_if_needed(timeout=s._timeout(a))
+
+
+async def _scroll(s: WebSurface, ref: str | None, bottom: bool) -> None:
+    if ref is None:
+        await s._current_frame().evaluate(
+            "b => window.scrollTo(0, b ? document.documentElement.scrollHeight : 0)", bottom
+        )
+    else:
+        await (await s._locator(ref)).evaluate(
+            "(el, b) => { el.scrollTop = b ? el.scrollHeight : 0; }", bottom
+        )
+
+
+async def _scroll_to_top(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await _scroll(s, ref, False)
+
+
+async def _scroll_to_bottom(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await _scroll(s, ref, True)
+
+
+async def _wait_for(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if ref is None:
+        await s._require_page().wait_for_load_state("load", timeout=s._timeout(a))
+        return
+    state = a.wait_state or "visible"
+    frame = await s._frame_of(ref)
+    found = await s._js(frame, "resolve", ref)
+    if found["status"] == "unknown":
+        raise LocateError(f"ref {ref!r} is not current", details={"ref": ref})
+    if found["status"] == "detached":
+        if state in ("hidden", "detached"):
+            return
+        raise LocateError(f"ref {ref!r} is no longer in the page", details={"ref": ref})
+    locator = frame.locator(f"[{REF_ATTRIBUTE}={_quote(found['stamp'])}]")
+    await locator.wait_for(state=state, timeout=s._timeout(a))
+
+
+async def _pages_matching(s: WebSurface, target: str | None, timeout_ms: float) -> Page:
+    assert s._context is not None
+    current = s._require_page()
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        pages = [p for p in s._context.pages if not p.is_closed()]
+        chosen: Page | None = None
+        if target is None or target in ("last", "new", "newest"):
+            others = [p for p in pages if p is not current]
+            chosen = others[-1] if others else None
+        elif target in ("first", "main"):
+            chosen = pages[0] if pages else None
+        elif target.isdigit():
+            index = int(target)
+            chosen = pages[index] if index < len(pages) else None
+        else:
+            for page in pages:
+                title = await page.title()
+                if target in page.url or target in title:
+                    chosen = page
+                    break
+        if chosen is not None:
+            return chosen
+        if time.monotonic() >= deadline:
+            raise SurfaceTimeoutError(f"no window matches {target!r}", details={"target": target})
+        await asyncio.sleep(0.05)
+
+
+async def _switch_window(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    page = await _pages_matching(s, a.target, s._timeout(a))
+    await page.wait_for_load_state("load")
+    await page.bring_to_front()
+    s._switch_to(page)
+
+
+async def _close_other_windows(
+    s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None
+) -> None:
+    assert s._context is not None
+    current = s._require_page()
+    for page in list(s._context.pages):
+        if page is not current:
+            await page.close()
+
+
+async def _switch_frame(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    page = s._require_page()
+    if ref is not None:
+        handle = await (await s._locator(ref)).element_handle(timeout=s._timeout(a))
+        frame = await handle.content_frame()
+        await handle.dispose()
+        if frame is None:
+            raise ActionabilityError("the element is not a frame", details={"ref": ref})
+        await frame.wait_for_load_state("load")
+        s._frame = frame
+        return
+    target = a.target
+    if target in (None, "", "main", "top"):
+        s._frame = page.main_frame
+        return
+    current = s._current_frame()
+    if target == "parent":
+        s._frame = current.parent_frame or page.main_frame
+        return
+    assert target is not None
+    deadline = time.monotonic() + s._timeout(a) / 1000
+    while True:
+        children = current.child_frames
+        if target.isdigit() and int(target) < len(children):
+            s._frame = children[int(target)]
+            return
+        for frame in page.frames:
+            if frame.name == target or (frame.parent_frame is not None and target in frame.url):
+                s._frame = frame
+                return
+        if time.monotonic() >= deadline:
+            raise SurfaceTimeoutError(f"no frame matches {target!r}", details={"target": target})
+        await asyncio.sleep(0.05)
+
+
+async def _resize_window(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    if a.width is None or a.height is None:
+        raise DataError("resizeWindow needs width and height", path="args")
+    await s._require_page().set_viewport_size({"width": a.width, "height": a.height})
+
+
+async def _read_action(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> str | None:
+    if ref is None:
+        return await s._require_page().title()
+    locator = await s._locator(ref)
+    text: str = await locator.evaluate(
+        "el => ('value' in el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA'"
+        " || el.tagName === 'SELECT')) ? String(el.value) : (el.innerText ?? '').trim()"
+    )
+    return text
+
+
+async def _evaluate(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> str | None:
+    if not a.script:
+        raise DataError("evaluate needs a script", path="args.script")
+    try:
+        if ref is None:
+            value = await s._current_frame().evaluate(a.script)
+        else:
+            value = await (await s._locator(ref)).evaluate(a.script)
+    except PlaywrightError as exc:
+        if "has been closed" in exc.message:
+            raise
+        raise ScriptError(exc.message, details={"action": "evaluate"}) from exc
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+async def _screenshot_action(
+    s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None
+) -> str | None:
+    if not a.path:
+        raise DataError("screenshot needs a path", path="args.path")
+    if ref is None:
+        await s._screenshot(a.path, ())
+    else:
+        await (await s._locator(ref)).screenshot(path=a.path, timeout=s._timeout(a))
+    return a.path
+
+
+async def _no_handler(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    raise AssertionError("handled before dispatch")  # pragma: no cover
+
+
+_ACTIONS: Final[dict[str, _Handler]] = {
+    "navigate": _navigate,
+    "back": _back,
+    "forward": _forward,
+    "refresh": _refresh,
+    "click": _click,
+    "doubleClick": _double_click,
+    "rightClick": _right_click,
+    "hover": _hover,
+    "hoverAndClick": _hover_and_click,
+    "pressAndHold": _press_and_hold,
+    "release": _release,
+    "dragTo": _drag_to,
+    "type": _type,
+    "clear": _clear,
+    "press": _press,
+    "keyDown": _key_down,
+    "keyUp": _key_up,
+    "submit": _submit,
+    "upload": _upload,
+    "selectOption": _select_option,
+    "deselectOption": _deselect_option,
+    "deselectAll": _deselect_all,
+    "setChecked": _set_checked,
+    "scrollIntoView": _scroll_into_view,
+    "scrollToTop": _scroll_to_top,
+    "scrollToBottom": _scroll_to_bottom,
+    "waitFor": _wait_for,
+    "switchWindow": _switch_window,
+    "closeOtherWindows": _close_other_windows,
+    "switchFrame": _switch_frame,
+    "resizeWindow": _resize_window,
+    "dialog": _no_handler,
+    "read": _read_action,
+    "evaluate": _evaluate,
+    "screenshot": _screenshot_action,
+}
+"""Every action this adapter performs (``sleep`` runs on Trio, ``quit`` is refused)."""

@@ -1,0 +1,435 @@
+"""The page-side half of the web adapter: one JavaScript expression evaluated in a frame.
+
+It installs ``window.__semledger`` once per document (the expression is sent with every
+call, so a navigation or a new frame needs no init script) and answers the snapshot walk,
+ref assignment, ref resolution, element description and point lookup. Roles are ARIA
+(explicit ``role``, else the HTML-AAM implicit role), names follow a pared-down accname
+(labelledby, label, labels, alt/legend/caption, contents for name-from-content roles,
+title, placeholder). Refs live in a per-document registry (a WeakMap one way, WeakRefs the
+other) and are stamped on elements as ``data-semledger-ref`` so a Playwright locator can
+address them; the numbers come from the Python side, so a ref is never reused after a
+navigation.
+"""
+
+# ruff: noqa: E501 - page JavaScript, kept one statement a line
+from __future__ import annotations
+
+from typing import Final
+
+REF_ATTRIBUTE: Final = "data-semledger-ref"
+
+LIBRARY: Final = r"""
+(() => {
+if (window.__semledger) return window.__semledger;
+const ATTR = "data-semledger-ref";
+const ARIA = new Set(["alert","alertdialog","application","article","banner","blockquote",
+ "button","caption","cell","checkbox","code","columnheader","combobox","complementary",
+ "contentinfo","definition","deletion","dialog","directory","document","emphasis","feed",
+ "figure","form","generic","grid","gridcell","group","heading","img","insertion","link",
+ "list","listbox","listitem","log","main","marquee","math","menu","menubar","menuitem",
+ "menuitemcheckbox","menuitemradio","meter","navigation","note","option","paragraph",
+ "progressbar","radio","radiogroup","region","row","rowgroup","rowheader","scrollbar",
+ "search","searchbox","separator","slider","spinbutton","status","strong","subscript",
+ "superscript","switch","tab","table","tablist","tabpanel","term","textbox","time","timer",
+ "toolbar","tooltip","tree","treegrid","treeitem"]);
+const FROM_CONTENT = new Set(["button","cell","checkbox","columnheader","gridcell","heading",
+ "link","menuitem","menuitemcheckbox","menuitemradio","option","radio","row","rowheader",
+ "switch","tab","tooltip","treeitem"]);
+const CHECKABLE = new Set(["checkbox","radio","switch","menuitemcheckbox","menuitemradio"]);
+const INTERACTIVE = new Set(["button","checkbox","combobox","link","listbox","menuitem",
+ "menuitemcheckbox","menuitemradio","option","radio","searchbox","slider","spinbutton",
+ "switch","tab","textbox","treeitem"]);
+const VALUED = new Set(["slider","spinbutton","progressbar","meter","scrollbar"]);
+const SKIP = new Set(["SCRIPT","STYLE","TEMPLATE","NOSCRIPT","HEAD","META","LINK","TITLE"]);
+const TAGS = {A:"link",ARTICLE:"article",ASIDE:"complementary",BLOCKQUOTE:"blockquote",
+ BUTTON:"button",CAPTION:"caption",CODE:"code",DATALIST:"listbox",DD:"definition",
+ DEL:"deletion",DETAILS:"group",DIALOG:"dialog",DT:"term",EM:"emphasis",FIELDSET:"group",
+ FIGURE:"figure",FORM:"form",H1:"heading",H2:"heading",H3:"heading",H4:"heading",
+ H5:"heading",H6:"heading",HR:"separator",INS:"insertion",LI:"listitem",MAIN:"main",
+ MATH:"math",MENU:"list",METER:"meter",NAV:"navigation",OL:"list",OPTGROUP:"group",
+ OPTION:"option",OUTPUT:"status",P:"paragraph",PROGRESS:"progressbar",SEARCH:"search",
+ STRONG:"strong",SUB:"subscript",SUMMARY:"button",SUP:"superscript",TABLE:"table",
+ TBODY:"rowgroup",TEXTAREA:"textbox",TFOOT:"rowgroup",THEAD:"rowgroup",TIME:"time",
+ TR:"row",UL:"list",BODY:"document"};
+const INPUTS = {button:"button",submit:"button",reset:"button",image:"button",
+ file:"button",checkbox:"checkbox",radio:"radio",range:"slider",number:"spinbutton",
+ search:"searchbox",email:"textbox",tel:"textbox",text:"textbox",url:"textbox",
+ password:"textbox",date:"textbox",time:"textbox","datetime-local":"textbox",
+ month:"textbox",week:"textbox"};
+const byRef = new Map();
+const refOf = new WeakMap();
+let next = 1;
+const norm = (s) => (s || "").replace(/\s+/g, " ").trim();
+
+function role(el) {
+  const explicit = el.getAttribute("role");
+  if (explicit !== null) {
+    for (const token of explicit.trim().split(/\s+/)) {
+      if (token === "none" || token === "presentation") return "generic";
+      if (ARIA.has(token)) return token;
+    }
+    return "generic";
+  }
+  const tag = el.tagName;
+  if (tag === "INPUT") {
+    const type = (el.getAttribute("type") || "text").toLowerCase();
+    if (type === "hidden") return null;
+    const r = INPUTS[type] || "textbox";
+    if ((r === "textbox" || r === "searchbox") && el.hasAttribute("list")) return "combobox";
+    return r;
+  }
+  if (tag === "SELECT") return (el.multiple || el.size > 1) ? "listbox" : "combobox";
+  if (tag === "A" || tag === "AREA") return el.hasAttribute("href") ? "link" : "generic";
+  if (tag === "IMG") return el.getAttribute("alt") === "" ? "generic" : "img";
+  if (tag === "SECTION") return (el.hasAttribute("aria-label") || el.hasAttribute("aria-labelledby")) ? "region" : "generic";
+  if (tag === "HEADER" || tag === "FOOTER") {
+    if (el.parentElement && el.parentElement.closest("article,aside,main,nav,section")) return "generic";
+    return tag === "HEADER" ? "banner" : "contentinfo";
+  }
+  if (tag === "TD") return el.closest("table") && el.closest("table").getAttribute("role") === "grid" ? "gridcell" : "cell";
+  if (tag === "TH") return el.getAttribute("scope") === "row" ? "rowheader" : "columnheader";
+  if (tag === "svg") return "img";
+  return TAGS[tag] || "generic";
+}
+
+function textOf(node, depth) {
+  if (node.nodeType === 3) return node.data;
+  if (node.nodeType !== 1 || SKIP.has(node.tagName)) return "";
+  const el = node;
+  if (depth > 0) {
+    if (el.getAttribute("aria-hidden") === "true" || el.hidden) return "";
+    const label = el.getAttribute("aria-label");
+    if (label) return " " + label + " ";
+    const tag = el.tagName;
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return " ";
+    if (tag === "IMG") return " " + (el.getAttribute("alt") || "") + " ";
+  }
+  let out = "";
+  const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
+  for (const kid of kids) out += textOf(kid, depth + 1);
+  if (el.tagName !== "SPAN" && el.tagName !== "A" && el.tagName !== "B" && el.tagName !== "I"
+      && el.tagName !== "EM" && el.tagName !== "STRONG" && el.tagName !== "CODE") out = " " + out + " ";
+  return out;
+}
+
+function idsText(el, attr) {
+  const ids = (el.getAttribute(attr) || "").trim();
+  if (!ids) return "";
+  const doc = el.getRootNode();
+  return norm(ids.split(/\s+/).map((id) => {
+    const t = doc.getElementById ? doc.getElementById(id) : null;
+    return t ? (t.getAttribute("aria-label") || textOf(t, 0)) : "";
+  }).join(" "));
+}
+
+function name(el, r) {
+  let n = idsText(el, "aria-labelledby");
+  if (n) return n;
+  n = norm(el.getAttribute("aria-label"));
+  if (n) return n;
+  const tag = el.tagName;
+  if (tag === "INPUT") {
+    const type = (el.getAttribute("type") || "text").toLowerCase();
+    if (type === "button" || type === "submit" || type === "reset") {
+      return norm(el.value) || (type === "submit" ? "Submit" : type === "reset" ? "Reset" : "");
+    }
+    if (type === "image") return norm(el.getAttribute("alt"));
+  }
+  if (el.labels && el.labels.length) {
+    n = norm(Array.from(el.labels).map((l) => textOf(l, 0)).join(" "));
+    if (n) return n;
+  }
+  if (tag === "IMG" || tag === "AREA") { n = norm(el.getAttribute("alt")); if (n) return n; }
+  if (tag === "FIELDSET") { const l = el.querySelector(":scope > legend"); if (l) { n = norm(textOf(l, 0)); if (n) return n; } }
+  if (tag === "FIGURE") { const c = el.querySelector(":scope > figcaption"); if (c) { n = norm(textOf(c, 0)); if (n) return n; } }
+  if (tag === "TABLE") { const c = el.querySelector(":scope > caption"); if (c) { n = norm(textOf(c, 0)); if (n) return n; } }
+  if (tag === "BODY") return norm(document.title);
+  if (FROM_CONTENT.has(r) && tag !== "INPUT" && tag !== "SELECT" && tag !== "TEXTAREA") {
+    n = norm(textOf(el, 0));
+    if (n) return n;
+  }
+  n = norm(el.getAttribute("title"));
+  if (n) return n;
+  if (tag === "INPUT" || tag === "TEXTAREA") return norm(el.getAttribute("placeholder"));
+  return "";
+}
+
+function value(el, r) {
+  const tag = el.tagName;
+  if (tag === "SELECT") return Array.from(el.selectedOptions).map((o) => norm(o.label)).join(", ");
+  if (tag === "TEXTAREA") return el.value;
+  if (tag === "INPUT") {
+    const type = (el.type || "text").toLowerCase();
+    if (type === "checkbox" || type === "radio" || type === "button" || type === "submit"
+        || type === "reset" || type === "image" || type === "file" && !el.value) return "";
+    if (type === "password") return el.value ? "********" : "";
+    if (type === "file") return Array.from(el.files || []).map((f) => f.name).join(", ");
+    return el.value;
+  }
+  if (tag === "PROGRESS" || tag === "METER") return String(el.value);
+  if (VALUED.has(r)) return el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow") || "";
+  return "";
+}
+
+function activeEl() {
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  return a;
+}
+
+function isHidden(el) {
+  if (el.tagName === "OPTION" || el.tagName === "OPTGROUP") {
+    const s = el.closest("select, datalist");
+    if (s && s.tagName === "DATALIST") return true;
+    return s ? isHidden(s) : false;
+  }
+  if (el.tagName === "BODY") return false;
+  return !el.checkVisibility({ visibilityProperty: true });
+}
+
+function states(el, r, hidden, active) {
+  const out = [];
+  const tag = el.tagName;
+  const native = tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || tag === "BUTTON"
+    || tag === "OPTION" || tag === "FIELDSET" || tag === "OPTGROUP";
+  if ((native && el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true") out.push("disabled");
+  if (CHECKABLE.has(r)) {
+    let c;
+    if (tag === "INPUT" && (el.type === "checkbox" || el.type === "radio")) c = el.indeterminate ? "mixed" : String(el.checked);
+    else c = el.getAttribute("aria-checked") || "false";
+    if (c === "true") out.push("checked"); else if (c !== "mixed") out.push("unchecked");
+  }
+  if ((tag === "OPTION" && el.selected) || el.getAttribute("aria-selected") === "true") out.push("selected");
+  let ex = el.getAttribute("aria-expanded");
+  if (ex === null && tag === "SUMMARY" && el.parentElement && el.parentElement.tagName === "DETAILS") ex = String(el.parentElement.open);
+  if (ex === "true") out.push("expanded"); else if (ex === "false") out.push("collapsed");
+  if (el === active && el.tagName !== "BODY") out.push("focused");
+  if (((tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") && el.required) || el.getAttribute("aria-required") === "true") out.push("required");
+  if ((((tag === "INPUT" && !["checkbox","radio","button","submit","reset","file","range","image"].includes(el.type)) || tag === "TEXTAREA") && el.readOnly)
+      || el.getAttribute("aria-readonly") === "true") out.push("readonly");
+  if (hidden) out.push("hidden");
+  return out;
+}
+
+function refFor(node, start) {
+  let ref = refOf.get(node);
+  if (ref === undefined) {
+    ref = "e" + (start.n++);
+    refOf.set(node, ref);
+    byRef.set(ref, new WeakRef(node));
+  }
+  if (node.nodeType === 1 && node.getAttribute(ATTR) !== ref) node.setAttribute(ATTR, ref);
+  return ref;
+}
+
+function box(el) {
+  const b = el.getBoundingClientRect();
+  if (b.width === 0 && b.height === 0) return null;
+  return [Math.round(b.x * 10) / 10, Math.round(b.y * 10) / 10, Math.round(b.width * 10) / 10, Math.round(b.height * 10) / 10];
+}
+
+function nativeOf(el, testids) {
+  const out = { tag: el.tagName.toLowerCase() };
+  for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
+  const id = el.id; if (id) out.id = id;
+  const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
+  if (el.tagName === "A" && el.hasAttribute("href")) out.href = el.getAttribute("href");
+  if (el.tagName === "INPUT") out.type = (el.type || "text");
+  if (/^H[1-6]$/.test(el.tagName)) out.level = el.tagName.slice(1);
+  if (el.tagName === "IFRAME") out.frame = el.getAttribute("name") || el.getAttribute("src") || "";
+  return out;
+}
+
+function interesting(el, testids) {
+  if (el.hasAttribute("role") || el.hasAttribute("tabindex") || el.isContentEditable && el.getAttribute("contenteditable") !== null
+      || el.hasAttribute("aria-label") || el.hasAttribute("onclick") || el.tagName === "IFRAME" || el.tagName === "CANVAS") return true;
+  for (const a of testids) if (el.hasAttribute(a)) return true;
+  return false;
+}
+
+function snap(opts) {
+  const counter = { n: opts.start };
+  const rows = [];
+  const max = opts.maxNodes || Infinity;
+  const interactiveOnly = !!opts.interactiveOnly;
+  const testids = opts.testids;
+  const active = activeEl();
+  let rootEl = document.body || document.documentElement;
+  if (opts.root) {
+    const w = byRef.get(opts.root);
+    rootEl = w && w.deref();
+    if (!rootEl || !rootEl.isConnected) return JSON.stringify({ next: counter.n, error: "unknown" });
+    if (rootEl.nodeType !== 1) rootEl = rootEl.parentElement;
+  }
+  let stop = false;
+  function push(node, r, nm, val, desc, st, bx, depth, nat) {
+    if (rows.length >= max) { stop = true; return null; }
+    const ref = refFor(node, counter);
+    rows.push([ref, r, nm, val, desc, st, bx, depth, nat]);
+    return ref;
+  }
+  function walk(el, depth, ariaHidden, subsumed, isRoot) {
+    if (stop || SKIP.has(el.tagName)) return;
+    let r = role(el);
+    if (r === null) return;
+    if (isRoot) r = el.tagName === "BODY" ? "document" : r;
+    const hiddenHere = ariaHidden || el.getAttribute("aria-hidden") === "true";
+    let include = isRoot || (r !== "generic" || interesting(el, testids));
+    if (include && interactiveOnly && !isRoot && !INTERACTIVE.has(r) && !el.hasAttribute("tabindex")) include = false;
+    let childDepth = depth;
+    let childSubsumed = subsumed;
+    if (include) {
+      const hidden = hiddenHere || isHidden(el);
+      const nm = name(el, r);
+      const val = value(el, r);
+      let desc = idsText(el, "aria-describedby");
+      if (!desc && el.hasAttribute("title") && norm(el.getAttribute("title")) !== nm) desc = norm(el.getAttribute("title"));
+      const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nativeOf(el, testids));
+      if (ref === null) return;
+      childDepth = depth + 1;
+      if (FROM_CONTENT.has(r)) childSubsumed = true;
+      if (el.tagName === "TEXTAREA" || el.tagName === "IFRAME") return;
+    }
+    const kids = el.shadowRoot ? el.shadowRoot.childNodes : (el.tagName === "SLOT" ? el.assignedNodes() : el.childNodes);
+    for (const kid of kids) {
+      if (stop) return;
+      if (kid.nodeType === 1) walk(kid, childDepth, hiddenHere, childSubsumed, false);
+      else if (kid.nodeType === 3 && !childSubsumed && !interactiveOnly) {
+        const t = norm(kid.data);
+        if (!t) continue;
+        const hidden = hiddenHere || isHidden(el);
+        push(kid, "text", t, "", "", hidden ? ["hidden"] : [], null, childDepth, {});
+      }
+    }
+  }
+  walk(rootEl, 0, false, false, true);
+  // JSON text: Playwright's structured serializer is many times slower on big results.
+  return JSON.stringify({ next: counter.n, rows });
+}
+
+function resolve(ref) {
+  const w = byRef.get(ref);
+  const node = w && w.deref();
+  if (!node) return { status: "unknown" };
+  if (!node.isConnected) return { status: "detached" };
+  let el = node;
+  if (node.nodeType !== 1) {
+    el = node.parentElement;
+    let r = el.getAttribute(ATTR);
+    if (!r) { r = "t" + ref; el.setAttribute(ATTR, r); }
+    return { status: "ok", stamp: r };
+  }
+  if (el.getAttribute(ATTR) !== ref) el.setAttribute(ATTR, ref);
+  for (const other of el.getRootNode().querySelectorAll("[" + ATTR + '="' + ref + '"]')) {
+    if (other !== el) other.removeAttribute(ATTR);
+  }
+  return { status: "ok", stamp: ref };
+}
+
+function elementOf(ref) {
+  const w = byRef.get(ref);
+  let node = w && w.deref();
+  if (!node || !node.isConnected) return null;
+  return node.nodeType === 1 ? node : node.parentElement;
+}
+
+function describe(opts) {
+  const el = elementOf(opts.ref);
+  if (!el) return null;
+  const r = role(el) || "generic";
+  const hidden = isHidden(el);
+  const path = [];
+  let cur = el.parentElement;
+  while (cur && cur !== document.documentElement) {
+    const cr = cur.tagName === "BODY" ? "document" : role(cur);
+    if (cr && (cr !== "generic" || cur.tagName === "BODY")) {
+      let index = 0;
+      if (cur.parentElement) {
+        for (const sib of cur.parentElement.children) { if (sib === cur) break; if (role(sib) === cr) index++; }
+      }
+      path.unshift([cr, name(cur, cr), index]);
+    }
+    cur = cur.parentElement;
+  }
+  let index = 0;
+  if (el.parentElement) for (const sib of el.parentElement.children) { if (sib === el) break; if (role(sib) === r) index++; }
+  path.push([r, name(el, r), index]);
+  return {
+    role: r, name: name(el, r), value: value(el, r),
+    description: idsText(el, "aria-describedby") || norm(el.getAttribute("title")),
+    text: norm(el.innerText !== undefined ? el.innerText : el.textContent),
+    placeholder: el.getAttribute("placeholder") || "",
+    states: states(el, r, hidden, activeEl()), box: hidden ? null : box(el),
+    native: nativeOf(el, opts.testids), path,
+  };
+}
+
+function info(ref) {
+  const el = elementOf(ref);
+  if (!el) {
+    const w = byRef.get(ref);
+    return w ? { status: "detached" } : { status: "unknown" };
+  }
+  const r = role(el) || "generic";
+  const hidden = isHidden(el);
+  const b = el.getBoundingClientRect();
+  return {
+    status: "ok", role: r, visible: !hidden && (b.width > 0 || b.height > 0),
+    states: states(el, r, hidden, activeEl()),
+    text: norm(el.innerText !== undefined ? el.innerText : el.textContent),
+    value: ("value" in el && el.tagName !== "BUTTON" && el.tagName !== "LI") ? String(el.value) : (el.getAttribute("aria-valuenow") || ""),
+    checkable: CHECKABLE.has(r),
+  };
+}
+
+function assign(els, start) {
+  const counter = { n: start };
+  const refs = els.map((el) => refFor(el, counter));
+  return { next: counter.n, refs };
+}
+
+function point(x, y, start) {
+  const el = document.elementFromPoint(x, y);
+  if (!el) return { next: start, refs: [] };
+  return assign([el], start);
+}
+
+function findRole(o) {
+  const out = [];
+  const want = o.name === null || o.name === undefined ? null : (o.exact ? norm(o.name) : norm(o.name).toLowerCase());
+  for (const el of document.querySelectorAll("*")) {
+    if (SKIP.has(el.tagName) || el.tagName === "HTML") continue;
+    const r = el.tagName === "BODY" ? "document" : role(el);
+    if (r !== o.role) continue;
+    if (el.closest('[aria-hidden="true"]') || isHidden(el)) continue;
+    if (want !== null) {
+      const n = name(el, r);
+      if (o.exact ? n !== want : !n.toLowerCase().includes(want)) continue;
+    }
+    out.push(el);
+  }
+  return assign(out, o.start);
+}
+
+const lib = { snap, findRole, resolve, describe, info, assign, point, elementOf, attr: ATTR };
+Object.defineProperty(window, "__semledger", { value: lib, enumerable: false });
+return lib;
+})()
+"""
+
+CALL: Final = "([op, arg]) => {\n  const lib = " + LIBRARY.strip() + ";\n  return lib[op](arg);\n}"
+"""Evaluate with ``[op, arg]``: install the library if needed, then call ``lib[op](arg)``."""
+
+ASSIGN: Final = (
+    "(els, start) => {\n  const lib = " + LIBRARY.strip() + ";\n  return lib.assign(els, start);\n}"
+)
+"""``Locator.evaluate_all`` with the start number: refs for every matched element."""
+
+FIND_ROLE: Final = "(o) => {\n  const lib = " + LIBRARY.strip() + ";\n  return lib.findRole(o);\n}"
+"""Every visible element with the candidate's role (and name, substring unless exact)."""
+
+POINT: Final = (
+    "([x, y, start]) => {\n  const lib = "
+    + LIBRARY.strip()
+    + ";\n  return lib.point(x, y, start);\n}"
+)

@@ -1,0 +1,189 @@
+"""The web adapter against a real Chromium: refs, snapshot options, dialogs, sessions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from semledger.adapters import (
+    SURFACE_ACTIONS,
+    AgentSurface,
+    DataError,
+    DialogError,
+    LocateError,
+    NavigationError,
+    SessionError,
+    SessionInit,
+    check_plan,
+    create_surface,
+    has_optional,
+    snapshot_problems,
+)
+from semledger.adapters._cases_web import serve_directory
+from semledger.adapters._web import WebBrowser, WebSurface, default_executable
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebBrowser]:
+    if not os.path.exists(default_executable()):
+        pytest.fail(f"no Chromium at {default_executable()}: scripts/test.sh installs it")
+    shared = WebBrowser()
+    shared.start()
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    with serve_directory() as url:
+        yield url
+
+
+@pytest.fixture
+async def surface(browser: WebBrowser, base_url: str) -> AsyncIterator[WebSurface]:
+    made = create_surface({"adapter": "web", "browser": browser})
+    assert isinstance(made, WebSurface)
+    await made.open(SessionInit(base_url=base_url + "home.html"))
+    yield made
+    await made.close()
+
+
+def test_the_factory_gives_a_web_surface_with_honest_capabilities() -> None:
+    made = create_surface({"adapter": "web", "testid_attributes": ["data-qa"]})
+    assert isinstance(made, AgentSurface)
+    assert made.kind == "web"
+    caps = made.capabilities()
+    assert (caps.dialogs, caps.frames, caps.windows, caps.upload, caps.drag) == (True,) * 5
+    assert (caps.trace, caps.screenshot, caps.restore) == (True,) * 3
+    assert (caps.pick, caps.observe, caps.webmcp) == (False,) * 3
+    assert has_optional(made, "trace")
+    assert not any(has_optional(made, m) for m in ("request", "pick", "observe"))
+    check_plan(caps, [a for a in SURFACE_ACTIONS if a not in ("quit", "invoke")])
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{"testid_attributes": "data-qa"}, {"timeout_ms": -1}, {"browser": "chromium"}],
+)
+def test_malformed_config_is_a_data_error(config: dict[str, object]) -> None:
+    with pytest.raises(DataError):
+        create_surface({"adapter": "web", **config})
+
+
+async def test_calls_before_open_are_session_errors(browser: WebBrowser) -> None:
+    made = WebSurface({"browser": browser})
+    with pytest.raises(SessionError):
+        await made.snapshot()
+    await made.close()
+    await made.close()
+
+
+async def test_a_second_open_is_refused(surface: WebSurface, base_url: str) -> None:
+    with pytest.raises(SessionError):
+        await surface.open(SessionInit(base_url=base_url))
+
+
+async def test_an_unreachable_base_url_is_a_session_error(browser: WebBrowser) -> None:
+    made = WebSurface({"browser": browser})
+    with pytest.raises(SessionError):
+        await made.open(SessionInit(base_url="http://127.0.0.1:9/"))
+    await made.close()
+
+
+async def test_refs_survive_a_new_snapshot_and_are_never_reused_after_navigation(
+    surface: WebSurface,
+) -> None:
+    first = await surface.snapshot()
+    second = await surface.snapshot()
+    assert [n.ref for n in first.nodes] == [n.ref for n in second.nodes]
+    await surface.act("navigate", args={"url": "home.html"})
+    third = await surface.snapshot()
+    assert not {n.ref for n in first.nodes} & {n.ref for n in third.nodes}
+    assert third.hash == first.hash
+    with pytest.raises(LocateError):
+        await surface.act("click", first.nodes[-1].ref)
+
+
+async def test_a_value_change_keeps_the_hash_and_changes_the_text(surface: WebSurface) -> None:
+    before = await surface.snapshot()
+    script = "document.getElementById('search').value = 'apples'"
+    await surface.act("evaluate", args={"script": script})
+    after = await surface.snapshot()
+    assert after.hash == before.hash
+    assert '- searchbox "Search": apples [ref=' in after.text
+    assert after.text != before.text
+
+
+async def test_snapshot_options_root_max_nodes_and_interactive_only(surface: WebSurface) -> None:
+    (nav,) = await surface.locate({"by": "role", "role": "navigation"})
+    rooted = await surface.snapshot(root=nav)
+    assert rooted.ref == nav
+    assert not snapshot_problems(rooted)
+    assert {n.role for n in rooted.nodes} == {"navigation", "list", "listitem", "link"}
+    assert len((await surface.snapshot(max_nodes=5)).nodes) == 5
+    interactive = await surface.snapshot(interactive_only=True)
+    assert {n.role for n in interactive.nodes[1:]} <= {"link", "button", "searchbox"}
+    assert not snapshot_problems(interactive)
+
+
+async def test_an_open_dialog_blocks_page_calls_until_answered(surface: WebSurface) -> None:
+    await surface.act("navigate", args={"url": "dialogs.html"})
+    (confirm,) = await surface.locate({"by": "id", "value": "confirm"})
+    await surface.act("click", confirm)
+    with pytest.raises(DialogError):
+        await surface.locate({"by": "id", "value": "result"})
+    assert str(await surface.read("url")).endswith("/dialogs.html")
+    answered = await surface.act("dialog", args={"accept": False})
+    assert answered.result == "Delete the file?"
+    (result,) = await surface.locate({"by": "id", "value": "result"})
+    assert await surface.read("text", result) == "cancelled"
+
+
+async def test_quit_is_refused_and_unknown_actions_are_data_errors(surface: WebSurface) -> None:
+    with pytest.raises(NavigationError) as refused:
+        await surface.act("quit")
+    assert refused.value.details["refused"] == "quit"
+    with pytest.raises(DataError):
+        await surface.act("teleport")
+    with pytest.raises(DataError):
+        await surface.act("click")
+
+
+async def test_invalid_selectors_are_data_errors_not_empty_matches(surface: WebSurface) -> None:
+    with pytest.raises(DataError):
+        await surface.locate({"by": "css", "value": "a[[["})
+    assert await surface.locate({"by": "accessibilityId", "value": "x"}) == []
+    assert await surface.locate({"by": "webmcp", "tool": "search"}) == []
+
+
+async def test_testid_attributes_configure_what_native_reports(
+    browser: WebBrowser, base_url: str
+) -> None:
+    made = WebSurface({"browser": browser, "testid_attributes": ["data-qa"]})
+    await made.open(SessionInit(base_url=base_url + "home.html"))
+    try:
+        snap = await made.snapshot()
+        badge = next(n for n in snap.nodes if n.native.get("data-qa") == "qa-badge")
+        assert "data-testid" not in next(n for n in snap.nodes if n.name == "Press me").native
+        described = await made.describe(badge.ref)
+        assert described.native["data-qa"] == "qa-badge"
+    finally:
+        await made.close()
+
+
+async def test_a_session_can_start_from_a_stored_state(
+    surface: WebSurface, browser: WebBrowser, base_url: str
+) -> None:
+    await surface.act("evaluate", args={"script": "localStorage.setItem('user', 'lin')"})
+    await surface.act("navigate", args={"url": "dashboard.html"})
+    saved = await surface.state()
+    fresh = WebSurface({"browser": browser})
+    await fresh.open(SessionInit(base_url=base_url, storage_state=saved))
+    try:
+        assert str(await fresh.read("url")).endswith("/dashboard.html")
+        (greeting,) = await fresh.locate({"by": "id", "value": "greeting"})
+        assert await fresh.read("text", greeting) == "Welcome, lin"
+    finally:
+        await fresh.close()
