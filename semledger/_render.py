@@ -75,9 +75,13 @@ def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
         pre = e.precondition.get("kind", "?")
         if pre == "exact":
             pre = f"exact {e.precondition.get('generation')}"
-        if e.outcome == "receipt":
-            outcome = Text("receipt", style="green")
-            generations = f"{e.before} → {e.after}" + (" (pending)" if e.pending_work else "")
+        if e.outcome in ("receipt", "ok"):
+            outcome = Text(e.outcome, style="green")
+            generations = (
+                f"at {e.generation}"
+                if e.before is None
+                else f"{e.before} → {e.after}" + (" (pending)" if e.pending_work else "")
+            )
         else:
             outcome = Text(e.outcome, style="red")
             generations = f"at {e.generation}"
