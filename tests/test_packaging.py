@@ -42,12 +42,23 @@ def test_every_package_folder_is_listed_and_mapped() -> None:
         assert mapping[f"semledger.{name}"] == name  # type: ignore[index]
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+@pytest.fixture
+def wheel(fresh_checkout: Path, tmp_path: Path) -> Path:
+    """The wheel built from a copy of the checkout, so no build/ lands in the work tree."""
+    out = tmp_path / "wheel"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(fresh_checkout),
+        ],
         check=True,
     )
     (built,) = out.glob("semledger-*.whl")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -26,19 +25,8 @@ def test_the_readme_opens_with_the_main_job_and_the_test_command() -> None:
     assert (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1] == test_command
 
 
-def test_the_main_job_runs_in_a_fresh_virtual_environment(tmp_path: Path) -> None:
-    tracked = (
-        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
-        .stdout.decode()
-        .split("\0")
-    )
-    checkout = tmp_path / "semledger"
-    for name in filter(None, tracked):
-        source = ROOT / name
-        if source.is_file():
-            target = checkout / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+def test_the_main_job_runs_in_a_fresh_virtual_environment(fresh_checkout: Path) -> None:
+    checkout = fresh_checkout
     main_job, _ = _quick_start()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
     result = subprocess.run(
