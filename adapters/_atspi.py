@@ -1,0 +1,1057 @@
+"""The ``atspi`` adapter: Linux desktop applications through the AT-SPI2 registry (kind
+desktop; seed §3.4, issue 7).
+
+``create_surface({"adapter": "atspi"})``, then ``open`` with
+``SessionInit(process_name=...)`` to attach to an application that owns a window, or
+``SessionInit(launch=Launch(path=..., args=[...]))`` to start one (with both, it attaches
+when a process of that name already owns a window and launches otherwise). Config keys, all
+optional: ``session_bus`` (the D-Bus session bus address, default
+``$DBUS_SESSION_BUS_ADDRESS``), ``a11y_bus`` (skip the ``org.a11y.Bus`` lookup), ``env``
+(extra environment for a launched application), ``timeout_ms`` (launch and call
+timeout), ``settle_ms`` (how long GTK gets to run an action it queued).
+
+The D-Bus side is jeepney, pure Python over Trio, pipelined; ``_atspi_dbus`` says why
+and how the tree is read in a handful of round trips. The mapping (roles, names, states
+and their inversions, which action an ``act`` uses) is ``_atspi_map``, pure functions
+tested over recorded trees.
+
+What it does and refuses:
+
+* Actions go through the accessible's own interfaces, never synthetic pointer events:
+  Action.DoAction by name (``click``, ``activate``, ``press``, ``toggle``), EditableText
+  (``type`` appends to the text, ``clear`` empties it), Selection (``selectOption`` and
+  friends), Value.CurrentValue (``type`` on a spin button or slider sets the number),
+  Component.GrabFocus and ScrollTo. ``press`` uses the element's activate (Enter) or
+  click (Space) action, any other key goes to the focused element through the
+  registry's DeviceEventController. Pointer-only gestures (hover, drag, hold) are an
+  ActionabilityError: there is no pointer.
+* ``navigate``, ``back``, ``forward``, ``refresh`` and ``read("url")`` raise
+  NavigationError: a desktop application has no URL.
+* ``quit`` takes the application's own graceful route first (activating its Quit, Exit or
+  Close control through the Action interface), then SIGTERM to its process group, then
+  SIGKILL, and raises SessionError when the process survives all three. A session that
+  attached to an application that was already running never quits it.
+* Refs (``a1``, ``a2``, ...) are minted per accessible object for the session, so a ref
+  stays the same element for as long as that element exists; a ref whose element is gone
+  is a LocateError.
+* Capabilities are all false: no dialogs, frames, windows switching, upload, drag, trace,
+  pick, observe, webmcp, screenshot or restore.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import trio
+
+from . import _atspi_map as amap
+from ._atspi_dbus import AppInfo, Backend, LiveBackend, StaleObjectError
+from ._calls import (
+    PREDICATE_SUBJECTS,
+    ActArgs,
+    ActResult,
+    Checked,
+    CheckResult,
+    CheckSubject,
+    Count,
+    Disabled,
+    ElementDescription,
+    Enabled,
+    Focused,
+    Hidden,
+    PathStep,
+    Predicate,
+    ReadKind,
+    TextContains,
+    TextEquals,
+    TitleMatches,
+    Unchecked,
+    UrlMatches,
+    ValueEquals,
+    Visible,
+)
+from ._candidates import (
+    AutomationIdCandidate,
+    Candidate,
+    ControlPathCandidate,
+    CoordsCandidate,
+    LabelCandidate,
+    NameCandidate,
+    RoleCandidate,
+    TextCandidate,
+)
+from ._capabilities import Capabilities
+from ._errors import (
+    ActionabilityError,
+    CheckError,
+    DataError,
+    LocateError,
+    NavigationError,
+    ScriptError,
+    SessionError,
+    SurfaceTimeoutError,
+)
+from ._schemas import (
+    act_args_from_dict,
+    candidate_from_dict,
+    predicate_from_dict,
+    session_init_from_dict,
+    session_state_from_dict,
+)
+from ._session import Launch, SessionInit, SessionState
+from ._snapshot import Snapshot, SnapshotNode, build_snapshot
+from ._surface import (
+    ActArgsLike,
+    CandidateLike,
+    PredicateLike,
+    SessionInitLike,
+    SessionStateLike,
+    SurfaceKind,
+)
+
+NAVIGATION: Final = frozenset({"navigate", "back", "forward", "refresh"})
+POINTER_ONLY: Final = frozenset({"hover", "pressAndHold", "release", "dragTo"})
+UNCLAIMED: Final = frozenset(
+    {
+        "upload",
+        "switchWindow",
+        "closeOtherWindows",
+        "switchFrame",
+        "resizeWindow",
+        "dialog",
+        "screenshot",
+        "keyDown",
+        "keyUp",
+    }
+)
+LABEL_FOR: Final = amap.RELATION_NAMES.index("label-for")
+LABELLED_BY: Final = amap.RELATION_NAMES.index("labelled-by")
+OPTION_ROLES: Final = frozenset(
+    {
+        "menu item",
+        "check menu item",
+        "radio menu item",
+        "list item",
+        "table cell",
+        "tree item",
+        "page tab",
+        "option",
+    }
+)
+KEYSYMS: Final[Mapping[str, int]] = {
+    "enter": 0xFF0D,
+    "return": 0xFF0D,
+    "tab": 0xFF09,
+    "escape": 0xFF1B,
+    "esc": 0xFF1B,
+    "backspace": 0xFF08,
+    "delete": 0xFFFF,
+    "home": 0xFF50,
+    "end": 0xFF57,
+    "arrowleft": 0xFF51,
+    "arrowup": 0xFF52,
+    "arrowright": 0xFF53,
+    "arrowdown": 0xFF54,
+    "left": 0xFF51,
+    "up": 0xFF52,
+    "right": 0xFF53,
+    "down": 0xFF54,
+    "pageup": 0xFF55,
+    "pagedown": 0xFF56,
+    "space": 0x20,
+    " ": 0x20,
+    "insert": 0xFF63,
+    **{f"f{n}": 0xFFBD + n for n in range(1, 13)},
+}
+DEFAULT_TIMEOUT_MS: Final = 20_000
+QUIT_WAIT_S: Final = 3.0
+
+
+def create_atspi_surface(config: Mapping[str, Any]) -> AtspiSurface:
+    """The factory ``create_surface({"adapter": "atspi", ...})`` calls."""
+    return AtspiSurface(config)
+
+
+@attrs.define
+class _Entry:
+    ref: str
+    raw: amap.RawNode
+    node: SnapshotNode
+
+
+@attrs.define
+class _Tree:
+    entries: list[_Entry]
+    by_ref: dict[str, _Entry]
+    children: dict[str, list[_Entry]]
+
+    @property
+    def root(self) -> _Entry:
+        return self.entries[0]
+
+
+def _contains(haystack: str | None, needle: str, exact: bool) -> bool:
+    if haystack is None:
+        return False
+    if exact:
+        return haystack == needle
+    return needle.casefold() in haystack.casefold()
+
+
+class AtspiSurface:
+    """An AgentSurface over one desktop application on the AT-SPI registry."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None, *, backend: Backend | None = None):
+        config = dict(config or {})
+        self._config = config
+        self._given_backend = backend
+        self._backend: Backend | None = None
+        self._app: AppInfo | None = None
+        self._process: trio.Process | None = None
+        self._launched = False
+        self._ended = False
+        self._refs: dict[str, str] = {}
+        self._paths: dict[str, str] = {}
+        self._tree: _Tree | None = None
+        self._last_result: str | None = None
+        self._timeout = float(config.get("timeout_ms", DEFAULT_TIMEOUT_MS)) / 1000
+        self._settle = float(config.get("settle_ms", 60)) / 1000
+
+    @property
+    def kind(self) -> SurfaceKind:
+        return "desktop"
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities()
+
+    # -- the session ------------------------------------------------------------------
+
+    @property
+    def application(self) -> AppInfo | None:
+        """The application this session drives (None before ``open``)."""
+        return self._app
+
+    @property
+    def launched(self) -> bool:
+        """Whether this session launched its application (and so may quit it)."""
+        return self._launched
+
+    async def open(self, session: SessionInitLike) -> None:
+        init = session if isinstance(session, SessionInit) else session_init_from_dict(session)
+        if self._app is not None:
+            raise SessionError("the session is already open")
+        if init.process_name is None and init.launch is None:
+            raise SessionError("an atspi session needs a process_name to attach to or a launch")
+        if init.timeout_ms is not None:
+            self._timeout = init.timeout_ms / 1000
+        if self._given_backend is not None:
+            self._backend = self._given_backend
+        else:
+            self._backend = await LiveBackend.connect(
+                self._config.get("session_bus"), self._config.get("a11y_bus"), self._timeout
+            )
+        try:
+            if init.process_name is not None:
+                self._app = await self._find_by_name(init.process_name)
+            if self._app is None and init.launch is not None:
+                await self._launch(init.launch)
+            if self._app is None:
+                raise SessionError(
+                    f"no process named {init.process_name!r} owns a window, and no launch was given"
+                )
+        except BaseException:
+            await self._release()
+            raise
+
+    async def _find_by_name(self, name: str) -> AppInfo | None:
+        for app in await self._require_backend().applications():
+            if app.owns_window and _process_named(app, name):
+                return app
+        return None
+
+    async def _launch(self, launch: Launch) -> None:
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in dict(self._config.get("env") or {}).items()})
+        for key in ("NO_AT_BRIDGE", "GTK_A11Y"):
+            env.pop(key, None)
+        if self._config.get("session_bus"):
+            env["DBUS_SESSION_BUS_ADDRESS"] = str(self._config["session_bus"])
+        try:
+            self._process = await trio.lowlevel.open_process(
+                [launch.path, *launch.args],
+                env=env,
+                cwd=launch.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SessionError(f"cannot launch {launch.path!r}: {exc}") from exc
+        self._launched = True
+        backend = self._require_backend()
+        with trio.move_on_after(self._timeout):
+            while True:
+                code = self._process.poll()
+                if code is not None:
+                    raise SessionError(
+                        f"{launch.path!r} exited with status {code} before it owned a window"
+                    )
+                for app in await backend.applications():
+                    if (
+                        app.owns_window
+                        and app.pid is not None
+                        and _descends(app.pid, self._process.pid)
+                    ):
+                        self._app = app
+                        return
+                await trio.sleep(0.05)
+        raise SurfaceTimeoutError(
+            f"{launch.path!r} did not show a window on the AT-SPI registry within"
+            f" {self._timeout:.0f}s"
+        )
+
+    async def close(self) -> None:
+        """End the session: an application this session launched is quit (gracefully
+        first); an attached one is left running. Safe to call twice."""
+        try:
+            if self._launched and not self._ended and self._process is not None:
+                with contextlib.suppress(Exception):
+                    await self._quit()
+        finally:
+            await self._release()
+
+    async def _release(self) -> None:
+        backend, self._backend = self._backend, None
+        if backend is not None and self._given_backend is None:
+            with contextlib.suppress(Exception):
+                await backend.aclose()
+        if self._process is not None and self._process.poll() is None:
+            _signal_group(self._process.pid, signal.SIGKILL)
+        self._app = None
+        self._tree = None
+
+    def _require_backend(self) -> Backend:
+        if self._backend is None:
+            raise SessionError("the session is not open")
+        return self._backend
+
+    def _require_app(self) -> tuple[Backend, AppInfo]:
+        backend = self._require_backend()
+        if self._app is None:
+            raise SessionError("the session is not open")
+        if self._ended:
+            raise SessionError(f"{self._app.name} has quit")
+        if self._process is not None and self._process.poll() is not None:
+            self._ended = True
+            raise SessionError(f"{self._app.name} exited with status {self._process.poll()}")
+        return backend, self._app
+
+    # -- the tree ---------------------------------------------------------------------
+
+    def _ref(self, path: str) -> str:
+        ref = self._refs.get(path)
+        if ref is None:
+            ref = f"a{len(self._refs) + 1}"
+            self._refs[path] = ref
+            self._paths[ref] = path
+        return ref
+
+    async def _read(self, root: str = amap.ROOT_PATH) -> _Tree:
+        backend, app = self._require_app()
+        try:
+            raws = await backend.read_tree(app, root)
+        except StaleObjectError as exc:
+            self._ended = root == amap.ROOT_PATH
+            raise SessionError(f"{app.name} is gone from the registry: {exc}") from exc
+        entries: list[_Entry] = []
+        stack: list[_Entry] = []
+        children: dict[str, list[_Entry]] = {}
+        for raw in raws:
+            while stack and stack[-1].raw.depth >= raw.depth:
+                stack.pop()
+            parent = stack[-1] if stack else None
+            ref = self._ref(raw.path)
+            node = amap.to_snapshot_node(raw, ref, parent.ref if parent else None, len(stack))
+            entry = _Entry(ref, raw, node)
+            entries.append(entry)
+            if parent is not None:
+                children.setdefault(parent.ref, []).append(entry)
+            stack.append(entry)
+        if not entries:
+            raise SessionError(f"{app.name} has no accessible tree")
+        tree = _Tree(entries, {e.ref: e for e in entries}, children)
+        if root == amap.ROOT_PATH:
+            self._tree = tree
+        return tree
+
+    async def snapshot(
+        self,
+        *,
+        root: str | None = None,
+        max_nodes: int | None = None,
+        interactive_only: bool = False,
+    ) -> Snapshot:
+        path = self._path(root) if root is not None else amap.ROOT_PATH
+        try:
+            tree = await self._read(path)
+        except SessionError:
+            if root is not None:
+                raise LocateError(f"ref {root!r} is gone", details={"ref": root}) from None
+            raise
+        entries = tree.entries
+        if interactive_only:
+            entries = [entries[0], *(e for e in entries[1:] if _interactive(e.raw))]
+        nodes = _reparent([e.node for e in entries], tree)
+        if max_nodes is not None:
+            nodes = nodes[: max(1, max_nodes)]
+        return build_snapshot(tree.root.ref, nodes)
+
+    def _path(self, ref: str) -> str:
+        path = self._paths.get(ref)
+        if path is None:
+            raise LocateError(f"unknown ref {ref!r}", details={"ref": ref})
+        return path
+
+    async def _node(self, ref: str) -> amap.RawNode:
+        """The current facts of the element behind ``ref``; LocateError when it is gone."""
+        backend, app = self._require_app()
+        raw = await backend.read_node(app, self._path(ref))
+        if raw is None:
+            raise LocateError(f"ref {ref!r} is stale: its element is gone", details={"ref": ref})
+        return raw
+
+    async def _entry(self, ref: str) -> _Entry:
+        self._path(ref)
+        tree = self._tree
+        if tree is None or ref not in tree.by_ref:
+            tree = await self._read()
+        entry = tree.by_ref.get(ref)
+        if entry is None:
+            raise LocateError(f"ref {ref!r} is stale: its element is gone", details={"ref": ref})
+        return entry
+
+    # -- locate -----------------------------------------------------------------------
+
+    async def locate(self, candidate: CandidateLike) -> list[str]:
+        cand = candidate if not isinstance(candidate, Mapping) else candidate_from_dict(candidate)
+        if not isinstance(
+            cand,
+            (
+                AutomationIdCandidate,
+                RoleCandidate,
+                NameCandidate,
+                TextCandidate,
+                LabelCandidate,
+                ControlPathCandidate,
+                CoordsCandidate,
+            ),
+        ):
+            return []
+        tree = await self._read()
+        shown = [e for e in tree.entries if "hidden" not in e.node.states]
+        return await self._match(tree, shown, cand)
+
+    async def _match(self, tree: _Tree, shown: list[_Entry], cand: Candidate) -> list[str]:
+        if isinstance(cand, AutomationIdCandidate):
+            return [e.ref for e in shown if amap.automation_id(e.raw) == cand.value]
+        if isinstance(cand, RoleCandidate):
+            role = cand.role.lower()
+            return [
+                e.ref
+                for e in shown
+                if e.node.role == role
+                and (cand.name is None or _contains(e.node.name, cand.name, cand.exact))
+            ]
+        if isinstance(cand, NameCandidate):
+            return [e.ref for e in shown if e.node.name == cand.value]
+        if isinstance(cand, TextCandidate):
+            return [
+                e.ref
+                for e in shown
+                if e.node.role not in {"application", "window"}
+                and _contains(_own_text(e, tree), cand.value, cand.exact)
+            ]
+        if isinstance(cand, LabelCandidate):
+            return await self._by_label(tree, shown, cand)
+        if isinstance(cand, ControlPathCandidate):
+            return _by_path(tree, amap.parse_control_path(cand.value), shown)
+        if isinstance(cand, CoordsCandidate):
+            return _hit(shown, cand.x, cand.y)
+        return []
+
+    async def _by_label(self, tree: _Tree, shown: list[_Entry], cand: LabelCandidate) -> list[str]:
+        backend, app = self._require_app()
+        labels = [
+            e
+            for e in shown
+            if e.raw.role_name in {"label", "text"}
+            and _contains(e.node.name, cand.value, cand.exact)
+        ]
+        visible = {e.raw.path: e.ref for e in shown}
+        out: list[str] = []
+        for label in labels:
+            for kind, targets in await backend.relations(app, label.raw.path):
+                if kind == LABEL_FOR:
+                    out += [visible[t] for t in targets if t in visible and visible[t] not in out]
+        return out
+
+    # -- act --------------------------------------------------------------------------
+
+    async def act(
+        self,
+        action: str,
+        ref: str | None = None,
+        args: ActArgsLike | None = None,
+        ref2: str | None = None,
+    ) -> ActResult:
+        a = args if isinstance(args, ActArgs) or args is None else act_args_from_dict(args)
+        a = a or ActArgs()
+        if action in NAVIGATION:
+            raise NavigationError(f"{action}: a desktop application has no URL to navigate")
+        if action == "quit":
+            await self._quit()
+            return ActResult()
+        if action == "sleep":
+            await trio.sleep((a.ms or 0) / 1000)
+            return ActResult()
+        if action in POINTER_ONLY:
+            raise ActionabilityError(
+                f"{action} needs a pointer; the atspi adapter acts only through the"
+                " element's accessibility interfaces",
+                details={"action": action},
+            )
+        if action in UNCLAIMED:
+            raise ActionabilityError(
+                f"the atspi adapter does not support {action}", details={"action": action}
+            )
+        if action == "evaluate":
+            raise ScriptError("the AT-SPI desktop has no script engine to evaluate in")
+        if action == "invoke":
+            raise ActionabilityError("invoke is composed by the executor, not the surface")
+        if action == "waitFor":
+            await self._wait_for(ref, a)
+            return ActResult()
+        if action in {"scrollToTop", "scrollToBottom"}:
+            await self._scroll_end(ref, top=action == "scrollToTop")
+            return ActResult()
+        if action == "press" and ref is None:
+            await self._key(a.key)
+            return ActResult()
+        if ref is None:
+            raise DataError(f"{action} needs a ref", path="ref")
+        result = await self._act_on(action, ref, a)
+        self._last_result = result
+        if result is not None:
+            return ActResult(result=result)
+        await self._settle_after()
+        return ActResult()
+
+    async def _settle_after(self) -> None:
+        """GTK runs a DoAction from an idle callback: give it the chance to."""
+        if self._settle > 0:
+            await trio.sleep(self._settle)
+
+    async def _act_on(self, action: str, ref: str, a: ActArgs) -> str | None:
+        backend, app = self._require_app()
+        raw = await self._node(ref)
+        path = raw.path
+        if action == "read":
+            return amap.text_of(raw) or ""
+        if action == "scrollIntoView":
+            if raw.has("Component"):
+                await backend.scroll_to(app, path)
+            return None
+        states = amap.node_states(raw)
+        if "hidden" in states:
+            raise ActionabilityError(f"{action}: {ref} is not showing", details={"ref": ref})
+        if "disabled" in states:
+            raise ActionabilityError(f"{action}: {ref} is disabled", details={"ref": ref})
+        if action in {"click", "hoverAndClick", "doubleClick", "submit", "rightClick"}:
+            await self._do(raw, ref, action, times=2 if action == "doubleClick" else 1)
+        elif action == "setChecked":
+            if a.checked is None:
+                raise DataError("setChecked needs args.checked", path="args.checked")
+            if not amap.is_checkable(raw):
+                raise ActionabilityError(f"{ref} is not checkable", details={"ref": ref})
+            if amap.is_checked(raw) != a.checked:
+                await self._do(raw, ref, "setChecked")
+        elif action == "type":
+            await self._type(raw, ref, a.text)
+        elif action == "clear":
+            self._require_editable(raw, ref)
+            await backend.set_text(app, path, "")
+        elif action == "press":
+            await self._press(raw, ref, a.key)
+        elif action in {"selectOption", "deselectOption", "deselectAll"}:
+            await self._select(raw, ref, action, a.values or ())
+        else:
+            raise DataError(f"unknown action {action!r}", path="action")
+        return None
+
+    async def _do(self, raw: amap.RawNode, ref: str, action: str, times: int = 1) -> None:
+        backend, app = self._require_app()
+        if not raw.has("Action"):
+            raise ActionabilityError(
+                f"{ref} ({raw.role_name}) has no actions", details={"ref": ref}
+            )
+        names = raw.actions if raw.actions is not None else await backend.actions(app, raw.path)
+        index = amap.choose_action(names, action)
+        if index is None:
+            raise ActionabilityError(
+                f"{ref} ({raw.role_name}) has no action for {action}; it offers {list(names)}",
+                details={"ref": ref, "actions": list(names)},
+            )
+        for _ in range(times):
+            if not await backend.do_action(app, raw.path, index):
+                raise ActionabilityError(f"{ref} refused the {names[index]!r} action")
+
+    def _require_editable(self, raw: amap.RawNode, ref: str) -> None:
+        if not raw.has("EditableText"):
+            raise ActionabilityError(f"{ref} ({raw.role_name}) is not editable text")
+        if "readonly" in amap.node_states(raw):
+            raise ActionabilityError(f"{ref} is read-only", details={"ref": ref})
+
+    async def _type(self, raw: amap.RawNode, ref: str, text: str | None) -> None:
+        backend, app = self._require_app()
+        if text is None:
+            raise DataError("type needs args.text", path="args.text")
+        if raw.has("Value") and (
+            raw.role_name in {"spin button", "slider"} or not raw.has("EditableText")
+        ):
+            try:
+                number = float(text)
+            except ValueError:
+                raise DataError(f"{ref} takes a number, not {text!r}", path="args.text") from None
+            if not math.isfinite(number):
+                raise DataError(f"{ref} takes a finite number", path="args.text")
+            await backend.set_value(app, raw.path, number)
+            return
+        self._require_editable(raw, ref)
+        current = raw.text or ""
+        if not await backend.insert_text(app, raw.path, len(current), text):
+            raise ActionabilityError(f"{ref} refused the text")
+
+    async def _press(self, raw: amap.RawNode, ref: str, key: str | None) -> None:
+        if not key:
+            raise DataError("press needs args.key", path="args.key")
+        lowered = key.lower()
+        if lowered in {"enter", "return"} and raw.has("Action"):
+            await self._do(raw, ref, "submit")
+            return
+        if lowered in {"space", " "} and raw.has("Action"):
+            await self._do(raw, ref, "click")
+            return
+        backend, app = self._require_app()
+        if raw.has("Component"):
+            await backend.grab_focus(app, raw.path)
+        await self._key(key)
+
+    async def _key(self, key: str | None) -> None:
+        if not key:
+            raise DataError("press needs args.key", path="args.key")
+        backend, _app = self._require_app()
+        keysym = KEYSYMS.get(key.lower())
+        if keysym is None:
+            if len(key) != 1:
+                raise DataError(f"unknown key {key!r}", path="args.key")
+            code = ord(key)
+            keysym = code if code < 0x100 else 0x01000000 + code
+        await backend.key(keysym)
+
+    async def _select(
+        self, raw: amap.RawNode, ref: str, action: str, values: Sequence[str]
+    ) -> None:
+        backend, app = self._require_app()
+        if not raw.has("Selection"):
+            raise ActionabilityError(f"{ref} ({raw.role_name}) has no options to select")
+        if action == "deselectAll":
+            await backend.clear_selection(app, raw.path)
+            return
+        if not values:
+            raise DataError(f"{action} needs args.values", path="args.values")
+        options = await self._options(ref, raw)
+        for value in values:
+            index = _option_index(options, value)
+            if index is None:
+                names = [amap.display_name(o) for o in options]
+                raise ActionabilityError(f"{ref} has no option {value!r}; it has {names}")
+            call = backend.select_child if action == "selectOption" else backend.deselect_child
+            if not await call(app, raw.path, index):
+                raise ActionabilityError(f"{ref} refused to {action} {value!r}")
+
+    async def _options(self, ref: str, raw: amap.RawNode) -> list[amap.RawNode]:
+        backend, app = self._require_app()
+        subtree = await backend.read_tree(app, raw.path)
+        kids = [n for n in subtree if n.depth == 1]
+        if raw.role_name == "combo box":
+            menus = [n for n in kids if n.role_name == "menu"]
+            if menus:
+                menu = menus[0]
+                start = subtree.index(menu)
+                return [n for n in subtree[start + 1 :] if n.depth == 2 and n.parent == menu.path]
+        return kids
+
+    async def _scroll_end(self, ref: str | None, *, top: bool) -> None:
+        backend, app = self._require_app()
+        path = self._path(ref) if ref is not None else amap.ROOT_PATH
+        for node in await backend.read_tree(app, path):
+            if (
+                node.role_name == "scroll bar"
+                and node.has("Value")
+                and "vertical" in node.state_set
+            ):
+                low, high = await backend.value_range(app, node.path)
+                await backend.set_value(app, node.path, low if top else high)
+                return
+
+    async def _wait_for(self, ref: str | None, a: ActArgs) -> None:
+        if ref is None:
+            raise DataError("waitFor needs a ref", path="ref")
+        wanted = a.wait_state or "visible"
+        timeout = (a.timeout_ms if a.timeout_ms is not None else self._timeout * 1000) / 1000
+        backend, app = self._require_app()
+        path = self._path(ref)
+        with trio.move_on_after(timeout):
+            while True:
+                raw = await backend.read_node(app, path)
+                present = raw is not None
+                shown = present and not amap.is_hidden(raw)  # type: ignore[arg-type]
+                if {
+                    "visible": shown,
+                    "hidden": not shown,
+                    "attached": present,
+                    "detached": not present,
+                }[wanted]:
+                    return
+                await trio.sleep(0.05)
+        raise SurfaceTimeoutError(f"{ref} was not {wanted} within {timeout:.1f}s")
+
+    # -- quit -------------------------------------------------------------------------
+
+    async def _quit(self) -> None:
+        backend, app = self._require_app()
+        if not self._launched or self._process is None:
+            raise SessionError(
+                f"{app.name} was already running when this session attached to it; an"
+                " attached session does not quit it"
+            )
+        process = self._process
+        with contextlib.suppress(Exception):
+            control = await self._quit_control()
+            if control is not None:
+                names = control.actions or await backend.actions(app, control.path)
+                index = amap.choose_action(names, "click")
+                if index is not None:
+                    await backend.do_action(app, control.path, index)
+        if await _exited(process, QUIT_WAIT_S):
+            self._ended = True
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            _signal_group(process.pid, sig)
+            if await _exited(process, QUIT_WAIT_S):
+                self._ended = True
+                return
+        raise SessionError(f"{app.name} (pid {process.pid}) survived its quit, SIGTERM and SIGKILL")
+
+    async def _quit_control(self) -> amap.RawNode | None:
+        tree = await self._read()
+        for entry in tree.entries:
+            raw = entry.raw
+            if not raw.has("Action") or "hidden" in entry.node.states:
+                continue
+            if (
+                raw.role_name in {"push button", "menu item"}
+                and amap.plain_label(raw.name) in amap.QUIT_NAMES
+            ):
+                return raw
+        return None
+
+    # -- read, check, describe --------------------------------------------------------
+
+    async def read(self, kind: ReadKind, ref: str | None = None, name: str | None = None) -> object:
+        if kind == "url":
+            raise NavigationError("a desktop application has no URL")
+        if kind == "result":
+            return self._last_result
+        if kind == "title":
+            return await self._title()
+        if ref is None:
+            raise DataError(f"read {kind} needs a ref", path="ref")
+        raw = await self._node(ref)
+        if kind == "text":
+            return amap.text_of(raw) or ""
+        if kind == "value":
+            return amap.value_of(raw)
+        if kind == "attribute":
+            if not name:
+                raise DataError("read attribute needs a name", path="name")
+            if name in {"automationId", "accessible-id", "id"}:
+                return amap.automation_id(raw)
+            return raw.attributes.get(name)
+        raise DataError(f"unknown read kind {kind!r}", path="kind")
+
+    async def _title(self) -> str:
+        backend, app = self._require_app()
+        for current in await backend.applications():
+            if current.bus == app.bus and current.windows:
+                return current.windows[0][2]
+        return ""
+
+    async def check(
+        self, predicate: PredicateLike, subject: CheckSubject, ref: str | None = None
+    ) -> CheckResult:
+        pred = predicate if not isinstance(predicate, Mapping) else predicate_from_dict(predicate)
+        if subject not in PREDICATE_SUBJECTS.get(pred.kind, ()):
+            raise CheckError(f"{pred.kind} cannot be checked against {subject}")
+        if subject == "dialog":
+            raise CheckError("the atspi adapter does not observe dialogs")
+        if subject == "page":
+            return await self._check_page(pred)
+        if ref is None:
+            raise CheckError(f"{pred.kind} on a ref needs the ref")
+        self._path(ref)
+        backend, app = self._require_app()
+        raw = await backend.read_node(app, self._path(ref))
+        if raw is None:
+            if isinstance(pred, Hidden):
+                return CheckResult(ok=True, actual="gone")
+            if isinstance(pred, Visible):
+                return CheckResult(ok=False, actual="gone")
+            raise LocateError(f"ref {ref!r} is stale: its element is gone", details={"ref": ref})
+        return _check_node(pred, raw)
+
+    async def _check_page(self, pred: Predicate) -> CheckResult:
+        if isinstance(pred, UrlMatches):
+            raise CheckError("a desktop application has no URL to match")
+        if isinstance(pred, TitleMatches):
+            title = await self._title()
+            return CheckResult(ok=re.search(pred.pattern, title) is not None, actual=title)
+        if isinstance(pred, Count):
+            found = await self.locate(pred.candidate)
+            return CheckResult(ok=len(found) == pred.count, actual=str(len(found)))
+        if isinstance(pred, TextContains):
+            tree = await self._read()
+            texts = [
+                amap.text_of(e.raw) or "" for e in tree.entries if "hidden" not in e.node.states
+            ]
+            needle = pred.text.casefold() if pred.ignore_case else pred.text
+            hit = any(needle in (t.casefold() if pred.ignore_case else t) for t in texts)
+            return CheckResult(ok=hit)
+        raise CheckError(f"{pred.kind} cannot be checked against the page")
+
+    async def describe(self, ref: str) -> ElementDescription:
+        raw = await self._node(ref)
+        entry = await self._entry(ref)
+        tree = self._tree
+        assert tree is not None
+        return ElementDescription(
+            ref=ref,
+            role=amap.aria_role(raw),
+            name=amap.display_name(raw),
+            value=amap.value_of(raw),
+            description=raw.description or None,
+            text=amap.text_of(raw),
+            placeholder=raw.attributes.get("placeholder-text"),
+            states=amap.node_states(raw),
+            box=amap.box_of(raw),
+            native=amap.native_of(raw),
+            path=_path_steps(tree, entry),
+        )
+
+    async def screenshot(self, path: str, mask: Sequence[str] | None = None) -> None:
+        raise SessionError("the atspi adapter takes no screenshots (capabilities().screenshot)")
+
+    async def state(self) -> SessionState:
+        _backend, app = self._require_app()
+        return SessionState(extras={"atspi.application": app.name})
+
+    async def restore(self, state: SessionStateLike) -> None:
+        value = state if isinstance(state, SessionState) else session_state_from_dict(state)
+        if value.url is not None or value.cookies or value.origins:
+            raise SessionError("the atspi adapter cannot restore web session state")
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _process_named(app: AppInfo, name: str) -> bool:
+    """The registry's application name, or the process's command or executable name."""
+    if app.name == name:
+        return True
+    if app.pid is None:
+        return False
+    proc = Path("/proc") / str(app.pid)
+    with contextlib.suppress(OSError):
+        if (proc / "comm").read_text().strip() == name:
+            return True
+    with contextlib.suppress(OSError):
+        if os.path.basename(os.readlink(proc / "exe")) == name:
+            return True
+    return False
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    for _ in range(64):
+        if pid == ancestor:
+            return True
+        try:
+            stat = (Path("/proc") / str(pid) / "stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+        if pid <= 1:
+            return False
+    return False
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+async def _exited(process: trio.Process, seconds: float) -> bool:
+    with trio.move_on_after(seconds):
+        await process.wait()
+        return True
+    return process.poll() is not None
+
+
+def _interactive(raw: amap.RawNode) -> bool:
+    return raw.has("Action") or raw.has("EditableText") or raw.has("Value") or raw.has("Selection")
+
+
+def _reparent(nodes: list[SnapshotNode], tree: _Tree) -> list[SnapshotNode]:
+    """Depths and parents for a filtered node list: each node's parent is its nearest
+    kept ancestor."""
+    kept = {n.ref for n in nodes}
+    parents = {e.ref: e.node.parent for e in tree.entries}
+    depth: dict[str, int] = {}
+    out = []
+    for node in nodes:
+        parent = node.parent
+        while parent is not None and parent not in kept:
+            parent = parents.get(parent)
+        d = depth[parent] + 1 if parent is not None and parent in depth else 0
+        depth[node.ref] = d
+        out.append(attrs.evolve(node, parent=parent, depth=d))
+    return out
+
+
+def _own_text(entry: _Entry, tree: _Tree) -> str | None:
+    """What a text candidate matches: the element's Text content, or the name of a leaf
+    (a button's label, a label's words)."""
+    if entry.raw.text is not None and not amap.is_text_input(entry.raw):
+        return entry.raw.text
+    if amap.is_text_input(entry.raw):
+        return None
+    if entry.ref in tree.children:
+        return None
+    return entry.node.name
+
+
+def _by_path(tree: _Tree, steps: list[amap.PathStep], shown: list[_Entry]) -> list[str]:
+    visible = {e.ref for e in shown}
+    current = [tree.root]
+    for step in steps:
+        following: list[_Entry] = []
+        for entry in current:
+            kids = [
+                k for k in tree.children.get(entry.ref, []) if amap.step_matches_role(step, k.raw)
+            ]
+            if step.index is not None:
+                if 1 <= step.index <= len(kids):
+                    following.append(kids[step.index - 1])
+            elif step.name is not None:
+                following += [k for k in kids if k.node.name == step.name]
+            else:
+                following += kids
+        current = following
+    return [e.ref for e in current if e.ref in visible]
+
+
+def _hit(shown: list[_Entry], x: float, y: float) -> list[str]:
+    best: _Entry | None = None
+    for entry in shown:
+        box = entry.node.box
+        if box is None:
+            continue
+        bx, by, width, height = box
+        inside = bx <= x < bx + width and by <= y < by + height
+        if inside and (best is None or entry.node.depth >= best.node.depth):
+            best = entry
+    return [best.ref] if best is not None else []
+
+
+def _option_index(options: list[amap.RawNode], value: str) -> int | None:
+    keys: list[list[str | None]] = [
+        [amap.display_name(o) for o in options],
+        [amap.automation_id(o) for o in options],
+        [(amap.display_name(o) or "").casefold() for o in options],
+    ]
+    wanted_keys = (value, value, value.casefold())
+    for wanted, column in zip(wanted_keys, keys, strict=True):
+        if wanted in column:
+            return column.index(wanted)
+    return None
+
+
+def _path_steps(tree: _Tree, entry: _Entry) -> tuple[PathStep, ...]:
+    chain: list[_Entry] = []
+    current: _Entry | None = entry
+    while current is not None and current.node.parent is not None:
+        chain.append(current)
+        current = tree.by_ref.get(current.node.parent)
+    steps = []
+    for item in reversed(chain):
+        siblings = [
+            s
+            for s in tree.children.get(item.node.parent or "", [])
+            if s.node.role == item.node.role
+        ]
+        steps.append(PathStep(item.node.role, item.node.name, siblings.index(item)))
+    return tuple(steps)
+
+
+def _check_node(pred: Predicate, raw: amap.RawNode) -> CheckResult:
+    states = set(amap.node_states(raw))
+    if isinstance(pred, Visible):
+        return CheckResult(ok="hidden" not in states)
+    if isinstance(pred, Hidden):
+        return CheckResult(ok="hidden" in states)
+    if isinstance(pred, Enabled):
+        return CheckResult(ok="disabled" not in states)
+    if isinstance(pred, Disabled):
+        return CheckResult(ok="disabled" in states)
+    if isinstance(pred, (Checked, Unchecked)):
+        if not amap.is_checkable(raw):
+            raise CheckError(f"a {raw.role_name} cannot be checked or unchecked")
+        on = amap.is_checked(raw)
+        return CheckResult(
+            ok=on if isinstance(pred, Checked) else not on, actual="checked" if on else "unchecked"
+        )
+    if isinstance(pred, Focused):
+        return CheckResult(ok="focused" in states)
+    if isinstance(pred, (TextEquals, TextContains)):
+        text = amap.text_of(raw) or ""
+        want = pred.text
+        seen = text
+        if pred.ignore_case:
+            want, seen = want.casefold(), seen.casefold()
+        hit = seen == want if isinstance(pred, TextEquals) else want in seen
+        return CheckResult(ok=hit, actual=text)
+    if isinstance(pred, ValueEquals):
+        value = amap.value_of(raw)
+        return CheckResult(ok=value == pred.value, actual=value)
+    raise CheckError(f"{pred.kind} cannot be checked against an element")

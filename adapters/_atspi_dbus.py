@@ -1,0 +1,720 @@
+"""The atspi adapter's conversation with the AT-SPI registry, over jeepney.
+
+Why jeepney: it is pure Python (no C extension, nothing to compile, already a dependency
+for the runtime's desktop integration), it speaks D-Bus over Trio natively
+(``jeepney.io.trio``), and it lets us pipeline. The alternatives are worse here: GI's
+``Atspi`` (and pyatspi on top of it) exists only for the system interpreter, not in the
+venv, and is synchronous, one blocking round trip per property; dbus-python and
+dbus-next bring C dependencies or their own event loop.
+
+How the tree is read (``LiveBackend.read_tree``), in as few round trips as the protocol
+allows:
+
+1. ``org.a11y.atspi.Cache.GetItems`` on the application: one message carrying every
+   accessible the toolkit has registered, each with its parent, index, child count,
+   interfaces, name, role number, description and states.
+2. The cache is a cache: GTK creates accessibles lazily, so a node whose child count
+   disagrees with the cached children (or whose children have no index, as menus' do)
+   gets one ``GetChildren``, and children the cache never saw get their facts fetched;
+   all of a level's calls go out at once.
+3. One pipelined batch for what the cache does not carry: ``AccessibleId`` and
+   ``GetAttributes`` for every node, ``GetExtents`` for the showing ones, the text of text
+   inputs and of nameless Text nodes, and Value's ``CurrentValue``.
+
+Pipelining: ``A11yBus.call_many`` writes up to a window of method calls before reading a
+reply and matches replies by serial, so a batch costs about one round trip of latency
+however many calls it holds.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+import attrs
+import trio
+from jeepney import DBusAddress, HeaderFields, Message, MessageType, new_method_call
+from jeepney.io.trio import DBusConnection, open_dbus_connection
+
+from ._atspi_map import ROLE_NAMES, ROOT_PATH, WINDOW_ROLES, RawNode, role_name, state_names
+from ._atspi_wire import method_call
+from ._errors import SessionError, SurfaceTimeoutError
+
+ATSPI: Final = "org.a11y.atspi."
+ACCESSIBLE: Final = ATSPI + "Accessible"
+PROPERTIES: Final = "org.freedesktop.DBus.Properties"
+REGISTRY_BUS: Final = "org.a11y.atspi.Registry"
+DEC_PATH: Final = "/org/a11y/atspi/registry/deviceeventcontroller"
+SCREEN_COORDS: Final = 0
+KEY_SYM: Final = 3
+LISTENED_EVENT: Final = "window:activate"
+WINDOW: Final = 256
+"""Method calls in flight at once on the accessibility bus."""
+
+
+class StaleObjectError(SessionError):
+    """Raised by the backend when an accessible no longer exists (the application
+    destroyed it, or exited); the surface turns it into a LocateError for a ref."""
+
+
+class BusCallError(SessionError):
+    """Raised when a method call on the accessibility bus answers with a D-Bus error
+    other than the object being gone."""
+
+
+_GONE_ERRORS: Final = frozenset(
+    {
+        "org.freedesktop.DBus.Error.UnknownObject",
+        "org.freedesktop.DBus.Error.UnknownMethod",
+        "org.freedesktop.DBus.Error.ServiceUnknown",
+        "org.freedesktop.DBus.Error.NoReply",
+        "org.freedesktop.DBus.Error.Disconnected",
+        "org.freedesktop.DBus.Error.NameHasNoOwner",
+    }
+)
+
+
+_APP_GONE: Final = frozenset(
+    {
+        "org.freedesktop.DBus.Error.ServiceUnknown",
+        "org.freedesktop.DBus.Error.NameHasNoOwner",
+        "org.freedesktop.DBus.Error.Disconnected",
+    }
+)
+
+
+def error_name(reply: Message) -> str | None:
+    if reply.header.message_type is MessageType.error:
+        return str(reply.header.fields.get(HeaderFields.error_name, "error"))
+    return None
+
+
+def ok(reply: Message) -> bool:
+    return reply.header.message_type is MessageType.method_return
+
+
+@attrs.frozen
+class AppInfo:
+    """One application on the registry: its bus name, accessible name, process and the
+    top-level window accessibles it owns (path, role name, name)."""
+
+    bus: str
+    name: str
+    pid: int | None
+    toolkit: str = ""
+    windows: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def owns_window(self) -> bool:
+        return bool(self.windows)
+
+
+class Backend(Protocol):
+    """What the surface needs from an AT-SPI registry: the live one over D-Bus, or a
+    recorded tree (``_atspi_recorded``)."""
+
+    async def applications(self) -> list[AppInfo]: ...
+    async def read_tree(self, app: AppInfo, root: str = ROOT_PATH) -> list[RawNode]: ...
+    async def read_node(self, app: AppInfo, path: str) -> RawNode | None: ...
+    async def actions(self, app: AppInfo, path: str) -> tuple[str, ...]: ...
+    async def do_action(self, app: AppInfo, path: str, index: int) -> bool: ...
+    async def set_text(self, app: AppInfo, path: str, text: str) -> bool: ...
+    async def insert_text(self, app: AppInfo, path: str, position: int, text: str) -> bool: ...
+    async def select_child(self, app: AppInfo, path: str, index: int) -> bool: ...
+    async def deselect_child(self, app: AppInfo, path: str, index: int) -> bool: ...
+    async def clear_selection(self, app: AppInfo, path: str) -> bool: ...
+    async def set_value(self, app: AppInfo, path: str, value: float) -> None: ...
+    async def value_range(self, app: AppInfo, path: str) -> tuple[float, float]: ...
+    async def grab_focus(self, app: AppInfo, path: str) -> bool: ...
+    async def scroll_to(self, app: AppInfo, path: str) -> bool: ...
+    async def relations(self, app: AppInfo, path: str) -> list[tuple[int, tuple[str, ...]]]: ...
+    async def key(self, keysym: int) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+Call = tuple[str, str, str, str, str, tuple[Any, ...]]
+"""A method call: path, destination, interface, member, signature, body."""
+
+
+def _call(
+    path: str,
+    bus: str,
+    interface: str,
+    method: str,
+    signature: str = "",
+    body: tuple[Any, ...] = (),
+) -> Call:
+    return (path, bus, interface, method, signature, body)
+
+
+def _get(path: str, bus: str, interface: str, prop: str) -> Call:
+    return _call(path, bus, PROPERTIES, "Get", "ss", (interface, prop))
+
+
+class A11yBus:
+    """One connection to the accessibility bus, with pipelined calls (one at a time)."""
+
+    def __init__(self, conn: DBusConnection, timeout: float) -> None:
+        self._conn = conn
+        self._lock = trio.Lock()
+        self._timeout = timeout
+        self.broken = False
+
+    @classmethod
+    async def connect(
+        cls, session_bus: str | None = None, a11y_bus: str | None = None, timeout: float = 10.0
+    ) -> A11yBus:
+        """Find the accessibility bus through ``org.a11y.Bus.GetAddress`` on the session
+        bus (``a11y_bus`` or ``$AT_SPI_BUS_ADDRESS`` skip that step) and connect."""
+        address = a11y_bus or os.environ.get("AT_SPI_BUS_ADDRESS")
+        try:
+            with trio.fail_after(timeout):
+                if not address:
+                    session = session_bus or os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+                    if not session:
+                        raise SessionError(
+                            "no D-Bus session bus: set DBUS_SESSION_BUS_ADDRESS or pass"
+                            " session_bus in the adapter config"
+                        )
+                    conn = await open_dbus_connection(session)
+                    try:
+                        async with conn.router() as router:
+                            reply = await router.send_and_get_reply(
+                                new_method_call(
+                                    DBusAddress("/org/a11y/bus", "org.a11y.Bus", "org.a11y.Bus"),
+                                    "GetAddress",
+                                )
+                            )
+                    finally:
+                        await conn.aclose()
+                    if not ok(reply) or not reply.body[0]:
+                        raise SessionError(
+                            f"the session bus has no AT-SPI bus ({error_name(reply)});"
+                            " is at-spi2-core running?"
+                        )
+                    address = str(reply.body[0])
+                bus = cls(await open_dbus_connection(address), timeout)
+                await bus.announce()
+                return bus
+        except trio.TooSlowError:
+            raise SessionError("timed out connecting to the AT-SPI bus") from None
+        except (OSError, RuntimeError, ValueError, KeyError) as exc:
+            raise SessionError(f"cannot connect to the AT-SPI bus: {exc}") from exc
+
+    async def announce(self) -> None:
+        """Register an event listener with the registry, as an assistive technology does:
+        the ATK bridge activates (and serves its Cache) only once some listener exists."""
+        await self.call(
+            new_method_call(
+                DBusAddress("/org/a11y/atspi/registry", REGISTRY_BUS, ATSPI + "Registry"),
+                "RegisterEvent",
+                "sass",
+                (LISTENED_EVENT, [], ""),
+            )
+        )
+
+    async def call_many(self, messages: Sequence[Call | Message]) -> list[Message]:
+        """Send every message, at most WINDOW in flight, and return the replies in order."""
+        if not messages:
+            return []
+        if self.broken:
+            raise SessionError("the AT-SPI connection was lost")
+        results: list[Message | None] = [None] * len(messages)
+        async with self._lock:
+            try:
+                with trio.fail_after(self._timeout):
+                    await self._pipeline(messages, results)
+            except trio.TooSlowError:
+                self.broken = True
+                raise SurfaceTimeoutError(
+                    f"the application did not answer {len(messages)} AT-SPI calls within"
+                    f" {self._timeout:.0f}s"
+                ) from None
+            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                self.broken = True
+                raise SessionError(f"the AT-SPI connection was lost: {exc}") from exc
+        return [r for r in results if r is not None]
+
+    async def _pipeline(
+        self, messages: Sequence[Call | Message], results: list[Message | None]
+    ) -> None:
+        """Write the calls in chunks (one socket write each: a write per message costs a
+        context switch per message) and read replies in large reads, matching serials."""
+        conn = self._conn
+        sock = conn.socket
+        parser = conn.parser
+        pending: dict[int, int] = {}
+        position = 0
+        remaining = len(messages)
+        while remaining:
+            if position < len(messages) and len(pending) <= WINDOW // 2:
+                chunk = []
+                while position < len(messages) and len(pending) < WINDOW:
+                    serial = next(conn.outgoing_serial)
+                    pending[serial] = position
+                    item = messages[position]
+                    chunk.append(
+                        item.serialise(serial)
+                        if isinstance(item, Message)
+                        else method_call(serial, *item)
+                    )
+                    position += 1
+                await _send_all(sock, b"".join(chunk))
+            message = parser.get_next_message()
+            if message is None:
+                data = await sock.recv(1 << 16)
+                if not data:
+                    raise trio.BrokenResourceError("the AT-SPI bus closed the connection")
+                parser.add_data(data)
+                continue
+            index = pending.pop(message.header.fields.get(HeaderFields.reply_serial, -1), None)
+            if index is not None:
+                results[index] = message
+                remaining -= 1
+
+    async def call(self, message: Call | Message) -> Message:
+        return (await self.call_many([message]))[0]
+
+    async def aclose(self) -> None:
+        await self._conn.aclose()
+
+
+async def _send_all(sock: Any, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        sent = await sock.send(view)
+        view = view[sent:]
+
+
+def _variant(value: Any) -> Any:
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        return value[1]
+    return value
+
+
+def _short(interfaces: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(i.removeprefix(ATSPI) for i in interfaces if i.startswith(ATSPI)))
+
+
+@attrs.define
+class _Info:
+    role: int
+    name: str
+    description: str
+    states: tuple[int, int]
+    interfaces: tuple[str, ...]
+    child_count: int
+    parent: str | None
+    index: int
+    accessible_id: str | None = None
+
+
+def _is_gtk(app: AppInfo) -> bool:
+    return app.toolkit.lower() in {"gtk", "gail"}
+
+
+def _words(states: Sequence[int]) -> tuple[int, int]:
+    padded = [*states, 0, 0]
+    return int(padded[0]), int(padded[1])
+
+
+class LiveBackend:
+    """The registry over jeepney (see the module docstring for the reading strategy)."""
+
+    def __init__(self, bus: A11yBus) -> None:
+        self.bus = bus
+
+    @classmethod
+    async def connect(
+        cls, session_bus: str | None = None, a11y_bus: str | None = None, timeout: float = 10.0
+    ) -> LiveBackend:
+        return cls(await A11yBus.connect(session_bus, a11y_bus, timeout))
+
+    async def aclose(self) -> None:
+        await self.bus.aclose()
+
+    async def _one(self, message: Call) -> tuple[Any, ...]:
+        reply = await self.bus.call(message)
+        name = error_name(reply)
+        if name in _GONE_ERRORS:
+            raise StaleObjectError(f"the accessible is gone ({name})")
+        if name is not None:
+            raise BusCallError(f"{name}: {reply.body[0] if reply.body else ''}")
+        return tuple(reply.body)
+
+    # -- applications -----------------------------------------------------------------
+
+    async def applications(self) -> list[AppInfo]:
+        """Every application on the registry, with its pid and its top-level windows."""
+        reply = await self.bus.call(_call(ROOT_PATH, REGISTRY_BUS, ACCESSIBLE, "GetChildren"))
+        if not ok(reply):
+            raise SessionError(f"the AT-SPI registry does not answer ({error_name(reply)})")
+        apps = [(str(bus), str(path)) for bus, path in reply.body[0]]
+        batch: list[Call] = []
+        for bus, path in apps:
+            batch += [
+                _get(path, bus, ACCESSIBLE, "Name"),
+                _call(
+                    "/org/freedesktop/DBus",
+                    "org.freedesktop.DBus",
+                    "org.freedesktop.DBus",
+                    "GetConnectionUnixProcessID",
+                    "s",
+                    (bus,),
+                ),
+                _call(path, bus, ACCESSIBLE, "GetChildren"),
+                _get(path, bus, ATSPI + "Application", "ToolkitName"),
+            ]
+        replies = await self.bus.call_many(batch)
+        found: list[tuple[str, str, int | None, str, list[tuple[str, str]]]] = []
+        for number, (bus, _path) in enumerate(apps):
+            name_r, pid_r, kids_r, toolkit_r = replies[4 * number : 4 * number + 4]
+            name = str(_variant(name_r.body[0])) if ok(name_r) else ""
+            pid = int(pid_r.body[0]) if ok(pid_r) else None
+            toolkit = str(_variant(toolkit_r.body[0])) if ok(toolkit_r) else ""
+            kids = [(str(b), str(p)) for b, p in kids_r.body[0]] if ok(kids_r) else []
+            found.append((bus, name, pid, toolkit, kids))
+        top = [(bus, p) for bus, _n, _pid, _t, kids in found for _b, p in kids]
+        top_replies = await self.bus.call_many(
+            [
+                m
+                for bus, p in top
+                for m in (
+                    _call(p, bus, ACCESSIBLE, "GetRole"),
+                    _get(p, bus, ACCESSIBLE, "Name"),
+                    _call(p, bus, ACCESSIBLE, "GetState"),
+                )
+            ]
+        )
+        facts: dict[tuple[str, str], tuple[str, str, frozenset[str]]] = {}
+        for number, key in enumerate(top):
+            role_r, name_r, state_r = top_replies[3 * number : 3 * number + 3]
+            if ok(role_r):
+                facts[key] = (
+                    role_name(int(role_r.body[0])),
+                    str(_variant(name_r.body[0])) if ok(name_r) else "",
+                    state_names(state_r.body[0]) if ok(state_r) else frozenset(),
+                )
+        out = []
+        for bus, name, pid, toolkit, kids in found:
+            windows = []
+            for b, p in kids:
+                fact = facts.get((bus, p))
+                if fact and fact[0] in WINDOW_ROLES and "defunct" not in fact[2] and b == bus:
+                    windows.append((p, fact[0], fact[1]))
+            out.append(AppInfo(bus, name, pid, toolkit, tuple(windows)))
+        return out
+
+    # -- the tree ---------------------------------------------------------------------
+
+    async def read_tree(self, app: AppInfo, root: str = ROOT_PATH) -> list[RawNode]:
+        """Every accessible at or below ``root``, in document order (see module doc)."""
+        bus = app.bus
+        reply = await self.bus.call(
+            _call("/org/a11y/atspi/cache", bus, ATSPI + "Cache", "GetItems")
+        )
+        if error_name(reply) in _APP_GONE:
+            raise StaleObjectError(f"{app.name} is gone from the AT-SPI registry")
+        info: dict[str, _Info] = {}
+        if ok(reply):
+            for item in reply.body[0]:
+                info.update(self._item(bus, item))
+        children: dict[str, list[tuple[int, str]]] = {}
+        for path, facts in info.items():
+            if facts.parent is not None:
+                children.setdefault(facts.parent, []).append((facts.index, path))
+        ordered: dict[str, list[str]] = {}
+        pending: list[str] = []
+        for path, facts in info.items():
+            kids = children.get(path, [])
+            if (
+                facts.child_count < 0
+                or facts.child_count != len(kids)
+                or any(index < 0 for index, _ in kids)
+            ):
+                pending.append(path)
+            else:
+                ordered[path] = [p for _, p in sorted(kids)]
+        if root not in info:
+            fetched = await self._fetch(bus, [root])
+            info.update(fetched)
+            if root not in info:
+                raise StaleObjectError(f"{root} is gone")
+            pending.append(root)
+        await self._complete(bus, info, ordered, pending)
+
+        walk: list[tuple[str, int, str | None]] = []
+        seen: set[str] = set()
+        stack: list[tuple[str, int, str | None]] = [(root, 0, None)]
+        while stack:
+            path, depth, parent = stack.pop()
+            if path in seen or path not in info:
+                continue
+            seen.add(path)
+            walk.append((path, depth, parent))
+            stack.extend((kid, depth + 1, path) for kid in reversed(ordered.get(path, [])))
+        return await self._details(bus, info, walk, attributes=not _is_gtk(app))
+
+    @staticmethod
+    def _item(bus: str, item: Sequence[Any]) -> dict[str, _Info]:
+        (_b, path), _app, (_pb, parent), *rest = item
+        if len(rest) == 7:  # at-spi2 >= 2.30: index, child count, interfaces, name, ...
+            index, count, interfaces, name, role, description, states = rest
+        else:  # older bridges list the children instead of an index and a count
+            kids, interfaces, name, role, description, states = rest
+            index, count = -1, len(kids)
+        parent_path = str(parent) if parent and parent != "/org/a11y/atspi/null" else None
+        return {
+            str(path): _Info(
+                role=int(role),
+                name=str(name),
+                description=str(description),
+                states=_words(states),
+                interfaces=_short(interfaces),
+                child_count=int(count),
+                parent=parent_path,
+                index=int(index),
+            )
+        }
+
+    async def _fetch(self, bus: str, paths: Sequence[str]) -> dict[str, _Info]:
+        """The cache's facts for accessibles the cache did not have."""
+        batch = [
+            m
+            for p in paths
+            for m in (
+                _call(p, bus, ACCESSIBLE, "GetRole"),
+                _call(p, bus, ACCESSIBLE, "GetState"),
+                _call(p, bus, ACCESSIBLE, "GetInterfaces"),
+                _call(p, bus, PROPERTIES, "GetAll", "s", (ACCESSIBLE,)),
+            )
+        ]
+        replies = await self.bus.call_many(batch)
+        out = {}
+        for number, path in enumerate(paths):
+            role_r, state_r, iface_r, all_r = replies[4 * number : 4 * number + 4]
+            if not ok(role_r):
+                continue
+            props = {k: _variant(v) for k, v in all_r.body[0].items()} if ok(all_r) else {}
+            out[path] = _Info(
+                role=int(role_r.body[0]),
+                name=str(props.get("Name", "")),
+                description=str(props.get("Description", "")),
+                states=_words(state_r.body[0]) if ok(state_r) else (0, 0),
+                interfaces=_short(iface_r.body[0]) if ok(iface_r) else (),
+                child_count=int(props.get("ChildCount", 0)),
+                parent=None,
+                index=-1,
+                accessible_id=str(props.get("AccessibleId", "")),
+            )
+        return out
+
+    async def _complete(
+        self, bus: str, info: dict[str, _Info], ordered: dict[str, list[str]], pending: list[str]
+    ) -> None:
+        """Ask GetChildren of every node the cache got wrong, level by level, fetching
+        the facts of children it never had."""
+        while pending:
+            replies = await self.bus.call_many(
+                [_call(p, bus, ACCESSIBLE, "GetChildren") for p in pending]
+            )
+            unknown: list[str] = []
+            for path, reply in zip(pending, replies, strict=True):
+                kids = [str(p) for b, p in reply.body[0] if b == bus] if ok(reply) else []
+                ordered[path] = kids
+                unknown += [k for k in kids if k not in info]
+            fetched = await self._fetch(bus, unknown)
+            info.update(fetched)
+            pending = [p for p, facts in fetched.items() if facts.child_count != 0]
+
+    async def _details(
+        self,
+        bus: str,
+        info: Mapping[str, _Info],
+        walk: Sequence[tuple[str, int, str | None]],
+        *,
+        attributes: bool,
+        everything: bool = False,
+    ) -> list[RawNode]:
+        """The facts the cache does not carry, in one pipelined batch: for the nodes that
+        are showing (hidden ones keep the cache's facts, unless ``everything``), and the
+        object attributes only when the toolkit has no AccessibleId (GTK has)."""
+        batch: list[Call] = []
+        plan: list[tuple[int, str, int]] = []  # (node number, what, message index)
+        for number, (path, _depth, _parent) in enumerate(walk):
+            facts = info[path]
+            ifaces = facts.interfaces
+            showing = {"showing", "visible"} <= state_names(facts.states)
+            if not (showing or everything):
+                continue
+            wants = []
+            if facts.accessible_id is None:
+                wants.append(("id", _get(path, bus, ACCESSIBLE, "AccessibleId")))
+            if attributes or everything:
+                wants.append(("attributes", _call(path, bus, ACCESSIBLE, "GetAttributes")))
+            if "Component" in ifaces and showing:
+                wants.append(
+                    (
+                        "extents",
+                        _call(path, bus, ATSPI + "Component", "GetExtents", "u", (SCREEN_COORDS,)),
+                    )
+                )
+            role = ROLE_NAMES[facts.role] if 0 <= facts.role < len(ROLE_NAMES) else ""
+            if "Text" in ifaces and (
+                "EditableText" in ifaces
+                or not facts.name
+                or role in {"password text", "spin button"}
+            ):
+                wants.append(("text", _call(path, bus, ATSPI + "Text", "GetText", "ii", (0, -1))))
+            if "Value" in ifaces:
+                wants.append(("value", _get(path, bus, ATSPI + "Value", "CurrentValue")))
+            for what, message in wants:
+                plan.append((number, what, len(batch)))
+                batch.append(message)
+        replies = await self.bus.call_many(batch)
+        extra: list[dict[str, Any]] = [{} for _ in walk]
+        for number, what, index in plan:
+            reply = replies[index]
+            if not ok(reply):
+                continue
+            value = _variant(reply.body[0])
+            if what == "attributes":
+                value = {str(k): str(v) for k, v in value.items()}
+            elif what == "extents":
+                value = tuple(int(v) for v in value)
+            elif what == "value":
+                value = float(value) if value is not None and math.isfinite(value) else None
+            extra[number][what] = value
+        nodes = []
+        for number, (path, depth, parent) in enumerate(walk):
+            facts = info[path]
+            more = extra[number]
+            nodes.append(
+                RawNode(
+                    path=path,
+                    role=facts.role,
+                    depth=depth,
+                    parent=parent,
+                    name=facts.name,
+                    description=facts.description,
+                    states=facts.states,
+                    interfaces=facts.interfaces,
+                    child_count=facts.child_count,
+                    accessible_id=str(more.get("id", facts.accessible_id or "") or ""),
+                    attributes=more.get("attributes", {}),
+                    extents=more.get("extents"),
+                    text=more.get("text"),
+                    value=more.get("value"),
+                )
+            )
+        return nodes
+
+    async def read_node(self, app: AppInfo, path: str) -> RawNode | None:
+        """One accessible's current facts (two round trips), None when it is gone."""
+        fetched = await self._fetch(app.bus, [path])
+        if path not in fetched:
+            return None
+        facts = fetched[path]
+        if "defunct" in state_names(facts.states):
+            return None
+        return (
+            await self._details(
+                app.bus, fetched, [(path, 0, None)], attributes=True, everything=True
+            )
+        )[0]
+
+    # -- acting -----------------------------------------------------------------------
+
+    async def actions(self, app: AppInfo, path: str) -> tuple[str, ...]:
+        (actions,) = await self._one(_call(path, app.bus, ATSPI + "Action", "GetActions"))
+        return tuple(str(name) for name, _description, _keys in actions)
+
+    async def do_action(self, app: AppInfo, path: str, index: int) -> bool:
+        (done,) = await self._one(_call(path, app.bus, ATSPI + "Action", "DoAction", "i", (index,)))
+        return bool(done)
+
+    async def set_text(self, app: AppInfo, path: str, text: str) -> bool:
+        (done,) = await self._one(
+            _call(path, app.bus, ATSPI + "EditableText", "SetTextContents", "s", (text,))
+        )
+        return bool(done)
+
+    async def insert_text(self, app: AppInfo, path: str, position: int, text: str) -> bool:
+        (done,) = await self._one(
+            _call(
+                path,
+                app.bus,
+                ATSPI + "EditableText",
+                "InsertText",
+                "isi",
+                (position, text, len(text.encode("utf-8"))),
+            )
+        )
+        return bool(done)
+
+    async def select_child(self, app: AppInfo, path: str, index: int) -> bool:
+        (done,) = await self._one(
+            _call(path, app.bus, ATSPI + "Selection", "SelectChild", "i", (index,))
+        )
+        return bool(done)
+
+    async def deselect_child(self, app: AppInfo, path: str, index: int) -> bool:
+        (done,) = await self._one(
+            _call(path, app.bus, ATSPI + "Selection", "DeselectChild", "i", (index,))
+        )
+        return bool(done)
+
+    async def clear_selection(self, app: AppInfo, path: str) -> bool:
+        (done,) = await self._one(_call(path, app.bus, ATSPI + "Selection", "ClearSelection"))
+        return bool(done)
+
+    async def set_value(self, app: AppInfo, path: str, value: float) -> None:
+        await self._one(
+            _call(
+                path,
+                app.bus,
+                PROPERTIES,
+                "Set",
+                "ssv",
+                (ATSPI + "Value", "CurrentValue", ("d", float(value))),
+            )
+        )
+
+    async def value_range(self, app: AppInfo, path: str) -> tuple[float, float]:
+        low, high = await self.bus.call_many(
+            [
+                _get(path, app.bus, ATSPI + "Value", "MinimumValue"),
+                _get(path, app.bus, ATSPI + "Value", "MaximumValue"),
+            ]
+        )
+        if not (ok(low) and ok(high)):
+            raise StaleObjectError("the accessible has no value range")
+        return float(_variant(low.body[0])), float(_variant(high.body[0]))
+
+    async def grab_focus(self, app: AppInfo, path: str) -> bool:
+        (done,) = await self._one(_call(path, app.bus, ATSPI + "Component", "GrabFocus"))
+        return bool(done)
+
+    async def scroll_to(self, app: AppInfo, path: str) -> bool:
+        reply = await self.bus.call(
+            _call(path, app.bus, ATSPI + "Component", "ScrollTo", "u", (6,))  # ANYWHERE
+        )
+        return ok(reply) and bool(reply.body[0])
+
+    async def relations(self, app: AppInfo, path: str) -> list[tuple[int, tuple[str, ...]]]:
+        (relations,) = await self._one(_call(path, app.bus, ACCESSIBLE, "GetRelationSet"))
+        return [(int(kind), tuple(str(p) for _b, p in targets)) for kind, targets in relations]
+
+    async def key(self, keysym: int) -> None:
+        await self._one(
+            _call(
+                DEC_PATH,
+                REGISTRY_BUS,
+                ATSPI + "DeviceEventController",
+                "GenerateKeyboardEvent",
+                "isu",
+                (keysym, "", KEY_SYM),
+            )
+        )

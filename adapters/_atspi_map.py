@@ -1,0 +1,615 @@
+"""What the atspi adapter makes of an AT-SPI tree, with no D-Bus in sight.
+
+Everything here is a pure function of ``RawNode`` records (what one accessible said over
+the bus): the AT-SPI role and state enums, the role mapping (seed §3.4), names, values,
+state normalisation with its inversions, which action an ``act`` chooses, and control
+paths. The live reader (``_atspi_dbus``) and the recorded trees under ``fixtures/`` both
+produce ``RawNode`` records, which is how the mapping is tested without a display.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from ._errors import DataError
+from ._roles import to_aria
+from ._snapshot import NODE_STATES, NodeState, SnapshotNode
+
+# The AtspiRole, AtspiStateType and AtspiRelationType enums of at-spi2-core (index = the
+# number on the wire; names as Accessible.GetRoleName returns them).
+ROLE_NAMES: Final[tuple[str, ...]] = (
+    "invalid",
+    "accelerator label",
+    "alert",
+    "animation",
+    "arrow",
+    "calendar",
+    "canvas",
+    "check box",
+    "check menu item",
+    "color chooser",
+    "column header",
+    "combo box",
+    "date editor",
+    "desktop icon",
+    "desktop frame",
+    "dial",
+    "dialog",
+    "directory pane",
+    "drawing area",
+    "file chooser",
+    "filler",
+    "focus traversable",
+    "font chooser",
+    "frame",
+    "glass pane",
+    "html container",
+    "icon",
+    "image",
+    "internal frame",
+    "label",
+    "layered pane",
+    "list",
+    "list item",
+    "menu",
+    "menu bar",
+    "menu item",
+    "option pane",
+    "page tab",
+    "page tab list",
+    "panel",
+    "password text",
+    "popup menu",
+    "progress bar",
+    "push button",
+    "radio button",
+    "radio menu item",
+    "root pane",
+    "row header",
+    "scroll bar",
+    "scroll pane",
+    "separator",
+    "slider",
+    "spin button",
+    "split pane",
+    "status bar",
+    "table",
+    "table cell",
+    "table column header",
+    "table row header",
+    "tearoff menu item",
+    "terminal",
+    "text",
+    "toggle button",
+    "tool bar",
+    "tool tip",
+    "tree",
+    "tree table",
+    "unknown",
+    "viewport",
+    "window",
+    "extended",
+    "header",
+    "footer",
+    "paragraph",
+    "ruler",
+    "application",
+    "autocomplete",
+    "editbar",
+    "embedded",
+    "entry",
+    "chart",
+    "caption",
+    "document frame",
+    "heading",
+    "page",
+    "section",
+    "redundant object",
+    "form",
+    "link",
+    "input method window",
+    "table row",
+    "tree item",
+    "document spreadsheet",
+    "document presentation",
+    "document text",
+    "document web",
+    "document email",
+    "comment",
+    "list box",
+    "grouping",
+    "image map",
+    "notification",
+    "info bar",
+    "level bar",
+    "title bar",
+    "block quote",
+    "audio",
+    "video",
+    "definition",
+    "article",
+    "landmark",
+    "log",
+    "marquee",
+    "math",
+    "rating",
+    "timer",
+    "static",
+    "math fraction",
+    "math root",
+    "subscript",
+    "superscript",
+    "description list",
+    "description term",
+    "description value",
+    "footnote",
+    "content deletion",
+    "content insertion",
+    "mark",
+    "suggestion",
+    "push button menu",
+)
+STATE_NAMES: Final[tuple[str, ...]] = (
+    "invalid",
+    "active",
+    "armed",
+    "busy",
+    "checked",
+    "collapsed",
+    "defunct",
+    "editable",
+    "enabled",
+    "expandable",
+    "expanded",
+    "focusable",
+    "focused",
+    "has-tooltip",
+    "horizontal",
+    "iconified",
+    "modal",
+    "multi-line",
+    "multiselectable",
+    "opaque",
+    "pressed",
+    "resizable",
+    "selectable",
+    "selected",
+    "sensitive",
+    "showing",
+    "single-line",
+    "stale",
+    "transient",
+    "vertical",
+    "visible",
+    "manages-descendants",
+    "indeterminate",
+    "required",
+    "truncated",
+    "animated",
+    "invalid-entry",
+    "supports-autocompletion",
+    "selectable-text",
+    "is-default",
+    "visited",
+    "checkable",
+    "has-popup",
+    "read-only",
+)
+RELATION_NAMES: Final[tuple[str, ...]] = (
+    "null",
+    "label-for",
+    "labelled-by",
+    "controller-for",
+    "controlled-by",
+    "member-of",
+    "tooltip-for",
+    "node-child-of",
+    "node-parent-of",
+    "extended",
+    "flows-to",
+    "flows-from",
+    "subwindow-of",
+    "embeds",
+    "embedded-by",
+    "popup-for",
+    "parent-window-of",
+    "description-for",
+    "described-by",
+    "details",
+    "details-for",
+    "error-message",
+    "error-for",
+)
+
+ROLE_ALIASES: Final[Mapping[str, str]] = {"status bar": "statusbar"}
+"""AT-SPI role names the seed's table spells differently."""
+
+WINDOW_ROLES: Final[frozenset[str]] = frozenset(
+    {"frame", "window", "dialog", "alert", "file chooser", "color chooser", "font chooser"}
+)
+"""Top-level roles that count as the application owning a window (seed §4)."""
+
+CHECKABLE_ROLES: Final[frozenset[str]] = frozenset(
+    {"check box", "radio button", "toggle button", "check menu item", "radio menu item"}
+)
+TEXT_INPUT_ROLES: Final[frozenset[str]] = frozenset(
+    {"entry", "password text", "spin button", "editbar", "terminal"}
+)
+ROOT_PATH: Final = "/org/a11y/atspi/accessible/root"
+
+CLICK_ACTIONS: Final[tuple[str, ...]] = ("click", "activate", "press", "toggle")
+ACTION_PREFERENCES: Final[Mapping[str, tuple[str, ...]]] = {
+    "click": CLICK_ACTIONS,
+    "hoverAndClick": CLICK_ACTIONS,
+    "doubleClick": ("activate", "click", "press", "toggle"),
+    "submit": ("activate", "click", "press"),
+    "setChecked": ("toggle", "click", "activate", "press"),
+    "rightClick": ("menu", "popup", "show menu", "showmenu", "context menu"),
+    "expand": ("expand or contract", "expand", "press", "click", "activate"),
+}
+"""Surface action -> the AT-SPI action names that perform it, most fitting first."""
+
+QUIT_NAMES: Final[frozenset[str]] = frozenset({"quit", "exit", "close", "close window"})
+"""Names of the controls ``quit`` activates as the application's own graceful route."""
+
+
+def role_name(number: int) -> str:
+    """The AT-SPI role name for the role number the Cache interface reports."""
+    if 0 <= number < len(ROLE_NAMES):
+        return ROLE_NAMES[number]
+    return "unknown"
+
+
+def role_number(name: str) -> int:
+    """The inverse of ``role_name`` (DataError for a name AT-SPI does not have)."""
+    try:
+        return ROLE_NAMES.index(name)
+    except ValueError:
+        raise DataError(f"no AT-SPI role {name!r}", path="role") from None
+
+
+def state_names(words: Sequence[int]) -> frozenset[str]:
+    """The AT-SPI state names set in a state set (``au``: 32 states per word)."""
+    names = set()
+    for word_index, word in enumerate(words):
+        for bit in range(32):
+            if word >> bit & 1:
+                number = word_index * 32 + bit
+                if number < len(STATE_NAMES):
+                    names.add(STATE_NAMES[number])
+    return frozenset(names)
+
+
+def state_words(names: Iterable[str]) -> tuple[int, int]:
+    """The wire form (two words) of a set of state names."""
+    words = [0, 0]
+    for name in names:
+        try:
+            number = STATE_NAMES.index(name)
+        except ValueError:
+            raise DataError(f"no AT-SPI state {name!r}", path="states") from None
+        words[number // 32] |= 1 << (number % 32)
+    return words[0], words[1]
+
+
+@attrs.frozen(kw_only=True)
+class RawNode:
+    """One accessible as read from the bus (or a recorded tree), in document order.
+
+    ``role`` and ``states`` are the wire numbers; ``interfaces`` short names
+    (``Action``, ``Text``); ``extents`` screen coordinates; ``text`` and ``value`` are
+    read only for the nodes that have the Text or Value interface and need them;
+    ``actions`` (the Action interface's names) only when someone asked for them."""
+
+    path: str
+    role: int
+    depth: int
+    parent: str | None = None
+    name: str = ""
+    description: str = ""
+    states: tuple[int, int] = (0, 0)
+    interfaces: tuple[str, ...] = ()
+    child_count: int = 0
+    accessible_id: str = ""
+    attributes: Mapping[str, str] = attrs.field(factory=dict, hash=False)
+    extents: tuple[int, int, int, int] | None = None
+    text: str | None = None
+    value: float | None = None
+    actions: tuple[str, ...] | None = None
+
+    @property
+    def role_name(self) -> str:
+        return role_name(self.role)
+
+    @property
+    def state_set(self) -> frozenset[str]:
+        return state_names(self.states)
+
+    def has(self, interface: str) -> bool:
+        return interface in self.interfaces
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "role": self.role,
+            "depth": self.depth,
+            "parent": self.parent,
+            "name": self.name,
+            "description": self.description,
+            "states": list(self.states),
+            "interfaces": list(self.interfaces),
+            "child_count": self.child_count,
+            "accessible_id": self.accessible_id,
+            "attributes": dict(self.attributes),
+        }
+        for key in ("extents", "text", "value", "actions"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RawNode:
+        extents = data.get("extents")
+        actions = data.get("actions")
+        states = data.get("states", (0, 0))
+        return cls(
+            path=str(data["path"]),
+            role=int(data["role"]),
+            depth=int(data["depth"]),
+            parent=data.get("parent"),
+            name=str(data.get("name", "")),
+            description=str(data.get("description", "")),
+            states=(int(states[0]), int(states[1]) if len(states) > 1 else 0),
+            interfaces=tuple(data.get("interfaces", ())),
+            child_count=int(data.get("child_count", 0)),
+            accessible_id=str(data.get("accessible_id", "")),
+            attributes=dict(data.get("attributes", {})),
+            extents=_box(extents),
+            text=data.get("text"),
+            value=data.get("value"),
+            actions=tuple(actions) if actions is not None else None,
+        )
+
+
+def _box(value: Any) -> tuple[int, int, int, int] | None:
+    if value is None:
+        return None
+    x, y, width, height = (int(v) for v in value)
+    return x, y, width, height
+
+
+def effective_role_name(raw: RawNode) -> str:
+    """The AT-SPI role name the mapping uses: GTK 3 calls an entry ``text``; a ``text``
+    that implements EditableText is an entry whether or not it is editable right now."""
+    name = raw.role_name
+    if name == "text" and raw.has("EditableText"):
+        return "entry"
+    return ROLE_ALIASES.get(name, name)
+
+
+def aria_role(raw: RawNode) -> str:
+    """The ARIA role (seed §3.4); anything the table lacks is ``generic``."""
+    return to_aria("atspi", effective_role_name(raw))
+
+
+def is_text_input(raw: RawNode) -> bool:
+    return effective_role_name(raw) in TEXT_INPUT_ROLES
+
+
+def automation_id(raw: RawNode) -> str | None:
+    """The accessible id: GTK's AccessibleId (the ``accessible-id`` attribute on older
+    bridges), or Qt's ``id`` attribute."""
+    for candidate in (
+        raw.accessible_id,
+        raw.attributes.get("accessible-id"),
+        raw.attributes.get("id"),
+    ):
+        if candidate:
+            return candidate
+    return None
+
+
+def display_name(raw: RawNode) -> str | None:
+    """Accessible.Name, then the description, then the element's own text (never a text
+    input's content, which is its value)."""
+    if raw.name:
+        return raw.name
+    if raw.description:
+        return raw.description
+    if raw.text and not is_text_input(raw):
+        return raw.text
+    return None
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def value_of(raw: RawNode) -> str | None:
+    """A text input's content, a Value's current value, a combo box's selection."""
+    if is_text_input(raw):
+        if raw.text is not None:
+            return raw.text
+        return _number(raw.value) if raw.value is not None else None
+    if raw.value is not None:
+        return _number(raw.value)
+    if effective_role_name(raw) == "combo box" and raw.name:
+        return raw.name
+    return None
+
+
+def text_of(raw: RawNode) -> str | None:
+    """The element's text: its Text content, else its name."""
+    if raw.text is not None:
+        return raw.text
+    return display_name(raw)
+
+
+def is_checkable(raw: RawNode) -> bool:
+    return raw.role_name in CHECKABLE_ROLES or "checkable" in raw.state_set
+
+
+def is_checked(raw: RawNode) -> bool:
+    states = raw.state_set
+    return "checked" in states or (raw.role_name == "toggle button" and "pressed" in states)
+
+
+def is_hidden(raw: RawNode) -> bool:
+    if raw.role_name == "application":
+        return False
+    states = raw.state_set
+    return "showing" not in states or "visible" not in states
+
+
+def node_states(raw: RawNode) -> tuple[NodeState, ...]:
+    """The surface's states for one accessible, inversions included: not sensitive is
+    ``disabled``, a text input that is not editable is ``readonly``, a checkable role is
+    ``checked`` or ``unchecked``, an expandable one ``expanded`` or ``collapsed``, and a
+    node that is not showing or not visible is ``hidden``. The application node (which
+    AT-SPI gives no states) has none."""
+    if raw.role_name == "application":
+        return ()
+    s = raw.state_set
+    out: set[NodeState] = set()
+    if "sensitive" not in s:
+        out.add("disabled")
+    if "read-only" in s or (is_text_input(raw) and "editable" not in s):
+        out.add("readonly")
+    if is_checkable(raw) and "indeterminate" not in s:
+        out.add("checked" if is_checked(raw) else "unchecked")
+    if "expandable" in s:
+        out.add("expanded" if "expanded" in s else "collapsed")
+    elif "expanded" in s:
+        out.add("expanded")
+    elif "collapsed" in s:
+        out.add("collapsed")
+    for name in ("focused", "selected", "required"):
+        if name in s:
+            out.add(name)
+    if is_hidden(raw):
+        out.add("hidden")
+    return tuple(state for state in NODE_STATES if state in out)
+
+
+def box_of(raw: RawNode) -> tuple[float, float, float, float] | None:
+    if raw.extents is None or is_hidden(raw):
+        return None
+    x, y, width, height = raw.extents
+    if width <= 0 or height <= 0:
+        return None
+    return float(x), float(y), float(width), float(height)
+
+
+def native_of(raw: RawNode) -> dict[str, str]:
+    """Adapter extras for candidate synthesis: the AT-SPI role, the automation id and
+    the object attributes (``toolkit``, ``placeholder-text``)."""
+    out = {f"attr:{key}": value for key, value in raw.attributes.items()}
+    out["atspiRole"] = raw.role_name
+    ident = automation_id(raw)
+    if ident:
+        out["automationId"] = ident
+    return out
+
+
+def to_snapshot_node(raw: RawNode, ref: str, parent: str | None, depth: int) -> SnapshotNode:
+    return SnapshotNode(
+        ref=ref,
+        role=aria_role(raw),
+        name=display_name(raw),
+        value=value_of(raw),
+        description=raw.description or None,
+        states=node_states(raw),
+        box=box_of(raw),
+        depth=depth,
+        parent=parent,
+        native=native_of(raw),
+    )
+
+
+def choose_action(names: Sequence[str], action: str) -> int | None:
+    """The index of the AT-SPI action that performs the surface ``action`` (by name, most
+    fitting first, case-insensitive); None when the element has none of them."""
+    wanted = ACTION_PREFERENCES.get(action, CLICK_ACTIONS)
+    lowered = [name.lower() for name in names]
+    for name in wanted:
+        if name in lowered:
+            return lowered.index(name)
+    return None
+
+
+def plain_label(text: str) -> str:
+    """A control's label without mnemonic underscores, ellipsis and case."""
+    return text.replace("_", "").replace("…", "").replace("...", "").strip().lower()
+
+
+# -- control paths ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class PathStep:
+    """One step of a control path: a role (ARIA, or an AT-SPI role name), then a name or
+    a 1-based index among the siblings of that role, or neither (every such sibling)."""
+
+    role: str
+    name: str | None = None
+    index: int | None = None
+
+
+_STEP = re.compile(r'^\s*(?P<role>[^\[\]/]+?)\s*(?:\[(?P<arg>"(?:[^"\\]|\\.)*"|[^\]]*)\])?\s*$')
+
+
+def _split_path(path: str) -> list[str]:
+    parts, depth, quoted, current = [], 0, False, []
+    escaped = False
+    for char in path:
+        if escaped:
+            current.append(char)
+            escaped = False
+            continue
+        if char == "\\":
+            current.append(char)
+            escaped = True
+            continue
+        if char == '"' and depth:
+            quoted = not quoted
+        elif char == "[" and not quoted:
+            depth += 1
+        elif char == "]" and not quoted:
+            depth = max(0, depth - 1)
+        if char == "/" and not depth and not quoted:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def parse_control_path(path: str) -> list[PathStep]:
+    """``Window[name]/Pane[2]/Button[name]``: DataError when a step does not parse."""
+    steps = []
+    for index, part in enumerate(_split_path(path)):
+        match = _STEP.match(part)
+        if match is None or not match.group("role"):
+            raise DataError(f"cannot parse step {part!r}", path=f"controlPath[{index}]")
+        arg = match.group("arg")
+        role = match.group("role")
+        if arg is None or arg == "":
+            steps.append(PathStep(role))
+        elif arg.startswith('"'):
+            steps.append(PathStep(role, name=re.sub(r"\\(.)", r"\1", arg[1:-1])))
+        elif arg.isdigit():
+            steps.append(PathStep(role, index=int(arg)))
+        else:
+            steps.append(PathStep(role, name=arg))
+    return steps
+
+
+def step_matches_role(step: PathStep, raw: RawNode) -> bool:
+    wanted = step.role.strip().lower()
+    return wanted in {aria_role(raw).lower(), raw.role_name, effective_role_name(raw)}

@@ -1,0 +1,108 @@
+"""The atspi adapter against the real thing: Xvfb, a private session bus, the AT-SPI
+registry and GTK 3 applications (our fixture app and gtk3-widget-factory).
+
+Nothing is skipped: a missing binary fails with the package to install (scripts/test.sh
+installs them all)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+import trio
+
+from semledger.adapters import (
+    Launch,
+    SessionError,
+    SessionInit,
+    create_surface,
+    snapshot_problems,
+)
+from semledger.adapters._atspi_desktop import (
+    GTK_FIXTURE,
+    SYSTEM_PYTHON,
+    WIDGET_FACTORY,
+    PrivateDesktop,
+    require,
+    require_gtk_python,
+)
+from semledger.adapters._conformance import run_conformance
+
+FIXTURE_LAUNCH = Launch(SYSTEM_PYTHON, (str(GTK_FIXTURE),))
+
+
+@pytest.fixture(scope="module")
+def desktop() -> Iterator[PrivateDesktop]:
+    require({WIDGET_FACTORY: "gtk-3-examples", SYSTEM_PYTHON: "python3"})
+    require_gtk_python()
+    with PrivateDesktop() as started:
+        yield started
+
+
+async def test_launch_snapshot_act_and_quit_the_fixture_app(desktop: PrivateDesktop) -> None:
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    try:
+        snap = await surface.snapshot()
+        assert snapshot_problems(snap) == []
+        assert '- button "Greet" [ref=' in snap.text
+        [greet] = await surface.locate({"by": "automationId", "value": "greet"})
+        [status] = await surface.locate({"by": "automationId", "value": "status"})
+        await surface.act("click", greet)
+        with trio.fail_after(5):
+            while await surface.read("text", status) != "Hello world (1)":
+                await trio.sleep(0.05)
+        process = surface._process  # type: ignore[attr-defined]
+        await surface.act("quit")
+        assert process.poll() is not None
+        with pytest.raises(SessionError):
+            await surface.snapshot()
+    finally:
+        await surface.close()
+    await surface.close()
+
+
+async def test_a_process_without_a_window_is_not_running(desktop: PrivateDesktop) -> None:
+    """A process of the name that owns no window does not count: open launches instead."""
+    sleeper = subprocess.Popen(["sleep", "30"], env=desktop.env)
+    try:
+        surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+        with pytest.raises(SessionError):
+            await surface.open(SessionInit(process_name="sleep"))
+        await surface.open(SessionInit(process_name="semledger-gtk-fixture", launch=FIXTURE_LAUNCH))
+        assert surface.launched  # type: ignore[attr-defined]
+        await surface.close()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+async def test_close_quits_what_it_launched(desktop: PrivateDesktop) -> None:
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    process = surface._process  # type: ignore[attr-defined]
+    await surface.close()
+    assert process.poll() is not None
+
+
+async def test_the_widget_factory_tree_reads_whole_and_well_formed(desktop: PrivateDesktop) -> None:
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=Launch(WIDGET_FACTORY)))
+    try:
+        snap = await surface.snapshot()
+        assert snapshot_problems(snap) == []
+        assert len(snap.nodes) > 200
+        roles = {n.role for n in snap.nodes}
+        assert {"window", "button", "checkbox", "slider"} <= roles
+        again = await surface.snapshot()
+        assert [n.ref for n in again.nodes] == [n.ref for n in snap.nodes]
+    finally:
+        await surface.close()
+
+
+async def test_the_atspi_adapter_is_conformant() -> None:
+    report = await run_conformance("atspi")
+    failed = [(r.id, r.reason) for r in report.results if r.status == "failed"]
+    assert failed == []
+    assert report.conformant

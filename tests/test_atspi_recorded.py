@@ -1,0 +1,363 @@
+"""The atspi adapter over recorded AT-SPI trees: mapping, refs, state inversion, action
+choice and refusals, with no display (the trees are in adapters/fixtures/)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from semledger.adapters import (
+    ARIA_ROLES,
+    ActionabilityError,
+    DataError,
+    LocateError,
+    NavigationError,
+    SessionError,
+    SessionInit,
+    snapshot_problems,
+)
+from semledger.adapters import _atspi_map as amap
+from semledger.adapters._atspi import AtspiSurface
+from semledger.adapters._atspi_recorded import RecordedBackend, load_recording
+
+FIXTURE_APP = "semledger-gtk-fixture"
+
+
+async def _open(name: str = "gtk_fixture") -> tuple[AtspiSurface, RecordedBackend]:
+    recording = load_recording(name)
+    backend = RecordedBackend(recording)
+    surface = AtspiSurface({"settle_ms": 0}, backend=backend)
+    await surface.open(SessionInit(process_name=recording["application"]["name"]))
+    return surface, backend
+
+
+async def _ref(surface: AtspiSurface, ident: str) -> str:
+    [ref] = await surface.locate({"by": "automationId", "value": ident})
+    return ref
+
+
+def _path(backend: RecordedBackend, ident: str) -> str:
+    return next(n.path for n in backend.nodes if n.accessible_id == ident)
+
+
+@given(st.sets(st.sampled_from(amap.STATE_NAMES[1:])))
+def test_state_words_round_trip_through_the_wire_form(names: set[str]) -> None:
+    assert amap.state_names(amap.state_words(names)) == names
+
+
+def test_role_numbers_map_through_the_atspi_enum_to_aria() -> None:
+    assert amap.role_name(43) == "push button"
+    assert amap.role_name(amap.role_number("check box")) == "check box"
+    assert amap.role_name(10_000) == "unknown"
+    raw = amap.RawNode(path="/p", role=amap.role_number("push button"), depth=0)
+    assert amap.aria_role(raw) == "button"
+    assert amap.aria_role(amap.RawNode(path="/p", role=amap.role_number("canvas"), depth=0)) == (
+        "generic"
+    )
+
+
+def test_a_gtk_text_with_editable_text_is_a_textbox_and_a_status_bar_a_status() -> None:
+    text = amap.role_number("text")
+    entry = amap.RawNode(path="/e", role=text, depth=0, interfaces=("EditableText", "Text"))
+    label_like = amap.RawNode(path="/t", role=text, depth=0, interfaces=("Text",))
+    status = amap.RawNode(path="/s", role=amap.role_number("status bar"), depth=0)
+    assert (amap.aria_role(entry), amap.aria_role(label_like)) == ("textbox", "text")
+    assert amap.aria_role(status) == "status"
+
+
+def _raw(role: str, states: set[str], interfaces: tuple[str, ...] = ()) -> amap.RawNode:
+    return amap.RawNode(
+        path="/n",
+        role=amap.role_number(role),
+        depth=1,
+        states=amap.state_words(states),
+        interfaces=interfaces,
+    )
+
+
+SHOWN = {"showing", "visible", "sensitive", "enabled"}
+
+
+def test_inverted_states_are_normalised() -> None:
+    assert amap.node_states(_raw("push button", {"showing", "visible"})) == ("disabled",)
+    entry = _raw("entry", SHOWN, ("EditableText", "Text"))
+    assert amap.node_states(entry) == ("readonly",)
+    assert amap.node_states(_raw("entry", SHOWN | {"editable"}, ("EditableText",))) == ()
+    assert amap.node_states(_raw("check box", SHOWN)) == ("unchecked",)
+    assert amap.node_states(_raw("check box", SHOWN | {"checked"})) == ("checked",)
+    assert amap.node_states(_raw("toggle button", SHOWN | {"pressed"})) == ("checked",)
+    assert amap.node_states(_raw("tree item", SHOWN | {"expandable"})) == ("collapsed",)
+    assert amap.node_states(_raw("tree item", SHOWN | {"expandable", "expanded"})) == ("expanded",)
+    assert amap.node_states(_raw("label", {"sensitive", "visible"})) == ("hidden",)
+    assert amap.node_states(
+        _raw("entry", SHOWN | {"editable", "focused", "required"}, ("EditableText",))
+    ) == ("focused", "required")
+    assert amap.node_states(_raw("application", set())) == ()
+
+
+def test_names_fall_back_to_the_description_then_the_text_but_never_an_inputs_value() -> None:
+    label = amap.RawNode(path="/l", role=amap.role_number("label"), depth=0, text="Hi")
+    described = amap.RawNode(path="/d", role=amap.role_number("icon"), depth=0, description="Logo")
+    entry = amap.RawNode(
+        path="/e",
+        role=amap.role_number("entry"),
+        depth=0,
+        text="typed",
+        interfaces=("EditableText",),
+    )
+    assert amap.display_name(label) == "Hi"
+    assert amap.display_name(described) == "Logo"
+    assert (amap.display_name(entry), amap.value_of(entry)) == (None, "typed")
+
+
+def test_automation_id_prefers_the_accessible_id_then_the_gtk_then_the_qt_attribute() -> None:
+    base = amap.RawNode(path="/n", role=1, depth=0)
+    assert amap.automation_id(base) is None
+    qt = amap.RawNode(path="/n", role=1, depth=0, attributes={"id": "qt-id"})
+    gtk = amap.RawNode(path="/n", role=1, depth=0, attributes={"accessible-id": "g", "id": "q"})
+    assert (amap.automation_id(qt), amap.automation_id(gtk)) == ("qt-id", "g")
+
+
+def test_action_choice_prefers_the_fitting_name_case_insensitively() -> None:
+    assert amap.choose_action(["Press", "Click"], "click") == 1
+    assert amap.choose_action(["activate"], "click") == 0
+    assert amap.choose_action(["Activate", "click"], "submit") == 0
+    assert amap.choose_action(["toggle", "click"], "setChecked") == 0
+    assert amap.choose_action(["menu"], "click") is None
+
+
+def test_control_paths_parse_names_indexes_and_quotes() -> None:
+    steps = amap.parse_control_path('window[Main]/group[2]/button["a/b]"]/text')
+    assert steps == [
+        amap.PathStep("window", name="Main"),
+        amap.PathStep("group", index=2),
+        amap.PathStep("button", name="a/b]"),
+        amap.PathStep("text"),
+    ]
+    with pytest.raises(DataError):
+        amap.parse_control_path("window[x]/[3]")
+
+
+async def test_recorded_fixture_snapshot_maps_roles_ids_and_states() -> None:
+    surface, _backend = await _open()
+    snap = await surface.snapshot()
+    assert snapshot_problems(snap) == []
+    by_id = {n.native.get("automationId"): n for n in snap.nodes}
+    assert by_id["greet"].role == "button"
+    assert by_id["greet"].name == "Greet"
+    assert by_id["disabled-button"].states == ("disabled",)
+    assert by_id["code"].role == "textbox"
+    assert by_id["code"].states == ("readonly",)
+    assert by_id["code"].value == "XK-42"
+    assert by_id["agree"].states == ("unchecked",)
+    assert by_id["count"].role == "spinbutton"
+    assert by_id["count"].value == "3"
+    assert by_id["colour"].role == "combobox"
+    assert by_id["main-window"].role == "window"
+    menu_items = [n for n in snap.nodes if n.role == "menuitem"]
+    assert [n.name for n in menu_items] == ["Red", "Green", "Blue"]
+    assert all("hidden" in n.states and f"ref={n.ref}]" not in snap.text for n in menu_items)
+    assert snap.text.splitlines()[0] == f'- application "{FIXTURE_APP}" [ref={snap.ref}]'
+
+
+async def test_the_widget_factory_tree_keeps_every_node_with_aria_roles_only() -> None:
+    surface, backend = await _open("widget_factory")
+    snap = await surface.snapshot()
+    assert len(snap.nodes) == len(backend.nodes) > 200
+    assert {n.role for n in snap.nodes} <= set(ARIA_ROLES)
+    assert snapshot_problems(snap) == []
+
+
+async def test_refs_are_stable_across_snapshots_and_opaque() -> None:
+    surface, _backend = await _open()
+    first = await surface.snapshot()
+    second = await surface.snapshot()
+    assert [n.ref for n in first.nodes] == [n.ref for n in second.nodes]
+    assert first.hash == second.hash
+    assert not any("/" in n.ref for n in first.nodes)
+
+
+async def test_a_value_change_keeps_the_hash_and_a_state_change_does_not() -> None:
+    surface, _backend = await _open()
+    before = await surface.snapshot()
+    await surface.act("type", await _ref(surface, "name"), {"text": "Ada"})
+    typed = await surface.snapshot()
+    assert typed.hash == before.hash
+    assert typed.text != before.text
+    await surface.act("click", await _ref(surface, "agree"))
+    assert (await surface.snapshot()).hash != before.hash
+
+
+async def test_click_chooses_the_click_action_through_do_action() -> None:
+    surface, backend = await _open()
+    await surface.act("click", await _ref(surface, "greet"))
+    assert backend.calls == [("DoAction", _path(backend, "greet"), 0, "Click")]
+
+
+async def test_set_checked_toggles_only_when_the_state_differs() -> None:
+    surface, backend = await _open()
+    agree = await _ref(surface, "agree")
+    await surface.act("setChecked", agree, {"checked": False})
+    assert backend.calls == []
+    await surface.act("setChecked", agree, {"checked": True})
+    assert backend.calls == [("DoAction", _path(backend, "agree"), 0, "Click")]
+    assert (await surface.check({"kind": "checked"}, "ref", agree)).ok
+
+
+async def test_type_appends_through_insert_text_and_clear_empties() -> None:
+    surface, backend = await _open()
+    entry = await _ref(surface, "name")
+    await surface.act("type", entry, {"text": "Ada"})
+    await surface.act("type", entry, {"text": "!"})
+    await surface.act("clear", entry)
+    path = _path(backend, "name")
+    assert backend.calls == [
+        ("InsertText", path, 0, "Ada"),
+        ("InsertText", path, 3, "!"),
+        ("SetTextContents", path, ""),
+    ]
+
+
+async def test_type_on_a_spin_button_sets_its_value() -> None:
+    surface, backend = await _open()
+    count = await _ref(surface, "count")
+    await surface.act("type", count, {"text": "7"})
+    assert backend.calls == [("SetCurrentValue", _path(backend, "count"), 7.0)]
+    with pytest.raises(DataError):
+        await surface.act("type", count, {"text": "seven"})
+
+
+async def test_select_option_selects_the_combo_child_by_name() -> None:
+    surface, backend = await _open()
+    colour = await _ref(surface, "colour")
+    await surface.act("selectOption", colour, {"values": ["Blue"]})
+    assert backend.calls == [("SelectChild", _path(backend, "colour"), 2)]
+    with pytest.raises(ActionabilityError):
+        await surface.act("selectOption", colour, {"values": ["Mauve"]})
+
+
+async def test_press_enter_activates_and_other_keys_go_to_the_focused_element() -> None:
+    surface, backend = await _open()
+    entry = await _ref(surface, "name")
+    await surface.act("press", entry, {"key": "Enter"})
+    await surface.act("press", entry, {"key": "a"})
+    path = _path(backend, "name")
+    assert backend.calls == [("DoAction", path, 0, "Activate"), ("GrabFocus", path)]
+    assert backend.keys == [ord("a")]
+
+
+async def test_refusals_are_typed_and_touch_nothing() -> None:
+    surface, backend = await _open()
+    with pytest.raises(NavigationError):
+        await surface.act("navigate", None, {"url": "https://example.invalid"})
+    with pytest.raises(NavigationError):
+        await surface.read("url")
+    with pytest.raises(ActionabilityError):
+        await surface.act("click", await _ref(surface, "disabled-button"))
+    with pytest.raises(ActionabilityError):
+        await surface.act("type", await _ref(surface, "code"), {"text": "x"})
+    with pytest.raises(ActionabilityError):
+        await surface.act("dragTo", await _ref(surface, "greet"), None, await _ref(surface, "quit"))
+    with pytest.raises(LocateError):
+        await surface.act("click", "a999")
+    snap = await surface.snapshot()
+    hidden_item = next(n.ref for n in snap.nodes if n.role == "menuitem")
+    with pytest.raises(ActionabilityError):
+        await surface.act("click", hidden_item)
+    assert backend.calls == []
+
+
+async def test_a_ref_whose_element_is_gone_is_a_locate_error() -> None:
+    surface, backend = await _open()
+    greet = await _ref(surface, "greet")
+    backend.remove(_path(backend, "greet"))
+    with pytest.raises(LocateError):
+        await surface.act("click", greet)
+    assert (await surface.check({"kind": "hidden"}, "ref", greet)).ok
+
+
+async def test_an_attached_session_never_quits_its_application() -> None:
+    surface, _backend = await _open()
+    with pytest.raises(SessionError):
+        await surface.act("quit")
+    await surface.snapshot()
+
+
+async def test_locate_answers_each_desktop_kind_and_nothing_for_the_rest() -> None:
+    surface, _backend = await _open()
+    greet = await _ref(surface, "greet")
+    entry = await _ref(surface, "name")
+    assert await surface.locate({"by": "role", "role": "button", "name": "gre"}) == [greet]
+    assert (
+        await surface.locate({"by": "role", "role": "button", "name": "gre", "exact": True}) == []
+    )
+    assert await surface.locate({"by": "name", "value": "Greet"}) == [greet]
+    assert await surface.locate({"by": "text", "value": "Greet"}) == [greet]
+    assert await surface.locate({"by": "label", "value": "Name", "exact": True}) == [entry]
+    assert await surface.locate({"by": "controlPath", "value": "window/group/button[3]"}) == [greet]
+    assert await surface.locate(
+        {"by": "controlPath", "value": "frame/panel/push button[Greet]"}
+    ) == [greet]
+    assert await surface.locate({"by": "coords", "x": 20, "y": 210}) == [greet]
+    assert len(await surface.locate({"by": "role", "role": "button"})) == 3
+    assert await surface.locate({"by": "role", "role": "menuitem"}) == []
+    for other in (
+        {"by": "css", "value": "x"},
+        {"by": "testid", "value": "greet"},
+        {"by": "webmcp", "tool": "t"},
+        {"by": "automationId", "value": "nope"},
+    ):
+        assert await surface.locate(other) == []
+
+
+async def test_describe_gives_the_path_native_and_box() -> None:
+    surface, _backend = await _open()
+    description = await surface.describe(await _ref(surface, "greet"))
+    assert description.native["automationId"] == "greet"
+    assert description.native["atspiRole"] == "push button"
+    assert description.box is not None
+    assert [(s.role, s.name, s.index) for s in description.path] == [
+        ("window", "semledger GTK fixture", 0),
+        ("group", None, 0),
+        ("button", "Greet", 2),
+    ]
+
+
+async def test_interactive_only_and_max_nodes_keep_a_well_formed_tree() -> None:
+    surface, _backend = await _open()
+    interactive = await surface.snapshot(interactive_only=True)
+    assert snapshot_problems(interactive) == []
+    assert {n.role for n in interactive.nodes[1:]} <= {
+        "button",
+        "checkbox",
+        "spinbutton",
+        "combobox",
+        "menu",
+        "menuitem",
+        "textbox",
+    }
+    assert len((await surface.snapshot(max_nodes=5)).nodes) == 5
+
+
+async def test_capabilities_are_all_false_and_the_kind_is_desktop() -> None:
+    surface = AtspiSurface()
+    assert surface.kind == "desktop"
+    assert not any(
+        getattr(surface.capabilities(), f)
+        for f in (
+            "dialogs",
+            "frames",
+            "windows",
+            "upload",
+            "drag",
+            "trace",
+            "pick",
+            "observe",
+            "webmcp",
+            "screenshot",
+            "restore",
+        )
+    )
+    assert not hasattr(surface, "trace")
+    assert not hasattr(surface, "observe")
