@@ -1,0 +1,93 @@
+"""`semledger serve --adapter atspi --launch CMD`: a real GTK application, on a private
+desktop, brought to agents over MCP and logged like every other surface."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from semledger.adapters._atspi_desktop import (
+    GTK_FIXTURE,
+    SYSTEM_PYTHON,
+    PrivateDesktop,
+    require,
+    require_gtk_python,
+)
+from semledger.eventlog import SqliteRecorder, SurfaceCalled
+from semledger.replay import audit, verify
+
+
+def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
+    params = {"name": tool, "arguments": arguments}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(message)
+
+
+def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path) -> None:
+    require({SYSTEM_PYTHON: "python3"})
+    require_gtk_python()
+    db = tmp_path / "desktop.db"
+    launch = shlex.join([SYSTEM_PYTHON, str(GTK_FIXTURE)])
+    with PrivateDesktop() as desktop:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "semledger",
+                "serve",
+                "--adapter",
+                "atspi",
+                "--launch",
+                launch,
+                "--db",
+                str(db),
+                "--session",
+                "gtk-1",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **desktop.env},
+        )
+
+        def ask(line: str) -> dict[str, Any]:
+            assert server.stdin is not None
+            assert server.stdout is not None
+            server.stdin.write(line + "\n")
+            server.stdin.flush()
+            reply: dict[str, Any] = json.loads(server.stdout.readline())
+            return reply["result"]["structuredContent"]  # type: ignore[no-any-return]
+
+        try:
+            full = ask(_call(1, "read_semantics", {}))["value"]
+            greet = next(n for n in full["nodes"] if n["label"] == "Greet")
+            done = ask(
+                _call(
+                    2,
+                    "perform_action",
+                    {
+                        "target": {"kind": "node_id", "id": greet["node_id"]},
+                        "action": {"kind": "activate"},
+                        "precondition": {"kind": "exact", "generation": full["generation"]},
+                    },
+                )
+            )
+            assert done["ok"], done
+            after = ask(_call(3, "read_semantics", {"since": full["generation"]}))["value"]
+            assert after["kind"] == "delta", after
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            server.wait(timeout=60)
+    assert server.returncode == 0, server.stderr.read() if server.stderr else ""
+    recorder = SqliteRecorder(db)
+    calls = [e for _r, e in recorder.events("gtk-1") if isinstance(e, SurfaceCalled)]
+    assert {"open", "snapshot", "act", "close"} <= {c.method for c in calls}
+    assert [e for e in audit(recorder, "gtk-1") if e.outcome == "ok"]
+    assert verify(recorder, "gtk-1").ok
