@@ -168,19 +168,27 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
+    from semledger.eventlog import EventLogError
     from semledger.replay import UnknownSessionError, audit, verify
 
     recorder = _recorder(args.db)
+    unreadable: str | None = None
     try:
-        entries = audit(recorder, args.session)
         report = None
         if args.verify:
             with _progress(console, "verifying", not args.json) as progress:
                 report = verify(recorder, args.session, on_progress=progress)
+        try:
+            entries = audit(recorder, args.session)
+        except EventLogError as error:
+            # A tampered body may not even decode; the chain report names the event.
+            entries, unreadable = [], str(error)
     except UnknownSessionError as error:
         raise UsageError(str(error)) from error
     if args.json:
         out: dict[str, Any] = {"session": args.session, "actions": [e.to_json() for e in entries]}
+        if unreadable is not None:
+            out["unreadable"] = unreadable
         if report is not None:
             out["verify"] = {
                 "ok": report.ok,
@@ -192,10 +200,12 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
         from semledger._render import audit_table
 
         console.print(audit_table(args.session, entries))
+        if unreadable is not None:
+            console.print(f"[bold red]the log cannot be read: {unreadable}[/bold red]")
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"[{style}]integrity chain: {report}[/{style}]")
-    return 0 if report is None or report.ok else 1
+    return 0 if unreadable is None and (report is None or report.ok) else 1
 
 
 def _cmd_replay(args: argparse.Namespace, console: Console) -> int:

@@ -1,0 +1,117 @@
+"""Talking to `semledger serve` over stdio from tests: JSON-RPC lines in, envelopes out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+APPS = Path(__file__).resolve().parent
+ROOT = APPS.parent.parent
+COMMAND = (sys.executable, "-m", "semledger")
+
+
+def env(**extra: str) -> dict[str, str]:
+    """The environment of a child: tests/apps importable, plus `extra`."""
+    out = dict(os.environ)
+    out["PYTHONPATH"] = os.pathsep.join(p for p in (str(APPS), out.get("PYTHONPATH")) if p)
+    out.update(extra)
+    return out
+
+
+def cli(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    """Run ``semledger ARGS`` to completion."""
+    return subprocess.run(
+        [*COMMAND, *args],
+        capture_output=True,
+        text=True,
+        env=env(**extra),
+        timeout=120,
+        check=False,
+    )
+
+
+def line(message: dict[str, Any]) -> str:
+    return json.dumps(message) + "\n"
+
+
+def initialize(request_id: int = 0) -> str:
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "semledger-tests", "version": "0"},
+    }
+    return line(
+        {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+    ) + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
+    return line(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+    )
+
+
+def read(request_id: int, since: str | None = None) -> str:
+    return call(request_id, "read_semantics", {} if since is None else {"since": since})
+
+
+def perform(
+    request_id: int,
+    semantic_id: str,
+    kind: str = "activate",
+    generation: str | None = None,
+    **payload: Any,
+) -> str:
+    precondition = (
+        {"kind": "latest"} if generation is None else {"kind": "exact", "generation": generation}
+    )
+    return call(
+        request_id,
+        "perform_action",
+        {
+            "target": {"kind": "semantic_id", "id": semantic_id},
+            "action": {"kind": kind, **payload},
+            "precondition": precondition,
+        },
+    )
+
+
+def envelopes(stdout: str) -> dict[int, dict[str, Any]]:
+    """Every complete tool-call answer on `stdout`, by JSON-RPC id (the envelope itself)."""
+    out: dict[int, dict[str, Any]] = {}
+    for text in stdout.splitlines():
+        try:
+            message = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        result = message.get("result")
+        if isinstance(result, dict) and "structuredContent" in result:
+            out[message["id"]] = result["structuredContent"]
+    return out
+
+
+def serve(
+    app: str, db: Path, session: str, requests: Sequence[str], *extra_args: str, **extra_env: str
+) -> dict[int, dict[str, Any]]:
+    """Serve `app` as `session` for the given request lines, to the end of input."""
+    done = subprocess.run(
+        [*COMMAND, "serve", app, "--db", str(db), "--session", session, *extra_args],
+        input=initialize() + "".join(requests),
+        capture_output=True,
+        text=True,
+        env=env(**extra_env),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return envelopes(done.stdout)

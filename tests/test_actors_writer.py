@@ -1,0 +1,179 @@
+"""The log writer: group commit across sessions, conflict isolation, durability before replies."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from semledger.actors import LogWriter, SessionActor
+from semledger.eventlog import (
+    ActionReceipt,
+    MemoryRecorder,
+    NewEvent,
+    SequenceConflict,
+    SessionEnded,
+    StoredEvent,
+    verify_chain,
+)
+from semledger.examples import counter
+from semledger.runtime import ActionKind, BySemanticId, Latest, Receipt, SemanticId, SimpleAction
+
+
+def note(text: str, seq: int) -> NewEvent:
+    return NewEvent(text, seq, SessionEnded(f"{text} {seq}"), 0.0)
+
+
+class GatedRecorder(MemoryRecorder):
+    """A memory recorder whose appends wait for `gate` (so a test can queue requests up)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.gate.set()
+        self.calls = 0
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        self.calls += 1
+        self.gate.wait(timeout=30)
+        return super().append(events)
+
+
+class MarkingRecorder(MemoryRecorder):
+    """Records, the moment each append returns, what it made durable."""
+
+    def __init__(self, marks: list[tuple[str, Any]]) -> None:
+        super().__init__()
+        self.marks = marks
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        stored = super().append(events)
+        self.marks.append(("durable", [(e.session, e.event) for e in events]))
+        return stored
+
+
+async def run_agents(
+    nursery: trio.Nursery, writer: LogWriter, recorder: MemoryRecorder, marks: list[Any]
+) -> None:
+    """Four counter sessions, each incremented five times by its own agent, then closed."""
+    increment = BySemanticId(SemanticId.new("counter.increment"))
+    activate = SimpleAction(ActionKind.ACTIVATE)
+    actors = []
+    for i in range(4):
+        actor = SessionActor(
+            f"s{i}", counter.app, "semledger.examples.counter:app", writer, recorder
+        )
+        await nursery.start(actor.run)
+        actors.append(actor)
+
+    async def agent(actor: SessionActor) -> None:
+        for _ in range(5):
+            receipt = await actor.perform_action(increment, activate, Latest())
+            assert isinstance(receipt, Receipt)
+            marks.append(("reply", (actor.name, receipt.after)))
+
+    async with trio.open_nursery() as agents:
+        for actor in actors:
+            agents.start_soon(agent, actor)
+    for actor in actors:
+        actor.close()
+
+
+async def test_appends_from_many_concurrent_sessions_are_group_committed() -> None:
+    recorder = MemoryRecorder()
+    sessions, batches = 20, 5
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+
+        async def session(name: str) -> None:
+            for seq in range(1, batches + 1):
+                stored = await writer.append([note(name, seq)])
+                assert [s.seq for s in stored] == [seq]
+
+        async with trio.open_nursery() as sessions_nursery:
+            for i in range(sessions):
+                sessions_nursery.start_soon(session, f"s{i}")
+        writer.close()
+    appends = sessions * batches
+    assert writer.appended == appends
+    assert writer.transactions < appends
+    for i in range(sessions):
+        assert [r.seq for r in recorder.read(f"s{i}")] == list(range(1, batches + 1))
+        assert verify_chain(recorder.read(f"s{i}")).ok
+
+
+async def test_one_sessions_sequence_conflict_fails_only_that_sessions_append() -> None:
+    recorder = GatedRecorder()
+    recorder.append([note("b", 1)])  # someone else already wrote b's next event
+    results: dict[str, object] = {}
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+
+        async def append(name: str, seq: int) -> None:
+            try:
+                results[name] = await writer.append([note(name, seq)])
+            except SequenceConflict as conflict:
+                results[name] = conflict
+
+        recorder.gate.clear()
+        nursery.start_soon(append, "warm-up", 1)
+        await trio.testing.wait_all_tasks_blocked()
+        for name in ("a", "b", "c"):
+            nursery.start_soon(append, name, 1)
+        await trio.testing.wait_all_tasks_blocked()
+        assert writer.queue_depth == 3  # a, b and c wait together: one batch
+        recorder.gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        writer.close()
+    conflict = results["b"]
+    assert isinstance(conflict, SequenceConflict)
+    assert (conflict.session, conflict.seq, conflict.expected) == ("b", 1, 2)
+    for name in ("a", "c", "warm-up"):
+        stored = results[name]
+        assert isinstance(stored, list)
+        assert [(s.session, s.seq) for s in stored] == [(name, 1)]
+        assert recorder.head(name) is not None
+    b_head = recorder.head("b")
+    assert b_head is not None
+    assert b_head.seq == 1  # the conflicting event was not written
+
+
+async def test_a_failing_recorder_fails_every_append_of_the_batch() -> None:
+    class Broken(MemoryRecorder):
+        def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+            raise OSError("disk full")
+
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(Broken()).run)
+        with pytest.raises(OSError, match="disk full"):
+            await writer.append([note("a", 1)])
+        writer.close()
+    assert writer.transactions == 0
+
+
+async def test_a_session_actors_reply_comes_only_after_its_events_are_durable() -> None:
+    marks: list[tuple[str, Any]] = []
+    recorder = MarkingRecorder(marks)
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        async with trio.open_nursery() as sessions:
+            await run_agents(sessions, writer, recorder, marks)
+        writer.close()
+    replies = [(i, m[1]) for i, m in enumerate(marks) if m[0] == "reply"]
+    assert len(replies) == 20
+    for index, (session, after) in replies:
+        durable_at = next(
+            i
+            for i, (kind, payload) in enumerate(marks)
+            if kind == "durable"
+            and any(
+                s == session and isinstance(e, ActionReceipt) and e.after == after
+                for s, e in payload
+            )
+        )
+        assert durable_at < index, (session, after)
+    assert writer.transactions < writer.appended

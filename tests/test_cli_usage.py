@@ -1,0 +1,77 @@
+"""Bad usage exits with status 2 and a one-line reason on stderr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+from tests_record import COUNTER, INCREMENT, record
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "log.db"
+    record(path, "known", COUNTER, [INCREMENT])
+    return path
+
+
+def cases(db: Path) -> dict[str, tuple[list[str], str]]:
+    missing = str(db.parent / "missing.db")
+    return {
+        "unknown command": (["frobnicate"], "invalid choice"),
+        "no command": ([], "required"),
+        "missing log for sessions": (["sessions", "--db", missing], "no log at"),
+        "missing log for read": (["read", "known", "--db", missing], "no log at"),
+        "unknown session for read": (["read", "nope", "--db", str(db)], "no session 'nope'"),
+        "unknown generation": (
+            ["read", "known", "--db", str(db), "--generation", "99"],
+            "not 99",
+        ),
+        "unknown session for audit": (["audit", "nope", "--db", str(db)], "no session 'nope'"),
+        "unknown session for replay": (["replay", "nope", "--db", str(db)], "no session 'nope'"),
+        "bad APP for replay": (
+            ["replay", "known", "--db", str(db), "--app", "no_such_module:app"],
+            "cannot import",
+        ),
+        "APP without attribute": (
+            ["fuzz", "semledger.examples.counter", "--db", missing],
+            "expected module:attribute",
+        ),
+        "APP that is not an App": (
+            ["serve", "semledger.examples.counter:init", "--db", missing],
+            "not a semledger App",
+        ),
+        "serve without APP": (["serve", "--db", missing], "needs APP"),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "unknown command",
+        "no command",
+        "missing log for sessions",
+        "missing log for read",
+        "unknown session for read",
+        "unknown generation",
+        "unknown session for audit",
+        "unknown session for replay",
+        "bad APP for replay",
+        "APP without attribute",
+        "APP that is not an App",
+        "serve without APP",
+    ],
+)
+def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
+    args, reason = cases(db)[case]
+    done = mcp.cli(*args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.endswith("\n")
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("semledger: ")
+    assert reason in done.stderr
+    assert not (db.parent / "missing.db").exists()

@@ -1,0 +1,202 @@
+"""The audit, the integrity check against a tampered SQLite file, `sessions` and `read` from
+the log, and password redaction in the stored bytes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semledger.runtime._wire import encode_read
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+from tests_record import COUNTER, INCREMENT, record
+
+SCRIPT = [
+    INCREMENT,
+    ("counter.step", {"kind": "set_text", "value": "2"}),
+    INCREMENT,
+    ("counter.nowhere", {"kind": "activate"}),  # target_not_found
+    ("counter.value", {"kind": "activate"}),  # action_unavailable
+    ("counter.reset", {"kind": "activate"}),
+    ("counter.decrement", {"kind": "activate"}),  # target_disabled at 0
+]
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, Any]]:
+    db = tmp_path_factory.mktemp("audit") / "log.db"
+    _outcomes, fulls = record(db, "agent", COUNTER, SCRIPT)
+    return db, fulls
+
+
+def copy_of(db: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "copy.db"
+    shutil.copy(db, target)
+    return target
+
+
+def test_audit_lists_every_perform_action_with_its_outcome_and_generations(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    db, _fulls = logged
+    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["session"] == "agent"
+    actions = out["actions"]
+    assert [a["outcome"] for a in actions] == [
+        "receipt",
+        "receipt",
+        "receipt",
+        "target_not_found",
+        "action_unavailable",
+        "receipt",
+        "target_disabled",
+    ]
+    for entry, (semantic_id, action) in zip(actions, SCRIPT, strict=True):
+        assert entry["target"] == {"kind": "semantic_id", "id": semantic_id}
+        assert entry["action"] == action
+        assert entry["precondition"] == {"kind": "latest"}
+        assert isinstance(entry["at"], float)
+    first = actions[0]
+    assert (first["generation"], first["before"], first["after"]) == ("1", "1", "2")
+    assert actions[3]["details"] == {"target": {"kind": "semantic_id", "id": "counter.nowhere"}}
+    assert actions[3]["before"] is None
+    assert actions[3]["generation"] == actions[2]["after"]
+    assert [a["request_id"] for a in actions] == list(range(1, 8))
+
+
+def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) -> None:
+    db, _ = logged
+    done = mcp.cli("audit", "agent", "--db", str(db), "--json", "--verify")
+    assert done.returncode == 0, done.stderr
+    conn = sqlite3.connect(db)
+    (count,) = conn.execute("SELECT COUNT(*) FROM events WHERE session = 'agent'").fetchone()
+    conn.close()
+    assert json.loads(done.stdout)["verify"] == {"ok": True, "verified": count, "problem": None}
+
+
+def tamper(db: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        for sql, params in statements:
+            conn.execute(sql, params)
+    conn.close()
+
+
+def verify_problem(db: Path) -> str:
+    done = mcp.cli("audit", "agent", "--db", str(db), "--json", "--verify")
+    assert done.returncode == 1, done.stdout + done.stderr
+    problem = json.loads(done.stdout)["verify"]["problem"]
+    assert isinstance(problem, str)
+    return problem
+
+
+def test_verify_names_an_event_whose_body_had_one_byte_changed(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+) -> None:
+    db = copy_of(logged[0], tmp_path)
+    conn = sqlite3.connect(db)
+    seq, body = conn.execute(
+        "SELECT seq, body FROM events WHERE session = 'agent' AND topic = 'ActionRequested'"
+        " ORDER BY seq LIMIT 1 OFFSET 2"
+    ).fetchone()
+    conn.close()
+    at = body.index(b"increment")
+    changed = body[:at] + b"I" + body[at + 1 :]
+    tamper(db, ("UPDATE events SET body = ? WHERE session = 'agent' AND seq = ?", (changed, seq)))
+    assert verify_problem(db).startswith(f"event {seq} changed")
+
+
+def test_verify_names_the_first_event_after_a_deleted_one(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+) -> None:
+    db = copy_of(logged[0], tmp_path)
+    tamper(db, ("DELETE FROM events WHERE session = 'agent' AND seq = 9", ()))
+    assert verify_problem(db).startswith("event 9 missing")
+
+
+def test_verify_names_the_first_of_two_swapped_events(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+) -> None:
+    db = copy_of(logged[0], tmp_path)
+    move = "UPDATE events SET seq = ? WHERE session = 'agent' AND seq = ?"
+    tamper(db, (move, (-1, 6)), (move, (6, 7)), (move, (7, -1)))
+    assert verify_problem(db).startswith("event 6 out of order")
+
+
+def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    record(db, "one", COUNTER, [INCREMENT])
+    record(db, "two", "tests_crashy:app", [INCREMENT] * 3)
+    done = mcp.cli("sessions", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    listed = {s["name"]: s for s in json.loads(done.stdout)}
+    assert sorted(listed) == ["one", "two"]
+    assert (listed["one"]["app"], listed["one"]["surface"]) == (COUNTER, "runtime")
+    assert (listed["one"]["ended"], listed["one"]["crashed"]) == (True, False)
+    assert listed["two"]["crashed"] is True
+    assert listed["one"]["events"] == 6  # started, commit, request, commit, receipt, ended
+
+
+def test_read_from_the_log_at_a_generation_equals_the_live_full_read(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    db, fulls = logged
+    assert len(fulls) >= 4
+    for generation, full in fulls.items():
+        done = mcp.cli("read", "agent", "--db", str(db), "--generation", str(generation), "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == encode_read(full)
+    latest = mcp.cli("read", "agent", "--db", str(db), "--json")
+    assert json.loads(latest.stdout) == encode_read(fulls[max(fulls)])
+
+
+SECRET = "correct-horse-battery-7"
+
+
+def stored_bytes(db: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
+
+
+@pytest.mark.parametrize("log_passwords", [False, True])
+def test_passwords_typed_into_the_gallery_are_redacted_in_the_log(
+    tmp_path: Path, log_passwords: bool
+) -> None:
+    db = tmp_path / "log.db"
+    answers = mcp.serve(
+        "semledger.examples.gallery:app",
+        db,
+        "g",
+        [
+            mcp.perform(1, "gallery.username", "set_text", value="ada-lovelace"),
+            mcp.perform(2, "gallery.password", "set_text", value=SECRET),
+            mcp.perform(3, "gallery.sign_in"),
+        ],
+        *(["--log-passwords"] if log_passwords else []),
+    )
+    assert all(answers[i]["ok"] for i in (1, 2, 3)), answers
+    raw = stored_bytes(db)
+    assert b"ada-lovelace" in raw
+    assert (SECRET.encode() in raw) is log_passwords
+    entries = json.loads(mcp.cli("audit", "g", "--db", str(db), "--json").stdout)["actions"]
+    assert entries[1]["redacted"] is not log_passwords
+
+
+def test_verify_names_an_event_whose_changed_body_no_longer_decodes(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+) -> None:
+    db = copy_of(logged[0], tmp_path)
+    conn = sqlite3.connect(db)
+    (body,) = conn.execute("SELECT body FROM events WHERE session = 'agent' AND seq = 5").fetchone()
+    conn.close()
+    broken = b"\xc1" + body[1:]  # 0xc1 is never valid msgpack
+    tamper(db, ("UPDATE events SET body = ? WHERE session = 'agent' AND seq = 5", (broken,)))
+    assert verify_problem(db).startswith("event 5 changed")

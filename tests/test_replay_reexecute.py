@@ -1,0 +1,151 @@
+"""Re-execution: identical replays, divergences with node-level diffs, crashes reproduced at
+their step, hash-seed independence, and exported regression tests."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from semledger.eventlog import Committed, SqliteRecorder
+from semledger.examples import gallery
+from semledger.replay import reexecute
+from semledger.runtime import AppRuntime, Receipt
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+import tests_crashy
+from tests_record import COUNTER, INCREMENT, record
+
+TODO_SCRIPT = [
+    ("todo.input", {"kind": "set_text", "value": "milk"}),
+    ("todo.input", {"kind": "submit"}),
+    ("todo.input", {"kind": "submit"}),  # handler_rejected: empty text
+    ("todo.input", {"kind": "set_text", "value": "eggs"}),
+    ("todo.input", {"kind": "submit"}),
+    ("todo.item.1.done", {"kind": "activate"}),
+    ("todo.clear_completed", {"kind": "activate"}),
+]
+WIDE = {"COLUMNS": "200"}
+
+
+def test_an_unchanged_app_replays_identical(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    record(db, "todo", "semledger.examples.todo:app", TODO_SCRIPT)
+    record(db, "counter", COUNTER, [INCREMENT] * 3)
+    for session in ("todo", "counter"):
+        done = mcp.cli("replay", session, "--db", str(db), **WIDE)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "identical" in done.stdout
+        assert "every snapshot hash matched" in done.stdout
+
+
+def test_a_variant_app_diverges_at_the_first_changed_commit_with_a_node_diff(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT] * 3)
+    done = mcp.cli("replay", "counter", "--db", str(db), "--app", "tests_variant:app", **WIDE)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DIVERGED at step 2" in done.stdout  # the second increment makes the count 2
+    assert "value: '2' -> '2 (two or more)'" in done.stdout
+    assert done.stdout.count("DIVERGED") == 1  # the first divergence only
+
+
+def test_an_application_crash_is_raised_again_at_the_same_step(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    outcomes, _fulls = record(db, "crashy", "tests_crashy:app", [INCREMENT] * 5)
+    step = tests_crashy.CRASH_AT
+    assert [isinstance(o, Receipt) for o in outcomes] == [True] * (step - 1) + [False]
+    assert outcomes[-1] is None  # the live session crashed at that step
+    with SqliteRecorder(db) as recorder:
+        report = reexecute(recorder, "crashy", tests_crashy.app)
+    assert report.ok
+    assert report.crash_step == step
+    assert report.crash is not None
+    assert isinstance(report.crash.__cause__, tests_crashy.ThirdIncrementError)
+    done = mcp.cli("replay", "crashy", "--db", str(db), **WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"raised again at step {step}" in done.stdout
+
+
+def gallery_script() -> list[str]:
+    """One perform_action for every gallery node's first action, then a read."""
+    snapshot = AppRuntime(gallery.app).snapshot
+    lines = []
+    for number, node_id in enumerate(sorted(snapshot.nodes), start=1):
+        node = snapshot.nodes[node_id]
+        if not node.actions:
+            continue
+        kind = sorted(k.value for k in node.actions)[0]
+        payload = {
+            "set_text": {"value": "abc"},
+            "scroll": {"direction": "down"},
+            "set_numeric_value": {"value": 40},
+            "set_selection": {"start": 0, "end": 1},
+        }.get(kind, {})
+        lines.append(
+            mcp.call(
+                number,
+                "perform_action",
+                {
+                    "target": {"kind": "node_id", "id": str(node_id)},
+                    "action": {"kind": kind, **payload},
+                    "precondition": {"kind": "latest"},
+                },
+            )
+        )
+    return lines
+
+
+def committed_hashes(db: Path, session: str) -> list[tuple[int, str]]:
+    with SqliteRecorder(db) as recorder:
+        return [
+            (e.generation, e.snapshot_hash)
+            for _r, e in recorder.events(session)
+            if isinstance(e, Committed)
+        ]
+
+
+def test_a_scripted_session_commits_the_same_hashes_under_any_hash_seed(tmp_path: Path) -> None:
+    script = gallery_script()
+    answers = {}
+    for seed in ("1", "2"):
+        db = tmp_path / f"seed{seed}.db"
+        answers[seed] = mcp.serve(
+            "semledger.examples.gallery:app", db, "g", script, PYTHONHASHSEED=seed
+        )
+    first = committed_hashes(tmp_path / "seed1.db", "g")
+    second = committed_hashes(tmp_path / "seed2.db", "g")
+    assert len(first) > 10
+    assert first == second
+    assert answers["1"] == answers["2"]
+
+
+def test_an_exported_test_passes_and_fails_against_a_divergent_app(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT] * 3)
+    exported = tmp_path / "test_exported_counter.py"
+    done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", str(exported))
+    assert done.returncode == 0, done.stderr
+    source = exported.read_text()
+    assert f"APP = {COUNTER!r}" in source
+
+    def pytest_on(path: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=mcp.env(),
+            timeout=120,
+            check=False,
+        )
+
+    passed = pytest_on(exported)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "1 passed" in passed.stdout
+    exported.write_text(source.replace(f"APP = {COUNTER!r}", "APP = 'tests_variant:app'"))
+    failed = pytest_on(exported)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "step 2 (ActionRequested) differs" in failed.stdout
