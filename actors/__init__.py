@@ -11,6 +11,7 @@ from ._session import (
     Perform,
     Read,
     SessionActor,
+    SessionConflictError,
     SessionCrashedError,
     SessionMismatchError,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "Read",
     "RequestTimeoutError",
     "SessionActor",
+    "SessionConflictError",
     "SessionCore",
     "SessionCrashedError",
     "SessionMismatchError",

@@ -52,12 +52,28 @@ class Actor(Generic[Message]):
         raise NotImplementedError
 
     async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
-        async with self._inbox:
+        try:
             await self.started()
             task_status.started(self)
             async for envelope in self._inbox:
                 await self._deliver(envelope)
+        finally:
+            self._refuse_waiting()
         await self.stopped()
+
+    def _refuse_waiting(self) -> None:
+        """Answer requests still queued when the actor ends, so no caller waits for nothing."""
+        self._mailbox.close()
+        try:
+            while True:
+                try:
+                    envelope = self._inbox.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    return
+                if envelope.reply is not None:
+                    envelope.reply.close()
+        finally:
+            self._inbox.close()
 
     async def started(self) -> None:
         """Set-up that must finish before the actor counts as started."""
@@ -80,7 +96,12 @@ class Actor(Generic[Message]):
             with trio.fail_after(timeout):
                 await self._send(_Envelope(message, send))
                 async with receive:
-                    result = await receive.receive()
+                    try:
+                        result = await receive.receive()
+                    except trio.EndOfChannel:
+                        raise ActorClosedError(
+                            f"{type(self).__name__} ended before answering"
+                        ) from None
         except trio.TooSlowError:
             raise RequestTimeoutError(
                 f"no reply to {type(message).__name__} in {timeout} s"

@@ -75,7 +75,7 @@ class SessionRegistry:
         except Exception as error:
             self.crashes[actor.name] = "".join(traceback.format_exception(error))
             if not started:
-                raise
+                raise _leaf(error) from None
         finally:
             self._sessions.pop(actor.name, None)
 
@@ -97,3 +97,10 @@ class _Status:
 
     def started(self, value: Any = None) -> None:
         self._on_started(value)
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The one error inside nested single-member exception groups (a failed start's cause)."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error

@@ -20,6 +20,7 @@ from semledger.eventlog import (
     Event,
     NewEvent,
     Recorder,
+    SequenceConflict,
     SessionCrashed,
     SessionEnded,
     SessionStarted,
@@ -51,6 +52,10 @@ from ._writer import LogWriter
 
 class SessionMismatchError(ActorError):
     """Raised when starting a session whose log was recorded with another application."""
+
+
+class SessionConflictError(ActorError):
+    """Raised when another writer appended to this session: the session ends unanswered."""
 
 
 class SessionCrashedError(ActorError):
@@ -168,13 +173,24 @@ class SessionActor(Actor[SessionMessage]):
     def _recover(self) -> SessionCore:
         """Rebuild the core from the last checkpoint (or the start) and the inputs after it."""
         core, start = self._from_checkpoint()
-        for _record, event in self.recorder.events(self.name, start=start):
+        for record, event in self.recorder.events(self.name, start=start):
+            if isinstance(event, SessionCrashed):
+                raise SessionCrashedError(
+                    f"session {self.name!r} crashed (see its log); it cannot be resumed, "
+                    "but `semledger replay` reproduces the crash"
+                )
             if isinstance(event, SessionStarted) and event.app != self.app_ref:
                 raise SessionMismatchError(
                     f"session {self.name!r} was recorded with {event.app}, not {self.app_ref}"
                 )
             if isinstance(event, INPUTS):
-                core.step(event)
+                try:
+                    core.step(event)
+                except ApplicationError as error:
+                    raise SessionCrashedError(
+                        f"session {self.name!r} crashed at log seq {record.seq} and cannot be "
+                        "resumed; `semledger replay` reproduces the crash"
+                    ) from error
         self._inputs = 0
         return core
 
@@ -279,7 +295,17 @@ class SessionActor(Actor[SessionMessage]):
     async def _append(self, events: list[Event]) -> None:
         now = self.clock()
         batch = [NewEvent(self.name, self._seq + i + 1, e, now) for i, e in enumerate(events)]
-        await self.writer.append(batch)
+        try:
+            await self.writer.append(batch)
+        except SequenceConflict as conflict:
+            # Someone else writes this session: the runtime is now ahead of the log, so it
+            # must not answer again. Nothing of this batch was written.
+            self.ended = True
+            self.core.runtime.close()
+            self.close()
+            raise SessionConflictError(
+                f"session {self.name!r} is being written by another process ({conflict})"
+            ) from conflict
         self._seq += len(batch)
 
     def _start_effect(self, effect_id: int, effect: Any) -> None:

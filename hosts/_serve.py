@@ -10,7 +10,7 @@ from typing import Any
 
 import trio
 
-from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.actors import ActorError, LogWriter, SessionActor, SessionRegistry
 from semledger.eventlog import SqliteRecorder
 from semledger.replay import load_app
 
@@ -19,8 +19,9 @@ from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
 
 
-class SurfaceOpenError(Exception):
-    """Raised by `serve_surface` when the adapter cannot be made or cannot open its session."""
+class ServeError(Exception):
+    """Raised when a server cannot start its session: an adapter that cannot open, or a
+    logged session that cannot be resumed (it crashed, or another app recorded it)."""
 
 
 def new_session_name(prefix: str = "session") -> str:
@@ -44,16 +45,23 @@ async def serve_stdio(
     app = load_app(app_ref)
     recorder = SqliteRecorder(db)
     name = session or new_session_name("stdio")
+    failure: ServeError | None = None
+    reason = "not started"
     try:
         async with trio.open_nursery() as nursery:
             writer = await nursery.start(LogWriter(recorder).run)
             registry = SessionRegistry(nursery, writer, recorder)
-            actor = await registry.open(
-                name,
-                lambda: SessionActor(
-                    name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
-                ),
-            )
+            try:
+                actor = await registry.open(
+                    name,
+                    lambda: SessionActor(
+                        name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
+                    ),
+                )
+            except ActorError as error:
+                failure = ServeError(str(error))
+                writer.close()
+                return reason
             verb = "resumed" if actor.recovered else "started"
             _say(f"{verb} session {name!r} of {app_ref}, logging to {db}")
             host = RuntimeAgentHost(actor)
@@ -65,6 +73,8 @@ async def serve_stdio(
                 writer.close()
     finally:
         recorder.close()
+        if failure is not None:
+            raise failure
     _say(f"session {name!r} ended: {reason}")
     return reason
 
@@ -161,11 +171,11 @@ async def serve_surface(
     try:
         surface = create_surface(config)
     except (SurfaceError, AdapterRegistryError) as error:
-        raise SurfaceOpenError(f"adapter {adapter!r}: {error}") from error
+        raise ServeError(f"adapter {adapter!r}: {error}") from error
     recorder = SqliteRecorder(db)
     name = session or new_session_name(adapter)
     reason = "not started"
-    failure: SurfaceOpenError | None = None
+    failure: ServeError | None = None
     try:
         async with trio.open_nursery() as nursery:
             writer = await nursery.start(LogWriter(recorder).run)
@@ -175,7 +185,7 @@ async def serve_surface(
             try:
                 await logged.open(init)
             except SurfaceError as error:
-                failure = SurfaceOpenError(f"adapter {adapter!r} could not open: {error}")
+                failure = ServeError(f"adapter {adapter!r} could not open: {error}")
                 with trio.CancelScope(shield=True):
                     await logged.close()
                     writer.close()

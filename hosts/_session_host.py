@@ -9,6 +9,7 @@ from semledger.actors import (
     Diagnose,
     Inspect,
     SessionActor,
+    SessionConflictError,
     SessionCrashedError,
 )
 from semledger.runtime import (
@@ -65,7 +66,7 @@ class RuntimeAgentHost:
         except ActorClosedError:
             self.close()
             return _closed()
-        except SessionCrashedError as error:
+        except (SessionCrashedError, SessionConflictError) as error:
             self.close(f"the application crashed and the session ended: {error}")
             return _closed(self._closed or "")
 
@@ -81,7 +82,7 @@ class SessionDiagnosticsHost:
             return _closed()
         try:
             result: dict[str, Any] | Rejection = await self.host.session.request(message)
-        except (ActorClosedError, SessionCrashedError):
+        except (ActorClosedError, SessionCrashedError, SessionConflictError):
             self.host.close()
             return _closed()
         return result

@@ -2,7 +2,8 @@
 
 One request per line, answered in order; blank lines are skipped; a malformed line is
 answered by the router and the loop goes on. At end of input every line already read is
-answered and flushed before the loop returns. Nothing but JSON-RPC is written to stdout.
+answered and flushed before the loop returns. When the client stops reading (stdout closed)
+the loop stops too, with the reason "output closed". Nothing but JSON-RPC is written to stdout.
 """
 
 from __future__ import annotations
@@ -33,15 +34,22 @@ async def run_stdio(
     send: trio.abc.SendStream | None = None,
     handle_signals: bool = True,
 ) -> str:
-    """Serve until end of input or SIGINT/SIGTERM; returns why it stopped."""
+    """Serve until end of input, SIGINT/SIGTERM or the output closing; returns why it stopped."""
     receive = receive if receive is not None else trio.lowlevel.FdStream(os.dup(0))
     send = send if send is not None else trio.lowlevel.FdStream(os.dup(1))
     reason = "end of input"
 
-    async def answer(line: bytes) -> None:
+    async def answer(line: bytes) -> bool:
+        """Handle one line; False once nobody reads the output (the client closed it)."""
+        nonlocal reason
         replies = await handle(router, host, line, diagnostics)
         if replies:
-            await send.send_all(b"".join(_encode(reply) for reply in replies))
+            try:
+                await send.send_all(b"".join(_encode(reply) for reply in replies))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                reason = "output closed"
+                return False
+        return True
 
     async def pump(cancel: trio.CancelScope) -> None:
         buffer = bytearray()
@@ -55,7 +63,10 @@ async def run_stdio(
                 line = bytes(buffer[start:end])
                 start = end + 1
                 with trio.CancelScope(shield=True):
-                    await answer(line)
+                    answered = await answer(line)
+                if not answered:
+                    cancel.cancel()
+                    return
             del buffer[:start]
         if buffer.strip():
             with trio.CancelScope(shield=True):

@@ -299,17 +299,20 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
             )
         )
         return 0
-    from semledger.hosts import serve_stdio
+    from semledger.hosts import ServeError, serve_stdio
 
-    trio.run(
-        lambda: serve_stdio(
-            args.app,
-            db=args.db,
-            session=args.session,
-            diagnostics=args.diagnostics,
-            redact_passwords=not args.log_passwords,
+    try:
+        trio.run(
+            lambda: serve_stdio(
+                args.app,
+                db=args.db,
+                session=args.session,
+                diagnostics=args.diagnostics,
+                redact_passwords=not args.log_passwords,
+            )
         )
-    )
+    except ServeError as error:
+        raise UsageError(str(error)) from error
     return 0
 
 
@@ -346,7 +349,7 @@ def _serve_surface(args: argparse.Namespace) -> int:
     if args.adapter == "runtime" and app is None:
         raise UsageError("--adapter runtime needs --app APP (module:attribute)")
     init = SessionInit(base_url=args.url, launch=launch)
-    from semledger.hosts import SurfaceOpenError, serve_surface
+    from semledger.hosts import ServeError, serve_surface
 
     try:
         trio.run(
@@ -359,7 +362,7 @@ def _serve_surface(args: argparse.Namespace) -> int:
                 redact_passwords=not args.log_passwords,
             )
         )
-    except SurfaceOpenError as error:
+    except ServeError as error:
         raise UsageError(str(error)) from error
     return 0
 
