@@ -30,7 +30,7 @@ def machine() -> str:
 
 def emit(
     name: str,
-    figures: Mapping[str, float | int],
+    figures: Mapping[str, float | int | None],
     goals: Mapping[str, str],
     notes: Sequence[str] = (),
     *,
@@ -41,7 +41,8 @@ def emit(
         print(json.dumps(dict(figures), sort_keys=False))
     else:
         for key, value in figures.items():
-            print(f"{key:48} {value:>14}  {goals.get(key, 'reported')}")
+            shown = "null" if value is None else value
+            print(f"{key:48} {shown:>14}  {goals.get(key, 'reported')}")
     today = datetime.date.today().isoformat()
     lines = [
         f"## {name}",
@@ -65,7 +66,10 @@ def emit(
     PAGE.write_text(text.rstrip("\n") + "\n")
 
 
-def _fmt(value: float | int) -> str:
+def _fmt(value: float | int | None) -> str:
+    """A figure for the table; None (a figure that could not be measured) is `null`."""
+    if value is None:
+        return "null"
     if isinstance(value, int):
         return str(value)
     return f"{value:.4g}"
