@@ -70,10 +70,14 @@ class Actor(Generic[Message]):
                     envelope = self._inbox.receive_nowait()
                 except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
                     return
-                if envelope.reply is not None:
-                    envelope.reply.close()
+                self._refuse(envelope)
         finally:
             self._inbox.close()
+
+    def _refuse(self, envelope: _Envelope[Message]) -> None:
+        """Let the sender of a message the actor will never handle know it."""
+        if envelope.reply is not None:
+            envelope.reply.close()
 
     async def started(self) -> None:
         """Set-up that must finish before the actor counts as started."""

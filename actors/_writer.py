@@ -7,7 +7,6 @@ durable throughput grows with the number of concurrent sessions.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 import attrs
@@ -16,13 +15,14 @@ import trio
 
 from semledger.eventlog import NewEvent, Recorder, SequenceConflict, StoredEvent
 
-from ._actor import Actor, ActorClosedError
+from ._actor import Actor, ActorClosedError, _Envelope
 
 
-@attrs.frozen
+@attrs.define(eq=False)
 class _Append:
     events: tuple[NewEvent, ...]
-    reply: trio.MemorySendChannel[outcome.Outcome[list[StoredEvent]]]
+    done: trio.Event = attrs.Factory(trio.Event)
+    result: outcome.Outcome[list[StoredEvent]] | None = None
 
 
 class LogWriter(Actor[_Append]):
@@ -39,19 +39,17 @@ class LogWriter(Actor[_Append]):
         """Write `events` (one session's, in order); raises `SequenceConflict` if taken."""
         if not events:
             return []
-        send, receive = trio.open_memory_channel[outcome.Outcome[list[StoredEvent]]](1)
-        await self.tell(_Append(tuple(events), send))
-        async with receive:
-            try:
-                result = await receive.receive()
-            except trio.EndOfChannel:
-                raise ActorClosedError("the log writer stopped before writing") from None
-        return result.unwrap()
+        request = _Append(tuple(events))
+        await self.tell(request)
+        await request.done.wait()
+        if request.result is None:
+            raise ActorClosedError("the log writer stopped before writing")
+        return request.result.unwrap()
 
     async def run(
         self, *, task_status: trio.TaskStatus[LogWriter] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        async with self._inbox:
+        try:
             task_status.started(self)
             while True:
                 try:
@@ -65,6 +63,8 @@ class LogWriter(Actor[_Append]):
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
                 await self._commit(batch)
+        finally:
+            self._refuse_waiting()
 
     async def _commit(self, batch: list[_Append]) -> None:
         events = [event for request in batch for event in request.events]
@@ -92,7 +92,10 @@ class LogWriter(Actor[_Append]):
             self._answer(request, outcome.Value(stored[offset : offset + count]))
             offset += count
 
+    def _refuse(self, envelope: _Envelope[_Append]) -> None:
+        envelope.message.done.set()
+
     @staticmethod
     def _answer(request: _Append, result: outcome.Outcome[list[StoredEvent]]) -> None:
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            request.reply.send_nowait(result)
+        request.result = result
+        request.done.set()

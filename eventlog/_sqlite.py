@@ -201,6 +201,10 @@ class SqliteRecorder:
         self.synchronous = synchronous
         self._converter = converter
         self._lock = threading.Lock()
+        self._heads: dict[str, Head] = {}
+        """Heads this recorder wrote. Safe to trust: if another process appended since, the
+        next seq we write collides with the primary key, the batch fails as a
+        SequenceConflict and the cache entry is dropped."""
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._closed = False
@@ -231,7 +235,12 @@ class SqliteRecorder:
             self._check_open()
             conn = self._writer
 
+            heads = self._heads
+
             def head_of(session: str) -> Head | None:
+                cached = heads.get(session)
+                if cached is not None:
+                    return cached
                 row = conn.execute(_HEAD, (session,)).fetchone()
                 return None if row is None else Head(row[0], row[1])
 
@@ -269,7 +278,11 @@ class SqliteRecorder:
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                for new in events:
+                    heads.pop(new.session, None)
                 raise
+            for record in stored:
+                heads[record.session] = Head(record.seq, record.chain)
             return stored
 
     @contextmanager
