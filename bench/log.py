@@ -209,7 +209,7 @@ def _raw_decode(path: str, session: str) -> tuple[float, int]:
 def _ours_replay(recorder: SqliteRecorder, session: str) -> tuple[float, int]:
     start = time.perf_counter()
     count = 0
-    for _record, _event in recorder.events(session):
+    for _event in recorder.replay(session):
         count += 1
     elapsed = time.perf_counter() - start
     return count / elapsed, count
@@ -505,7 +505,7 @@ def _run(args: argparse.Namespace, tmp: str, notes: list[str]) -> dict[str, Any]
         f"- Group commit: {args.sessions * args.per_session} rows against the same rows in one"
         " raw `executemany` transaction (median of 3 fresh files).",
         f"- Replay: the {plain_events}-event counter session (no checkpoints), best of 3 each:"
-        " `recorder.events()` decoded to event objects; raw `SELECT body` + `msgpack.unpackb`"
+        " `recorder.replay()` decoded to event objects; raw `SELECT body` + `msgpack.unpackb`"
         " on the same file; eventsourcing's `Application.repository.get` of one `Aggregate`"
         " holding one event per logged event with the same payload (JSON transcoder, defaults:"
         f" {es_app_settings}).",

@@ -44,8 +44,14 @@ def canonical_bytes(session: str, seq: int, topic: str, version: int, body: byte
     t = topic.encode("utf-8")
     return b"".join(
         (
-            _U32.pack(len(s)), s, _U64.pack(seq), _U32.pack(len(t)), t,
-            _U32.pack(version), _U64.pack(len(body)), body,
+            _U32.pack(len(s)),
+            s,
+            _U64.pack(seq),
+            _U32.pack(len(t)),
+            t,
+            _U32.pack(version),
+            _U64.pack(len(body)),
+            body,
         )
     )
 
@@ -107,9 +113,7 @@ class ChainReport:
 
 
 def _chain_of(previous: bytes, seq: int, record: StoredEvent) -> bytes:
-    return chain_step(
-        previous, record.session, seq, record.topic, record.version, record.body
-    )
+    return chain_step(previous, record.session, seq, record.topic, record.version, record.body)
 
 
 def verify_chain(
@@ -170,7 +174,8 @@ def verify_chain(
         for later in map(counted, iterator):
             if _chain_of(previous, expected, later) == later.chain:
                 problem = ChainProblem(
-                    expected, Problem.OUT_OF_ORDER,
+                    expected,
+                    Problem.OUT_OF_ORDER,
                     f"found labelled seq {later.seq} after a record labelled seq {label}",
                 )
                 break
@@ -195,7 +200,8 @@ def verify_chain(
             )
         elif anchor_chain != anchor.chain:
             problem = ChainProblem(
-                anchor.seq, Problem.CHANGED,
+                anchor.seq,
+                Problem.CHANGED,
                 "the chain up to here differs from the anchor: an earlier event was "
                 "rewritten and the chain recomputed",
             )

@@ -77,9 +77,7 @@ class LogConverter:
         converter.register_structure_hook_factory(_is_payload, _passthrough_structure)
         configure_tagged_union(Event, converter, tag_generator=TOPICS.__getitem__, tag_name=TAG)
         self.cattrs: MsgpackConverter = converter
-        self._unstructure: Callable[[Any], dict[str, Any]] = converter.get_unstructure_hook(
-            Event
-        )
+        self._unstructure: Callable[[Any], dict[str, Any]] = converter.get_unstructure_hook(Event)
         self._structure: Callable[[Any, Any], Event] = converter.get_structure_hook(Event)
         self._classes: dict[str, type[Event]] = {TOPICS[cls]: cls for cls in EVENT_CLASSES}
         self._versions: dict[str, int] = {TOPICS[cls]: cls.VERSION for cls in EVENT_CLASSES}
@@ -135,29 +133,31 @@ class LogConverter:
         return event
 
     def decode_records(self, records: Iterable[R]) -> Iterator[tuple[R, Event]]:
-        """Each record with its decoded event: what a recorder's ``events()`` yields.
-
-        Same result as ``decode`` per record, inlined for the common case (current
-        version, plain msgpack) because this loop is what reading a log costs: it skips
-        the union dispatch and one call per event, and falls back to ``decode`` for
-        anything else, including every error.
-        """
-        fast = self._fast
-        decode = self.decode
+        """Each record with its decoded event: what a recorder's ``events()`` yields."""
+        decode = self._decode_fast
         for record in records:
-            topic = record.topic
-            entry = fast.get(topic)
-            event: Event | None = None
-            if entry is not None and entry[0] == record.version:
-                try:
-                    data = unpackb(record.body)
-                    if data[TAG] == topic:
-                        event = entry[1](data, entry[2])
-                except Exception:
-                    event = None  # decode() below raises the typed error
-            if event is None:
-                event = decode(topic, record.version, record.body)
-            yield record, event
+            yield record, decode(record.topic, record.version, record.body)
+
+    def decode_rows(self, rows: Iterable[tuple[str, int, bytes]]) -> Iterator[Event]:
+        """The events of ``(topic, version, body)`` rows: replay without record metadata."""
+        decode = self._decode_fast
+        for topic, version, body in rows:
+            yield decode(topic, version, body)
+
+    def _decode_fast(self, topic: str, version: int, body: bytes) -> Event:
+        """``decode``, inlined for the common case (current version, plain msgpack), since
+        this is what reading a log costs: it skips the union dispatch, and falls back to
+        ``decode`` for anything else, including every error."""
+        entry = self._fast.get(topic)
+        if entry is not None and entry[0] == version:
+            try:
+                data = unpackb(body)
+                if data[TAG] == topic:
+                    event: Event = entry[1](data, entry[2])
+                    return event
+            except Exception:
+                pass
+        return self.decode(topic, version, body)
 
 
 CONVERTER = LogConverter()

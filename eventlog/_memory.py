@@ -75,6 +75,12 @@ class MemoryRecorder:
     ) -> Iterator[tuple[StoredEvent, Event]]:
         yield from self._converter.decode_records(self._stream(session, start, stop))
 
+    def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
+        self._check_open()
+        return self._converter.decode_rows(
+            (r.topic, r.version, r.body) for r in self._stream(session, start, None)
+        )
+
     def head(self, session: str) -> Head | None:
         with self._lock:
             self._check_open()

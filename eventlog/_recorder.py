@@ -46,6 +46,10 @@ class Recorder(Protocol):
         """Like ``read``, each record with its decoded (upcast) event."""
         ...
 
+    def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
+        """Just the session's decoded events from ``start``: the fast path for replaying."""
+        ...
+
     def head(self, session: str) -> Head | None:
         """The session's last seq and chain value; None for a session with no events."""
         ...
@@ -85,7 +89,11 @@ def prepare_batch(
         encoded = encode(new.event)
         chain = chain_step(
             GENESIS if tip is None else tip.chain,
-            session, new.seq, encoded.topic, encoded.version, encoded.body,
+            session,
+            new.seq,
+            encoded.topic,
+            encoded.version,
+            encoded.body,
         )
         stored.append(
             StoredEvent(
@@ -137,8 +145,9 @@ def verify_log(
     for name in names:
         seen = [0]
 
-        def relay(done: int, _total: int | None, _seen: list[int] = seen,
-                  _finished: int = finished) -> None:
+        def relay(
+            done: int, _total: int | None, _seen: list[int] = seen, _finished: int = finished
+        ) -> None:
             _seen[0] = done
             if on_progress is not None:
                 on_progress(_finished + done, total)
@@ -150,7 +159,8 @@ def verify_log(
             report = attrs.evolve(
                 report,
                 problem=ChainProblem(
-                    report.verified + 1, Problem.MISSING,
+                    report.verified + 1,
+                    Problem.MISSING,
                     f"the log's summary counts {counted} events",
                 ),
             )

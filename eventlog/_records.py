@@ -90,8 +90,14 @@ class SummaryDelta:
     def merged_into(self, old: SessionSummary | None) -> SessionSummary:
         if old is None:
             return SessionSummary(
-                self.name, self.app, self.surface, self.first_at, self.last_at,
-                self.events, self.ended, self.crashed,
+                self.name,
+                self.app,
+                self.surface,
+                self.first_at,
+                self.last_at,
+                self.events,
+                self.ended,
+                self.crashed,
             )
         first_app = old.app is not None
         return SessionSummary(

@@ -42,6 +42,7 @@ _COLUMNS = "session, seq, topic, version, at, body, chain"
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _HEAD = "SELECT seq, chain FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
 _READ = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
+_REPLAY = "SELECT topic, version, body FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
 _LAST_OF = (
     f"SELECT {_COLUMNS} FROM events WHERE session = ? AND topic = ? ORDER BY seq DESC LIMIT 1"
 )
@@ -334,6 +335,18 @@ class SqliteRecorder:
                 cursor = conn.execute(_READ_STOP, (session, start, stop))
             try:
                 yield from self._converter.decode_records(map(_make, cursor))
+            finally:
+                cursor.close()
+
+    def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
+        self._check_open()
+        return self._replay(session, start)
+
+    def _replay(self, session: str, start: int) -> Iterator[Event]:
+        with self._reader() as conn:
+            cursor = conn.execute(_REPLAY, (session, start))
+            try:
+                yield from self._converter.decode_rows(cursor)
             finally:
                 cursor.close()
 

@@ -39,7 +39,7 @@ class Generations:
 
 
 def _commits(recorder: Recorder, session: str) -> Iterator[Committed]:
-    for _record, event in recorder.events(session):
+    for event in recorder.replay(session):
         if isinstance(event, Committed):
             yield event
 

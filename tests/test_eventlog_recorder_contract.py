@@ -111,6 +111,21 @@ def test_read_returns_what_append_stored_and_events_decode_it(recorder: Recorder
     assert list(recorder.events("s")) == list(zip(stored, events, strict=True))
 
 
+def test_replay_yields_the_decoded_events_from_start(recorder: Recorder) -> None:
+    events = story()
+    recorder.append(batch("s", events))
+    assert list(recorder.replay("s")) == events
+    assert list(recorder.replay("s", start=3)) == events[2:]
+    assert list(recorder.replay("nobody")) == []
+
+
+def test_last_of_finds_the_latest_record_of_a_topic(recorder: Recorder) -> None:
+    stored = recorder.append(batch("s", story()))
+    last = recorder.last_of("s", stored[1].topic)
+    assert last == max((r for r in stored if r.topic == stored[1].topic), key=lambda r: r.seq)
+    assert recorder.last_of("s", "NoSuchTopic") is None
+
+
 @pytest.mark.parametrize(
     ("start", "stop", "seqs"),
     [(0, None, [1, 2, 3, 4, 5, 6]), (3, None, [3, 4, 5, 6]), (2, 4, [2, 3]),
