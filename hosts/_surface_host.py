@@ -43,9 +43,6 @@ from semledger.adapters import (
 )
 from semledger.runtime import (
     ActionKind,
-    ByNodeId,
-    ByPath,
-    BySemanticId,
     Checked,
     ErrorCode,
     Exact,
@@ -65,6 +62,7 @@ from semledger.runtime import (
     SetText,
     Size,
     Target,
+    resolve_target,
 )
 from semledger.runtime import NodeState as RuntimeNodeState
 from semledger.runtime._snapshot import Journal, duplicate_issues
@@ -317,7 +315,7 @@ class SurfaceAgentHost:
                 current=str(snapshot.generation),
             )
         echoed = encode_target(target)
-        resolved = _resolve(target, snapshot, echoed)
+        resolved = resolve_target(target, snapshot)
         if isinstance(resolved, Rejection):
             return resolved
         node = resolved
@@ -381,53 +379,6 @@ def _shown(nodes: tuple[SnapshotNode, ...]) -> list[SnapshotNode]:
             continue
         out.append(node)
     return out
-
-
-def _resolve(
-    target: Target, snapshot: SemanticsSnapshot, echoed: dict[str, Any]
-) -> SemanticsNode | Rejection:
-    if isinstance(target, BySemanticId):
-        found = snapshot.find(target.id)
-        if len(found) > 1:
-            return _reject(
-                ErrorCode.TARGET_AMBIGUOUS,
-                f"{len(found)} nodes carry the semantic id {target.id!r}",
-                semantic_id=str(target.id),
-            )
-        if not found:
-            return _reject(
-                ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed
-            )
-        return snapshot.nodes[found[0]]
-    if isinstance(target, ByNodeId):
-        node = snapshot.node(target.id)
-        if node is None:
-            return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that id", target=echoed)
-        return node
-    assert isinstance(target, ByPath)
-    if snapshot.root is None:
-        return _reject(ErrorCode.TARGET_NOT_FOUND, "the tree is empty", target=echoed)
-    current = snapshot.nodes[snapshot.root]
-    for number, step in enumerate(target.steps):
-        matches = [
-            child
-            for child_id in current.children
-            if (
-                (child := snapshot.nodes[child_id]) is not None
-                and (step.role is None or child.role is step.role)
-                and (step.label is None or child.label == step.label)
-                and (step.value is None or child.value == step.value)
-                and (step.semantic_id is None or child.semantic_id == step.semantic_id)
-            )
-        ]
-        if step.index >= len(matches):
-            return _reject(
-                ErrorCode.TARGET_NOT_FOUND,
-                f"path step {number} matched {len(matches)} node(s), index {step.index}",
-                target=echoed,
-            )
-        current = matches[step.index]
-    return current
 
 
 def _rejection(error: SurfaceError, echoed: dict[str, Any], action: str) -> Rejection:

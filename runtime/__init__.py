@@ -53,6 +53,7 @@ from ._outcomes import Receipt, Rejection
 from ._reads import Delta, Full, ReadResult, Unchanged
 from ._runtime import ApplicationError, AppRuntime, CheckpointMismatchError
 from ._snapshot import JOURNAL_SIZE, Journal, SemanticsSnapshot, apply_delta
+from ._targets import resolve_target
 from ._tree import Counters, PaintOp
 from ._view import (
     DeferredCommit,
@@ -160,6 +161,7 @@ __all__ = [
     "node",
     "parse_node_id",
     "parse_u64",
+    "resolve_target",
     "row",
     "scroll_view",
     "send",

@@ -15,11 +15,8 @@ import attrs
 
 from ._actions import (
     ByNodeId,
-    ByPath,
-    BySemanticId,
     Exact,
     Latest,
-    PathStep,
     Precondition,
     SemanticsAction,
     SetSelection,
@@ -39,6 +36,7 @@ from ._node import (
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, ReadResult
 from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
+from ._targets import resolve_target
 from ._tree import Counters, Element, ElementTree, PaintOp
 from ._view import Proposal, Reject, ScrollBy, SelectText
 from ._wire import encode_target
@@ -80,15 +78,6 @@ class ApplicationError(Exception):
 
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
-
-
-def _matches(node: SemanticsNode, step: PathStep) -> bool:
-    return (
-        (step.role is None or node.role is step.role)
-        and (step.label is None or node.label == step.label)
-        and (step.value is None or node.value == step.value)
-        and (step.semantic_id is None or node.semantic_id == step.semantic_id)
-    )
 
 
 class AppRuntime(Generic[Model, Msg]):
@@ -227,7 +216,7 @@ class AppRuntime(Generic[Model, Msg]):
 
     def resolve(self, target: Target) -> SemanticsNode | Rejection:
         """The node `target` names in the current snapshot, or why it names none."""
-        return self._resolve(target, self._journal.current)
+        return resolve_target(target, self._journal.current)
 
     def display_list(self) -> list[PaintOp]:
         return self._tree.display_list()
@@ -279,7 +268,7 @@ class AppRuntime(Generic[Model, Msg]):
                 expected=str(precondition.generation),
                 current=str(snapshot.generation),
             )
-        resolved = self._resolve(target, snapshot)
+        resolved = resolve_target(target, snapshot)
         if isinstance(resolved, Rejection):
             return resolved
         node = resolved
@@ -459,62 +448,6 @@ class AppRuntime(Generic[Model, Msg]):
             ) from error
         finally:
             self._busy = False
-
-    def _resolve(self, target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode | Rejection:
-        echoed = encode_target(target)
-        if isinstance(target, BySemanticId):
-            found = snapshot.find(target.id)
-            if len(found) > 1:
-                return _reject(
-                    ErrorCode.TARGET_AMBIGUOUS,
-                    f"{len(found)} nodes carry the semantic id {target.id!r}",
-                    semantic_id=str(target.id),
-                )
-            if not found:
-                return _reject(
-                    ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed
-                )
-            return snapshot.nodes[found[0]]
-        if isinstance(target, ByNodeId):
-            node = snapshot.node(target.id)
-            if node is None:
-                return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that id", target=echoed)
-            return node
-        return self._resolve_path(target, snapshot, echoed)
-
-    def _resolve_path(
-        self, target: ByPath, snapshot: SemanticsSnapshot, echoed: dict[str, Any]
-    ) -> SemanticsNode | Rejection:
-        if snapshot.root is None:
-            return _reject(ErrorCode.TARGET_NOT_FOUND, "the tree is empty", target=echoed)
-        current = snapshot.nodes[snapshot.root]
-        if not target.steps:
-            return _reject(ErrorCode.INVALID_ARGUMENTS, "a path needs at least one step")
-        for number, step in enumerate(target.steps):
-            if not step.has_filter():
-                return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has no filter")
-            if step.index < 0:
-                return _reject(
-                    ErrorCode.INVALID_ARGUMENTS, f"path step {number} has a negative index"
-                )
-            if step.role is Role.NONE:
-                return _reject(
-                    ErrorCode.INVALID_ARGUMENTS, f"path step {number} filters on role none"
-                )
-        for number, step in enumerate(target.steps):
-            matches = [
-                child
-                for child_id in current.children
-                if _matches(child := snapshot.nodes[child_id], step)
-            ]
-            if step.index >= len(matches):
-                return _reject(
-                    ErrorCode.TARGET_NOT_FOUND,
-                    f"path step {number} matched {len(matches)} node(s), index {step.index}",
-                    target=echoed,
-                )
-            current = matches[step.index]
-        return current
 
     def _schedule(self, effects: Iterable[Effect[Msg]]) -> None:
         for effect in effects:

@@ -1,0 +1,83 @@
+"""Resolving a target against a committed snapshot: the same rules wherever a tree is served."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._actions import ByNodeId, ByPath, BySemanticId, PathStep, Target
+from ._enums import ErrorCode, Role
+from ._node import SemanticsNode
+from ._outcomes import Rejection
+from ._snapshot import SemanticsSnapshot
+from ._wire import encode_target
+
+
+def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
+    return Rejection(code, message, details)
+
+
+def _matches(node: SemanticsNode, step: PathStep) -> bool:
+    return (
+        (step.role is None or node.role is step.role)
+        and (step.label is None or node.label == step.label)
+        and (step.value is None or node.value == step.value)
+        and (step.semantic_id is None or node.semantic_id == step.semantic_id)
+    )
+
+
+def resolve_target(target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode | Rejection:
+    """The node `target` names in `snapshot`, or the rejection that says why none.
+
+    Ambiguity is checked before absence; a path never wraps or clamps an index.
+    """
+    echoed = encode_target(target)
+    if isinstance(target, BySemanticId):
+        found = snapshot.find(target.id)
+        if len(found) > 1:
+            return _reject(
+                ErrorCode.TARGET_AMBIGUOUS,
+                f"{len(found)} nodes carry the semantic id {target.id!r}",
+                semantic_id=str(target.id),
+            )
+        if not found:
+            return _reject(
+                ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed
+            )
+        return snapshot.nodes[found[0]]
+    if isinstance(target, ByNodeId):
+        node = snapshot.node(target.id)
+        if node is None:
+            return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that id", target=echoed)
+        return node
+    return _resolve_path(target, snapshot, echoed)
+
+
+def _resolve_path(
+    target: ByPath, snapshot: SemanticsSnapshot, echoed: dict[str, Any]
+) -> SemanticsNode | Rejection:
+    if not target.steps:
+        return _reject(ErrorCode.INVALID_ARGUMENTS, "a path needs at least one step")
+    for number, step in enumerate(target.steps):
+        if not step.has_filter():
+            return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has no filter")
+        if step.index < 0:
+            return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has a negative index")
+        if step.role is Role.NONE:
+            return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} filters on role none")
+    if snapshot.root is None:
+        return _reject(ErrorCode.TARGET_NOT_FOUND, "the tree is empty", target=echoed)
+    current = snapshot.nodes[snapshot.root]
+    for number, step in enumerate(target.steps):
+        matches = [
+            child
+            for child_id in current.children
+            if _matches(child := snapshot.nodes[child_id], step)
+        ]
+        if step.index >= len(matches):
+            return _reject(
+                ErrorCode.TARGET_NOT_FOUND,
+                f"path step {number} matched {len(matches)} node(s), index {step.index}",
+                target=echoed,
+            )
+        current = matches[step.index]
+    return current
