@@ -1,0 +1,361 @@
+"""Streamable HTTP end to end: `semledger serve APP --http HOST:PORT` in a subprocess.
+
+The transport rules (session ids, status codes, Origin, bearer token, default bind), the
+isolation of sessions, a restart on the same log after SIGKILL, and a load test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import httpx2 as httpx
+import pytest
+import trio
+
+from semledger.eventlog import ActionReceipt, ActionRequested, SessionEnded, SqliteRecorder
+
+COUNTER = "semledger.examples.counter:app"
+SEMLEDGER = Path(sys.executable).with_name("semledger")
+URL_LINE = re.compile(r"semledger: serving \S+ at (http://\S+/mcp)")
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 0, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "test_hosts_http", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def _semledger(*args: str) -> list[str]:
+    if SEMLEDGER.exists():
+        return [str(SEMLEDGER), *args]
+    return [sys.executable, "-m", "semledger", *args]
+
+
+@attrs.define
+class Server:
+    process: subprocess.Popen[bytes]
+    url: str
+    db: Path
+    errors: Path
+    killed: bool = False
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up of any kind, as in a crash of the machine."""
+        self.killed = True
+        self.process.send_signal(signal.SIGKILL)
+        assert self.process.wait(timeout=30) == -signal.SIGKILL
+
+    @property
+    def port(self) -> int:
+        port = urlsplit(self.url).port
+        assert port is not None
+        return port
+
+
+@contextmanager
+def serving(
+    db: Path, *extra: str, bind: str = "127.0.0.1:0", env: dict[str, str] | None = None
+) -> Iterator[Server]:
+    """The counter served over HTTP on `db`; terminated (and checked to exit 0) afterwards."""
+    errors = db.with_name(f"{db.stem}-{time.monotonic_ns()}.err")
+    with errors.open("wb") as err:
+        process = subprocess.Popen(
+            _semledger("serve", COUNTER, "--db", str(db), "--http", bind, *extra),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+            env={**os.environ, **(env or {})},
+        )
+    server: Server | None = None
+    try:
+        deadline = time.monotonic() + 30
+        while (match := URL_LINE.search(errors.read_text())) is None:
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the HTTP server did not come up:\n{errors.read_text()}")
+            time.sleep(0.05)
+        server = Server(process, match.group(1), db, errors)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.terminate()
+        returncode = process.wait(timeout=30)
+    killed = server is not None and server.killed
+    assert returncode == (-signal.SIGKILL if killed else 0), errors.read_text()
+
+
+def call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+def increment(precondition: dict[str, Any]) -> dict[str, Any]:
+    return {"target": {"kind": "semantic_id", "id": "counter.increment"},
+            "action": {"kind": "activate"}, "precondition": precondition}
+
+
+def exact(generation: str) -> dict[str, Any]:
+    return {"kind": "exact", "generation": generation}
+
+
+class McpClient:
+    """A bare Streamable HTTP client: JSON-RPC over POST, the session id in a header."""
+
+    def __init__(self, http: httpx.Client, url: str, headers: dict[str, str] | None = None) -> None:
+        self.http = http
+        self.url = url
+        self.headers = dict(headers or {})
+        self.session_id: str | None = None
+        self.next_id = 0
+
+    def post(self, message: object, **headers: str) -> httpx.Response:
+        sent = {**self.headers, **headers}
+        if self.session_id is not None:
+            sent.setdefault("Mcp-Session-Id", self.session_id)
+        return self.http.post(self.url, json=message, headers=sent)
+
+    def initialize(self) -> str:
+        response = self.post(INITIALIZE)
+        assert response.status_code == 200, response.text
+        assert response.json()["result"]["serverInfo"]["name"] == "semledger"
+        self.session_id = response.headers["mcp-session-id"]
+        assert self.post(INITIALIZED).status_code == 202
+        return self.session_id
+
+    def tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        response = self.post(call(self.next_id, name, arguments))
+        assert response.status_code == 200, response.text
+        assert response.headers["mcp-session-id"] == self.session_id
+        reply = response.json()
+        assert reply["id"] == self.next_id
+        envelope: dict[str, Any] = reply["result"]["structuredContent"]
+        return envelope
+
+    def read(self) -> dict[str, Any]:
+        envelope = self.tool("read_semantics", {})
+        assert envelope["ok"] is True
+        value: dict[str, Any] = envelope["value"]
+        return value
+
+    def count(self) -> str:
+        node = next(n for n in self.read()["nodes"] if n["semantic_id"] == "counter.value")
+        value: str = node["value"]
+        return value
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    with serving(tmp_path / "log.db") as running:
+        yield running
+
+
+def test_initialize_issues_a_session_id_that_later_requests_need(
+    server: Server, http: httpx.Client
+) -> None:
+    client = McpClient(http, server.url)
+    session_id = client.initialize()
+    assert re.fullmatch(r"[0-9a-f]{32}", session_id)
+    assert McpClient(http, server.url).initialize() != session_id
+
+    listed = client.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert listed.status_code == 200
+    assert listed.headers["content-type"] == "application/json"
+    assert [t["name"] for t in listed.json()["result"]["tools"]] == [
+        "read_semantics", "perform_action",
+    ]
+
+    anonymous = McpClient(http, server.url)
+    assert anonymous.post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).status_code == 400
+    assert anonymous.post(INITIALIZED).status_code == 400
+    unknown = anonymous.post({"jsonrpc": "2.0", "id": 3, "method": "ping"},
+                             **{"Mcp-Session-Id": "0" * 32})
+    assert unknown.status_code == 404
+
+
+def test_notifications_are_accepted_with_202_and_no_body(
+    server: Server, http: httpx.Client
+) -> None:
+    client = McpClient(http, server.url)
+    client.initialize()
+    for method in ("notifications/initialized", "notifications/cancelled", "notifications/x"):
+        response = client.post({"jsonrpc": "2.0", "method": method, "params": {"requestId": 1}})
+        assert (response.status_code, response.content) == (202, b"")
+    assert client.tool("read_semantics", {"since": "1"})["value"]["kind"] == "unchanged"
+
+
+def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Client) -> None:
+    client = McpClient(http, server.url)
+    session_id = client.initialize()
+    got = http.get(server.url, headers={"Mcp-Session-Id": session_id})
+    assert got.status_code == 405
+    assert "POST" in got.headers["allow"]
+    assert client.count() == "0"
+
+    deleted = http.delete(server.url, headers={"Mcp-Session-Id": session_id})
+    assert deleted.status_code == 204
+    assert client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"}).status_code == 404
+    assert http.delete(server.url, headers={"Mcp-Session-Id": session_id}).status_code == 404
+    assert http.delete(server.url).status_code == 404
+
+    server.process.terminate()
+    assert server.process.wait(timeout=30) == 0
+    with SqliteRecorder(server.db) as recorder:
+        events = [event for _record, event in recorder.events(session_id)]
+    assert events[-1] == SessionEnded("deleted by the client")
+
+
+def test_origin_must_be_local(server: Server, http: httpx.Client) -> None:
+    evil = McpClient(http, server.url, {"Origin": "http://evil.example"})
+    assert evil.post(INITIALIZE).status_code == 403
+    for origin in (f"http://localhost:{server.port}", f"http://127.0.0.1:{server.port}"):
+        local = McpClient(http, server.url, {"Origin": origin})
+        local.initialize()
+        assert local.count() == "0"
+        assert local.post({"jsonrpc": "2.0", "id": 5, "method": "ping"},
+                          Origin="http://evil.example").status_code == 403
+
+
+@pytest.mark.parametrize("given_by", ["--token", "SEMLEDGER_TOKEN"])
+def test_a_bearer_token_is_required_when_configured(
+    given_by: str, tmp_path: Path, http: httpx.Client
+) -> None:
+    token = "s3cret-token"
+    extra = ("--token", token) if given_by == "--token" else ()
+    env = {"SEMLEDGER_TOKEN": token} if given_by == "SEMLEDGER_TOKEN" else {}
+    with serving(tmp_path / "log.db", *extra, env=env) as running:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token},
+                        {"Authorization": f"Basic {token}"}):
+            refused = McpClient(http, running.url, headers).post(INITIALIZE)
+            assert refused.status_code == 401, headers
+            assert refused.headers["www-authenticate"] == "Bearer"
+        client = McpClient(http, running.url, {"Authorization": f"Bearer {token}"})
+        client.initialize()
+        assert client.count() == "0"
+        assert client.post({"jsonrpc": "2.0", "id": 7, "method": "ping"},
+                           Authorization="Bearer wrong").status_code == 401
+
+
+def test_binds_loopback_only_by_default(tmp_path: Path, http: httpx.Client) -> None:
+    with serving(tmp_path / "log.db", bind=":0") as running:
+        assert urlsplit(running.url).hostname == "127.0.0.1"
+        McpClient(http, running.url).initialize()
+        with pytest.raises(ConnectionRefusedError), socket.create_connection(
+            ("127.0.0.2", running.port), timeout=10
+        ):
+            pass
+
+
+def test_each_session_has_its_own_app_instance(server: Server, http: httpx.Client) -> None:
+    first, second = McpClient(http, server.url), McpClient(http, server.url)
+    first.initialize()
+    second.initialize()
+    generation = first.read()["generation"]
+    for _ in range(3):
+        receipt = first.tool("perform_action", increment(exact(generation)))
+        generation = receipt["value"]["after"]
+    assert second.tool("perform_action", increment(exact("1")))["value"]["after"] == "2"
+    assert (first.count(), second.count()) == ("3", "1")
+    assert (first.read()["generation"], second.read()["generation"]) == ("4", "2")
+
+
+def test_a_session_continues_after_the_server_is_killed_and_restarted(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    db = tmp_path / "log.db"
+    with serving(db) as before:
+        client = McpClient(http, before.url)
+        session_id = client.initialize()
+        generation = client.read()["generation"]
+        for _ in range(2):
+            receipt = client.tool("perform_action", increment(exact(generation)))
+            generation = receipt["value"]["after"]
+        nodes = {n["semantic_id"]: n["node_id"] for n in client.read()["nodes"]}
+        before.kill()
+
+    with serving(db) as after:
+        client.url = after.url
+        receipt = client.tool("perform_action", increment(exact(generation)))
+        assert receipt == {"ok": True, "value": {
+            "before": generation, "after": str(int(generation) + 1), "pending_work": False,
+        }}
+        full = client.read()
+        assert {n["semantic_id"]: n["node_id"] for n in full["nodes"]} == nodes
+        assert client.count() == "3"
+        stale = client.tool("perform_action", increment(exact(generation)))
+        assert stale["error"]["code"] == "stale_generation"
+        assert stale["error"]["details"] == {"expected": generation, "current": full["generation"]}
+        assert McpClient(http, after.url).post(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Mcp-Session-Id": "f" * 32}
+        ).status_code == 404
+
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events(session_id)]
+    assert sum(isinstance(e, ActionReceipt) for e in events) == 3
+    assert not any(isinstance(e, SessionEnded) for e in events)
+
+
+SESSIONS = 200
+ACTIONS = 100
+
+
+async def test_200_concurrent_sessions_of_100_exact_actions_each(tmp_path: Path) -> None:
+    db = tmp_path / "load.db"
+    with serving(db) as running:
+        limiter = trio.CapacityLimiter(16)
+        finals: dict[str, str] = {}
+        limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+
+            async def post(session_id: str | None, message: dict[str, Any]) -> httpx.Response:
+                headers = {} if session_id is None else {"Mcp-Session-Id": session_id}
+                async with limiter:
+                    return await http.post(running.url, json=message, headers=headers)
+
+            async def agent() -> None:
+                opened = await post(None, INITIALIZE)
+                assert opened.status_code == 200, opened.text
+                session_id = opened.headers["mcp-session-id"]
+                assert (await post(session_id, INITIALIZED)).status_code == 202
+                generation = "1"
+                for n in range(1, ACTIONS + 1):
+                    response = await post(
+                        session_id, call(n, "perform_action", increment(exact(generation)))
+                    )
+                    assert response.status_code == 200, response.text
+                    envelope = response.json()["result"]["structuredContent"]
+                    assert envelope["ok"] is True, envelope
+                    assert envelope["value"]["before"] == generation
+                    generation = envelope["value"]["after"]
+                read = await post(session_id, call(0, "read_semantics", {}))
+                nodes = read.json()["result"]["structuredContent"]["value"]["nodes"]
+                finals[session_id] = next(
+                    n["value"] for n in nodes if n["semantic_id"] == "counter.value"
+                )
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(SESSIONS):
+                    nursery.start_soon(agent)
+        assert len(finals) == SESSIONS
+        assert set(finals.values()) == {str(ACTIONS)}
+
+    with SqliteRecorder(db) as recorder:
+        for session_id in finals:
+            events = [event for _record, event in recorder.events(session_id)]
+            assert sum(isinstance(e, ActionRequested) for e in events) == ACTIONS
+            assert sum(isinstance(e, ActionReceipt) for e in events) == ACTIONS

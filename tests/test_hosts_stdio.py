@@ -1,0 +1,519 @@
+"""The stdio NDJSON loop (`run_stdio`), in process over memory streams and as `semledger serve`.
+
+In process, the loop runs over a real `SessionActor` (the counter app, logged to a
+`MemoryRecorder`) in a Trio loop of its own thread, so a hypothesis state machine can feed it
+bytes step by step: requests, notifications, blank lines and garbage, cut at random byte
+positions (inside multi-byte characters too).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from semledger.actors import LogWriter, SessionActor
+from semledger.eventlog import ActionRequested, MemoryRecorder, SessionEnded, SqliteRecorder
+from semledger.examples import counter
+from semledger.hosts import Router
+from semledger.hosts._session_host import RuntimeAgentHost
+from semledger.hosts._stdio import run_stdio
+
+COUNTER = "semledger.examples.counter:app"
+SEMLEDGER = Path(sys.executable).with_name("semledger")
+
+Check = Callable[[dict[str, Any]], None]
+
+
+def _semledger(*args: str) -> list[str]:
+    if SEMLEDGER.exists():
+        return [str(SEMLEDGER), *args]
+    return [sys.executable, "-m", "semledger", *args]
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode()
+
+
+def _tool_call(request_id: int | str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+
+
+def _act(semantic_id: str, precondition: dict[str, Any]) -> dict[str, Any]:
+    return {"target": {"kind": "semantic_id", "id": semantic_id},
+            "action": {"kind": "activate"}, "precondition": precondition}
+
+
+def _envelope(reply: dict[str, Any]) -> dict[str, Any]:
+    result = reply["result"]
+    envelope: dict[str, Any] = result["structuredContent"]
+    assert result["isError"] is (not envelope["ok"])
+    return envelope
+
+
+class StdioServer:
+    """`run_stdio` over a session actor, in a Trio loop on a thread of its own."""
+
+    def __init__(self) -> None:
+        self.recorder = MemoryRecorder()
+        self.reason: str | None = None
+        self.crash: BaseException | None = None
+        self._pending = b""
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        assert self._ready.wait(30), "the stdio loop did not start"
+        if self.crash is not None:
+            raise self.crash
+
+    def _run(self) -> None:
+        try:
+            trio.run(self._main)
+        except BaseException as error:
+            self.crash = error
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self.token = trio.lowlevel.current_trio_token()
+        self.to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+        loop_output, self.from_loop = trio.testing.memory_stream_one_way_pair()
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(self.recorder).run)
+            actor = SessionActor("stdio", counter.app, COUNTER, writer, self.recorder)
+            await nursery.start(actor.run)
+            self._ready.set()
+            self.reason = await run_stdio(
+                Router(), RuntimeAgentHost(actor), receive=loop_input, send=loop_output,
+                handle_signals=False,
+            )
+            await loop_output.aclose()
+            nursery.cancel_scope.cancel()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive() and self.reason is None
+
+    def write(self, chunks: list[bytes]) -> None:
+        """Send each chunk and let the loop digest it before the next one."""
+
+        async def go() -> None:
+            for chunk in chunks:
+                await self.to_loop.send_all(chunk)
+                await trio.testing.wait_all_tasks_blocked()
+
+        trio.from_thread.run(go, trio_token=self.token)
+
+    def read(self, count: int) -> list[dict[str, Any]]:
+        """The next `count` replies (each must be one JSON object on one line)."""
+
+        async def go() -> list[dict[str, Any]]:
+            with trio.fail_after(20):
+                while self._pending.count(b"\n") < count:
+                    chunk = await self.from_loop.receive_some()
+                    assert chunk, f"output ended with {count} replies expected"
+                    self._pending += chunk
+            *lines, self._pending = self._pending.split(b"\n", count)
+            return [json.loads(line) for line in lines]
+
+        return trio.from_thread.run(go, trio_token=self.token)
+
+    def end_of_input(self) -> bytes:
+        """Close the loop's input; everything it wrote, read once `run_stdio` has returned."""
+
+        async def go() -> bytes:
+            await self.to_loop.aclose()
+            rest = self._pending
+            with trio.fail_after(20):
+                while chunk := await self.from_loop.receive_some():
+                    rest += chunk
+            return rest
+
+        rest = trio.from_thread.run(go, trio_token=self.token)
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "run_stdio did not return at end of input"
+        if self.crash is not None:
+            raise self.crash
+        return rest
+
+
+GARBAGE: list[tuple[bytes, int]] = [
+    (b"not json", -32700),
+    (b"{", -32700),
+    (b'{"jsonrpc": "2.0", "id": 1,', -32700),
+    (b"\xff\xfe not utf-8", -32700),
+    (b"NaN", -32700),
+    (b"[]", -32600),
+    (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600),
+    (b"42", -32600),
+    (b'"a string"', -32600),
+    (b'{"jsonrpc": "2.0"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600),
+]
+NOTIFICATIONS = [
+    b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+    b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}',
+    b'{"jsonrpc": "2.0", "method": "notifications/unknown \xe2\x9c\x93"}',
+    b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "perform_action"}}',
+]
+BLANKS = [b"", b"   ", b"\t", b"\r"]
+REQUESTS = [
+    "ping", "tools/list", "initialize", "unknown", "read", "read_since", "increment",
+    "increment_stale", "decrement",
+]
+ITEM = st.one_of(
+    st.sampled_from(REQUESTS).map(lambda kind: ("request", kind)),
+    st.sampled_from(range(len(GARBAGE))).map(lambda index: ("garbage", index)),
+    st.sampled_from(NOTIFICATIONS).map(lambda line: ("notification", line)),
+    st.sampled_from(BLANKS).map(lambda line: ("blank", line)),
+)
+
+
+class StdioLoopMachine(RuleBasedStateMachine):
+    """Every request answered exactly once, with its id, in order; nothing else ever."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.server = StdioServer()
+        self.generation = 1
+        self.count = 0
+        self.initialized = False
+        self.next_id = 0
+        self.actions = 0
+        self.ended = False
+        self.sends = 0
+
+    def _request(self, kind: str) -> tuple[bytes, Check]:
+        self.next_id += 1
+        request_id: int | str = self.next_id if self.next_id % 2 else f"req-{self.next_id}-é✓"
+        generation = self.generation
+
+        def answers(reply: dict[str, Any]) -> None:
+            assert reply["jsonrpc"] == "2.0"
+            assert reply["id"] == request_id, reply
+
+        def result(reply: dict[str, Any]) -> dict[str, Any]:
+            answers(reply)
+            assert "result" in reply, reply
+            outcome: dict[str, Any] = reply["result"]
+            return outcome
+
+        def error(code: int) -> Check:
+            def check(reply: dict[str, Any]) -> None:
+                answers(reply)
+                assert reply["error"]["code"] == code, reply
+
+            return check
+
+        def envelope(reply: dict[str, Any]) -> dict[str, Any]:
+            result(reply)
+            return _envelope(reply)
+
+        def receipt(before: int) -> Check:
+            def check(reply: dict[str, Any]) -> None:
+                value = envelope(reply)["value"]
+                assert value == {"before": str(before), "after": str(before + 1),
+                                 "pending_work": False}
+
+            return check
+
+        def rejected(code: str) -> Check:
+            def check(reply: dict[str, Any]) -> None:
+                assert envelope(reply)["error"]["code"] == code
+
+            return check
+
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        check: Check
+        if kind == "ping":
+            message["method"] = "ping"
+
+            def check(reply: dict[str, Any]) -> None:
+                assert result(reply) == {}
+
+        elif kind == "tools/list":
+            message["method"] = "tools/list"
+
+            def check(reply: dict[str, Any]) -> None:
+                names = [tool["name"] for tool in result(reply)["tools"]]
+                assert names == ["read_semantics", "perform_action"]
+
+        elif kind == "initialize":
+            message.update(method="initialize", params={
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "hypothesis", "version": "1"},
+            })
+            if self.initialized:
+                check = error(-32600)
+            else:
+                self.initialized = True
+
+                def check(reply: dict[str, Any]) -> None:
+                    assert result(reply)["protocolVersion"] == "2025-06-18"
+
+        elif kind == "unknown":
+            message["method"] = "resources/list"
+            check = error(-32601)
+        elif kind == "read":
+            message = _tool_call(request_id, "read_semantics", {})
+
+            expected_count = str(self.count)
+
+            def check(reply: dict[str, Any]) -> None:
+                value = envelope(reply)["value"]
+                assert (value["kind"], value["generation"]) == ("full", str(generation))
+                count = next(n for n in value["nodes"] if n["semantic_id"] == "counter.value")
+                assert count["value"] == expected_count
+        elif kind == "read_since":
+            message = _tool_call(request_id, "read_semantics", {"since": str(generation)})
+
+            def check(reply: dict[str, Any]) -> None:
+                assert envelope(reply)["value"] == {
+                    "kind": "unchanged", "generation": str(generation),
+                }
+
+        elif kind == "increment":
+            message = _tool_call(request_id, "perform_action",
+                                 _act("counter.increment", {"kind": "latest"}))
+            check = receipt(generation)
+            self.actions += 1
+            self.generation += 1
+            self.count += 1
+        elif kind == "increment_stale":
+            stale = {"kind": "exact", "generation": str(generation - 1)}
+            message = _tool_call(request_id, "perform_action", _act("counter.increment", stale))
+            check = rejected("stale_generation")
+            self.actions += 1
+        else:
+            message = _tool_call(request_id, "perform_action",
+                                 _act("counter.decrement", {"kind": "latest"}))
+            self.actions += 1
+            if self.count == 0:
+                check = rejected("target_disabled")
+            else:
+                check = receipt(generation)
+                self.generation += 1
+                self.count -= 1
+        return _line(message), check
+
+    def _item(self, item: tuple[str, Any]) -> tuple[bytes, Check | None]:
+        kind, what = item
+        if kind == "request":
+            return self._request(what)
+        if kind == "garbage":
+            line, code = GARBAGE[what]
+
+            def check(reply: dict[str, Any]) -> None:
+                assert reply["id"] is None, reply
+                assert reply["error"]["code"] == code, reply
+
+            return line, check
+        return what, None
+
+    def _script(
+        self, data: st.DataObject, items: list[tuple[str, Any]]
+    ) -> tuple[bytes, list[Check]]:
+        payload = b""
+        checks: list[Check] = []
+        for item in items:
+            line, check = self._item(item)
+            payload += line + data.draw(st.sampled_from([b"\n", b"\r\n"]))
+            if check is not None:
+                checks.append(check)
+        return payload, checks
+
+    @staticmethod
+    def _cut(data: st.DataObject, payload: bytes) -> list[bytes]:
+        cuts = sorted(set(data.draw(st.lists(st.integers(1, max(len(payload) - 1, 1)),
+                                             max_size=4))))
+        bounds = [0, *cuts, len(payload)]
+        return [payload[a:b] for a, b in itertools.pairwise(bounds) if a < b]
+
+    @precondition(lambda self: not self.ended)
+    @rule(data=st.data(), items=st.lists(ITEM, min_size=1, max_size=6))
+    def send(self, data: st.DataObject, items: list[tuple[str, Any]]) -> None:
+        payload, checks = self._script(data, items)
+        self.server.write(self._cut(data, payload))
+        for check, reply in zip(checks, self.server.read(len(checks)), strict=True):
+            check(reply)
+        assert self.server.alive
+        self.sends += 1
+
+    @precondition(lambda self: not self.ended and self.sends >= 3)
+    @rule(data=st.data(), items=st.lists(ITEM, max_size=6), last=st.sampled_from(REQUESTS))
+    def end_of_input(self, data: st.DataObject, items: list[tuple[str, Any]], last: str) -> None:
+        """Lines still unanswered and an unterminated last request, then end of input."""
+        payload, checks = self._script(data, items)
+        line, check = self._request(last)
+        self.server.write(self._cut(data, payload + line))
+        self._finish([*checks, check])
+
+    @precondition(lambda self: self.ended)
+    @rule()
+    def stays_ended(self) -> None:
+        assert not self.server.alive
+        assert self.server.reason == "end of input"
+
+    def _finish(self, checks: list[Check]) -> None:
+        self.ended = True
+        rest = self.server.end_of_input()
+        assert self.server.reason == "end of input"
+        assert rest.endswith(b"\n") or not rest
+        replies = [json.loads(line) for line in rest.splitlines()]
+        assert len(replies) == len(checks), replies
+        for check, reply in zip(checks, replies, strict=True):
+            check(reply)
+        requested = [e for _r, e in self.server.recorder.events("stdio")
+                     if isinstance(e, ActionRequested)]
+        assert len(requested) == self.actions
+
+    def teardown(self) -> None:
+        if not self.ended:
+            self._finish([])
+
+
+StdioLoopMachine.TestCase.settings = settings(
+    max_examples=50, stateful_step_count=15, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_stdio_loop_answers_every_request_once_in_order = StdioLoopMachine.TestCase
+
+
+async def test_end_of_input_answers_and_flushes_every_line_already_read() -> None:
+    recorder = MemoryRecorder()
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    lines = [_line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
+             for i in range(1, 51)]
+    await to_loop.send_all(b"\n".join(lines))
+    await to_loop.aclose()
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("eof", counter.app, COUNTER, writer, recorder)
+        await nursery.start(actor.run)
+        reason = await run_stdio(Router(), RuntimeAgentHost(actor), receive=loop_input,
+                                 send=loop_output, handle_signals=False)
+        nursery.cancel_scope.cancel()
+    assert reason == "end of input"
+    await loop_output.aclose()
+    output = b""
+    while chunk := await from_loop.receive_some():
+        output += chunk
+    replies = [json.loads(line) for line in output.splitlines()]
+    assert [reply["id"] for reply in replies] == list(range(1, 51))
+    assert [_envelope(r)["value"]["after"] for r in replies] == [str(g) for g in range(2, 52)]
+
+
+async def test_the_loop_stops_when_nobody_reads_its_output() -> None:
+    recorder = MemoryRecorder()
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    await from_loop.aclose()
+    await to_loop.send_all(_line({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + b"\n")
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("gone", counter.app, COUNTER, writer, recorder)
+        await nursery.start(actor.run)
+        reason = await run_stdio(Router(), RuntimeAgentHost(actor), receive=loop_input,
+                                 send=loop_output, handle_signals=False)
+        nursery.cancel_scope.cancel()
+    assert reason == "output closed"
+
+
+def test_serve_ends_the_session_when_its_stdout_is_closed(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    process = subprocess.Popen(
+        _semledger("serve", COUNTER, "--db", str(db), "--session", "deaf"),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.close()
+    request = _tool_call(1, "perform_action", _act("counter.increment", {"kind": "latest"}))
+    try:
+        _stdout, stderr = process.communicate(_line(request) + b"\n", timeout=60)
+    except BrokenPipeError:
+        stderr = b""
+        process.wait(timeout=60)
+    assert process.returncode == 0, stderr.decode()
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events("deaf")]
+    assert events[-1] == SessionEnded("output closed")
+
+
+def test_serve_answers_200_piped_requests_then_exits_0(tmp_path: Path) -> None:
+    messages: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for i in range(2, 201):
+        if i % 2:
+            messages.append(_tool_call(i, "read_semantics", {}))
+        else:
+            messages.append(_tool_call(i, "perform_action",
+                                       _act("counter.increment", {"kind": "latest"})))
+    stdin = b"".join(_line(m) + b"\n" for m in messages)
+    done = subprocess.run(
+        _semledger("serve", COUNTER, "--db", str(tmp_path / "log.db"), "--session", "piped"),
+        input=stdin, capture_output=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    lines = done.stdout.split(b"\n")
+    assert lines[-1] == b""
+    replies = [json.loads(line) for line in lines[:-1]]
+    assert all(isinstance(reply, dict) and reply["jsonrpc"] == "2.0" for reply in replies)
+    assert [reply["id"] for reply in replies] == list(range(1, 201))
+    receipts = [_envelope(reply)["value"] for reply in replies[1::2]]
+    assert [r["after"] for r in receipts] == [str(g) for g in range(2, 102)]
+    last_read = _envelope(replies[-2])["value"]
+    count = next(n for n in last_read["nodes"] if n["semantic_id"] == "counter.value")
+    assert count["value"] == "99"
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        events = [event for _record, event in recorder.events("piped")]
+    assert sum(isinstance(e, ActionRequested) for e in events) == 100
+    assert events[-1] == SessionEnded("end of input")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_the_serving_process_cleanly(signum: signal.Signals, tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    process = subprocess.Popen(
+        _semledger("serve", COUNTER, "--db", str(db), "--session", "signalled"),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    try:
+        request = _tool_call(1, "perform_action", _act("counter.increment", {"kind": "latest"}))
+        process.stdin.write(_line(request) + b"\n")
+        process.stdin.flush()
+        reply = json.loads(process.stdout.readline())
+        assert _envelope(reply)["ok"] is True
+        process.send_signal(signum)
+        process.wait(timeout=30)
+        stdout, stderr = process.stdout.read(), process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr.decode()
+    assert stdout == b""
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events("signalled")]
+    assert events[-1] == SessionEnded(f"signal {signum.name}")
