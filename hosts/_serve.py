@@ -16,7 +16,7 @@ from semledger.replay import load_app
 
 from ._router import Router
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
-from ._stdio import run_stdio
+from ._stdio import run_stdio, stop_on_signals
 
 
 class ServeError(Exception):
@@ -48,7 +48,7 @@ async def serve_stdio(
     failure: ServeError | None = None
     reason = "not started"
     try:
-        async with trio.open_nursery() as nursery:
+        async with stop_on_signals() as stop, trio.open_nursery() as nursery:
             writer = await nursery.start(LogWriter(recorder).run)
             registry = SessionRegistry(nursery, writer, recorder)
             try:
@@ -67,7 +67,9 @@ async def serve_stdio(
             host = RuntimeAgentHost(actor)
             router = Router(profile="diagnostics" if diagnostics else "default")
             extra = SessionDiagnosticsHost(host) if diagnostics else None
-            reason = await run_stdio(router, host, extra, **stdio)
+            with stop.scope:
+                reason = await run_stdio(router, host, extra, **stdio)
+            reason = stop.reason or reason
             with trio.CancelScope(shield=True):
                 await registry.close(name, reason)
                 writer.close()
@@ -177,7 +179,7 @@ async def serve_surface(
     reason = "not started"
     failure: ServeError | None = None
     try:
-        async with trio.open_nursery() as nursery:
+        async with stop_on_signals() as stop, trio.open_nursery() as nursery:
             writer = await nursery.start(LogWriter(recorder).run)
             logged = LoggedSurface(
                 surface, writer, name, adapter, app=label, redact_passwords=redact_passwords
@@ -196,7 +198,9 @@ async def serve_surface(
                 flush=True,
             )
             host = SurfaceAgentHost(logged)
-            reason = await run_stdio(Router(profile="default"), host, None, **stdio)
+            with stop.scope:
+                reason = await run_stdio(Router(profile="default"), host, None, **stdio)
+            reason = stop.reason or reason
             with trio.CancelScope(shield=True):
                 host.close()
                 await logged.close()

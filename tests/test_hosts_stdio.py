@@ -49,13 +49,20 @@ def _line(message: dict[str, Any]) -> bytes:
 
 
 def _tool_call(request_id: int | str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 def _act(semantic_id: str, precondition: dict[str, Any]) -> dict[str, Any]:
-    return {"target": {"kind": "semantic_id", "id": semantic_id},
-            "action": {"kind": "activate"}, "precondition": precondition}
+    return {
+        "target": {"kind": "semantic_id", "id": semantic_id},
+        "action": {"kind": "activate"},
+        "precondition": precondition,
+    }
 
 
 def _envelope(reply: dict[str, Any]) -> dict[str, Any]:
@@ -97,8 +104,10 @@ class StdioServer:
             await nursery.start(actor.run)
             self._ready.set()
             self.reason = await run_stdio(
-                Router(), RuntimeAgentHost(actor), receive=loop_input, send=loop_output,
-                handle_signals=False,
+                Router(),
+                RuntimeAgentHost(actor),
+                receive=loop_input,
+                send=loop_output,
             )
             await loop_output.aclose()
             nursery.cancel_scope.cancel()
@@ -172,8 +181,15 @@ NOTIFICATIONS = [
 ]
 BLANKS = [b"", b"   ", b"\t", b"\r"]
 REQUESTS = [
-    "ping", "tools/list", "initialize", "unknown", "read", "read_since", "increment",
-    "increment_stale", "decrement",
+    "ping",
+    "tools/list",
+    "initialize",
+    "unknown",
+    "read",
+    "read_since",
+    "increment",
+    "increment_stale",
+    "decrement",
 ]
 ITEM = st.one_of(
     st.sampled_from(REQUESTS).map(lambda kind: ("request", kind)),
@@ -226,8 +242,11 @@ class StdioLoopMachine(RuleBasedStateMachine):
         def receipt(before: int) -> Check:
             def check(reply: dict[str, Any]) -> None:
                 value = envelope(reply)["value"]
-                assert value == {"before": str(before), "after": str(before + 1),
-                                 "pending_work": False}
+                assert value == {
+                    "before": str(before),
+                    "after": str(before + 1),
+                    "pending_work": False,
+                }
 
             return check
 
@@ -253,10 +272,14 @@ class StdioLoopMachine(RuleBasedStateMachine):
                 assert names == ["read_semantics", "perform_action"]
 
         elif kind == "initialize":
-            message.update(method="initialize", params={
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "hypothesis", "version": "1"},
-            })
+            message.update(
+                method="initialize",
+                params={
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "hypothesis", "version": "1"},
+                },
+            )
             if self.initialized:
                 check = error(-32600)
             else:
@@ -283,12 +306,14 @@ class StdioLoopMachine(RuleBasedStateMachine):
 
             def check(reply: dict[str, Any]) -> None:
                 assert envelope(reply)["value"] == {
-                    "kind": "unchanged", "generation": str(generation),
+                    "kind": "unchanged",
+                    "generation": str(generation),
                 }
 
         elif kind == "increment":
-            message = _tool_call(request_id, "perform_action",
-                                 _act("counter.increment", {"kind": "latest"}))
+            message = _tool_call(
+                request_id, "perform_action", _act("counter.increment", {"kind": "latest"})
+            )
             check = receipt(generation)
             self.actions += 1
             self.generation += 1
@@ -299,8 +324,9 @@ class StdioLoopMachine(RuleBasedStateMachine):
             check = rejected("stale_generation")
             self.actions += 1
         else:
-            message = _tool_call(request_id, "perform_action",
-                                 _act("counter.decrement", {"kind": "latest"}))
+            message = _tool_call(
+                request_id, "perform_action", _act("counter.decrement", {"kind": "latest"})
+            )
             self.actions += 1
             if self.count == 0:
                 check = rejected("target_disabled")
@@ -338,8 +364,9 @@ class StdioLoopMachine(RuleBasedStateMachine):
 
     @staticmethod
     def _cut(data: st.DataObject, payload: bytes) -> list[bytes]:
-        cuts = sorted(set(data.draw(st.lists(st.integers(1, max(len(payload) - 1, 1)),
-                                             max_size=4))))
+        cuts = sorted(
+            set(data.draw(st.lists(st.integers(1, max(len(payload) - 1, 1)), max_size=4)))
+        )
         bounds = [0, *cuts, len(payload)]
         return [payload[a:b] for a, b in itertools.pairwise(bounds) if a < b]
 
@@ -377,8 +404,9 @@ class StdioLoopMachine(RuleBasedStateMachine):
         assert len(replies) == len(checks), replies
         for check, reply in zip(checks, replies, strict=True):
             check(reply)
-        requested = [e for _r, e in self.server.recorder.events("stdio")
-                     if isinstance(e, ActionRequested)]
+        requested = [
+            e for _r, e in self.server.recorder.events("stdio") if isinstance(e, ActionRequested)
+        ]
         assert len(requested) == self.actions
 
     def teardown(self) -> None:
@@ -387,7 +415,9 @@ class StdioLoopMachine(RuleBasedStateMachine):
 
 
 StdioLoopMachine.TestCase.settings = settings(
-    max_examples=50, stateful_step_count=15, deadline=None,
+    max_examples=50,
+    stateful_step_count=15,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 test_stdio_loop_answers_every_request_once_in_order = StdioLoopMachine.TestCase
@@ -397,16 +427,19 @@ async def test_end_of_input_answers_and_flushes_every_line_already_read() -> Non
     recorder = MemoryRecorder()
     to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
     loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
-    lines = [_line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
-             for i in range(1, 51)]
+    lines = [
+        _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
+        for i in range(1, 51)
+    ]
     await to_loop.send_all(b"\n".join(lines))
     await to_loop.aclose()
     async with trio.open_nursery() as nursery:
         writer = await nursery.start(LogWriter(recorder).run)
         actor = SessionActor("eof", counter.app, COUNTER, writer, recorder)
         await nursery.start(actor.run)
-        reason = await run_stdio(Router(), RuntimeAgentHost(actor), receive=loop_input,
-                                 send=loop_output, handle_signals=False)
+        reason = await run_stdio(
+            Router(), RuntimeAgentHost(actor), receive=loop_input, send=loop_output
+        )
         nursery.cancel_scope.cancel()
     assert reason == "end of input"
     await loop_output.aclose()
@@ -428,8 +461,9 @@ async def test_the_loop_stops_when_nobody_reads_its_output() -> None:
         writer = await nursery.start(LogWriter(recorder).run)
         actor = SessionActor("gone", counter.app, COUNTER, writer, recorder)
         await nursery.start(actor.run)
-        reason = await run_stdio(Router(), RuntimeAgentHost(actor), receive=loop_input,
-                                 send=loop_output, handle_signals=False)
+        reason = await run_stdio(
+            Router(), RuntimeAgentHost(actor), receive=loop_input, send=loop_output
+        )
         nursery.cancel_scope.cancel()
     assert reason == "output closed"
 
@@ -438,7 +472,9 @@ def test_serve_ends_the_session_when_its_stdout_is_closed(tmp_path: Path) -> Non
     db = tmp_path / "log.db"
     process = subprocess.Popen(
         _semledger("serve", COUNTER, "--db", str(db), "--session", "deaf"),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert process.stdout is not None
     process.stdout.close()
@@ -456,21 +492,32 @@ def test_serve_ends_the_session_when_its_stdout_is_closed(tmp_path: Path) -> Non
 
 def test_serve_answers_200_piped_requests_then_exits_0(tmp_path: Path) -> None:
     messages: list[dict[str, Any]] = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "pipe", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "pipe", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     for i in range(2, 201):
         if i % 2:
             messages.append(_tool_call(i, "read_semantics", {}))
         else:
-            messages.append(_tool_call(i, "perform_action",
-                                       _act("counter.increment", {"kind": "latest"})))
+            messages.append(
+                _tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"}))
+            )
     stdin = b"".join(_line(m) + b"\n" for m in messages)
     done = subprocess.run(
         _semledger("serve", COUNTER, "--db", str(tmp_path / "log.db"), "--session", "piped"),
-        input=stdin, capture_output=True, timeout=120, check=False,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
     lines = done.stdout.split(b"\n")
@@ -494,7 +541,9 @@ def test_a_signal_ends_the_serving_process_cleanly(signum: signal.Signals, tmp_p
     db = tmp_path / "log.db"
     process = subprocess.Popen(
         _semledger("serve", COUNTER, "--db", str(db), "--session", "signalled"),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert process.stdin is not None
     assert process.stdout is not None
