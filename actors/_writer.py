@@ -40,7 +40,7 @@ class LogWriter(Actor[_Append]):
         if not events:
             return []
         request = _Append(tuple(events))
-        await self.tell(request)
+        self.tell_nowait(request)
         await request.done.wait()
         if request.result is None:
             raise ActorClosedError("the log writer stopped before writing")
