@@ -59,24 +59,17 @@ from ._calls import (
     PREDICATE_SUBJECTS,
     ActArgs,
     ActResult,
-    Checked,
     CheckResult,
     CheckSubject,
     Count,
-    Disabled,
     ElementDescription,
-    Enabled,
-    Focused,
     Hidden,
     PathStep,
     Predicate,
     ReadKind,
     TextContains,
-    TextEquals,
     TitleMatches,
-    Unchecked,
     UrlMatches,
-    ValueEquals,
     Visible,
 )
 from ._candidates import (
@@ -90,6 +83,7 @@ from ._candidates import (
     TextCandidate,
 )
 from ._capabilities import Capabilities
+from ._check import check_element
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -1026,32 +1020,12 @@ def _path_steps(tree: _Tree, entry: _Entry) -> tuple[PathStep, ...]:
 
 def _check_node(pred: Predicate, raw: amap.RawNode) -> CheckResult:
     states = set(amap.node_states(raw))
-    if isinstance(pred, Visible):
-        return CheckResult(ok="hidden" not in states)
-    if isinstance(pred, Hidden):
-        return CheckResult(ok="hidden" in states)
-    if isinstance(pred, Enabled):
-        return CheckResult(ok="disabled" not in states)
-    if isinstance(pred, Disabled):
-        return CheckResult(ok="disabled" in states)
-    if isinstance(pred, (Checked, Unchecked)):
-        if not amap.is_checkable(raw):
-            raise CheckError(f"a {raw.role_name} cannot be checked or unchecked")
-        on = amap.is_checked(raw)
-        return CheckResult(
-            ok=on if isinstance(pred, Checked) else not on, actual="checked" if on else "unchecked"
-        )
-    if isinstance(pred, Focused):
-        return CheckResult(ok="focused" in states)
-    if isinstance(pred, (TextEquals, TextContains)):
-        text = amap.text_of(raw) or ""
-        want = pred.text
-        seen = text
-        if pred.ignore_case:
-            want, seen = want.casefold(), seen.casefold()
-        hit = seen == want if isinstance(pred, TextEquals) else want in seen
-        return CheckResult(ok=hit, actual=text)
-    if isinstance(pred, ValueEquals):
-        value = amap.value_of(raw)
-        return CheckResult(ok=value == pred.value, actual=value)
-    raise CheckError(f"{pred.kind} cannot be checked against an element")
+    if amap.is_checkable(raw):
+        states.add("checked" if amap.is_checked(raw) else "unchecked")
+    return check_element(
+        pred,
+        states=states,
+        text=amap.text_of(raw) or "",
+        value=amap.value_of(raw),
+        checkable=amap.is_checkable(raw),
+    )

@@ -73,10 +73,7 @@ from ._calls import (
     CheckResult,
     CheckSubject,
     Count,
-    Disabled,
     ElementDescription,
-    Enabled,
-    Focused,
     Hidden,
     PathStep,
     Predicate,
@@ -84,13 +81,8 @@ from ._calls import (
     TextContains,
     TextEquals,
     TitleMatches,
-    Unchecked,
     UrlMatches,
-    ValueEquals,
     Visible,
-)
-from ._calls import (
-    Checked as CheckedPredicate,
 )
 from ._candidates import (
     AutomationIdCandidate,
@@ -102,6 +94,7 @@ from ._candidates import (
     TextCandidate,
 )
 from ._capabilities import ACTION_GATES, Capabilities
+from ._check import check_element, check_text
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -888,7 +881,9 @@ class RuntimeSurface:
                                    actual="shown" if shown else "absent")
             if dialog is None:
                 raise DialogError("no dialog is open")
-            return self._check_text(pred, self._text(snapshot, dialog))
+            if not isinstance(pred, TextEquals | TextContains):
+                raise CheckError(f"{pred.kind} cannot be evaluated against a dialog")
+            return check_text(pred, self._text(snapshot, dialog))
         if ref is None:
             raise CheckError(f"{pred.kind} against an element needs a ref")
         node_id = ref_node_id(ref)
@@ -899,34 +894,13 @@ class RuntimeSurface:
                                actual="shown" if shown else "absent")
         if node is None:
             raise CheckError(f"unknown ref {ref!r}: there is no element to check")
-        states = _states(node)
-        if isinstance(pred, Enabled):
-            return CheckResult(ok="disabled" not in states, actual=", ".join(states))
-        if isinstance(pred, Disabled):
-            return CheckResult(ok="disabled" in states, actual=", ".join(states))
-        if isinstance(pred, CheckedPredicate):
-            return CheckResult(ok="checked" in states, actual=", ".join(states))
-        if isinstance(pred, Unchecked):
-            return CheckResult(ok="unchecked" in states, actual=", ".join(states))
-        if isinstance(pred, Focused):
-            return CheckResult(ok=node.state.focused, actual=", ".join(states))
-        if isinstance(pred, ValueEquals):
-            value = _value(node)
-            return CheckResult(ok=value == pred.value, actual=value)
-        return self._check_text(pred, self._text(snapshot, node))
-
-    @staticmethod
-    def _check_text(pred: Predicate, text: str) -> CheckResult:
-        if isinstance(pred, TextEquals):
-            ok = text.casefold() == pred.text.casefold() if pred.ignore_case else text == pred.text
-            return CheckResult(ok=ok, actual=text)
-        if isinstance(pred, TextContains):
-            needle, hay = (
-                (pred.text.casefold(), text.casefold()) if pred.ignore_case else (pred.text, text)
-            )
-            ok = needle in hay
-            return CheckResult(ok=ok, actual=text)
-        raise CheckError(f"{pred.kind} does not apply here")
+        return check_element(
+            pred,
+            states=_states(node),
+            text=self._text(snapshot, node),
+            value=_value(node),
+            checkable=node.state.checked is not None,
+        )
 
     async def _check_page(self, snapshot: SemanticsSnapshot, pred: Predicate) -> CheckResult:
         if isinstance(pred, Count):
@@ -937,9 +911,11 @@ class RuntimeSurface:
             return CheckResult(ok=re.search(pred.pattern, title) is not None, actual=title)
         if isinstance(pred, UrlMatches):
             raise CheckError("a semledger application has no URL to match")
+        if not isinstance(pred, TextEquals | TextContains):
+            raise CheckError(f"{pred.kind} cannot be evaluated against the page")
         if snapshot.root is None:
-            return self._check_text(pred, "")
-        return self._check_text(pred, self._text(snapshot, snapshot.nodes[snapshot.root]))
+            return check_text(pred, "")
+        return check_text(pred, self._text(snapshot, snapshot.nodes[snapshot.root]))
 
     # ---- locate and describe ------------------------------------------------------------
 

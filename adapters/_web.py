@@ -88,14 +88,10 @@ from ._calls import (
     PREDICATE_SUBJECTS,
     ActArgs,
     ActResult,
-    Checked,
     CheckResult,
     CheckSubject,
     Count,
-    Disabled,
     ElementDescription,
-    Enabled,
-    Focused,
     Hidden,
     PathStep,
     Predicate,
@@ -103,9 +99,7 @@ from ._calls import (
     TextContains,
     TextEquals,
     TitleMatches,
-    Unchecked,
     UrlMatches,
-    ValueEquals,
     Visible,
 )
 from ._candidates import (
@@ -124,6 +118,7 @@ from ._candidates import (
     XPathCandidate,
 )
 from ._capabilities import Capabilities
+from ._check import check_element, check_text
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -880,7 +875,7 @@ class WebSurface:
                 return CheckResult(ok=found == pred.count, actual=str(found))
             if isinstance(pred, TextContains):
                 body = await self._current_frame().locator("body").inner_text()
-                return _contains(pred, body)
+                return check_text(pred, body)
             raise CheckError(f"{pred.kind} cannot be evaluated against the page")
         assert ref is not None
         frame = await self._frame_of(ref)
@@ -892,35 +887,17 @@ class WebSurface:
             if isinstance(pred, Hidden | Visible):
                 return CheckResult(ok=isinstance(pred, Hidden), actual="detached")
             raise LocateError(f"ref {ref!r} is no longer in the page", details={"ref": ref})
-        states: list[str] = info["states"]
-        if isinstance(pred, Visible | Hidden):
-            shown = bool(info["visible"])
-            return CheckResult(ok=shown == isinstance(pred, Visible), actual=_shown(shown))
-        if isinstance(pred, Enabled | Disabled):
-            disabled = "disabled" in states
-            return CheckResult(
-                ok=disabled == isinstance(pred, Disabled),
-                actual="disabled" if disabled else "enabled",
-            )
-        if isinstance(pred, Checked | Unchecked):
-            if not info["checkable"]:
-                raise CheckError(f"a {info['role']} is not checkable", details={"ref": ref})
-            on = "checked" in states
-            return CheckResult(
-                ok=on == isinstance(pred, Checked), actual="checked" if on else "unchecked"
-            )
-        if isinstance(pred, Focused):
-            focused = "focused" in states
-            return CheckResult(ok=focused, actual="focused" if focused else "not focused")
-        if isinstance(pred, TextEquals):
-            text = info["text"]
-            ok = text.lower() == pred.text.lower() if pred.ignore_case else text == pred.text
-            return CheckResult(ok=ok, actual=text)
-        if isinstance(pred, TextContains):
-            return _contains(pred, info["text"])
-        if isinstance(pred, ValueEquals):
-            return CheckResult(ok=info["value"] == pred.value, actual=info["value"])
-        raise CheckError(f"{pred.kind} cannot be evaluated against a ref")
+        states = set(info["states"])
+        states.discard("hidden")
+        if not info["visible"]:
+            states.add("hidden")
+        return check_element(
+            pred,
+            states=states,
+            text=info["text"],
+            value=info["value"],
+            checkable=bool(info["checkable"]),
+        )
 
     # -- screenshot / state / trace ----------------------------------------------------------
 
@@ -1063,22 +1040,12 @@ def _storage_state(state: SessionState) -> dict[str, Any]:
     }
 
 
-def _shown(visible: bool) -> str:
-    return "visible" if visible else "hidden"
-
-
 def _matches(pattern: str, actual: str) -> CheckResult:
     try:
         ok = re.search(pattern, actual) is not None
     except re.error as exc:
         raise CheckError(f"invalid pattern {pattern!r}: {exc}") from exc
     return CheckResult(ok=ok, actual=actual)
-
-
-def _contains(pred: TextContains, text: str) -> CheckResult:
-    if pred.ignore_case:
-        return CheckResult(ok=pred.text.lower() in text.lower(), actual=text)
-    return CheckResult(ok=pred.text in text, actual=text)
 
 
 def _check_dialog(pred: Predicate, dialog: Dialog | None) -> CheckResult:
@@ -1088,15 +1055,10 @@ def _check_dialog(pred: Predicate, dialog: Dialog | None) -> CheckResult:
             ok=(dialog is not None) == isinstance(pred, Visible),
             actual=f"{dialog.type}: {message}" if dialog is not None else "no dialog",
         )
-    if isinstance(pred, TextEquals):
+    if isinstance(pred, TextEquals | TextContains):
         if message is None:
             return CheckResult(ok=False, actual=None, message="no dialog is open")
-        ok = message.lower() == pred.text.lower() if pred.ignore_case else message == pred.text
-        return CheckResult(ok=ok, actual=message)
-    if isinstance(pred, TextContains):
-        if message is None:
-            return CheckResult(ok=False, actual=None, message="no dialog is open")
-        return _contains(pred, message)
+        return check_text(pred, message)
     raise CheckError(f"{pred.kind} cannot be evaluated against a dialog")
 
 
