@@ -15,8 +15,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
+import trio
 
 from semledger.actors import SessionActor, SessionRegistry
+from semledger.eventlog import SessionCrashed, SessionEnded, SessionStarted, topic_of
 from semledger.runtime import App
 
 from ._dispatch import handle_message
@@ -169,13 +171,22 @@ class McpHttpApp:
             return connection
         if connection is not None:
             return None
-        recorder = self.registry.recorder
-        if recorder.head(session_id) is None:
-            return None
-        summary = next((s for s in recorder.sessions() if s.name == session_id), None)
-        if summary is None or summary.app != self.app_ref or summary.ended:
+        if not await trio.to_thread.run_sync(self._resumable, session_id):
             return None
         return await self._open(session_id)
+
+    def _resumable(self, session_id: str) -> bool:
+        """The log has this session, of this app, not ended by its client (or crashed)."""
+        recorder = self.registry.recorder
+        first = next(iter(recorder.events(session_id, start=1, stop=2)), None)
+        if first is None or not isinstance(first[1], SessionStarted):
+            return False
+        if first[1].app != self.app_ref:
+            return False
+        return all(
+            recorder.last_of(session_id, topic_of(kind)) is None
+            for kind in (SessionEnded, SessionCrashed)
+        )
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         session_id = headers.get("mcp-session-id")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -58,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--diagnostics", action="store_true", help="add the diagnostics tools")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead")
     serve.add_argument("--token", metavar="T", help="bearer token for HTTP (or SEMLEDGER_TOKEN)")
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="an Origin besides localhost pages allowed to call the HTTP server (repeatable)",
+    )
     serve.add_argument(
         "--log-passwords", action="store_true", help="log values typed into password fields"
     )
@@ -295,6 +303,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
                 db=args.db,
                 diagnostics=args.diagnostics,
                 token=token,
+                allowed_origins=tuple(args.allow_origin),
                 redact_passwords=not args.log_passwords,
             )
         )
@@ -442,6 +451,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`semledger sessions --json | head`): nothing left to say,
+        # and Python must not complain when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

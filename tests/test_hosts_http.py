@@ -231,6 +231,17 @@ def test_origin_must_be_local(server: Server, http: httpx.Client) -> None:
                           Origin="http://evil.example").status_code == 403
 
 
+def test_an_allowed_origin_may_call_and_others_still_may_not(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    with serving(tmp_path / "log.db", "--allow-origin", "https://app.example") as running:
+        allowed = McpClient(http, running.url, {"Origin": "https://app.example"})
+        allowed.initialize()
+        assert allowed.count() == "0"
+        evil = McpClient(http, running.url, {"Origin": "http://evil.example"})
+        assert evil.post(INITIALIZE).status_code == 403
+
+
 @pytest.mark.parametrize("given_by", ["--token", "SEMLEDGER_TOKEN"])
 def test_a_bearer_token_is_required_when_configured(
     given_by: str, tmp_path: Path, http: httpx.Client
