@@ -101,7 +101,6 @@ class AppRuntime(Generic[Model, Msg]):
         self._closed = False
         self._busy = False
         self._view_stale = True
-        self._announce_generation = 0
         self._dup_candidates: set[SemanticId] = set()
         self._pressed: Element | None = None
         self._synthetic_id: int | None = None
