@@ -170,6 +170,7 @@ from ._snapshot import (
     snapshot_problems,
     structural_hash,
     tokens_estimate,
+    visible_nodes,
 )
 from ._surface import (
     OPTIONAL_METHODS,
@@ -399,5 +400,6 @@ __all__ = [
     "structural_hash",
     "to_aria",
     "tokens_estimate",
+    "visible_nodes",
     "wire_schema",
 ]

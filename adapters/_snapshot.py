@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Final, Literal, get_args
 
 import attrs
@@ -66,7 +66,8 @@ def _escape_value(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n")
 
 
-def _visible(nodes: Sequence[SnapshotNode]) -> Iterable[SnapshotNode]:
+def visible_nodes(nodes: Sequence[SnapshotNode]) -> Iterator[SnapshotNode]:
+    """The nodes a reader sees: each hidden node and everything below it are left out."""
     hidden_depth: int | None = None
     for node in nodes:
         if hidden_depth is not None:
@@ -102,7 +103,7 @@ def render_snapshot(nodes: Sequence[SnapshotNode]) -> str:
     being ``…``; the cut counts characters before escaping. A node with the ``hidden``
     state leaves the text, and so does everything below it (the nodes after it that are
     deeper). Lines are joined by ``\\n`` with none trailing."""
-    return "\n".join(render_node(node) for node in _visible(nodes))
+    return "\n".join(render_node(node) for node in visible_nodes(nodes))
 
 
 def name_bucket(name: str | None) -> str:

@@ -40,6 +40,7 @@ from semledger.adapters import (
     Snapshot,
     SnapshotNode,
     SurfaceError,
+    visible_nodes,
 )
 from semledger.runtime import (
     ActionKind,
@@ -252,7 +253,7 @@ class SurfaceAgentHost:
         """Take a surface snapshot and commit it if anything public changed."""
         snapshot = await self.surface.snapshot()
         self.last_snapshot = snapshot
-        shown = _shown(snapshot.nodes)
+        shown = list(visible_nodes(snapshot.nodes))
         children: dict[str, list[int]] = {n.ref: [] for n in shown}
         for item in shown:
             if item.parent is not None and item.parent in children:
@@ -363,22 +364,6 @@ class SurfaceAgentHost:
             await act("press", ref, {"key": key})
         else:
             raise ActionabilityError(f"the surface has no way to {kind.value}")
-
-
-def _shown(nodes: tuple[SnapshotNode, ...]) -> list[SnapshotNode]:
-    """The nodes an agent can see: hidden ones and everything below them are left out."""
-    out: list[SnapshotNode] = []
-    hidden_depth: int | None = None
-    for node in nodes:
-        if hidden_depth is not None:
-            if node.depth > hidden_depth:
-                continue
-            hidden_depth = None
-        if "hidden" in node.states:
-            hidden_depth = node.depth
-            continue
-        out.append(node)
-    return out
 
 
 def _rejection(error: SurfaceError, echoed: dict[str, Any], action: str) -> Rejection:
