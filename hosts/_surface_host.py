@@ -46,7 +46,6 @@ from semledger.runtime import (
     ActionKind,
     Checked,
     ErrorCode,
-    Exact,
     Frame,
     InvalidSemanticIdError,
     Point,
@@ -63,6 +62,7 @@ from semledger.runtime import (
     SetText,
     Size,
     Target,
+    check_precondition,
     resolve_target,
 )
 from semledger.runtime import NodeState as RuntimeNodeState
@@ -308,13 +308,9 @@ class SurfaceAgentHost:
         except SessionError as error:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
-        if isinstance(precondition, Exact) and precondition.generation != snapshot.generation:
-            return _reject(
-                ErrorCode.STALE_GENERATION,
-                f"expected generation {precondition.generation}, current is {snapshot.generation}",
-                expected=str(precondition.generation),
-                current=str(snapshot.generation),
-            )
+        stale = check_precondition(precondition, snapshot.generation)
+        if stale is not None:
+            return stale
         echoed = encode_target(target)
         resolved = resolve_target(target, snapshot)
         if isinstance(resolved, Rejection):

@@ -53,7 +53,7 @@ from ._outcomes import Receipt, Rejection
 from ._reads import Delta, Full, ReadResult, Unchanged
 from ._runtime import ApplicationError, AppRuntime, CheckpointMismatchError
 from ._snapshot import JOURNAL_SIZE, Journal, SemanticsSnapshot, apply_delta
-from ._targets import resolve_target
+from ._targets import check_precondition, resolve_target
 from ._tree import Counters, PaintOp
 from ._view import (
     DeferredCommit,
@@ -154,6 +154,7 @@ __all__ = [
     "View",
     "apply_delta",
     "button",
+    "check_precondition",
     "checkbox",
     "column",
     "group",

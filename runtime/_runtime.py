@@ -15,7 +15,6 @@ import attrs
 
 from ._actions import (
     ByNodeId,
-    Exact,
     Latest,
     Precondition,
     SemanticsAction,
@@ -36,7 +35,7 @@ from ._node import (
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, ReadResult
 from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
-from ._targets import resolve_target
+from ._targets import check_precondition, resolve_target
 from ._tree import Counters, Element, ElementTree, PaintOp
 from ._view import Proposal, Reject, ScrollBy, SelectText
 from ._wire import encode_target
@@ -260,13 +259,9 @@ class AppRuntime(Generic[Model, Msg]):
             )
         self._commit()
         snapshot = self._journal.current
-        if isinstance(precondition, Exact) and precondition.generation != snapshot.generation:
-            return _reject(
-                ErrorCode.STALE_GENERATION,
-                f"expected generation {precondition.generation}, current is {snapshot.generation}",
-                expected=str(precondition.generation),
-                current=str(snapshot.generation),
-            )
+        stale = check_precondition(precondition, snapshot.generation)
+        if stale is not None:
+            return stale
         resolved = resolve_target(target, snapshot)
         if isinstance(resolved, Rejection):
             return resolved

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._actions import ByNodeId, ByPath, BySemanticId, PathStep, Target
+from ._actions import ByNodeId, ByPath, BySemanticId, Exact, PathStep, Precondition, Target
 from ._enums import ErrorCode, Role
 from ._node import SemanticsNode
 from ._outcomes import Rejection
@@ -23,6 +23,18 @@ def _matches(node: SemanticsNode, step: PathStep) -> bool:
         and (step.value is None or node.value == step.value)
         and (step.semantic_id is None or node.semantic_id == step.semantic_id)
     )
+
+
+def check_precondition(precondition: Precondition, generation: int) -> Rejection | None:
+    """``stale_generation`` when an exact precondition names another generation."""
+    if isinstance(precondition, Exact) and precondition.generation != generation:
+        return _reject(
+            ErrorCode.STALE_GENERATION,
+            f"expected generation {precondition.generation}, current is {generation}",
+            expected=str(precondition.generation),
+            current=str(generation),
+        )
+    return None
 
 
 def resolve_target(target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode | Rejection:
