@@ -201,7 +201,7 @@ if TYPE_CHECKING:
         run_conformance,
     )
     from ._runtime_adapter import RuntimeSurface, create_runtime_surface
-    from ._surface_log import LoggedSurface
+    from ._surface_log import LoggedSurface, text_digest
 
 _LAZY = {
     "Case": "._conformance",
@@ -211,6 +211,7 @@ _LAZY = {
     "ConformanceReport": "._conformance",
     "run_conformance": "._conformance",
     "LoggedSurface": "._surface_log",
+    "text_digest": "._surface_log",
     "RuntimeSurface": "._runtime_adapter",
     "create_runtime_surface": "._runtime_adapter",
 }
@@ -398,6 +399,7 @@ __all__ = [
     "session_state_from_dict",
     "snapshot_problems",
     "structural_hash",
+    "text_digest",
     "to_aria",
     "tokens_estimate",
     "visible_nodes",

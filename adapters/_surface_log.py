@@ -14,6 +14,7 @@ false.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -80,10 +81,13 @@ class LoggedSurface:
         adapter_name: str,
         *,
         app: str | None = None,
+        config: Mapping[str, Any] | None = None,
         redact_passwords: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.surface = surface
+        self.config = dict(config) if config is not None else {"adapter": adapter_name}
+        """How the surface was made (`create_surface`), logged so the session can be re-run."""
         self.session_name = session_name
         self.adapter_name = adapter_name
         self.app = app
@@ -132,7 +136,11 @@ class LoggedSurface:
             SessionStarted(
                 app=app,
                 surface=self.adapter_name,
-                params={"adapter": self.adapter_name, "session_init": _wire(init)},
+                params={
+                    "adapter": self.adapter_name,
+                    "config": _wire(self.config),
+                    "session_init": _wire(init),
+                },
                 redact_passwords=self.redact_passwords,
             )
         )
@@ -307,5 +315,11 @@ def _snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
         "nodes": len(snapshot.nodes),
         "tokens_estimate": snapshot.tokens_estimate,
         "hash": snapshot.hash,
+        "text_sha256": text_digest(snapshot),
     }
+
+
+def text_digest(snapshot: Snapshot) -> str:
+    """A digest of the rendering: names, values and states, which the structural hash omits."""
+    return hashlib.sha256(snapshot.text.encode()).hexdigest()
 

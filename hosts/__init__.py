@@ -34,6 +34,7 @@ from ._serve import ServeError, new_session_name, serve_http, serve_stdio, serve
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
 from ._surface_host import SurfaceAgentHost, aria_to_runtime_role
+from ._surface_rerun import is_surface_session, rerun_surface
 from ._tools import (
     DEFAULT_TOOLS,
     DIAGNOSTICS_DISPATCH_COMMAND,
@@ -97,7 +98,9 @@ __all__ = [
     "execute",
     "handle",
     "handle_message",
+    "is_surface_session",
     "new_session_name",
+    "rerun_surface",
     "run_stdio",
     "serve_http",
     "serve_stdio",

@@ -182,7 +182,13 @@ async def serve_surface(
         async with stop_on_signals() as stop, trio.open_nursery() as nursery:
             writer = await nursery.start(LogWriter(recorder).run)
             logged = LoggedSurface(
-                surface, writer, name, adapter, app=label, redact_passwords=redact_passwords
+                surface,
+                writer,
+                name,
+                adapter,
+                app=label,
+                config=config,
+                redact_passwords=redact_passwords,
             )
             try:
                 await logged.open(init)

@@ -223,6 +223,10 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     summary = {s.name: s for s in recorder.sessions()}.get(args.session)
     if summary is None:
         raise UsageError(f"the log has no session {args.session!r}")
+    from semledger.hosts import is_surface_session
+
+    if is_surface_session(recorder, args.session):
+        return _rerun_surface(args, console, recorder)
     app_ref = args.app or summary.app
     if app_ref is None:
         raise UsageError(f"session {args.session!r} names no app: give --app")
@@ -247,6 +251,25 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
         cause = report.crash.__cause__ or report.crash
         pdb.post_mortem(cause.__traceback__)
+    return 0 if report.ok else 1
+
+
+def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) -> int:
+    """A surface session (a web page, a desktop app) is re-run call by call on a new surface."""
+    import trio
+
+    from semledger._render import replay_verdict
+    from semledger.adapters import AdapterRegistryError, SurfaceError
+    from semledger.hosts import rerun_surface
+
+    if args.app or args.export_test or args.pdb:
+        raise UsageError("--app, --export-test and --pdb apply to app sessions, not surface ones")
+    try:
+        with _progress(console, "re-running", True) as progress:
+            report = trio.run(lambda: rerun_surface(recorder, args.session, on_progress=progress))
+    except (AdapterRegistryError, SurfaceError) as error:
+        raise UsageError(f"cannot re-run {args.session!r}: {error}") from error
+    console.print(replay_verdict(report))
     return 0 if report.ok else 1
 
 

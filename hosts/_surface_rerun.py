@@ -1,0 +1,138 @@
+"""Re-running a surface session: the logged calls issued again against a fresh surface.
+
+A web page or a desktop application has no inputs to re-execute through app code, so a
+surface session is re-run call by call: the adapter is made again from the logged config,
+opened with the logged SessionInit, and every logged call is repeated in order. Each
+snapshot must have the logged structural hash and each call must fail (or not) as it did;
+the first call that does not is reported. It needs the adapter's refs to be issued the same
+way again, which holds for the shipped adapters on the same page or application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from semledger.adapters import AgentSurface, Snapshot, create_surface, text_digest
+from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled
+from semledger.replay import Divergence, ReplayReport, UnknownSessionError
+
+
+async def _call(surface: AgentSurface, call: SurfaceCalled) -> Any:
+    args = call.arguments
+    method = call.method
+    if method == "open":
+        return await surface.open(args["session"] or {})
+    if method == "snapshot":
+        return await surface.snapshot(
+            root=args.get("root"),
+            max_nodes=args.get("max_nodes"),
+            interactive_only=bool(args.get("interactive_only")),
+        )
+    if method == "act":
+        return await surface.act(
+            args["action"], args.get("ref"), args.get("args"), args.get("ref2")
+        )
+    if method == "read":
+        return await surface.read(args["kind"], args.get("ref"), args.get("name"))
+    if method == "check":
+        return await surface.check(args["predicate"], args["subject"], args.get("ref"))
+    if method == "locate":
+        return await surface.locate(args["candidate"])
+    if method == "describe":
+        return await surface.describe(args["ref"])
+    if method == "state":
+        return await surface.state()
+    if method == "restore":
+        return await surface.restore(args["state"])
+    if method == "close":
+        return await surface.close()
+    return None  # screenshot and anything newer: nothing to compare
+
+
+def is_surface_session(recorder: Recorder, session: str) -> bool:
+    """Whether `session` was logged by `LoggedSurface` (its start names an adapter)."""
+    first = next(iter(recorder.events(session, start=1, stop=2)), None)
+    return (
+        first is not None and isinstance(first[1], SessionStarted) and "adapter" in first[1].params
+    )
+
+
+async def rerun_surface(
+    recorder: Recorder,
+    session: str,
+    *,
+    config: dict[str, Any] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> ReplayReport:
+    """Re-run a logged surface session; the report names the first call that differs."""
+    head = recorder.head(session)
+    if head is None:
+        raise UnknownSessionError(f"the log has no session {session!r}")
+    events = list(recorder.events(session))
+    started = events[0][1]
+    if not isinstance(started, SessionStarted) or "adapter" not in started.params:
+        raise ValueError(f"session {session!r} is not a surface session")
+    made = config or started.params.get("config") or {"adapter": started.surface}
+    surface = create_surface(made)
+    calls = 0
+    closed = False
+    try:
+        for record, event in events:
+            if on_progress is not None:
+                on_progress(record.seq, head.seq)
+            if not isinstance(event, SurfaceCalled):
+                continue
+            calls += 1
+            note = (
+                "this call's text was redacted in the log"
+                if event.arguments.get("redacted")
+                else None
+            )
+            error: BaseException | None = None
+            result: Any = None
+            try:
+                result = await _call(surface, event)
+            except Exception as raised:
+                error = raised
+            closed = closed or event.method == "close"
+            got = None if error is None else type(error).__name__
+            if got != event.error_class:
+                expected = f"fail with {event.error_class}" if event.error_class else "succeed"
+                actual = f"failed with {got}: {error}" if got else "succeeded"
+                return ReplayReport(
+                    session,
+                    calls,
+                    calls,
+                    Divergence(
+                        calls,
+                        record.seq,
+                        f"{event.method} to {expected}",
+                        f"{event.method} {actual}",
+                        note=note,
+                    ),
+                )
+            logged_text = (event.result or {}).get("text_sha256")
+            if isinstance(result, Snapshot) and (
+                result.hash != event.snapshot_hash
+                or (logged_text is not None and text_digest(result) != logged_text)
+            ):
+                return ReplayReport(
+                    session,
+                    calls,
+                    calls,
+                    Divergence(
+                        calls,
+                        record.seq,
+                        f"snapshot with structural hash {(event.snapshot_hash or '')[:12]}"
+                        f" and text digest {(logged_text or '')[:12]}",
+                        f"snapshot with structural hash {result.hash[:12]}"
+                        f" and text digest {text_digest(result)[:12]}",
+                        tuple(result.text.splitlines()[:40]),
+                        note,
+                    ),
+                )
+    finally:
+        if not closed:
+            await surface.close()
+    return ReplayReport(session, calls, calls, None)
