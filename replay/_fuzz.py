@@ -5,10 +5,12 @@ session, so `semledger replay` reproduces it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
 from semledger.actors import SessionCore
@@ -131,15 +133,14 @@ def _check_read(core: SessionCore, since: int | None, fulls: dict[int, Full]) ->
 def fuzz_app(
     app: App[Any, Any],
     app_ref: str,
-    recorder: Recorder,
+    save_to: Callable[[], Recorder],
     *,
     examples: int = 100,
-    seed_value: int | None = None,
+    seed: int = 0,
     steps: int = 25,
-    **options: Any,
 ) -> FuzzResult:
-    """Fuzz `app`; on a failure the shrunk counterexample is appended to `recorder` as a session."""
-    chosen_seed = options.pop("seed", seed_value if seed_value is not None else 0)
+    """Fuzz `app`; a shrunk counterexample is appended as a session to the log `save_to`
+    opens (only then, so a clean run leaves no file behind)."""
     last: dict[str, _Run] = {}
 
     @settings(
@@ -153,7 +154,7 @@ def fuzz_app(
         # out as an ExceptionGroup that nothing below catches.
         report_multiple_bugs=False,
     )
-    @seed(chosen_seed)
+    @fixed_seed(seed)
     @given(st.data())
     def run(data: Any) -> None:
         state = last["run"] = _Run(app)
@@ -185,8 +186,8 @@ def fuzz_app(
     try:
         run()
     except (InvariantViolation, ApplicationError, AssertionError) as error:
-        name = f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{chosen_seed}"
-        _save(recorder, name, app, app_ref, last["run"].inputs, error, chosen_seed)
+        name = f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{seed}"
+        _save(save_to(), name, app, app_ref, last["run"].inputs, error, seed)
         cause = error.__cause__ if isinstance(error, ApplicationError) else error
         return FuzzResult(examples, f"{type(cause).__name__}: {cause}", name)
     return FuzzResult(examples)

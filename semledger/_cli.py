@@ -280,8 +280,13 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         app = load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
-    recorder = _recorder(args.db, must_exist=False)
-    result = fuzz_app(app, args.app, recorder, examples=args.examples, seed=args.seed)
+    result = fuzz_app(
+        app,
+        args.app,
+        lambda: _recorder(args.db, must_exist=False),
+        examples=args.examples,
+        seed=args.seed,
+    )
     if result.failure is None:
         console.print(f"[green]{result.examples} examples, no counterexample[/green]")
         return 0
