@@ -382,7 +382,7 @@ class AppRuntime(Generic[Model, Msg]):
             pressed, self._pressed = self._pressed, None
             if hit is not None and element is pressed and ActionKind.ACTIVATE in hit.actions:
                 outcome = self.perform(
-                    ByNodeId(hit.node_id), SimpleAction(ActionKind.ACTIVATE), _LATEST
+                    ByNodeId(hit.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
                 )
                 return self._diagnostic_outcome(result, outcome)
         else:
@@ -419,7 +419,7 @@ class AppRuntime(Generic[Model, Msg]):
         if action is None or target_id is None:
             result["reason"] = f"nothing in the runtime handles {intent} here"
             return result
-        outcome = self.perform(ByNodeId(target_id), action, _LATEST)
+        outcome = self.perform(ByNodeId(target_id), action, Latest())
         return self._diagnostic_outcome(result, outcome)
 
     @staticmethod
@@ -680,9 +680,6 @@ class AppRuntime(Generic[Model, Msg]):
             if words:
                 out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
         return out
-
-
-_LATEST = Latest()
 
 
 def _element_path(element: Element) -> tuple[int, ...]:

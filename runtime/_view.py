@@ -236,13 +236,18 @@ def select_within(value: str) -> Handler[Any]:
     return handle
 
 
-def checkbox(label: str, checked: bool, on_toggle: Msg | None = None, **fields: Any) -> View[Msg]:
+def checkbox(
+    label: str,
+    checked: bool,
+    on_toggle: Msg | None = None,
+    *,
+    disabled: bool = False,
+    **fields: Any,
+) -> View[Msg]:
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_toggle is not None:
         handlers[ActionKind.ACTIVATE] = send(on_toggle)
-    state = State(
-        checked=Checked.CHECKED if checked else Checked.UNCHECKED, **fields.pop("state_fields", {})
-    )
+    state = State(checked=Checked.CHECKED if checked else Checked.UNCHECKED, disabled=disabled)
     return node(Role.CHECKBOX, label=label, handlers=handlers, state=state, **fields)
 
 
