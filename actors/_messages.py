@@ -14,6 +14,8 @@ import cattrs
 from cattrs.preconf.msgpack import make_converter
 
 _PLAIN = (type(None), bool, int, float, str, bytes)
+_CONVERTER = make_converter()
+"""Shared by every codec: cattrs generates (compiles) a type's hooks once, not per session."""
 
 
 class MessageCodecError(ValueError):
@@ -24,7 +26,7 @@ class MessageCodec:
     """Turns messages of the listed types (attrs classes, or plain values) into log data."""
 
     def __init__(self, message_types: Sequence[type] = (), model_type: type | None = None) -> None:
-        self._converter = make_converter()
+        self._converter = _CONVERTER
         self._types = {t.__qualname__: t for t in message_types}
         self.model_type = model_type
 

@@ -328,15 +328,7 @@ class SqliteRecorder:
     def _events(
         self, session: str, start: int, stop: int | None
     ) -> Iterator[tuple[StoredEvent, Event]]:
-        with self._reader() as conn:
-            if stop is None:
-                cursor = conn.execute(_READ, (session, start))
-            else:
-                cursor = conn.execute(_READ_STOP, (session, start, stop))
-            try:
-                yield from self._converter.decode_records(map(_make, cursor))
-            finally:
-                cursor.close()
+        yield from self._converter.decode_records(self._read(session, start, stop))
 
     def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
         self._check_open()

@@ -42,6 +42,7 @@ from semledger.runtime._wire import (
     encode_read,
     encode_receipt,
     encode_rejection,
+    exact_object,
 )
 
 from ._host import CommandIntent, PointerEvent, PointerPhase
@@ -192,19 +193,6 @@ def _dumps(value: object) -> str:
 # --- tool arguments -----------------------------------------------------------------------
 
 
-def _exact_object(args: object, keys: tuple[str, ...], where: str = "") -> Mapping[str, Any]:
-    label = where or "arguments"
-    if not isinstance(args, dict):
-        raise WireError(f"{label}: expected an object")
-    for key in args:
-        if key not in keys:
-            raise WireError(f"{where + '.' if where else ''}{key}: unknown field")
-    for key in keys:
-        if key not in args:
-            raise WireError(f"{where + '.' if where else ''}{key}: required")
-    return args
-
-
 def _coordinate(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise WireError(f"{where}: expected a finite number")
@@ -226,7 +214,7 @@ def _perform_action_arguments(args: object) -> ToolArguments:
 
 
 def _no_arguments(args: object) -> ToolArguments:
-    _exact_object(args, ())
+    exact_object(args, ())
     return NoArguments()
 
 
@@ -235,12 +223,12 @@ _INTENTS: Final = {i.value: i for i in CommandIntent}
 
 
 def _dispatch_event_arguments(args: object) -> ToolArguments:
-    event = _exact_object(
-        _exact_object(args, ("event",))["event"], ("kind", "position", "phase"), "event"
+    event = exact_object(
+        exact_object(args, ("event",))["event"], ("kind", "position", "phase"), "event"
     )
     if event["kind"] != "Pointer":
         raise WireError('event.kind: expected "Pointer"')
-    position = _exact_object(event["position"], ("x", "y"), "event.position")
+    position = exact_object(event["position"], ("x", "y"), "event.position")
     phase = event["phase"]
     if not isinstance(phase, str) or phase not in _PHASES:
         raise WireError(f"event.phase: expected one of {', '.join(_PHASES)}")
@@ -254,7 +242,7 @@ def _dispatch_event_arguments(args: object) -> ToolArguments:
 
 
 def _dispatch_command_arguments(args: object) -> ToolArguments:
-    intent = _exact_object(args, ("intent",))["intent"]
+    intent = exact_object(args, ("intent",))["intent"]
     if not isinstance(intent, str) or intent not in _INTENTS:
         raise WireError(f"intent: expected one of {', '.join(_INTENTS)}")
     return DispatchCommandArguments(_INTENTS[intent])

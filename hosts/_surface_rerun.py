@@ -58,6 +58,30 @@ def is_surface_session(recorder: Recorder, session: str) -> bool:
     )
 
 
+def _difference(
+    event: SurfaceCalled, result: Any, error: BaseException | None
+) -> tuple[str, str, tuple[str, ...]] | None:
+    """How the repeated call differs from the logged one: (expected, actual, diff), or None."""
+    got = None if error is None else type(error).__name__
+    if got != event.error_class:
+        expected = f"fail with {event.error_class}" if event.error_class else "succeed"
+        actual = f"failed with {got}: {error}" if got else "succeeded"
+        return f"{event.method} to {expected}", f"{event.method} {actual}", ()
+    logged_text = (event.result or {}).get("text_sha256")
+    if isinstance(result, Snapshot) and (
+        result.hash != event.snapshot_hash
+        or (logged_text is not None and text_digest(result) != logged_text)
+    ):
+        return (
+            f"snapshot with structural hash {(event.snapshot_hash or '')[:12]}"
+            f" and text digest {(logged_text or '')[:12]}",
+            f"snapshot with structural hash {result.hash[:12]}"
+            f" and text digest {text_digest(result)[:12]}",
+            tuple(result.text.splitlines()[:40]),
+        )
+    return None
+
+
 async def rerun_surface(
     recorder: Recorder,
     session: str,
@@ -69,8 +93,8 @@ async def rerun_surface(
     head = recorder.head(session)
     if head is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
-    events = list(recorder.events(session))
-    started = events[0][1]
+    records = recorder.events(session)
+    _first, started = next(records)
     if not isinstance(started, SessionStarted) or "adapter" not in started.params:
         raise ValueError(f"session {session!r} is not a surface session")
     made = config or started.params.get("config") or {"adapter": started.surface}
@@ -78,17 +102,12 @@ async def rerun_surface(
     calls = 0
     closed = False
     try:
-        for record, event in events:
+        for record, event in records:
             if on_progress is not None:
                 on_progress(record.seq, head.seq)
             if not isinstance(event, SurfaceCalled):
                 continue
             calls += 1
-            note = (
-                "this call's text was redacted in the log"
-                if event.arguments.get("redacted")
-                else None
-            )
             error: BaseException | None = None
             result: Any = None
             try:
@@ -96,42 +115,13 @@ async def rerun_surface(
             except Exception as raised:
                 error = raised
             closed = closed or event.method == "close"
-            got = None if error is None else type(error).__name__
-            if got != event.error_class:
-                expected = f"fail with {event.error_class}" if event.error_class else "succeed"
-                actual = f"failed with {got}: {error}" if got else "succeeded"
-                return ReplayReport(
-                    session,
-                    calls,
-                    calls,
-                    Divergence(
-                        calls,
-                        record.seq,
-                        f"{event.method} to {expected}",
-                        f"{event.method} {actual}",
-                        note=note,
-                    ),
-                )
-            logged_text = (event.result or {}).get("text_sha256")
-            if isinstance(result, Snapshot) and (
-                result.hash != event.snapshot_hash
-                or (logged_text is not None and text_digest(result) != logged_text)
-            ):
-                return ReplayReport(
-                    session,
-                    calls,
-                    calls,
-                    Divergence(
-                        calls,
-                        record.seq,
-                        f"snapshot with structural hash {(event.snapshot_hash or '')[:12]}"
-                        f" and text digest {(logged_text or '')[:12]}",
-                        f"snapshot with structural hash {result.hash[:12]}"
-                        f" and text digest {text_digest(result)[:12]}",
-                        tuple(result.text.splitlines()[:40]),
-                        note,
-                    ),
-                )
+            difference = _difference(event, result, error)
+            if difference is not None:
+                expected, actual, diff = difference
+                redacted = event.arguments.get("redacted")
+                note = "this call's text was redacted in the log" if redacted else None
+                divergence = Divergence(calls, record.seq, expected, actual, diff, note)
+                return ReplayReport(session, calls, calls, divergence)
     finally:
         if not closed:
             await surface.close()

@@ -138,10 +138,12 @@ def fuzz_app(
     examples: int = 100,
     seed: int = 0,
     steps: int = 25,
+    on_progress: Callable[[int, int | None], None] | None = None,
 ) -> FuzzResult:
     """Fuzz `app`; a shrunk counterexample is appended as a session to the log `save_to`
     opens (only then, so a clean run leaves no file behind)."""
     last: dict[str, _Run] = {}
+    ran = [0]
 
     @settings(
         max_examples=examples,
@@ -157,6 +159,10 @@ def fuzz_app(
     @fixed_seed(seed)
     @given(st.data())
     def run(data: Any) -> None:
+        ran[0] += 1
+        if on_progress is not None:
+            # Past `examples`, hypothesis is shrinking a failure: the total is unknown.
+            on_progress(ran[0], examples if ran[0] <= examples else None)
         state = last["run"] = _Run(app)
         core = state.core
         checker = GenerationChecker(core.runtime.snapshot)

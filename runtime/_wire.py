@@ -144,6 +144,13 @@ def _exact_keys(
             raise WireError(f"{_at(where, key)}: required")
 
 
+def exact_object(value: object, keys: Iterable[str], where: str = "") -> Mapping[str, Any]:
+    """`value` as an object with exactly `keys`; WireError naming the field otherwise."""
+    obj = _object(value, where)
+    _exact_keys(obj, where, keys)
+    return obj
+
+
 def _nonneg_int(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         _fail(where, "expected an integer >= 0")

@@ -280,13 +280,15 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         app = load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
-    result = fuzz_app(
-        app,
-        args.app,
-        lambda: _recorder(args.db, must_exist=False),
-        examples=args.examples,
-        seed=args.seed,
-    )
+    with _progress(console, "fuzzing", True) as progress:
+        result = fuzz_app(
+            app,
+            args.app,
+            lambda: _recorder(args.db, must_exist=False),
+            examples=args.examples,
+            seed=args.seed,
+            on_progress=progress,
+        )
     if result.failure is None:
         console.print(f"[green]{result.examples} examples, no counterexample[/green]")
         return 0

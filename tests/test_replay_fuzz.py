@@ -49,3 +49,27 @@ def test_an_app_without_bugs_gets_no_counterexample(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no counterexample" in done.stdout
+
+
+def test_fuzzing_reports_progress_and_leaves_no_log_when_nothing_fails(tmp_path: Path) -> None:
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    seen: list[tuple[int, int | None]] = []
+    opened: list[Path] = []
+
+    def open_log() -> SqliteRecorder:
+        opened.append(tmp_path / "log.db")
+        return SqliteRecorder(opened[-1])
+
+    result = fuzz_app(
+        counter.app,
+        "semledger.examples.counter:app",
+        open_log,
+        examples=8,
+        on_progress=lambda done, total: seen.append((done, total)),
+    )
+    assert result.failure is None
+    assert [done for done, _ in seen] == list(range(1, len(seen) + 1))
+    assert seen[0] == (1, 8)
+    assert not opened
