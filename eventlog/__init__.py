@@ -17,6 +17,7 @@ from ._codec import CONVERTER, TAG, EncodedEvent, LogConverter, decode, encode
 from ._errors import (
     CorruptEventError,
     EventLogError,
+    LogOpenError,
     RecorderClosedError,
     SequenceConflict,
     UnknownTopicError,
@@ -79,6 +80,7 @@ __all__ = [
     "Head",
     "LogConverter",
     "LogInfo",
+    "LogOpenError",
     "MemoryRecorder",
     "NewEvent",
     "Problem",

@@ -62,6 +62,15 @@ class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users 
         self.expected = expected
 
 
+class LogOpenError(EventLogError):
+    """Raised when a log file cannot be opened or created (a missing folder, no permission,
+    not an SQLite file)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"cannot open the log {path}: {reason}")
+        self.path = path
+
+
 class RecorderClosedError(EventLogError):
     """Raised when a recorder is used after ``close()``."""
 

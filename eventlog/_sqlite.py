@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from ._codec import CONVERTER, LogConverter
-from ._errors import RecorderClosedError, SequenceConflict, UnsupportedSchemaError
+from ._errors import LogOpenError, RecorderClosedError, SequenceConflict, UnsupportedSchemaError
 from ._events import Event, SessionStarted
 from ._recorder import prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
@@ -209,11 +209,19 @@ class SqliteRecorder:
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._closed = False
-        self._writer = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            self._writer = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise LogOpenError(self.path, str(error)) from error
         try:
             self._writer.execute("PRAGMA journal_mode=WAL")
             self._writer.execute(f"PRAGMA synchronous={synchronous}")
             self.found_schema_version = _migrate(self._writer, self.path, converter)
+        except sqlite3.DatabaseError as error:
+            self._writer.close()
+            raise LogOpenError(self.path, str(error)) from error
         except BaseException:
             self._writer.close()
             raise

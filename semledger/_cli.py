@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from semledger.eventlog import LogOpenError
+
 DEFAULT_DB = "semledger.db"
 
 
@@ -325,18 +327,24 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         if not sep or not port.isdigit():
             raise UsageError(f"--http {args.http!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
         token = args.token or os.environ.get("SEMLEDGER_TOKEN")
-        trio.run(
-            lambda: serve_http(
-                args.app,
-                host=host or "127.0.0.1",
-                port=int(port),
-                db=args.db,
-                diagnostics=args.diagnostics,
-                token=token,
-                allowed_origins=tuple(args.allow_origin),
-                redact_passwords=not args.log_passwords,
+        try:
+            trio.run(
+                lambda: serve_http(
+                    args.app,
+                    host=host or "127.0.0.1",
+                    port=int(port),
+                    db=args.db,
+                    diagnostics=args.diagnostics,
+                    token=token,
+                    allowed_origins=tuple(args.allow_origin),
+                    redact_passwords=not args.log_passwords,
+                )
             )
-        )
+        except* OSError as failed:
+            reason: BaseException = failed
+            while isinstance(reason, BaseExceptionGroup):
+                reason = reason.exceptions[0]
+            raise UsageError(f"cannot listen on {args.http}: {reason}") from None
         return 0
     from semledger.hosts import ServeError, serve_stdio
 
@@ -476,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(stderr=args.command == "serve")
     try:
         return COMMANDS[args.command](args, console)
-    except UsageError as error:
+    except (UsageError, LogOpenError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

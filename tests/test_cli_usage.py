@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
@@ -46,7 +47,35 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "not a semledger App",
         ),
         "serve without APP": (["serve", "--db", missing], "needs APP"),
+        "serve into a missing folder": (
+            ["serve", "semledger.examples.counter:app", "--db", str(db.parent / "no" / "x.db")],
+            "cannot open the log",
+        ),
+        "serve on a port in use": (
+            [
+                "serve",
+                "semledger.examples.counter:app",
+                "--db",
+                str(db.parent / "port.db"),
+                "--http",
+                f"127.0.0.1:{_busy_port()}",
+            ],
+            "cannot listen on 127.0.0.1:",
+        ),
     }
+
+
+_HELD: list[socket.socket] = []
+
+
+def _busy_port() -> int:
+    """A loopback port another socket is listening on for the rest of the test run."""
+    if not _HELD:
+        held = socket.socket()
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        _HELD.append(held)
+    return int(_HELD[0].getsockname()[1])
 
 
 @pytest.mark.parametrize(
@@ -64,6 +93,8 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         "APP without attribute",
         "APP that is not an App",
         "serve without APP",
+        "serve into a missing folder",
+        "serve on a port in use",
     ],
 )
 def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
