@@ -15,7 +15,7 @@ from ._session import (
     SessionCrashedError,
     SessionMismatchError,
 )
-from ._writer import LogWriter
+from ._writer import LogWriter, Pending
 
 __all__ = [
     "Actor",
@@ -27,6 +27,7 @@ __all__ = [
     "LogWriter",
     "MessageCodec",
     "MessageCodecError",
+    "Pending",
     "Perform",
     "Read",
     "RequestTimeoutError",

@@ -86,7 +86,11 @@ class Actor(Generic[Message]):
         """Clean-up after the mailbox closed and every message in it was handled."""
 
     async def _deliver(self, envelope: _Envelope[Message]) -> None:
-        result = await outcome.acapture(self.handle, envelope.message)
+        self._reply(envelope, await outcome.acapture(self.handle, envelope.message))
+
+    @staticmethod
+    def _reply(envelope: _Envelope[Message], result: outcome.Outcome[Any]) -> None:
+        """Answer a request; a told message's error is raised here, ending the actor."""
         if envelope.reply is not None:
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 envelope.reply.send_nowait(result)

@@ -1,5 +1,11 @@
 """The session actor: owns one session's runtime, logs every input and output, and answers
-only once what it answers with is durable."""
+only once what it answers with is durable.
+
+It does not wait for the log between inputs: each step's events go to the log writer at
+once and the actor takes the next message, while the reply waits for the events. So an
+agent that sends requests without waiting for each answer has them group-committed, and
+no answer (a receipt, a read) ever shows a state the log could still lose.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+import outcome
 import trio
 
 from semledger.eventlog import (
@@ -44,10 +51,10 @@ from semledger.runtime import (
 )
 from semledger.runtime._wire import encode_action, encode_precondition, encode_target
 
-from ._actor import Actor, ActorError
+from ._actor import Actor, ActorError, _Envelope
 from ._core import INPUTS, SessionCore
 from ._messages import MessageCodecError
-from ._writer import LogWriter
+from ._writer import LogWriter, Pending
 
 
 class SessionMismatchError(ActorError):
@@ -137,8 +144,11 @@ class SessionActor(Actor[SessionMessage]):
         self.recovered = False
         self.ended = False
         self._seq = 0
+        self._last: Pending | None = None
+        """The newest batch handed to the writer: every reply waits for it."""
         self._core: SessionCore | None = None
         self._nursery: trio.Nursery | None = None
+        self._replies: trio.Nursery | None = None
 
     @property
     def core(self) -> SessionCore:
@@ -146,10 +156,32 @@ class SessionActor(Actor[SessionMessage]):
         return self._core
 
     async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            await super().run(task_status=task_status)
-            nursery.cancel_scope.cancel()
+        # Replies still waiting for the log are sent before the actor ends; effects are not.
+        async with trio.open_nursery() as replies:
+            self._replies = replies
+            async with trio.open_nursery() as effects:
+                self._nursery = effects
+                await super().run(task_status=task_status)
+                effects.cancel_scope.cancel()
+
+    async def _deliver(self, envelope: _Envelope[SessionMessage]) -> None:
+        """Handle now; answer once the session's newest batch is durable (see module)."""
+        result = await outcome.acapture(self.handle, envelope.message)
+        last = self._last
+        if last is None or last.succeeded:
+            self._reply(envelope, result)
+        else:
+            assert self._replies is not None
+            self._replies.start_soon(self._reply_when_durable, envelope, result, last)
+
+    async def _reply_when_durable(
+        self, envelope: _Envelope[SessionMessage], result: outcome.Outcome[Any], last: Pending
+    ) -> None:
+        try:
+            await self._durable(last)
+        except Exception as error:
+            result = outcome.Error(error)
+        self._reply(envelope, result)
 
     async def started(self) -> None:
         head = await trio.to_thread.run_sync(self.recorder.head, self.name)
@@ -279,9 +311,9 @@ class SessionActor(Actor[SessionMessage]):
                 outputs.append(SnapshotTaken(self.core.runtime.generation, self.core.checkpoint()))
             except MessageCodecError:
                 self.checkpoint_every = None
-        await self._append([event, *outputs])
+        pending = self._submit([event, *outputs])
         for effect_id, effect in result.effects:
-            self._start_effect(effect_id, effect)
+            self._start_effect(effect_id, effect, pending)
         return result.outcome
 
     async def _crash(self, event: Event, error: BaseException) -> None:
@@ -293,26 +325,45 @@ class SessionActor(Actor[SessionMessage]):
         self.close()
 
     async def _append(self, events: list[Event]) -> None:
+        await self._durable(self._submit(events))
+
+    def _submit(self, events: list[Event]) -> Pending:
         now = self.clock()
         batch = [NewEvent(self.name, self._seq + i + 1, e, now) for i, e in enumerate(events)]
+        self._last = self.writer.submit(batch, after=self._last)
+        self._seq += len(batch)
+        return self._last
+
+    async def _durable(self, pending: Pending) -> None:
+        """Wait for `pending`; if it cannot be written, the session ends (its runtime is
+        ahead of its log, so it must not answer again) and the error is raised."""
         try:
-            await self.writer.append(batch)
+            await pending.durable()
         except SequenceConflict as conflict:
-            # Someone else writes this session: the runtime is now ahead of the log, so it
-            # must not answer again. Nothing of this batch was written.
-            self.ended = True
-            self.core.runtime.close()
-            self.close()
+            self._lost_the_log()
             raise SessionConflictError(
                 f"session {self.name!r} is being written by another process ({conflict})"
             ) from conflict
-        self._seq += len(batch)
+        except Exception:
+            self._lost_the_log()
+            raise
 
-    def _start_effect(self, effect_id: int, effect: Any) -> None:
+    def _lost_the_log(self) -> None:
+        self.ended = True
+        self.core.runtime.close()
+        self.close()
+
+    def _start_effect(self, effect_id: int, effect: Any, after: Pending | None = None) -> None:
         assert self._nursery is not None
-        self._nursery.start_soon(self._run_effect, effect_id, effect, name=effect.name)
+        self._nursery.start_soon(self._run_effect, effect_id, effect, after, name=effect.name)
 
-    async def _run_effect(self, effect_id: int, effect: Any) -> None:
+    async def _run_effect(self, effect_id: int, effect: Any, after: Pending | None) -> None:
+        """Run an effect once the step that started it is durable (never, if it is lost)."""
+        if after is not None:
+            try:
+                await after.durable()
+            except Exception:
+                return
         try:
             message = await effect.run()
         except Exception as error:

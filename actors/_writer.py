@@ -1,12 +1,14 @@
 """The log writer: one actor that group-commits every session's appends.
 
-Sessions hand it batches and wait; it takes every batch already waiting, writes them in one
-transaction on a worker thread, and only then answers each. One fsync serves them all, so
-durable throughput grows with the number of concurrent sessions.
+Sessions hand it batches; it takes every batch already waiting, writes them in one
+transaction on a worker thread, and only then settles each. One fsync serves them all, so
+durable throughput grows with the number of batches waiting: from many sessions, or from one
+session that keeps working while its earlier batches are being written (`LogWriter.submit`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import attrs
@@ -19,14 +21,61 @@ from ._actor import Actor, ActorClosedError, _Envelope
 
 
 @attrs.define(eq=False)
-class _Append:
+class Pending:
+    """A batch handed to the log writer. `durable` waits until it is committed.
+
+    Batches are committed in the order they were submitted. A batch submitted ``after``
+    another is written only if that one was: a session's batches form one chain, and a
+    batch whose predecessor failed fails with the same error instead of leaving a gap.
+    """
+
     events: tuple[NewEvent, ...]
-    done: trio.Event = attrs.Factory(trio.Event)
-    result: outcome.Outcome[list[StoredEvent]] | None = None
+    after: Pending | None = None
+    _stored: list[StoredEvent] | None = attrs.field(default=None, init=False)
+    _error: BaseException | None = attrs.field(default=None, init=False)
+    _settled: bool = attrs.field(default=False, init=False)
+    _wakeup: trio.Event | None = attrs.field(default=None, init=False)
+    """Made only for a waiter that comes before the batch is settled: most come after."""
+
+    @property
+    def settled(self) -> bool:
+        return self._settled
+
+    @property
+    def succeeded(self) -> bool:
+        return self._stored is not None
+
+    async def durable(self) -> list[StoredEvent]:
+        """The stored records; raises what the write raised (`SequenceConflict`, an I/O
+        error), or `ActorClosedError` if the writer stopped before writing."""
+        if self._settled:
+            await trio.lowlevel.checkpoint()
+        else:
+            if self._wakeup is None:
+                self._wakeup = trio.Event()
+            await self._wakeup.wait()
+        if self._stored is not None:
+            return self._stored
+        assert self._error is not None
+        raise self._error
+
+    def _succeed(self, stored: list[StoredEvent]) -> None:
+        self._stored = stored
+        self._settle()
+
+    def _fail(self, error: BaseException) -> None:
+        self._error = error
+        self._settle()
+
+    def _settle(self) -> None:
+        self._settled = True
+        self.after = None  # settled: later batches only ask this one, never further back
+        if self._wakeup is not None:
+            self._wakeup.set()
 
 
-class LogWriter(Actor[_Append]):
-    """Owns the recorder's write side. `append` returns once the events are durable."""
+class LogWriter(Actor[Pending]):
+    """Owns the recorder's write side."""
 
     def __init__(self, recorder: Recorder, *, max_batch: int = 4096) -> None:
         super().__init__()
@@ -35,16 +84,22 @@ class LogWriter(Actor[_Append]):
         self.transactions = 0
         self.appended = 0
 
+    def submit(self, events: Sequence[NewEvent], *, after: Pending | None = None) -> Pending:
+        """Queue `events` (one session's, in order) without waiting for them.
+
+        Raises `ActorClosedError` if the writer has stopped.
+        """
+        pending = Pending(tuple(events), after)
+        if not pending.events:
+            pending._succeed([])
+            return pending
+        self.tell_nowait(pending)
+        return pending
+
     async def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        """Write `events` (one session's, in order); raises `SequenceConflict` if taken."""
-        if not events:
-            return []
-        request = _Append(tuple(events))
-        self.tell_nowait(request)
-        await request.done.wait()
-        if request.result is None:
-            raise ActorClosedError("the log writer stopped before writing")
-        return request.result.unwrap()
+        """Write `events` and return once they are durable; raises `SequenceConflict` if
+        one of their sequence numbers is taken (nothing of them is written then)."""
+        return await self.submit(events).durable()
 
     async def run(
         self, *, task_status: trio.TaskStatus[LogWriter] = trio.TASK_STATUS_IGNORED
@@ -62,40 +117,67 @@ class LogWriter(Actor[_Append]):
                         batch.append(self._inbox.receive_nowait().message)
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
-                await self._commit(batch)
+                with trio.CancelScope(shield=True):
+                    # What is being written is settled, whatever happens to the writer.
+                    await self._commit(batch)
         finally:
             self._refuse_waiting()
 
-    async def _commit(self, batch: list[_Append]) -> None:
-        events = [event for request in batch for event in request.events]
-        try:
-            stored = await trio.to_thread.run_sync(self.recorder.append, events)
-        except SequenceConflict as conflict:
-            # Someone else wrote one of these sessions: isolate the offender, keep the rest.
-            if len(batch) > 1:
-                for request in batch:
-                    await self._commit([request])
-            else:
-                self._answer(batch[0], outcome.Error(conflict))
+    async def _commit(self, batch: list[Pending]) -> None:
+        batch = [pending for pending in batch if self._predecessor_ok(pending)]
+        if not batch:
             return
-        except BaseException as error:
-            for request in batch:
-                self._answer(request, outcome.Error(error))
-            if not isinstance(error, Exception):
-                raise
+        result = await self._write([event for pending in batch for event in pending.events])
+        if isinstance(result, outcome.Error):
+            if isinstance(result.error, SequenceConflict) and len(batch) > 1:
+                # Someone else wrote one of these sessions: isolate the offender, keep the rest.
+                for pending in batch:
+                    await self._commit([pending])
+                return
+            for pending in batch:
+                pending._fail(result.error)
+            if not isinstance(result.error, Exception):
+                raise result.error
             return
+        stored = result.unwrap()
         self.transactions += 1
         self.appended += len(stored)
         offset = 0
-        for request in batch:
-            count = len(request.events)
-            self._answer(request, outcome.Value(stored[offset : offset + count]))
+        for pending in batch:
+            count = len(pending.events)
+            pending._succeed(stored[offset : offset + count])
             offset += count
 
-    def _refuse(self, envelope: _Envelope[_Append]) -> None:
-        envelope.message.done.set()
-
     @staticmethod
-    def _answer(request: _Append, result: outcome.Outcome[list[StoredEvent]]) -> None:
-        request.result = result
-        request.done.set()
+    def _predecessor_ok(pending: Pending) -> bool:
+        """False (and `pending` settled with its predecessor's failure) if that one failed.
+
+        An unsettled predecessor is ahead in this very batch: batches are taken in order.
+        """
+        before = pending.after
+        if before is None or not before._settled or before._stored is not None:
+            return True
+        assert before._error is not None
+        pending._fail(before._error)
+        return False
+
+    async def _write(self, events: list[NewEvent]) -> outcome.Outcome[list[StoredEvent]]:
+        """``recorder.append`` on a thread from Trio's thread cache.
+
+        Not ``trio.to_thread.run_sync``: its capacity limiter and context copy double the
+        hand-off cost, which is most of a small batch's cost on a fast disk.
+        """
+        token = trio.lowlevel.current_trio_token()
+        done = trio.Event()
+        box: list[outcome.Outcome[list[StoredEvent]]] = []
+
+        def deliver(result: outcome.Outcome[list[StoredEvent]]) -> None:
+            box.append(result)
+            token.run_sync_soon(done.set)
+
+        trio.lowlevel.start_thread_soon(functools.partial(self.recorder.append, events), deliver)
+        await done.wait()
+        return box[0]
+
+    def _refuse(self, envelope: _Envelope[Pending]) -> None:
+        envelope.message._fail(ActorClosedError("the log writer stopped before writing"))

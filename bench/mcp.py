@@ -35,6 +35,8 @@ INITIALIZE = {
     "clientInfo": {"name": "semledger-bench", "version": "0"},
 }
 LATEST = {"kind": "latest"}
+AHEAD = 32
+"""Requests a sending-ahead client has outstanding."""
 
 
 def _ours(app: str, db: str) -> list[str]:
@@ -96,6 +98,30 @@ class Client:
         value: dict[str, Any] = envelope["value"]
         return value
 
+    def call_ahead(self, tool: str, arguments: dict[str, Any], calls: int, window: int) -> None:
+        """`calls` calls, each sent while up to `window` earlier ones are still unanswered."""
+        line = {"jsonrpc": "2.0", "method": "tools/call"}
+        params = {"name": tool, "arguments": arguments}
+
+        def send(count: int) -> None:
+            for _ in range(count):
+                self._id += 1
+                message = {**line, "id": self._id, "params": params}
+                self._in.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            self._in.flush()
+
+        expected = set(range(self._id + 1, self._id + 1 + calls))
+        sent = min(window, calls)
+        send(sent)
+        for _ in range(calls):
+            reply = json.loads(self._out.readline())
+            if reply.get("id") not in expected or reply["result"]["isError"]:
+                raise RuntimeError(f"{tool} sent ahead: {reply}")
+            expected.discard(reply["id"])
+            if sent < calls:
+                send(1)
+                sent += 1
+
     def close(self) -> None:
         self._in.close()
         try:
@@ -140,10 +166,13 @@ def _stdio_rates(tmp: str, rounds: int, calls: int, stderr: IO[bytes]) -> dict[s
                     "read_unchanged": lambda c=client, s=since: c.call("read_semantics", s),
                     "read_full": lambda c=client: c.call("read_semantics", {}),
                     "perform_action": lambda c=client: c.call("perform_action", _increment()),
+                    "perform_action_ahead": lambda c=client: c.call_ahead(
+                        "perform_action", _increment(), calls, AHEAD
+                    ),
                 }
                 for kind, fn in kinds.items():
                     start = time.perf_counter()
-                    for _ in range(calls):
+                    for _ in range(1 if kind.endswith("_ahead") else calls):
                         fn()
                     key = f"{side}_{kind}"
                     seconds[key] = seconds.get(key, 0.0) + time.perf_counter() - start
@@ -350,6 +379,12 @@ def main() -> None:
         "stdio_perform_action_calls_per_s_over_sdk": (
             rates["ours_perform_action"] / rates["sdk_perform_action"]
         ),
+        "stdio_perform_action_sent_ahead_over_one_at_a_time": (
+            rates["ours_perform_action_ahead"] / rates["ours_perform_action"]
+        ),
+        "stdio_perform_action_sent_ahead_calls_per_s_over_sdk": (
+            rates["ours_perform_action_ahead"] / rates["sdk_perform_action_ahead"]
+        ),
         "p99_perform_action_ms": _percentile(latencies, 0.99) * 1000,
         "http_200_sessions_errors": errors,
         "server_start_ms_over_sdk": starts["ours"] / starts["sdk"],
@@ -375,7 +410,10 @@ def main() -> None:
         "- Headline `stdio_calls_per_s_over_sdk`: `read_semantics` with `since` = the current"
         " generation (an `unchanged` answer, so the MCP layer is what is measured);"
         " `stdio_full_read_*` is a plain full read of the counter; `stdio_perform_action_*`"
-        " a durable `activate counter.increment` with a latest precondition.",
+        " a durable `activate counter.increment` with a latest precondition;"
+        f" `*_perform_action_ahead` the same calls sent {AHEAD} ahead of their answers (each"
+        " next request written as soon as an answer arrives; the SDK's server may answer"
+        " out of order, ours answers in order).",
         f"- Latency: {args.latency_calls} durable `activate todo.item.1.done` (a toggle) on"
         " `semledger serve semledger.examples.todo:app`, one at a time.",
         f"- HTTP: `semledger serve semledger.examples.todo:app --http`, {args.sessions}"

@@ -36,21 +36,24 @@ GENESIS = bytes(32)
 
 _U32 = struct.Struct(">I")
 _U64 = struct.Struct(">Q")
+_U32_U64 = struct.Struct(">IQ")
+"""A u32 version and a u64 body length, which follow each other in the canonical bytes."""
+
+
+def length_prefixed(text: str) -> bytes:
+    """A text field of the canonical bytes: its UTF-8 length as a u32, then the UTF-8."""
+    data = text.encode("utf-8")
+    return _U32.pack(len(data)) + data
 
 
 def canonical_bytes(session: str, seq: int, topic: str, version: int, body: bytes) -> bytes:
     """The bytes of one event that the chain hashes (see the module docstring)."""
-    s = session.encode("utf-8")
-    t = topic.encode("utf-8")
     return b"".join(
         (
-            _U32.pack(len(s)),
-            s,
+            length_prefixed(session),
             _U64.pack(seq),
-            _U32.pack(len(t)),
-            t,
-            _U32.pack(version),
-            _U64.pack(len(body)),
+            length_prefixed(topic),
+            _U32_U64.pack(version, len(body)),
             body,
         )
     )
@@ -60,13 +63,18 @@ def chain_step(
     previous: bytes, session: str, seq: int, topic: str, version: int, body: bytes
 ) -> bytes:
     """The chain value after an event, given the value before it."""
-    s = session.encode("utf-8")
-    t = topic.encode("utf-8")
-    h = hashlib.sha256(previous)
-    h.update(_U32.pack(len(s)) + s + _U64.pack(seq) + _U32.pack(len(t)) + t)
-    h.update(_U32.pack(version) + _U64.pack(len(body)))
-    h.update(body)
-    return h.digest()
+    return chain_step_prefixed(
+        previous, length_prefixed(session), seq, length_prefixed(topic), version, body
+    )
+
+
+def chain_step_prefixed(
+    previous: bytes, session: bytes, seq: int, topic: bytes, version: int, body: bytes
+) -> bytes:
+    """`chain_step` with `session` and `topic` already `length_prefixed`: appending a batch
+    prefixes each session and topic once, not once per event."""
+    fields = (previous, session, _U64.pack(seq), topic, _U32_U64.pack(version, len(body)), body)
+    return hashlib.sha256(b"".join(fields)).digest()
 
 
 class Problem(enum.Enum):

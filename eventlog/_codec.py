@@ -19,6 +19,7 @@ from ._events import EVENT_CLASSES, TOPICS, Event
 from ._upcast import UPCASTERS, Upcasters
 
 unpackb = msgpack.unpackb
+packb = msgpack.packb
 
 __all__ = ["CONVERTER", "TAG", "EncodedEvent", "LogConverter", "decode", "encode"]
 
@@ -79,6 +80,12 @@ class LogConverter:
         self.cattrs: MsgpackConverter = converter
         self._unstructure: Callable[[Any], dict[str, Any]] = converter.get_unstructure_hook(Event)
         self._structure: Callable[[Any, Any], Event] = converter.get_structure_hook(Event)
+        # Per class: (topic, version, the class's own unstructure hook). Encoding goes
+        # straight to it, skipping the union's dispatch, and adds the tag as the union does.
+        self._encoders: dict[type[Event], tuple[str, int, Callable[[Any], dict[str, Any]]]] = {
+            cls: (TOPICS[cls], cls.VERSION, converter.get_unstructure_hook(cls))
+            for cls in EVENT_CLASSES
+        }
         self._classes: dict[str, type[Event]] = {TOPICS[cls]: cls for cls in EVENT_CLASSES}
         self._versions: dict[str, int] = {TOPICS[cls]: cls.VERSION for cls in EVENT_CLASSES}
         # Per topic: (current version, the class's own structure hook, the class).
@@ -96,12 +103,17 @@ class LogConverter:
         return self._structure(data, Event)
 
     def encode(self, event: Event) -> EncodedEvent:
-        cls = type(event)
-        topic = TOPICS.get(cls)
-        if topic is None:
-            raise TypeError(f"{cls.__qualname__} is not a log event class")
-        body = msgpack.packb(self._unstructure(event))
-        return EncodedEvent(topic, cls.VERSION, body)
+        return EncodedEvent(*self.encode_parts(event))
+
+    def encode_parts(self, event: Event) -> tuple[str, int, bytes]:
+        """``encode`` as a plain ``(topic, version, body)``: what appending uses."""
+        entry = self._encoders.get(type(event))
+        if entry is None:
+            raise TypeError(f"{type(event).__qualname__} is not a log event class")
+        topic, version, unstructure = entry
+        data = unstructure(event)
+        data[TAG] = topic
+        return topic, version, packb(data)
 
     def decode(self, topic: str, version: int, body: bytes) -> Event:
         """Decode a stored event, upcasting an older version to the current class.

@@ -42,7 +42,8 @@ class MemoryRecorder:
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         with self._lock:
             self._check_open()
-            stored, deltas = prepare_batch(events, self._head_unlocked, self._converter.encode)
+            encode = self._converter.encode_parts
+            stored, deltas = prepare_batch(events, self._head_unlocked, encode)
             for record in stored:
                 self._events.setdefault(record.session, []).append(record)
             for name, delta in deltas.items():

@@ -7,11 +7,25 @@ from typing import Any, Protocol
 
 import attrs
 
-from ._chain import GENESIS, ChainProblem, ChainReport, Problem, chain_step, verify_chain
-from ._codec import EncodedEvent
+from ._chain import (
+    GENESIS,
+    ChainProblem,
+    ChainReport,
+    Problem,
+    chain_step_prefixed,
+    length_prefixed,
+    verify_chain,
+)
 from ._errors import SequenceConflict
 from ._events import Event
-from ._records import Head, NewEvent, SessionSummary, StoredEvent, SummaryDelta
+from ._records import (
+    Head,
+    NewEvent,
+    SessionSummary,
+    StoredEvent,
+    SummaryDelta,
+    stored_event,
+)
 
 __all__ = ["REDACTED", "Recorder", "redact_action", "verify_log"]
 
@@ -67,44 +81,44 @@ class Recorder(Protocol):
         ...
 
 
+_TOPIC_FIELDS: dict[str, bytes] = {}
+"""Each topic `length_prefixed`, made once: there are only as many as event classes."""
+
+
 def prepare_batch(
     batch: Sequence[NewEvent],
     head_of: Callable[[str], Head | None],
-    encode: Callable[[Event], EncodedEvent],
+    encode: Callable[[Event], tuple[str, int, bytes]],
 ) -> tuple[list[StoredEvent], dict[str, SummaryDelta]]:
     """Check a batch's sequence numbers, encode it and chain it, writing nothing.
 
     ``head_of`` is asked once per session in the batch, for the head before it. Raises
-    ``SequenceConflict`` for the first event that is not the next of its session.
+    ``SequenceConflict`` for the first event that is not the next of its session. This is
+    most of what an append costs in Python, so it keeps to tuples and locals.
     """
-    tips: dict[str, Head | None] = {}
+    tips: dict[str, tuple[int, bytes]] = {}
+    prefixed: dict[str, bytes] = {}
     deltas: dict[str, SummaryDelta] = {}
     stored: list[StoredEvent] = []
     for new in batch:
         session = new.session
-        tip = tips[session] if session in tips else head_of(session)
-        expected = 1 if tip is None else tip.seq + 1
-        if new.seq != expected:
-            raise SequenceConflict(session, new.seq, expected)
-        encoded = encode(new.event)
-        chain = chain_step(
-            GENESIS if tip is None else tip.chain,
-            session,
-            new.seq,
-            encoded.topic,
-            encoded.version,
-            encoded.body,
-        )
-        stored.append(
-            StoredEvent(
-                session, new.seq, encoded.topic, encoded.version, new.at, encoded.body, chain
-            )
-        )
-        tips[session] = Head(new.seq, chain)
-        delta = deltas.get(session)
-        if delta is None:
-            delta = deltas[session] = SummaryDelta(session, new.at, new.at)
-        delta.add(new.event, new.at)
+        tip = tips.get(session)
+        if tip is None:
+            head = head_of(session)
+            tip = (0, GENESIS) if head is None else (head.seq, head.chain)
+            deltas[session] = SummaryDelta(session, new.at, new.at)
+            prefixed[session] = length_prefixed(session)
+        seq = new.seq
+        if seq != tip[0] + 1:
+            raise SequenceConflict(session, seq, tip[0] + 1)
+        topic, version, body = encode(new.event)
+        topic_field = _TOPIC_FIELDS.get(topic)
+        if topic_field is None:
+            topic_field = _TOPIC_FIELDS[topic] = length_prefixed(topic)
+        chain = chain_step_prefixed(tip[1], prefixed[session], seq, topic_field, version, body)
+        stored.append(stored_event((session, seq, topic, version, new.at, body, chain)))
+        tips[session] = (seq, chain)
+        deltas[session].add(new.event, new.at)
     return stored, deltas
 
 

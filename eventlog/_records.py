@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import attrs
 
 from ._events import Event, SessionCrashed, SessionEnded, SessionStarted
 
-__all__ = ["Head", "NewEvent", "SessionSummary", "StoredEvent"]
+__all__ = ["Head", "NewEvent", "SessionSummary", "StoredEvent", "stored_event"]
 
 
 class StoredEvent(NamedTuple):
@@ -27,6 +28,10 @@ class StoredEvent(NamedTuple):
     body: bytes
     chain: bytes
 
+
+
+stored_event = functools.partial(tuple.__new__, StoredEvent)
+"""A `StoredEvent` from a row in column order, skipping NamedTuple's per-field ``__new__``."""
 
 @attrs.frozen
 class NewEvent:

@@ -9,7 +9,6 @@ writer and see a consistent snapshot while they stream.
 
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
 import threading
@@ -24,7 +23,7 @@ from ._codec import CONVERTER, LogConverter
 from ._errors import LogOpenError, RecorderClosedError, SequenceConflict, UnsupportedSchemaError
 from ._events import Event, SessionStarted
 from ._recorder import prepare_batch
-from ._records import Head, NewEvent, SessionSummary, StoredEvent
+from ._records import Head, NewEvent, SessionSummary, StoredEvent, stored_event
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -37,7 +36,6 @@ _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 SCHEMA_VERSION = 2
 """1: ``schema_version`` and ``events``. 2: adds ``sessions``, the per-session summary."""
 
-_make = functools.partial(tuple.__new__, StoredEvent)
 _COLUMNS = "session, seq, topic, version, at, body, chain"
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _HEAD = "SELECT seq, chain FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
@@ -255,15 +253,9 @@ class SqliteRecorder:
 
             conn.execute("BEGIN IMMEDIATE")
             try:
-                stored, deltas = prepare_batch(events, head_of, self._converter.encode)
+                stored, deltas = prepare_batch(events, head_of, self._converter.encode_parts)
                 try:
-                    conn.executemany(
-                        _INSERT,
-                        [
-                            (r.session, r.seq, r.topic, r.version, r.at, r.body, r.chain)
-                            for r in stored
-                        ],
-                    )
+                    conn.executemany(_INSERT, stored)  # a StoredEvent is a row, in column order
                 except sqlite3.IntegrityError as exc:  # only if a head moved under us
                     first = stored[0]
                     raise SequenceConflict(first.session, first.seq, first.seq) from exc
@@ -290,8 +282,8 @@ class SqliteRecorder:
                 for new in events:
                     heads.pop(new.session, None)
                 raise
-            for record in stored:
-                heads[record.session] = Head(record.seq, record.chain)
+            for name, last in {record.session: record for record in stored}.items():
+                heads[name] = Head(last.seq, last.chain)
             return stored
 
     @contextmanager
@@ -323,7 +315,7 @@ class SqliteRecorder:
             else:
                 cursor = conn.execute(_READ_STOP, (session, start, stop))
             try:
-                yield from map(_make, cursor)
+                yield from map(stored_event, cursor)
             finally:
                 cursor.close()
 
@@ -360,7 +352,7 @@ class SqliteRecorder:
         self._check_open()
         with self._reader() as conn:
             row = conn.execute(_LAST_OF, (session, topic)).fetchone()
-        return None if row is None else _make(row)
+        return None if row is None else stored_event(row)
 
     def sessions(self) -> list[SessionSummary]:
         self._check_open()

@@ -17,6 +17,7 @@ __all__ = [
     "CommandIntent",
     "PointerEvent",
     "PointerPhase",
+    "overlapping_calls_allowed",
 ]
 
 
@@ -34,6 +35,20 @@ class AgentHost(Protocol):
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection: ...
+
+
+def overlapping_calls_allowed(*hosts: object) -> bool:
+    """Whether a transport may start a call on these hosts before the last one is answered.
+
+    A host allows it with a class attribute ``overlapping_calls = True``, promising that a
+    call is queued, in the order calls start, before the call first yields to the event
+    loop (the session hosts put every call in the session actor's mailbox that way). The
+    stdio transport then reads ahead, so a pipelining agent's actions share log
+    transactions, and still answers in order. ``None`` (no diagnostics host) allows it.
+    """
+    return all(
+        getattr(host, "overlapping_calls", False) is True for host in hosts if host is not None
+    )
 
 
 class PointerPhase(StrEnum):

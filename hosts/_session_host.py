@@ -36,6 +36,9 @@ class RuntimeAgentHost:
     ``host_closed``; a host is never re-pointed at another session.
     """
 
+    overlapping_calls = True
+    """Each call is in the session's mailbox before it first yields (`Actor.request`)."""
+
     def __init__(self, session: SessionActor) -> None:
         self.session = session
         self._closed: str | None = None
@@ -73,6 +76,9 @@ class RuntimeAgentHost:
 
 class SessionDiagnosticsHost:
     """Pointer events, global commands, counters and the paint summary of one session."""
+
+    overlapping_calls = True
+    """Calls go to the same mailbox, in the same way, as the agent host's."""
 
     def __init__(self, host: RuntimeAgentHost) -> None:
         self.host = host

@@ -4,28 +4,50 @@ One request per line, answered in order; blank lines are skipped; a malformed li
 answered by the router and the loop goes on. At end of input every line already read is
 answered and flushed before the loop returns. When the client stops reading (stdout closed)
 the loop stops too, with the reason "output closed". Nothing but JSON-RPC is written to stdout.
+
+For hosts that allow overlapping calls (`overlapping_calls_allowed`) the loop reads ahead:
+each tool call starts as soon as its line is read, up to `MAX_OUTSTANDING` at once, and the
+answers are still written in the order of the lines. Other hosts get one call at a time.
 """
 
 from __future__ import annotations
 
+import collections
 import json
+import math
 import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import attrs
 import trio
 
-from ._dispatch import handle
-from ._host import AgentDiagnosticsHost, AgentHost
-from ._router import Router
+from ._dispatch import execute
+from ._host import AgentDiagnosticsHost, AgentHost, overlapping_calls_allowed
+from ._router import Reply, Router, ToolCall
 
 _CHUNK = 1 << 16
+
+MAX_OUTSTANDING = 256
+"""Calls a reading-ahead loop has started and not yet answered before it stops reading."""
 
 
 def _encode(message: object) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+@attrs.define(eq=False)
+class _Answer:
+    """The JSON-RPC message one event of a line is answered with, once it is known."""
+
+    message: dict[str, Any] | None = None
+    ready: trio.Event = attrs.Factory(trio.Event)
+
+    def set(self, message: dict[str, Any]) -> None:
+        self.message = message
+        self.ready.set()
 
 
 async def run_stdio(
@@ -39,41 +61,87 @@ async def run_stdio(
     """Serve until end of input or the output closing; returns why it stopped.
 
     Signals are the composition root's business (`stop_on_signals`): cancel this to stop.
-    A line being answered when that happens is still answered and flushed.
+    Calls already started when that happens are still answered and flushed.
     """
     receive = receive if receive is not None else trio.lowlevel.FdStream(os.dup(0))
     send = send if send is not None else trio.lowlevel.FdStream(os.dup(1))
+    overlapping = overlapping_calls_allowed(host, diagnostics)
+    slots = trio.Semaphore(MAX_OUTSTANDING if overlapping else 1)
+    to_write, written = trio.open_memory_channel[_Answer](math.inf)
+    output_closed = False
 
-    async def answer(line: bytes) -> bool:
-        """Handle one line; False once nobody reads the output (the client closed it)."""
-        replies = await handle(router, host, line, diagnostics)
-        if replies:
-            try:
-                await send.send_all(b"".join(_encode(reply) for reply in replies))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return False
-        return True
-
-    buffer = bytearray()
-    while True:
-        chunk = await receive.receive_some(_CHUNK)
-        if not chunk:
-            break
-        buffer += chunk
-        start = 0
-        while (end := buffer.find(b"\n", start)) >= 0:
-            line = bytes(buffer[start:end])
-            start = end + 1
-            with trio.CancelScope(shield=True):
-                answered = await answer(line)
-            if not answered:
-                return "output closed"
-        del buffer[:start]
-    if buffer.strip():
+    async def call(event: ToolCall, answer: _Answer, *, task_status: Any) -> None:
+        # Nothing yields before `execute` has queued the call with the host (see
+        # overlapping_calls_allowed), so calls reach the host in the order of the lines.
+        task_status.started()
         with trio.CancelScope(shield=True):
-            if not await answer(bytes(buffer)):
-                return "output closed"
-    return "end of input"
+            try:
+                outcome = await execute(event, host, diagnostics)
+            except BaseException as exc:
+                answer.set(router.complete(event, exc).message)  # never leave it unanswered
+                if not isinstance(exc, Exception):
+                    raise
+            else:
+                answer.set(router.complete(event, outcome).message)
+
+    async def writer() -> None:
+        nonlocal output_closed
+        queued: collections.deque[_Answer] = collections.deque()
+        with trio.CancelScope(shield=True):
+            while True:
+                if not queued:
+                    try:
+                        queued.append(await written.receive())
+                    except trio.EndOfChannel:
+                        return
+                while True:
+                    try:
+                        queued.append(written.receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                await queued[0].ready.wait()
+                chunk = []
+                while queued and queued[0].ready.is_set():  # what is ready goes out at once
+                    chunk.append(queued.popleft())
+                try:
+                    await send.send_all(b"".join(_encode(a.message) for a in chunk))
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    output_closed = True
+                    workers.cancel_scope.cancel()
+                    return
+                for _ in chunk:
+                    slots.release()
+
+    async def take(line: bytes) -> None:
+        for event in router.receive_line(line):
+            await slots.acquire()
+            answer = _Answer()
+            to_write.send_nowait(answer)  # first: a started call's answer is always written
+            if isinstance(event, Reply):
+                answer.set(event.message)
+            else:
+                await workers.start(call, event, answer)
+
+    async with trio.open_nursery() as workers:
+        workers.start_soon(writer)
+        try:
+            buffer = bytearray()
+            while True:
+                chunk = await receive.receive_some(_CHUNK)
+                if not chunk:
+                    break
+                buffer += chunk
+                start = 0
+                while (end := buffer.find(b"\n", start)) >= 0:
+                    line = bytes(buffer[start:end])
+                    start = end + 1
+                    await take(line)
+                del buffer[:start]
+            if buffer.strip():
+                await take(bytes(buffer))
+        finally:
+            to_write.close()
+    return "output closed" if output_closed else "end of input"
 
 
 @attrs.define

@@ -423,30 +423,46 @@ StdioLoopMachine.TestCase.settings = settings(
 test_stdio_loop_answers_every_request_once_in_order = StdioLoopMachine.TestCase
 
 
-async def test_end_of_input_answers_and_flushes_every_line_already_read() -> None:
-    recorder = MemoryRecorder()
+class CountingRecorder(MemoryRecorder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.appends = 0
+
+    def append(self, events: Any) -> Any:
+        self.appends += 1
+        return super().append(events)
+
+
+async def _serve(data: bytes, host_for: Callable[[SessionActor], Any]) -> Any:
+    """The replies `run_stdio` writes for `data` (sent at once, then end of input), and how
+    many transactions the log took while serving them."""
+    recorder = CountingRecorder()
     to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
     loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
-    lines = [
-        _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
-        for i in range(1, 51)
-    ]
-    await to_loop.send_all(b"\n".join(lines))
+    await to_loop.send_all(data)
     await to_loop.aclose()
     async with trio.open_nursery() as nursery:
         writer = await nursery.start(LogWriter(recorder).run)
-        actor = SessionActor("eof", counter.app, COUNTER, writer, recorder)
+        actor = SessionActor("ahead", counter.app, COUNTER, writer, recorder)
         await nursery.start(actor.run)
-        reason = await run_stdio(
-            Router(), RuntimeAgentHost(actor), receive=loop_input, send=loop_output
-        )
+        before = recorder.appends
+        reason = await run_stdio(Router(), host_for(actor), receive=loop_input, send=loop_output)
+        appends = recorder.appends - before
         nursery.cancel_scope.cancel()
     assert reason == "end of input"
     await loop_output.aclose()
     output = b""
     while chunk := await from_loop.receive_some():
         output += chunk
-    replies = [json.loads(line) for line in output.splitlines()]
+    return [json.loads(line) for line in output.splitlines()], appends
+
+
+async def test_end_of_input_answers_and_flushes_every_line_already_read() -> None:
+    lines = [
+        _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
+        for i in range(1, 51)
+    ]
+    replies, _ = await _serve(b"\n".join(lines), RuntimeAgentHost)  # the last line unended
     assert [reply["id"] for reply in replies] == list(range(1, 51))
     assert [_envelope(r)["value"]["after"] for r in replies] == [str(g) for g in range(2, 52)]
 
@@ -566,3 +582,57 @@ def test_a_signal_ends_the_serving_process_cleanly(signum: signal.Signals, tmp_p
     with SqliteRecorder(db) as recorder:
         events = [event for _record, event in recorder.events("signalled")]
     assert events[-1] == SessionEnded(f"signal {signum.name}")
+
+
+async def test_lines_sent_ahead_reach_the_session_in_order_and_share_log_transactions() -> None:
+    # Each action names the exact generation the one before it makes: any reordering of the
+    # calls would make one of them stale.
+    exact = [{"kind": "exact", "generation": str(g)} for g in range(1, 41)]
+    lines = [
+        _line(_tool_call(g, "perform_action", _act("counter.increment", exact[g - 1])))
+        for g in range(1, 41)
+    ]
+    lines.insert(20, _line({"jsonrpc": "2.0", "id": "ping", "method": "ping"}))
+    lines.insert(30, b"not json")
+    replies, appends = await _serve(b"\n".join(lines) + b"\n", RuntimeAgentHost)
+    ids = [reply.get("id") for reply in replies]
+    assert ids == [*range(1, 21), "ping", *range(21, 30), None, *range(30, 41)]
+    actions = [r for r in replies if isinstance(r.get("id"), int)]
+    assert [_envelope(r)["value"]["after"] for r in actions] == [str(g) for g in range(2, 42)]
+    assert appends < 40  # the calls overlapped: the writer committed several at once
+
+
+async def test_a_host_that_does_not_allow_overlapping_calls_gets_one_call_at_a_time() -> None:
+    class OneAtATime:
+        """Delegates to the session; notes how many of its calls ever ran at once."""
+
+        def __init__(self, actor: SessionActor) -> None:
+            self.inner = RuntimeAgentHost(actor)
+            self.running = self.most = 0
+
+        async def read_semantics(self, since: int | None) -> Any:
+            return await self.inner.read_semantics(since)
+
+        async def perform_action(self, *args: Any) -> Any:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            try:
+                await trio.sleep(0.001)
+                return await self.inner.perform_action(*args)
+            finally:
+                self.running -= 1
+
+    hosts: list[OneAtATime] = []
+
+    def make(actor: SessionActor) -> OneAtATime:
+        hosts.append(OneAtATime(actor))
+        return hosts[-1]
+
+    lines = [
+        _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
+        for i in range(1, 21)
+    ]
+    replies, appends = await _serve(b"\n".join(lines) + b"\n", make)
+    assert [reply["id"] for reply in replies] == list(range(1, 21))
+    assert hosts[0].most == 1
+    assert appends == 20
