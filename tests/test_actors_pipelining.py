@@ -186,8 +186,8 @@ async def test_a_conflict_mid_pipeline_fails_every_later_answer_and_ends_the_ses
     assert len(outcomes) == 5
     assert all(isinstance(o, SessionConflictError) for o in outcomes)
     assert actor.ended
-    # Nothing of this session's was written after the foreign event, not even the batches
-    # whose sequence numbers would have fitted after it.
+    # Nothing of this session's was written after the foreign event (the next test covers
+    # a batch whose sequence numbers would fit after it).
     records = list(recorder.read("s"))
     assert records[-1].seq == head.seq + 1
     assert not any(isinstance(e, ActionRequested) for _r, e in recorder.events("s"))
