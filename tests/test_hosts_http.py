@@ -370,3 +370,41 @@ async def test_200_concurrent_sessions_of_100_exact_actions_each(tmp_path: Path)
             events = [event for _record, event in recorder.events(session_id)]
             assert sum(isinstance(e, ActionRequested) for e in events) == ACTIONS
             assert sum(isinstance(e, ActionReceipt) for e in events) == ACTIONS
+
+
+async def test_concurrent_requests_on_one_session_are_each_applied_once_and_logged(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "together.db"
+    requests = 30
+    with serving(db) as running:
+        async with httpx.AsyncClient(timeout=60) as http:
+            opened = await http.post(running.url, json=INITIALIZE)
+            session_id = opened.headers["mcp-session-id"]
+            headers = {"Mcp-Session-Id": session_id}
+            initialized = await http.post(running.url, json=INITIALIZED, headers=headers)
+            assert initialized.status_code == 202
+            receipts: list[dict[str, Any]] = []
+
+            async def act(n: int) -> None:
+                message = call(n, "perform_action", increment({"kind": "latest"}))
+                response = await http.post(running.url, json=message, headers=headers)
+                assert response.status_code == 200, response.text
+                assert response.json()["id"] == n
+                envelope = response.json()["result"]["structuredContent"]
+                assert envelope["ok"] is True, envelope
+                receipts.append(envelope["value"])
+
+            async with trio.open_nursery() as nursery:
+                for n in range(1, requests + 1):
+                    nursery.start_soon(act, n)
+            read = await http.post(running.url, json=call(0, "read_semantics", {}), headers=headers)
+            nodes = read.json()["result"]["structuredContent"]["value"]["nodes"]
+    # Applied one after another, in some order: each took the generation the last one made.
+    befores = sorted(int(r["before"]) for r in receipts)
+    assert befores == list(range(befores[0], befores[0] + requests))
+    assert all(int(r["after"]) == int(r["before"]) + 1 for r in receipts)
+    assert next(n["value"] for n in nodes if n["semantic_id"] == "counter.value") == "30"
+    with SqliteRecorder(db) as recorder:
+        logged = [e for _r, e in recorder.events(session_id) if isinstance(e, ActionReceipt)]
+    assert sorted(e.after for e in logged) == sorted(int(r["after"]) for r in receipts)
