@@ -13,6 +13,7 @@ from ._session import (
     SessionActor,
     SessionConflictError,
     SessionCrashedError,
+    SessionLogError,
     SessionMismatchError,
 )
 from ._writer import LogWriter, Pending
@@ -35,6 +36,7 @@ __all__ = [
     "SessionConflictError",
     "SessionCore",
     "SessionCrashedError",
+    "SessionLogError",
     "SessionMismatchError",
     "SessionRegistry",
     "StepResult",

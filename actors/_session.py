@@ -51,7 +51,7 @@ from semledger.runtime import (
 )
 from semledger.runtime._wire import encode_action, encode_precondition, encode_target
 
-from ._actor import Actor, ActorError, _Envelope
+from ._actor import Actor, ActorClosedError, ActorError, _Envelope
 from ._core import INPUTS, SessionCore
 from ._messages import MessageCodecError
 from ._writer import LogWriter, Pending
@@ -63,6 +63,11 @@ class SessionMismatchError(ActorError):
 
 class SessionConflictError(ActorError):
     """Raised when another writer appended to this session: the session ends unanswered."""
+
+
+class SessionLogError(ActorError):
+    """Raised when the session's events could not be written (the disk is full, say): the
+    session ends unanswered, since its runtime is ahead of its log."""
 
 
 class SessionCrashedError(ActorError):
@@ -344,9 +349,14 @@ class SessionActor(Actor[SessionMessage]):
             raise SessionConflictError(
                 f"session {self.name!r} is being written by another process ({conflict})"
             ) from conflict
-        except Exception:
+        except ActorClosedError:
             self._lost_the_log()
             raise
+        except Exception as error:
+            self._lost_the_log()
+            raise SessionLogError(
+                f"session {self.name!r} ended: its log could not be written ({error!r})"
+            ) from error
 
     def _lost_the_log(self) -> None:
         self.ended = True

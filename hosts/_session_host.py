@@ -8,9 +8,12 @@ from semledger.actors import (
     ActorClosedError,
     Diagnose,
     Inspect,
+    Perform,
+    Read,
     SessionActor,
     SessionConflictError,
     SessionCrashedError,
+    SessionLogError,
 )
 from semledger.runtime import (
     ErrorCode,
@@ -32,8 +35,8 @@ def _closed(why: str = "the session is closed") -> Rejection:
 class RuntimeAgentHost:
     """The two agent operations, tied to one session for life.
 
-    Once the session has ended (closed, or the application crashed) both answer
-    ``host_closed``; a host is never re-pointed at another session.
+    Once the session has ended (closed, its application crashed, or its log could not be
+    written) both answer ``host_closed``; a host is never re-pointed at another session.
     """
 
     overlapping_calls = True
@@ -50,28 +53,28 @@ class RuntimeAgentHost:
     def close(self, why: str = "the session is closed") -> None:
         self._closed = why
 
-    async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+    async def ask(self, message: Read | Perform | Inspect | Diagnose) -> Any:
+        """The session's answer to `message`, or ``host_closed`` once the session is over
+        (closed, its application crashed, or its log could not be written)."""
         if self._closed is not None:
             return _closed(self._closed)
         try:
-            return await self.session.read_semantics(since)
+            return await self.session.request(message)
         except ActorClosedError:
             self.close()
-            return _closed()
+        except (SessionCrashedError, SessionConflictError, SessionLogError) as error:
+            self.close(f"the session ended: {error}")
+        return _closed(self._closed or "")
+
+    async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+        result: ReadResult | Rejection = await self.ask(Read(since))
+        return result
 
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
-        if self._closed is not None:
-            return _closed(self._closed)
-        try:
-            return await self.session.perform_action(target, action, precondition)
-        except ActorClosedError:
-            self.close()
-            return _closed()
-        except (SessionCrashedError, SessionConflictError) as error:
-            self.close(f"the application crashed and the session ended: {error}")
-            return _closed(self._closed or "")
+        result: Receipt | Rejection = await self.ask(Perform(target, action, precondition))
+        return result
 
 
 class SessionDiagnosticsHost:
@@ -84,13 +87,7 @@ class SessionDiagnosticsHost:
         self.host = host
 
     async def _ask(self, message: Inspect | Diagnose) -> dict[str, Any] | Rejection:
-        if self.host.closed:
-            return _closed()
-        try:
-            result: dict[str, Any] | Rejection = await self.host.session.request(message)
-        except (ActorClosedError, SessionCrashedError, SessionConflictError):
-            self.host.close()
-            return _closed()
+        result: dict[str, Any] | Rejection = await self.host.ask(message)
         return result
 
     async def read_state(self) -> dict[str, Any] | Rejection:

@@ -30,12 +30,15 @@ from semledger.eventlog import (
     verify_chain,
 )
 from semledger.examples import counter, todo
+from semledger.hosts._session_host import RuntimeAgentHost
 from semledger.runtime import (
     ActionKind,
     BySemanticId,
+    ErrorCode,
     Full,
     Latest,
     Receipt,
+    Rejection,
     SemanticId,
     SetText,
     SimpleAction,
@@ -228,3 +231,42 @@ async def test_batches_still_queued_when_the_writer_stops_fail_instead_of_hangin
     assert first.succeeded  # it was being written: the writer saw it through
     assert queued.settled
     assert not queued.succeeded
+
+
+async def test_a_write_that_fails_ends_the_session_and_the_host_answers_host_closed() -> None:
+    class FillsUp(GatedRecorder):
+        full = False
+
+        def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+            if self.full:
+                self.gate.wait(timeout=30)
+                raise OSError(28, "No space left on device")
+            return super().append(events)
+
+    recorder = FillsUp()
+    got: list[Any] = []
+    async with session(recorder) as (nursery, actor):
+        host = RuntimeAgentHost(actor)
+        recorder.full = True
+        recorder.gate.clear()
+
+        async def act() -> None:
+            got.append(await host.perform_action(INCREMENT, ACTIVATE, Latest()))
+
+        async def read() -> None:
+            got.append(await host.read_semantics(None))
+
+        nursery.start_soon(act)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(read)  # behind the action that cannot be written
+        await trio.testing.wait_all_tasks_blocked()
+        recorder.gate.set()
+        with trio.fail_after(10):
+            while len(got) < 2:
+                await trio.sleep(0.001)
+        later = await host.read_semantics(None)
+    assert actor.ended
+    for answer in [*got, later]:
+        assert isinstance(answer, Rejection)
+        assert answer.code is ErrorCode.HOST_CLOSED
+        assert "its log could not be written" in answer.message
