@@ -81,6 +81,32 @@ async def session(
             writer.close()
 
 
+
+async def action_then_read(
+    nursery: trio.Nursery, target: SessionActor | RuntimeAgentHost, recorder: GatedRecorder
+) -> list[Any]:
+    """An action, then a read queued behind it, while the log holds the action's events;
+    checks that neither is answered before the log lets go, and returns both answers."""
+    got: list[Any] = []
+
+    async def act() -> None:
+        got.append(await target.perform_action(INCREMENT, ACTIVATE, Latest()))
+
+    async def read() -> None:
+        got.append(await target.read_semantics(None))
+
+    recorder.gate.clear()
+    nursery.start_soon(act)
+    await trio.testing.wait_all_tasks_blocked()
+    nursery.start_soon(read)
+    await trio.testing.wait_all_tasks_blocked()
+    assert got == []  # the read would show the action's generation, not durable yet
+    recorder.gate.set()
+    with trio.fail_after(10):
+        while len(got) < 2:
+            await trio.sleep(0.001)
+    return got
+
 async def test_requests_sent_without_waiting_share_transactions_answered_after_them() -> None:
     recorder = GatedRecorder()
     answers: list[int] = []
@@ -115,25 +141,8 @@ async def test_requests_sent_without_waiting_share_transactions_answered_after_t
 
 async def test_a_read_behind_a_pending_action_waits_for_that_action_to_be_durable() -> None:
     recorder = GatedRecorder()
-    got: list[Any] = []
     async with session(recorder) as (nursery, actor):
-        recorder.gate.clear()
-
-        async def act() -> None:
-            got.append(await actor.perform_action(INCREMENT, ACTIVATE, Latest()))
-
-        async def read() -> None:
-            got.append(await actor.read_semantics(None))
-
-        nursery.start_soon(act)
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(read)
-        await trio.testing.wait_all_tasks_blocked()
-        assert got == []  # the read would show the new generation, not durable yet
-        recorder.gate.set()
-        with trio.fail_after(10):
-            while len(got) < 2:
-                await trio.sleep(0.001)
+        got = await action_then_read(nursery, actor, recorder)
     receipt, full = sorted(got, key=lambda x: isinstance(x, Full))
     assert isinstance(receipt, Receipt)
     assert isinstance(full, Full)
@@ -244,26 +253,10 @@ async def test_a_write_that_fails_ends_the_session_and_the_host_answers_host_clo
             return super().append(events)
 
     recorder = FillsUp()
-    got: list[Any] = []
     async with session(recorder) as (nursery, actor):
         host = RuntimeAgentHost(actor)
         recorder.full = True
-        recorder.gate.clear()
-
-        async def act() -> None:
-            got.append(await host.perform_action(INCREMENT, ACTIVATE, Latest()))
-
-        async def read() -> None:
-            got.append(await host.read_semantics(None))
-
-        nursery.start_soon(act)
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(read)  # behind the action that cannot be written
-        await trio.testing.wait_all_tasks_blocked()
-        recorder.gate.set()
-        with trio.fail_after(10):
-            while len(got) < 2:
-                await trio.sleep(0.001)
+        got = await action_then_read(nursery, host, recorder)
         later = await host.read_semantics(None)
     assert actor.ended
     for answer in [*got, later]:
