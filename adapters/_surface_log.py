@@ -208,10 +208,13 @@ class LoggedSurface:
             ),
             _snapshot_summary,
         )
-        if root is None:
-            self._passwords = {n.ref for n in snapshot.nodes if _is_password(n.native)}
+        seen = {n.ref for n in snapshot.nodes if _is_password(n.native)}
+        # Only a whole tree says which fields are no longer passwords; a part (a root, a
+        # node limit) adds what it shows, so a field it left out stays redacted.
+        if root is None and max_nodes is None:
+            self._passwords = seen
         else:
-            self._passwords |= {n.ref for n in snapshot.nodes if _is_password(n.native)}
+            self._passwords |= seen
         return snapshot
 
     async def act(

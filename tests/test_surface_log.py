@@ -141,3 +141,19 @@ def test_semledger_audit_shows_a_surface_session(tmp_path: Path) -> None:
     actions = json.loads(result.stdout)["actions"]
     assert [a["action"]["kind"] for a in actions] == ["click", "navigate"]
     assert actions[1]["outcome"] == "NavigationError"
+
+
+async def test_a_partial_snapshot_does_not_forget_a_password_field_it_left_out() -> None:
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(
+        _surface("semledger.examples.gallery:app"), recorder, "g", "runtime"  # type: ignore[arg-type]
+    )
+    await logged.open({})
+    snapshot = await logged.snapshot()
+    password = next(n.ref for n in snapshot.nodes if n.native.get("password") == "true")
+    first = [n.ref for n in snapshot.nodes].index(password)
+    assert first > 1
+    await logged.snapshot(max_nodes=1)  # the field is beyond the limit
+    await logged.act("type", password, {"text": "hunter22"})
+    await logged.close()
+    assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
