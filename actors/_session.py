@@ -183,10 +183,18 @@ class SessionActor(Actor[SessionMessage]):
         self, envelope: _Envelope[SessionMessage], result: outcome.Outcome[Any], last: Pending
     ) -> None:
         try:
-            await self._durable(last)
-        except Exception as error:
-            result = outcome.Error(error)
-        self._reply(envelope, result)
+            try:
+                await self._durable(last)
+            except Exception as error:
+                if envelope.reply is None:
+                    return  # a told message: the session has ended, nobody waits for it
+                result = outcome.Error(error)
+            self._reply(envelope, result)
+        finally:
+            if envelope.reply is not None:
+                # The answer, if any, is already in it; cancelled before that, the caller
+                # learns at once that none will come, instead of at its timeout.
+                envelope.reply.close()
 
     async def started(self) -> None:
         head = await trio.to_thread.run_sync(self.recorder.head, self.name)
@@ -232,8 +240,10 @@ class SessionActor(Actor[SessionMessage]):
         return core
 
     def _from_checkpoint(self) -> tuple[SessionCore, int]:
-        record = self.recorder.last_of(self.name, topic_of(SnapshotTaken))
-        if record is not None and self.checkpoint_every is not None:
+        record = None
+        if self.checkpoint_every is not None:
+            record = self.recorder.last_of(self.name, topic_of(SnapshotTaken))
+        if record is not None:
             event = decode(record.topic, record.version, record.body)
             assert isinstance(event, SnapshotTaken)
             try:
@@ -335,7 +345,11 @@ class SessionActor(Actor[SessionMessage]):
     def _submit(self, events: list[Event]) -> Pending:
         now = self.clock()
         batch = [NewEvent(self.name, self._seq + i + 1, e, now) for i, e in enumerate(events)]
-        self._last = self.writer.submit(batch, after=self._last)
+        try:
+            self._last = self.writer.submit(batch, after=self._last)
+        except ActorClosedError:
+            self._lost_the_log()  # the runtime already took the step the log never will
+            raise
         self._seq += len(batch)
         return self._last
 

@@ -117,9 +117,14 @@ class LogWriter(Actor[Pending]):
                         batch.append(self._inbox.receive_nowait().message)
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
-                with trio.CancelScope(shield=True):
-                    # What is being written is settled, whatever happens to the writer.
-                    await self._commit(batch)
+                try:
+                    with trio.CancelScope(shield=True):
+                        # What is being written is settled, whatever happens to the writer.
+                        await self._commit(batch)
+                finally:
+                    for pending in batch:
+                        if not pending.settled:  # the commit itself raised
+                            pending._fail(ActorClosedError("the log writer stopped writing"))
         finally:
             self._refuse_waiting()
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -83,7 +82,7 @@ from ._candidates import (
     TextCandidate,
 )
 from ._capabilities import Capabilities
-from ._check import check_element
+from ._check import check_element, check_pattern, text_matches
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -191,14 +190,6 @@ class _Tree:
     @property
     def root(self) -> _Entry:
         return self.entries[0]
-
-
-def _contains(haystack: str | None, needle: str, exact: bool) -> bool:
-    if haystack is None:
-        return False
-    if exact:
-        return haystack == needle
-    return needle.casefold() in haystack.casefold()
 
 
 class AtspiSurface:
@@ -464,7 +455,7 @@ class AtspiSurface:
                 e.ref
                 for e in shown
                 if e.node.role == role
-                and (cand.name is None or _contains(e.node.name, cand.name, cand.exact))
+                and (cand.name is None or text_matches(e.node.name, cand.name, cand.exact))
             ]
         if isinstance(cand, NameCandidate):
             return [e.ref for e in shown if e.node.name == cand.value]
@@ -473,7 +464,7 @@ class AtspiSurface:
                 e.ref
                 for e in shown
                 if e.node.role not in {"application", "window"}
-                and _contains(_own_text(e, tree), cand.value, cand.exact)
+                and text_matches(_own_text(e, tree), cand.value, cand.exact)
             ]
         if isinstance(cand, LabelCandidate):
             return await self._by_label(tree, shown, cand)
@@ -489,7 +480,7 @@ class AtspiSurface:
             e
             for e in shown
             if e.raw.role_name in {"label", "text"}
-            and _contains(e.node.name, cand.value, cand.exact)
+            and text_matches(e.node.name, cand.value, cand.exact)
         ]
         visible = {e.raw.path: e.ref for e in shown}
         out: list[str] = []
@@ -829,7 +820,7 @@ class AtspiSurface:
             raise CheckError("a desktop application has no URL to match")
         if isinstance(pred, TitleMatches):
             title = await self._title()
-            return CheckResult(ok=re.search(pred.pattern, title) is not None, actual=title)
+            return check_pattern(pred.pattern, title)
         if isinstance(pred, Count):
             found = await self.locate(pred.candidate)
             return CheckResult(ok=len(found) == pred.count, actual=str(len(found)))

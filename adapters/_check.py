@@ -7,6 +7,7 @@ whatever the surface.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 
 from ._calls import (
@@ -24,6 +25,24 @@ from ._calls import (
     Visible,
 )
 from ._errors import CheckError
+
+
+def text_matches(haystack: str | None, needle: str, exact: bool) -> bool:
+    """A candidate's text rule: equal when `exact`, else a case-folded substring."""
+    if haystack is None:
+        return False
+    if exact:
+        return haystack == needle
+    return needle.casefold() in haystack.casefold()
+
+
+def check_pattern(pattern: str, actual: str) -> CheckResult:
+    """``titleMatches`` and ``urlMatches``: a regex search; a bad pattern is a CheckError."""
+    try:
+        ok = re.search(pattern, actual) is not None
+    except re.error as exc:
+        raise CheckError(f"invalid pattern {pattern!r}: {exc}") from exc
+    return CheckResult(ok=ok, actual=actual)
 
 
 def check_text(pred: TextEquals | TextContains, text: str) -> CheckResult:

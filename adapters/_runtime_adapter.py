@@ -94,7 +94,7 @@ from ._candidates import (
     TextCandidate,
 )
 from ._capabilities import ACTION_GATES, Capabilities
-from ._check import check_element, check_text
+from ._check import check_element, check_pattern, check_text, text_matches
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -266,14 +266,6 @@ def _walk(
         children = node.children
         for child in reversed(children):
             stack.append((child, depth + 1, node_id))
-
-
-def _matches_text(haystack: str | None, needle: str, exact: bool) -> bool:
-    if haystack is None:
-        return False
-    if exact:
-        return haystack == needle
-    return needle.casefold() in haystack.casefold()
 
 
 def _own_text(node: SemanticsNode) -> str | None:
@@ -908,7 +900,7 @@ class RuntimeSurface:
             return CheckResult(ok=len(refs) == pred.count, actual=str(len(refs)))
         if isinstance(pred, TitleMatches):
             title = "" if snapshot.root is None else snapshot.nodes[snapshot.root].label or ""
-            return CheckResult(ok=re.search(pred.pattern, title) is not None, actual=title)
+            return check_pattern(pred.pattern, title)
         if isinstance(pred, UrlMatches):
             raise CheckError("a semledger application has no URL to match")
         if not isinstance(pred, TextEquals | TextContains):
@@ -935,16 +927,16 @@ class RuntimeSurface:
             role, name, exact = found.role, found.name, found.exact
             def test(n: SemanticsNode) -> bool:
                 return _ROLE_BY_NODE[n.role] == role and (
-                    name is None or _matches_text(n.label, name, exact)
+                    name is None or text_matches(n.label, name, exact)
                 )
         elif isinstance(found, LabelCandidate):
             label, exact = found.value, found.exact
             def test(n: SemanticsNode) -> bool:
-                return _matches_text(n.label, label, exact)
+                return text_matches(n.label, label, exact)
         elif isinstance(found, TextCandidate):
             text, exact = found.value, found.exact
             def test(n: SemanticsNode) -> bool:
-                return _matches_text(_own_text(n), text, exact)
+                return text_matches(_own_text(n), text, exact)
         elif isinstance(found, AutomationIdCandidate):
             return [node_ref(n) for n in snapshot.find(found.value)
                     if n in snapshot.nodes] if found.value else []

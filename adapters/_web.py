@@ -64,7 +64,6 @@ import concurrent.futures
 import contextlib
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -118,7 +117,7 @@ from ._candidates import (
     XPathCandidate,
 )
 from ._capabilities import Capabilities
-from ._check import check_element, check_text
+from ._check import check_element, check_pattern, check_text
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -867,9 +866,9 @@ class WebSurface:
         page = self._require_page()
         if subject == "page":
             if isinstance(pred, UrlMatches):
-                return _matches(pred.pattern, page.url)
+                return check_pattern(pred.pattern, page.url)
             if isinstance(pred, TitleMatches):
-                return _matches(pred.pattern, await page.title())
+                return check_pattern(pred.pattern, await page.title())
             if isinstance(pred, Count):
                 found = len(await self._locate(pred.candidate))
                 return CheckResult(ok=found == pred.count, actual=str(found))
@@ -1038,14 +1037,6 @@ def _storage_state(state: SessionState) -> dict[str, Any]:
             for o in state.origins
         ],
     }
-
-
-def _matches(pattern: str, actual: str) -> CheckResult:
-    try:
-        ok = re.search(pattern, actual) is not None
-    except re.error as exc:
-        raise CheckError(f"invalid pattern {pattern!r}: {exc}") from exc
-    return CheckResult(ok=ok, actual=actual)
 
 
 def _check_dialog(pred: Predicate, dialog: Dialog | None) -> CheckResult:
