@@ -16,7 +16,7 @@ from semledger.eventlog import (
     Recorder,
     SessionCrashed,
     SurfaceCalled,
-    verify_chain,
+    verify_log,
 )
 
 from ._reads import UnknownSessionError
@@ -138,7 +138,8 @@ def verify(
     *,
     on_progress: Callable[[int, int | None], None] | None = None,
 ) -> ChainReport:
-    """Check the session's integrity chain; the report names the first event that broke it."""
+    """Check the session's integrity chain; the report names the first event that broke it,
+    including a tail cut off after the last one the log's summary counts."""
     if recorder.head(session) is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
-    return verify_chain(recorder.read(session), on_progress=on_progress)
+    return verify_log(recorder, [session], on_progress=on_progress)[session]

@@ -31,6 +31,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"semledger: {message} (see 'semledger --help')\n")
 
 
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number no smaller than `low` (else a one-line usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected at least {low}, got {value}")
+        return value
+
+    return parse
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", default=DEFAULT_DB, metavar="PATH", help=f"the log (default: ./{DEFAULT_DB})"
@@ -79,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     read = commands.add_parser("read", help="a Full read of a session from the log alone")
     read.add_argument("session", metavar="SESSION")
     _add_db(read)
-    read.add_argument("--generation", type=int, metavar="N", help="default: the last one")
+    read.add_argument(
+        "--generation", type=_at_least(0), metavar="N", help="default: the last one"
+    )
     read.add_argument("--json", action="store_true")
 
     audit = commands.add_parser("audit", help="every perform_action of a session and its outcome")
@@ -98,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz = commands.add_parser("fuzz", help="property-based fuzzing of generation semantics")
     fuzz.add_argument("app", metavar="APP")
     _add_db(fuzz)
-    fuzz.add_argument("--examples", type=int, default=100, metavar="N")
+    fuzz.add_argument("--examples", type=_at_least(1), default=100, metavar="N")
     fuzz.add_argument("--seed", type=int, default=0, metavar="S")
 
     surface = commands.add_parser("surface", help="the agent surface: adapter conformance")
@@ -232,14 +249,14 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     app_ref = args.app or summary.app
     if app_ref is None:
         raise UsageError(f"session {args.session!r} names no app: give --app")
+    try:
+        app = load_app(app_ref)  # first: an export for an app that cannot load would not run
+    except AppLoadError as error:
+        raise UsageError(str(error)) from error
     if args.export_test:
         Path(args.export_test).write_text(export_test(recorder, args.session, app_ref=app_ref))
         console.print(f"wrote {args.export_test}: run it with pytest")
         return 0
-    try:
-        app = load_app(app_ref)
-    except AppLoadError as error:
-        raise UsageError(str(error)) from error
     try:
         with _progress(console, "replaying", True) as progress:
             report = reexecute(recorder, args.session, app, on_progress=progress)

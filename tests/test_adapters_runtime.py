@@ -262,6 +262,8 @@ async def test_read_and_check(counter: RuntimeSurface) -> None:
         await counter.check({"kind": "urlMatches", "pattern": "x"}, "page")
     with pytest.raises(CheckError):
         await counter.check({"kind": "enabled"}, "ref", "r999")
+    with pytest.raises(CheckError, match="invalid pattern"):
+        await counter.check({"kind": "titleMatches", "pattern": "("}, "page")
 
 
 async def test_screenshot_renders_the_display_list_and_blanks_masks(

@@ -32,6 +32,21 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["read", "known", "--db", str(db), "--generation", "99"],
             "not 99",
         ),
+        "negative generation": (
+            ["read", "known", "--db", str(db), "--generation", "-1"],
+            "expected at least 0, got -1",
+        ),
+        "no examples to fuzz": (
+            ["fuzz", "semledger.examples.counter:app", "--db", missing, "--examples", "0"],
+            "expected at least 1, got 0",
+        ),
+        "export for an app that cannot load": (
+            [
+                "replay", "known", "--db", str(db), "--app", "no_such_module:app",
+                "--export-test", str(db.parent / "exported.py"),
+            ],
+            "cannot import",
+        ),
         "unknown session for audit": (["audit", "nope", "--db", str(db)], "no session 'nope'"),
         "unknown session for replay": (["replay", "nope", "--db", str(db)], "no session 'nope'"),
         "bad APP for replay": (
@@ -87,6 +102,9 @@ def _busy_port() -> int:
         "missing log for read",
         "unknown session for read",
         "unknown generation",
+        "negative generation",
+        "no examples to fuzz",
+        "export for an app that cannot load",
         "unknown session for audit",
         "unknown session for replay",
         "bad APP for replay",
@@ -106,3 +124,4 @@ def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     assert done.stderr.startswith("semledger: ")
     assert reason in done.stderr
     assert not (db.parent / "missing.db").exists()
+    assert not (db.parent / "exported.py").exists()

@@ -123,6 +123,17 @@ def test_verify_names_the_first_event_after_a_deleted_one(
     assert verify_problem(db).startswith("event 9 missing")
 
 
+def test_verify_names_a_deleted_last_event(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+) -> None:
+    db = copy_of(logged[0], tmp_path)
+    conn = sqlite3.connect(db)
+    (last,) = conn.execute("SELECT MAX(seq) FROM events WHERE session = 'agent'").fetchone()
+    conn.close()
+    tamper(db, ("DELETE FROM events WHERE session = 'agent' AND seq = ?", (last,)))
+    assert verify_problem(db).startswith(f"event {last} missing")
+
+
 def test_verify_names_the_first_of_two_swapped_events(
     logged: tuple[Path, dict[int, Any]], tmp_path: Path
 ) -> None:
