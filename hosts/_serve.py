@@ -110,7 +110,8 @@ async def serve_http(
     config = Config()
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
-    config.errorlog = None
+    config.errorlog = "-"  # a failure inside the app reaches the operator, not just a 500
+    config.loglevel = "WARNING"
     stop = trio.Event()
 
     async def on_signal() -> None:
@@ -120,29 +121,32 @@ async def serve_http(
                 return
 
     try:
-        async with trio.open_nursery() as nursery:
-            writer = await nursery.start(LogWriter(recorder).run)
-            registry = SessionRegistry(nursery, writer, recorder)
-            asgi = McpHttpApp(
-                registry,
-                app,
-                app_ref,
-                diagnostics=diagnostics,
-                token=token,
-                allowed_origins=allowed_origins,
-                redact_passwords=redact_passwords,
-            )
-            nursery.start_soon(on_signal)
-            framework: Any = asgi
-            binds = await nursery.start(
-                lambda task_status: serve(
-                    framework, config, shutdown_trigger=stop.wait, task_status=task_status
+        async with trio.open_nursery() as logging:
+            writer = await logging.start(LogWriter(recorder).run)
+            async with trio.open_nursery() as nursery:
+                registry = SessionRegistry(nursery, writer, recorder)
+                asgi = McpHttpApp(
+                    registry,
+                    app,
+                    app_ref,
+                    diagnostics=diagnostics,
+                    token=token,
+                    allowed_origins=allowed_origins,
+                    redact_passwords=redact_passwords,
                 )
-            )
-            _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
-            task_status.started(binds)
-            await stop.wait()
-            nursery.cancel_scope.cancel()
+                nursery.start_soon(on_signal)
+                framework: Any = asgi
+                async with trio.open_nursery() as http:
+                    binds = await http.start(
+                        lambda task_status: serve(
+                            framework, config, shutdown_trigger=stop.wait, task_status=task_status
+                        )
+                    )
+                    _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
+                    task_status.started(binds)
+                # hypercorn has stopped, after answering the requests it was serving
+                nursery.cancel_scope.cancel()
+            writer.close()  # what the sessions handed it is written before it ends
     finally:
         recorder.close()
 
