@@ -193,6 +193,8 @@ class ElementTree:
         self.relation_sources: set[Element] = set()
         self.modal_elements: set[Element] = set()
         self.sid_index: dict[SemanticId, set[int]] = {}
+        self._sids_changed = False
+        """Whether `sid_index` changed since relations were last re-resolved."""
         self._next_node_id = 1
         self._preassigned: dict[tuple[Any, ...], int] | None = None
         self._changes: dict[int, SemanticsNode | None] = {}
@@ -629,7 +631,14 @@ class ElementTree:
         return tuple(out)
 
     def refresh_relations(self) -> None:
-        """Re-resolve relations after the id index changed (targets may have come or gone)."""
+        """Re-resolve relations after the id index changed (targets may have come or gone).
+
+        With the index unchanged every relation still resolves as it did, so a commit that
+        adds or removes no semantic id costs nothing here, however many relations there are.
+        """
+        if not self._sids_changed:
+            return
+        self._sids_changed = False
         for element in list(self.relation_sources):
             node = element.node
             if node is None:
@@ -685,6 +694,7 @@ class ElementTree:
             self._unindex(old)
         if node.semantic_id is not None and (old is None or old.semantic_id != node.semantic_id):
             self.sid_index.setdefault(node.semantic_id, set()).add(node.node_id)
+            self._sids_changed = True
         element.node = node
         self.by_node[node.node_id] = element
         self._changes[node.node_id] = node
@@ -705,6 +715,7 @@ class ElementTree:
             ids = self.sid_index.get(node.semantic_id)
             if ids is not None:
                 ids.discard(node.node_id)
+                self._sids_changed = True
                 if not ids:
                     del self.sid_index[node.semantic_id]
 

@@ -152,6 +152,9 @@ def node(
     **fields: Any,
 ) -> View[Msg]:
     """A view node of any role. ``semantic_id`` is checked here: an invalid literal raises."""
+    for kind, ids in (relations or {}).items():
+        if isinstance(ids, str):  # a lone id would be taken apart letter by letter
+            raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")
     rel = {kind: tuple(SemanticId.new(s) for s in ids) for kind, ids in (relations or {}).items()}
     return View(
         role=role,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from semledger.runtime import ActionKind as K
 from semledger.runtime import (
     AmbiguousRelationTarget,
@@ -312,6 +314,19 @@ def test_a_relation_target_appearing_later_resolves() -> None:
     f = full(rt)
     assert by_label(f, "go").relation(Relation.CONTROLS) == (by_label(f, "label 0").node_id,)
     assert f.issues == ()
+
+
+def test_a_relation_whose_target_goes_away_is_resolved_again() -> None:
+    rt = make(relation_view, ("lbl", "ctl"))
+    rt.deliver(("lbl",))
+    f = full(rt)
+    assert by_label(f, "go").relation(Relation.CONTROLS) == ()
+    assert by_label(f, "go").relation(Relation.LABELLED_BY) == (by_label(f, "label 0").node_id,)
+
+
+def test_a_relation_given_one_id_as_a_str_is_refused() -> None:
+    with pytest.raises(TypeError, match="expected a sequence of semantic ids"):
+        button("go", "m", relations={Relation.LABELLED_BY: "lbl"})  # type: ignore[dict-item]
 
 
 def test_duplicate_semantic_ids_give_one_issue() -> None:
