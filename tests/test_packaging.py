@@ -74,3 +74,63 @@ def test_every_package_lands_in_the_wheel(wheel: Path) -> None:
 def test_nothing_but_semledger_lands_in_site_packages(wheel: Path) -> None:
     tops = {name.split("/", 1)[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"semledger"}
+
+
+ALLOWED_BELOW = {
+    "runtime": set(),
+    "eventlog": {"runtime"},
+    "actors": {"runtime", "eventlog"},
+    "replay": {"runtime", "eventlog", "actors"},
+    "adapters": {"runtime", "eventlog", "actors"},
+    "hosts": {"runtime", "eventlog", "actors", "replay", "adapters"},
+}
+"""SPEC §1: which folders each folder may import (lazy imports inside functions included)."""
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _imports_of(folder: str) -> dict[str, set[str]]:
+    return {
+        str(path.relative_to(ROOT)): _imports(path)
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+
+
+@pytest.mark.parametrize("folder", SUBPACKAGE_FOLDERS)
+def test_imports_run_one_way(folder: str) -> None:
+    wrong = {
+        module: sorted(
+            name
+            for name in names
+            if name == "semledger"
+            or (
+                name.startswith("semledger.")
+                and name.split(".")[1] not in ALLOWED_BELOW[folder] | {folder}
+            )
+        )
+        for module, names in _imports_of(folder).items()
+    }
+    assert {module: names for module, names in wrong.items() if names} == {}
+
+
+def test_the_runtime_is_pure_and_the_router_needs_no_event_loop() -> None:
+    impure = {"time", "datetime", "random", "os", "io", "socket", "trio", "asyncio", "threading"}
+    for module, names in _imports_of("runtime").items():
+        if module == "runtime/_effects.py":  # EffectRunner: the one documented Trio part
+            continue
+        assert not {name.split(".")[0] for name in names} & impure, module
+    for module in ("_router.py", "_tools.py", "_lifecycle.py", "_dispatch.py"):
+        names = _imports(ROOT / "hosts" / module)
+        assert not {n for n in names if n.split(".")[0] in {"trio", "asyncio", "anyio"}}, module
+        assert not {n for n in names if n.endswith(("._stdio", "._http"))}, module
