@@ -22,7 +22,7 @@ from semledger.eventlog import SessionCrashed, SessionEnded, SessionStarted, top
 from semledger.runtime import App
 
 from ._dispatch import handle_message
-from ._router import SUPPORTED_PROTOCOL_VERSIONS, Router
+from ._router import SUPPORTED_PROTOCOL_VERSIONS, Router, parse_json
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 
 Scope = dict[str, Any]
@@ -116,8 +116,8 @@ class McpHttpApp:
             await _respond(send, 413, {"error": f"request body over {MAX_BODY} bytes"})
             return
         try:
-            message = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            message = parse_json(body)
+        except (ValueError, RecursionError):
             await _respond(send, 400, _parse_error())
             return
         session_id = headers.get("mcp-session-id")
@@ -141,7 +141,8 @@ class McpHttpApp:
         if not replies:
             await _respond(send, 202, None, extra=extra)
         else:
-            await _respond(send, 200, replies[0] if len(replies) == 1 else replies, extra=extra)
+            (reply,) = replies  # one message in, at most one answer out
+            await _respond(send, 200, reply, extra=extra)
 
     async def _open(self, session_id: str) -> _Connection:
         actor = await self.registry.open(

@@ -70,6 +70,7 @@ __all__ = [
     "RouterUsageError",
     "ToolArguments",
     "ToolCall",
+    "parse_json",
 ]
 
 SUPPORTED_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -184,6 +185,15 @@ def _readable_id(obj: object) -> RequestId | None:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(data: str | bytes) -> object:
+    """One JSON value as the router reads it: ``NaN`` and ``Infinity`` are not JSON.
+
+    Raises ``ValueError`` (a ``UnicodeDecodeError`` or ``json.JSONDecodeError`` among them)
+    or ``RecursionError``; both transports answer either with ``-32700``.
+    """
+    return json.loads(data, parse_constant=_reject_constant)
 
 
 def _dumps(value: object) -> str:
@@ -328,7 +338,7 @@ class Router:
         if not line.strip():
             return []
         try:
-            message = json.loads(line, parse_constant=_reject_constant)
+            message = parse_json(line)
         except (ValueError, RecursionError):
             return [_error(None, PARSE_ERROR, "Parse error: the line is not JSON")]
         return self.receive_message(message)

@@ -199,6 +199,28 @@ def test_notifications_are_accepted_with_202_and_no_body(
     assert client.tool("read_semantics", {"since": "1"})["value"]["kind"] == "unchanged"
 
 
+def test_bodies_that_are_not_one_json_message_are_refused(
+    server: Server, http: httpx.Client
+) -> None:
+    client = McpClient(http, server.url)
+    client.initialize()
+    headers = {"Mcp-Session-Id": client.session_id or "", "content-type": "application/json"}
+    for body in (b"{not json", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 1, "x": NaN}'):
+        refused = http.post(server.url, content=body, headers=headers)
+        assert refused.status_code == 400, body
+        assert refused.json() == {
+            "jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"},
+        }
+    too_big = http.post(server.url, content=b" " * ((4 << 20) + 1), headers=headers)
+    assert too_big.status_code == 413
+    wrong_version = client.post(
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"}, **{"MCP-Protocol-Version": "1999-01-01"}
+    )
+    assert wrong_version.status_code == 400
+    assert "1999-01-01" in wrong_version.json()["error"]
+    assert client.tool("read_semantics", {})["ok"] is True  # the session is unharmed
+
+
 def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Client) -> None:
     client = McpClient(http, server.url)
     session_id = client.initialize()
