@@ -121,8 +121,8 @@ async def rerun_surface(
                 redacted = event.arguments.get("redacted")
                 note = "this call's text was redacted in the log" if redacted else None
                 divergence = Divergence(calls, record.seq, expected, actual, diff, note)
-                return ReplayReport(session, calls, calls, divergence)
+                return ReplayReport(session, calls, calls, divergence, surface=True)
     finally:
         if not closed:
             await surface.close()
-    return ReplayReport(session, calls, calls, None)
+    return ReplayReport(session, calls, calls, None, surface=True)

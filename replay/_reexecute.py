@@ -59,6 +59,8 @@ class ReplayReport:
     crash: BaseException | None = None
     """The application's exception, raised again at the step where the live session crashed."""
     crash_step: int | None = None
+    surface: bool = False
+    """A surface session's re-run: ``inputs`` and ``commits`` both count its calls."""
 
     @property
     def ok(self) -> bool:

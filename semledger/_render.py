@@ -101,7 +101,10 @@ def replay_verdict(report: ReplayReport) -> Group:
     lines: list[Text] = []
     if report.ok:
         message = (
-            f"replay of {report.session!r}: identical — {report.inputs} inputs, "
+            f"re-run of {report.session!r}: identical — {report.inputs} calls, each answered "
+            "as logged"
+            if report.surface
+            else f"replay of {report.session!r}: identical — {report.inputs} inputs, "
             f"{report.commits} commits, every snapshot hash matched"
         )
         lines.append(Text(message, style="bold green"))

@@ -74,3 +74,5 @@ def test_semledger_replay_re_runs_a_surface_session(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "identical" in result.stdout
+    assert "calls, each answered as logged" in result.stdout
+    assert "commits" not in result.stdout  # a surface session has calls, not commits
