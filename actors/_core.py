@@ -33,8 +33,6 @@ from semledger.runtime._wire import (
 
 from ._messages import MessageCodec
 
-INPUTS = (ActionRequested, EffectCompleted, EffectFailed, TimerFired, DiagnosticsDispatched)
-
 
 @attrs.frozen
 class StepResult:

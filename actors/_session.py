@@ -20,6 +20,7 @@ import outcome
 import trio
 
 from semledger.eventlog import (
+    INPUT_CLASSES,
     ActionRequested,
     DiagnosticsDispatched,
     EffectCompleted,
@@ -52,7 +53,7 @@ from semledger.runtime import (
 from semledger.runtime._wire import encode_action, encode_precondition, encode_target
 
 from ._actor import Actor, ActorClosedError, ActorError, _Envelope
-from ._core import INPUTS, SessionCore
+from ._core import SessionCore
 from ._messages import MessageCodecError
 from ._writer import LogWriter, Pending
 
@@ -228,7 +229,7 @@ class SessionActor(Actor[SessionMessage]):
                 raise SessionMismatchError(
                     f"session {self.name!r} was recorded with {event.app}, not {self.app_ref}"
                 )
-            if isinstance(event, INPUTS):
+            if isinstance(event, INPUT_CLASSES):
                 try:
                     core.step(event)
                 except ApplicationError as error:

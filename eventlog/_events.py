@@ -191,15 +191,15 @@ Event: TypeAlias = (
 
 INPUT_CLASSES: tuple[type[Event], ...] = (
     ActionRequested,
-    EffectStarted,
     EffectCompleted,
     EffectFailed,
     TimerFired,
     DiagnosticsDispatched,
 )
-"""The events replay feeds back into the application when it re-executes a session."""
+"""The events a session steps its application with: what recovery and replay feed back."""
 
 OUTPUT_CLASSES: tuple[type[Event], ...] = (
+    EffectStarted,
     Committed,
     ActionRejected,
     ActionReceipt,

@@ -11,8 +11,7 @@ import pprint
 import re
 from typing import Any
 
-from semledger.actors._core import INPUTS
-from semledger.eventlog import CONVERTER, Recorder, SessionStarted
+from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionStarted
 
 from ._reads import UnknownSessionError
 from ._reexecute import COMPARED
@@ -53,7 +52,7 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
     for _record, event in recorder.events(session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
-        elif isinstance(event, INPUTS):
+        elif isinstance(event, INPUT_CLASSES):
             steps.append((CONVERTER.unstructure(event), []))
         elif isinstance(event, COMPARED):
             (steps[-1][1] if steps else initial).append(_plain(event))

@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 
 from semledger.actors import SessionCore
-from semledger.actors._core import INPUTS
 from semledger.eventlog import (
+    INPUT_CLASSES,
     ActionReceipt,
     ActionRejected,
     ActionRequested,
@@ -158,7 +158,7 @@ def reexecute(
         pending = list(produced)
         while True:
             upcoming = log.peek()
-            if upcoming is None or isinstance(upcoming[1], INPUTS):
+            if upcoming is None or isinstance(upcoming[1], INPUT_CLASSES):
                 break
             record, event = log.take()
             if on_progress is not None:
