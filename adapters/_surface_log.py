@@ -51,17 +51,6 @@ from ._surface import (
 __all__ = ["LoggedSurface"]
 
 
-def _wire(value: object) -> Any:
-    """The JSON form of an argument: attrs wire shapes encoded, mappings and scalars as is."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _wire(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_wire(v) for v in value]
-    return encode(value)
-
-
 def _is_password(native: Mapping[str, str]) -> bool:
     return native.get("password") == "true" or native.get("type") == "password"
 
@@ -138,8 +127,8 @@ class LoggedSurface:
                 surface=self.adapter_name,
                 params={
                     "adapter": self.adapter_name,
-                    "config": _wire(self.config),
-                    "session_init": _wire(init),
+                    "config": encode(self.config),
+                    "session_init": encode(init),
                 },
                 redact_passwords=self.redact_passwords,
             )
@@ -175,7 +164,7 @@ class LoggedSurface:
     async def open(self, session: SessionInitLike) -> None:
         await self._start(session)
         await self._call(
-            "open", {"session": _wire(session)}, lambda: self.surface.open(session), _none
+            "open", {"session": encode(session)}, lambda: self.surface.open(session), _none
         )
 
     async def close(self) -> None:
@@ -224,7 +213,7 @@ class LoggedSurface:
         args: ActArgsLike | None = None,
         ref2: str | None = None,
     ) -> Any:
-        logged_args = _wire(args)
+        logged_args = encode(args)
         redacted = False
         if (
             self.redact_passwords
@@ -248,7 +237,7 @@ class LoggedSurface:
             "read",
             {"kind": kind, "ref": ref, "name": name},
             lambda: self.surface.read(kind, ref, name),
-            lambda value: {"value": _wire(value) if _plain(value) else repr(value)},
+            lambda value: {"value": encode(value) if _plain(value) else repr(value)},
         )
 
     async def check(
@@ -256,7 +245,7 @@ class LoggedSurface:
     ) -> CheckResult:
         result: CheckResult = await self._call(
             "check",
-            {"predicate": _wire(predicate), "subject": subject, "ref": ref},
+            {"predicate": encode(predicate), "subject": subject, "ref": ref},
             lambda: self.surface.check(predicate, subject, ref),
             _encoded,
         )
@@ -265,7 +254,7 @@ class LoggedSurface:
     async def locate(self, candidate: CandidateLike) -> list[str]:
         refs: list[str] = await self._call(
             "locate",
-            {"candidate": _wire(candidate)},
+            {"candidate": encode(candidate)},
             lambda: self.surface.locate(candidate),
             lambda found: {"refs": list(found)},
         )
@@ -293,7 +282,7 @@ class LoggedSurface:
         if self._ended:
             raise SessionError("the logged session has ended")
         await self._call(
-            "restore", {"state": _wire(state)}, lambda: self.surface.restore(state), _none
+            "restore", {"state": encode(state)}, lambda: self.surface.restore(state), _none
         )
 
 
