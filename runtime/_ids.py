@@ -75,7 +75,3 @@ def parse_node_id(text: object) -> int | None:
     """Parse a `SemanticsNodeId` from the wire: like a generation, but ``"0"`` is not a node."""
     value = parse_u64(text)
     return value if value else None
-
-
-def format_u64(value: int) -> str:
-    return str(value)

@@ -83,9 +83,6 @@ class Collection:
     set_position: int | None = None
 
 
-EMPTY_RELATIONS: dict[Relation, tuple[int, ...]] = dict.fromkeys(Relation, ())
-
-
 @attrs.frozen
 class SemanticsNode:
     node_id: int

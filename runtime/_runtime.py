@@ -44,18 +44,7 @@ Model = TypeVar("Model")
 Msg = TypeVar("Msg")
 
 POINTER_PHASES = ("Down", "Up", "Move", "Cancel", "Exit")
-COMMAND_INTENTS = (
-    "Activate",
-    "Submit",
-    "Cancel",
-    "Copy",
-    "Cut",
-    "Paste",
-    "Undo",
-    "Redo",
-    "SelectAll",
-    "OpenContextMenu",
-)
+"""The phases `AppRuntime.dispatch_pointer` takes (the diagnostics tools' wire values)."""
 
 
 class CheckpointMismatchError(Exception):
@@ -362,6 +351,8 @@ class AppRuntime(Generic[Model, Msg]):
             node = inside[-1]
 
     def dispatch_pointer(self, x: float, y: float, phase: str) -> dict[str, Any]:
+        if phase not in POINTER_PHASES:  # else it would count as a Cancel, silently
+            raise ValueError(f"phase: expected one of {', '.join(POINTER_PHASES)}, got {phase!r}")
         if self._closed:
             return {"handled": False, "error": "host_closed"}
         hit = self.hit_test(x, y)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from semledger.runtime import ActionKind as K
 from semledger.runtime import (
     App,
@@ -128,3 +130,10 @@ def test_diagnostics_after_close_answer_host_closed() -> None:
     rt.close()
     assert rt.dispatch_pointer(1, 1, "Move")["error"] == "host_closed"
     assert rt.dispatch_command("Activate")["error"] == "host_closed"
+
+
+def test_an_unknown_pointer_phase_is_refused_not_taken_for_a_cancel() -> None:
+    rt = make()
+    x, y = centre(node_of(rt, "one"))
+    with pytest.raises(ValueError, match="phase: expected one of Down, Up, Move, Cancel, Exit"):
+        rt.dispatch_pointer(x, y, "Hover")
