@@ -96,6 +96,7 @@ from ._errors import (
 from ._schemas import (
     act_args_from_dict,
     candidate_from_dict,
+    config_ms,
     predicate_from_dict,
     session_init_from_dict,
     session_state_from_dict,
@@ -208,8 +209,8 @@ class AtspiSurface:
         self._paths: dict[str, str] = {}
         self._tree: _Tree | None = None
         self._last_result: str | None = None
-        self._timeout = float(config.get("timeout_ms", DEFAULT_TIMEOUT_MS)) / 1000
-        self._settle = float(config.get("settle_ms", 60)) / 1000
+        self._timeout = config_ms(config, "timeout_ms", DEFAULT_TIMEOUT_MS) / 1000
+        self._settle = config_ms(config, "settle_ms", 60) / 1000
 
     @property
     def kind(self) -> SurfaceKind:

@@ -28,6 +28,7 @@ from ._calls import (
 )
 from ._candidates import Candidate
 from ._capabilities import Capabilities
+from ._errors import DataError
 from ._session import SessionInit, SessionState
 from ._snapshot import Snapshot, SnapshotNode
 from ._wire import JSONValue, decode_value, encode_value, schema_document
@@ -81,6 +82,14 @@ def decode(shape: str, obj: object) -> Any:
     """Decode ``obj`` as the wire shape ``shape``; DataError (path rooted at the shape's
     name, ``candidate.by``) when it is invalid."""
     return decode_value(WIRE_SHAPES[shape], obj, _root(shape))
+
+
+def config_ms(config: Mapping[str, Any], key: str, default: int) -> int:
+    """A duration in an adapter's config: a non-negative whole number of milliseconds."""
+    value = config.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise DataError("expected a non-negative integer", path=f"config.{key}")
+    return value
 
 
 def encode(value: object) -> JSONValue:

@@ -133,6 +133,7 @@ from ._errors import (
 from ._schemas import (
     act_args_from_dict,
     candidate_from_dict,
+    config_ms,
     predicate_from_dict,
     session_init_from_dict,
     session_state_from_dict,
@@ -360,10 +361,7 @@ class WebSurface:
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         config = dict(config or {})
         self._testids = _config_list(config, "testid_attributes", ("data-testid",))
-        timeout = config.get("timeout_ms", DEFAULT_TIMEOUT_MS)
-        if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout < 0:
-            raise DataError("expected a non-negative integer", path="config.timeout_ms")
-        self._timeout_ms = timeout
+        self._timeout_ms = config_ms(config, "timeout_ms", DEFAULT_TIMEOUT_MS)
         shared = config.get("browser")
         if shared is not None and not isinstance(shared, WebBrowser):
             raise DataError("expected a WebBrowser", path="config.browser")

@@ -173,3 +173,15 @@ def test_importing_the_package_imports_no_adapter_and_no_schema_tooling() -> Non
     ).stdout.splitlines()
     assert set(json.loads(out[0])) <= CONTRACT_MODULES
     assert out[1] == "[]"
+
+
+@pytest.mark.parametrize("adapter", ["web", "atspi"])
+@pytest.mark.parametrize(("key", "value"), [("timeout_ms", "soon"), ("timeout_ms", -1)])
+def test_a_bad_duration_in_the_config_names_its_key(adapter: str, key: str, value: Any) -> None:
+    with pytest.raises(DataError, match=rf"config\.{key}: expected a non-negative integer"):
+        create_surface({"adapter": adapter, key: value})
+
+
+def test_a_bad_settle_time_for_the_desktop_adapter_names_its_key() -> None:
+    with pytest.raises(DataError, match=r"config\.settle_ms"):
+        create_surface({"adapter": "atspi", "settle_ms": 1.5})
