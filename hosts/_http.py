@@ -171,7 +171,9 @@ class McpHttpApp:
         if connection is not None and not connection.host.closed:
             return connection
         if connection is not None:
-            return None
+            # Over: forget it (no server keeps every session it ever had); the log decides
+            # below whether it can come back.
+            del self._connections[session_id]
         if not await trio.to_thread.run_sync(self._resumable, session_id):
             return None
         return await self._open(session_id)
