@@ -11,7 +11,13 @@ import pytest
 import trio
 
 from semledger.actors import LogWriter
-from semledger.adapters import LocateError, LoggedSurface, NavigationError, create_surface
+from semledger.adapters import (
+    LocateError,
+    LoggedSurface,
+    NavigationError,
+    Snapshot,
+    create_surface,
+)
 from semledger.eventlog import (
     REDACTED,
     MemoryRecorder,
@@ -100,14 +106,20 @@ async def test_a_session_through_the_log_writer_continues_after_its_events(tmp_p
         recorder.close()
 
 
-async def test_text_typed_into_a_password_field_is_redacted() -> None:
-    recorder = MemoryRecorder()
+async def _gallery(recorder: MemoryRecorder) -> tuple[LoggedSurface, Snapshot, str]:
+    """A logged gallery session, its first snapshot and the ref of its password field."""
     logged = LoggedSurface(
         _surface("semledger.examples.gallery:app"), recorder, "g", "runtime"  # type: ignore[arg-type]
     )
     await logged.open({})
     snapshot = await logged.snapshot()
     password = next(n.ref for n in snapshot.nodes if n.native.get("password") == "true")
+    return logged, snapshot, password
+
+
+async def test_text_typed_into_a_password_field_is_redacted() -> None:
+    recorder = MemoryRecorder()
+    logged, snapshot, password = await _gallery(recorder)
     username = next(
         n.ref for n in snapshot.nodes if n.native.get("automationId") == "gallery.username"
     )
@@ -145,12 +157,7 @@ def test_semledger_audit_shows_a_surface_session(tmp_path: Path) -> None:
 
 async def test_a_partial_snapshot_does_not_forget_a_password_field_it_left_out() -> None:
     recorder = MemoryRecorder()
-    logged = LoggedSurface(
-        _surface("semledger.examples.gallery:app"), recorder, "g", "runtime"  # type: ignore[arg-type]
-    )
-    await logged.open({})
-    snapshot = await logged.snapshot()
-    password = next(n.ref for n in snapshot.nodes if n.native.get("password") == "true")
+    logged, snapshot, password = await _gallery(recorder)
     first = [n.ref for n in snapshot.nodes].index(password)
     assert first > 1
     await logged.snapshot(max_nodes=1)  # the field is beyond the limit
