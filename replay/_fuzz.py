@@ -27,18 +27,13 @@ from semledger.runtime import (
     ActionKind,
     App,
     ApplicationError,
-    Delta,
-    Full,
     Receipt,
     Rejection,
     Role,
     SemanticsSnapshot,
-    Unchanged,
-    apply_delta,
 )
-from semledger.runtime._wire import encode_read
 
-from ._invariants import GenerationChecker, InvariantViolation
+from ._invariants import GenerationChecker, InvariantViolation, check_read
 
 _PAYLOAD = {
     "set_text": lambda d: {"value": d.draw(st.text(max_size=12), label="text")},
@@ -104,30 +99,14 @@ def _random_action(data: Any, snapshot: SemanticsSnapshot, stale: list[int]) -> 
 
 
 class _Run:
-    """One example: the inputs it made, so the final (shrunk) one can be saved."""
+    """One example: the inputs it made and the reads it checked between them, so the final
+    (shrunk) one can be saved."""
 
     def __init__(self, app: App[Any, Any]) -> None:
         self.core = SessionCore(app)
         self.inputs: list[Event] = []
-
-
-def _check_read(core: SessionCore, since: int | None, fulls: dict[int, Full]) -> None:
-    runtime = core.runtime
-    result = runtime.read(since)
-    current = runtime.generation
-    if isinstance(result, Rejection):
-        raise InvariantViolation(f"read rejected: {result.code}")
-    if isinstance(result, Unchanged) != (since == current):
-        raise InvariantViolation(f"read(since={since}) at {current} gave {type(result).__name__}")
-    if isinstance(result, Delta):
-        start = runtime.snapshot_at(result.from_generation)
-        if start is None:
-            raise InvariantViolation(f"a delta from {result.from_generation}, which expired")
-        rebuilt = apply_delta(start, result)
-        if encode_read(rebuilt.full()) != encode_read(runtime.snapshot.full()):
-            raise InvariantViolation(
-                f"the delta from {since} does not lead to generation {current}"
-            )
+        self.reads: list[tuple[int, int | None]] = []
+        """``(inputs before it, since)`` of each read."""
 
 
 def fuzz_app(
@@ -167,7 +146,6 @@ def fuzz_app(
         core = state.core
         checker = GenerationChecker(core.runtime.snapshot)
         seen: list[int] = []
-        fulls: dict[int, Full] = {}
         for _ in range(data.draw(st.integers(1, steps), label="steps")):
             snapshot = core.runtime.snapshot
             seen.append(snapshot.generation)
@@ -178,7 +156,8 @@ def fuzz_app(
                     ),
                     label="since",
                 )
-                _check_read(core, since, fulls)
+                state.reads.append((len(state.inputs), since))
+                check_read(core.runtime, since)
                 continue
             wire = _random_action(data, snapshot, seen)
             event = ActionRequested(
@@ -193,7 +172,7 @@ def fuzz_app(
         run()
     except (InvariantViolation, ApplicationError, AssertionError) as error:
         name = f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{seed}"
-        _save(save_to(), name, app, app_ref, last["run"].inputs, error, seed)
+        _save(save_to(), name, app, app_ref, last["run"], error, seed)
         cause = error.__cause__ if isinstance(error, ApplicationError) else error
         return FuzzResult(examples, f"{type(cause).__name__}: {cause}", name)
     return FuzzResult(examples)
@@ -204,21 +183,25 @@ def _save(
     name: str,
     app: App[Any, Any],
     app_ref: str,
-    inputs: list[Event],
+    run: _Run,
     error: BaseException,
     chosen_seed: int,
 ) -> None:
-    """Log the counterexample as an ordinary session: the same events a live one would have."""
+    """Log the counterexample as an ordinary session: the same events a live one would have.
+
+    Reads are not inputs, so the ones the example checked go into the session's params
+    (``params["fuzz"]["reads"]``), where `reexecute` finds them and checks them again at
+    the same places.
+    """
     import traceback
 
     core = SessionCore(app)
+    params = {"fuzz": {"seed": chosen_seed, "failure": str(error), "reads": run.reads}}
     events: list[Event] = [
-        SessionStarted(
-            app_ref, "runtime", {"fuzz": {"seed": chosen_seed, "failure": str(error)}}, True
-        ),
+        SessionStarted(app_ref, "runtime", params, True),
         *core.initial_outputs(),
     ]
-    for event in inputs:
+    for event in run.inputs:
         try:
             result = core.step(event)
         except ApplicationError as crash:

@@ -6,9 +6,19 @@ so "advanced exactly when the snapshot changed" costs two hash comparisons.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
-from semledger.runtime import Rejection, SemanticsSnapshot
+from semledger.runtime import (
+    AppRuntime,
+    Delta,
+    Rejection,
+    SemanticsSnapshot,
+    Unchanged,
+    apply_delta,
+)
+from semledger.runtime._wire import encode_read
 
 
 class InvariantViolation(AssertionError):  # noqa: N818 - it reads as what it reports
@@ -43,3 +53,40 @@ class GenerationChecker:
                 f"{where}: a {outcome.code.value} rejection advanced the generation"
             )
         self.previous = current
+
+
+def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
+    """Read `since` from `runtime` and check the answer against its current snapshot.
+
+    ``Unchanged`` exactly when `since` is the current generation, and a ``Delta`` that
+    leads from the snapshot it starts at to the current one.
+    """
+    result = runtime.read(since)
+    current = runtime.generation
+    if isinstance(result, Rejection):
+        raise InvariantViolation(f"read(since={since}) rejected: {result.code.value}")
+    if isinstance(result, Unchanged) != (since == current):
+        raise InvariantViolation(f"read(since={since}) at {current} gave {type(result).__name__}")
+    if isinstance(result, Delta):
+        start = runtime.snapshot_at(result.from_generation)
+        if start is None:
+            raise InvariantViolation(f"a delta from {result.from_generation}, which expired")
+        rebuilt = apply_delta(start, result)
+        if encode_read(rebuilt.full()) != encode_read(runtime.snapshot.full()):
+            raise InvariantViolation(
+                f"the delta from {since} does not lead to generation {current}"
+            )
+
+
+def recorded_reads(params: dict[str, Any]) -> dict[int, list[int | None]]:
+    """The reads a fuzzer counterexample checked, by the number of inputs before each.
+
+    `fuzz_app` saves them in the session's params, since reads are not logged inputs;
+    any other session has none.
+    """
+    fuzz = params.get("fuzz")
+    reads: dict[int, list[int | None]] = {}
+    if isinstance(fuzz, dict):
+        for after, since in fuzz.get("reads", ()):
+            reads.setdefault(int(after), []).append(None if since is None else int(since))
+    return reads

@@ -30,7 +30,7 @@ from semledger.eventlog import (
 from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
 from semledger.runtime._wire import decode_read, encode_node
 
-from ._invariants import GenerationChecker, InvariantViolation
+from ._invariants import GenerationChecker, InvariantViolation, check_read, recorded_reads
 from ._reads import UnknownSessionError
 
 COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
@@ -149,6 +149,7 @@ def reexecute(
     if first is None or not isinstance(first[1], SessionStarted):
         raise ValueError(f"session {session!r} does not begin with SessionStarted")
     log.take()
+    reads = recorded_reads(first[1].params)
     core = SessionCore(app)
     logged_snapshot = SemanticsSnapshot.empty()
     step = inputs = commits = 0
@@ -182,7 +183,16 @@ def reexecute(
             return Divergence(at_step, head.seq, "nothing more", _describe(pending[0]))
         return None
 
-    divergence = compare(core.initial_outputs(), 0)
+    def check_reads(at_step: int, seq: int) -> Divergence | None:
+        """The reads a fuzzer counterexample made after `at_step` inputs, made again."""
+        for since in reads.get(at_step, ()):
+            try:
+                check_read(core.runtime, since)
+            except InvariantViolation as violation:
+                return Divergence(at_step, seq, "the read invariants to hold", str(violation))
+        return None
+
+    divergence = compare(core.initial_outputs(), 0) or check_reads(0, first[0].seq)
     checker = GenerationChecker(core.runtime.snapshot)
     while divergence is None and log.peek() is not None:
         record, event = log.take()
@@ -228,7 +238,7 @@ def reexecute(
                 commits,
                 Divergence(step, record.seq, "the generation invariants to hold", str(violation)),
             )
-        divergence = compare(result.outputs, step)
+        divergence = compare(result.outputs, step) or check_reads(step, record.seq)
         if divergence is not None and note is not None:
             divergence = attrs.evolve(divergence, note=note)
     return ReplayReport(session, inputs, commits, divergence)

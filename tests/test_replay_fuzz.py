@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from semledger.eventlog import SessionCrashed, SqliteRecorder
 
@@ -73,3 +76,43 @@ def test_fuzzing_reports_progress_and_leaves_no_log_when_nothing_fails(tmp_path:
     assert [done for done, _ in seen] == list(range(1, len(seen) + 1))
     assert seen[0] == (1, 8)
     assert not opened
+
+
+def test_a_bad_read_found_by_fuzzing_is_found_again_by_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads are not logged inputs: the counterexample keeps the reads it checked, and
+    replay makes them again after the same inputs."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app, reexecute
+    from semledger.runtime import AppRuntime, Unchanged
+
+    honest_read = AppRuntime.read
+
+    def stale_read(self: AppRuntime[Any, Any], since: int | None = None) -> Any:
+        # The bug: a read from the generation just before the current one says Unchanged.
+        if since is not None and since == self.generation - 1:
+            return Unchanged(self.generation)
+        return honest_read(self, since)
+
+    monkeypatch.setattr(AppRuntime, "read", stale_read)
+    db = tmp_path / "fuzz.db"
+    result = fuzz_app(
+        counter.app,
+        "semledger.examples.counter:app",
+        lambda: SqliteRecorder(db),
+        examples=200,
+        seed=1,
+    )
+    assert result.failure is not None, result
+    assert "gave Unchanged" in result.failure
+    assert result.session is not None
+    with SqliteRecorder(db) as recorder:
+        report = reexecute(recorder, result.session, counter.app)
+        assert report.divergence is not None, report
+        assert report.divergence.expected == "the read invariants to hold"
+        assert "gave Unchanged" in report.divergence.actual
+        assert report.divergence.step == report.inputs
+
+        monkeypatch.setattr(AppRuntime, "read", honest_read)  # the bug, fixed
+        assert reexecute(recorder, result.session, counter.app).ok
