@@ -134,15 +134,22 @@ class LogWriter(Actor[Pending]):
             return
         result = await self._write([event for pending in batch for event in pending.events])
         if isinstance(result, outcome.Error):
-            if isinstance(result.error, SequenceConflict) and len(batch) > 1:
-                # Someone else wrote one of these sessions: isolate the offender, keep the rest.
-                for pending in batch:
-                    await self._commit([pending])
+            error = result.error
+            if isinstance(error, SequenceConflict) and len(batch) > 1:
+                # Someone else wrote that session: refuse its batches, write the rest together.
+                refused = [p for p in batch if p.events[0].session == error.session]
+                for pending in refused:
+                    pending._fail(error)
+                if refused:
+                    await self._commit([p for p in batch if not p.settled])
+                else:  # a recorder that names no session of the batch: isolate by trying
+                    for pending in batch:
+                        await self._commit([pending])
                 return
             for pending in batch:
-                pending._fail(result.error)
-            if not isinstance(result.error, Exception):
-                raise result.error
+                pending._fail(error)
+            if not isinstance(error, Exception):
+                raise error
             return
         stored = result.unwrap()
         self.transactions += 1

@@ -176,6 +176,21 @@ def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> in
     return found
 
 
+def _moved_head(conn: sqlite3.Connection, stored: list[StoredEvent]) -> SequenceConflict:
+    """The conflict of the session whose head another writer moved since we cached it:
+    the one to refuse, so that a log writer can keep the rest of the batch."""
+    firsts: dict[str, int] = {}
+    for record in stored:
+        firsts.setdefault(record.session, record.seq)
+    for session, seq in firsts.items():
+        row = conn.execute(_HEAD, (session,)).fetchone()
+        head = 0 if row is None else row[0]
+        if head != seq - 1:
+            return SequenceConflict(session, seq, head + 1)
+    first = stored[0]  # no head moved: the batch repeats a (session, seq) of its own
+    return SequenceConflict(first.session, first.seq, first.seq)
+
+
 class SqliteRecorder:
     """A ``Recorder`` over one SQLite file, created or migrated on open.
 
@@ -257,8 +272,8 @@ class SqliteRecorder:
                 try:
                     conn.executemany(_INSERT, stored)  # a StoredEvent is a row, in column order
                 except sqlite3.IntegrityError as exc:  # only if a head moved under us
-                    first = stored[0]
-                    raise SequenceConflict(first.session, first.seq, first.seq) from exc
+                    conn.execute("ROLLBACK")  # so the heads read next are the committed ones
+                    raise _moved_head(conn, stored) from exc
                 conn.executemany(
                     _UPSERT_SESSION,
                     [

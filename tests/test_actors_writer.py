@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from semledger.eventlog import (
     NewEvent,
     SequenceConflict,
     SessionEnded,
+    SqliteRecorder,
     StoredEvent,
     verify_chain,
 )
@@ -140,6 +142,43 @@ async def test_one_sessions_sequence_conflict_fails_only_that_sessions_append() 
     b_head = recorder.head("b")
     assert b_head is not None
     assert b_head.seq == 1  # the conflicting event was not written
+    # The set-up, the warm-up, the batch of three, then a and c together.
+    assert recorder.calls == 4
+    assert writer.transactions == 2
+
+
+async def test_a_head_moved_by_another_process_refuses_only_that_session(tmp_path: Path) -> None:
+    """The SQLite recorder trusts its cached heads; another writer's append shows up as a
+    primary-key clash, and the conflict must name the session it hit, not the first one."""
+    path = tmp_path / "log.db"
+    ours, theirs = SqliteRecorder(path), SqliteRecorder(path)
+    try:
+        ours.append([note(name, 1) for name in ("a", "b", "c")])
+        theirs.append([note("b", 2)])
+        with pytest.raises(SequenceConflict) as caught:
+            ours.append([note("a", 2), note("b", 2), note("c", 2)])
+        assert (caught.value.session, caught.value.seq, caught.value.expected) == ("b", 2, 3)
+
+        ours.append([note(name, 1) for name in "xyz"])  # their heads are now cached
+        theirs.append([note("y", 2)])
+        results: dict[str, object] = {}
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(ours).run)
+            pendings = {name: writer.submit([note(name, 2)]) for name in "xyz"}
+            pendings["y3"] = writer.submit([note("y", 3)], after=pendings["y"])
+            for name, pending in pendings.items():
+                try:
+                    results[name] = [r.seq for r in await pending.durable()]
+                except SequenceConflict as conflict:
+                    results[name] = (conflict.session, conflict.seq, conflict.expected)
+            writer.close()
+        assert results == {"x": [2], "z": [2], "y": ("y", 2, 3), "y3": ("y", 2, 3)}
+        assert writer.transactions == 1  # x and z together, after the one failed try
+        assert [r.seq for r in ours.read("y")] == [1, 2]
+        assert all(verify_chain(ours.read(name)).ok for name in "abcxyz")
+    finally:
+        ours.close()
+        theirs.close()
 
 
 async def test_a_failing_recorder_fails_every_append_of_the_batch() -> None:
