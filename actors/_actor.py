@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
-import attrs
 import outcome
 import trio
 
@@ -32,8 +31,13 @@ class RequestTimeoutError(ActorError):
     """Raised by `Actor.request` when no reply came within the timeout."""
 
 
-@attrs.frozen
-class _Envelope(Generic[Message]):
+class _Envelope(NamedTuple, Generic[Message]):
+    """A message and where its reply goes (None for a told message).
+
+    A tuple rather than an attrs class: every message of every actor is wrapped in one,
+    and the log writer receives one per batch, where a frozen attrs ``__init__`` showed.
+    """
+
     message: Message
     reply: trio.MemorySendChannel[outcome.Outcome[Any]] | None
 

@@ -10,10 +10,11 @@ no answer (a receipt, a read) ever shows a state the log could still lose.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 import outcome
@@ -114,6 +115,27 @@ class _EffectDone:
 SessionMessage = Read | Perform | Diagnose | Inspect | Close | _EffectDone
 
 
+class _Held(NamedTuple):
+    """A reply that waits for `last`, the session's newest batch when it was handled."""
+
+    envelope: _Envelope[SessionMessage]
+    result: outcome.Outcome[Any]
+    last: Pending
+
+
+def _next_held(held: trio.MemoryReceiveChannel[_Held]) -> _Held | None:
+    try:
+        return held.receive_nowait()
+    except (trio.WouldBlock, trio.EndOfChannel):
+        return None
+
+
+def _close_reply(item: _Held) -> None:
+    """The answer, if any, is in it; the caller's next receive ends."""
+    if item.envelope.reply is not None:
+        item.envelope.reply.close()
+
+
 class SessionActor(Actor[SessionMessage]):
     """One agent session. Starting it creates the session in the log, or recovers it from there.
 
@@ -154,7 +176,8 @@ class SessionActor(Actor[SessionMessage]):
         """The newest batch handed to the writer: every reply waits for it."""
         self._core: SessionCore | None = None
         self._nursery: trio.Nursery | None = None
-        self._replies: trio.Nursery | None = None
+        self._held, self._to_reply = trio.open_memory_channel[_Held](math.inf)
+        """Replies waiting for the log, in the order they were handled."""
 
     @property
     def core(self) -> SessionCore:
@@ -164,11 +187,14 @@ class SessionActor(Actor[SessionMessage]):
     async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
         # Replies still waiting for the log are sent before the actor ends; effects are not.
         async with trio.open_nursery() as replies:
-            self._replies = replies
-            async with trio.open_nursery() as effects:
-                self._nursery = effects
-                await super().run(task_status=task_status)
-                effects.cancel_scope.cancel()
+            replies.start_soon(self._reply_when_durable)
+            try:
+                async with trio.open_nursery() as effects:
+                    self._nursery = effects
+                    await super().run(task_status=task_status)
+                    effects.cancel_scope.cancel()
+            finally:
+                self._held.close()
 
     async def _deliver(self, envelope: _Envelope[SessionMessage]) -> None:
         """Handle now; answer once the session's newest batch is durable (see module)."""
@@ -177,25 +203,35 @@ class SessionActor(Actor[SessionMessage]):
         if last is None or last.succeeded:
             self._reply(envelope, result)
         else:
-            assert self._replies is not None
-            self._replies.start_soon(self._reply_when_durable, envelope, result, last)
+            self._held.send_nowait(_Held(envelope, result, last))
 
-    async def _reply_when_durable(
-        self, envelope: _Envelope[SessionMessage], result: outcome.Outcome[Any], last: Pending
-    ) -> None:
+    async def _reply_when_durable(self) -> None:
+        """The session's one replier: sends the held replies in order, each once the batch
+        it waits for is durable, and those whose batch already is without waiting again."""
+        held = self._to_reply
+        item: _Held | None = None
         try:
-            try:
-                await self._durable(last)
-            except Exception as error:
-                if envelope.reply is None:
-                    return  # a told message: the session has ended, nobody waits for it
-                result = outcome.Error(error)
-            self._reply(envelope, result)
+            async for item in held:
+                while item is not None:
+                    envelope, result, last = item
+                    answer = True
+                    if not last.succeeded:
+                        try:
+                            await self._durable(last)
+                        except Exception as error:
+                            result = outcome.Error(error)
+                            # A told message: the session has ended, nobody waits for it.
+                            answer = envelope.reply is not None
+                    if answer:
+                        self._reply(envelope, result)
+                    _close_reply(item)
+                    item = _next_held(held)
         finally:
-            if envelope.reply is not None:
-                # The answer, if any, is already in it; cancelled before that, the caller
-                # learns at once that none will come, instead of at its timeout.
-                envelope.reply.close()
+            # Cancelled with replies still held: their callers learn at once that no
+            # answer will come, instead of at their timeout.
+            while item is not None:
+                _close_reply(item)
+                item = _next_held(held)
 
     async def started(self) -> None:
         head = await trio.to_thread.run_sync(self.recorder.head, self.name)

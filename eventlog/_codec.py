@@ -6,6 +6,7 @@ A body is the msgpack encoding of the unstructured event with its topic inside u
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
@@ -19,7 +20,18 @@ from ._events import EVENT_CLASSES, TOPICS, Event
 from ._upcast import UPCASTERS, Upcasters
 
 unpackb = msgpack.unpackb
-packb = msgpack.packb
+
+
+class _Packers(threading.local):
+    """One reusable ``msgpack.Packer`` per thread: ``msgpack.packb`` makes one per call,
+    which is a third of encoding a small event. (A packer is not safe to share between
+    threads, and the log writer encodes on worker threads.)"""
+
+    def __init__(self) -> None:
+        self.pack: Callable[[Any], bytes] = msgpack.Packer().pack
+
+
+_PACKERS = _Packers()
 
 __all__ = ["CONVERTER", "TAG", "EncodedEvent", "LogConverter", "decode", "encode"]
 
@@ -113,7 +125,7 @@ class LogConverter:
         topic, version, unstructure = entry
         data = unstructure(event)
         data[TAG] = topic
-        return topic, version, packb(data)
+        return topic, version, _PACKERS.pack(data)
 
     def decode(self, topic: str, version: int, body: bytes) -> Event:
         """Decode a stored event, upcasting an older version to the current class.

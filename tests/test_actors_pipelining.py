@@ -14,6 +14,7 @@ import trio
 import trio.testing
 
 from semledger.actors import (
+    ActorClosedError,
     LogWriter,
     SessionActor,
     SessionConflictError,
@@ -263,3 +264,31 @@ async def test_a_write_that_fails_ends_the_session_and_the_host_answers_host_clo
         assert isinstance(answer, Rejection)
         assert answer.code is ErrorCode.HOST_CLOSED
         assert "its log could not be written" in answer.message
+
+
+async def test_answers_held_for_the_log_end_at_once_when_the_session_is_cancelled() -> None:
+    recorder = GatedRecorder()
+    refused: list[BaseException] = []
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("s", counter.app, COUNTER, writer, recorder)
+
+        async def act() -> None:
+            try:
+                await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+            except ActorClosedError as error:
+                refused.append(error)
+
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            recorder.gate.clear()
+            for _ in range(3):
+                nursery.start_soon(act)
+            await trio.testing.wait_all_tasks_blocked()
+            sessions.cancel_scope.cancel()
+        with trio.fail_after(5):  # not the request's own 30 s timeout
+            while len(refused) < 3:
+                await trio.sleep(0.01)
+        recorder.gate.set()
+        writer.close()
+    assert all("ended before answering" in str(error) for error in refused)
