@@ -126,6 +126,27 @@ def _view(model: Model) -> View[Any]:
 APP: App[Model, Change | Highlight] = App(init=_init, update=_update, view=_view, name="bench")
 
 
+def _wide(width: int) -> App[int, int]:
+    """One list of `width` text items, every one changing with the model: no keys to skip."""
+    return App(
+        init=lambda: 0,
+        update=lambda model, msg: model + msg,
+        view=lambda model: node(
+            Role.LIST, *(text(f"item {i}", str(model)) for i in range(width)), label="wide"
+        ),
+        name="wide",
+    )
+
+
+def _wide_costs(width: int) -> tuple[float, float]:
+    """Seconds per node to build the wide list, and to read it as a delta from zero."""
+    gc.collect()
+    build = min(_timed(lambda: AppRuntime(_wide(width))) for _ in range(3))
+    runtime = AppRuntime(_wide(width))
+    read = min(_timed(lambda: runtime.read(0)) for _ in range(7))
+    return build / width, read / width
+
+
 def _timed(fn: Any) -> float:
     start = time.perf_counter()
     fn()
@@ -137,6 +158,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--rounds", type=int, default=60)
     args = parser.parse_args()
+    narrow, wide = _wide_costs(1000), _wide_costs(8000)  # first: on a small heap, like an app's
     gc.collect()
 
     builds = []
@@ -202,6 +224,8 @@ def main() -> None:
         "unchanged_read_over_full_read": unchanged / full_read,
         "paint_only_generation_advances": paint_advances,
         "snapshot_bytes_per_node": round(resident / nodes),
+        "wide_list_build_per_node_8000_over_1000": wide[0] / narrow[0],
+        "wide_list_read_from_zero_per_node_8000_over_1000": wide[1] / narrow[1],
     }
     goals = {
         "leaf_commit_over_full_build": "at most 0.01",
@@ -209,7 +233,12 @@ def main() -> None:
         "unchanged_read_over_full_read": "at most 0.01",
         "paint_only_generation_advances": "exactly 0",
     }
-    emit("commit", figures, goals, as_json=args.json)
+    notes = [
+        "- `wide_list_*`: a flat list of 8,000 text items against one of 1,000, every item"
+        " changing with the model (no declaration keys), cost per node of the first build and"
+        " of a read from generation 0 (a delta of every node): 1 means cost linear in size.",
+    ]
+    emit("commit", figures, goals, notes, as_json=args.json)
 
 
 if __name__ == "__main__":

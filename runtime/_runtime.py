@@ -32,6 +32,7 @@ from ._node import (
     MissingRelationTarget,
     SemanticsNode,
 )
+from ._order import SiblingPositions
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, ReadResult
 from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
@@ -514,7 +515,8 @@ class AppRuntime(Generic[Model, Msg]):
         """The public root and whether it is an open modal (the deepest one) scoping the tree."""
         modals = [e for e in self._tree.modal_elements if e.node is not None]
         if modals:
-            deepest = max(modals, key=lambda e: (e.depth, _element_path(e)))
+            positions = SiblingPositions[Element](lambda parent: parent.children)
+            deepest = max(modals, key=lambda e: (e.depth, _element_path(e, positions)))
             return deepest.node_id, True
         if len(top) == 1:
             return top[0], False
@@ -572,7 +574,7 @@ class AppRuntime(Generic[Model, Msg]):
             and old_root not in removed
         ):
             removed.append(old_root)
-        upserted.sort(key=self._tree_order_key)
+        self._sort_in_tree_order(upserted)
         return upserted, removed
 
     def _scoped_changes(
@@ -585,7 +587,7 @@ class AppRuntime(Generic[Model, Msg]):
         """Public changes when a modal scopes the tree (now or before): compare the subtrees."""
         public = self._collect(root, synthetic)
         upserted = [node for node in public.values() if previous.nodes.get(node.node_id) != node]
-        upserted.sort(key=self._tree_order_key)
+        self._sort_in_tree_order(upserted)
         removed = [
             n for n in dict.fromkeys(removal_order) if n in previous.nodes and n not in public
         ]
@@ -616,11 +618,17 @@ class AppRuntime(Generic[Model, Msg]):
                 stack.extend(reversed(node.children))
         return out
 
-    def _tree_order_key(self, node: SemanticsNode) -> tuple[int, ...]:
-        element = self._tree.by_node.get(node.node_id)
-        if element is None:
-            return ()
-        return (0, *_element_path(element))
+    def _sort_in_tree_order(self, nodes: list[SemanticsNode]) -> None:
+        """Sort nodes into element-tree order; a node without an element (the synthetic
+        root) comes first."""
+        by_node = self._tree.by_node
+        positions = SiblingPositions[Element](lambda parent: parent.children)
+
+        def key(node: SemanticsNode) -> tuple[int, ...]:
+            element = by_node.get(node.node_id)
+            return () if element is None else (0, *_element_path(element, positions))
+
+        nodes.sort(key=key)
 
     def _issues(
         self,
@@ -673,11 +681,12 @@ class AppRuntime(Generic[Model, Msg]):
         return out
 
 
-def _element_path(element: Element) -> tuple[int, ...]:
+def _element_path(element: Element, positions: SiblingPositions[Element]) -> tuple[int, ...]:
+    """The element's child indices from the root."""
     path: list[int] = []
     current = element
     while current.parent is not None:
-        path.append(current.parent.children.index(current))
+        path.append(positions.of(current.parent, current))
         current = current.parent
     path.reverse()
     return tuple(path)

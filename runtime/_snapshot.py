@@ -25,6 +25,7 @@ from ._node import (
     MissingRelationTarget,
     SemanticsNode,
 )
+from ._order import SiblingPositions
 from ._reads import Delta, Full, ReadResult, Unchanged
 
 JOURNAL_SIZE: Final = 64
@@ -125,16 +126,26 @@ class SemanticsSnapshot:
             yield node
             stack.extend(reversed(node.children))
 
-    def order_key(self, node_id: int) -> tuple[int, ...]:
-        """The node's position as child indices from the root: sorts nodes into tree order."""
-        path: list[int] = []
-        parents, nodes = self.parents, self.nodes
-        current = node_id
-        while (parent := parents.get(current)) is not None:
-            path.append(nodes[parent].children.index(current))
-            current = parent
-        path.reverse()
-        return tuple(path)
+    def sort_in_tree_order(self, nodes: list[SemanticsNode]) -> None:
+        """Sort nodes of this snapshot into tree order (parents first, children in order).
+
+        Each node's key is its path of child indices from the root. Each parent's children
+        are indexed once, so sorting k nodes under a parent of n children costs O(n + k),
+        not O(n k) as looking each one up among its siblings would.
+        """
+        parents, all_nodes = self.parents, self.nodes
+        positions = SiblingPositions(lambda parent: all_nodes[parent].children)
+
+        def key(node: SemanticsNode) -> tuple[int, ...]:
+            path: list[int] = []
+            current = node.node_id
+            while (parent := parents.get(current)) is not None:
+                path.append(positions.of(parent, current))
+                current = parent
+            path.reverse()
+            return tuple(path)
+
+        nodes.sort(key=key)
 
     @property
     def hash(self) -> str:
@@ -312,7 +323,7 @@ class Journal:
             for n in touched
             if (node := new_nodes.get(n)) is not None and old_nodes.get(n) != node
         ]
-        upserted.sort(key=lambda node: end.order_key(node.node_id))
+        end.sort_in_tree_order(upserted)
         return Delta(
             from_generation=start.generation,
             to_generation=end.generation,

@@ -182,3 +182,43 @@ def test_snapshot_hash_ignores_the_generation_and_follows_content() -> None:
     assert rt.snapshot.hash == first.hash
     rt.deliver((2, 0, 0))
     assert rt.snapshot.hash != first.hash
+
+
+def test_a_delta_over_a_wide_list_is_in_tree_order_and_indexes_each_parent_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from semledger.runtime import App, AppRuntime, Role, _order, node, text
+
+    width = 300
+    app: App[int, int] = App(
+        init=lambda: 0,
+        update=lambda model, msg: model + msg,
+        view=lambda model: node(
+            Role.LIST,
+            *(text(f"item {(i * 7919) % width}", str(model)) for i in range(width)),
+            label="wide",
+        ),
+        name="wide",
+    )
+    indexed: list[object] = []
+    real = _order.SiblingPositions.of
+
+    def counting(self: _order.SiblingPositions[Any], parent: Any, child: Any) -> int:
+        if parent not in self._positions:
+            indexed.append(parent)
+        return real(self, parent, child)
+
+    monkeypatch.setattr(_order.SiblingPositions, "of", counting)
+    rt = AppRuntime(app)
+    full = rt.read()
+    assert isinstance(full, Full)
+    rt.deliver(1)  # every item's value changes
+    delta = rt.read(full.generation)
+    assert isinstance(delta, Delta)
+    assert [n.node_id for n in delta.upserted] == [n.node_id for n in full.nodes[1:]]
+    from_zero = rt.read(0)
+    assert isinstance(from_zero, Delta)
+    assert [n.node_id for n in from_zero.upserted] == [n.node_id for n in full.nodes]
+    # Sorting 300 siblings indexed their parent once per sort, not once per node.
+    # Two commits sort elements, two delta reads sort snapshot nodes.
+    assert 0 < len(indexed) <= 4
