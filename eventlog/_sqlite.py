@@ -270,7 +270,9 @@ class SqliteRecorder:
             try:
                 stored, deltas = prepare_batch(events, head_of, self._converter.encode_parts)
                 try:
-                    conn.executemany(_INSERT, stored)  # a StoredEvent is a row, in column order
+                    # A StoredEvent is a row in column order; as a plain tuple, since
+                    # sqlite3 binds a tuple subclass field by field (~1 µs more a row).
+                    conn.executemany(_INSERT, map(tuple, stored))
                 except sqlite3.IntegrityError as exc:  # only if a head moved under us
                     conn.execute("ROLLBACK")  # so the heads read next are the committed ones
                     raise _moved_head(conn, stored) from exc
