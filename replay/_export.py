@@ -13,13 +13,14 @@ from typing import Any
 
 from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionStarted
 
+from ._invariants import check_read, recorded_reads
 from ._reads import UnknownSessionError
 from ._reexecute import COMPARED
 
 _TEMPLATE = '''"""Regression test exported by `semledger replay {session} --export-test`.
 
 Re-drives the inputs of session {session!r} against {app} and asserts that every
-receipt, rejection, started effect and commit hash comes out as it was recorded.
+receipt, rejection, started effect and commit hash comes out as it was recorded{reads_doc}.
 """
 
 from semledger.replay import check_recorded_steps
@@ -29,10 +30,10 @@ APP = {app!r}
 INITIAL = {initial}
 
 STEPS = {steps}
-
+{reads_block}
 
 def test_{name}_replays_as_recorded() -> None:
-    check_recorded_steps(APP, INITIAL, STEPS)
+    check_recorded_steps(APP, INITIAL, STEPS{reads_arg})
 '''
 
 
@@ -49,9 +50,11 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
         raise UnknownSessionError(f"the log has no session {session!r}")
     initial: list[dict[str, Any]] = []
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    reads: dict[int, list[int | None]] = {}
     for _record, event in recorder.events(session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
+            reads = recorded_reads(event.params)
         elif isinstance(event, INPUT_CLASSES):
             steps.append((CONVERTER.unstructure(event), []))
         elif isinstance(event, COMPARED):
@@ -65,6 +68,9 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
         name=name,
         initial=pprint.pformat(initial, width=96, sort_dicts=False),
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
+        reads_doc=", and that the reads a fuzzer checked hold again" if reads else "",
+        reads_block=f"\nREADS = {pprint.pformat(reads, width=96)}\n" if reads else "",
+        reads_arg=", READS" if reads else "",
     )
 
 
@@ -72,15 +78,23 @@ def check_recorded_steps(
     app_ref: str,
     initial: list[dict[str, Any]],
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+    reads: dict[int, list[int | None]] | None = None,
 ) -> None:
-    """Assert that re-driving `steps` against the app reproduces every recorded output."""
+    """Assert that re-driving `steps` against the app reproduces every recorded output,
+    and that each read in `reads` (``since`` values by the number of steps before them,
+    as a fuzzer counterexample records them) passes `check_read`."""
     from semledger.actors import SessionCore
 
     from ._apps import load_app
 
+    reads = reads or {}
     core = SessionCore(load_app(app_ref))
     assert [_plain(e) for e in core.initial_outputs()] == initial, "the first build differs"
+    for since in reads.get(0, ()):
+        check_read(core.runtime, since)
     for number, (event, expected) in enumerate(steps, start=1):
         result = core.step(CONVERTER.structure(event))
         produced = [_plain(e) for e in result.outputs]
         assert produced == expected, f"step {number} ({event['_type']}) differs"
+        for since in reads.get(number, ()):
+            check_read(core.runtime, since)

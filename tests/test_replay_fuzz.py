@@ -84,7 +84,7 @@ def test_a_bad_read_found_by_fuzzing_is_found_again_by_replay(
     """Reads are not logged inputs: the counterexample keeps the reads it checked, and
     replay makes them again after the same inputs."""
     from semledger.examples import counter
-    from semledger.replay import fuzz_app, reexecute
+    from semledger.replay import InvariantViolation, export_test, fuzz_app, reexecute
     from semledger.runtime import AppRuntime, Unchanged
 
     honest_read = AppRuntime.read
@@ -113,6 +113,13 @@ def test_a_bad_read_found_by_fuzzing_is_found_again_by_replay(
         assert report.divergence.expected == "the read invariants to hold"
         assert "gave Unchanged" in report.divergence.actual
         assert report.divergence.step == report.inputs
+        exported: dict[str, Any] = {}
+        exec(compile(export_test(recorder, result.session), "exported", "exec"), exported)
+        assert exported["READS"]
+        test = next(f for name, f in exported.items() if name.startswith("test_"))
+        with pytest.raises(InvariantViolation, match="gave Unchanged"):
+            test()
 
         monkeypatch.setattr(AppRuntime, "read", honest_read)  # the bug, fixed
         assert reexecute(recorder, result.session, counter.app).ok
+        test()
