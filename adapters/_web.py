@@ -148,7 +148,7 @@ from ._surface import (
     SessionStateLike,
     SurfaceKind,
 )
-from ._web_js import ASSIGN, CALL, FIND_ROLE, POINT, REF_ATTRIBUTE
+from ._web_js import ASSIGN, CALL, FIND_ROLE, POINT, REF_ATTRIBUTE, evaluate_script
 
 T = TypeVar("T")
 
@@ -179,10 +179,6 @@ CAPABILITIES: Final = Capabilities(
     restore=True,
 )
 
-_FAST: Final = (
-    "([op, arg]) => window.__semledger ? window.__semledger[op](arg) : '__semledger_missing__'"
-)
-_MISSING: Final = "__semledger_missing__"
 _NAVIGATING: Final = frozenset({"navigate", "back", "forward", "refresh"})
 _BLANK_PAGE: Final = "<!doctype html><title></title>"
 
@@ -531,10 +527,7 @@ class WebSurface:
     # -- JS plumbing -----------------------------------------------------------------------
 
     async def _js(self, frame: Frame, op: str, arg: object) -> Any:
-        result = await frame.evaluate(_FAST, [op, arg])
-        if result == _MISSING:
-            result = await frame.evaluate(CALL, [op, arg])
-        return result
+        return await evaluate_script(frame.evaluate, CALL, [op, arg])
 
     def _lock(self) -> asyncio.Lock:
         if self._ref_lock is None:
@@ -562,7 +555,7 @@ class WebSurface:
 
     async def _assign(self, frame: Frame, locator: Locator) -> list[str]:
         async with self._lock():
-            out = await locator.evaluate_all(ASSIGN, self._next_ref)
+            out = await evaluate_script(locator.evaluate_all, ASSIGN, self._next_ref)
             self._next_ref = out["next"]
         refs: list[str] = out["refs"]
         for ref in refs:
@@ -659,7 +652,7 @@ class WebSurface:
             return await self._locate_role(frame, c)
         if isinstance(c, CoordsCandidate):
             async with self._lock():
-                out = await frame.evaluate(POINT, [c.x, c.y, self._next_ref])
+                out = await evaluate_script(frame.evaluate, POINT, [c.x, c.y, self._next_ref])
                 self._next_ref = out["next"]
             for ref in out["refs"]:
                 self._ref_frames[ref] = frame
@@ -677,7 +670,7 @@ class WebSurface:
     async def _locate_role(self, frame: Frame, c: RoleCandidate) -> list[str]:
         async with self._lock():
             opts = {"role": c.role, "name": c.name, "exact": c.exact, "start": self._next_ref}
-            out = await frame.evaluate(FIND_ROLE, opts)
+            out = await evaluate_script(frame.evaluate, FIND_ROLE, opts)
             self._next_ref = out["next"]
         for ref in out["refs"]:
             self._ref_frames[ref] = frame

@@ -1,7 +1,7 @@
 """The page-side half of the web adapter: one JavaScript expression evaluated in a frame.
 
-It installs ``window.__semledger`` once per document (the expression is sent with every
-call, so a navigation or a new frame needs no init script) and answers the snapshot walk,
+It installs ``window.__semledger`` once per document (a call that finds it missing is sent
+again with the library, so a navigation or a new frame needs no init script) and answers the snapshot walk,
 ref assignment, ref resolution, element description and point lookup. Roles are ARIA
 (explicit ``role``, else the HTML-AAM implicit role), names follow a pared-down accname
 (labelledby, label, labels, alt/legend/caption, contents for name-from-content roles,
@@ -14,7 +14,10 @@ navigation.
 # ruff: noqa: E501 - page JavaScript, kept one statement a line
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import attrs
 
 REF_ATTRIBUTE: Final = "data-semledger-ref"
 
@@ -417,19 +420,45 @@ return lib;
 })()
 """
 
-CALL: Final = "([op, arg]) => {\n  const lib = " + LIBRARY.strip() + ";\n  return lib[op](arg);\n}"
-"""Evaluate with ``[op, arg]``: install the library if needed, then call ``lib[op](arg)``."""
+MISSING: Final = "__semledger_missing__"
+"""What a `Script`'s short form answers in a document the library is not installed in."""
 
-ASSIGN: Final = (
-    "(els, start) => {\n  const lib = " + LIBRARY.strip() + ";\n  return lib.assign(els, start);\n}"
-)
+
+@attrs.frozen
+class Script:
+    """One call into the library, in two forms: `short` calls an installed library and
+    answers `MISSING` otherwise; `full` carries the whole library (about 18 KB) and
+    installs it first. `evaluate_script` sends the short form, then the full one if needed,
+    so the library crosses the wire once per document, not once per call."""
+
+    short: str
+    full: str
+
+
+def _script(params: str, call: str) -> Script:
+    short = f"({params}) => {{\n  const lib = window.__semledger;\n  return lib ? {call} : {MISSING!r};\n}}"
+    full = f"({params}) => {{\n  const lib = {LIBRARY.strip()};\n  return {call};\n}}"
+    return Script(short, full)
+
+
+async def evaluate_script(
+    evaluate: Callable[[str, Any], Awaitable[Any]], script: Script, arg: Any
+) -> Any:
+    """``evaluate(script, arg)`` (a frame's ``evaluate`` or a locator's ``evaluate_all``)."""
+    result = await evaluate(script.short, arg)
+    if isinstance(result, str) and result == MISSING:
+        result = await evaluate(script.full, arg)
+    return result
+
+
+CALL: Final = _script("[op, arg]", "lib[op](arg)")
+"""Evaluate with ``[op, arg]``: ``lib[op](arg)``."""
+
+ASSIGN: Final = _script("els, start", "lib.assign(els, start)")
 """``Locator.evaluate_all`` with the start number: refs for every matched element."""
 
-FIND_ROLE: Final = "(o) => {\n  const lib = " + LIBRARY.strip() + ";\n  return lib.findRole(o);\n}"
+FIND_ROLE: Final = _script("o", "lib.findRole(o)")
 """Every visible element with the candidate's role (and name, substring unless exact)."""
 
-POINT: Final = (
-    "([x, y, start]) => {\n  const lib = "
-    + LIBRARY.strip()
-    + ";\n  return lib.point(x, y, start);\n}"
-)
+POINT: Final = _script("[x, y, start]", "lib.point(x, y, start)")
+"""The elements at a viewport point, given ``[x, y, start]``."""

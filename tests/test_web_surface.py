@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 
@@ -187,3 +188,35 @@ async def test_a_session_can_start_from_a_stored_state(
         assert await fresh.read("text", greeting) == "Welcome, lin"
     finally:
         await fresh.close()
+
+
+async def test_the_page_library_is_sent_once_per_document_not_once_per_call(
+    surface: WebSurface, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playwright.async_api import Frame, Locator
+
+    from semledger.adapters._web_js import LIBRARY
+
+    library = LIBRARY.strip()
+    sent_whole: list[str] = []
+
+    def spying(method: Any) -> Any:
+        async def spy(self: Any, expression: str, arg: Any = None) -> Any:
+            if library in expression:
+                sent_whole.append(expression)
+            return await method(self, expression, arg)
+
+        return spy
+
+    monkeypatch.setattr(Frame, "evaluate", spying(Frame.evaluate))
+    monkeypatch.setattr(Locator, "evaluate_all", spying(Locator.evaluate_all))
+    await surface.act("navigate", args={"url": "home.html"})  # a fresh document
+    for _ in range(2):
+        await surface.snapshot()
+        await surface.locate({"by": "role", "role": "navigation"})
+        await surface.locate({"by": "css", "value": "a"})
+        await surface.locate({"by": "coords", "x": 5, "y": 5})
+    assert len(sent_whole) == 1
+    await surface.act("navigate", args={"url": "home.html"})
+    await surface.locate({"by": "css", "value": "a"})
+    assert len(sent_whole) == 2
