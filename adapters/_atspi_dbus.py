@@ -196,7 +196,12 @@ class A11yBus:
                         )
                     address = str(reply.body[0])
                 bus = cls(await open_dbus_connection(address), timeout)
-                await bus.announce()
+                try:
+                    await bus.announce()
+                except BaseException:
+                    with trio.CancelScope(shield=True):
+                        await bus.aclose()
+                    raise
                 return bus
         except trio.TooSlowError:
             raise SessionError("timed out connecting to the AT-SPI bus") from None
@@ -205,8 +210,11 @@ class A11yBus:
 
     async def announce(self) -> None:
         """Register an event listener with the registry, as an assistive technology does:
-        the ATK bridge activates (and serves its Cache) only once some listener exists."""
-        await self.call(
+        the ATK bridge activates (and serves its Cache) only once some listener exists.
+
+        Raises `SessionError` if the registry refuses: no application would then show
+        its tree, and an empty desktop is a worse answer than the reason."""
+        reply = await self.call(
             new_method_call(
                 DBusAddress("/org/a11y/atspi/registry", REGISTRY_BUS, ATSPI + "Registry"),
                 "RegisterEvent",
@@ -214,6 +222,11 @@ class A11yBus:
                 (LISTENED_EVENT, [], ""),
             )
         )
+        if not ok(reply):
+            raise SessionError(
+                f"the AT-SPI registry refused our event listener ({error_name(reply)});"
+                " is at-spi2-registryd running?"
+            )
 
     async def call_many(self, messages: Sequence[Call | Message]) -> list[Message]:
         """Send every message, at most WINDOW in flight, and return the replies in order."""
@@ -570,6 +583,8 @@ class LiveBackend:
                 wants.append(("text", _call(path, bus, ATSPI + "Text", "GetText", "ii", (0, -1))))
             if "Value" in ifaces:
                 wants.append(("value", _get(path, bus, ATSPI + "Value", "CurrentValue")))
+            if everything and "Action" in ifaces:  # a node about to be acted on
+                wants.append(("actions", _call(path, bus, ATSPI + "Action", "GetActions")))
             for what, message in wants:
                 plan.append((number, what, len(batch)))
                 batch.append(message)
@@ -586,6 +601,8 @@ class LiveBackend:
                 value = tuple(int(v) for v in value)
             elif what == "value":
                 value = float(value) if value is not None and math.isfinite(value) else None
+            elif what == "actions":
+                value = tuple(str(name) for name, _description, _keys in value)
             extra[number][what] = value
         nodes = []
         for number, (path, depth, parent) in enumerate(walk):
@@ -607,12 +624,14 @@ class LiveBackend:
                     extents=more.get("extents"),
                     text=more.get("text"),
                     value=more.get("value"),
+                    actions=more.get("actions"),
                 )
             )
         return nodes
 
     async def read_node(self, app: AppInfo, path: str) -> RawNode | None:
-        """One accessible's current facts (two round trips), None when it is gone."""
+        """One accessible's current facts (two round trips), its action names included,
+        None when it is gone."""
         fetched = await self._fetch(app.bus, [path])
         if path not in fetched:
             return None

@@ -49,7 +49,12 @@ async def test_launch_snapshot_act_and_quit_the_fixture_app(desktop: PrivateDesk
         assert '- button "Greet" [ref=' in snap.text
         [greet] = await surface.locate({"by": "automationId", "value": "greet"})
         [status] = await surface.locate({"by": "automationId", "value": "status"})
+        backend = surface._backend  # type: ignore[attr-defined]
+        asked = []
+        backend_actions = backend.actions
+        backend.actions = lambda *a: asked.append(a) or backend_actions(*a)
         await surface.act("click", greet)
+        assert asked == []  # the action names came with the node's facts, in one round trip
         with trio.fail_after(5):
             while await surface.read("text", status) != "Hello world (1)":
                 await trio.sleep(0.05)
@@ -106,3 +111,12 @@ async def test_the_atspi_adapter_is_conformant() -> None:
     failed = [(r.id, r.reason) for r in report.results if r.status == "failed"]
     assert failed == []
     assert report.conformant
+
+
+async def test_a_bus_without_the_registry_is_a_session_error(desktop: PrivateDesktop) -> None:
+    """Connecting registers a listener; where nothing answers it (a plain session bus
+    given as the accessibility bus), the reason is given instead of an empty desktop."""
+    from semledger.adapters._atspi_dbus import A11yBus
+
+    with pytest.raises(SessionError, match="refused our event listener"):
+        await A11yBus.connect(a11y_bus=desktop.bus_address, timeout=5)
