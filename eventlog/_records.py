@@ -56,7 +56,8 @@ class SessionSummary:
     """What the log knows about a session without reading its events.
 
     ``app`` and ``surface`` come from its ``SessionStarted`` (None if it has none);
-    ``ended`` is true once a ``SessionEnded`` or ``SessionCrashed`` was appended.
+    ``ended`` is true once a ``SessionEnded`` or ``SessionCrashed`` was appended, and
+    ``end_reason`` says why: the ``SessionEnded`` reason, or ``crashed: <exception type>``.
     """
 
     name: str
@@ -67,6 +68,14 @@ class SessionSummary:
     events: int
     ended: bool
     crashed: bool
+    end_reason: str | None = None
+
+
+def end_reason(event: SessionEnded | SessionCrashed) -> str:
+    """What a session summary says of the event that ended the session."""
+    if isinstance(event, SessionCrashed):
+        return f"crashed: {event.exception_type}"
+    return event.reason
 
 
 @attrs.define
@@ -81,16 +90,17 @@ class SummaryDelta:
     surface: str | None = None
     ended: bool = False
     crashed: bool = False
+    end_reason: str | None = None
 
     def add(self, event: Event, at: float) -> None:
         self.events += 1
         self.last_at = at
         if isinstance(event, SessionStarted) and self.app is None:
             self.app, self.surface = event.app, event.surface
-        elif isinstance(event, SessionEnded):
+        elif isinstance(event, SessionEnded | SessionCrashed):
             self.ended = True
-        elif isinstance(event, SessionCrashed):
-            self.ended = self.crashed = True
+            self.end_reason = end_reason(event)
+            self.crashed = self.crashed or isinstance(event, SessionCrashed)
 
     def merged_into(self, old: SessionSummary | None) -> SessionSummary:
         if old is None:
@@ -103,6 +113,7 @@ class SummaryDelta:
                 self.events,
                 self.ended,
                 self.crashed,
+                self.end_reason,
             )
         first_app = old.app is not None
         return SessionSummary(
@@ -114,4 +125,5 @@ class SummaryDelta:
             old.events + self.events,
             old.ended or self.ended,
             old.crashed or self.crashed,
+            self.end_reason if self.end_reason is not None else old.end_reason,
         )

@@ -21,9 +21,9 @@ import attrs
 
 from ._codec import CONVERTER, LogConverter
 from ._errors import LogOpenError, RecorderClosedError, SequenceConflict, UnsupportedSchemaError
-from ._events import Event, SessionStarted
+from ._events import Event, SessionCrashed, SessionEnded, SessionStarted
 from ._recorder import prepare_batch
-from ._records import Head, NewEvent, SessionSummary, StoredEvent, stored_event
+from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -33,8 +33,9 @@ __all__ = ["SCHEMA_VERSION", "LogInfo", "SqliteRecorder", "inspect_log"]
 Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
-SCHEMA_VERSION = 2
-"""1: ``schema_version`` and ``events``. 2: adds ``sessions``, the per-session summary."""
+SCHEMA_VERSION = 3
+"""1: ``schema_version`` and ``events``. 2: adds ``sessions``, the per-session summary.
+3: adds ``sessions.end_reason``."""
 
 _COLUMNS = "session, seq, topic, version, at, body, chain"
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -48,19 +49,20 @@ _READ_STOP = (
     f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
 )
 _SESSIONS = (
-    "SELECT name, app, surface, first_at, last_at, events, ended, crashed"
+    "SELECT name, app, surface, first_at, last_at, events, ended, crashed, end_reason"
     " FROM sessions ORDER BY name"
 )
 _UPSERT_SESSION = """
-INSERT INTO sessions (name, app, surface, first_at, last_at, events, ended, crashed)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO sessions (name, app, surface, first_at, last_at, events, ended, crashed, end_reason)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (name) DO UPDATE SET
     app = CASE WHEN sessions.app IS NULL THEN excluded.app ELSE sessions.app END,
     surface = CASE WHEN sessions.app IS NULL THEN excluded.surface ELSE sessions.surface END,
     last_at = excluded.last_at,
     events = sessions.events + excluded.events,
     ended = MAX(sessions.ended, excluded.ended),
-    crashed = MAX(sessions.crashed, excluded.crashed)
+    crashed = MAX(sessions.crashed, excluded.crashed),
+    end_reason = COALESCE(excluded.end_reason, sessions.end_reason)
 """
 
 
@@ -120,13 +122,33 @@ def _create_sessions(db: sqlite_utils.Database, converter: LogConverter) -> None
             assert isinstance(event, SessionStarted)
             app, surface = event.app, event.surface
         db.execute(
-            _UPSERT_SESSION, (session, app, surface, first_at, last_at, count, ended, crashed)
+            "INSERT INTO sessions (name, app, surface, first_at, last_at, events, ended, crashed)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (session, app, surface, first_at, last_at, count, ended, crashed),
+        )
+
+
+def _add_end_reasons(db: sqlite_utils.Database, converter: LogConverter) -> None:
+    """Add ``end_reason``, filled from each ended session's last ending event."""
+    db.table("sessions").add_column("end_reason", str)
+    ended = db.execute(
+        "SELECT e.session, e.topic, e.version, e.body FROM events e"
+        " JOIN (SELECT session, MAX(seq) AS seq FROM events"
+        "       WHERE topic IN ('SessionEnded', 'SessionCrashed') GROUP BY session) last"
+        " ON e.session = last.session AND e.seq = last.seq"
+    ).fetchall()
+    for session, topic, version, body in ended:
+        event = converter.decode(topic, version, body)
+        assert isinstance(event, SessionEnded | SessionCrashed)
+        db.execute(
+            "UPDATE sessions SET end_reason = ? WHERE name = ?", (end_reason(event), session)
         )
 
 
 _MIGRATIONS: dict[int, Callable[[sqlite_utils.Database, LogConverter], None]] = {
     1: _create_events,
     2: _create_sessions,
+    3: _add_end_reasons,
 }
 
 
@@ -288,6 +310,7 @@ class SqliteRecorder:
                             d.events,
                             d.ended,
                             d.crashed,
+                            d.end_reason,
                         )
                         for d in deltas.values()
                     ],
@@ -376,8 +399,10 @@ class SqliteRecorder:
         with self._reader() as conn:
             rows = conn.execute(_SESSIONS).fetchall()
         return [
-            SessionSummary(name, app, surface, first_at, last_at, count, bool(ended), bool(crashed))
-            for name, app, surface, first_at, last_at, count, ended, crashed in rows
+            SessionSummary(
+                name, app, surface, first_at, last_at, count, bool(ended), bool(crashed), reason
+            )
+            for name, app, surface, first_at, last_at, count, ended, crashed, reason in rows
         ]
 
     def close(self) -> None:

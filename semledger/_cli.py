@@ -164,7 +164,10 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
         return 0
     table = Table("session", "app", "surface", "events", "state", title=f"sessions in {args.db}")
     for s in summaries:
-        state = "crashed" if s.crashed else "ended" if s.ended else "open"
+        if s.ended:
+            state = s.end_reason if s.crashed and s.end_reason else f"ended: {s.end_reason}"
+        else:
+            state = "open"
         table.add_row(s.name, s.app or "", s.surface or "", str(s.events), state)
     console.print(table)
     return 0

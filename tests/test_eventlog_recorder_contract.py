@@ -207,8 +207,9 @@ def test_interleaved_sessions_keep_their_own_sequences_and_chains(recorder: Reco
     assert verify_chain(recorder.read("b")).ok
     assert recorder.sessions() == [
         SessionSummary("a", "semledger.examples.counter:app", "runtime", 1.0, 13.0, 6, True,
-                       False),
-        SessionSummary("b", "semledger.examples.form:app", "web", 2.0, 4.0, 2, True, True),
+                       False, "closed"),
+        SessionSummary("b", "semledger.examples.form:app", "web", 2.0, 4.0, 2, True, True,
+                       "crashed: E"),
     ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -48,9 +49,9 @@ def test_opening_migrates_the_schema_and_fills_the_summaries(v1_copy: Path) -> N
         assert recorder.found_schema_version == 1
         assert recorder.sessions() == [
             SessionSummary("counter-1", "semledger.examples.counter:app", "runtime",
-                           1000.0, 1002.0, 6, True, False),
+                           1000.0, 1002.0, 6, True, False, "closed"),
             SessionSummary("form-1", "semledger.examples.form:app", "runtime",
-                           2000.0, 2000.75, 2, True, True),
+                           2000.0, 2000.75, 2, True, True, "crashed: ZeroDivisionError"),
         ]
     assert inspect_log(v1_copy).schema_version == SCHEMA_VERSION
     with SqliteRecorder(v1_copy) as again:
@@ -82,3 +83,21 @@ def test_the_old_chain_verifies_and_new_events_continue_it(v1_copy: Path) -> Non
         assert [r.version for r in stored] == [1, 1, SessionEnded.VERSION]
         assert verify_chain(stored).ok
         assert recorder.sessions()[1].events == 3
+
+
+def test_a_version_2_log_gets_its_end_reasons_from_its_events(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    with SqliteRecorder(path) as recorder:
+        recorder.append([
+            NewEvent("done", 1, SessionStarted("a:app", "runtime", {}, True), 1.0),
+            NewEvent("done", 2, SessionEnded("client went away"), 2.0),
+            NewEvent("open", 1, SessionStarted("a:app", "runtime", {}, True), 3.0),
+        ])
+    with sqlite3.connect(path) as conn:  # back to version 2: no end_reason column
+        conn.execute("ALTER TABLE sessions DROP COLUMN end_reason")
+        conn.execute("UPDATE schema_version SET version = 2")
+    conn.close()
+    with SqliteRecorder(path) as recorder:
+        assert recorder.found_schema_version == 2
+        reasons = {s.name: s.end_reason for s in recorder.sessions()}
+    assert reasons == {"done": "client went away", "open": None}

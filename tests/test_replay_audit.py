@@ -155,6 +155,11 @@ def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
     assert (listed["one"]["ended"], listed["one"]["crashed"]) == (True, False)
     assert listed["two"]["crashed"] is True
     assert listed["one"]["events"] == 6  # started, commit, request, commit, receipt, ended
+    assert listed["one"]["end_reason"] == "script over"  # what the recording closed with
+    assert listed["two"]["end_reason"].startswith("crashed: ")
+    table = mcp.cli("sessions", "--db", str(db), COLUMNS="200")
+    assert "ended: script over" in table.stdout
+    assert listed["two"]["end_reason"] in table.stdout
 
 
 def test_read_from_the_log_at_a_generation_equals_the_live_full_read(
