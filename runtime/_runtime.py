@@ -91,6 +91,7 @@ class AppRuntime(Generic[Model, Msg]):
         self._busy = False
         self._view_stale = True
         self._dup_candidates: set[SemanticId] = set()
+        self._relation_issues: tuple[Issue, ...] = ()
         self._pressed: Element | None = None
         self._synthetic_id: int | None = None
         self._scoped = False
@@ -646,21 +647,56 @@ class AppRuntime(Generic[Model, Msg]):
                 self._dup_candidates.add(old.semantic_id)
         duplicates = duplicate_issues(snapshot.by_semantic_id, self._dup_candidates)
         self._dup_candidates = {d.semantic_id for d in duplicates}
-        relation_issues: list[Issue] = []
-        for element in self._tree.relation_sources:
+        if self._relations_touched(previous, upserted, removed):
+            self._relation_issues = sort_issues(self.relation_issues(snapshot))
+        # Duplicates sort before every relation issue, so the two sort apart.
+        return sort_issues(duplicates) + self._relation_issues
+
+    def _relations_touched(
+        self,
+        previous: SemanticsSnapshot,
+        upserted: Iterable[SemanticsNode],
+        removed: Iterable[int],
+    ) -> bool:
+        """Whether a commit can change the relation issues: a relation source came, went
+        or changed, or the public semantic ids did (a node with one entered or left, or
+        one changed). Otherwise the last issues stand, and a commit pays nothing for the
+        relations it did not touch."""
+        tree = self._tree
+        if tree.take_relations_changed():
+            return True
+        sources, by_node = tree.relation_sources, tree.by_node
+        for node in upserted:
+            old = previous.nodes.get(node.node_id)
+            if old is None:
+                if node.semantic_id is not None or by_node.get(node.node_id) in sources:
+                    return True
+            elif old.semantic_id != node.semantic_id:
+                return True
+        for node_id in removed:
+            old = previous.nodes.get(node_id)
+            if old is not None and old.semantic_id is not None:
+                return True
+            if by_node.get(node_id) in sources:
+                return True
+        return False
+
+    def relation_issues(self, snapshot: SemanticsSnapshot) -> list[Issue]:
+        """The missing and ambiguous relation targets of the public sources in `snapshot`,
+        scanned afresh (commits reuse the last scan when nothing it reads changed)."""
+        issues: list[Issue] = []
+        for element, relations in self._tree.relation_sources.items():
             source = element.node
             if source is None or source.node_id not in snapshot.nodes:
                 continue
-            for kind, sids in element.view.relations.items():
+            for kind, sids in relations.items():
                 for sid in sids:
                     found = snapshot.by_semantic_id.get(sid, ())
                     if not found:
-                        relation_issues.append(MissingRelationTarget(source.node_id, kind, sid))
+                        issues.append(MissingRelationTarget(source.node_id, kind, sid))
                     elif len(found) > 1:
-                        relation_issues.append(
-                            AmbiguousRelationTarget(source.node_id, kind, sid, found)
-                        )
-        return sort_issues([*duplicates, *relation_issues])
+                        issues.append(AmbiguousRelationTarget(source.node_id, kind, sid, found))
+        return issues
 
     def _announcements(
         self, previous: SemanticsSnapshot, generation: int, upserted: Iterable[SemanticsNode]

@@ -8,7 +8,7 @@ channel has every ancestor marked "something below is dirty" on that channel.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from enum import Enum
 from typing import Any, Final
 
@@ -190,7 +190,11 @@ class ElementTree:
         self.by_node: dict[int, Element] = {}
         self.focused: Element | None = None
         self.hovered: Element | None = None
-        self.relation_sources: set[Element] = set()
+        self.relation_sources: dict[Element, Mapping[Relation, tuple[SemanticId, ...]]] = {}
+        """The elements that declare relations, with the relations they declared."""
+        self._relations_changed = True
+        """Whether a relation source came, went or changed what it declares since
+        `take_relations_changed` was last asked."""
         self.modal_elements: set[Element] = set()
         self.sid_index: dict[SemanticId, set[int]] = {}
         self._sids_changed = False
@@ -385,7 +389,7 @@ class ElementTree:
                 self.focused = None
             if self.hovered is gone:
                 self.hovered = None
-            self.relation_sources.discard(gone)
+            self._drop_relation_source(gone)
             self.modal_elements.discard(gone)
 
     # ---- layout ---------------------------------------------------------------------------
@@ -587,9 +591,11 @@ class ElementTree:
                 editable=view.editable and not view.state.read_only,
             )
         if view.relations:
-            self.relation_sources.add(element)
+            if self.relation_sources.get(element) != view.relations:
+                self.relation_sources[element] = view.relations
+                self._relations_changed = True
         else:
-            self.relation_sources.discard(element)
+            self._drop_relation_source(element)
         if view.state.modal:
             self.modal_elements.add(element)
         else:
@@ -707,8 +713,18 @@ class ElementTree:
         self.by_node.pop(node.node_id, None)
         self._changes[node.node_id] = None
         self._removal_order.append(node.node_id)
-        self.relation_sources.discard(element)
+        self._drop_relation_source(element)
         self.modal_elements.discard(element)
+
+    def _drop_relation_source(self, element: Element) -> None:
+        if self.relation_sources.pop(element, None) is not None:
+            self._relations_changed = True
+
+    def take_relations_changed(self) -> bool:
+        """Whether any relation source came, went or changed its relations since the last
+        call (True the first time)."""
+        changed, self._relations_changed = self._relations_changed, False
+        return changed
 
     def _unindex(self, node: SemanticsNode) -> None:
         if node.semantic_id is not None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from semledger.runtime import ActionKind as K
 from semledger.runtime import (
@@ -427,3 +429,58 @@ def test_focus_is_cleared_when_the_focused_node_becomes_disabled() -> None:
     f = full(rt)
     assert f.focused is None
     assert not by_label(f, "a").state.focused
+
+
+SIDS = ("a", "b", "c")
+Item = tuple[int, str | None, tuple[str, ...], bool]
+"""(key, its semantic id, the ids it is labelled by, whether it sits in the modal)."""
+
+
+def relations_forest(model: tuple[tuple[Item, ...], bool]) -> View[Any]:
+    items, modal_open = model
+
+    def item(key: int, sid: str | None, labelled_by: tuple[str, ...]) -> View[Any]:
+        relations = {Relation.LABELLED_BY: list(labelled_by)} if labelled_by else None
+        return text(f"item {key}", semantic_id=sid, relations=relations, key=key)
+
+    outside = [item(k, s, r) for k, s, r, inside in items if not (inside and modal_open)]
+    inside = [item(k, s, r) for k, s, r, inside in items if inside and modal_open]
+    dialog = [node(Role.DIALOG, *inside, label="dialog", state=State(modal=True), key="dlg")]
+    return group(*outside, *(dialog if modal_open else []), label="form")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(
+                st.tuples(
+                    st.integers(0, 6),
+                    st.none() | st.sampled_from(SIDS),
+                    st.lists(st.sampled_from(SIDS), max_size=2).map(tuple),
+                    st.booleans(),
+                ),
+                max_size=6,
+                unique_by=lambda i: i[0],
+            ).map(tuple),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_relation_issues_after_any_commit_equal_a_fresh_scan(
+    models: list[tuple[tuple[Item, ...], bool]],
+) -> None:
+    """Commits reuse the last relation scan when nothing it reads changed; whatever the
+    changes (sources coming and going, ids moving, a modal scoping the tree), the published
+    relation issues are those a full scan finds."""
+    rt = AppRuntime(App(init=lambda: models[0], update=lambda _m, new: new, view=relations_forest))
+    for model in models[1:] + models[:1]:
+        rt.deliver(model)
+        published = [
+            i
+            for i in rt.snapshot.issues
+            if isinstance(i, MissingRelationTarget | AmbiguousRelationTarget)
+        ]
+        assert sorted(map(repr, published)) == sorted(map(repr, rt.relation_issues(rt.snapshot)))
