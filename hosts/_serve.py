@@ -5,15 +5,18 @@ from __future__ import annotations
 import secrets
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 
 from semledger.actors import ActorError, LogWriter, SessionActor, SessionRegistry
 from semledger.eventlog import SqliteRecorder
 from semledger.replay import load_app
 
+from ._host import AgentDiagnosticsHost, AgentHost
 from ._router import Router
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio, stop_on_signals
@@ -32,6 +35,54 @@ def _say(text: str) -> None:
     print(f"semledger: {text}", file=sys.stderr, flush=True)
 
 
+@attrs.frozen
+class _Opened:
+    """A session opened for `_serve_logged_stdio`: what serves it, and how it ends."""
+
+    router: Router
+    host: AgentHost
+    diagnostics: AgentDiagnosticsHost | None
+    close: Callable[[str], Awaitable[None]]
+    """Called, shielded, with the reason the stdio loop stopped; before the writer closes."""
+
+
+async def _serve_logged_stdio(
+    db: str | Path,
+    name: str,
+    open_session: Callable[[trio.Nursery, LogWriter, SqliteRecorder], Awaitable[_Opened]],
+    **stdio: Any,
+) -> str:
+    """The composition root shared by app and surface sessions over stdio: the log, its
+    writer, the session `open_session` opens (raising `ServeError` when it cannot), the
+    stdio loop until end of input or a signal, then the session ended and the log written.
+    """
+    recorder = SqliteRecorder(db)
+    reason = "not started"
+    failure: ServeError | None = None
+    try:
+        async with stop_on_signals() as stop, trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            try:
+                opened = await open_session(nursery, writer, recorder)
+            except ServeError as error:
+                # Raised after the nursery, which would wrap it in an exception group.
+                failure = error
+                writer.close()
+                return reason
+            with stop.scope:
+                reason = await run_stdio(opened.router, opened.host, opened.diagnostics, **stdio)
+            reason = stop.reason or reason
+            with trio.CancelScope(shield=True):
+                await opened.close(reason)
+                writer.close()
+    finally:
+        recorder.close()
+        if failure is not None:
+            raise failure
+    _say(f"session {name!r} ended: {reason}")
+    return reason
+
+
 async def serve_stdio(
     app_ref: str,
     *,
@@ -43,42 +94,32 @@ async def serve_stdio(
 ) -> str:
     """Serve `app_ref` as one logged session over stdin/stdout; returns why it stopped."""
     app = load_app(app_ref)
-    recorder = SqliteRecorder(db)
     name = session or new_session_name("stdio")
-    failure: ServeError | None = None
-    reason = "not started"
-    try:
-        async with stop_on_signals() as stop, trio.open_nursery() as nursery:
-            writer = await nursery.start(LogWriter(recorder).run)
-            registry = SessionRegistry(nursery, writer, recorder)
-            try:
-                actor = await registry.open(
-                    name,
-                    lambda: SessionActor(
-                        name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
-                    ),
-                )
-            except ActorError as error:
-                failure = ServeError(str(error))
-                writer.close()
-                return reason
-            verb = "resumed" if actor.recovered else "started"
-            _say(f"{verb} session {name!r} of {app_ref}, logging to {db}")
-            host = RuntimeAgentHost(actor)
-            router = Router(profile="diagnostics" if diagnostics else "default")
-            extra = SessionDiagnosticsHost(host) if diagnostics else None
-            with stop.scope:
-                reason = await run_stdio(router, host, extra, **stdio)
-            reason = stop.reason or reason
-            with trio.CancelScope(shield=True):
-                await registry.close(name, reason)
-                writer.close()
-    finally:
-        recorder.close()
-        if failure is not None:
-            raise failure
-    _say(f"session {name!r} ended: {reason}")
-    return reason
+
+    async def open_session(
+        nursery: trio.Nursery, writer: LogWriter, recorder: SqliteRecorder
+    ) -> _Opened:
+        registry = SessionRegistry(nursery, writer, recorder)
+        try:
+            actor = await registry.open(
+                name,
+                lambda: SessionActor(
+                    name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
+                ),
+            )
+        except ActorError as error:
+            raise ServeError(str(error)) from error
+        verb = "resumed" if actor.recovered else "started"
+        _say(f"{verb} session {name!r} of {app_ref}, logging to {db}")
+        host = RuntimeAgentHost(actor)
+        return _Opened(
+            Router(profile="diagnostics" if diagnostics else "default"),
+            host,
+            SessionDiagnosticsHost(host) if diagnostics else None,
+            lambda reason: registry.close(name, reason),
+        )
+
+    return await _serve_logged_stdio(db, name, open_session, **stdio)
 
 
 async def serve_http(
@@ -163,7 +204,6 @@ async def serve_surface(
 ) -> str:
     """Serve the surface ``config`` names as one logged session over stdin/stdout, through
     the same router and tools as an app; returns why it stopped."""
-    from semledger.actors import LogWriter
     from semledger.adapters import (
         AdapterRegistryError,
         LoggedSurface,
@@ -178,46 +218,33 @@ async def serve_surface(
         surface = create_surface(config)
     except (SurfaceError, AdapterRegistryError) as error:
         raise ServeError(f"adapter {adapter!r}: {error}") from error
-    recorder = SqliteRecorder(db)
     name = session or new_session_name(adapter)
-    reason = "not started"
-    failure: ServeError | None = None
-    try:
-        async with stop_on_signals() as stop, trio.open_nursery() as nursery:
-            writer = await nursery.start(LogWriter(recorder).run)
-            logged = LoggedSurface(
-                surface,
-                writer,
-                name,
-                adapter,
-                app=label,
-                config=config,
-                redact_passwords=redact_passwords,
-            )
-            try:
-                await logged.open(init)
-            except SurfaceError as error:
-                failure = ServeError(f"adapter {adapter!r} could not open: {error}")
-                with trio.CancelScope(shield=True):
-                    await logged.close()
-                    writer.close()
-                return reason
-            print(
-                f"semledger: started surface session {name!r} ({adapter}), logging to {db}",
-                file=sys.stderr,
-                flush=True,
-            )
-            host = SurfaceAgentHost(logged)
-            with stop.scope:
-                reason = await run_stdio(Router(profile="default"), host, None, **stdio)
-            reason = stop.reason or reason
+
+    async def open_session(
+        _nursery: trio.Nursery, writer: LogWriter, _recorder: SqliteRecorder
+    ) -> _Opened:
+        logged = LoggedSurface(
+            surface,
+            writer,
+            name,
+            adapter,
+            app=label,
+            config=config,
+            redact_passwords=redact_passwords,
+        )
+        try:
+            await logged.open(init)
+        except SurfaceError as error:
             with trio.CancelScope(shield=True):
-                host.close()
                 await logged.close()
-                writer.close()
-    finally:
-        recorder.close()
-        if failure is not None:
-            raise failure
-    print(f"semledger: session {name!r} ended: {reason}", file=sys.stderr, flush=True)
-    return reason
+            raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
+        _say(f"started surface session {name!r} ({adapter}), logging to {db}")
+        host = SurfaceAgentHost(logged)
+
+        async def close(_reason: str) -> None:
+            host.close()
+            await logged.close()
+
+        return _Opened(Router(profile="default"), host, None, close)
+
+    return await _serve_logged_stdio(db, name, open_session, **stdio)
