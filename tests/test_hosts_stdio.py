@@ -636,3 +636,36 @@ async def test_a_host_that_does_not_allow_overlapping_calls_gets_one_call_at_a_t
     assert [reply["id"] for reply in replies] == list(range(1, 21))
     assert hosts[0].most == 1
     assert appends == 20
+
+
+def test_serving_refuses_a_session_it_cannot_resume_or_a_surface_that_cannot_open(
+    tmp_path: Path,
+) -> None:
+    """Each is a usage error with the reason on stderr, and the log is left as it was."""
+    sys.path.insert(0, str(Path(__file__).parent / "apps"))
+    import stdio_client as client
+
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*client.COMMAND, "serve", *args, "--db", str(db)],
+            input="",
+            capture_output=True,
+            text=True,
+            env=client.env(),
+            timeout=120,
+            check=False,
+        )
+
+    db = tmp_path / "log.db"
+    first = serve(COUNTER, "--session", "s")
+    assert first.returncode == 0, first.stderr
+    with SqliteRecorder(db) as recorder:
+        before = list(recorder.read("s"))
+    other = serve("semledger.examples.todo:app", "--session", "s")
+    assert other.returncode == 2, other.stderr
+    assert f"was recorded with {COUNTER}" in other.stderr
+    surface = serve("--adapter", "web", "--url", "http://127.0.0.1:9/")
+    assert surface.returncode == 2, surface.stderr
+    assert "could not open" in surface.stderr
+    with SqliteRecorder(db) as recorder:
+        assert list(recorder.read("s")) == before
