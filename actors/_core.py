@@ -22,7 +22,7 @@ from semledger.eventlog import (
     Event,
     TimerFired,
 )
-from semledger.runtime import App, AppRuntime, Effect, Receipt, Rejection
+from semledger.runtime import App, AppRuntime, Effect, Every, Receipt, Rejection
 from semledger.runtime._wire import (
     decode_action,
     decode_precondition,
@@ -41,6 +41,8 @@ class StepResult:
     outputs: tuple[Event, ...]
     outcome: Receipt | Rejection | dict[str, Any] | None
     effects: tuple[tuple[int, Effect[Any]], ...]
+    timers: frozenset[Every[Any]] = frozenset()
+    """The timers the model subscribes to after this input."""
 
 
 class SessionCore:
@@ -125,7 +127,9 @@ class SessionCore:
                 outputs.append(
                     ActionRejected(event.request_id, wire["code"], wire["message"], wire["details"])
                 )
-        return StepResult(tuple(outputs), outcome, tuple(started))
+        # Asked on every input, live and re-executed alike, so an app whose subscriptions
+        # raise crashes at the same step everywhere.
+        return StepResult(tuple(outputs), outcome, tuple(started), runtime.subscriptions())
 
     def _diagnostics(self, event: dict[str, Any]) -> dict[str, Any]:
         if event.get("kind") == "Pointer":

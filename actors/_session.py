@@ -34,6 +34,7 @@ from semledger.eventlog import (
     SessionEnded,
     SessionStarted,
     SnapshotTaken,
+    TimerFired,
     decode,
     redact_action,
     topic_of,
@@ -43,6 +44,7 @@ from semledger.runtime import (
     ApplicationError,
     CheckpointMismatchError,
     ErrorCode,
+    Every,
     Precondition,
     ReadResult,
     Receipt,
@@ -112,7 +114,12 @@ class _EffectDone:
     error: str | None
 
 
-SessionMessage = Read | Perform | Diagnose | Inspect | Close | _EffectDone
+@attrs.frozen
+class _TimerTick:
+    timer: Every[Any]
+
+
+SessionMessage = Read | Perform | Diagnose | Inspect | Close | _EffectDone | _TimerTick
 
 
 class _Held(NamedTuple):
@@ -178,6 +185,9 @@ class SessionActor(Actor[SessionMessage]):
         self._nursery: trio.Nursery | None = None
         self._held, self._to_reply = trio.open_memory_channel[_Held](math.inf)
         """Replies waiting for the log, in the order they were handled."""
+        self._timers: dict[Every[Any], tuple[int, trio.CancelScope]] = {}
+        """The running timers, each with its id and the scope that stops it."""
+        self._next_timer = 1
 
     @property
     def core(self) -> SessionCore:
@@ -251,6 +261,7 @@ class SessionActor(Actor[SessionMessage]):
                 await self._step(EffectFailed(effect_id, "lost when the session was recovered"))
         for effect_id, effect in list(self.core.effects.items()):
             self._start_effect(effect_id, effect)
+        self._sync_timers(self.core.runtime.subscriptions())
 
     def _recover(self) -> SessionCore:
         """Rebuild the core from the last checkpoint (or the start) and the inputs after it."""
@@ -317,6 +328,16 @@ class SessionActor(Actor[SessionMessage]):
             return await self._perform(message)
         if isinstance(message, Diagnose):
             return await self._step(DiagnosticsDispatched(message.event))
+        if isinstance(message, _TimerTick):
+            timer = self._timers.get(message.timer)
+            if timer is None:
+                return None  # unsubscribed after this tick was sent: it never happened
+            try:
+                encoded = self.core.codec.encode(message.timer.message)
+            except MessageCodecError as error:
+                await self._crash(TimerFired(timer[0], None), error)
+                return None
+            return await self._step(TimerFired(timer[0], encoded))
         if message.error is not None:
             return await self._step(EffectFailed(message.effect_id, message.error))
         try:
@@ -366,6 +387,7 @@ class SessionActor(Actor[SessionMessage]):
         pending = self._submit([event, *outputs])
         for effect_id, effect in result.effects:
             self._start_effect(effect_id, effect, pending)
+        self._sync_timers(result.timers)
         return result.outcome
 
     async def _crash(self, event: Event, error: BaseException) -> None:
@@ -417,6 +439,24 @@ class SessionActor(Actor[SessionMessage]):
     def _start_effect(self, effect_id: int, effect: Any, after: Pending | None = None) -> None:
         assert self._nursery is not None
         self._nursery.start_soon(self._run_effect, effect_id, effect, after, name=effect.name)
+
+    def _sync_timers(self, wanted: frozenset[Every[Any]]) -> None:
+        """Start the timers the model now subscribes to and stop the ones it dropped."""
+        for timer in [t for t in self._timers if t not in wanted]:
+            self._timers.pop(timer)[1].cancel()
+        assert self._nursery is not None
+        for timer in wanted - self._timers.keys():
+            scope = trio.CancelScope()
+            self._timers[timer] = (self._next_timer, scope)
+            self._next_timer += 1
+            self._nursery.start_soon(self._run_timer, timer, scope, name=f"timer {timer!r}")
+
+    async def _run_timer(self, timer: Every[Any], scope: trio.CancelScope) -> None:
+        """Tell the session a tick every period; each is handled (and logged) as an input."""
+        with scope, contextlib.suppress(ActorError):
+            while True:
+                await trio.sleep(timer.seconds)
+                await self.tell(_TimerTick(timer))
 
     async def _run_effect(self, effect_id: int, effect: Any, after: Pending | None) -> None:
         """Run an effect once the step that started it is durable (never, if it is lost)."""

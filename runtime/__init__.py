@@ -19,7 +19,7 @@ from ._actions import (
     SimpleAction,
     Target,
 )
-from ._app import App, Effect, Next
+from ._app import App, Effect, Every, Next
 from ._declaration import CONSTANT, UNCACHEABLE, Declaration, Key
 from ._effects import EffectRunner
 from ._enums import (
@@ -105,6 +105,7 @@ __all__ = [
     "Effect",
     "EffectRunner",
     "ErrorCode",
+    "Every",
     "Exact",
     "Frame",
     "Full",

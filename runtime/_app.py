@@ -29,6 +29,21 @@ class Next(Generic[Model, Msg]):
     effects: tuple[Effect[Msg], ...] = ()
 
 
+def _positive(_instance: object, _attribute: object, seconds: float) -> None:
+    if not seconds > 0:
+        raise ValueError(f"Every needs a positive period in seconds, not {seconds!r}")
+
+
+@attrs.frozen
+class Every(Generic[Msg]):
+    """A timer subscription: `message` is delivered every `seconds` for as long as the
+    model's subscriptions include this value (equal values are the same timer, so the
+    message must be hashable). Each tick is an input like any other and is logged."""
+
+    seconds: float = attrs.field(validator=_positive)
+    message: Msg
+
+
 @attrs.frozen
 class App(Generic[Model, Msg]):
     """The three functions of a TEA application. ``update`` and ``view`` must be pure."""
@@ -38,9 +53,11 @@ class App(Generic[Model, Msg]):
     view: Callable[[Model], View[Msg]]
     name: str = "app"
     message_types: Sequence[type] = ()
-    """Types of the messages effects deliver, so the log can encode and decode them."""
+    """Types of the messages effects and timers deliver, so the log can encode them."""
     model_type: type | None = None
     """The model's type, so recovery checkpoints can encode and decode it."""
+    subscriptions: Callable[[Model], Sequence[Every[Msg]]] | None = None
+    """The timers the model wants running (pure, like ``view``); asked after each input."""
 
 
 def split_step(step: object) -> tuple[Any, tuple[Effect[Any], ...]]:

@@ -22,7 +22,7 @@ from ._actions import (
     SimpleAction,
     Target,
 )
-from ._app import App, Effect, split_step
+from ._app import App, Effect, Every, split_step
 from ._enums import ActionKind, ErrorCode, Live, Role
 from ._ids import SemanticId
 from ._node import (
@@ -422,6 +422,23 @@ class AppRuntime(Generic[Model, Msg]):
         else:
             result.update(handled=False, error=outcome.code.value)
         return result
+
+    def subscriptions(self) -> frozenset[Every[Msg]]:
+        """The timers the current model subscribes to (none for an app without any).
+
+        Raises `ApplicationError` if the app's ``subscriptions`` raises or returns
+        something other than `Every` values.
+        """
+        if self.app.subscriptions is None:
+            return frozenset()
+        wanted = self._call(self.app.subscriptions, self._model)
+        try:
+            timers = frozenset(wanted)
+            if not all(isinstance(timer, Every) for timer in timers):
+                raise TypeError(f"subscriptions must be Every values, got {wanted!r}")
+        except TypeError as error:
+            raise ApplicationError("subscriptions returned something else") from error
+        return timers
 
     # ---- internals ------------------------------------------------------------------------
 

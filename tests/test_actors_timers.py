@@ -1,0 +1,148 @@
+"""Timer subscriptions: the model says which timers run; every tick is a logged input that
+replay re-delivers, and a subscription that raises crashes the session at that step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+
+from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.eventlog import MemoryRecorder, SessionCrashed, TimerFired
+from semledger.replay import reexecute
+from semledger.runtime import (
+    ActionKind,
+    App,
+    BySemanticId,
+    Every,
+    Latest,
+    Receipt,
+    SemanticId,
+    SimpleAction,
+    View,
+    button,
+    group,
+    text,
+)
+
+TOGGLE = BySemanticId(SemanticId.new("clock.toggle"))
+ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
+
+
+def update(model: tuple[bool, int], msg: str) -> tuple[bool, int]:
+    running, ticks = model
+    return (not running, ticks) if msg == "toggle" else (running, ticks + 1)
+
+
+def view(model: tuple[bool, int]) -> View[str]:
+    return group(
+        text("ticks", str(model[1]), semantic_id="clock.ticks"),
+        button("start/stop", "toggle", semantic_id="clock.toggle"),
+        label="clock",
+    )
+
+
+PERIOD = 0.02
+
+
+def ticking(model: tuple[bool, int]) -> list[Every[str]]:
+    return [Every(PERIOD, "tick")] if model[0] else []
+
+
+CLOCK: App[tuple[bool, int], str] = App(
+    init=lambda: (True, 0), update=update, view=view, subscriptions=ticking
+)
+
+
+def ticks_of(actor: SessionActor) -> int:
+    model: tuple[bool, int] = actor.core.runtime.model
+    return model[1]
+
+
+async def until(condition: Any) -> None:
+    with trio.fail_after(10):
+        while not condition():
+            await trio.sleep(PERIOD / 2)
+
+
+async def test_a_subscribed_timer_ticks_as_logged_inputs_until_the_model_drops_it() -> None:
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("clock", CLOCK, "tests:clock", writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            await until(lambda: ticks_of(actor) >= 3)
+            receipt = await actor.perform_action(TOGGLE, ACTIVATE, Latest())
+            assert isinstance(receipt, Receipt)
+            stopped_at = ticks_of(actor)
+            await trio.sleep(PERIOD * 10)
+            assert ticks_of(actor) == stopped_at  # no tick once the model dropped the timer
+            await actor.perform_action(TOGGLE, ACTIVATE, Latest())
+            await until(lambda: ticks_of(actor) >= stopped_at + 2)
+            actor.close()
+        writer.close()
+    ticks = ticks_of(actor)
+    fired = [e for _r, e in recorder.events("clock") if isinstance(e, TimerFired)]
+    assert len(fired) == ticks
+    # A new subscription is a new timer.
+    assert [f.timer_id for f in fired] == [1] * stopped_at + [2] * (ticks - stopped_at)
+    report = reexecute(recorder, "clock", CLOCK)
+    assert report.ok, report
+    assert report.inputs == ticks + 2
+
+
+def broken_subscriptions(model: tuple[bool, int]) -> Any:
+    if model[1] >= 2:
+        raise RuntimeError("no more timers")
+    return ticking(model)
+
+
+async def test_subscriptions_that_raise_crash_the_session_at_that_step_and_replay_again() -> (
+    None
+):
+    app = App(init=lambda: (True, 0), update=update, view=view, subscriptions=broken_subscriptions)
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)  # supervises: a crash is logged
+        actor = await registry.open(
+            "clock", lambda: SessionActor("clock", app, "tests:clock", writer, recorder)
+        )
+        await until(lambda: actor.ended)
+        await until(lambda: "clock" not in registry)
+        writer.close()
+    events = [e for _r, e in recorder.events("clock")]
+    assert isinstance(events[-1], SessionCrashed)
+    assert sum(isinstance(e, TimerFired) for e in events) == 2
+    report = reexecute(recorder, "clock", app)
+    assert report.ok
+    assert report.crash_step == 2
+
+
+def test_a_timer_needs_a_positive_period() -> None:
+    with pytest.raises(ValueError, match="positive period"):
+        Every(0, "tick")
+
+
+async def test_a_recovered_session_runs_the_timers_its_model_subscribes_to() -> None:
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        first = SessionActor("clock", CLOCK, "tests:clock", writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(first.run)
+            await until(lambda: ticks_of(first) >= 2)
+            sessions.cancel_scope.cancel()  # gone without ending: recoverable
+        await trio.sleep(PERIOD)  # the writer finishes what it was handed
+        before = sum(isinstance(e, TimerFired) for _r, e in recorder.events("clock"))
+        again = SessionActor("clock", CLOCK, "tests:clock", writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(again.run)
+            assert again.recovered
+            assert ticks_of(again) >= before >= 2  # the logged ticks, re-delivered
+            await until(lambda: ticks_of(again) >= before + 2)
+            again.close()
+        writer.close()
+    assert reexecute(recorder, "clock", CLOCK).ok
