@@ -1,6 +1,7 @@
-"""`semledger fuzz`: drive any app with random valid and invalid actions and reads, and check
-the generation invariants; a counterexample is shrunk by hypothesis and saved in the log as a
-session, so `semledger replay` reproduces it."""
+"""`semledger fuzz`: drive any app with random valid and invalid actions, reads and (for an
+app with timers) ticks of the timers it subscribes to, and check the generation invariants;
+a counterexample is shrunk by hypothesis and saved in the log as a session, so `semledger
+replay` reproduces it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
-from semledger.actors import SessionCore
+from semledger.actors import MessageCodecError, SessionCore
 from semledger.eventlog import (
     ActionRequested,
     Event,
@@ -22,6 +23,7 @@ from semledger.eventlog import (
     SessionCrashed,
     SessionEnded,
     SessionStarted,
+    TimerFired,
 )
 from semledger.runtime import (
     ActionKind,
@@ -159,18 +161,30 @@ def fuzz_app(
                 state.reads.append((len(state.inputs), since))
                 check_read(core.runtime, since)
                 continue
-            wire = _random_action(data, snapshot, seen)
-            event = ActionRequested(
-                core.next_request_id(), wire["target"], wire["action"], wire["precondition"], False
-            )
+            # Ticks only for apps with timers, so other apps' examples stay as they were.
+            timers = sorted(core.runtime.subscriptions(), key=repr) if app.subscriptions else []
+            event: Event
+            if timers and data.draw(st.booleans(), label="tick?"):
+                timer = data.draw(st.sampled_from(timers), label="timer")
+                event = TimerFired(timers.index(timer) + 1, core.codec.encode(timer.message))
+            else:
+                wire = _random_action(data, snapshot, seen)
+                event = ActionRequested(
+                    core.next_request_id(),
+                    wire["target"],
+                    wire["action"],
+                    wire["precondition"],
+                    False,
+                )
             state.inputs.append(event)
             result = core.step(event)
             checker.check(core.runtime.snapshot, result.outcome)
-            assert isinstance(result.outcome, Receipt | Rejection)
+            if isinstance(event, ActionRequested):
+                assert isinstance(result.outcome, Receipt | Rejection)
 
     try:
         run()
-    except (InvariantViolation, ApplicationError, AssertionError) as error:
+    except (InvariantViolation, ApplicationError, AssertionError, MessageCodecError) as error:
         name = f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{seed}"
         _save(save_to(), name, app, app_ref, last["run"], error, seed)
         cause = error.__cause__ if isinstance(error, ApplicationError) else error

@@ -123,3 +123,32 @@ def test_a_bad_read_found_by_fuzzing_is_found_again_by_replay(
         monkeypatch.setattr(AppRuntime, "read", honest_read)  # the bug, fixed
         assert reexecute(recorder, result.session, counter.app).ok
         test()
+
+
+def test_an_app_with_timers_is_fuzzed_with_their_ticks_too(tmp_path: Path) -> None:
+    """The fourth tick of a subscribed timer makes the app raise: only ticks reach it."""
+    from semledger.replay import fuzz_app, reexecute
+    from semledger.runtime import App, Every, group, text
+
+    def update(ticks: int, msg: str) -> int:
+        if ticks == 3:
+            raise RuntimeError("the fourth tick")
+        return ticks + 1
+
+    app: App[int, str] = App(
+        init=lambda: 0,
+        update=update,
+        view=lambda ticks: group(text("ticks", str(ticks)), label="clock"),
+        subscriptions=lambda _ticks: [Every(1.0, "tick")],
+    )
+    db = tmp_path / "fuzz.db"
+    result = fuzz_app(app, "tests:clock", lambda: SqliteRecorder(db), examples=100, seed=2)
+    assert result.failure == "RuntimeError: the fourth tick", result
+    assert result.session is not None
+    with SqliteRecorder(db) as recorder:
+        inputs = [e for _r, e in recorder.events(result.session) if type(e).__name__ in (
+            "TimerFired", "ActionRequested"
+        )]
+        assert [type(e).__name__ for e in inputs] == ["TimerFired"] * 4  # shrunk to the ticks
+        report = reexecute(recorder, result.session, app)
+    assert report.crash_step == 4
