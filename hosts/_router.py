@@ -160,6 +160,11 @@ class ToolCall:
 Event = Reply | ToolCall
 
 
+def _same_id(a: RequestId, b: RequestId) -> bool:
+    """JSON-RPC ids compare by type too: ``1`` and ``"1"`` are different requests."""
+    return type(a) is type(b) and a == b
+
+
 # --- JSON-RPC messages --------------------------------------------------------------------
 
 
@@ -450,6 +455,13 @@ class Router:
         except WireError as exc:
             rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, str(exc))
             return _response(request_id, self._tool_result(_failed(rejection)))
+        if any(_same_id(request_id, pending.request_id) for pending in self._pending):
+            # Its answer could not be told from the other one's.
+            return _error(
+                request_id,
+                INVALID_REQUEST,
+                f"Invalid Request: id {request_id!r} belongs to a request still in progress",
+            )
         call = ToolCall(request_id, name, decoded, arguments)
         self._pending.add(call)
         return call

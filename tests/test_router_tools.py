@@ -390,6 +390,22 @@ async def test_perform_action_decodes_and_answers_the_receipt() -> None:
     ]
 
 
+def test_an_id_still_in_progress_is_refused_and_free_again_once_answered() -> None:
+    router = Router()
+    (first,) = router.receive_line(_call("perform_action", ACT, 7))
+    assert isinstance(first, ToolCall)
+    (again,) = router.receive_line(_call("read_semantics", {}, 7))
+    assert not isinstance(again, ToolCall)
+    assert again.message["id"] == 7
+    assert again.message["error"]["code"] == -32600
+    assert "still in progress" in again.message["error"]["message"]
+    (other_type,) = router.receive_line(_call("read_semantics", {}, "7"))
+    assert isinstance(other_type, ToolCall)  # "7" is not 7
+    router.complete(first, Receipt(1, 2, False))
+    (later,) = router.receive_line(_call("read_semantics", {}, 7))
+    assert isinstance(later, ToolCall)
+
+
 def test_the_tool_call_event_carries_decoded_and_raw_arguments() -> None:
     (call,) = Router().receive_line(_call("perform_action", ACT, 12))
     assert isinstance(call, ToolCall)
