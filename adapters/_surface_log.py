@@ -199,8 +199,9 @@ class LoggedSurface:
         )
         seen = {n.ref for n in snapshot.nodes if _is_password(n.native)}
         # Only a whole tree says which fields are no longer passwords; a part (a root, a
-        # node limit) adds what it shows, so a field it left out stays redacted.
-        if root is None and max_nodes is None:
+        # node limit, the interactive nodes only) adds what it shows, so a field it left
+        # out stays redacted.
+        if root is None and max_nodes is None and not interactive_only:
             self._passwords = seen
         else:
             self._passwords |= seen

@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -161,6 +163,29 @@ async def test_a_partial_snapshot_does_not_forget_a_password_field_it_left_out()
     first = [n.ref for n in snapshot.nodes].index(password)
     assert first > 1
     await logged.snapshot(max_nodes=1)  # the field is beyond the limit
+    await logged.act("type", password, {"text": "hunter22"})
+    await logged.close()
+    assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
+
+
+async def test_an_interactive_only_snapshot_does_not_forget_a_password_field_it_left_out() -> (
+    None
+):
+    """Filtered is partial too: a field the filter leaves out stays redacted."""
+    recorder = MemoryRecorder()
+    logged, _, password = await _gallery(recorder)
+    surface: Any = logged.surface
+    whole = surface.snapshot
+
+    async def filtered(**options: Any) -> Snapshot:
+        taken = await whole(**options)
+        if options.get("interactive_only"):
+            kept = tuple(n for n in taken.nodes if n.ref != password)
+            return attrs.evolve(taken, nodes=kept)
+        return taken
+
+    surface.snapshot = filtered
+    await logged.snapshot(interactive_only=True)  # a surface that leaves the field out
     await logged.act("type", password, {"text": "hunter22"})
     await logged.close()
     assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
