@@ -160,9 +160,9 @@ class ToolCall:
 Event = Reply | ToolCall
 
 
-def _same_id(a: RequestId, b: RequestId) -> bool:
+def _id_key(request_id: RequestId) -> tuple[type, RequestId]:
     """JSON-RPC ids compare by type too: ``1`` and ``"1"`` are different requests."""
-    return type(a) is type(b) and a == b
+    return (type(request_id), request_id)
 
 
 # --- JSON-RPC messages --------------------------------------------------------------------
@@ -317,6 +317,8 @@ class Router:
         self._by_name = {tool.name: tool for tool in self.tools}
         self._lifecycle = Lifecycle()
         self._pending: set[ToolCall] = set()
+        self._pending_ids: set[tuple[type, RequestId]] = set()
+        """The ids of the pending calls (`_id_key`): no other request may use one."""
         self.protocol_version: str | None = None
         """The negotiated protocol version, once ``initialize`` has been answered."""
         self.client_info: object = None
@@ -396,6 +398,15 @@ class Router:
             self._lifecycle.step(LifecycleEvent.NOTIFICATION)
 
     def _request(self, request_id: RequestId, method: str, message: dict[str, Any]) -> list[Event]:
+        if _id_key(request_id) in self._pending_ids:
+            # Whatever it asks, its answer could not be told from the other one's.
+            return [
+                _error(
+                    request_id,
+                    INVALID_REQUEST,
+                    f"Invalid Request: id {request_id!r} belongs to a request still in progress",
+                )
+            ]
         params = message.get("params")
         has_params = "params" in message
         if method == "initialize":
@@ -455,15 +466,9 @@ class Router:
         except WireError as exc:
             rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, str(exc))
             return _response(request_id, self._tool_result(_failed(rejection)))
-        if any(_same_id(request_id, pending.request_id) for pending in self._pending):
-            # Its answer could not be told from the other one's.
-            return _error(
-                request_id,
-                INVALID_REQUEST,
-                f"Invalid Request: id {request_id!r} belongs to a request still in progress",
-            )
         call = ToolCall(request_id, name, decoded, arguments)
         self._pending.add(call)
+        self._pending_ids.add(_id_key(request_id))
         return call
 
     # -- completion -------------------------------------------------------------------------
@@ -480,6 +485,7 @@ class Router:
                 "router or was already completed"
             )
         self._pending.discard(call)
+        self._pending_ids.discard(_id_key(call.request_id))
         if isinstance(outcome, BaseException):
             return _error(call.request_id, INTERNAL_ERROR, "Internal error")
         try:

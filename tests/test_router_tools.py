@@ -401,6 +401,15 @@ def test_an_id_still_in_progress_is_refused_and_free_again_once_answered() -> No
     assert "still in progress" in again.message["error"]["message"]
     (other_type,) = router.receive_line(_call("read_semantics", {}, "7"))
     assert isinstance(other_type, ToolCall)  # "7" is not 7
+    for line in (
+        _call("no_such_tool", {}, 7),
+        _call("perform_action", {"target": 5}, 7),
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}),
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}),
+    ):
+        (refused,) = router.receive_line(line)
+        assert not isinstance(refused, ToolCall)
+        assert refused.message["error"]["code"] == -32600, line
     router.complete(first, Receipt(1, 2, False))
     (later,) = router.receive_line(_call("read_semantics", {}, 7))
     assert isinstance(later, ToolCall)
