@@ -164,13 +164,18 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
         return 0
     table = Table("session", "app", "surface", "events", "state", title=f"sessions in {args.db}")
     for s in summaries:
-        if s.ended:
-            state = s.end_reason if s.crashed and s.end_reason else f"ended: {s.end_reason}"
-        else:
-            state = "open"
-        table.add_row(s.name, s.app or "", s.surface or "", str(s.events), state)
+        table.add_row(s.name, s.app or "", s.surface or "", str(s.events), _state(s))
     console.print(table)
     return 0
+
+
+def _state(summary: Any) -> str:
+    """``open``, ``ended: <reason>``, or ``crashed: <exception type>``."""
+    if not summary.ended:
+        return "open"
+    if summary.crashed:
+        return str(summary.end_reason or "crashed")
+    return f"ended: {summary.end_reason}" if summary.end_reason else "ended"
 
 
 def _summary_json(summary: Any) -> dict[str, Any]:

@@ -3,6 +3,8 @@ replay re-delivers, and a subscription that raises crashes the session at that s
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -60,6 +62,15 @@ def ticks_of(actor: SessionActor) -> int:
     return model[1]
 
 
+@asynccontextmanager
+async def log_writer(recorder: MemoryRecorder) -> AsyncIterator[tuple[trio.Nursery, LogWriter]]:
+    """A nursery with a log writer on `recorder`, closed (after writing) at the end."""
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        yield nursery, writer
+        writer.close()
+
+
 async def until(condition: Any) -> None:
     with trio.fail_after(10):
         while not condition():
@@ -68,8 +79,7 @@ async def until(condition: Any) -> None:
 
 async def test_a_subscribed_timer_ticks_as_logged_inputs_until_the_model_drops_it() -> None:
     recorder = MemoryRecorder()
-    async with trio.open_nursery() as nursery:
-        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+    async with log_writer(recorder) as (_, writer):
         actor = SessionActor("clock", CLOCK, "tests:clock", writer, recorder)
         async with trio.open_nursery() as sessions:
             await sessions.start(actor.run)
@@ -82,7 +92,6 @@ async def test_a_subscribed_timer_ticks_as_logged_inputs_until_the_model_drops_i
             await actor.perform_action(TOGGLE, ACTIVATE, Latest())
             await until(lambda: ticks_of(actor) >= stopped_at + 2)
             actor.close()
-        writer.close()
     ticks = ticks_of(actor)
     fired = [e for _r, e in recorder.events("clock") if isinstance(e, TimerFired)]
     assert len(fired) == ticks
@@ -104,15 +113,13 @@ async def test_subscriptions_that_raise_crash_the_session_at_that_step_and_repla
 ):
     app = App(init=lambda: (True, 0), update=update, view=view, subscriptions=broken_subscriptions)
     recorder = MemoryRecorder()
-    async with trio.open_nursery() as nursery:
-        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+    async with log_writer(recorder) as (nursery, writer):
         registry = SessionRegistry(nursery, writer, recorder)  # supervises: a crash is logged
         actor = await registry.open(
             "clock", lambda: SessionActor("clock", app, "tests:clock", writer, recorder)
         )
         await until(lambda: actor.ended)
         await until(lambda: "clock" not in registry)
-        writer.close()
     events = [e for _r, e in recorder.events("clock")]
     assert isinstance(events[-1], SessionCrashed)
     assert sum(isinstance(e, TimerFired) for e in events) == 2
@@ -128,8 +135,7 @@ def test_a_timer_needs_a_positive_period() -> None:
 
 async def test_a_recovered_session_runs_the_timers_its_model_subscribes_to() -> None:
     recorder = MemoryRecorder()
-    async with trio.open_nursery() as nursery:
-        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+    async with log_writer(recorder) as (_, writer):
         first = SessionActor("clock", CLOCK, "tests:clock", writer, recorder)
         async with trio.open_nursery() as sessions:
             await sessions.start(first.run)
@@ -144,5 +150,4 @@ async def test_a_recovered_session_runs_the_timers_its_model_subscribes_to() -> 
             assert ticks_of(again) >= before >= 2  # the logged ticks, re-delivered
             await until(lambda: ticks_of(again) >= before + 2)
             again.close()
-        writer.close()
     assert reexecute(recorder, "clock", CLOCK).ok
