@@ -117,6 +117,9 @@ class _EffectDone:
 @attrs.frozen
 class _TimerTick:
     timer: Every[Any]
+    run: trio.CancelScope
+    """The scope of the timer run that sent it: a tick of a dropped run is discarded, even
+    when an equal timer was subscribed again since."""
 
 
 SessionMessage = Read | Perform | Diagnose | Inspect | Close | _EffectDone | _TimerTick
@@ -330,8 +333,8 @@ class SessionActor(Actor[SessionMessage]):
             return await self._step(DiagnosticsDispatched(message.event))
         if isinstance(message, _TimerTick):
             timer = self._timers.get(message.timer)
-            if timer is None:
-                return None  # unsubscribed after this tick was sent: it never happened
+            if timer is None or timer[1] is not message.run:
+                return None  # its run was dropped after this tick was sent: it never happened
             try:
                 encoded = self.core.codec.encode(message.timer.message)
             except MessageCodecError as error:
@@ -456,7 +459,7 @@ class SessionActor(Actor[SessionMessage]):
         with scope, contextlib.suppress(ActorError):
             while True:
                 await trio.sleep(timer.seconds)
-                await self.tell(_TimerTick(timer))
+                await self.tell(_TimerTick(timer, scope))
 
     async def _run_effect(self, effect_id: int, effect: Any, after: Pending | None) -> None:
         """Run an effect once the step that started it is durable (never, if it is lost)."""

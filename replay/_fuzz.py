@@ -166,7 +166,13 @@ def fuzz_app(
             event: Event
             if timers and data.draw(st.booleans(), label="tick?"):
                 timer = data.draw(st.sampled_from(timers), label="timer")
-                event = TimerFired(timers.index(timer) + 1, core.codec.encode(timer.message))
+                timer_id = timers.index(timer) + 1
+                try:
+                    encoded = core.codec.encode(timer.message)
+                except MessageCodecError:
+                    state.inputs.append(TimerFired(timer_id, None))  # as a live session logs it
+                    raise
+                event = TimerFired(timer_id, encoded)
             else:
                 wire = _random_action(data, snapshot, seen)
                 event = ActionRequested(
@@ -218,7 +224,7 @@ def _save(
     for event in run.inputs:
         try:
             result = core.step(event)
-        except ApplicationError as crash:
+        except (ApplicationError, MessageCodecError) as crash:
             events += [
                 event,
                 SessionCrashed(

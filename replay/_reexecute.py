@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import SessionCore
+from semledger.actors import MessageCodecError, SessionCore
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -207,7 +207,8 @@ def reexecute(
         )
         try:
             result = core.step(event)
-        except ApplicationError as error:
+        except (ApplicationError, MessageCodecError) as error:
+            # (A message the log could not record ends a live session as a crash too.)
             upcoming = log.peek()
             if upcoming is not None and isinstance(upcoming[1], SessionCrashed):
                 return ReplayReport(session, inputs, commits, None, error, step)
@@ -216,7 +217,10 @@ def reexecute(
                 inputs,
                 commits,
                 Divergence(
-                    step, record.seq, "the step to succeed", f"the app raised {error.__cause__!r}"
+                    step,
+                    record.seq,
+                    "the step to succeed",
+                    f"the app raised {error.__cause__ or error!r}",
                 ),
                 error,
                 step,

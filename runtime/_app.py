@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -30,8 +31,23 @@ class Next(Generic[Model, Msg]):
 
 
 def _positive(_instance: object, _attribute: object, seconds: float) -> None:
-    if not seconds > 0:
-        raise ValueError(f"Every needs a positive period in seconds, not {seconds!r}")
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not 0 < seconds < math.inf
+    ):
+        raise ValueError(
+            f"Every.seconds: expected a positive finite number of seconds, got {seconds!r}"
+        )
+
+
+def _hashable(_instance: object, _attribute: object, message: Any) -> None:
+    try:
+        hash(message)
+    except TypeError:
+        raise TypeError(
+            f"Every.message must be hashable (equal timers are one timer), got {message!r}"
+        ) from None
 
 
 @attrs.frozen
@@ -41,7 +57,7 @@ class Every(Generic[Msg]):
     message must be hashable). Each tick is an input like any other and is logged."""
 
     seconds: float = attrs.field(validator=_positive)
-    message: Msg
+    message: Msg = attrs.field(validator=_hashable)
 
 
 @attrs.frozen

@@ -92,6 +92,8 @@ class AppRuntime(Generic[Model, Msg]):
         self._view_stale = True
         self._dup_candidates: set[SemanticId] = set()
         self._relation_issues: tuple[Issue, ...] = ()
+        self._subscribed: tuple[object, frozenset[Every[Msg]]] | None = None
+        """The last model asked for its subscriptions, and their answer."""
         self._pressed: Element | None = None
         self._synthetic_id: int | None = None
         self._scoped = False
@@ -431,13 +433,21 @@ class AppRuntime(Generic[Model, Msg]):
         """
         if self.app.subscriptions is None:
             return frozenset()
+        cached = self._subscribed
+        if cached is not None and cached[0] is self._model:
+            return cached[1]  # the same model: a pure function gives the same timers
         wanted = self._call(self.app.subscriptions, self._model)
-        try:
-            timers = frozenset(wanted)
-            if not all(isinstance(timer, Every) for timer in timers):
-                raise TypeError(f"subscriptions must be Every values, got {wanted!r}")
-        except TypeError as error:
-            raise ApplicationError("subscriptions returned something else") from error
+        if isinstance(wanted, Every) or not isinstance(wanted, Iterable):
+            raise ApplicationError(
+                f"subscriptions must return a sequence of Every values, got {wanted!r}"
+            )
+        timers = frozenset(wanted)
+        strays = [timer for timer in timers if not isinstance(timer, Every)]
+        if strays:
+            raise ApplicationError(
+                f"subscriptions must return Every values only, got {strays[0]!r}"
+            )
+        self._subscribed = (self._model, timers)
         return timers
 
     # ---- internals ------------------------------------------------------------------------

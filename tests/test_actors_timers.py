@@ -3,19 +3,24 @@ replay re-delivers, and a subscription that raises crashes the session at that s
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
 from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.actors._session import _TimerTick
 from semledger.eventlog import MemoryRecorder, SessionCrashed, TimerFired
 from semledger.replay import reexecute
 from semledger.runtime import (
     ActionKind,
     App,
+    ApplicationError,
+    AppRuntime,
     BySemanticId,
     Every,
     Latest,
@@ -128,9 +133,56 @@ async def test_subscriptions_that_raise_crash_the_session_at_that_step_and_repla
     assert report.crash_step == 2
 
 
-def test_a_timer_needs_a_positive_period() -> None:
-    with pytest.raises(ValueError, match="positive period"):
-        Every(0, "tick")
+@pytest.mark.parametrize("seconds", [0, -1, math.inf, math.nan, True, "1"])
+def test_a_timer_needs_a_positive_finite_period(seconds: Any) -> None:
+    with pytest.raises(ValueError, match=r"Every\.seconds: expected a positive finite number"):
+        Every(seconds, "tick")
+
+
+def test_a_timer_message_must_be_hashable() -> None:
+    with pytest.raises(TypeError, match=r"Every\.message must be hashable"):
+        Every(1.0, ["tick"])
+
+
+@pytest.mark.parametrize(
+    ("returned", "says"),
+    [
+        (Every(1.0, "tick"), "a sequence of Every values, got Every"),
+        (None, "a sequence of Every values, got None"),
+        (["tick"], "Every values only, got 'tick'"),
+    ],
+)
+def test_subscriptions_that_return_something_else_say_what_they_returned(
+    returned: Any, says: str
+) -> None:
+    app = App(init=lambda: (True, 0), update=update, view=view, subscriptions=lambda _m: returned)
+    with pytest.raises(ApplicationError, match=says):
+        AppRuntime(app).subscriptions()
+
+
+async def test_a_tick_of_a_dropped_timer_run_is_discarded_even_after_resubscribing() -> None:
+    slow = Every(1000.0, "tick")  # never fires by itself in this test
+    app = App(
+        init=lambda: (True, 0),
+        update=update,
+        view=view,
+        subscriptions=lambda model: [slow] if model[0] else [],
+    )
+    recorder = MemoryRecorder()
+    async with log_writer(recorder) as (_, writer):
+        actor = SessionActor("clock", app, "tests:clock", writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            dropped = actor._timers[slow][1]
+            await actor.perform_action(TOGGLE, ACTIVATE, Latest())
+            await actor.perform_action(TOGGLE, ACTIVATE, Latest())  # subscribed again
+            await actor.tell(_TimerTick(slow, dropped))
+            await actor.read_semantics(None)
+            assert ticks_of(actor) == 0
+            await actor.tell(_TimerTick(slow, actor._timers[slow][1]))
+            await actor.read_semantics(None)
+            assert ticks_of(actor) == 1
+            actor.close()
 
 
 async def test_a_recovered_session_runs_the_timers_its_model_subscribes_to() -> None:
@@ -151,3 +203,33 @@ async def test_a_recovered_session_runs_the_timers_its_model_subscribes_to() -> 
             await until(lambda: ticks_of(again) >= before + 2)
             again.close()
     assert reexecute(recorder, "clock", CLOCK).ok
+
+
+@attrs.frozen
+class Unlisted:
+    """Not in the app's message_types: the log cannot record it."""
+
+
+async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_that_crash() -> (
+    None
+):
+    app = App(
+        init=lambda: (True, 0),
+        update=update,
+        view=view,
+        subscriptions=lambda _m: [Every(PERIOD, Unlisted())],
+    )
+    recorder = MemoryRecorder()
+    async with log_writer(recorder) as (nursery, writer):
+        registry = SessionRegistry(nursery, writer, recorder)
+        actor = await registry.open(
+            "clock", lambda: SessionActor("clock", app, "tests:clock", writer, recorder)
+        )
+        await until(lambda: actor.ended)
+        await until(lambda: "clock" not in registry)
+    events = [e for _r, e in recorder.events("clock")]
+    assert isinstance(events[-1], SessionCrashed)
+    assert events[-1].exception_type == "MessageCodecError"
+    report = reexecute(recorder, "clock", app)
+    assert report.ok, report
+    assert report.crash_step == 1

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from semledger.eventlog import SessionCrashed, SqliteRecorder
@@ -152,3 +153,33 @@ def test_an_app_with_timers_is_fuzzed_with_their_ticks_too(tmp_path: Path) -> No
         assert [type(e).__name__ for e in inputs] == ["TimerFired"] * 4  # shrunk to the ticks
         report = reexecute(recorder, result.session, app)
     assert report.crash_step == 4
+
+
+@attrs.frozen
+class Unlisted:
+    """A timer message the app does not list in message_types: the log cannot record it."""
+
+
+def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reproduces(
+    tmp_path: Path,
+) -> None:
+    from semledger.replay import fuzz_app, reexecute
+    from semledger.runtime import App, Every, group, text
+
+    app: App[int, object] = App(
+        init=lambda: 0,
+        update=lambda ticks, _msg: ticks + 1,
+        view=lambda ticks: group(text("ticks", str(ticks)), label="clock"),
+        subscriptions=lambda _ticks: [Every(1.0, Unlisted())],
+    )
+    db = tmp_path / "fuzz.db"
+    result = fuzz_app(app, "tests:clock", lambda: SqliteRecorder(db), examples=50, seed=1)
+    assert result.failure is not None
+    assert result.failure.startswith("MessageCodecError"), result
+    assert result.session is not None
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(result.session)]
+        assert isinstance(events[-1], SessionCrashed)
+        report = reexecute(recorder, result.session, app)
+    assert report.ok, report
+    assert report.crash_step == 1
