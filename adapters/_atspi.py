@@ -408,10 +408,11 @@ class AtspiSurface:
             raise LocateError(f"unknown ref {ref!r}", details={"ref": ref})
         return path
 
-    async def _node(self, ref: str) -> amap.RawNode:
-        """The current facts of the element behind ``ref``; LocateError when it is gone."""
+    async def _node(self, ref: str, *, actions: bool = False) -> amap.RawNode:
+        """The current facts of the element behind ``ref`` (with ``actions``, its action
+        names too); LocateError when it is gone."""
         backend, app = self._require_app()
-        raw = await backend.read_node(app, self._path(ref))
+        raw = await backend.read_node(app, self._path(ref), actions=actions)
         if raw is None:
             raise LocateError(f"ref {ref!r} is stale: its element is gone", details={"ref": ref})
         return raw
@@ -549,7 +550,7 @@ class AtspiSurface:
 
     async def _act_on(self, action: str, ref: str, a: ActArgs) -> str | None:
         backend, app = self._require_app()
-        raw = await self._node(ref)
+        raw = await self._node(ref, actions=True)
         path = raw.path
         if action == "read":
             return amap.text_of(raw) or ""

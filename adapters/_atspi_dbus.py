@@ -117,7 +117,9 @@ class Backend(Protocol):
 
     async def applications(self) -> list[AppInfo]: ...
     async def read_tree(self, app: AppInfo, root: str = ROOT_PATH) -> list[RawNode]: ...
-    async def read_node(self, app: AppInfo, path: str) -> RawNode | None: ...
+    async def read_node(
+        self, app: AppInfo, path: str, *, actions: bool = False
+    ) -> RawNode | None: ...
     async def actions(self, app: AppInfo, path: str) -> tuple[str, ...]: ...
     async def do_action(self, app: AppInfo, path: str, index: int) -> bool: ...
     async def set_text(self, app: AppInfo, path: str, text: str) -> bool: ...
@@ -299,6 +301,14 @@ async def _send_all(sock: Any, data: bytes) -> None:
     while view:
         sent = await sock.send(view)
         view = view[sent:]
+
+
+def _get_actions(path: str, bus: str) -> Call:
+    return _call(path, bus, ATSPI + "Action", "GetActions")
+
+
+def _action_names(actions: Iterable[tuple[str, str, str]]) -> tuple[str, ...]:
+    return tuple(str(name) for name, _description, _keys in actions)
 
 
 def _variant(value: Any) -> Any:
@@ -550,6 +560,7 @@ class LiveBackend:
         *,
         attributes: bool,
         everything: bool = False,
+        actions: bool = False,
     ) -> list[RawNode]:
         """The facts the cache does not carry, in one pipelined batch: for the nodes that
         are showing (hidden ones keep the cache's facts, unless ``everything``), and the
@@ -583,8 +594,8 @@ class LiveBackend:
                 wants.append(("text", _call(path, bus, ATSPI + "Text", "GetText", "ii", (0, -1))))
             if "Value" in ifaces:
                 wants.append(("value", _get(path, bus, ATSPI + "Value", "CurrentValue")))
-            if everything and "Action" in ifaces:  # a node about to be acted on
-                wants.append(("actions", _call(path, bus, ATSPI + "Action", "GetActions")))
+            if actions and "Action" in ifaces:
+                wants.append(("actions", _get_actions(path, bus)))
             for what, message in wants:
                 plan.append((number, what, len(batch)))
                 batch.append(message)
@@ -602,7 +613,7 @@ class LiveBackend:
             elif what == "value":
                 value = float(value) if value is not None and math.isfinite(value) else None
             elif what == "actions":
-                value = tuple(str(name) for name, _description, _keys in value)
+                value = _action_names(value)
             extra[number][what] = value
         nodes = []
         for number, (path, depth, parent) in enumerate(walk):
@@ -629,9 +640,12 @@ class LiveBackend:
             )
         return nodes
 
-    async def read_node(self, app: AppInfo, path: str) -> RawNode | None:
-        """One accessible's current facts (two round trips), its action names included,
-        None when it is gone."""
+    async def read_node(
+        self, app: AppInfo, path: str, *, actions: bool = False
+    ) -> RawNode | None:
+        """One accessible's current facts (two round trips), None when it is gone; with
+        ``actions``, its action names too (in the same batch: for a node about to be acted
+        on, while a poll or a read does without)."""
         fetched = await self._fetch(app.bus, [path])
         if path not in fetched:
             return None
@@ -640,15 +654,20 @@ class LiveBackend:
             return None
         return (
             await self._details(
-                app.bus, fetched, [(path, 0, None)], attributes=True, everything=True
+                app.bus,
+                fetched,
+                [(path, 0, None)],
+                attributes=True,
+                everything=True,
+                actions=actions,
             )
         )[0]
 
     # -- acting -----------------------------------------------------------------------
 
     async def actions(self, app: AppInfo, path: str) -> tuple[str, ...]:
-        (actions,) = await self._one(_call(path, app.bus, ATSPI + "Action", "GetActions"))
-        return tuple(str(name) for name, _description, _keys in actions)
+        (actions,) = await self._one(_get_actions(path, app.bus))
+        return _action_names(actions)
 
     async def do_action(self, app: AppInfo, path: str, index: int) -> bool:
         (done,) = await self._one(_call(path, app.bus, ATSPI + "Action", "DoAction", "i", (index,)))

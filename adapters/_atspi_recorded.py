@@ -92,7 +92,9 @@ class RecordedBackend:
             out.append(attrs.evolve(node, depth=node.depth - base))
         return out
 
-    async def read_node(self, app: AppInfo, path: str) -> RawNode | None:
+    async def read_node(
+        self, app: AppInfo, path: str, *, actions: bool = False
+    ) -> RawNode | None:
         try:
             return self.nodes[self._index(path)]
         except StaleObjectError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import trio
@@ -55,6 +56,13 @@ async def test_launch_snapshot_act_and_quit_the_fixture_app(desktop: PrivateDesk
         backend.actions = lambda *a: asked.append(a) or backend_actions(*a)
         await surface.act("click", greet)
         assert asked == []  # the action names came with the node's facts, in one round trip
+        sent: list[Any] = []
+        call_many = backend.bus.call_many
+        backend.bus.call_many = lambda messages: sent.extend(messages) or call_many(messages)
+        await surface.read("text", greet)
+        assert sent
+        assert not [m for m in sent if isinstance(m, tuple) and m[3] == "GetActions"]
+        backend.bus.call_many = call_many  # a read, or a wait's poll, does without them
         with trio.fail_after(5):
             while await surface.read("text", status) != "Hello world (1)":
                 await trio.sleep(0.05)
