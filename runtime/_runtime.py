@@ -543,8 +543,10 @@ class AppRuntime(Generic[Model, Msg]):
         """The public root and whether it is an open modal (the deepest one) scoping the tree."""
         modals = [e for e in self._tree.modal_elements if e.node is not None]
         if modals:
-            positions = SiblingPositions[Element](lambda parent: parent.children)
-            deepest = max(modals, key=lambda e: (e.depth, _element_path(e, positions)))
+            deepest = modals[0]
+            if len(modals) > 1:
+                positions = SiblingPositions[Element](lambda parent: parent.children)
+                deepest = max(modals, key=lambda e: (e.depth, _element_path(e, positions)))
             return deepest.node_id, True
         if len(top) == 1:
             return top[0], False
@@ -649,6 +651,8 @@ class AppRuntime(Generic[Model, Msg]):
     def _sort_in_tree_order(self, nodes: list[SemanticsNode]) -> None:
         """Sort nodes into element-tree order; a node without an element (the synthetic
         root) comes first."""
+        if len(nodes) < 2:
+            return  # (a one-leaf commit: its key would index every ancestor's children)
         by_node = self._tree.by_node
         positions = SiblingPositions[Element](lambda parent: parent.children)
 

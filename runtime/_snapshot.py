@@ -133,6 +133,8 @@ class SemanticsSnapshot:
         are indexed once, so sorting k nodes under a parent of n children costs O(n + k),
         not O(n k) as looking each one up among its siblings would.
         """
+        if len(nodes) < 2:
+            return  # (one node: its key would index every ancestor's children)
         parents, all_nodes = self.parents, self.nodes
         positions = SiblingPositions(lambda parent: all_nodes[parent].children)
 

@@ -222,3 +222,36 @@ def test_a_delta_over_a_wide_list_is_in_tree_order_and_indexes_each_parent_once(
     # Sorting 300 siblings indexed their parent once per sort, not once per node.
     # Two commits sort elements, two delta reads sort snapshot nodes.
     assert 0 < len(indexed) <= 4
+
+
+def test_a_one_leaf_commit_in_a_wide_list_indexes_no_siblings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from semledger.runtime import App, AppRuntime, Role, _order, node, text
+
+    app: App[int, int] = App(
+        init=lambda: 0,
+        update=lambda model, msg: model + msg,
+        view=lambda model: node(
+            Role.LIST,
+            *(text(f"item {i}", str(model if i == 0 else i)) for i in range(300)),
+            label="wide",
+        ),
+        name="wide",
+    )
+    rt = AppRuntime(app)
+    before = rt.read()
+    assert isinstance(before, Full)
+    indexed: list[object] = []
+    real = _order.SiblingPositions.of
+
+    def counting(self: _order.SiblingPositions[Any], parent: Any, child: Any) -> int:
+        indexed.append(parent)
+        return real(self, parent, child)
+
+    monkeypatch.setattr(_order.SiblingPositions, "of", counting)
+    rt.deliver(1)
+    delta = rt.read(before.generation)
+    assert isinstance(delta, Delta)
+    assert len(delta.upserted) == 1
+    assert indexed == []
