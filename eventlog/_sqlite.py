@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 
 from ._codec import CONVERTER, LogConverter
-from ._errors import LogOpenError, RecorderClosedError, SequenceConflict, UnsupportedSchemaError
+from ._errors import (
+    EventLogError,
+    LogOpenError,
+    RecorderClosedError,
+    SequenceConflict,
+    UnsupportedSchemaError,
+)
 from ._events import Event, SessionCrashed, SessionEnded, SessionStarted
 from ._recorder import prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
@@ -129,16 +135,25 @@ def _create_sessions(db: sqlite_utils.Database, converter: LogConverter) -> None
 
 
 def _add_end_reasons(db: sqlite_utils.Database, converter: LogConverter) -> None:
-    """Add ``end_reason``, filled from each ended session's last ending event."""
+    """Add ``end_reason``, filled from each ended session's last ending event.
+
+    One indexed lookup per ended session, not a scan of the events. An ending event that
+    does not decode (a damaged log) leaves the reason empty rather than refusing to open
+    the log, so `semledger audit --verify` can still say what is wrong with it.
+    """
     db.table("sessions").add_column("end_reason", str)
-    ended = db.execute(
-        "SELECT e.session, e.topic, e.version, e.body FROM events e"
-        " JOIN (SELECT session, MAX(seq) AS seq FROM events"
-        "       WHERE topic IN ('SessionEnded', 'SessionCrashed') GROUP BY session) last"
-        " ON e.session = last.session AND e.seq = last.seq"
-    ).fetchall()
-    for session, topic, version, body in ended:
-        event = converter.decode(topic, version, body)
+    for (session,) in db.execute("SELECT name FROM sessions WHERE ended").fetchall():
+        row = db.execute(
+            "SELECT topic, version, body FROM events WHERE session = ?"
+            " AND topic IN ('SessionEnded', 'SessionCrashed') ORDER BY seq DESC LIMIT 1",
+            (session,),
+        ).fetchone()
+        if row is None:
+            continue
+        try:
+            event = converter.decode(*row)
+        except EventLogError:
+            continue
         assert isinstance(event, SessionEnded | SessionCrashed)
         db.execute(
             "UPDATE sessions SET end_reason = ? WHERE name = ?", (end_reason(event), session)

@@ -101,3 +101,23 @@ def test_a_version_2_log_gets_its_end_reasons_from_its_events(tmp_path: Path) ->
         assert recorder.found_schema_version == 2
         reasons = {s.name: s.end_reason for s in recorder.sessions()}
     assert reasons == {"done": "client went away", "open": None}
+
+
+def test_a_damaged_ending_event_does_not_keep_a_version_2_log_from_opening(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v2.db"
+    with SqliteRecorder(path) as recorder:
+        recorder.append([
+            NewEvent("done", 1, SessionStarted("a:app", "runtime", {}, True), 1.0),
+            NewEvent("done", 2, SessionEnded("closed"), 2.0),
+        ])
+    with sqlite3.connect(path) as conn:
+        conn.execute("ALTER TABLE sessions DROP COLUMN end_reason")
+        conn.execute("UPDATE schema_version SET version = 2")
+        conn.execute("UPDATE events SET body = x'c1' WHERE seq = 2")  # not msgpack
+    conn.close()
+    with SqliteRecorder(path) as recorder:
+        [summary] = recorder.sessions()
+        assert (summary.ended, summary.end_reason) == (True, None)
+        assert not verify_chain(recorder.read("done")).ok  # and the damage shows
