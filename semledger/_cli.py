@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from semledger.eventlog import LogOpenError
+from semledger.eventlog import LogOpenError, UnsupportedSchemaError
 
 DEFAULT_DB = "semledger.db"
 
@@ -509,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console(stderr=args.command == "serve")
     try:
         return COMMANDS[args.command](args, console)
-    except (UsageError, LogOpenError) as error:
+    except (UsageError, LogOpenError, UnsupportedSchemaError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import socket
+import sqlite3
 import sys
 from pathlib import Path
 
 import pytest
+
+from semledger.eventlog import SqliteRecorder
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -17,6 +20,11 @@ from tests_record import COUNTER, INCREMENT, record
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "log.db"
     record(path, "known", COUNTER, [INCREMENT])
+    future = path.parent / "future.db"  # a log written by a newer semledger
+    SqliteRecorder(future).close()
+    with sqlite3.connect(future) as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    conn.close()
     return path
 
 
@@ -27,6 +35,10 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         "no command": ([], "required"),
         "missing log for sessions": (["sessions", "--db", missing], "no log at"),
         "missing log for read": (["read", "known", "--db", missing], "no log at"),
+        "log from a newer semledger": (
+            ["sessions", "--db", str(db.parent / "future.db")],
+            "schema version 99",
+        ),
         "unknown session for read": (["read", "nope", "--db", str(db)], "no session 'nope'"),
         "unknown generation": (
             ["read", "known", "--db", str(db), "--generation", "99"],
@@ -100,6 +112,7 @@ def _busy_port() -> int:
         "no command",
         "missing log for sessions",
         "missing log for read",
+        "log from a newer semledger",
         "unknown session for read",
         "unknown generation",
         "negative generation",
