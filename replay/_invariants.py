@@ -82,11 +82,28 @@ def recorded_reads(params: dict[str, Any]) -> dict[int, list[int | None]]:
     """The reads a fuzzer counterexample checked, by the number of inputs before each.
 
     `fuzz_app` saves them in the session's params, since reads are not logged inputs;
-    any other session has none.
+    any other session has none. Raises ``ValueError`` if ``params["fuzz"]["reads"]`` is
+    there but is not a list of ``[inputs before it, since]`` pairs of whole numbers.
     """
     fuzz = params.get("fuzz")
     reads: dict[int, list[int | None]] = {}
-    if isinstance(fuzz, dict):
-        for after, since in fuzz.get("reads", ()):
-            reads.setdefault(int(after), []).append(None if since is None else int(since))
+    if not isinstance(fuzz, dict) or "reads" not in fuzz:
+        return reads
+    listed = fuzz["reads"]
+    for pair in listed if isinstance(listed, list) else [listed]:
+        if not (isinstance(pair, list | tuple) and len(pair) == 2):
+            raise ValueError(
+                f"params['fuzz']['reads']: expected [after, since] pairs, got {pair!r}"
+            )
+        after, since = pair
+        if not _whole(after) or not (since is None or _whole(since)):
+            raise ValueError(
+                "params['fuzz']['reads']: expected whole numbers of at least 0 (since may be"
+                f" null), got {pair!r}"
+            )
+        reads.setdefault(after, []).append(since)
     return reads
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -261,15 +261,16 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         app = load_app(app_ref)  # first: an export for an app that cannot load would not run
     except AppLoadError as error:
         raise UsageError(str(error)) from error
-    if args.export_test:
-        Path(args.export_test).write_text(export_test(recorder, args.session, app_ref=app_ref))
-        console.print(f"wrote {args.export_test}: run it with pytest")
-        return 0
     try:
+        if args.export_test:
+            source = export_test(recorder, args.session, app_ref=app_ref)
+            Path(args.export_test).write_text(source)
+            console.print(f"wrote {args.export_test}: run it with pytest")
+            return 0
         with _progress(console, "replaying", True) as progress:
             report = reexecute(recorder, args.session, app, on_progress=progress)
-    except UnknownSessionError as error:
-        raise UsageError(str(error)) from error
+    except (UnknownSessionError, ValueError) as error:  # ValueError: a malformed session
+        raise UsageError(f"session {args.session!r}: {error}") from error
     from semledger._render import replay_verdict
 
     console.print(replay_verdict(report))

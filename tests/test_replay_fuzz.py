@@ -183,3 +183,24 @@ def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reprod
         report = reexecute(recorder, result.session, app)
     assert report.ok, report
     assert report.crash_step == 1
+
+
+@pytest.mark.parametrize("reads", [None, 5, [[1]], "ab", [[1.5, 2]], [[True, 3]], [[-1, 0]]])
+def test_malformed_fuzz_reads_in_a_session_are_a_clear_usage_error(
+    tmp_path: Path, reads: object
+) -> None:
+    from semledger.eventlog import NewEvent, SessionStarted
+    from semledger.replay._invariants import recorded_reads
+
+    with pytest.raises(ValueError, match=r"params\['fuzz'\]\['reads'\]"):
+        recorded_reads({"fuzz": {"reads": reads}})
+    if reads is not None:
+        return
+    db = tmp_path / "log.db"
+    app = "semledger.examples.counter:app"
+    with SqliteRecorder(db) as recorder:
+        params = {"fuzz": {"reads": reads}}
+        recorder.append([NewEvent("s", 1, SessionStarted(app, "runtime", params, True), 0.0)])
+    done = mcp.cli("replay", "s", "--db", str(db))
+    assert done.returncode == 2, done.stderr
+    assert "params['fuzz']['reads']" in done.stderr
