@@ -62,6 +62,8 @@ class McpHttpApp:
         self.allowed_origins = frozenset(allowed_origins)
         self.redact_passwords = redact_passwords
         self._connections: dict[str, _Connection] = {}
+        self._over: set[str] = set()
+        """Sessions this server held that are over: never brought back by this process."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -171,9 +173,14 @@ class McpHttpApp:
         if connection is not None and not connection.host.closed:
             return connection
         if connection is not None:
-            # Over: forget it (no server keeps every session it ever had); the log decides
-            # below whether it can come back.
+            # Over: forget the connection (no server keeps every session it ever had), but
+            # not that it is over. It may have ended without a SessionEnded: another
+            # process wrote its log, or the log could not be written. Recovering it here
+            # would write it again.
             del self._connections[session_id]
+            self._over.add(session_id)
+        if session_id in self._over:
+            return None
         if not await trio.to_thread.run_sync(self._resumable, session_id):
             return None
         return await self._open(session_id)
@@ -200,6 +207,7 @@ class McpHttpApp:
         connection.host.close()
         await self.registry.close(session_id, "deleted by the client")
         self._connections.pop(session_id, None)
+        self._over.add(session_id)
         await _respond(send, 204, None)
 
 

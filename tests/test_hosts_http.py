@@ -430,3 +430,36 @@ async def test_concurrent_requests_on_one_session_are_each_applied_once_and_logg
     with SqliteRecorder(db) as recorder:
         logged = [e for _r, e in recorder.events(session_id) if isinstance(e, ActionReceipt)]
     assert sorted(e.after for e in logged) == sorted(int(r["after"]) for r in receipts)
+
+
+def test_a_session_that_lost_its_log_to_another_writer_is_not_brought_back(
+    tmp_path: Path,
+) -> None:
+    """Another process wrote the session: it ended without a SessionEnded, and must not be
+    recovered by this server's next request (it would write the session again)."""
+    from semledger.eventlog import EffectStarted, NewEvent
+
+    db = tmp_path / "shared.db"
+    with serving(db) as running, httpx.Client(timeout=30) as http:
+        opened = http.post(running.url, json=INITIALIZE)
+        headers = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        http.post(running.url, json=INITIALIZED, headers=headers)
+
+        def act(n: int) -> httpx.Response:
+            message = call(n, "perform_action", increment({"kind": "latest"}))
+            return http.post(running.url, json=message, headers=headers)
+
+        first = act(1)
+        assert first.json()["result"]["structuredContent"]["ok"] is True
+        session = headers["Mcp-Session-Id"]
+        with SqliteRecorder(db) as other:
+            head = other.head(session)
+            assert head is not None
+            other.append([NewEvent(session, head.seq + 1, EffectStarted(99, "foreign"), 0.0)])
+        clash = act(2)
+        assert clash.json()["result"]["structuredContent"]["ok"] is False
+        after = act(3)
+        assert after.status_code == 404, after.text
+    with SqliteRecorder(db) as recorder:
+        receipts = [e for _r, e in recorder.events(session) if isinstance(e, ActionReceipt)]
+    assert len(receipts) == 1
