@@ -431,7 +431,7 @@ class SessionActor(Actor[SessionMessage]):
         except Exception as error:
             self._lost_the_log()
             raise SessionLogError(
-                f"session {self.name!r} ended: its log could not be written ({error!r})"
+                f"session {self.name!r}: its log could not be written ({error!r})"
             ) from error
 
     def _lost_the_log(self) -> None:

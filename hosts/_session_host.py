@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from semledger.actors import (
@@ -59,7 +60,10 @@ class RuntimeAgentHost:
         if self._closed is not None:
             return _closed(self._closed)
         try:
-            return await self.session.request(message)
+            # No timeout: the session answers or refuses every request it took, and one
+            # queued behind many sent-ahead calls must not be told "internal error" while
+            # it is still going to be applied and logged.
+            return await self.session.request(message, timeout=math.inf)
         except ActorClosedError:
             self.close()
         except (SessionCrashedError, SessionConflictError, SessionLogError) as error:
