@@ -52,24 +52,34 @@ async def execute(
     return await diag.read_state()
 
 
+async def answer(
+    router: Router,
+    call: ToolCall,
+    host: AgentHost,
+    diagnostics: AgentDiagnosticsHost | None,
+) -> dict[str, Any]:
+    """Run `call` against the host and return the router's answer to it; a host that
+    raises is answered ``-32603`` (a bug in the host never takes the loop down)."""
+    outcome: object
+    try:
+        outcome = await execute(call, host, diagnostics)
+    except Exception as exc:
+        outcome = exc
+    return router.complete(call, outcome).message
+
+
 async def _run(
     router: Router,
     events: list[Reply | ToolCall],
     host: AgentHost,
     diagnostics: AgentDiagnosticsHost | None,
 ) -> list[dict[str, Any]]:
-    replies: list[dict[str, Any]] = []
-    for event in events:
-        if isinstance(event, Reply):
-            replies.append(event.message)
-            continue
-        outcome: object
-        try:
-            outcome = await execute(event, host, diagnostics)
-        except Exception as exc:
-            outcome = exc
-        replies.append(router.complete(event, outcome).message)
-    return replies
+    return [
+        event.message
+        if isinstance(event, Reply)
+        else await answer(router, event, host, diagnostics)
+        for event in events
+    ]
 
 
 async def handle(

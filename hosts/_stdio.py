@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 import trio
 
-from ._dispatch import execute
+from ._dispatch import answer as answer_call
 from ._host import AgentDiagnosticsHost, AgentHost, overlapping_calls_allowed
 from ._router import Reply, Router, ToolCall
 
@@ -71,18 +71,15 @@ async def run_stdio(
     output_closed = False
 
     async def call(event: ToolCall, answer: _Answer, *, task_status: Any) -> None:
-        # Nothing yields before `execute` has queued the call with the host (see
+        # Nothing yields before the host has queued the call with the host (see
         # overlapping_calls_allowed), so calls reach the host in the order of the lines.
         task_status.started()
         with trio.CancelScope(shield=True):
             try:
-                outcome = await execute(event, host, diagnostics)
-            except BaseException as exc:
-                answer.set(router.complete(event, exc).message)  # never leave it unanswered
-                if not isinstance(exc, Exception):
-                    raise
-            else:
-                answer.set(router.complete(event, outcome).message)
+                answer.set(await answer_call(router, event, host, diagnostics))
+            except BaseException as exc:  # KeyboardInterrupt, say: still answered
+                answer.set(router.complete(event, exc).message)
+                raise
 
     async def writer() -> None:
         nonlocal output_closed

@@ -638,6 +638,37 @@ async def test_a_host_that_does_not_allow_overlapping_calls_gets_one_call_at_a_t
     assert appends == 20
 
 
+async def test_a_sent_ahead_call_whose_host_raises_is_internal_error_and_the_loop_goes_on() -> (
+    None
+):
+    class Flaky:
+        """Sent ahead like the session host; its second action raises (a bug in it)."""
+
+        overlapping_calls = True
+
+        def __init__(self, actor: SessionActor) -> None:
+            self.inner = RuntimeAgentHost(actor)
+            self.actions = 0
+
+        async def read_semantics(self, since: int | None) -> Any:
+            return await self.inner.read_semantics(since)
+
+        async def perform_action(self, *args: Any) -> Any:
+            self.actions += 1
+            if self.actions == 2:
+                raise RuntimeError("a bug in the host")
+            return await self.inner.perform_action(*args)
+
+    lines = [
+        _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
+        for i in range(1, 5)
+    ]
+    replies, _appends = await _serve(b"\n".join(lines) + b"\n", Flaky)
+    assert [reply["id"] for reply in replies] == [1, 2, 3, 4]
+    assert replies[1]["error"]["code"] == -32603
+    assert [_envelope(replies[i])["ok"] for i in (0, 2, 3)] == [True, True, True]
+
+
 def test_serving_refuses_a_session_it_cannot_resume_or_a_surface_that_cannot_open(
     tmp_path: Path,
 ) -> None:
