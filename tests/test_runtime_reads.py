@@ -14,10 +14,12 @@ from semledger.runtime import (
     ErrorCode,
     Full,
     Rejection,
+    Role,
     Unchanged,
     View,
     apply_delta,
     group,
+    node,
     text,
 )
 
@@ -184,22 +186,25 @@ def test_snapshot_hash_ignores_the_generation_and_follows_content() -> None:
     assert rt.snapshot.hash != first.hash
 
 
-def test_a_delta_over_a_wide_list_is_in_tree_order_and_indexes_each_parent_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from semledger.runtime import App, AppRuntime, Role, _order, node, text
-
-    width = 300
+def wide_list(item: Any, width: int = 300) -> AppRuntime[int, int]:
+    """A runtime of one list of `width` texts; ``item(i, model)`` is the i-th text's value."""
     app: App[int, int] = App(
         init=lambda: 0,
         update=lambda model, msg: model + msg,
         view=lambda model: node(
             Role.LIST,
-            *(text(f"item {(i * 7919) % width}", str(model)) for i in range(width)),
+            *(text(f"item {i}", item(i, model)) for i in range(width)),
             label="wide",
         ),
         name="wide",
     )
+    return AppRuntime(app)
+
+
+def parents_indexed(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """From now on, each parent whose children a tree-order sort indexes (once per sort)."""
+    from semledger.runtime import _order
+
     indexed: list[object] = []
     real = _order.SiblingPositions.of
 
@@ -209,7 +214,14 @@ def test_a_delta_over_a_wide_list_is_in_tree_order_and_indexes_each_parent_once(
         return real(self, parent, child)
 
     monkeypatch.setattr(_order.SiblingPositions, "of", counting)
-    rt = AppRuntime(app)
+    return indexed
+
+
+def test_a_delta_over_a_wide_list_is_in_tree_order_and_indexes_each_parent_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    indexed = parents_indexed(monkeypatch)
+    rt = wide_list(lambda _i, model: str(model))
     full = rt.read()
     assert isinstance(full, Full)
     rt.deliver(1)  # every item's value changes
@@ -227,29 +239,10 @@ def test_a_delta_over_a_wide_list_is_in_tree_order_and_indexes_each_parent_once(
 def test_a_one_leaf_commit_in_a_wide_list_indexes_no_siblings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from semledger.runtime import App, AppRuntime, Role, _order, node, text
-
-    app: App[int, int] = App(
-        init=lambda: 0,
-        update=lambda model, msg: model + msg,
-        view=lambda model: node(
-            Role.LIST,
-            *(text(f"item {i}", str(model if i == 0 else i)) for i in range(300)),
-            label="wide",
-        ),
-        name="wide",
-    )
-    rt = AppRuntime(app)
+    rt = wide_list(lambda i, model: str(model if i == 0 else i))
     before = rt.read()
     assert isinstance(before, Full)
-    indexed: list[object] = []
-    real = _order.SiblingPositions.of
-
-    def counting(self: _order.SiblingPositions[Any], parent: Any, child: Any) -> int:
-        indexed.append(parent)
-        return real(self, parent, child)
-
-    monkeypatch.setattr(_order.SiblingPositions, "of", counting)
+    indexed = parents_indexed(monkeypatch)
     rt.deliver(1)
     delta = rt.read(before.generation)
     assert isinstance(delta, Delta)
