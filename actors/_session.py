@@ -346,8 +346,9 @@ class SessionActor(Actor[SessionMessage]):
         try:
             encoded = self.core.codec.encode(message.message)
         except MessageCodecError as error:
-            # The log could not record this input, so no replay could: end the session loudly.
-            await self._crash(EffectFailed(message.effect_id, str(error)), error)
+            # The log cannot record this input: it is logged without its message, as an
+            # unencodable tick is, so that re-executing it fails (and crashes) the same way.
+            await self._crash(EffectCompleted(message.effect_id, None), error)
             return None
         return await self._step(EffectCompleted(message.effect_id, encoded))
 

@@ -1,5 +1,6 @@
 """Timer subscriptions: the model says which timers run; every tick is a logged input that
-replay re-delivers, and a subscription that raises crashes the session at that step."""
+replay re-delivers, and a subscription that raises crashes the session at that step. A
+tick or an effect result the log cannot record crashes the session as replay does."""
 
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ from semledger.runtime import (
     ApplicationError,
     AppRuntime,
     BySemanticId,
+    Effect,
     Every,
     Latest,
+    Next,
     Receipt,
     SemanticId,
     SimpleAction,
@@ -113,9 +116,7 @@ def broken_subscriptions(model: tuple[bool, int]) -> Any:
     return ticking(model)
 
 
-async def test_subscriptions_that_raise_crash_the_session_at_that_step_and_replay_again() -> (
-    None
-):
+async def test_subscriptions_that_raise_crash_the_session_at_that_step_and_replay_again() -> None:
     app = App(init=lambda: (True, 0), update=update, view=view, subscriptions=broken_subscriptions)
     recorder = MemoryRecorder()
     async with log_writer(recorder) as (nursery, writer):
@@ -210,9 +211,7 @@ class Unlisted:
     """Not in the app's message_types: the log cannot record it."""
 
 
-async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_that_crash() -> (
-    None
-):
+async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_that_crash() -> None:
     app = App(
         init=lambda: (True, 0),
         update=update,
@@ -233,3 +232,30 @@ async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_t
     report = reexecute(recorder, "clock", app)
     assert report.ok, report
     assert report.crash_step == 1
+
+
+async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_as_that_crash() -> (
+    None
+):
+    async def unlisted() -> Unlisted:
+        return Unlisted()
+
+    def start(model: tuple[bool, int], msg: str) -> Next[tuple[bool, int], Any]:
+        return Next(update(model, msg), (Effect(unlisted),) if msg == "toggle" else ())
+
+    app = App(init=lambda: (False, 0), update=start, view=view)
+    recorder = MemoryRecorder()
+    async with log_writer(recorder) as (nursery, writer):
+        registry = SessionRegistry(nursery, writer, recorder)
+        actor = await registry.open(
+            "fx", lambda: SessionActor("fx", app, "tests:fx", writer, recorder)
+        )
+        assert isinstance(await actor.perform_action(TOGGLE, ACTIVATE, Latest()), Receipt)
+        await until(lambda: actor.ended)
+        await until(lambda: "fx" not in registry)
+    events = [e for _r, e in recorder.events("fx")]
+    assert isinstance(events[-1], SessionCrashed)
+    assert events[-1].exception_type == "MessageCodecError"
+    report = reexecute(recorder, "fx", app)
+    assert report.ok, report
+    assert report.crash_step == 2
