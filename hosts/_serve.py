@@ -23,12 +23,21 @@ from ._stdio import run_stdio, stop_on_signals
 
 
 class ServeError(Exception):
-    """Raised when a server cannot start its session: an adapter that cannot open, or a
-    logged session that cannot be resumed (it crashed, or another app recorded it)."""
+    """Raised when a server cannot start: an adapter that cannot open, a logged session
+    that cannot be resumed (it crashed, or another app recorded it), or an HTTP address
+    that cannot be listened on."""
 
 
 def new_session_name(prefix: str = "session") -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def _first(group: BaseExceptionGroup[OSError]) -> OSError:
+    """The first of the errors in `group`, however deeply trio's nurseries nested it."""
+    error: OSError | BaseExceptionGroup[OSError] = group
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 def _say(text: str) -> None:
@@ -149,11 +158,13 @@ async def serve_http(
     app = load_app(app_ref)
     recorder = SqliteRecorder(db)
     config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    bare = host.strip("[]")  # "[::1]" or "::1"
+    config.bind = [f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"]
     config.accesslog = None
     config.errorlog = "-"  # a failure inside the app reaches the operator, not just a 500
     config.loglevel = "WARNING"
     stop = trio.Event()
+    unbound: OSError | None = None
 
     async def on_signal() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -178,18 +189,30 @@ async def serve_http(
                 nursery.start_soon(on_signal)
                 framework: Any = asgi
                 async with trio.open_nursery() as http:
-                    binds = await http.start(
-                        lambda task_status: serve(
-                            framework, config, shutdown_trigger=stop.wait, task_status=task_status
+                    try:
+                        binds = await http.start(
+                            lambda task_status: serve(
+                                framework,
+                                config,
+                                shutdown_trigger=stop.wait,
+                                task_status=task_status,
+                            )
                         )
-                    )
-                    _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
-                    task_status.started(binds)
+                    except* OSError as failed:
+                        # Starting hypercorn is binding its socket; an OSError once it
+                        # serves is a failure of the run, and propagates as it is.
+                        unbound = _first(failed)
+                    else:
+                        _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
+                        task_status.started(binds)
                 # hypercorn has stopped, after answering the requests it was serving
                 nursery.cancel_scope.cancel()
             writer.close()  # what the sessions handed it is written before it ends
     finally:
         recorder.close()
+    if unbound is not None:
+        # Raised after the nurseries, which would wrap it in an exception group.
+        raise ServeError(f"cannot listen on {config.bind[0]}: {unbound}") from unbound
 
 
 async def serve_surface(

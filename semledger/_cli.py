@@ -346,6 +346,8 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
+    from semledger.hosts import ServeError
+
     if args.http:
         from semledger.hosts import serve_http
 
@@ -366,13 +368,10 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
                     redact_passwords=not args.log_passwords,
                 )
             )
-        except* OSError as failed:
-            reason: BaseException = failed
-            while isinstance(reason, BaseExceptionGroup):
-                reason = reason.exceptions[0]
-            raise UsageError(f"cannot listen on {args.http}: {reason}") from None
+        except ServeError as error:
+            raise UsageError(str(error)) from error
         return 0
-    from semledger.hosts import ServeError, serve_stdio
+    from semledger.hosts import serve_stdio
 
     try:
         trio.run(

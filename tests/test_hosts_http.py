@@ -6,6 +6,8 @@ isolation of sessions, a restart on the same log after SIGKILL, and a load test.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
 import signal
@@ -463,3 +465,39 @@ def test_a_session_that_lost_its_log_to_another_writer_is_not_brought_back(
     with SqliteRecorder(db) as recorder:
         receipts = [e for _r, e in recorder.events(session) if isinstance(e, ActionReceipt)]
     assert len(receipts) == 1
+
+
+async def test_a_port_in_use_is_a_serve_error_naming_the_address_and_the_reason(
+    tmp_path: Path,
+) -> None:
+    from semledger.hosts import ServeError, serve_http
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(ServeError) as raised:
+            await serve_http(COUNTER, host="127.0.0.1", port=port, db=tmp_path / "log.db")
+    in_use = f"[Errno {errno.EADDRINUSE}] {os.strerror(errno.EADDRINUSE)}"
+    assert str(raised.value) == f"cannot listen on 127.0.0.1:{port}: {in_use}"
+
+
+def test_an_os_error_once_listening_is_a_failure_not_a_cannot_listen_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The port is bound, then announcing it fails (the terminal went away): that OSError
+    propagates with its traceback, rather than becoming "cannot listen on ..." (exit 2)."""
+    from semledger._cli import main
+
+    class LostTerminal(io.StringIO):
+        def write(self, text: str) -> int:
+            if "serving" in text:
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            return super().write(text)
+
+    stderr = LostTerminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    lost = pytest.RaisesExc(OSError, check=lambda error: error.errno == errno.EIO)
+    with pytest.RaisesGroup(lost, flatten_subgroups=True):
+        main(["serve", COUNTER, "--db", str(tmp_path / "log.db"), "--http", "127.0.0.1:0"])
+    assert "cannot listen" not in stderr.getvalue()
