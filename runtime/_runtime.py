@@ -92,6 +92,8 @@ class AppRuntime(Generic[Model, Msg]):
         self._view_stale = True
         self._dup_candidates: set[SemanticId] = set()
         self._relation_issues: tuple[Issue, ...] = ()
+        self._source_issues: dict[Element, tuple[Issue, ...]] = {}
+        """The relation issues of each source that has any, as of the last commit."""
         self._subscribed: tuple[object, frozenset[Every[Msg]]] | None = None
         """The last model asked for its subscriptions, and their answer."""
         self._pressed: Element | None = None
@@ -678,56 +680,84 @@ class AppRuntime(Generic[Model, Msg]):
                 self._dup_candidates.add(old.semantic_id)
         duplicates = duplicate_issues(snapshot.by_semantic_id, self._dup_candidates)
         self._dup_candidates = {d.semantic_id for d in duplicates}
-        if self._relations_touched(previous, upserted, removed):
-            self._relation_issues = sort_issues(self.relation_issues(snapshot))
+        self._rescan_relations(snapshot, previous, upserted, removed)
         # Duplicates sort before every relation issue, so the two sort apart.
         return sort_issues(duplicates) + self._relation_issues
 
-    def _relations_touched(
+    def _rescan_relations(
         self,
+        snapshot: SemanticsSnapshot,
         previous: SemanticsSnapshot,
         upserted: Iterable[SemanticsNode],
         removed: Iterable[int],
-    ) -> bool:
-        """Whether a commit can change the relation issues: a relation source came, went
-        or changed, or the public semantic ids did (a node with one entered or left, or
-        one changed). Otherwise the last issues stand, and a commit pays nothing for the
-        relations it did not touch."""
+    ) -> None:
+        """Scan again the relation sources a commit can have changed the issues of: those
+        that came, went or changed, those whose own node entered or left the snapshot, and
+        those naming an id a node entered or left the snapshot with. The rest keep their
+        last issues, so a commit pays for the relations it touched, not for all of them."""
         tree = self._tree
-        if tree.take_relations_changed():
-            return True
-        sources, by_node = tree.relation_sources, tree.by_node
+        affected = tree.take_relations_changed()
+        sources, referrers, by_node = tree.relation_sources, tree.relation_referrers, tree.by_node
+
+        def moved(sid: SemanticId | None) -> None:
+            if sid is not None:
+                affected.update(referrers.get(sid, {}))
+
+        def entered_or_left(node_id: int) -> None:
+            element = by_node.get(node_id)
+            if element is not None and element in sources:
+                affected[element] = None
+
         for node in upserted:
             old = previous.nodes.get(node.node_id)
             if old is None:
-                if node.semantic_id is not None or by_node.get(node.node_id) in sources:
-                    return True
+                moved(node.semantic_id)
+                entered_or_left(node.node_id)
             elif old.semantic_id != node.semantic_id:
-                return True
+                moved(old.semantic_id)
+                moved(node.semantic_id)
         for node_id in removed:
             old = previous.nodes.get(node_id)
-            if old is not None and old.semantic_id is not None:
-                return True
-            if by_node.get(node_id) in sources:
-                return True
-        return False
+            if old is not None:
+                moved(old.semantic_id)
+            entered_or_left(node_id)
+        known, changed = self._source_issues, False
+        for element in affected:
+            issues = self._issues_of(element, snapshot)
+            if issues:
+                if known.get(element) != issues:
+                    known[element], changed = issues, True
+            elif known.pop(element, None) is not None:
+                changed = True
+        if changed:
+            self._relation_issues = sort_issues(
+                issue for issues in known.values() for issue in issues
+            )
 
     def relation_issues(self, snapshot: SemanticsSnapshot) -> list[Issue]:
         """The missing and ambiguous relation targets of the public sources in `snapshot`,
-        scanned afresh (commits reuse the last scan when nothing it reads changed)."""
+        scanned afresh (commits scan again only the sources they can have changed)."""
+        return [
+            issue
+            for element in self._tree.relation_sources
+            for issue in self._issues_of(element, snapshot)
+        ]
+
+    def _issues_of(self, element: Element, snapshot: SemanticsSnapshot) -> tuple[Issue, ...]:
+        """The relation issues of `element` in `snapshot`: none unless it is a source there."""
+        relations = self._tree.relation_sources.get(element)
+        source = element.node
+        if relations is None or source is None or source.node_id not in snapshot.nodes:
+            return ()
         issues: list[Issue] = []
-        for element, relations in self._tree.relation_sources.items():
-            source = element.node
-            if source is None or source.node_id not in snapshot.nodes:
-                continue
-            for kind, sids in relations.items():
-                for sid in sids:
-                    found = snapshot.by_semantic_id.get(sid, ())
-                    if not found:
-                        issues.append(MissingRelationTarget(source.node_id, kind, sid))
-                    elif len(found) > 1:
-                        issues.append(AmbiguousRelationTarget(source.node_id, kind, sid, found))
-        return issues
+        for kind, sids in relations.items():
+            for sid in sids:
+                found = snapshot.by_semantic_id.get(sid, ())
+                if not found:
+                    issues.append(MissingRelationTarget(source.node_id, kind, sid))
+                elif len(found) > 1:
+                    issues.append(AmbiguousRelationTarget(source.node_id, kind, sid, found))
+        return tuple(issues)
 
     def _announcements(
         self, previous: SemanticsSnapshot, generation: int, upserted: Iterable[SemanticsNode]

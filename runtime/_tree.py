@@ -192,13 +192,16 @@ class ElementTree:
         self.hovered: Element | None = None
         self.relation_sources: dict[Element, Mapping[Relation, tuple[SemanticId, ...]]] = {}
         """The elements that declare relations, with the relations they declared."""
-        self._relations_changed = True
-        """Whether a relation source came, went or changed what it declares since
+        self.relation_referrers: dict[SemanticId, dict[Element, None]] = {}
+        """For each semantic id that relations name, the sources naming it (ordered, so
+        that what is re-resolved from it goes in the same order in every run)."""
+        self._relations_changed: dict[Element, None] = {}
+        """The sources that came, went or changed what they declare since
         `take_relations_changed` was last asked."""
         self.modal_elements: set[Element] = set()
         self.sid_index: dict[SemanticId, set[int]] = {}
-        self._sids_changed = False
-        """Whether `sid_index` changed since relations were last re-resolved."""
+        self._sids_touched: dict[SemanticId, None] = {}
+        """The ids whose entry in `sid_index` changed since relations were re-resolved."""
         self._next_node_id = 1
         self._preassigned: dict[tuple[Any, ...], int] | None = None
         self._changes: dict[int, SemanticsNode | None] = {}
@@ -590,12 +593,7 @@ class ElementTree:
                 caret=length if selection is None else selection.end,
                 editable=view.editable and not view.state.read_only,
             )
-        if view.relations:
-            if self.relation_sources.get(element) != view.relations:
-                self.relation_sources[element] = view.relations
-                self._relations_changed = True
-        else:
-            self._drop_relation_source(element)
+        self._set_relation_source(element, view.relations)
         if view.state.modal:
             self.modal_elements.add(element)
         else:
@@ -637,15 +635,18 @@ class ElementTree:
         return tuple(out)
 
     def refresh_relations(self) -> None:
-        """Re-resolve relations after the id index changed (targets may have come or gone).
+        """Re-resolve the relations that name an id whose entry in the index changed (its
+        target may have come, gone or become ambiguous).
 
-        With the index unchanged every relation still resolves as it did, so a commit that
-        adds or removes no semantic id costs nothing here, however many relations there are.
+        Every other relation still resolves as it did, so a commit pays for the relations
+        naming the ids it moved, however many relations there are.
         """
-        if not self._sids_changed:
-            return
-        self._sids_changed = False
-        for element in list(self.relation_sources):
+        touched, self._sids_touched = self._sids_touched, {}
+        referrers = self.relation_referrers
+        stale: dict[Element, None] = {}
+        for sid in touched:
+            stale.update(referrers.get(sid, {}))
+        for element in stale:
             node = element.node
             if node is None:
                 continue
@@ -700,7 +701,7 @@ class ElementTree:
             self._unindex(old)
         if node.semantic_id is not None and (old is None or old.semantic_id != node.semantic_id):
             self.sid_index.setdefault(node.semantic_id, set()).add(node.node_id)
-            self._sids_changed = True
+            self._sids_touched[node.semantic_id] = None
         element.node = node
         self.by_node[node.node_id] = element
         self._changes[node.node_id] = node
@@ -717,13 +718,36 @@ class ElementTree:
         self.modal_elements.discard(element)
 
     def _drop_relation_source(self, element: Element) -> None:
-        if self.relation_sources.pop(element, None) is not None:
-            self._relations_changed = True
+        self._set_relation_source(element, {})
 
-    def take_relations_changed(self) -> bool:
-        """Whether any relation source came, went or changed its relations since the last
-        call (True the first time)."""
-        changed, self._relations_changed = self._relations_changed, False
+    def _set_relation_source(
+        self, element: Element, relations: Mapping[Relation, tuple[SemanticId, ...]]
+    ) -> None:
+        """Record what `element` declares (nothing: it is no source), and which ids it names."""
+        old = self.relation_sources.get(element)
+        if (old or {}) == relations:
+            return
+        referrers = self.relation_referrers
+        if old is not None:
+            del self.relation_sources[element]
+            for sids in old.values():
+                for sid in sids:
+                    named = referrers.get(sid)
+                    if named is not None:
+                        named.pop(element, None)
+                        if not named:
+                            del referrers[sid]
+        if relations:
+            self.relation_sources[element] = relations
+            for sids in relations.values():
+                for sid in sids:
+                    referrers.setdefault(sid, {})[element] = None
+        self._relations_changed[element] = None
+
+    def take_relations_changed(self) -> dict[Element, None]:
+        """The relation sources that came, went or changed their relations since the last
+        call."""
+        changed, self._relations_changed = self._relations_changed, {}
         return changed
 
     def _unindex(self, node: SemanticsNode) -> None:
@@ -731,7 +755,7 @@ class ElementTree:
             ids = self.sid_index.get(node.semantic_id)
             if ids is not None:
                 ids.discard(node.node_id)
-                self._sids_changed = True
+                self._sids_touched[node.semantic_id] = None
                 if not ids:
                     del self.sid_index[node.semantic_id]
 
