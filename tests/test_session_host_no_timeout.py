@@ -1,0 +1,161 @@
+"""The session host waits for its session's answer however long the log takes.
+
+A call queued behind many sent-ahead calls can wait for the log longer than an actor
+request's `DEFAULT_TIMEOUT`. It is still going to be applied and logged, so it must be
+answered with its receipt, never with JSON-RPC ``-32603`` (which a request timeout in
+`RuntimeAgentHost` turned it into).
+
+The log here stays shut for twice `DEFAULT_TIMEOUT` of Trio's mock clock, which jumps ahead
+whenever every task is waiting, so the test takes no real time. The Trio loop runs on a
+thread of its own, and the test fails instead of hanging if it has not ended within
+`WATCHDOG` real seconds: the mock clock makes every `trio.fail_after` expire at once while
+the log is written on a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import trio
+import trio.testing
+
+from semledger.actors import LogWriter, SessionActor
+from semledger.actors._actor import DEFAULT_TIMEOUT
+from semledger.eventlog import ActionRequested, MemoryRecorder, NewEvent, StoredEvent
+from semledger.examples import counter
+from semledger.hosts import Router
+from semledger.hosts._session_host import RuntimeAgentHost
+from semledger.hosts._stdio import run_stdio
+
+COUNTER = "semledger.examples.counter:app"
+WATCHDOG = 10.0
+CALLS = 20
+SHUT_FOR = 2 * DEFAULT_TIMEOUT
+
+
+def _run(main: Callable[[], Awaitable[None]]) -> None:
+    """`trio.run(main)` on an autojumping mock clock, on a thread; a failure if it has not
+    ended within `WATCHDOG` real seconds."""
+    failures: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        except BaseException as error:
+            failures.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(WATCHDOG)
+    assert not thread.is_alive(), f"the session was still serving after {WATCHDOG} s"
+    if failures:
+        raise failures[0]
+
+
+class ShutLog(MemoryRecorder):
+    """A log whose appends wait (on the log writer's worker thread) until `open` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = threading.Event()
+        self.open.set()
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        self.open.wait()
+        return super().append(events)
+
+
+class Output(trio.abc.SendStream):
+    """The loop's stdout, kept so the test can look at it at any time."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await trio.lowlevel.checkpoint()
+        self.data += bytes(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+def _increment(request_id: int) -> bytes:
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {
+                "name": "perform_action",
+                "arguments": {
+                    "target": {"kind": "semantic_id", "id": "counter.increment"},
+                    "action": {"kind": "activate"},
+                    "precondition": {"kind": "latest"},
+                },
+            },
+        }
+    ).encode()
+
+
+def test_a_call_that_waits_longer_than_the_actor_timeout_is_answered_with_its_receipt() -> None:
+    """`CALLS` actions sent ahead over stdio while the log is shut: the session applies them
+    all and each waits for the log. After twice `DEFAULT_TIMEOUT` the log opens, and every
+    call, the last one queued behind all the others too, is answered with its receipt."""
+    log = ShutLog()
+    output = Output()
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(log).run)
+            actor = SessionActor("slow", counter.app, COUNTER, writer, log)
+            await nursery.start(actor.run)
+            log.open.clear()
+            await to_loop.send_all(b"".join(_increment(i) + b"\n" for i in range(1, CALLS + 1)))
+            await to_loop.aclose()
+
+            opened = trio.Event()
+
+            async def open_the_log_later() -> None:
+                await trio.sleep(SHUT_FOR)
+                seen["written while shut"] = output.data
+                log.open.set()
+                opened.set()
+
+            nursery.start_soon(open_the_log_later)
+            start = trio.current_time()
+            seen["reason"] = await run_stdio(
+                Router(), RuntimeAgentHost(actor), receive=loop_input, send=output
+            )
+            seen["waited"] = trio.current_time() - start
+            await opened.wait()  # so the log takes what the session sent it
+            nursery.cancel_scope.cancel()
+
+    try:
+        _run(main)
+    finally:
+        log.open.set()  # never leave the log writer's thread waiting
+    assert seen["reason"] == "end of input"
+    lines = output.data.split(b"\n")
+    assert lines[-1] == b""
+    replies = [json.loads(line) for line in lines[:-1]]
+    assert [reply["id"] for reply in replies] == list(range(1, CALLS + 1))
+    for generation, reply in enumerate(replies, start=1):
+        assert "error" not in reply, reply  # not -32603
+        assert reply["result"]["isError"] is False, reply
+        assert reply["result"]["structuredContent"]["value"] == {
+            "before": str(generation),
+            "after": str(generation + 1),
+            "pending_work": False,
+        }
+    assert seen["written while shut"] == b""  # nothing was answered before the log took it
+    assert seen["waited"] >= SHUT_FOR > DEFAULT_TIMEOUT
+    requested = [e for _r, e in log.events("slow") if isinstance(e, ActionRequested)]
+    assert len(requested) == CALLS
