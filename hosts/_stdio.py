@@ -17,9 +17,10 @@ import json
 import math
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 import trio
@@ -151,9 +152,15 @@ class SignalStop:
 
 @asynccontextmanager
 async def stop_on_signals() -> AsyncIterator[SignalStop]:
-    """SIGINT and SIGTERM cancel ``stop.scope`` (the first one names the reason) and are
-    absorbed until the block ends, clean-up included, so a signal never kills the process
-    halfway through ending its session."""
+    """SIGINT and SIGTERM cancel ``stop.scope`` (the first one names the reason), and the
+    block ends once the calls already started are answered and the session is ended, so
+    the first signal never kills the process halfway through ending its session.
+
+    A second signal ends the process at once, as if it had no handler: for a call or a
+    clean-up that does not finish (a surface whose browser hangs, say). The log survives
+    that as it survives a crash: every answer the agent was sent is durable, and the calls
+    still in flight were never answered.
+    """
     stop = SignalStop()
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
@@ -163,9 +170,19 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
                     if stop.reason is None:
                         stop.reason = f"signal {signal.Signals(signum).name}"
                         stop.scope.cancel()
+                    else:
+                        _die_of(signum)
 
             nursery.start_soon(watch)
             try:
                 yield stop
             finally:
                 nursery.cancel_scope.cancel()
+
+
+def _die_of(signum: int) -> NoReturn:
+    name = signal.Signals(signum).name
+    print(f"semledger: {name} again: stopping at once", file=sys.stderr, flush=True)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # (only if the signal was blocked)

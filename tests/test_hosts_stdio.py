@@ -584,6 +584,61 @@ def test_a_signal_ends_the_serving_process_cleanly(signum: signal.Signals, tmp_p
     assert events[-1] == SessionEnded(f"signal {signum.name}")
 
 
+HUNG_SERVER = """
+import sys
+import trio
+from semledger.hosts import Router
+from semledger.hosts._stdio import run_stdio, stop_on_signals
+
+class Hung:
+    async def read_semantics(self, since):
+        print("reading", file=sys.stderr, flush=True)
+        await trio.sleep_forever()
+
+    async def perform_action(self, *args):
+        await trio.sleep_forever()
+
+async def main():
+    async with stop_on_signals() as stop:
+        with stop.scope:
+            await run_stdio(Router(), Hung())
+
+trio.run(main)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_signal_stops_a_process_whose_call_never_finishes(
+    signum: signal.Signals,
+) -> None:
+    """The first signal waits for the calls in flight to be answered; when one never is
+    (a surface whose browser hangs), a second ends the process as the signal would."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", HUNG_SERVER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stderr is not None
+    try:
+        process.stdin.write(_line(_tool_call(1, "read_semantics", {})) + b"\n")
+        process.stdin.flush()
+        assert process.stderr.readline() == b"reading\n"  # the call is in flight
+        process.send_signal(signum)
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(timeout=0.5)  # still waiting for that call, as it should
+        process.send_signal(signum)
+        process.wait(timeout=30)
+        stderr = process.stderr.read().decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == -signum, stderr
+    assert f"{signum.name} again: stopping at once" in stderr
+
+
 async def test_lines_sent_ahead_reach_the_session_in_order_and_share_log_transactions() -> None:
     # Each action names the exact generation the one before it makes: any reordering of the
     # calls would make one of them stale.
