@@ -81,6 +81,7 @@ from ._capabilities import (
     check_plan,
     missing_capabilities,
 )
+from ._control_path import ControlStep, format_control_path, parse_control_path
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -291,6 +292,7 @@ __all__ = [
     "Checked",
     "ConformanceReport",
     "ControlPathCandidate",
+    "ControlStep",
     "Cookie",
     "CoordsCandidate",
     "Count",
@@ -385,9 +387,11 @@ __all__ = [
     "decode_snapshot",
     "decode_snapshot_node",
     "encode",
+    "format_control_path",
     "has_optional",
     "missing_capabilities",
     "name_bucket",
+    "parse_control_path",
     "predicate_from_dict",
     "register_adapter",
     "registered_adapters",

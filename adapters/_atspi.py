@@ -83,6 +83,7 @@ from ._candidates import (
 )
 from ._capabilities import Capabilities
 from ._check import check_element, check_pattern, text_matches
+from ._control_path import ControlStep, follow_control_path, parse_control_path
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -471,7 +472,7 @@ class AtspiSurface:
         if isinstance(cand, LabelCandidate):
             return await self._by_label(tree, shown, cand)
         if isinstance(cand, ControlPathCandidate):
-            return _by_path(tree, amap.parse_control_path(cand.value), shown)
+            return _by_path(tree, parse_control_path(cand.value), shown)
         if isinstance(cand, CoordsCandidate):
             return _hit(shown, cand.x, cand.y)
         return []
@@ -948,24 +949,20 @@ def _own_text(entry: _Entry, tree: _Tree) -> str | None:
     return entry.node.name
 
 
-def _by_path(tree: _Tree, steps: list[amap.PathStep], shown: list[_Entry]) -> list[str]:
+def _by_path(tree: _Tree, steps: list[ControlStep], shown: list[_Entry]) -> list[str]:
     visible = {e.ref for e in shown}
-    current = [tree.root]
-    for step in steps:
-        following: list[_Entry] = []
-        for entry in current:
-            kids = [
-                k for k in tree.children.get(entry.ref, []) if amap.step_matches_role(step, k.raw)
-            ]
-            if step.index is not None:
-                if 1 <= step.index <= len(kids):
-                    following.append(kids[step.index - 1])
-            elif step.name is not None:
-                following += [k for k in kids if k.node.name == step.name]
-            else:
-                following += kids
-        current = following
-    return [e.ref for e in current if e.ref in visible]
+    found = follow_control_path(
+        steps,
+        tree.children.get(tree.root.ref, []),
+        lambda entry: tree.children.get(entry.ref, []),
+        lambda entry: (
+            amap.aria_role(entry.raw),
+            entry.raw.role_name,
+            amap.effective_role_name(entry.raw),
+        ),
+        lambda entry: entry.node.name,
+    )
+    return [e.ref for e in found if e.ref in visible]
 
 
 def _hit(shown: list[_Entry], x: float, y: float) -> list[str]:

@@ -9,7 +9,6 @@ produce ``RawNode`` records, which is how the mapping is tested without a displa
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -545,71 +544,3 @@ def choose_action(names: Sequence[str], action: str) -> int | None:
 def plain_label(text: str) -> str:
     """A control's label without mnemonic underscores, ellipsis and case."""
     return text.replace("_", "").replace("…", "").replace("...", "").strip().lower()
-
-
-# -- control paths ---------------------------------------------------------------------
-
-
-@attrs.frozen
-class PathStep:
-    """One step of a control path: a role (ARIA, or an AT-SPI role name), then a name or
-    a 1-based index among the siblings of that role, or neither (every such sibling)."""
-
-    role: str
-    name: str | None = None
-    index: int | None = None
-
-
-_STEP = re.compile(r'^\s*(?P<role>[^\[\]/]+?)\s*(?:\[(?P<arg>"(?:[^"\\]|\\.)*"|[^\]]*)\])?\s*$')
-
-
-def _split_path(path: str) -> list[str]:
-    parts, depth, quoted, current = [], 0, False, []
-    escaped = False
-    for char in path:
-        if escaped:
-            current.append(char)
-            escaped = False
-            continue
-        if char == "\\":
-            current.append(char)
-            escaped = True
-            continue
-        if char == '"' and depth:
-            quoted = not quoted
-        elif char == "[" and not quoted:
-            depth += 1
-        elif char == "]" and not quoted:
-            depth = max(0, depth - 1)
-        if char == "/" and not depth and not quoted:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
-    return parts
-
-
-def parse_control_path(path: str) -> list[PathStep]:
-    """``Window[name]/Pane[2]/Button[name]``: DataError when a step does not parse."""
-    steps = []
-    for index, part in enumerate(_split_path(path)):
-        match = _STEP.match(part)
-        if match is None or not match.group("role"):
-            raise DataError(f"cannot parse step {part!r}", path=f"controlPath[{index}]")
-        arg = match.group("arg")
-        role = match.group("role")
-        if arg is None or arg == "":
-            steps.append(PathStep(role))
-        elif arg.startswith('"'):
-            steps.append(PathStep(role, name=re.sub(r"\\(.)", r"\1", arg[1:-1])))
-        elif arg.isdigit():
-            steps.append(PathStep(role, index=int(arg)))
-        else:
-            steps.append(PathStep(role, name=arg))
-    return steps
-
-
-def step_matches_role(step: PathStep, raw: RawNode) -> bool:
-    wanted = step.role.strip().lower()
-    return wanted in {aria_role(raw).lower(), raw.role_name, effective_role_name(raw)}

@@ -140,7 +140,9 @@ class AutomationIdCandidate:
 
 @attrs.frozen
 class ControlPathCandidate:
-    """A desktop control path such as ``Window[name]/Pane[2]/Button[name]``."""
+    """A desktop control path such as ``Window[name]/Pane[2]/Button[name]``: roles (any
+    case), each with a name, a 1-based position among its siblings of that role, or
+    neither (`parse_control_path`)."""
 
     by: ClassVar[Literal["controlPath"]] = "controlPath"
     value: str = attrs.field(metadata=_TEXT)

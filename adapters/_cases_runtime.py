@@ -23,6 +23,7 @@ from ._candidates import (
 )
 from ._capabilities import CAPABILITY_GATES, CapabilityError, check_plan
 from ._conformance import SUITES, CaseContext, CaseFailure, case, default_environment, surface_for
+from ._control_path import format_control_path
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -292,10 +293,7 @@ async def locate_kinds(ctx: CaseContext) -> None:
     if by_role != [increment.ref]:
         _fail(f"role button 'Increment' located {by_role}")
     description = await ctx.surface.describe(increment.ref)
-    path = "/".join(
-        f"{step.role}[{step.name}]" if step.name else f"{step.role}[{step.index + 1}]"
-        for step in description.path
-    )
+    path = format_control_path(description.path)
     by_path = await ctx.surface.locate({"by": "controlPath", "value": path})
     if by_path != [increment.ref]:
         _fail(f"controlPath {path} located {by_path}")

@@ -95,6 +95,7 @@ from ._candidates import (
 )
 from ._capabilities import ACTION_GATES, Capabilities
 from ._check import check_element, check_pattern, check_text, text_matches
+from ._control_path import follow_control_path, parse_control_path
 from ._errors import (
     ActionabilityError,
     CheckError,
@@ -946,31 +947,19 @@ class RuntimeSurface:
 
     @staticmethod
     def _control_path(snapshot: SemanticsSnapshot, path: str) -> list[int]:
-        """``role[name]/role[N]/...`` from the root: a step matches by ARIA role, then by exact
-        name, or by N (1-based) among the siblings of that role; a bare ``role`` matches every
-        one. The first step matches the root itself."""
-        steps = []
-        for part in path.split("/"):
-            match = re.fullmatch(r"([A-Za-z]+)(?:\[(.*)\])?", part)
-            if match is None:
-                return []
-            steps.append((match.group(1), match.group(2)))
-        if snapshot.root is None or not steps:
+        """The nodes `path` names; its first step matches the root itself. Roles are ARIA
+        role names."""
+        steps = parse_control_path(path)
+        if snapshot.root is None:
             return []
-        level = [snapshot.root]
-        for index, (role, selector) in enumerate(steps):
-            pool = level if index == 0 else [c for p in level for c in snapshot.nodes[p].children]
-            same = [n for n in pool if _ROLE_BY_NODE[snapshot.nodes[n].role] == role]
-            if selector is None:
-                level = same
-            elif selector.isdigit():
-                position = int(selector)
-                level = [same[position - 1]] if 1 <= position <= len(same) else []
-            else:
-                level = [n for n in same if snapshot.nodes[n].label == selector]
-            if not level:
-                return []
-        return level
+        nodes = snapshot.nodes
+        return follow_control_path(
+            steps,
+            [snapshot.root],
+            lambda n: nodes[n].children,
+            lambda n: (_ROLE_BY_NODE[nodes[n].role],),
+            lambda n: nodes[n].label,
+        )
 
     async def describe(self, ref: str) -> ElementDescription:
         runtime = self._live()

@@ -127,18 +127,6 @@ def test_action_choice_prefers_the_fitting_name_case_insensitively() -> None:
     assert amap.choose_action(["menu"], "click") is None
 
 
-def test_control_paths_parse_names_indexes_and_quotes() -> None:
-    steps = amap.parse_control_path('window[Main]/group[2]/button["a/b]"]/text')
-    assert steps == [
-        amap.PathStep("window", name="Main"),
-        amap.PathStep("group", index=2),
-        amap.PathStep("button", name="a/b]"),
-        amap.PathStep("text"),
-    ]
-    with pytest.raises(DataError):
-        amap.parse_control_path("window[x]/[3]")
-
-
 async def test_recorded_fixture_snapshot_maps_roles_ids_and_states() -> None:
     surface, _backend = await _open()
     snap = await surface.snapshot()
