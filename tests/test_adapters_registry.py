@@ -155,7 +155,8 @@ def test_module_level_registry_refuses_a_second_registration() -> None:
 CONTRACT_MODULES = {
     f"semledger.adapters.{name}"
     for name in (
-        "_actions", "_calls", "_candidates", "_capabilities", "_errors", "_registry",
+        "_actions", "_calls", "_candidates", "_capabilities", "_control_path", "_errors",
+        "_registry",
         "_roles", "_schemas", "_session", "_snapshot", "_surface", "_wire",
     )
 }  # fmt: skip
