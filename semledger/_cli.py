@@ -46,6 +46,10 @@ def _at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+_SESSION = "a session's name (semledger sessions lists them)"
+_JSON = "print JSON instead of a table"
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", default=DEFAULT_DB, metavar="PATH", help=f"the log (default: ./{DEFAULT_DB})"
@@ -89,34 +93,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     sessions = commands.add_parser("sessions", help="the sessions in the log")
     _add_db(sessions)
-    sessions.add_argument("--json", action="store_true")
+    sessions.add_argument("--json", action="store_true", help=_JSON)
 
     read = commands.add_parser("read", help="a Full read of a session from the log alone")
-    read.add_argument("session", metavar="SESSION")
+    read.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(read)
-    read.add_argument(
-        "--generation", type=_at_least(0), metavar="N", help="default: the last one"
-    )
-    read.add_argument("--json", action="store_true")
+    read.add_argument("--generation", type=_at_least(0), metavar="N", help="default: the last one")
+    read.add_argument("--json", action="store_true", help="print the read's wire form")
 
     audit = commands.add_parser("audit", help="every perform_action of a session and its outcome")
-    audit.add_argument("session", metavar="SESSION")
+    audit.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(audit)
-    audit.add_argument("--json", action="store_true")
+    audit.add_argument("--json", action="store_true", help=_JSON)
     audit.add_argument("--verify", action="store_true", help="check the integrity chain too")
 
     replay = commands.add_parser("replay", help="re-execute a session and compare every commit")
-    replay.add_argument("session", metavar="SESSION")
+    replay.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(replay)
     replay.add_argument("--app", metavar="APP", help="default: the app the session recorded")
     replay.add_argument("--pdb", action="store_true", help="stop in pdb where the app raised")
     replay.add_argument("--export-test", metavar="FILE", help="write a pytest module instead")
 
     fuzz = commands.add_parser("fuzz", help="property-based fuzzing of generation semantics")
-    fuzz.add_argument("app", metavar="APP")
+    fuzz.add_argument("app", metavar="APP", help="module:attribute of an App")
     _add_db(fuzz)
-    fuzz.add_argument("--examples", type=_at_least(1), default=100, metavar="N")
-    fuzz.add_argument("--seed", type=int, default=0, metavar="S")
+    fuzz.add_argument(
+        "--examples", type=_at_least(1), default=100, metavar="N", help="default: 100"
+    )
+    fuzz.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="default: 0 (the same seed tries the same examples)",
+    )
 
     surface = commands.add_parser("surface", help="the agent surface: adapter conformance")
     surface_commands = surface.add_subparsers(
