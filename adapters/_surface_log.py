@@ -167,11 +167,12 @@ class LoggedSurface:
             "open", {"session": encode(session)}, lambda: self.surface.open(session), _none
         )
 
-    async def close(self) -> None:
+    async def close(self, *, reason: str = "closed") -> None:
+        """Close the surface and end the logged session with `reason` (why the server
+        stopped: "end of input", a signal), or with why closing failed."""
         if self._ended:
             return
         self._ended = True
-        reason = "closed"
         try:
             await self._call("close", {}, self.surface.close, _none)
         except Exception as error:

@@ -259,14 +259,14 @@ async def serve_surface(
             await logged.open(init)
         except SurfaceError as error:
             with trio.CancelScope(shield=True):
-                await logged.close()
+                await logged.close(reason="could not open")
             raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
         _say(f"started surface session {name!r} ({adapter}), logging to {db}")
         host = SurfaceAgentHost(logged)
 
-        async def close(_reason: str) -> None:
+        async def close(reason: str) -> None:
             host.close()
-            await logged.close()
+            await logged.close(reason=reason)
 
         return _Opened(Router(profile="default"), host, None, close)
 

@@ -185,6 +185,7 @@ def test_serve_adapter_runtime_answers_mcp_over_stdio_and_logs_the_session(
     try:
         summary = recorder.sessions()[0]
         assert (summary.name, summary.surface, summary.ended) == ("bridge", "runtime", True)
+        assert summary.end_reason == "end of input"  # why it ended, as a runtime session says
         calls = [e for _r, e in recorder.events("bridge") if isinstance(e, SurfaceCalled)]
         assert [c.arguments["action"] for c in calls if c.method == "act"] == ["click"]
     finally:
