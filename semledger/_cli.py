@@ -195,10 +195,16 @@ def _summary_json(summary: Any) -> dict[str, Any]:
 
 
 def _cmd_read(args: argparse.Namespace, console: Console) -> int:
+    from semledger.hosts import is_surface_session
     from semledger.replay import UnknownGenerationError, UnknownSessionError, full_at
     from semledger.runtime._wire import encode_read
 
     recorder = _recorder(args.db)
+    if is_surface_session(recorder, args.session):
+        raise UsageError(
+            f"session {args.session!r} drove a surface: its log holds the surface's calls,"
+            f" not generations to read (semledger audit {args.session} lists its actions)"
+        )
     try:
         full = full_at(recorder, args.session, args.generation)
     except (UnknownSessionError, UnknownGenerationError) as error:

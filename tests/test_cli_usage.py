@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from semledger.eventlog import SqliteRecorder
+from semledger.eventlog import NewEvent, SessionStarted, SqliteRecorder
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -25,6 +25,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with sqlite3.connect(future) as conn:
         conn.execute("UPDATE schema_version SET version = 99")
     conn.close()
+    with SqliteRecorder(path) as recorder:  # what LoggedSurface starts a surface session with
+        started = SessionStarted(COUNTER, "runtime", {"adapter": "runtime"}, True)
+        recorder.append([NewEvent("surfaced", 1, started, 0.0)])
     return path
 
 
@@ -40,6 +43,10 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "schema version 99",
         ),
         "unknown session for read": (["read", "nope", "--db", str(db)], "no session 'nope'"),
+        "read of a surface session": (
+            ["read", "surfaced", "--db", str(db)],
+            "drove a surface: its log holds the surface's calls",
+        ),
         "unknown generation": (
             ["read", "known", "--db", str(db), "--generation", "99"],
             "not 99",
@@ -105,29 +112,7 @@ def _busy_port() -> int:
     return int(_HELD[0].getsockname()[1])
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        "unknown command",
-        "no command",
-        "missing log for sessions",
-        "missing log for read",
-        "log from a newer semledger",
-        "unknown session for read",
-        "unknown generation",
-        "negative generation",
-        "no examples to fuzz",
-        "export for an app that cannot load",
-        "unknown session for audit",
-        "unknown session for replay",
-        "bad APP for replay",
-        "APP without attribute",
-        "APP that is not an App",
-        "serve without APP",
-        "serve into a missing folder",
-        "serve on a port in use",
-    ],
-)
+@pytest.mark.parametrize("case", list(cases(Path("log.db"))))  # (the names alone)
 def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     args, reason = cases(db)[case]
     done = mcp.cli(*args)
