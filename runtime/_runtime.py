@@ -46,6 +46,12 @@ Msg = TypeVar("Msg")
 
 POINTER_PHASES = ("Down", "Up", "Move", "Cancel", "Exit")
 """The phases `AppRuntime.dispatch_pointer` takes (the diagnostics tools' wire values)."""
+COMMAND_INTENTS = (
+    "Activate", "Submit", "Cancel", "Copy", "Cut", "Paste", "Undo", "Redo", "SelectAll",
+    "OpenContextMenu",
+)  # fmt: skip
+"""The intents `AppRuntime.dispatch_command` takes; those it has nothing to do for (the
+clipboard, undo) are answered as not handled."""
 
 
 class CheckpointMismatchError(Exception):
@@ -390,6 +396,10 @@ class AppRuntime(Generic[Model, Msg]):
         return result
 
     def dispatch_command(self, intent: str) -> dict[str, Any]:
+        if intent not in COMMAND_INTENTS:  # else it would read as unhandled, silently
+            raise ValueError(
+                f"intent: expected one of {', '.join(COMMAND_INTENTS)}, got {intent!r}"
+            )
         if self._closed:
             return {"handled": False, "error": "host_closed"}
         self._commit()

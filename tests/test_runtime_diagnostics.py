@@ -137,3 +137,19 @@ def test_an_unknown_pointer_phase_is_refused_not_taken_for_a_cancel() -> None:
     x, y = centre(node_of(rt, "one"))
     with pytest.raises(ValueError, match="phase: expected one of Down, Up, Move, Cancel, Exit"):
         rt.dispatch_pointer(x, y, "Hover")
+
+
+def test_an_unknown_command_intent_is_refused_not_answered_as_unhandled() -> None:
+    with pytest.raises(ValueError, match="intent: expected one of Activate, Submit, Cancel"):
+        make().dispatch_command("Frobnicate")
+
+
+def test_the_diagnostics_tools_offer_exactly_the_phases_and_intents_the_runtime_takes() -> None:
+    from semledger.hosts import CommandIntent, PointerPhase
+    from semledger.runtime._runtime import COMMAND_INTENTS, POINTER_PHASES
+
+    assert [p.value for p in PointerPhase] == list(POINTER_PHASES)
+    assert [i.value for i in CommandIntent] == list(COMMAND_INTENTS)
+    rt = make()
+    for intent in COMMAND_INTENTS:
+        assert "handled" in rt.dispatch_command(intent)
