@@ -350,6 +350,11 @@ class Router:
             return [_error(None, PARSE_ERROR, "Parse error: the line is not JSON")]
         return self.receive_message(message)
 
+    def receive_oversized_line(self, limit: int) -> list[Event]:
+        """A line the transport would not hold (over `limit` bytes): a ``-32700``, since it
+        was never parsed (its id, if it had one, is unknown)."""
+        return [_error(None, PARSE_ERROR, f"Parse error: the line is over {limit} bytes")]
+
     def receive_message(self, message: object) -> list[Event]:
         """One parsed JSON value (an object, or anything a peer may send)."""
         try:

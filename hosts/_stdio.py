@@ -27,12 +27,16 @@ import trio
 
 from ._dispatch import answer as answer_call
 from ._host import AgentDiagnosticsHost, AgentHost, overlapping_calls_allowed
-from ._router import Reply, Router, ToolCall
+from ._router import Event, Reply, Router, ToolCall
 
 _CHUNK = 1 << 16
 
 MAX_OUTSTANDING = 256
 """Calls a reading-ahead loop has started and not yet answered before it stops reading."""
+
+MAX_LINE = 4 << 20
+"""Bytes a line may have (as an HTTP body may): a longer one is answered with a ``-32700``
+and skipped to its end, not held in memory."""
 
 
 def _encode(message: object) -> bytes:
@@ -110,8 +114,8 @@ async def run_stdio(
                 for _ in chunk:
                     slots.release()
 
-    async def take(line: bytes) -> None:
-        for event in router.receive_line(line):
+    async def take(events: list[Event]) -> None:
+        for event in events:
             await slots.acquire()
             answer = _Answer()
             to_write.send_nowait(answer)  # first: a started call's answer is always written
@@ -124,19 +128,31 @@ async def run_stdio(
         workers.start_soon(writer)
         try:
             buffer = bytearray()
+            searched = 0  # how much of the buffer is known to hold no newline
+            skipping = False  # the rest of an oversized line
             while True:
                 chunk = await receive.receive_some(_CHUNK)
                 if not chunk:
                     break
                 buffer += chunk
                 start = 0
-                while (end := buffer.find(b"\n", start)) >= 0:
+                while (end := buffer.find(b"\n", searched)) >= 0:
                     line = bytes(buffer[start:end])
-                    start = end + 1
-                    await take(line)
+                    start = searched = end + 1
+                    if skipping:
+                        skipping = False
+                    else:
+                        await take(router.receive_line(line))
                 del buffer[:start]
-            if buffer.strip():
-                await take(bytes(buffer))
+                searched = len(buffer)
+                if searched > MAX_LINE:
+                    buffer.clear()
+                    searched = 0
+                    if not skipping:
+                        skipping = True
+                        await take(router.receive_oversized_line(MAX_LINE))
+            if buffer.strip() and not skipping:
+                await take(router.receive_line(bytes(buffer)))
         finally:
             to_write.close()
     return "output closed" if output_closed else "end of input"

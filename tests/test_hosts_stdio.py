@@ -467,6 +467,31 @@ async def test_end_of_input_answers_and_flushes_every_line_already_read() -> Non
     assert [_envelope(r)["value"]["after"] for r in replies] == [str(g) for g in range(2, 52)]
 
 
+async def test_a_line_over_the_limit_is_a_parse_error_and_the_next_line_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line longer than MAX_LINE is answered once with -32700 and skipped to its end
+    without being held; lines under the limit that span many reads are read whole."""
+    import semledger.hosts._stdio as stdio
+
+    monkeypatch.setattr(stdio, "MAX_LINE", 100_000)
+    long_ping = {"jsonrpc": "2.0", "id": "long", "method": "ping", "params": {"_": "x" * 90_000}}
+    lines = [
+        b'{"jsonrpc": "2.0", "id": "huge", "method": "ping", "params": "' + b"y" * 350_000,
+        _line({"jsonrpc": "2.0", "id": "after", "method": "ping"}),
+        _line(long_ping),
+        b'{"id": "unended and huge"' + b"z" * 250_000,
+    ]
+    replies, _ = await _serve(b"\n".join(lines), RuntimeAgentHost)
+    too_long = {"code": -32700, "message": "Parse error: the line is over 100000 bytes"}
+    assert replies == [
+        {"jsonrpc": "2.0", "id": None, "error": too_long},
+        {"jsonrpc": "2.0", "id": "after", "result": {}},
+        {"jsonrpc": "2.0", "id": "long", "result": {}},
+        {"jsonrpc": "2.0", "id": None, "error": too_long},
+    ]
+
+
 async def test_the_loop_stops_when_nobody_reads_its_output() -> None:
     recorder = MemoryRecorder()
     to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
