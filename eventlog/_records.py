@@ -56,8 +56,10 @@ class SessionSummary:
     """What the log knows about a session without reading its events.
 
     ``app`` and ``surface`` come from its ``SessionStarted`` (None if it has none);
-    ``ended`` is true once a ``SessionEnded`` or ``SessionCrashed`` was appended, and
+    ``ended`` is true while its last event is a ``SessionEnded`` or ``SessionCrashed`` (a
+    session resumed after it ended is not ended again until it ends again), and
     ``end_reason`` says why: the ``SessionEnded`` reason, or ``crashed: <exception type>``.
+    ``crashed`` stays true once the session crashed.
     """
 
     name: str
@@ -97,10 +99,11 @@ class SummaryDelta:
         self.last_at = at
         if isinstance(event, SessionStarted) and self.app is None:
             self.app, self.surface = event.app, event.surface
-        elif isinstance(event, SessionEnded | SessionCrashed):
-            self.ended = True
-            self.end_reason = end_reason(event)
+        if isinstance(event, SessionEnded | SessionCrashed):
+            self.ended, self.end_reason = True, end_reason(event)
             self.crashed = self.crashed or isinstance(event, SessionCrashed)
+        else:  # the session goes on (or was resumed after it ended)
+            self.ended, self.end_reason = False, None
 
     def merged_into(self, old: SessionSummary | None) -> SessionSummary:
         if old is None:
@@ -123,7 +126,7 @@ class SummaryDelta:
             old.first_at,
             self.last_at,
             old.events + self.events,
-            old.ended or self.ended,
+            self.ended,
             old.crashed or self.crashed,
-            self.end_reason if self.end_reason is not None else old.end_reason,
+            self.end_reason,
         )

@@ -39,7 +39,7 @@ __all__ = ["SCHEMA_VERSION", "LogInfo", "SqliteRecorder", "inspect_log"]
 Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: ``schema_version`` and ``events``. 2: adds ``sessions``, the per-session summary.
 3: adds ``sessions.end_reason``."""
 
@@ -66,9 +66,9 @@ ON CONFLICT (name) DO UPDATE SET
     surface = CASE WHEN sessions.app IS NULL THEN excluded.surface ELSE sessions.surface END,
     last_at = excluded.last_at,
     events = sessions.events + excluded.events,
-    ended = MAX(sessions.ended, excluded.ended),
+    ended = excluded.ended,
     crashed = MAX(sessions.crashed, excluded.crashed),
-    end_reason = COALESCE(excluded.end_reason, sessions.end_reason)
+    end_reason = excluded.end_reason
 """
 
 
@@ -160,10 +160,21 @@ def _add_end_reasons(db: sqlite_utils.Database, converter: LogConverter) -> None
         )
 
 
+def _reopen_resumed(db: sqlite_utils.Database, _converter: LogConverter) -> None:
+    """A session resumed after it ended is not ended: versions 2 and 3 kept it ended (with
+    its old reason) from its first ending on. One indexed lookup per ended session."""
+    db.execute(
+        "UPDATE sessions SET ended = 0, end_reason = NULL WHERE ended AND ("
+        "SELECT topic FROM events WHERE session = sessions.name ORDER BY seq DESC LIMIT 1"
+        ") NOT IN ('SessionEnded', 'SessionCrashed')"
+    )
+
+
 _MIGRATIONS: dict[int, Callable[[sqlite_utils.Database, LogConverter], None]] = {
     1: _create_events,
     2: _create_sessions,
     3: _add_end_reasons,
+    4: _reopen_resumed,
 }
 
 

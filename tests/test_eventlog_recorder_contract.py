@@ -218,6 +218,21 @@ def test_a_session_without_a_start_has_no_app(recorder: Recorder) -> None:
     assert recorder.sessions() == [SessionSummary("s", None, None, 5.0, 5.0, 1, False, False)]
 
 
+
+def test_a_session_resumed_after_it_ended_is_live_until_it_ends_again(
+    recorder: Recorder,
+) -> None:
+    def state() -> tuple[bool, str | None]:
+        [summary] = recorder.sessions()
+        return summary.ended, summary.end_reason
+
+    recorder.append(batch("s", story()))  # ends "closed"
+    assert state() == (True, "closed")
+    recorder.append(batch("s", [Committed(3, {"from": 2, "to": 3}, "cc" * 32)], first=7))
+    assert state() == (False, None)
+    recorder.append(batch("s", [SessionEnded("signal SIGINT")], first=8))
+    assert state() == (True, "signal SIGINT")
+
 def test_a_read_sees_the_events_committed_when_it_started(recorder: Recorder) -> None:
     recorder.append(batch("s", story()[:3]))
     reading = recorder.read("s")

@@ -21,6 +21,7 @@ from semledger.eventlog import (
     SqliteRecorder,
     verify_chain,
 )
+from semledger.eventlog._records import end_reason
 from semledger.eventlog.testing import events
 
 SESSIONS = ("a", "b", "c")
@@ -116,7 +117,11 @@ class RecorderVersusList(RuleBasedStateMachine):
                 len(entries), entries[0][3], entries[-1][3],
             )
             ends = [e for _, _, e, _ in entries if isinstance(e, SessionEnded | SessionCrashed)]
-            assert summary.ended == bool(ends)
+            last = entries[-1][2]
+            if isinstance(last, SessionEnded | SessionCrashed):
+                assert (summary.ended, summary.end_reason) == (True, end_reason(last))
+            else:  # never ended, or went on after it did (resumed)
+                assert (summary.ended, summary.end_reason) == (False, None)
             assert summary.crashed == any(isinstance(e, SessionCrashed) for e in ends)
 
     @rule(session=sessions)

@@ -121,3 +121,27 @@ def test_a_damaged_ending_event_does_not_keep_a_version_2_log_from_opening(
         [summary] = recorder.sessions()
         assert (summary.ended, summary.end_reason) == (True, None)
         assert not verify_chain(recorder.read("done")).ok  # and the damage shows
+
+
+def test_a_version_3_log_no_longer_counts_a_resumed_session_as_ended(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    started = SessionStarted("a:app", "runtime", {}, True)
+    with SqliteRecorder(path) as recorder:
+        recorder.append([
+            NewEvent("done", 1, started, 1.0),
+            NewEvent("done", 2, SessionEnded("end of input"), 2.0),
+            NewEvent("resumed", 1, started, 1.0),
+            NewEvent("resumed", 2, SessionEnded("end of input"), 2.0),
+            NewEvent("resumed", 3, ActionReceipt(1, 1, 2, False), 3.0),  # it went on
+        ])
+    with sqlite3.connect(path) as conn:  # what version 3 kept: ended from the first ending on
+        conn.execute("UPDATE sessions SET ended = 1, end_reason = 'end of input'")
+        conn.execute("UPDATE schema_version SET version = 3")
+    conn.close()
+    with SqliteRecorder(path) as recorder:
+        assert recorder.found_schema_version == 3
+        states = {s.name: (s.ended, s.end_reason) for s in recorder.sessions()}
+        assert states == {"done": (True, "end of input"), "resumed": (False, None)}
+        recorder.append([NewEvent("resumed", 4, SessionEnded("signal SIGTERM"), 4.0)])
+        ended = {s.name: (s.ended, s.end_reason) for s in recorder.sessions()}["resumed"]
+    assert ended == (True, "signal SIGTERM")
