@@ -5,7 +5,7 @@ tick or an effect result the log cannot record crashes the session as replay doe
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -211,24 +211,37 @@ class Unlisted:
     """Not in the app's message_types: the log cannot record it."""
 
 
-async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_that_crash() -> None:
+async def _crashed_on_an_unrecordable_message(
+    app: App[Any, Any], session: str, act: Callable[[SessionActor], Awaitable[None]] | None = None
+) -> MemoryRecorder:
+    """The log of `app` run as `session` (after `act`) until it crashes on a message the log
+    cannot record."""
+    recorder = MemoryRecorder()
+    async with log_writer(recorder) as (nursery, writer):
+        registry = SessionRegistry(nursery, writer, recorder)
+        actor = await registry.open(
+            session, lambda: SessionActor(session, app, f"tests:{session}", writer, recorder)
+        )
+        if act is not None:
+            await act(actor)
+        await until(lambda: actor.ended)
+        await until(lambda: session not in registry)
+    events = [e for _r, e in recorder.events(session)]
+    assert isinstance(events[-1], SessionCrashed)
+    assert events[-1].exception_type == "MessageCodecError"
+    return recorder
+
+
+async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_that_crash() -> (
+    None
+):
     app = App(
         init=lambda: (True, 0),
         update=update,
         view=view,
         subscriptions=lambda _m: [Every(PERIOD, Unlisted())],
     )
-    recorder = MemoryRecorder()
-    async with log_writer(recorder) as (nursery, writer):
-        registry = SessionRegistry(nursery, writer, recorder)
-        actor = await registry.open(
-            "clock", lambda: SessionActor("clock", app, "tests:clock", writer, recorder)
-        )
-        await until(lambda: actor.ended)
-        await until(lambda: "clock" not in registry)
-    events = [e for _r, e in recorder.events("clock")]
-    assert isinstance(events[-1], SessionCrashed)
-    assert events[-1].exception_type == "MessageCodecError"
+    recorder = await _crashed_on_an_unrecordable_message(app, "clock")
     report = reexecute(recorder, "clock", app)
     assert report.ok, report
     assert report.crash_step == 1
@@ -243,19 +256,11 @@ async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_as_
     def start(model: tuple[bool, int], msg: str) -> Next[tuple[bool, int], Any]:
         return Next(update(model, msg), (Effect(unlisted),) if msg == "toggle" else ())
 
-    app = App(init=lambda: (False, 0), update=start, view=view)
-    recorder = MemoryRecorder()
-    async with log_writer(recorder) as (nursery, writer):
-        registry = SessionRegistry(nursery, writer, recorder)
-        actor = await registry.open(
-            "fx", lambda: SessionActor("fx", app, "tests:fx", writer, recorder)
-        )
+    async def toggle(actor: SessionActor) -> None:
         assert isinstance(await actor.perform_action(TOGGLE, ACTIVATE, Latest()), Receipt)
-        await until(lambda: actor.ended)
-        await until(lambda: "fx" not in registry)
-    events = [e for _r, e in recorder.events("fx")]
-    assert isinstance(events[-1], SessionCrashed)
-    assert events[-1].exception_type == "MessageCodecError"
+
+    app = App(init=lambda: (False, 0), update=start, view=view)
+    recorder = await _crashed_on_an_unrecordable_message(app, "fx", toggle)
     report = reexecute(recorder, "fx", app)
     assert report.ok, report
     assert report.crash_step == 2

@@ -15,8 +15,10 @@ the log is written on a worker thread.
 from __future__ import annotations
 
 import json
+import sys
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -30,29 +32,14 @@ from semledger.hosts import Router
 from semledger.hosts._session_host import RuntimeAgentHost
 from semledger.hosts._stdio import run_stdio
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+from trio_thread import run_watched
+
 COUNTER = "semledger.examples.counter:app"
 WATCHDOG = 10.0
 CALLS = 20
 SHUT_FOR = 2 * DEFAULT_TIMEOUT
-
-
-def _run(main: Callable[[], Awaitable[None]]) -> None:
-    """`trio.run(main)` on an autojumping mock clock, on a thread; a failure if it has not
-    ended within `WATCHDOG` real seconds."""
-    failures: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
-        except BaseException as error:
-            failures.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(WATCHDOG)
-    assert not thread.is_alive(), f"the session was still serving after {WATCHDOG} s"
-    if failures:
-        raise failures[0]
 
 
 class ShutLog(MemoryRecorder):
@@ -86,21 +73,7 @@ class Output(trio.abc.SendStream):
 
 
 def _increment(request_id: int) -> bytes:
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": "tools/call",
-            "params": {
-                "name": "perform_action",
-                "arguments": {
-                    "target": {"kind": "semantic_id", "id": "counter.increment"},
-                    "action": {"kind": "activate"},
-                    "precondition": {"kind": "latest"},
-                },
-            },
-        }
-    ).encode()
+    return mcp.perform(request_id, "counter.increment").rstrip("\n").encode()
 
 
 def test_a_call_that_waits_longer_than_the_actor_timeout_is_answered_with_its_receipt() -> None:
@@ -139,7 +112,12 @@ def test_a_call_that_waits_longer_than_the_actor_timeout_is_answered_with_its_re
             nursery.cancel_scope.cancel()
 
     try:
-        _run(main)
+        run_watched(
+            main,
+            seconds=WATCHDOG,
+            what="the session",
+            clock=trio.testing.MockClock(autojump_threshold=0),
+        )
     finally:
         log.open.set()  # never leave the log writer's thread waiting
     assert seen["reason"] == "end of input"

@@ -17,8 +17,8 @@ shielded from cancellation, as the loop's calls and writer are.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Awaitable, Callable
+import sys
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -38,29 +38,15 @@ from semledger.runtime import (
     Target,
 )
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+from trio_thread import run_watched
+
 WATCHDOG = 10.0
 """Real seconds a test's Trio loop may take before the test fails as hung."""
 
 PROMPTLY = 5.0
 """Seconds the loop may take to return once cancelled and its started calls can finish."""
-
-
-def _run(main: Callable[[], Awaitable[None]]) -> None:
-    """`trio.run(main)` on a thread; a failure if it has not ended within `WATCHDOG` s."""
-    failures: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            trio.run(main)
-        except BaseException as error:
-            failures.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(WATCHDOG)
-    assert not thread.is_alive(), f"the stdio loop was still running after {WATCHDOG} s"
-    if failures:
-        raise failures[0]
 
 
 class HeldHost:
@@ -168,21 +154,7 @@ async def _serve(nursery: trio.Nursery, host: HeldHost, lines: list[bytes]) -> S
 
 def _action(index: int) -> bytes:
     """A tool call, id `index`, that `HeldHost` knows by `index`."""
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": index,
-            "method": "tools/call",
-            "params": {
-                "name": "perform_action",
-                "arguments": {
-                    "target": {"kind": "semantic_id", "id": "counter.increment"},
-                    "action": {"kind": "activate"},
-                    "precondition": {"kind": "exact", "generation": str(index)},
-                },
-            },
-        }
-    ).encode()
+    return mcp.perform(index, "counter.increment", generation=str(index)).rstrip("\n").encode()
 
 
 PING = b'{"jsonrpc": "2.0", "id": "ping", "method": "ping"}'
@@ -239,7 +211,7 @@ def test_cancelled_with_calls_in_flight_it_answers_each_started_call_in_line_ord
             await served.stopped()
             output.extend(_replies(served.output.data))
 
-    _run(main)
+    run_watched(main, seconds=WATCHDOG, what="the stdio loop")
     assert host.cancelled == []  # no call was cancelled halfway
     assert host.started == [1, 2, 3, 4, 5, 6]
     assert host.finished == [1, 2, 6, 5, 4, 3]
@@ -268,7 +240,7 @@ def test_cancelled_with_the_most_calls_outstanding_lines_not_started_never_reach
             await served.stopped()
             output.extend(_replies(served.output.data))
 
-    _run(main)
+    run_watched(main, seconds=WATCHDOG, what="the stdio loop")
     assert host.started == list(range(1, MAX_OUTSTANDING + 1))
     assert host.cancelled == []
     assert [reply["id"] for reply in output] == list(range(1, MAX_OUTSTANDING + 1))
@@ -298,7 +270,7 @@ def test_a_reply_being_written_when_the_loop_is_cancelled_is_written_whole() -> 
             await served.stopped()
             output.extend(_replies(served.output.data))
 
-    _run(main)
+    run_watched(main, seconds=WATCHDOG, what="the stdio loop")
     assert [reply["id"] for reply in output] == [1, 2, 3]
     for reply in output:
         _check_receipt(reply)
@@ -316,5 +288,5 @@ def test_cancelled_when_every_call_is_answered_it_returns_at_once() -> None:
             await served.stopped()
             output.extend(_replies(served.output.data))
 
-    _run(main)
+    run_watched(main, seconds=WATCHDOG, what="the stdio loop")
     assert [reply["id"] for reply in output] == [1, "ping", 2]
