@@ -41,7 +41,7 @@ _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 SCHEMA_VERSION = 4
 """1: ``schema_version`` and ``events``. 2: adds ``sessions``, the per-session summary.
-3: adds ``sessions.end_reason``."""
+3: adds ``sessions.end_reason``. 4: a session resumed after it ended is not ended."""
 
 _COLUMNS = "session, seq, topic, version, at, body, chain"
 _INSERT = f"INSERT INTO events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"

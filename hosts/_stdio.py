@@ -141,6 +141,8 @@ async def run_stdio(
                     start = searched = end + 1
                     if skipping:
                         skipping = False
+                    elif len(line) > MAX_LINE:
+                        await take(router.receive_oversized_line(MAX_LINE))
                     else:
                         await take(router.receive_line(line))
                 del buffer[:start]

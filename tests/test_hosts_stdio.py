@@ -480,6 +480,7 @@ async def test_a_line_over_the_limit_is_a_parse_error_and_the_next_line_is_read(
         b'{"jsonrpc": "2.0", "id": "huge", "method": "ping", "params": "' + b"y" * 350_000,
         _line({"jsonrpc": "2.0", "id": "after", "method": "ping"}),
         _line(long_ping),
+        _line({"jsonrpc": "2.0", "id": "just over", "method": "ping", "params": "w" * 99_990}),
         b'{"id": "unended and huge"' + b"z" * 250_000,
     ]
     replies, _ = await _serve(b"\n".join(lines), RuntimeAgentHost)
@@ -488,6 +489,7 @@ async def test_a_line_over_the_limit_is_a_parse_error_and_the_next_line_is_read(
         {"jsonrpc": "2.0", "id": None, "error": too_long},
         {"jsonrpc": "2.0", "id": "after", "result": {}},
         {"jsonrpc": "2.0", "id": "long", "result": {}},
+        {"jsonrpc": "2.0", "id": None, "error": too_long},
         {"jsonrpc": "2.0", "id": None, "error": too_long},
     ]
 
