@@ -98,5 +98,10 @@ class MemoryRecorder:
             self._check_open()
             return [self._summaries[name] for name in sorted(self._summaries)]
 
+    def summary(self, session: str) -> SessionSummary | None:
+        with self._lock:
+            self._check_open()
+            return self._summaries.get(session)
+
     def close(self) -> None:
         self._closed = True

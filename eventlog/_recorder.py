@@ -76,6 +76,11 @@ class Recorder(Protocol):
         """Every session in the log, ordered by name."""
         ...
 
+    def summary(self, session: str) -> SessionSummary | None:
+        """One session's summary (None for a session with no events), however many
+        sessions the log holds."""
+        ...
+
     def close(self) -> None:
         """Release the recorder; any later use raises ``RecorderClosedError``. Idempotent."""
         ...
@@ -151,8 +156,14 @@ def verify_log(
     (The summary is not chained, so this only catches a careless truncation; an anchor
     given to ``verify_chain`` catches any.)
     """
-    summaries = {summary.name: summary for summary in recorder.sessions()}
-    names = sorted(summaries) if sessions is None else list(sessions)
+    if sessions is None:
+        summaries = {summary.name: summary for summary in recorder.sessions()}
+        names = sorted(summaries)
+    else:  # (looked up one by one: a log may hold many more sessions than these)
+        names = list(sessions)
+        summaries = {
+            name: summary for name in names if (summary := recorder.summary(name)) is not None
+        }
     total = sum(summaries[name].events for name in names if name in summaries)
     reports: dict[str, ChainReport] = {}
     finished = 0

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -54,10 +54,9 @@ _LAST_OF = (
 _READ_STOP = (
     f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
 )
-_SESSIONS = (
-    "SELECT name, app, surface, first_at, last_at, events, ended, crashed, end_reason"
-    " FROM sessions ORDER BY name"
-)
+_SUMMARY_COLUMNS = "name, app, surface, first_at, last_at, events, ended, crashed, end_reason"
+_SESSIONS = f"SELECT {_SUMMARY_COLUMNS} FROM sessions ORDER BY name"
+_SUMMARY = f"SELECT {_SUMMARY_COLUMNS} FROM sessions WHERE name = ?"
 _UPSERT_SESSION = """
 INSERT INTO sessions (name, app, surface, first_at, last_at, events, ended, crashed, end_reason)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -222,6 +221,13 @@ def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> in
         conn.execute("ROLLBACK")
         raise
     return found
+
+
+def _summary(row: tuple[Any, ...]) -> SessionSummary:
+    name, app, surface, first_at, last_at, count, ended, crashed, reason = row
+    return SessionSummary(
+        name, app, surface, first_at, last_at, count, bool(ended), bool(crashed), reason
+    )
 
 
 def _moved_head(conn: sqlite3.Connection, stored: list[StoredEvent]) -> SequenceConflict:
@@ -424,12 +430,13 @@ class SqliteRecorder:
         self._check_open()
         with self._reader() as conn:
             rows = conn.execute(_SESSIONS).fetchall()
-        return [
-            SessionSummary(
-                name, app, surface, first_at, last_at, count, bool(ended), bool(crashed), reason
-            )
-            for name, app, surface, first_at, last_at, count, ended, crashed, reason in rows
-        ]
+        return [_summary(row) for row in rows]
+
+    def summary(self, session: str) -> SessionSummary | None:
+        self._check_open()
+        with self._reader() as conn:
+            row = conn.execute(_SUMMARY, (session,)).fetchone()
+        return None if row is None else _summary(row)
 
     def close(self) -> None:
         with self._lock, self._pool_lock:

@@ -263,7 +263,7 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from semledger.replay import AppLoadError, UnknownSessionError, export_test, load_app, reexecute
 
     recorder = _recorder(args.db)
-    summary = {s.name: s for s in recorder.sessions()}.get(args.session)
+    summary = recorder.summary(args.session)
     if summary is None:
         raise UsageError(f"the log has no session {args.session!r}")
     from semledger.hosts import is_surface_session

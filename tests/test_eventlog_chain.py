@@ -177,6 +177,23 @@ def test_verify_log_reports_each_session_with_overall_progress(
     assert verify_log(MemoryRecorder()) == {}
 
 
+
+def test_verify_log_of_named_sessions_looks_up_only_their_summaries(
+    log: tuple[SqliteRecorder, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder, path = log
+    tamper(path, "DELETE FROM events WHERE session = 's' AND seq = 6")
+
+    def every_summary() -> None:
+        raise AssertionError("read every session's summary to verify one")
+
+    monkeypatch.setattr(recorder, "sessions", every_summary)
+    reports = verify_log(recorder, ["s", "nobody"])
+    problem = reports["s"].problem
+    assert problem is not None
+    assert (problem.seq, problem.problem) == (6, Problem.MISSING)
+    assert reports["nobody"].ok
+
 def test_an_empty_session_verifies() -> None:
     report = verify_chain([])
     assert report.ok

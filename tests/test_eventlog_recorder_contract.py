@@ -219,6 +219,12 @@ def test_a_session_without_a_start_has_no_app(recorder: Recorder) -> None:
 
 
 
+
+def test_summary_is_the_one_session_sessions_lists(recorder: Recorder) -> None:
+    recorder.append([*batch("a", story()), *batch("b", story()[:2])])
+    assert recorder.summary("nobody") is None
+    assert [recorder.summary("a"), recorder.summary("b")] == recorder.sessions()
+
 def test_a_session_resumed_after_it_ended_is_live_until_it_ends_again(
     recorder: Recorder,
 ) -> None:
