@@ -1,7 +1,7 @@
 """Trio actors: mailboxes, the log writer (group commit), session actors and their registry."""
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
-from ._core import SessionCore, StepResult
+from ._core import SessionCore, StepResult, crash_event
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._session import (
@@ -40,4 +40,5 @@ __all__ = [
     "SessionMismatchError",
     "SessionRegistry",
     "StepResult",
+    "crash_event",
 ]

@@ -6,6 +6,7 @@ code, so what replay compares is exactly what the live session logged.
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 import attrs
@@ -20,6 +21,7 @@ from semledger.eventlog import (
     EffectFailed,
     EffectStarted,
     Event,
+    SessionCrashed,
     TimerFired,
 )
 from semledger.runtime import App, AppRuntime, Effect, Every, Receipt, Rejection
@@ -32,6 +34,13 @@ from semledger.runtime._wire import (
 )
 
 from ._messages import MessageCodec
+
+
+def crash_event(error: BaseException) -> SessionCrashed:
+    """The event that logs `error` ending a session: the exception the application raised
+    (the cause of an `ApplicationError`) and the whole traceback."""
+    cause = error.__cause__ or error
+    return SessionCrashed(type(cause).__qualname__, "".join(traceback.format_exception(error)))
 
 
 @attrs.frozen

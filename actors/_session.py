@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -56,7 +55,7 @@ from semledger.runtime import (
 from semledger.runtime._wire import encode_action, encode_precondition, encode_target
 
 from ._actor import Actor, ActorClosedError, ActorError, _Envelope
-from ._core import SessionCore
+from ._core import SessionCore, crash_event
 from ._messages import MessageCodecError
 from ._writer import LogWriter, Pending
 
@@ -249,11 +248,18 @@ class SessionActor(Actor[SessionMessage]):
     async def started(self) -> None:
         head = await trio.to_thread.run_sync(self.recorder.head, self.name)
         if head is None:
-            self._core = SessionCore(self.app)
-            first: list[Event] = [
-                SessionStarted(self.app_ref, "runtime", self.params, self.redact_passwords)
-            ]
-            await self._append([*first, *self.core.initial_outputs()])
+            start = SessionStarted(self.app_ref, "runtime", self.params, self.redact_passwords)
+            try:
+                self._core = SessionCore(self.app)
+            except ApplicationError as error:
+                # Logged like any crash, so that `semledger replay` raises it again.
+                self.ended = True
+                await self._append([start, crash_event(error)])
+                raise SessionCrashedError(
+                    f"session {self.name!r}: the application raised as it started: "
+                    f"{error.__cause__!r} (`semledger replay {self.name}` raises it again)"
+                ) from error
+            await self._append([start, *self.core.initial_outputs()])
         else:
             self._core = await trio.to_thread.run_sync(self._recover)
             self._seq = head.seq
@@ -268,7 +274,13 @@ class SessionActor(Actor[SessionMessage]):
 
     def _recover(self) -> SessionCore:
         """Rebuild the core from the last checkpoint (or the start) and the inputs after it."""
-        core, start = self._from_checkpoint()
+        try:
+            core, start = self._from_checkpoint()
+        except ApplicationError as error:
+            raise SessionCrashedError(
+                f"session {self.name!r} cannot be resumed: the application raised as it "
+                f"started ({error.__cause__!r})"
+            ) from error
         for record, event in self.recorder.events(self.name, start=start):
             if isinstance(event, SessionCrashed):
                 raise SessionCrashedError(
@@ -397,9 +409,7 @@ class SessionActor(Actor[SessionMessage]):
     async def _crash(self, event: Event, error: BaseException) -> None:
         self.ended = True
         self.core.runtime.close()
-        text = "".join(traceback.format_exception(error))
-        cause = error.__cause__ or error
-        await self._append([event, SessionCrashed(type(cause).__qualname__, text)])
+        await self._append([event, crash_event(error)])
         self.close()
 
     async def _append(self, events: list[Event]) -> None:
@@ -437,7 +447,8 @@ class SessionActor(Actor[SessionMessage]):
 
     def _lost_the_log(self) -> None:
         self.ended = True
-        self.core.runtime.close()
+        if self._core is not None:  # (None: the application raised as it started)
+            self._core.runtime.close()
         self.close()
 
     def _start_effect(self, effect_id: int, effect: Any, after: Pending | None = None) -> None:

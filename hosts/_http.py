@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 import attrs
 import trio
 
-from semledger.actors import SessionActor, SessionRegistry
+from semledger.actors import ActorError, SessionActor, SessionRegistry
 from semledger.eventlog import SessionCrashed, SessionEnded, SessionStarted, topic_of
 from semledger.runtime import App
 
 from ._dispatch import handle_message
-from ._router import SUPPORTED_PROTOCOL_VERSIONS, Router, parse_json
+from ._router import INTERNAL_ERROR, SUPPORTED_PROTOCOL_VERSIONS, Router, parse_json
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 
 Scope = dict[str, Any]
@@ -126,7 +126,15 @@ class McpHttpApp:
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
         if is_initialize and session_id is None:
             session_id = secrets.token_hex(16)
-            connection = await self._open(session_id)
+            try:
+                connection = await self._open(session_id)
+            except ActorError as error:  # the application raised as it started, say
+                assert isinstance(message, dict)
+                failed = {"code": INTERNAL_ERROR, "message": f"no session: {error}"}
+                await _respond(
+                    send, 200, {"jsonrpc": "2.0", "id": message.get("id"), "error": failed}
+                )
+                return
         elif session_id is None:
             await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
             return

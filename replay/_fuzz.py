@@ -14,13 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
-from semledger.actors import MessageCodecError, SessionCore
+from semledger.actors import MessageCodecError, SessionCore, crash_event
 from semledger.eventlog import (
     ActionRequested,
     Event,
     NewEvent,
     Recorder,
-    SessionCrashed,
     SessionEnded,
     SessionStarted,
     TimerFired,
@@ -192,7 +191,7 @@ def fuzz_app(
         run()
     except (InvariantViolation, ApplicationError, AssertionError, MessageCodecError) as error:
         name = f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{seed}"
-        _save(save_to(), name, app, app_ref, last["run"], error, seed)
+        _save(save_to(), name, app, app_ref, last.get("run"), error, seed)
         cause = error.__cause__ if isinstance(error, ApplicationError) else error
         return FuzzResult(examples, f"{type(cause).__name__}: {cause}", name)
     return FuzzResult(examples)
@@ -203,39 +202,36 @@ def _save(
     name: str,
     app: App[Any, Any],
     app_ref: str,
-    run: _Run,
+    run: _Run | None,
     error: BaseException,
     chosen_seed: int,
 ) -> None:
-    """Log the counterexample as an ordinary session: the same events a live one would have.
+    """Log the counterexample as an ordinary session: the same events a live one would have
+    (`run` is None when the application raised as it started).
 
     Reads are not inputs, so the ones the example checked go into the session's params
     (``params["fuzz"]["reads"]``), where `reexecute` finds them and checks them again at
     the same places.
     """
-    import traceback
-
-    core = SessionCore(app)
-    params = {"fuzz": {"seed": chosen_seed, "failure": str(error), "reads": run.reads}}
-    events: list[Event] = [
-        SessionStarted(app_ref, "runtime", params, True),
-        *core.initial_outputs(),
-    ]
-    for event in run.inputs:
-        try:
-            result = core.step(event)
-        except (ApplicationError, MessageCodecError) as crash:
-            events += [
-                event,
-                SessionCrashed(
-                    type(crash.__cause__ or crash).__qualname__,
-                    "".join(traceback.format_exception(crash)),
-                ),
-            ]
-            break
-        events += [event, *result.outputs]
+    params = {
+        "fuzz": {"seed": chosen_seed, "failure": str(error), "reads": run.reads if run else []}
+    }
+    events: list[Event] = [SessionStarted(app_ref, "runtime", params, True)]
+    try:
+        core = SessionCore(app)
+    except ApplicationError as crash:
+        events.append(crash_event(crash))
     else:
-        events.append(SessionEnded(f"fuzz counterexample: {error}"))
+        events += core.initial_outputs()
+        for event in run.inputs if run else []:
+            try:
+                result = core.step(event)
+            except (ApplicationError, MessageCodecError) as crash:
+                events += [event, crash_event(crash)]
+                break
+            events += [event, *result.outputs]
+        else:
+            events.append(SessionEnded(f"fuzz counterexample: {error}"))
     now = time.time()
     recorder.append([NewEvent(name, i + 1, e, now) for i, e in enumerate(events)])
 

@@ -150,7 +150,21 @@ def reexecute(
         raise ValueError(f"session {session!r} does not begin with SessionStarted")
     log.take()
     reads = recorded_reads(first[1].params)
-    core = SessionCore(app)
+    upcoming = log.peek()
+    crashed_at_start = upcoming is not None and isinstance(upcoming[1], SessionCrashed)
+    try:
+        core = SessionCore(app)
+    except ApplicationError as error:  # init or the first view raised: step 0
+        if crashed_at_start:
+            return ReplayReport(session, 0, 0, None, error, 0)
+        seq = first[0].seq if upcoming is None else upcoming[0].seq
+        started = Divergence(0, seq, "the app to start", f"the app raised {error.__cause__!r}")
+        return ReplayReport(session, 0, 0, started, error, 0)
+    if crashed_at_start:
+        assert upcoming is not None
+        return ReplayReport(
+            session, 0, 0, Divergence(0, upcoming[0].seq, "the app to raise", "it started")
+        )
     logged_snapshot = SemanticsSnapshot.empty()
     step = inputs = commits = 0
 

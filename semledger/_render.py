@@ -109,9 +109,10 @@ def replay_verdict(report: ReplayReport) -> Group:
         )
         lines.append(Text(message, style="bold green"))
         if report.crash is not None:
+            where = f"at step {report.crash_step}" if report.crash_step else "as it started"
             lines.append(
                 Text(
-                    f"the application raised again at step {report.crash_step}, as it did live: "
+                    f"the application raised again {where}, as it did live: "
                     f"{report.crash.__cause__!r}",
                     style="yellow",
                 )

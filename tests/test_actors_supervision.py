@@ -18,9 +18,11 @@ from semledger.actors import (
 )
 from semledger.eventlog import ActionRequested, MemoryRecorder, SessionCrashed
 from semledger.examples import counter
+from semledger.replay import reexecute
 from semledger.runtime import ActionKind, BySemanticId, Latest, Receipt, SemanticId, SimpleAction
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import tests_broken_start
 import tests_crashy
 
 INCREMENT = BySemanticId(SemanticId.new("counter.increment"))
@@ -76,3 +78,30 @@ async def test_a_crashing_session_is_logged_and_ended_while_another_carries_on()
     assert summaries["crashy"].crashed
     assert summaries["steady"].ended
     assert not summaries["steady"].crashed
+
+
+async def test_an_app_that_raises_as_it_starts_is_logged_as_crashed_and_replays_so() -> None:
+    recorder = MemoryRecorder()
+    app, ref = tests_broken_start.app, "tests_broken_start:app"
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            with pytest.raises(SessionCrashedError, match="raised as it started: BrokenViewError"):
+                await registry.open(
+                    "broken", lambda: SessionActor("broken", app, ref, writer, recorder)
+                )
+            assert "broken" not in registry
+            with pytest.raises(SessionCrashedError, match="cannot be resumed"):
+                await registry.open(
+                    "broken", lambda: SessionActor("broken", app, ref, writer, recorder)
+                )
+            writer.close()
+    events = [e for _r, e in recorder.events("broken")]
+    assert [type(e).__name__ for e in events] == ["SessionStarted", "SessionCrashed"]
+    assert isinstance(events[1], SessionCrashed)
+    assert events[1].exception_type == "BrokenViewError"
+    report = reexecute(recorder, "broken", app)
+    assert report.ok, report
+    assert report.crash_step == 0
+    assert repr(report.crash.__cause__) == "BrokenViewError('the view is broken')"

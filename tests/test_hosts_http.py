@@ -29,6 +29,7 @@ import trio
 from semledger.eventlog import ActionReceipt, ActionRequested, SessionEnded, SqliteRecorder
 
 COUNTER = "semledger.examples.counter:app"
+APPS = Path(__file__).parent / "apps"
 SEMLEDGER = Path(sys.executable).with_name("semledger")
 URL_LINE = re.compile(r"semledger: serving \S+ at (http://\S+/mcp)")
 INITIALIZE = {
@@ -68,15 +69,20 @@ class Server:
 
 @contextmanager
 def serving(
-    db: Path, *extra: str, bind: str = "127.0.0.1:0", env: dict[str, str] | None = None
+    db: Path,
+    *extra: str,
+    bind: str = "127.0.0.1:0",
+    env: dict[str, str] | None = None,
+    app: str = COUNTER,
 ) -> Iterator[Server]:
-    """The counter served over HTTP on `db`; terminated (and checked to exit 0) afterwards."""
+    """`app` (the counter) served over HTTP on `db`; terminated (and checked to exit 0)
+    afterwards. The test apps (tests/apps) are importable."""
     errors = db.with_name(f"{db.stem}-{time.monotonic_ns()}.err")
     with errors.open("wb") as err:
         process = subprocess.Popen(
-            _semledger("serve", COUNTER, "--db", str(db), "--http", bind, *extra),
+            _semledger("serve", app, "--db", str(db), "--http", bind, *extra),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, "PYTHONPATH": str(APPS), **(env or {})},
         )
     server: Server | None = None
     try:
@@ -501,3 +507,22 @@ def test_an_os_error_once_listening_is_a_failure_not_a_cannot_listen_usage_error
     with pytest.RaisesGroup(lost, flatten_subgroups=True):
         main(["serve", COUNTER, "--db", str(tmp_path / "log.db"), "--http", "127.0.0.1:0"])
     assert "cannot listen" not in stderr.getvalue()
+
+
+def test_initialize_of_an_app_that_raises_as_it_starts_is_an_error_reply_not_a_500(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    db = tmp_path / "log.db"
+    with serving(db, app="tests_broken_start:app") as server:
+        for _ in range(2):  # and the server goes on serving
+            response = http.post(server.url, json=INITIALIZE)
+            assert response.status_code == 200, response.text
+            assert "mcp-session-id" not in response.headers
+            reply = response.json()
+            assert (reply["id"], reply["error"]["code"]) == (0, -32603)
+            message = reply["error"]["message"]
+            assert "the application raised as it started: BrokenViewError" in message
+    with SqliteRecorder(db) as recorder:
+        summaries = recorder.sessions()
+    assert [(s.ended, s.end_reason) for s in summaries] == [(True, "crashed: BrokenViewError")] * 2
+

@@ -204,3 +204,22 @@ def test_malformed_fuzz_reads_in_a_session_are_a_clear_usage_error(
     done = mcp.cli("replay", "s", "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert "params['fuzz']['reads']" in done.stderr
+
+
+def test_an_app_that_raises_as_it_starts_is_a_counterexample_that_replays_as_that_crash(
+    tmp_path: Path,
+) -> None:
+    import tests_broken_start
+
+    from semledger.replay import fuzz_app, reexecute
+
+    db = tmp_path / "log.db"
+    app = tests_broken_start.app
+    result = fuzz_app(app, "tests_broken_start:app", lambda: SqliteRecorder(db), examples=5)
+    assert result.failure == "BrokenViewError: the view is broken"
+    assert result.session is not None
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(result.session)]
+        assert [type(e).__name__ for e in events] == ["SessionStarted", "SessionCrashed"]
+        report = reexecute(recorder, result.session, app)
+    assert (report.ok, report.crash_step) == (True, 0)

@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from semledger.eventlog import Committed, SqliteRecorder
+from semledger.eventlog import Committed, NewEvent, SessionCrashed, SessionStarted, SqliteRecorder
 from semledger.examples import gallery
 from semledger.replay import reexecute
 from semledger.runtime import AppRuntime, Receipt
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+import tests_broken_start
 import tests_crashy
 from tests_record import COUNTER, INCREMENT, record
 
@@ -149,3 +150,31 @@ def test_an_exported_test_passes_and_fails_against_a_divergent_app(tmp_path: Pat
     failed = pytest_on(exported)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "step 2 (ActionRequested) differs" in failed.stdout
+
+
+def test_a_crash_as_the_app_started_replays_as_one_and_any_change_of_it_diverges(
+    tmp_path: Path,
+) -> None:
+    """Step 0 is the app starting (init and the first view): a log that crashed there and an
+    app that now starts diverge, and so do a log that started and an app that now raises."""
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        recorder.append(
+            [
+                NewEvent(
+                    "broke", 1, SessionStarted("tests_broken_start:app", "runtime", {}, True), 0.0
+                ),
+                NewEvent("broke", 2, SessionCrashed("BrokenViewError", "..."), 0.0),
+            ]
+        )
+        record(tmp_path / "log.db", "started", COUNTER, [INCREMENT])
+        report = reexecute(recorder, "broke", tests_broken_start.app)
+        assert (report.ok, report.crash_step) == (True, 0)
+        now_starts = reexecute(recorder, "broke", tests_crashy.app).divergence
+        assert now_starts is not None
+        assert (now_starts.step, now_starts.expected, now_starts.actual) == (
+            0, "the app to raise", "it started",
+        )  # fmt: skip
+        now_raises = reexecute(recorder, "started", tests_broken_start.app).divergence
+        assert now_raises is not None
+        assert (now_raises.step, now_raises.expected) == (0, "the app to start")
+        assert "BrokenViewError" in now_raises.actual

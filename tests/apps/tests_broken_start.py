@@ -1,0 +1,26 @@
+"""A counter whose first view raises: the application cannot start at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from semledger.examples import counter
+from semledger.runtime import App, View
+
+
+class BrokenViewError(RuntimeError):
+    """What the broken counter's view raises."""
+
+
+def view(model: counter.Model) -> View[Any]:
+    raise BrokenViewError("the view is broken")
+
+
+app: App[counter.Model, counter.Msg] = App(
+    init=counter.init,
+    update=counter.update,
+    view=view,
+    name="counter-broken-start",
+    message_types=counter.app.message_types,
+    model_type=counter.Model,
+)
