@@ -18,7 +18,6 @@ import attrs
 import trio
 
 from semledger.actors import ActorError, SessionActor, SessionRegistry
-from semledger.eventlog import SessionCrashed, SessionEnded, SessionStarted, topic_of
 from semledger.runtime import App
 
 from ._dispatch import handle_message
@@ -194,16 +193,14 @@ class McpHttpApp:
         return await self._open(session_id)
 
     def _resumable(self, session_id: str) -> bool:
-        """The log has this session, of this app, not ended by its client (or crashed)."""
-        recorder = self.registry.recorder
-        first = next(iter(recorder.events(session_id, start=1, stop=2)), None)
-        if first is None or not isinstance(first[1], SessionStarted):
-            return False
-        if first[1].app != self.app_ref:
-            return False
-        return all(
-            recorder.last_of(session_id, topic_of(kind)) is None
-            for kind in (SessionEnded, SessionCrashed)
+        """The log has this session, of this app, not ended by its client (or crashed): its
+        summary says so, without reading its events."""
+        summary = self.registry.recorder.summary(session_id)
+        return (
+            summary is not None
+            and summary.app == self.app_ref
+            and not summary.ended
+            and not summary.crashed
         )
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:

@@ -33,9 +33,14 @@ APPS = Path(__file__).parent / "apps"
 SEMLEDGER = Path(sys.executable).with_name("semledger")
 URL_LINE = re.compile(r"semledger: serving \S+ at (http://\S+/mcp)")
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 0, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "test_hosts_http", "version": "1"}},
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test_hosts_http", "version": "1"},
+    },
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
@@ -81,7 +86,9 @@ def serving(
     with errors.open("wb") as err:
         process = subprocess.Popen(
             _semledger("serve", app, "--db", str(db), "--http", bind, *extra),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
             env={**os.environ, "PYTHONPATH": str(APPS), **(env or {})},
         )
     server: Server | None = None
@@ -102,13 +109,20 @@ def serving(
 
 
 def call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 def increment(precondition: dict[str, Any]) -> dict[str, Any]:
-    return {"target": {"kind": "semantic_id", "id": "counter.increment"},
-            "action": {"kind": "activate"}, "precondition": precondition}
+    return {
+        "target": {"kind": "semantic_id", "id": "counter.increment"},
+        "action": {"kind": "activate"},
+        "precondition": precondition,
+    }
 
 
 def exact(generation: str) -> dict[str, Any]:
@@ -185,14 +199,16 @@ def test_initialize_issues_a_session_id_that_later_requests_need(
     assert listed.status_code == 200
     assert listed.headers["content-type"] == "application/json"
     assert [t["name"] for t in listed.json()["result"]["tools"]] == [
-        "read_semantics", "perform_action",
+        "read_semantics",
+        "perform_action",
     ]
 
     anonymous = McpClient(http, server.url)
     assert anonymous.post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).status_code == 400
     assert anonymous.post(INITIALIZED).status_code == 400
-    unknown = anonymous.post({"jsonrpc": "2.0", "id": 3, "method": "ping"},
-                             **{"Mcp-Session-Id": "0" * 32})
+    unknown = anonymous.post(
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"}, **{"Mcp-Session-Id": "0" * 32}
+    )
     assert unknown.status_code == 404
 
 
@@ -217,7 +233,9 @@ def test_bodies_that_are_not_one_json_message_are_refused(
         refused = http.post(server.url, content=body, headers=headers)
         assert refused.status_code == 400, body
         assert refused.json() == {
-            "jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"},
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "Parse error"},
         }
     too_big = http.post(server.url, content=b" " * ((4 << 20) + 1), headers=headers)
     assert too_big.status_code == 413
@@ -257,8 +275,12 @@ def test_origin_must_be_local(server: Server, http: httpx.Client) -> None:
         local = McpClient(http, server.url, {"Origin": origin})
         local.initialize()
         assert local.count() == "0"
-        assert local.post({"jsonrpc": "2.0", "id": 5, "method": "ping"},
-                          Origin="http://evil.example").status_code == 403
+        assert (
+            local.post(
+                {"jsonrpc": "2.0", "id": 5, "method": "ping"}, Origin="http://evil.example"
+            ).status_code
+            == 403
+        )
 
 
 def test_an_allowed_origin_may_call_and_others_still_may_not(
@@ -280,24 +302,33 @@ def test_a_bearer_token_is_required_when_configured(
     extra = ("--token", token) if given_by == "--token" else ()
     env = {"SEMLEDGER_TOKEN": token} if given_by == "SEMLEDGER_TOKEN" else {}
     with serving(tmp_path / "log.db", *extra, env=env) as running:
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token},
-                        {"Authorization": f"Basic {token}"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": token},
+            {"Authorization": f"Basic {token}"},
+        ):
             refused = McpClient(http, running.url, headers).post(INITIALIZE)
             assert refused.status_code == 401, headers
             assert refused.headers["www-authenticate"] == "Bearer"
         client = McpClient(http, running.url, {"Authorization": f"Bearer {token}"})
         client.initialize()
         assert client.count() == "0"
-        assert client.post({"jsonrpc": "2.0", "id": 7, "method": "ping"},
-                           Authorization="Bearer wrong").status_code == 401
+        assert (
+            client.post(
+                {"jsonrpc": "2.0", "id": 7, "method": "ping"}, Authorization="Bearer wrong"
+            ).status_code
+            == 401
+        )
 
 
 def test_binds_loopback_only_by_default(tmp_path: Path, http: httpx.Client) -> None:
     with serving(tmp_path / "log.db", bind=":0") as running:
         assert urlsplit(running.url).hostname == "127.0.0.1"
         McpClient(http, running.url).initialize()
-        with pytest.raises(ConnectionRefusedError), socket.create_connection(
-            ("127.0.0.2", running.port), timeout=10
+        with (
+            pytest.raises(ConnectionRefusedError),
+            socket.create_connection(("127.0.0.2", running.port), timeout=10),
         ):
             pass
 
@@ -332,18 +363,26 @@ def test_a_session_continues_after_the_server_is_killed_and_restarted(
     with serving(db) as after:
         client.url = after.url
         receipt = client.tool("perform_action", increment(exact(generation)))
-        assert receipt == {"ok": True, "value": {
-            "before": generation, "after": str(int(generation) + 1), "pending_work": False,
-        }}
+        assert receipt == {
+            "ok": True,
+            "value": {
+                "before": generation,
+                "after": str(int(generation) + 1),
+                "pending_work": False,
+            },
+        }
         full = client.read()
         assert {n["semantic_id"]: n["node_id"] for n in full["nodes"]} == nodes
         assert client.count() == "3"
         stale = client.tool("perform_action", increment(exact(generation)))
         assert stale["error"]["code"] == "stale_generation"
         assert stale["error"]["details"] == {"expected": generation, "current": full["generation"]}
-        assert McpClient(http, after.url).post(
-            {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Mcp-Session-Id": "f" * 32}
-        ).status_code == 404
+        assert (
+            McpClient(http, after.url)
+            .post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Mcp-Session-Id": "f" * 32})
+            .status_code
+            == 404
+        )
 
     with SqliteRecorder(db) as recorder:
         events = [event for _record, event in recorder.events(session_id)]
@@ -526,3 +565,33 @@ def test_initialize_of_an_app_that_raises_as_it_starts_is_an_error_reply_not_a_5
         summaries = recorder.sessions()
     assert [(s.ended, s.end_reason) for s in summaries] == [(True, "crashed: BrokenViewError")] * 2
 
+
+def test_after_a_restart_only_live_sessions_of_the_same_app_resume(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """A restarted server resumes a session its log holds unless it was ended by its
+    client, crashed, or belongs to another app: those are 404."""
+    db = tmp_path / "log.db"
+    crashy = "tests_crashy:app"
+    with serving(db, app=crashy) as before:
+        live, ended, crashed = (McpClient(http, before.url) for _ in range(3))
+        for client in (live, ended, crashed):
+            client.initialize()
+        assert (
+            http.delete(before.url, headers={"Mcp-Session-Id": ended.session_id or ""}).status_code
+            == 204
+        )
+        for _ in range(3):  # the crashy counter raises on its third increment
+            crashed.post(call(1, "perform_action", increment({"kind": "latest"})))
+        before.kill()
+
+    def status(client: McpClient, url: str) -> int:
+        client.url = url
+        return client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code
+
+    with serving(db, app=crashy) as after:
+        assert [status(c, after.url) for c in (live, ended, crashed)] == [200, 404, 404]
+    with serving(db) as other_app:
+        fresh = McpClient(http, other_app.url)
+        fresh.session_id = live.session_id
+        assert status(fresh, other_app.url) == 404
