@@ -68,10 +68,14 @@ def _action(action: dict[str, Any], redacted: bool) -> str:
 
 def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
     table = Table(title=f"perform_action in session {session}", title_justify="left")
-    for column in ("#", "time", "target", "action", "precondition", "outcome", "generations"):
+    for column in ("#", "time (UTC)", "target", "action", "precondition", "outcome", "generations"):
         table.add_column(column, overflow="fold")
+    day = None
     for e in entries:
-        when = datetime.datetime.fromtimestamp(e.at).strftime("%H:%M:%S")
+        at = datetime.datetime.fromtimestamp(e.at, datetime.UTC)
+        # The date on the first row and wherever it changes: an audit may span days.
+        when = at.strftime("%H:%M:%S" if at.date() == day else "%Y-%m-%d %H:%M:%S")
+        day = at.date()
         pre = e.precondition.get("kind", "?")
         if pre == "exact":
             pre = f"exact {e.precondition.get('generation')}"

@@ -3,6 +3,7 @@ the log, and password redaction in the stored bytes."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import shutil
 import sqlite3
@@ -216,3 +217,30 @@ def test_verify_names_an_event_whose_changed_body_no_longer_decodes(
     broken = b"\xc1" + body[1:]  # 0xc1 is never valid msgpack
     tamper(db, ("UPDATE events SET body = ? WHERE session = 'agent' AND seq = 5", (broken,)))
     assert verify_problem(db).startswith("event 5 changed")
+
+
+def test_the_audit_table_gives_utc_times_with_the_date_wherever_it_changes() -> None:
+    from rich.console import Console
+
+    from semledger._render import audit_table
+    from semledger.replay import AuditEntry
+
+    def entry(request_id: int, at: str) -> AuditEntry:
+        when = datetime.datetime.fromisoformat(at).replace(tzinfo=datetime.UTC).timestamp()
+        target = {"kind": "semantic_id", "id": "counter.increment"}
+        return AuditEntry(
+            request_id, request_id, when, target, {"kind": "activate"}, {"kind": "latest"},
+            1, "receipt", 1, 2, False,
+        )  # fmt: skip
+
+    console = Console(record=True, width=200)
+    console.print(audit_table("s", [
+        entry(1, "2026-12-01 23:59:58"), entry(2, "2026-12-01 23:59:59"),
+        entry(3, "2026-12-02 00:00:01"),
+    ]))  # fmt: skip
+    text = console.export_text()
+    assert "time (UTC)" in text
+    rows = [line for line in text.splitlines() if "counter.increment" in line]
+    assert ["2026-12-01 23:59:58" in rows[0], "2026-12-01" in rows[1]] == [True, False]
+    assert "23:59:59" in rows[1]
+    assert "2026-12-02 00:00:01" in rows[2]
