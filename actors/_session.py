@@ -10,6 +10,7 @@ no answer (a receipt, a read) ever shows a state the log could still lose.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -347,22 +348,27 @@ class SessionActor(Actor[SessionMessage]):
             timer = self._timers.get(message.timer)
             if timer is None or timer[1] is not message.run:
                 return None  # its run was dropped after this tick was sent: it never happened
-            try:
-                encoded = self.core.codec.encode(message.timer.message)
-            except MessageCodecError as error:
-                await self._crash(TimerFired(timer[0], None), error)
-                return None
-            return await self._step(TimerFired(timer[0], encoded))
+            return await self._deliver_message(
+                message.timer.message, functools.partial(TimerFired, timer[0])
+            )
         if message.error is not None:
             return await self._step(EffectFailed(message.effect_id, message.error))
+        return await self._deliver_message(
+            message.message, functools.partial(EffectCompleted, message.effect_id)
+        )
+
+    async def _deliver_message(self, msg: object, as_input: Callable[[Any], Event]) -> Any:
+        """Step the app message of an effect or a timer, logged as ``as_input(encoded)``.
+
+        A message the log cannot record is logged without it (``as_input(None)``), and the
+        session crashes: re-executing that input fails the same way, so replay crashes there.
+        """
         try:
-            encoded = self.core.codec.encode(message.message)
+            encoded = self.core.codec.encode(msg)
         except MessageCodecError as error:
-            # The log cannot record this input: it is logged without its message, as an
-            # unencodable tick is, so that re-executing it fails (and crashes) the same way.
-            await self._crash(EffectCompleted(message.effect_id, None), error)
+            await self._crash(as_input(None), error)
             return None
-        return await self._step(EffectCompleted(message.effect_id, encoded))
+        return await self._step(as_input(encoded))
 
     async def _perform(self, message: Perform) -> Receipt | Rejection:
         core = self.core

@@ -51,6 +51,12 @@ class SessionStarted:
     params: dict[str, Any]
     redact_passwords: bool
 
+    @property
+    def drives_a_surface(self) -> bool:
+        """Whether a logged surface (``LoggedSurface``) started it, naming its adapter in
+        the params: its log then holds the surface's calls, not an app's commits."""
+        return "adapter" in self.params
+
 
 # Inputs: everything a session accepts, in the order it accepted them.
 

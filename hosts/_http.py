@@ -21,7 +21,14 @@ from semledger.actors import ActorError, SessionActor, SessionRegistry
 from semledger.runtime import App
 
 from ._dispatch import handle_message
-from ._router import INTERNAL_ERROR, SUPPORTED_PROTOCOL_VERSIONS, Router, parse_json
+from ._router import (
+    INTERNAL_ERROR,
+    PARSE_ERROR,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    Router,
+    error_reply,
+    parse_json,
+)
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 
 Scope = dict[str, Any]
@@ -119,7 +126,7 @@ class McpHttpApp:
         try:
             message = parse_json(body)
         except (ValueError, RecursionError):
-            await _respond(send, 400, _parse_error())
+            await _respond(send, 400, error_reply(None, PARSE_ERROR, "Parse error"))
             return
         session_id = headers.get("mcp-session-id")
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
@@ -128,11 +135,8 @@ class McpHttpApp:
             try:
                 connection = await self._open(session_id)
             except ActorError as error:  # the application raised as it started, say
-                assert isinstance(message, dict)
-                failed = {"code": INTERNAL_ERROR, "message": f"no session: {error}"}
-                await _respond(
-                    send, 200, {"jsonrpc": "2.0", "id": message.get("id"), "error": failed}
-                )
+                reply = error_reply(message, INTERNAL_ERROR, f"no session: {error}")
+                await _respond(send, 200, reply)
                 return
         elif session_id is None:
             await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
@@ -214,10 +218,6 @@ class McpHttpApp:
         self._connections.pop(session_id, None)
         self._over.add(session_id)
         await _respond(send, 204, None)
-
-
-def _parse_error() -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
 
 
 def _bearer_ok(header: str | None, token: str) -> bool:

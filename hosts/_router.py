@@ -70,6 +70,7 @@ __all__ = [
     "RouterUsageError",
     "ToolArguments",
     "ToolCall",
+    "error_reply",
     "parse_json",
 ]
 
@@ -186,6 +187,12 @@ def _readable_id(obj: object) -> RequestId | None:
         if _is_request_id(value):
             return value
     return None
+
+
+def error_reply(request: object, code: int, message: str) -> dict[str, Any]:
+    """The JSON-RPC error answering `request` (with its id if one can be read, else null),
+    for a transport that cannot hand the request to a router at all."""
+    return _error(_readable_id(request), code, message).message
 
 
 def _reject_constant(name: str) -> Any:

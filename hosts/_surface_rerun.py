@@ -53,9 +53,7 @@ async def _call(surface: AgentSurface, call: SurfaceCalled) -> Any:
 def is_surface_session(recorder: Recorder, session: str) -> bool:
     """Whether `session` was logged by `LoggedSurface` (its start names an adapter)."""
     first = next(iter(recorder.events(session, start=1, stop=2)), None)
-    return (
-        first is not None and isinstance(first[1], SessionStarted) and "adapter" in first[1].params
-    )
+    return first is not None and isinstance(first[1], SessionStarted) and first[1].drives_a_surface
 
 
 def _difference(

@@ -12,6 +12,7 @@ from ._export import check_recorded_steps, export_test
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
     Generations,
+    SurfaceSessionError,
     UnknownGenerationError,
     UnknownSessionError,
     fold,
@@ -29,6 +30,7 @@ __all__ = [
     "Generations",
     "InvariantViolation",
     "ReplayReport",
+    "SurfaceSessionError",
     "UnknownGenerationError",
     "UnknownSessionError",
     "audit",

@@ -6,11 +6,12 @@ and a journal rebuilt alongside answers `since` reads as the live runtime did.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import attrs
 
-from semledger.eventlog import Committed, Recorder
+from semledger.eventlog import Committed, Recorder, SessionStarted
 from semledger.runtime import (
     Delta,
     Full,
@@ -30,6 +31,11 @@ class UnknownGenerationError(LookupError):
     """Raised when a session never reached the generation asked for."""
 
 
+class SurfaceSessionError(LookupError):
+    """Raised when a read is asked of a session that drove a surface (a web page, a desktop
+    application): its log holds the surface's calls, not generations to read."""
+
+
 @attrs.frozen
 class Generations:
     """A session's snapshots folded from its log, and the journal as of the last one."""
@@ -39,7 +45,14 @@ class Generations:
 
 
 def _commits(recorder: Recorder, session: str) -> Iterator[Committed]:
-    for event in recorder.replay(session):
+    events = recorder.replay(session)
+    first = next(events, None)
+    if isinstance(first, SessionStarted) and first.drives_a_surface:
+        raise SurfaceSessionError(
+            f"session {session!r} drove a surface: its log holds the surface's calls,"
+            " not generations to read"
+        )
+    for event in itertools.chain([first], events):
         if isinstance(event, Committed):
             yield event
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from semledger.eventlog import LogOpenError, UnsupportedSchemaError
+from semledger.eventlog import LogOpenError, SessionSummary, UnsupportedSchemaError
 
 DEFAULT_DB = "semledger.db"
 
@@ -179,7 +179,7 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _state(summary: Any) -> str:
+def _state(summary: SessionSummary) -> str:
     """``open``, ``ended: <reason>``, or ``crashed: <exception type>``."""
     if not summary.ended:
         return "open"
@@ -195,18 +195,19 @@ def _summary_json(summary: Any) -> dict[str, Any]:
 
 
 def _cmd_read(args: argparse.Namespace, console: Console) -> int:
-    from semledger.hosts import is_surface_session
-    from semledger.replay import UnknownGenerationError, UnknownSessionError, full_at
+    from semledger.replay import (
+        SurfaceSessionError,
+        UnknownGenerationError,
+        UnknownSessionError,
+        full_at,
+    )
     from semledger.runtime._wire import encode_read
 
     recorder = _recorder(args.db)
-    if is_surface_session(recorder, args.session):
-        raise UsageError(
-            f"session {args.session!r} drove a surface: its log holds the surface's calls,"
-            f" not generations to read (semledger audit {args.session} lists its actions)"
-        )
     try:
         full = full_at(recorder, args.session, args.generation)
+    except SurfaceSessionError as error:
+        raise UsageError(f"{error} (semledger audit {args.session} lists its actions)") from error
     except (UnknownSessionError, UnknownGenerationError) as error:
         raise UsageError(str(error)) from error
     if args.json:

@@ -7,14 +7,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semledger.actors import LogWriter, SessionActor
-from semledger.eventlog import MemoryRecorder, Recorder, SqliteRecorder
+from semledger.eventlog import MemoryRecorder, NewEvent, Recorder, SessionStarted, SqliteRecorder
 from semledger.examples import gallery, todo
-from semledger.replay import read_at
+from semledger.replay import SurfaceSessionError, read_at
 from semledger.runtime import ActionKind, App, Rejection, SemanticsSnapshot
 from semledger.runtime._wire import (
     decode_action,
@@ -116,3 +117,11 @@ def test_reads_served_from_an_sqlite_log_equal_the_live_reads(data: Any) -> None
         SqliteRecorder(Path(tmp) / "log.db", synchronous="OFF") as recorder,
     ):
         check_log_reads(data, recorder)
+
+
+def test_a_read_of_a_session_that_drove_a_surface_says_so_instead_of_an_empty_tree() -> None:
+    recorder = MemoryRecorder()
+    started = SessionStarted("https://example.com/", "web", {"adapter": "web"}, True)
+    recorder.append([NewEvent("page", 1, started, 0.0)])
+    with pytest.raises(SurfaceSessionError, match="drove a surface"):
+        read_at(recorder, "page")
