@@ -50,7 +50,7 @@ class StepResult:
     outputs: tuple[Event, ...]
     outcome: Receipt | Rejection | dict[str, Any] | None
     effects: tuple[tuple[int, Effect[Any]], ...]
-    timers: frozenset[Every[Any]] = frozenset()
+    timers: tuple[Every[Any], ...] = ()
     """The timers the model subscribes to after this input."""
 
 

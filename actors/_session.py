@@ -461,12 +461,14 @@ class SessionActor(Actor[SessionMessage]):
         assert self._nursery is not None
         self._nursery.start_soon(self._run_effect, effect_id, effect, after, name=effect.name)
 
-    def _sync_timers(self, wanted: frozenset[Every[Any]]) -> None:
-        """Start the timers the model now subscribes to and stop the ones it dropped."""
-        for timer in [t for t in self._timers if t not in wanted]:
+    def _sync_timers(self, wanted: tuple[Every[Any], ...]) -> None:
+        """Start the timers the model now subscribes to, numbered in the order it lists
+        them, and stop the ones it dropped."""
+        kept = set(wanted)
+        for timer in [t for t in self._timers if t not in kept]:
             self._timers.pop(timer)[1].cancel()
         assert self._nursery is not None
-        for timer in wanted - self._timers.keys():
+        for timer in [t for t in wanted if t not in self._timers]:
             scope = trio.CancelScope()
             self._timers[timer] = (self._next_timer, scope)
             self._next_timer += 1

@@ -161,7 +161,7 @@ def fuzz_app(
                 check_read(core.runtime, since)
                 continue
             # Ticks only for apps with timers, so other apps' examples stay as they were.
-            timers = sorted(core.runtime.subscriptions(), key=repr) if app.subscriptions else []
+            timers = core.runtime.subscriptions()
             event: Event
             if timers and data.draw(st.booleans(), label="tick?"):
                 timer = data.draw(st.sampled_from(timers), label="timer")

@@ -100,7 +100,7 @@ class AppRuntime(Generic[Model, Msg]):
         self._relation_issues: tuple[Issue, ...] = ()
         self._source_issues: dict[Element, tuple[Issue, ...]] = {}
         """The relation issues of each source that has any, as of the last commit."""
-        self._subscribed: tuple[object, frozenset[Every[Msg]]] | None = None
+        self._subscribed: tuple[object, tuple[Every[Msg], ...]] | None = None
         """The last model asked for its subscriptions, and their answer."""
         self._pressed: Element | None = None
         self._synthetic_id: int | None = None
@@ -437,14 +437,16 @@ class AppRuntime(Generic[Model, Msg]):
             result.update(handled=False, error=outcome.code.value)
         return result
 
-    def subscriptions(self) -> frozenset[Every[Msg]]:
-        """The timers the current model subscribes to (none for an app without any).
+    def subscriptions(self) -> tuple[Every[Msg], ...]:
+        """The timers the current model subscribes to (none for an app without any), in
+        the order the app listed them, each once: a session numbers new timers in this
+        order, so their ids do not depend on hashing.
 
         Raises `ApplicationError` if the app's ``subscriptions`` raises or returns
         something other than `Every` values.
         """
         if self.app.subscriptions is None:
-            return frozenset()
+            return ()
         cached = self._subscribed
         if cached is not None and cached[0] is self._model:
             return cached[1]  # the same model: a pure function gives the same timers
@@ -453,12 +455,13 @@ class AppRuntime(Generic[Model, Msg]):
             raise ApplicationError(
                 f"subscriptions must return a sequence of Every values, got {wanted!r}"
             )
-        timers = frozenset(wanted)
-        strays = [timer for timer in timers if not isinstance(timer, Every)]
+        listed = tuple(wanted)
+        strays = [timer for timer in listed if not isinstance(timer, Every)]
         if strays:
             raise ApplicationError(
                 f"subscriptions must return Every values only, got {strays[0]!r}"
             )
+        timers = tuple(dict.fromkeys(listed))
         self._subscribed = (self._model, timers)
         return timers
 

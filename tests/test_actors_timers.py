@@ -232,9 +232,7 @@ async def _crashed_on_an_unrecordable_message(
     return recorder
 
 
-async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_that_crash() -> (
-    None
-):
+async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_that_crash() -> None:
     app = App(
         init=lambda: (True, 0),
         update=update,
@@ -264,3 +262,34 @@ async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_as_
     report = reexecute(recorder, "fx", app)
     assert report.ok, report
     assert report.crash_step == 2
+
+
+async def test_new_timers_are_numbered_in_the_order_the_model_lists_them() -> None:
+    """Not in set order, which for string messages changes with PYTHONHASHSEED."""
+    listed = [Every(PERIOD, f"tick {name}") for name in "kdqavmzbt"]
+    app = App(init=lambda: (True, 0), update=update, view=view, subscriptions=lambda _m: listed)
+    recorder = MemoryRecorder()
+    async with log_writer(recorder) as (_, writer):
+        actor = SessionActor("clock", app, "tests:clock", writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            await until(lambda: ticks_of(actor) >= 3 * len(listed))
+            actor.close()
+    decode = actor.core.codec.decode
+    fired = {
+        decode(e.message): e.timer_id
+        for _r, e in recorder.events("clock")
+        if isinstance(e, TimerFired)
+    }
+    assert fired == {timer.message: number for number, timer in enumerate(listed, 1)}
+
+
+def test_subscriptions_are_the_listed_timers_in_order_each_once() -> None:
+    first, second = Every(1.0, "b"), Every(2.0, "a")
+    app = App(
+        init=lambda: (True, 0),
+        update=update,
+        view=view,
+        subscriptions=lambda _m: [first, second, Every(1.0, "b")],
+    )
+    assert AppRuntime(app).subscriptions() == (first, second)
