@@ -36,6 +36,7 @@ from semledger.eventlog import (
     StoredEvent,
 )
 from semledger.examples import counter
+from semledger.replay import full_at
 from semledger.runtime import ActionKind, BySemanticId, Latest, SemanticId, SimpleAction
 
 COUNTER = counter.app
@@ -232,6 +233,14 @@ def _ours_single_append(path: str, sessions: int, per_session: int) -> float:
         recorder.append(events)
         elapsed = time.perf_counter() - start
     return len(events) / elapsed
+
+
+def _timed_read(recorder: SqliteRecorder, session: str) -> float:
+    """Seconds of a log-served Full read of the session's last generation."""
+    gc.collect()
+    start = time.perf_counter()
+    full_at(recorder, session)
+    return time.perf_counter() - start
 
 
 def _raw_decode(path: str, session: str) -> tuple[float, int]:
@@ -533,6 +542,14 @@ def _run(args: argparse.Namespace, tmp: str, notes: list[str]) -> dict[str, Any]
     )
     assert generation == plain_generation, (generation, plain_generation)
 
+    # 7. A log-served read of the last generation: from the last checkpoint, and folded
+    # from generation 0 (the twin has no checkpoints).
+    with SqliteRecorder(db) as recorder:
+        read_s = {
+            name: min(_timed_read(recorder, name) for _ in range(3))
+            for name in ("counter-checkpointed", "counter-plain")
+        }
+
     figures: dict[str, Any] = {
         "durable_appends_1_session_over_eventsourcing": ours_1 / es_1,
         "durable_appends_64_sessions_over_eventsourcing": ours_n / es_n,
@@ -543,6 +560,8 @@ def _run(args: argparse.Namespace, tmp: str, notes: list[str]) -> dict[str, Any]
         "replay_over_raw_decode": replay / raw_decode,
         "replay_over_eventsourcing": replay / es_replay,
         "recovery_100k_over_replay_100k": recovery_s / reexecute_s,
+        "read_last_with_checkpoints_over_fold_from_zero": read_s["counter-checkpointed"]
+        / read_s["counter-plain"],
         "ours_1_session_events_per_s": round(ours_1),
         "ours_1_session_sequential_events_per_s": round(ours_1_seq),
         "eventsourcing_1_session_events_per_s": round(es_1),
@@ -558,6 +577,8 @@ def _run(args: argparse.Namespace, tmp: str, notes: list[str]) -> dict[str, Any]
         "eventsourcing_replay_events_per_s": round(es_replay),
         "recovery_with_checkpoints_ms": recovery_s * 1000,
         "reexecute_from_zero_ms": reexecute_s * 1000,
+        "read_last_with_checkpoints_ms": read_s["counter-checkpointed"] * 1000,
+        "read_last_folded_from_zero_ms": read_s["counter-plain"] * 1000,
         "recovery_session_events": checkpointed_events,
         "recovery_session_inputs": inputs,
     }
@@ -597,6 +618,9 @@ def _run(args: argparse.Namespace, tmp: str, notes: list[str]) -> dict[str, Any]
         f" events incl. {snapshots} checkpoints (`checkpoint_every={args.checkpoint_every}`"
         " inputs); re-execution from zero is a `SessionActor` start on the twin session with the"
         f" same inputs and no checkpoints. Building both took {build:.1f} s.",
+        "- Reads: `replay.full_at` of the last generation of each of those two sessions (best"
+        " of 3): from the last checkpoint, whose state carries the committed semantics, and"
+        " folded from generation 0 on the twin without checkpoints.",
     ]
     return figures
 

@@ -87,11 +87,14 @@ class MemoryRecorder:
             self._check_open()
             return self._head_unlocked(session)
 
-    def last_of(self, session: str, topic: str) -> StoredEvent | None:
+    def last_of(
+        self, session: str, topic: str, *, before: int | None = None
+    ) -> StoredEvent | None:
         with self._lock:
             self._check_open()
-            records = list(self._events.get(session, []))
-        return next((r for r in reversed(records) if r.topic == topic), None)
+            records = self._events.get(session, [])
+            end = len(records) if before is None else max(0, min(len(records), before - 1))
+            return next((r for r in reversed(records[:end]) if r.topic == topic), None)
 
     def sessions(self) -> list[SessionSummary]:
         with self._lock:

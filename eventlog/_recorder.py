@@ -68,8 +68,11 @@ class Recorder(Protocol):
         """The session's last seq and chain value; None for a session with no events."""
         ...
 
-    def last_of(self, session: str, topic: str) -> StoredEvent | None:
-        """The session's last record of `topic` (its latest checkpoint, say), or None."""
+    def last_of(
+        self, session: str, topic: str, *, before: int | None = None
+    ) -> StoredEvent | None:
+        """The session's last record of `topic` (its latest checkpoint, say), or None;
+        with `before`, the last one whose seq is below it."""
         ...
 
     def sessions(self) -> list[SessionSummary]:

@@ -49,8 +49,11 @@ _HEAD = "SELECT seq, chain FROM events WHERE session = ? ORDER BY seq DESC LIMIT
 _READ = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
 _REPLAY = "SELECT topic, version, body FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
 _LAST_OF = (
-    f"SELECT {_COLUMNS} FROM events WHERE session = ? AND topic = ? ORDER BY seq DESC LIMIT 1"
+    f"SELECT {_COLUMNS} FROM events WHERE session = ? AND topic = ? AND seq < ?"
+    " ORDER BY seq DESC LIMIT 1"
 )
+_NO_SEQ_BOUND = 2**63 - 1
+"""Above every seq: SQLite's largest integer."""
 _READ_STOP = (
     f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
 )
@@ -420,10 +423,13 @@ class SqliteRecorder:
             row = conn.execute(_HEAD, (session,)).fetchone()
         return None if row is None else Head(row[0], row[1])
 
-    def last_of(self, session: str, topic: str) -> StoredEvent | None:
+    def last_of(
+        self, session: str, topic: str, *, before: int | None = None
+    ) -> StoredEvent | None:
         self._check_open()
+        bound = _NO_SEQ_BOUND if before is None else before
         with self._reader() as conn:
-            row = conn.execute(_LAST_OF, (session, topic)).fetchone()
+            row = conn.execute(_LAST_OF, (session, topic, bound)).fetchone()
         return None if row is None else stored_event(row)
 
     def sessions(self) -> list[SessionSummary]:

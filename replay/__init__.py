@@ -11,7 +11,6 @@ from ._audit import AuditEntry, audit, verify
 from ._export import check_recorded_steps, export_test
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
-    Generations,
     SurfaceSessionError,
     UnknownGenerationError,
     UnknownSessionError,
@@ -27,7 +26,6 @@ __all__ = [
     "Divergence",
     "FuzzResult",
     "GenerationChecker",
-    "Generations",
     "InvariantViolation",
     "ReplayReport",
     "SurfaceSessionError",

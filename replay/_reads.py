@@ -1,18 +1,27 @@
 """Log-served reads: `read_semantics` for any session at any generation, without app code.
 
 Every commit is logged with its delta, so folding the deltas rebuilds each snapshot exactly,
-and a journal rebuilt alongside answers `since` reads as the live runtime did.
+and a journal rebuilt alongside answers `since` reads as the live runtime did. A recovery
+checkpoint also carries the committed semantics, so the fold starts at the latest one that
+serves the read.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
+from typing import Any
 
 import attrs
 
-from semledger.eventlog import Committed, Recorder, SessionStarted
+from semledger.eventlog import (
+    CONVERTER,
+    Committed,
+    Recorder,
+    SessionStarted,
+    SnapshotTaken,
+    topic_of,
+)
 from semledger.runtime import (
+    JOURNAL_SIZE,
     Delta,
     Full,
     Journal,
@@ -36,38 +45,85 @@ class SurfaceSessionError(LookupError):
     application): its log holds the surface's calls, not generations to read."""
 
 
-@attrs.frozen
-class Generations:
-    """A session's snapshots folded from its log, and the journal as of the last one."""
-
-    journal: Journal
-    hashes: dict[int, str]
-
-
-def _commits(recorder: Recorder, session: str) -> Iterator[Committed]:
-    events = recorder.replay(session)
-    first = next(events, None)
+def _last_generation(recorder: Recorder, session: str) -> int:
+    """The session's last committed generation; raises unless it exists and commits
+    generations (it drives no surface)."""
+    opening = list(recorder.events(session, start=1, stop=2))
+    if not opening:
+        raise UnknownSessionError(f"the log has no session {session!r}")
+    first = opening[0][1]
     if isinstance(first, SessionStarted) and first.drives_a_surface:
         raise SurfaceSessionError(
             f"session {session!r} drove a surface: its log holds the surface's calls,"
             " not generations to read"
         )
-    for event in itertools.chain([first], events):
-        if isinstance(event, Committed):
-            yield event
+    record = recorder.last_of(session, topic_of(Committed))
+    if record is None:
+        return 0
+    last = CONVERTER.decode(record.topic, record.version, record.body)
+    assert isinstance(last, Committed)
+    return last.generation
 
 
-def fold(recorder: Recorder, session: str, *, until: int | None = None) -> Generations:
-    """Apply the session's logged deltas in order, up to generation `until` (default: all)."""
-    if recorder.head(session) is None:
-        raise UnknownSessionError(f"the log has no session {session!r}")
-    snapshot = SemanticsSnapshot.empty()
+def _checkpointed(state: dict[str, Any]) -> SemanticsSnapshot | None:
+    """The snapshot a checkpoint's state carries, if it has one that rebuilds exactly."""
+    try:
+        full = decode_read(state["semantics"])
+        expected = state["runtime"]["hash"]
+    except (KeyError, TypeError, ValueError):
+        return None  # a checkpoint written before checkpoints carried the semantics
+    if not isinstance(full, Full):
+        return None
+    whole = SemanticsSnapshot.empty().derive(
+        upserted=full.nodes, removed=(), root=full.root, focused=full.focused, issues=full.issues
+    )
+    snapshot = attrs.evolve(whole, generation=full.generation)
+    return snapshot if snapshot.hash == expected else None
+
+
+def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnapshot, int]:
+    """Where folding starts: the latest checkpoint at or before generation `bound` and the
+    seq after it, walking back from the last one; else the empty snapshot and seq 1."""
+    topic = topic_of(SnapshotTaken)
+    record = recorder.last_of(session, topic)
+    while record is not None:
+        event = CONVERTER.decode(record.topic, record.version, record.body)
+        assert isinstance(event, SnapshotTaken)
+        if event.generation <= bound:
+            snapshot = _checkpointed(event.state)
+            if snapshot is None or snapshot.generation != event.generation:
+                break
+            return snapshot, record.seq + 1
+        record = recorder.last_of(session, topic, before=record.seq)
+    return SemanticsSnapshot.empty(), 1
+
+
+def fold(
+    recorder: Recorder, session: str, *, until: int | None = None, since: int | None = None
+) -> Journal:
+    """The journal as of generation `until` (default: the last), which answers
+    `read_semantics(since)` as the live runtime did then.
+
+    Folding starts at the latest recovery checkpoint that still lets the journal answer
+    `since` as the live one did (at or before `since`, when a delta from it was possible)
+    and applies the logged deltas after it: a read costs the commits since that
+    checkpoint, not the whole session.
+    """
+    last = _last_generation(recorder, session)
+    if until is None:
+        until = last
+    elif until > last:
+        raise UnknownGenerationError(f"session {session!r} reached generation {last}, not {until}")
+    # A delta from `since` needs the journal to hold it; otherwise any start will do.
+    bound = since if since is not None and until - JOURNAL_SIZE <= since < until else until
+    snapshot, start = _start(recorder, session, bound)
     journal = Journal(snapshot)
-    hashes: dict[int, str] = {}
-    for commit in _commits(recorder, session):
-        if until is not None and commit.generation > until:
+    for event in recorder.replay(session, start=start):
+        if not isinstance(event, Committed):
+            continue
+        if event.generation > until:
             break
-        delta = decode_read(commit.delta)
+        delta = decode_read(event.delta)
         assert isinstance(delta, Delta)
         snapshot = apply_delta(snapshot, delta)
         journal.record(
@@ -76,19 +132,18 @@ def fold(recorder: Recorder, session: str, *, until: int | None = None) -> Gener
             removed=delta.removed,
             announcements=delta.announcements,
         )
-        hashes[commit.generation] = commit.snapshot_hash
-    if until is not None and snapshot.generation != until:
+    if snapshot.generation != until:
         raise UnknownGenerationError(
             f"session {session!r} reached generation {snapshot.generation}, not {until}"
         )
-    return Generations(journal, hashes)
+    return journal
 
 
 def read_at(
     recorder: Recorder, session: str, *, generation: int | None = None, since: int | None = None
 ) -> ReadResult:
     """What `read_semantics(since)` answered when the session was at `generation` (or last)."""
-    return fold(recorder, session, until=generation).journal.read(since)
+    return fold(recorder, session, until=generation, since=since).read(since)
 
 
 def full_at(recorder: Recorder, session: str, generation: int | None = None) -> Full:

@@ -126,6 +126,17 @@ def test_last_of_finds_the_latest_record_of_a_topic(recorder: Recorder) -> None:
     assert recorder.last_of("s", "NoSuchTopic") is None
 
 
+def test_last_of_before_a_seq_finds_the_latest_record_of_a_topic_below_it(
+    recorder: Recorder,
+) -> None:
+    stored = recorder.append(batch("s", story()))
+    topic = stored[1].topic
+    for before in range(len(stored) + 3):
+        below = [r for r in stored if r.topic == topic and r.seq < before]
+        assert recorder.last_of("s", topic, before=before) == (below[-1] if below else None)
+    assert recorder.last_of("nobody", topic, before=5) is None
+
+
 @pytest.mark.parametrize(
     ("start", "stop", "seqs"),
     [(0, None, [1, 2, 3, 4, 5, 6]), (3, None, [3, 4, 5, 6]), (2, 4, [2, 3]),
