@@ -177,7 +177,9 @@ class SessionActor(Actor[SessionMessage]):
         self.params = params or {}
         self.clock = clock
         self.checkpoint_every = checkpoint_every
-        """Inputs between recovery checkpoints (None: recover by re-executing from the start)."""
+        """Inputs between recovery checkpoints (None: recover by re-executing from the start).
+        Set to None for the rest of the run when the model cannot be encoded, or may hold a
+        password the log redacted."""
         self._inputs = 0
         self.recovered = False
         self.ended = False
@@ -400,6 +402,11 @@ class SessionActor(Actor[SessionMessage]):
             raise SessionCrashedError(f"the application raised: {error.__cause__!r}") from error
         outputs = list(result.outputs)
         self._inputs += 1
+        if isinstance(event, ActionRequested) and event.redacted:
+            # The live model may now hold the password the log left out, and a checkpoint
+            # would encode it. Recovery re-executes from the last checkpoint before it, typing
+            # the logged bullets as replay does, and a recovered session checkpoints again.
+            self.checkpoint_every = None
         if self.checkpoint_every is not None and self._inputs >= self.checkpoint_every:
             self._inputs = 0
             try:

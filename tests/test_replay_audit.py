@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
+from semledger.actors import LogWriter, SessionActor
+from semledger.eventlog import SnapshotTaken, SqliteRecorder
+from semledger.examples import gallery
+from semledger.runtime import BySemanticId, Latest, SemanticId, SetText
 from semledger.runtime._wire import encode_read
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -205,6 +210,53 @@ def test_passwords_typed_into_the_gallery_are_redacted_in_the_log(
     assert (SECRET.encode() in raw) is log_passwords
     entries = json.loads(mcp.cli("audit", "g", "--db", str(db), "--json").stdout)["actions"]
     assert entries[1]["redacted"] is not log_passwords
+
+
+@pytest.mark.parametrize("redact", [True, False])
+def test_a_redacted_password_stays_out_of_the_recovery_checkpoints_and_recovery_still_works(
+    tmp_path: Path, redact: bool
+) -> None:
+    """The live model holds what was typed; a checkpoint encodes the model. Checkpoints stop
+    once a password was redacted, unless the operator opted in to logging passwords."""
+    db = tmp_path / "log.db"
+    password = BySemanticId(SemanticId("gallery.password"))
+    username = BySemanticId(SemanticId("gallery.username"))
+
+    async def session(first_run: bool) -> tuple[int, bool]:
+        with SqliteRecorder(db) as recorder:
+            async with trio.open_nursery() as nursery:
+                writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+                actor = SessionActor(
+                    "g",
+                    gallery.app,
+                    "semledger.examples.gallery:app",
+                    writer,
+                    recorder,
+                    redact_passwords=redact,
+                    checkpoint_every=1,
+                )
+                await nursery.start(actor.run)
+                if first_run:
+                    await actor.perform_action(username, SetText("ada-lovelace"), Latest())
+                    await actor.perform_action(password, SetText(SECRET), Latest())
+                name = "ada" if first_run else "ada-byron"
+                await actor.perform_action(username, SetText(name), Latest())
+                generation, recovered = actor.core.runtime.generation, actor.recovered
+                nursery.cancel_scope.cancel()  # gone without ending: recoverable
+        return generation, recovered
+
+    before, _ = trio.run(session, True)
+    assert (SECRET.encode() in stored_bytes(db)) is not redact
+    after, recovered = trio.run(session, False)
+    assert recovered
+    assert after == before + 1
+    assert (SECRET.encode() in stored_bytes(db)) is not redact
+    with SqliteRecorder(db) as recorder:
+        checkpoints = [e for _r, e in recorder.events("g") if isinstance(e, SnapshotTaken)]
+    # One before the password; without redaction, after each input; once recovered, again.
+    assert [c.generation for c in checkpoints] == (
+        [before - 2, before + 1] if redact else [before - 2, before - 1, before, before + 1]
+    )
 
 
 def test_verify_names_an_event_whose_changed_body_no_longer_decodes(
