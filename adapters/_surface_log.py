@@ -8,8 +8,8 @@ session's receipt does.
 
 ``capabilities()`` is synchronous and changes nothing, so it is not logged. Text typed into an
 element whose last snapshot marked it a password (``native["password"] == "true"`` or
-``native["type"] == "password"``) is logged as ``[redacted]`` unless ``redact_passwords`` is
-false.
+``native["type"] == "password"``), and what a ``read`` or a ``check`` of it observes or
+expects, is logged as ``[redacted]`` unless ``redact_passwords`` is false.
 """
 
 from __future__ import annotations
@@ -234,22 +234,37 @@ class LoggedSurface:
             "act", arguments, lambda: self.surface.act(action, ref, args, ref2), _encoded
         )
 
+    def _hides(self, ref: str | None) -> bool:
+        """Whether what is read or checked of `ref` stays out of the log: a password field's
+        value (a web page's input answers a read with what was typed)."""
+        return self.redact_passwords and ref in self._passwords
+
     async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
+        arguments: dict[str, Any] = {"kind": kind, "ref": ref, "name": name}
+        summarise: Callable[[object], dict[str, Any]] = _read_value
+        if self._hides(ref):
+            arguments["redacted"] = True
+            summarise = _redacted_value
         return await self._call(
-            "read",
-            {"kind": kind, "ref": ref, "name": name},
-            lambda: self.surface.read(kind, ref, name),
-            lambda value: {"value": encode(value) if _plain(value) else repr(value)},
+            "read", arguments, lambda: self.surface.read(kind, ref, name), summarise
         )
 
     async def check(
         self, predicate: PredicateLike, subject: Any, ref: str | None = None
     ) -> CheckResult:
+        logged = encode(predicate)
+        arguments: dict[str, Any] = {"predicate": logged, "subject": subject, "ref": ref}
+        summarise: Callable[[Any], dict[str, Any] | None] = _encoded
+        if subject == "ref" and self._hides(ref):
+            if isinstance(logged, dict):
+                arguments["predicate"] = {
+                    key: REDACTED if key in _PREDICATE_TEXTS else value
+                    for key, value in logged.items()
+                }
+            arguments["redacted"] = True
+            summarise = _redacted_check
         result: CheckResult = await self._call(
-            "check",
-            {"predicate": encode(predicate), "subject": subject, "ref": ref},
-            lambda: self.surface.check(predicate, subject, ref),
-            _encoded,
+            "check", arguments, lambda: self.surface.check(predicate, subject, ref), summarise
         )
         return result
 
@@ -288,6 +303,22 @@ class LoggedSurface:
         )
 
 
+_PREDICATE_TEXTS = frozenset({"text", "value"})
+"""The predicate fields that hold what the agent expects the element to say."""
+
+
+def _read_value(value: object) -> dict[str, Any]:
+    return {"value": encode(value) if _plain(value) else repr(value)}
+
+
+def _redacted_value(_value: object) -> dict[str, Any]:
+    return {"value": REDACTED}
+
+
+def _redacted_check(result: CheckResult) -> dict[str, Any]:
+    return {"ok": result.ok, "actual": REDACTED, "message": None}
+
+
 def _plain(value: object) -> bool:
     return value is None or isinstance(value, str | int | float | bool | list | dict)
 
@@ -316,4 +347,3 @@ def _snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
 def text_digest(snapshot: Snapshot) -> str:
     """A digest of the rendering: names, values and states, which the structural hash omits."""
     return hashlib.sha256(snapshot.text.encode()).hexdigest()
-

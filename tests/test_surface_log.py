@@ -14,6 +14,7 @@ import trio
 
 from semledger.actors import LogWriter
 from semledger.adapters import (
+    CheckResult,
     LocateError,
     LoggedSurface,
     NavigationError,
@@ -66,8 +67,9 @@ async def test_a_surface_session_is_a_session_of_the_log() -> None:
         "open", "snapshot", "act", "act", "describe", "locate", "snapshot", "close",
     ]  # fmt: skip
     snapshots = [c for c in calls if c.method == "snapshot"]
-    assert all(c.snapshot_hash and c.result and c.result["hash"] == c.snapshot_hash
-               for c in snapshots)
+    assert all(
+        c.snapshot_hash and c.result and c.result["hash"] == c.snapshot_hash for c in snapshots
+    )
     navigate = calls[3]
     assert navigate.arguments["args"] == {"url": "https://example.com/"}
     assert (navigate.error_class, navigate.result) == ("NavigationError", None)
@@ -111,7 +113,10 @@ async def test_a_session_through_the_log_writer_continues_after_its_events(tmp_p
 async def _gallery(recorder: MemoryRecorder) -> tuple[LoggedSurface, Snapshot, str]:
     """A logged gallery session, its first snapshot and the ref of its password field."""
     logged = LoggedSurface(
-        _surface("semledger.examples.gallery:app"), recorder, "g", "runtime"  # type: ignore[arg-type]
+        _surface("semledger.examples.gallery:app"),
+        recorder,
+        "g",
+        "runtime",  # type: ignore[arg-type]
     )
     await logged.open({})
     snapshot = await logged.snapshot()
@@ -149,7 +154,11 @@ def test_semledger_audit_shows_a_surface_session(tmp_path: Path) -> None:
     trio.run(record)
     result = subprocess.run(
         [sys.executable, "-m", "semledger", "audit", "surf", "--db", str(db), "--json"],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     actions = json.loads(result.stdout)["actions"]
@@ -168,9 +177,7 @@ async def test_a_partial_snapshot_does_not_forget_a_password_field_it_left_out()
     assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
 
 
-async def test_an_interactive_only_snapshot_does_not_forget_a_password_field_it_left_out() -> (
-    None
-):
+async def test_an_interactive_only_snapshot_does_not_forget_a_password_field_it_left_out() -> None:
     """Filtered is partial too: a field the filter leaves out stays redacted."""
     recorder = MemoryRecorder()
     logged, _, password = await _gallery(recorder)
@@ -189,3 +196,54 @@ async def test_an_interactive_only_snapshot_does_not_forget_a_password_field_it_
     await logged.act("type", password, {"text": "hunter22"})
     await logged.close()
     assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
+
+
+async def test_what_a_read_or_a_check_sees_of_a_password_field_is_redacted() -> None:
+    """A web page's input answers a read with what was typed: the log keeps it out."""
+    recorder = MemoryRecorder()
+    logged, snapshot, password = await _gallery(recorder)
+    username = next(
+        n.ref for n in snapshot.nodes if n.native.get("automationId") == "gallery.username"
+    )
+    typed: dict[str, str] = {}
+    surface: Any = logged.surface
+
+    async def read(kind: str, ref: str | None = None, name: str | None = None) -> str:
+        return typed.get(ref or "", "")
+
+    async def check(predicate: Any, subject: str, ref: str | None = None) -> CheckResult:
+        value = typed.get(ref or "", "")
+        return CheckResult(ok=value == predicate["value"], actual=value, message=f"is {value}")
+
+    surface.read, surface.check = read, check
+    typed.update({password: "hunter22", username: "ada"})
+    assert await logged.read("value", password) == "hunter22"  # the agent still sees it
+    assert await logged.read("value", username) == "ada"
+    checked = await logged.check({"kind": "valueEquals", "value": "hunter22"}, "ref", password)
+    assert checked.ok
+    assert (await logged.check({"kind": "valueEquals", "value": "ada"}, "ref", username)).ok
+    await logged.close()
+    calls = [e for _r, e in recorder.events("g") if isinstance(e, SurfaceCalled)]
+    assert "hunter22" not in repr(calls)
+    reads = [c for c in calls if c.method == "read"]
+    checks = [c for c in calls if c.method == "check"]
+    assert [c.result for c in reads] == [{"value": REDACTED}, {"value": "ada"}]
+    assert [c.arguments.get("redacted") for c in reads + checks] == [True, None, True, None]
+    assert checks[0].arguments["predicate"] == {"kind": "valueEquals", "value": REDACTED}
+    assert checks[0].result == {"ok": True, "actual": REDACTED, "message": None}
+    assert checks[1].result == {"ok": True, "actual": "ada", "message": "is ada"}
+
+
+async def test_an_operator_who_opts_in_logs_what_is_read_of_a_password_field() -> None:
+    recorder = MemoryRecorder()
+    logged, _, password = await _gallery(recorder)
+    logged.redact_passwords = False
+    surface: Any = logged.surface
+
+    async def read(kind: str, ref: str | None = None, name: str | None = None) -> str:
+        return "hunter22"
+
+    surface.read = read
+    await logged.read("value", password)
+    await logged.close()
+    assert "hunter22" in repr([e for _r, e in recorder.events("g")])

@@ -14,9 +14,11 @@ from semledger.adapters import (
     DataError,
     DialogError,
     LocateError,
+    LoggedSurface,
     NavigationError,
     SessionError,
     SessionInit,
+    ValueEquals,
     check_plan,
     create_surface,
     has_optional,
@@ -24,6 +26,7 @@ from semledger.adapters import (
 )
 from semledger.adapters._cases_web import serve_directory
 from semledger.adapters._web import WebBrowser, WebSurface, default_executable
+from semledger.eventlog import REDACTED, MemoryRecorder
 
 
 @pytest.fixture(scope="module")
@@ -220,3 +223,24 @@ async def test_the_page_library_is_sent_once_per_document_not_once_per_call(
     await surface.act("navigate", args={"url": "home.html"})
     await surface.locate({"by": "css", "value": "a"})
     assert len(sent_whole) == 2
+
+
+async def test_a_logged_web_session_keeps_a_typed_password_out_of_the_log(
+    browser: WebBrowser, base_url: str
+) -> None:
+    """The page answers a read or a check of its password input with what was typed; the
+    agent sees it, the log does not."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(
+        create_surface({"adapter": "web", "browser": browser}), recorder, "w", "web"
+    )
+    await logged.open(SessionInit(base_url=base_url + "login.html"))
+    snapshot = await logged.snapshot()
+    password = next(n.ref for n in snapshot.nodes if n.native.get("type") == "password")
+    await logged.act("type", password, {"text": "hunter2"})
+    assert await logged.read("value", password) == "hunter2"
+    assert (await logged.check(ValueEquals("hunter2"), "ref", password)).ok
+    await logged.close()
+    logged_calls = repr([e for _r, e in recorder.events("w")])
+    assert "hunter2" not in logged_calls
+    assert REDACTED in logged_calls
