@@ -65,17 +65,12 @@ class SessionCore:
         self._next_request = 1
 
     def checkpoint(self) -> dict[str, Any]:
-        """Everything recovery needs to resume here, and the committed semantics, from which
-        a log-served read starts instead of folding every delta since generation 0.
-
-        Raises `MessageCodecError` if the app declares no model type the log can encode.
-        """
-        runtime = self.runtime
+        """Everything recovery needs to resume here; raises `MessageCodecError` if the app
+        declares no model type the log can encode."""
         return {
-            "runtime": runtime.checkpoint(),
-            "model": self.codec.encode_model(runtime.model),
+            "runtime": self.runtime.checkpoint(),
+            "model": self.codec.encode_model(self.runtime.model),
             "next_request": self._next_request,
-            "semantics": encode_read(runtime.snapshot.full()),
         }
 
     @classmethod

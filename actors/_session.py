@@ -23,12 +23,14 @@ import trio
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionRequested,
+    Committed,
     DiagnosticsDispatched,
     EffectCompleted,
     EffectFailed,
     Event,
     NewEvent,
     Recorder,
+    SemanticsTaken,
     SequenceConflict,
     SessionCrashed,
     SessionEnded,
@@ -53,7 +55,12 @@ from semledger.runtime import (
     SetText,
     Target,
 )
-from semledger.runtime._wire import encode_action, encode_precondition, encode_target
+from semledger.runtime._wire import (
+    encode_action,
+    encode_precondition,
+    encode_read,
+    encode_target,
+)
 
 from ._actor import Actor, ActorClosedError, ActorError, _Envelope
 from ._core import SessionCore, crash_event
@@ -112,6 +119,12 @@ class _EffectDone:
     effect_id: int
     message: Any
     error: str | None
+
+
+def _size(commit: Committed) -> int:
+    """What a commit adds to a fold: one step, and each node it upserted or removed."""
+    delta = commit.delta
+    return 1 + len(delta["upserted"]) + len(delta["removed"])
 
 
 @attrs.frozen
@@ -177,10 +190,14 @@ class SessionActor(Actor[SessionMessage]):
         self.params = params or {}
         self.clock = clock
         self.checkpoint_every = checkpoint_every
-        """Inputs between recovery checkpoints (None: recover by re-executing from the start).
-        Set to None for the rest of the run when the model cannot be encoded, or may hold a
-        password the log redacted."""
+        """Inputs between checkpoints (None: none; recovery re-executes from the start and
+        log-served reads fold from generation 0)."""
         self._inputs = 0
+        self._recovery_checkpoints = True
+        """False once the model cannot be encoded, or may hold a password the log redacted."""
+        self._changed: float = math.inf
+        """Commits and the nodes they changed since the last read checkpoint (the first of a
+        run is always due)."""
         self.recovered = False
         self.ended = False
         self._seq = 0
@@ -402,22 +419,41 @@ class SessionActor(Actor[SessionMessage]):
             raise SessionCrashedError(f"the application raised: {error.__cause__!r}") from error
         outputs = list(result.outputs)
         self._inputs += 1
+        self._changed += sum(_size(o) for o in outputs if isinstance(o, Committed))
         if isinstance(event, ActionRequested) and event.redacted:
-            # The live model may now hold the password the log left out, and a checkpoint
-            # would encode it. Recovery re-executes from the last checkpoint before it, typing
-            # the logged bullets as replay does, and a recovered session checkpoints again.
-            self.checkpoint_every = None
+            # The live model may now hold the password the log left out, and a recovery
+            # checkpoint would encode it. Recovery re-executes from the last one before it,
+            # typing the logged bullets as replay does, and the recovered session's model
+            # holds only those.
+            self._recovery_checkpoints = False
         if self.checkpoint_every is not None and self._inputs >= self.checkpoint_every:
             self._inputs = 0
-            try:
-                outputs.append(SnapshotTaken(self.core.runtime.generation, self.core.checkpoint()))
-            except MessageCodecError:
-                self.checkpoint_every = None
+            outputs.extend(self._checkpoints())
         pending = self._submit([event, *outputs])
         for effect_id, effect in result.effects:
             self._start_effect(effect_id, effect, pending)
         self._sync_timers(result.timers)
         return result.outcome
+
+    def _checkpoints(self) -> list[Event]:
+        """The checkpoints due: recovery's, while the model can be logged, and the read's
+        (the committed semantics), once more has changed since the last one than it holds.
+
+        That bounds both what a log-served read folds after its checkpoint and what the
+        read checkpoints add to the log by the size of the tree, however wide it is.
+        """
+        core = self.core
+        out: list[Event] = []
+        if self._recovery_checkpoints:
+            try:
+                out.append(SnapshotTaken(core.runtime.generation, core.checkpoint()))
+            except MessageCodecError:
+                self._recovery_checkpoints = False
+        snapshot = core.runtime.snapshot
+        if self._changed >= len(snapshot.nodes):
+            out.append(SemanticsTaken(snapshot.generation, encode_read(snapshot.full())))
+            self._changed = 0
+        return out
 
     async def _crash(self, event: Event, error: BaseException) -> None:
         self.ended = True

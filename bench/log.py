@@ -542,8 +542,8 @@ def _run(args: argparse.Namespace, tmp: str, notes: list[str]) -> dict[str, Any]
     )
     assert generation == plain_generation, (generation, plain_generation)
 
-    # 7. A log-served read of the last generation: from the last checkpoint, and folded
-    # from generation 0 (the twin has no checkpoints).
+    # 7. A log-served read of the last generation: from the last read checkpoint, and
+    # folded from generation 0 (the twin has no checkpoints).
     with SqliteRecorder(db) as recorder:
         read_s = {
             name: min(_timed_read(recorder, name) for _ in range(3))
@@ -619,8 +619,8 @@ def _run(args: argparse.Namespace, tmp: str, notes: list[str]) -> dict[str, Any]
         " inputs); re-execution from zero is a `SessionActor` start on the twin session with the"
         f" same inputs and no checkpoints. Building both took {build:.1f} s.",
         "- Reads: `replay.full_at` of the last generation of each of those two sessions (best"
-        " of 3): from the last checkpoint, whose state carries the committed semantics, and"
-        " folded from generation 0 on the twin without checkpoints.",
+        " of 3): from the last read checkpoint (`SemanticsTaken`), and folded from"
+        " generation 0 on the twin without checkpoints.",
     ]
     return figures
 

@@ -27,6 +27,7 @@ __all__ = [
     "EffectFailed",
     "EffectStarted",
     "Event",
+    "SemanticsTaken",
     "SessionCrashed",
     "SessionEnded",
     "SessionStarted",
@@ -153,6 +154,17 @@ class SnapshotTaken:
 
 
 @attrs.frozen
+class SemanticsTaken:
+    """A read checkpoint: the committed semantics at ``generation`` as a Full read (wire
+    JSON), so a log-served read starts here instead of at generation 0. Unlike a
+    `SnapshotTaken` it needs no model encoding, and holds only what the commits show."""
+
+    VERSION: ClassVar[int] = 1
+    generation: int
+    semantics: dict[str, Any]
+
+
+@attrs.frozen
 class SurfaceCalled:
     """One call of the agent surface contract in an adapter session, with its outcome."""
 
@@ -190,6 +202,7 @@ Event: TypeAlias = (
     | ActionRejected
     | ActionReceipt
     | SnapshotTaken
+    | SemanticsTaken
     | SurfaceCalled
     | SessionCrashed
     | SessionEnded
@@ -210,6 +223,7 @@ OUTPUT_CLASSES: tuple[type[Event], ...] = (
     ActionRejected,
     ActionReceipt,
     SnapshotTaken,
+    SemanticsTaken,
     SurfaceCalled,
 )
 

@@ -1,14 +1,12 @@
 """Log-served reads: `read_semantics` for any session at any generation, without app code.
 
 Every commit is logged with its delta, so folding the deltas rebuilds each snapshot exactly,
-and a journal rebuilt alongside answers `since` reads as the live runtime did. A recovery
-checkpoint also carries the committed semantics, so the fold starts at the latest one that
-serves the read.
+and a journal rebuilt alongside answers `since` reads as the live runtime did. A session
+logs its committed semantics now and then (`SemanticsTaken`), and the fold starts at the
+latest of those that serves the read.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import attrs
 
@@ -16,8 +14,8 @@ from semledger.eventlog import (
     CONVERTER,
     Committed,
     Recorder,
+    SemanticsTaken,
     SessionStarted,
-    SnapshotTaken,
     topic_of,
 )
 from semledger.runtime import (
@@ -65,35 +63,33 @@ def _last_generation(recorder: Recorder, session: str) -> int:
     return last.generation
 
 
-def _checkpointed(state: dict[str, Any]) -> SemanticsSnapshot | None:
-    """The snapshot a checkpoint's state carries, if it has one that rebuilds exactly."""
+def _rebuilt(checkpoint: SemanticsTaken) -> SemanticsSnapshot | None:
+    """The snapshot a read checkpoint holds, or None if it is not a Full read of its
+    generation (a damaged log: the fold then starts further back)."""
     try:
-        full = decode_read(state["semantics"])
-        expected = state["runtime"]["hash"]
-    except (KeyError, TypeError, ValueError):
-        return None  # a checkpoint written before checkpoints carried the semantics
-    if not isinstance(full, Full):
+        full = decode_read(checkpoint.semantics)
+    except ValueError:
+        return None
+    if not isinstance(full, Full) or full.generation != checkpoint.generation:
         return None
     whole = SemanticsSnapshot.empty().derive(
         upserted=full.nodes, removed=(), root=full.root, focused=full.focused, issues=full.issues
     )
-    snapshot = attrs.evolve(whole, generation=full.generation)
-    return snapshot if snapshot.hash == expected else None
+    return attrs.evolve(whole, generation=full.generation)
 
 
 def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnapshot, int]:
-    """Where folding starts: the latest checkpoint at or before generation `bound` and the
-    seq after it, walking back from the last one; else the empty snapshot and seq 1."""
-    topic = topic_of(SnapshotTaken)
+    """Where folding starts: the latest read checkpoint at or before generation `bound`
+    and the seq after it, walking back from the last one; else the empty snapshot, seq 1."""
+    topic = topic_of(SemanticsTaken)
     record = recorder.last_of(session, topic)
     while record is not None:
         event = CONVERTER.decode(record.topic, record.version, record.body)
-        assert isinstance(event, SnapshotTaken)
+        assert isinstance(event, SemanticsTaken)
         if event.generation <= bound:
-            snapshot = _checkpointed(event.state)
-            if snapshot is None or snapshot.generation != event.generation:
-                break
-            return snapshot, record.seq + 1
+            snapshot = _rebuilt(event)
+            if snapshot is not None:
+                return snapshot, record.seq + 1
         record = recorder.last_of(session, topic, before=record.seq)
     return SemanticsSnapshot.empty(), 1
 
@@ -104,7 +100,7 @@ def fold(
     """The journal as of generation `until` (default: the last), which answers
     `read_semantics(since)` as the live runtime did then.
 
-    Folding starts at the latest recovery checkpoint that still lets the journal answer
+    Folding starts at the latest read checkpoint that still lets the journal answer
     `since` as the live one did (at or before `since`, when a delta from it was possible)
     and applies the logged deltas after it: a read costs the commits since that
     checkpoint, not the whole session.

@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from semledger.actors import LogWriter, SessionActor
-from semledger.eventlog import SnapshotTaken, SqliteRecorder
+from semledger.eventlog import SemanticsTaken, SnapshotTaken, SqliteRecorder
 from semledger.examples import gallery
 from semledger.runtime import BySemanticId, Latest, SemanticId, SetText
 from semledger.runtime._wire import encode_read
@@ -252,7 +252,14 @@ def test_a_redacted_password_stays_out_of_the_recovery_checkpoints_and_recovery_
     assert after == before + 1
     assert (SECRET.encode() in stored_bytes(db)) is not redact
     with SqliteRecorder(db) as recorder:
-        checkpoints = [e for _r, e in recorder.events("g") if isinstance(e, SnapshotTaken)]
+        events = [e for _r, e in recorder.events("g")]
+    checkpoints = [e for e in events if isinstance(e, SnapshotTaken)]
+    # Read checkpoints hold only the committed semantics, which show bullets: each run's
+    # first is logged either way.
+    assert [e.generation for e in events if isinstance(e, SemanticsTaken)] == [
+        before - 2,
+        before + 1,
+    ]
     # One before the password; without redaction, after each input; once recovered, again.
     assert [c.generation for c in checkpoints] == (
         [before - 2, before + 1] if redact else [before - 2, before - 1, before, before + 1]

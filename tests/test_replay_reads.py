@@ -16,17 +16,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semledger.actors import LogWriter, SessionActor
-from semledger.actors._core import SessionCore
 from semledger.eventlog import (
     Event,
     MemoryRecorder,
     NewEvent,
     Recorder,
+    SemanticsTaken,
     SessionStarted,
+    SnapshotTaken,
     SqliteRecorder,
 )
 from semledger.examples import counter, gallery, todo
-from semledger.replay import SurfaceSessionError, read_at
+from semledger.replay import SurfaceSessionError, full_at, read_at
 from semledger.runtime import (
     JOURNAL_SIZE,
     ActionKind,
@@ -37,6 +38,10 @@ from semledger.runtime import (
     SemanticId,
     SemanticsSnapshot,
     SimpleAction,
+    View,
+    button,
+    group,
+    text,
 )
 from semledger.runtime._wire import (
     decode_action,
@@ -221,27 +226,79 @@ def test_reads_at_the_edge_of_the_journal_equal_the_live_ones_from_any_checkpoin
                 assert encode_read(logged) == answer, (every, generation, since)
 
 
-def test_a_checkpoint_without_the_semantics_is_passed_over_for_the_full_fold(
+def test_a_read_checkpoint_that_is_not_a_full_read_of_its_generation_is_passed_over(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Logs written before checkpoints carried the semantics; and one that does not
-    rebuild its recorded hash (damaged) is not trusted either."""
-    original = SessionCore.checkpoint
-    for damage in (
-        lambda state: state.pop("semantics"),
-        lambda state: state["semantics"]["nodes"].pop(),
-    ):
+    """A damaged log: the fold starts at an earlier checkpoint, or at generation 0."""
+    recorder = CountingRecorder()
+    trio.run(partial(run_counter, recorder, 30, checkpoint_every=5))
+    plain = MemoryRecorder()
+    trio.run(partial(run_counter, plain, 30, checkpoint_every=None))
+    original = SemanticsTaken.__init__
 
-        def checkpoint(core: SessionCore, damage: Any = damage) -> dict[str, Any]:
-            state = original(core)
-            damage(state)
-            return state
+    def damaged(self: SemanticsTaken, generation: int, semantics: dict[str, Any]) -> None:
+        original(self, generation, {**semantics, "generation": generation + 1})
 
-        monkeypatch.setattr(SessionCore, "checkpoint", checkpoint)
-        recorder = CountingRecorder()
-        trio.run(partial(run_counter, recorder, 30, checkpoint_every=5))
-        monkeypatch.undo()
-        plain = MemoryRecorder()
-        trio.run(partial(run_counter, plain, 30, checkpoint_every=None))
-        assert encode_read(read_at(recorder, "c")) == encode_read(read_at(plain, "c"))
-        assert recorder.replayed == len(list(recorder.read("c")))
+    monkeypatch.setattr(SemanticsTaken, "__init__", damaged)
+    damaged_log = CountingRecorder()
+    trio.run(partial(run_counter, damaged_log, 30, checkpoint_every=5))
+    monkeypatch.undo()
+    for log in (recorder, damaged_log):
+        assert encode_read(read_at(log, "c")) == encode_read(read_at(plain, "c"))
+    assert recorder.replayed < 30 < damaged_log.replayed == len(list(damaged_log.read("c")))
+
+
+def test_a_session_without_checkpoints_is_read_by_folding_from_generation_0() -> None:
+    """As every log written before sessions logged their semantics."""
+    recorder = CountingRecorder()
+    trio.run(partial(run_counter, recorder, 30, checkpoint_every=None))
+    assert not [e for _r, e in recorder.events("c") if isinstance(e, SemanticsTaken)]
+    full_at(recorder, "c")
+    assert recorder.replayed == len(list(recorder.read("c")))
+
+
+WIDTH = 60
+
+
+def wide_view(model: int) -> View[int]:
+    """WIDTH rows, one of which changes at each click: one commit of one node."""
+    rows = [text(f"row {i}", str(model if i == model % WIDTH else 0)) for i in range(WIDTH)]
+    return group(button("next", 1, semantic_id="next"), *rows, label="rows")
+
+
+WIDE: App[int, int] = App(init=lambda: 0, update=lambda model, _msg: model + 1, view=wide_view)
+
+
+async def run_wide(recorder: Recorder, clicks: int, checkpoint_every: int) -> None:
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor(
+            "w", WIDE, "tests:wide", writer, recorder, checkpoint_every=checkpoint_every
+        )
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            target = BySemanticId(SemanticId("next"))
+            for _ in range(clicks):
+                await actor.perform_action(target, SimpleAction(ActionKind.ACTIVATE), Latest())
+            actor.close()
+        writer.close()
+
+
+def test_a_wide_tree_logs_its_semantics_only_once_as_much_has_changed_as_it_holds() -> None:
+    """Each read checkpoint is paid for by the commits since the last: what a read folds
+    after one, and what they add to the log, stay within the size of the tree. The app
+    has no model type, so it has no recovery checkpoints, and still has read ones."""
+    recorder = CountingRecorder()
+    trio.run(partial(run_wide, recorder, 200, 5))
+    events = [e for _r, e in recorder.events("w")]
+    assert not [e for e in events if isinstance(e, SnapshotTaken)]
+    taken = [e.generation for e in events if isinstance(e, SemanticsTaken)]
+    nodes = WIDTH + 2
+    # The first at the first checkpoint; then one per checkpoint whose 5 clicks (a commit
+    # of 2 nodes each: the row that changed back to 0 and the one that changed) reach it.
+    due = -(-nodes // (5 * 3))
+    assert taken == list(range(6, 202, 5 * due))
+    recorder.replayed = 0
+    full = full_at(recorder, "w")
+    assert recorder.replayed <= 3 * 5 * due + 5
+    assert encode_read(full) == encode_read(read_at(recorder, "w", generation=201))
