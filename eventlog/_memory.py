@@ -94,7 +94,10 @@ class MemoryRecorder:
             self._check_open()
             records = self._events.get(session, [])
             end = len(records) if before is None else max(0, min(len(records), before - 1))
-            return next((r for r in reversed(records[:end]) if r.topic == topic), None)
+            # Backwards from `end` without copying: a checkpoint is near the end.
+            return next(
+                (records[i] for i in range(end - 1, -1, -1) if records[i].topic == topic), None
+            )
 
     def sessions(self) -> list[SessionSummary]:
         with self._lock:
