@@ -8,8 +8,9 @@ session's receipt does.
 
 ``capabilities()`` is synchronous and changes nothing, so it is not logged. Text typed into an
 element whose last snapshot marked it a password (``native["password"] == "true"`` or
-``native["type"] == "password"``), and what a ``read`` or a ``check`` of it observes or
-expects, is logged as ``[redacted]`` unless ``redact_passwords`` is false.
+``native["type"] == "password"``), a character key pressed into it, and what a ``read`` or a
+``check`` of it observes or expects, is logged as ``[redacted]`` unless ``redact_passwords``
+is false.
 """
 
 from __future__ import annotations
@@ -217,14 +218,16 @@ class LoggedSurface:
     ) -> Any:
         logged_args = encode(args)
         redacted = False
-        if (
-            self.redact_passwords
-            and ref in self._passwords
-            and isinstance(logged_args, dict)
-            and logged_args.get("text") is not None
-        ):
-            logged_args = {**logged_args, "text": REDACTED}
-            redacted = True
+        if self._hides(ref) and isinstance(logged_args, dict):
+            typed = {
+                name: REDACTED
+                for name in ("text", "key")
+                if logged_args.get(name) is not None
+                and (name == "text" or _types_a_character(logged_args[name]))
+            }
+            if typed:
+                logged_args = {**logged_args, **typed}
+                redacted = True
         arguments: dict[str, Any] = {"action": action, "ref": ref, "args": logged_args}
         if ref2 is not None:
             arguments["ref2"] = ref2
@@ -309,6 +312,14 @@ _PREDICATE_TEXTS = frozenset({"text", "value"})
 
 def _read_value(value: object) -> dict[str, Any]:
     return {"value": encode(value) if _plain(value) else repr(value)}
+
+
+def _types_a_character(key: object) -> bool:
+    """Whether a key press (``"a"``, ``"Shift+A"``, not ``"Enter"``) would type into a field."""
+    if not isinstance(key, str) or not key:
+        return False
+    name = key[-1] if key.endswith("+") else key.rsplit("+", 1)[-1]
+    return len(name) == 1
 
 
 def _redacted_value(_value: object) -> dict[str, Any]:
