@@ -10,11 +10,14 @@ session's receipt does.
 element whose last snapshot marked it a password (``native["password"] == "true"`` or
 ``native["type"] == "password"``), a character key pressed into it, and what a ``read`` or a
 ``check`` of it observes or expects, is logged as ``[redacted]`` unless ``redact_passwords``
-is false.
+is false. So is text typed or a character pressed without a ref (into the focused element)
+while the focus may be on a password field: the calls so far put it there, or do not say
+where it went (a Tab, a navigation) and the page has one.
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -91,6 +94,8 @@ class LoggedSurface:
         self._started = False
         self._ended = False
         self._passwords: set[str] = set()
+        self._focus = _Focus.ELSEWHERE
+        """Where keys sent without a ref go, as far as the calls so far tell."""
 
     @property
     def kind(self) -> SurfaceKind:
@@ -203,10 +208,16 @@ class LoggedSurface:
         # Only a whole tree says which fields are no longer passwords; a part (a root, a
         # node limit, the interactive nodes only) adds what it shows, so a field it left
         # out stays redacted.
-        if root is None and max_nodes is None and not interactive_only:
+        whole = root is None and max_nodes is None and not interactive_only
+        if whole:
             self._passwords = seen
         else:
             self._passwords |= seen
+        focused = next((n for n in snapshot.nodes if "focused" in n.states), None)
+        if focused is not None:
+            self._focus = _Focus.PASSWORD if focused.ref in self._passwords else _Focus.ELSEWHERE
+        elif whole:
+            self._focus = _Focus.ELSEWHERE  # nothing has the focus
         return snapshot
 
     async def act(
@@ -218,7 +229,9 @@ class LoggedSurface:
     ) -> Any:
         logged_args = encode(args)
         redacted = False
-        if self._hides(ref) and isinstance(logged_args, dict):
+        into_password = self._hides(ref) if ref is not None else self._keys_may_reach_a_password()
+        self._follow_focus(action, ref, logged_args)
+        if into_password and isinstance(logged_args, dict):
             typed = {
                 name: REDACTED
                 for name in ("text", "key")
@@ -236,6 +249,29 @@ class LoggedSurface:
         return await self._call(
             "act", arguments, lambda: self.surface.act(action, ref, args, ref2), _encoded
         )
+
+    def _keys_may_reach_a_password(self) -> bool:
+        """Whether keys sent without a ref (to the focused element) may type into a
+        password field: the page has one, and the focus is not known to be elsewhere."""
+        return self.redact_passwords and bool(self._passwords) and self._focus != _Focus.ELSEWHERE
+
+    def _follow_focus(self, action: str, ref: str | None, args: object) -> None:
+        """Track the focus through an act: on the element a focusing action targets, kept
+        by actions that leave it, unknown after anything else (a Tab, a navigation)."""
+        if action in _KEEPS_FOCUS:
+            return
+        if ref is not None:
+            if ref in self._passwords:
+                self._focus = _Focus.PASSWORD
+            elif action in _TAKES_FOCUS:
+                self._focus = _Focus.ELSEWHERE
+            else:
+                self._focus = _Focus.UNKNOWN
+            return
+        key = args.get("key") if isinstance(args, dict) else None
+        if action == "type" or (action in _KEY_ACTIONS and _types_a_character(key)):
+            return  # typing keeps the focus where it is
+        self._focus = _Focus.UNKNOWN
 
     def _hides(self, ref: str | None) -> bool:
         """Whether what is read or checked of `ref` stays out of the log: a password field's
@@ -305,6 +341,23 @@ class LoggedSurface:
             "restore", {"state": encode(state)}, lambda: self.surface.restore(state), _none
         )
 
+
+class _Focus(enum.Enum):
+    PASSWORD = "a password field"
+    ELSEWHERE = "elsewhere"
+    UNKNOWN = "unknown"
+
+
+_TAKES_FOCUS = frozenset({
+    "click", "doubleClick", "rightClick", "hoverAndClick", "pressAndHold", "type", "clear",
+    "press", "keyDown", "keyUp", "selectOption", "deselectOption", "deselectAll", "setChecked",
+})  # fmt: skip
+"""Actions that move the focus to the element they target."""
+_KEEPS_FOCUS = frozenset({
+    "hover", "scrollIntoView", "scrollToTop", "scrollToBottom", "sleep", "waitFor", "read",
+    "screenshot", "resizeWindow",
+})  # fmt: skip
+_KEY_ACTIONS = frozenset({"press", "keyDown", "keyUp"})
 
 _PREDICATE_TEXTS = frozenset({"text", "value"})
 """The predicate fields that hold what the agent expects the element to say."""

@@ -274,3 +274,82 @@ async def test_a_character_key_pressed_into_a_password_field_is_redacted(
     acts = [e for _r, e in recorder.events("g") if isinstance(e, SurfaceCalled)][2:4]
     assert [a.arguments["args"]["key"] for a in acts] == [logged, key]
     assert [a.arguments.get("redacted") for a in acts] == [logged == REDACTED or None, None]
+
+
+async def _keyboard_session() -> tuple[LoggedSurface, MemoryRecorder, str, str, Any]:
+    """A logged gallery session whose acts do nothing, for what they log."""
+    recorder = MemoryRecorder()
+    logged, snapshot, password = await _gallery(recorder)
+    username = next(
+        n.ref for n in snapshot.nodes if n.native.get("automationId") == "gallery.username"
+    )
+    surface: Any = logged.surface
+
+    async def act(*_args: Any) -> None:
+        return None
+
+    surface.act = act
+    return logged, recorder, password, username, surface
+
+
+def _typed(recorder: MemoryRecorder) -> list[Any]:
+    """What each ref-less act was logged as typing."""
+    acts = [e for _r, e in recorder.events("g") if isinstance(e, SurfaceCalled)]
+    return [
+        a.arguments["args"].get("text", a.arguments["args"].get("key"))
+        for a in acts
+        if a.method == "act" and a.arguments["ref"] is None
+    ]
+
+
+async def test_keys_sent_without_a_ref_after_focusing_a_password_field_are_redacted() -> None:
+    logged, recorder, password, username, _ = await _keyboard_session()
+    await logged.act("click", password)
+    await logged.act("type", None, {"text": "hunter22"})
+    await logged.act("press", None, {"key": "x"})
+    await logged.act("click", username)
+    await logged.act("type", None, {"text": "ada"})
+    await logged.act("press", None, {"key": "Tab"})  # the focus may now be anywhere
+    await logged.act("type", None, {"text": "hunter22"})
+    await logged.close()
+    assert _typed(recorder) == [REDACTED, REDACTED, "ada", "Tab", REDACTED]
+
+
+async def test_a_snapshot_that_shows_the_focus_elsewhere_lets_keys_be_logged_again() -> None:
+    logged, recorder, password, username, surface = await _keyboard_session()
+    whole = surface.snapshot
+
+    async def focused_on_username(**options: Any) -> Snapshot:
+        taken = await whole(**options)
+        nodes = tuple(
+            attrs.evolve(n, states=(*n.states, "focused")) if n.ref == username else n
+            for n in taken.nodes
+        )
+        return attrs.evolve(taken, nodes=nodes)
+
+    await logged.act("click", password)
+    await logged.act("press", None, {"key": "Tab"})
+    await logged.act("type", None, {"text": "secret"})
+    surface.snapshot = focused_on_username
+    await logged.snapshot()
+    await logged.act("type", None, {"text": "ada"})
+    await logged.close()
+    assert _typed(recorder) == ["Tab", REDACTED, "ada"]
+
+
+async def test_keys_sent_without_a_ref_on_a_page_without_password_fields_are_logged() -> None:
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(_surface(), recorder, "c", "runtime")  # type: ignore[arg-type]
+    await logged.open({})
+    await logged.snapshot()
+    surface: Any = logged.surface
+
+    async def act(*_args: Any) -> None:
+        return None
+
+    surface.act = act
+    await logged.act("navigate", None, {"url": "https://example.com/"})
+    await logged.act("type", None, {"text": "hello"})
+    await logged.close()
+    acts = [e for _r, e in recorder.events("c") if isinstance(e, SurfaceCalled)]
+    assert acts[-2].arguments["args"]["text"] == "hello"

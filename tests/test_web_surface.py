@@ -244,3 +244,30 @@ async def test_a_logged_web_session_keeps_a_typed_password_out_of_the_log(
     logged_calls = repr([e for _r, e in recorder.events("w")])
     assert "hunter2" not in logged_calls
     assert REDACTED in logged_calls
+
+
+async def test_keys_sent_to_the_focused_password_field_stay_out_of_the_log(
+    browser: WebBrowser, base_url: str
+) -> None:
+    """Click a field, then type without a ref; or Tab from the username into it."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(
+        create_surface({"adapter": "web", "browser": browser}), recorder, "w", "web"
+    )
+    await logged.open(SessionInit(base_url=base_url + "login.html"))
+    snapshot = await logged.snapshot()
+    password = next(n.ref for n in snapshot.nodes if n.native.get("type") == "password")
+    username = next(n.ref for n in snapshot.nodes if n.name == "Username")
+    await logged.act("click", password)
+    await logged.act("type", None, {"text": "hunter2"})
+    await logged.act("clear", password)
+    await logged.act("click", username)
+    await logged.act("type", None, {"text": "ada"})
+    await logged.act("press", None, {"key": "Tab"})
+    await logged.act("type", None, {"text": "swordfish"})
+    assert await logged.read("value", password) == "swordfish"  # where the keys went
+    await logged.close()
+    logged_calls = repr([e for _r, e in recorder.events("w")])
+    assert "hunter2" not in logged_calls
+    assert "swordfish" not in logged_calls
+    assert "'ada'" in logged_calls
