@@ -274,8 +274,8 @@ class LoggedSurface:
         self._focus = _Focus.UNKNOWN
 
     def _hides(self, ref: str | None) -> bool:
-        """Whether what is read or checked of `ref` stays out of the log: a password field's
-        value (a web page's input answers a read with what was typed)."""
+        """Whether what is typed into, read or checked of `ref` stays out of the log: it is a
+        password field (whose input a web page answers a read with)."""
         return self.redact_passwords and ref in self._passwords
 
     async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
