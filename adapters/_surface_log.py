@@ -94,6 +94,8 @@ class LoggedSurface:
         self._started = False
         self._ended = False
         self._passwords: set[str] = set()
+        self._fields: set[str] = set()
+        """The other text fields: acting on one puts the focus in it, out of any password."""
         self._focus = _Focus.ELSEWHERE
         """Where keys sent without a ref go, as far as the calls so far tell."""
 
@@ -205,14 +207,16 @@ class LoggedSurface:
             _snapshot_summary,
         )
         seen = {n.ref for n in snapshot.nodes if _is_password(n.native)}
+        fields = {n.ref for n in snapshot.nodes if n.role in _TEXT_ROLES} - seen
         # Only a whole tree says which fields are no longer passwords; a part (a root, a
         # node limit, the interactive nodes only) adds what it shows, so a field it left
         # out stays redacted.
         whole = root is None and max_nodes is None and not interactive_only
         if whole:
-            self._passwords = seen
+            self._passwords, self._fields = seen, fields
         else:
             self._passwords |= seen
+            self._fields = (self._fields | fields) - self._passwords
         focused = next((n for n in snapshot.nodes if "focused" in n.states), None)
         if focused is not None:
             self._focus = _Focus.PASSWORD if focused.ref in self._passwords else _Focus.ELSEWHERE
@@ -256,16 +260,17 @@ class LoggedSurface:
         return self.redact_passwords and bool(self._passwords) and self._focus != _Focus.ELSEWHERE
 
     def _follow_focus(self, action: str, ref: str | None, args: object) -> None:
-        """Track the focus through an act: on the element a focusing action targets, kept
-        by actions that leave it, unknown after anything else (a Tab, a navigation)."""
+        """Track the focus through an act: in the text field a focusing action targets,
+        kept by actions that leave it, unknown after anything else (a button, a Tab, a
+        navigation)."""
         if action in _KEEPS_FOCUS:
             return
         if ref is not None:
             if ref in self._passwords:
                 self._focus = _Focus.PASSWORD
-            elif action in _TAKES_FOCUS:
+            elif action in _TAKES_FOCUS and ref in self._fields:
                 self._focus = _Focus.ELSEWHERE
-            else:
+            else:  # (a button's handler may move the focus anywhere)
                 self._focus = _Focus.UNKNOWN
             return
         key = args.get("key") if isinstance(args, dict) else None
@@ -275,7 +280,7 @@ class LoggedSurface:
 
     def _hides(self, ref: str | None) -> bool:
         """Whether what is typed into, read or checked of `ref` stays out of the log: it is a
-        password field (whose input a web page answers a read with)."""
+        password field (a web page answers a read of one with what was typed)."""
         return self.redact_passwords and ref in self._passwords
 
     async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
@@ -353,6 +358,7 @@ _TAKES_FOCUS = frozenset({
     "press", "keyDown", "keyUp", "selectOption", "deselectOption", "deselectAll", "setChecked",
 })  # fmt: skip
 """Actions that move the focus to the element they target."""
+_TEXT_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
 _KEEPS_FOCUS = frozenset({
     "hover", "scrollIntoView", "scrollToTop", "scrollToBottom", "sleep", "waitFor", "read",
     "screenshot", "resizeWindow",

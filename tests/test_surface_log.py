@@ -353,3 +353,18 @@ async def test_keys_sent_without_a_ref_on_a_page_without_password_fields_are_log
     await logged.close()
     acts = [e for _r, e in recorder.events("c") if isinstance(e, SurfaceCalled)]
     assert acts[-2].arguments["args"]["text"] == "hello"
+
+
+async def test_after_a_button_keys_sent_without_a_ref_are_redacted_on_a_page_with_a_password() -> (
+    None
+):
+    """A button's handler may move the focus anywhere, into the password field too."""
+    logged, recorder, _password, username, _ = await _keyboard_session()
+    snapshot = await logged.snapshot()
+    button = next(n.ref for n in snapshot.nodes if n.role == "button")
+    await logged.act("click", username)
+    await logged.act("type", None, {"text": "ada"})
+    await logged.act("click", button)
+    await logged.act("type", None, {"text": "hunter22"})
+    await logged.close()
+    assert _typed(recorder) == ["ada", REDACTED]

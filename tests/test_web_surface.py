@@ -257,7 +257,7 @@ async def test_keys_sent_to_the_focused_password_field_stay_out_of_the_log(
     await logged.open(SessionInit(base_url=base_url + "login.html"))
     snapshot = await logged.snapshot()
     password = next(n.ref for n in snapshot.nodes if n.native.get("type") == "password")
-    username = next(n.ref for n in snapshot.nodes if n.name == "Username")
+    username = next(n.ref for n in snapshot.nodes if n.role == "textbox" and n.name == "Username")
     await logged.act("click", password)
     await logged.act("type", None, {"text": "hunter2"})
     await logged.act("clear", password)
