@@ -249,33 +249,6 @@ async def test_an_operator_who_opts_in_logs_what_is_read_of_a_password_field() -
     assert "hunter22" in repr([e for _r, e in recorder.events("g")])
 
 
-@pytest.mark.parametrize(
-    ("key", "logged"),
-    [("h", REDACTED), ("Shift+U", REDACTED), ("+", REDACTED), ("Enter", "Enter"),
-     ("Control+Enter", "Control+Enter")],
-)  # fmt: skip
-async def test_a_character_key_pressed_into_a_password_field_is_redacted(
-    key: str, logged: str
-) -> None:
-    recorder = MemoryRecorder()
-    logged_surface, snapshot, password = await _gallery(recorder)
-    username = next(
-        n.ref for n in snapshot.nodes if n.native.get("automationId") == "gallery.username"
-    )
-    surface: Any = logged_surface.surface
-
-    async def act(*_args: Any) -> None:
-        return None
-
-    surface.act = act
-    await logged_surface.act("press", password, {"key": key})
-    await logged_surface.act("press", username, {"key": key})
-    await logged_surface.close()
-    acts = [e for _r, e in recorder.events("g") if isinstance(e, SurfaceCalled)][2:4]
-    assert [a.arguments["args"]["key"] for a in acts] == [logged, key]
-    assert [a.arguments.get("redacted") for a in acts] == [logged == REDACTED or None, None]
-
-
 async def _keyboard_session() -> tuple[LoggedSurface, MemoryRecorder, str, str, Any]:
     """A logged gallery session whose acts do nothing, for what they log."""
     recorder = MemoryRecorder()
@@ -290,6 +263,23 @@ async def _keyboard_session() -> tuple[LoggedSurface, MemoryRecorder, str, str, 
 
     surface.act = act
     return logged, recorder, password, username, surface
+
+
+@pytest.mark.parametrize(
+    ("key", "logged"),
+    [("h", REDACTED), ("Shift+U", REDACTED), ("+", REDACTED), ("Enter", "Enter"),
+     ("Control+Enter", "Control+Enter")],
+)  # fmt: skip
+async def test_a_character_key_pressed_into_a_password_field_is_redacted(
+    key: str, logged: str
+) -> None:
+    logged_surface, recorder, password, username, _ = await _keyboard_session()
+    await logged_surface.act("press", password, {"key": key})
+    await logged_surface.act("press", username, {"key": key})
+    await logged_surface.close()
+    acts = [e for _r, e in recorder.events("g") if isinstance(e, SurfaceCalled)][2:4]
+    assert [a.arguments["args"]["key"] for a in acts] == [logged, key]
+    assert [a.arguments.get("redacted") for a in acts] == [logged == REDACTED or None, None]
 
 
 def _typed(recorder: MemoryRecorder) -> list[Any]:

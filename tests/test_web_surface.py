@@ -18,6 +18,7 @@ from semledger.adapters import (
     NavigationError,
     SessionError,
     SessionInit,
+    Snapshot,
     ValueEquals,
     check_plan,
     create_surface,
@@ -225,17 +226,24 @@ async def test_the_page_library_is_sent_once_per_document_not_once_per_call(
     assert len(sent_whole) == 2
 
 
-async def test_a_logged_web_session_keeps_a_typed_password_out_of_the_log(
+async def _logged_login(
     browser: WebBrowser, base_url: str
-) -> None:
-    """The page answers a read or a check of its password input with what was typed; the
-    agent sees it, the log does not."""
+) -> tuple[LoggedSurface, MemoryRecorder, Snapshot]:
+    """A logged web session on the login fixture, and its first snapshot."""
     recorder = MemoryRecorder()
     logged = LoggedSurface(
         create_surface({"adapter": "web", "browser": browser}), recorder, "w", "web"
     )
     await logged.open(SessionInit(base_url=base_url + "login.html"))
-    snapshot = await logged.snapshot()
+    return logged, recorder, await logged.snapshot()
+
+
+async def test_a_logged_web_session_keeps_a_typed_password_out_of_the_log(
+    browser: WebBrowser, base_url: str
+) -> None:
+    """The page answers a read or a check of its password input with what was typed; the
+    agent sees it, the log does not."""
+    logged, recorder, snapshot = await _logged_login(browser, base_url)
     password = next(n.ref for n in snapshot.nodes if n.native.get("type") == "password")
     await logged.act("type", password, {"text": "hunter2"})
     assert await logged.read("value", password) == "hunter2"
@@ -250,12 +258,7 @@ async def test_keys_sent_to_the_focused_password_field_stay_out_of_the_log(
     browser: WebBrowser, base_url: str
 ) -> None:
     """Click a field, then type without a ref; or Tab from the username into it."""
-    recorder = MemoryRecorder()
-    logged = LoggedSurface(
-        create_surface({"adapter": "web", "browser": browser}), recorder, "w", "web"
-    )
-    await logged.open(SessionInit(base_url=base_url + "login.html"))
-    snapshot = await logged.snapshot()
+    logged, recorder, snapshot = await _logged_login(browser, base_url)
     password = next(n.ref for n in snapshot.nodes if n.native.get("type") == "password")
     username = next(n.ref for n in snapshot.nodes if n.role == "textbox" and n.name == "Username")
     await logged.act("click", password)
