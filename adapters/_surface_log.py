@@ -12,7 +12,7 @@ element whose last snapshot marked it a password (``native["password"] == "true"
 ``check`` of it observes or expects, is logged as ``[redacted]`` unless ``redact_passwords``
 is false. So is text typed or a character pressed without a ref (into the focused element)
 while the focus may be on a password field: the calls so far put it there, or do not say
-where it went (a Tab, a navigation) and the page has one.
+where it went (a button, a Tab, a navigation) and the page has one.
 """
 
 from __future__ import annotations
