@@ -342,6 +342,7 @@ class LoggedSurface:
     async def restore(self, state: SessionStateLike) -> None:
         if self._ended:
             raise SessionError("the logged session has ended")
+        self._focus = _Focus.UNKNOWN  # the restored page decides where it is
         await self._call(
             "restore", {"state": encode(state)}, lambda: self.surface.restore(state), _none
         )

@@ -358,3 +358,21 @@ async def test_after_a_button_keys_sent_without_a_ref_are_redacted_on_a_page_wit
     await logged.act("type", None, {"text": "hunter22"})
     await logged.close()
     assert _typed(recorder) == ["ada", REDACTED]
+
+
+async def test_after_a_restore_keys_sent_without_a_ref_are_redacted_until_the_focus_is_known() -> (
+    None
+):
+    logged, recorder, _password, username, surface = await _keyboard_session()
+
+    async def restore(_state: Any) -> None:
+        return None
+
+    surface.restore = restore
+    await logged.act("click", username)
+    await logged.restore({"url": "about:blank"})
+    await logged.act("type", None, {"text": "hunter22"})
+    await logged.act("click", username)
+    await logged.act("type", None, {"text": "ada"})
+    await logged.close()
+    assert _typed(recorder) == [REDACTED, "ada"]
