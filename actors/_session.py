@@ -395,7 +395,9 @@ class SessionActor(Actor[SessionMessage]):
         redacted = False
         if isinstance(message.action, SetText) and self.redact_passwords:
             node = core.runtime.resolve(message.target)
-            if not isinstance(node, Rejection) and node.state.password:
+            # A target that names no one node (a mistyped or ambiguous id) may have been
+            # meant for a password field; it is rejected either way, so replay is the same.
+            if isinstance(node, Rejection) or node.state.password:
                 wire_action = redact_action(wire_action, keep_length=True)
                 redacted = True
         event = ActionRequested(

@@ -182,6 +182,7 @@ def test_read_from_the_log_at_a_generation_equals_the_live_full_read(
 
 
 SECRET = "correct-horse-battery-7"
+MISADDRESSED = "tr0ub4dor-and-3"
 
 
 def stored_bytes(db: Path) -> bytes:
@@ -201,15 +202,22 @@ def test_passwords_typed_into_the_gallery_are_redacted_in_the_log(
             mcp.perform(1, "gallery.username", "set_text", value="ada-lovelace"),
             mcp.perform(2, "gallery.password", "set_text", value=SECRET),
             mcp.perform(3, "gallery.sign_in"),
+            mcp.perform(4, "gallery.pasword", "set_text", value=MISADDRESSED),
         ],
         *(["--log-passwords"] if log_passwords else []),
     )
     assert all(answers[i]["ok"] for i in (1, 2, 3)), answers
+    assert answers[4]["error"]["code"] == "target_not_found", answers[4]
     raw = stored_bytes(db)
     assert b"ada-lovelace" in raw
     assert (SECRET.encode() in raw) is log_passwords
+    # A target that names no node may have been meant for the password field.
+    assert (MISADDRESSED.encode() in raw) is log_passwords
     entries = json.loads(mcp.cli("audit", "g", "--db", str(db), "--json").stdout)["actions"]
-    assert entries[1]["redacted"] is not log_passwords
+    redacted = not log_passwords
+    assert [e["redacted"] for e in entries] == [False, redacted, False, redacted]
+    replayed = mcp.cli("replay", "g", "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
 
 
 @pytest.mark.parametrize("redact", [True, False])
