@@ -395,11 +395,20 @@ class SessionActor(Actor[SessionMessage]):
         redacted = False
         if isinstance(message.action, SetText) and self.redact_passwords:
             node = core.runtime.resolve(message.target)
-            # A target that names no one node (a mistyped or ambiguous id) may have been
-            # meant for a password field; it is rejected either way, so replay is the same.
-            if isinstance(node, Rejection) or node.state.password:
-                wire_action = redact_action(wire_action, keep_length=True)
+            if isinstance(node, Rejection):
+                # A target that names no one node (a mistyped or ambiguous id) may have
+                # been meant for a password field; it is rejected either way, so replay is
+                # the same.
                 redacted = True
+            elif node.state.password:
+                # The live model may now hold the password the log leaves out, and a
+                # recovery checkpoint would encode it. Recovery re-executes from the last one
+                # before it, typing the logged bullets as replay does, and the recovered
+                # session's model holds only those.
+                self._recovery_checkpoints = False
+                redacted = True
+            if redacted:
+                wire_action = redact_action(wire_action, keep_length=True)
         event = ActionRequested(
             core.next_request_id(),
             encode_target(message.target),
@@ -422,12 +431,6 @@ class SessionActor(Actor[SessionMessage]):
         outputs = list(result.outputs)
         self._inputs += 1
         self._changed += sum(_size(o) for o in outputs if isinstance(o, Committed))
-        if isinstance(event, ActionRequested) and event.redacted:
-            # The live model may now hold the password the log left out, and a recovery
-            # checkpoint would encode it. Recovery re-executes from the last one before it,
-            # typing the logged bullets as replay does, and the recovered session's model
-            # holds only those.
-            self._recovery_checkpoints = False
         if self.checkpoint_every is not None and self._inputs >= self.checkpoint_every:
             self._inputs = 0
             outputs.extend(self._checkpoints())

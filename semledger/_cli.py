@@ -188,7 +188,7 @@ def _state(summary: SessionSummary) -> str:
     return f"ended: {summary.end_reason}" if summary.end_reason else "ended"
 
 
-def _summary_json(summary: Any) -> dict[str, Any]:
+def _summary_json(summary: SessionSummary) -> dict[str, Any]:
     import attrs
 
     return attrs.asdict(summary)

@@ -15,9 +15,9 @@ import pytest
 import trio
 
 from semledger.actors import LogWriter, SessionActor
-from semledger.eventlog import SemanticsTaken, SnapshotTaken, SqliteRecorder
+from semledger.eventlog import MemoryRecorder, SemanticsTaken, SnapshotTaken, SqliteRecorder
 from semledger.examples import gallery
-from semledger.runtime import BySemanticId, Latest, SemanticId, SetText
+from semledger.runtime import BySemanticId, Latest, Rejection, SemanticId, SetText
 from semledger.runtime._wire import encode_read
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -272,6 +272,30 @@ def test_a_redacted_password_stays_out_of_the_recovery_checkpoints_and_recovery_
     assert [c.generation for c in checkpoints] == (
         [before - 2, before + 1] if redact else [before - 2, before - 1, before, before + 1]
     )
+
+
+async def test_a_password_sent_to_a_mistyped_id_is_redacted_and_recovery_checkpoints_go_on(
+) -> None:
+    """It never reached the application, so the model cannot hold it."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor(
+            "g", gallery.app, "semledger.examples.gallery:app", writer, recorder,
+            checkpoint_every=1,
+        )  # fmt: skip
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            missed = BySemanticId(SemanticId("gallery.pasword"))
+            rejected = await actor.perform_action(missed, SetText(SECRET), Latest())
+            assert isinstance(rejected, Rejection)
+            username = BySemanticId(SemanticId("gallery.username"))
+            await actor.perform_action(username, SetText("ada"), Latest())
+            actor.close()
+        writer.close()
+    events = [e for _r, e in recorder.events("g")]
+    assert SECRET not in repr(events)
+    assert sum(isinstance(e, SnapshotTaken) for e in events) == 2
 
 
 def test_verify_names_an_event_whose_changed_body_no_longer_decodes(

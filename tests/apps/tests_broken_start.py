@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from semledger.examples import counter
 from semledger.runtime import App, View
 
@@ -16,11 +18,6 @@ def view(model: counter.Model) -> View[Any]:
     raise BrokenViewError("the view is broken")
 
 
-app: App[counter.Model, counter.Msg] = App(
-    init=counter.init,
-    update=counter.update,
-    view=view,
-    name="counter-broken-start",
-    message_types=counter.app.message_types,
-    model_type=counter.Model,
+app: App[counter.Model, counter.Msg] = attrs.evolve(
+    counter.app, view=view, name="counter-broken-start"
 )

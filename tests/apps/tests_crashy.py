@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import attrs
+
 from semledger.examples import counter
 from semledger.runtime import App
 
@@ -18,11 +20,6 @@ def update(model: counter.Model, msg: counter.Msg) -> counter.Model:
     return counter.update(model, msg)
 
 
-app: App[counter.Model, counter.Msg] = App(
-    init=counter.init,
-    update=update,
-    view=counter.view,
-    name="counter-crashy",
-    message_types=counter.app.message_types,
-    model_type=counter.Model,
+app: App[counter.Model, counter.Msg] = attrs.evolve(
+    counter.app, update=update, name="counter-crashy"
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import attrs
+
 from semledger.examples import counter
 from semledger.runtime import App, View, button, column, text, text_field
 
@@ -28,11 +30,4 @@ def view(model: counter.Model) -> View[counter.Msg]:
     )
 
 
-app: App[counter.Model, counter.Msg] = App(
-    init=counter.init,
-    update=counter.update,
-    view=view,
-    name="counter-variant",
-    message_types=counter.app.message_types,
-    model_type=counter.Model,
-)
+app: App[counter.Model, counter.Msg] = attrs.evolve(counter.app, view=view, name="counter-variant")
