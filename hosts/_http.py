@@ -8,7 +8,6 @@ outlives the server process and is recovered from the log when its client comes 
 from __future__ import annotations
 
 import hmac
-import json
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -26,6 +25,7 @@ from ._router import (
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
     Router,
+    encode_json,
     error_reply,
     parse_json,
 )
@@ -246,7 +246,7 @@ async def _respond(
     headers = [(k.encode(), v.encode()) for k, v in extra]
     body = b""
     if payload is not None:
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        body = encode_json(payload)
         headers.append((b"content-type", b"application/json"))
     headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})

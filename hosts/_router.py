@@ -70,6 +70,7 @@ __all__ = [
     "RouterUsageError",
     "ToolArguments",
     "ToolCall",
+    "encode_json",
     "error_reply",
     "parse_json",
 ]
@@ -206,6 +207,19 @@ def parse_json(data: str | bytes) -> object:
     or ``RecursionError``; both transports answer either with ``-32700``.
     """
     return json.loads(data, parse_constant=_reject_constant)
+
+
+def encode_json(message: object) -> bytes:
+    """One JSON-RPC message as both transports write it: compact UTF-8 JSON.
+
+    Text read from a peer may hold lone surrogates (JSON's ``"\\ud800"`` decodes to one), and
+    UTF-8 cannot encode those: a reply echoing one (its id, say) is written with every
+    non-ASCII character escaped instead, as valid JSON that reads back as the same text.
+    """
+    try:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":")).encode()
 
 
 def _dumps(value: object) -> str:

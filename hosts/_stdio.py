@@ -13,7 +13,6 @@ answers are still written in the order of the lines. Other hosts get one call at
 from __future__ import annotations
 
 import collections
-import json
 import math
 import os
 import signal
@@ -27,7 +26,7 @@ import trio
 
 from ._dispatch import answer as answer_call
 from ._host import AgentDiagnosticsHost, AgentHost, overlapping_calls_allowed
-from ._router import Event, Reply, Router, ToolCall
+from ._router import Event, Reply, Router, ToolCall, encode_json
 
 _CHUNK = 1 << 16
 
@@ -40,7 +39,7 @@ and skipped to its end, not held in memory."""
 
 
 def _encode(message: object) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return encode_json(message) + b"\n"
 
 
 @attrs.define(eq=False)

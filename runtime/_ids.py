@@ -17,12 +17,21 @@ class InvalidSemanticIdError(ValueError):
     """Raised by `SemanticId.new` (and the constructor) for text that is not a semantic id."""
 
 
+def has_lone_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (as JSON's ``"\\ud800"`` decodes to): text that
+    is not valid UTF-8, so neither the log nor a reply can hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def semantic_id_problem(text: str) -> str | None:
     """Say why `text` is not a valid semantic id, or None when it is."""
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:
+    if has_lone_surrogate(text):
         return "a semantic id must be valid UTF-8 (it contains a lone surrogate)"
+    size = len(text.encode("utf-8"))
     if size == 0:
         return "a semantic id must not be empty"
     if size > _MAX_BYTES:

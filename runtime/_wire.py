@@ -33,7 +33,7 @@ from ._actions import (
     Target,
 )
 from ._enums import ActionKind, Checked, Live, Relation, Role, ScrollDirection
-from ._ids import SemanticId, parse_node_id, parse_u64, semantic_id_problem
+from ._ids import SemanticId, has_lone_surrogate, parse_node_id, parse_u64, semantic_id_problem
 from ._node import (
     AmbiguousRelationTarget,
     Announcement,
@@ -163,6 +163,14 @@ def _string(value: object, where: str) -> str:
     return value
 
 
+def _free_text(value: object, where: str) -> str:
+    """A free-text argument of the agent's: a string the log can hold."""
+    text = _string(value, where)
+    if has_lone_surrogate(text):
+        _fail(where, "expected valid UTF-8 text (it contains a lone surrogate)")
+    return text
+
+
 def _generation(value: object, where: str) -> int:
     parsed = parse_u64(value)
     if parsed is None:
@@ -270,9 +278,9 @@ def _step(value: object, where: str) -> PathStep:
             _fail(_at(where, "role"), "expected a role other than none")
         role = _enum_value(_PATH_ROLES, role_value, _at(where, "role"), "a role")
     label_value = obj.get("label")
-    label = None if label_value is None else _string(label_value, _at(where, "label"))
+    label = None if label_value is None else _free_text(label_value, _at(where, "label"))
     value_value = obj.get("value")
-    text = None if value_value is None else _string(value_value, _at(where, "value"))
+    text = None if value_value is None else _free_text(value_value, _at(where, "value"))
     sid_value = obj.get("semantic_id")
     sid = None if sid_value is None else _semantic_id(sid_value, _at(where, "semantic_id"))
     if role is None and label is None and text is None and sid is None:
@@ -290,7 +298,7 @@ def decode_action(value: object, where: str = "action") -> SemanticsAction:
         return SimpleAction(kind)
     if kind is ActionKind.SET_TEXT:
         _exact_keys(obj, where, ("kind", "value"))
-        return SetText(_string(obj["value"], _at(where, "value")))
+        return SetText(_free_text(obj["value"], _at(where, "value")))
     if kind is ActionKind.SCROLL:
         _exact_keys(obj, where, ("kind", "direction"))
         direction = _enum_value(
