@@ -13,6 +13,7 @@ from ._session import (
     SessionActor,
     SessionConflictError,
     SessionCrashedError,
+    SessionDivergedError,
     SessionLogError,
     SessionMismatchError,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "SessionConflictError",
     "SessionCore",
     "SessionCrashedError",
+    "SessionDivergedError",
     "SessionLogError",
     "SessionMismatchError",
     "SessionRegistry",

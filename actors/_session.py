@@ -9,6 +9,7 @@ no answer (a receipt, a read) ever shows a state the log could still lose.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import math
@@ -85,6 +86,17 @@ class SessionCrashedError(ActorError):
     """Raised to a caller whose request made the application raise; the session is over."""
 
 
+class SessionDivergedError(ActorError):
+    """Raised when resuming a session whose logged inputs, re-executed, do not make the
+    commits its log holds (a generation with another snapshot hash, one fewer or one more),
+    or make the application raise where the live session did not.
+
+    The application changed since the session was recorded, or depends on something the
+    log does not hold (a clock, randomness, a password the log redacted): resumed, the
+    session would serve other content under generations its agent already saw.
+    """
+
+
 @attrs.frozen
 class Read:
     since: int | None
@@ -119,6 +131,21 @@ class _EffectDone:
     effect_id: int
     message: Any
     error: str | None
+
+
+_EXTRA = "re-execution commits it, the log does not"
+
+
+def _differs(logged: Committed, mine: Committed | None) -> str:
+    """How a commit re-execution made (`mine`, None: none) differs from the logged one."""
+    if mine is None:
+        return "the log commits it, re-execution does not"
+    if mine.generation != logged.generation:
+        return f"the log commits it, re-execution commits generation {mine.generation}"
+    return (
+        f"the log commits it with hash {logged.snapshot_hash[:12]}, "
+        f"re-execution with {mine.snapshot_hash[:12]}"
+    )
 
 
 def _size(commit: Committed) -> int:
@@ -293,36 +320,75 @@ class SessionActor(Actor[SessionMessage]):
         self._sync_timers(self.core.runtime.subscriptions())
 
     def _recover(self) -> SessionCore:
-        """Rebuild the core from the last checkpoint (or the start) and the inputs after it."""
+        """Rebuild the core from the last checkpoint (or the start) and the inputs after it.
+
+        Every commit re-execution makes must be the one logged there, in order (generation
+        and snapshot hash): otherwise the session would serve other content under
+        generations its agent already saw, and compute its next deltas from there.
+        """
         try:
-            core, start = self._from_checkpoint()
+            core, start, made = self._from_checkpoint()
         except ApplicationError as error:
             raise SessionCrashedError(
                 f"session {self.name!r} cannot be resumed: the application raised as it "
                 f"started ({error.__cause__!r})"
             ) from error
-        for record, event in self.recorder.events(self.name, start=start):
-            if isinstance(event, SessionCrashed):
+        made_by = 0  # the seq of the input whose commits `made` holds (0: the first build)
+        events = self.recorder.events(self.name, start=start)
+        for record, event in events:
+            if isinstance(event, Committed):
+                mine = made.popleft() if made else None
+                if mine is None or (mine.generation, mine.snapshot_hash) != (
+                    event.generation,
+                    event.snapshot_hash,
+                ):
+                    raise self._diverged(record.seq, event.generation, _differs(event, mine))
+            elif isinstance(event, INPUT_CLASSES):
+                if made:
+                    raise self._diverged(made_by, made[0].generation, _EXTRA)
+                try:
+                    result = core.step(event)
+                except (ApplicationError, MessageCodecError) as error:
+                    following = next(events, None)
+                    if following is not None and isinstance(following[1], SessionCrashed):
+                        raise SessionCrashedError(
+                            f"session {self.name!r} crashed at log seq {record.seq} and cannot "
+                            "be resumed; `semledger replay` reproduces the crash"
+                        ) from error
+                    raise self._diverged(
+                        record.seq,
+                        core.runtime.generation,
+                        f"re-executing the input there raised {error.__cause__ or error!r}, "
+                        "which the live session did not",
+                    ) from error
+                made.extend(o for o in result.outputs if isinstance(o, Committed))
+                made_by = record.seq
+            elif isinstance(event, SessionCrashed):
                 raise SessionCrashedError(
                     f"session {self.name!r} crashed (see its log); it cannot be resumed, "
                     "but `semledger replay` reproduces the crash"
                 )
-            if isinstance(event, SessionStarted) and event.app != self.app_ref:
+            elif isinstance(event, SessionStarted) and event.app != self.app_ref:
                 raise SessionMismatchError(
                     f"session {self.name!r} was recorded with {event.app}, not {self.app_ref}"
                 )
-            if isinstance(event, INPUT_CLASSES):
-                try:
-                    core.step(event)
-                except ApplicationError as error:
-                    raise SessionCrashedError(
-                        f"session {self.name!r} crashed at log seq {record.seq} and cannot be "
-                        "resumed; `semledger replay` reproduces the crash"
-                    ) from error
+        if made:
+            raise self._diverged(made_by, made[0].generation, _EXTRA)
         self._inputs = 0
         return core
 
-    def _from_checkpoint(self) -> tuple[SessionCore, int]:
+    def _diverged(self, seq: int, generation: int, what: str) -> SessionDivergedError:
+        return SessionDivergedError(
+            f"session {self.name!r} cannot be resumed: re-executing its log differs from it "
+            f"at log seq {seq}, generation {generation} ({what}); likely the application "
+            "changed since the session was recorded, or it depends on something the log "
+            "does not hold (a clock, randomness, a redacted password); "
+            f"`semledger replay {self.name}` shows the node-level difference"
+        )
+
+    def _from_checkpoint(self) -> tuple[SessionCore, int, collections.deque[Committed]]:
+        """The core to re-execute from, the seq to re-execute from, and the commits it
+        made that the log holds after that seq (the first build's, from the start)."""
         record = None
         if self.checkpoint_every is not None:
             record = self.recorder.last_of(self.name, topic_of(SnapshotTaken))
@@ -330,14 +396,16 @@ class SessionActor(Actor[SessionMessage]):
             event = decode(record.topic, record.version, record.body)
             assert isinstance(event, SnapshotTaken)
             try:
-                return SessionCore.from_checkpoint(self.app, event.state), record.seq + 1
+                core = SessionCore.from_checkpoint(self.app, event.state)
             except (CheckpointMismatchError, MessageCodecError, KeyError, TypeError, ValueError):
                 pass
+            else:
+                return core, record.seq + 1, collections.deque()
         core = SessionCore(self.app)
         # The first build's effects are outstanding until the log says they finished: they
         # are started again like any other, not reported lost.
-        core.initial_outputs()
-        return core, 0
+        first = core.initial_outputs()
+        return core, 0, collections.deque(o for o in first if isinstance(o, Committed))
 
     async def stopped(self) -> None:
         if not self.ended:

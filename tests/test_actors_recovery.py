@@ -8,19 +8,44 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
-from semledger.actors import Close, LogWriter, SessionActor
-from semledger.eventlog import EffectCompleted, EffectStarted, Recorder, SqliteRecorder
-from semledger.examples import todo
+from semledger.actors import (
+    ActorError,
+    Close,
+    LogWriter,
+    SessionActor,
+    SessionCore,
+    SessionCrashedError,
+    SessionDivergedError,
+    SessionRegistry,
+)
+from semledger.eventlog import (
+    ActionRequested,
+    Committed,
+    EffectCompleted,
+    EffectStarted,
+    MemoryRecorder,
+    Recorder,
+    SessionCrashed,
+    SnapshotTaken,
+    SqliteRecorder,
+    decode,
+    topic_of,
+)
+from semledger.examples import counter, gallery, todo
 from semledger.runtime import (
     ActionKind,
+    App,
     AppRuntime,
     BySemanticId,
+    Effect,
     Exact,
     Full,
     Latest,
+    Next,
     Precondition,
     Receipt,
     SemanticId,
@@ -33,8 +58,13 @@ from semledger.runtime._wire import encode_read
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 import tests_boot
+import tests_drifted
+import tests_strength
+import tests_variant
 
 TODO = "semledger.examples.todo:app"
+GALLERY = "semledger.examples.gallery:app"
+STRENGTH = "tests_strength:app"
 SUBMIT = SimpleAction(ActionKind.SUBMIT)
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
 LATEST = Latest()
@@ -235,3 +265,265 @@ def test_a_session_resumed_in_a_new_process_keeps_generation_and_node_ids(
         assert ids[semantic_id] == old_ids[semantic_id]
     # A new item gets fresh ids, larger than any the first process allocated.
     assert int(ids["todo.item.3.done"]) > max(int(n["node_id"]) for n in before["nodes"])
+
+
+# ---- the re-executed commits must be the logged ones --------------------------------------
+
+COUNTER = "semledger.examples.counter:app"
+INCREMENT = ("counter.increment", ACTIVATE)
+RESET = ("counter.reset", ACTIVATE)
+
+
+def opener(
+    app: App[Any, Any],
+    app_ref: str,
+    writer: LogWriter,
+    recorder: Recorder,
+    every: int | None,
+    redact_passwords: bool = True,
+) -> Callable[[], SessionActor]:
+    return lambda: SessionActor(
+        "s",
+        app,
+        app_ref,
+        writer,
+        recorder,
+        checkpoint_every=every,
+        redact_passwords=redact_passwords,
+    )
+
+
+async def record(
+    recorder: Recorder,
+    app: App[Any, Any],
+    script: Script,
+    *,
+    app_ref: str = COUNTER,
+    every: int | None = None,
+    redact_passwords: bool = True,
+    end: bool = True,
+) -> Full:
+    """Run session ``s`` of `app` through `script` (a new session, or a resumed one); its
+    last Full read. Without `end` it is left as a crash leaves it: not ended."""
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            actor = await registry.open(
+                "s", opener(app, app_ref, writer, recorder, every, redact_passwords)
+            )
+            await drive(actor, script)
+            read = await full(actor)
+            if not end:
+                nursery.cancel_scope.cancel()  # (every answer was durable)
+                return read
+            await registry.close_all()
+            writer.close()
+    return read
+
+
+async def refused(
+    recorder: Recorder,
+    app: App[Any, Any],
+    *,
+    app_ref: str = COUNTER,
+    every: int | None = None,
+    error: type[ActorError] = SessionDivergedError,
+) -> str:
+    """Resume session ``s`` with `app`, which must be refused with `error` having logged
+    nothing; the error's message."""
+    before = list(recorder.read("s"))
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            with pytest.raises(error) as raised:
+                await registry.open("s", opener(app, app_ref, writer, recorder, every))
+            assert "s" not in registry
+            writer.close()
+    assert list(recorder.read("s")) == before
+    return str(raised.value)
+
+
+def commits(recorder: Recorder) -> list[tuple[int, Committed]]:
+    return [(r.seq, e) for r, e in recorder.events("s") if isinstance(e, Committed)]
+
+
+def inputs(recorder: Recorder) -> list[int]:
+    return [r.seq for r, e in recorder.events("s") if isinstance(e, ActionRequested)]
+
+
+def assert_names_the_causes(message: str) -> None:
+    assert message.startswith("session 's' cannot be resumed: ")
+    assert "\n" not in message
+    assert "likely the application changed since the session was recorded" in message
+    assert "a clock, randomness, a redacted password" in message
+    assert "`semledger replay s`" in message
+
+
+async def test_resuming_with_an_app_whose_update_changed_after_the_checkpoint_is_refused() -> None:
+    recorder = MemoryRecorder()
+    await record(recorder, counter.app, [INCREMENT] * 7, every=4, end=False)
+    checkpoint = recorder.last_of("s", topic_of(SnapshotTaken))
+    assert checkpoint is not None
+    state = decode(checkpoint.topic, checkpoint.version, checkpoint.body)
+    assert isinstance(state, SnapshotTaken)
+    # The changed app restores the checkpoint (of count 4: its view is the same), so
+    # recovery starts there and re-executes only the inputs after it.
+    SessionCore.from_checkpoint(tests_drifted.app, state.state)
+    message = await refused(recorder, tests_drifted.app, every=4)
+    # The fifth increment commits count 5 again; the sixth commits 7 where the log has 6.
+    seq, sixth = commits(recorder)[6]
+    assert seq > checkpoint.seq
+    assert f"at log seq {seq}, generation {sixth.generation} " in message
+    assert f"the log commits it with hash {sixth.snapshot_hash[:12]}, re-execution with" in message
+    assert_names_the_causes(message)
+
+
+async def test_resuming_with_an_app_whose_view_changed_is_refused_where_it_first_differs() -> None:
+    recorder = MemoryRecorder()
+    await record(recorder, counter.app, [INCREMENT] * 3)
+    message = await refused(recorder, tests_variant.app)
+    seq, second = commits(recorder)[2]  # the first build's, then count 1, then count 2
+    assert f"at log seq {seq}, generation {second.generation} " in message
+    assert_names_the_causes(message)
+
+
+async def test_resuming_with_an_app_that_no_longer_commits_a_logged_generation_is_refused() -> None:
+    recorder = MemoryRecorder()
+    await record(recorder, counter.app, [INCREMENT, INCREMENT, RESET, INCREMENT])
+    message = await refused(recorder, tests_drifted.no_reset)
+    seq, reset = commits(recorder)[3]
+    assert f"at log seq {seq}, generation {reset.generation} " in message
+    assert "(the log commits it, re-execution does not)" in message
+    assert_names_the_causes(message)
+
+
+@pytest.mark.parametrize(
+    "script", [[INCREMENT, RESET, INCREMENT], [INCREMENT, RESET]], ids=["then more", "last"]
+)
+async def test_resuming_with_an_app_that_commits_what_the_log_lacks_is_refused(
+    script: Script,
+) -> None:
+    recorder = MemoryRecorder()
+    await record(recorder, tests_drifted.no_reset, script)
+    message = await refused(recorder, counter.app)
+    reset = inputs(recorder)[1]
+    generation = commits(recorder)[-1][1].generation + (1 if script[-1] == RESET else 0)
+    assert f"at log seq {reset}, generation {generation} " in message
+    assert "(re-execution commits it, the log does not)" in message
+    assert_names_the_causes(message)
+
+
+async def test_resuming_with_an_app_that_raises_where_the_live_one_did_not_is_refused() -> None:
+    recorder = MemoryRecorder()
+    await record(recorder, counter.app, [INCREMENT, RESET])
+    message = await refused(recorder, tests_drifted.raising_reset)
+    assert f"at log seq {inputs(recorder)[1]}, " in message
+    assert "raised ResetError('reset is gone'), which the live session did not" in message
+    assert_names_the_causes(message)
+
+
+async def test_resuming_with_the_unchanged_app_from_a_checkpoint_goes_on() -> None:
+    recorder = MemoryRecorder()
+    before = await record(recorder, counter.app, [INCREMENT] * 7, every=3, end=False)
+    assert recorder.last_of("s", topic_of(SnapshotTaken)) is not None
+    after = await record(recorder, counter.app, [INCREMENT], every=3)
+    assert after.generation == before.generation + 1
+    value = next(n.value for n in after.nodes if n.semantic_id == "counter.value")
+    assert value == "8"
+
+
+async def test_a_gallery_session_with_a_redacted_password_resumes_since_its_semantics_mask_it() -> (
+    None
+):
+    """Recovery types the logged bullets; the view shows a password as bullets, and what the
+    gallery derives from it (too short, filled in) depends on its length only."""
+    recorder = MemoryRecorder()
+    script: Script = [
+        ("gallery.username", SetText("ada")),
+        ("gallery.remember", ACTIVATE),
+        ("gallery.password", SetText("hunter2hunter2")),
+        ("gallery.sign_in", ACTIVATE),
+        ("gallery.remember", ACTIVATE),
+    ]
+    live = await record(recorder, gallery.app, script, app_ref=GALLERY, every=2, end=False)
+    typed = [e for _r, e in recorder.events("s") if isinstance(e, ActionRequested) and e.redacted]
+    assert [e.action["value"] for e in typed] == ["\u2022" * len("hunter2hunter2")]
+    resumed = await record(
+        recorder, gallery.app, [("gallery.remember", ACTIVATE)], app_ref=GALLERY, every=2
+    )
+    assert resumed.generation == live.generation + 1
+    ids = {n.semantic_id: n.node_id for n in live.nodes}
+    assert {n.semantic_id: n.node_id for n in resumed.nodes}.items() >= {
+        k: v for k, v in ids.items() if k in ("gallery.password", "gallery.sign_in")
+    }.items()
+
+
+async def test_a_session_whose_semantics_depend_on_a_redacted_password_is_refused() -> None:
+    recorder = MemoryRecorder()
+    live = await record(
+        recorder, tests_strength.app, [("strength.password", SetText("hunter22"))], app_ref=STRENGTH
+    )
+    assert [n.value for n in live.nodes if n.semantic_id == "strength.meter"] == ["strong"]
+    message = await refused(recorder, tests_strength.app, app_ref=STRENGTH)
+    seq, typed = commits(recorder)[1]
+    assert f"at log seq {seq}, generation {typed.generation} " in message
+    assert_names_the_causes(message)
+
+
+async def test_a_session_that_logged_the_password_resumes_though_its_semantics_depend_on_it() -> (
+    None
+):
+    recorder = MemoryRecorder()
+    script: Script = [("strength.password", SetText("hunter22"))]
+    await record(recorder, tests_strength.app, script, app_ref=STRENGTH, redact_passwords=False)
+    resumed = await record(recorder, tests_strength.app, [], app_ref=STRENGTH)
+    assert [n.value for n in resumed.nodes if n.semantic_id == "strength.meter"] == ["strong"]
+
+
+@attrs.frozen
+class Unlisted:
+    """Not among the app's message types: the log cannot record it."""
+
+
+async def test_a_crash_on_a_message_the_log_could_not_record_is_refused_as_a_crash() -> None:
+    async def unlisted() -> Unlisted:
+        return Unlisted()
+
+    def update(model: counter.Model, msg: Any) -> Next[counter.Model, Any]:
+        return Next(counter.update(model, msg), (Effect(unlisted),))
+
+    app = attrs.evolve(counter.app, update=update)
+    recorder = MemoryRecorder()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            actor = await registry.open("s", opener(app, COUNTER, writer, recorder, None))
+            await drive(actor, [INCREMENT])
+            while "s" in registry:
+                await trio.sleep(0.01)
+            writer.close()
+    assert isinstance(list(recorder.events("s"))[-1][1], SessionCrashed)
+    message = await refused(recorder, app, error=SessionCrashedError)
+    assert "crashed at log seq" in message
+
+
+def test_serving_a_session_that_diverged_on_resuming_is_a_usage_error_and_logs_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    first = mcp.serve(
+        STRENGTH, db, "s", [mcp.perform(1, "strength.password", "set_text", value="hunter22")]
+    )
+    assert first[1]["ok"], first
+    with SqliteRecorder(db) as recorder:
+        before = list(recorder.read("s"))
+    again = mcp.cli("serve", STRENGTH, "--db", str(db), "--session", "s")
+    assert again.returncode == 2, again.stderr
+    assert again.stderr.startswith("semledger: session 's' cannot be resumed: ")
+    assert len(again.stderr.splitlines()) == 1, again.stderr
+    assert "`semledger replay s`" in again.stderr
+    with SqliteRecorder(db) as recorder:
+        assert list(recorder.read("s")) == before
