@@ -74,6 +74,11 @@ def _passthrough_structure(_type: Any) -> Callable[[Any, Any], Any]:
     return _identity
 
 
+def _why(error: Exception) -> str:
+    """What msgpack said, or what it raised when it said nothing."""
+    return str(error) or type(error).__name__
+
+
 class LogConverter:
     """Encodes events to ``(topic, version, body)`` and decodes them back, upcasting.
 
@@ -143,9 +148,9 @@ class LogConverter:
             try:
                 data = unpackb(body, strict_map_key=False)
             except Exception as exc:
-                raise CorruptEventError(topic, version, f"not msgpack ({exc})") from exc
+                raise CorruptEventError(topic, version, f"not msgpack ({_why(exc)})") from exc
         except Exception as exc:
-            raise CorruptEventError(topic, version, f"not msgpack ({exc})") from exc
+            raise CorruptEventError(topic, version, f"not msgpack ({_why(exc)})") from exc
         if version != current:
             data = self.upcasters.upcast(topic, version, current, data)
         try:

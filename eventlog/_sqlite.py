@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -187,14 +188,18 @@ def _schema_version(db: sqlite_utils.Database) -> int:
     return 0 if row is None or row[0] is None else int(row[0])
 
 
-def _current_version(conn: sqlite3.Connection) -> int:
+def _current_version(conn: sqlite3.Connection, path: str) -> int:
+    """The schema version of the log; 0 for a file that holds none (a new log)."""
     exists = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
     ).fetchone()
     if exists is None:
         return 0
-    row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    return 0 if row is None or row[0] is None else int(row[0])
+    (version,) = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    if type(version) is not int:  # a damaged log: never migrate over it
+        held = "nothing" if version is None else repr(version)
+        raise LogOpenError(path, f"its schema_version table holds {held}, not a version")
+    return version
 
 
 def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> int:
@@ -203,7 +208,7 @@ def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> in
     A log already at the current version is opened without loading sqlite-utils, which
     only creates and migrates, so a server starts quickly on an existing log.
     """
-    found = _current_version(conn)
+    found = _current_version(conn, path)
     if found == SCHEMA_VERSION:
         return found
     import sqlite_utils
@@ -224,6 +229,10 @@ def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> in
         conn.execute("ROLLBACK")
         raise
     return found
+
+
+def _read_write_uri(path: str) -> str:
+    return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=rw"
 
 
 def _summary(row: tuple[Any, ...]) -> SessionSummary:
@@ -255,6 +264,10 @@ class SqliteRecorder:
     committed batch survive a power loss, which the session actor relies on before it
     answers with a receipt. The writer connection is ``check_same_thread=False`` because
     the log-writer actor calls from worker threads; calls are serialised by a lock.
+
+    With ``create=False`` a file that holds no log yet (an empty file, another program's
+    database) is refused with ``LogOpenError`` and left as it is, and a missing one is not
+    made: what the inspection commands open must already be a log.
     """
 
     def __init__(
@@ -263,6 +276,7 @@ class SqliteRecorder:
         *,
         synchronous: Synchronous = "FULL",
         converter: LogConverter = CONVERTER,
+        create: bool = True,
     ) -> None:
         self.path = os.fspath(path)
         if self.path == ":memory:" or self.path.startswith("file:"):
@@ -279,13 +293,17 @@ class SqliteRecorder:
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._closed = False
+        # Without create, a missing file stays missing (SQLite would make an empty one).
+        where, uri = (self.path, False) if create else (_read_write_uri(self.path), True)
         try:
             self._writer = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False
+                where, isolation_level=None, check_same_thread=False, uri=uri
             )
         except sqlite3.Error as error:
             raise LogOpenError(self.path, str(error)) from error
         try:
+            if not create and _current_version(self._writer, self.path) == 0:
+                raise LogOpenError(self.path, "it holds no semledger log")
             self._writer.execute("PRAGMA journal_mode=WAL")
             self._writer.execute(f"PRAGMA synchronous={synchronous}")
             self.found_schema_version = _migrate(self._writer, self.path, converter)

@@ -7,7 +7,7 @@ first use, so serving and auditing start without it.
 from typing import TYPE_CHECKING, Any
 
 from ._apps import AppLoadError, load_app
-from ._audit import AuditEntry, audit, verify
+from ._audit import AuditEntry, UnreadableEventError, audit, verify
 from ._export import check_recorded_steps, export_test
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
@@ -31,6 +31,7 @@ __all__ = [
     "SurfaceSessionError",
     "UnknownGenerationError",
     "UnknownSessionError",
+    "UnreadableEventError",
     "audit",
     "check_recorded_steps",
     "export_test",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -13,13 +13,28 @@ from semledger.eventlog import (
     ActionRequested,
     ChainReport,
     Committed,
+    Event,
+    EventLogError,
     Recorder,
     SessionCrashed,
+    StoredEvent,
     SurfaceCalled,
     verify_log,
 )
 
 from ._reads import UnknownSessionError
+
+
+class UnreadableEventError(EventLogError):
+    """Raised by `audit` when an event of the session does not decode (a damaged log).
+
+    ``entries`` is the audit of the events before it; ``seq`` is the event's.
+    """
+
+    def __init__(self, session: str, seq: int, entries: list[AuditEntry], error: Exception):
+        super().__init__(f"event {seq} of session {session!r} cannot be read: {error}")
+        self.seq = seq
+        self.entries = entries
 
 
 @attrs.frozen
@@ -60,7 +75,7 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     open_requests: dict[int, int] = {}
     generation = 0
     surface_calls = 0
-    for record, event in recorder.events(session):
+    for record, event in _readable(recorder, session, entries):
         if isinstance(event, Committed):
             generation = event.generation
         elif isinstance(event, ActionRequested):
@@ -102,6 +117,20 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
             open_requests.clear()
     return entries
+
+
+def _readable(
+    recorder: Recorder, session: str, entries: list[AuditEntry]
+) -> Iterator[tuple[StoredEvent, Event]]:
+    """The session's events, until one does not decode: then `UnreadableEventError` with
+    `entries`, the audit so far."""
+    seq = 0
+    try:
+        for record, event in recorder.events(session):
+            seq = record.seq
+            yield record, event
+    except EventLogError as error:
+        raise UnreadableEventError(session, seq + 1, entries, error) from error
 
 
 def _surface_entry(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -14,8 +15,14 @@ from typing import Any, NoReturn
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+from rich.text import Text
 
-from semledger.eventlog import LogOpenError, SessionSummary, UnsupportedSchemaError
+from semledger.eventlog import (
+    EventLogError,
+    LogOpenError,
+    SessionSummary,
+    UnsupportedSchemaError,
+)
 
 DEFAULT_DB = "semledger.db"
 
@@ -50,9 +57,20 @@ _SESSION = "a session's name (semledger sessions lists them)"
 _JSON = "print JSON instead of a table"
 
 
+def _path(text: str) -> str:
+    """An argparse type: a file path, which cannot be empty."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file path, got ''")
+    return text
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--db", default=DEFAULT_DB, metavar="PATH", help=f"the log (default: ./{DEFAULT_DB})"
+        "--db",
+        type=_path,
+        default=DEFAULT_DB,
+        metavar="PATH",
+        help=f"the log (default: ./{DEFAULT_DB})",
     )
 
 
@@ -142,19 +160,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _recorder(db: str, *, must_exist: bool = True) -> Any:
+    """The log at `db`; one that must exist must already be a log, and is not made one."""
     from semledger.eventlog import SqliteRecorder
 
     if must_exist and not Path(db).exists():
         raise UsageError(f"no log at {db} (give --db PATH)")
-    return SqliteRecorder(db)
+    return SqliteRecorder(db, create=not must_exist)
 
 
 @contextmanager
 def _progress(
     console: Console, label: str, enabled: bool
 ) -> Iterator[Callable[[int, int | None], None]]:
-    """A rich progress bar for long logs; a no-op callback otherwise."""
-    if not enabled:
+    """A rich progress bar for long logs on a terminal; a no-op callback otherwise (in a
+    pipe it would only leave a blank line)."""
+    if not enabled or not console.is_terminal:
         yield lambda _done, _total: None
         return
     with Progress(console=console, transient=True) as progress:
@@ -172,9 +192,16 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         print(json.dumps([_summary_json(s) for s in summaries], indent=2))
         return 0
-    table = Table("session", "app", "surface", "events", "state", title=f"sessions in {args.db}")
-    for s in summaries:
-        table.add_row(s.name, s.app or "", s.surface or "", str(s.events), _state(s))
+    from semledger._render import shown
+
+    names = [shown(s.name) for s in summaries]
+    table = Table(title=f"sessions in {args.db}")
+    # A name is what the next command takes: never cut, never folded; the others give way.
+    table.add_column("session", no_wrap=True, min_width=max(map(len, names), default=7))
+    for column in ("app", "surface", "events", "state"):
+        table.add_column(column, overflow="fold")
+    for name, s in zip(names, summaries, strict=True):
+        table.add_row(name, s.app or "", s.surface or "", str(s.events), _state(s))
     console.print(table)
     return 0
 
@@ -210,6 +237,12 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"{error} (semledger audit {args.session} lists its actions)") from error
     except (UnknownSessionError, UnknownGenerationError) as error:
         raise UsageError(str(error)) from error
+    if full.generation == 0:  # the empty tree before a first commit: nothing was shown
+        if args.generation == 0:
+            raise UsageError("generation 0 comes before a session's first commit (generation 1)")
+        summary = recorder.summary(args.session)
+        why = " (its application raised as it started)" if summary and summary.crashed else ""
+        raise UsageError(f"session {args.session!r} has no commit{why}")
     if args.json:
         print(json.dumps(encode_read(full), ensure_ascii=False, indent=2))
     else:
@@ -220,8 +253,7 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
-    from semledger.eventlog import EventLogError
-    from semledger.replay import UnknownSessionError, audit, verify
+    from semledger.replay import UnknownSessionError, UnreadableEventError, audit, verify
 
     recorder = _recorder(args.db)
     unreadable: str | None = None
@@ -232,9 +264,8 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 report = verify(recorder, args.session, on_progress=progress)
         try:
             entries = audit(recorder, args.session)
-        except EventLogError as error:
-            # A tampered body may not even decode; the chain report names the event.
-            entries, unreadable = [], str(error)
+        except UnreadableEventError as error:  # a tampered body may not even decode
+            entries, unreadable = error.entries, str(error)
     except UnknownSessionError as error:
         raise UsageError(str(error)) from error
     if args.json:
@@ -253,10 +284,10 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
         console.print(audit_table(args.session, entries))
         if unreadable is not None:
-            console.print(f"[bold red]the log cannot be read: {unreadable}[/bold red]")
+            console.print(unreadable, style="bold red")
         if report is not None:
             style = "green" if report.ok else "bold red"
-            console.print(f"[{style}]integrity chain: {report}[/{style}]")
+            console.print(f"integrity chain: {report}", style=style)
     return 0 if unreadable is None and (report is None or report.ok) else 1
 
 
@@ -335,9 +366,9 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             on_progress=progress,
         )
     if result.failure is None:
-        console.print(f"[green]{result.examples} examples, no counterexample[/green]")
+        console.print(f"{result.examples} examples, no counterexample", style="green")
         return 0
-    console.print(f"[bold red]counterexample:[/bold red] {result.failure}")
+    console.print(Text.assemble(("counterexample:", "bold red"), f" {result.failure}"))
     console.print(
         f"saved as session {result.session!r}: semledger replay {result.session} --db {args.db}"
     )
@@ -477,8 +508,7 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
         style = {"passed": "green", "failed": "bold red", "skipped": "yellow"}[result.status]
         reason = f" — {result.reason}" if result.reason else ""
         console.print(
-            f"[{style}]{result.status:7}[/{style}] {result.id}{reason}",
-            markup=True,
+            Text.assemble((f"{result.status:7}", style), f" {result.id}{reason}"),
             highlight=False,
         )
 
@@ -497,8 +527,11 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
         verdict = "conformant" if report.conformant else "NOT conformant"
         style = "bold green" if report.conformant else "bold red"
         console.print(
-            f"[{style}]{args.adapter} ({report.suite} suite): {verdict}[/{style}] — "
-            f"{counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+            Text.assemble(
+                (f"{args.adapter} ({report.suite} suite): {verdict}", style),
+                f" — {counts['passed']} passed, {counts['failed']} failed,"
+                f" {counts['skipped']} skipped",
+            )
         )
     return 0 if report.conformant else 1
 
@@ -521,14 +554,29 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
 }
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Fall silent and let the command finish: rich's own handling exits with status 1,
+        which reads as a failed check (`semledger audit --verify | head -1`)."""
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = Console(stderr=args.command == "serve")
+    # No markup or emoji codes: what the console prints comes from logs, apps and agents,
+    # and "[/]" or ":smile:" there is text, not formatting.
+    console = _Console(stderr=args.command == "serve", markup=False, emoji=False)
     try:
         return COMMANDS[args.command](args, console)
     except (UsageError, LogOpenError, UnsupportedSchemaError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2
+    except (EventLogError, sqlite3.DatabaseError) as error:
+        # A damaged log: a body that does not decode, a page SQLite finds malformed.
+        db = getattr(args, "db", DEFAULT_DB)
+        print(f"semledger: the log {db} cannot be read: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

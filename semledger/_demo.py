@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from rich.console import Console
 from rich.panel import Panel
+from rich.text import Text
 
 APP = "semledger.examples.todo:app"
 
@@ -68,8 +69,10 @@ class _Agent:
         if envelope["ok"]:
             self.generation = envelope["value"]["after"]
         label = target.get("id", target)
-        mark = "[green]✓[/green]" if envelope["ok"] else "[yellow]✗[/yellow]"
-        self.console.print(f"  {mark} {action['kind']:<9} {label}  →  {outcome}")
+        mark = ("✓", "green") if envelope["ok"] else ("✗", "yellow")
+        self.console.print(
+            Text.assemble("  ", mark, f" {action['kind']:<9} {label}  →  {outcome}")
+        )
         return envelope
 
 
@@ -130,15 +133,21 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
     session_name = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     console.print(
         Panel.fit(
-            f"An agent drives [bold]{APP}[/bold] over MCP stdio (a real subprocess)\n"
-            f"session [cyan]{session_name}[/cyan], log [cyan]{Path(db).resolve()}[/cyan]",
+            Text.assemble(
+                "An agent drives ",
+                (APP, "bold"),
+                " over MCP stdio (a real subprocess)\nsession ",
+                (session_name, "cyan"),
+                ", log ",
+                (str(Path(db).resolve()), "cyan"),
+            ),
             title="semledger demo",
         )
     )
     try:
         anyio.run(_drive, db, session_name, console)
     except DemoError as error:
-        console.print(f"[bold red]demo failed: {error}[/bold red]")
+        console.print(f"demo failed: {error}", style="bold red")
         return 1
     recorder = SqliteRecorder(db)
     try:
@@ -147,7 +156,7 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
         console.print(replay_verdict(report))
         chain = verify(recorder, session_name)
         style = "green" if chain.ok else "bold red"
-        console.print(f"[{style}]integrity chain: {chain}[/{style}]")
+        console.print(f"integrity chain: {chain}", style=style)
     finally:
         recorder.close()
     elapsed = time.perf_counter() - started

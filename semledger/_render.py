@@ -49,13 +49,31 @@ def render_full(full: Full) -> Tree:
     return tree
 
 
+def shown(text: str) -> str:
+    """`text` as it is if it prints as one line of itself, else its repr: a name or an id
+    with a newline or a control character in it must not pass for two rows."""
+    return text if text.isprintable() else repr(text)
+
+
 def _target(target: dict[str, Any]) -> str:
     kind = target.get("kind")
     if kind == "path":
         return "path " + json.dumps(target.get("path"), separators=(",", ":"))
     if kind == "node_id":
         return f"node {target.get('id')}"
-    return str(target.get("id"))
+    return shown(str(target.get("id")))
+
+
+def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | None]:
+    """The row's UTC time, with the date if it is not `day`; and the row's date. A time
+    the log holds that is no time (the chain does not cover it) is shown as it is."""
+    try:
+        moment = datetime.datetime.fromtimestamp(at, datetime.UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return repr(at), day
+    # The date on the first row and wherever it changes: an audit may span days.
+    date = moment.date()
+    return moment.strftime("%H:%M:%S" if date == day else "%Y-%m-%d %H:%M:%S"), date
 
 
 def _action(action: dict[str, Any], redacted: bool) -> str:
@@ -67,15 +85,13 @@ def _action(action: dict[str, Any], redacted: bool) -> str:
 
 
 def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
-    table = Table(title=f"perform_action in session {session}", title_justify="left")
+    table = Table(title=f"perform_action in session {shown(session)}", title_justify="left")
     for column in ("#", "time (UTC)", "target", "action", "precondition", "outcome", "generations"):
-        table.add_column(column, overflow="fold")
-    day = None
+        # Times, codes and numbers stay whole on a narrow terminal; free text folds.
+        table.add_column(column, overflow="fold", no_wrap=column in ("#", "time (UTC)", "outcome"))
+    day: datetime.date | None = None
     for e in entries:
-        at = datetime.datetime.fromtimestamp(e.at, datetime.UTC)
-        # The date on the first row and wherever it changes: an audit may span days.
-        when = at.strftime("%H:%M:%S" if at.date() == day else "%Y-%m-%d %H:%M:%S")
-        day = at.date()
+        when, day = _when(e.at, day)
         pre = e.precondition.get("kind", "?")
         if pre == "exact":
             pre = f"exact {e.precondition.get('generation')}"

@@ -28,7 +28,23 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with SqliteRecorder(path) as recorder:  # what LoggedSurface starts a surface session with
         started = SessionStarted(COUNTER, "runtime", {"adapter": "runtime"}, True)
         recorder.append([NewEvent("surfaced", 1, started, 0.0)])
+        started = SessionStarted(COUNTER, "runtime", {}, True)  # and nothing after it
+        recorder.append([NewEvent("uncommitted", 1, started, 0.0)])
+    damaged = path.parent / "damaged.db"
+    SqliteRecorder(damaged).close()
+    with sqlite3.connect(damaged) as conn:
+        conn.execute("UPDATE schema_version SET version = 'x'")
+    conn.close()
+    (path.parent / "empty.db").touch()
+    with sqlite3.connect(path.parent / "foreign.db") as conn:  # another program's database
+        conn.execute("CREATE TABLE customers (name TEXT)")
+    conn.close()
     return path
+
+
+def _not_logs(db: Path) -> dict[Path, bytes]:
+    """The files that hold no log, with their bytes."""
+    return {path: path.read_bytes() for path in (db.parent / "empty.db", db.parent / "foreign.db")}
 
 
 def cases(db: Path) -> dict[str, tuple[list[str], str]]:
@@ -50,6 +66,39 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         "unknown generation": (
             ["read", "known", "--db", str(db), "--generation", "99"],
             "not 99",
+        ),
+        "generation 0": (
+            ["read", "known", "--db", str(db), "--generation", "0"],
+            "generation 0 comes before a session's first commit (generation 1)",
+        ),
+        "read of a session with no commit": (
+            ["read", "uncommitted", "--db", str(db)],
+            "session 'uncommitted' has no commit",
+        ),
+        "empty --db": (["sessions", "--db", ""], "argument --db: expected a file path, got ''"),
+        "a log whose schema version is damaged": (
+            ["serve", "semledger.examples.counter:app", "--db", str(db.parent / "damaged.db")],
+            "its schema_version table holds 'x', not a version",
+        ),
+        "sessions of an empty file": (
+            ["sessions", "--db", str(db.parent / "empty.db")],
+            "empty.db: it holds no semledger log",
+        ),
+        "sessions of another program's database": (
+            ["sessions", "--db", str(db.parent / "foreign.db")],
+            "foreign.db: it holds no semledger log",
+        ),
+        "read of another program's database": (
+            ["read", "known", "--db", str(db.parent / "foreign.db")],
+            "foreign.db: it holds no semledger log",
+        ),
+        "audit of another program's database": (
+            ["audit", "known", "--verify", "--db", str(db.parent / "foreign.db")],
+            "foreign.db: it holds no semledger log",
+        ),
+        "replay of another program's database": (
+            ["replay", "known", "--db", str(db.parent / "foreign.db")],
+            "foreign.db: it holds no semledger log",
         ),
         "negative generation": (
             ["read", "known", "--db", str(db), "--generation", "-1"],
@@ -119,6 +168,7 @@ def _busy_port() -> int:
 @pytest.mark.parametrize("case", list(cases(Path("log.db"))))  # (the names alone)
 def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     args, reason = cases(db)[case]
+    untouched = _not_logs(db)
     done = mcp.cli(*args)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.endswith("\n")
@@ -127,3 +177,5 @@ def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     assert reason in done.stderr
     assert not (db.parent / "missing.db").exists()
     assert not (db.parent / "exported.py").exists()
+    # What is not a log is not made one, nor switched to WAL.
+    assert {path: path.read_bytes() for path in untouched} == untouched

@@ -1,0 +1,133 @@
+"""What `sessions`, `read` and `audit` print: the log's text as it is, and a damaged log
+named in one line instead of a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+from tests_record import COUNTER, INCREMENT, record
+
+MARKUP = "[bold]x[/bold][/]:smile:"
+"""Text an agent may send (as a target id, as typed text) that rich would take for markup
+and an emoji code."""
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("output") / "log.db"
+    record(db, "agent", COUNTER, [INCREMENT, ("counter.step", {"kind": "set_text", "value": "2"})])
+    typed = ("counter.step", {"kind": "set_text", "value": MARKUP})
+    record(db, "[/]", COUNTER, [(MARKUP, {"kind": "activate"}), typed])
+    record(db, "a-session-name-longer-than-an-eighty-column-table-would-leave-it", COUNTER, [])
+    record(db, "two\nlines", COUNTER, [])
+    return db
+
+
+def damaged(logged: Path, tmp_path: Path, *statements: str) -> Path:
+    db = tmp_path / "damaged.db"
+    shutil.copy(logged, db)
+    with sqlite3.connect(db) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    conn.close()
+    return db
+
+
+def test_text_from_the_log_is_printed_as_it_is_never_as_markup(logged: Path) -> None:
+    done = mcp.cli("audit", "[/]", "--db", str(logged), "--verify", COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    assert "perform_action in session [/]" in done.stdout
+    rows = [line.replace(" ", "") for line in done.stdout.splitlines()]
+    assert any(f"│{MARKUP}│activate│latest│target_not_found│" in row for row in rows)
+    assert any(f"│set_text(value='{MARKUP}')│latest│receipt│" in row for row in rows)
+    assert "integrity chain: session '[/]': ok" in done.stdout
+    listed = mcp.cli("sessions", "--db", str(logged))
+    assert listed.returncode == 0, listed.stderr
+    assert "│ [/]" in listed.stdout
+
+
+def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path) -> None:
+    done = mcp.cli("sessions", "--db", str(logged))  # not a terminal: 80 columns
+    assert done.returncode == 0, done.stderr
+    assert "a-session-name-longer-than-an-eighty-column-table-would-leave-it" in done.stdout
+    assert "'two\\nlines'" in done.stdout
+
+
+def test_a_body_that_does_not_decode_is_named_in_one_line(logged: Path, tmp_path: Path) -> None:
+    db = damaged(logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent'")
+    done = mcp.cli("read", "agent", "--db", str(db))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: cannot decode ")
+    assert "not msgpack (FormatError)" in done.stderr
+
+
+def test_a_malformed_database_page_is_named_in_one_line(logged: Path, tmp_path: Path) -> None:
+    db = tmp_path / "damaged.db"
+    shutil.copy(logged, db)
+    with sqlite3.connect(db) as conn:
+        (size,) = conn.execute("PRAGMA page_size").fetchone()
+        (root,) = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'events'"
+        ).fetchone()
+    conn.close()
+    data = bytearray(db.read_bytes())
+    start = (root - 1) * size  # the events table's first page: its header and cells
+    data[start : start + 512] = bytes(range(256)) * 2
+    db.write_bytes(bytes(data))
+    for command in (["read", "agent"], ["audit", "agent", "--verify"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert "cannot be read: " in done.stderr
+
+
+def test_an_audit_shows_a_time_the_log_holds_that_is_no_time(
+    logged: Path, tmp_path: Path
+) -> None:
+    # `at` is not chained: the chain still verifies, and the verdict must still be printed.
+    db = damaged(logged, tmp_path, "UPDATE events SET at = 1e20 WHERE session = 'agent'")
+    done = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    assert done.returncode == 0, done.stderr
+    assert "1e+20" in done.stdout
+    assert "integrity chain: session 'agent': ok" in done.stdout
+
+
+def test_a_verified_audit_read_by_head_ends_with_its_verdict(tmp_path: Path) -> None:
+    """A reader that stops early is no failed check: exit 0 for a chain that verifies."""
+    db = tmp_path / "long.db"
+    record(db, "long", COUNTER, [INCREMENT] * 600)  # a table larger than a pipe holds
+    process = subprocess.Popen(
+        [*mcp.COMMAND, "audit", "long", "--db", str(db), "--verify"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=mcp.env(),
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    assert b"perform_action in session long" in process.stdout.readline()
+    process.stdout.close()
+    assert process.wait(timeout=60) == 0
+    assert process.stderr.read() == b""
+
+
+def test_an_audit_lists_the_actions_before_an_event_that_does_not_decode(
+    logged: Path, tmp_path: Path
+) -> None:
+    db = damaged(
+        logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq > 6"
+    )
+    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert done.returncode == 1
+    out = json.loads(done.stdout)
+    assert [entry["outcome"] for entry in out["actions"]] == ["receipt", "unanswered"]
+    assert out["unreadable"].startswith("event 7 of session 'agent' cannot be read: ")
