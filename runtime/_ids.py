@@ -29,9 +29,10 @@ def has_lone_surrogate(text: str) -> bool:
 
 def semantic_id_problem(text: str) -> str | None:
     """Say why `text` is not a valid semantic id, or None when it is."""
-    if has_lone_surrogate(text):
+    try:
+        size = len(text.encode("utf-8"))  # once: every node of a view has its id checked
+    except UnicodeEncodeError:
         return "a semantic id must be valid UTF-8 (it contains a lone surrogate)"
-    size = len(text.encode("utf-8"))
     if size == 0:
         return "a semantic id must not be empty"
     if size > _MAX_BYTES:

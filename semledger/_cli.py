@@ -18,10 +18,12 @@ from rich.table import Table
 from rich.text import Text
 
 from semledger.eventlog import (
-    EventLogError,
+    CorruptEventError,
     LogOpenError,
     SessionSummary,
+    UnknownTopicError,
     UnsupportedSchemaError,
+    UnsupportedVersionError,
 )
 
 DEFAULT_DB = "semledger.db"
@@ -554,6 +556,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
 }
 
 
+_DAMAGED = (CorruptEventError, UnknownTopicError, UnsupportedVersionError, sqlite3.DatabaseError)
+"""What a damaged log raises: a body that does not decode, a page SQLite finds malformed."""
+
+
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         """Fall silent and let the command finish: rich's own handling exits with status 1,
@@ -572,8 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, LogOpenError, UnsupportedSchemaError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2
-    except (EventLogError, sqlite3.DatabaseError) as error:
-        # A damaged log: a body that does not decode, a page SQLite finds malformed.
+    except _DAMAGED as error:
         db = getattr(args, "db", DEFAULT_DB)
         print(f"semledger: the log {db} cannot be read: {error}", file=sys.stderr)
         return 1
