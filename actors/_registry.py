@@ -27,6 +27,8 @@ class SessionRegistry:
         self.recorder = recorder
         self._sessions: dict[str, SessionActor] = {}
         self._starting: dict[str, trio.Event] = {}
+        self._stopped: dict[str, trio.Event] = {}
+        """Set once a session's actor has ended, its claim on the session released."""
         self.crashes: dict[str, str] = {}
 
     def __contains__(self, name: str) -> bool:
@@ -64,6 +66,7 @@ class SessionRegistry:
         self, actor: SessionActor, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED
     ) -> None:
         started = False
+        stopped = self._stopped[actor.name] = trio.Event()
 
         def on_started(value: Any = None) -> None:
             nonlocal started
@@ -78,11 +81,17 @@ class SessionRegistry:
                 raise _leaf(error) from None
         finally:
             self._sessions.pop(actor.name, None)
+            del self._stopped[actor.name]
+            stopped.set()
 
     async def close(self, name: str, reason: str = "closed") -> None:
+        """End session `name` and wait until its actor has stopped, so that it can be
+        opened again at once."""
         actor = self._sessions.get(name)
         if actor is not None:
+            stopped = self._stopped[name]
             await actor.request(Close(reason))
+            await stopped.wait()
 
     async def close_all(self, reason: str = "closed") -> None:
         for name in list(self._sessions):

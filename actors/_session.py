@@ -227,6 +227,9 @@ class SessionActor(Actor[SessionMessage]):
         run is always due)."""
         self.recovered = False
         self.ended = False
+        self.failure: str | None = None
+        """Why the session ended other than by a ``Close``: its application raised, or its
+        log could not be written."""
         self._seq = 0
         self._last: Pending | None = None
         """The newest batch handed to the writer: every reply waits for it."""
@@ -244,7 +247,13 @@ class SessionActor(Actor[SessionMessage]):
         return self._core
 
     async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve the session, its sole owner from start to end: a second actor for it, in
+        this process or another, is refused with ``SessionClaimedError`` as it starts."""
         # Replies still waiting for the log are sent before the actor ends; effects are not.
+        with self.recorder.claim(self.name):
+            await self._serve(task_status)
+
+    async def _serve(self, task_status: trio.TaskStatus[Any]) -> None:
         async with trio.open_nursery() as replies:
             replies.start_soon(self._reply_when_durable)
             try:
@@ -326,6 +335,7 @@ class SessionActor(Actor[SessionMessage]):
         and snapshot hash): otherwise the session would serve other content under
         generations its agent already saw, and compute its next deltas from there.
         """
+        self._check_started()
         try:
             core, start, made = self._from_checkpoint()
         except ApplicationError as error:
@@ -368,14 +378,27 @@ class SessionActor(Actor[SessionMessage]):
                     f"session {self.name!r} crashed (see its log); it cannot be resumed, "
                     "but `semledger replay` reproduces the crash"
                 )
-            elif isinstance(event, SessionStarted) and event.app != self.app_ref:
-                raise SessionMismatchError(
-                    f"session {self.name!r} was recorded with {event.app}, not {self.app_ref}"
-                )
         if made:
             raise self._diverged(made_by, made[0].generation, _EXTRA)
         self._inputs = 0
         return core
+
+    def _check_started(self) -> None:
+        """Refuse a log this app did not record, before a checkpoint (which may come from
+        another app with the same model) is restored."""
+        first = next(iter(self.recorder.events(self.name, start=1, stop=2)), None)
+        if first is None or not isinstance(first[1], SessionStarted):
+            raise SessionMismatchError(f"session {self.name!r} does not begin with its start")
+        started = first[1]
+        if started.drives_a_surface:
+            raise SessionMismatchError(
+                f"session {self.name!r} was recorded by a {started.params['adapter']} surface, "
+                f"not by an app"
+            )
+        if started.app != self.app_ref:
+            raise SessionMismatchError(
+                f"session {self.name!r} was recorded with {started.app}, not {self.app_ref}"
+            )
 
     def _diverged(self, seq: int, generation: int, what: str) -> SessionDivergedError:
         return SessionDivergedError(
@@ -530,6 +553,7 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _crash(self, event: Event, error: BaseException) -> None:
         self.ended = True
+        self.failure = f"its application raised {error.__cause__ or error!r}"
         self.core.runtime.close()
         await self._append([event, crash_event(error)])
         self.close()
@@ -554,7 +578,7 @@ class SessionActor(Actor[SessionMessage]):
         try:
             await pending.durable()
         except SequenceConflict as conflict:
-            self._lost_the_log()
+            self._lost_the_log(f"another writer appended to its log ({conflict})")
             raise SessionConflictError(
                 f"session {self.name!r} is being written by another process ({conflict})"
             ) from conflict
@@ -562,13 +586,14 @@ class SessionActor(Actor[SessionMessage]):
             self._lost_the_log()
             raise
         except Exception as error:
-            self._lost_the_log()
+            self._lost_the_log(f"its log could not be written ({error!r})")
             raise SessionLogError(
                 f"session {self.name!r}: its log could not be written ({error!r})"
             ) from error
 
-    def _lost_the_log(self) -> None:
+    def _lost_the_log(self, why: str = "the log writer stopped before it wrote its events") -> None:
         self.ended = True
+        self.failure = self.failure or why
         if self._core is not None:  # (None: the application raised as it started)
             self._core.runtime.close()
         self.close()

@@ -7,6 +7,7 @@ __all__ = [
     "EventLogError",
     "RecorderClosedError",
     "SequenceConflict",
+    "SessionClaimedError",
     "UnknownTopicError",
     "UnsupportedSchemaError",
     "UnsupportedVersionError",
@@ -83,3 +84,15 @@ class UnsupportedSchemaError(EventLogError):
         self.path = path
         self.version = version
         self.known = known
+
+
+class SessionClaimedError(EventLogError):
+    """Raised by ``Recorder.claim`` when the session already has an owner: a live session
+    actor in this process or in another one using the same log."""
+
+    def __init__(self, session: str) -> None:
+        super().__init__(
+            f"session {session!r} is already being served (by this process or another one "
+            "using the same log); a session has one owner at a time"
+        )
+        self.session = session

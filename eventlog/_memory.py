@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 
+from ._claims import ProcessClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import RecorderClosedError
 from ._events import Event
@@ -27,6 +29,10 @@ class MemoryRecorder:
         self._summaries: dict[str, SessionSummary] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._claims = ProcessClaims()
+
+    def claim(self, session: str) -> AbstractContextManager[None]:
+        return self._claims.claim(session)
 
     def _check_open(self) -> None:
         if self._closed:

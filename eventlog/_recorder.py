@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import attrs
@@ -73,6 +74,11 @@ class Recorder(Protocol):
     ) -> StoredEvent | None:
         """The session's last record of `topic` (its latest checkpoint, say), or None;
         with `before`, the last one whose seq is below it."""
+        ...
+
+    def claim(self, session: str) -> AbstractContextManager[None]:
+        """Own `session` while the context is open; raises ``SessionClaimedError`` if it
+        already has an owner. Session actors hold it from their start to their end."""
         ...
 
     def sessions(self) -> list[SessionSummary]:

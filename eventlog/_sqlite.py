@@ -14,12 +14,13 @@ import sqlite3
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from ._claims import FileClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import (
     EventLogError,
@@ -293,6 +294,7 @@ class SqliteRecorder:
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._closed = False
+        self._claims = FileClaims(self.path + "-claims")
         # Without create, a missing file stays missing (SQLite would make an empty one).
         where, uri = (self.path, False) if create else (_read_write_uri(self.path), True)
         try:
@@ -323,6 +325,11 @@ class SqliteRecorder:
     def _check_open(self) -> None:
         if self._closed:
             raise RecorderClosedError(f"the recorder of {self.path} is closed")
+
+    def claim(self, session: str) -> AbstractContextManager[None]:
+        """A ``flock`` on a file under ``<path>-claims/``, so the claim holds across
+        processes and ends with the process that holds it (see ``FileClaims``)."""
+        return self._claims.claim(session)
 
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         if not events:

@@ -30,7 +30,7 @@ from ._router import (
     ToolArguments,
     ToolCall,
 )
-from ._serve import ServeError, new_session_name, serve_http, serve_stdio, serve_surface
+from ._serve import Served, ServeError, new_session_name, serve_http, serve_stdio, serve_surface
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
 from ._surface_host import SurfaceAgentHost, aria_to_runtime_role
@@ -89,6 +89,7 @@ __all__ = [
     "RouterUsageError",
     "RuntimeAgentHost",
     "ServeError",
+    "Served",
     "SessionDiagnosticsHost",
     "SurfaceAgentHost",
     "ToolArguments",

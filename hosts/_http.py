@@ -17,6 +17,7 @@ import attrs
 import trio
 
 from semledger.actors import ActorError, SessionActor, SessionRegistry
+from semledger.eventlog import SessionClaimedError
 from semledger.runtime import App
 
 from ._dispatch import handle_message
@@ -134,7 +135,7 @@ class McpHttpApp:
             session_id = secrets.token_hex(16)
             try:
                 connection = await self._open(session_id)
-            except ActorError as error:  # the application raised as it started, say
+            except (ActorError, SessionClaimedError) as error:  # the app raised as it started
                 reply = error_reply(message, INTERNAL_ERROR, f"no session: {error}")
                 await _respond(send, 200, reply)
                 return
@@ -142,7 +143,12 @@ class McpHttpApp:
             await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
             return
         else:
-            found = await self._find(session_id)
+            try:
+                found = await self._find(session_id)
+            except (ActorError, SessionClaimedError) as error:
+                # Another server on the log owns it, or it cannot be resumed here.
+                await _respond(send, 409, {"error": str(error)})
+                return
             if found is None:
                 await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
                 return
@@ -209,7 +215,11 @@ class McpHttpApp:
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         session_id = headers.get("mcp-session-id")
-        connection = None if session_id is None else await self._find(session_id)
+        try:
+            connection = None if session_id is None else await self._find(session_id)
+        except (ActorError, SessionClaimedError) as error:
+            await _respond(send, 409, {"error": str(error)})
+            return
         if session_id is None or connection is None:
             await _respond(send, 404, {"error": "unknown session"})
             return

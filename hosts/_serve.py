@@ -13,7 +13,7 @@ import attrs
 import trio
 
 from semledger.actors import ActorError, LogWriter, SessionActor, SessionRegistry
-from semledger.eventlog import SqliteRecorder
+from semledger.eventlog import SessionClaimedError, SqliteRecorder
 from semledger.replay import load_app
 
 from ._host import AgentDiagnosticsHost, AgentHost
@@ -53,6 +53,19 @@ class _Opened:
     diagnostics: AgentDiagnosticsHost | None
     close: Callable[[str], Awaitable[None]]
     """Called, shielded, with the reason the stdio loop stopped; before the writer closes."""
+    failure: Callable[[], str | None] = lambda: None
+    """Why the session ended on its own (its application raised, its log failed), if so."""
+
+
+@attrs.frozen
+class Served:
+    """How a session served over stdio ended."""
+
+    reason: str
+    """Why it stopped: end of input, a signal, or its `failure`."""
+    failed: bool = False
+    """Whether it ended on its own: its application raised or its log could not be written
+    (`semledger serve` then exits 1)."""
 
 
 async def _serve_logged_stdio(
@@ -60,14 +73,14 @@ async def _serve_logged_stdio(
     name: str,
     open_session: Callable[[trio.Nursery, LogWriter, SqliteRecorder], Awaitable[_Opened]],
     **stdio: Any,
-) -> str:
+) -> Served:
     """The composition root shared by app and surface sessions over stdio: the log, its
     writer, the session `open_session` opens (raising `ServeError` when it cannot), the
     stdio loop until end of input or a signal, then the session ended and the log written.
     """
     recorder = SqliteRecorder(db)
     reason = "not started"
-    failure: ServeError | None = None
+    refused: ServeError | None = None
     try:
         async with stop_on_signals() as stop, trio.open_nursery() as nursery:
             writer = await nursery.start(LogWriter(recorder).run)
@@ -75,9 +88,9 @@ async def _serve_logged_stdio(
                 opened = await open_session(nursery, writer, recorder)
             except ServeError as error:
                 # Raised after the nursery, which would wrap it in an exception group.
-                failure = error
+                refused = error
                 writer.close()
-                return reason
+                return Served(reason)
             with stop.scope:
                 reason = await run_stdio(opened.router, opened.host, opened.diagnostics, **stdio)
             reason = stop.reason or reason
@@ -86,10 +99,11 @@ async def _serve_logged_stdio(
                 writer.close()
     finally:
         recorder.close()
-        if failure is not None:
-            raise failure
-    _say(f"session {name!r} ended: {reason}")
-    return reason
+        if refused is not None:
+            raise refused
+    failure = opened.failure()
+    _say(f"session {name!r} ended: {failure or reason}")
+    return Served(failure or reason, failure is not None)
 
 
 async def serve_stdio(
@@ -100,8 +114,8 @@ async def serve_stdio(
     diagnostics: bool = False,
     redact_passwords: bool = True,
     **stdio: Any,
-) -> str:
-    """Serve `app_ref` as one logged session over stdin/stdout; returns why it stopped."""
+) -> Served:
+    """Serve `app_ref` as one logged session over stdin/stdout; returns how it ended."""
     app = load_app(app_ref)
     name = session or new_session_name("stdio")
 
@@ -116,7 +130,7 @@ async def serve_stdio(
                     name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
                 ),
             )
-        except ActorError as error:
+        except (ActorError, SessionClaimedError) as error:
             raise ServeError(str(error)) from error
         verb = "resumed" if actor.recovered else "started"
         _say(f"{verb} session {name!r} of {app_ref}, logging to {db}")
@@ -126,6 +140,7 @@ async def serve_stdio(
             host,
             SessionDiagnosticsHost(host) if diagnostics else None,
             lambda reason: registry.close(name, reason),
+            lambda: actor.failure,
         )
 
     return await _serve_logged_stdio(db, name, open_session, **stdio)
@@ -224,9 +239,9 @@ async def serve_surface(
     label: str | None = None,
     redact_passwords: bool = True,
     **stdio: Any,
-) -> str:
+) -> Served:
     """Serve the surface ``config`` names as one logged session over stdin/stdout, through
-    the same router and tools as an app; returns why it stopped."""
+    the same router and tools as an app; returns how it ended."""
     from semledger.adapters import (
         AdapterRegistryError,
         LoggedSurface,

@@ -424,7 +424,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     from semledger.hosts import serve_stdio
 
     try:
-        trio.run(
+        served = trio.run(
             lambda: serve_stdio(
                 args.app,
                 db=args.db,
@@ -435,7 +435,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         )
     except ServeError as error:
         raise UsageError(str(error)) from error
-    return 0
+    return 1 if served.failed else 0
 
 
 def _serve_surface(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from semledger.actors import (
     SessionCore,
     SessionCrashedError,
     SessionDivergedError,
+    SessionMismatchError,
     SessionRegistry,
 )
 from semledger.eventlog import (
@@ -28,8 +29,11 @@ from semledger.eventlog import (
     EffectCompleted,
     EffectStarted,
     MemoryRecorder,
+    NewEvent,
     Recorder,
     SessionCrashed,
+    SessionEnded,
+    SessionStarted,
     SnapshotTaken,
     SqliteRecorder,
     decode,
@@ -422,6 +426,33 @@ async def test_resuming_with_an_app_that_raises_where_the_live_one_did_not_is_re
     assert f"at log seq {inputs(recorder)[1]}, " in message
     assert "raised ResetError('reset is gone'), which the live session did not" in message
     assert_names_the_causes(message)
+
+
+async def test_resuming_from_a_checkpoint_with_another_app_is_refused() -> None:
+    """The checkpoint restores (the other app shares the model), yet the log's start names
+    another app."""
+    recorder = MemoryRecorder()
+    await record(recorder, counter.app, [INCREMENT] * 5, every=2, end=False)
+    assert recorder.last_of("s", topic_of(SnapshotTaken)) is not None
+    message = await refused(
+        recorder, counter.app, app_ref="tests_variant:app", every=2, error=SessionMismatchError
+    )
+    assert message == f"session 's' was recorded with {COUNTER}, not tests_variant:app"
+
+
+@pytest.mark.parametrize(
+    ("first", "says"),
+    [
+        (SessionStarted("web:surface", "web", {"adapter": "web"}, True), "by a web surface"),
+        (SessionEnded("no start"), "does not begin with its start"),
+    ],
+    ids=["surface session", "no start"],
+)
+async def test_resuming_a_log_no_app_session_wrote_is_refused(first: Any, says: str) -> None:
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", 1, first, 0.0)])
+    message = await refused(recorder, counter.app, error=SessionMismatchError)
+    assert says in message
 
 
 async def test_resuming_with_the_unchanged_app_from_a_checkpoint_goes_on() -> None:

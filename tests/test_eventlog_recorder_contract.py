@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from semledger.eventlog import (
     Recorder,
     RecorderClosedError,
     SequenceConflict,
+    SessionClaimedError,
     SessionCrashed,
     SessionEnded,
     SessionStarted,
@@ -285,6 +288,62 @@ def test_a_closed_recorder_refuses_everything(recorder: Recorder) -> None:
 
 
 # SQLite only: what lives on disk.
+
+
+def test_a_session_has_one_claim_at_a_time_and_a_released_one_can_be_taken_again(
+    recorder: Recorder,
+) -> None:
+    with (
+        recorder.claim("s"),
+        recorder.claim("t"),
+        pytest.raises(SessionClaimedError, match="'s' is already being served"),
+        recorder.claim("s"),
+    ):
+        pass
+    with recorder.claim("s"):
+        pass
+    with pytest.raises(RuntimeError), recorder.claim("s"):
+        raise RuntimeError("the owner failed")
+    with recorder.claim("s"):
+        pass
+
+
+def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_dies(
+    tmp_path: Path,
+) -> None:
+    """A second recorder on the file is refused, as is another process; once that process
+    is killed (no chance to release anything) the claim is free."""
+    path = tmp_path / "log.db"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from semledger.eventlog import SqliteRecorder\n"
+            "claim = SqliteRecorder(sys.argv[1]).claim('s')\n"
+            "claim.__enter__()\n"
+            "print('held', flush=True)\n"
+            "time.sleep(600)\n",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+        with SqliteRecorder(path) as recorder:
+            with pytest.raises(SessionClaimedError), recorder.claim("s"):
+                pass
+            with recorder.claim("another session"):
+                pass
+            holder.kill()
+            holder.wait(timeout=30)
+            with recorder.claim("s"):
+                pass
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
 
 
 def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:

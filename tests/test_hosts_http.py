@@ -595,3 +595,25 @@ def test_after_a_restart_only_live_sessions_of_the_same_app_resume(
         fresh = McpClient(http, other_app.url)
         fresh.session_id = live.session_id
         assert status(fresh, other_app.url) == 404
+
+
+def test_a_session_another_live_server_owns_is_refused_with_409_and_left_to_it(
+    tmp_path: Path,
+) -> None:
+    """Two servers on one log: the second must not resume a session the first still serves
+    (its effects would run twice), and the first goes on serving it."""
+    db = tmp_path / "shared.db"
+    with serving(db) as first, serving(db) as second, httpx.Client(timeout=30) as http:
+        client = McpClient(http, first.url)
+        client.initialize()
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"] is True
+        with SqliteRecorder(db) as recorder:
+            before = list(recorder.read(client.session_id or ""))
+        stolen = McpClient(http, second.url)
+        stolen.session_id = client.session_id
+        refused = stolen.post(call(1, "read_semantics", {}))
+        assert refused.status_code == 409, refused.text
+        assert "is already being served" in refused.json()["error"]
+        with SqliteRecorder(db) as recorder:
+            assert list(recorder.read(client.session_id or "")) == before
+        assert client.count() == "1"

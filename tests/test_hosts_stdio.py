@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from semledger.hosts._session_host import RuntimeAgentHost
 from semledger.hosts._stdio import run_stdio
 
 COUNTER = "semledger.examples.counter:app"
+LATEST_WIRE = {"kind": "latest"}
 SEMLEDGER = Path(sys.executable).with_name("semledger")
 
 Check = Callable[[dict[str, Any]], None]
@@ -423,38 +426,65 @@ StdioLoopMachine.TestCase.settings = settings(
 test_stdio_loop_answers_every_request_once_in_order = StdioLoopMachine.TestCase
 
 
+class CountingWriter(LogWriter):
+    """Counts the batches sessions hand it."""
+
+    submitted = 0
+
+    def submit(self, events: Any, *, after: Any = None) -> Any:
+        self.submitted += 1
+        return super().submit(events, after=after)
+
+
 class CountingRecorder(MemoryRecorder):
-    def __init__(self) -> None:
+    """Counts its transactions. With ``hold_first_action``, the first one that holds an
+    action is held until the session has handed the writer another batch: a session that
+    answers one call at a time never does, since it waits for that action to be durable."""
+
+    def __init__(self, *, hold_first_action: bool = False) -> None:
         super().__init__()
         self.appends = 0
+        self.writer: CountingWriter | None = None
+        self.hold = hold_first_action
+        self.overlapped: bool | None = None
 
     def append(self, events: Any) -> Any:
         self.appends += 1
+        if self.hold and any(isinstance(e.event, ActionRequested) for e in events):
+            self.hold = False
+            assert self.writer is not None
+            handed = self.writer.submitted
+            deadline = time.monotonic() + 30
+            while self.writer.submitted == handed and time.monotonic() < deadline:
+                time.sleep(0.001)
+            self.overlapped = self.writer.submitted > handed
         return super().append(events)
 
 
-async def _serve(data: bytes, host_for: Callable[[SessionActor], Any]) -> Any:
-    """The replies `run_stdio` writes for `data` (sent at once, then end of input), and how
-    many transactions the log took while serving them."""
-    recorder = CountingRecorder()
+async def _serve(
+    data: bytes, host_for: Callable[[SessionActor], Any], *, hold_first_action: bool = False
+) -> Any:
+    """The replies `run_stdio` writes for `data` (sent at once, then end of input), and the
+    recorder that logged them (see `CountingRecorder`)."""
+    recorder = CountingRecorder(hold_first_action=hold_first_action)
     to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
     loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
     await to_loop.send_all(data)
     await to_loop.aclose()
     async with trio.open_nursery() as nursery:
-        writer = await nursery.start(LogWriter(recorder).run)
+        writer = recorder.writer = await nursery.start(CountingWriter(recorder).run)
         actor = SessionActor("ahead", counter.app, COUNTER, writer, recorder)
         await nursery.start(actor.run)
         before = recorder.appends
         reason = await run_stdio(Router(), host_for(actor), receive=loop_input, send=loop_output)
-        appends = recorder.appends - before
+        recorder.appends -= before
         nursery.cancel_scope.cancel()
     assert reason == "end of input"
     await loop_output.aclose()
     output = b""
     while chunk := await from_loop.receive_some():
         output += chunk
-    return [json.loads(line) for line in output.splitlines()], appends
+    return [json.loads(line) for line in output.splitlines()], recorder
 
 
 async def test_end_of_input_answers_and_flushes_every_line_already_read() -> None:
@@ -676,12 +706,15 @@ async def test_lines_sent_ahead_reach_the_session_in_order_and_share_log_transac
     ]
     lines.insert(20, _line({"jsonrpc": "2.0", "id": "ping", "method": "ping"}))
     lines.insert(30, b"not json")
-    replies, appends = await _serve(b"\n".join(lines) + b"\n", RuntimeAgentHost)
+    replies, recorder = await _serve(
+        b"\n".join(lines) + b"\n", RuntimeAgentHost, hold_first_action=True
+    )
     ids = [reply.get("id") for reply in replies]
     assert ids == [*range(1, 21), "ping", *range(21, 30), None, *range(30, 41)]
     actions = [r for r in replies if isinstance(r.get("id"), int)]
     assert [_envelope(r)["value"]["after"] for r in actions] == [str(g) for g in range(2, 42)]
-    assert appends < 40  # the calls overlapped: the writer committed several at once
+    # While the first action was being written, the next call was already handled.
+    assert recorder.overlapped
 
 
 async def test_a_host_that_does_not_allow_overlapping_calls_gets_one_call_at_a_time() -> None:
@@ -714,10 +747,10 @@ async def test_a_host_that_does_not_allow_overlapping_calls_gets_one_call_at_a_t
         _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
         for i in range(1, 21)
     ]
-    replies, appends = await _serve(b"\n".join(lines) + b"\n", make)
+    replies, recorder = await _serve(b"\n".join(lines) + b"\n", make)
     assert [reply["id"] for reply in replies] == list(range(1, 21))
     assert hosts[0].most == 1
-    assert appends == 20
+    assert recorder.appends == 20
 
 
 async def test_a_sent_ahead_call_whose_host_raises_is_internal_error_and_the_loop_goes_on() -> (
@@ -745,7 +778,7 @@ async def test_a_sent_ahead_call_whose_host_raises_is_internal_error_and_the_loo
         _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
         for i in range(1, 5)
     ]
-    replies, _appends = await _serve(b"\n".join(lines) + b"\n", Flaky)
+    replies, _recorder = await _serve(b"\n".join(lines) + b"\n", Flaky)
     assert [reply["id"] for reply in replies] == [1, 2, 3, 4]
     assert replies[1]["error"]["code"] == -32603
     assert [_envelope(replies[i])["ok"] for i in (0, 2, 3)] == [True, True, True]
@@ -782,3 +815,72 @@ def test_serving_refuses_a_session_it_cannot_resume_or_a_surface_that_cannot_ope
     assert "could not open" in surface.stderr
     with SqliteRecorder(db) as recorder:
         assert list(recorder.read("s")) == before
+
+
+def test_serve_exits_1_naming_the_crash_when_its_application_raised(tmp_path: Path) -> None:
+    lines = [
+        _line(_tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"})))
+        for i in (1, 2, 3)
+    ]
+    done = subprocess.run(
+        _semledger("serve", "tests_crashy:app", "--db", str(tmp_path / "log.db"), "--session", "c"),
+        input=b"\n".join(lines) + b"\n",
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent / "apps")},
+    )
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert stderr.splitlines()[-1] == (
+        "semledger: session 'c' ended: its application raised "
+        "ThirdIncrementError('the count may not reach 3')"
+    )
+
+
+async def test_serve_reports_a_session_that_lost_its_log_to_another_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from semledger.eventlog import EffectStarted, NewEvent
+    from semledger.hosts import serve_stdio
+
+    db = tmp_path / "log.db"
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    buffered = b""
+
+    async def reply() -> dict[str, Any]:
+        nonlocal buffered
+        while b"\n" not in buffered:
+            buffered += await from_loop.receive_some()
+        line, _, buffered = buffered.partition(b"\n")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    async def act(request_id: int) -> dict[str, Any]:
+        call = _tool_call(request_id, "perform_action", _act("counter.increment", LATEST_WIRE))
+        await to_loop.send_all(_line(call) + b"\n")
+        return await reply()
+
+    served: list[Any] = []
+
+    async def serve() -> None:
+        served.append(
+            await serve_stdio(COUNTER, db=db, session="s", receive=loop_input, send=loop_output)
+        )
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            assert _envelope(await act(1))["ok"] is True
+            with SqliteRecorder(db) as other:
+                head = other.head("s")
+                assert head is not None
+                other.append([NewEvent("s", head.seq + 1, EffectStarted(99, "foreign"), 0.0)])
+            assert _envelope(await act(2))["ok"] is False
+            await to_loop.aclose()
+    (result,) = served
+    assert result.failed
+    assert result.reason.startswith("another writer appended to its log (session 's': seq ")
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == f"semledger: session 's' ended: {result.reason}"

@@ -1,0 +1,70 @@
+"""Session claims: one owner per session at a time, in this process or another.
+
+A session's owner runs its effects and timers; two owners of one session would run each
+effect twice before the second one's append failed as a ``SequenceConflict``. A claim is
+taken before a session starts or resumes and held until it ends.
+
+``FileClaims`` takes a ``flock`` on one file per session in a directory beside the log.
+The kernel drops the lock when its holder dies, so a killed process leaves no stale claim
+behind, and two claims through separate opens of the file conflict inside one process too.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ._errors import SessionClaimedError
+
+__all__ = ["FileClaims", "ProcessClaims"]
+
+
+class ProcessClaims:
+    """Claims held in this process only: the in-memory recorder's."""
+
+    def __init__(self) -> None:
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def claim(self, session: str) -> Iterator[None]:
+        with self._lock:
+            if session in self._held:
+                raise SessionClaimedError(session)
+            self._held.add(session)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held.discard(session)
+
+
+class FileClaims:
+    """Claims as ``flock`` locks on ``DIRECTORY/<sha256 of the session name>``."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def path_of(self, session: str) -> str:
+        name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return os.path.join(self.directory, name)
+
+    @contextmanager
+    def claim(self, session: str) -> Iterator[None]:
+        os.makedirs(self.directory, exist_ok=True)
+        fd = os.open(self.path_of(session), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    raise SessionClaimedError(session) from None
+                raise
+            yield
+        finally:
+            os.close(fd)

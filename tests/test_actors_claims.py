@@ -1,0 +1,96 @@
+"""A session has one owner: a second actor for it, here or in another process, is refused."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.eventlog import MemoryRecorder, SessionClaimedError, SqliteRecorder
+from semledger.examples import counter
+from semledger.runtime import (
+    ActionKind,
+    BySemanticId,
+    Full,
+    Latest,
+    Receipt,
+    SemanticId,
+    SimpleAction,
+)
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as client
+from tests_record import COUNTER
+
+
+async def test_a_second_actor_for_a_live_session_is_refused_and_the_first_goes_on() -> None:
+    recorder = MemoryRecorder()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            first = SessionRegistry(nursery, writer, recorder)
+            second = SessionRegistry(nursery, writer, recorder)
+
+            def actor() -> SessionActor:
+                return SessionActor("s", counter.app, COUNTER, writer, recorder)
+
+            owner = await first.open("s", actor)
+            before = list(recorder.read("s"))
+            with pytest.raises(SessionClaimedError, match="'s' is already being served"):
+                await second.open("s", actor)
+            assert "s" not in second
+            assert list(recorder.read("s")) == before
+            increment = BySemanticId(SemanticId.new("counter.increment"))
+            activate = SimpleAction(ActionKind.ACTIVATE)
+            assert isinstance(await owner.perform_action(increment, activate, Latest()), Receipt)
+            await first.close_all()
+            resumed = await second.open("s", actor)
+            assert resumed.recovered
+            read = await resumed.read_semantics(None)
+            assert isinstance(read, Full)
+            assert read.generation == 2
+            await second.close_all()
+            writer.close()
+
+
+def test_serving_a_session_another_process_serves_is_a_usage_error_that_logs_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    command = [*client.COMMAND, "serve", COUNTER, "--session", "s", "--db", str(db)]
+    first = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=client.env(),
+    )
+    try:
+        assert first.stderr is not None
+        assert first.stdin is not None
+        assert "started session 's'" in first.stderr.readline()
+        with SqliteRecorder(db) as recorder:
+            before = list(recorder.read("s"))
+        second = subprocess.run(
+            command, input="", capture_output=True, text=True, env=client.env(), timeout=120
+        )
+        assert second.returncode == 2, second.stderr
+        assert "session 's' is already being served" in second.stderr
+        assert "Traceback" not in second.stderr
+        with SqliteRecorder(db) as recorder:
+            assert list(recorder.read("s")) == before
+        first.stdin.close()
+        assert first.wait(timeout=60) == 0
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+    third = subprocess.run(
+        command, input="", capture_output=True, text=True, env=client.env(), timeout=120
+    )
+    assert third.returncode == 0, third.stderr
+    assert "resumed session 's'" in third.stderr
