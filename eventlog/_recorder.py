@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -155,6 +155,7 @@ def verify_log(
     recorder: Recorder,
     sessions: Sequence[str] | None = None,
     *,
+    anchors: Mapping[str, Head] | None = None,
     on_progress: Callable[[int, int | None], None] | None = None,
 ) -> dict[str, ChainReport]:
     """Verify the chain of each session (default: all), reporting overall progress.
@@ -162,8 +163,9 @@ def verify_log(
     The shape ``semledger audit --verify`` needs: one report per session, and
     ``on_progress(done, total)`` counted over all of them. A session whose chain verifies
     but has fewer events than its summary counts lost its tail: reported ``MISSING``.
-    (The summary is not chained, so this only catches a careless truncation; an anchor
-    given to ``verify_chain`` catches any.)
+    (The summary is not chained, so this only catches a careless truncation; a session's
+    head recorded earlier and given in ``anchors`` catches any, and a rewrite that
+    recomputed the chain.)
     """
     if sessions is None:
         summaries = {summary.name: summary for summary in recorder.sessions()}
@@ -186,7 +188,8 @@ def verify_log(
             if on_progress is not None:
                 on_progress(_finished + done, total)
 
-        report = verify_chain(recorder.read(name), on_progress=relay)
+        anchor = None if anchors is None else anchors.get(name)
+        report = verify_chain(recorder.read(name), anchor=anchor, on_progress=relay)
         finished += seen[0]
         counted = summaries[name].events if name in summaries else 0
         if report.problem is None and report.verified < counted:

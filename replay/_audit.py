@@ -15,6 +15,7 @@ from semledger.eventlog import (
     Committed,
     Event,
     EventLogError,
+    Head,
     Recorder,
     SessionCrashed,
     StoredEvent,
@@ -165,10 +166,14 @@ def verify(
     recorder: Recorder,
     session: str,
     *,
+    anchor: Head | None = None,
     on_progress: Callable[[int, int | None], None] | None = None,
 ) -> ChainReport:
     """Check the session's integrity chain; the report names the first event that broke it,
-    including a tail cut off after the last one the log's summary counts."""
+    including a tail cut off after the last one the log's summary counts. With `anchor`,
+    a head of the session recorded earlier (a report's ``head``), also a tail cut off
+    after it and a rewrite that recomputed the chain."""
     if recorder.head(session) is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
-    return verify_log(recorder, [session], on_progress=on_progress)[session]
+    anchors = None if anchor is None else {session: anchor}
+    return verify_log(recorder, [session], anchors=anchors, on_progress=on_progress)[session]

@@ -66,6 +66,21 @@ def _path(text: str) -> str:
     return text
 
 
+def _anchor(text: str) -> Any:
+    from semledger.eventlog import Head
+
+    seq, _, chain = text.partition(":")
+    try:
+        head = Head(int(seq), bytes.fromhex(chain))
+    except ValueError:
+        head = None
+    if head is None or head.seq < 1 or len(head.chain) != 32:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected SEQ:HEX, a chain head as `audit --verify` prints it"
+        )
+    return head
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
@@ -126,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(audit)
     audit.add_argument("--json", action="store_true", help=_JSON)
     audit.add_argument("--verify", action="store_true", help="check the integrity chain too")
+    audit.add_argument(
+        "--anchor",
+        metavar="SEQ:HEX",
+        type=_anchor,
+        help="a chain head an earlier --verify printed: also prove the log still leads to it "
+        "(implies --verify)",
+    )
 
     replay = commands.add_parser("replay", help="re-execute a session and compare every commit")
     replay.add_argument("session", metavar="SESSION", help=_SESSION)
@@ -261,9 +283,11 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     unreadable: str | None = None
     try:
         report = None
-        if args.verify:
+        if args.verify or args.anchor is not None:
             with _progress(console, "verifying", not args.json) as progress:
-                report = verify(recorder, args.session, on_progress=progress)
+                report = verify(
+                    recorder, args.session, anchor=args.anchor, on_progress=progress
+                )
         try:
             entries = audit(recorder, args.session)
         except UnreadableEventError as error:  # a tampered body may not even decode
@@ -279,6 +303,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 "ok": report.ok,
                 "verified": report.verified,
                 "problem": (None if report.problem is None else str(report.problem)),
+                "head": _head_text(report),
             }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
@@ -290,7 +315,20 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"integrity chain: {report}", style=style)
+            head = _head_text(report)
+            if head is not None:
+                console.print(
+                    f"chain head (a later audit --anchor checks against it): {head}",
+                    soft_wrap=True,
+                )
     return 0 if unreadable is None and (report is None or report.ok) else 1
+
+
+def _head_text(report: Any) -> str | None:
+    """The verified head as ``--anchor`` takes it; None unless the whole chain verified."""
+    if not report.ok or report.head is None:
+        return None
+    return f"{report.head.seq}:{report.head.chain.hex()}"
 
 
 def _cmd_replay(args: argparse.Namespace, console: Console) -> int:

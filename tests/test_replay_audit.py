@@ -15,7 +15,14 @@ import pytest
 import trio
 
 from semledger.actors import LogWriter, SessionActor
-from semledger.eventlog import MemoryRecorder, SemanticsTaken, SnapshotTaken, SqliteRecorder
+from semledger.eventlog import (
+    GENESIS,
+    MemoryRecorder,
+    SemanticsTaken,
+    SnapshotTaken,
+    SqliteRecorder,
+    chain_step,
+)
 from semledger.examples import gallery
 from semledger.runtime import BySemanticId, Latest, Rejection, SemanticId, SetText
 from semledger.runtime._wire import encode_read
@@ -86,7 +93,19 @@ def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) 
     conn = sqlite3.connect(db)
     (count,) = conn.execute("SELECT COUNT(*) FROM events WHERE session = 'agent'").fetchone()
     conn.close()
-    assert json.loads(done.stdout)["verify"] == {"ok": True, "verified": count, "problem": None}
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head("agent")
+    assert head is not None
+    assert json.loads(done.stdout)["verify"] == {
+        "ok": True,
+        "verified": count,
+        "problem": None,
+        "head": f"{count}:{head.chain.hex()}",
+    }
+    table = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    assert table.stdout.splitlines()[-1] == (
+        f"chain head (a later audit --anchor checks against it): {count}:{head.chain.hex()}"
+    )
 
 
 def tamper(db: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
@@ -149,6 +168,71 @@ def test_verify_names_the_first_of_two_swapped_events(
     assert verify_problem(db).startswith("event 6 out of order")
 
 
+def cut_tail_and_fix_summary(db: Path) -> None:
+    tamper(
+        db,
+        (
+            "DELETE FROM events WHERE session = 'agent'"
+            " AND seq > (SELECT MAX(seq) - 2 FROM events WHERE session = 'agent')",
+            (),
+        ),
+        ("UPDATE sessions SET events = events - 2 WHERE name = 'agent'", ()),
+    )
+
+
+def rewrite_an_action_and_recompute_the_chain(db: Path) -> None:
+    with SqliteRecorder(db) as recorder:
+        records = list(recorder.read("agent"))
+    forged = next(r for r in records if b"increment" in r.body)
+    previous = GENESIS if forged.seq == 1 else records[forged.seq - 2].chain
+    updates = []
+    for stored in records[forged.seq - 1 :]:
+        body = stored.body.replace(b"increment", b"decrement") if stored is forged else stored.body
+        previous = chain_step(
+            previous, stored.session, stored.seq, stored.topic, stored.version, body
+        )
+        updates.append(
+            (
+                "UPDATE events SET body = ?, chain = ? WHERE session = 'agent' AND seq = ?",
+                (body, previous, stored.seq),
+            )
+        )
+    tamper(db, *updates)
+
+
+@pytest.mark.parametrize(
+    ("forge", "problem"),
+    [
+        (cut_tail_and_fix_summary, "missing: the log ends before the anchor seq"),
+        (rewrite_an_action_and_recompute_the_chain, "changed: the chain up to here differs"),
+    ],
+    ids=["tail cut, summary fixed", "chain recomputed"],
+)
+def test_an_anchor_from_an_earlier_audit_catches_what_verify_alone_cannot(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path, forge: Any, problem: str
+) -> None:
+    db = copy_of(logged[0], tmp_path)
+    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    anchor = json.loads(earlier.stdout)["verify"]["head"]
+    forge(db)
+    assert mcp.cli("audit", "agent", "--db", str(db), "--verify").returncode == 0
+    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    verdict = json.loads(done.stdout)["verify"]
+    assert problem in verdict["problem"]
+    assert verdict["head"] is None
+
+
+@pytest.mark.parametrize("anchor", ["12", "x:ab", "0:" + "00" * 32, "3:abcd", ""])
+def test_an_anchor_that_is_no_chain_head_is_a_usage_error(
+    logged: tuple[Path, dict[int, Any]], anchor: str
+) -> None:
+    done = mcp.cli("audit", "agent", "--db", str(logged[0]), "--anchor", anchor)
+    assert done.returncode == 2
+    assert "--anchor" in done.stderr
+    assert "expected SEQ:HEX" in done.stderr
+
+
 def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     record(db, "one", COUNTER, [INCREMENT])
@@ -186,7 +270,7 @@ MISADDRESSED = "tr0ub4dor-and-3"
 
 
 def stored_bytes(db: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*") if p.is_file())
 
 
 @pytest.mark.parametrize("log_passwords", [False, True])
