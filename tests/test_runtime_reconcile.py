@@ -115,6 +115,26 @@ def test_a_remounted_element_gets_a_new_larger_id() -> None:
     assert new_b > max(n.node_id for n in full(rt).nodes if n.label == "a")
 
 
+def test_an_unkeyed_node_is_remounted_when_an_unkeyed_sibling_before_it_goes() -> None:
+    """Unkeyed siblings are told apart by position among the unkeyed ones (of any role) and
+    role, as docs/apps.md says; a key keeps the node."""
+
+    def view(with_button: bool) -> View[Any]:
+        return group(
+            *([button("go")] if with_button else []),
+            text("plain"),
+            text("kept", key="kept"),
+            label="g",
+        )
+
+    rt = runtime(view, True)
+    before = full(rt)
+    rt.deliver(False)
+    after = full(rt)
+    assert by_label(after, "plain") > by_label(before, "plain")
+    assert by_label(after, "kept") == by_label(before, "kept")
+
+
 def test_an_element_moved_to_another_parent_is_remounted() -> None:
     def view(where: str) -> View[Any]:
         moving = text("m", key="m")
