@@ -16,6 +16,7 @@ from ._chain import (
 from ._codec import CONVERTER, TAG, EncodedEvent, LogConverter, decode, encode
 from ._errors import (
     CorruptEventError,
+    CorruptSummaryError,
     EventLogError,
     LogOpenError,
     RecorderClosedError,
@@ -72,6 +73,7 @@ __all__ = [
     "ChainReport",
     "Committed",
     "CorruptEventError",
+    "CorruptSummaryError",
     "DiagnosticsDispatched",
     "EffectCompleted",
     "EffectFailed",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "CorruptEventError",
+    "CorruptSummaryError",
     "EventLogError",
     "RecorderClosedError",
     "SequenceConflict",
@@ -47,6 +48,15 @@ class CorruptEventError(EventLogError):
         super().__init__(f"cannot decode {topic} version {version}: {reason}")
         self.topic = topic
         self.version = version
+
+
+class CorruptSummaryError(EventLogError):
+    """Raised when a session's row in the log's summary table does not hold what the
+    recorder writes there (someone edited it)."""
+
+    def __init__(self, session: str, reason: str) -> None:
+        super().__init__(f"the summary of session {session!r} is malformed: {reason}")
+        self.session = session
 
 
 class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users know

@@ -23,6 +23,7 @@ import attrs
 from ._claims import FileClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import (
+    CorruptSummaryError,
     EventLogError,
     LogOpenError,
     RecorderClosedError,
@@ -236,7 +237,25 @@ def _read_write_uri(path: str) -> str:
     return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=rw"
 
 
+_SUMMARY_TYPES = (
+    ("name", (str,)),
+    ("app", (str, type(None))),
+    ("surface", (str, type(None))),
+    ("first_at", (int, float)),
+    ("last_at", (int, float)),
+    ("events", (int,)),
+    ("ended", (int,)),
+    ("crashed", (int,)),
+    ("end_reason", (str, type(None))),
+)
+
+
 def _summary(row: tuple[Any, ...]) -> SessionSummary:
+    """The summary a ``sessions`` row holds. SQLite keeps whatever was written into a
+    column, so a row edited by hand is refused here rather than failing where it is used."""
+    for value, (column, types) in zip(row, _SUMMARY_TYPES, strict=True):
+        if not isinstance(value, types):
+            raise CorruptSummaryError(str(row[0]), f"its {column} is {value!r}")
     name, app, surface, first_at, last_at, count, ended, crashed, reason = row
     return SessionSummary(
         name, app, surface, first_at, last_at, count, bool(ended), bool(crashed), reason

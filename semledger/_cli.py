@@ -19,6 +19,7 @@ from rich.text import Text
 
 from semledger.eventlog import (
     CorruptEventError,
+    CorruptSummaryError,
     LogOpenError,
     SessionSummary,
     UnknownTopicError,
@@ -594,8 +595,15 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
 }
 
 
-_DAMAGED = (CorruptEventError, UnknownTopicError, UnsupportedVersionError, sqlite3.DatabaseError)
-"""What a damaged log raises: a body that does not decode, a page SQLite finds malformed."""
+_DAMAGED = (
+    CorruptEventError,
+    CorruptSummaryError,
+    UnknownTopicError,
+    UnsupportedVersionError,
+    sqlite3.DatabaseError,
+)
+"""What a damaged log raises: a body that does not decode, a summary row edited by hand,
+a page SQLite finds malformed."""
 
 
 class _Console(Console):

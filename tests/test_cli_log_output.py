@@ -120,6 +120,27 @@ def test_a_verified_audit_read_by_head_ends_with_its_verdict(tmp_path: Path) -> 
     assert process.stderr.read() == b""
 
 
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("events = 'many'", "its events is 'many'"),
+        ("surface = X'01'", "its surface is b'\\x01'"),
+        ("last_at = X'00'", "its last_at is b'\\x00'"),
+    ],
+)
+def test_a_summary_row_edited_by_hand_is_named_in_one_line(
+    logged: Path, tmp_path: Path, edit: str, says: str
+) -> None:
+    db = damaged(logged, tmp_path, f"UPDATE sessions SET {edit} WHERE name = 'agent'")
+    for command in (["sessions"], ["sessions", "--json"], ["audit", "agent", "--verify"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"semledger: the log {db} cannot be read: "
+            f"the summary of session 'agent' is malformed: {says}\n"
+        )
+
+
 def test_an_audit_lists_the_actions_before_an_event_that_does_not_decode(
     logged: Path, tmp_path: Path
 ) -> None:
