@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._apps import AppLoadError, load_app
 from ._audit import AuditEntry, UnreadableEventError, audit, verify
-from ._export import check_recorded_steps, export_test
+from ._export import check_recorded_steps, export_test, write_test
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
     SurfaceSessionError,
@@ -43,6 +43,7 @@ __all__ = [
     "read_at",
     "reexecute",
     "verify",
+    "write_test",
 ]
 
 if TYPE_CHECKING:

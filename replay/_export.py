@@ -2,38 +2,49 @@
 
 The module embeds the session's inputs and the outputs they produced, as plain data, and
 asserts that the application produces every receipt, rejection and commit hash again: a
-failing agent run becomes a regression test in one command.
+failing agent run becomes a regression test in one command. A session that crashed becomes
+a test that the application still raises the same exception type at the same step.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import pprint
 import re
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionStarted
+from semledger.actors import MessageCodecError, SessionCore, crash_event
+from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionCrashed, SessionStarted
+from semledger.runtime import ApplicationError
 
+from ._apps import load_app
 from ._invariants import check_read, recorded_reads
 from ._reads import UnknownSessionError
 from ._reexecute import COMPARED
 
-_TEMPLATE = '''"""Regression test exported by `semledger replay {session} --export-test`.
+_TEMPLATE = '''"""Regression test exported by `semledger replay --export-test`.
 
-Re-drives the inputs of session {session!r} against {app} and asserts that every
-receipt, rejection, started effect and commit hash comes out as it was recorded{reads_doc}.
+Re-drives the inputs of session {session} against {app} and asserts
+that every receipt, rejection, started effect and commit hash comes out as it was
+recorded{reads_doc}.{crash_doc}
 """
 
 from semledger.replay import check_recorded_steps
 
-APP = {app!r}
+APP = {app_literal}
 
 INITIAL = {initial}
 
 STEPS = {steps}
-{reads_block}
+{reads_block}{crash_block}
 
 def test_{name}_replays_as_recorded() -> None:
-    check_recorded_steps(APP, INITIAL, STEPS{reads_arg})
+    check_recorded_steps(APP, INITIAL, STEPS{reads_arg}{crash_arg})
 '''
 
 
@@ -44,6 +55,17 @@ def _plain(event: Any) -> dict[str, Any]:
     return data
 
 
+def _in_docstring(text: str) -> str:
+    """The repr of `text`, written so that a triple-quoted docstring reads it back as it is:
+    a name may hold backslashes (``\\N``, ``\\U`` would be escapes) and double quotes."""
+    return repr(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _test_name(session: str) -> str:
+    """A Python identifier for `session`: unicode word characters are not all valid there."""
+    return re.sub(r"\W+", "_", session, flags=re.ASCII).strip("_").lower() or "session"
+
+
 def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None) -> str:
     """The source of a pytest module for `session`."""
     if recorder.head(session) is None:
@@ -51,6 +73,7 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
     initial: list[dict[str, Any]] = []
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     reads: dict[int, list[int | None]] = {}
+    crash: tuple[int, str] | None = None
     for _record, event in recorder.events(session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
@@ -59,19 +82,67 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
             steps.append((CONVERTER.unstructure(event), []))
         elif isinstance(event, COMPARED):
             (steps[-1][1] if steps else initial).append(_plain(event))
+        elif isinstance(event, SessionCrashed):
+            crash = (len(steps), event.exception_type)
     if app_ref is None:
         raise ValueError(f"session {session!r} names no app; pass --app")
-    name = re.sub(r"\W+", "_", session).strip("_").lower() or "session"
     return _TEMPLATE.format(
-        session=session,
-        app=app_ref,
-        name=name,
+        session=_in_docstring(session),
+        app=_in_docstring(app_ref),
+        app_literal=repr(app_ref),
+        name=_test_name(session),
         initial=pprint.pformat(initial, width=96, sort_dicts=False),
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
         reads_doc=", and that the reads a fuzzer checked hold again" if reads else "",
         reads_block=f"\nREADS = {pprint.pformat(reads, width=96)}\n" if reads else "",
         reads_arg=", READS" if reads else "",
+        crash_doc=(
+            "\n\nThe session crashed: the application must raise the same exception type at the"
+            "\nsame step again."
+            if crash
+            else ""
+        ),
+        crash_block=f"\nCRASH = {crash!r}\n" if crash else "",
+        crash_arg=", crash=CRASH" if crash else "",
     )
+
+
+def write_test(path: str | os.PathLike[str], source: str) -> None:
+    """Write `source` to `path` whole or not at all: into a new file beside it, then renamed
+    over it (over the file a symlink names, not the link). Raises `OSError` (a directory, a
+    missing parent, no permission)."""
+    text = os.fspath(path)
+    if not text:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
+    target = Path(os.path.realpath(text))
+    if text.endswith(os.sep) or target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), text)
+    partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(fd, "w", encoding="utf-8") as file:
+            file.write(source)
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _crashes(where: str, exception_type: str) -> Iterator[None]:
+    """Assert that the block raises what the recorded session logged as `exception_type`."""
+    try:
+        yield
+    except (ApplicationError, MessageCodecError) as error:
+        raised = crash_event(error).exception_type
+        if raised != exception_type:
+            raise AssertionError(
+                f"{where} raised {raised}, where the recorded session raised {exception_type}"
+            ) from error
+    else:
+        raise AssertionError(
+            f"{where} succeeded, where the recorded session raised {exception_type}"
+        )
 
 
 def check_recorded_steps(
@@ -79,22 +150,33 @@ def check_recorded_steps(
     initial: list[dict[str, Any]],
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     reads: dict[int, list[int | None]] | None = None,
+    crash: tuple[int, str] | None = None,
 ) -> None:
     """Assert that re-driving `steps` against the app reproduces every recorded output,
     and that each read in `reads` (``since`` values by the number of steps before them,
-    as a fuzzer counterexample records them) passes `check_read`."""
-    from semledger.actors import SessionCore
+    as a fuzzer counterexample records them) passes `check_read`.
 
-    from ._apps import load_app
-
+    `crash` is the step (0: as the app started) and exception type the recorded session
+    crashed with: the app must raise that type there, where the steps end."""
     reads = reads or {}
-    core = SessionCore(load_app(app_ref))
+    app = load_app(app_ref)
+    if crash is not None and crash[0] == 0:
+        with _crashes("the app, as it started,", crash[1]):
+            SessionCore(app)
+        return
+    core = SessionCore(app)
     assert [_plain(e) for e in core.initial_outputs()] == initial, "the first build differs"
     for since in reads.get(0, ()):
         check_read(core.runtime, since)
     for number, (event, expected) in enumerate(steps, start=1):
-        result = core.step(CONVERTER.structure(event))
+        decoded = CONVERTER.structure(event)
+        if crash is not None and number == crash[0]:
+            with _crashes(f"step {number} ({event['_type']})", crash[1]):
+                core.step(decoded)
+            return
+        result = core.step(decoded)
         produced = [_plain(e) for e in result.outputs]
         assert produced == expected, f"step {number} ({event['_type']}) differs"
         for since in reads.get(number, ()):
             check_read(core.runtime, since)
+    assert crash is None, f"the recorded session crashed at step {crash[0]}, after the last step"

@@ -2,8 +2,8 @@
 
 Every output the live session logged (commits with their snapshot hashes, receipts,
 rejections, started effects) must come out again, in order. The first one that does not is
-reported with a node-level diff; an exception the application raised live is raised again
-at the same step.
+reported with a node-level diff; an exception the application raised live must be raised
+again at the same step, of the same type.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import MessageCodecError, SessionCore
+from semledger.actors import MessageCodecError, SessionCore, crash_event
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -116,6 +116,43 @@ def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[st
     return lines
 
 
+def _crash_divergence(
+    step: int, seq: int, logged: SessionCrashed, error: BaseException
+) -> Divergence | None:
+    """None if `error` is logged as the exception the live session crashed with at `step`."""
+    if crash_event(error).exception_type == logged.exception_type:
+        return None
+    return Divergence(
+        step,
+        seq,
+        f"the app to raise {logged.exception_type}",
+        f"the app raised {error.__cause__ or error!r}",
+    )
+
+
+def _redaction_note(
+    divergence: Divergence | None, redacted: list[tuple[int, int]]
+) -> Divergence | None:
+    """`divergence` with a note if a redacted input (`(step, seq)`, in order) may explain it:
+    replay types the masked text the log holds, so what the app made of it may differ."""
+    if divergence is None or not redacted:
+        return divergence
+    if redacted[-1][0] == divergence.step:
+        return attrs.evolve(divergence, note="this input was redacted in the log")
+    step, seq = redacted[0]
+    earlier = (
+        f"an input earlier in the session, step {step} (log seq {seq}), was"
+        if len(redacted) == 1
+        else f"{len(redacted)} inputs earlier in the session, the first at step {step} "
+        f"(log seq {seq}), were"
+    )
+    return attrs.evolve(
+        divergence,
+        note=f"{earlier} redacted in the log and replayed with masked text, which may be the "
+        "cause; recording with --log-passwords keeps the text and avoids this",
+    )
+
+
 class _Log:
     """The session's records, read lazily, with one record of look-ahead."""
 
@@ -131,6 +168,12 @@ class _Log:
         assert current is not None
         self._next = next(self._records, None)
         return current
+
+    def crash(self) -> tuple[int, SessionCrashed] | None:
+        """The seq and event of the crash that comes next, if one does."""
+        if self._next is None or not isinstance(self._next[1], SessionCrashed):
+            return None
+        return self._next[0].seq, self._next[1]
 
 
 def reexecute(
@@ -150,20 +193,20 @@ def reexecute(
         raise ValueError(f"session {session!r} does not begin with SessionStarted")
     log.take()
     reads = recorded_reads(first[1].params)
-    upcoming = log.peek()
-    crashed_at_start = upcoming is not None and isinstance(upcoming[1], SessionCrashed)
+    crashed_at_start = log.crash()
     try:
         core = SessionCore(app)
     except ApplicationError as error:  # init or the first view raised: step 0
-        if crashed_at_start:
-            return ReplayReport(session, 0, 0, None, error, 0)
+        if crashed_at_start is not None:
+            seq, crash = crashed_at_start
+            return ReplayReport(session, 0, 0, _crash_divergence(0, seq, crash, error), error, 0)
+        upcoming = log.peek()
         seq = first[0].seq if upcoming is None else upcoming[0].seq
         started = Divergence(0, seq, "the app to start", f"the app raised {error.__cause__!r}")
         return ReplayReport(session, 0, 0, started, error, 0)
-    if crashed_at_start:
-        assert upcoming is not None
+    if crashed_at_start is not None:
         return ReplayReport(
-            session, 0, 0, Divergence(0, upcoming[0].seq, "the app to raise", "it started")
+            session, 0, 0, Divergence(0, crashed_at_start[0], "the app to raise", "it started")
         )
     logged_snapshot = SemanticsSnapshot.empty()
     step = inputs = commits = 0
@@ -208,55 +251,44 @@ def reexecute(
 
     divergence = compare(core.initial_outputs(), 0) or check_reads(0, first[0].seq)
     checker = GenerationChecker(core.runtime.snapshot)
+    redacted: list[tuple[int, int]] = []
     while divergence is None and log.peek() is not None:
         record, event = log.take()
         if on_progress is not None:
             on_progress(record.seq, head.seq)
         step += 1
         inputs += 1
-        note = (
-            "this input was redacted in the log"
-            if (isinstance(event, ActionRequested) and event.redacted)
-            else None
-        )
+        if isinstance(event, ActionRequested) and event.redacted:
+            redacted.append((step, record.seq))
         try:
             result = core.step(event)
         except (ApplicationError, MessageCodecError) as error:
             # (A message the log could not record ends a live session as a crash too.)
-            upcoming = log.peek()
-            if upcoming is not None and isinstance(upcoming[1], SessionCrashed):
-                return ReplayReport(session, inputs, commits, None, error, step)
-            return ReplayReport(
-                session,
-                inputs,
-                commits,
-                Divergence(
+            crashed = log.crash()
+            diverged = (
+                _crash_divergence(step, *crashed, error)
+                if crashed is not None
+                else Divergence(
                     step,
                     record.seq,
                     "the step to succeed",
                     f"the app raised {error.__cause__ or error!r}",
-                ),
-                error,
-                step,
+                )
             )
-        upcoming = log.peek()
-        if upcoming is not None and isinstance(upcoming[1], SessionCrashed):
-            return ReplayReport(
-                session,
-                inputs,
-                commits,
-                Divergence(step, upcoming[0].seq, "the app to raise", "the step succeeded"),
-            )
+            diverged = _redaction_note(diverged, redacted)
+            return ReplayReport(session, inputs, commits, diverged, error, step)
+        crashed = log.crash()
+        if crashed is not None:
+            seq, crash = crashed
+            expected = f"the app to raise {crash.exception_type}"
+            divergence = Divergence(step, seq, expected, "the step succeeded")
+            break
         try:
             checker.check(core.runtime.snapshot, result.outcome)
         except InvariantViolation as violation:
-            return ReplayReport(
-                session,
-                inputs,
-                commits,
-                Divergence(step, record.seq, "the generation invariants to hold", str(violation)),
+            divergence = Divergence(
+                step, record.seq, "the generation invariants to hold", str(violation)
             )
+            break
         divergence = compare(result.outputs, step) or check_reads(step, record.seq)
-        if divergence is not None and note is not None:
-            divergence = attrs.evolve(divergence, note=note)
-    return ReplayReport(session, inputs, commits, divergence)
+    return ReplayReport(session, inputs, commits, _redaction_note(divergence, redacted))

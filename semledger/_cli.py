@@ -333,7 +333,14 @@ def _head_text(report: Any) -> str | None:
 
 
 def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
-    from semledger.replay import AppLoadError, UnknownSessionError, export_test, load_app, reexecute
+    from semledger.replay import (
+        AppLoadError,
+        UnknownSessionError,
+        export_test,
+        load_app,
+        reexecute,
+        write_test,
+    )
 
     recorder = _recorder(args.db)
     summary = recorder.summary(args.session)
@@ -351,9 +358,13 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     except AppLoadError as error:
         raise UsageError(str(error)) from error
     try:
-        if args.export_test:
+        if args.export_test is not None:
             source = export_test(recorder, args.session, app_ref=app_ref)
-            Path(args.export_test).write_text(source)
+            try:
+                write_test(args.export_test, source)
+            except OSError as error:
+                reason = error.strerror or str(error)
+                raise UsageError(f"cannot write {args.export_test!r}: {reason}") from error
             console.print(f"wrote {args.export_test}: run it with pytest")
             return 0
         with _progress(console, "replaying", True) as progress:

@@ -1,0 +1,178 @@
+"""`--export-test` at its edges: a session that crashed, session names that are not plain
+words, and a file that cannot be written."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semledger.eventlog import NewEvent, SessionCrashed, SessionStarted, SqliteRecorder
+from semledger.replay import export_test, write_test
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+from tests_record import COUNTER, INCREMENT, Call, record
+
+RESET: Call = ("counter.reset", {"kind": "activate"})
+BUGGY = "tests_buggy:app"
+"""Its Reset divides by zero: an increment and a reset crash it at step 2."""
+
+
+def pytest_on(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        cwd=path if path.is_dir() else path.parent,
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )
+
+
+def exported_test_of(source: str) -> Any:
+    """The test function of an exported module, run in this process."""
+    module: dict[str, Any] = {}
+    exec(compile(source, "exported", "exec"), module)
+    tests = [v for k, v in module.items() if k.startswith("test_")]
+    assert len(tests) == 1
+    return tests[0]
+
+
+def with_app(source: str, app_ref: str) -> str:
+    lines = [
+        f"APP = {app_ref!r}" if line.startswith("APP = ") else line for line in source.split("\n")
+    ]
+    return "\n".join(lines)
+
+
+def test_an_exported_crashed_session_passes_while_the_app_crashes_the_same_way(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    outcomes, _fulls = record(db, "crashed", BUGGY, [INCREMENT, RESET, INCREMENT])
+    assert outcomes[-1] is None
+    exported = tmp_path / "test_exported_crash.py"
+    done = mcp.cli("replay", "crashed", "--db", str(db), "--export-test", str(exported))
+    assert done.returncode == 0, done.stderr
+    source = exported.read_text()
+    assert "CRASH = (2, 'ZeroDivisionError')" in source
+    passed = pytest_on(exported)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "1 passed" in passed.stdout
+
+    fixed = exported_test_of(with_app(source, COUNTER))
+    with pytest.raises(AssertionError, match=r"step 2 \(ActionRequested\) succeeded, where the "):
+        fixed()
+    otherwise = exported_test_of(with_app(source, "tests_drifted:raising_reset"))
+    with pytest.raises(AssertionError, match=r"step 2 .* raised ResetError, where the recorded"):
+        otherwise()
+
+
+def test_an_exported_session_that_crashed_as_it_started_passes_only_while_it_still_does(
+    tmp_path: Path,
+) -> None:
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        recorder.append(
+            [
+                NewEvent(
+                    "broke", 1, SessionStarted("tests_broken_start:app", "runtime", {}, True), 0.0
+                ),
+                NewEvent("broke", 2, SessionCrashed("BrokenViewError", "..."), 0.0),
+            ]
+        )
+        source = export_test(recorder, "broke")
+    assert "CRASH = (0, 'BrokenViewError')" in source
+    exported_test_of(source)()
+    with pytest.raises(AssertionError, match="as it started, succeeded"):
+        exported_test_of(with_app(source, COUNTER))()
+
+
+AWKWARD_NAMES = [
+    "back\\slash",
+    "C:\\Users\\new",
+    "\\N{BULLET} and \\x",
+    'triple """ quotes',
+    'ends in a quote"',
+    "ends in a backslash\\",
+    "both ' and \" quotes",
+    "line\nbreak\r\tand\x00nul",
+    "x²-ünï-日本",
+    "  ",
+]
+
+
+def test_awkward_session_names_export_modules_that_compile_and_pass(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    for name in AWKWARD_NAMES:
+        record(db, name, COUNTER, [INCREMENT])
+    tests = tmp_path / "exported"
+    tests.mkdir()
+    with SqliteRecorder(db) as recorder:
+        for number, name in enumerate(AWKWARD_NAMES):
+            source = export_test(recorder, name)
+            module: dict[str, Any] = {}
+            exec(compile(source, "exported", "exec"), module)
+            assert f"of session {name!r} against" in module["__doc__"]
+            (tests / f"test_exported_{number}.py").write_text(source, encoding="utf-8")
+    passed = pytest_on(tests)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert f"{len(AWKWARD_NAMES)} passed" in passed.stdout
+    via_cli = tmp_path / "test_via_cli.py"
+    done = mcp.cli("replay", AWKWARD_NAMES[2], "--db", str(db), "--export-test", str(via_cli))
+    assert done.returncode == 0, done.stderr
+    assert pytest_on(via_cli).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        (".", "Is a directory"),
+        ("missing/test_out.py", "No such file or directory"),
+        ("", "No such file or directory"),
+        ("sub/", "Is a directory"),
+    ],
+)
+def test_an_export_path_that_cannot_be_written_is_a_one_line_usage_error(
+    tmp_path: Path, where: str, reason: str
+) -> None:
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT])
+    before = sorted(tmp_path.rglob("*"))
+    path = f"{tmp_path}{os.sep}{where}" if where else ""
+    done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == f"semledger: cannot write {path!r}: {reason}\n"
+    assert "identical" not in done.stdout
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_partial_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "test_exported.py"
+    target.write_text("old\n")
+
+    def refuse(_src: Any, _dst: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="No space left"):
+        write_test(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_an_export_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:
+    real = tmp_path / "real.py"
+    real.write_text("old\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    write_test(link, "new\n")
+    assert link.is_symlink()
+    assert real.read_text() == "new\n"
