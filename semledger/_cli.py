@@ -390,7 +390,7 @@ def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) ->
     from semledger.adapters import AdapterRegistryError, SurfaceError
     from semledger.hosts import rerun_surface
 
-    if args.app or args.export_test or args.pdb:
+    if args.app is not None or args.export_test is not None or args.pdb:
         raise UsageError("--app, --export-test and --pdb apply to app sessions, not surface ones")
     try:
         with _progress(console, "re-running", True) as progress:

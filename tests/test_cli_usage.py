@@ -63,6 +63,10 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["read", "surfaced", "--db", str(db)],
             "drove a surface: its log holds the surface's calls",
         ),
+        "export of a surface session": (
+            ["replay", "surfaced", "--db", str(db), "--export-test", ""],
+            "--export-test and --pdb apply to app sessions, not surface ones",
+        ),
         "unknown generation": (
             ["read", "known", "--db", str(db), "--generation", "99"],
             "not 99",
