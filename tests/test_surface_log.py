@@ -24,6 +24,7 @@ from semledger.adapters import (
 from semledger.eventlog import (
     REDACTED,
     MemoryRecorder,
+    SessionClaimedError,
     SessionEnded,
     SessionStarted,
     SqliteRecorder,
@@ -91,6 +92,25 @@ async def test_the_audit_lists_a_surface_sessions_acts() -> None:
     assert entries[0].target["kind"] == "ref"
     assert entries[0].generation == 1
     assert entries[1].details["message"]
+
+
+async def test_a_second_logged_surface_for_a_live_session_is_refused_until_it_closes() -> None:
+    recorder = MemoryRecorder()
+    first = LoggedSurface(_surface(), recorder, "s1", "runtime")  # type: ignore[arg-type]
+    await first.open({})
+    second = LoggedSurface(_surface(), recorder, "s1", "runtime")  # type: ignore[arg-type]
+    with pytest.raises(SessionClaimedError):
+        await second.open({})
+    before = list(recorder.read("s1"))
+    await first.snapshot()
+    await first.close()
+    assert len(list(recorder.read("s1"))) == len(before) + 3  # snapshot, close, SessionEnded
+    third = LoggedSurface(_surface(), recorder, "s1", "runtime")  # type: ignore[arg-type]
+    await third.open({})
+    await third.close()
+    events = [event for _record, event in recorder.events("s1")]
+    assert sum(isinstance(e, SessionStarted) for e in events) == 2
+    assert isinstance(events[-1], SessionEnded)
 
 
 async def test_a_session_through_the_log_writer_continues_after_its_events(tmp_path: Path) -> None:
