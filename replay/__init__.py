@@ -21,12 +21,14 @@ from ._reads import (
 from ._reexecute import Divergence, ReplayReport, node_diff, reexecute
 
 __all__ = [
+    "SEEDS",
     "AppLoadError",
     "AuditEntry",
     "Divergence",
     "FuzzResult",
     "GenerationChecker",
     "InvariantViolation",
+    "NotAViewError",
     "ReplayReport",
     "SurfaceSessionError",
     "UnknownGenerationError",
@@ -47,11 +49,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._fuzz import FuzzResult, fuzz_app
+    from ._fuzz import SEEDS, FuzzResult, NotAViewError, fuzz_app
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("FuzzResult", "fuzz_app"):
+    if name in ("SEEDS", "FuzzResult", "NotAViewError", "fuzz_app"):
         from . import _fuzz
 
         return getattr(_fuzz, name)

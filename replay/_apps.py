@@ -29,6 +29,10 @@ def load_app(reference: str) -> App[Any, Any]:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise AppLoadError(f"{reference!r}: cannot import {module_name}: {error}") from error
+    except Exception as error:  # the module's own code raised as it ran
+        raise AppLoadError(
+            f"{reference!r}: importing {module_name} raised {type(error).__name__}: {error}"
+        ) from error
     value: Any = module
     for part in attribute.split("."):
         try:

@@ -5,14 +5,16 @@ replay` reproduces it."""
 
 from __future__ import annotations
 
+import secrets
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import attrs
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky, HypothesisException
 
 from semledger.actors import MessageCodecError, SessionCore, crash_event
 from semledger.eventlog import (
@@ -20,6 +22,7 @@ from semledger.eventlog import (
     Event,
     NewEvent,
     Recorder,
+    SequenceConflict,
     SessionEnded,
     SessionStarted,
     TimerFired,
@@ -28,28 +31,51 @@ from semledger.runtime import (
     ActionKind,
     App,
     ApplicationError,
+    Every,
     Receipt,
     Rejection,
     Role,
     SemanticsSnapshot,
+    View,
 )
 
 from ._invariants import GenerationChecker, InvariantViolation, check_read
 
-_PAYLOAD = {
-    "set_text": lambda d: {"value": d.draw(st.text(max_size=12), label="text")},
-    "scroll": lambda d: {
-        "direction": d.draw(
-            st.sampled_from(["forward", "backward", "up", "down", "left", "right"]),
-            label="direction",
-        )
-    },
-    "set_numeric_value": lambda d: {"value": d.draw(st.integers(-1000, 1000), label="number")},
-    "set_selection": lambda d: {
-        "start": d.draw(st.integers(0, 20)),
-        "end": d.draw(st.integers(0, 20)),
-    },
-}
+SEEDS = range(-(2**63), 2**64)
+"""The seeds a counterexample's session can record (the integers msgpack encodes)."""
+
+_MAX_REPEATS = 10
+"""The most times one step repeats its input. A bug seven clicks of one button deep is out
+of reach when each click is a separate one-in-twenty draw; one step that clicks seven
+times reaches it."""
+
+_KINDS = tuple(k.value for k in ActionKind)
+_ROLES = tuple(r.value for r in Role if r is not Role.NONE)
+_DIRECTIONS = ("forward", "backward", "up", "down", "left", "right")
+_BOGUS_IDS = ("nope", "x.y")
+_STEPS = ("read", *("act",) * 6, "invalid")
+_TIMED_STEPS = (*_STEPS, "tick", "tick")
+"""What a step does: mostly an action the snapshot offers, which is what goes deep into an
+app, and ticks for an app with timers. A read comes first: it takes the fewest draws, so
+the shrinker turns a step that does not matter into a read, which it can then delete."""
+_REPEATABLE = frozenset(
+    {
+        ActionKind.ACTIVATE,
+        ActionKind.SUBMIT,
+        ActionKind.INCREMENT,
+        ActionKind.DECREMENT,
+        ActionKind.SCROLL,
+    }
+)
+"""The kinds whose repeats can add up; repeating a focus or a set_text does nothing new."""
+_NAME_TRIES = 5
+
+_T = TypeVar("_T")
+
+
+class NotAViewError(TypeError):
+    """Raised, as the application's error, when an app's view returns something that is not
+    a semledger `View` (the runtime would fail on it somewhere inside)."""
 
 
 @attrs.frozen
@@ -57,57 +83,249 @@ class FuzzResult:
     examples: int
     failure: str | None = None
     session: str | None = None
+    """The counterexample's session; None when there is none, or nothing to save (an app
+    that behaves differently on the same inputs may fail on none of them again)."""
 
 
-def _random_action(data: Any, snapshot: SemanticsSnapshot, stale: list[int]) -> dict[str, Any]:
-    nodes = sorted(snapshot.nodes)
-    valid = data.draw(st.booleans(), label="valid") if nodes else False
-    if valid:
-        node = snapshot.nodes[data.draw(st.sampled_from(nodes), label="node")]
-        offered = [k.value for k in node.actions] or [k.value for k in ActionKind]
-        kind = data.draw(st.sampled_from(offered), label="kind")
-        if node.semantic_id is not None and data.draw(st.booleans(), label="by id"):
-            target = {"kind": "semantic_id", "id": str(node.semantic_id)}
-        else:
-            target = {"kind": "node_id", "id": str(node.node_id)}
-        generation = snapshot.generation
-    else:
-        kind = data.draw(st.sampled_from([k.value for k in ActionKind]), label="kind")
-        target = data.draw(
-            st.one_of(
-                st.builds(lambda i: {"kind": "node_id", "id": str(i)}, st.integers(1, 10_000)),
-                st.builds(
-                    lambda s: {"kind": "semantic_id", "id": s},
-                    st.sampled_from(["nope", "x.y", *(str(k) for k in snapshot.by_semantic_id)]),
-                ),
-                st.builds(
-                    lambda r, i: {"kind": "path", "path": [{"role": r, "index": i}]},
-                    st.sampled_from([r.value for r in Role if r is not Role.NONE]),
-                    st.integers(0, 3),
-                ),
-            ),
-            label="target",
-        )
-        generation = data.draw(
-            st.sampled_from([snapshot.generation, *stale[-3:]]), label="generation"
-        )
-    action = {"kind": kind, **(_PAYLOAD[kind](data) if kind in _PAYLOAD else {})}
-    latest = data.draw(st.booleans(), label="latest")
-    precondition = (
-        {"kind": "latest"} if latest else {"kind": "exact", "generation": str(generation)}
-    )
-    return {"target": target, "action": action, "precondition": precondition}
-
-
-class _Run:
-    """One example: the inputs it made and the reads it checked between them, so the final
+@attrs.define
+class _Trail:
+    """What one example did: its inputs and the reads it checked between them, so the final
     (shrunk) one can be saved."""
 
-    def __init__(self, app: App[Any, Any]) -> None:
+    inputs: list[Event] = attrs.Factory(list)
+    reads: list[tuple[int, int | None]] = attrs.Factory(list)
+    """``(inputs before it, since)`` of each read."""
+
+
+@attrs.define
+class _State:
+    """What the examples of one run leave for after it."""
+
+    ran: int = 0
+    last: _Trail = attrs.Factory(_Trail)
+    """The last example run: after a failure, the shrunk counterexample."""
+    failed: tuple[_Trail, Exception] | None = None
+    """The last example that failed, and how."""
+
+
+@attrs.frozen
+class _Read:
+    since: int | None
+
+
+@attrs.frozen
+class _Tick:
+    timer: Every[Any]
+    times: int
+
+
+@attrs.frozen
+class _Act:
+    target: dict[str, Any]
+    action: dict[str, Any]
+    latest: bool
+    generation: int | None = None
+    """What an exact precondition names (maybe stale); None: the generation current when
+    the action is performed, each time it is."""
+    times: int = 1
+
+
+_Plan = _Read | _Tick | _Act
+
+_MORE = st.integers(0, 9)
+"""Another step unless it draws 0: ten steps on average, and a step the shrinker drops
+leaves the rest in place (a count drawn up front would not)."""
+
+
+def _pick(draw: Any, items: Sequence[_T]) -> _T:
+    """One of `items` (not empty) by its index: shrinks toward the first, and builds no new
+    strategy per call as ``sampled_from(list)`` does (which dominated the run time)."""
+    index: int = draw(st.integers(0, len(items) - 1))
+    return items[index]
+
+
+@st.composite
+def _plan(
+    draw: Any,
+    snapshot: SemanticsSnapshot,
+    timers: tuple[Every[Any], ...],
+    stale: tuple[int, ...],
+    budget: int,
+) -> _Plan | None:
+    """The next step, or None to stop. One strategy per step, so a step is one span: the
+    shrinker can drop it whole, and hypothesis's mutator can copy it over another (one more
+    click)."""
+    if not draw(_MORE):
+        return None
+    step = _pick(draw, _TIMED_STEPS if timers else _STEPS)
+    if step == "read":
+        current = snapshot.generation
+        return _Read(_pick(draw, [None, current, 0, *stale, current + 1]))
+    if step == "tick":
+        return _Tick(_pick(draw, timers), _times(draw, budget))
+    offered = _offered(draw, snapshot, budget) if step == "act" else None
+    return offered or _invalid(draw, snapshot, stale[-3:])
+
+
+def _times(draw: Any, budget: int) -> int:
+    if budget < 2 or not draw(st.booleans()):
+        return 1
+    times: int = draw(st.integers(2, min(budget, _MAX_REPEATS)))
+    return times
+
+
+def _offered(draw: Any, snapshot: SemanticsSnapshot, budget: int) -> _Act | None:
+    """An action an enabled node offers (None when there is none)."""
+    nodes = [snapshot.nodes[i] for i in sorted(snapshot.nodes)]
+    enabled = [n for n in nodes if n.actions and not n.state.disabled]
+    if not enabled:
+        return None
+    node = _pick(draw, enabled)
+    kind = _kind(draw, node.actions)
+    if node.semantic_id is not None and draw(st.booleans()):
+        target = {"kind": "semantic_id", "id": str(node.semantic_id)}
+    else:
+        target = {"kind": "node_id", "id": str(node.node_id)}
+    action = {"kind": kind.value, **_payload(draw, kind.value)}
+    times = _times(draw, budget) if kind in _REPEATABLE else 1
+    return _Act(target, action, draw(st.booleans()), times=times)
+
+
+def _kind(draw: Any, offered: Sequence[ActionKind]) -> ActionKind:
+    """Focus one time in four when the node offers more: nearly every node offers it, and
+    it seldom leads anywhere new."""
+    others = [kind for kind in offered if kind is not ActionKind.FOCUS]
+    if not others or (len(others) < len(offered) and draw(st.integers(0, 3)) == 3):
+        return ActionKind.FOCUS
+    return _pick(draw, others)
+
+
+def _invalid(draw: Any, snapshot: SemanticsSnapshot, stale: tuple[int, ...]) -> _Act:
+    """Mostly an action on a target that resolves to nothing, or to a node that is disabled
+    or does not offer it, or at a stale generation."""
+    kind = _pick(draw, _KINDS)
+    action = {"kind": kind, **_payload(draw, kind)}
+    target = _any_target(draw, snapshot)
+    generation = _pick(draw, [snapshot.generation, *stale])
+    return _Act(target, action, draw(st.booleans()), generation)
+
+
+def _any_target(draw: Any, snapshot: SemanticsSnapshot) -> dict[str, Any]:
+    how = draw(st.integers(0, 3))
+    if how == 0:
+        return {"kind": "node_id", "id": str(draw(st.integers(1, 10_000)))}
+    if how == 1:
+        return {"kind": "node_id", "id": str(_pick(draw, sorted(snapshot.nodes)))}
+    if how == 2:
+        # Sorted: a Map's order follows the str hash, which PYTHONHASHSEED changes.
+        known = sorted(str(sid) for sid in snapshot.by_semantic_id)
+        return {"kind": "semantic_id", "id": _pick(draw, [*_BOGUS_IDS, *known])}
+    return {
+        "kind": "path",
+        "path": [{"role": _pick(draw, _ROLES), "index": draw(st.integers(0, 3))}],
+    }
+
+
+def _payload(draw: Any, kind: str) -> dict[str, Any]:
+    if kind == "set_text":
+        return {"value": draw(st.text(max_size=12))}
+    if kind == "scroll":
+        return {"direction": _pick(draw, _DIRECTIONS)}
+    if kind == "set_numeric_value":
+        return {"value": draw(st.integers(-1000, 1000))}
+    if kind == "set_selection":
+        return {"start": draw(st.integers(0, 20)), "end": draw(st.integers(0, 20))}
+    return {}
+
+
+class _Example:
+    """One example: a fresh session of the app driven by hypothesis's draws."""
+
+    def __init__(self, app: App[Any, Any], trail: _Trail) -> None:
         self.core = SessionCore(app)
-        self.inputs: list[Event] = []
-        self.reads: list[tuple[int, int | None]] = []
-        """``(inputs before it, since)`` of each read."""
+        self.trail = trail
+        self.checker = GenerationChecker(self.core.runtime.snapshot)
+        self.seen: list[int] = []
+        """The generation at the start of each step: stale ones for preconditions and reads."""
+
+    def run(self, data: Any, most: int) -> None:
+        """Take steps until one draws stop, or `most` inputs and reads are taken."""
+        taken = 0
+        while taken < most:
+            runtime = self.core.runtime
+            self.seen.append(runtime.generation)
+            stale = tuple(self.seen[-5:])
+            plan = data.draw(
+                _plan(runtime.snapshot, runtime.subscriptions(), stale, most - taken),
+                label="step",
+            )
+            if plan is None:
+                return
+            taken += self._carry_out(plan)
+
+    def _carry_out(self, plan: _Plan) -> int:
+        """Take the step; the number of inputs and reads it took."""
+        if isinstance(plan, _Read):
+            self.trail.reads.append((len(self.trail.inputs), plan.since))
+            check_read(self.core.runtime, plan.since)
+            return 1
+        if isinstance(plan, _Tick):
+            return self._ticks(plan.timer, plan.times)
+        return self._perform(plan)
+
+    def _perform(self, act: _Act) -> int:
+        for _ in range(act.times):
+            generation = self.core.runtime.generation if act.generation is None else act.generation
+            precondition = (
+                {"kind": "latest"}
+                if act.latest
+                else {"kind": "exact", "generation": str(generation)}
+            )
+            request = self.core.next_request_id()
+            self._input(ActionRequested(request, act.target, act.action, precondition, False))
+        return act.times
+
+    def _ticks(self, timer: Every[Any], times: int) -> int:
+        """Tick `timer` `times` times in a row, or until the app no longer subscribes to it;
+        the number of ticks."""
+        for done in range(times):
+            timers = self.core.runtime.subscriptions()
+            if timer not in timers:
+                return done
+            timer_id = timers.index(timer) + 1
+            try:
+                encoded = self.core.codec.encode(timer.message)
+            except MessageCodecError:
+                self.trail.inputs.append(TimerFired(timer_id, None))  # as a live session logs it
+                raise
+            self._input(TimerFired(timer_id, encoded))
+        return times
+
+    def _input(self, event: Event) -> None:
+        self.trail.inputs.append(event)
+        result = self.core.step(event)
+        self.checker.check(self.core.runtime.snapshot, result.outcome)
+        if isinstance(event, ActionRequested) and not isinstance(
+            result.outcome, Receipt | Rejection
+        ):
+            raise InvariantViolation(f"an action answered {result.outcome!r}")
+
+
+def _checked_views(app: App[Any, Any]) -> App[Any, Any]:
+    """`app` with a view that raises `NotAViewError` when the app's view returns anything but
+    a `View`, so that mistake is reported as such."""
+    view = app.view
+
+    def checked(model: Any) -> View[Any]:
+        shown: object = view(model)
+        if not isinstance(shown, View):
+            raise NotAViewError(
+                f"the app's view returned a {type(shown).__name__}, not a semledger View"
+            )
+        return shown
+
+    checked.__name__ = getattr(view, "__name__", "view")
+    return attrs.evolve(app, view=checked)
 
 
 def fuzz_app(
@@ -117,13 +335,21 @@ def fuzz_app(
     *,
     examples: int = 100,
     seed: int = 0,
-    steps: int = 25,
+    steps: int = 50,
     on_progress: Callable[[int, int | None], None] | None = None,
 ) -> FuzzResult:
-    """Fuzz `app`; a shrunk counterexample is appended as a session to the log `save_to`
-    opens (only then, so a clean run leaves no file behind)."""
-    last: dict[str, _Run] = {}
-    ran = [0]
+    """Fuzz `app` with up to `steps` inputs and reads per example; a shrunk counterexample is
+    appended as a session to the log `save_to` opens (only then, so a clean run leaves no
+    file behind).
+
+    Whatever the app raises is a counterexample, and so is an app that behaves differently
+    on the same inputs (its update, view, handlers or subscriptions depend on something
+    besides their arguments). Raises `ValueError` for a seed outside `SEEDS`.
+    """
+    if seed not in SEEDS:
+        raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
+    strict = _checked_views(app)
+    state = _State()
 
     @settings(
         max_examples=examples,
@@ -135,105 +361,117 @@ def fuzz_app(
         # One counterexample, shrunk and saved: several distinct bugs would otherwise come
         # out as an ExceptionGroup that nothing below catches.
         report_multiple_bugs=False,
+        # Explaining a failure re-runs variations of it for a report nobody reads, and took
+        # most of a failing run's time.
+        phases=[phase for phase in Phase if phase is not Phase.explain],
     )
     @fixed_seed(seed)
     @given(st.data())
     def run(data: Any) -> None:
-        ran[0] += 1
+        state.ran += 1
+        state.last = _Trail()
         if on_progress is not None:
             # Past `examples`, hypothesis is shrinking a failure: the total is unknown.
-            on_progress(ran[0], examples if ran[0] <= examples else None)
-        state = last["run"] = _Run(app)
-        core = state.core
-        checker = GenerationChecker(core.runtime.snapshot)
-        seen: list[int] = []
-        for _ in range(data.draw(st.integers(1, steps), label="steps")):
-            snapshot = core.runtime.snapshot
-            seen.append(snapshot.generation)
-            if data.draw(st.integers(0, 3), label="read?") == 0:
-                since = data.draw(
-                    st.sampled_from(
-                        [None, snapshot.generation, 0, *seen[-5:], snapshot.generation + 1]
-                    ),
-                    label="since",
-                )
-                state.reads.append((len(state.inputs), since))
-                check_read(core.runtime, since)
-                continue
-            # Ticks only for apps with timers, so other apps' examples stay as they were.
-            timers = core.runtime.subscriptions()
-            event: Event
-            if timers and data.draw(st.booleans(), label="tick?"):
-                timer = data.draw(st.sampled_from(timers), label="timer")
-                timer_id = timers.index(timer) + 1
-                try:
-                    encoded = core.codec.encode(timer.message)
-                except MessageCodecError:
-                    state.inputs.append(TimerFired(timer_id, None))  # as a live session logs it
-                    raise
-                event = TimerFired(timer_id, encoded)
-            else:
-                wire = _random_action(data, snapshot, seen)
-                event = ActionRequested(
-                    core.next_request_id(),
-                    wire["target"],
-                    wire["action"],
-                    wire["precondition"],
-                    False,
-                )
-            state.inputs.append(event)
-            result = core.step(event)
-            checker.check(core.runtime.snapshot, result.outcome)
-            if isinstance(event, ActionRequested):
-                assert isinstance(result.outcome, Receipt | Rejection)
+            on_progress(state.ran, examples if state.ran <= examples else None)
+        try:
+            _Example(strict, state.last).run(data, steps)
+        except HypothesisException:
+            raise
+        except Exception as error:
+            state.failed = (state.last, error)
+            raise
 
     try:
         run()
-    except (InvariantViolation, ApplicationError, AssertionError, MessageCodecError) as error:
-        name = f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{seed}"
-        _save(save_to(), name, app, app_ref, last.get("run"), error, seed)
-        cause = error.__cause__ if isinstance(error, ApplicationError) else error
-        return FuzzResult(examples, f"{type(cause).__name__}: {cause}", name)
+    except Flaky:
+        return _nondeterministic(state.failed, examples, save_to, strict, app_ref, seed)
+    except HypothesisException:
+        raise
+    except Exception as error:
+        name = _save(save_to(), strict, app_ref, state.last, error, seed)
+        return FuzzResult(examples, _described(error), name)
     return FuzzResult(examples)
+
+
+def _described(error: BaseException) -> str:
+    cause = (error.__cause__ or error) if isinstance(error, ApplicationError) else error
+    return f"{type(cause).__name__}: {cause}"
+
+
+def _nondeterministic(
+    failed: tuple[_Trail, Exception] | None,
+    examples: int,
+    save_to: Callable[[], Recorder],
+    app: App[Any, Any],
+    app_ref: str,
+    seed: int,
+) -> FuzzResult:
+    """Hypothesis ran the same inputs twice and the app did not do the same: the failure it
+    saw last did not happen again, or the screens differed (and so did the draws)."""
+    rule = "its update, view, handlers and subscriptions must depend on their arguments alone"
+    if failed is None:
+        failure = f"the app is not deterministic: the same inputs led to different screens ({rule})"
+        return FuzzResult(examples, failure)
+    trail, error = failed
+    name = _save(save_to(), app, app_ref, trail, error, seed)
+    failure = (
+        f"the app is not deterministic: the same inputs gave {_described(error)} once and"
+        f" something else another time ({rule})"
+    )
+    return FuzzResult(examples, failure, name)
+
+
+def _session_name(seed: int) -> str:
+    """Unique even for runs in the same second with the same seed (parallel jobs, one log)."""
+    return f"fuzz-{time.strftime('%Y%m%d-%H%M%S')}-{seed}-{secrets.token_hex(3)}"
 
 
 def _save(
     recorder: Recorder,
-    name: str,
     app: App[Any, Any],
     app_ref: str,
-    run: _Run | None,
+    trail: _Trail,
     error: BaseException,
     chosen_seed: int,
-) -> None:
-    """Log the counterexample as an ordinary session: the same events a live one would have
-    (`run` is None when the application raised as it started).
+) -> str:
+    """Log the counterexample as an ordinary session, under a new name (returned): the same
+    events a live one would have, re-made from its inputs.
 
     Reads are not inputs, so the ones the example checked go into the session's params
     (``params["fuzz"]["reads"]``), where `reexecute` finds them and checks them again at
     the same places.
     """
-    params = {
-        "fuzz": {"seed": chosen_seed, "failure": str(error), "reads": run.reads if run else []}
-    }
-    events: list[Event] = [SessionStarted(app_ref, "runtime", params, True)]
+    params = {"fuzz": {"seed": chosen_seed, "failure": str(error), "reads": trail.reads}}
+    started = SessionStarted(app_ref, "runtime", params, True)
+    events: list[Event] = [started, *_outputs(app, trail, error)]
+    now = time.time()
+    tries = 1
+    while True:
+        name = _session_name(chosen_seed)
+        try:
+            recorder.append([NewEvent(name, i + 1, e, now) for i, e in enumerate(events)])
+        except SequenceConflict:
+            if tries == _NAME_TRIES:
+                raise
+            tries += 1
+        else:
+            return name
+
+
+def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Event]:
+    """The events after ``SessionStarted``: what the app does with the trail's inputs."""
     try:
         core = SessionCore(app)
-    except ApplicationError as crash:
-        events.append(crash_event(crash))
-    else:
-        events += core.initial_outputs()
-        for event in run.inputs if run else []:
-            try:
-                result = core.step(event)
-            except (ApplicationError, MessageCodecError) as crash:
-                events += [event, crash_event(crash)]
-                break
-            events += [event, *result.outputs]
-        else:
-            events.append(SessionEnded(f"fuzz counterexample: {error}"))
-    now = time.time()
-    recorder.append([NewEvent(name, i + 1, e, now) for i, e in enumerate(events)])
+    except Exception as crash:  # the application raised as it started
+        return [crash_event(crash)]
+    events = list(core.initial_outputs())
+    for event in trail.inputs:
+        try:
+            result = core.step(event)
+        except Exception as crash:
+            return [*events, event, crash_event(crash)]
+        events += [event, *result.outputs]
+    return [*events, SessionEnded(f"fuzz counterexample: {error}")]
 
 
-__all__ = ["FuzzResult", "fuzz_app"]
+__all__ = ["SEEDS", "FuzzResult", "NotAViewError", "fuzz_app"]

@@ -157,7 +157,16 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--pdb", action="store_true", help="stop in pdb where the app raised")
     replay.add_argument("--export-test", metavar="FILE", help="write a pytest module instead")
 
-    fuzz = commands.add_parser("fuzz", help="property-based fuzzing of generation semantics")
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="property-based fuzzing of generation semantics",
+        description="Drive fresh sessions of APP with random actions, reads and timer ticks and"
+        " check the generation invariants. Exit status 0: no counterexample; 1: a"
+        " counterexample (the app raised, its view returned something that is not a View,"
+        " a generation invariant broke, or the app behaved differently on the same inputs), saved"
+        " as a session in the log; 2: bad usage (an app that cannot be imported, a --db that"
+        " is not a log or cannot be created, a --seed out of range).",
+    )
     fuzz.add_argument("app", metavar="APP", help="module:attribute of an App")
     _add_db(fuzz)
     fuzz.add_argument(
@@ -402,17 +411,28 @@ def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) ->
 
 
 def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
-    from semledger.replay import AppLoadError, fuzz_app, load_app
+    from semledger.replay import SEEDS, AppLoadError, fuzz_app, load_app
 
+    if args.seed not in SEEDS:
+        raise UsageError(
+            f"--seed {args.seed}: expected a whole number from {SEEDS.start} to {SEEDS.stop - 1}"
+        )
     try:
         app = load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
+    # The log is checked before the run, not after it: a file there must already be a log
+    # (another program's database is not made one), and a new log is made only to save a
+    # counterexample, so a clean run leaves no file behind.
+    recorder = _recorder(args.db) if Path(args.db).exists() else None
+    folder = Path(args.db).parent
+    if recorder is None and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+        raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")
     with _progress(console, "fuzzing", True) as progress:
         result = fuzz_app(
             app,
             args.app,
-            lambda: _recorder(args.db, must_exist=False),
+            lambda: recorder if recorder is not None else _recorder(args.db, must_exist=False),
             examples=args.examples,
             seed=args.seed,
             on_progress=progress,
@@ -421,9 +441,12 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{result.examples} examples, no counterexample", style="green")
         return 0
     console.print(Text.assemble(("counterexample:", "bold red"), f" {result.failure}"))
-    console.print(
-        f"saved as session {result.session!r}: semledger replay {result.session} --db {args.db}"
-    )
+    if result.session is None:
+        console.print("nothing saved: no sequence of inputs fails every time")
+    else:
+        console.print(
+            f"saved as session {result.session!r}: semledger replay {result.session} --db {args.db}"
+        )
     return 1
 
 

@@ -1,0 +1,254 @@
+"""`semledger fuzz` at its edges: parallel runs on one log, apps that misbehave, seeds and
+logs it cannot use, app modules that do not import, hash seeds, and bugs several clicks deep."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from semledger.eventlog import (
+    ActionRequested,
+    NewEvent,
+    Recorder,
+    SequenceConflict,
+    SessionCrashed,
+    SessionStarted,
+    SqliteRecorder,
+    StoredEvent,
+)
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+_SAVED = re.compile(r"saved as session '([^']+)'")
+
+
+def _fuzz(*args: str) -> subprocess.CompletedProcess[str]:
+    return mcp.cli("fuzz", *args, COLUMNS="300")
+
+
+def _saved(done: subprocess.CompletedProcess[str]) -> str:
+    found = _SAVED.search(done.stdout)
+    assert found is not None, done.stdout + done.stderr
+    return found.group(1)
+
+
+def _assert_no_traceback(done: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_two_runs_in_the_same_second_with_the_same_seed_save_two_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parallel CI jobs on one log: the second counterexample is not lost to a name clash."""
+    import tests_broken_start
+
+    from semledger.replay import fuzz_app
+
+    monkeypatch.setattr(time, "strftime", lambda *_args: "20260101-000000")
+    db = tmp_path / "log.db"
+    app = tests_broken_start.app
+    first, second = (
+        fuzz_app(app, "tests_broken_start:app", lambda: SqliteRecorder(db), examples=5, seed=7)
+        for _ in range(2)
+    )
+    assert first.session is not None
+    assert second.session is not None
+    assert first.session != second.session
+    with SqliteRecorder(db) as recorder:
+        assert {s.name for s in recorder.sessions()} == {first.session, second.session}
+        for name in (first.session, second.session):
+            assert isinstance([e for _r, e in recorder.events(name)][-1], SessionCrashed)
+
+
+class _TakenOnce:
+    """A log where another job takes the first name this one tries, just before it."""
+
+    def __init__(self, inner: SqliteRecorder) -> None:
+        self.inner = inner
+        self.refused: list[str] = []
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        if not self.refused:
+            self.refused.append(events[0].session)
+            raise SequenceConflict(events[0].session, 1, 2)
+        return self.inner.append(events)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_session_name_taken_while_saving_is_retried_under_another(tmp_path: Path) -> None:
+    import tests_broken_start
+
+    from semledger.replay import fuzz_app
+
+    with SqliteRecorder(tmp_path / "log.db") as inner:
+        log = _TakenOnce(inner)
+        result = fuzz_app(
+            tests_broken_start.app, "tests_broken_start:app", lambda: cast(Recorder, log)
+        )
+        assert result.session is not None
+        assert len(log.refused) == 1
+        assert log.refused[0] != result.session
+        assert [s.name for s in inner.sessions()] == [result.session]
+
+
+def test_a_view_that_returns_no_view_is_a_counterexample_that_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_not_a_view:app", "--db", str(db), "--examples", "5")
+    _assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "counterexample: NotAViewError: the app's view returned a list, not a semledger View"
+        in done.stdout
+    )
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(_saved(done))]
+    assert isinstance(events[-1], SessionCrashed)
+    assert events[-1].exception_type == "NotAViewError"
+
+
+def test_an_app_that_does_differently_on_the_same_inputs_is_reported_as_not_deterministic(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_impure:app", "--db", str(db), "--examples", "50")
+    _assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "counterexample: the app is not deterministic: the same inputs gave" in done.stdout
+    assert "EveryOtherCallError" in done.stdout
+    with SqliteRecorder(db) as recorder:
+        assert recorder.summary(_saved(done)) is not None
+
+
+_TRACE = """
+import hashlib, sys
+from semledger.actors import SessionCore
+from semledger.eventlog import SqliteRecorder
+from semledger.replay import fuzz_app, load_app
+
+inputs = []
+step = SessionCore.step
+
+def traced(self, event, **kwargs):
+    inputs.append(repr(event))
+    return step(self, event, **kwargs)
+
+SessionCore.step = traced
+fuzz_app(load_app(sys.argv[1]), sys.argv[1], lambda: SqliteRecorder(sys.argv[2]), examples=20)
+print(len(inputs), hashlib.sha256("\\n".join(inputs).encode()).hexdigest())
+"""
+
+
+def test_the_same_seed_explores_the_same_inputs_whatever_the_hash_seed(tmp_path: Path) -> None:
+    """The counter's five semantic ids sit in a Map whose order follows PYTHONHASHSEED."""
+    traces = {
+        subprocess.run(
+            [sys.executable, "-c", _TRACE, "semledger.examples.counter:app", str(tmp_path / "x")],
+            capture_output=True,
+            text=True,
+            env=mcp.env(PYTHONHASHSEED=hash_seed),
+            timeout=120,
+            check=True,
+        ).stdout
+        for hash_seed in ("1", "2", "3")
+    }
+    assert len(traces) == 1, traces
+
+
+@pytest.mark.parametrize("seed", [str(2**64), str(-(2**63) - 1)])
+def test_a_seed_the_log_cannot_record_is_bad_usage(tmp_path: Path, seed: str) -> None:
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_broken_start:app", "--db", str(db), "--seed", seed)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"semledger: --seed {seed}: expected a whole number from")
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("seed", [str(2**64 - 1), str(-(2**63))])
+def test_the_extreme_seeds_the_log_records_are_saved_with_the_counterexample(
+    tmp_path: Path, seed: str
+) -> None:
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_broken_start:app", "--db", str(db), "--seed", seed)
+    assert done.returncode == 1, done.stdout + done.stderr
+    with SqliteRecorder(db) as recorder:
+        started = next(e for _r, e in recorder.events(_saved(done)))
+    assert isinstance(started, SessionStarted)
+    assert started.params["fuzz"]["seed"] == int(seed)
+
+
+@pytest.mark.parametrize("where", ["a missing folder", "a file that is not a log"])
+def test_a_log_that_cannot_be_used_is_refused_before_fuzzing(tmp_path: Path, where: str) -> None:
+    """A clean app would fuzz to the end and never open the log: the refusal comes first."""
+    not_a_log = tmp_path / "notes.db"
+    not_a_log.write_text("my notes\n")
+    db = tmp_path / "no" / "log.db" if where == "a missing folder" else not_a_log
+    done = _fuzz("semledger.examples.counter:app", "--db", str(db))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert str(db) in done.stderr
+    assert "examples" not in done.stdout
+    assert not_a_log.read_text() == "my notes\n"
+
+
+def test_a_clean_run_leaves_no_log_behind(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    done = _fuzz("semledger.examples.counter:app", "--db", str(db), "--examples", "5")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not db.exists()
+
+
+def _commands(db: Path) -> dict[str, list[str]]:
+    app = "tests_fuzz_import_error:app"
+    return {
+        "fuzz": ["fuzz", app, "--db", str(db)],
+        "serve": ["serve", app, "--db", str(db)],
+        "replay": ["replay", "broken", "--db", str(db)],
+    }
+
+
+@pytest.mark.parametrize("command", list(_commands(Path("log.db"))))
+def test_an_app_module_that_raises_as_it_is_imported_is_bad_usage_naming_it(
+    tmp_path: Path, command: str
+) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        started = SessionStarted("tests_fuzz_import_error:app", "runtime", {}, True)
+        recorder.append([NewEvent("broken", 1, started, 0.0)])
+    done = mcp.cli(*_commands(db)[command])
+    _assert_no_traceback(done)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "importing tests_fuzz_import_error raised RuntimeError: this module is broken" in (
+        done.stderr
+    )
+
+
+@pytest.mark.parametrize("seed", ["0", "1", "2"])
+def test_a_bug_seven_clicks_deep_is_found_with_the_default_example_count(
+    tmp_path: Path, seed: str
+) -> None:
+    """The seventh Increment crashes; Reset and Decrement, listed first, undo the way there.
+    The counterexample is shrunk to exactly the seven clicks."""
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_deep:app", "--db", str(db), "--seed", seed)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "counterexample: SeventhClickError: the count reached 7" in done.stdout
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(_saved(done))]
+    clicks = [e for e in events if isinstance(e, ActionRequested)]
+    assert len(clicks) == 7, clicks
+    for click in clicks:
+        assert click.target["id"] in ("7", "deep.increment"), click  # node 7 is Increment
+        assert click.action == {"kind": "activate"}, click
+    assert isinstance(events[-1], SessionCrashed)
