@@ -45,6 +45,7 @@ import trio
 from semledger.runtime import (
     ActionKind,
     App,
+    AppLoadError,
     AppRuntime,
     ByNodeId,
     Checked,
@@ -63,6 +64,7 @@ from semledger.runtime import (
     SemanticsSnapshot,
     SetText,
     SimpleAction,
+    load_app,
 )
 from semledger.runtime._wire import WireError, decode_action, encode_action
 
@@ -1202,24 +1204,8 @@ def create_runtime_surface(config: Mapping[str, Any]) -> RuntimeSurface:
         return RuntimeSurface(app, config.get("app_ref") or app.name, width=float(width))
     if not isinstance(app, str):
         raise DataError("expected the app as module:attribute", path="config.app")
-    return RuntimeSurface(load_app(app), app, width=float(width))
-
-
-def load_app(reference: str) -> App[Any, Any]:
-    """The App a ``module:attribute`` reference names; SessionError when it names none."""
-    import importlib
-
-    module_name, sep, attribute = reference.partition(":")
-    if not sep or not module_name or not attribute:
-        raise SessionError(
-            f"{reference!r}: expected module:attribute, e.g. semledger.examples.todo:app"
-        )
     try:
-        value: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as error:
-        raise SessionError(f"{reference!r}: {error}") from error
-    if not isinstance(value, App):
-        raise SessionError(f"{reference!r} is a {type(value).__name__}, not a semledger App")
-    return value
+        loaded = load_app(app)
+    except AppLoadError as error:
+        raise SessionError(str(error)) from error
+    return RuntimeSurface(loaded, app, width=float(width))

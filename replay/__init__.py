@@ -6,7 +6,8 @@ first use, so serving and auditing start without it.
 
 from typing import TYPE_CHECKING, Any
 
-from ._apps import AppLoadError, load_app
+from semledger.runtime import AppLoadError, load_app
+
 from ._audit import AuditEntry, UnreadableEventError, audit, verify
 from ._export import check_recorded_steps, export_test, write_test
 from ._invariants import GenerationChecker, InvariantViolation
@@ -28,7 +29,6 @@ __all__ = [
     "FuzzResult",
     "GenerationChecker",
     "InvariantViolation",
-    "NotAViewError",
     "ReplayReport",
     "SurfaceSessionError",
     "UnknownGenerationError",
@@ -49,11 +49,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._fuzz import SEEDS, FuzzResult, NotAViewError, fuzz_app
+    from ._fuzz import SEEDS, FuzzResult, fuzz_app
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("SEEDS", "FuzzResult", "NotAViewError", "fuzz_app"):
+    if name in ("SEEDS", "FuzzResult", "fuzz_app"):
         from . import _fuzz
 
         return getattr(_fuzz, name)

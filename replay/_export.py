@@ -20,9 +20,8 @@ from typing import Any
 
 from semledger.actors import MessageCodecError, SessionCore, crash_event
 from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionCrashed, SessionStarted
-from semledger.runtime import ApplicationError
+from semledger.runtime import ApplicationError, load_app
 
-from ._apps import load_app
 from ._invariants import check_read, recorded_reads
 from ._reads import UnknownSessionError
 from ._reexecute import COMPARED

@@ -36,7 +36,6 @@ from semledger.runtime import (
     Rejection,
     Role,
     SemanticsSnapshot,
-    View,
 )
 
 from ._invariants import GenerationChecker, InvariantViolation, check_read
@@ -71,11 +70,6 @@ _REPEATABLE = frozenset(
 _NAME_TRIES = 5
 
 _T = TypeVar("_T")
-
-
-class NotAViewError(TypeError):
-    """Raised, as the application's error, when an app's view returns something that is not
-    a semledger `View` (the runtime would fail on it somewhere inside)."""
 
 
 @attrs.frozen
@@ -311,23 +305,6 @@ class _Example:
             raise InvariantViolation(f"an action answered {result.outcome!r}")
 
 
-def _checked_views(app: App[Any, Any]) -> App[Any, Any]:
-    """`app` with a view that raises `NotAViewError` when the app's view returns anything but
-    a `View`, so that mistake is reported as such."""
-    view = app.view
-
-    def checked(model: Any) -> View[Any]:
-        shown: object = view(model)
-        if not isinstance(shown, View):
-            raise NotAViewError(
-                f"the app's view returned a {type(shown).__name__}, not a semledger View"
-            )
-        return shown
-
-    checked.__name__ = getattr(view, "__name__", "view")
-    return attrs.evolve(app, view=checked)
-
-
 def fuzz_app(
     app: App[Any, Any],
     app_ref: str,
@@ -348,7 +325,6 @@ def fuzz_app(
     """
     if seed not in SEEDS:
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
-    strict = _checked_views(app)
     state = _State()
 
     @settings(
@@ -374,7 +350,7 @@ def fuzz_app(
             # Past `examples`, hypothesis is shrinking a failure: the total is unknown.
             on_progress(state.ran, examples if state.ran <= examples else None)
         try:
-            _Example(strict, state.last).run(data, steps)
+            _Example(app, state.last).run(data, steps)
         except HypothesisException:
             raise
         except Exception as error:
@@ -384,11 +360,11 @@ def fuzz_app(
     try:
         run()
     except Flaky:
-        return _nondeterministic(state.failed, examples, save_to, strict, app_ref, seed)
+        return _nondeterministic(state.failed, examples, save_to, app, app_ref, seed)
     except HypothesisException:
         raise
     except Exception as error:
-        name = _save(save_to(), strict, app_ref, state.last, error, seed)
+        name = _save(save_to(), app, app_ref, state.last, error, seed)
         return FuzzResult(examples, _described(error), name)
     return FuzzResult(examples)
 
@@ -474,4 +450,4 @@ def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Ev
     return [*events, SessionEnded(f"fuzz counterexample: {error}")]
 
 
-__all__ = ["SEEDS", "FuzzResult", "NotAViewError", "fuzz_app"]
+__all__ = ["SEEDS", "FuzzResult", "fuzz_app"]

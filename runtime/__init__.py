@@ -33,6 +33,7 @@ from ._enums import (
     ScrollDirection,
 )
 from ._ids import InvalidSemanticIdError, SemanticId, parse_node_id, parse_u64
+from ._loading import AppLoadError, load_app
 from ._node import (
     AmbiguousRelationTarget,
     Announcement,
@@ -51,7 +52,7 @@ from ._node import (
 )
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, Full, ReadResult, Unchanged
-from ._runtime import ApplicationError, AppRuntime, CheckpointMismatchError
+from ._runtime import ApplicationError, AppRuntime, CheckpointMismatchError, NotAViewError
 from ._snapshot import JOURNAL_SIZE, Journal, SemanticsSnapshot, apply_delta
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, PaintOp
@@ -88,6 +89,7 @@ __all__ = [
     "AmbiguousRelationTarget",
     "Announcement",
     "App",
+    "AppLoadError",
     "AppRuntime",
     "ApplicationError",
     "ByNodeId",
@@ -120,6 +122,7 @@ __all__ = [
     "MissingRelationTarget",
     "Next",
     "NodeState",
+    "NotAViewError",
     "Numeric",
     "Outcome",
     "PaintOp",
@@ -160,6 +163,7 @@ __all__ = [
     "column",
     "group",
     "lazy",
+    "load_app",
     "node",
     "parse_node_id",
     "parse_u64",

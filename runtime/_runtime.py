@@ -38,7 +38,7 @@ from ._reads import Delta, ReadResult
 from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, Element, ElementTree, PaintOp
-from ._view import Proposal, Reject, ScrollBy, SelectText
+from ._view import Proposal, Reject, ScrollBy, SelectText, View
 from ._wire import encode_target
 
 Model = TypeVar("Model")
@@ -69,6 +69,12 @@ class ApplicationError(Exception):
     keeps the model it was given), but messages drained before it stay applied.
     ``__cause__`` is the original error.
     """
+
+
+class NotAViewError(TypeError):
+    """The cause of the `ApplicationError` raised when an app's view returns something that
+    is not a `View` (a list of views, None): the tree could only fail on it somewhere
+    inside."""
 
 
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
@@ -143,7 +149,7 @@ class AppRuntime(Generic[Model, Msg]):
             attrs.evolve(SemanticsSnapshot.empty(), generation=generation - 1)
         )
         tree = runtime._tree
-        tree.restore(runtime._call(app.view, model), state["elements"], int(state["next_node_id"]))
+        tree.restore(runtime._view(model), state["elements"], int(state["next_node_id"]))
         runtime._view_stale = False
         focused = state["focused"]
         if focused is not None:
@@ -478,6 +484,15 @@ class AppRuntime(Generic[Model, Msg]):
         finally:
             self._busy = False
 
+    def _view(self, model: Model) -> View[Any]:
+        view = self._call(self.app.view, model)
+        if not isinstance(view, View):
+            error = NotAViewError(
+                f"the app's view returned a {type(view).__name__}, not a semledger View"
+            )
+            raise ApplicationError("view returned no View") from error
+        return view
+
     def _schedule(self, effects: Iterable[Effect[Msg]]) -> None:
         for effect in effects:
             effect_id = self._next_effect_id
@@ -506,8 +521,7 @@ class AppRuntime(Generic[Model, Msg]):
         """Rebuild what is stale, and publish a new snapshot if anything public changed."""
         tree = self._tree
         if self._view_stale:
-            view = self._call(self.app.view, self._model)
-            tree.build(view)
+            tree.build(self._view(self._model))
             self._view_stale = False
         tree.layout()
         tree.paint()

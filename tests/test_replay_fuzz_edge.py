@@ -114,6 +114,9 @@ def test_a_view_that_returns_no_view_is_a_counterexample_that_says_so(tmp_path: 
         events = [e for _r, e in recorder.events(_saved(done))]
     assert isinstance(events[-1], SessionCrashed)
     assert events[-1].exception_type == "NotAViewError"
+    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "as it did live: NotAViewError(" in " ".join(replayed.stdout.split())
 
 
 def test_an_app_that_does_differently_on_the_same_inputs_is_reported_as_not_deterministic(
@@ -213,6 +216,7 @@ def _commands(db: Path) -> dict[str, list[str]]:
     return {
         "fuzz": ["fuzz", app, "--db", str(db)],
         "serve": ["serve", app, "--db", str(db)],
+        "serve a surface": ["serve", "--adapter", "runtime", "--app", app, "--db", str(db)],
         "replay": ["replay", "broken", "--db", str(db)],
     }
 

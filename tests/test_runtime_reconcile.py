@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from semledger.runtime import ActionKind as K
 from semledger.runtime import (
     App,
+    ApplicationError,
     AppRuntime,
     ByNodeId,
     Composition,
@@ -16,6 +19,7 @@ from semledger.runtime import (
     ErrorCode,
     Full,
     Latest,
+    NotAViewError,
     Rejection,
     Role,
     SimpleAction,
@@ -227,3 +231,13 @@ def test_node_ids_are_never_reused_across_many_remounts() -> None:
         ids = {n.node_id for n in full(rt).nodes if n.label == f"x{i}"}
         assert not ids & seen
         seen |= ids
+
+
+@pytest.mark.parametrize("shown", [[], None, "text"], ids=["list", "None", "str"])
+def test_a_view_that_returns_no_view_is_an_application_error_naming_what_it_returned(
+    shown: Any,
+) -> None:
+    with pytest.raises(ApplicationError) as raised:
+        runtime(lambda _model: shown, 0)
+    assert isinstance(raised.value.__cause__, NotAViewError)
+    assert f"returned a {type(shown).__name__}, not a semledger View" in str(raised.value.__cause__)

@@ -7,7 +7,9 @@ import os
 import sys
 from typing import Any
 
-from semledger.runtime import App
+from ._app import App
+
+__all__ = ["AppLoadError", "load_app"]
 
 
 class AppLoadError(ValueError):
