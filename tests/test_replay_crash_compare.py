@@ -8,9 +8,7 @@ from pathlib import Path
 
 from semledger.eventlog import (
     ActionRequested,
-    NewEvent,
     SessionCrashed,
-    SessionStarted,
     SqliteRecorder,
 )
 from semledger.replay import reexecute
@@ -22,7 +20,7 @@ import tests_buggy
 import tests_drifted
 import tests_pin
 import tests_strength
-from tests_record import COUNTER, INCREMENT, Call, record
+from tests_record import COUNTER, INCREMENT, Call, crashed_as_it_started, record
 
 RESET: Call = ("counter.reset", {"kind": "activate"})
 BUGGY = "tests_buggy:app"
@@ -90,14 +88,7 @@ def test_a_crash_as_the_app_started_replayed_as_another_exception_type_diverges(
     tmp_path: Path,
 ) -> None:
     with SqliteRecorder(tmp_path / "log.db") as recorder:
-        recorder.append(
-            [
-                NewEvent(
-                    "broke", 1, SessionStarted("tests_broken_start:app", "runtime", {}, True), 0.0
-                ),
-                NewEvent("broke", 2, SessionCrashed("MissingConfigError", "..."), 0.0),
-            ]
-        )
+        crashed_as_it_started(recorder, "broke", "MissingConfigError")
         report = reexecute(recorder, "broke", tests_broken_start.app)
     divergence = report.divergence
     assert divergence is not None

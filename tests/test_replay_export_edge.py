@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from semledger.eventlog import NewEvent, SessionCrashed, SessionStarted, SqliteRecorder
+from semledger.eventlog import SqliteRecorder
 from semledger.replay import export_test, write_test
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
-from tests_record import COUNTER, INCREMENT, Call, record
+from tests_record import COUNTER, INCREMENT, Call, crashed_as_it_started, record
 
 RESET: Call = ("counter.reset", {"kind": "activate"})
 BUGGY = "tests_buggy:app"
@@ -78,14 +78,7 @@ def test_an_exported_session_that_crashed_as_it_started_passes_only_while_it_sti
     tmp_path: Path,
 ) -> None:
     with SqliteRecorder(tmp_path / "log.db") as recorder:
-        recorder.append(
-            [
-                NewEvent(
-                    "broke", 1, SessionStarted("tests_broken_start:app", "runtime", {}, True), 0.0
-                ),
-                NewEvent("broke", 2, SessionCrashed("BrokenViewError", "..."), 0.0),
-            ]
-        )
+        crashed_as_it_started(recorder, "broke", "BrokenViewError")
         source = export_test(recorder, "broke")
     assert "CRASH = (0, 'BrokenViewError')" in source
     exported_test_of(source)()

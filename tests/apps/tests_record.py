@@ -8,7 +8,7 @@ from typing import Any
 import trio
 
 from semledger.actors import Close, LogWriter, SessionActor, SessionCrashedError
-from semledger.eventlog import SqliteRecorder
+from semledger.eventlog import NewEvent, Recorder, SessionCrashed, SessionStarted, SqliteRecorder
 from semledger.replay import load_app
 from semledger.runtime import Full, Receipt, Rejection
 from semledger.runtime._wire import decode_action, decode_precondition, decode_target
@@ -68,3 +68,11 @@ def record(
 
 INCREMENT: Call = ("counter.increment", {"kind": "activate"})
 COUNTER = "semledger.examples.counter:app"
+
+
+def crashed_as_it_started(recorder: Recorder, name: str, exception_type: str) -> None:
+    """Log session `name` of tests_broken_start as a live session logs an app that raised
+    `exception_type` as it started: its start, then its crash."""
+    started = SessionStarted("tests_broken_start:app", "runtime", {}, True)
+    crashed = SessionCrashed(exception_type, "...")
+    recorder.append([NewEvent(name, 1, started, 0.0), NewEvent(name, 2, crashed, 0.0)])
