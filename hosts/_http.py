@@ -135,7 +135,7 @@ class McpHttpApp:
             session_id = secrets.token_hex(16)
             try:
                 connection = await self._open(session_id)
-            except (ActorError, SessionClaimedError) as error:  # the app raised as it started
+            except ActorError as error:  # the application raised as it started, say
                 reply = error_reply(message, INTERNAL_ERROR, f"no session: {error}")
                 await _respond(send, 200, reply)
                 return
