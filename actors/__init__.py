@@ -1,6 +1,7 @@
 """Trio actors: mailboxes, the log writer (group commit), session actors and their registry."""
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
+from ._apps import AppLoadError, load_app
 from ._core import SessionCore, StepResult, crash_event
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
@@ -23,6 +24,7 @@ __all__ = [
     "Actor",
     "ActorClosedError",
     "ActorError",
+    "AppLoadError",
     "Close",
     "Diagnose",
     "Inspect",
@@ -43,4 +45,5 @@ __all__ = [
     "SessionRegistry",
     "StepResult",
     "crash_event",
+    "load_app",
 ]

@@ -42,10 +42,10 @@ from typing import Any, Final
 import attrs
 import trio
 
+from semledger.actors import AppLoadError, load_app
 from semledger.runtime import (
     ActionKind,
     App,
-    AppLoadError,
     AppRuntime,
     ByNodeId,
     Checked,
@@ -64,7 +64,6 @@ from semledger.runtime import (
     SemanticsSnapshot,
     SetText,
     SimpleAction,
-    load_app,
 )
 from semledger.runtime._wire import WireError, decode_action, encode_action
 

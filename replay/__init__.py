@@ -6,7 +6,7 @@ first use, so serving and auditing start without it.
 
 from typing import TYPE_CHECKING, Any
 
-from semledger.runtime import AppLoadError, load_app
+from semledger.actors import AppLoadError, load_app
 
 from ._audit import AuditEntry, UnreadableEventError, audit, verify
 from ._export import check_recorded_steps, export_test, write_test

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from semledger.actors import MessageCodecError, SessionCore, crash_event
+from semledger.actors import MessageCodecError, SessionCore, crash_event, load_app
 from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionCrashed, SessionStarted
-from semledger.runtime import ApplicationError, load_app
+from semledger.runtime import ApplicationError
 
 from ._invariants import check_read, recorded_reads
 from ._reads import UnknownSessionError

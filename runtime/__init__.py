@@ -33,7 +33,6 @@ from ._enums import (
     ScrollDirection,
 )
 from ._ids import InvalidSemanticIdError, SemanticId, parse_node_id, parse_u64
-from ._loading import AppLoadError, load_app
 from ._node import (
     AmbiguousRelationTarget,
     Announcement,
@@ -89,7 +88,6 @@ __all__ = [
     "AmbiguousRelationTarget",
     "Announcement",
     "App",
-    "AppLoadError",
     "AppRuntime",
     "ApplicationError",
     "ByNodeId",
@@ -163,7 +161,6 @@ __all__ = [
     "column",
     "group",
     "lazy",
-    "load_app",
     "node",
     "parse_node_id",
     "parse_u64",

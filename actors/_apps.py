@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from ._app import App
+from semledger.runtime import App
 
 __all__ = ["AppLoadError", "load_app"]
 
