@@ -237,7 +237,7 @@ def _read_write_uri(path: str) -> str:
     return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=rw"
 
 
-_SUMMARY_TYPES = (
+_SUMMARY_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("name", (str,)),
     ("app", (str, type(None))),
     ("surface", (str, type(None))),
