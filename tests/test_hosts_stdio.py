@@ -884,3 +884,19 @@ async def test_serve_reports_a_session_that_lost_its_log_to_another_writer(
     assert result.reason.startswith("another writer appended to its log (session 's': seq ")
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == f"semledger: session 's' ended: {result.reason}"
+
+
+async def test_a_perform_action_whose_arguments_do_not_decode_never_reaches_the_log() -> None:
+    """SPEC §2.4: invalid_arguments is decided before dispatch, so the session never sees the
+    call and the audit (which lists what the session accepted) has no row for it."""
+    bad = _act("counter.increment", {"kind": "exact", "generation": "01"})
+    good = _act("counter.increment", LATEST_WIRE)
+    lines = [
+        _line(_tool_call(1, "perform_action", bad)),
+        _line(_tool_call(2, "perform_action", good)),
+    ]
+    replies, recorder = await _serve(b"\n".join(lines) + b"\n", RuntimeAgentHost)
+    assert _envelope(replies[0])["error"]["code"] == "invalid_arguments"
+    assert _envelope(replies[1])["ok"] is True
+    requested = [e for _r, e in recorder.events("ahead") if isinstance(e, ActionRequested)]
+    assert [e.precondition for e in requested] == [LATEST_WIRE]
