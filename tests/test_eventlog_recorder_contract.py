@@ -181,6 +181,21 @@ def test_a_conflicting_seq_writes_nothing(recorder: Recorder, seq: int) -> None:
     assert list(recorder.read("other")) == []
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 255, 256, 257, 600])
+def test_a_batch_of_any_size_is_stored_whole_and_in_order(recorder: Recorder, size: int) -> None:
+    """The SQLite recorder inserts a batch in statements of many rows: every count must
+    come out whole, in order and chained, however it splits."""
+    recorder.append([NewEvent("s", 1, started(), 0.0)])
+    requests = [story()[2]] * size
+    stored = recorder.append(batch("s", requests, first=2))
+    assert [record.seq for record in stored] == list(range(2, size + 2))
+    assert list(recorder.read("s", start=2)) == stored
+    assert verify_chain(recorder.read("s")).ok
+    summary = recorder.summary("s")
+    assert summary is not None
+    assert summary.events == size + 1
+
+
 def test_a_first_event_must_have_seq_1(recorder: Recorder) -> None:
     with pytest.raises(SequenceConflict, match="'s': seq 2 is not the next one"):
         recorder.append([NewEvent("s", 2, started(), 0.0)])
@@ -358,6 +373,25 @@ def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:
         assert again.sessions() == sessions
         again.append(batch("b", story()[2:], first=3))
         assert verify_chain(again.read("b")).ok
+
+
+def test_a_clash_in_a_later_insert_statement_writes_nothing_of_the_batch(
+    tmp_path: Path,
+) -> None:
+    """Rows go in several statements; a clash in the last must undo the earlier ones."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as ours, SqliteRecorder(path) as theirs:
+        ours.append([NewEvent("late", 1, started(), 0.0)])
+        theirs.append([NewEvent("late", 2, SessionEnded("theirs"), 0.0)])
+        early = batch("early", [started()] + [story()[2]] * 299)
+        with pytest.raises(SequenceConflict) as caught:
+            ours.append([*early, NewEvent("late", 2, SessionEnded("ours"), 0.0)])
+        assert (caught.value.session, caught.value.seq, caught.value.expected) == ("late", 2, 3)
+        assert list(ours.read("early")) == []
+        assert ours.head("early") is None
+        assert ours.summary("early") is None
+        assert [s.name for s in ours.sessions()] == ["late"]
+        assert len(ours.append(early)) == 300
 
 
 def test_the_sqlite_log_is_wal_with_the_chosen_synchronous_level(tmp_path: Path) -> None:
