@@ -15,6 +15,7 @@ from ._chain import (
 )
 from ._codec import CONVERTER, TAG, EncodedEvent, LogConverter, decode, encode
 from ._errors import (
+    DAMAGED_LOG_ERRORS,
     CorruptEventError,
     CorruptSummaryError,
     EventLogError,
@@ -57,6 +58,7 @@ from ._upcast import UPCASTERS, Upcaster, Upcasters
 
 __all__ = [
     "CONVERTER",
+    "DAMAGED_LOG_ERRORS",
     "EVENT_CLASSES",
     "GENESIS",
     "INPUT_CLASSES",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 __all__ = [
+    "DAMAGED_LOG_ERRORS",
     "CorruptEventError",
     "CorruptSummaryError",
     "EventLogError",
@@ -106,3 +109,15 @@ class SessionClaimedError(EventLogError):
             "using the same log); a session has one owner at a time"
         )
         self.session = session
+
+
+DAMAGED_LOG_ERRORS: tuple[type[Exception], ...] = (
+    CorruptEventError,
+    CorruptSummaryError,
+    UnknownTopicError,
+    UnsupportedVersionError,
+    sqlite3.DatabaseError,
+)
+"""What reading a damaged log raises: a body that does not decode, a summary row edited by
+hand, a page SQLite finds malformed. The commands report them as "the log cannot be read"
+(exit 1); an HTTP server answers 500 for the session concerned and goes on."""

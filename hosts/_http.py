@@ -17,7 +17,7 @@ import attrs
 import trio
 
 from semledger.actors import ActorError, SessionActor, SessionRegistry
-from semledger.eventlog import SessionClaimedError
+from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError
 from semledger.runtime import App
 
 from ._dispatch import handle_message
@@ -149,6 +149,9 @@ class McpHttpApp:
                 # Another server on the log owns it, or it cannot be resumed here.
                 await _respond(send, 409, {"error": str(error)})
                 return
+            except DAMAGED_LOG_ERRORS as error:
+                await _respond(send, 500, {"error": _unreadable(session_id, error)})
+                return
             if found is None:
                 await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
                 return
@@ -220,6 +223,10 @@ class McpHttpApp:
         except (ActorError, SessionClaimedError) as error:
             await _respond(send, 409, {"error": str(error)})
             return
+        except DAMAGED_LOG_ERRORS as error:
+            assert session_id is not None
+            await _respond(send, 500, {"error": _unreadable(session_id, error)})
+            return
         if session_id is None or connection is None:
             await _respond(send, 404, {"error": "unknown session"})
             return
@@ -228,6 +235,12 @@ class McpHttpApp:
         self._connections.pop(session_id, None)
         self._over.add(session_id)
         await _respond(send, 204, None)
+
+
+def _unreadable(session_id: str, error: Exception) -> str:
+    """Why a session the log holds cannot be resumed: its events or summary are damaged.
+    The server goes on serving every other session."""
+    return f"session {session_id!r} cannot be resumed: its log cannot be read: {error}"
 
 
 def _bearer_ok(header: str | None, token: str) -> bool:

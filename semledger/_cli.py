@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,13 +17,10 @@ from rich.table import Table
 from rich.text import Text
 
 from semledger.eventlog import (
-    CorruptEventError,
-    CorruptSummaryError,
+    DAMAGED_LOG_ERRORS,
     LogOpenError,
     SessionSummary,
-    UnknownTopicError,
     UnsupportedSchemaError,
-    UnsupportedVersionError,
 )
 
 DEFAULT_DB = "semledger.db"
@@ -629,17 +625,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
 }
 
 
-_DAMAGED = (
-    CorruptEventError,
-    CorruptSummaryError,
-    UnknownTopicError,
-    UnsupportedVersionError,
-    sqlite3.DatabaseError,
-)
-"""What a damaged log raises: a body that does not decode, a summary row edited by hand,
-a page SQLite finds malformed."""
-
-
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         """Fall silent and let the command finish: rich's own handling exits with status 1,
@@ -658,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, LogOpenError, UnsupportedSchemaError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2
-    except _DAMAGED as error:
+    except DAMAGED_LOG_ERRORS as error:
         db = getattr(args, "db", DEFAULT_DB)
         print(f"semledger: the log {db} cannot be read: {error}", file=sys.stderr)
         return 1

@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -617,3 +618,42 @@ def test_a_session_another_live_server_owns_is_refused_with_409_and_left_to_it(
         with SqliteRecorder(db) as recorder:
             assert list(recorder.read(client.session_id or "")) == before
         assert client.count() == "1"
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        ("UPDATE sessions SET events = 'many' WHERE name = ?", "summary"),
+        ("UPDATE events SET body = x'c1' WHERE session = ? AND seq = 2", "cannot decode"),
+    ],
+    ids=["summary-row", "event-body"],
+)
+def test_a_session_whose_log_is_damaged_is_a_500_naming_the_damage_and_others_go_on(
+    tmp_path: Path, http: httpx.Client, damage: str, says: str
+) -> None:
+    """Resuming reads the session's summary and events: a hand-edited row must be one
+    JSON error for that session, not a server traceback, and the server keeps serving."""
+    db = tmp_path / "log.db"
+    with serving(db) as before:
+        client = McpClient(http, before.url)
+        client.initialize()
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"] is True
+        before.kill()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute(damage, (client.session_id,)).rowcount == 1
+    conn.close()
+    with serving(db) as after:
+        client.url = after.url
+        refused = client.post(call(1, "read_semantics", {}))
+        assert refused.status_code == 500, refused.text
+        error = refused.json()["error"]
+        assert client.session_id in error
+        assert "cannot be read" in error
+        assert says in error
+        deleted = http.delete(after.url, headers={"Mcp-Session-Id": client.session_id or ""})
+        assert deleted.status_code == 500
+        assert deleted.json()["error"] == error
+        assert "Traceback" not in after.errors.read_text()
+        fresh = McpClient(http, after.url)
+        fresh.initialize()
+        assert fresh.count() == "0"
