@@ -9,6 +9,7 @@ a test that the application still raises the same exception type at the same ste
 from __future__ import annotations
 
 import errno
+import math
 import os
 import pprint
 import re
@@ -33,7 +34,7 @@ that every receipt, rejection, started effect and commit hash comes out as it wa
 recorded{reads_doc}.{crash_doc}
 """
 
-from semledger.replay import check_recorded_steps
+{math_import}from semledger.replay import check_recorded_steps
 
 APP = {app_literal}
 
@@ -52,6 +53,18 @@ def _plain(event: Any) -> dict[str, Any]:
     if data.get("_type") == "Committed":
         data = {k: v for k, v in data.items() if k != "delta"}
     return data
+
+
+def _non_finite_names(value: object) -> set[str]:
+    """The names NaN and the infinities in `value` print as (``nan``, ``inf``; an effect's
+    result may be one), which the module must then import."""
+    if isinstance(value, float):
+        return set() if math.isfinite(value) else {"nan" if math.isnan(value) else "inf"}
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return set().union(*map(_non_finite_names, value))
+    return set()
 
 
 def _in_docstring(text: str) -> str:
@@ -85,7 +98,9 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
             crash = (len(steps), event.exception_type)
     if app_ref is None:
         raise ValueError(f"session {session!r} names no app; pass --app")
+    non_finite = sorted(_non_finite_names([initial, steps]))
     return _TEMPLATE.format(
+        math_import=f"from math import {', '.join(non_finite)}\n\n" if non_finite else "",
         session=_in_docstring(session),
         app=_in_docstring(app_ref),
         app_literal=repr(app_ref),

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from semledger.eventlog import SqliteRecorder
+from semledger.eventlog import EffectCompleted, SqliteRecorder
 from semledger.replay import export_test, write_test
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -169,3 +169,28 @@ def test_an_export_through_a_symlink_writes_the_file_it_names(tmp_path: Path) ->
     write_test(link, "new\n")
     assert link.is_symlink()
     assert real.read_text() == "new\n"
+
+
+def test_effect_results_that_are_nan_or_infinite_export_a_module_that_passes(
+    tmp_path: Path,
+) -> None:
+    """NaN and the infinities print as `nan` and `inf`, which the module must import."""
+    db = tmp_path / "log.db"
+    record(db, "readings", "tests_nan:app", [("nan.tap", {"kind": "activate"})])
+    record(db, "plain", COUNTER, [INCREMENT])
+    with SqliteRecorder(db) as recorder:
+        readings = sorted(
+            repr(event.message["value"])
+            for _record, event in recorder.events("readings")
+            if isinstance(event, EffectCompleted)
+        )
+        source = export_test(recorder, "readings")
+        plain = export_test(recorder, "plain")
+    assert readings == ["-inf", "inf", "nan"]
+    assert "from math import inf, nan\n" in source
+    assert "from math" not in plain
+    exported = tmp_path / "test_exported_readings.py"
+    exported.write_text(source, encoding="utf-8")
+    passed = pytest_on(exported)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "1 passed" in passed.stdout
