@@ -19,7 +19,7 @@ from ._actions import (
     SimpleAction,
     Target,
 )
-from ._app import App, Effect, Every, Next
+from ._app import App, Effect, Every, Next, NotAnEffectError
 from ._declaration import CONSTANT, UNCACHEABLE, Declaration, Key
 from ._effects import EffectRunner
 from ._enums import (
@@ -51,7 +51,13 @@ from ._node import (
 )
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, Full, ReadResult, Unchanged
-from ._runtime import ApplicationError, AppRuntime, CheckpointMismatchError, NotAViewError
+from ._runtime import (
+    ApplicationError,
+    AppRuntime,
+    CheckpointMismatchError,
+    NotAProposalError,
+    NotAViewError,
+)
 from ._snapshot import JOURNAL_SIZE, Journal, SemanticsSnapshot, apply_delta
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, PaintOp
@@ -120,7 +126,9 @@ __all__ = [
     "MissingRelationTarget",
     "Next",
     "NodeState",
+    "NotAProposalError",
     "NotAViewError",
+    "NotAnEffectError",
     "Numeric",
     "Outcome",
     "PaintOp",

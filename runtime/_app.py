@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import attrs
 
@@ -76,7 +76,28 @@ class App(Generic[Model, Msg]):
     """The timers the model wants running (pure, like ``view``); asked after each input."""
 
 
+class NotAnEffectError(TypeError):
+    """The cause of the `ApplicationError` raised when init or update returns a `Next` whose
+    effects are not a sequence of `Effect` values (a bare Effect, a coroutine, a message):
+    the session could not start them, or log that it did."""
+
+
 def split_step(step: object) -> tuple[Any, tuple[Effect[Any], ...]]:
-    if isinstance(step, Next):
-        return step.model, tuple(step.effects)
-    return step, ()
+    """The model and the effects of what init or update returned; raises `NotAnEffectError`."""
+    if not isinstance(step, Next):
+        return step, ()
+    effects: Any = step.effects
+    if isinstance(effects, Effect):
+        raise NotAnEffectError("Next.effects is one Effect, not a tuple of them: (effect,)")
+    try:
+        listed: tuple[object, ...] = tuple(effects)
+    except TypeError:
+        raise NotAnEffectError(
+            f"Next.effects is {effects!r:.80}, not a tuple of Effect values"
+        ) from None
+    for effect in listed:
+        if not isinstance(effect, Effect):
+            raise NotAnEffectError(
+                f"Next.effects holds a {type(effect).__name__}, not an Effect: {effect!r:.80}"
+            )
+    return step.model, cast("tuple[Effect[Any], ...]", listed)

@@ -22,7 +22,7 @@ from ._actions import (
     SimpleAction,
     Target,
 )
-from ._app import App, Effect, Every, split_step
+from ._app import App, Effect, Every, NotAnEffectError, split_step
 from ._enums import ActionKind, ErrorCode, Live, Role
 from ._ids import SemanticId
 from ._node import (
@@ -77,6 +77,12 @@ class NotAViewError(TypeError):
     inside."""
 
 
+class NotAProposalError(TypeError):
+    """The cause of the `ApplicationError` raised when a handler returns something other
+    than a `Proposal`, a `Reject` or None (a bare message, say): taken as nothing proposed,
+    the agent would be told its action was accepted while nothing happened."""
+
+
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
 
@@ -86,7 +92,7 @@ class AppRuntime(Generic[Model, Msg]):
 
     def __init__(self, app: App[Model, Msg], *, width: float = 800.0) -> None:
         self._setup(app, width)
-        model, effects = split_step(self._call(app.init))
+        model, effects = self._split(self._call(app.init), "init")
         self._model: Model = model
         self._schedule(effects)
         self._commit()
@@ -296,6 +302,14 @@ class AppRuntime(Generic[Model, Msg]):
                 raise ApplicationError(f"the {action.kind.value} handler raised") from error
             finally:
                 self._busy = False
+        if outcome is not None and not isinstance(outcome, Proposal | Reject):
+            kind = action.kind.value
+            raise ApplicationError(f"the {kind} handler returned no Proposal") from (
+                NotAProposalError(
+                    f"the {kind} handler returned {outcome!r:.80}, not a Proposal, a Reject or"
+                    " None (a message is proposed as Proposal((message,)))"
+                )
+            )
         if isinstance(outcome, Reject):
             return _reject(
                 ErrorCode.HANDLER_REJECTED, outcome.reason, target=echoed, action=action.kind.value
@@ -484,6 +498,13 @@ class AppRuntime(Generic[Model, Msg]):
         finally:
             self._busy = False
 
+    @staticmethod
+    def _split(step: object, caller: str) -> tuple[Any, tuple[Effect[Any], ...]]:
+        try:
+            return split_step(step)
+        except NotAnEffectError as error:
+            raise ApplicationError(f"{caller} returned effects that are not Effects") from error
+
     def _view(self, model: Model) -> View[Any]:
         view = self._call(self.app.view, model)
         if not isinstance(view, View):
@@ -512,7 +533,8 @@ class AppRuntime(Generic[Model, Msg]):
     def _drain(self) -> None:
         while self._queue:
             message = self._queue.popleft()
-            model, effects = split_step(self._call(self.app.update, self._model, message))
+            step = self._call(self.app.update, self._model, message)
+            model, effects = self._split(step, "update")
             self._model = model
             self._schedule(effects)
             self._view_stale = True

@@ -7,7 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from semledger.eventlog import Committed, NewEvent, SessionCrashed, SessionStarted, SqliteRecorder
+import pytest
+
+from semledger.eventlog import (
+    ActionRequested,
+    Committed,
+    NewEvent,
+    SessionCrashed,
+    SessionStarted,
+    SqliteRecorder,
+)
 from semledger.examples import gallery
 from semledger.replay import reexecute
 from semledger.runtime import AppRuntime, Receipt
@@ -178,3 +187,27 @@ def test_a_crash_as_the_app_started_replays_as_one_and_any_change_of_it_diverges
         assert now_raises is not None
         assert (now_raises.step, now_raises.expected) == (0, "the app to start")
         assert "BrokenViewError" in now_raises.actual
+
+
+@pytest.mark.parametrize(
+    ("app_ref", "cause"),
+    [
+        ("tests_bad_results:effects", "NotAnEffectError"),
+        ("tests_bad_results:bare_message", "NotAProposalError"),
+    ],
+)
+def test_an_app_returning_no_effect_or_no_proposal_crashes_on_the_record_and_replays_so(
+    tmp_path: Path, app_ref: str, cause: str
+) -> None:
+    """Such a step used to change the live state while the log never held it."""
+    db = tmp_path / "log.db"
+    outcomes, _fulls = record(db, "bad", app_ref, [INCREMENT])
+    assert outcomes == [None]
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events("bad")]
+    assert isinstance(events[-2], ActionRequested)
+    assert isinstance(events[-1], SessionCrashed)
+    assert events[-1].exception_type == cause
+    done = mcp.cli("replay", "bad", "--db", str(db), **WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"raised again at step 1, as it did live: {cause}(" in done.stdout

@@ -5,25 +5,31 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import pytest
 import trio
 import trio.testing
 
 from semledger.runtime import ActionKind as K
 from semledger.runtime import (
     App,
+    ApplicationError,
     AppRuntime,
     BySemanticId,
     Effect,
     EffectRunner,
     Latest,
     Next,
+    NotAnEffectError,
+    NotAProposalError,
     Proposal,
     Receipt,
+    Role,
     SemanticId,
     SimpleAction,
     View,
     button,
     group,
+    node,
     text,
 )
 
@@ -204,3 +210,62 @@ def test_a_message_delivered_from_inside_update_waits_its_turn() -> None:
     holder.append(rt)
     rt.deliver("outer")
     assert rt.model == ("outer", "inner")
+
+
+async def _never() -> None:
+    await trio.sleep_forever()
+
+
+def _log_view(model: Model) -> View[str]:
+    return group(text("Log", " ".join(model.log), semantic_id="log"))
+
+
+@pytest.mark.parametrize(
+    ("effects", "says"),
+    [
+        (("save",), "Next.effects holds a str, not an Effect: 'save'"),
+        (Effect(_never), "Next.effects is one Effect, not a tuple of them: (effect,)"),
+        (3, "Next.effects is 3, not a tuple of Effect values"),
+    ],
+    ids=["a-string", "one-effect", "not-iterable"],
+)
+def test_an_update_asking_for_what_is_not_an_effect_is_an_application_error(
+    effects: Any, says: str
+) -> None:
+    """The session could neither start such an effect nor log that it did: the update must
+    fail as a whole, keeping the model it was given."""
+
+    def update(model: Model, msg: str) -> Any:
+        return Next(Model((*model.log, msg)), effects)
+
+    rt: AppRuntime[Model, str] = AppRuntime(App(init=Model, update=update, view=_log_view))
+    with pytest.raises(ApplicationError) as raised:
+        rt.deliver("go")
+    assert isinstance(raised.value.__cause__, NotAnEffectError)
+    assert str(raised.value.__cause__) == says
+    assert rt.take_effects() == []
+    with pytest.raises(ApplicationError) as at_init:
+        AppRuntime(App(init=lambda: Next(Model(), effects), update=update, view=_log_view))
+    assert isinstance(at_init.value.__cause__, NotAnEffectError)
+
+
+def test_a_handler_returning_a_bare_message_is_an_application_error_not_an_accepted_no_op() -> None:
+    def view(model: Model) -> View[str]:
+        return group(
+            text("Log", " ".join(model.log), semantic_id="log"),
+            node(
+                Role.BUTTON,
+                label="Go",
+                semantic_id="go",
+                handlers={K.ACTIVATE: lambda _action: "go"},
+            ),
+        )
+
+    rt: AppRuntime[Model, str] = AppRuntime(
+        App(init=Model, update=lambda m, msg: Model((*m.log, msg)), view=view)
+    )
+    with pytest.raises(ApplicationError) as raised:
+        rt.perform(BySemanticId(SemanticId("go")), ACTIVATE, Latest())
+    assert isinstance(raised.value.__cause__, NotAProposalError)
+    assert "handler returned 'go', not a Proposal, a Reject or None" in str(raised.value.__cause__)
+    assert rt.generation == 1
