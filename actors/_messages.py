@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import cattrs
+import msgpack  # type: ignore[import-untyped, unused-ignore]
 from cattrs.preconf.msgpack import make_converter
 
 _PLAIN = (type(None), bool, int, float, str, bytes)
@@ -20,6 +21,16 @@ _CONVERTER = make_converter()
 
 class MessageCodecError(ValueError):
     """Raised when a message or model cannot be encoded or decoded for the log."""
+
+
+def _check_loggable(data: object, what: str) -> None:
+    """Raise `MessageCodecError` unless msgpack can encode `data`: cattrs passes what it has
+    no hook for through as it is (an object under a wrongly declared type, say), and the
+    log writer would fail on it later, for the whole batch, with the session's step taken."""
+    try:
+        msgpack.packb(data)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise MessageCodecError(f"{what} cannot be logged: {error}") from error
 
 
 class MessageCodec:
@@ -38,7 +49,9 @@ class MessageCodec:
             raise MessageCodecError(
                 f"{name} is not among the app's message_types, so the log cannot record it"
             )
-        return {"type": name, "value": self._converter.unstructure(message)}
+        data = {"type": name, "value": self._converter.unstructure(message)}
+        _check_loggable(data, f"a {name} message")
+        return data
 
     def decode(self, data: Any) -> object:
         try:
@@ -58,7 +71,11 @@ class MessageCodec:
     def encode_model(self, model: object) -> Any:
         if self.model_type is None:
             raise MessageCodecError("the app declares no model_type")
-        return self._converter.unstructure(model, self.model_type)
+        data = self._converter.unstructure(model, self.model_type)
+        _check_loggable(
+            data, f"the model (a {type(model).__qualname__}) as model_type {self.model_type!r}"
+        )
+        return data
 
     def decode_model(self, data: Any) -> object:
         if self.model_type is None:

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import attrs
 import trio
 
 from semledger.actors import LogWriter, SessionActor, SessionRegistry
 from semledger.eventlog import SessionStarted, SnapshotTaken, SqliteRecorder
 from semledger.examples import todo
 from semledger.replay import reexecute
-from semledger.runtime import ActionKind, BySemanticId, Latest, SemanticId, SetText, SimpleAction
+from semledger.runtime import (
+    ActionKind,
+    App,
+    BySemanticId,
+    Latest,
+    SemanticId,
+    SetText,
+    SimpleAction,
+)
 
 APP = "semledger.examples.todo:app"
 
@@ -19,13 +29,15 @@ def _target(semantic_id: str) -> BySemanticId:
     return BySemanticId(SemanticId(semantic_id))
 
 
-async def _run(path: Path, *, every: int | None, items: int, crash: bool) -> object:
+async def _run(
+    path: Path, *, every: int | None, items: int, crash: bool, app: App[Any, Any] = todo.app
+) -> object:
     recorder = SqliteRecorder(path)
     async with trio.open_nursery() as nursery:
         writer = await nursery.start(LogWriter(recorder).run)
         registry = SessionRegistry(nursery, writer, recorder)
         session = await registry.open(
-            "s", lambda: SessionActor("s", todo.app, APP, writer, recorder, checkpoint_every=every)
+            "s", lambda: SessionActor("s", app, APP, writer, recorder, checkpoint_every=every)
         )
         for i in range(items):
             await session.perform_action(_target("todo.input"), SetText(f"item {i}"), Latest())
@@ -42,13 +54,15 @@ async def _run(path: Path, *, every: int | None, items: int, crash: bool) -> obj
     return read
 
 
-async def _recover(path: Path, every: int | None) -> tuple[object, bool]:
+async def _recover(
+    path: Path, every: int | None, app: App[Any, Any] = todo.app
+) -> tuple[object, bool]:
     recorder = SqliteRecorder(path)
     async with trio.open_nursery() as nursery:
         writer = await nursery.start(LogWriter(recorder).run)
         registry = SessionRegistry(nursery, writer, recorder)
         session = await registry.open(
-            "s", lambda: SessionActor("s", todo.app, APP, writer, recorder, checkpoint_every=every)
+            "s", lambda: SessionActor("s", app, APP, writer, recorder, checkpoint_every=every)
         )
         read = await session.read_semantics(None)
         recovered = session.recovered
@@ -88,3 +102,21 @@ async def test_a_session_with_checkpoints_still_replays_from_zero(tmp_path: Path
     assert report.ok, report.divergence
     first = next(e for _r, e in recorder.events("s"))
     assert isinstance(first, SessionStarted)
+
+
+async def test_a_model_type_the_model_does_not_encode_as_only_means_no_checkpoints(
+    tmp_path: Path,
+) -> None:
+    """cattrs passes a model declared as an int through as it is; the checkpoint must be
+    skipped, not handed to the log writer, which would fail the step's whole batch and end
+    the session."""
+    wrong = attrs.evolve(todo.app, model_type=int)
+    before = await _run(tmp_path / "log.db", every=3, items=4, crash=True, app=wrong)
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        assert not any(isinstance(e, SnapshotTaken) for _r, e in recorder.events("s"))
+        summary = recorder.summary("s")
+    assert summary is not None
+    assert summary.events > 8 * 2
+    after, recovered = await _recover(tmp_path / "log.db", every=3, app=wrong)
+    assert recovered
+    assert after == before

@@ -6,7 +6,7 @@ import attrs
 import msgpack
 import pytest
 
-from semledger.actors import MessageCodec
+from semledger.actors import MessageCodec, MessageCodecError
 from semledger.examples import counter, gallery, todo
 from semledger.runtime import (
     ActionKind,
@@ -92,3 +92,18 @@ def test_a_model_that_does_not_rebuild_the_same_view_is_refused() -> None:
     other = attrs.evolve(runtime.model, count=41)
     with pytest.raises(CheckpointMismatchError):
         AppRuntime.restore(counter.app, other, state)
+
+
+@attrs.frozen
+class _Holding:
+    thing: object
+
+
+def test_what_cattrs_passes_through_unencoded_is_a_codec_error_not_a_failed_log_write() -> None:
+    codec = MessageCodec((_Holding,), int)
+    with pytest.raises(MessageCodecError, match="a _Holding message cannot be logged"):
+        codec.encode(_Holding(object()))
+    with pytest.raises(MessageCodecError, match=r"the model \(a _Holding\) as model_type <cl"):
+        codec.encode_model(_Holding(1))
+    assert codec.encode(_Holding(1)) == {"type": "_Holding", "value": {"thing": 1}}
+    assert codec.encode_model(3) == 3
