@@ -133,7 +133,7 @@ def replay_verdict(report: ReplayReport) -> Group:
             lines.append(
                 Text(
                     f"the application raised again {where}, as it did live: "
-                    f"{report.crash.__cause__!r}",
+                    f"{report.crash.__cause__ or report.crash!r}",
                     style="yellow",
                 )
             )

@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from semledger._render import replay_verdict
+from semledger.actors import MessageCodecError
 from semledger.eventlog import (
     ActionRequested,
     Committed,
@@ -18,8 +21,8 @@ from semledger.eventlog import (
     SqliteRecorder,
 )
 from semledger.examples import gallery
-from semledger.replay import reexecute
-from semledger.runtime import AppRuntime, Receipt
+from semledger.replay import ReplayReport, reexecute
+from semledger.runtime import ApplicationError, AppRuntime, Receipt
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -211,3 +214,27 @@ def test_an_app_returning_no_effect_or_no_proposal_crashes_on_the_record_and_rep
     done = mcp.cli("replay", "bad", "--db", str(db), **WIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"raised again at step 1, as it did live: {cause}(" in done.stdout
+
+
+def _applications_error(cause: Exception) -> ApplicationError:
+    try:
+        raise ApplicationError("update raised") from cause
+    except ApplicationError as error:
+        return error
+
+
+@pytest.mark.parametrize(
+    ("crash", "shown"),
+    [
+        (MessageCodecError("Tick is not among the message_types"), "MessageCodecError('Tick"),
+        (_applications_error(ZeroDivisionError("division by zero")), "ZeroDivisionError('div"),
+    ],
+    ids=["a-message-the-log-cannot-hold", "the-app-raised"],
+)
+def test_a_reproduced_crash_names_what_was_raised(crash: BaseException, shown: str) -> None:
+    """A message the log cannot record crashes a session with no application error behind
+    it: the verdict must name that error, not print None."""
+    report = ReplayReport("s", 2, 1, None, crash, 2)
+    console = Console(record=True, width=200)
+    console.print(replay_verdict(report))
+    assert f"raised again at step 2, as it did live: {shown}" in console.export_text()
