@@ -30,7 +30,11 @@ def load_app(reference: str) -> App[Any, Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise AppLoadError(f"{reference!r}: cannot import {module_name}: {error}") from error
+        missing = error.name if isinstance(error, ModuleNotFoundError) else None
+        hint = ""
+        if missing is not None and f"{module_name}.".startswith(f"{missing}."):
+            hint = " (run from the folder that holds it, or add that folder to PYTHONPATH)"
+        raise AppLoadError(f"{reference!r}: cannot import {module_name}: {error}{hint}") from error
     except Exception as error:  # the module's own code raised as it ran
         raise AppLoadError(
             f"{reference!r}: importing {module_name} raised {type(error).__name__}: {error}"
