@@ -16,7 +16,7 @@ from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky, HypothesisException
 
-from semledger.actors import MessageCodecError, SessionCore, crash_event
+from semledger.actors import MessageCodecError, SessionCore, StepResult, crash_event
 from semledger.eventlog import (
     ActionRequested,
     Event,
@@ -232,11 +232,25 @@ def _payload(draw: Any, kind: str) -> dict[str, Any]:
     return {}
 
 
+_RULE = "its update, view, handlers and subscriptions must depend on their arguments alone"
+
+
+class _NondeterminismError(Exception):
+    """Raised when the example's twin, given the same inputs, did not do the same."""
+
+
 class _Example:
-    """One example: a fresh session of the app driven by hypothesis's draws."""
+    """One example: a fresh session of the app driven by hypothesis's draws.
+
+    A twin session takes the same inputs and must commit the same snapshots and answer the
+    same: an app that reads a clock or draws random numbers is a counterexample even when
+    nothing else fails.
+    """
 
     def __init__(self, app: App[Any, Any], trail: _Trail) -> None:
         self.core = SessionCore(app)
+        self.twin = self._again("as it started", "a start", lambda: SessionCore(app))
+        self._compare("as it started", None, None)
         self.trail = trail
         self.checker = GenerationChecker(self.core.runtime.snapshot)
         self.seen: list[int] = []
@@ -279,6 +293,31 @@ class _Example:
             self._input(ActionRequested(request, act.target, act.action, precondition, False))
         return act.times
 
+    @staticmethod
+    def _again(when: str, first: str, call: Callable[[], _T]) -> _T:
+        """`call` on the twin, which must not raise where the first session did not."""
+        try:
+            return call()
+        except Exception as error:
+            raise _NondeterminismError(
+                f"the app is not deterministic: {when}, the same inputs gave {first} once and"
+                f" {_described(error)} another time ({_RULE})"
+            ) from error
+
+    def _compare(self, when: str, one: StepResult | None, other: StepResult | None) -> None:
+        ours, theirs = self.core.runtime.snapshot, self.twin.runtime.snapshot
+        if (ours.generation, ours.hash) != (theirs.generation, theirs.hash):
+            raise _NondeterminismError(
+                f"the app is not deterministic: {when}, the same inputs committed generation"
+                f" {ours.generation} with snapshot hash {ours.hash[:12]} once and generation"
+                f" {theirs.generation} with {theirs.hash[:12]} another time ({_RULE})"
+            )
+        if one is not None and other is not None and one.outcome != other.outcome:
+            raise _NondeterminismError(
+                f"the app is not deterministic: {when}, the same input was answered"
+                f" {one.outcome!r} once and {other.outcome!r} another time ({_RULE})"
+            )
+
     def _ticks(self, timer: Every[Any], times: int) -> int:
         """Tick `timer` `times` times in a row, or until the app no longer subscribes to it;
         the number of ticks."""
@@ -298,6 +337,9 @@ class _Example:
     def _input(self, event: Event) -> None:
         self.trail.inputs.append(event)
         result = self.core.step(event)
+        when = f"at input {len(self.trail.inputs)}"
+        twin = self._again(when, repr(result.outcome), lambda: self.twin.step(event))
+        self._compare(when, result, twin)
         self.checker.check(self.core.runtime.snapshot, result.outcome)
         if isinstance(event, ActionRequested) and not isinstance(
             result.outcome, Receipt | Rejection
@@ -370,6 +412,8 @@ def fuzz_app(
 
 
 def _described(error: BaseException) -> str:
+    if isinstance(error, _NondeterminismError):
+        return str(error)
     cause = (error.__cause__ or error) if isinstance(error, ApplicationError) else error
     return f"{type(cause).__name__}: {cause}"
 
@@ -384,15 +428,16 @@ def _nondeterministic(
 ) -> FuzzResult:
     """Hypothesis ran the same inputs twice and the app did not do the same: the failure it
     saw last did not happen again, or the screens differed (and so did the draws)."""
-    rule = "its update, view, handlers and subscriptions must depend on their arguments alone"
     if failed is None:
-        failure = f"the app is not deterministic: the same inputs led to different screens ({rule})"
+        failure = (
+            f"the app is not deterministic: the same inputs led to different screens ({_RULE})"
+        )
         return FuzzResult(examples, failure)
     trail, error = failed
     name = _save(save_to(), app, app_ref, trail, error, seed)
     failure = (
         f"the app is not deterministic: the same inputs gave {_described(error)} once and"
-        f" something else another time ({rule})"
+        f" something else another time ({_RULE})"
     )
     return FuzzResult(examples, failure, name)
 

@@ -126,10 +126,29 @@ def test_an_app_that_does_differently_on_the_same_inputs_is_reported_as_not_dete
     done = _fuzz("tests_fuzz_impure:app", "--db", str(db), "--examples", "50")
     _assert_no_traceback(done)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "counterexample: the app is not deterministic: the same inputs gave" in done.stdout
+    assert "counterexample: the app is not deterministic: at input 1, the same inputs gave" in (
+        done.stdout
+    )
     assert "EveryOtherCallError" in done.stdout
     with SqliteRecorder(db) as recorder:
         assert recorder.summary(_saved(done)) is not None
+
+
+def test_an_app_whose_screens_differ_on_the_same_inputs_is_a_counterexample_though_it_never_fails(
+    tmp_path: Path,
+) -> None:
+    """Its twin, given the same inputs, commits another snapshot; replaying the saved
+    session then diverges, which is the failure reproduced."""
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_random:app", "--db", str(db), "--examples", "20")
+    _assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert "counterexample: the app is not deterministic: at input 1, the same inputs" in said
+    assert "committed generation 2 with snapshot hash" in said
+    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "DIVERGED at step 1" in replayed.stdout
 
 
 _TRACE = """
