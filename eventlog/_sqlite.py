@@ -342,6 +342,8 @@ class SqliteRecorder:
             self._rows_per_insert = 1 << (min(limit, _ROWS_PER_INSERT).bit_length() - 1)
         except sqlite3.DatabaseError as error:
             self._writer.close()
+            if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
+                raise  # a log whose pages are damaged, not a file that is no log
             raise LogOpenError(self.path, str(error)) from error
         except BaseException:
             self._writer.close()

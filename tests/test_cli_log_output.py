@@ -152,3 +152,33 @@ def test_an_audit_lists_the_actions_before_an_event_that_does_not_decode(
     out = json.loads(done.stdout)
     assert [entry["outcome"] for entry in out["actions"]] == ["receipt", "unanswered"]
     assert out["unreadable"].startswith("event 7 of session 'agent' cannot be read: ")
+
+
+def test_a_malformed_page_read_as_the_log_opens_is_damage_not_bad_usage(
+    logged: Path, tmp_path: Path
+) -> None:
+    """The schema version is read first: a damaged page there is a damaged log (exit 1),
+    not a file that holds no log (exit 2)."""
+    db = tmp_path / "damaged.db"
+    shutil.copy(logged, db)
+    with sqlite3.connect(db) as conn:
+        (size,) = conn.execute("PRAGMA page_size").fetchone()
+        (root,) = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'schema_version'"
+        ).fetchone()
+    conn.close()
+    data = bytearray(db.read_bytes())
+    start = (root - 1) * size
+    data[start : start + 8] = b"\x0d" + b"\xff" * 7
+    db.write_bytes(bytes(data))
+    for command in (["sessions"], ["audit", "agent", "--verify"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"semledger: the log {db} cannot be read: database disk image is malformed\n"
+        )
+    not_a_log = tmp_path / "text.db"
+    not_a_log.write_text("hello, this is not a database at all, just some text\n" * 100)
+    done = mcp.cli("sessions", "--db", str(not_a_log))
+    assert done.returncode == 2, done.stderr
+    assert "file is not a database" in done.stderr
