@@ -124,13 +124,15 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
 def write_test(path: str | os.PathLike[str], source: str) -> None:
     """Write `source` to `path` whole or not at all: into a new file beside it, then renamed
     over it (over the file a symlink names, not the link). Raises `OSError` (a directory, a
-    missing parent, no permission)."""
+    missing parent, no permission, an existing file that is not a regular one)."""
     text = os.fspath(path)
     if not text:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
     target = Path(os.path.realpath(text))
     if text.endswith(os.sep) or target.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), text)
+    if target.exists() and not target.is_file():  # a FIFO, a device: renamed over, it is gone
+        raise OSError(errno.EINVAL, "it is not a regular file", text)
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:

@@ -194,3 +194,12 @@ def test_effect_results_that_are_nan_or_infinite_export_a_module_that_passes(
     passed = pytest_on(exported)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "1 passed" in passed.stdout
+
+
+def test_an_export_onto_a_fifo_is_refused_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    fifo = tmp_path / "test_pipe.py"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="it is not a regular file"):
+        write_test(fifo, "new\n")
+    assert fifo.is_fifo()
+    assert [p.name for p in tmp_path.iterdir()] == [fifo.name]
