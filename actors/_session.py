@@ -40,6 +40,7 @@ from semledger.eventlog import (
     TimerFired,
     decode,
     redact_action,
+    session_start,
     topic_of,
 )
 from semledger.runtime import (
@@ -386,10 +387,9 @@ class SessionActor(Actor[SessionMessage]):
     def _check_started(self) -> None:
         """Refuse a log this app did not record, before a checkpoint (which may come from
         another app with the same model) is restored."""
-        first = next(iter(self.recorder.events(self.name, start=1, stop=2)), None)
-        if first is None or not isinstance(first[1], SessionStarted):
+        started = session_start(self.recorder, self.name)
+        if started is None:
             raise SessionMismatchError(f"session {self.name!r} does not begin with its start")
-        started = first[1]
         if started.drives_a_surface:
             raise SessionMismatchError(
                 f"session {self.name!r} was recorded by a {started.params['adapter']} surface, "

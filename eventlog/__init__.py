@@ -51,7 +51,7 @@ from ._events import (
     topic_of,
 )
 from ._memory import MemoryRecorder
-from ._recorder import REDACTED, Recorder, redact_action, verify_log
+from ._recorder import REDACTED, Recorder, redact_action, session_start, verify_log
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
 from ._sqlite import SCHEMA_VERSION, LogInfo, SqliteRecorder, inspect_log
 from ._upcast import UPCASTERS, Upcaster, Upcasters
@@ -115,6 +115,7 @@ __all__ = [
     "encode",
     "inspect_log",
     "redact_action",
+    "session_start",
     "topic_of",
     "verify_chain",
     "verify_log",

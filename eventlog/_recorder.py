@@ -18,7 +18,7 @@ from ._chain import (
     verify_chain,
 )
 from ._errors import SequenceConflict
-from ._events import Event
+from ._events import Event, SessionStarted
 from ._records import (
     Head,
     NewEvent,
@@ -134,6 +134,18 @@ def prepare_batch(
         tips[session] = (seq, chain)
         deltas[session].add(new.event, new.at)
     return stored, deltas
+
+
+def session_start(recorder: Recorder, session: str) -> SessionStarted | None:
+    """The session's first event if it is its start (None otherwise, or for no session).
+
+    What the session was recorded with (its app, its surface), as the chain vouches for it:
+    the summary row says the same, but nothing verifies that row.
+    """
+    first = next(iter(recorder.events(session, start=1, stop=2)), None)
+    if first is None or not isinstance(first[1], SessionStarted):
+        return None
+    return first[1]
 
 
 def redact_action(action: dict[str, Any], *, keep_length: bool = False) -> dict[str, Any]:

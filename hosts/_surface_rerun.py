@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from semledger.adapters import AgentSurface, Snapshot, create_surface, text_digest
-from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled
+from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled, session_start
 from semledger.replay import Divergence, ReplayReport, UnknownSessionError
 
 
@@ -52,8 +52,8 @@ async def _call(surface: AgentSurface, call: SurfaceCalled) -> Any:
 
 def is_surface_session(recorder: Recorder, session: str) -> bool:
     """Whether `session` was logged by `LoggedSurface` (its start names an adapter)."""
-    first = next(iter(recorder.events(session, start=1, stop=2)), None)
-    return first is not None and isinstance(first[1], SessionStarted) and first[1].drives_a_surface
+    started = session_start(recorder, session)
+    return started is not None and started.drives_a_surface
 
 
 def _difference(

@@ -34,6 +34,7 @@ from semledger.eventlog import (
     chain_step,
     encode,
     inspect_log,
+    session_start,
     verify_chain,
 )
 
@@ -240,6 +241,15 @@ def test_interleaved_sessions_keep_their_own_sequences_and_chains(recorder: Reco
         SessionSummary("b", "semledger.examples.form:app", "web", 2.0, 4.0, 2, True, True,
                        "crashed: E"),
     ]
+
+
+def test_session_start_is_the_chained_first_event_when_it_is_a_start(recorder: Recorder) -> None:
+    recorder.append(batch("s", story()))
+    recorder.append(batch("headless", story()[1:]))
+    assert recorder.summary("s") is not None
+    assert session_start(recorder, "s") == story()[0]
+    assert session_start(recorder, "headless") is None
+    assert session_start(recorder, "nobody") is None
 
 
 def test_a_session_without_a_start_has_no_app(recorder: Recorder) -> None:
