@@ -6,7 +6,7 @@ The router modules import no transport and no trio; the transports only move byt
 
 from ._dispatch import execute, handle, handle_message
 from ._host import AgentDiagnosticsHost, AgentHost, CommandIntent, PointerEvent, PointerPhase
-from ._http import McpHttpApp
+from ._http import McpHttpApp, normalize_origin
 from ._lifecycle import TRANSITIONS, LifecycleAction, LifecycleEvent, LifecycleState
 from ._router import (
     DEFAULT_INSTRUCTIONS,
@@ -101,6 +101,7 @@ __all__ = [
     "handle_message",
     "is_surface_session",
     "new_session_name",
+    "normalize_origin",
     "rerun_surface",
     "run_stdio",
     "serve_http",

@@ -25,6 +25,7 @@ from ._router import (
     INTERNAL_ERROR,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
+    Reply,
     Router,
     encode_json,
     error_reply,
@@ -38,6 +39,28 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_BODY = 4 << 20
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_origin(text: str) -> str:
+    """`text` as an origin compares: ``scheme://host[:port]``, scheme and host lower-cased,
+    the scheme's default port dropped. Raises ``ValueError`` for anything else (a path, a
+    query, credentials, no scheme or host, a bad port)."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as error:  # a bracketed host or a port that is not one
+        raise ValueError(f"{text!r} is not an origin: {error}") from None
+    host = parts.hostname
+    if not parts.scheme or not host or parts.username is not None or parts.password is not None:
+        raise ValueError(f"{text!r} is not an origin: expected scheme://host[:port]")
+    if parts.path or parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise ValueError(f"{text!r} is not an origin: it has a path, query or fragment")
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or port == _DEFAULT_PORTS.get(parts.scheme):
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
 
 
 @attrs.define
@@ -66,7 +89,7 @@ class McpHttpApp:
         self.app_ref = app_ref
         self.diagnostics = diagnostics
         self.token = token
-        self.allowed_origins = frozenset(allowed_origins)
+        self.allowed_origins = frozenset(normalize_origin(o) for o in allowed_origins)
         self.redact_passwords = redact_passwords
         self._connections: dict[str, _Connection] = {}
         self._over: set[str] = set()
@@ -114,15 +137,23 @@ class McpHttpApp:
         """DNS-rebinding protection: browsers send Origin; only local pages may talk to us."""
         if origin is None:
             return True
-        if origin in self.allowed_origins:
-            return True
-        host = urlsplit(origin).hostname
-        return host is not None and host in LOCAL_HOSTS
+        try:
+            normal = normalize_origin(origin)
+        except ValueError:  # "null", say
+            return False
+        return normal in self.allowed_origins or urlsplit(normal).hostname in LOCAL_HOSTS
 
     async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         body = await _read_body(receive)
         if body is None:
-            await _respond(send, 413, {"error": f"request body over {MAX_BODY} bytes"})
+            # The rest of the body is never read, so the connection cannot carry another
+            # request: say so, or the client's next request on it fails.
+            await _respond(
+                send,
+                413,
+                {"error": f"request body over {MAX_BODY} bytes"},
+                extra=[("connection", "close")],
+            )
             return
         try:
             message = parse_json(body)
@@ -132,30 +163,23 @@ class McpHttpApp:
         session_id = headers.get("mcp-session-id")
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
         if is_initialize and session_id is None:
-            session_id = secrets.token_hex(16)
-            try:
-                connection = await self._open(session_id)
-            except ActorError as error:  # the application raised as it started, say
-                reply = error_reply(message, INTERNAL_ERROR, f"no session: {error}")
-                await _respond(send, 200, reply)
-                return
-        elif session_id is None:
+            await self._initialize(message, send)
+            return
+        if session_id is None:
             await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
             return
-        else:
-            try:
-                found = await self._find(session_id)
-            except (ActorError, SessionClaimedError) as error:
-                # Another server on the log owns it, or it cannot be resumed here.
-                await _respond(send, 409, {"error": str(error)})
-                return
-            except DAMAGED_LOG_ERRORS as error:
-                await _respond(send, 500, {"error": _unreadable(session_id, error)})
-                return
-            if found is None:
-                await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
-                return
-            connection = found
+        try:
+            connection = await self._find(session_id)
+        except (ActorError, SessionClaimedError) as error:
+            # Another server on the log owns it, or it cannot be resumed here.
+            await _respond(send, 409, {"error": str(error)})
+            return
+        except DAMAGED_LOG_ERRORS as error:
+            await _respond(send, 500, {"error": _unreadable(session_id, error)})
+            return
+        if connection is None:
+            await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
+            return
         replies = await handle_message(
             connection.router, connection.host, message, connection.diagnostics
         )
@@ -166,7 +190,31 @@ class McpHttpApp:
             (reply,) = replies  # one message in, at most one answer out
             await _respond(send, 200, reply, extra=extra)
 
-    async def _open(self, session_id: str) -> _Connection:
+    async def _initialize(self, message: object, send: Send) -> None:
+        """An ``initialize`` without a session id opens a session only once its router has
+        answered it: one it refuses (not a valid request, malformed params) opens none."""
+        router = self._router()
+        events = router.receive_message(message)
+        if not events:
+            await _respond(send, 400, {"error": "initialize must be a request, with an id"})
+            return
+        (reply,) = events  # initialize is answered by the router alone
+        assert isinstance(reply, Reply)
+        if router.protocol_version is None:
+            await _respond(send, 200, reply.message)
+            return
+        session_id = secrets.token_hex(16)
+        try:
+            await self._open(session_id, router)
+        except ActorError as error:  # the application raised as it started, say
+            await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"no session: {error}"))
+            return
+        await _respond(send, 200, reply.message, extra=[("mcp-session-id", session_id)])
+
+    def _router(self) -> Router:
+        return Router(profile="diagnostics" if self.diagnostics else "default")
+
+    async def _open(self, session_id: str, router: Router | None = None) -> _Connection:
         actor = await self.registry.open(
             session_id,
             lambda: SessionActor(
@@ -181,7 +229,7 @@ class McpHttpApp:
         )
         host = RuntimeAgentHost(actor)
         connection = _Connection(
-            Router(profile="diagnostics" if self.diagnostics else "default"),
+            router or self._router(),
             host,
             SessionDiagnosticsHost(host) if self.diagnostics else None,
         )
@@ -218,17 +266,19 @@ class McpHttpApp:
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
+            return
         try:
-            connection = None if session_id is None else await self._find(session_id)
+            connection = await self._find(session_id)
         except (ActorError, SessionClaimedError) as error:
             await _respond(send, 409, {"error": str(error)})
             return
         except DAMAGED_LOG_ERRORS as error:
-            assert session_id is not None
             await _respond(send, 500, {"error": _unreadable(session_id, error)})
             return
-        if session_id is None or connection is None:
-            await _respond(send, 404, {"error": "unknown session"})
+        if connection is None:
+            await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
             return
         connection.host.close()
         await self.registry.close(session_id, "deleted by the client")
@@ -244,9 +294,13 @@ def _unreadable(session_id: str, error: Exception) -> str:
 
 
 def _bearer_ok(header: str | None, token: str) -> bool:
-    if header is None or not header.startswith("Bearer "):
+    """RFC 7235: the scheme is case-insensitive; the token is compared in constant time."""
+    if header is None:
         return False
-    return hmac.compare_digest(header[len("Bearer ") :].encode(), token.encode())
+    scheme, _, credentials = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(credentials.lstrip(" ").encode(), token.encode())
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -17,8 +17,12 @@ Decisions beyond the letter of the specs:
   the client, per MCP, ignores a response that arrives after it cancelled.
 - ``"id": null`` makes a request invalid (MCP forbids null ids); so does a boolean or a
   fractional id. Such a request is answered ``-32600`` with a null id.
-- A message with an id but no ``method`` (for example a response; this server never sends
-  requests) is an invalid request and is answered ``-32600`` with its id.
+- A response (``"jsonrpc": "2.0"``, an id, exactly one of ``result`` and ``error``, no
+  ``method``) answers nothing: this server never sends requests, so it is ignored, and
+  answering it could start an exchange of errors with a peer that answers them too. Its id
+  is a string or an integer, or null beside an ``error`` (JSON-RPC's answer to a request
+  whose id could not be read). Any other message with no ``method``, or a message with a
+  ``method`` and a ``result`` or ``error`` too, is an invalid request (``-32600``).
 - For every method, ``params`` present and not an object is ``-32602``.
 """
 
@@ -188,6 +192,16 @@ def _readable_id(obj: object) -> RequestId | None:
         if _is_request_id(value):
             return value
     return None
+
+
+def _is_response(message: dict[str, Any]) -> bool:
+    """A JSON-RPC 2.0 response by its members (``jsonrpc`` is checked before)."""
+    if "method" in message or "id" not in message:
+        return False
+    if ("result" in message) == ("error" in message):
+        return False
+    request_id = message["id"]
+    return _is_request_id(request_id) or (request_id is None and "error" in message)
 
 
 def error_reply(request: object, code: int, message: str) -> dict[str, Any]:
@@ -401,10 +415,20 @@ class Router:
         request_id = _readable_id(message)
         if message.get("jsonrpc") != "2.0":
             return [_error(request_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')]
+        if _is_response(message):
+            return []
         method = message.get("method")
         if not isinstance(method, str):
             return [
                 _error(request_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+            ]
+        if "result" in message or "error" in message:
+            return [
+                _error(
+                    request_id,
+                    INVALID_REQUEST,
+                    'Invalid Request: a request has no "result" or "error"',
+                )
             ]
         if not has_id:
             self._notification(method)

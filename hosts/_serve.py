@@ -24,8 +24,8 @@ from ._stdio import run_stdio, stop_on_signals
 
 class ServeError(Exception):
     """Raised when a server cannot start: an adapter that cannot open, a logged session
-    that cannot be resumed (it crashed, or another app recorded it), or an HTTP address
-    that cannot be listened on."""
+    that cannot be resumed (it crashed, or another app recorded it), an HTTP address
+    that cannot be listened on, or an allowed origin that is not an origin."""
 
 
 def new_session_name(prefix: str = "session") -> str:
@@ -168,13 +168,20 @@ async def serve_http(
     from hypercorn.config import Config
     from hypercorn.trio import serve
 
-    from ._http import McpHttpApp
+    from ._http import McpHttpApp, normalize_origin
 
+    try:
+        origins = tuple(normalize_origin(origin) for origin in allowed_origins)
+    except ValueError as error:
+        raise ServeError(f"allowed origin {error}") from error
+    bare = host.strip("[]")  # "[::1]" or "::1"
+    bind = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
+    if not 0 <= port <= 65535:
+        raise ServeError(f"cannot listen on {bind}: the port must be from 0 to 65535")
     app = load_app(app_ref)
     recorder = SqliteRecorder(db)
     config = Config()
-    bare = host.strip("[]")  # "[::1]" or "::1"
-    config.bind = [f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"]
+    config.bind = [bind]
     config.accesslog = None
     config.errorlog = "-"  # a failure inside the app reaches the operator, not just a 500
     config.loglevel = "WARNING"
@@ -198,7 +205,7 @@ async def serve_http(
                     app_ref,
                     diagnostics=diagnostics,
                     token=token,
-                    allowed_origins=allowed_origins,
+                    allowed_origins=origins,
                     redact_passwords=redact_passwords,
                 )
                 nursery.start_soon(on_signal)

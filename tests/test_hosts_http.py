@@ -213,7 +213,38 @@ def test_initialize_issues_a_session_id_that_later_requests_need(
     assert unknown.status_code == 404
 
 
-def test_notifications_are_accepted_with_202_and_no_body(
+@pytest.mark.parametrize(
+    ("message", "status", "code"),
+    [
+        ({**INITIALIZE, "jsonrpc": "1.0"}, 200, -32600),
+        ({**INITIALIZE, "id": None}, 200, -32600),
+        ({**INITIALIZE, "id": 1.5}, 200, -32600),
+        ({**INITIALIZE, "result": {}}, 200, -32600),
+        ({k: v for k, v in INITIALIZE.items() if k != "id"}, 400, None),
+        ({**INITIALIZE, "params": {}}, 200, -32602),
+    ],
+    ids=["jsonrpc-1.0", "null-id", "fractional-id", "with-result", "notification", "bad-params"],
+)
+def test_an_initialize_the_router_does_not_accept_opens_no_session(
+    tmp_path: Path, http: httpx.Client, message: dict[str, Any], status: int, code: int | None
+) -> None:
+    db = tmp_path / "log.db"
+    with serving(db) as running:
+        refused = http.post(running.url, json=message)
+        assert refused.status_code == status, refused.text
+        assert "mcp-session-id" not in refused.headers
+        if code is None:
+            assert refused.json() == {"error": "initialize must be a request, with an id"}
+        else:
+            assert refused.json()["error"]["code"] == code
+        if code == -32602:  # may be retried: by an initialize that opens the session
+            assert refused.json()["id"] == INITIALIZE["id"]
+            McpClient(http, running.url).initialize()
+    with SqliteRecorder(db) as recorder:
+        assert len(recorder.sessions()) == (1 if code == -32602 else 0)
+
+
+def test_notifications_and_responses_are_accepted_with_202_and_no_body(
     server: Server, http: httpx.Client
 ) -> None:
     client = McpClient(http, server.url)
@@ -221,6 +252,11 @@ def test_notifications_are_accepted_with_202_and_no_body(
     for method in ("notifications/initialized", "notifications/cancelled", "notifications/x"):
         response = client.post({"jsonrpc": "2.0", "method": method, "params": {"requestId": 1}})
         assert (response.status_code, response.content) == (202, b"")
+    for answer in ({"result": {}}, {"error": {"code": -32601, "message": "Method not found"}}):
+        response = client.post({"jsonrpc": "2.0", "id": 34, **answer})
+        assert (response.status_code, response.content) == (202, b"")
+    both = client.post({"jsonrpc": "2.0", "id": 35, "method": "ping", "result": {}})
+    assert (both.status_code, both.json()["error"]["code"]) == (200, -32600)
     assert client.tool("read_semantics", {"since": "1"})["value"]["kind"] == "unchanged"
 
 
@@ -240,6 +276,8 @@ def test_bodies_that_are_not_one_json_message_are_refused(
         }
     too_big = http.post(server.url, content=b" " * ((4 << 20) + 1), headers=headers)
     assert too_big.status_code == 413
+    # The rest of the body is never read: the client is told not to reuse the connection.
+    assert too_big.headers["connection"] == "close"
     wrong_version = client.post(
         {"jsonrpc": "2.0", "id": 9, "method": "ping"}, **{"MCP-Protocol-Version": "1999-01-01"}
     )
@@ -260,7 +298,9 @@ def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Clie
     assert deleted.status_code == 204
     assert client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"}).status_code == 404
     assert http.delete(server.url, headers={"Mcp-Session-Id": session_id}).status_code == 404
-    assert http.delete(server.url).status_code == 404
+    anonymous = http.delete(server.url)
+    assert anonymous.status_code == 400
+    assert anonymous.json() == {"error": "Mcp-Session-Id header required"}
 
     server.process.terminate()
     assert server.process.wait(timeout=30) == 0
@@ -295,6 +335,18 @@ def test_an_allowed_origin_may_call_and_others_still_may_not(
         assert evil.post(INITIALIZE).status_code == 403
 
 
+def test_origins_are_compared_normalised(tmp_path: Path, http: httpx.Client) -> None:
+    """Scheme and host are case-insensitive and a default port is no port, in the
+    --allow-origin value and in the Origin header alike."""
+    allow = ("--allow-origin", "HTTPS://App.Example:443", "--allow-origin", "http://b.example")
+    with serving(tmp_path / "log.db", *allow) as running:
+        for origin in ("https://app.example", "https://APP.example:443", "HTTP://B.EXAMPLE:80"):
+            McpClient(http, running.url, {"Origin": origin}).initialize()
+        for origin in ("https://app.example:8443", "http://app.example", "https://b.example"):
+            refused = McpClient(http, running.url, {"Origin": origin}).post(INITIALIZE)
+            assert refused.status_code == 403, origin
+
+
 @pytest.mark.parametrize("given_by", ["--token", "SEMLEDGER_TOKEN"])
 def test_a_bearer_token_is_required_when_configured(
     given_by: str, tmp_path: Path, http: httpx.Client
@@ -321,6 +373,18 @@ def test_a_bearer_token_is_required_when_configured(
             ).status_code
             == 401
         )
+
+
+def test_the_bearer_scheme_is_matched_case_insensitively(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    token = "s3cret-token"
+    with serving(tmp_path / "log.db", "--token", token) as running:
+        for scheme in ("bearer", "BEARER", "bEaReR"):
+            McpClient(http, running.url, {"Authorization": f"{scheme} {token}"}).initialize()
+        for header in (f"bearer {token.upper()}", f"bearer{token}", f"Bearers {token}"):
+            refused = McpClient(http, running.url, {"Authorization": header}).post(INITIALIZE)
+            assert refused.status_code == 401, header
 
 
 def test_binds_loopback_only_by_default(tmp_path: Path, http: httpx.Client) -> None:
@@ -526,6 +590,20 @@ async def test_a_port_in_use_is_a_serve_error_naming_the_address_and_the_reason(
             await serve_http(COUNTER, host="127.0.0.1", port=port, db=tmp_path / "log.db")
     in_use = f"[Errno {errno.EADDRINUSE}] {os.strerror(errno.EADDRINUSE)}"
     assert str(raised.value) == f"cannot listen on 127.0.0.1:{port}: {in_use}"
+
+
+@pytest.mark.parametrize("port", [-1, 65536, 99999])
+async def test_a_port_out_of_range_is_a_serve_error_naming_the_range(
+    tmp_path: Path, port: int
+) -> None:
+    from semledger.hosts import ServeError, serve_http
+
+    with pytest.raises(ServeError) as raised:
+        await serve_http(COUNTER, host="127.0.0.1", port=port, db=tmp_path / "log.db")
+    assert str(raised.value) == (
+        f"cannot listen on 127.0.0.1:{port}: the port must be from 0 to 65535"
+    )
+    assert not (tmp_path / "log.db").exists()
 
 
 def test_an_os_error_once_listening_is_a_failure_not_a_cannot_listen_usage_error(

@@ -92,7 +92,14 @@ def test_a_batch_gets_one_invalid_request_with_a_null_id(batch: list[Any]) -> No
         ({"jsonrpc": "1.0", "id": "a", "method": "ping"}, "a"),
         ({"jsonrpc": 2.0, "id": 2, "method": "ping"}, 2),
         ({"jsonrpc": "2.0", "id": 3}, 3),
-        ({"jsonrpc": "2.0", "id": 4, "result": {}}, 4),
+        ({"jsonrpc": "2.0", "id": 4, "result": {}, "error": {"code": 1, "message": "x"}}, 4),
+        ({"jsonrpc": "2.0", "id": None, "result": {}}, None),
+        ({"jsonrpc": "2.0", "id": True, "result": {}}, None),
+        ({"jsonrpc": "2.0", "result": {}}, None),
+        ({"jsonrpc": "1.0", "id": 4, "result": {}}, 4),
+        ({"jsonrpc": "2.0", "id": 7, "method": "ping", "result": {}}, 7),
+        ({"jsonrpc": "2.0", "id": 7, "method": "ping", "error": {}}, 7),
+        ({"jsonrpc": "2.0", "method": "notifications/x", "result": {}}, None),
         ({"jsonrpc": "2.0", "id": 5, "method": 5}, 5),
         ({"jsonrpc": "2.0", "id": 6, "method": None}, 6),
         ({"jsonrpc": "2.0", "method": 1, "params": "bar"}, None),
@@ -112,6 +119,27 @@ def test_invalid_requests_are_answered_with_the_readable_id(
     message: dict[str, Any], expected_id: object
 ) -> None:
     assert _error(Router().receive_message(message)) == (expected_id, INVALID_REQUEST)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 34, "result": {}},
+        {"jsonrpc": "2.0", "id": "a", "result": None},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+    ],
+)
+def test_a_response_is_answered_with_nothing_and_changes_nothing(message: object) -> None:
+    router = Router()
+    assert router.receive_message(message) == []
+    assert router.receive_line(json.dumps(message)) == []
+    assert router.state.value == "awaiting_initialize"
+    assert _only(router.receive_message({"jsonrpc": "2.0", "id": 34, "method": "ping"})) == {
+        "jsonrpc": "2.0",
+        "id": 34,
+        "result": {},
+    }
 
 
 @pytest.mark.parametrize("request_id", [0, -1, 2**70, "", "x", "💡", "1"])
