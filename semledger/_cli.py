@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,14 +38,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"semledger: {message} (see 'semledger --help')\n")
 
 
+def _whole(text: str) -> int:
+    """An argparse type: a whole number in ASCII decimal digits (``int`` alone would also
+    take ``'1_0'``, ``' +3'`` or Arabic-Indic digits)."""
+    if re.fullmatch(r"-?[0-9]+", text) is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(text)
+
+
 def _at_least(low: int) -> Callable[[str], int]:
     """An argparse type: a whole number no smaller than `low` (else a one-line usage error)."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        value = _whole(text)
         if value < low:
             raise argparse.ArgumentTypeError(f"expected at least {low}, got {value}")
         return value
@@ -56,11 +62,27 @@ _SESSION = "a session's name (semledger sessions lists them)"
 _JSON = "print JSON instead of a table"
 
 
-def _path(text: str) -> str:
-    """An argparse type: a file path, which cannot be empty."""
-    if not text:
-        raise argparse.ArgumentTypeError("expected a file path, got ''")
-    return text
+def _nonempty(what: str) -> Callable[[str], str]:
+    """An argparse type: a text that cannot be empty (an unset ``$NAME`` given as
+    ``--session "$NAME"`` would otherwise start a new session instead of resuming one,
+    an unset token serve with none)."""
+
+    def parse(text: str) -> str:
+        if not text:
+            raise argparse.ArgumentTypeError(f"expected {what}, got ''")
+        return text
+
+    return parse
+
+
+def _origin(text: str) -> str:
+    """An argparse type: an origin, ``scheme://host[:port]``, normalised."""
+    from semledger.hosts import normalize_origin
+
+    try:
+        return normalize_origin(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _anchor(text: str) -> Any:
@@ -68,8 +90,8 @@ def _anchor(text: str) -> Any:
 
     seq, _, chain = text.partition(":")
     try:
-        head = Head(int(seq), bytes.fromhex(chain))
-    except ValueError:
+        head = Head(_whole(seq), bytes.fromhex(chain))
+    except (ValueError, argparse.ArgumentTypeError):
         head = None
     if head is None or head.seq < 1 or len(head.chain) != 32:
         raise argparse.ArgumentTypeError(
@@ -81,7 +103,7 @@ def _anchor(text: str) -> Any:
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        type=_path,
+        type=_nonempty("a file path"),
         default=DEFAULT_DB,
         metavar="PATH",
         help=f"the log (default: ./{DEFAULT_DB})",
@@ -108,13 +130,24 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--launch", metavar="CMD", help="the application to launch, for desktop adapters"
     )
-    serve.add_argument("--session", metavar="NAME", help="name the stdio session (resumes it)")
+    serve.add_argument(
+        "--session",
+        type=_nonempty("a session name"),
+        metavar="NAME",
+        help="name the stdio session (resumes it)",
+    )
     serve.add_argument("--diagnostics", action="store_true", help="add the diagnostics tools")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead")
-    serve.add_argument("--token", metavar="T", help="bearer token for HTTP (or SEMLEDGER_TOKEN)")
+    serve.add_argument(
+        "--token",
+        type=_nonempty("a token"),
+        metavar="T",
+        help="bearer token for HTTP (or SEMLEDGER_TOKEN)",
+    )
     serve.add_argument(
         "--allow-origin",
         action="append",
+        type=_origin,
         default=[],
         metavar="ORIGIN",
         help="an Origin besides localhost pages allowed to call the HTTP server (repeatable)",
@@ -170,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fuzz.add_argument(
         "--seed",
-        type=int,
+        type=_whole,
         default=0,
         metavar="S",
         help="default: 0 (the same seed tries the same examples)",
@@ -225,7 +258,7 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from semledger._render import shown
 
     names = [shown(s.name) for s in summaries]
-    table = Table(title=f"sessions in {args.db}")
+    table = Table(title=f"sessions in {args.db}", title_justify="left")
     # A name is what the next command takes: never cut, never folded; the others give way.
     table.add_column("session", no_wrap=True, min_width=max(map(len, names), default=7))
     for column in ("app", "surface", "events", "state"):
@@ -337,6 +370,16 @@ def _head_text(report: Any) -> str | None:
     return f"{report.head.seq}:{report.head.chain.hex()}"
 
 
+def _is_part_of_the_log(path: str, db: str) -> bool:
+    """Whether writing `path` would replace the log `db` or one of the files SQLite and the
+    session claims keep beside it."""
+    if os.path.exists(path) and os.path.samefile(path, db):
+        return True
+    target, log = os.path.realpath(path), os.path.realpath(db)
+    beside = {f"{log}-wal", f"{log}-shm", f"{log}-journal"}
+    return target in beside or target.startswith(f"{log}-claims{os.sep}")
+
+
 def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from semledger.replay import (
         AppLoadError,
@@ -355,7 +398,10 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
     if is_surface_session(recorder, args.session):
         return _rerun_surface(args, console, recorder)
-    app_ref = args.app or summary.app
+    from semledger.eventlog import session_start
+
+    started = session_start(recorder, args.session)  # chained, unlike the summary's app
+    app_ref = args.app or (None if started is None else started.app)
     if app_ref is None:
         raise UsageError(f"session {args.session!r} names no app: give --app")
     try:
@@ -364,6 +410,8 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(str(error)) from error
     try:
         if args.export_test is not None:
+            if _is_part_of_the_log(args.export_test, args.db):
+                raise UsageError(f"cannot write {args.export_test!r}: it is the log {args.db}")
             source = export_test(recorder, args.session, app_ref=app_ref)
             try:
                 write_test(args.export_test, source)
@@ -453,6 +501,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     if args.adapter is not None:
         return _serve_surface(args)
+    _check_transport_options(args)
     if args.app_option is not None:
         if args.app is not None and args.app != args.app_option:
             raise UsageError("give APP once, positionally or with --app")
@@ -467,11 +516,11 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(str(error)) from error
     from semledger.hosts import ServeError
 
-    if args.http:
+    if args.http is not None:
         from semledger.hosts import serve_http
 
         host, sep, port = args.http.rpartition(":")
-        if not sep or not port.isdigit():
+        if not sep or not (port.isascii() and port.isdigit()):
             raise UsageError(f"--http {args.http!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
         token = args.token or os.environ.get("SEMLEDGER_TOKEN")
         try:
@@ -507,6 +556,19 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     return 1 if served.failed else 0
 
 
+def _check_transport_options(args: argparse.Namespace) -> None:
+    """An option of the other transport is refused, not ignored."""
+    if args.http is None:
+        for flag, given in (("--token", args.token), ("--allow-origin", args.allow_origin)):
+            if given:
+                raise UsageError(f"{flag} applies only with --http (serving over stdio)")
+    elif args.session is not None:
+        raise UsageError(
+            "--session applies only over stdio: over --http the server names each session"
+            " (its Mcp-Session-Id)"
+        )
+
+
 def _serve_surface(args: argparse.Namespace) -> int:
     """``serve --adapter NAME``: one logged surface session over stdio, through the router."""
     import shlex
@@ -515,8 +577,9 @@ def _serve_surface(args: argparse.Namespace) -> int:
 
     from semledger.adapters import Launch, SessionInit, registered_adapters
 
-    if args.http:
+    if args.http is not None:
         raise UsageError("--adapter serves over stdio only; drop --http")
+    _check_transport_options(args)
     if args.diagnostics:
         raise UsageError("--adapter has no diagnostics tools; drop --diagnostics")
     if args.adapter not in registered_adapters():
@@ -625,6 +688,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
 }
 
 
+_PIPED_WIDTH = 4096
+
+
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         """Fall silent and let the command finish: rich's own handling exits with status 1,
@@ -637,7 +703,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # No markup or emoji codes: what the console prints comes from logs, apps and agents,
     # and "[/]" or ":smile:" there is text, not formatting.
-    console = _Console(stderr=args.command == "serve", markup=False, emoji=False)
+    # Piped, a line is as long as its text: rich would wrap at 80 columns, splitting the
+    # one-line verdicts and the commands they print, and squeezing tables.
+    stream = sys.stderr if args.command == "serve" else sys.stdout
+    width = None if stream.isatty() or "COLUMNS" in os.environ else _PIPED_WIDTH
+    console = _Console(
+        stderr=args.command == "serve", width=width, markup=False, emoji=False
+    )
     try:
         return COMMANDS[args.command](args, console)
     except (UsageError, LogOpenError, UnsupportedSchemaError) as error:

@@ -182,3 +182,20 @@ def test_a_malformed_page_read_as_the_log_opens_is_damage_not_bad_usage(
     done = mcp.cli("sessions", "--db", str(not_a_log))
     assert done.returncode == 2, done.stderr
     assert "file is not a database" in done.stderr
+
+
+def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
+    """Not a terminal and no COLUMNS: rich would wrap at 80 columns, splitting the verdict
+    and the command it gives to replay the counterexample."""
+    db = tmp_path / "log.db"
+    env = {k: v for k, v in mcp.env().items() if k != "COLUMNS"}
+    done = subprocess.run(
+        [*mcp.COMMAND, "fuzz", "tests_fuzz_random:app", "--db", str(db), "--examples", "5"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    first, saved = done.stdout.splitlines()
+    assert first.startswith("counterexample: the app is not deterministic: ")
+    assert first.endswith("must depend on their arguments alone)")
+    assert saved.startswith("saved as session 'fuzz-")
+    assert saved.endswith(f"--db {db}")

@@ -108,6 +108,21 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["read", "known", "--db", str(db), "--generation", "-1"],
             "expected at least 0, got -1",
         ),
+        **{
+            f"generation {text!r}": (
+                ["read", "known", "--db", str(db), "--generation", text],
+                f"expected a whole number, got {text!r}",
+            )
+            for text in ("1_0", "+3", " 3", "\u0663")
+        },
+        "seed in other digits": (
+            ["fuzz", "semledger.examples.counter:app", "--db", missing, "--seed", "\u0663"],
+            "expected a whole number, got '\u0663'",
+        ),
+        "anchor in other digits": (
+            ["audit", "known", "--db", str(db), "--verify", "--anchor", f"\u0663:{'0' * 64}"],
+            "expected SEQ:HEX",
+        ),
         "no examples to fuzz": (
             ["fuzz", "semledger.examples.counter:app", "--db", missing, "--examples", "0"],
             "expected at least 1, got 0",
@@ -153,6 +168,56 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ],
             "cannot listen on 127.0.0.1:",
         ),
+        **{
+            f"serve on port {port}": (
+                ["serve", COUNTER, "--db", missing, "--http", f"127.0.0.1:{port}"],
+                f"cannot listen on 127.0.0.1:{port}: the port must be from 0 to 65535",
+            )
+            for port in ("65536", "99999")
+        },
+        "serve on a port of non-ASCII digits": (
+            ["serve", COUNTER, "--db", missing, "--http", "127.0.0.1:\u00b2"],
+            "expected HOST:PORT",
+        ),
+        "serve on an empty --http": (
+            ["serve", COUNTER, "--db", missing, "--http", ""],
+            "--http '': expected HOST:PORT",
+        ),
+        **{
+            f"serve allowing the origin {origin!r}": (
+                ["serve", COUNTER, "--db", missing, "--http", ":0", "--allow-origin", origin],
+                f"argument --allow-origin: {origin!r} is not an origin",
+            )
+            for origin in ("evil.com", "http://evil.com/", "*", "http://evil.com?x", "null")
+        },
+        "serve with an empty --session": (
+            ["serve", COUNTER, "--db", missing, "--session", ""],
+            "argument --session: expected a session name, got ''",
+        ),
+        "serve a surface with an empty --session": (
+            ["serve", "--adapter", "runtime", "--app", COUNTER, "--db", missing, "--session", ""],
+            "argument --session: expected a session name, got ''",
+        ),
+        "serve with an empty --token": (
+            ["serve", COUNTER, "--db", missing, "--http", ":0", "--token", ""],
+            "argument --token: expected a token, got ''",
+        ),
+        "serve over stdio with --token": (
+            ["serve", COUNTER, "--db", missing, "--token", "t"],
+            "--token applies only with --http",
+        ),
+        "serve over stdio with --allow-origin": (
+            ["serve", COUNTER, "--db", missing, "--allow-origin", "https://app.example"],
+            "--allow-origin applies only with --http",
+        ),
+        "serve a surface with --token": (
+            ["serve", "--adapter", "runtime", "--app", COUNTER, "--db", missing, "--token", "t"],
+            "--token applies only with --http",
+        ),
+        "serve over HTTP with --session": (
+            ["serve", COUNTER, "--db", missing, "--http", ":0", "--session", "mine"],
+            "--session applies only over stdio: over --http the server names each session",
+        ),
     }
 
 
@@ -183,3 +248,10 @@ def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     assert not (db.parent / "exported.py").exists()
     # What is not a log is not made one, nor switched to WAL.
     assert {path: path.read_bytes() for path in untouched} == untouched
+
+
+def test_a_token_in_the_environment_is_no_error_over_stdio(tmp_path: Path) -> None:
+    """Only an explicit --token is refused without --http: SEMLEDGER_TOKEN may be exported
+    for an HTTP server and still be set when the same shell serves over stdio."""
+    replies = mcp.serve(COUNTER, tmp_path / "log.db", "env", [mcp.read(1)], SEMLEDGER_TOKEN="t")
+    assert replies[1]["ok"] is True

@@ -203,3 +203,14 @@ def test_an_export_onto_a_fifo_is_refused_and_leaves_it_as_it_was(tmp_path: Path
         write_test(fifo, "new\n")
     assert fifo.is_fifo()
     assert [p.name for p in tmp_path.iterdir()] == [fifo.name]
+
+
+def test_an_export_onto_the_log_or_its_files_is_refused_and_the_log_stays(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT])
+    (tmp_path / "link.db").symlink_to(db)
+    for where in (db, tmp_path / "link.db", Path(f"{db}-wal"), Path(f"{db}-shm")):
+        done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", str(where))
+        assert done.returncode == 2, (where, done.stdout, done.stderr)
+        assert done.stderr == f"semledger: cannot write {str(where)!r}: it is the log {db}\n"
+    assert mcp.cli("audit", "counter", "--db", str(db), "--verify").returncode == 0

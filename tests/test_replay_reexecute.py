@@ -3,6 +3,7 @@ their step, hash-seed independence, and exported regression tests."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -238,3 +239,16 @@ def test_a_reproduced_crash_names_what_was_raised(crash: BaseException, shown: s
     console = Console(record=True, width=200)
     console.print(replay_verdict(report))
     assert f"raised again at step 2, as it did live: {shown}" in console.export_text()
+
+
+def test_replay_runs_the_app_the_chained_start_names_not_the_summary_row(tmp_path: Path) -> None:
+    """The summary is not chained: an app written into it by hand must not be what replay
+    imports and runs."""
+    db = tmp_path / "log.db"
+    record(db, "counted", COUNTER, [INCREMENT])
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE sessions SET app = 'semledger.examples.todo:app'")
+    conn.close()
+    done = mcp.cli("replay", "counted", "--db", str(db), **WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "identical" in done.stdout
