@@ -21,8 +21,18 @@ from ._writer import LogWriter
 class SessionRegistry:
     """Every live session of one process, by name, all sharing one log writer."""
 
-    def __init__(self, nursery: trio.Nursery, writer: LogWriter, recorder: Recorder) -> None:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        writer: LogWriter,
+        recorder: Recorder,
+        *,
+        on_stopped: Callable[[SessionActor], None] | None = None,
+    ) -> None:
+        """`on_stopped` is called with each session actor that started, once it stopped
+        (closed, crashed or its log lost): a server tells its operator there."""
         self._nursery = nursery
+        self._on_stopped = on_stopped
         self.writer = writer
         self.recorder = recorder
         self._sessions: dict[str, SessionActor] = {}
@@ -83,6 +93,8 @@ class SessionRegistry:
             self._sessions.pop(actor.name, None)
             del self._stopped[actor.name]
             stopped.set()
+            if started and self._on_stopped is not None:
+                self._on_stopped(actor)
 
     async def close(self, name: str, reason: str = "closed") -> None:
         """End session `name` and wait until its actor has stopped, so that it can be

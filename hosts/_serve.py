@@ -187,6 +187,13 @@ async def serve_http(
     config.loglevel = "WARNING"
     stop = trio.Event()
     unbound: OSError | None = None
+    failures: list[str] = []
+
+    def ended(actor: SessionActor) -> None:
+        """One line for each session that ended on its own, as `serve` over stdio says."""
+        if actor.failure is not None:
+            failures.append(actor.name)
+            _say(f"session {actor.name!r} ended: {actor.failure}")
 
     async def on_signal() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -198,7 +205,7 @@ async def serve_http(
         async with trio.open_nursery() as logging:
             writer = await logging.start(LogWriter(recorder).run)
             async with trio.open_nursery() as nursery:
-                registry = SessionRegistry(nursery, writer, recorder)
+                registry = SessionRegistry(nursery, writer, recorder, on_stopped=ended)
                 asgi = McpHttpApp(
                     registry,
                     app,
@@ -229,6 +236,8 @@ async def serve_http(
                         task_status.started(binds)
                 # hypercorn has stopped, after answering the requests it was serving
                 nursery.cancel_scope.cancel()
+                if unbound is None:
+                    _say(f"stopped serving {app_ref}; {len(failures)} session(s) failed")
             writer.close()  # what the sessions handed it is written before it ends
     finally:
         recorder.close()

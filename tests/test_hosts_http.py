@@ -735,3 +735,21 @@ def test_a_session_whose_log_is_damaged_is_a_500_naming_the_damage_and_others_go
         fresh = McpClient(http, after.url)
         fresh.initialize()
         assert fresh.count() == "0"
+
+
+def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    with serving(tmp_path / "log.db", app="tests_crashy:app") as server:
+        crashed, fine = McpClient(http, server.url), McpClient(http, server.url)
+        crashed.initialize()
+        fine.initialize()
+        for _ in range(3):  # the crashy counter raises on its third increment
+            crashed.post(call(1, "perform_action", increment({"kind": "latest"})))
+        assert fine.tool("perform_action", increment({"kind": "latest"}))["ok"] is True
+    said = server.errors.read_text().splitlines()
+    assert (
+        f"semledger: session '{crashed.session_id}' ended: its application raised"
+        " ThirdIncrementError('the count may not reach 3')"
+    ) in said
+    assert said[-1] == "semledger: stopped serving tests_crashy:app; 1 session(s) failed"
