@@ -630,7 +630,7 @@ class SessionActor(Actor[SessionMessage]):
             except Exception:
                 return
         try:
-            message = await effect.run()
+            message = await effect.result()
         except Exception as error:
             done = _EffectDone(effect_id, None, f"{type(error).__qualname__}: {error}")
         else:

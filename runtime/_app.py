@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar, cast
@@ -20,6 +21,17 @@ class Effect(Generic[Msg]):
 
     run: Callable[[], Awaitable[Msg | None]]
     name: str = "effect"
+
+    async def result(self) -> Msg | None:
+        """Run it; its message. A `run` that is not async (a plain function, a lambda
+        returning the message) fails saying so, not as an await of a message."""
+        awaitable = self.run()
+        if not inspect.isawaitable(awaitable):
+            raise TypeError(
+                f"effect {self.name!r}: run returned {awaitable!r:.80}, not an awaitable"
+                " (Effect.run must be an async function)"
+            )
+        return await awaitable
 
 
 @attrs.frozen

@@ -54,7 +54,7 @@ class EffectRunner:
     async def _run(self, effect_id: int, effect: Effect[Any]) -> None:
         try:
             try:
-                message = await effect.run()
+                message = await effect.result()
             except Exception:
                 # The effect is over either way: pending_work must not stay true for good.
                 self._on_result(effect_id, None)

@@ -269,3 +269,19 @@ def test_a_handler_returning_a_bare_message_is_an_application_error_not_an_accep
     assert isinstance(raised.value.__cause__, NotAProposalError)
     assert "handler returned 'go', not a Proposal, a Reject or None" in str(raised.value.__cause__)
     assert rt.generation == 1
+
+
+async def test_an_effect_whose_run_is_not_async_fails_saying_so() -> None:
+    """A newcomer's `Effect(lambda: Done(5))` used to fail as "object Done can't be used in
+    'await' expression", which names neither the effect nor the fix."""
+    with pytest.raises(TypeError) as raised:
+        await Effect(lambda: "done", name="sync").result()  # type: ignore[arg-type, return-value]
+    assert str(raised.value) == (
+        "effect 'sync': run returned 'done', not an awaitable (Effect.run must be an async"
+        " function)"
+    )
+    assert await Effect(_answer, name="async").result() == "answer"
+
+
+async def _answer() -> str:
+    return "answer"
