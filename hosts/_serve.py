@@ -174,6 +174,9 @@ async def serve_http(
         origins = tuple(normalize_origin(origin) for origin in allowed_origins)
     except ValueError as error:
         raise ServeError(f"allowed origin {error}") from error
+    if token is not None and not (token.isascii() and token.isprintable() and token.strip()):
+        # A header carries visible ASCII: any other token could never be matched.
+        raise ServeError("the token must be visible ASCII characters (it travels in a header)")
     bare = host.strip("[]")  # "[::1]" or "::1"
     bind = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
     if not 0 <= port <= 65535:

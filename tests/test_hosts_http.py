@@ -753,3 +753,20 @@ def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
         " ThirdIncrementError('the count may not reach 3')"
     ) in said
     assert said[-1] == "semledger: stopped serving tests_crashy:app; 1 session(s) failed"
+
+
+@pytest.mark.parametrize("token", ["pässwort", "two words\t", " "])
+def test_a_token_no_header_can_carry_is_refused_at_start(tmp_path: Path, token: str) -> None:
+    done = subprocess.run(
+        _semledger("serve", COUNTER, "--db", str(tmp_path / "log.db"), "--http", "127.0.0.1:0"),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SEMLEDGER_TOKEN": token},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "semledger: the token must be visible ASCII characters (it travels in a header)\n"
+    )
+    assert not (tmp_path / "log.db").exists()
