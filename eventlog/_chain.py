@@ -84,6 +84,9 @@ class Problem(enum.Enum):
     """No event at ``seq`` verifies there, and none later does either: it was removed."""
     OUT_OF_ORDER = "out of order"
     """The genuine event ``seq`` is present, but not where it belongs."""
+    NOT_SUMMARISED = "not as the summary says"
+    """The events verify, but the log's summary row disagrees with them from ``seq`` on (it
+    counts fewer events, or names another app or surface): the row was edited."""
 
 
 @attrs.frozen

@@ -28,7 +28,7 @@ from ._records import (
     stored_event,
 )
 
-__all__ = ["REDACTED", "Recorder", "redact_action", "verify_log"]
+__all__ = ["REDACTED", "Recorder", "redact_action", "session_start", "verify_log"]
 
 REDACTED = "[redacted]"
 
@@ -136,6 +136,26 @@ def prepare_batch(
     return stored, deltas
 
 
+def _against_summary(
+    recorder: Recorder, name: str, summary: SessionSummary, verified: int
+) -> ChainProblem | None:
+    """What the summary of a session whose `verified` events all verify says otherwise."""
+    if verified < summary.events:
+        detail = f"the log's summary counts {summary.events} events"
+        return ChainProblem(verified + 1, Problem.MISSING, detail)
+    if verified > summary.events:
+        detail = f"the log's summary counts {summary.events} events, {verified} verify"
+        return ChainProblem(summary.events + 1, Problem.NOT_SUMMARISED, detail)
+    started = session_start(recorder, name)
+    if started is not None and (started.app, started.surface) != (summary.app, summary.surface):
+        detail = (
+            f"the log's summary says {summary.app!r} on {summary.surface!r}, the session's"
+            f" start {started.app!r} on {started.surface!r}"
+        )
+        return ChainProblem(1, Problem.NOT_SUMMARISED, detail)
+    return None
+
+
 def session_start(recorder: Recorder, session: str) -> SessionStarted | None:
     """The session's first event if it is its start (None otherwise, or for no session).
 
@@ -177,7 +197,8 @@ def verify_log(
     but has fewer events than its summary counts lost its tail: reported ``MISSING``.
     (The summary is not chained, so this only catches a careless truncation; a session's
     head recorded earlier and given in ``anchors`` catches any, and a rewrite that
-    recomputed the chain.)
+    recomputed the chain.) One whose summary counts fewer events, or names another app or
+    surface than its chained start, has an edited summary: ``NOT_SUMMARISED``.
     """
     if sessions is None:
         summaries = {summary.name: summary for summary in recorder.sessions()}
@@ -203,15 +224,8 @@ def verify_log(
         anchor = None if anchors is None else anchors.get(name)
         report = verify_chain(recorder.read(name), anchor=anchor, on_progress=relay)
         finished += seen[0]
-        counted = summaries[name].events if name in summaries else 0
-        if report.problem is None and report.verified < counted:
-            report = attrs.evolve(
-                report,
-                problem=ChainProblem(
-                    report.verified + 1,
-                    Problem.MISSING,
-                    f"the log's summary counts {counted} events",
-                ),
-            )
+        if report.problem is None and name in summaries:
+            problem = _against_summary(recorder, name, summaries[name], report.verified)
+            report = attrs.evolve(report, problem=problem)
         reports[name] = report
     return reports

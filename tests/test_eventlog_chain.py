@@ -194,6 +194,30 @@ def test_verify_log_of_named_sessions_looks_up_only_their_summaries(
     assert (problem.seq, problem.problem) == (6, Problem.MISSING)
     assert reports["nobody"].ok
 
+@pytest.mark.parametrize(
+    ("edit", "seq", "says"),
+    [
+        ("events = 4", 5, "event 5 not as the summary says: the log's summary counts 4 events,"),
+        ("app = 'evil:app'", 1, "event 1 not as the summary says: the log's summary says 'evil"),
+        ("surface = 'web'", 1, "on 'web', the session's start 'm:app' on 'runtime'"),
+    ],
+    ids=["undercounted", "another-app", "another-surface"],
+)
+def test_a_summary_edited_against_its_verified_events_is_reported(
+    log: tuple[SqliteRecorder, Path], edit: str, seq: int, says: str
+) -> None:
+    """The summary is not chained, but what it says can be checked against what is: replay
+    would otherwise run the app an edited row names while --verify said all was well."""
+    recorder, path = log
+    tamper(path, f"UPDATE sessions SET {edit} WHERE name = 's'")
+    reports = verify_log(recorder)
+    problem = reports["s"].problem
+    assert problem is not None
+    assert (problem.seq, problem.problem) == (seq, Problem.NOT_SUMMARISED)
+    assert says in str(problem)
+    assert reports["t"].ok
+
+
 def test_an_empty_session_verifies() -> None:
     report = verify_chain([])
     assert report.ok

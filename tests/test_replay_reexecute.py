@@ -252,3 +252,6 @@ def test_replay_runs_the_app_the_chained_start_names_not_the_summary_row(tmp_pat
     done = mcp.cli("replay", "counted", "--db", str(db), **WIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "identical" in done.stdout
+    verified = mcp.cli("audit", "counted", "--db", str(db), "--verify", **WIDE)
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    assert "event 1 not as the summary says: the log's summary says" in verified.stdout
