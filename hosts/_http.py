@@ -165,21 +165,10 @@ class McpHttpApp:
         if is_initialize and session_id is None:
             await self._initialize(message, send)
             return
-        if session_id is None:
-            await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
+        found = await self._session(session_id, send)
+        if found is None:
             return
-        try:
-            connection = await self._find(session_id)
-        except (ActorError, SessionClaimedError) as error:
-            # Another server on the log owns it, or it cannot be resumed here.
-            await _respond(send, 409, {"error": str(error)})
-            return
-        except DAMAGED_LOG_ERRORS as error:
-            await _respond(send, 500, {"error": _unreadable(session_id, error)})
-            return
-        if connection is None:
-            await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
-            return
+        session_id, connection = found
         replies = await handle_message(
             connection.router, connection.host, message, connection.diagnostics
         )
@@ -264,22 +253,33 @@ class McpHttpApp:
             and not summary.crashed
         )
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        session_id = headers.get("mcp-session-id")
+    async def _session(
+        self, session_id: str | None, send: Send
+    ) -> tuple[str, _Connection] | None:
+        """The session a request names and its connection, or None once the request has
+        been answered with why there is none."""
         if session_id is None:
             await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
-            return
+            return None
         try:
             connection = await self._find(session_id)
         except (ActorError, SessionClaimedError) as error:
+            # Another server on the log owns it, or it cannot be resumed here.
             await _respond(send, 409, {"error": str(error)})
-            return
+            return None
         except DAMAGED_LOG_ERRORS as error:
             await _respond(send, 500, {"error": _unreadable(session_id, error)})
-            return
+            return None
         if connection is None:
             await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
+            return None
+        return session_id, connection
+
+    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+        found = await self._session(headers.get("mcp-session-id"), send)
+        if found is None:
             return
+        session_id, connection = found
         connection.host.close()
         await self.registry.close(session_id, "deleted by the client")
         self._connections.pop(session_id, None)
