@@ -247,6 +247,33 @@ def _read_write_uri(path: str) -> str:
     return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=rw"
 
 
+def _read_only_uri(path: str) -> str:
+    """Read-only; also ``immutable`` when nothing beside the log can be written and there is
+    no write-ahead log: SQLite could neither make the ``-shm`` a WAL read needs nor lock,
+    and with no ``-wal`` no writer is there, so every event is in the file."""
+    absolute = os.path.abspath(path)
+    uri = f"file:{urllib.parse.quote(absolute)}?mode=ro"
+    if not os.access(os.path.dirname(absolute), os.W_OK) and not os.path.exists(f"{absolute}-wal"):
+        uri += "&immutable=1"
+    return uri
+
+
+def _readable_version(conn: sqlite3.Connection, path: str) -> int:
+    """The schema version of a log opened read-only, which cannot be migrated."""
+    found = _current_version(conn, path)
+    if found == 0:
+        raise LogOpenError(path, "it holds no semledger log")
+    if found > SCHEMA_VERSION:
+        raise UnsupportedSchemaError(path, found, SCHEMA_VERSION)
+    if found < SCHEMA_VERSION:
+        raise LogOpenError(
+            path,
+            f"it is read-only and its schema version {found} needs migrating to"
+            f" {SCHEMA_VERSION}: open it once where it can be written",
+        )
+    return found
+
+
 _SUMMARY_TYPES: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("name", (str,)),
     ("app", (str, type(None))),
@@ -298,6 +325,10 @@ class SqliteRecorder:
     With ``create=False`` a file that holds no log yet (an empty file, another program's
     database) is refused with ``LogOpenError`` and left as it is, and a missing one is not
     made: what the inspection commands open must already be a log.
+
+    With ``read_only=True`` the log is only read, so it may sit where nothing can be
+    written (a read-only file or folder, an archive); appending fails, and a log whose
+    schema would need migrating is refused with ``LogOpenError``.
     """
 
     def __init__(
@@ -307,6 +338,7 @@ class SqliteRecorder:
         synchronous: Synchronous = "FULL",
         converter: LogConverter = CONVERTER,
         create: bool = True,
+        read_only: bool = False,
     ) -> None:
         self.path = os.fspath(path)
         if self.path == ":memory:" or self.path.startswith("file:"):
@@ -325,19 +357,26 @@ class SqliteRecorder:
         self._closed = False
         self._claims = FileClaims(self.path + "-claims")
         # Without create, a missing file stays missing (SQLite would make an empty one).
-        where, uri = (self.path, False) if create else (_read_write_uri(self.path), True)
+        self._where, self._uri = (self.path, False)
+        if read_only:
+            self._where, self._uri = _read_only_uri(self.path), True
+        elif not create:
+            self._where, self._uri = _read_write_uri(self.path), True
         try:
             self._writer = sqlite3.connect(
-                where, isolation_level=None, check_same_thread=False, uri=uri
+                self._where, isolation_level=None, check_same_thread=False, uri=self._uri
             )
         except sqlite3.Error as error:
             raise LogOpenError(self.path, str(error)) from error
         try:
-            if not create and _current_version(self._writer, self.path) == 0:
+            if not (create or read_only) and _current_version(self._writer, self.path) == 0:
                 raise LogOpenError(self.path, "it holds no semledger log")
-            self._writer.execute("PRAGMA journal_mode=WAL")
-            self._writer.execute(f"PRAGMA synchronous={synchronous}")
-            self.found_schema_version = _migrate(self._writer, self.path, converter)
+            if read_only:
+                self.found_schema_version = _readable_version(self._writer, self.path)
+            else:
+                self._writer.execute("PRAGMA journal_mode=WAL")
+                self._writer.execute(f"PRAGMA synchronous={synchronous}")
+                self.found_schema_version = _migrate(self._writer, self.path, converter)
             limit = self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 7
             self._rows_per_insert = 1 << (min(limit, _ROWS_PER_INSERT).bit_length() - 1)
         except sqlite3.DatabaseError as error:
@@ -439,7 +478,9 @@ class SqliteRecorder:
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                self._where, isolation_level=None, check_same_thread=False, uri=self._uri
+            )
             conn.execute("PRAGMA query_only=ON")
         try:
             yield conn

@@ -4,6 +4,7 @@ named in one line instead of a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -199,3 +200,39 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
     assert first.endswith("must depend on their arguments alone)")
     assert saved.startswith("saved as session 'fuzz-")
     assert saved.endswith(f"--db {db}")
+
+
+def _without_write_rights(*args: str) -> subprocess.CompletedProcess[str]:
+    """``semledger ARGS`` unable to write where permissions say it may not (root ignores
+    them unless it drops the capabilities that let it)."""
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
+    return subprocess.run(
+        [*(drop if os.geteuid() == 0 else []), *mcp.COMMAND, *args],
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )
+
+
+def test_a_log_in_a_read_only_folder_is_inspected_as_it_is(logged: Path, tmp_path: Path) -> None:
+    """Inspecting writes nothing, so an archived log (a read-only folder, where SQLite
+    cannot make the -shm a WAL read needs) is read; one that would need migrating is
+    refused with the reason, not migrated."""
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    shutil.copy(logged, folder / "log.db")
+    shutil.copy(Path(__file__).parent / "fixtures" / "eventlog_v1.db", folder / "old.db")
+    before = (folder / "log.db").read_bytes()
+    folder.chmod(0o555)
+    try:
+        db = str(folder / "log.db")
+        for command in (
+            ["sessions"], ["read", "agent"], ["audit", "agent", "--verify"], ["replay", "agent"]
+        ):
+            done = _without_write_rights(*command, "--db", db)
+            assert done.returncode == 0, (command, done.stdout, done.stderr)
+        old = _without_write_rights("sessions", "--db", str(folder / "old.db"))
+        assert old.returncode == 2, old.stdout + old.stderr
+        assert "it is read-only and its schema version 1 needs migrating to" in old.stderr
+    finally:
+        folder.chmod(0o755)
+    assert (folder / "log.db").read_bytes() == before
+    assert sorted(p.name for p in folder.iterdir()) == ["log.db", "old.db"]

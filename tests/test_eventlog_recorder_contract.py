@@ -19,6 +19,7 @@ from semledger.eventlog import (
     EffectCompleted,
     Event,
     Head,
+    LogOpenError,
     MemoryRecorder,
     NewEvent,
     Recorder,
@@ -402,6 +403,23 @@ def test_a_clash_in_a_later_insert_statement_writes_nothing_of_the_batch(
         assert ours.summary("early") is None
         assert [s.name for s in ours.sessions()] == ["late"]
         assert len(ours.append(early)) == 300
+
+
+def test_a_read_only_sqlite_recorder_reads_and_never_writes(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as writer:
+        stored = writer.append(batch("s", story()))
+    before = path.read_bytes()
+    with SqliteRecorder(path, read_only=True) as reader:
+        assert list(reader.read("s")) == stored
+        assert [s.name for s in reader.sessions()] == ["s"]
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.append(batch("t", story()[:1]))
+    assert path.read_bytes() == before
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    with pytest.raises(LogOpenError, match="it holds no semledger log"):
+        SqliteRecorder(empty, read_only=True)
 
 
 def test_the_sqlite_log_is_wal_with_the_chosen_synchronous_level(tmp_path: Path) -> None:
