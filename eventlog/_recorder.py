@@ -137,9 +137,13 @@ def prepare_batch(
 
 
 def _against_summary(
-    recorder: Recorder, name: str, summary: SessionSummary, verified: int
+    recorder: Recorder, name: str, summary: SessionSummary | None, verified: int
 ) -> ChainProblem | None:
     """What the summary of a session whose `verified` events all verify says otherwise."""
+    if summary is None:
+        if verified == 0:
+            return None  # no such session
+        return ChainProblem(1, Problem.NOT_SUMMARISED, "the log's summary has no row for it")
     if verified < summary.events:
         detail = f"the log's summary counts {summary.events} events"
         return ChainProblem(verified + 1, Problem.MISSING, detail)
@@ -224,8 +228,8 @@ def verify_log(
         anchor = None if anchors is None else anchors.get(name)
         report = verify_chain(recorder.read(name), anchor=anchor, on_progress=relay)
         finished += seen[0]
-        if report.problem is None and name in summaries:
-            problem = _against_summary(recorder, name, summaries[name], report.verified)
+        if report.problem is None:
+            problem = _against_summary(recorder, name, summaries.get(name), report.verified)
             report = attrs.evolve(report, problem=problem)
         reports[name] = report
     return reports

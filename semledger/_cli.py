@@ -404,8 +404,7 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     )
 
     recorder = _recorder(args.db)
-    summary = recorder.summary(args.session)
-    if summary is None:
+    if recorder.head(args.session) is None:
         raise UsageError(f"the log has no session {args.session!r}")
     from semledger.hosts import is_surface_session
 

@@ -218,6 +218,19 @@ def test_a_summary_edited_against_its_verified_events_is_reported(
     assert reports["t"].ok
 
 
+def test_a_session_whose_summary_row_was_deleted_is_reported(
+    log: tuple[SqliteRecorder, Path],
+) -> None:
+    recorder, path = log
+    tamper(path, "DELETE FROM sessions WHERE name = 's'")
+    reports = verify_log(recorder, ["s", "nobody"])
+    problem = reports["s"].problem
+    assert problem is not None
+    assert (problem.seq, problem.problem) == (1, Problem.NOT_SUMMARISED)
+    assert "the log's summary has no row for it" in str(problem)
+    assert reports["nobody"].ok
+
+
 def test_an_empty_session_verifies() -> None:
     report = verify_chain([])
     assert report.ok

@@ -255,3 +255,21 @@ def test_replay_runs_the_app_the_chained_start_names_not_the_summary_row(tmp_pat
     verified = mcp.cli("audit", "counted", "--db", str(db), "--verify", **WIDE)
     assert verified.returncode == 1, verified.stdout + verified.stderr
     assert "event 1 not as the summary says: the log's summary says" in verified.stdout
+
+
+def test_a_session_whose_summary_row_was_deleted_still_replays_and_fails_verify(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    record(db, "counted", COUNTER, [INCREMENT])
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM sessions")
+    conn.close()
+    done = mcp.cli("replay", "counted", "--db", str(db), **WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "identical" in done.stdout
+    verified = mcp.cli("audit", "counted", "--db", str(db), "--verify", **WIDE)
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    assert "event 1 not as the summary says: the log's summary has no row for it" in (
+        verified.stdout
+    )
