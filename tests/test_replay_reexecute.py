@@ -241,35 +241,28 @@ def test_a_reproduced_crash_names_what_was_raised(crash: BaseException, shown: s
     assert f"raised again at step 2, as it did live: {shown}" in console.export_text()
 
 
-def test_replay_runs_the_app_the_chained_start_names_not_the_summary_row(tmp_path: Path) -> None:
-    """The summary is not chained: an app written into it by hand must not be what replay
-    imports and runs."""
-    db = tmp_path / "log.db"
-    record(db, "counted", COUNTER, [INCREMENT])
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE sessions SET app = 'semledger.examples.todo:app'")
-    conn.close()
-    done = mcp.cli("replay", "counted", "--db", str(db), **WIDE)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "identical" in done.stdout
-    verified = mcp.cli("audit", "counted", "--db", str(db), "--verify", **WIDE)
-    assert verified.returncode == 1, verified.stdout + verified.stderr
-    assert "event 1 not as the summary says: the log's summary says" in verified.stdout
-
-
-def test_a_session_whose_summary_row_was_deleted_still_replays_and_fails_verify(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("UPDATE sessions SET app = 'semledger.examples.todo:app'", "the log's summary says"),
+        ("DELETE FROM sessions", "the log's summary has no row for it"),
+    ],
+    ids=["another-app", "no-row"],
+)
+def test_a_session_whose_summary_row_was_edited_replays_as_recorded_and_fails_verify(
+    tmp_path: Path, edit: str, says: str
 ) -> None:
+    """The summary is not chained: replay must run the app the chained start names (never
+    one written into the row by hand) and find the session by its events, and --verify
+    must report the row."""
     db = tmp_path / "log.db"
     record(db, "counted", COUNTER, [INCREMENT])
     with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM sessions")
+        conn.execute(edit)
     conn.close()
     done = mcp.cli("replay", "counted", "--db", str(db), **WIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "identical" in done.stdout
     verified = mcp.cli("audit", "counted", "--db", str(db), "--verify", **WIDE)
     assert verified.returncode == 1, verified.stdout + verified.stderr
-    assert "event 1 not as the summary says: the log's summary has no row for it" in (
-        verified.stdout
-    )
+    assert f"event 1 not as the summary says: {says}" in verified.stdout
