@@ -25,6 +25,7 @@ from semledger.eventlog import (
     INPUT_CLASSES,
     ActionRequested,
     Committed,
+    CorruptSummaryError,
     DiagnosticsDispatched,
     EffectCompleted,
     EffectFailed,
@@ -318,6 +319,7 @@ class SessionActor(Actor[SessionMessage]):
                 ) from error
             await self._append([start, *self.core.initial_outputs()])
         else:
+            await trio.to_thread.run_sync(self._check_whole, head.seq)
             self._core = await trio.to_thread.run_sync(self._recover)
             self._seq = head.seq
             self.recovered = True
@@ -383,6 +385,17 @@ class SessionActor(Actor[SessionMessage]):
             raise self._diverged(made_by, made[0].generation, _EXTRA)
         self._inputs = 0
         return core
+
+    def _check_whole(self, last: int) -> None:
+        """Refuse a log whose tail was cut: resumed from it, the session would answer again
+        with generations the agent was already shown, under seqs the log had used."""
+        summary = self.recorder.summary(self.name)
+        if summary is not None and summary.events != last:
+            raise CorruptSummaryError(
+                self.name,
+                f"it counts {summary.events} events where the log holds {last} (events were"
+                " removed, or the row edited): `semledger audit --verify` names the damage",
+            )
 
     def _check_started(self) -> None:
         """Refuse a log this app did not record, before a checkpoint (which may come from

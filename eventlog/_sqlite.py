@@ -50,19 +50,28 @@ SCHEMA_VERSION = 4
 3: adds ``sessions.end_reason``. 4: a session resumed after it ended is not ended."""
 
 _COLUMNS = "session, seq, topic, version, at, body, chain"
+_SELECTED = "session, seq, topic, version, at, CAST(body AS BLOB), CAST(chain AS BLOB)"
+"""The columns as read. A body or chain edited into TEXT comes back as its bytes, which
+then fail to decode or to verify at their seq, instead of failing in sqlite3's UTF-8
+decoding with the raw bytes in its message."""
 _ROWS_PER_INSERT = 256
 """The most rows one ``INSERT`` carries (fewer if SQLite allows fewer parameters)."""
-_HEAD = "SELECT seq, chain FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
-_READ = f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
-_REPLAY = "SELECT topic, version, body FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
+_HEAD = (
+    "SELECT seq, CAST(chain AS BLOB) FROM events WHERE session = ? ORDER BY seq DESC LIMIT 1"
+)
+_READ = f"SELECT {_SELECTED} FROM events WHERE session = ? AND seq >= ? ORDER BY seq"
+_REPLAY = (
+    "SELECT topic, version, CAST(body AS BLOB) FROM events WHERE session = ? AND seq >= ?"
+    " ORDER BY seq"
+)
 _LAST_OF = (
-    f"SELECT {_COLUMNS} FROM events WHERE session = ? AND topic = ? AND seq < ?"
+    f"SELECT {_SELECTED} FROM events WHERE session = ? AND topic = ? AND seq < ?"
     " ORDER BY seq DESC LIMIT 1"
 )
 _NO_SEQ_BOUND = 2**63 - 1
 """Above every seq: SQLite's largest integer."""
 _READ_STOP = (
-    f"SELECT {_COLUMNS} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
+    f"SELECT {_SELECTED} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
 )
 _SUMMARY_COLUMNS = "name, app, surface, first_at, last_at, events, ended, crashed, end_reason"
 _SESSIONS = f"SELECT {_SUMMARY_COLUMNS} FROM sessions ORDER BY name"

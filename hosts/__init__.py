@@ -34,7 +34,7 @@ from ._serve import Served, ServeError, new_session_name, serve_http, serve_stdi
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
 from ._surface_host import SurfaceAgentHost, aria_to_runtime_role
-from ._surface_rerun import is_surface_session, rerun_surface
+from ._surface_rerun import rerun_surface
 from ._tools import (
     DEFAULT_TOOLS,
     DIAGNOSTICS_DISPATCH_COMMAND,
@@ -99,7 +99,6 @@ __all__ = [
     "execute",
     "handle",
     "handle_message",
-    "is_surface_session",
     "new_session_name",
     "normalize_origin",
     "rerun_surface",

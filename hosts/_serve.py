@@ -13,7 +13,7 @@ import attrs
 import trio
 
 from semledger.actors import ActorError, LogWriter, SessionActor, SessionRegistry
-from semledger.eventlog import SessionClaimedError, SqliteRecorder
+from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError, SqliteRecorder
 from semledger.replay import load_app
 
 from ._host import AgentDiagnosticsHost, AgentHost
@@ -68,6 +68,10 @@ class Served:
     (`semledger serve` then exits 1)."""
 
 
+_REFUSED: tuple[type[Exception], ...] = (ServeError, *DAMAGED_LOG_ERRORS)
+"""What opening the session may raise for the serve command to report, not as a crash."""
+
+
 async def _serve_logged_stdio(
     db: str | Path,
     name: str,
@@ -75,18 +79,19 @@ async def _serve_logged_stdio(
     **stdio: Any,
 ) -> Served:
     """The composition root shared by app and surface sessions over stdio: the log, its
-    writer, the session `open_session` opens (raising `ServeError` when it cannot), the
-    stdio loop until end of input or a signal, then the session ended and the log written.
+    writer, the session `open_session` opens (raising `ServeError` when it cannot, or one
+    of `DAMAGED_LOG_ERRORS` when the session's log is damaged), the stdio loop until end of
+    input or a signal, then the session ended and the log written.
     """
     recorder = SqliteRecorder(db)
     reason = "not started"
-    refused: ServeError | None = None
+    refused: Exception | None = None
     try:
         async with stop_on_signals() as stop, trio.open_nursery() as nursery:
             writer = await nursery.start(LogWriter(recorder).run)
             try:
                 opened = await open_session(nursery, writer, recorder)
-            except ServeError as error:
+            except _REFUSED as error:
                 # Raised after the nursery, which would wrap it in an exception group.
                 refused = error
                 writer.close()

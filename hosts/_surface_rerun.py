@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from semledger.adapters import AgentSurface, Snapshot, create_surface, text_digest
-from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled, session_start
+from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled
 from semledger.replay import Divergence, ReplayReport, UnknownSessionError
 
 
@@ -48,12 +48,6 @@ async def _call(surface: AgentSurface, call: SurfaceCalled) -> Any:
     if method == "close":
         return await surface.close()
     return None  # screenshot and anything newer: nothing to compare
-
-
-def is_surface_session(recorder: Recorder, session: str) -> bool:
-    """Whether `session` was logged by `LoggedSurface` (its start names an adapter)."""
-    started = session_start(recorder, session)
-    return started is not None and started.drives_a_surface
 
 
 def _difference(

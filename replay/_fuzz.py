@@ -435,6 +435,8 @@ def _nondeterministic(
         return FuzzResult(examples, failure)
     trail, error = failed
     name = _save(save_to(), app, app_ref, trail, error, seed)
+    if isinstance(error, _NondeterminismError):  # the twin saw it: its message says so
+        return FuzzResult(examples, str(error), name)
     failure = (
         f"the app is not deterministic: the same inputs gave {_described(error)} once and"
         f" something else another time ({_RULE})"

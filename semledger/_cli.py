@@ -406,13 +406,11 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     recorder = _recorder(args.db)
     if recorder.head(args.session) is None:
         raise UsageError(f"the log has no session {args.session!r}")
-    from semledger.hosts import is_surface_session
-
-    if is_surface_session(recorder, args.session):
-        return _rerun_surface(args, console, recorder)
     from semledger.eventlog import session_start
 
     started = session_start(recorder, args.session)  # chained, unlike the summary's app
+    if started is not None and started.drives_a_surface:
+        return _rerun_surface(args, console, recorder)
     app_ref = args.app or (None if started is None else started.app)
     if app_ref is None:
         raise UsageError(f"session {args.session!r} names no app: give --app")

@@ -3,6 +3,8 @@ and outstanding effects, in the same process or in a new one."""
 
 from __future__ import annotations
 
+import sqlite3
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,7 +15,6 @@ import pytest
 import trio
 
 from semledger.actors import (
-    ActorError,
     Close,
     LogWriter,
     SessionActor,
@@ -26,6 +27,7 @@ from semledger.actors import (
 from semledger.eventlog import (
     ActionRequested,
     Committed,
+    CorruptSummaryError,
     EffectCompleted,
     EffectStarted,
     MemoryRecorder,
@@ -332,7 +334,7 @@ async def refused(
     *,
     app_ref: str = COUNTER,
     every: int | None = None,
-    error: type[ActorError] = SessionDivergedError,
+    error: type[Exception] = SessionDivergedError,
 ) -> str:
     """Resume session ``s`` with `app`, which must be refused with `error` having logged
     nothing; the error's message."""
@@ -558,3 +560,26 @@ def test_serving_a_session_that_diverged_on_resuming_is_a_usage_error_and_logs_n
     assert "`semledger replay s`" in again.stderr
     with SqliteRecorder(db) as recorder:
         assert list(recorder.read("s")) == before
+
+
+async def test_a_log_whose_tail_was_cut_is_not_resumed_and_nothing_is_written(
+    tmp_path: Path,
+) -> None:
+    """Resumed from the cut log, the session would answer generations the agent was
+    already shown again, under seqs the log had used."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        await in_session(recorder, "s", lambda actor: drive(actor, BEFORE))
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM events WHERE seq > 10")
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        message = await refused(recorder, todo.app, app_ref=TODO, error=CorruptSummaryError)
+    assert "it counts 27 events where the log holds 10 (events were removed" in message
+    done = subprocess.run(
+        [*mcp.COMMAND, "serve", TODO, "--db", str(db), "--session", "s"],
+        input="", capture_output=True, text=True, env=mcp.env(), timeout=60, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: the summary of")
+    assert "Traceback" not in done.stderr

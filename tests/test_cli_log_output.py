@@ -72,6 +72,22 @@ def test_a_body_that_does_not_decode_is_named_in_one_line(logged: Path, tmp_path
     assert "not msgpack (FormatError)" in done.stderr
 
 
+def test_a_body_edited_into_text_is_named_as_a_bad_body_not_dumped(
+    logged: Path, tmp_path: Path
+) -> None:
+    """`body || x'00'` stores TEXT: read back as such, sqlite3 fails to decode it as UTF-8
+    with the raw event bytes in its message."""
+    edit = "UPDATE events SET body = body || x'00' WHERE session = 'agent' AND seq = 2"
+    db = damaged(logged, tmp_path, edit)
+    done = mcp.cli("read", "agent", "--db", str(db))
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: cannot decode ")
+    verified = mcp.cli("audit", "agent", "--db", str(db), "--verify", COLUMNS="200")
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    assert "event 2 changed" in verified.stdout
+
+
 def test_a_malformed_database_page_is_named_in_one_line(logged: Path, tmp_path: Path) -> None:
     db = tmp_path / "damaged.db"
     shutil.copy(logged, db)

@@ -703,8 +703,9 @@ def test_a_session_another_live_server_owns_is_refused_with_409_and_left_to_it(
     [
         ("UPDATE sessions SET events = 'many' WHERE name = ?", "summary"),
         ("UPDATE events SET body = x'c1' WHERE session = ? AND seq = 2", "cannot decode"),
+        ("UPDATE sessions SET events = events + 5 WHERE name = ?", "where the log holds"),
     ],
-    ids=["summary-row", "event-body"],
+    ids=["summary-row", "event-body", "tail-cut"],
 )
 def test_a_session_whose_log_is_damaged_is_a_500_naming_the_damage_and_others_go_on(
     tmp_path: Path, http: httpx.Client, damage: str, says: str

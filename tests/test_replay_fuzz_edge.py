@@ -275,3 +275,15 @@ def test_a_bug_seven_clicks_deep_is_found_with_the_default_example_count(
         assert click.target["id"] in ("7", "deep.increment"), click  # node 7 is Increment
         assert click.action == {"kind": "activate"}, click
     assert isinstance(events[-1], SessionCrashed)
+
+
+def test_an_app_whose_first_screen_differs_now_and_then_is_told_in_one_sentence(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_start:app", "--db", str(db), "--examples", "30", "--seed", "1")
+    _assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert said.startswith("counterexample: the app is not deterministic: as it started, the same")
+    assert said.count("not deterministic") == 1, said
