@@ -24,6 +24,7 @@ import trio
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionRequested,
+    CallRefused,
     Committed,
     CorruptSummaryError,
     DiagnosticsDispatched,
@@ -41,6 +42,7 @@ from semledger.eventlog import (
     TimerFired,
     decode,
     redact_action,
+    refused_arguments,
     session_start,
     topic_of,
 )
@@ -112,6 +114,14 @@ class Perform:
 
 
 @attrs.frozen
+class Refuse:
+    """A ``perform_action`` refused for its `arguments`: logged, answered `rejection`."""
+
+    arguments: dict[str, Any]
+    rejection: Rejection
+
+
+@attrs.frozen
 class Diagnose:
     event: dict[str, Any]
     """A pointer event or a command, in the diagnostics tools' wire form."""
@@ -164,7 +174,7 @@ class _TimerTick:
     when an equal timer was subscribed again since."""
 
 
-SessionMessage = Read | Perform | Diagnose | Inspect | Close | _EffectDone | _TimerTick
+SessionMessage = Read | Perform | Refuse | Diagnose | Inspect | Close | _EffectDone | _TimerTick
 
 
 class _Held(NamedTuple):
@@ -461,6 +471,10 @@ class SessionActor(Actor[SessionMessage]):
                 await self._append([SessionEnded(message.reason)])
             self.close()
             return None
+        if isinstance(message, Refuse):
+            if not self.ended:
+                self._submit([self._refused(message)])
+            return message.rejection
         if self.ended:
             return Rejection(ErrorCode.HOST_CLOSED, "the session is closed", {})
         if isinstance(message, Perform):
@@ -525,6 +539,13 @@ class SessionActor(Actor[SessionMessage]):
         )
         assert isinstance(outcome, Receipt | Rejection)
         return outcome
+
+    def _refused(self, message: Refuse) -> CallRefused:
+        arguments, redacted = refused_arguments(message.arguments, redact=self.redact_passwords)
+        rejection = message.rejection
+        return CallRefused(
+            "perform_action", arguments, rejection.code.value, rejection.message, redacted
+        )
 
     async def _step(self, event: Event, decoded: tuple[Any, Any, Any] | None = None) -> Any:
         try:

@@ -13,6 +13,12 @@ element whose last snapshot marked it a password (``native["password"] == "true"
 is false. So is text typed or a character pressed without a ref (into the focused element)
 while the focus may be on a password field: the calls so far put it there, or do not say
 where it went (a button, a Tab, a navigation) and the page has one.
+
+A name already in the log is resumed only as what it was started as: a surface session of the
+same adapter and app (the label, or the page's base URL). Resuming starts a new segment of it,
+a second ``SessionStarted`` and a new ``open`` on a fresh surface, which a re-run repeats on a
+fresh surface too; anything else is refused (``SessionMismatchError``) before anything is
+written.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Any
 
 import trio
 
-from semledger.actors import LogWriter
+from semledger.actors import LogWriter, SessionMismatchError
 from semledger.eventlog import (
     REDACTED,
     Event,
@@ -35,6 +41,7 @@ from semledger.eventlog import (
     SessionEnded,
     SessionStarted,
     SurfaceCalled,
+    session_start,
 )
 
 from ._calls import CheckResult, ElementDescription
@@ -67,7 +74,9 @@ class LoggedSurface:
     committed). The session continues after the events already in the log under
     ``session_name``, so a name is never written twice. It owns the session from its first
     call to ``close`` (``Recorder.claim``): a second one for the same name, here or in
-    another process, raises ``SessionClaimedError`` on its first call."""
+    another process, raises ``SessionClaimedError`` on its first call. A name the log holds
+    as another kind of session (an app's, another adapter's, another app's or page's)
+    raises ``SessionMismatchError`` on the first call, and nothing is written."""
 
     def __init__(
         self,
@@ -109,7 +118,23 @@ class LoggedSurface:
     def capabilities(self) -> Capabilities:
         return self.surface.capabilities()
 
+    @property
+    def recorder(self) -> Recorder:
+        """The log the session is written to (a `LogWriter`'s recorder), for reading it."""
+        return self._recorder
+
     # ---- the log ------------------------------------------------------------------------
+
+    async def append(self, *events: Event) -> None:
+        """Append `events` to the session, in order with its calls' events, once it has
+        started and until it ends (a ``SessionError`` otherwise); returns once they are
+        written. For what a host in front of the surface logs of its own (the agent's
+        requests and their outcomes)."""
+        if not self._started:
+            raise SessionError("the logged session has not started")
+        if self._ended:
+            raise SessionError("the logged session has ended")
+        await self._append(*events)
 
     async def _append(self, *events: Event) -> None:
         async with self._lock:
@@ -126,15 +151,19 @@ class LoggedSurface:
         if self._started:
             return
         self._owner.enter_context(self._recorder.claim(self.session_name))
-        self._started = True
-        head = self._recorder.head(self.session_name)
-        self._seq = 0 if head is None else head.seq
         app = self.app
         if app is None:
             base_url = getattr(init, "base_url", None)
             if base_url is None and isinstance(init, Mapping):
                 base_url = init.get("base_url")
             app = str(base_url) if base_url else self.adapter_name
+        head = self._recorder.head(self.session_name)
+        refusal = None if head is None else self._refusal(app)
+        if refusal is not None:
+            self._owner.close()
+            raise SessionMismatchError(refusal)
+        self._started = True
+        self._seq = 0 if head is None else head.seq
         await self._append(
             SessionStarted(
                 app=app,
@@ -147,6 +176,22 @@ class LoggedSurface:
                 redact_passwords=self.redact_passwords,
             )
         )
+
+    def _refusal(self, app: str) -> str | None:
+        """Why the session the log holds under this name cannot be resumed as this one, if
+        it cannot: it was started as another kind of session, or does not begin with a start."""
+        name = self.session_name
+        started = session_start(self._recorder, name)
+        if started is None:
+            return f"session {name!r} does not begin with its start; it cannot be resumed"
+        this = f"a {self.adapter_name} surface session of {app}"
+        if not started.drives_a_surface:
+            was = f"an app session of {started.app}"
+        elif (started.params["adapter"], started.app) != (self.adapter_name, app):
+            was = f"a {started.params['adapter']} surface session of {started.app}"
+        else:
+            return None
+        return f"session {name!r} was started as {was}; it cannot be resumed as {this}"
 
     async def _call(
         self,

@@ -35,6 +35,7 @@ from ._events import (
     ActionReceipt,
     ActionRejected,
     ActionRequested,
+    CallRefused,
     Committed,
     DiagnosticsDispatched,
     EffectCompleted,
@@ -51,7 +52,14 @@ from ._events import (
     topic_of,
 )
 from ._memory import MemoryRecorder
-from ._recorder import REDACTED, Recorder, redact_action, session_start, verify_log
+from ._recorder import (
+    REDACTED,
+    Recorder,
+    redact_action,
+    refused_arguments,
+    session_start,
+    verify_log,
+)
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
 from ._sqlite import SCHEMA_VERSION, LogInfo, SqliteRecorder, inspect_log
 from ._upcast import UPCASTERS, Upcaster, Upcasters
@@ -71,6 +79,7 @@ __all__ = [
     "ActionReceipt",
     "ActionRejected",
     "ActionRequested",
+    "CallRefused",
     "ChainProblem",
     "ChainReport",
     "Committed",
@@ -115,6 +124,7 @@ __all__ = [
     "encode",
     "inspect_log",
     "redact_action",
+    "refused_arguments",
     "session_start",
     "topic_of",
     "verify_chain",

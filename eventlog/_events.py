@@ -21,6 +21,7 @@ __all__ = [
     "ActionReceipt",
     "ActionRejected",
     "ActionRequested",
+    "CallRefused",
     "Committed",
     "DiagnosticsDispatched",
     "EffectCompleted",
@@ -145,6 +146,24 @@ class ActionReceipt:
 
 
 @attrs.frozen
+class CallRefused:
+    """A ``perform_action`` call refused before it reached the session: its arguments are
+    not a target, an action and a precondition (``code`` is ``invalid_arguments``).
+
+    Not an input: the session never saw it, took no request id for it and changed nothing.
+    ``arguments`` are the call's, as the agent sent them; ``redacted`` says values in them
+    were replaced (a malformed action may still carry a password).
+    """
+
+    VERSION: ClassVar[int] = 1
+    tool: str
+    arguments: dict[str, Any]
+    code: str
+    message: str
+    redacted: bool
+
+
+@attrs.frozen
 class SnapshotTaken:
     """A recovery checkpoint: the full state at ``generation``, so replay can start here."""
 
@@ -201,6 +220,7 @@ Event: TypeAlias = (
     | Committed
     | ActionRejected
     | ActionReceipt
+    | CallRefused
     | SnapshotTaken
     | SemanticsTaken
     | SurfaceCalled
@@ -222,6 +242,7 @@ OUTPUT_CLASSES: tuple[type[Event], ...] = (
     Committed,
     ActionRejected,
     ActionReceipt,
+    CallRefused,
     SnapshotTaken,
     SemanticsTaken,
     SurfaceCalled,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -17,18 +17,27 @@ from ._chain import (
     length_prefixed,
     verify_chain,
 )
+from ._codec import CONVERTER
 from ._errors import SequenceConflict
-from ._events import Event, SessionStarted
+from ._events import TOPICS, Event, SessionCrashed, SessionEnded, SessionStarted
 from ._records import (
     Head,
     NewEvent,
     SessionSummary,
     StoredEvent,
     SummaryDelta,
+    end_reason,
     stored_event,
 )
 
-__all__ = ["REDACTED", "Recorder", "redact_action", "session_start", "verify_log"]
+__all__ = [
+    "REDACTED",
+    "Recorder",
+    "redact_action",
+    "refused_arguments",
+    "session_start",
+    "verify_log",
+]
 
 REDACTED = "[redacted]"
 
@@ -136,10 +145,33 @@ def prepare_batch(
     return stored, deltas
 
 
+_CRASHED = TOPICS[SessionCrashed]
+_ENDINGS = frozenset({TOPICS[SessionEnded], _CRASHED})
+
+
+@attrs.define
+class _Ends:
+    """What a verification read of a session's records saw of its start and its end."""
+
+    first: StoredEvent | None = None
+    last: StoredEvent | None = None
+    crashed: bool = False
+
+    def watch(self, records: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
+        for record in records:
+            if self.first is None:
+                self.first = record
+            self.last = record
+            if record.topic == _CRASHED:
+                self.crashed = True
+            yield record
+
+
 def _against_summary(
-    recorder: Recorder, name: str, summary: SessionSummary | None, verified: int
+    summary: SessionSummary | None, verified: int, ends: _Ends
 ) -> ChainProblem | None:
-    """What the summary of a session whose `verified` events all verify says otherwise."""
+    """What the summary of a session whose `verified` events all verify (`ends`, read in
+    order) says otherwise."""
     if summary is None:
         if verified == 0:
             return None  # no such session
@@ -150,14 +182,35 @@ def _against_summary(
     if verified > summary.events:
         detail = f"the log's summary counts {summary.events} events, {verified} verify"
         return ChainProblem(summary.events + 1, Problem.NOT_SUMMARISED, detail)
-    started = session_start(recorder, name)
-    if started is not None and (started.app, started.surface) != (summary.app, summary.surface):
+    assert ends.first is not None
+    assert ends.last is not None
+    started = CONVERTER.decode(ends.first.topic, ends.first.version, ends.first.body)
+    if isinstance(started, SessionStarted) and (started.app, started.surface) != (
+        summary.app,
+        summary.surface,
+    ):
         detail = (
             f"the log's summary says {summary.app!r} on {summary.surface!r}, the session's"
             f" start {started.app!r} on {started.surface!r}"
         )
         return ChainProblem(1, Problem.NOT_SUMMARISED, detail)
+    last = ends.last
+    reason = None
+    if last.topic in _ENDINGS:
+        ending = CONVERTER.decode(last.topic, last.version, last.body)
+        assert isinstance(ending, (SessionEnded, SessionCrashed))
+        reason = end_reason(ending)
+    said = (summary.ended, summary.crashed, summary.end_reason if summary.ended else None)
+    found = (reason is not None, ends.crashed, reason)
+    if said != found:
+        detail = f"the log's summary says {_ending(*said)}, its events {_ending(*found)}"
+        return ChainProblem(last.seq, Problem.NOT_SUMMARISED, detail)
     return None
+
+
+def _ending(ended: bool, crashed: bool, reason: str | None) -> str:
+    state = f"ended ({reason})" if ended else "open"
+    return f"{state}, {'having crashed' if crashed else 'never crashed'}"
 
 
 def session_start(recorder: Recorder, session: str) -> SessionStarted | None:
@@ -187,6 +240,49 @@ def redact_action(action: dict[str, Any], *, keep_length: bool = False) -> dict[
     return action
 
 
+def refused_arguments(
+    arguments: dict[str, Any], *, redact: bool
+) -> tuple[dict[str, Any], bool]:
+    """The arguments of a refused ``perform_action`` as the log holds them, and whether
+    anything was redacted.
+
+    A refused call never resolved its target, so a typed value in it cannot be known not to
+    be a password: with `redact`, every field of its action but the kind is replaced by
+    ``REDACTED``, and so is any argument but ``target`` and ``precondition`` (a misspelt
+    ``action`` key, say). Text the log cannot hold (a lone surrogate, which JSON can carry
+    and UTF-8 cannot) is kept as its backslash escape.
+    """
+    if not redact:
+        return _encodable(arguments), False
+    out: dict[str, Any] = {}
+    redacted = False
+    for key, value in arguments.items():
+        if key in ("target", "precondition"):
+            out[key] = value
+        elif key == "action" and isinstance(value, dict):
+            out[key] = {k: v if k == "kind" else REDACTED for k, v in value.items()}
+            redacted = redacted or len(value) > ("kind" in value)
+        else:
+            out[key] = REDACTED
+            redacted = True
+    return _encodable(out), redacted
+
+
+def _encodable(value: Any) -> Any:
+    """`value` (decoded JSON) with each string UTF-8 cannot encode replaced by its escape."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode()
+        return value
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
+
+
 def verify_log(
     recorder: Recorder,
     sessions: Sequence[str] | None = None,
@@ -201,8 +297,9 @@ def verify_log(
     but has fewer events than its summary counts lost its tail: reported ``MISSING``.
     (The summary is not chained, so this only catches a careless truncation; a session's
     head recorded earlier and given in ``anchors`` catches any, and a rewrite that
-    recomputed the chain.) One whose summary counts fewer events, or names another app or
-    surface than its chained start, has an edited summary: ``NOT_SUMMARISED``.
+    recomputed the chain.) One whose summary counts fewer events, names another app or
+    surface than its chained start, or says otherwise whether and why it ended or crashed,
+    has an edited summary: ``NOT_SUMMARISED``.
     """
     if sessions is None:
         summaries = {summary.name: summary for summary in recorder.sessions()}
@@ -226,10 +323,11 @@ def verify_log(
                 on_progress(_finished + done, total)
 
         anchor = None if anchors is None else anchors.get(name)
-        report = verify_chain(recorder.read(name), anchor=anchor, on_progress=relay)
+        ends = _Ends()
+        report = verify_chain(ends.watch(recorder.read(name)), anchor=anchor, on_progress=relay)
         finished += seen[0]
         if report.problem is None:
-            problem = _against_summary(recorder, name, summaries.get(name), report.verified)
+            problem = _against_summary(summaries.get(name), report.verified, ends)
             report = attrs.evolve(report, problem=problem)
         reports[name] = report
     return reports

@@ -5,7 +5,14 @@ The router modules import no transport and no trio; the transports only move byt
 """
 
 from ._dispatch import execute, handle, handle_message
-from ._host import AgentDiagnosticsHost, AgentHost, CommandIntent, PointerEvent, PointerPhase
+from ._host import (
+    AgentDiagnosticsHost,
+    AgentHost,
+    CommandIntent,
+    PointerEvent,
+    PointerPhase,
+    RefusalRecorder,
+)
 from ._http import McpHttpApp, normalize_origin
 from ._lifecycle import TRANSITIONS, LifecycleAction, LifecycleEvent, LifecycleState
 from ._router import (
@@ -23,6 +30,7 @@ from ._router import (
     NoArguments,
     PerformActionArguments,
     ReadSemanticsArguments,
+    RefusedArguments,
     Reply,
     RequestId,
     Router,
@@ -33,6 +41,7 @@ from ._router import (
 from ._serve import Served, ServeError, new_session_name, serve_http, serve_stdio, serve_surface
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
+from ._surface_audit import LoggedSurfaceHost
 from ._surface_host import SurfaceAgentHost, aria_to_runtime_role
 from ._surface_rerun import rerun_surface
 from ._tools import (
@@ -76,6 +85,7 @@ __all__ = [
     "LifecycleAction",
     "LifecycleEvent",
     "LifecycleState",
+    "LoggedSurfaceHost",
     "McpHttpApp",
     "NoArguments",
     "PerformActionArguments",
@@ -83,6 +93,8 @@ __all__ = [
     "PointerPhase",
     "Profile",
     "ReadSemanticsArguments",
+    "RefusalRecorder",
+    "RefusedArguments",
     "Reply",
     "RequestId",
     "Router",

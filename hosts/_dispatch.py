@@ -10,12 +10,13 @@ from typing import Any
 from semledger.runtime._enums import ErrorCode
 from semledger.runtime._outcomes import Rejection
 
-from ._host import AgentDiagnosticsHost, AgentHost
+from ._host import AgentDiagnosticsHost, AgentHost, RefusalRecorder
 from ._router import (
     DispatchCommandArguments,
     DispatchEventArguments,
     PerformActionArguments,
     ReadSemanticsArguments,
+    RefusedArguments,
     Reply,
     Router,
     ToolCall,
@@ -38,6 +39,10 @@ async def execute(
         return await host.read_semantics(args.since)
     if isinstance(args, PerformActionArguments):
         return await host.perform_action(args.target, args.action, args.precondition)
+    if isinstance(args, RefusedArguments):
+        if isinstance(host, RefusalRecorder):
+            return await host.refuse(call.raw_arguments, args.rejection)
+        return args.rejection
     diag = diagnostics
     if diag is None and isinstance(host, AgentDiagnosticsHost):
         diag = host

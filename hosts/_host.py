@@ -17,6 +17,7 @@ __all__ = [
     "CommandIntent",
     "PointerEvent",
     "PointerPhase",
+    "RefusalRecorder",
     "overlapping_calls_allowed",
 ]
 
@@ -35,6 +36,14 @@ class AgentHost(Protocol):
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection: ...
+
+
+@runtime_checkable
+class RefusalRecorder(Protocol):
+    """A host that logs the ``perform_action`` calls refused for their arguments (which
+    never reach `AgentHost.perform_action`), answering each with `rejection` once logged."""
+
+    async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection: ...
 
 
 def overlapping_calls_allowed(*hosts: object) -> bool:

@@ -24,6 +24,10 @@ Decisions beyond the letter of the specs:
   whose id could not be read). Any other message with no ``method``, or a message with a
   ``method`` and a ``result`` or ``error`` too, is an invalid request (``-32600``).
 - For every method, ``params`` present and not an object is ``-32602``.
+- A ``perform_action`` whose arguments do not decode is still a `ToolCall`, with
+  `RefusedArguments`: the host can log the refusal before it is answered
+  ``invalid_arguments``, so an audit shows every ``perform_action`` an agent sent. Bad
+  arguments to the other tools are answered at once.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ __all__ = [
     "NoArguments",
     "PerformActionArguments",
     "ReadSemanticsArguments",
+    "RefusedArguments",
     "Reply",
     "RequestId",
     "Router",
@@ -140,9 +145,18 @@ class DispatchCommandArguments:
     intent: CommandIntent
 
 
+@attrs.frozen
+class RefusedArguments:
+    """The arguments of a ``perform_action`` that do not decode: the host is told (to log
+    the refusal, as every ``perform_action`` is on the record) and answers ``rejection``."""
+
+    rejection: Rejection
+
+
 ToolArguments = (
     ReadSemanticsArguments
     | PerformActionArguments
+    | RefusedArguments
     | NoArguments
     | DispatchEventArguments
     | DispatchCommandArguments
@@ -511,11 +525,14 @@ class Router:
         if name not in self._by_name:
             rejection = Rejection(ErrorCode.UNKNOWN_TOOL, f"unknown tool: {name}")
             return _response(request_id, self._tool_result(_failed(rejection)))
+        decoded: ToolArguments
         try:
             decoded = _DECODERS[name](arguments)
         except WireError as exc:
             rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, str(exc))
-            return _response(request_id, self._tool_result(_failed(rejection)))
+            if name != "perform_action":
+                return _response(request_id, self._tool_result(_failed(rejection)))
+            decoded = RefusedArguments(rejection)
         call = ToolCall(request_id, name, decoded, arguments)
         self._pending.add(call)
         self._pending_ids.add(_id_key(request_id))

@@ -12,7 +12,13 @@ from typing import Any
 import attrs
 import trio
 
-from semledger.actors import ActorError, LogWriter, SessionActor, SessionRegistry
+from semledger.actors import (
+    ActorError,
+    LogWriter,
+    SessionActor,
+    SessionMismatchError,
+    SessionRegistry,
+)
 from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError, SqliteRecorder
 from semledger.replay import load_app
 
@@ -265,7 +271,11 @@ async def serve_surface(
     **stdio: Any,
 ) -> Served:
     """Serve the surface ``config`` names as one logged session over stdin/stdout, through
-    the same router and tools as an app; returns how it ended."""
+    the same router and tools as an app; returns how it ended.
+
+    The log holds the surface's calls (``LoggedSurface``) and the agent's requests with
+    their outcomes (``LoggedSurfaceHost``). A session name already in the log resumes as a
+    new segment if it was started by this adapter on this app, and is refused otherwise."""
     from semledger.adapters import (
         AdapterRegistryError,
         LoggedSurface,
@@ -273,6 +283,7 @@ async def serve_surface(
         create_surface,
     )
 
+    from ._surface_audit import LoggedSurfaceHost
     from ._surface_host import SurfaceAgentHost
 
     adapter = str(config["adapter"])
@@ -296,7 +307,8 @@ async def serve_surface(
         )
         try:
             await logged.open(init)
-        except SessionClaimedError as error:
+        except (SessionClaimedError, SessionMismatchError) as error:
+            # Nothing was logged: the session is another's, or was started as another kind.
             with trio.CancelScope(shield=True):
                 await surface.close()
             raise ServeError(str(error)) from error
@@ -305,7 +317,7 @@ async def serve_surface(
                 await logged.close(reason="could not open")
             raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
         _say(f"started surface session {name!r} ({adapter}), logging to {db}")
-        host = SurfaceAgentHost(logged)
+        host = LoggedSurfaceHost(SurfaceAgentHost(logged), logged)
 
         async def close(reason: str) -> None:
             host.close()

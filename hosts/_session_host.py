@@ -11,6 +11,7 @@ from semledger.actors import (
     Inspect,
     Perform,
     Read,
+    Refuse,
     SessionActor,
     SessionConflictError,
     SessionCrashedError,
@@ -54,7 +55,7 @@ class RuntimeAgentHost:
     def close(self, why: str = "the session is closed") -> None:
         self._closed = why
 
-    async def ask(self, message: Read | Perform | Inspect | Diagnose) -> Any:
+    async def ask(self, message: Read | Perform | Refuse | Inspect | Diagnose) -> Any:
         """The session's answer to `message`, or ``host_closed`` once the session is over
         (closed, its application crashed, or its log could not be written)."""
         if self._closed is not None:
@@ -79,6 +80,13 @@ class RuntimeAgentHost:
     ) -> Receipt | Rejection:
         result: Receipt | Rejection = await self.ask(Perform(target, action, precondition))
         return result
+
+    async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
+        """Log a ``perform_action`` refused for its `arguments`; answer `rejection` (also
+        once the session is over, when nothing more can be logged)."""
+        if self._closed is None:
+            await self.ask(Refuse(arguments, rejection))
+        return rejection
 
 
 class SessionDiagnosticsHost:

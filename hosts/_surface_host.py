@@ -235,6 +235,11 @@ class SurfaceAgentHost:
     def generation(self) -> int:
         return self._journal.current.generation
 
+    @property
+    def journal(self) -> Journal:
+        """The generations committed so far, each with its snapshot and delta (read only)."""
+        return self._journal
+
     def close(self, why: str = "the session is closed") -> None:
         self._closed = why
 

@@ -6,6 +6,12 @@ opened with the logged SessionInit, and every logged call is repeated in order. 
 snapshot must have the logged structural hash and each call must fail (or not) as it did;
 the first call that does not is reported. It needs the adapter's refs to be issued the same
 way again, which holds for the shipped adapters on the same page or application.
+
+A resumed session holds one segment per ``SessionStarted``: each server opened a surface of
+its own, whether or not the one before closed its (it may have been killed). So each start
+closes the surface of the segment before it, if its calls did not, and makes a fresh one from
+that start's config. Events other than calls (what the MCP bridge logs of the agent's
+requests, its commits) are the bridge's, not the surface's, and are skipped.
 """
 
 from __future__ import annotations
@@ -74,6 +80,14 @@ def _difference(
     return None
 
 
+def _config(started: SessionStarted, session: str, seq: int) -> dict[str, Any]:
+    """How the surface of the segment `started` begins was made (its logged config)."""
+    if not started.drives_a_surface:
+        raise ValueError(f"session {session!r} was resumed at log seq {seq} as an app session")
+    made: dict[str, Any] = started.params.get("config") or {"adapter": started.surface}
+    return made
+
+
 async def rerun_surface(
     recorder: Recorder,
     session: str,
@@ -81,22 +95,31 @@ async def rerun_surface(
     config: dict[str, Any] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> ReplayReport:
-    """Re-run a logged surface session; the report names the first call that differs."""
+    """Re-run a logged surface session; the report names the first call that differs.
+
+    `config`, when given, makes the surface of every segment instead of the logged config."""
     head = recorder.head(session)
     if head is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
     records = recorder.events(session)
-    _first, started = next(records)
-    if not isinstance(started, SessionStarted) or "adapter" not in started.params:
+    first, started = next(records)
+    if not isinstance(started, SessionStarted) or not started.drives_a_surface:
         raise ValueError(f"session {session!r} is not a surface session")
-    made = config or started.params.get("config") or {"adapter": started.surface}
-    surface = create_surface(made)
+    surface = create_surface(config or _config(started, session, first.seq))
     calls = 0
     closed = False
     try:
         for record, event in records:
             if on_progress is not None:
                 on_progress(record.seq, head.seq)
+            if isinstance(event, SessionStarted):
+                made = config or _config(event, session, record.seq)
+                if not closed:
+                    closed = True
+                    await surface.close()
+                surface = create_surface(made)
+                closed = False
+                continue
             if not isinstance(event, SurfaceCalled):
                 continue
             calls += 1

@@ -11,6 +11,7 @@ from semledger.eventlog import (
     ActionReceipt,
     ActionRejected,
     ActionRequested,
+    CallRefused,
     ChainReport,
     Committed,
     Event,
@@ -18,8 +19,10 @@ from semledger.eventlog import (
     Head,
     Recorder,
     SessionCrashed,
+    SessionStarted,
     StoredEvent,
     SurfaceCalled,
+    topic_of,
     verify_log,
 )
 
@@ -40,7 +43,8 @@ class UnreadableEventError(EventLogError):
 
 @attrs.frozen
 class AuditEntry:
-    request_id: int
+    request_id: int | None
+    """None for a call refused for its arguments, which the session never took."""
     seq: int
     at: float
     target: dict[str, Any]
@@ -67,11 +71,14 @@ class AuditEntry:
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     """Every action request in order, paired with its receipt or rejection.
 
-    A surface session (an adapter's, logged by ``LoggedSurface``) has no requests: each of
-    its ``act`` calls is an entry instead, its target the ref, its outcome ``"ok"`` or the
-    error class, and its generation the number of snapshots taken before it."""
+    A surface session served over MCP logs its requests as an app session does (the bridge's
+    ``LoggedSurfaceHost``), and they are its entries; the surface calls that carried them
+    out are not. One driven through the Python API (``LoggedSurface`` alone) has no
+    requests: each of its ``act`` calls is an entry instead, its target the ref, its outcome
+    ``"ok"`` or the error class, and its generation the number of snapshots taken before it."""
     if recorder.head(session) is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
+    requested = recorder.last_of(session, topic_of(ActionRequested)) is not None
     entries: list[AuditEntry] = []
     open_requests: dict[int, int] = {}
     generation = 0
@@ -79,6 +86,8 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     for record, event in _readable(recorder, session, entries):
         if isinstance(event, Committed):
             generation = event.generation
+        elif isinstance(event, SessionStarted):
+            generation = 0  # a resumed surface session's segment starts on a fresh surface
         elif isinstance(event, ActionRequested):
             open_requests[event.request_id] = len(entries)
             entries.append(
@@ -106,7 +115,9 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(entries[index], outcome=event.code, details=event.details)
-        elif isinstance(event, SurfaceCalled):
+        elif isinstance(event, CallRefused):
+            entries.append(_refused_entry(record.seq, record.at, event, generation))
+        elif isinstance(event, SurfaceCalled) and not requested:
             surface_calls += 1
             if event.method == "snapshot" and event.error_class is None:
                 generation += 1
@@ -132,6 +143,28 @@ def _readable(
             yield record, event
     except EventLogError as error:
         raise UnreadableEventError(session, seq + 1, entries, error) from error
+
+
+def _refused_entry(seq: int, at: float, event: CallRefused, generation: int) -> AuditEntry:
+    """A call the session never took: no request id; its arguments as logged, each part
+    shown as an object even where the agent sent something else."""
+
+    def part(name: str) -> dict[str, Any]:
+        value = event.arguments.get(name)
+        return value if isinstance(value, dict) else {"kind": value}
+
+    return AuditEntry(
+        None,
+        seq,
+        at,
+        part("target"),
+        part("action"),
+        part("precondition"),
+        generation,
+        event.code,
+        details={"message": event.message},
+        redacted=event.redacted,
+    )
 
 
 def _surface_entry(

@@ -89,5 +89,5 @@ def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path
     recorder = SqliteRecorder(db)
     calls = [e for _r, e in recorder.events("gtk-1") if isinstance(e, SurfaceCalled)]
     assert {"open", "snapshot", "act", "close"} <= {c.method for c in calls}
-    assert [e for e in audit(recorder, "gtk-1") if e.outcome == "ok"]
+    assert [e for e in audit(recorder, "gtk-1") if e.outcome == "receipt"]
     assert verify(recorder, "gtk-1").ok

@@ -16,6 +16,8 @@ from semledger.eventlog import (
     MemoryRecorder,
     NewEvent,
     Problem,
+    SessionCrashed,
+    SessionEnded,
     SessionStarted,
     SqliteRecorder,
     StoredEvent,
@@ -216,6 +218,46 @@ def test_a_summary_edited_against_its_verified_events_is_reported(
     assert (problem.seq, problem.problem) == (seq, Problem.NOT_SUMMARISED)
     assert says in str(problem)
     assert reports["t"].ok
+
+
+@pytest.mark.parametrize(
+    ("session", "edit", "says"),
+    [
+        ("s", "ended = 1, end_reason = 'end of input'",
+         "says ended (end of input), never crashed, its events open, never crashed"),
+        ("s", "crashed = 1", "says open, having crashed, its events open, never crashed"),
+        ("e", "ended = 0", "says open, never crashed, its events ended (end of input),"),
+        ("e", "end_reason = 'SIGTERM'", "says ended (SIGTERM), never crashed, its events ended"
+         " (end of input)"),
+        ("c", "crashed = 0", "says ended (crashed: KeyError), never crashed, its events ended"
+         " (crashed: KeyError), having crashed"),
+    ],
+    ids=["open-said-ended", "said-crashed", "ended-said-open", "another-reason", "crash-hidden"],
+)
+def test_a_summary_edited_against_how_the_session_ended_is_reported(
+    log: tuple[SqliteRecorder, Path], session: str, edit: str, says: str
+) -> None:
+    """`sessions` shows the row: a crash edited out of it, or an open session shown as
+    ended, must not verify as all well."""
+    recorder, path = log
+    start = SessionStarted("m:app", "runtime", {}, True)
+    recorder.append(
+        [NewEvent("e", 1, start, 0.0), NewEvent("e", 2, SessionEnded("end of input"), 1.0)]
+    )
+    recorder.append(
+        [NewEvent("c", 1, start, 0.0), NewEvent("c", 2, SessionCrashed("KeyError", "tb"), 1.0)]
+    )
+    assert all(report.ok for report in verify_log(recorder).values())
+    tamper(path, f"UPDATE sessions SET {edit} WHERE name = '{session}'")
+    reports = verify_log(recorder)
+    problem = reports[session].problem
+    assert problem is not None
+    assert (problem.seq, problem.problem) == (
+        recorder.head(session).seq,  # type: ignore[union-attr]
+        Problem.NOT_SUMMARISED,
+    )
+    assert says in str(problem)
+    assert sum(not report.ok for report in reports.values()) == 1
 
 
 def test_a_session_whose_summary_row_was_deleted_is_reported(

@@ -28,7 +28,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from semledger.actors import LogWriter, SessionActor
-from semledger.eventlog import ActionRequested, MemoryRecorder, SessionEnded, SqliteRecorder
+from semledger.eventlog import (
+    ActionRequested,
+    CallRefused,
+    MemoryRecorder,
+    SessionEnded,
+    SqliteRecorder,
+)
 from semledger.examples import counter
 from semledger.hosts import Router
 from semledger.hosts._session_host import RuntimeAgentHost
@@ -886,17 +892,38 @@ async def test_serve_reports_a_session_that_lost_its_log_to_another_writer(
     assert last == f"semledger: session 's' ended: {result.reason}"
 
 
-async def test_a_perform_action_whose_arguments_do_not_decode_never_reaches_the_log() -> None:
-    """SPEC §2.4: invalid_arguments is decided before dispatch, so the session never sees the
-    call and the audit (which lists what the session accepted) has no row for it."""
+async def test_a_perform_action_whose_arguments_do_not_decode_is_logged_as_refused() -> None:
+    """SPEC §2.4: invalid_arguments is decided before dispatch, so the session never steps
+    with the call (it takes no request id); the refusal is still on the record, with any
+    value that may be a password redacted, so an audit shows every perform_action sent."""
     bad = _act("counter.increment", {"kind": "exact", "generation": "01"})
+    typed = {
+        "target": {"kind": "semantic_id", "id": "login.password"},
+        "action": {"kind": "set_text", "value": "hunter2", "extra": 1},
+        "precondition": {"kind": "latest"},
+    }
     good = _act("counter.increment", LATEST_WIRE)
     lines = [
         _line(_tool_call(1, "perform_action", bad)),
-        _line(_tool_call(2, "perform_action", good)),
+        _line(_tool_call(2, "perform_action", typed)),
+        _line(_tool_call(3, "perform_action", good)),
+        _line(_tool_call(4, "read_semantics", {"since": "x"})),
     ]
     replies, recorder = await _serve(b"\n".join(lines) + b"\n", RuntimeAgentHost)
-    assert _envelope(replies[0])["error"]["code"] == "invalid_arguments"
-    assert _envelope(replies[1])["ok"] is True
-    requested = [e for _r, e in recorder.events("ahead") if isinstance(e, ActionRequested)]
-    assert [e.precondition for e in requested] == [LATEST_WIRE]
+    assert [_envelope(r)["ok"] or _envelope(r)["error"]["code"] for r in replies] == [
+        "invalid_arguments", "invalid_arguments", True, "invalid_arguments"
+    ]
+    events = [e for _r, e in recorder.events("ahead")]
+    requested = [e for e in events if isinstance(e, ActionRequested)]
+    assert [(e.request_id, e.precondition) for e in requested] == [(1, LATEST_WIRE)]
+    refused = [e for e in events if isinstance(e, CallRefused)]
+    assert [(e.tool, e.code, e.redacted) for e in refused] == [
+        ("perform_action", "invalid_arguments", False),
+        ("perform_action", "invalid_arguments", True),
+    ]
+    assert refused[0].arguments == bad
+    assert refused[0].message == _envelope(replies[0])["error"]["message"]
+    assert refused[1].arguments == {
+        **typed, "action": {"kind": "set_text", "value": "[redacted]", "extra": "[redacted]"}
+    }
+    assert "hunter2" not in repr(events)

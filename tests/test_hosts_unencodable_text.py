@@ -19,9 +19,9 @@ import pytest
 import trio
 
 from semledger.actors import LogWriter, SessionRegistry
-from semledger.eventlog import MemoryRecorder, SessionEnded, SqliteRecorder
+from semledger.eventlog import CallRefused, MemoryRecorder, SessionEnded, SqliteRecorder
 from semledger.examples import counter
-from semledger.hosts import Router
+from semledger.hosts import RefusedArguments, Router, ToolCall
 from semledger.hosts._http import McpHttpApp
 from semledger.hosts._router import encode_json
 from semledger.runtime._wire import WireError, decode_action, decode_target
@@ -226,9 +226,12 @@ def test_a_free_text_argument_with_a_lone_surrogate_is_invalid_arguments_like_a_
     router.receive_message(json.loads(mcp.initialize().splitlines()[0]))
 
     def envelope(arguments: dict[str, Any]) -> dict[str, Any]:
-        (reply,) = router.receive_message(
+        (call,) = router.receive_message(
             _tool_call(1, "perform_action", {**arguments, "precondition": LATEST})
         )
+        assert isinstance(call, ToolCall)
+        assert isinstance(call.arguments, RefusedArguments)  # for the host to log
+        reply = router.complete(call, call.arguments.rejection)
         assert encode_json(reply.message)  # never a UnicodeEncodeError
         result: dict[str, Any] = reply.message["result"]["structuredContent"]
         return result
@@ -244,25 +247,36 @@ def test_a_free_text_argument_with_a_lone_surrogate_is_invalid_arguments_like_a_
         "message": f"{where}: {SURROGATE_PROBLEM}",
         "details": {},
     }
-    assert router.pending_calls == 0  # refused before any host saw it
+    assert router.pending_calls == 0
 
 
-def test_a_set_text_with_a_lone_surrogate_over_stdio_is_refused_and_the_session_goes_on(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("arguments", "where"),
+    [
+        pytest.param(
+            {"target": INCREMENT, "action": {"kind": "set_text", "value": SURROGATE}},
+            "action.value",
+            id="set_text value",
+        ),
+        pytest.param(
+            {
+                "target": {"kind": "path", "path": [{"label": SURROGATE}]},
+                "action": {"kind": "activate"},
+            },
+            "target.path[0].label",
+            id="path label",
+        ),
+    ],
+)
+def test_a_lone_surrogate_over_stdio_is_refused_logged_and_the_session_goes_on(
+    tmp_path: Path, arguments: dict[str, Any], where: str
 ) -> None:
     db = tmp_path / "log.db"
-    set_text = {"kind": "set_text", "value": SURROGATE}
     replies = _serve(
         db,
         "typed",
         [
-            _raw(
-                _tool_call(
-                    1,
-                    "perform_action",
-                    {"target": INCREMENT, "action": set_text, "precondition": LATEST},
-                )
-            ),
+            _raw(_tool_call(1, "perform_action", {**arguments, "precondition": LATEST})),
             mcp.perform(2, "counter.increment"),
         ],
     )
@@ -270,6 +284,10 @@ def test_a_set_text_with_a_lone_surrogate_over_stdio_is_refused_and_the_session_
     refused, incremented = (reply["result"]["structuredContent"] for reply in replies)
     assert refused["ok"] is False
     assert refused["error"]["code"] == "invalid_arguments"
-    assert refused["error"]["message"] == f"action.value: {SURROGATE_PROBLEM}"
+    assert refused["error"]["message"] == f"{where}: {SURROGATE_PROBLEM}"
     assert incremented["ok"] is True
+    with SqliteRecorder(db) as recorder:
+        (logged,) = [e for _r, e in recorder.events("typed") if isinstance(e, CallRefused)]
+    assert logged.code == "invalid_arguments"
+    assert SURROGATE not in repr(logged.arguments)  # the log holds only encodable text
     assert _ended(db, "typed") == SessionEnded("end of input")

@@ -176,7 +176,11 @@ def cut_tail_and_fix_summary(db: Path) -> None:
             " AND seq > (SELECT MAX(seq) - 2 FROM events WHERE session = 'agent')",
             (),
         ),
-        ("UPDATE sessions SET events = events - 2 WHERE name = 'agent'", ()),
+        (
+            "UPDATE sessions SET events = events - 2, ended = 0, end_reason = NULL"
+            " WHERE name = 'agent'",
+            (),
+        ),
     )
 
 

@@ -12,7 +12,7 @@ import attrs
 import pytest
 import trio
 
-from semledger.actors import LogWriter
+from semledger.actors import LogWriter, SessionMismatchError
 from semledger.adapters import (
     CheckResult,
     LocateError,
@@ -24,6 +24,7 @@ from semledger.adapters import (
 from semledger.eventlog import (
     REDACTED,
     MemoryRecorder,
+    NewEvent,
     SessionClaimedError,
     SessionEnded,
     SessionStarted,
@@ -396,3 +397,92 @@ async def test_after_a_restore_keys_sent_without_a_ref_are_redacted_until_the_fo
     await logged.act("type", None, {"text": "ada"})
     await logged.close()
     assert _typed(recorder) == [REDACTED, "ada"]
+
+
+TODO = "semledger.examples.todo:app"
+
+
+async def _recorded(recorder: MemoryRecorder, name: str, adapter: str, app: str) -> None:
+    """A closed surface session `name` of `adapter` on `app`, as a first server left it."""
+    logged = LoggedSurface(_surface(), recorder, name, adapter, app=app)  # type: ignore[arg-type]
+    await logged.open({})
+    await logged.close()
+
+
+@pytest.mark.parametrize(
+    ("adapter", "app", "was"),
+    [
+        ("web", COUNTER, f"a web surface session of {COUNTER}"),
+        ("runtime", TODO, f"a runtime surface session of {TODO}"),
+    ],
+)
+async def test_a_surface_session_is_not_resumed_as_another_adapters_or_apps(
+    adapter: str, app: str, was: str
+) -> None:
+    recorder = MemoryRecorder()
+    await _recorded(recorder, "s", adapter, app)
+    before = list(recorder.read("s"))
+    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+    with pytest.raises(SessionMismatchError) as refused:
+        await logged.open({})
+    assert str(refused.value) == (
+        f"session 's' was started as {was}; it cannot be resumed as a runtime surface"
+        f" session of {COUNTER}"
+    )
+    assert list(recorder.read("s")) == before
+    again = LoggedSurface(_surface(), recorder, "s", adapter, app=app)  # type: ignore[arg-type]
+    await again.open({})  # the refusal let go of the session
+    await again.close()
+
+
+async def test_an_app_session_is_not_resumed_as_a_surface_session() -> None:
+    recorder = MemoryRecorder()
+    app_start = SessionStarted(COUNTER, "runtime", {}, True)  # what an app session begins with
+    recorder.append([NewEvent("s", 1, app_start, 0.0)])
+    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+    with pytest.raises(SessionMismatchError, match=f"started as an app session of {COUNTER}"):
+        await logged.snapshot()
+    assert [event for _r, event in recorder.events("s")] == [app_start]
+
+
+async def test_a_surface_session_of_the_same_adapter_and_app_resumes_as_a_new_segment() -> None:
+    recorder = MemoryRecorder()
+    await _recorded(recorder, "s", "runtime", COUNTER)
+    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+    await logged.open({})
+    await logged.close()
+    events = [event for _r, event in recorder.events("s")]
+    starts = [i for i, event in enumerate(events) if isinstance(event, SessionStarted)]
+    assert starts == [0, 4]
+    assert isinstance(events[5], SurfaceCalled)
+    assert events[5].method == "open"
+
+
+def test_serve_adapter_refuses_a_session_an_app_recorded_and_logs_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "semledger", "serve", *args, "--db", str(db), "--session", "s"],
+            cwd=ROOT, input="", capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+
+    assert serve(COUNTER).returncode == 0
+    recorder = SqliteRecorder(db)
+    try:
+        before = list(recorder.read("s"))
+    finally:
+        recorder.close()
+    refused = serve("--adapter", "runtime", "--app", COUNTER)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        f"semledger: session 's' was started as an app session of {COUNTER}; it cannot be"
+        f" resumed as a runtime surface session of {COUNTER}"
+    ]
+    recorder = SqliteRecorder(db)
+    try:
+        assert list(recorder.read("s")) == before
+    finally:
+        recorder.close()

@@ -7,10 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from semledger.adapters import LocateError, LoggedSurface, NavigationError, create_surface
-from semledger.eventlog import SqliteRecorder
+from semledger.eventlog import MemoryRecorder, NewEvent, SessionStarted, SqliteRecorder
 from semledger.hosts import rerun_surface
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,3 +77,54 @@ def test_semledger_replay_re_runs_a_surface_session(tmp_path: Path) -> None:
     assert "identical" in result.stdout
     assert "calls, each answered as logged" in result.stdout
     assert "commits" not in result.stdout  # a surface session has calls, not commits
+
+
+async def _segment(logged: LoggedSurface, clicks: int) -> None:
+    await logged.open({})
+    for _ in range(clicks):
+        snapshot = await logged.snapshot()
+        increment = next(n.ref for n in snapshot.nodes if n.name == "Increment")
+        await logged.act("click", increment)
+    await logged.snapshot()
+
+
+async def _killed_then_resumed(recorder: MemoryRecorder, name: str) -> None:
+    """A session whose first server was killed before it closed its surface, resumed by a
+    second one that ran to the end."""
+    config = {"adapter": "runtime", "app": COUNTER}
+    scratch = MemoryRecorder()
+    killed = LoggedSurface(create_surface(config), scratch, name, "runtime", config=config)
+    await _segment(killed, 2)
+    recorder.append([NewEvent(name, r.seq, event, r.at) for r, event in scratch.events(name)])
+    resumed = LoggedSurface(create_surface(config), recorder, name, "runtime", config=config)
+    await _segment(resumed, 1)
+    await resumed.close()
+
+
+async def test_a_resumed_surface_session_re_runs_each_segment_on_a_fresh_surface() -> None:
+    recorder = MemoryRecorder()
+    await _killed_then_resumed(recorder, "s")
+    topics = [record.topic for record in recorder.read("s")]
+    assert topics.count("SessionStarted") == 2
+    report = await rerun_surface(recorder, "s")
+    assert report.ok, report.divergence
+    assert report.inputs == 11  # open, 2 x (snapshot, act), snapshot; open, snapshot, act, ...
+
+
+async def test_a_resumed_surface_session_that_differs_is_reported_in_its_segment() -> None:
+    recorder = MemoryRecorder()
+    await _killed_then_resumed(recorder, "s")
+    stored = list(recorder.events("s"))
+    second = max(r.seq for r, event in stored if isinstance(event, SessionStarted))
+    edited = MemoryRecorder()
+    for record, event in stored:
+        if record.seq == second:
+            assert isinstance(event, SessionStarted)
+            todo = {"adapter": "runtime", "app": "semledger.examples.todo:app"}
+            event = attrs.evolve(event, params={**event.params, "config": todo})
+        edited.append([NewEvent("s", record.seq, event, record.at)])
+    report = await rerun_surface(edited, "s")
+    assert report.divergence is not None
+    # The second segment opened its own surface (the todo app), whose first snapshot differs.
+    assert report.divergence.seq == second + 2
+    assert report.divergence.expected.startswith("snapshot with structural hash")

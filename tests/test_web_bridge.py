@@ -111,5 +111,7 @@ def test_an_agent_signs_in_on_a_web_page_and_the_session_is_audited(tmp_path: Pa
     assert {"open", "snapshot", "act"} <= {c.method for c in calls}
     assert any(c.snapshot_hash for c in calls if c.method == "snapshot")
     entries = audit(recorder, "web-1")
-    assert [e.outcome for e in entries if e.outcome == "ok"]
+    assert [(e.request_id, e.action["kind"], e.outcome) for e in entries] == [
+        (1, "set_text", "receipt"), (2, "activate", "stale_generation"), (3, "activate", "receipt"),
+    ]  # fmt: skip
     assert verify(recorder, "web-1").ok

@@ -1,0 +1,176 @@
+"""The agent's side of a served surface session, on the record as a runtime session keeps it.
+
+``LoggedSurface`` logs the calls the MCP bridge makes of the surface (a ``clear`` and a
+``type`` for one ``set_text``, a snapshot before and after each action); an auditor needs
+what the agent asked for and what it was answered, rejections the bridge decided included.
+``LoggedSurfaceHost`` wraps the bridge and logs, in the surface session's log and in order
+with its calls:
+
+- each ``perform_action`` as a runtime session does: an ``ActionRequested`` (the target,
+  action and precondition in wire form; a ``set_text`` value for a password field, or for a
+  target that names no one node, replaced by ``[redacted]`` unless the session logs
+  passwords) before the bridge calls the surface, then the ``Committed`` of every generation
+  the bridge produced and the ``ActionReceipt`` or ``ActionRejected``;
+- after a ``read_semantics``, the ``Committed`` of the generations it produced;
+- a ``perform_action`` whose arguments do not decode as the ``CallRefused`` a runtime
+  session logs.
+
+The outcome is written before the agent is answered, so whatever an agent was told is in the
+log. A resumed session's bridge starts again at generation 1, as its surface is a fresh one;
+its request ids go on after the last one logged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from semledger.eventlog import (
+    ActionReceipt,
+    ActionRejected,
+    ActionRequested,
+    CallRefused,
+    Committed,
+    Event,
+    Recorder,
+    decode,
+    redact_action,
+    refused_arguments,
+    topic_of,
+)
+from semledger.runtime import (
+    Precondition,
+    ReadResult,
+    Receipt,
+    Rejection,
+    SemanticsAction,
+    SetText,
+    Target,
+    resolve_target,
+)
+from semledger.runtime._wire import (
+    encode_action,
+    encode_precondition,
+    encode_read,
+    encode_rejection,
+    encode_target,
+)
+
+from ._surface_host import SurfaceAgentHost
+
+if TYPE_CHECKING:
+    from semledger.adapters import LoggedSurface
+
+__all__ = ["LoggedSurfaceHost"]
+
+
+class LoggedSurfaceHost:
+    """``read_semantics`` and ``perform_action`` of `bridge`, logged through `logged`, the
+    surface the bridge calls. One call at a time: the bridge's generations before and after
+    a call are that call's."""
+
+    def __init__(self, bridge: SurfaceAgentHost, logged: LoggedSurface) -> None:
+        self.bridge = bridge
+        self.logged = logged
+        self._lock = trio.Lock()
+        self._next_request = _next_request_id(logged.recorder, logged.session_name)
+
+    @property
+    def closed(self) -> bool:
+        return self.bridge.closed
+
+    def close(self, why: str = "the session is closed") -> None:
+        self.bridge.close(why)
+
+    async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+        async with self._lock:
+            before = self.bridge.generation
+            result = await self.bridge.read_semantics(since)
+            commits = self._commits(before)
+            if commits:
+                with trio.CancelScope(shield=True):
+                    await self.logged.append(*commits)
+            return result
+
+    async def perform_action(
+        self, target: Target, action: SemanticsAction, precondition: Precondition
+    ) -> Receipt | Rejection:
+        async with self._lock:
+            bridge = self.bridge
+            if bridge.closed:  # answered without the surface, as a closed runtime host is
+                return await bridge.perform_action(target, action, precondition)
+            request_id = self._next_request
+            self._next_request += 1
+            wire_action, redacted = self._wire_action(target, action)
+            await self.logged.append(
+                ActionRequested(
+                    request_id,
+                    encode_target(target),
+                    wire_action,
+                    encode_precondition(precondition),
+                    redacted,
+                )
+            )
+            before = bridge.generation
+            outcome = await bridge.perform_action(target, action, precondition)
+            with trio.CancelScope(shield=True):
+                await self.logged.append(*self._commits(before), _outcome(request_id, outcome))
+            return outcome
+
+    async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
+        """Log a ``perform_action`` refused for its `arguments`, as a runtime session does;
+        answer `rejection` (also once the session is closed, when nothing more is logged)."""
+        async with self._lock:
+            if not self.bridge.closed:
+                logged, redacted = refused_arguments(
+                    arguments, redact=self.logged.redact_passwords
+                )
+                wire = encode_rejection(rejection)
+                refused = CallRefused(
+                    "perform_action", logged, wire["code"], wire["message"], redacted
+                )
+                with trio.CancelScope(shield=True):
+                    await self.logged.append(refused)
+            return rejection
+
+    def _wire_action(self, target: Target, action: SemanticsAction) -> tuple[dict[str, Any], bool]:
+        """The action as logged, and whether its typed value was redacted: a ``set_text`` at a
+        password field of the bridge's current snapshot, or at a target that names no one
+        node there (it may have been meant for one)."""
+        wire = encode_action(action)
+        if not (isinstance(action, SetText) and self.logged.redact_passwords):
+            return wire, False
+        node = resolve_target(target, self.bridge.journal.current)
+        if isinstance(node, Rejection) or node.state.password:
+            return redact_action(wire), True
+        return wire, False
+
+    def _commits(self, before: int) -> list[Event]:
+        """A ``Committed`` for each generation the bridge committed after `before`."""
+        journal = self.bridge.journal
+        out: list[Event] = []
+        for generation in range(before + 1, journal.current.generation + 1):
+            delta = journal.between(generation - 1, generation)
+            snapshot = journal.snapshot_at(generation)
+            assert delta is not None
+            assert snapshot is not None
+            out.append(Committed(generation, encode_read(delta), snapshot.hash))
+        return out
+
+
+def _outcome(request_id: int, outcome: Receipt | Rejection) -> Event:
+    if isinstance(outcome, Receipt):
+        return ActionReceipt(request_id, outcome.before, outcome.after, outcome.pending_work)
+    wire = encode_rejection(outcome)
+    return ActionRejected(request_id, wire["code"], wire["message"], wire["details"])
+
+
+def _next_request_id(recorder: Recorder, session: str) -> int:
+    """The request id after the last one the session logged (1 for none)."""
+    record = recorder.last_of(session, topic_of(ActionRequested))
+    if record is None:
+        return 1
+    event = decode(record.topic, record.version, record.body)
+    assert isinstance(event, ActionRequested)
+    return event.request_id + 1

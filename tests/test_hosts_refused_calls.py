@@ -1,0 +1,92 @@
+"""A perform_action refused for its arguments is on the record: logged, audited, and never
+re-executed by replay or recovery."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+from semledger.eventlog import REDACTED, CallRefused, SqliteRecorder, encode, refused_arguments
+
+COUNTER = "semledger.examples.counter:app"
+
+
+def _refused(request_id: int) -> str:
+    return mcp.call(
+        request_id,
+        "perform_action",
+        {"target": {"kind": "semantic_id", "id": "counter.increment"}, "action": "activate"},
+    )
+
+
+def test_a_refused_call_is_audited_and_the_session_replays_and_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    first = mcp.serve(COUNTER, db, "r", [_refused(1), mcp.perform(2, "counter.increment")])
+    assert first[1]["error"]["code"] == "invalid_arguments"
+    assert first[2]["ok"] is True
+    again = mcp.serve(COUNTER, db, "r", [mcp.perform(3, "counter.increment"), mcp.read(4)])
+    assert again[3]["value"] == {"before": "2", "after": "3", "pending_work": False}
+    replayed = mcp.cli("replay", "r", "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "identical — 2 inputs" in replayed.stdout
+    audited = mcp.cli("audit", "r", "--db", str(db), "--verify", "--json")
+    assert audited.returncode == 0, audited.stderr
+    report = json.loads(audited.stdout)
+    rows: list[dict[str, Any]] = report["actions"]
+    assert [(row["request_id"], row["outcome"]) for row in rows] == [
+        (None, "invalid_arguments"),
+        (1, "receipt"),
+        (2, "receipt"),
+    ]
+    assert rows[0]["target"] == {"kind": "semantic_id", "id": "counter.increment"}
+    assert rows[0]["action"] == {"kind": "[redacted]"}  # not an object: it may be a password
+    assert rows[0]["redacted"] is True
+    assert rows[0]["details"]["message"] == first[1]["error"]["message"]
+    assert report["verify"]["ok"] is True
+    table = mcp.cli("audit", "r", "--db", str(db), COLUMNS="200")
+    assert "invalid_arguments" in table.stdout
+    with SqliteRecorder(db) as recorder:
+        (refused,) = [e for _r, e in recorder.events("r") if isinstance(e, CallRefused)]
+    assert refused.arguments["action"] == "[redacted]"
+
+
+@pytest.mark.parametrize(
+    ("redact", "expected"),
+    [
+        (
+            True,
+            {
+                "target": {"kind": "path", "path": [{"label": "a\\ud800"}]},
+                "action": {"kind": "set_text", "value": REDACTED},
+                "note\\udc00": REDACTED,
+            },
+        ),
+        (
+            False,
+            {
+                "target": {"kind": "path", "path": [{"label": "a\\ud800"}]},
+                "action": {"kind": "set_text", "value": "b\\udfff"},
+                "note\\udc00": ["c\\ud800"],
+            },
+        ),
+    ],
+    ids=["redacted", "passwords logged"],
+)
+def test_refused_arguments_keep_text_utf8_cannot_encode_as_its_escape(
+    redact: bool, expected: dict[str, Any]
+) -> None:
+    arguments = {
+        "target": {"kind": "path", "path": [{"label": "a\ud800"}]},
+        "action": {"kind": "set_text", "value": "b\udfff"},
+        "note\udc00": ["c\ud800"],
+    }
+    logged, redacted = refused_arguments(arguments, redact=redact)
+    assert (logged, redacted) == (expected, redact)
+    assert encode(CallRefused("perform_action", logged, "invalid_arguments", "m", redacted))
