@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from semledger.actors import AppLoadError, load_app
 
 from ._audit import AuditEntry, UnreadableEventError, audit, verify
-from ._export import check_recorded_steps, export_test, write_test
+from ._export import check_recorded_steps, check_writable, export_test, write_whole
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
     SurfaceSessionError,
@@ -36,6 +36,7 @@ __all__ = [
     "UnreadableEventError",
     "audit",
     "check_recorded_steps",
+    "check_writable",
     "export_test",
     "fold",
     "full_at",
@@ -45,7 +46,7 @@ __all__ = [
     "read_at",
     "reexecute",
     "verify",
-    "write_test",
+    "write_whole",
 ]
 
 if TYPE_CHECKING:

@@ -121,20 +121,39 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
     )
 
 
-def write_test(path: str | os.PathLike[str], source: str) -> None:
-    """Write `source` to `path` whole or not at all: into a new file beside it, then renamed
-    over it (over the file a symlink names, not the link). Raises `OSError` (a directory, a
-    missing parent, no permission, an existing file that is not a regular one)."""
+def _target(path: str | os.PathLike[str]) -> Path:
+    """The regular file `path` names (through a symlink), or `OSError` when there can be
+    none: an empty path, a directory, a FIFO or a device (renamed over, it is gone)."""
     text = os.fspath(path)
     if not text:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
     target = Path(os.path.realpath(text))
     if text.endswith(os.sep) or target.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), text)
-    if target.exists() and not target.is_file():  # a FIFO, a device: renamed over, it is gone
+    if target.exists() and not target.is_file():
         raise OSError(errno.EINVAL, "it is not a regular file", text)
+    return target
+
+
+def _partial(target: Path) -> tuple[Path, int]:
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    return partial, os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise the `OSError` `write_whole` would raise for `path`, without writing it: asked
+    before long work, so that it does not end in an error."""
+    partial, fd = _partial(_target(path))
+    os.close(fd)
+    partial.unlink()
+
+
+def write_whole(path: str | os.PathLike[str], source: str) -> None:
+    """Write `source` to `path` whole or not at all: into a new file beside it, then renamed
+    over it (over the file a symlink names, not the link). Raises `OSError` (a directory, a
+    missing parent, no permission, an existing file that is not a regular one)."""
+    target = _target(path)
+    partial, fd = _partial(target)
     try:
         with open(fd, "w", encoding="utf-8") as file:
             file.write(source)

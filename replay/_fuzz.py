@@ -79,6 +79,9 @@ class FuzzResult:
     session: str | None = None
     """The counterexample's session; None when there is none, or nothing to save (an app
     that behaves differently on the same inputs may fail on none of them again)."""
+    deterministic: bool = True
+    """False when the app did not do the same on the same inputs: one replay of the saved
+    session may then do as the log says, and show nothing."""
 
 
 @attrs.define
@@ -407,7 +410,8 @@ def fuzz_app(
         raise
     except Exception as error:
         name = _save(save_to(), app, app_ref, state.last, error, seed)
-        return FuzzResult(examples, _described(error), name)
+        deterministic = not isinstance(error, _NondeterminismError)
+        return FuzzResult(examples, _described(error), name, deterministic)
     return FuzzResult(examples)
 
 
@@ -432,16 +436,16 @@ def _nondeterministic(
         failure = (
             f"the app is not deterministic: the same inputs led to different screens ({_RULE})"
         )
-        return FuzzResult(examples, failure)
+        return FuzzResult(examples, failure, deterministic=False)
     trail, error = failed
     name = _save(save_to(), app, app_ref, trail, error, seed)
     if isinstance(error, _NondeterminismError):  # the twin saw it: its message says so
-        return FuzzResult(examples, str(error), name)
+        return FuzzResult(examples, str(error), name, deterministic=False)
     failure = (
         f"the app is not deterministic: the same inputs gave {_described(error)} once and"
         f" something else another time ({_RULE})"
     )
-    return FuzzResult(examples, failure, name)
+    return FuzzResult(examples, failure, name, deterministic=False)
 
 
 def _session_name(seed: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -75,6 +76,19 @@ def _nonempty(what: str) -> Callable[[str], str]:
     return parse
 
 
+def _url(text: str) -> str:
+    """An argparse type: an absolute URL a browser can open (a relative one would open
+    ``about:blank`` and navigate nowhere)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    if not parts.scheme or (parts.scheme in ("http", "https") and not parts.hostname):
+        raise argparse.ArgumentTypeError(
+            f"expected an absolute URL (http://..., https://..., file://...), got {text!r}"
+        )
+    return text
+
+
 def _origin(text: str) -> str:
     """An argparse type: an origin, ``scheme://host[:port]``, normalised."""
     from semledger.hosts import normalize_origin
@@ -126,9 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--app", dest="app_option", metavar="APP", help="the app, for --adapter runtime"
     )
-    serve.add_argument("--url", metavar="URL", help="the page to open, for --adapter web")
     serve.add_argument(
-        "--launch", metavar="CMD", help="the application to launch, for desktop adapters"
+        "--url", type=_url, metavar="URL", help="the page to open, for --adapter web"
+    )
+    serve.add_argument(
+        "--launch",
+        type=_nonempty("a command"),
+        metavar="CMD",
+        help="the application to launch, for --adapter atspi",
     )
     serve.add_argument(
         "--session",
@@ -359,9 +378,14 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
-        from semledger._render import audit_table
+        from semledger._render import PLAIN_AUDIT_ROWS, audit_lines, audit_table
 
-        console.print(audit_table(args.session, entries))
+        if len(entries) > PLAIN_AUDIT_ROWS:
+            lines = audit_lines(args.session, entries)
+            while chunk := list(itertools.islice(lines, 500)):
+                console.out("\n".join(chunk), highlight=False)
+        else:
+            console.print(audit_table(args.session, entries))
         if unreadable is not None:
             console.print(unreadable, style="bold red")
         if report is not None:
@@ -400,7 +424,7 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         export_test,
         load_app,
         reexecute,
-        write_test,
+        write_whole,
     )
 
     recorder = _recorder(args.db)
@@ -423,11 +447,7 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
             if _is_part_of_the_log(args.export_test, args.db):
                 raise UsageError(f"cannot write {args.export_test!r}: it is the log {args.db}")
             source = export_test(recorder, args.session, app_ref=app_ref)
-            try:
-                write_test(args.export_test, source)
-            except OSError as error:
-                reason = error.strerror or str(error)
-                raise UsageError(f"cannot write {args.export_test!r}: {reason}") from error
+            _write_or_refuse(args.export_test, lambda path: write_whole(path, source))
             console.print(f"wrote {args.export_test}: run it with pytest")
             return 0
         with _progress(console, "replaying", True) as progress:
@@ -501,6 +521,11 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         console.print(
             f"saved as session {result.session!r}: semledger replay {result.session} --db {args.db}"
         )
+        if not result.deterministic:
+            console.print(
+                "the app does not always do the same: one replay may do as the log says"
+                " and show nothing; replay it a few times"
+            )
     return 1
 
 
@@ -511,6 +536,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     if args.adapter is not None:
         return _serve_surface(args)
+    _check_adapter_options(args, None)
     _check_transport_options(args)
     if args.app_option is not None:
         if args.app is not None and args.app != args.app_option:
@@ -579,6 +605,30 @@ def _check_transport_options(args: argparse.Namespace) -> None:
         )
 
 
+_ADAPTER_OPTIONS = {"runtime": "APP", "web": "--url", "atspi": "--launch"}
+"""The option each built-in adapter needs, and the only one of the three it takes."""
+_NEEDS = {"APP": "--app APP (module:attribute)", "--url": "--url URL", "--launch": "--launch CMD"}
+
+
+def _check_adapter_options(args: argparse.Namespace, adapter: str | None) -> None:
+    """An option meant for another adapter is refused, not ignored, and a built-in adapter's
+    own option is required. Serving an app (no adapter) takes APP alone."""
+    if adapter is not None and adapter not in _ADAPTER_OPTIONS:
+        return  # a registered adapter: the options it reads are its own
+    given = {
+        "APP": args.app is not None or args.app_option is not None,
+        "--url": args.url is not None,
+        "--launch": args.launch is not None,
+    }
+    own = "APP" if adapter is None else _ADAPTER_OPTIONS[adapter]
+    for owner, option in _ADAPTER_OPTIONS.items():
+        if given[option] and option != own:
+            named = "APP (or --app)" if option == "APP" else option
+            raise UsageError(f"{named} applies only with --adapter {owner}")
+    if adapter is not None and not given[own]:
+        raise UsageError(f"--adapter {adapter} needs {_NEEDS[own]}")
+
+
 def _serve_surface(args: argparse.Namespace) -> int:
     """``serve --adapter NAME``: one logged surface session over stdio, through the router."""
     import shlex
@@ -595,6 +645,7 @@ def _serve_surface(args: argparse.Namespace) -> int:
     if args.adapter not in registered_adapters():
         known = ", ".join(registered_adapters())
         raise UsageError(f"unknown adapter {args.adapter!r}; known: {known}")
+    _check_adapter_options(args, args.adapter)
     app = args.app_option or args.app
     if args.app_option and args.app and args.app != args.app_option:
         raise UsageError("give APP once, positionally or with --app")
@@ -605,18 +656,19 @@ def _serve_surface(args: argparse.Namespace) -> int:
         config["url"] = args.url
     launch = None
     if args.launch is not None:
-        words = shlex.split(args.launch)
+        try:
+            words = shlex.split(args.launch)
+        except ValueError as error:
+            raise UsageError(f"--launch {args.launch!r}: {error}") from error
         if not words:
             raise UsageError("--launch needs a command")
         launch = Launch(words[0], tuple(words[1:]))
         config["launch"] = args.launch
-    if args.adapter == "runtime" and app is None:
-        raise UsageError("--adapter runtime needs --app APP (module:attribute)")
     init = SessionInit(base_url=args.url, launch=launch)
     from semledger.hosts import ServeError, serve_surface
 
     try:
-        trio.run(
+        served = trio.run(
             lambda: serve_surface(
                 config,
                 init,
@@ -628,13 +680,22 @@ def _serve_surface(args: argparse.Namespace) -> int:
         )
     except ServeError as error:
         raise UsageError(str(error)) from error
-    return 0
+    return 1 if served.failed else 0
+
+
+def _write_or_refuse(path: str, write: Callable[[str], None]) -> None:
+    """``write(path)``, an `OSError` of which is a usage error naming the path."""
+    try:
+        write(path)
+    except OSError as error:
+        raise UsageError(f"cannot write {path!r}: {error.strerror or error}") from error
 
 
 def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
     import trio
 
     from semledger.adapters import registered_adapters, run_conformance
+    from semledger.replay import check_writable, write_whole
 
     if args.adapter not in registered_adapters():
         known = ", ".join(registered_adapters())
@@ -644,6 +705,8 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
         only = [item.strip() for item in args.only.split(",") if item.strip()]
         if not only:
             raise UsageError("--only needs at least one case id")
+    if args.report is not None:
+        _write_or_refuse(args.report, check_writable)
     quiet = args.json
 
     def show(result: Any) -> None:
@@ -662,8 +725,8 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
         )
     except KeyError as error:
         raise UsageError(str(error.args[0] if error.args else error)) from error
-    if args.report:
-        Path(args.report).write_text(report.to_markdown())
+    if args.report is not None:
+        _write_or_refuse(args.report, lambda path: write_whole(path, report.to_markdown()))
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -84,37 +84,61 @@ def _action(action: dict[str, Any], redacted: bool) -> str:
     return f"{action.get('kind')}({body})" + (" [redacted]" if redacted else "")
 
 
-def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
-    table = Table(title=f"perform_action in session {shown(session)}", title_justify="left")
-    for column in ("#", "time (UTC)", "target", "action", "precondition", "outcome", "generations"):
-        # Times, codes and numbers stay whole on a narrow terminal; free text folds.
-        table.add_column(column, overflow="fold", no_wrap=column in ("#", "time (UTC)", "outcome"))
+_AUDIT_COLUMNS = ("#", "time (UTC)", "target", "action", "precondition", "outcome", "generations")
+PLAIN_AUDIT_ROWS = 1000
+"""Past this many rows an audit prints as plain columns: a rich table takes a quarter of a
+millisecond a row to lay out, and prints nothing until the last one is laid out."""
+
+
+def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
     day: datetime.date | None = None
     for e in entries:
         when, day = _when(e.at, day)
         pre = e.precondition.get("kind", "?")
         if pre == "exact":
             pre = f"exact {e.precondition.get('generation')}"
-        if e.outcome in ("receipt", "ok"):
-            outcome = Text(e.outcome, style="green")
-            generations = (
-                f"at {e.generation}"
-                if e.before is None
-                else f"{e.before} → {e.after}" + (" (pending)" if e.pending_work else "")
-            )
+        if e.outcome in ("receipt", "ok") and e.before is not None:
+            generations = f"{e.before} → {e.after}" + (" (pending)" if e.pending_work else "")
         else:
-            outcome = Text(e.outcome, style="red")
             generations = f"at {e.generation}"
-        table.add_row(
-            str(e.request_id),
+        yield (
+            "-" if e.request_id is None else str(e.request_id),
             when,
             _target(e.target),
             _action(e.action, e.redacted),
-            pre,
-            outcome,
+            str(pre),
+            shown(e.outcome),
             generations,
         )
+
+
+def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
+    table = Table(title=f"perform_action in session {shown(session)}", title_justify="left")
+    for column in _AUDIT_COLUMNS:
+        # Times, codes and numbers stay whole on a narrow terminal; free text folds.
+        table.add_column(column, overflow="fold", no_wrap=column in ("#", "time (UTC)", "outcome"))
+    for row in _audit_rows(entries):
+        outcome = Text(row[5], style="green" if row[5] in ("receipt", "ok") else "red")
+        table.add_row(*row[:5], outcome, row[6])
     return table
+
+
+def audit_lines(session: str, entries: Sequence[AuditEntry]) -> Iterator[str]:
+    """The audit as `audit_table` shows it, in plain aligned columns, line by line."""
+    rows = list(_audit_rows(entries))
+    widths = [
+        max([len(title), *(len(row[i]) for row in rows)]) for i, title in enumerate(_AUDIT_COLUMNS)
+    ]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
+        return "  ".join(padded).rstrip()
+
+    yield f"perform_action in session {shown(session)}"
+    yield line(_AUDIT_COLUMNS)
+    yield line(["-" * width for width in widths])
+    for row in rows:
+        yield line(row)
 
 
 def replay_verdict(report: ReplayReport) -> Group:

@@ -211,11 +211,12 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    first, saved = done.stdout.splitlines()
+    first, saved, caveat = done.stdout.splitlines()
     assert first.startswith("counterexample: the app is not deterministic: ")
     assert first.endswith("must depend on their arguments alone)")
     assert saved.startswith("saved as session 'fuzz-")
     assert saved.endswith(f"--db {db}")
+    assert caveat.endswith("replay it a few times")
 
 
 def _without_write_rights(*args: str) -> subprocess.CompletedProcess[str]:
@@ -252,3 +253,43 @@ def test_a_log_in_a_read_only_folder_is_inspected_as_it_is(logged: Path, tmp_pat
         folder.chmod(0o755)
     assert (folder / "log.db").read_bytes() == before
     assert sorted(p.name for p in folder.iterdir()) == ["log.db", "old.db"]
+
+
+def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
+    """Past PLAIN_AUDIT_ROWS a rich table would lay out every row before printing one."""
+    from semledger._render import PLAIN_AUDIT_ROWS
+    from semledger.eventlog import (
+        ActionReceipt,
+        ActionRejected,
+        ActionRequested,
+        NewEvent,
+        SessionStarted,
+        SqliteRecorder,
+    )
+
+    count = PLAIN_AUDIT_ROWS + 1
+    events: list[object] = [SessionStarted(COUNTER, "runtime", {}, True)]
+    for i in range(1, count + 1):
+        target = {"kind": "semantic_id", "id": f"row.{i}"}
+        precondition = {"kind": "exact", "generation": i}
+        events.append(ActionRequested(i, target, {"kind": "activate"}, precondition, False))
+        if i == count:
+            events.append(ActionRejected(i, "stale_generation", "stale", {}))
+        else:
+            events.append(ActionReceipt(i, i, i + 1, False))
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db, synchronous="OFF") as recorder:
+        recorder.append([NewEvent("long", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
+    done = mcp.cli("audit", "long", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    title, header, rule, *rows = done.stdout.splitlines()
+    assert title == "perform_action in session long"
+    assert header.split() == ["#", "time", "(UTC)", "target", "action", "precondition",
+                              "outcome", "generations"]
+    assert set(rule.replace("  ", "")) == {"-"}
+    assert len(rows) == count
+    assert rows[0].split()[3:] == ["row.1", "activate", "exact", "1", "receipt", "1", "→", "2"]
+    assert rows[-1].split()[2:] == [
+        f"row.{count}", "activate", "exact", str(count), "stale_generation", "at", "0"
+    ]
+    assert len({row.index("activate") for row in rows}) == 1  # aligned

@@ -214,6 +214,60 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["serve", "--adapter", "runtime", "--app", COUNTER, "--db", missing, "--token", "t"],
             "--token applies only with --http",
         ),
+        "serve a web page with no --url": (
+            ["serve", "--adapter", "web", "--db", missing],
+            "--adapter web needs --url URL",
+        ),
+        **{
+            f"serve the page {url!r}": (
+                ["serve", "--adapter", "web", "--url", url, "--db", missing],
+                f"argument --url: expected an absolute URL (http://..., https://..., file://...),"
+                f" got {url!r}",
+            )
+            for url in ("", "example.com", "/login", "http://")
+        },
+        "serve a web page and an app": (
+            ["serve", COUNTER, "--adapter", "web", "--url", "http://127.0.0.1:9/", "--db", missing],
+            "APP (or --app) applies only with --adapter runtime",
+        ),
+        "serve a web page and a launch": (
+            ["serve", "--adapter", "web", "--url", "http://127.0.0.1:9/", "--launch", "gedit",
+             "--db", missing],
+            "--launch applies only with --adapter atspi",
+        ),
+        "serve the runtime adapter a --url": (
+            ["serve", "--adapter", "runtime", "--app", COUNTER, "--url", "http://127.0.0.1:9/",
+             "--db", missing],
+            "--url applies only with --adapter web",
+        ),
+        "serve an app a --url": (
+            ["serve", COUNTER, "--url", "http://127.0.0.1:9/", "--db", missing],
+            "--url applies only with --adapter web",
+        ),
+        "serve an app a --launch": (
+            ["serve", COUNTER, "--launch", "gedit", "--db", missing],
+            "--launch applies only with --adapter atspi",
+        ),
+        "serve a desktop application with no --launch": (
+            ["serve", "--adapter", "atspi", "--db", missing],
+            "--adapter atspi needs --launch CMD",
+        ),
+        "serve a desktop application with an empty --launch": (
+            ["serve", "--adapter", "atspi", "--launch", "", "--db", missing],
+            "argument --launch: expected a command, got ''",
+        ),
+        "serve a desktop application with an unbalanced quote": (
+            ["serve", "--adapter", "atspi", "--launch", "gedit 'x", "--db", missing],
+            "--launch \"gedit 'x\": No closing quotation",
+        ),
+        "conformance report into a missing folder": (
+            ["surface", "conform", "--adapter", "runtime", "--report", f"{missing}/report.md"],
+            "No such file or directory",
+        ),
+        "conformance report onto a folder": (
+            ["surface", "conform", "--adapter", "runtime", "--report", str(db.parent)],
+            "Is a directory",
+        ),
         "serve over HTTP with --session": (
             ["serve", COUNTER, "--db", missing, "--http", ":0", "--session", "mine"],
             "--session applies only over stdio: over --http the server names each session",

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from semledger.eventlog import EffectCompleted, SqliteRecorder
-from semledger.replay import export_test, write_test
+from semledger.replay import export_test, write_whole
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -156,7 +156,7 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_partial_one(
 
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(OSError, match="No space left"):
-        write_test(target, "new\n")
+        write_whole(target, "new\n")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
 
@@ -166,7 +166,7 @@ def test_an_export_through_a_symlink_writes_the_file_it_names(tmp_path: Path) ->
     real.write_text("old\n")
     link = tmp_path / "link.py"
     link.symlink_to(real)
-    write_test(link, "new\n")
+    write_whole(link, "new\n")
     assert link.is_symlink()
     assert real.read_text() == "new\n"
 
@@ -200,7 +200,7 @@ def test_an_export_onto_a_fifo_is_refused_and_leaves_it_as_it_was(tmp_path: Path
     fifo = tmp_path / "test_pipe.py"
     os.mkfifo(fifo)
     with pytest.raises(OSError, match="it is not a regular file"):
-        write_test(fifo, "new\n")
+        write_whole(fifo, "new\n")
     assert fifo.is_fifo()
     assert [p.name for p in tmp_path.iterdir()] == [fifo.name]
 

@@ -33,6 +33,7 @@ def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path
     assert "counterexample:" in done.stdout
     found = re.search(r"saved as session '([^']+)'", done.stdout)
     assert found is not None, done.stdout
+    assert "replay it a few times" not in done.stdout  # a deterministic bug replays every time
     session = found.group(1)
     with SqliteRecorder(db) as recorder:
         events = [e for _r, e in recorder.events(session)]
