@@ -2,7 +2,7 @@
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
 from ._apps import AppLoadError, load_app
-from ._core import SessionCore, StepResult, crash_event
+from ._core import SessionCore, StepResult, crash_event, effect_failure
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._session import (
@@ -47,5 +47,6 @@ __all__ = [
     "SessionRegistry",
     "StepResult",
     "crash_event",
+    "effect_failure",
     "load_app",
 ]

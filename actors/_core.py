@@ -43,6 +43,11 @@ def crash_event(error: BaseException) -> SessionCrashed:
     return SessionCrashed(type(cause).__qualname__, "".join(traceback.format_exception(error)))
 
 
+def effect_failure(error: Exception) -> str:
+    """How an effect that raised `error` is logged (``EffectFailed.error``)."""
+    return f"{type(error).__qualname__}: {error}"
+
+
 @attrs.frozen
 class StepResult:
     """What one input produced: the outputs to log, and effects to start once they are durable."""

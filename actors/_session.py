@@ -68,7 +68,7 @@ from semledger.runtime._wire import (
 )
 
 from ._actor import Actor, ActorClosedError, ActorError, _Envelope
-from ._core import SessionCore, crash_event
+from ._core import SessionCore, crash_event, effect_failure
 from ._messages import MessageCodecError
 from ._writer import LogWriter, Pending
 
@@ -666,7 +666,7 @@ class SessionActor(Actor[SessionMessage]):
         try:
             message = await effect.result()
         except Exception as error:
-            done = _EffectDone(effect_id, None, f"{type(error).__qualname__}: {error}")
+            done = _EffectDone(effect_id, None, effect_failure(error))
         else:
             done = _EffectDone(effect_id, message, None)
         with contextlib.suppress(ActorError):

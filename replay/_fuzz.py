@@ -1,24 +1,35 @@
-"""`semledger fuzz`: drive any app with random valid and invalid actions, reads and (for an
-app with timers) ticks of the timers it subscribes to, and check the generation invariants;
-a counterexample is shrunk by hypothesis and saved in the log as a session, so `semledger
-replay` reproduces it."""
+"""`semledger fuzz`: drive any app with random valid and invalid actions, reads, ticks of
+the timers it subscribes to and the completion of the effects it starts, and check the
+generation invariants; a counterexample is shrunk by hypothesis and saved in the log as a
+session, so `semledger replay` reproduces it."""
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import attrs
+import trio
+import trio.testing
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky, HypothesisException
 
-from semledger.actors import MessageCodecError, SessionCore, StepResult, crash_event
+from semledger.actors import (
+    MessageCodecError,
+    SessionCore,
+    StepResult,
+    crash_event,
+    effect_failure,
+)
 from semledger.eventlog import (
     ActionRequested,
+    EffectCompleted,
+    EffectFailed,
     Event,
     NewEvent,
     Recorder,
@@ -31,6 +42,7 @@ from semledger.runtime import (
     ActionKind,
     App,
     ApplicationError,
+    Effect,
     Every,
     Receipt,
     Rejection,
@@ -53,10 +65,12 @@ _ROLES = tuple(r.value for r in Role if r is not Role.NONE)
 _DIRECTIONS = ("forward", "backward", "up", "down", "left", "right")
 _BOGUS_IDS = ("nope", "x.y")
 _STEPS = ("read", *("act",) * 6, "invalid")
-_TIMED_STEPS = (*_STEPS, "tick", "tick")
 """What a step does: mostly an action the snapshot offers, which is what goes deep into an
-app, and ticks for an app with timers. A read comes first: it takes the fewest draws, so
-the shrinker turns a step that does not matter into a read, which it can then delete."""
+app, and (`_steps`) ticks while the app has timers and effect completions while it has
+effects outstanding. A read comes first: it takes the fewest draws, so the shrinker turns a
+step that does not matter into a read, which it can then delete."""
+_EFFECT_SECONDS = 3600.0
+"""How long (on the fuzzer's virtual clock, where sleeps take no time) an effect may run."""
 _REPEATABLE = frozenset(
     {
         ActionKind.ACTIVATE,
@@ -117,6 +131,11 @@ class _Tick:
 
 
 @attrs.frozen
+class _Finish:
+    effect_id: int
+
+
+@attrs.frozen
 class _Act:
     target: dict[str, Any]
     action: dict[str, Any]
@@ -127,7 +146,7 @@ class _Act:
     times: int = 1
 
 
-_Plan = _Read | _Tick | _Act
+_Plan = _Read | _Tick | _Finish | _Act
 
 _MORE = st.integers(0, 9)
 """Another step unless it draws 0: ten steps on average, and a step the shrinker drops
@@ -146,6 +165,7 @@ def _plan(
     draw: Any,
     snapshot: SemanticsSnapshot,
     timers: tuple[Every[Any], ...],
+    effects: tuple[int, ...],
     stale: tuple[int, ...],
     budget: int,
 ) -> _Plan | None:
@@ -154,14 +174,21 @@ def _plan(
     click)."""
     if not draw(_MORE):
         return None
-    step = _pick(draw, _TIMED_STEPS if timers else _STEPS)
+    step = _pick(draw, _steps(bool(timers), bool(effects)))
     if step == "read":
         current = snapshot.generation
         return _Read(_pick(draw, [None, current, 0, *stale, current + 1]))
     if step == "tick":
         return _Tick(_pick(draw, timers), _times(draw, budget))
+    if step == "finish":  # any outstanding one: effects run concurrently, finish in any order
+        return _Finish(_pick(draw, effects))
     offered = _offered(draw, snapshot, budget) if step == "act" else None
     return offered or _invalid(draw, snapshot, stale[-3:])
+
+
+@functools.cache
+def _steps(timers: bool, effects: bool) -> tuple[str, ...]:
+    return (*_STEPS, *("tick", "tick") * timers, *("finish", "finish") * effects)
 
 
 def _times(draw: Any, budget: int) -> int:
@@ -266,8 +293,9 @@ class _Example:
             runtime = self.core.runtime
             self.seen.append(runtime.generation)
             stale = tuple(self.seen[-5:])
+            effects = tuple(sorted(self.core.effects))
             plan = data.draw(
-                _plan(runtime.snapshot, runtime.subscriptions(), stale, most - taken),
+                _plan(runtime.snapshot, runtime.subscriptions(), effects, stale, most - taken),
                 label="step",
             )
             if plan is None:
@@ -282,6 +310,8 @@ class _Example:
             return 1
         if isinstance(plan, _Tick):
             return self._ticks(plan.timer, plan.times)
+        if isinstance(plan, _Finish):
+            return self._finish(plan.effect_id)
         return self._perform(plan)
 
     def _perform(self, act: _Act) -> int:
@@ -329,13 +359,30 @@ class _Example:
             if timer not in timers:
                 return done
             timer_id = timers.index(timer) + 1
-            try:
-                encoded = self.core.codec.encode(timer.message)
-            except MessageCodecError:
-                self.trail.inputs.append(TimerFired(timer_id, None))  # as a live session logs it
-                raise
-            self._input(TimerFired(timer_id, encoded))
+            self._deliver(timer.message, functools.partial(TimerFired, timer_id))
         return times
+
+    def _finish(self, effect_id: int) -> int:
+        """Run the effect as a live session does, but on a virtual clock, and step its
+        message or its failure. One that runs past `_EFFECT_SECONDS` stays outstanding."""
+        clock = trio.testing.MockClock(autojump_threshold=0)
+        finished, message, error = trio.run(_outcome, self.core.effects[effect_id], clock=clock)
+        if error is not None:
+            self._input(EffectFailed(effect_id, error))
+        elif finished:
+            self._deliver(message, functools.partial(EffectCompleted, effect_id))
+        return 1
+
+    def _deliver(self, message: Any, as_input: Callable[[Any], Event]) -> None:
+        """Step an app message the session gets from outside (a timer's, an effect's),
+        logged as ``as_input(encoded)``; one the log cannot record as a live session logs
+        it, ``as_input(None)``, before its error is raised."""
+        try:
+            encoded = self.core.codec.encode(message)
+        except MessageCodecError:
+            self.trail.inputs.append(as_input(None))
+            raise
+        self._input(as_input(encoded))
 
     def _input(self, event: Event) -> None:
         self.trail.inputs.append(event)
@@ -348,6 +395,17 @@ class _Example:
             result.outcome, Receipt | Rejection
         ):
             raise InvariantViolation(f"an action answered {result.outcome!r}")
+
+
+async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, str | None]:
+    """Whether `effect` finished in time, its message, and its failure as logged."""
+    with trio.move_on_after(_EFFECT_SECONDS):
+        try:
+            message = await effect.result()
+        except Exception as error:
+            return True, None, effect_failure(error)
+        return True, message, None
+    return False, None, None
 
 
 def fuzz_app(
@@ -366,10 +424,17 @@ def fuzz_app(
 
     Whatever the app raises is a counterexample, and so is an app that behaves differently
     on the same inputs (its update, view, handlers or subscriptions depend on something
-    besides their arguments). Raises `ValueError` for a seed outside `SEEDS`.
+    besides their arguments). The effects the app starts really run (so a step finishes
+    one), each in a ``trio.run`` of its own on a virtual clock: call this outside a Trio
+    run. Raises `ValueError` for a seed outside `SEEDS`, `RuntimeError` inside a Trio run.
     """
     if seed not in SEEDS:
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
+    if trio.lowlevel.in_trio_run():
+        raise RuntimeError(
+            "fuzz_app runs the app's effects in Trio runs of their own: call it outside a"
+            " Trio run (trio.to_thread.run_sync(fuzz_app, ...) from one)"
+        )
     state = _State()
 
     @settings(

@@ -15,6 +15,8 @@ import pytest
 
 from semledger.eventlog import (
     ActionRequested,
+    EffectCompleted,
+    MemoryRecorder,
     NewEvent,
     Recorder,
     SequenceConflict,
@@ -288,3 +290,52 @@ def test_an_app_whose_first_screen_differs_now_and_then_is_told_in_one_sentence(
     assert said.startswith("counterexample: the app is not deterministic: as it started, the same")
     assert said.count("not deterministic") == 1, said
     assert "one replay may do as the log says and show nothing; replay it a few times" in said
+
+
+def test_a_bug_reached_only_when_effects_finish_is_found_and_replayed(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_effects:app", "--db", str(db), "--seed", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "counterexample: SecondUploadError: upload 2 finished after another one" in done.stdout
+    session = _saved(done)
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(session)]
+    finished = [e.effect_id for e in events if isinstance(e, EffectCompleted)]
+    assert len(finished) == 2, events  # shrunk: two uploads, each finished
+    assert isinstance(events[-1], SessionCrashed)
+    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="200")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "raised again at step 4" in replayed.stdout
+
+
+def test_effects_that_raise_or_never_finish_leave_the_fuzzer_going(tmp_path: Path) -> None:
+    from tests_fuzz_effects import fixed
+
+    from semledger.replay import fuzz_app
+
+    result = fuzz_app(fixed, "tests_fuzz_effects:fixed", lambda: SqliteRecorder(tmp_path / "f.db"))
+    assert (result.failure, result.session) == (None, None)
+
+
+def test_an_effect_finishes_for_the_fuzzer_as_it_does_in_a_live_session() -> None:
+    import tests_fuzz_effects as uploader
+    import trio.testing
+
+    from semledger.replay._fuzz import _outcome
+    from semledger.runtime import Effect
+
+    def outcome(run: Any) -> tuple[bool, Any, str | None]:
+        clock = trio.testing.MockClock(autojump_threshold=0)
+        return cast(tuple[bool, Any, str | None], trio.run(_outcome, Effect(run), clock=clock))
+
+    assert outcome(uploader._upload(3).run) == (True, uploader.Uploaded(3), None)
+    assert outcome(uploader._flaky) == (True, None, "ConnectionError: the server hung up")
+    assert outcome(uploader._stuck) == (False, None, None)  # an hour of virtual time, at once
+
+
+async def test_fuzzing_inside_a_trio_run_is_refused_before_it_starts() -> None:
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(RuntimeError, match="call it outside a Trio run"):
+        fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder)
