@@ -146,11 +146,13 @@ def _readable(
 
 
 def _refused_entry(seq: int, at: float, event: CallRefused, generation: int) -> AuditEntry:
-    """A call the session never took: no request id; its arguments as logged, each part
-    shown as an object even where the agent sent something else."""
+    """A call the session never took: no request id; its arguments as logged, each part an
+    object: ``{}`` for one not sent, ``{"kind": value}`` for one sent as something else."""
 
     def part(name: str) -> dict[str, Any]:
-        value = event.arguments.get(name)
+        if name not in event.arguments:
+            return {}
+        value = event.arguments[name]
         return value if isinstance(value, dict) else {"kind": value}
 
     return AuditEntry(

@@ -56,12 +56,16 @@ def shown(text: str) -> str:
 
 
 def _target(target: dict[str, Any]) -> str:
+    """A target as an agent reads it; "-" for none sent, and as JSON one of no known kind
+    (a refused call's)."""
     kind = target.get("kind")
     if kind == "path":
         return "path " + json.dumps(target.get("path"), separators=(",", ":"))
     if kind == "node_id":
         return f"node {target.get('id')}"
-    return shown(str(target.get("id")))
+    if kind in ("semantic_id", "ref"):
+        return shown(str(target.get("id")))
+    return json.dumps(target, separators=(",", ":")) if target else "-"
 
 
 def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | None]:
@@ -77,6 +81,8 @@ def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | No
 
 
 def _action(action: dict[str, Any], redacted: bool) -> str:
+    if not action:
+        return "-"
     extra = {k: v for k, v in action.items() if k != "kind"}
     if not extra:
         return str(action.get("kind"))
@@ -94,7 +100,7 @@ def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
     day: datetime.date | None = None
     for e in entries:
         when, day = _when(e.at, day)
-        pre = e.precondition.get("kind", "?")
+        pre = e.precondition.get("kind", "?") if e.precondition else "-"
         if pre == "exact":
             pre = f"exact {e.precondition.get('generation')}"
         if e.outcome in ("receipt", "ok") and e.before is not None:

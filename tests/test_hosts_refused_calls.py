@@ -57,6 +57,20 @@ def test_a_refused_call_is_audited_and_the_session_replays_and_resumes(tmp_path:
     assert refused.arguments["action"] == "[redacted]"
 
 
+def test_a_refused_call_missing_its_parts_is_audited_with_none_shown(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    replies = mcp.serve(COUNTER, db, "m", [mcp.call(1, "perform_action", {"target": "x"})])
+    assert replies[1]["error"]["message"] == "action: required"
+    audited = mcp.cli("audit", "m", "--db", str(db), "--json")
+    (row,) = json.loads(audited.stdout)["actions"]
+    assert (row["target"], row["action"], row["precondition"]) == ({"kind": "x"}, {}, {})
+    table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
+    (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
+    assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == [
+        '{"kind":"x"}', "-", "-",
+    ]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("redact", "expected"),
     [
