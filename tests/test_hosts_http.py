@@ -27,7 +27,13 @@ import httpx2 as httpx
 import pytest
 import trio
 
-from semledger.eventlog import ActionReceipt, ActionRequested, SessionEnded, SqliteRecorder
+from semledger.eventlog import (
+    ActionReceipt,
+    ActionRequested,
+    CallRefused,
+    SessionEnded,
+    SqliteRecorder,
+)
 
 COUNTER = "semledger.examples.counter:app"
 APPS = Path(__file__).parent / "apps"
@@ -409,6 +415,21 @@ def test_each_session_has_its_own_app_instance(server: Server, http: httpx.Clien
     assert second.tool("perform_action", increment(exact("1")))["value"]["after"] == "2"
     assert (first.count(), second.count()) == ("3", "1")
     assert (first.read()["generation"], second.read()["generation"]) == ("4", "2")
+
+
+def test_a_perform_action_refused_for_its_arguments_is_logged(
+    server: Server, http: httpx.Client
+) -> None:
+    client = McpClient(http, server.url)
+    session_id = client.initialize()
+    refused = client.tool("perform_action", {**increment(exact("1")), "action": "activate"})
+    assert refused["error"]["code"] == "invalid_arguments"
+    assert client.tool("perform_action", increment(exact("1")))["ok"]
+    with SqliteRecorder(server.db) as recorder:
+        events = [event for _record, event in recorder.events(session_id)]
+    (logged,) = [event for event in events if isinstance(event, CallRefused)]
+    assert (logged.code, logged.message) == ("invalid_arguments", refused["error"]["message"])
+    assert logged.arguments["target"] == increment(exact("1"))["target"]
 
 
 def test_a_session_continues_after_the_server_is_killed_and_restarted(
