@@ -45,7 +45,14 @@ class ProcessClaims:
 
 
 class FileClaims:
-    """Claims as ``flock`` locks on ``DIRECTORY/<sha256 of the session name>``."""
+    """Claims as ``flock`` locks on ``DIRECTORY/<sha256 of the session name>``.
+
+    A released claim removes its file (while it still holds the lock), so the directory
+    holds a file only for a session being served, or one whose owner was killed. A claimer
+    that opened the file before it was removed may then lock a file no longer there: it
+    checks, after locking, that the name still leads to the file it locked, and starts
+    again if not.
+    """
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
@@ -56,15 +63,40 @@ class FileClaims:
 
     @contextmanager
     def claim(self, session: str) -> Iterator[None]:
-        os.makedirs(self.directory, exist_ok=True)
-        fd = os.open(self.path_of(session), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        path = self.path_of(session)
+        fd = self._locked(session, path)
         try:
+            yield
+        finally:
+            try:
+                if _same_file(fd, path):
+                    os.unlink(path)
+            finally:
+                os.close(fd)
+
+    def _locked(self, session: str, path: str) -> int:
+        """A descriptor of the file `path` names, locked; `SessionClaimedError` if another
+        holds the lock."""
+        os.makedirs(self.directory, exist_ok=True)
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as error:
+                os.close(fd)
                 if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                     raise SessionClaimedError(session) from None
                 raise
-            yield
-        finally:
-            os.close(fd)
+            if _same_file(fd, path):
+                return fd
+            os.close(fd)  # removed by the release of the claim before this one
+
+
+def _same_file(fd: int, path: str) -> bool:
+    """Whether `path` still names the file open as `fd`."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)

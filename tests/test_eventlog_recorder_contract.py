@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import sqlite3
 import subprocess
 import sys
@@ -370,6 +372,46 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
     finally:
         holder.kill()
         holder.wait(timeout=30)
+
+
+def test_a_released_sqlite_claim_leaves_no_file_behind(tmp_path: Path) -> None:
+    claims = tmp_path / "log.db-claims"
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        for name in ("s", "t", "s"):
+            with recorder.claim(name):
+                assert len(list(claims.iterdir())) == 1
+        with pytest.raises(RuntimeError), recorder.claim("s"):
+            raise RuntimeError("the owner failed")
+    assert list(claims.iterdir()) == []
+
+
+def test_a_claim_that_locked_the_file_a_release_removed_takes_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race of a removing release: B opens the claim file, A releases (removes it and
+    unlocks), B locks the removed file. B must not count as the owner: C would then take a
+    new file and serve the session too."""
+    from semledger.eventlog import _claims
+
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        first = contextlib.ExitStack()
+        first.enter_context(recorder.claim("s"))
+        real_flock = fcntl.flock
+        calls = 0
+
+        def flock_after_the_release(fd: int, operation: int) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                first.close()  # A lets go between B's open and B's lock
+            real_flock(fd, operation)
+
+        monkeypatch.setattr(_claims.fcntl, "flock", flock_after_the_release)
+        with recorder.claim("s"):
+            monkeypatch.setattr(_claims.fcntl, "flock", real_flock)
+            assert calls == 2  # B locked the removed file, saw it, and took the new one
+            with pytest.raises(SessionClaimedError), recorder.claim("s"):
+                pass
 
 
 def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:
