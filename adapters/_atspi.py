@@ -580,6 +580,8 @@ class AtspiSurface:
             await backend.set_text(app, path, "")
         elif action == "press":
             await self._press(raw, ref, a.key)
+        elif action == "focus":
+            await self._focus(raw, ref)
         elif action in {"selectOption", "deselectOption", "deselectAll"}:
             await self._select(raw, ref, action, a.values or ())
         else:
@@ -643,6 +645,12 @@ class AtspiSurface:
         if raw.has("Component"):
             await backend.grab_focus(app, raw.path)
         await self._key(key)
+
+    async def _focus(self, raw: amap.RawNode, ref: str) -> None:
+        """``focus``, beyond the contract's actions: what the MCP bridge's focus does."""
+        backend, app = self._require_app()
+        if not raw.has("Component") or not await backend.grab_focus(app, raw.path):
+            raise ActionabilityError(f"{ref} ({raw.role_name}) cannot take the focus")
 
     async def _key(self, key: str | None) -> None:
         if not key:

@@ -412,6 +412,7 @@ class _Focus(enum.Enum):
 _TAKES_FOCUS = frozenset({
     "click", "doubleClick", "rightClick", "hoverAndClick", "pressAndHold", "type", "clear",
     "press", "keyDown", "keyUp", "selectOption", "deselectOption", "deselectAll", "setChecked",
+    "focus",
 })  # fmt: skip
 """Actions that move the focus to the element they target."""
 _TEXT_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})

@@ -45,9 +45,13 @@ adapter refuses navigate", and that refusal is the navigation failure class (the
 to leave the page's application, which a tab cannot do); ``details["refused"]`` says so.
 ``invoke`` (story composition) belongs above the surface and is a DataError. While a dialog
 is open every call that needs the page raises DialogError (unexpected and present) instead
-of hanging; ``check(..., "dialog")``, ``act("dialog")``, ``read("url"|"result")`` still
-work. ``selectOption`` sets exactly the given values (matched by value or label);
-``deselectOption``/``deselectAll`` clear options of a multi-select.
+of hanging, with the dialog's ``type``, ``message`` and prompt ``default`` in ``details``
+(the MCP bridge shows the dialog from them); ``check(..., "dialog")``, ``act("dialog")``,
+``read("url"|"result")`` still work. ``focus`` (an action beyond the seed's set, as the
+runtime adapter has it) gives the element keyboard focus. Playwright's errors are told in
+their first line, without the call log. ``selectOption`` sets exactly the given values
+(matched by value or label); ``deselectOption``/``deselectAll`` clear options of a
+multi-select.
 
 Config keys: ``testid_attributes`` (list of attribute names reported in ``native`` and
 describe; default ``["data-testid"]``), ``timeout_ms`` (default 5000), ``headless``
@@ -64,6 +68,7 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -180,7 +185,11 @@ CAPABILITIES: Final = Capabilities(
 )
 
 _NAVIGATING: Final = frozenset({"navigate", "back", "forward", "refresh"})
+_NET_ERROR: Final = re.compile(r"net::ERR_[A-Z_]+")
+_API_PREFIX: Final = re.compile(r"^\w+\.\w+: ")
 _BLANK_PAGE: Final = "<!doctype html><title></title>"
+_SNAPSHOT_TRIES: Final = 5
+"""How many times a snapshot is taken while navigations keep replacing the document."""
 
 
 def default_executable() -> str:
@@ -252,7 +261,7 @@ class WebBrowser:
                 asyncio.run_coroutine_threadsafe(self._launch(), loop).result(timeout=60)
             except Exception as exc:
                 self._halt()
-                raise SessionError(f"cannot launch Chromium: {exc}") from exc
+                raise SessionError(f"cannot launch Chromium: {_one_line(str(exc))}") from exc
 
     async def _launch(self) -> None:
         self._playwright = await async_playwright().start()
@@ -427,11 +436,16 @@ class WebSurface:
         return self._frame
 
     def _no_dialog(self) -> None:
-        if self._dialog is not None:
+        dialog = self._dialog
+        if dialog is not None:
             raise DialogError(
-                f"a {self._dialog.type} dialog is open ({self._dialog.message!r});"
+                f"the page has an open {dialog.type} dialog ({dialog.message!r});"
                 " answer it with the dialog action first",
-                details={"dialog": self._dialog.type},
+                details={
+                    "dialog": dialog.type,
+                    "message": dialog.message,
+                    "default": dialog.default_value,
+                },
             )
 
     def _switch_to(self, page: Page) -> None:
@@ -466,7 +480,7 @@ class WebSurface:
         except SurfaceError:
             raise
         except Exception as exc:
-            raise SessionError(f"cannot open the session: {exc}") from exc
+            raise SessionError(f"cannot open the session: {_one_line(str(exc))}") from exc
 
     async def _open(self, init: SessionInit) -> None:
         self._ref_lock = asyncio.Lock()
@@ -495,7 +509,7 @@ class WebSurface:
                 await page.goto(url, wait_until="load")
             except PlaywrightError as exc:
                 await self._close_context()
-                raise SessionError(f"cannot open {url}: {exc.message}") from exc
+                raise SessionError(f"cannot open {url}: {_unreachable(exc)}") from exc
 
     async def close(self) -> None:
         if self._context is not None and self._browser.running:
@@ -528,6 +542,19 @@ class WebSurface:
 
     async def _js(self, frame: Frame, op: str, arg: object) -> Any:
         return await evaluate_script(frame.evaluate, CALL, [op, arg])
+
+    async def _snap(self, frame: Frame, opts: dict[str, Any]) -> Any:
+        """The page script's snapshot. One whose document a navigation replaced as it ran
+        (a click that navigates a moment later, say) is taken again once the next document
+        has loaded, instead of failing a read the agent could not have timed better."""
+        for _ in range(_SNAPSHOT_TRIES - 1):
+            try:
+                return await self._js(frame, "snap", opts)
+            except PlaywrightError as exc:
+                if "execution context was destroyed" not in exc.message.lower():
+                    raise
+            await frame.wait_for_load_state("load")
+        return await self._js(frame, "snap", opts)
 
     def _lock(self) -> asyncio.Lock:
         if self._ref_lock is None:
@@ -588,7 +615,7 @@ class WebSurface:
                 "interactiveOnly": interactive_only,
                 "testids": list(self._testids),
             }
-            out = json.loads(await self._js(frame, "snap", opts))
+            out = json.loads(await self._snap(frame, opts))
             self._next_ref = out["next"]
         if "error" in out:
             raise LocateError(f"root ref {root!r} is not in the page", details={"ref": root})
@@ -664,7 +691,9 @@ class WebSurface:
             return await self._assign(frame, locator)
         except PlaywrightError as exc:
             if "selector" in exc.message.lower() or "xpath" in exc.message.lower():
-                raise DataError(f"invalid {c.by}: {exc.message}", path="candidate") from exc
+                raise DataError(
+                    f"invalid {c.by}: {_one_line(exc.message)}", path="candidate"
+                ) from exc
             raise
 
     async def _locate_role(self, frame: Frame, c: RoleCandidate) -> list[str]:
@@ -787,7 +816,7 @@ class WebSurface:
             else:
                 await dialog.dismiss()
         except PlaywrightError as exc:
-            raise DialogError(f"cannot answer the dialog: {exc.message}") from exc
+            raise DialogError(f"cannot answer the dialog: {_one_line(exc.message)}") from exc
         self._last_result = dialog.message
         blocked = list(self._blocked)
         if blocked:
@@ -1044,9 +1073,22 @@ def _check_dialog(pred: Predicate, dialog: Dialog | None) -> CheckResult:
     raise CheckError(f"{pred.kind} cannot be evaluated against a dialog")
 
 
+def _one_line(message: str) -> str:
+    """What failed, without the call log or script stack Playwright appends on later lines."""
+    lines = message.strip().splitlines()
+    return lines[0].strip() if lines else message
+
+
+def _unreachable(exc: PlaywrightError) -> str:
+    """Why a page could not be opened: Chromium's net:: code when it gave one."""
+    line = _one_line(exc.message)
+    code = _NET_ERROR.search(line)
+    return code.group() if code else _API_PREFIX.sub("", line)
+
+
 def _translate(exc: PlaywrightError, action: str | None) -> SurfaceError:
-    message = exc.message
-    lowered = message.lower()
+    message = _one_line(exc.message)
+    lowered = exc.message.lower()
     details = {"action": action} if action else {}
     if "has been closed" in lowered or "target closed" in lowered or "browser closed" in lowered:
         return SessionError(message, details=details)
@@ -1165,6 +1207,10 @@ async def _press(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
         await s._require_page().keyboard.press(a.key)
     else:
         await (await s._locator(ref)).press(a.key, timeout=s._timeout(a))
+
+
+async def _focus(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "focus")).focus(timeout=s._timeout(a))
 
 
 async def _key_down(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -1418,7 +1464,7 @@ async def _evaluate(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None
     except PlaywrightError as exc:
         if "has been closed" in exc.message:
             raise
-        raise ScriptError(exc.message, details={"action": "evaluate"}) from exc
+        raise ScriptError(_one_line(exc.message), details={"action": "evaluate"}) from exc
     if value is None:
         return None
     return value if isinstance(value, str) else json.dumps(value)
@@ -1456,6 +1502,7 @@ _ACTIONS: Final[dict[str, _Handler]] = {
     "type": _type,
     "clear": _clear,
     "press": _press,
+    "focus": _focus,
     "keyDown": _key_down,
     "keyUp": _key_up,
     "submit": _submit,

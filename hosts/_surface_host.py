@@ -13,15 +13,22 @@ application through the same router and tools as a semledger app:
   first, then the reverse of the runtime role table, then a few near synonyms); anything
   else is ``group``. Semantic ids come from ``native["automationId"]`` (``testid`` or ``id``
   as fallbacks) when they are valid semantic ids.
-- Each node offers the actions its role and states imply; ``perform_action`` checks them in
-  the runtime's order (closed, generation, target, disabled, capability) against the
-  bridge's own generation, then maps the action onto ``act`` (activate -> click,
-  set_text -> clear and type, submit -> press Enter, focus -> focus, select -> click,
-  expand/collapse -> click, dismiss -> press Escape, increment/decrement -> press
-  ArrowUp/ArrowDown, show_menu -> rightClick, scroll -> press PageDown/PageUp). A surface
-  error becomes the rejection it stands for (LocateError -> target_not_found,
-  ActionabilityError -> handler_rejected or the code it carries, SessionError ->
-  host_closed), and changes nothing in the bridge's generation.
+- Each node offers the actions its role and states imply (no set_text on a read-only or
+  disabled text field); ``perform_action`` checks them in the runtime's order (closed,
+  generation, target, disabled, capability) against the bridge's own generation, then maps
+  the action onto ``act`` (activate -> click, set_text -> clear and type, submit -> press
+  Enter, focus -> focus, select -> click, expand/collapse -> click, dismiss -> press
+  Escape, increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll
+  -> press PageDown/PageUp). A surface error becomes the rejection it stands for
+  (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
+  carries, SessionError -> host_closed), and changes nothing in the bridge's generation.
+- A native dialog (alert, confirm, prompt) the surface reports open, by raising DialogError
+  from ``snapshot``, is the whole tree while it is open, as a runtime modal is: one modal
+  ``dialog`` node labelled with the message, its type as description, offering submit
+  (accept), dismiss and, for a prompt, set_text (the node's value, the text submit accepts
+  with; the prompt's default until then), mapped onto ``act("dialog")``. A target on the
+  page behind it is ``target_not_found`` naming the dialog; once it is answered the page is
+  back, with the ids it had.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from semledger.adapters import (
     RUNTIME_ROLES,
     ActionabilityError,
     AgentSurface,
+    DialogError,
     LocateError,
     SessionError,
     Snapshot,
@@ -122,6 +130,7 @@ _SCROLL_KEYS: Final[Mapping[ScrollDirection, str]] = {
     ScrollDirection.BACKWARD: "PageUp",
     ScrollDirection.UP: "PageUp",
 }
+_NOT_EDITABLE: Final = frozenset({"readonly", "disabled"})
 _ORDER: Final = tuple(ActionKind)
 
 
@@ -154,7 +163,9 @@ def _actions(role: Role, states: frozenset[str]) -> tuple[ActionKind, ...]:
     if role in _ACTIVATABLE:
         kinds.update((ActionKind.ACTIVATE, ActionKind.FOCUS))
     if role is Role.TEXT_FIELD:
-        kinds.update((ActionKind.FOCUS, ActionKind.SET_TEXT, ActionKind.SUBMIT))
+        kinds.update((ActionKind.FOCUS, ActionKind.SUBMIT))
+        if not states & _NOT_EDITABLE:
+            kinds.add(ActionKind.SET_TEXT)
     if role is Role.COMBO_BOX:
         kinds.update((ActionKind.FOCUS, ActionKind.ACTIVATE))
     if role in _SELECTABLE:
@@ -208,6 +219,52 @@ def _node(item: SnapshotNode, node_id: int, children: tuple[int, ...]) -> Semant
     )
 
 
+@attrs.frozen
+class _Dialog:
+    """A native dialog the surface reports open, shown as the modal root of the tree."""
+
+    node_id: int
+    kind: str
+    message: str
+    default: str
+
+    @classmethod
+    def of(cls, node_id: int, error: DialogError) -> _Dialog:
+        details = error.details
+        return cls(
+            node_id,
+            str(details.get("dialog") or "dialog"),
+            str(details.get("message", error.message)),
+            str(details.get("default") or ""),
+        )
+
+    @property
+    def prompt(self) -> bool:
+        return self.kind == "prompt"
+
+    def node(self, text: str | None) -> SemanticsNode:
+        actions: tuple[ActionKind, ...] = (ActionKind.SUBMIT, ActionKind.DISMISS)
+        if self.prompt:
+            actions += (ActionKind.SET_TEXT,)
+        return SemanticsNode(
+            node_id=self.node_id,
+            semantic_id=None,
+            role=Role.DIALOG,
+            label=self.message,
+            value=(self.default if text is None else text) if self.prompt else None,
+            description=self.kind,
+            state=RuntimeNodeState(modal=True),
+            actions=actions,
+        )
+
+    def blocking(self, rejection: Rejection) -> Rejection:
+        message = (
+            f"the page is behind an open {self.kind} dialog ({self.message!r}); answer it"
+            f" first: submit or dismiss node {self.node_id}"
+        )
+        return attrs.evolve(rejection, message=message)
+
+
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
 
@@ -225,6 +282,8 @@ class SurfaceAgentHost:
         self._refs: dict[int, str] = {}
         self._next_id = 1
         self._closed: str | None = None
+        self._dialog: _Dialog | None = None
+        self._prompt_text: str | None = None
         self.last_snapshot: Snapshot | None = None
 
     @property
@@ -245,19 +304,37 @@ class SurfaceAgentHost:
 
     # ---- committing surface snapshots ---------------------------------------------------
 
+    def _allocate(self) -> int:
+        node_id = self._next_id
+        self._next_id += 1
+        return node_id
+
     def _id_for(self, ref: str) -> int:
         node_id = self._ids.get(ref)
         if node_id is None:
-            node_id = self._next_id
-            self._next_id += 1
+            node_id = self._allocate()
             self._ids[ref] = node_id
             self._refs[node_id] = ref
         return node_id
 
     async def refresh(self) -> SemanticsSnapshot:
-        """Take a surface snapshot and commit it if anything public changed."""
-        snapshot = await self.surface.snapshot()
+        """Take a surface snapshot and commit it if anything public changed.
+
+        While the surface reports a native dialog open (its snapshot raises DialogError) the
+        dialog is the whole tree; the page's ids are kept, so the page comes back with the
+        same ids once the dialog is answered."""
+        try:
+            snapshot = await self.surface.snapshot()
+        except DialogError as error:
+            if self._dialog is None:
+                self._dialog = _Dialog.of(self._allocate(), error)
+            return self._commit([self._dialog.node(self._prompt_text)], forget=False)
+        self._dialog = None
+        self._prompt_text = None
         self.last_snapshot = snapshot
+        return self._commit(self._page_nodes(snapshot), forget=True)
+
+    def _page_nodes(self, snapshot: Snapshot) -> list[SemanticsNode]:
         shown = list(visible_nodes(snapshot.nodes))
         children: dict[str, list[int]] = {n.ref: [] for n in shown}
         for item in shown:
@@ -265,7 +342,11 @@ class SurfaceAgentHost:
                 children[item.parent].append(self._id_for(item.ref))
             else:
                 self._id_for(item.ref)
-        nodes = [_node(item, self._ids[item.ref], tuple(children[item.ref])) for item in shown]
+        return [_node(item, self._ids[item.ref], tuple(children[item.ref])) for item in shown]
+
+    def _commit(self, nodes: list[SemanticsNode], *, forget: bool) -> SemanticsSnapshot:
+        """Commit `nodes` (root first) as the tree if it changed; with `forget`, the refs of
+        nodes no longer in it are forgotten."""
         previous = self._journal.current
         present = {n.node_id for n in nodes}
         upserted = [n for n in nodes if previous.nodes.get(n.node_id) != n]
@@ -285,10 +366,9 @@ class SurfaceAgentHost:
             removed=removed,
             announcements=(),
         )
-        for gone in removed:
-            ref = self._refs.pop(gone, None)
-            if ref is not None:
-                self._ids.pop(ref, None)
+        if forget:
+            for gone in [node_id for node_id in self._refs if node_id not in present]:
+                self._ids.pop(self._refs.pop(gone), None)
         return committed
 
     # ---- the two operations -------------------------------------------------------------
@@ -319,7 +399,7 @@ class SurfaceAgentHost:
         echoed = encode_target(target)
         resolved = resolve_target(target, snapshot)
         if isinstance(resolved, Rejection):
-            return resolved
+            return resolved if self._dialog is None else self._dialog.blocking(resolved)
         node = resolved
         if node.state.disabled:
             return _reject(ErrorCode.TARGET_DISABLED, "the target is disabled", target=echoed)
@@ -331,9 +411,11 @@ class SurfaceAgentHost:
                 action=action.kind.value,
             )
         before = snapshot.generation
-        ref = self._refs[node.node_id]
         try:
-            await self._act(ref, node, action)
+            if self._dialog is not None:
+                await self._answer(self._dialog, action)
+            else:
+                await self._act(self._refs[node.node_id], node, action)
         except SurfaceError as error:
             return _rejection(error, echoed, action.kind.value)
         try:
@@ -342,6 +424,18 @@ class SurfaceAgentHost:
             self.close(str(error))
             return Receipt(before, before, False)
         return Receipt(before, after.generation, False)
+
+    async def _answer(self, dialog: _Dialog, action: SemanticsAction) -> None:
+        """set_text keeps a prompt's text until submit accepts the dialog with it."""
+        if isinstance(action, SetText):
+            self._prompt_text = action.value
+            return
+        args: dict[str, Any] = {"accept": action.kind is ActionKind.SUBMIT}
+        if dialog.prompt and action.kind is ActionKind.SUBMIT:
+            args["prompt_text"] = dialog.default if self._prompt_text is None else self._prompt_text
+        await self.surface.act("dialog", None, args)
+        self._dialog = None
+        self._prompt_text = None
 
     async def _act(self, ref: str, node: SemanticsNode, action: SemanticsAction) -> None:
         kind = action.kind

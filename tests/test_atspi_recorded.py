@@ -235,6 +235,12 @@ async def test_press_enter_activates_and_other_keys_go_to_the_focused_element() 
     assert backend.keys == [ord("a")]
 
 
+async def test_focus_grabs_the_focus_of_the_element() -> None:
+    surface, backend = await _open()
+    await surface.act("focus", await _ref(surface, "name"))
+    assert backend.calls == [("GrabFocus", _path(backend, "name"))]
+
+
 async def test_refusals_are_typed_and_touch_nothing() -> None:
     surface, backend = await _open()
     with pytest.raises(NavigationError):

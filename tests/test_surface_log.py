@@ -326,6 +326,16 @@ async def test_keys_sent_without_a_ref_after_focusing_a_password_field_are_redac
     assert _typed(recorder) == [REDACTED, REDACTED, "ada", "Tab", REDACTED]
 
 
+async def test_keys_sent_without_a_ref_follow_a_focus_action() -> None:
+    logged, recorder, password, username, _ = await _keyboard_session()
+    await logged.act("focus", password)
+    await logged.act("type", None, {"text": "hunter22"})
+    await logged.act("focus", username)
+    await logged.act("type", None, {"text": "ada"})
+    await logged.close()
+    assert _typed(recorder) == [REDACTED, "ada"]
+
+
 async def test_a_snapshot_that_shows_the_focus_elsewhere_lets_keys_be_logged_again() -> None:
     logged, recorder, password, username, surface = await _keyboard_session()
     whole = surface.snapshot

@@ -1,0 +1,334 @@
+"""A web page served to agents through the MCP bridge: native dialogs, focus, read-only and
+disabled fields, and Playwright errors told in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semledger.adapters import ActionabilityError, ScriptError, SessionError, SessionInit
+from semledger.adapters._cases_web import serve_directory
+from semledger.adapters._web import WebBrowser, WebSurface, default_executable
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    ErrorCode,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    Role,
+    SemanticsAction,
+    SemanticsNode,
+    SetText,
+    SimpleAction,
+)
+
+FIELDS = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Fields</title></head>
+<body>
+<label>Name <input id="name"></label>
+<label>Code <input id="code" value="ABC-1" readonly></label>
+<label>Locked <input id="locked" value="x" disabled></label>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebBrowser]:
+    if not os.path.exists(default_executable()):
+        pytest.fail(f"no Chromium at {default_executable()}: scripts/test.sh installs it")
+    shared = WebBrowser()
+    shared.start()
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture(scope="module")
+def pages() -> Iterator[str]:
+    with serve_directory() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def fields(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("fields")
+    (directory / "fields.html").write_text(FIELDS, encoding="utf-8")
+    with serve_directory(directory) as url:
+        yield url + "fields.html"
+
+
+async def _opened(browser: WebBrowser, url: str) -> WebSurface:
+    surface = WebSurface({"browser": browser})
+    await surface.open(SessionInit(base_url=url))
+    return surface
+
+
+@pytest.fixture
+async def dialogs(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
+    surface = await _opened(browser, pages + "dialogs.html")
+    yield SurfaceAgentHost(surface)
+    await surface.close()
+
+
+@pytest.fixture
+async def form(browser: WebBrowser, fields: str) -> AsyncIterator[SurfaceAgentHost]:
+    surface = await _opened(browser, fields)
+    yield SurfaceAgentHost(surface)
+    await surface.close()
+
+
+async def _full(host: SurfaceAgentHost) -> Full:
+    read = await host.read_semantics(None)
+    assert isinstance(read, Full)
+    return read
+
+
+def _labelled(full: Full, role: Role, label: str) -> SemanticsNode:
+    return next(n for n in full.nodes if n.role is role and n.label == label)
+
+
+def _shows(full: Full, text: str) -> bool:
+    return any(text in (n.label or "") + (n.value or "") for n in full.nodes)
+
+
+async def _perform(host: SurfaceAgentHost, node: int, action: SemanticsAction) -> Receipt:
+    outcome = await host.perform_action(ByNodeId(node), action, Latest())
+    assert isinstance(outcome, Receipt), outcome
+    return outcome
+
+
+def _simple(kind: ActionKind) -> SimpleAction:
+    return SimpleAction(kind)
+
+
+async def _open_dialog(host: SurfaceAgentHost, button: str) -> tuple[Full, SemanticsNode]:
+    """Click `button` on the dialogs page; the page as it was and the dialog node shown."""
+    page = await _full(host)
+    await _perform(host, _labelled(page, Role.BUTTON, button).node_id, _simple(ActionKind.ACTIVATE))
+    shown = await _full(host)
+    (dialog,) = shown.nodes
+    assert shown.root == dialog.node_id
+    assert dialog.role is Role.DIALOG
+    assert dialog.state.modal
+    return page, dialog
+
+
+async def test_a_confirm_is_a_dialog_node_answered_by_dismiss(dialogs: SurfaceAgentHost) -> None:
+    page, dialog = await _open_dialog(dialogs, "Confirm")
+    assert (dialog.label, dialog.description) == ("Delete the file?", "confirm")
+    assert dialog.actions == (ActionKind.SUBMIT, ActionKind.DISMISS)
+    button = _labelled(page, Role.BUTTON, "Confirm").node_id
+    blocked = await dialogs.perform_action(ByNodeId(button), _simple(ActionKind.ACTIVATE), Latest())
+    assert isinstance(blocked, Rejection)
+    assert blocked.code is ErrorCode.TARGET_NOT_FOUND
+    assert "confirm dialog" in blocked.message
+    assert "Delete the file?" in blocked.message
+    receipt = await _perform(dialogs, dialog.node_id, _simple(ActionKind.DISMISS))
+    assert receipt.after > receipt.before
+    after = await _full(dialogs)
+    assert _shows(after, "cancelled")
+    assert _labelled(after, Role.BUTTON, "Confirm").node_id == button
+
+
+async def test_a_prompt_takes_set_text_then_submit_accepts_with_it(
+    dialogs: SurfaceAgentHost,
+) -> None:
+    _page, dialog = await _open_dialog(dialogs, "Prompt")
+    assert (dialog.label, dialog.description) == ("Your name?", "prompt")
+    assert dialog.actions == (ActionKind.SUBMIT, ActionKind.DISMISS, ActionKind.SET_TEXT)
+    typed = await _perform(dialogs, dialog.node_id, SetText("ada"))
+    assert typed.after == typed.before + 1
+    (shown,) = (await _full(dialogs)).nodes
+    assert (shown.node_id, shown.value) == (dialog.node_id, "ada")
+    await _perform(dialogs, dialog.node_id, _simple(ActionKind.SUBMIT))
+    assert _shows(await _full(dialogs), "name: ada")
+
+
+async def test_an_alert_is_accepted_with_submit(dialogs: SurfaceAgentHost) -> None:
+    _page, dialog = await _open_dialog(dialogs, "Alert")
+    assert (dialog.label, dialog.description) == ("Saved!", "alert")
+    unavailable = await dialogs.perform_action(ByNodeId(dialog.node_id), SetText("x"), Latest())
+    assert isinstance(unavailable, Rejection)
+    assert unavailable.code is ErrorCode.ACTION_UNAVAILABLE
+    await _perform(dialogs, dialog.node_id, _simple(ActionKind.SUBMIT))
+    assert _shows(await _full(dialogs), "alerted")
+
+
+def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
+    params = {"name": tool, "arguments": arguments}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(message)
+
+
+def _act(request_id: int, node_id: str, kind: str) -> str:
+    return _call(
+        request_id,
+        "perform_action",
+        {
+            "target": {"kind": "node_id", "id": node_id},
+            "action": {"kind": kind},
+            "precondition": {"kind": "latest"},
+        },
+    )
+
+
+def test_a_dialog_served_over_mcp_is_answered_and_the_session_goes_on(
+    tmp_path: Path, pages: str
+) -> None:
+    command = [sys.executable, "-m", "semledger", "serve", "--adapter", "web", "--url",
+               f"{pages}dialogs.html", "--db", str(tmp_path / "web.db"),
+               "--session", "d"]  # fmt: skip
+    server = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+    def ask(line: str) -> dict[str, Any]:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        server.stdin.write(line + "\n")
+        server.stdin.flush()
+        reply: dict[str, Any] = json.loads(server.stdout.readline())
+        assert "result" in reply, reply
+        return reply["result"]["structuredContent"]  # type: ignore[no-any-return]
+
+    try:
+        page = ask(_call(1, "read_semantics", {}))["value"]
+        button = next(n["node_id"] for n in page["nodes"] if n["label"] == "Confirm")
+        assert ask(_act(2, button, "activate"))["ok"]
+        (dialog,) = ask(_call(3, "read_semantics", {}))["value"]["nodes"]
+        assert (dialog["role"], dialog["label"]) == ("dialog", "Delete the file?")
+        assert dialog["actions"] == ["submit", "dismiss"]
+        assert ask(_act(4, button, "activate"))["error"]["code"] == "target_not_found"
+        assert ask(_act(5, dialog["node_id"], "submit"))["ok"]
+        after = ask(_call(6, "read_semantics", {}))["value"]
+        assert any("confirmed" in (n["label"] or "") for n in after["nodes"])
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
+    assert server.returncode == 0, server.stderr.read() if server.stderr else ""
+
+    def semledger(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "semledger", *args, "--db", str(tmp_path / "web.db")],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+    replayed = semledger("replay", "d")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "identical" in replayed.stdout
+    audited = semledger("audit", "d", "--json", "--verify")
+    assert audited.returncode == 0, audited.stderr
+    rows = json.loads(audited.stdout)["actions"]
+    assert [(row["action"]["kind"], row["outcome"]) for row in rows] == [
+        ("activate", "receipt"), ("activate", "target_not_found"), ("submit", "receipt"),
+    ]  # fmt: skip
+
+
+async def test_focus_moves_the_focus_to_the_node(form: SurfaceAgentHost) -> None:
+    name = _labelled(await _full(form), Role.TEXT_FIELD, "Name")
+    assert ActionKind.FOCUS in name.actions
+    await _perform(form, name.node_id, _simple(ActionKind.FOCUS))
+    after = await _full(form)
+    assert after.focused == name.node_id
+    assert _labelled(after, Role.TEXT_FIELD, "Name").state.focused
+
+
+async def test_read_only_and_disabled_fields_are_not_offered_set_text(
+    form: SurfaceAgentHost,
+) -> None:
+    full = await _full(form)
+    code = _labelled(full, Role.TEXT_FIELD, "Code")
+    locked = _labelled(full, Role.TEXT_FIELD, "Locked")
+    assert code.state.read_only
+    assert locked.state.disabled
+    assert ActionKind.SET_TEXT in _labelled(full, Role.TEXT_FIELD, "Name").actions
+    assert ActionKind.SET_TEXT not in code.actions
+    assert ActionKind.SET_TEXT not in locked.actions
+    unavailable = await form.perform_action(ByNodeId(code.node_id), SetText("x"), Latest())
+    assert isinstance(unavailable, Rejection)
+    assert unavailable.code is ErrorCode.ACTION_UNAVAILABLE
+    disabled = await form.perform_action(ByNodeId(locked.node_id), SetText("x"), Latest())
+    assert isinstance(disabled, Rejection)
+    assert disabled.code is ErrorCode.TARGET_DISABLED
+    assert form.generation == full.generation
+
+
+async def test_playwright_errors_are_one_line_without_the_call_log(
+    browser: WebBrowser, fields: str
+) -> None:
+    surface = await _opened(browser, fields)
+    try:
+        (code,) = await surface.locate({"by": "id", "value": "code"})
+        with pytest.raises(ActionabilityError) as typed:
+            await surface.act("type", code, {"text": "x", "timeout_ms": 100})
+        assert typed.value.message == "Locator.fill: Timeout 100ms exceeded."
+        script = "() => { throw new Error('boom') }"
+        with pytest.raises(ScriptError) as thrown:
+            await surface.act("evaluate", args={"script": script})
+        assert thrown.value.message == "Frame.evaluate: Error: boom"
+    finally:
+        await surface.close()
+
+
+@pytest.fixture
+def refused_url() -> Iterator[str]:
+    """A local port bound but not listening: connecting to it is refused."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{bound.getsockname()[1]}/"
+
+
+@pytest.mark.parametrize("reason", ["net::ERR_CONNECTION_REFUSED", "net::ERR_UNSAFE_PORT"])
+async def test_an_unreachable_url_is_a_one_line_session_error_naming_it(
+    browser: WebBrowser, refused_url: str, reason: str
+) -> None:
+    url = refused_url if reason.endswith("REFUSED") else "http://127.0.0.1:9/"
+    surface = WebSurface({"browser": browser})
+    with pytest.raises(SessionError) as opened:
+        await surface.open(SessionInit(base_url=url))
+    await surface.close()
+    assert opened.value.message == f"cannot open {url}: {reason}"
+
+
+@pytest.mark.parametrize(("replaced", "read"), [(1, True), (5, False)])
+async def test_a_snapshot_a_navigation_interrupts_is_taken_again_on_the_next_document(
+    browser: WebBrowser, fields: str, monkeypatch: pytest.MonkeyPatch, replaced: int, read: bool
+) -> None:
+    """A click that navigates a moment later can replace the document while the bridge's
+    snapshot runs; the snapshot is taken again (up to five times) instead of failing."""
+    from playwright.async_api import Error as PlaywrightError
+
+    from semledger.adapters import NavigationError
+
+    surface = await _opened(browser, fields)
+    real_js = WebSurface._js
+    interrupted = 0
+
+    async def navigated_under(self: WebSurface, frame: Any, op: str, arg: object) -> Any:
+        nonlocal interrupted
+        if op == "snap" and interrupted < replaced:
+            interrupted += 1
+            raise PlaywrightError("Execution context was destroyed, by a navigation")
+        return await real_js(self, frame, op, arg)
+
+    monkeypatch.setattr(WebSurface, "_js", navigated_under)
+    try:
+        if read:
+            assert _labelled(await _full(SurfaceAgentHost(surface)), Role.TEXT_FIELD, "Name")
+        else:
+            with pytest.raises(NavigationError, match="Execution context was destroyed"):
+                await surface.snapshot()
+        assert interrupted == replaced
+    finally:
+        await surface.close()
