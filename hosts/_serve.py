@@ -284,7 +284,6 @@ async def serve_surface(
     )
 
     from ._surface_audit import LoggedSurfaceHost
-    from ._surface_host import SurfaceAgentHost
 
     adapter = str(config["adapter"])
     try:
@@ -317,7 +316,7 @@ async def serve_surface(
                 await logged.close(reason="could not open")
             raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
         _say(f"started surface session {name!r} ({adapter}), logging to {db}")
-        host = LoggedSurfaceHost(SurfaceAgentHost(logged), logged)
+        host = LoggedSurfaceHost(logged)
 
         async def close(reason: str) -> None:
             host.close()

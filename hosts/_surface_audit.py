@@ -16,8 +16,11 @@ with its calls:
   session logs.
 
 The outcome is written before the agent is answered, so whatever an agent was told is in the
-log. A resumed session's bridge starts again at generation 1, as its surface is a fresh one;
-its request ids go on after the last one logged.
+log. A resumed session's bridge goes on from the log as a recovered runtime session does:
+from the last generation committed, with node ids and request ids after the last ones given
+out. Its surface is a fresh one, so its first commit replaces every node: an action an agent
+aims at a generation or a node from before is stale or finds no target, never another
+element.
 """
 
 from __future__ import annotations
@@ -40,16 +43,20 @@ from semledger.eventlog import (
     topic_of,
 )
 from semledger.runtime import (
+    Delta,
     Precondition,
     ReadResult,
     Receipt,
     Rejection,
     SemanticsAction,
+    SemanticsSnapshot,
     SetText,
     Target,
+    apply_delta,
     resolve_target,
 )
 from semledger.runtime._wire import (
+    decode_read,
     encode_action,
     encode_precondition,
     encode_read,
@@ -66,15 +73,17 @@ __all__ = ["LoggedSurfaceHost"]
 
 
 class LoggedSurfaceHost:
-    """``read_semantics`` and ``perform_action`` of `bridge`, logged through `logged`, the
-    surface the bridge calls. One call at a time: the bridge's generations before and after
-    a call are that call's."""
+    """``read_semantics`` and ``perform_action`` of a bridge over `logged` (opened), logged
+    through it. One call at a time: the bridge's generations before and after a call are
+    that call's."""
 
-    def __init__(self, bridge: SurfaceAgentHost, logged: LoggedSurface) -> None:
-        self.bridge = bridge
+    def __init__(self, logged: LoggedSurface) -> None:
+        recorder, session = logged.recorder, logged.session_name
+        last, next_node_id = _resumed(recorder, session)
+        self.bridge = SurfaceAgentHost(logged, resume=last, next_node_id=next_node_id)
         self.logged = logged
         self._lock = trio.Lock()
-        self._next_request = _next_request_id(logged.recorder, logged.session_name)
+        self._next_request = _next_request_id(recorder, session)
 
     @property
     def closed(self) -> bool:
@@ -164,6 +173,25 @@ def _outcome(request_id: int, outcome: Receipt | Rejection) -> Event:
         return ActionReceipt(request_id, outcome.before, outcome.after, outcome.pending_work)
     wire = encode_rejection(outcome)
     return ActionRejected(request_id, wire["code"], wire["message"], wire["details"])
+
+
+def _resumed(recorder: Recorder, session: str) -> tuple[SemanticsSnapshot | None, int]:
+    """The last snapshot the session's bridges committed (None for none), and the node id
+    after every one they gave out. Folds every commit: a surface session writes no
+    checkpoints."""
+    topic = topic_of(Committed)
+    snapshot: SemanticsSnapshot | None = None
+    top = 0
+    for record in recorder.read(session):
+        if record.topic != topic:
+            continue
+        event = decode(record.topic, record.version, record.body)
+        assert isinstance(event, Committed)
+        delta = decode_read(event.delta)
+        assert isinstance(delta, Delta)
+        snapshot = apply_delta(snapshot or SemanticsSnapshot.empty(), delta)
+        top = max(top, *delta.removed, *(node.node_id for node in delta.upserted))
+    return snapshot, top + 1
 
 
 def _next_request_id(recorder: Recorder, session: str) -> int:

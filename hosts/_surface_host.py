@@ -29,6 +29,8 @@ application through the same router and tools as a semledger app:
   with; the prompt's default until then), mapped onto ``act("dialog")``. A target on the
   page behind it is ``target_not_found`` naming the dialog; once it is answered the page is
   back, with the ids it had.
+- A bridge can continue a session another one served (``resume``, ``next_node_id``): its
+  generations and node ids go on from there, never back.
 """
 
 from __future__ import annotations
@@ -275,12 +277,21 @@ class SurfaceAgentHost:
     The bridge does not own the surface's lifetime: ``close`` marks the host closed (both
     operations then answer ``host_closed``); closing the surface is the caller's."""
 
-    def __init__(self, surface: AgentSurface) -> None:
+    def __init__(
+        self,
+        surface: AgentSurface,
+        *,
+        resume: SemanticsSnapshot | None = None,
+        next_node_id: int = 1,
+    ) -> None:
+        """`resume` and `next_node_id` continue a session another bridge served: from its
+        last snapshot (its generation and nodes; the first refresh replaces them with this
+        surface's), and with node ids after every one it gave out."""
         self.surface = surface
-        self._journal = Journal(SemanticsSnapshot.empty())
+        self._journal = Journal(resume or SemanticsSnapshot.empty())
         self._ids: dict[str, int] = {}
         self._refs: dict[int, str] = {}
-        self._next_id = 1
+        self._next_id = next_node_id
         self._closed: str | None = None
         self._dialog: _Dialog | None = None
         self._prompt_text: str | None = None

@@ -19,7 +19,6 @@ from semledger.eventlog import (
     Head,
     Recorder,
     SessionCrashed,
-    SessionStarted,
     StoredEvent,
     SurfaceCalled,
     topic_of,
@@ -86,8 +85,6 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     for record, event in _readable(recorder, session, entries):
         if isinstance(event, Committed):
             generation = event.generation
-        elif isinstance(event, SessionStarted):
-            generation = 0  # a resumed surface session's segment starts on a fresh surface
         elif isinstance(event, ActionRequested):
             open_requests[event.request_id] = len(entries)
             entries.append(

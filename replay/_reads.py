@@ -40,23 +40,24 @@ class UnknownGenerationError(LookupError):
 
 class SurfaceSessionError(LookupError):
     """Raised when a read is asked of a session that drove a surface (a web page, a desktop
-    application): its log holds the surface's calls, not generations to read."""
+    application) through the Python API alone: its log holds the surface's calls, not
+    generations to read. (One served over MCP logs the generations its agent was shown.)"""
 
 
 def _last_generation(recorder: Recorder, session: str) -> int:
     """The session's last committed generation; raises unless it exists and commits
-    generations (it drives no surface)."""
+    generations."""
     opening = list(recorder.events(session, start=1, stop=2))
     if not opening:
         raise UnknownSessionError(f"the log has no session {session!r}")
     first = opening[0][1]
-    if isinstance(first, SessionStarted) and first.drives_a_surface:
-        raise SurfaceSessionError(
-            f"session {session!r} drove a surface: its log holds the surface's calls,"
-            " not generations to read"
-        )
     record = recorder.last_of(session, topic_of(Committed))
     if record is None:
+        if isinstance(first, SessionStarted) and first.drives_a_surface:
+            raise SurfaceSessionError(
+                f"session {session!r} drove a surface and was not served over MCP: its log"
+                " holds the surface's calls, not generations to read"
+            )
         return 0
     last = CONVERTER.decode(record.topic, record.version, record.body)
     assert isinstance(last, Committed)

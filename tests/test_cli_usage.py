@@ -61,7 +61,7 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         "unknown session for read": (["read", "nope", "--db", str(db)], "no session 'nope'"),
         "read of a surface session": (
             ["read", "surfaced", "--db", str(db)],
-            "drove a surface: its log holds the surface's calls",
+            "drove a surface and was not served over MCP: its log holds the surface's calls",
         ),
         "export of a surface session": (
             ["replay", "surfaced", "--db", str(db), "--export-test", ""],

@@ -253,11 +253,20 @@ def test_a_served_surface_session_killed_and_resumed_replays_and_audits(tmp_path
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=60)
 
-    again = line(1, _act("counter.increment", _exact("1"))) + line(2, _act("counter.reset", LATEST))
+    # What the agent saw last was generation 2; the resumed bridge's fresh surface is 3.
+    read = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                       "params": {"name": "read_semantics", "arguments": {}}}) + "\n"  # fmt: skip
+    again = line(1, _act("counter.increment", _exact("2"))) + read
+    again += line(2, _act("counter.increment", _exact("3")))
     resumed = subprocess.run(
         serve, cwd=ROOT, input=again, capture_output=True, text=True, check=False, timeout=120
     )
     assert resumed.returncode == 0, resumed.stderr
+    stale, shown, receipt = (json.loads(r)["result"]["structuredContent"]
+                             for r in resumed.stdout.splitlines())  # fmt: skip
+    assert stale["error"]["code"] == "stale_generation"
+    assert stale["error"]["details"] == {"expected": "2", "current": "3"}
+    assert receipt["value"]["before"] == "3"
 
     replayed = _semledger(db, "replay", "k")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
@@ -266,11 +275,16 @@ def test_a_served_surface_session_killed_and_resumed_replays_and_audits(tmp_path
     assert audited.returncode == 0, audited.stderr
     out = json.loads(audited.stdout)
     assert out["verify"]["ok"]
-    assert [(a["request_id"], a["action"]["kind"], a["outcome"]) for a in out["actions"]] == [
-        (1, "activate", "receipt"), (2, "activate", "receipt"), (3, "activate", "receipt"),
-    ]  # fmt: skip
-    # the second server's bridge started again at generation 1, on a fresh surface
-    assert [a["generation"] for a in out["actions"]] == ["0", "0", "2"]
+    assert [
+        (a["request_id"], a["generation"], a["outcome"]) for a in out["actions"]
+    ] == [(1, "0", "receipt"), (2, "2", "stale_generation"), (3, "3", "receipt")]
+    before = json.loads(_semledger(db, "read", "k", "--generation", "2", "--json").stdout)
+    after = json.loads(_semledger(db, "read", "k", "--generation", "3", "--json").stdout)
+    assert after == shown["value"]  # the log serves what the live bridge answered
+    old_ids = {int(n["node_id"]) for n in before["nodes"]}
+    new_ids = {int(n["node_id"]) for n in after["nodes"]}
+    assert len(new_ids) == len(old_ids)
+    assert min(new_ids) > max(old_ids)  # never reused: an old id finds no element
     listed = _semledger(db, "sessions", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "k" in listed.stdout
