@@ -42,21 +42,18 @@ from semledger.eventlog import (
     refused_arguments,
     topic_of,
 )
+from semledger.replay import fold
 from semledger.runtime import (
-    Delta,
     Precondition,
     ReadResult,
     Receipt,
     Rejection,
     SemanticsAction,
-    SemanticsSnapshot,
     SetText,
     Target,
-    apply_delta,
     resolve_target,
 )
 from semledger.runtime._wire import (
-    decode_read,
     encode_action,
     encode_precondition,
     encode_read,
@@ -79,8 +76,11 @@ class LoggedSurfaceHost:
 
     def __init__(self, logged: LoggedSurface) -> None:
         recorder, session = logged.recorder, logged.session_name
-        last, next_node_id = _resumed(recorder, session)
-        self.bridge = SurfaceAgentHost(logged, resume=last, next_node_id=next_node_id)
+        journal = None
+        if recorder.last_of(session, topic_of(Committed)) is not None:
+            journal = fold(recorder, session)  # what an agent reads is what the log serves
+        next_node_id = _node_id_after(recorder, session)
+        self.bridge = SurfaceAgentHost(logged, journal=journal, next_node_id=next_node_id)
         self.logged = logged
         self._lock = trio.Lock()
         self._next_request = _next_request_id(recorder, session)
@@ -175,23 +175,18 @@ def _outcome(request_id: int, outcome: Receipt | Rejection) -> Event:
     return ActionRejected(request_id, wire["code"], wire["message"], wire["details"])
 
 
-def _resumed(recorder: Recorder, session: str) -> tuple[SemanticsSnapshot | None, int]:
-    """The last snapshot the session's bridges committed (None for none), and the node id
-    after every one they gave out. Folds every commit: a surface session writes no
-    checkpoints."""
+def _node_id_after(recorder: Recorder, session: str) -> int:
+    """The node id after every one the session's bridges gave out (in a commit's upserts,
+    or removals). Reads every commit: a surface session writes no checkpoints."""
     topic = topic_of(Committed)
-    snapshot: SemanticsSnapshot | None = None
     top = 0
     for record in recorder.read(session):
-        if record.topic != topic:
-            continue
-        event = decode(record.topic, record.version, record.body)
-        assert isinstance(event, Committed)
-        delta = decode_read(event.delta)
-        assert isinstance(delta, Delta)
-        snapshot = apply_delta(snapshot or SemanticsSnapshot.empty(), delta)
-        top = max(top, *delta.removed, *(node.node_id for node in delta.upserted))
-    return snapshot, top + 1
+        if record.topic == topic:
+            event = decode(record.topic, record.version, record.body)
+            assert isinstance(event, Committed)
+            ids = [*event.delta["removed"], *(node["node_id"] for node in event.delta["upserted"])]
+            top = max(top, *map(int, ids))
+    return top + 1
 
 
 def _next_request_id(recorder: Recorder, session: str) -> int:

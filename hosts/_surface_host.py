@@ -29,7 +29,7 @@ application through the same router and tools as a semledger app:
   with; the prompt's default until then), mapped onto ``act("dialog")``. A target on the
   page behind it is ``target_not_found`` naming the dialog; once it is answered the page is
   back, with the ids it had.
-- A bridge can continue a session another one served (``resume``, ``next_node_id``): its
+- A bridge can continue a session another one served (``journal``, ``next_node_id``): its
   generations and node ids go on from there, never back.
 """
 
@@ -281,14 +281,14 @@ class SurfaceAgentHost:
         self,
         surface: AgentSurface,
         *,
-        resume: SemanticsSnapshot | None = None,
+        journal: Journal | None = None,
         next_node_id: int = 1,
     ) -> None:
-        """`resume` and `next_node_id` continue a session another bridge served: from its
-        last snapshot (its generation and nodes; the first refresh replaces them with this
-        surface's), and with node ids after every one it gave out."""
+        """`journal` and `next_node_id` continue a session another bridge served: from its
+        commits (the last one's generation and nodes, which the first refresh replaces with
+        this surface's), and with node ids after every one it gave out."""
         self.surface = surface
-        self._journal = Journal(resume or SemanticsSnapshot.empty())
+        self._journal = journal or Journal(SemanticsSnapshot.empty())
         self._ids: dict[str, int] = {}
         self._refs: dict[int, str] = {}
         self._next_id = next_node_id
