@@ -2,7 +2,7 @@
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
 from ._apps import AppLoadError, load_app
-from ._core import SessionCore, StepResult, crash_event, effect_failure
+from ._core import SessionCore, StepResult, committed_since, crash_event, effect_failure
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._session import (
@@ -46,6 +46,7 @@ __all__ = [
     "SessionMismatchError",
     "SessionRegistry",
     "StepResult",
+    "committed_since",
     "crash_event",
     "effect_failure",
     "load_app",

@@ -24,7 +24,7 @@ from semledger.eventlog import (
     SessionCrashed,
     TimerFired,
 )
-from semledger.runtime import App, AppRuntime, Effect, Every, Receipt, Rejection
+from semledger.runtime import App, AppRuntime, Effect, Every, Journal, Receipt, Rejection
 from semledger.runtime._wire import (
     decode_action,
     decode_precondition,
@@ -46,6 +46,18 @@ def crash_event(error: BaseException) -> SessionCrashed:
 def effect_failure(error: Exception) -> str:
     """How an effect that raised `error` is logged (``EffectFailed.error``)."""
     return f"{type(error).__qualname__}: {error}"
+
+
+def committed_since(journal: Journal, before: int) -> list[Committed]:
+    """A ``Committed`` for each generation `journal` committed after `before`, as logged."""
+    out = []
+    for generation in range(before + 1, journal.current.generation + 1):
+        delta = journal.between(generation - 1, generation)
+        snapshot = journal.snapshot_at(generation)
+        assert delta is not None
+        assert snapshot is not None
+        out.append(Committed(generation, encode_read(delta), snapshot.hash))
+    return out
 
 
 @attrs.frozen
@@ -163,12 +175,4 @@ class SessionCore:
         return [EffectStarted(effect_id, effect.name) for effect_id, effect in started]
 
     def _commits(self, before: int) -> list[Committed]:
-        runtime = self.runtime
-        out = []
-        for generation in range(before + 1, runtime.generation + 1):
-            delta = runtime.delta(generation - 1, generation)
-            snapshot = runtime.snapshot_at(generation)
-            assert delta is not None
-            assert snapshot is not None
-            out.append(Committed(generation, encode_read(delta), snapshot.hash))
-        return out
+        return committed_since(self.runtime.journal, before)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from semledger.actors import committed_since
 from semledger.eventlog import (
     ActionReceipt,
     ActionRejected,
@@ -56,7 +57,6 @@ from semledger.runtime import (
 from semledger.runtime._wire import (
     encode_action,
     encode_precondition,
-    encode_read,
     encode_rejection,
     encode_target,
 )
@@ -155,17 +155,8 @@ class LoggedSurfaceHost:
             return redact_action(wire), True
         return wire, False
 
-    def _commits(self, before: int) -> list[Event]:
-        """A ``Committed`` for each generation the bridge committed after `before`."""
-        journal = self.bridge.journal
-        out: list[Event] = []
-        for generation in range(before + 1, journal.current.generation + 1):
-            delta = journal.between(generation - 1, generation)
-            snapshot = journal.snapshot_at(generation)
-            assert delta is not None
-            assert snapshot is not None
-            out.append(Committed(generation, encode_read(delta), snapshot.hash))
-        return out
+    def _commits(self, before: int) -> list[Committed]:
+        return committed_since(self.bridge.journal, before)
 
 
 def _outcome(request_id: int, outcome: Receipt | Rejection) -> Event:

@@ -196,6 +196,11 @@ class AppRuntime(Generic[Model, Msg]):
         return self._closed
 
     @property
+    def journal(self) -> Journal:
+        """The commits `read` answers from: the current snapshot and the last generations."""
+        return self._journal
+
+    @property
     def pending_work(self) -> bool:
         return bool(self._pending)
 

@@ -201,24 +201,25 @@ def test_a_path_step_filter_with_a_lone_surrogate_is_refused_by_the_decoder(key:
     assert str(info.value) == f"target.path[1].{key}: {SURROGATE_PROBLEM}"
 
 
-@pytest.mark.parametrize(
-    ("arguments", "where"),
-    [
-        pytest.param(
-            {"target": INCREMENT, "action": {"kind": "set_text", "value": SURROGATE}},
-            "action.value",
-            id="set_text value",
-        ),
-        pytest.param(
-            {
-                "target": {"kind": "path", "path": [{"label": SURROGATE}]},
-                "action": {"kind": "activate"},
-            },
-            "target.path[0].label",
-            id="path label",
-        ),
-    ],
-)
+FREE_TEXT_SURROGATES = [
+    pytest.param(
+        {"target": INCREMENT, "action": {"kind": "set_text", "value": SURROGATE}},
+        "action.value",
+        id="set_text value",
+    ),
+    pytest.param(
+        {
+            "target": {"kind": "path", "path": [{"label": SURROGATE}]},
+            "action": {"kind": "activate"},
+        },
+        "target.path[0].label",
+        id="path label",
+    ),
+]
+"""perform_action arguments with a lone surrogate in free text, and where it is."""
+
+
+@pytest.mark.parametrize(("arguments", "where"), FREE_TEXT_SURROGATES)
 def test_a_free_text_argument_with_a_lone_surrogate_is_invalid_arguments_like_a_target_id(
     arguments: dict[str, Any], where: str
 ) -> None:
@@ -250,24 +251,7 @@ def test_a_free_text_argument_with_a_lone_surrogate_is_invalid_arguments_like_a_
     assert router.pending_calls == 0
 
 
-@pytest.mark.parametrize(
-    ("arguments", "where"),
-    [
-        pytest.param(
-            {"target": INCREMENT, "action": {"kind": "set_text", "value": SURROGATE}},
-            "action.value",
-            id="set_text value",
-        ),
-        pytest.param(
-            {
-                "target": {"kind": "path", "path": [{"label": SURROGATE}]},
-                "action": {"kind": "activate"},
-            },
-            "target.path[0].label",
-            id="path label",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("arguments", "where"), FREE_TEXT_SURROGATES)
 def test_a_lone_surrogate_over_stdio_is_refused_logged_and_the_session_goes_on(
     tmp_path: Path, arguments: dict[str, Any], where: str
 ) -> None:
