@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from semledger.adapters._web import WebBrowser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,3 +31,16 @@ def fresh_checkout(tmp_path: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     return checkout
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebBrowser]:
+    """One Chromium for a test module's web surfaces (each opens a context of its own)."""
+    from semledger.adapters._web import WebBrowser, default_executable
+
+    if not os.path.exists(default_executable()):
+        pytest.fail(f"no Chromium at {default_executable()}: scripts/test.sh installs it")
+    shared = WebBrowser()
+    shared.start()
+    yield shared
+    shared.stop()

@@ -3,7 +3,6 @@ desktop, brought to agents over MCP and logged like every other surface."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -21,11 +20,8 @@ from semledger.adapters._atspi_desktop import (
 from semledger.eventlog import SqliteRecorder, SurfaceCalled
 from semledger.replay import audit, verify
 
-
-def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
-    params = {"name": tool, "arguments": arguments}
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-    return json.dumps(message)
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
 
 
 def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path) -> None:
@@ -57,18 +53,13 @@ def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path
         )
 
         def ask(line: str) -> dict[str, Any]:
-            assert server.stdin is not None
-            assert server.stdout is not None
-            server.stdin.write(line + "\n")
-            server.stdin.flush()
-            reply: dict[str, Any] = json.loads(server.stdout.readline())
-            return reply["result"]["structuredContent"]  # type: ignore[no-any-return]
+            return mcp.ask(server, line)
 
         try:
-            full = ask(_call(1, "read_semantics", {}))["value"]
+            full = ask(mcp.call(1, "read_semantics", {}))["value"]
             greet = next(n for n in full["nodes"] if n["label"] == "Greet")
             done = ask(
-                _call(
+                mcp.call(
                     2,
                     "perform_action",
                     {
@@ -79,7 +70,7 @@ def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path
                 )
             )
             assert done["ok"], done
-            after = ask(_call(3, "read_semantics", {"since": full["generation"]}))["value"]
+            after = ask(mcp.call(3, "read_semantics", {"since": full["generation"]}))["value"]
             assert after["kind"] == "delta", after
         finally:
             assert server.stdin is not None

@@ -3,7 +3,6 @@ the same two tools, logged and audited like a runtime session."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,8 @@ from semledger.adapters._cases_web import serve_directory
 from semledger.eventlog import SqliteRecorder, SurfaceCalled
 from semledger.replay import audit, verify
 
-
-def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
-    params = {"name": tool, "arguments": arguments}
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-    )
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
 
 
 def _node(full: dict[str, Any], **match: Any) -> dict[str, Any]:
@@ -50,21 +45,16 @@ def test_an_agent_signs_in_on_a_web_page_and_the_session_is_audited(tmp_path: Pa
         )
 
         def ask(line: str) -> dict[str, Any]:
-            assert server.stdin is not None
-            assert server.stdout is not None
-            server.stdin.write(line + "\n")
-            server.stdin.flush()
-            reply: dict[str, Any] = json.loads(server.stdout.readline())
-            return reply["result"]["structuredContent"]  # type: ignore[no-any-return]
+            return mcp.ask(server, line)
 
         try:
-            full = ask(_call(1, "read_semantics", {}))["value"]
+            full = ask(mcp.call(1, "read_semantics", {}))["value"]
             assert full["kind"] == "full"
             field = _node(full, role="text_field", label="Username")
             button = _node(full, role="button", label="Sign in")
             generation = full["generation"]
             typed = ask(
-                _call(
+                mcp.call(
                     2,
                     "perform_action",
                     {
@@ -76,7 +66,7 @@ def test_an_agent_signs_in_on_a_web_page_and_the_session_is_audited(tmp_path: Pa
             )
             assert typed["ok"], typed
             stale = ask(
-                _call(
+                mcp.call(
                     3,
                     "perform_action",
                     {
@@ -88,7 +78,7 @@ def test_an_agent_signs_in_on_a_web_page_and_the_session_is_audited(tmp_path: Pa
             )
             assert stale["error"]["code"] == "stale_generation"
             signed_in = ask(
-                _call(
+                mcp.call(
                     4,
                     "perform_action",
                     {
@@ -99,7 +89,7 @@ def test_an_agent_signs_in_on_a_web_page_and_the_session_is_audited(tmp_path: Pa
                 )
             )
             assert signed_in["ok"], signed_in
-            after = ask(_call(5, "read_semantics", {}))["value"]
+            after = ask(mcp.call(5, "read_semantics", {}))["value"]
             assert any("ada" in (n["label"] or "") + (n["value"] or "") for n in after["nodes"])
         finally:
             assert server.stdin is not None

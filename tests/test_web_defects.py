@@ -4,7 +4,6 @@ disabled fields, and Playwright errors told in one line."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 
 from semledger.adapters import ActionabilityError, ScriptError, SessionError, SessionInit
 from semledger.adapters._cases_web import serve_directory
-from semledger.adapters._web import WebBrowser, WebSurface, default_executable
+from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
@@ -33,6 +32,9 @@ from semledger.runtime import (
     SimpleAction,
 )
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
 FIELDS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Fields</title></head>
 <body>
@@ -41,16 +43,6 @@ FIELDS = """<!doctype html>
 <label>Locked <input id="locked" value="x" disabled></label>
 </body></html>
 """
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[WebBrowser]:
-    if not os.path.exists(default_executable()):
-        pytest.fail(f"no Chromium at {default_executable()}: scripts/test.sh installs it")
-    shared = WebBrowser()
-    shared.start()
-    yield shared
-    shared.stop()
 
 
 @pytest.fixture(scope="module")
@@ -164,14 +156,8 @@ async def test_an_alert_is_accepted_with_submit(dialogs: SurfaceAgentHost) -> No
     assert _shows(await _full(dialogs), "alerted")
 
 
-def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
-    params = {"name": tool, "arguments": arguments}
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-    return json.dumps(message)
-
-
 def _act(request_id: int, node_id: str, kind: str) -> str:
-    return _call(
+    return mcp.call(
         request_id,
         "perform_action",
         {
@@ -193,24 +179,18 @@ def test_a_dialog_served_over_mcp_is_answered_and_the_session_goes_on(
     )
 
     def ask(line: str) -> dict[str, Any]:
-        assert server.stdin is not None
-        assert server.stdout is not None
-        server.stdin.write(line + "\n")
-        server.stdin.flush()
-        reply: dict[str, Any] = json.loads(server.stdout.readline())
-        assert "result" in reply, reply
-        return reply["result"]["structuredContent"]  # type: ignore[no-any-return]
+        return mcp.ask(server, line)
 
     try:
-        page = ask(_call(1, "read_semantics", {}))["value"]
+        page = ask(mcp.call(1, "read_semantics", {}))["value"]
         button = next(n["node_id"] for n in page["nodes"] if n["label"] == "Confirm")
         assert ask(_act(2, button, "activate"))["ok"]
-        (dialog,) = ask(_call(3, "read_semantics", {}))["value"]["nodes"]
+        (dialog,) = ask(mcp.call(3, "read_semantics", {}))["value"]["nodes"]
         assert (dialog["role"], dialog["label"]) == ("dialog", "Delete the file?")
         assert dialog["actions"] == ["submit", "dismiss"]
         assert ask(_act(4, button, "activate"))["error"]["code"] == "target_not_found"
         assert ask(_act(5, dialog["node_id"], "submit"))["ok"]
-        after = ask(_call(6, "read_semantics", {}))["value"]
+        after = ask(mcp.call(6, "read_semantics", {}))["value"]
         assert any("confirmed" in (n["label"] or "") for n in after["nodes"])
     finally:
         assert server.stdin is not None

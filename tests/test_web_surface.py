@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -26,18 +25,8 @@ from semledger.adapters import (
     snapshot_problems,
 )
 from semledger.adapters._cases_web import serve_directory
-from semledger.adapters._web import WebBrowser, WebSurface, default_executable
+from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.eventlog import REDACTED, MemoryRecorder
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[WebBrowser]:
-    if not os.path.exists(default_executable()):
-        pytest.fail(f"no Chromium at {default_executable()}: scripts/test.sh installs it")
-    shared = WebBrowser()
-    shared.start()
-    yield shared
-    shared.stop()
 
 
 @pytest.fixture(scope="module")

@@ -115,3 +115,16 @@ def serve(
     )
     assert done.returncode == 0, done.stderr
     return envelopes(done.stdout)
+
+
+def ask(server: subprocess.Popen[str], request: str) -> dict[str, Any]:
+    """Send one request line to a running `semledger serve` and read its reply: the tool
+    call's envelope (``structuredContent``)."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(request if request.endswith("\n") else request + "\n")
+    server.stdin.flush()
+    reply: dict[str, Any] = json.loads(server.stdout.readline())
+    assert "result" in reply, reply
+    envelope: dict[str, Any] = reply["result"]["structuredContent"]
+    return envelope
