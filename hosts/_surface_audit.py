@@ -176,7 +176,7 @@ def _node_id_after(recorder: Recorder, session: str) -> int:
             event = decode(record.topic, record.version, record.body)
             assert isinstance(event, Committed)
             ids = [*event.delta["removed"], *(node["node_id"] for node in event.delta["upserted"])]
-            top = max(top, *map(int, ids))
+            top = max([top, *map(int, ids)])
     return top + 1
 
 
