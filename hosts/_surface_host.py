@@ -22,6 +22,10 @@ application through the same router and tools as a semledger app:
   -> press PageDown/PageUp). A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
   carries, SessionError -> host_closed), and changes nothing in the bridge's generation.
+  A surface that cannot be read (any other SurfaceError from ``snapshot``: a script error,
+  a page that keeps navigating) is ``handler_rejected`` with ``details["failure"]``, for a
+  read or before an action (nothing done); after an action the receipt says
+  ``pending_work``: done, not yet seen, read again.
 - A native dialog (alert, confirm, prompt) the surface reports open, by raising DialogError
   from ``snapshot``, is the whole tree while it is open, as a runtime modal is: one modal
   ``dialog`` node labelled with the message, its type as description, offering submit
@@ -392,6 +396,8 @@ class SurfaceAgentHost:
         except SessionError as error:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
+        except SurfaceError as error:
+            return _unreadable(error)
         return self._journal.read(since)
 
     async def perform_action(
@@ -404,6 +410,8 @@ class SurfaceAgentHost:
         except SessionError as error:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
+        except SurfaceError as error:
+            return _unreadable(error)  # nothing was done
         stale = check_precondition(precondition, snapshot.generation)
         if stale is not None:
             return stale
@@ -434,6 +442,9 @@ class SurfaceAgentHost:
         except SessionError as error:
             self.close(str(error))
             return Receipt(before, before, False)
+        except SurfaceError:
+            # Done, but not yet seen: pending work says to read again.
+            return Receipt(before, before, True)
         return Receipt(before, after.generation, False)
 
     async def _answer(self, dialog: _Dialog, action: SemanticsAction) -> None:
@@ -470,6 +481,16 @@ class SurfaceAgentHost:
             await act("press", ref, {"key": key})
         else:
             raise ActionabilityError(f"the surface has no way to {kind.value}")
+
+
+def _unreadable(error: SurfaceError) -> Rejection:
+    """The surface could not be read (a script error, a page that keeps navigating): the
+    tree stays as last committed, and the agent may try again."""
+    return _reject(
+        ErrorCode.HANDLER_REJECTED,
+        f"the surface could not be read: {error.message}",
+        failure=error.failure_class,
+    )
 
 
 def _rejection(error: SurfaceError, echoed: dict[str, Any], action: str) -> Rejection:

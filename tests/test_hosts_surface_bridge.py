@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,7 @@ from semledger.runtime import (
     Receipt,
     Rejection,
     Role,
+    SemanticId,
     SetText,
     SimpleAction,
     Unchanged,
@@ -202,3 +204,47 @@ def test_serve_adapter_bad_usage_exits_two(tmp_path: Path) -> None:
     assert run("--adapter", "nobody") == 2
     assert run("--adapter", "runtime") == 2
     assert run("--adapter", "runtime", "--app", "semledger.examples.counter:nothing") == 2
+
+
+async def test_a_surface_that_cannot_be_read_is_a_rejection_and_an_action_still_a_receipt(
+    todo: SurfaceAgentHost,
+) -> None:
+    """Not -32603: a failed snapshot is the surface's failure, told to the agent as a tool
+    result. Before an action nothing was done; after one, it was done but not yet seen."""
+    from semledger.adapters import ScriptError
+
+    full = await _full(todo)
+    surface: Any = todo.surface
+    taken = surface.snapshot
+    fails = 0
+
+    async def snapshot(**options: Any) -> Any:
+        nonlocal fails
+        if fails:
+            fails -= 1
+            raise ScriptError("the page script threw")
+        return await taken(**options)
+
+    surface.snapshot = snapshot
+    fails = 1
+    read = await todo.read_semantics(None)
+    assert isinstance(read, Rejection)
+    assert (read.code, read.details) == (ErrorCode.HANDLER_REJECTED, {"failure": "script"})
+    assert read.message == "the surface could not be read: the page script threw"
+    fails = 1
+    save = BySemanticId(SemanticId("todo.save"))
+    refused = await todo.perform_action(save, SimpleAction(ActionKind.ACTIVATE), Latest())
+    assert isinstance(refused, Rejection)
+    assert refused.code is ErrorCode.HANDLER_REJECTED
+    assert todo.generation == full.generation  # nothing was done, nothing committed
+
+    async def fail_after_acting(**options: Any) -> Any:
+        nonlocal fails
+        fails = 1
+        surface.snapshot = snapshot
+        return await taken(**options)
+
+    surface.snapshot = fail_after_acting
+    done = await todo.perform_action(save, SimpleAction(ActionKind.ACTIVATE), Latest())
+    assert done == Receipt(full.generation, full.generation, True)  # read again to see it
+    assert (await _full(todo)).generation > full.generation
