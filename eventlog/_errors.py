@@ -9,6 +9,7 @@ __all__ = [
     "CorruptEventError",
     "CorruptSummaryError",
     "EventLogError",
+    "InconsistentLogError",
     "RecorderClosedError",
     "SequenceConflict",
     "SessionClaimedError",
@@ -51,6 +52,17 @@ class CorruptEventError(EventLogError):
         super().__init__(f"cannot decode {topic} version {version}: {reason}")
         self.topic = topic
         self.version = version
+
+
+class InconsistentLogError(EventLogError):
+    """Raised when an event decodes but does not follow from the ones before it (a commit
+    whose delta starts at another generation): the log was edited or damaged, and
+    ``audit --verify`` names where."""
+
+    def __init__(self, session: str, seq: int, reason: str) -> None:
+        super().__init__(f"session {session!r}, event {seq}: {reason}")
+        self.session = session
+        self.seq = seq
 
 
 class CorruptSummaryError(EventLogError):
@@ -114,10 +126,12 @@ class SessionClaimedError(EventLogError):
 DAMAGED_LOG_ERRORS: tuple[type[Exception], ...] = (
     CorruptEventError,
     CorruptSummaryError,
+    InconsistentLogError,
     UnknownTopicError,
     UnsupportedVersionError,
     sqlite3.DatabaseError,
 )
-"""What reading a damaged log raises: a body that does not decode, a summary row edited by
-hand, a page SQLite finds malformed. The commands report them as "the log cannot be read"
-(exit 1); an HTTP server answers 500 for the session concerned and goes on."""
+"""What reading a damaged log raises: a body that does not decode, events that do not
+follow from each other, a summary row edited by hand, a page SQLite finds malformed. The
+commands report them as "the log cannot be read" (exit 1); an HTTP server answers 500 for
+the session concerned and goes on."""

@@ -315,8 +315,13 @@ async def serve_surface(
             with trio.CancelScope(shield=True):
                 await logged.close(reason="could not open")
             raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
+        try:
+            host = LoggedSurfaceHost(logged)  # reads what the session's servers logged
+        except DAMAGED_LOG_ERRORS:
+            with trio.CancelScope(shield=True):
+                await logged.close(reason="its log is damaged")
+            raise
         _say(f"started surface session {name!r} ({adapter}), logging to {db}")
-        host = LoggedSurfaceHost(logged)
 
         async def close(reason: str) -> None:
             host.close()

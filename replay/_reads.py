@@ -13,6 +13,7 @@ import attrs
 from semledger.eventlog import (
     CONVERTER,
     Committed,
+    InconsistentLogError,
     Recorder,
     SemanticsTaken,
     SessionStarted,
@@ -115,14 +116,19 @@ def fold(
     bound = since if since is not None and until - JOURNAL_SIZE <= since < until else until
     snapshot, start = _start(recorder, session, bound)
     journal = Journal(snapshot)
-    for event in recorder.replay(session, start=start):
+    for seq, event in enumerate(recorder.replay(session, start=start), start=max(start, 1)):
         if not isinstance(event, Committed):
             continue
         if event.generation > until:
             break
-        delta = decode_read(event.delta)
-        assert isinstance(delta, Delta)
-        snapshot = apply_delta(snapshot, delta)
+        try:
+            delta = decode_read(event.delta)
+            if not isinstance(delta, Delta):
+                raise ValueError(f"its delta is a {type(delta).__name__} read")
+            snapshot = apply_delta(snapshot, delta)
+        except ValueError as error:
+            reason = f"the commit does not apply: {error}"
+            raise InconsistentLogError(session, seq, reason) from None
         journal.record(
             snapshot,
             touched=[*delta.removed, *(n.node_id for n in delta.upserted)],

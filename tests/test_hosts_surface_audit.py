@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -13,10 +14,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 import trio.testing
 
 from semledger.eventlog import (
+    CONVERTER,
     REDACTED,
     ActionReceipt,
     ActionRejected,
@@ -288,3 +291,29 @@ def test_a_served_surface_session_killed_and_resumed_replays_and_audits(tmp_path
     listed = _semledger(db, "sessions", "--json")
     assert listed.returncode == 0, listed.stderr
     assert "k" in listed.stdout
+
+
+def test_a_log_whose_commits_do_not_follow_is_reported_in_one_line_not_resumed(
+    tmp_path: Path,
+) -> None:
+    """A commit edited to start at another generation: read and a resuming serve say the
+    log cannot be read, naming the event, instead of a traceback."""
+    db = tmp_path / "log.db"
+    trio.run(_counter_session, db)
+    with SqliteRecorder(db) as recorder:
+        record, commit = [(r, e) for r, e in recorder.events("s") if isinstance(e, Committed)][-1]
+        edited = attrs.evolve(commit, delta={**commit.delta, "from": "7"})
+        _topic, _version, body = CONVERTER.encode_parts(edited)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = ? WHERE seq = ?", (body, record.seq))
+    said = f"the log {db} cannot be read: session 's', event {record.seq}: the commit does"
+    read = _semledger(db, "read", "s")
+    assert (read.returncode, read.stderr.startswith(f"semledger: {said}")) == (1, True), read
+    serve = [sys.executable, "-m", "semledger", "serve", "--adapter", "runtime", "--app",
+             COUNTER, "--db", str(db), "--session", "s"]  # fmt: skip
+    resumed = subprocess.run(
+        serve, cwd=ROOT, input="", capture_output=True, text=True, timeout=120, check=False
+    )
+    assert resumed.returncode == 1, resumed.stderr
+    assert resumed.stderr.splitlines()[-1].startswith(f"semledger: {said}")
+    assert "Traceback" not in resumed.stderr
