@@ -2,7 +2,14 @@
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
 from ._apps import AppLoadError, load_app
-from ._core import SessionCore, StepResult, committed_since, crash_event, effect_failure
+from ._core import (
+    SessionCore,
+    StepResult,
+    commit_size,
+    committed_since,
+    crash_event,
+    effect_failure,
+)
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._session import (
@@ -46,6 +53,7 @@ __all__ = [
     "SessionMismatchError",
     "SessionRegistry",
     "StepResult",
+    "commit_size",
     "committed_since",
     "crash_event",
     "effect_failure",

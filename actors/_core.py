@@ -48,6 +48,13 @@ def effect_failure(error: Exception) -> str:
     return f"{type(error).__qualname__}: {error}"
 
 
+def commit_size(commit: Committed) -> int:
+    """What a commit adds to a fold: one step, and each node it upserted or removed. A read
+    checkpoint is due once the commits since the last one add up to the tree's size."""
+    delta = commit.delta
+    return 1 + len(delta["upserted"]) + len(delta["removed"])
+
+
 def committed_since(journal: Journal, before: int) -> list[Committed]:
     """A ``Committed`` for each generation `journal` committed after `before`, as logged."""
     out = []

@@ -68,7 +68,7 @@ from semledger.runtime._wire import (
 )
 
 from ._actor import Actor, ActorClosedError, ActorError, _Envelope
-from ._core import SessionCore, crash_event, effect_failure
+from ._core import SessionCore, commit_size, crash_event, effect_failure
 from ._messages import MessageCodecError
 from ._writer import LogWriter, Pending
 
@@ -158,12 +158,6 @@ def _differs(logged: Committed, mine: Committed | None) -> str:
         f"the log commits it with hash {logged.snapshot_hash[:12]}, "
         f"re-execution with {mine.snapshot_hash[:12]}"
     )
-
-
-def _size(commit: Committed) -> int:
-    """What a commit adds to a fold: one step, and each node it upserted or removed."""
-    delta = commit.delta
-    return 1 + len(delta["upserted"]) + len(delta["removed"])
 
 
 @attrs.frozen
@@ -555,7 +549,7 @@ class SessionActor(Actor[SessionMessage]):
             raise SessionCrashedError(f"the application raised: {error.__cause__!r}") from error
         outputs = list(result.outputs)
         self._inputs += 1
-        self._changed += sum(_size(o) for o in outputs if isinstance(o, Committed))
+        self._changed += sum(commit_size(o) for o in outputs if isinstance(o, Committed))
         if self.checkpoint_every is not None and self._inputs >= self.checkpoint_every:
             self._inputs = 0
             outputs.extend(self._checkpoints())

@@ -12,6 +12,8 @@ with its calls:
   passwords) before the bridge calls the surface, then the ``Committed`` of every generation
   the bridge produced and the ``ActionReceipt`` or ``ActionRejected``;
 - after a ``read_semantics``, the ``Committed`` of the generations it produced;
+- with commits, a read checkpoint (``SemanticsTaken``) when one is due, by the rule an app
+  session follows (``commit_size``);
 - a ``perform_action`` whose arguments do not decode as the ``CallRefused`` a runtime
   session logs.
 
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from semledger.actors import committed_since
+from semledger.actors import commit_size, committed_since
 from semledger.eventlog import (
     ActionReceipt,
     ActionRejected,
@@ -38,6 +40,7 @@ from semledger.eventlog import (
     Committed,
     Event,
     Recorder,
+    SemanticsTaken,
     decode,
     redact_action,
     refused_arguments,
@@ -45,6 +48,7 @@ from semledger.eventlog import (
 )
 from semledger.replay import fold
 from semledger.runtime import (
+    JOURNAL_SIZE,
     Precondition,
     ReadResult,
     Receipt,
@@ -57,6 +61,7 @@ from semledger.runtime import (
 from semledger.runtime._wire import (
     encode_action,
     encode_precondition,
+    encode_read,
     encode_rejection,
     encode_target,
 )
@@ -77,13 +82,19 @@ class LoggedSurfaceHost:
     def __init__(self, logged: LoggedSurface) -> None:
         recorder, session = logged.recorder, logged.session_name
         journal = None
-        if recorder.last_of(session, topic_of(Committed)) is not None:
-            journal = fold(recorder, session)  # what an agent reads is what the log serves
+        last = recorder.last_of(session, topic_of(Committed))
+        if last is not None:
+            # The journal a bridge that never stopped would hold: what the log serves.
+            commit = decode(last.topic, last.version, last.body)
+            assert isinstance(commit, Committed)
+            journal = fold(recorder, session, since=max(commit.generation - JOURNAL_SIZE, 0))
         next_node_id = _node_id_after(recorder, session)
         self.bridge = SurfaceAgentHost(logged, journal=journal, next_node_id=next_node_id)
         self.logged = logged
         self._lock = trio.Lock()
         self._next_request = _next_request_id(recorder, session)
+        self._changed = 0
+        """What a fold from the last read checkpoint applies (see `commit_size`)."""
 
     @property
     def closed(self) -> bool:
@@ -155,8 +166,17 @@ class LoggedSurfaceHost:
             return redact_action(wire), True
         return wire, False
 
-    def _commits(self, before: int) -> list[Committed]:
-        return committed_since(self.bridge.journal, before)
+    def _commits(self, before: int) -> list[Event]:
+        """The commits the bridge made after `before`, and a read checkpoint when one is
+        due, as an app session logs them: a log-served read folds no more than the tree."""
+        journal = self.bridge.journal
+        commits: list[Event] = [*committed_since(journal, before)]
+        self._changed += sum(commit_size(c) for c in commits if isinstance(c, Committed))
+        current = journal.current
+        if commits and self._changed >= len(current.nodes):
+            commits.append(SemanticsTaken(current.generation, encode_read(current.full())))
+            self._changed = 0
+        return commits
 
 
 def _outcome(request_id: int, outcome: Receipt | Rejection) -> Event:
@@ -168,7 +188,8 @@ def _outcome(request_id: int, outcome: Receipt | Rejection) -> Event:
 
 def _node_id_after(recorder: Recorder, session: str) -> int:
     """The node id after every one the session's bridges gave out (in a commit's upserts,
-    or removals). Reads every commit: a surface session writes no checkpoints."""
+    or removals). Reads every commit: a read checkpoint does not say which ids were given out
+    before it."""
     topic = topic_of(Committed)
     top = 0
     for record in recorder.read(session):

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semledger.adapters import LoggedSurface, create_surface
-from semledger.eventlog import Committed, MemoryRecorder, SessionStarted
+from semledger.eventlog import Committed, MemoryRecorder, SemanticsTaken, SessionStarted
 from semledger.hosts import LoggedSurfaceHost
 from semledger.replay import audit, read_at, verify
-from semledger.runtime import Rejection
+from semledger.runtime import JOURNAL_SIZE, Rejection
 from semledger.runtime._wire import (
     decode_action,
     decode_precondition,
@@ -24,6 +24,7 @@ from semledger.runtime._wire import (
 )
 
 APPS = ("semledger.examples.todo:app", "semledger.examples.gallery:app")
+LATEST = {"kind": "latest"}
 ACTIONS = {
     "activate": lambda d: {},
     "focus": lambda d: {},
@@ -103,3 +104,41 @@ def test_reads_of_a_served_surface_from_its_log_equal_the_live_reads(data: Any) 
             given_out = max([given_out, *upserted])
     assert verify(recorder, "s").ok
     assert all(entry.request_id is not None for entry in audit(recorder, "s"))
+
+
+async def _increments(recorder: MemoryRecorder, times: int) -> LoggedSurfaceHost:
+    config = {"adapter": "runtime", "app": "semledger.examples.counter:app"}
+    logged = LoggedSurface(create_surface(config), recorder, "c", "runtime", config=config)
+    await logged.open({})
+    host = LoggedSurfaceHost(logged)
+    increment = decode_target({"kind": "semantic_id", "id": "counter.increment"})
+    for _ in range(times):
+        await host.perform_action(
+            increment, decode_action({"kind": "activate"}), decode_precondition(LATEST)
+        )
+    return host
+
+
+
+def test_a_bridge_resumed_past_the_journal_reads_as_the_log_does_and_checkpoints() -> None:
+    """More generations than the journal holds, read checkpoints among them: the resumed
+    bridge answers each `since` as the log does, and a read folds from a checkpoint."""
+    recorder = MemoryRecorder()
+
+    async def run() -> list[tuple[int, int, dict[str, Any]]]:
+        first = await _increments(recorder, 3 * JOURNAL_SIZE)
+        first.close()
+        await first.logged.close()
+        second = await _increments(recorder, 2)
+        last = second.bridge.generation
+        answers = []
+        for since in (0, 1, last - JOURNAL_SIZE - 1, last - JOURNAL_SIZE, last - 5, last):
+            answers.append((last, since, encode_read(await second.read_semantics(since))))
+        second.close()
+        await second.logged.close()
+        return answers
+
+    for generation, since, live in trio.run(run):
+        assert encode_read(read_at(recorder, "c", generation=generation, since=since)) == live
+    checkpoints = [e for _r, e in recorder.events("c") if isinstance(e, SemanticsTaken)]
+    assert len(checkpoints) > 10  # the counter's few nodes: one every few commits
