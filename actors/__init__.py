@@ -12,6 +12,7 @@ from ._core import (
 )
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
+from ._requests import LoggedAction, answered, logged_action, refusal
 from ._session import (
     Close,
     Diagnose,
@@ -37,6 +38,7 @@ __all__ = [
     "Diagnose",
     "Inspect",
     "LogWriter",
+    "LoggedAction",
     "MessageCodec",
     "MessageCodecError",
     "Pending",
@@ -53,9 +55,12 @@ __all__ = [
     "SessionMismatchError",
     "SessionRegistry",
     "StepResult",
+    "answered",
     "commit_size",
     "committed_since",
     "crash_event",
     "effect_failure",
     "load_app",
+    "logged_action",
+    "refusal",
 ]

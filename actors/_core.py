@@ -12,8 +12,6 @@ from typing import Any
 import attrs
 
 from semledger.eventlog import (
-    ActionReceipt,
-    ActionRejected,
     ActionRequested,
     Committed,
     DiagnosticsDispatched,
@@ -30,10 +28,10 @@ from semledger.runtime._wire import (
     decode_precondition,
     decode_target,
     encode_read,
-    encode_rejection,
 )
 
 from ._messages import MessageCodec
+from ._requests import answered
 
 
 def crash_event(error: BaseException) -> SessionCrashed:
@@ -148,18 +146,8 @@ class SessionCore:
         outputs.extend(self._commits(before))
         started = self._take()
         outputs.extend(self._started(started))
-        if isinstance(event, ActionRequested):
-            if isinstance(outcome, Receipt):
-                outputs.append(
-                    ActionReceipt(
-                        event.request_id, outcome.before, outcome.after, outcome.pending_work
-                    )
-                )
-            elif isinstance(outcome, Rejection):
-                wire = encode_rejection(outcome)
-                outputs.append(
-                    ActionRejected(event.request_id, wire["code"], wire["message"], wire["details"])
-                )
+        if isinstance(event, ActionRequested) and isinstance(outcome, Receipt | Rejection):
+            outputs.append(answered(event.request_id, outcome))
         # Asked on every input, live and re-executed alike, so an app whose subscriptions
         # raise crashes at the same step everywhere.
         return StepResult(tuple(outputs), outcome, tuple(started), runtime.subscriptions())

@@ -41,8 +41,6 @@ from semledger.eventlog import (
     SnapshotTaken,
     TimerFired,
     decode,
-    redact_action,
-    refused_arguments,
     session_start,
     topic_of,
 )
@@ -57,11 +55,9 @@ from semledger.runtime import (
     Receipt,
     Rejection,
     SemanticsAction,
-    SetText,
     Target,
 )
 from semledger.runtime._wire import (
-    encode_action,
     encode_precondition,
     encode_read,
     encode_target,
@@ -70,6 +66,7 @@ from semledger.runtime._wire import (
 from ._actor import Actor, ActorClosedError, ActorError, _Envelope
 from ._core import SessionCore, commit_size, crash_event, effect_failure
 from ._messages import MessageCodecError
+from ._requests import logged_action, refusal
 from ._writer import LogWriter, Pending
 
 
@@ -503,30 +500,25 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _perform(self, message: Perform) -> Receipt | Rejection:
         core = self.core
-        wire_action = encode_action(message.action)
-        redacted = False
-        if isinstance(message.action, SetText) and self.redact_passwords:
-            node = core.runtime.resolve(message.target)
-            if isinstance(node, Rejection):
-                # A target that names no one node (a mistyped or ambiguous id) may have
-                # been meant for a password field; it is rejected either way, so replay is
-                # the same.
-                redacted = True
-            elif node.state.password:
-                # The live model may now hold the password the log leaves out, and a
-                # recovery checkpoint would encode it. Recovery re-executes from the last one
-                # before it, typing the logged bullets as replay does, and the recovered
-                # session's model holds only those.
-                self._recovery_checkpoints = False
-                redacted = True
-            if redacted:
-                wire_action = redact_action(wire_action, keep_length=True)
+        logged = logged_action(
+            message.action,
+            message.target,
+            core.runtime.snapshot,
+            redact=self.redact_passwords,
+            keep_length=True,
+        )
+        if logged.password:
+            # The live model may now hold the password the log leaves out, and a recovery
+            # checkpoint would encode it. Recovery re-executes from the last one before it,
+            # typing the logged bullets as replay does, and the recovered session's model
+            # holds only those.
+            self._recovery_checkpoints = False
         event = ActionRequested(
             core.next_request_id(),
             encode_target(message.target),
-            wire_action,
+            logged.wire,
             encode_precondition(message.precondition),
-            redacted,
+            logged.redacted,
         )
         outcome = await self._step(
             event, decoded=(message.target, message.action, message.precondition)
@@ -535,11 +527,7 @@ class SessionActor(Actor[SessionMessage]):
         return outcome
 
     def _refused(self, message: Refuse) -> CallRefused:
-        arguments, redacted = refused_arguments(message.arguments, redact=self.redact_passwords)
-        rejection = message.rejection
-        return CallRefused(
-            "perform_action", arguments, rejection.code.value, rejection.message, redacted
-        )
+        return refusal(message.arguments, message.rejection, redact=self.redact_passwords)
 
     async def _step(self, event: Event, decoded: tuple[Any, Any, Any] | None = None) -> Any:
         try:

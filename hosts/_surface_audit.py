@@ -7,10 +7,10 @@ what the agent asked for and what it was answered, rejections the bridge decided
 with its calls:
 
 - each ``perform_action`` as a runtime session does: an ``ActionRequested`` (the target,
-  action and precondition in wire form; a ``set_text`` value for a password field, or for a
-  target that names no one node, replaced by ``[redacted]`` unless the session logs
-  passwords) before the bridge calls the surface, then the ``Committed`` of every generation
-  the bridge produced and the ``ActionReceipt`` or ``ActionRejected``;
+  action and precondition in wire form, a ``set_text`` value redacted by the rule an app
+  session follows, ``logged_action``) before the bridge calls the surface, then the
+  ``Committed`` of every generation the bridge produced and the ``ActionReceipt`` or
+  ``ActionRejected``;
 - after a ``read_semantics``, the ``Committed`` of the generations it produced;
 - with commits, a read checkpoint (``SemanticsTaken``) when one is due, by the rule an app
   session follows (``commit_size``);
@@ -31,19 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from semledger.actors import commit_size, committed_since
+from semledger.actors import answered, commit_size, committed_since, logged_action, refusal
 from semledger.eventlog import (
-    ActionReceipt,
-    ActionRejected,
     ActionRequested,
-    CallRefused,
     Committed,
     Event,
     Recorder,
     SemanticsTaken,
     decode,
-    redact_action,
-    refused_arguments,
     topic_of,
 )
 from semledger.replay import fold
@@ -54,15 +49,11 @@ from semledger.runtime import (
     Receipt,
     Rejection,
     SemanticsAction,
-    SetText,
     Target,
-    resolve_target,
 )
 from semledger.runtime._wire import (
-    encode_action,
     encode_precondition,
     encode_read,
-    encode_rejection,
     encode_target,
 )
 
@@ -122,20 +113,27 @@ class LoggedSurfaceHost:
                 return await bridge.perform_action(target, action, precondition)
             request_id = self._next_request
             self._next_request += 1
-            wire_action, redacted = self._wire_action(target, action)
+            # Resolved where the agent aimed: the bridge's tree before this call refreshes it.
+            logged = logged_action(
+                action,
+                target,
+                bridge.journal.current,
+                redact=self.logged.redact_passwords,
+                keep_length=False,  # nothing re-types it: a re-run repeats the surface calls
+            )
             await self.logged.append(
                 ActionRequested(
                     request_id,
                     encode_target(target),
-                    wire_action,
+                    logged.wire,
                     encode_precondition(precondition),
-                    redacted,
+                    logged.redacted,
                 )
             )
             before = bridge.generation
             outcome = await bridge.perform_action(target, action, precondition)
             with trio.CancelScope(shield=True):
-                await self.logged.append(*self._commits(before), _outcome(request_id, outcome))
+                await self.logged.append(*self._commits(before), answered(request_id, outcome))
             return outcome
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
@@ -143,28 +141,10 @@ class LoggedSurfaceHost:
         answer `rejection` (also once the session is closed, when nothing more is logged)."""
         async with self._lock:
             if not self.bridge.closed:
-                logged, redacted = refused_arguments(
-                    arguments, redact=self.logged.redact_passwords
-                )
-                wire = encode_rejection(rejection)
-                refused = CallRefused(
-                    "perform_action", logged, wire["code"], wire["message"], redacted
-                )
+                refused = refusal(arguments, rejection, redact=self.logged.redact_passwords)
                 with trio.CancelScope(shield=True):
                     await self.logged.append(refused)
             return rejection
-
-    def _wire_action(self, target: Target, action: SemanticsAction) -> tuple[dict[str, Any], bool]:
-        """The action as logged, and whether its typed value was redacted: a ``set_text`` at a
-        password field of the bridge's current snapshot, or at a target that names no one
-        node there (it may have been meant for one)."""
-        wire = encode_action(action)
-        if not (isinstance(action, SetText) and self.logged.redact_passwords):
-            return wire, False
-        node = resolve_target(target, self.bridge.journal.current)
-        if isinstance(node, Rejection) or node.state.password:
-            return redact_action(wire), True
-        return wire, False
 
     def _commits(self, before: int) -> list[Event]:
         """The commits the bridge made after `before`, and a read checkpoint when one is
@@ -177,13 +157,6 @@ class LoggedSurfaceHost:
             commits.append(SemanticsTaken(current.generation, encode_read(current.full())))
             self._changed = 0
         return commits
-
-
-def _outcome(request_id: int, outcome: Receipt | Rejection) -> Event:
-    if isinstance(outcome, Receipt):
-        return ActionReceipt(request_id, outcome.before, outcome.after, outcome.pending_work)
-    wire = encode_rejection(outcome)
-    return ActionRejected(request_id, wire["code"], wire["message"], wire["details"])
 
 
 def _node_id_after(recorder: Recorder, session: str) -> int:

@@ -48,12 +48,12 @@ class SurfaceSessionError(LookupError):
 def _last_generation(recorder: Recorder, session: str) -> int:
     """The session's last committed generation; raises unless it exists and commits
     generations."""
-    opening = list(recorder.events(session, start=1, stop=2))
-    if not opening:
-        raise UnknownSessionError(f"the log has no session {session!r}")
-    first = opening[0][1]
     record = recorder.last_of(session, topic_of(Committed))
     if record is None:
+        opening = list(recorder.events(session, start=1, stop=2))
+        if not opening:
+            raise UnknownSessionError(f"the log has no session {session!r}")
+        first = opening[0][1]
         if isinstance(first, SessionStarted) and first.drives_a_surface:
             raise SurfaceSessionError(
                 f"session {session!r} drove a surface and was not served over MCP: its log"
