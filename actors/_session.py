@@ -563,7 +563,13 @@ class SessionActor(Actor[SessionMessage]):
                 self._recovery_checkpoints = False
         snapshot = core.runtime.snapshot
         if self._changed >= len(snapshot.nodes):
-            out.append(SemanticsTaken(snapshot.generation, encode_read(snapshot.full())))
+            out.append(
+                SemanticsTaken(
+                    snapshot.generation,
+                    encode_read(snapshot.full()),
+                    core.runtime.next_node_id,
+                )
+            )
             self._changed = 0
         return out
 

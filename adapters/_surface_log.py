@@ -74,9 +74,10 @@ class LoggedSurface:
     committed). The session continues after the events already in the log under
     ``session_name``, so a name is never written twice. It owns the session from its first
     call to ``close`` (``Recorder.claim``): a second one for the same name, here or in
-    another process, raises ``SessionClaimedError`` on its first call. A name the log holds
-    as another kind of session (an app's, another adapter's, another app's or page's)
-    raises ``SessionMismatchError`` on the first call, and nothing is written."""
+    another process, raises ``SessionClaimedError`` on its first call (or ``claim``). A name
+    the log holds as another kind of session (an app's, another adapter's, another app's or
+    page's) raises ``SessionMismatchError`` there, and nothing is written. Closed before any
+    call, it logs nothing."""
 
     def __init__(
         self,
@@ -103,6 +104,9 @@ class LoggedSurface:
         self._owner = contextlib.ExitStack()
         self._seq = 0
         self._lock = trio.Lock()
+        self._logged_app = app or adapter_name
+        """The app the session is logged as: `app`, else the page's base URL when opened."""
+        self._claimed = False
         self._started = False
         self._ended = False
         self._passwords: set[str] = set()
@@ -147,8 +151,14 @@ class LoggedSurface:
             else:
                 self._log.append(batch)
 
-    async def _start(self, init: object) -> None:
-        if self._started:
+    def claim(self, init: object = None) -> None:
+        """Own the session and check that the log's session of this name (if any) can be
+        resumed as this one, writing nothing; the first call does it when this was not
+        called. For a host that reads the session's log before it writes to it.
+
+        Raises ``SessionClaimedError`` or ``SessionMismatchError`` (and owns nothing then).
+        """
+        if self._claimed:
             return
         self._owner.enter_context(self._recorder.claim(self.session_name))
         app = self.app
@@ -157,16 +167,23 @@ class LoggedSurface:
             if base_url is None and isinstance(init, Mapping):
                 base_url = init.get("base_url")
             app = str(base_url) if base_url else self.adapter_name
-        head = self._recorder.head(self.session_name)
-        refusal = None if head is None else self._refusal(app)
+        refusal = None if self._recorder.head(self.session_name) is None else self._refusal(app)
         if refusal is not None:
             self._owner.close()
             raise SessionMismatchError(refusal)
+        self._logged_app = app
+        self._claimed = True
+
+    async def _start(self, init: object) -> None:
+        if self._started:
+            return
+        self.claim(init)
+        head = self._recorder.head(self.session_name)
         self._started = True
         self._seq = 0 if head is None else head.seq
         await self._append(
             SessionStarted(
-                app=app,
+                app=self._logged_app,
                 surface=self.adapter_name,
                 params={
                     "adapter": self.adapter_name,
@@ -232,6 +249,12 @@ class LoggedSurface:
         if self._ended:
             return
         self._ended = True
+        if not self._started:  # nothing was logged, so nothing is ended
+            try:
+                await self.surface.close()
+            finally:
+                self._owner.close()
+            return
         try:
             await self._call("close", {}, self.surface.close, _none)
         except Exception as error:

@@ -176,11 +176,17 @@ class SnapshotTaken:
 class SemanticsTaken:
     """A read checkpoint: the committed semantics at ``generation`` as a Full read (wire
     JSON), so a log-served read starts here instead of at generation 0. Unlike a
-    `SnapshotTaken` it needs no model encoding, and holds only what the commits show."""
+    `SnapshotTaken` it needs no model encoding, and holds only what the commits show.
 
-    VERSION: ClassVar[int] = 1
+    ``next_node_id`` is the id after every one given out by then, removed nodes' included,
+    which the semantics cannot show: a served surface session resumes its node ids from
+    it and the commits after it. None in version 1, which did not record it.
+    """
+
+    VERSION: ClassVar[int] = 2
     generation: int
     semantics: dict[str, Any]
+    next_node_id: int | None
 
 
 @attrs.frozen

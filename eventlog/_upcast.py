@@ -76,3 +76,9 @@ UPCASTERS = Upcasters()
 def _session_started_add_surface(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 predates adapters: every session ran on the runtime."""
     return {**data, "surface": "runtime"}
+
+
+@UPCASTERS.register("SemanticsTaken", 1)
+def _semantics_taken_add_next_node_id(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 did not record which node ids had been given out."""
+    return {**data, "next_node_id": None}

@@ -304,23 +304,25 @@ async def serve_surface(
             config=config,
             redact_passwords=redact_passwords,
         )
+        # Nothing is logged until the session is known to be ours, resumable as this one,
+        # and readable: its servers' log is what the bridge goes on from.
+        try:
+            logged.claim(init)
+            host = LoggedSurfaceHost(logged)
+        except (SessionClaimedError, SessionMismatchError) as error:
+            with trio.CancelScope(shield=True):
+                await logged.close()
+            raise ServeError(str(error)) from error
+        except DAMAGED_LOG_ERRORS:
+            with trio.CancelScope(shield=True):
+                await logged.close()
+            raise
         try:
             await logged.open(init)
-        except (SessionClaimedError, SessionMismatchError) as error:
-            # Nothing was logged: the session is another's, or was started as another kind.
-            with trio.CancelScope(shield=True):
-                await surface.close()
-            raise ServeError(str(error)) from error
         except SurfaceError as error:
             with trio.CancelScope(shield=True):
                 await logged.close(reason="could not open")
             raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
-        try:
-            host = LoggedSurfaceHost(logged)  # reads what the session's servers logged
-        except DAMAGED_LOG_ERRORS:
-            with trio.CancelScope(shield=True):
-                await logged.close(reason="its log is damaged")
-            raise
         _say(f"started surface session {name!r} ({adapter}), logging to {db}")
 
         async def close(reason: str) -> None:

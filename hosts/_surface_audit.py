@@ -154,18 +154,30 @@ class LoggedSurfaceHost:
         self._changed += sum(commit_size(c) for c in commits if isinstance(c, Committed))
         current = journal.current
         if commits and self._changed >= len(current.nodes):
-            commits.append(SemanticsTaken(current.generation, encode_read(current.full())))
+            checkpoint = SemanticsTaken(
+                current.generation, encode_read(current.full()), self.bridge.next_node_id
+            )
+            commits.append(checkpoint)
             self._changed = 0
         return commits
 
 
 def _node_id_after(recorder: Recorder, session: str) -> int:
-    """The node id after every one the session's bridges gave out (in a commit's upserts,
-    or removals). Reads every commit: a read checkpoint does not say which ids were given out
-    before it."""
+    """The node id after every one the session's bridges gave out: the last read
+    checkpoint's, and past any id in a commit after it (in its upserts or removals).
+
+    Reads the commits since that checkpoint, which the checkpoint rule bounds by the size of
+    the tree; all of them when it is a version-1 checkpoint, which did not say.
+    """
+    top, start = 0, 1
+    checkpoint = recorder.last_of(session, topic_of(SemanticsTaken))
+    if checkpoint is not None:
+        taken = decode(checkpoint.topic, checkpoint.version, checkpoint.body)
+        assert isinstance(taken, SemanticsTaken)
+        if taken.next_node_id is not None:
+            top, start = taken.next_node_id - 1, checkpoint.seq + 1
     topic = topic_of(Committed)
-    top = 0
-    for record in recorder.read(session):
+    for record in recorder.read(session, start=start):
         if record.topic == topic:
             event = decode(record.topic, record.version, record.body)
             assert isinstance(event, Committed)

@@ -314,6 +314,11 @@ class SurfaceAgentHost:
         """The generations committed so far, each with its snapshot and delta (read only)."""
         return self._journal
 
+    @property
+    def next_node_id(self) -> int:
+        """The id the next node the bridge meets will get."""
+        return self._next_id
+
     def close(self, why: str = "the session is closed") -> None:
         self._closed = why
 

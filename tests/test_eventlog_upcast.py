@@ -11,12 +11,15 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import msgpack  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from semledger.eventlog import (
+    CONVERTER,
     SCHEMA_VERSION,
     ActionReceipt,
     NewEvent,
+    SemanticsTaken,
     SessionEnded,
     SessionStarted,
     SessionSummary,
@@ -145,3 +148,9 @@ def test_a_version_3_log_no_longer_counts_a_resumed_session_as_ended(tmp_path: P
         recorder.append([NewEvent("resumed", 4, SessionEnded("signal SIGTERM"), 4.0)])
         ended = {s.name: (s.ended, s.end_reason) for s in recorder.sessions()}["resumed"]
     assert ended == (True, "signal SIGTERM")
+
+
+def test_a_version_1_read_checkpoint_is_upcast_with_no_next_node_id() -> None:
+    semantics = {"kind": "full", "generation": "4", "root": "1", "nodes": []}
+    body = msgpack.packb({"_type": "SemanticsTaken", "generation": 4, "semantics": semantics})
+    assert CONVERTER.decode("SemanticsTaken", 1, body) == SemanticsTaken(4, semantics, None)

@@ -293,7 +293,7 @@ def test_a_served_surface_session_killed_and_resumed_replays_and_audits(tmp_path
     assert "k" in listed.stdout
 
 
-def test_a_log_whose_commits_do_not_follow_is_reported_in_one_line_not_resumed(
+def test_a_log_whose_commits_do_not_follow_is_reported_in_one_line_and_left_as_it_was(
     tmp_path: Path,
 ) -> None:
     """A commit edited to start at another generation: read and a resuming serve say the
@@ -304,6 +304,7 @@ def test_a_log_whose_commits_do_not_follow_is_reported_in_one_line_not_resumed(
         record, commit = [(r, e) for r, e in recorder.events("s") if isinstance(e, Committed)][-1]
         edited = attrs.evolve(commit, delta={**commit.delta, "from": "7"})
         _topic, _version, body = CONVERTER.encode_parts(edited)
+        head = recorder.head("s")
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE events SET body = ? WHERE seq = ?", (body, record.seq))
     said = f"the log {db} cannot be read: session 's', event {record.seq}: the commit does"
@@ -317,3 +318,5 @@ def test_a_log_whose_commits_do_not_follow_is_reported_in_one_line_not_resumed(
     assert resumed.returncode == 1, resumed.stderr
     assert resumed.stderr.splitlines()[-1].startswith(f"semledger: {said}")
     assert "Traceback" not in resumed.stderr
+    with SqliteRecorder(db) as recorder:
+        assert recorder.head("s") == head  # not resumed: nothing was written

@@ -236,8 +236,8 @@ def test_a_read_checkpoint_that_is_not_a_full_read_of_its_generation_is_passed_o
     trio.run(partial(run_counter, plain, 30, checkpoint_every=None))
     original = SemanticsTaken.__init__
 
-    def damaged(self: SemanticsTaken, generation: int, semantics: dict[str, Any]) -> None:
-        original(self, generation, {**semantics, "generation": generation + 1})
+    def damaged(self: SemanticsTaken, generation: int, semantics: dict[str, Any], ids: Any) -> None:
+        original(self, generation, {**semantics, "generation": generation + 1}, ids)
 
     monkeypatch.setattr(SemanticsTaken, "__init__", damaged)
     damaged_log = CountingRecorder()

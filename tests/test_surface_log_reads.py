@@ -5,6 +5,7 @@ resumes generations never go back and node ids are never reused."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import trio
@@ -12,7 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semledger.adapters import LoggedSurface, create_surface
-from semledger.eventlog import Committed, MemoryRecorder, SemanticsTaken, SessionStarted
+from semledger.eventlog import (
+    Committed,
+    MemoryRecorder,
+    SemanticsTaken,
+    SessionStarted,
+    StoredEvent,
+)
 from semledger.hosts import LoggedSurfaceHost
 from semledger.replay import audit, read_at, verify
 from semledger.runtime import JOURNAL_SIZE, Rejection
@@ -142,3 +149,72 @@ def test_a_bridge_resumed_past_the_journal_reads_as_the_log_does_and_checkpoints
         assert encode_read(read_at(recorder, "c", generation=generation, since=since)) == live
     checkpoints = [e for _r, e in recorder.events("c") if isinstance(e, SemanticsTaken)]
     assert len(checkpoints) > 10  # the counter's few nodes: one every few commits
+
+
+class _Watched(MemoryRecorder):
+    """A memory log that notes the seq of every record it is read for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seqs_read: list[int] = []
+
+    def _stream(self, session: str, start: int, stop: int | None) -> Iterator[StoredEvent]:
+        for record in super()._stream(session, start, stop):
+            self.seqs_read.append(record.seq)
+            yield record
+
+
+def _given_out(recorder: MemoryRecorder, session: str) -> int:
+    """The highest node id any commit of the session upserted or removed."""
+    commits = [e for _r, e in recorder.events(session) if isinstance(e, Committed)]
+    return max(
+        int(node_id)
+        for c in commits
+        for node_id in [*c.delta["removed"], *(n["node_id"] for n in c.delta["upserted"])]
+    )
+
+
+async def _resumed(recorder: MemoryRecorder) -> LoggedSurfaceHost:
+    config = {"adapter": "runtime", "app": "semledger.examples.counter:app"}
+    logged = LoggedSurface(create_surface(config), recorder, "c", "runtime", config=config)
+    logged.claim({})
+    if isinstance(recorder, _Watched):
+        recorder.seqs_read.clear()
+    return LoggedSurfaceHost(logged)
+
+
+def test_a_resumed_bridge_reads_the_log_from_a_read_checkpoint_on() -> None:
+    """Node ids come from the last read checkpoint and the commits after it, the journal
+    from the checkpoint the fold starts at: resuming a long session reads its end only."""
+    recorder = _Watched()
+
+    async def run() -> LoggedSurfaceHost:
+        first = await _increments(recorder, 4 * JOURNAL_SIZE)
+        first.close()
+        await first.logged.close()
+        return await _resumed(recorder)
+
+    host = trio.run(run)
+    head = recorder.head("c")
+    assert head is not None
+    assert min(recorder.seqs_read) > head.seq // 2
+    assert host.bridge.next_node_id == _given_out(recorder, "c") + 1
+
+
+def test_a_bridge_resumed_after_a_checkpoint_without_node_ids_reads_every_commit() -> None:
+    """A version-1 read checkpoint did not record the next node id (it upcasts to None):
+    the ids given out before it are found in the commits."""
+    recorder = MemoryRecorder()
+
+    async def run() -> LoggedSurfaceHost:
+        first = await _increments(recorder, 5)
+        current = first.bridge.journal.current
+        await first.logged.append(
+            SemanticsTaken(current.generation, encode_read(current.full()), None)
+        )
+        first.close()
+        await first.logged.close()
+        return await _resumed(recorder)
+
+    host = trio.run(run)
+    assert host.bridge.next_node_id == _given_out(recorder, "c") + 1
