@@ -128,3 +128,19 @@ async def test_a_bus_without_the_registry_is_a_session_error(desktop: PrivateDes
 
     with pytest.raises(SessionError, match="refused our event listener"):
         await A11yBus.connect(a11y_bus=desktop.bus_address, timeout=5)
+
+
+async def test_focus_moves_the_keyboard_focus_to_the_element(desktop: PrivateDesktop) -> None:
+    """What the MCP bridge's `focus` asks of the atspi adapter, on a real GTK window: the
+    entry that takes the focus is the focused node of the next snapshot."""
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    try:
+        [name] = await surface.locate({"by": "automationId", "value": "name"})
+        [greet] = await surface.locate({"by": "automationId", "value": "greet"})
+        for ref in (name, greet, name):
+            await surface.act("focus", ref)
+            focused = [n.ref for n in (await surface.snapshot()).nodes if "focused" in n.states]
+            assert focused == [ref]
+    finally:
+        await surface.close()
