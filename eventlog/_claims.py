@@ -11,6 +11,7 @@ behind, and two claims through separate opens of the file conflict inside one pr
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -47,11 +48,12 @@ class ProcessClaims:
 class FileClaims:
     """Claims as ``flock`` locks on ``DIRECTORY/<sha256 of the session name>``.
 
-    A released claim removes its file (while it still holds the lock), so the directory
-    holds a file only for a session being served, or one whose owner was killed. A claimer
-    that opened the file before it was removed may then lock a file no longer there: it
-    checks, after locking, that the name still leads to the file it locked, and starts
-    again if not.
+    A released claim removes its file (while it still holds the lock), and the directory
+    when that was the last file in it: the directory holds a file only for a session being
+    served, or one whose owner was killed. A claimer that opened the file before it was
+    removed may then lock a file no longer there: it checks, after locking, that the name
+    still leads to the file it locked, and starts again if not; one whose directory was
+    removed under it makes it again.
     """
 
     def __init__(self, directory: str) -> None:
@@ -71,15 +73,19 @@ class FileClaims:
             try:
                 if _same_file(fd, path):
                     os.unlink(path)
+                    _remove_if_empty(self.directory)
             finally:
                 os.close(fd)
 
     def _locked(self, session: str, path: str) -> int:
         """A descriptor of the file `path` names, locked; `SessionClaimedError` if another
         holds the lock."""
-        os.makedirs(self.directory, exist_ok=True)
         while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            os.makedirs(self.directory, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except FileNotFoundError:  # the release of the last claim removed the directory
+                continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as error:
@@ -100,3 +106,9 @@ def _same_file(fd: int, path: str) -> bool:
         return False
     held = os.fstat(fd)
     return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _remove_if_empty(directory: str) -> None:
+    # Fails when another session's claim file is in it, or another release removed it.
+    with contextlib.suppress(OSError):
+        os.rmdir(directory)

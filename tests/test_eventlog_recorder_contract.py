@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import sqlite3
 import subprocess
 import sys
@@ -374,15 +375,48 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
         holder.wait(timeout=30)
 
 
-def test_a_released_sqlite_claim_leaves_no_file_behind(tmp_path: Path) -> None:
+def test_released_sqlite_claims_leave_no_file_or_directory_behind(tmp_path: Path) -> None:
     claims = tmp_path / "log.db-claims"
     with SqliteRecorder(tmp_path / "log.db") as recorder:
         for name in ("s", "t", "s"):
             with recorder.claim(name):
                 assert len(list(claims.iterdir())) == 1
+            assert not claims.exists()
+        with recorder.claim("s"):
+            with recorder.claim("t"):
+                assert len(list(claims.iterdir())) == 2
+            assert len(list(claims.iterdir())) == 1  # s is still claimed
         with pytest.raises(RuntimeError), recorder.claim("s"):
             raise RuntimeError("the owner failed")
-    assert list(claims.iterdir()) == []
+    assert not claims.exists()
+
+
+def test_a_claim_whose_directory_the_last_release_removed_makes_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B makes the claims directory, A releases the last claim in it (removing it), then B
+    creates its file: B makes the directory again and owns the session."""
+    from semledger.eventlog import _claims
+
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        first = contextlib.ExitStack()
+        first.enter_context(recorder.claim("s"))
+        real_open = os.open
+        calls = 0
+
+        def open_after_the_release(path: str, flags: int, mode: int = 0o777) -> int:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                first.close()  # A lets go between B's makedirs and B's open
+            return real_open(path, flags, mode)
+
+        monkeypatch.setattr(_claims.os, "open", open_after_the_release)
+        with recorder.claim("t"):
+            monkeypatch.setattr(_claims.os, "open", real_open)
+            assert calls == 2
+            with pytest.raises(SessionClaimedError), recorder.claim("t"):
+                pass
 
 
 def test_a_claim_that_locked_the_file_a_release_removed_takes_the_new_one(
