@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import cattrs
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 from cattrs.preconf.msgpack import make_converter
 
@@ -33,6 +32,10 @@ def _check_loggable(data: object, what: str) -> None:
         raise MessageCodecError(f"{what} cannot be logged: {error}") from error
 
 
+def _why(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
 class MessageCodec:
     """Turns messages of the listed types (attrs classes, or plain values) into log data."""
 
@@ -51,6 +54,11 @@ class MessageCodec:
             )
         data = {"type": name, "value": self._converter.unstructure(message)}
         _check_loggable(data, f"a {name} message")
+        try:
+            self.decode(data)
+        except MessageCodecError as error:
+            # Replay and recovery structure it back; live, the session would stop there.
+            raise MessageCodecError(f"a {name} message cannot be logged: {error}") from error
         return data
 
     def decode(self, data: Any) -> object:
@@ -65,16 +73,19 @@ class MessageCodec:
             raise MessageCodecError(f"the app has no message type {name!r}")
         try:
             return self._converter.structure(value, cls)
-        except cattrs.BaseValidationError as error:
-            raise MessageCodecError(f"cannot decode {name}: {error}") from error
+        except Exception as error:  # a validation error; no hook for a field's type; ...
+            raise MessageCodecError(f"cannot decode {name}: {_why(error)}") from error
 
     def encode_model(self, model: object) -> Any:
         if self.model_type is None:
             raise MessageCodecError("the app declares no model_type")
         data = self._converter.unstructure(model, self.model_type)
-        _check_loggable(
-            data, f"the model (a {type(model).__qualname__}) as model_type {self.model_type!r}"
-        )
+        what = f"the model (a {type(model).__qualname__}) as model_type {self.model_type!r}"
+        _check_loggable(data, what)
+        try:
+            self.decode_model(data)
+        except MessageCodecError as error:
+            raise MessageCodecError(f"{what} cannot be logged: {error}") from error
         return data
 
     def decode_model(self, data: Any) -> object:
@@ -82,5 +93,5 @@ class MessageCodec:
             raise MessageCodecError("the app declares no model_type")
         try:
             return self._converter.structure(data, self.model_type)
-        except cattrs.BaseValidationError as error:
-            raise MessageCodecError(f"cannot decode the model: {error}") from error
+        except Exception as error:
+            raise MessageCodecError(f"cannot decode the model: {_why(error)}") from error

@@ -6,6 +6,7 @@ takes another session (or the registry) down with it.
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,7 @@ import trio
 
 from semledger.eventlog import Recorder
 
+from ._actor import ActorClosedError
 from ._session import Close, SessionActor
 from ._writer import LogWriter
 
@@ -102,7 +104,8 @@ class SessionRegistry:
         actor = self._sessions.get(name)
         if actor is not None:
             stopped = self._stopped[name]
-            await actor.request(Close(reason))
+            with contextlib.suppress(ActorClosedError):  # it ended on its own, and is stopping
+                await actor.request(Close(reason))
             await stopped.wait()
 
     async def close_all(self, reason: str = "closed") -> None:

@@ -145,6 +145,11 @@ class _EffectDone:
 _EXTRA = "re-execution commits it, the log does not"
 
 
+def _unforeseen(error: BaseException) -> bool:
+    """Whether a handler's `error` is a fault, not one of the session's own answers."""
+    return isinstance(error, Exception) and not isinstance(error, ActorError)
+
+
 def _differs(logged: Committed, mine: Committed | None) -> str:
     """How a commit re-execution made (`mine`, None: none) differs from the logged one."""
     if mine is None:
@@ -268,8 +273,20 @@ class SessionActor(Actor[SessionMessage]):
                 self._held.close()
 
     async def _deliver(self, envelope: _Envelope[SessionMessage]) -> None:
-        """Handle now; answer once the session's newest batch is durable (see module)."""
+        """Handle now; answer once the session's newest batch is durable (see module).
+
+        A handler that raised something other than the session's own errors is a fault of
+        the session, not of the caller: the session crashes on the record (its traceback
+        logged) and the caller is told it ended.
+        """
         result = await outcome.acapture(self.handle, envelope.message)
+        if isinstance(result, outcome.Error) and _unforeseen(result.error) and not self.ended:
+            error = result.error
+            with trio.CancelScope(shield=True):
+                await self._crash(None, error, f"it failed: {error!r}")
+            crashed = SessionCrashedError(f"session {self.name!r} failed: {error!r}")
+            crashed.__cause__ = error
+            result = outcome.Error(crashed)
         last = self._last
         if last is None or last.succeeded:
             self._reply(envelope, result)
@@ -362,7 +379,7 @@ class SessionActor(Actor[SessionMessage]):
                     raise self._diverged(made_by, made[0].generation, _EXTRA)
                 try:
                     result = core.step(event)
-                except (ApplicationError, MessageCodecError) as error:
+                except Exception as error:  # as the live session takes it: see `_step`
                     following = next(events, None)
                     if following is not None and isinstance(following[1], SessionCrashed):
                         raise SessionCrashedError(
@@ -494,7 +511,7 @@ class SessionActor(Actor[SessionMessage]):
         try:
             encoded = self.core.codec.encode(msg)
         except MessageCodecError as error:
-            await self._crash(as_input(None), error)
+            await self._crash(as_input(None), error, f"its log cannot record a message: {error}")
             return None
         return await self._step(as_input(encoded))
 
@@ -535,6 +552,12 @@ class SessionActor(Actor[SessionMessage]):
         except ApplicationError as error:
             await self._crash(event, error)
             raise SessionCrashedError(f"the application raised: {error.__cause__!r}") from error
+        except Exception as error:
+            # Not the app's own error (a logged message that does not decode back, a fault
+            # of the runtime): the session ends the same way, on the record after its
+            # input, so that replay raises it again there.
+            await self._crash(event, error, f"stepping its input raised {error!r}")
+            raise SessionCrashedError(f"the session failed: {error!r}") from error
         outputs = list(result.outputs)
         self._inputs += 1
         self._changed += sum(commit_size(o) for o in outputs if isinstance(o, Committed))
@@ -573,11 +596,12 @@ class SessionActor(Actor[SessionMessage]):
             self._changed = 0
         return out
 
-    async def _crash(self, event: Event, error: BaseException) -> None:
+    async def _crash(self, event: Event | None, error: BaseException, why: str = "") -> None:
         self.ended = True
-        self.failure = f"its application raised {error.__cause__ or error!r}"
-        self.core.runtime.close()
-        await self._append([event, crash_event(error)])
+        self.failure = why or f"its application raised {error.__cause__ or error!r}"
+        if self._core is not None:
+            self._core.runtime.close()
+        await self._append([*([] if event is None else [event]), crash_event(error)])
         self.close()
 
     async def _append(self, events: list[Event]) -> None:

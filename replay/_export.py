@@ -19,9 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from semledger.actors import MessageCodecError, SessionCore, crash_event, load_app
+from semledger.actors import SessionCore, crash_event, load_app
 from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionCrashed, SessionStarted
-from semledger.runtime import ApplicationError
 
 from ._invariants import check_read, recorded_reads
 from ._reads import UnknownSessionError
@@ -168,7 +167,7 @@ def _crashes(where: str, exception_type: str) -> Iterator[None]:
     """Assert that the block raises what the recorded session logged as `exception_type`."""
     try:
         yield
-    except (ApplicationError, MessageCodecError) as error:
+    except Exception as error:  # as `reexecute` takes it: whatever the session crashed with
         raised = crash_event(error).exception_type
         if raised != exception_type:
             raise AssertionError(
@@ -178,6 +177,18 @@ def _crashes(where: str, exception_type: str) -> Iterator[None]:
         raise AssertionError(
             f"{where} succeeded, where the recorded session raised {exception_type}"
         )
+
+
+def _masked(redacted: list[int], step: int) -> str:
+    """Why `step` may differ, as `semledger replay` notes it: an input the log holds with its
+    text masked (the steps in `redacted`) is re-driven with that text."""
+    if not redacted:
+        return ""
+    which = "this input" if redacted[-1] == step else f"step {redacted[0]}, an earlier input,"
+    return (
+        f": {which} was redacted in the log and is re-driven with masked text, which may be"
+        " the cause; recording with --log-passwords keeps the text and avoids this"
+    )
 
 
 def check_recorded_steps(
@@ -203,15 +214,20 @@ def check_recorded_steps(
     assert [_plain(e) for e in core.initial_outputs()] == initial, "the first build differs"
     for since in reads.get(0, ()):
         check_read(core.runtime, since)
+    redacted: list[int] = []
     for number, (event, expected) in enumerate(steps, start=1):
         decoded = CONVERTER.structure(event)
+        if event.get("redacted"):
+            redacted.append(number)
         if crash is not None and number == crash[0]:
             with _crashes(f"step {number} ({event['_type']})", crash[1]):
                 core.step(decoded)
             return
         result = core.step(decoded)
         produced = [_plain(e) for e in result.outputs]
-        assert produced == expected, f"step {number} ({event['_type']}) differs"
+        assert produced == expected, (
+            f"step {number} ({event['_type']}) differs{_masked(redacted, number)}"
+        )
         for since in reads.get(number, ()):
             check_read(core.runtime, since)
     assert crash is None, f"the recorded session crashed at step {crash[0]}, after the last step"

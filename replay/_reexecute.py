@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import MessageCodecError, SessionCore, crash_event
+from semledger.actors import SessionCore, crash_event
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -262,8 +262,9 @@ def reexecute(
             redacted.append((step, record.seq))
         try:
             result = core.step(event)
-        except (ApplicationError, MessageCodecError) as error:
-            # (A message the log could not record ends a live session as a crash too.)
+        except Exception as error:
+            # Not only the app's own errors: a message the log cannot record or decode ends
+            # a session as a crash too, and the fuzzer saves anything raised as one.
             crashed = log.crash()
             diverged = (
                 _crash_divergence(step, *crashed, error)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -13,10 +15,11 @@ from semledger.actors import (
     ActorClosedError,
     LogWriter,
     SessionActor,
+    SessionCore,
     SessionCrashedError,
     SessionRegistry,
 )
-from semledger.eventlog import ActionRequested, MemoryRecorder, SessionCrashed
+from semledger.eventlog import ActionRequested, EffectCompleted, MemoryRecorder, SessionCrashed
 from semledger.examples import counter
 from semledger.replay import reexecute
 from semledger.runtime import ActionKind, BySemanticId, Latest, Receipt, SemanticId, SimpleAction
@@ -24,9 +27,11 @@ from semledger.runtime import ActionKind, BySemanticId, Latest, Receipt, Semanti
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import tests_broken_start
 import tests_crashy
+import tests_opaque
 
 INCREMENT = BySemanticId(SemanticId.new("counter.increment"))
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
+COUNTER_REF = "semledger.examples.counter:app"
 
 
 async def test_a_crashing_session_is_logged_and_ended_while_another_carries_on() -> None:
@@ -105,3 +110,93 @@ async def test_an_app_that_raises_as_it_starts_is_logged_as_crashed_and_replays_
     assert report.ok, report
     assert report.crash_step == 0
     assert repr(report.crash.__cause__) == "BrokenViewError('the view is broken')"
+
+
+async def _one_session(
+    app: Any, ref: str, recorder: MemoryRecorder, drive: Callable[[SessionActor], Awaitable[None]]
+) -> SessionActor:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            actor = await registry.open("s", lambda: SessionActor("s", app, ref, writer, recorder))
+            await drive(actor)
+            await registry.close_all()
+            writer.close()
+    return actor
+
+
+async def test_an_effect_message_that_does_not_decode_back_crashes_the_session_on_the_record() -> (
+    None
+):
+    """Live, the session would go on; recovery and replay could not structure the message
+    back. So the session crashes there, logged, and replay crashes at the same step."""
+    recorder = MemoryRecorder()
+    go = BySemanticId(SemanticId.new("go"))
+
+    async def drive(actor: SessionActor) -> None:
+        assert isinstance(await actor.perform_action(go, ACTIVATE, Latest()), Receipt)
+        while not actor.ended:
+            await trio.sleep(0.01)
+
+    actor = await _one_session(tests_opaque.app, "tests_opaque:app", recorder, drive)
+    assert actor.failure is not None
+    assert actor.failure.startswith("its log cannot record a message: a Got message cannot")
+    assert "StructureHandlerNotFoundError" in actor.failure
+    *_, result, crash = [e for _r, e in recorder.events("s")]
+    assert result == EffectCompleted(1, None)
+    assert isinstance(crash, SessionCrashed)
+    assert crash.exception_type == "MessageCodecError"
+    report = reexecute(recorder, "s", tests_opaque.app)
+    assert report.ok, report
+
+
+async def test_a_step_that_raises_outside_the_app_crashes_the_session_on_the_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fault of the runtime is not the caller's error: the session ends, its input and the
+    traceback logged, and the caller is told it crashed."""
+    recorder = MemoryRecorder()
+    step = SessionCore.step
+
+    def faulty(self: SessionCore, event: Any, **kwargs: Any) -> Any:
+        if isinstance(event, ActionRequested) and event.request_id == 2:
+            raise KeyError("a fault of the runtime")
+        return step(self, event, **kwargs)
+
+    monkeypatch.setattr(SessionCore, "step", faulty)
+
+    async def drive(actor: SessionActor) -> None:
+        assert isinstance(await actor.perform_action(INCREMENT, ACTIVATE, Latest()), Receipt)
+        with pytest.raises(SessionCrashedError, match="a fault of the runtime"):
+            await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+
+    actor = await _one_session(counter.app, COUNTER_REF, recorder, drive)
+    assert actor.failure == "stepping its input raised KeyError('a fault of the runtime')"
+    *_, request, crash = [e for _r, e in recorder.events("s")]
+    assert isinstance(request, ActionRequested)
+    assert request.request_id == 2
+    assert isinstance(crash, SessionCrashed)
+    assert (crash.exception_type, "a fault of the runtime" in crash.traceback) == ("KeyError", True)
+    assert recorder.summary("s").crashed  # type: ignore[union-attr]
+
+
+async def test_a_handler_that_raises_after_its_step_crashes_the_session_on_the_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recorder = MemoryRecorder()
+
+    def faulty(self: SessionActor, wanted: Any) -> None:
+        raise RuntimeError("the timers could not be synced")
+
+    async def drive(actor: SessionActor) -> None:
+        monkeypatch.setattr(SessionActor, "_sync_timers", faulty)
+        with pytest.raises(SessionCrashedError, match="could not be synced"):
+            await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+
+    actor = await _one_session(counter.app, COUNTER_REF, recorder, drive)
+    assert actor.failure == "it failed: RuntimeError('the timers could not be synced')"
+    crash = [e for _r, e in recorder.events("s")][-1]
+    assert isinstance(crash, SessionCrashed)
+    assert crash.exception_type == "RuntimeError"
+    assert "Traceback (most recent call last)" in crash.traceback

@@ -99,11 +99,20 @@ class _Holding:
     thing: object
 
 
-def test_what_cattrs_passes_through_unencoded_is_a_codec_error_not_a_failed_log_write() -> None:
+def test_what_cattrs_cannot_take_both_ways_is_a_codec_error_not_a_failed_write_or_replay() -> None:
+    """Passed through unencoded, the log writer would fail on it; encoded but not decodable
+    back (no structure hook for ``object``), recovery and replay would."""
     codec = MessageCodec((_Holding,), int)
     with pytest.raises(MessageCodecError, match="a _Holding message cannot be logged"):
         codec.encode(_Holding(object()))
     with pytest.raises(MessageCodecError, match=r"the model \(a _Holding\) as model_type <cl"):
         codec.encode_model(_Holding(1))
-    assert codec.encode(_Holding(1)) == {"type": "_Holding", "value": {"thing": 1}}
+    with pytest.raises(
+        MessageCodecError,
+        match="a _Holding message cannot be logged: cannot decode _Holding: StructureHandlerNot",
+    ):
+        codec.encode(_Holding(1))
+    with pytest.raises(MessageCodecError, match="cannot be logged: cannot decode the model"):
+        MessageCodec((), _Holding).encode_model(_Holding(1))
+    assert codec.encode(3) == {"type": None, "value": 3}
     assert codec.encode_model(3) == 3
