@@ -46,9 +46,11 @@ class AuditEntry:
     """None for a call refused for its arguments, which the session never took."""
     seq: int
     at: float
-    target: dict[str, Any]
-    action: dict[str, Any]
-    precondition: dict[str, Any]
+    target: Any
+    """Wire JSON as logged: an object; for a refused call, whatever was sent (``{}`` for
+    nothing), like `action` and `precondition`."""
+    action: Any
+    precondition: Any
     generation: int
     """The generation current when the request arrived."""
     outcome: str
@@ -143,14 +145,11 @@ def _readable(
 
 
 def _refused_entry(seq: int, at: float, event: CallRefused, generation: int) -> AuditEntry:
-    """A call the session never took: no request id; its arguments as logged, each part an
-    object: ``{}`` for one not sent, ``{"kind": value}`` for one sent as something else."""
+    """A call the session never took: no request id; its arguments as logged, ``{}`` for a
+    part not sent."""
 
-    def part(name: str) -> dict[str, Any]:
-        if name not in event.arguments:
-            return {}
-        value = event.arguments[name]
-        return value if isinstance(value, dict) else {"kind": value}
+    def part(name: str) -> Any:
+        return event.arguments.get(name, {})
 
     return AuditEntry(
         None,

@@ -55,9 +55,16 @@ def shown(text: str) -> str:
     return text if text.isprintable() else repr(text)
 
 
-def _target(target: dict[str, Any]) -> str:
+def _sent(value: Any) -> str:
+    """A part of a refused call that is not an object, as JSON: what the agent sent."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _target(target: Any) -> str:
     """A target as an agent reads it; "-" for none sent, and as JSON one of no known kind
     (a refused call's)."""
+    if not isinstance(target, dict):
+        return _sent(target)
     kind = target.get("kind")
     if kind == "path":
         return "path " + json.dumps(target.get("path"), separators=(",", ":"))
@@ -80,7 +87,9 @@ def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | No
     return moment.strftime("%H:%M:%S" if date == day else "%Y-%m-%d %H:%M:%S"), date
 
 
-def _action(action: dict[str, Any], redacted: bool) -> str:
+def _action(action: Any, redacted: bool) -> str:
+    if not isinstance(action, dict):
+        return _sent(action)
     if not action:
         return "-"
     extra = {k: v for k, v in action.items() if k != "kind"}
@@ -100,9 +109,12 @@ def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
     day: datetime.date | None = None
     for e in entries:
         when, day = _when(e.at, day)
-        pre = e.precondition.get("kind", "?") if e.precondition else "-"
-        if pre == "exact":
-            pre = f"exact {e.precondition.get('generation')}"
+        if not isinstance(e.precondition, dict):
+            pre = _sent(e.precondition)
+        else:
+            pre = e.precondition.get("kind", "?") if e.precondition else "-"
+            if pre == "exact":
+                pre = f"exact {e.precondition.get('generation')}"
         if e.outcome in ("receipt", "ok") and e.before is not None:
             generations = f"{e.before} → {e.after}" + (" (pending)" if e.pending_work else "")
         else:

@@ -46,7 +46,7 @@ def test_a_refused_call_is_audited_and_the_session_replays_and_resumes(tmp_path:
         (2, "receipt"),
     ]
     assert rows[0]["target"] == {"kind": "semantic_id", "id": "counter.increment"}
-    assert rows[0]["action"] == {"kind": "[redacted]"}  # not an object: it may be a password
+    assert rows[0]["action"] == REDACTED  # not an object: it may be a password
     assert rows[0]["redacted"] is True
     assert rows[0]["details"]["message"] == first[1]["error"]["message"]
     assert report["verify"]["ok"] is True
@@ -63,11 +63,11 @@ def test_a_refused_call_missing_its_parts_is_audited_with_none_shown(tmp_path: P
     assert replies[1]["error"]["message"] == "action: required"
     audited = mcp.cli("audit", "m", "--db", str(db), "--json")
     (row,) = json.loads(audited.stdout)["actions"]
-    assert (row["target"], row["action"], row["precondition"]) == ({"kind": "x"}, {}, {})
+    assert (row["target"], row["action"], row["precondition"]) == ("x", {}, {})  # as sent
     table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
     (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
     assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == [
-        '{"kind":"x"}', "-", "-",
+        '"x"', "-", "-",
     ]  # fmt: skip
 
 
