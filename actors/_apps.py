@@ -46,5 +46,6 @@ def load_app(reference: str) -> App[Any, Any]:
         except AttributeError:
             raise AppLoadError(f"{reference!r}: {module_name} has no {attribute}") from None
     if not isinstance(value, App):
-        raise AppLoadError(f"{reference!r} is a {type(value).__name__}, not a semledger App")
+        kind = type(value).__name__
+        raise AppLoadError(f"{reference!r} is not a semledger App: it is of type {kind}")
     return value
