@@ -25,52 +25,36 @@ from semledger.replay import load_app
 
 SEMLEDGER = [sys.executable, "-m", "semledger"]
 
-# An effect's message whose field is typed `object`: it encodes, but cattrs has no hook to
-# decode it, and that error is not one the app raised through `update` or `view`.
-OPAQUE_APP = textwrap.dedent(
-    """
-    import attrs
-    from semledger.runtime import App, Effect, Next, button, column, text
+APPS = Path(__file__).parent / "apps"
+"""Where tests_opaque lives: an effect's message whose field is typed `object`."""
 
-    @attrs.frozen
-    class Go:
-        pass
 
-    @attrs.frozen
-    class Got:
-        value: object
-
-    async def fetch():
-        return Got(1)
-
-    def update(model, msg):
-        if isinstance(msg, Go):
-            return Next(model + 1, (Effect(fetch, name="fetch"),))
-        return model + 100
-
-    def view(model):
-        return column(text("Value", str(model)), button("Go", Go(), semantic_id="go"))
-
-    app = App(init=lambda: 0, update=update, view=view, message_types=(Go, Got), model_type=int)
-    """
-)
+def _path(cwd: Path) -> str:
+    return os.pathsep.join([str(cwd), str(APPS)])
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(cwd)}
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": _path(cwd)}
     return subprocess.run(
         [*SEMLEDGER, *args], cwd=cwd, env=env, capture_output=True, text=True, check=False,
         timeout=120,
     )  # fmt: skip
 
 
+def _pytest(cwd: Path, test: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        cwd=cwd, env={**os.environ, "PYTHONPATH": _path(cwd)}, capture_output=True, text=True,
+        check=False, timeout=120,
+    )  # fmt: skip
+
+
 def _crashed_on_the_effect_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A log whose session crashed where its effect's result could not be decoded: every
     event made by a `SessionCore`."""
-    (tmp_path / "opaque.py").write_text(OPAQUE_APP)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    core = SessionCore(load_app("opaque:app"))
-    events: list[Event] = [SessionStarted("opaque:app", "runtime", {}, True)]
+    monkeypatch.syspath_prepend(str(APPS))
+    core = SessionCore(load_app("tests_opaque:app"))
+    events: list[Event] = [SessionStarted("tests_opaque:app", "runtime", {}, True)]
     events += core.initial_outputs()
     go = ActionRequested(
         core.next_request_id(),
@@ -109,15 +93,7 @@ def test_exported_test_of_a_crash_outside_update_passes(
     exported = tmp_path / "test_opaque.py"
     written = _cli(tmp_path, "replay", "opaque", "--db", str(db), "--export-test", str(exported))
     assert written.returncode == 0, written.stderr
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    run = _pytest(tmp_path, exported)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -192,15 +168,7 @@ def _exported_test_run(tmp_path: Path, db: Path) -> subprocess.CompletedProcess[
     exported = tmp_path / "test_vault.py"
     written = _cli(tmp_path, "replay", "vault", "--db", str(db), "--export-test", str(exported))
     assert written.returncode == 0, written.stderr
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    return _pytest(tmp_path, exported)
 
 
 def test_exported_test_that_fails_after_a_redacted_input_names_it_as_the_likely_cause(
