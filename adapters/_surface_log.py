@@ -19,6 +19,10 @@ same adapter and app (the label, or the page's base URL). Resuming starts a new 
 a second ``SessionStarted`` and a new ``open`` on a fresh surface, which a re-run repeats on a
 fresh surface too; anything else is refused (``SessionMismatchError``) before anything is
 written.
+
+A call whose event cannot be written (the disk is full, say) raises ``SessionLogError``, and
+so does every call after it, without calling the surface: the log no longer tells all that
+was done, so nothing more is done. ``close`` still closes the surface.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 
 import trio
 
-from semledger.actors import LogWriter, SessionMismatchError
+from semledger.actors import LogWriter, SessionLogError, SessionMismatchError
 from semledger.eventlog import (
     REDACTED,
     Event,
@@ -109,6 +113,7 @@ class LoggedSurface:
         self._claimed = False
         self._started = False
         self._ended = False
+        self._failure: str | None = None
         self._passwords: set[str] = set()
         self._fields: set[str] = set()
         """The other text fields: acting on one puts the focus in it, out of any password."""
@@ -121,6 +126,11 @@ class LoggedSurface:
 
     def capabilities(self) -> Capabilities:
         return self.surface.capabilities()
+
+    @property
+    def failure(self) -> str | None:
+        """Why the session's log could not be written, once it could not."""
+        return self._failure
 
     @property
     def recorder(self) -> Recorder:
@@ -142,14 +152,23 @@ class LoggedSurface:
 
     async def _append(self, *events: Event) -> None:
         async with self._lock:
+            self._check_log()
             batch = []
             for event in events:
                 self._seq += 1
                 batch.append(NewEvent(self.session_name, self._seq, event, self._clock()))
-            if isinstance(self._log, LogWriter):
-                await self._log.append(batch)
-            else:
-                self._log.append(batch)
+            try:
+                if isinstance(self._log, LogWriter):
+                    await self._log.append(batch)
+                else:
+                    self._log.append(batch)
+            except Exception as error:
+                self._failure = f"its log could not be written ({error!r})"
+                self._check_log()
+
+    def _check_log(self) -> None:
+        if self._failure is not None:
+            raise SessionLogError(f"session {self.session_name!r}: {self._failure}")
 
     def claim(self, init: object = None) -> None:
         """Own the session and check that the log's session of this name (if any) can be
@@ -219,6 +238,7 @@ class LoggedSurface:
     ) -> Any:
         if not self._started:
             await self._start(None)
+        self._check_log()
         try:
             result = await run()
         except BaseException as error:
@@ -245,11 +265,12 @@ class LoggedSurface:
 
     async def close(self, *, reason: str = "closed") -> None:
         """Close the surface and end the logged session with `reason` (why the server
-        stopped: "end of input", a signal), or with why closing failed."""
+        stopped: "end of input", a signal), or with why closing failed. Raises what closing
+        the surface raised, never ``SessionLogError``."""
         if self._ended:
             return
         self._ended = True
-        if not self._started:  # nothing was logged, so nothing is ended
+        if not self._started or self._failure is not None:  # nothing is to be logged
             try:
                 await self.surface.close()
             finally:
@@ -257,14 +278,15 @@ class LoggedSurface:
             return
         try:
             await self._call("close", {}, self.surface.close, _none)
+        except SessionLogError:
+            pass  # the surface is closed; `failure` says why no more is logged
         except Exception as error:
             reason = f"close failed: {type(error).__name__}: {error}"
             raise
         finally:
             try:
-                if self._started:
-                    with trio.CancelScope(shield=True):
-                        await self._append(SessionEnded(reason))
+                with trio.CancelScope(shield=True), contextlib.suppress(SessionLogError):
+                    await self._append(SessionEnded(reason))
             finally:
                 self._owner.close()
 

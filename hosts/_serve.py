@@ -60,7 +60,8 @@ class _Opened:
     close: Callable[[str], Awaitable[None]]
     """Called, shielded, with the reason the stdio loop stopped; before the writer closes."""
     failure: Callable[[], str | None] = lambda: None
-    """Why the session ended on its own (its application raised, its log failed), if so."""
+    """Why the session ended on its own (its application raised, its log failed, its
+    surface's session ended), if so."""
 
 
 @attrs.frozen
@@ -70,8 +71,8 @@ class Served:
     reason: str
     """Why it stopped: end of input, a signal, or its `failure`."""
     failed: bool = False
-    """Whether it ended on its own: its application raised or its log could not be written
-    (`semledger serve` then exits 1)."""
+    """Whether it ended on its own: its application raised, its log could not be written,
+    or its surface's session ended (`semledger serve` then exits 1)."""
 
 
 _REFUSED: tuple[type[Exception], ...] = (ServeError, *DAMAGED_LOG_ERRORS)
@@ -329,6 +330,6 @@ async def serve_surface(
             host.close()
             await logged.close(reason=reason)
 
-        return _Opened(Router(profile="default"), host, None, close)
+        return _Opened(Router(profile="default"), host, None, close, lambda: host.failure)
 
     return await _serve_logged_stdio(db, name, open_session, **stdio)

@@ -18,11 +18,14 @@ with its calls:
   session logs.
 
 The outcome is written before the agent is answered, so whatever an agent was told is in the
-log. A resumed session's bridge goes on from the log as a recovered runtime session does:
-from the last generation committed, with node ids and request ids after the last ones given
-out. Its surface is a fresh one, so its first commit replaces every node: an action an agent
-aims at a generation or a node from before is stale or finds no target, never another
-element.
+log. Once something cannot be written, the session is over: this call and every later one
+is answered ``host_closed``, as a runtime session whose log failed answers, and `failure`
+says why; so it does once the surface's own session ended.
+
+A resumed session's bridge goes on from the log as a recovered runtime session does: from
+the last generation committed, with node ids and request ids after the last ones given out.
+Its surface is a fresh one, so its first commit replaces every node: an action an agent aims
+at a generation or a node from before is stale or finds no target, never another element.
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from semledger.actors import answered, commit_size, committed_since, logged_action, refusal
+from semledger.actors import (
+    SessionLogError,
+    answered,
+    commit_size,
+    committed_since,
+    logged_action,
+    refusal,
+)
 from semledger.eventlog import (
     ActionRequested,
     Committed,
@@ -44,6 +54,7 @@ from semledger.eventlog import (
 from semledger.replay import fold
 from semledger.runtime import (
     JOURNAL_SIZE,
+    ErrorCode,
     Precondition,
     ReadResult,
     Receipt,
@@ -86,55 +97,76 @@ class LoggedSurfaceHost:
         self._next_request = _next_request_id(recorder, session)
         self._changed = 0
         """What a fold from the last read checkpoint applies (see `commit_size`)."""
+        self._surface_ended: str | None = None
 
     @property
     def closed(self) -> bool:
         return self.bridge.closed
+
+    @property
+    def failure(self) -> str | None:
+        """Why the session ended on its own, if it did: its log could not be written, or
+        its surface's session ended."""
+        return self.logged.failure or self._surface_ended
 
     def close(self, why: str = "the session is closed") -> None:
         self.bridge.close(why)
 
     async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
         async with self._lock:
-            before = self.bridge.generation
-            result = await self.bridge.read_semantics(since)
-            commits = self._commits(before)
-            if commits:
-                with trio.CancelScope(shield=True):
-                    await self.logged.append(*commits)
+            try:
+                before = self.bridge.generation
+                result = await self.bridge.read_semantics(since)
+                commits = self._commits(before)
+                if commits:
+                    with trio.CancelScope(shield=True):
+                        await self.logged.append(*commits)
+            except SessionLogError as error:
+                return self._lost(error)
+            self._noticed()
             return result
 
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
         async with self._lock:
-            bridge = self.bridge
-            if bridge.closed:  # answered without the surface, as a closed runtime host is
-                return await bridge.perform_action(target, action, precondition)
-            request_id = self._next_request
-            self._next_request += 1
-            # Resolved where the agent aimed: the bridge's tree before this call refreshes it.
-            logged = logged_action(
-                action,
-                target,
-                bridge.journal.current,
-                redact=self.logged.redact_passwords,
-                keep_length=False,  # nothing re-types it: a re-run repeats the surface calls
-            )
-            await self.logged.append(
-                ActionRequested(
-                    request_id,
-                    encode_target(target),
-                    logged.wire,
-                    encode_precondition(precondition),
-                    logged.redacted,
-                )
-            )
-            before = bridge.generation
-            outcome = await bridge.perform_action(target, action, precondition)
-            with trio.CancelScope(shield=True):
-                await self.logged.append(*self._commits(before), answered(request_id, outcome))
+            try:
+                outcome = await self._perform(target, action, precondition)
+            except SessionLogError as error:
+                return self._lost(error)
+            self._noticed()
             return outcome
+
+    async def _perform(
+        self, target: Target, action: SemanticsAction, precondition: Precondition
+    ) -> Receipt | Rejection:
+        bridge = self.bridge
+        if bridge.closed:  # answered without the surface, as a closed runtime host is
+            return await bridge.perform_action(target, action, precondition)
+        request_id = self._next_request
+        self._next_request += 1
+        # Resolved where the agent aimed: the bridge's tree before this call refreshes it.
+        logged = logged_action(
+            action,
+            target,
+            bridge.journal.current,
+            redact=self.logged.redact_passwords,
+            keep_length=False,  # nothing re-types it: a re-run repeats the surface calls
+        )
+        await self.logged.append(
+            ActionRequested(
+                request_id,
+                encode_target(target),
+                logged.wire,
+                encode_precondition(precondition),
+                logged.redacted,
+            )
+        )
+        before = bridge.generation
+        outcome = await bridge.perform_action(target, action, precondition)
+        with trio.CancelScope(shield=True):
+            await self.logged.append(*self._commits(before), answered(request_id, outcome))
+        return outcome
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
         """Log a ``perform_action`` refused for its `arguments`, as a runtime session does;
@@ -142,9 +174,22 @@ class LoggedSurfaceHost:
         async with self._lock:
             if not self.bridge.closed:
                 refused = refusal(arguments, rejection, redact=self.logged.redact_passwords)
-                with trio.CancelScope(shield=True):
-                    await self.logged.append(refused)
+                try:
+                    with trio.CancelScope(shield=True):
+                        await self.logged.append(refused)
+                except SessionLogError as error:
+                    return self._lost(error)
             return rejection
+
+    def _lost(self, error: SessionLogError) -> Rejection:
+        """The answer to the call whose events could not be written, and to every later one."""
+        self.bridge.close(f"the session ended: {error}")
+        return Rejection(ErrorCode.HOST_CLOSED, f"the session ended: {error}", {})
+
+    def _noticed(self) -> None:
+        """Note it if the bridge closed in this call: the surface's own session ended."""
+        if self._surface_ended is None and self.bridge.closed:
+            self._surface_ended = f"its surface's session ended ({self.bridge.closed_reason})"
 
     def _commits(self, before: int) -> list[Event]:
         """The commits the bridge made after `before`, and a read checkpoint when one is

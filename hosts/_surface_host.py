@@ -306,6 +306,11 @@ class SurfaceAgentHost:
         return self._closed is not None
 
     @property
+    def closed_reason(self) -> str | None:
+        """Why the host is closed (its surface's session ended, say); None while open."""
+        return self._closed
+
+    @property
     def generation(self) -> int:
         return self._journal.current.generation
 

@@ -1,0 +1,134 @@
+"""A served surface session that ends on its own, as a runtime session does: when its log
+cannot be written, nothing more is done and every call is answered host_closed; when its
+surface's session ends, serve says so and reports the session failed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+import semledger.adapters
+from semledger.adapters import LoggedSurface, SessionError, create_surface
+from semledger.eventlog import MemoryRecorder, NewEvent, SqliteRecorder, StoredEvent
+from semledger.hosts import LoggedSurfaceHost, serve_surface
+from semledger.runtime import ErrorCode, Receipt, Rejection
+from semledger.runtime._wire import decode_action, decode_precondition, decode_target
+
+COUNTER = "semledger.examples.counter:app"
+CONFIG = {"adapter": "runtime", "app": COUNTER}
+INCREMENT = decode_target({"kind": "semantic_id", "id": "counter.increment"})
+ACTIVATE = decode_action({"kind": "activate"})
+LATEST = decode_precondition({"kind": "latest"})
+
+
+class _Full(MemoryRecorder):
+    """A memory log that refuses every append once it is full."""
+
+    full = False
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        if self.full:
+            raise OSError(28, "No space left on device")
+        return super().append(events)
+
+
+class _Counted:
+    """The surface it wraps, counting the calls that reach it."""
+
+    def __init__(self, surface: Any) -> None:
+        self._surface = surface
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._surface, name)
+        if callable(attribute):
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                self.calls.append(name)
+                return attribute(*args, **kwargs)
+
+            return counted
+        return attribute
+
+
+async def test_a_surface_session_whose_log_cannot_be_written_stops_doing_anything() -> None:
+    recorder = _Full()
+    surface = _Counted(create_surface(CONFIG))
+    logged = LoggedSurface(surface, recorder, "s", "runtime", config=CONFIG)  # type: ignore[arg-type]
+    await logged.open({})
+    host = LoggedSurfaceHost(logged)
+    assert isinstance(await host.perform_action(INCREMENT, ACTIVATE, LATEST), Receipt)
+    recorder.full = True
+    lost = await host.perform_action(INCREMENT, ACTIVATE, LATEST)
+    assert isinstance(lost, Rejection)
+    assert lost.code is ErrorCode.HOST_CLOSED
+    assert lost.message.startswith("the session ended: session 's': its log could not be")
+    assert host.failure == "its log could not be written (OSError(28, 'No space left on device'))"
+    recorder.full = False
+    head = recorder.head("s")
+    calls = len(surface.calls)
+    for answer in (
+        await host.read_semantics(None),
+        await host.perform_action(INCREMENT, ACTIVATE, LATEST),
+    ):
+        assert isinstance(answer, Rejection)
+        assert (answer.code, answer.message) == (lost.code, lost.message)
+    host.close()
+    await logged.close(reason="end of input")
+    assert surface.calls[calls:] == ["close"]  # closed, and asked nothing else
+    assert recorder.head("s") == head  # nothing more was logged
+
+
+async def test_a_surface_session_that_ends_under_the_bridge_is_a_failure_of_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The surface's session ends (its browser or application went away): the call is
+    answered host_closed, and serve reports why the session ended, as failed."""
+    surfaces: list[Any] = []
+
+    def ending(config: Any) -> Any:
+        surface = create_surface(config)
+        snapshot = surface.snapshot
+
+        async def snapshot_until_gone(**kwargs: Any) -> Any:
+            if surfaces:
+                raise SessionError("the application went away")
+            surfaces.append("snapshot")
+            return await snapshot(**kwargs)
+
+        surface.snapshot = snapshot_until_gone  # type: ignore[method-assign]
+        return surface
+
+    monkeypatch.setattr(semledger.adapters, "create_surface", ending)
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    db = tmp_path / "log.db"
+    lines = [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+         "params": {"name": "read_semantics", "arguments": {}}}
+        for n in (1, 2, 3)
+    ]  # fmt: skip
+    await to_loop.send_all(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    await to_loop.aclose()
+    served = await serve_surface(
+        CONFIG, {}, db=str(db), session="s", label=COUNTER, receive=loop_input, send=loop_output
+    )
+    await loop_output.aclose()
+    output = b""
+    while chunk := await from_loop.receive_some():
+        output += chunk
+    answers = [json.loads(line)["result"]["structuredContent"] for line in output.splitlines()]
+    assert [a["ok"] for a in answers] == [True, False, False]
+    assert answers[1]["error"]["code"] == "host_closed"
+    assert served.failed
+    assert served.reason == "its surface's session ended (the application went away)"
+    with SqliteRecorder(db) as recorder:
+        summary = recorder.summary("s")
+    assert summary is not None
+    assert summary.ended
