@@ -94,12 +94,23 @@ class McpHttpApp:
         self._connections: dict[str, _Connection] = {}
         self._over: set[str] = set()
         """Sessions this server held that are over: never brought back by this process."""
+        self.stopping = False
+        """Set as the server starts to stop: every request from then on is a ``503`` and
+        changes nothing, so none is applied on a connection that is closing unanswered."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
         if scope["type"] != "http":
+            return
+        if self.stopping:
+            await _respond(
+                send,
+                503,
+                {"error": "the server is stopping: a new server on this log resumes the session"},
+                extra=[("connection", "close")],
+            )
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if scope["path"].rstrip("/") != "/mcp":
@@ -281,9 +292,13 @@ class McpHttpApp:
             return
         session_id, connection = found
         connection.host.close()
-        await self.registry.close(session_id, "deleted by the client")
         self._connections.pop(session_id, None)
         self._over.add(session_id)
+        try:
+            await self.registry.close(session_id, "deleted by the client")
+        except ActorError as error:  # its end could not be logged (a full disk, say)
+            await _respond(send, 500, {"error": str(error)})
+            return
         await _respond(send, 204, None)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import sys
 import time
@@ -147,11 +148,17 @@ async def serve_stdio(
         verb = "resumed" if actor.recovered else "started"
         _say(f"{verb} session {name!r} of {app_ref}, logging to {db}")
         host = RuntimeAgentHost(actor)
+
+        async def close(reason: str) -> None:
+            # An end that cannot be logged (a full disk, say) is the session's `failure`.
+            with contextlib.suppress(ActorError):
+                await registry.close(name, reason)
+
         return _Opened(
             Router(profile="diagnostics" if diagnostics else "default"),
             host,
             SessionDiagnosticsHost(host) if diagnostics else None,
-            lambda reason: registry.close(name, reason),
+            close,
             lambda: actor.failure,
         )
 
@@ -170,13 +177,12 @@ async def serve_http(
     redact_passwords: bool = True,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT or SIGTERM.
+    """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT, SIGTERM or SIGHUP
+    (a second one stops the process at once, as over stdio).
 
     Sessions are not ended when the server stops: their clients may come back to a new
     server on the same log, which recovers them.
     """
-    import signal
-
     from hypercorn.config import Config
     from hypercorn.trio import serve
 
@@ -200,7 +206,6 @@ async def serve_http(
     config.accesslog = None
     config.errorlog = "-"  # a failure inside the app reaches the operator, not just a 500
     config.loglevel = "WARNING"
-    stop = trio.Event()
     unbound: OSError | None = None
     failures: list[str] = []
 
@@ -210,14 +215,8 @@ async def serve_http(
             failures.append(actor.name)
             _say(f"session {actor.name!r} ended: {actor.failure}")
 
-    async def on_signal() -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                stop.set()
-                return
-
     try:
-        async with trio.open_nursery() as logging:
+        async with stop_on_signals() as signalled, trio.open_nursery() as logging:
             writer = await logging.start(LogWriter(recorder).run)
             async with trio.open_nursery() as nursery:
                 registry = SessionRegistry(nursery, writer, recorder, on_stopped=ended)
@@ -230,7 +229,13 @@ async def serve_http(
                     allowed_origins=origins,
                     redact_passwords=redact_passwords,
                 )
-                nursery.start_soon(on_signal)
+
+                async def stopped() -> None:
+                    await signalled.requested.wait()
+                    # Before hypercorn closes its idle connections: a request it reads
+                    # as it closes one would be applied and its answer dropped.
+                    asgi.stopping = True
+
                 framework: Any = asgi
                 async with trio.open_nursery() as http:
                     try:
@@ -238,7 +243,7 @@ async def serve_http(
                             lambda task_status: serve(
                                 framework,
                                 config,
-                                shutdown_trigger=stop.wait,
+                                shutdown_trigger=stopped,
                                 task_status=task_status,
                             )
                         )

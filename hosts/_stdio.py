@@ -159,19 +159,27 @@ async def run_stdio(
     return "output closed" if output_closed else "end of input"
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that stop a server as end of input does. SIGHUP is among them: a server run
+from a terminal that goes away must end its session on the record, not die mid-line."""
+
+
 @attrs.define
 class SignalStop:
-    """Filled in by `stop_on_signals`: wrap the serving loop in ``scope``."""
+    """Filled in by `stop_on_signals`: wrap the serving loop in ``scope``, or wait for
+    ``requested``."""
 
     scope: trio.CancelScope = attrs.Factory(trio.CancelScope)
     reason: str | None = None
+    requested: trio.Event = attrs.Factory(trio.Event)
 
 
 @asynccontextmanager
 async def stop_on_signals() -> AsyncIterator[SignalStop]:
-    """SIGINT and SIGTERM cancel ``stop.scope`` (the first one names the reason), and the
-    block ends once the calls already started are answered and the session is ended, so
-    the first signal never kills the process halfway through ending its session.
+    """The first of `STOP_SIGNALS` names the reason, cancels ``stop.scope`` and sets
+    ``stop.requested``; the block ends once the calls already started are answered and the
+    session is ended, so the first signal never kills the process halfway through ending
+    its session.
 
     A second signal ends the process at once, as if it had no handler: for a call or a
     clean-up that does not finish (a surface whose browser hangs, say). The log survives
@@ -179,7 +187,7 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
     still in flight were never answered.
     """
     stop = SignalStop()
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         async with trio.open_nursery() as nursery:
 
             async def watch() -> None:
@@ -187,6 +195,7 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
                     if stop.reason is None:
                         stop.reason = f"signal {signal.Signals(signum).name}"
                         stop.scope.cancel()
+                        stop.requested.set()
                     else:
                         _die_of(signum)
 

@@ -1,0 +1,290 @@
+"""How `semledger serve` stops: on signals (SIGHUP included, a second one at once), with
+requests arriving as an HTTP server stops, and when a session's end cannot be logged."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from semledger.actors import LogWriter, SessionRegistry
+from semledger.eventlog import ActionRequested, NewEvent, SessionEnded, SqliteRecorder, StoredEvent
+from semledger.examples import counter
+from semledger.hosts import serve_http, serve_stdio
+from semledger.hosts._http import McpHttpApp
+
+COUNTER = "semledger.examples.counter:app"
+SEMLEDGER = Path(sys.executable).with_name("semledger")
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {}},
+}
+INCREMENT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {
+        "name": "perform_action",
+        "arguments": {
+            "target": {"kind": "semantic_id", "id": "counter.increment"},
+            "action": {"kind": "activate"},
+            "precondition": {"kind": "latest"},
+        },
+    },
+}
+
+
+def _semledger(*args: str) -> list[str]:
+    if SEMLEDGER.exists():
+        return [str(SEMLEDGER), *args]
+    return [sys.executable, "-m", "semledger", *args]
+
+
+def _line(message: object) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _events(db: Path, session: str) -> list[Any]:
+    with SqliteRecorder(db) as recorder:
+        return [event for _record, event in recorder.events(session)]
+
+
+def test_sighup_ends_a_stdio_session_on_the_record(tmp_path: Path) -> None:
+    """A terminal that goes away sends SIGHUP: the session ends as on SIGTERM."""
+    db = tmp_path / "log.db"
+    process = subprocess.Popen(
+        _semledger("serve", COUNTER, "--db", str(db), "--session", "hung-up"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(_line(INCREMENT))
+        process.stdin.flush()
+        reply = json.loads(process.stdout.readline())
+        assert reply["result"]["structuredContent"]["ok"] is True
+        process.send_signal(signal.SIGHUP)
+        process.wait(timeout=30)  # stdin left open: its end would be a reason to stop too
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdin.close()
+    assert process.returncode == 0, stderr.decode()
+    assert "session 'hung-up' ended: signal SIGHUP" in stderr.decode()
+    assert _events(db, "hung-up")[-1] == SessionEnded("signal SIGHUP")
+
+
+@contextmanager
+def _http_server(db: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    process = subprocess.Popen(
+        _semledger("serve", COUNTER, "--db", str(db), "--http", "127.0.0.1:0"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    try:
+        line = process.stderr.readline().decode()
+        assert "semledger: serving" in line, line + process.stderr.read().decode()
+        yield process, int(line.rsplit(":", 1)[1].split("/")[0])
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_sighup_stops_an_http_server_as_sigterm_does(tmp_path: Path) -> None:
+    with _http_server(tmp_path / "log.db") as (process, _port):
+        process.send_signal(signal.SIGHUP)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr.decode()
+    assert stderr.decode().splitlines()[-1].startswith("semledger: stopped serving")
+
+
+def _refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+def test_a_second_signal_stops_a_stopping_http_server_at_once_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A request whose body never comes keeps the server stopping (for hypercorn's grace
+    period, 3 seconds); a second signal then ends it as over stdio, with one line."""
+    with _http_server(tmp_path / "log.db") as (process, port):
+        stuck = socket.create_connection(("127.0.0.1", port))
+        stuck.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n"
+        )
+        assert stuck.recv(1024).startswith(b"HTTP/1.1 100 ")  # the request is being read
+        process.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while not _refused(port):  # the first signal was taken: it no longer listens
+            assert time.monotonic() < deadline
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+        stuck.close()
+    assert process.returncode == -signal.SIGINT, stderr.decode()
+    assert "SIGINT again: stopping at once" in stderr.decode()
+    assert "Traceback" not in stderr.decode()
+
+
+# --- in process: the ASGI app and the stdio composition root -----------------------------
+
+
+class _FullDisk:
+    """Makes every append to the log fail once ``full`` is set, as a full disk does."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.full = False
+        append = SqliteRecorder.append
+
+        def failing(recorder: SqliteRecorder, events: Sequence[NewEvent]) -> list[StoredEvent]:
+            if self.full:
+                raise sqlite3.OperationalError("database or disk is full")
+            return append(recorder, events)
+
+        monkeypatch.setattr(SqliteRecorder, "append", failing)
+
+
+@asynccontextmanager
+async def _asgi(db: Path) -> AsyncIterator[McpHttpApp]:
+    with SqliteRecorder(db) as recorder:
+        async with trio.open_nursery() as logging:
+            writer = await logging.start(LogWriter(recorder).run)
+            async with trio.open_nursery() as nursery:
+                yield McpHttpApp(SessionRegistry(nursery, writer, recorder), counter.app, COUNTER)
+                nursery.cancel_scope.cancel()
+            writer.close()
+
+
+async def _request(
+    app: McpHttpApp, method: str, message: object = None, session: str | None = None
+) -> tuple[int, dict[str, str], Any]:
+    headers = [] if session is None else [(b"mcp-session-id", session.encode())]
+    scope = {"type": "http", "method": method, "path": "/mcp", "headers": headers}
+    body = b"" if message is None else json.dumps(message).encode()
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+
+    await app(scope, receive, send)
+    start, end = sent
+    answer = json.loads(end["body"]) if end["body"] else None
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, answer
+
+
+async def test_a_request_once_the_http_server_is_stopping_is_a_503_that_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        app.stopping = True
+        status, headers, answer = await _request(app, "POST", INCREMENT, session)
+    assert status == 503
+    assert headers["connection"] == "close"
+    assert "stopping" in answer["error"]
+    assert not any(isinstance(e, ActionRequested) for e in _events(db, session))
+
+
+async def test_a_signal_sets_the_http_app_stopping_before_hypercorn_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What makes the 503 above happen: the signal, before any connection is closed."""
+    apps: list[McpHttpApp] = []
+    monkeypatch.setattr(McpHttpApp, "__init__", _recording_init(McpHttpApp.__init__, apps))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: serve_http(
+                COUNTER, port=0, db=tmp_path / "log.db", task_status=task_status
+            )
+        )
+        (app,) = apps
+        assert app.stopping is False
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert app.stopping is True
+
+
+def _recording_init(init: Any, apps: list[McpHttpApp]) -> Any:
+    def recording(app: McpHttpApp, *args: Any, **kwargs: Any) -> None:
+        init(app, *args, **kwargs)
+        apps.append(app)
+
+    return recording
+
+
+async def test_deleting_a_session_whose_end_cannot_be_logged_is_a_500_naming_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = _FullDisk(monkeypatch)
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        disk.full = True
+        status, _, answer = await _request(app, "DELETE", session=session)
+        again, _, _ = await _request(app, "POST", INCREMENT, session)
+    assert status == 500
+    assert answer == {
+        "error": f"session {session!r}: its log could not be written"
+        " (OperationalError('database or disk is full'))"
+    }
+    assert again == 404  # over, and not brought back by this server
+
+
+async def test_a_stdio_session_whose_end_cannot_be_logged_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = _FullDisk(monkeypatch)
+    to_server, stdin = trio.testing.memory_stream_one_way_pair()
+    stdout, from_server = trio.testing.memory_stream_one_way_pair()
+    async with trio.open_nursery() as nursery:
+        served: list[Any] = []
+
+        async def serve() -> None:
+            served.append(
+                await serve_stdio(
+                    COUNTER, db=tmp_path / "log.db", session="s", receive=stdin, send=stdout
+                )
+            )
+
+        nursery.start_soon(serve)
+        await to_server.send_all(_line(INCREMENT))
+        reply = json.loads(await from_server.receive_some())
+        assert reply["result"]["structuredContent"]["ok"] is True
+        disk.full = True
+        await to_server.aclose()  # end of input: the session ends, or tries to
+    (ended,) = served
+    assert ended.failed is True
+    assert ended.reason == (
+        "its log could not be written (OperationalError('database or disk is full'))"
+    )
