@@ -66,7 +66,8 @@ class RuntimeAgentHost:
             # it is still going to be applied and logged.
             return await self.session.request(message, timeout=math.inf)
         except ActorClosedError:
-            self.close()
+            failure = self.session.failure  # it ended on its own: say why, as to the first
+            self.close(f"the session ended: {failure}" if failure else "the session is closed")
         except (SessionCrashedError, SessionConflictError, SessionLogError) as error:
             self.close(f"the session ended: {error}")
         return _closed(self._closed or "")
@@ -83,9 +84,11 @@ class RuntimeAgentHost:
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
         """Log a ``perform_action`` refused for its `arguments`; answer `rejection` (also
-        once the session is over, when nothing more can be logged)."""
+        once the session is over, when nothing more can be logged), or ``host_closed`` if
+        the session ended instead of logging it."""
         if self._closed is None:
-            await self.ask(Refuse(arguments, rejection))
+            answer: Rejection = await self.ask(Refuse(arguments, rejection))
+            return answer
         return rejection
 
 

@@ -21,13 +21,24 @@ from semledger.actors import (
 )
 from semledger.eventlog import ActionRequested, EffectCompleted, MemoryRecorder, SessionCrashed
 from semledger.examples import counter
+from semledger.hosts import RuntimeAgentHost
 from semledger.replay import reexecute
-from semledger.runtime import ActionKind, BySemanticId, Latest, Receipt, SemanticId, SimpleAction
+from semledger.runtime import (
+    ActionKind,
+    BySemanticId,
+    ErrorCode,
+    Latest,
+    Receipt,
+    Rejection,
+    SemanticId,
+    SimpleAction,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import tests_broken_start
 import tests_crashy
 import tests_opaque
+from full_log import FullRecorder
 
 INCREMENT = BySemanticId(SemanticId.new("counter.increment"))
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
@@ -200,3 +211,39 @@ async def test_a_handler_that_raises_after_its_step_crashes_the_session_on_the_r
     assert isinstance(crash, SessionCrashed)
     assert crash.exception_type == "RuntimeError"
     assert "Traceback (most recent call last)" in crash.traceback
+
+
+async def test_a_call_after_a_crash_is_told_why_the_session_ended() -> None:
+    """Not only the caller whose request crashed it: one that comes later (another
+    connection's host, say) is told the reason too."""
+
+    async def drive(actor: SessionActor) -> None:
+        host = RuntimeAgentHost(actor)
+        for _ in range(tests_crashy.CRASH_AT):
+            crashed = await host.perform_action(INCREMENT, ACTIVATE, Latest())
+        assert isinstance(crashed, Rejection)
+        assert crashed.code is ErrorCode.HOST_CLOSED
+        later = await RuntimeAgentHost(actor).read_semantics(None)
+        assert isinstance(later, Rejection)
+        assert later.message == (
+            "the session ended: its application raised "
+            "ThirdIncrementError('the count may not reach 3')"
+        )
+
+    await _one_session(tests_crashy.app, "tests_crashy:app", MemoryRecorder(), drive)
+
+
+async def test_a_refused_call_whose_log_write_fails_is_answered_host_closed() -> None:
+    """What the agent is told is in the log: a refusal that could not be logged is not
+    answered as one."""
+    recorder = FullRecorder()
+
+    async def drive(actor: SessionActor) -> None:
+        recorder.full = True
+        refused = Rejection(ErrorCode.INVALID_ARGUMENTS, "target: required", {})
+        answer = await RuntimeAgentHost(actor).refuse({"action": {"kind": "activate"}}, refused)
+        assert answer.code is ErrorCode.HOST_CLOSED
+        assert "its log could not be written (OSError(28" in answer.message
+        recorder.full = False
+
+    await _one_session(counter.app, COUNTER_REF, recorder, drive)

@@ -5,7 +5,7 @@ surface's session ends, serve says so and reports the session failed."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,27 +15,19 @@ import trio.testing
 
 import semledger.adapters
 from semledger.adapters import LoggedSurface, SessionError, create_surface
-from semledger.eventlog import MemoryRecorder, NewEvent, SqliteRecorder, StoredEvent
+from semledger.eventlog import SqliteRecorder
 from semledger.hosts import LoggedSurfaceHost, serve_surface
 from semledger.runtime import ErrorCode, Receipt, Rejection
 from semledger.runtime._wire import decode_action, decode_precondition, decode_target
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from full_log import FullRecorder
 
 COUNTER = "semledger.examples.counter:app"
 CONFIG = {"adapter": "runtime", "app": COUNTER}
 INCREMENT = decode_target({"kind": "semantic_id", "id": "counter.increment"})
 ACTIVATE = decode_action({"kind": "activate"})
 LATEST = decode_precondition({"kind": "latest"})
-
-
-class _Full(MemoryRecorder):
-    """A memory log that refuses every append once it is full."""
-
-    full = False
-
-    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        if self.full:
-            raise OSError(28, "No space left on device")
-        return super().append(events)
 
 
 class _Counted:
@@ -58,7 +50,7 @@ class _Counted:
 
 
 async def test_a_surface_session_whose_log_cannot_be_written_stops_doing_anything() -> None:
-    recorder = _Full()
+    recorder = FullRecorder()
     surface = _Counted(create_surface(CONFIG))
     logged = LoggedSurface(surface, recorder, "s", "runtime", config=CONFIG)  # type: ignore[arg-type]
     await logged.open({})
