@@ -17,6 +17,7 @@ from semledger.actors import (
     ActorError,
     LogWriter,
     SessionActor,
+    SessionLogError,
     SessionMismatchError,
     SessionRegistry,
 )
@@ -76,7 +77,7 @@ class Served:
     or its surface's session ended (`semledger serve` then exits 1)."""
 
 
-_REFUSED: tuple[type[Exception], ...] = (ServeError, *DAMAGED_LOG_ERRORS)
+_REFUSED: tuple[type[Exception], ...] = (ServeError, SessionLogError, *DAMAGED_LOG_ERRORS)
 """What opening the session may raise for the serve command to report, not as a crash."""
 
 
@@ -143,6 +144,8 @@ async def serve_stdio(
                     name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
                 ),
             )
+        except SessionLogError:
+            raise  # not bad usage: the session failed as it started (a full disk, say)
         except (ActorError, SessionClaimedError) as error:
             raise ServeError(str(error)) from error
         verb = "resumed" if actor.recovered else "started"
@@ -329,6 +332,10 @@ async def serve_surface(
             with trio.CancelScope(shield=True):
                 await logged.close(reason="could not open")
             raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
+        except SessionLogError:
+            with trio.CancelScope(shield=True):
+                await logged.close()
+            raise
         _say(f"started surface session {name!r} ({adapter}), logging to {db}")
 
         async def close(reason: str) -> None:

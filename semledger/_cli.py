@@ -8,10 +8,10 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 from rich.progress import Progress
@@ -24,6 +24,9 @@ from semledger.eventlog import (
     SessionSummary,
     UnsupportedSchemaError,
 )
+
+if TYPE_CHECKING:
+    from semledger.hosts import Served
 
 DEFAULT_DB = "semledger.db"
 
@@ -577,18 +580,32 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         return 0
     from semledger.hosts import serve_stdio
 
-    try:
-        served = trio.run(
-            lambda: serve_stdio(
-                args.app,
-                db=args.db,
-                session=args.session,
-                diagnostics=args.diagnostics,
-                redact_passwords=not args.log_passwords,
-            )
+    return _served(
+        lambda: serve_stdio(
+            args.app,
+            db=args.db,
+            session=args.session,
+            diagnostics=args.diagnostics,
+            redact_passwords=not args.log_passwords,
         )
+    )
+
+
+def _served(serve: Callable[[], Awaitable[Served]]) -> int:
+    """Run a stdio `serve`: 1 if the session failed, also as it started (its log could not
+    be written: a full disk is no bad usage); a `ServeError` is bad usage."""
+    import trio
+
+    from semledger.actors import SessionLogError
+    from semledger.hosts import ServeError
+
+    try:
+        served = trio.run(serve)
     except ServeError as error:
         raise UsageError(str(error)) from error
+    except SessionLogError as error:
+        print(f"semledger: {error}", file=sys.stderr)
+        return 1
     return 1 if served.failed else 0
 
 
@@ -633,8 +650,6 @@ def _serve_surface(args: argparse.Namespace) -> int:
     """``serve --adapter NAME``: one logged surface session over stdio, through the router."""
     import shlex
 
-    import trio
-
     from semledger.adapters import Launch, SessionInit, registered_adapters
 
     if args.http is not None:
@@ -665,22 +680,18 @@ def _serve_surface(args: argparse.Namespace) -> int:
         launch = Launch(words[0], tuple(words[1:]))
         config["launch"] = args.launch
     init = SessionInit(base_url=args.url, launch=launch)
-    from semledger.hosts import ServeError, serve_surface
+    from semledger.hosts import serve_surface
 
-    try:
-        served = trio.run(
-            lambda: serve_surface(
-                config,
-                init,
-                db=args.db,
-                session=args.session,
-                label=app or args.url or args.launch or args.adapter,
-                redact_passwords=not args.log_passwords,
-            )
+    return _served(
+        lambda: serve_surface(
+            config,
+            init,
+            db=args.db,
+            session=args.session,
+            label=app or args.url or args.launch or args.adapter,
+            redact_passwords=not args.log_passwords,
         )
-    except ServeError as error:
-        raise UsageError(str(error)) from error
-    return 1 if served.failed else 0
+    )
 
 
 def _write_or_refuse(path: str, write: Callable[[str], None]) -> None:

@@ -288,3 +288,19 @@ async def test_a_stdio_session_whose_end_cannot_be_logged_fails_in_one_line(
     assert ended.reason == (
         "its log could not be written (OperationalError('database or disk is full'))"
     )
+
+
+def test_a_session_that_cannot_be_started_for_a_full_disk_fails_in_one_line_not_as_usage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1, as for a session that fails later: 2 is for bad usage, and nothing about the
+    command was wrong."""
+    from semledger._cli import main
+
+    _FullDisk(monkeypatch).full = True
+    status = main(["serve", COUNTER, "--db", str(tmp_path / "log.db"), "--session", "s"])
+    assert status == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "semledger: session 's': its log could not be written"
+        " (OperationalError('database or disk is full'))"
+    ]
