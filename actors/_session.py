@@ -599,8 +599,7 @@ class SessionActor(Actor[SessionMessage]):
     async def _crash(self, event: Event | None, error: BaseException, why: str = "") -> None:
         self.ended = True
         self.failure = why or f"its application raised {error.__cause__ or error!r}"
-        if self._core is not None:
-            self._core.runtime.close()
+        self.core.runtime.close()
         await self._append([*([] if event is None else [event]), crash_event(error)])
         self.close()
 

@@ -114,6 +114,7 @@ class LoggedSurfaceHost:
 
     async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
         async with self._lock:
+            was_closed = self.bridge.closed
             try:
                 before = self.bridge.generation
                 result = await self.bridge.read_semantics(since)
@@ -123,18 +124,19 @@ class LoggedSurfaceHost:
                         await self.logged.append(*commits)
             except SessionLogError as error:
                 return self._lost(error)
-            self._noticed()
+            self._noticed(was_closed)
             return result
 
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
         async with self._lock:
+            was_closed = self.bridge.closed
             try:
                 outcome = await self._perform(target, action, precondition)
             except SessionLogError as error:
                 return self._lost(error)
-            self._noticed()
+            self._noticed(was_closed)
             return outcome
 
     async def _perform(
@@ -186,9 +188,9 @@ class LoggedSurfaceHost:
         self.bridge.close(f"the session ended: {error}")
         return Rejection(ErrorCode.HOST_CLOSED, f"the session ended: {error}", {})
 
-    def _noticed(self) -> None:
-        """Note it if the bridge closed in this call: the surface's own session ended."""
-        if self._surface_ended is None and self.bridge.closed:
+    def _noticed(self, was_closed: bool) -> None:
+        """Note it if the bridge closed itself in this call: the surface's session ended."""
+        if not was_closed and self.bridge.closed:
             self._surface_ended = f"its surface's session ended ({self.bridge.closed_reason})"
 
     def _commits(self, before: int) -> list[Event]:
