@@ -422,10 +422,11 @@ class WebSurface:
 
     def _require_page(self) -> Page:
         if self._page is None or self._page.is_closed():
-            if self._context is not None and self._context.pages:
-                self._switch_to(self._context.pages[-1])
-            else:
+            if self._context is None:
                 raise SessionError("no open session: call open() first")
+            if not self._context.pages:
+                raise SessionError("the page has closed (the page called window.close(), say)")
+            self._switch_to(self._context.pages[-1])
         assert self._page is not None
         return self._page
 
@@ -505,11 +506,14 @@ class WebSurface:
         self._switch_to(page)
         url = (init.storage_state.url if init.storage_state else None) or init.base_url
         if url:
-            try:
-                await page.goto(url, wait_until="load")
-            except PlaywrightError as exc:
+            # A dialog the page opens as it loads holds the load up: the session is open,
+            # showing the dialog, and the load completes once it is answered.
+            loading = await self._unless_dialog(page.goto(url, wait_until="load"))
+            if loading.done() and loading.exception() is not None:
                 await self._close_context()
-                raise SessionError(f"cannot open {url}: {_unreachable(exc)}") from exc
+                exc = loading.exception()
+                message = _unreachable(exc) if isinstance(exc, PlaywrightError) else str(exc)
+                raise SessionError(f"cannot open {url}: {message}") from exc
 
     async def close(self) -> None:
         if self._context is not None and self._browser.running:
@@ -600,7 +604,20 @@ class WebSurface:
     ) -> Snapshot:
         if max_nodes is not None and (not isinstance(max_nodes, int) or max_nodes < 1):
             raise DataError("expected a positive integer", path="max_nodes")
-        return await self._run(lambda: self._snapshot(root, max_nodes, interactive_only))
+        return await self._run(
+            lambda: self._snapshot_unless_dialog(root, max_nodes, interactive_only)
+        )
+
+    async def _snapshot_unless_dialog(
+        self, root: str | None, max_nodes: int | None, interactive_only: bool
+    ) -> Snapshot:
+        """A dialog that opens as the snapshot is taken (a timer's alert) is a DialogError
+        too, instead of a snapshot waiting for an answer that cannot come."""
+        self._require_page()
+        task = await self._unless_dialog(self._snapshot(root, max_nodes, interactive_only))
+        if not task.done():
+            self._no_dialog()
+        return task.result()
 
     async def _snapshot(
         self, root: str | None, max_nodes: int | None, interactive_only: bool
@@ -773,30 +790,40 @@ class WebSurface:
         self._no_dialog()
         page = self._require_page()
         before = (self._navigations, page.url)
-        assert self._dialog_opened is not None
-        self._dialog_opened.clear()
-        task = asyncio.ensure_future(handler(self, ref, args, ref2))
-        waiter = asyncio.ensure_future(self._dialog_opened.wait())
-        try:
-            done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
+        task = await self._unless_dialog(handler(self, ref, args, ref2))
         result: str | None = None
-        if task in done:
+        if task.done():
             try:
                 result = task.result()
             except SurfaceError:
                 raise
             except PlaywrightError as exc:
                 raise _translate(exc, action) from exc
-        else:
-            self._blocked.add(task)
-            task.add_done_callback(_forget(self._blocked))
         if action in ("read", "evaluate"):
             self._last_result = result
+        if page.is_closed() and self._context is not None and not self._context.pages:
+            return ActResult(url=page.url, result=result)  # done: the page closed itself
         page = self._require_page()
         navigated = (self._navigations, page.url) != before
         return ActResult(navigated=navigated, url=page.url, result=result)
+
+    async def _unless_dialog(self, work: Awaitable[T]) -> asyncio.Future[T]:
+        """Run `work` until it is done or a dialog opens, whichever comes first: a native
+        dialog blocks the page, so what `work` waits for in it comes only once the dialog
+        is answered. Returns the task, done, or still blocked and kept in ``_blocked``
+        (awaited when the dialog is answered, cancelled when the session closes)."""
+        assert self._dialog_opened is not None
+        self._dialog_opened.clear()
+        task = asyncio.ensure_future(work)
+        waiter = asyncio.ensure_future(self._dialog_opened.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        if not task.done():
+            self._blocked.add(task)
+            task.add_done_callback(_forget(self._blocked))
+        return task
 
     async def _answer_dialog(self, args: ActArgs) -> ActResult:
         dialog = self._dialog
@@ -809,6 +836,8 @@ class WebSurface:
         if dialog is None:
             raise DialogError("no dialog is open to answer")
         self._dialog = None
+        assert self._dialog_opened is not None
+        self._dialog_opened.clear()
         accept = True if args.accept is None else args.accept
         try:
             if accept:
@@ -820,7 +849,16 @@ class WebSurface:
         self._last_result = dialog.message
         blocked = list(self._blocked)
         if blocked:
-            await asyncio.wait(blocked, timeout=self._timeout_ms / 1000)
+            # What the dialog held up goes on, unless it opens another dialog first.
+            finished = asyncio.ensure_future(asyncio.wait(blocked))
+            opened = asyncio.ensure_future(self._dialog_opened.wait())
+            await asyncio.wait(
+                {finished, opened},
+                timeout=self._timeout_ms / 1000,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+            finished.cancel()
+            opened.cancel()
         page = self._require_page()
         return ActResult(url=page.url, result=dialog.message)
 

@@ -236,9 +236,11 @@ function nativeOf(el, testids) {
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
   const id = el.id; if (id) out.id = id;
   const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
-  if (el.tagName === "A" && el.hasAttribute("href")) out.href = el.getAttribute("href");
+  if ((el.tagName === "A" || el.tagName === "AREA") && el.hasAttribute("href")) { out.href = el.getAttribute("href"); out.url = el.href; }
   if (el.tagName === "INPUT") out.type = (el.type || "text");
+  if (el.tagName === "OPTION") out.value = el.value;
   if (/^H[1-6]$/.test(el.tagName)) out.level = el.tagName.slice(1);
+  const lv = el.getAttribute("aria-level"); if (lv !== null && /^[1-9][0-9]{0,2}$/.test(lv.trim())) out.level = lv.trim();
   if (el.tagName === "IFRAME") out.frame = el.getAttribute("name") || el.getAttribute("src") || "";
   return out;
 }

@@ -17,11 +17,13 @@ application through the same router and tools as a semledger app:
   disabled text field); ``perform_action`` checks them in the runtime's order (closed,
   generation, target, disabled, capability) against the bridge's own generation, then maps
   the action onto ``act`` (activate -> click, set_text -> clear and type, submit -> press
-  Enter, focus -> focus, select -> click, expand/collapse -> click, dismiss -> press
+  Enter, focus -> focus, select -> click (selectOption on the ``<select>`` for a native
+  option, which a click cannot choose), expand/collapse -> click, dismiss -> press
   Escape, increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll
   -> press PageDown/PageUp). A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
-  carries, SessionError -> host_closed), and changes nothing in the bridge's generation.
+  carries, SessionError -> host_closed, closing the host), and changes nothing in the
+  bridge's generation.
   A surface that cannot be read (any other SurfaceError from ``snapshot``: a script error,
   a page that keeps navigating) is ``handler_rejected`` with ``details["failure"]``, for a
   read or before an action (nothing done); after an action the receipt says
@@ -124,6 +126,9 @@ _ACTIVATABLE: Final = frozenset(
     {Role.BUTTON, Role.LINK, Role.CHECKBOX, Role.RADIO, Role.SWITCH, Role.MENU}
 )
 _SELECTABLE: Final = frozenset({Role.OPTION, Role.TAB, Role.CELL, Role.ROW, Role.TREE_ITEM})
+_CLICKED: Final = frozenset(
+    {ActionKind.ACTIVATE, ActionKind.EXPAND, ActionKind.COLLAPSE, ActionKind.SELECT}
+)
 _KEY_OF: Final[Mapping[ActionKind, str]] = {
     ActionKind.SUBMIT: "Enter",
     ActionKind.DISMISS: "Escape",
@@ -201,11 +206,13 @@ def _node(item: SnapshotNode, node_id: int, children: tuple[int, ...]) -> Semant
         checked = Checked.UNCHECKED
     expanded = True if "expanded" in states else False if "collapsed" in states else None
     x, y, w, h = item.box if item.box is not None else (0.0, 0.0, 0.0, 0.0)
+    level = item.native.get("level", "")
     return SemanticsNode(
         node_id=node_id,
         semantic_id=_semantic_id(item.native),
         role=role,
         children=children,
+        level=int(level) if level.isdigit() and int(level) > 0 else None,
         url=item.native.get("url"),
         label=item.name,
         value=item.value,
@@ -445,6 +452,9 @@ class SurfaceAgentHost:
                 await self._answer(self._dialog, action)
             else:
                 await self._act(self._refs[node.node_id], node, action)
+        except SessionError as error:
+            self.close(str(error))
+            return _reject(ErrorCode.HOST_CLOSED, str(error))
         except SurfaceError as error:
             return _rejection(error, echoed, action.kind.value)
         try:
@@ -472,7 +482,11 @@ class SurfaceAgentHost:
     async def _act(self, ref: str, node: SemanticsNode, action: SemanticsAction) -> None:
         kind = action.kind
         act = self.surface.act
-        if kind in (ActionKind.ACTIVATE, ActionKind.EXPAND, ActionKind.COLLAPSE, ActionKind.SELECT):
+        option = self._native_option(ref) if kind is ActionKind.SELECT else None
+        if option is not None:
+            select, value = option
+            await act("selectOption", select, {"values": [value]})
+        elif kind in _CLICKED:
             await act("click", ref)
         elif kind is ActionKind.FOCUS:
             await act("focus", ref)
@@ -491,6 +505,21 @@ class SurfaceAgentHost:
             await act("press", ref, {"key": key})
         else:
             raise ActionabilityError(f"the surface has no way to {kind.value}")
+
+    def _native_option(self, ref: str) -> tuple[str, str] | None:
+        """The ref of the ``<select>`` holding the option `ref` and the option's value, when
+        `ref` is one (a click cannot choose a native option; selectOption can)."""
+        if self.last_snapshot is None:
+            return None
+        by_ref = {n.ref: n for n in self.last_snapshot.nodes}
+        item = by_ref.get(ref)
+        value = None if item is None else item.native.get("value")
+        if item is None or value is None or item.native.get("tag") != "option":
+            return None
+        holder = by_ref.get(item.parent or "")
+        while holder is not None and holder.native.get("tag") != "select":
+            holder = by_ref.get(holder.parent or "")
+        return None if holder is None else (holder.ref, value)
 
 
 def _unreadable(error: SurfaceError) -> Rejection:
@@ -516,6 +545,4 @@ def _rejection(error: SurfaceError, echoed: dict[str, Any], action: str) -> Reje
             return _reject(known, error.message, target=echoed, action=action)
     if isinstance(error, LocateError):
         return _reject(ErrorCode.TARGET_NOT_FOUND, error.message, target=echoed)
-    if isinstance(error, SessionError):
-        return _reject(ErrorCode.HOST_CLOSED, error.message)
     return _reject(ErrorCode.HANDLER_REJECTED, error.message, target=echoed, action=action)

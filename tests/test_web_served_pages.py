@@ -1,0 +1,169 @@
+"""Pages served to agents through the MCP bridge that once stopped it or misled it: dialogs
+that open as the page loads, as a snapshot is taken or right after another one, native
+options, headings and links, and a page that closes itself."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from semledger.adapters import SessionInit
+from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    ErrorCode,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    Role,
+    SemanticsNode,
+    SimpleAction,
+)
+
+HANG_GUARD_S = 60
+"""Not a measurement: a bound on a call that, broken, never returns, so the test fails
+instead of hanging the suite."""
+
+PAGES = {
+    "load_alert.html": "<!doctype html><title>Loads</title><p>loaded</p>"
+    "<script>alert('welcome')</script>",
+    # The page's own checkVisibility, which the snapshot walk calls, opens an alert once
+    # armed: a dialog that opens while the snapshot is being taken.
+    "mid_snapshot.html": "<!doctype html><title>Mid</title>"
+    "<button onclick=\"window.armed = true\">Arm</button><script>"
+    "const seen = Element.prototype.checkVisibility;"
+    "Element.prototype.checkVisibility = function (o) {"
+    " if (window.armed) { window.armed = false; alert('mid-snapshot'); }"
+    " return seen.call(this, o); };</script>",
+    "two_alerts.html": "<!doctype html><title>Two</title><p id='out'>-</p>"
+    "<button onclick=\"alert('first'); alert('second');"
+    " document.getElementById('out').textContent = 'both answered'\">Twice</button>",
+    "options.html": "<!doctype html><title>Options</title><h2>Pick one</h2>"
+    "<a href='next.html'>Next</a>"
+    "<select aria-label='Colour'><option value='Blue'>Red</option>"
+    "<option value='g'>Blue</option></select>",
+    "opener.html": "<!doctype html><title>Opener</title>"
+    "<button onclick=\"window.open('closer.html')\">Open</button>",
+    "closer.html": "<!doctype html><title>Closer</title>"
+    "<button onclick='window.close()'>Close</button>",
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> str:
+    directory = tmp_path_factory.mktemp("served")
+    for name, html in PAGES.items():
+        (directory / name).write_text(html, encoding="utf-8")
+    return Path(directory).as_uri() + "/"
+
+
+@pytest.fixture
+async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
+    opened = WebSurface({"browser": browser, "timeout_ms": HANG_GUARD_S * 2000})
+    yield opened
+    await opened.close()
+
+
+async def _host(surface: WebSurface, url: str) -> SurfaceAgentHost:
+    await surface.open(SessionInit(base_url=url))
+    return SurfaceAgentHost(surface)
+
+
+async def _full(host: SurfaceAgentHost) -> Full:
+    with trio.fail_after(HANG_GUARD_S):
+        read = await host.read_semantics(None)
+    assert isinstance(read, Full), read
+    return read
+
+
+async def _do(host: SurfaceAgentHost, node: SemanticsNode, kind: ActionKind) -> Receipt:
+    with trio.fail_after(HANG_GUARD_S):
+        outcome = await host.perform_action(ByNodeId(node.node_id), SimpleAction(kind), Latest())
+    assert isinstance(outcome, Receipt), outcome
+    return outcome
+
+
+def _one(full: Full, role: Role, label: str | None = None) -> SemanticsNode:
+    (node,) = [n for n in full.nodes if n.role is role and label in (None, n.label)]
+    return node
+
+
+def _dialog(full: Full) -> SemanticsNode:
+    (dialog,) = full.nodes
+    assert (dialog.role, full.root) == (Role.DIALOG, dialog.node_id)
+    return dialog
+
+
+async def test_a_page_that_opens_an_alert_as_it_loads_is_served_showing_the_alert(
+    surface: WebSurface, site: str
+) -> None:
+    with trio.fail_after(HANG_GUARD_S):
+        host = await _host(surface, site + "load_alert.html")
+    alert = _dialog(await _full(host))
+    assert alert.label == "welcome"
+    await _do(host, alert, ActionKind.SUBMIT)
+    assert any(n.label == "loaded" for n in (await _full(host)).nodes)
+
+
+async def test_a_dialog_that_opens_while_the_tree_is_read_is_shown_instead_of_waiting(
+    surface: WebSurface, site: str
+) -> None:
+    host = await _host(surface, site + "mid_snapshot.html")
+    await _do(host, _one(await _full(host), Role.BUTTON, "Arm"), ActionKind.ACTIVATE)
+    alert = _dialog(await _full(host))
+    assert alert.label == "mid-snapshot"
+    await _do(host, alert, ActionKind.SUBMIT)
+    _one(await _full(host), Role.BUTTON, "Arm")
+
+
+async def test_answering_a_dialog_the_page_follows_with_another_shows_the_next_one(
+    surface: WebSurface, site: str
+) -> None:
+    host = await _host(surface, site + "two_alerts.html")
+    await _do(host, _one(await _full(host), Role.BUTTON, "Twice"), ActionKind.ACTIVATE)
+    await _do(host, _dialog(await _full(host)), ActionKind.SUBMIT)
+    second = _dialog(await _full(host))
+    assert second.label == "second"
+    await _do(host, second, ActionKind.SUBMIT)
+    assert any(n.label == "both answered" for n in (await _full(host)).nodes)
+
+
+async def test_select_on_a_native_option_chooses_that_option(
+    surface: WebSurface, site: str
+) -> None:
+    host = await _host(surface, site + "options.html")
+    blue = _one(await _full(host), Role.OPTION, "Blue")  # value "g"; "Red" has value "Blue"
+    await _do(host, blue, ActionKind.SELECT)
+    after = await _full(host)
+    assert _one(after, Role.COMBO_BOX, "Colour").value == "Blue"
+    assert [n.label for n in after.nodes if n.role is Role.OPTION and n.state.selected] == ["Blue"]
+
+
+async def test_headings_carry_their_level_and_links_their_absolute_url(
+    surface: WebSurface, site: str
+) -> None:
+    full = await _full(await _host(surface, site + "options.html"))
+    assert _one(full, Role.HEADING).level == 2
+    assert _one(full, Role.LINK, "Next").url == site + "next.html"
+
+
+async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so(
+    surface: WebSurface, site: str
+) -> None:
+    host = await _host(surface, site + "opener.html")
+    await _do(host, _one(await _full(host), Role.BUTTON, "Open"), ActionKind.ACTIVATE)
+    await surface.act("switchWindow", None, {"target": "closer"})
+    await surface.act("closeOtherWindows")
+    await _do(host, _one(await _full(host), Role.BUTTON, "Close"), ActionKind.ACTIVATE)
+    with trio.fail_after(HANG_GUARD_S):
+        read = await host.read_semantics(None)
+    assert isinstance(read, Rejection)
+    assert read.code is ErrorCode.HOST_CLOSED
+    assert "closed" in read.message
+    assert "open()" not in read.message
