@@ -22,7 +22,16 @@ from semledger.eventlog import (
     SessionCrashed,
     TimerFired,
 )
-from semledger.runtime import App, AppRuntime, Effect, Every, Journal, Receipt, Rejection
+from semledger.runtime import (
+    App,
+    ApplicationError,
+    AppRuntime,
+    Effect,
+    Every,
+    Journal,
+    Receipt,
+    Rejection,
+)
 from semledger.runtime._wire import (
     decode_action,
     decode_precondition,
@@ -36,9 +45,11 @@ from ._requests import answered
 
 def crash_event(error: BaseException) -> SessionCrashed:
     """The event that logs `error` ending a session: the exception the application raised
-    (the cause of an `ApplicationError`) and the whole traceback."""
-    cause = error.__cause__ or error
-    return SessionCrashed(type(cause).__qualname__, "".join(traceback.format_exception(error)))
+    (the cause of an `ApplicationError`), or else `error` itself, whatever it was raised
+    from (replay raises it again, not its cause), and the whole traceback."""
+    cause = error.__cause__ if isinstance(error, ApplicationError) else None
+    raised = error if cause is None else cause
+    return SessionCrashed(type(raised).__qualname__, "".join(traceback.format_exception(error)))
 
 
 def effect_failure(error: Exception) -> str:

@@ -37,6 +37,7 @@ from semledger.runtime import (
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import tests_broken_start
 import tests_crashy
+import tests_huge
 import tests_opaque
 from full_log import FullRecorder
 
@@ -137,11 +138,20 @@ async def _one_session(
     return actor
 
 
-async def test_an_effect_message_that_does_not_decode_back_crashes_the_session_on_the_record() -> (
-    None
-):
+@pytest.mark.parametrize(
+    ("app", "why"),
+    [
+        pytest.param(tests_opaque, "StructureHandlerNotFoundError", id="does-not-decode-back"),
+        pytest.param(tests_huge, "Integer value out of range", id="does-not-pack"),
+    ],
+)
+async def test_an_effect_message_the_log_cannot_record_crashes_the_session_on_the_record(
+    app: Any, why: str
+) -> None:
     """Live, the session would go on; recovery and replay could not structure the message
-    back. So the session crashes there, logged, and replay crashes at the same step."""
+    back. So the session crashes there, logged as the codec's error (not as what msgpack
+    or cattrs raised inside it, which replay never sees), and replay crashes at the same
+    step with the same type."""
     recorder = MemoryRecorder()
     go = BySemanticId(SemanticId.new("go"))
 
@@ -150,15 +160,15 @@ async def test_an_effect_message_that_does_not_decode_back_crashes_the_session_o
         while not actor.ended:
             await trio.sleep(0.01)
 
-    actor = await _one_session(tests_opaque.app, "tests_opaque:app", recorder, drive)
+    actor = await _one_session(app.app, f"{app.__name__}:app", recorder, drive)
     assert actor.failure is not None
     assert actor.failure.startswith("its log cannot record a message: a Got message cannot")
-    assert "StructureHandlerNotFoundError" in actor.failure
+    assert why in actor.failure
     *_, result, crash = [e for _r, e in recorder.events("s")]
     assert result == EffectCompleted(1, None)
     assert isinstance(crash, SessionCrashed)
     assert crash.exception_type == "MessageCodecError"
-    report = reexecute(recorder, "s", tests_opaque.app)
+    report = reexecute(recorder, "s", app.app)
     assert report.ok, report
 
 
