@@ -22,14 +22,24 @@ class MessageCodecError(ValueError):
     """Raised when a message or model cannot be encoded or decoded for the log."""
 
 
-def _check_loggable(data: object, what: str) -> None:
-    """Raise `MessageCodecError` unless msgpack can encode `data`: cattrs passes what it has
-    no hook for through as it is (an object under a wrongly declared type, say), and the
+def _check_loggable(data: object, what: str) -> bytes:
+    """`data` packed, or `MessageCodecError` if msgpack cannot pack it: cattrs passes what it
+    has no hook for through as it is (an object under a wrongly declared type, say), and the
     log writer would fail on it later, for the whole batch, with the session's step taken."""
     try:
-        msgpack.packb(data)
+        packed: bytes = msgpack.packb(data)
     except (TypeError, ValueError, OverflowError) as error:
         raise MessageCodecError(f"{what} cannot be logged: {error}") from error
+    return packed
+
+
+def _equal(restored: object, model: object) -> bool:
+    """Whether a model read back from the log equals the live one; a model that cannot say
+    (its ``__eq__`` raises, as an array's truth value does) is not known to."""
+    try:
+        return bool(restored == model)
+    except Exception:
+        return False
 
 
 def _why(error: Exception) -> str:
@@ -81,11 +91,18 @@ class MessageCodec:
             raise MessageCodecError("the app declares no model_type")
         data = self._converter.unstructure(model, self.model_type)
         what = f"the model (a {type(model).__qualname__}) as model_type {self.model_type!r}"
-        _check_loggable(data, what)
+        packed = _check_loggable(data, what)
         try:
-            self.decode_model(data)
+            restored = self.decode_model(msgpack.unpackb(packed, strict_map_key=False))
         except MessageCodecError as error:
             raise MessageCodecError(f"{what} cannot be logged: {error}") from error
+        if not _equal(restored, model):
+            # A tuple under an `Any` field reads back as a list, say: recovery would resume
+            # the session with another model than the live one had, and its view may not
+            # show it, so nothing else would notice.
+            raise MessageCodecError(
+                f"{what} cannot be logged: it reads back as {restored!r}, not equal to it"
+            )
         return data
 
     def decode_model(self, data: Any) -> object:

@@ -17,9 +17,13 @@ from semledger.runtime import (
     App,
     BySemanticId,
     Latest,
+    Receipt,
     SemanticId,
     SetText,
     SimpleAction,
+    button,
+    column,
+    text,
 )
 
 APP = "semledger.examples.todo:app"
@@ -120,3 +124,58 @@ async def test_a_model_type_the_model_does_not_encode_as_only_means_no_checkpoin
     after, recovered = await _recover(tmp_path / "log.db", every=3, app=wrong)
     assert recovered
     assert after == before
+
+
+@attrs.frozen
+class _History:
+    """A model whose history is a tuple under ``Any``: msgpack reads it back as a list."""
+
+    pushed: Any = ()
+
+
+@attrs.frozen
+class _Push:
+    pass
+
+
+def _push(model: _History, _msg: _Push) -> _History:
+    return _History((*model.pushed, "x"))
+
+
+HISTORY: App[_History, _Push] = App(
+    init=_History,
+    update=_push,
+    view=lambda m: column(
+        text("Pushed", str(len(m.pushed)), semantic_id="pushed"),
+        button("Push", _Push(), semantic_id="push"),
+    ),
+    name="history",
+    message_types=(_Push,),
+    model_type=_History,
+)
+
+
+async def test_a_model_that_reads_back_as_another_value_gets_no_checkpoint_and_recovers_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """Resumed from a checkpoint, its model would hold a list where the live one held a
+    tuple; the view shows neither, so only the next update would fail."""
+    push = (_target("push"), SimpleAction(ActionKind.ACTIVATE), Latest())
+    async with trio.open_nursery() as nursery:
+        for round_ in range(2):
+            with SqliteRecorder(tmp_path / "log.db") as recorder:
+                writer = await nursery.start(LogWriter(recorder).run)
+                registry = SessionRegistry(nursery, writer, recorder)
+                actor = SessionActor(
+                    "s", HISTORY, "tests:history", writer, recorder, checkpoint_every=2
+                )
+                session = await registry.open("s", lambda: actor)  # noqa: B023
+                assert session.recovered == (round_ == 1)
+                for _ in range(5):
+                    assert isinstance(await session.perform_action(*push), Receipt)
+                assert session.core.runtime.model == _History(("x",) * 5 * (round_ + 1))
+                await registry.close_all()
+                writer.close()
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        assert not any(isinstance(e, SnapshotTaken) for _r, e in recorder.events("s"))
+        assert reexecute(recorder, "s", HISTORY).ok
