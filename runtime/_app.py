@@ -72,6 +72,28 @@ class Every(Generic[Msg]):
     message: Msg = attrs.field(validator=_hashable)
 
 
+def _message_types(
+    _instance: object, _attribute: object, message_types: Sequence[type]
+) -> None:
+    """The log names a message by its class's ``__qualname__``: each must be a class, and
+    no two may share that name."""
+    if isinstance(message_types, type | str) or not isinstance(message_types, Sequence):
+        raise TypeError(
+            f"App.message_types: expected a tuple of message classes, got {message_types!r:.80}"
+        )
+    named: dict[str, type] = {}
+    for cls in message_types:
+        if not isinstance(cls, type):
+            raise TypeError(f"App.message_types: {cls!r:.80} is not a class")
+        other = named.setdefault(cls.__qualname__, cls)
+        if other is not cls:
+            raise ValueError(
+                f"App.message_types: {other.__module__}.{other.__qualname__} and"
+                f" {cls.__module__}.{cls.__qualname__} share the name {cls.__qualname__!r},"
+                " which is how the log names a message: rename one"
+            )
+
+
 @attrs.frozen
 class App(Generic[Model, Msg]):
     """The three functions of a TEA application. ``update`` and ``view`` must be pure."""
@@ -80,8 +102,9 @@ class App(Generic[Model, Msg]):
     update: Callable[[Model, Msg], Any]
     view: Callable[[Model], View[Msg]]
     name: str = "app"
-    message_types: Sequence[type] = ()
-    """Types of the messages effects and timers deliver, so the log can encode them."""
+    message_types: Sequence[type] = attrs.field(default=(), validator=_message_types)
+    """Classes of the messages effects and timers deliver, so the log can encode them;
+    their ``__qualname__`` names them in the log, so no two may share one."""
     model_type: type | None = None
     """The model's type, so recovery checkpoints can encode and decode it."""
     subscriptions: Callable[[Model], Sequence[Every[Msg]]] | None = None

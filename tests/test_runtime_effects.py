@@ -285,3 +285,48 @@ async def test_an_effect_whose_run_is_not_async_fails_saying_so() -> None:
 
 async def _answer() -> str:
     return "answer"
+
+
+@attrs.frozen
+class Loaded:
+    pass
+
+
+def _another_loaded() -> type:
+    @attrs.frozen
+    class Loaded:
+        pass
+
+    Loaded.__qualname__ = "Loaded"
+    return Loaded
+
+
+@pytest.mark.parametrize(
+    ("message_types", "says"),
+    [
+        (Loaded, "expected a tuple of message classes, got <class"),
+        ("Loaded", "expected a tuple of message classes, got 'Loaded'"),
+        ((Loaded, "Tick"), "'Tick' is not a class"),
+        ((Loaded, _another_loaded()), "share the name 'Loaded', which is how the log names"),
+    ],
+)
+def test_message_types_the_log_could_not_tell_apart_are_refused_when_the_app_is_made(
+    message_types: Any, says: str
+) -> None:
+    with pytest.raises((TypeError, ValueError), match=says):
+        App(
+            init=lambda: 0,
+            update=lambda m, _msg: m,
+            view=lambda m: text("n", str(m)),
+            message_types=message_types,
+        )
+
+
+def test_message_types_may_be_any_sequence_of_distinct_classes() -> None:
+    app = App(
+        init=lambda: 0,
+        update=lambda m, _msg: m,
+        view=lambda m: text("n", str(m)),
+        message_types=[Loaded, Receipt],
+    )
+    assert list(app.message_types) == [Loaded, Receipt]
