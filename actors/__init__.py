@@ -5,6 +5,7 @@ from ._apps import AppLoadError, load_app
 from ._core import (
     SessionCore,
     StepResult,
+    UnsubscribedTimerError,
     commit_size,
     committed_since,
     crash_event,
@@ -55,6 +56,7 @@ __all__ = [
     "SessionMismatchError",
     "SessionRegistry",
     "StepResult",
+    "UnsubscribedTimerError",
     "answered",
     "commit_size",
     "committed_since",

@@ -10,6 +10,7 @@ import traceback
 from typing import Any
 
 import attrs
+import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from semledger.eventlog import (
     ActionRequested,
@@ -39,8 +40,13 @@ from semledger.runtime._wire import (
     encode_read,
 )
 
-from ._messages import MessageCodec
+from ._messages import MessageCodec, MessageCodecError
 from ._requests import answered
+
+
+class UnsubscribedTimerError(Exception):
+    """Raised by `SessionCore.step` for a logged timer tick when the model subscribes to no
+    timer of its message: the app re-executing the log is not the one that ran it."""
 
 
 def crash_event(error: BaseException) -> SessionCrashed:
@@ -149,7 +155,9 @@ class SessionCore:
             self.effects.pop(event.effect_id, None)
             runtime.complete_effect(event.effect_id, None)
         elif isinstance(event, TimerFired):
-            runtime.deliver(self.codec.decode(event.message))
+            message = self.codec.decode(event.message)
+            self._check_subscribed(event)
+            runtime.deliver(message)
         elif isinstance(event, DiagnosticsDispatched):
             outcome = self._diagnostics(event.event)
         else:
@@ -162,6 +170,22 @@ class SessionCore:
         # Asked on every input, live and re-executed alike, so an app whose subscriptions
         # raise crashes at the same step everywhere.
         return StepResult(tuple(outputs), outcome, tuple(started), runtime.subscriptions())
+
+    def _check_subscribed(self, tick: TimerFired) -> None:
+        """Raise `UnsubscribedTimerError` unless the model subscribes to a timer of the
+        tick's message: a live session only ticks the timers the model subscribes to, so
+        a logged tick the re-executed app has no timer for is where it differs."""
+        logged = msgpack.packb(tick.message)
+        for timer in self.runtime.subscriptions():
+            try:
+                if msgpack.packb(self.codec.encode(timer.message)) == logged:
+                    return
+            except MessageCodecError:
+                continue
+        raise UnsubscribedTimerError(
+            f"timer {tick.timer_id} ticked with {tick.message!r:.80}, and the model"
+            " subscribes to no timer of that message"
+        )
 
     def _diagnostics(self, event: dict[str, Any]) -> dict[str, Any]:
         if event.get("kind") == "Pointer":

@@ -75,7 +75,8 @@ def _describe(event: Event | None) -> str:
     if isinstance(event, ActionReceipt):
         return f"receipt {event.before} -> {event.after}, pending_work={event.pending_work}"
     if isinstance(event, ActionRejected):
-        return f"rejection {event.code}"
+        details = f" {event.details}" if event.details else ""
+        return f"rejection {event.code}: {event.message!r}{details}"
     if isinstance(event, EffectStarted):
         return f"effect {event.effect_id} ({event.name}) started"
     return type(event).__name__
@@ -116,6 +117,14 @@ def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[st
     return lines
 
 
+def _raised(error: BaseException) -> str:
+    """What raised, as a divergence says it: the app's own exception, or what stepping the
+    input raised outside it (a message that does not decode, a tick of no timer)."""
+    if isinstance(error, ApplicationError):
+        return f"the app raised {error.__cause__!r}"
+    return f"stepping it raised {error!r}"
+
+
 def _crash_divergence(
     step: int, seq: int, logged: SessionCrashed, error: BaseException
 ) -> Divergence | None:
@@ -126,7 +135,7 @@ def _crash_divergence(
         step,
         seq,
         f"the app to raise {logged.exception_type}",
-        f"the app raised {error.__cause__ or error!r}",
+        _raised(error),
     )
 
 
@@ -206,7 +215,15 @@ def reexecute(
         return ReplayReport(session, 0, 0, started, error, 0)
     if crashed_at_start is not None:
         return ReplayReport(
-            session, 0, 0, Divergence(0, crashed_at_start[0], "the app to raise", "it started")
+            session,
+            0,
+            0,
+            Divergence(
+                0,
+                crashed_at_start[0],
+                f"the app to raise {crashed_at_start[1].exception_type}",
+                "it started",
+            ),
         )
     logged_snapshot = SemanticsSnapshot.empty()
     step = inputs = commits = 0
@@ -273,7 +290,7 @@ def reexecute(
                     step,
                     record.seq,
                     "the step to succeed",
-                    f"the app raised {error.__cause__ or error!r}",
+                    _raised(error),
                 )
             )
             diverged = _redaction_note(diverged, redacted)

@@ -110,6 +110,33 @@ async def test_a_subscribed_timer_ticks_as_logged_inputs_until_the_model_drops_i
     assert report.inputs == ticks + 2
 
 
+@pytest.mark.parametrize(
+    ("subscriptions", "why"),
+    [
+        pytest.param(lambda _m: [], "subscribes to no timer", id="no-timer"),
+        pytest.param(lambda _m: [Every(PERIOD, "tock")], "subscribes to no timer", id="other"),
+    ],
+)
+async def test_a_logged_tick_the_replayed_app_does_not_subscribe_to_is_a_divergence(
+    subscriptions: Any, why: str
+) -> None:
+    """Its update would take the tick all the same; replay said identical, and so did the
+    test --export-test wrote, for an app that no longer starts the timer."""
+    recorder = MemoryRecorder()
+    async with log_writer(recorder) as (_, writer):
+        actor = SessionActor("clock", CLOCK, "tests:clock", writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            await until(lambda: ticks_of(actor) >= 2)
+            actor.close()
+    changed = attrs.evolve(CLOCK, subscriptions=subscriptions)
+    report = reexecute(recorder, "clock", changed)
+    assert report.divergence is not None
+    assert report.divergence.step == 1
+    assert why in report.divergence.actual
+    assert reexecute(recorder, "clock", CLOCK).ok
+
+
 def broken_subscriptions(model: tuple[bool, int]) -> Any:
     if model[1] >= 2:
         raise RuntimeError("no more timers")

@@ -8,20 +8,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from rich.console import Console
 
 from semledger._render import replay_verdict
 from semledger.actors import MessageCodecError
 from semledger.eventlog import (
+    ActionRejected,
     ActionRequested,
     Committed,
     NewEvent,
     SessionCrashed,
     SessionStarted,
     SqliteRecorder,
+    encode,
 )
-from semledger.examples import gallery
+from semledger.examples import gallery, todo
 from semledger.replay import ReplayReport, reexecute
 from semledger.runtime import ApplicationError, AppRuntime, Receipt
 
@@ -64,6 +67,31 @@ def test_a_variant_app_diverges_at_the_first_changed_commit_with_a_node_diff(
     assert "DIVERGED at step 2" in done.stdout  # the second increment makes the count 2
     assert "value: '2' -> '2 (two or more)'" in done.stdout
     assert done.stdout.count("DIVERGED") == 1  # the first divergence only
+
+
+def test_a_rejection_whose_message_changed_diverges_showing_both_messages(
+    tmp_path: Path,
+) -> None:
+    """Both sides printed `rejection handler_rejected` alone, so the report showed no
+    difference at all."""
+    db = tmp_path / "log.db"
+    record(db, "todo", "semledger.examples.todo:app", TODO_SCRIPT)
+    with SqliteRecorder(db) as recorder:
+        record_, logged = next(
+            (r, e) for r, e in recorder.events("todo") if isinstance(e, ActionRejected)
+        )
+    edited = attrs.evolve(logged, message="an older wording")
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE events SET body = ? WHERE session = 'todo' AND seq = ?",
+            (encode(edited).body, record_.seq),
+        )
+    with SqliteRecorder(db) as recorder:
+        divergence = reexecute(recorder, "todo", todo.app).divergence
+    assert divergence is not None
+    details = f" {logged.details}"
+    assert divergence.expected == f"rejection handler_rejected: 'an older wording'{details}"
+    assert divergence.actual == f"rejection handler_rejected: {logged.message!r}{details}"
 
 
 def test_an_application_crash_is_raised_again_at_the_same_step(tmp_path: Path) -> None:
@@ -162,7 +190,10 @@ def test_an_exported_test_passes_and_fails_against_a_divergent_app(tmp_path: Pat
     exported.write_text(source.replace(f"APP = {COUNTER!r}", "APP = 'tests_variant:app'"))
     failed = pytest_on(exported)
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    assert "step 2 (ActionRequested) differs" in failed.stdout
+    assert "step 2 (ActionRequested) differs: output 1 was recorded as {'generation': 3" in (
+        failed.stdout
+    )
+    assert "and is now {'generation': 3, 'snapshot_hash': '" in failed.stdout
 
 
 def test_a_crash_as_the_app_started_replays_as_one_and_any_change_of_it_diverges(
@@ -185,7 +216,7 @@ def test_a_crash_as_the_app_started_replays_as_one_and_any_change_of_it_diverges
         now_starts = reexecute(recorder, "broke", tests_crashy.app).divergence
         assert now_starts is not None
         assert (now_starts.step, now_starts.expected, now_starts.actual) == (
-            0, "the app to raise", "it started",
+            0, "the app to raise BrokenViewError", "it started",
         )  # fmt: skip
         now_raises = reexecute(recorder, "started", tests_broken_start.app).divergence
         assert now_raises is not None
