@@ -13,6 +13,7 @@ import collections
 import contextlib
 import functools
 import math
+import shlex
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -333,7 +334,7 @@ class SessionActor(Actor[SessionMessage]):
                 await self._append([start, crash_event(error)])
                 raise SessionCrashedError(
                     f"session {self.name!r}: the application raised as it started: "
-                    f"{error.__cause__!r} (`semledger replay {self.name}` raises it again)"
+                    f"{error.__cause__!r} (`{self._replay_command()}` raises it again)"
                 ) from error
             await self._append([start, *self.core.initial_outputs()])
         else:
@@ -431,13 +432,20 @@ class SessionActor(Actor[SessionMessage]):
                 f"session {self.name!r} was recorded with {started.app}, not {self.app_ref}"
             )
 
+    def _replay_command(self) -> str:
+        """The command that re-executes this session, with the log it is in when that is a
+        file (a message pointing at the default log would find no such session)."""
+        command = f"semledger replay {shlex.quote(self.name)}"
+        path = getattr(self.recorder, "path", None)
+        return command if path is None else f"{command} --db {shlex.quote(str(path))}"
+
     def _diverged(self, seq: int, generation: int, what: str) -> SessionDivergedError:
         return SessionDivergedError(
             f"session {self.name!r} cannot be resumed: re-executing its log differs from it "
             f"at log seq {seq}, generation {generation} ({what}); likely the application "
             "changed since the session was recorded, or it depends on something the log "
             "does not hold (a clock, randomness, a redacted password); "
-            f"`semledger replay {self.name}` shows the node-level difference"
+            f"`{self._replay_command()}` shows the node-level difference"
         )
 
     def _from_checkpoint(self) -> tuple[SessionCore, int, collections.deque[Committed]]:

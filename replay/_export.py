@@ -179,6 +179,18 @@ def _crashes(where: str, exception_type: str) -> Iterator[None]:
         )
 
 
+def _difference(recorded: list[dict[str, Any]], produced: list[dict[str, Any]]) -> str:
+    """Where two lists of outputs first differ, both sides shown: this module's asserts are
+    not rewritten by pytest, so their message is all a failing exported test says."""
+    for index, (was, now) in enumerate(zip(recorded, produced, strict=False), start=1):
+        if was != now:
+            return f"output {index} was recorded as {was!r}, and is now {now!r}"
+    common = min(len(recorded), len(produced))
+    if len(recorded) > common:
+        return f"output {common + 1} was recorded as {recorded[common]!r}, and is now missing"
+    return f"output {common + 1} is new: {produced[common]!r}"
+
+
 def _masked(redacted: list[int], step: int) -> str:
     """Why `step` may differ, as `semledger replay` notes it: an input the log holds with its
     text masked (the steps in `redacted`) is re-driven with that text."""
@@ -211,7 +223,8 @@ def check_recorded_steps(
             SessionCore(app)
         return
     core = SessionCore(app)
-    assert [_plain(e) for e in core.initial_outputs()] == initial, "the first build differs"
+    first = [_plain(e) for e in core.initial_outputs()]
+    assert first == initial, f"the first build differs: {_difference(initial, first)}"
     for since in reads.get(0, ()):
         check_read(core.runtime, since)
     redacted: list[int] = []
@@ -226,7 +239,8 @@ def check_recorded_steps(
         result = core.step(decoded)
         produced = [_plain(e) for e in result.outputs]
         assert produced == expected, (
-            f"step {number} ({event['_type']}) differs{_masked(redacted, number)}"
+            f"step {number} ({event['_type']}) differs{_masked(redacted, number)}:"
+            f" {_difference(expected, produced)}"
         )
         for since in reads.get(number, ()):
             check_read(core.runtime, since)
