@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
+
+import attrs
 
 from ._claims import ProcessClaims
 from ._codec import CONVERTER, LogConverter
@@ -14,6 +16,19 @@ from ._recorder import prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
 
 __all__ = ["MemoryRecorder"]
+
+
+@attrs.frozen
+class _Moment:
+    """The log as a pinned read sees it: each session's length and summary then. Records
+    are only ever appended to a session's list, so a length is enough."""
+
+    lengths: dict[str, int]
+    summaries: dict[str, SessionSummary]
+
+
+class _Pins(threading.local):
+    moment: _Moment | None = None
 
 
 class MemoryRecorder:
@@ -30,6 +45,29 @@ class MemoryRecorder:
         self._lock = threading.Lock()
         self._closed = False
         self._claims = ProcessClaims()
+        self._pins = _Pins()
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Copies each session's length and summary: as costly as the log has sessions,
+        which a recorder for tests can afford."""
+        self._check_open()
+        if self._pins.moment is not None:
+            yield
+            return
+        with self._lock:
+            lengths = {name: len(records) for name, records in self._events.items()}
+            moment = _Moment(lengths, dict(self._summaries))
+        self._pins.moment = moment
+        try:
+            yield
+        finally:
+            self._pins.moment = None
+
+    def _length(self, session: str, records: list[StoredEvent]) -> int:
+        """How many of the session's records this thread's reads see."""
+        moment = self._pins.moment
+        return len(records) if moment is None else moment.lengths.get(session, 0)
 
     def claim(self, session: str) -> AbstractContextManager[None]:
         return self._claims.claim(session)
@@ -65,7 +103,7 @@ class MemoryRecorder:
     def _stream(self, session: str, start: int, stop: int | None) -> Iterator[StoredEvent]:
         with self._lock:
             records = self._events.get(session, [])
-            end = len(records)
+            end = self._length(session, records)
         if stop is not None:
             end = min(end, max(stop - 1, 0))
         for index in range(max(start - 1, 0), end):
@@ -91,7 +129,9 @@ class MemoryRecorder:
     def head(self, session: str) -> Head | None:
         with self._lock:
             self._check_open()
-            return self._head_unlocked(session)
+            records = self._events.get(session, [])
+            end = self._length(session, records)
+            return Head(records[end - 1].seq, records[end - 1].chain) if end else None
 
     def last_of(
         self, session: str, topic: str, *, before: int | None = None
@@ -99,7 +139,9 @@ class MemoryRecorder:
         with self._lock:
             self._check_open()
             records = self._events.get(session, [])
-            end = len(records) if before is None else max(0, min(len(records), before - 1))
+            end = self._length(session, records)
+            if before is not None:
+                end = max(0, min(end, before - 1))
             # Backwards from `end` without copying: a checkpoint is near the end.
             return next(
                 (records[i] for i in range(end - 1, -1, -1) if records[i].topic == topic), None
@@ -108,12 +150,17 @@ class MemoryRecorder:
     def sessions(self) -> list[SessionSummary]:
         with self._lock:
             self._check_open()
-            return [self._summaries[name] for name in sorted(self._summaries)]
+            summaries = self._summaries_seen()
+            return [summaries[name] for name in sorted(summaries)]
 
     def summary(self, session: str) -> SessionSummary | None:
         with self._lock:
             self._check_open()
-            return self._summaries.get(session)
+            return self._summaries_seen().get(session)
+
+    def _summaries_seen(self) -> dict[str, SessionSummary]:
+        moment = self._pins.moment
+        return self._summaries if moment is None else moment.summaries
 
     def close(self) -> None:
         self._closed = True

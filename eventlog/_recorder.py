@@ -47,7 +47,7 @@ class Recorder(Protocol):
 
     Sequence numbers start at 1 per session and have no gaps. A recorder never reads a
     clock: ``at`` is whatever the appender put in ``NewEvent``. Reads are lazy and see the
-    events committed when iteration starts.
+    events committed when iteration starts, or, inside ``pinned``, when it was entered.
     """
 
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
@@ -83,6 +83,17 @@ class Recorder(Protocol):
     ) -> StoredEvent | None:
         """The session's last record of `topic` (its latest checkpoint, say), or None;
         with `before`, the last one whose seq is below it."""
+        ...
+
+    def pinned(self) -> AbstractContextManager[None]:
+        """Read the log at one moment: every read this thread makes inside the context
+        (summaries, heads, records) sees the log as it was when it was entered, and none
+        of the appends made since, by this recorder or another writer.
+
+        What a check that compares two reads needs (a summary row and the events it
+        counts) while a server appends. Nested, it keeps the outer moment. A read must be
+        consumed inside the context.
+        """
         ...
 
     def claim(self, session: str) -> AbstractContextManager[None]:
@@ -300,7 +311,20 @@ def verify_log(
     recomputed the chain.) One whose summary counts fewer events, names another app or
     surface than its chained start, or says otherwise whether and why it ended or crashed,
     has an edited summary: ``NOT_SUMMARISED``.
+
+    The summaries and the events are read at one moment (``Recorder.pinned``): a session
+    a server is still writing is not reported to disagree with its own summary.
     """
+    with recorder.pinned():
+        return _verified(recorder, sessions, anchors, on_progress)
+
+
+def _verified(
+    recorder: Recorder,
+    sessions: Sequence[str] | None,
+    anchors: Mapping[str, Head] | None,
+    on_progress: Callable[[int, int | None], None] | None,
+) -> dict[str, ChainReport]:
     if sessions is None:
         summaries = {summary.name: summary for summary in recorder.sessions()}
         names = sorted(summaries)

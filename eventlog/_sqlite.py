@@ -68,6 +68,8 @@ _LAST_OF = (
     f"SELECT {_SELECTED} FROM events WHERE session = ? AND topic = ? AND seq < ?"
     " ORDER BY seq DESC LIMIT 1"
 )
+_PIN = "SELECT version FROM schema_version"
+"""A read that starts a read transaction (a ``BEGIN`` alone takes no snapshot)."""
 _NO_SEQ_BOUND = 2**63 - 1
 """Above every seq: SQLite's largest integer."""
 _READ_STOP = (
@@ -323,6 +325,11 @@ def _moved_head(conn: sqlite3.Connection, stored: list[StoredEvent]) -> Sequence
     return SequenceConflict(first.session, first.seq, first.seq)
 
 
+class _Pins(threading.local):
+    conn: sqlite3.Connection | None = None
+    """The reader connection this thread pinned, inside its read transaction."""
+
+
 class SqliteRecorder:
     """A ``Recorder`` over one SQLite file, created or migrated on open.
 
@@ -363,6 +370,7 @@ class SqliteRecorder:
         SequenceConflict and the cache entry is dropped."""
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
+        self._pins = _Pins()
         self._closed = False
         self._claims = FileClaims(self.path + "-claims")
         # Without create, a missing file stays missing (SQLite would make an empty one).
@@ -483,7 +491,32 @@ class SqliteRecorder:
             start = stop
 
     @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """One pooled reader connection, held by this thread inside one read transaction:
+        in WAL mode its snapshot is taken by the transaction's first read, and every later
+        read in it sees that snapshot whatever is committed meanwhile."""
+        self._check_open()
+        if self._pins.conn is not None:
+            yield
+            return
+        with self._reader() as conn:
+            conn.execute("BEGIN")
+            try:
+                conn.execute(_PIN).fetchall()
+                self._pins.conn = conn
+                try:
+                    yield
+                finally:
+                    self._pins.conn = None
+            finally:
+                conn.execute("COMMIT")
+
+    @contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection]:
+        pinned = self._pins.conn
+        if pinned is not None:
+            yield pinned
+            return
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:

@@ -76,7 +76,14 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     ``LoggedSurfaceHost``), and they are its entries; the surface calls that carried them
     out are not. One driven through the Python API (``LoggedSurface`` alone) has no
     requests: each of its ``act`` calls is an entry instead, its target the ref, its outcome
-    ``"ok"`` or the error class, and its generation the number of snapshots taken before it."""
+    ``"ok"`` or the error class, and its generation the number of snapshots taken before it.
+
+    The log is read at one moment (``Recorder.pinned``), however much is appended meanwhile."""
+    with recorder.pinned():
+        return _audit(recorder, session)
+
+
+def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     if recorder.head(session) is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
     requested = recorder.last_of(session, topic_of(ActionRequested)) is not None
@@ -203,8 +210,10 @@ def verify(
     """Check the session's integrity chain; the report names the first event that broke it,
     including a tail cut off after the last one the log's summary counts. With `anchor`,
     a head of the session recorded earlier (a report's ``head``), also a tail cut off
-    after it and a rewrite that recomputed the chain."""
-    if recorder.head(session) is None:
-        raise UnknownSessionError(f"the log has no session {session!r}")
-    anchors = None if anchor is None else {session: anchor}
-    return verify_log(recorder, [session], anchors=anchors, on_progress=on_progress)[session]
+    after it and a rewrite that recomputed the chain. The log is read at one moment
+    (``Recorder.pinned``), so a session still being written verifies as far as it was."""
+    with recorder.pinned():
+        if recorder.head(session) is None:
+            raise UnknownSessionError(f"the log has no session {session!r}")
+        anchors = None if anchor is None else {session: anchor}
+        return verify_log(recorder, [session], anchors=anchors, on_progress=on_progress)[session]

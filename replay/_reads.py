@@ -105,8 +105,13 @@ def fold(
     Folding starts at the latest read checkpoint that still lets the journal answer
     `since` as the live one did (at or before `since`, when a delta from it was possible)
     and applies the logged deltas after it: a read costs the commits since that
-    checkpoint, not the whole session.
+    checkpoint, not the whole session. The log is read at one moment (``Recorder.pinned``).
     """
+    with recorder.pinned():
+        return _fold(recorder, session, until, since)
+
+
+def _fold(recorder: Recorder, session: str, until: int | None, since: int | None) -> Journal:
     last = _last_generation(recorder, session)
     if until is None:
         until = last

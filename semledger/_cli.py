@@ -20,13 +20,16 @@ from rich.text import Text
 
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
+    ChainReport,
     LogOpenError,
+    Recorder,
     SessionSummary,
     UnsupportedSchemaError,
 )
 
 if TYPE_CHECKING:
     from semledger.hosts import Served
+    from semledger.replay import AuditEntry
 
 DEFAULT_DB = "semledger.db"
 
@@ -329,16 +332,18 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
     from semledger.runtime._wire import encode_read
 
     recorder = _recorder(args.db)
-    try:
-        full = full_at(recorder, args.session, args.generation)
-    except SurfaceSessionError as error:
-        raise UsageError(f"{error} (semledger audit {args.session} lists its actions)") from error
-    except (UnknownSessionError, UnknownGenerationError) as error:
-        raise UsageError(str(error)) from error
+    with recorder.pinned():
+        try:
+            full = full_at(recorder, args.session, args.generation)
+        except SurfaceSessionError as error:
+            why = f"{error} (semledger audit {args.session} lists its actions)"
+            raise UsageError(why) from error
+        except (UnknownSessionError, UnknownGenerationError) as error:
+            raise UsageError(str(error)) from error
+        summary = recorder.summary(args.session) if full.generation == 0 else None
     if full.generation == 0:  # the empty tree before a first commit: nothing was shown
         if args.generation == 0:
             raise UsageError("generation 0 comes before a session's first commit (generation 1)")
-        summary = recorder.summary(args.session)
         why = " (its application raised as it started)" if summary and summary.crashed else ""
         raise UsageError(f"session {args.session!r} has no commit{why}")
     if args.json:
@@ -351,23 +356,9 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
-    from semledger.replay import UnknownSessionError, UnreadableEventError, audit, verify
-
     recorder = _recorder(args.db)
-    unreadable: str | None = None
-    try:
-        report = None
-        if args.verify or args.anchor is not None:
-            with _progress(console, "verifying", not args.json) as progress:
-                report = verify(
-                    recorder, args.session, anchor=args.anchor, on_progress=progress
-                )
-        try:
-            entries = audit(recorder, args.session)
-        except UnreadableEventError as error:  # a tampered body may not even decode
-            entries, unreadable = error.entries, str(error)
-    except UnknownSessionError as error:
-        raise UsageError(str(error)) from error
+    with recorder.pinned():  # the table and the verdict say the same of a live session
+        entries, report, unreadable = _audited(args, console, recorder)
     if args.json:
         out: dict[str, Any] = {"session": args.session, "actions": [e.to_json() for e in entries]}
         if unreadable is not None:
@@ -403,7 +394,31 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     return 0 if unreadable is None and (report is None or report.ok) else 1
 
 
-def _head_text(report: Any) -> str | None:
+def _audited(
+    args: argparse.Namespace, console: Console, recorder: Recorder
+) -> tuple[list[AuditEntry], ChainReport | None, str | None]:
+    """The audit's entries, the chain's report (None unless asked) and what could not be
+    read."""
+    from semledger.replay import UnknownSessionError, UnreadableEventError, audit, verify
+
+    unreadable: str | None = None
+    report = None
+    try:
+        if args.verify or args.anchor is not None:
+            with _progress(console, "verifying", not args.json) as progress:
+                report = verify(
+                    recorder, args.session, anchor=args.anchor, on_progress=progress
+                )
+        try:
+            entries = audit(recorder, args.session)
+        except UnreadableEventError as error:  # a tampered body may not even decode
+            entries, unreadable = error.entries, str(error)
+    except UnknownSessionError as error:
+        raise UsageError(str(error)) from error
+    return entries, report, unreadable
+
+
+def _head_text(report: ChainReport) -> str | None:
     """The verified head as ``--anchor`` takes it; None unless the whole chain verified."""
     if not report.ok or report.head is None:
         return None

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -289,6 +290,52 @@ def test_a_read_sees_the_events_committed_when_it_started(recorder: Recorder) ->
     recorder.append(batch("s", story()[3:], first=4))
     assert [r.seq for r in reading] == [2, 3]
     assert [r.seq for r in recorder.read("s")] == [1, 2, 3, 4, 5, 6]
+
+
+def test_an_append_made_during_a_pinned_read_is_not_seen_by_it(recorder: Recorder) -> None:
+    events = story()
+    recorder.append(batch("s", events[:3]))
+    seen: dict[str, object] = {}
+    with recorder.pinned():
+        before = recorder.summary("s")
+        recorder.append(batch("s", events[3:], first=4))
+        recorder.append(batch("t", events[:1]))
+        with recorder.pinned():
+            seen["head"] = recorder.head("s")
+        seen["summary"] = recorder.summary("s")
+        seen["seqs"] = [r.seq for r in recorder.read("s")]
+        seen["events"] = len(list(recorder.events("s")))
+        seen["replayed"] = len(list(recorder.replay("s")))
+        seen["last"] = recorder.last_of("s", events[-1].__class__.__name__)
+        seen["sessions"] = [summary.name for summary in recorder.sessions()]
+        seen["t"] = (recorder.head("t"), list(recorder.read("t")))
+    assert before is not None
+    assert seen == {
+        "head": Head(3, list(recorder.read("s"))[2].chain),
+        "summary": before,
+        "seqs": [1, 2, 3],
+        "events": 3,
+        "replayed": 3,
+        "last": None,
+        "sessions": ["s"],
+        "t": (None, []),
+    }
+    after = recorder.summary("s")
+    assert after is not None
+    assert after.events == 6
+    assert [summary.name for summary in recorder.sessions()] == ["s", "t"]
+
+
+def test_a_pinned_read_holds_only_for_the_thread_that_pinned_it(recorder: Recorder) -> None:
+    recorder.append(batch("s", story()[:3]))
+    heads: list[Head | None] = []
+    with recorder.pinned():
+        recorder.append(batch("s", story()[3:], first=4))
+        other = threading.Thread(target=lambda: heads.append(recorder.head("s")))
+        other.start()
+        other.join()
+        heads.append(recorder.head("s"))
+    assert [head and head.seq for head in heads] == [6, 3]
 
 
 def test_an_abandoned_read_does_not_block_appends(recorder: Recorder) -> None:

@@ -18,12 +18,16 @@ from semledger.actors import LogWriter, SessionActor
 from semledger.eventlog import (
     GENESIS,
     MemoryRecorder,
+    NewEvent,
     SemanticsTaken,
+    SessionStarted,
+    SessionSummary,
     SnapshotTaken,
     SqliteRecorder,
     chain_step,
 )
 from semledger.examples import gallery
+from semledger.replay import verify
 from semledger.runtime import BySemanticId, Latest, Rejection, SemanticId, SetText
 from semledger.runtime._wire import encode_read
 
@@ -225,6 +229,52 @@ def test_an_anchor_from_an_earlier_audit_catches_what_verify_alone_cannot(
     verdict = json.loads(done.stdout)["verify"]
     assert problem in verdict["problem"]
     assert verdict["head"] is None
+
+
+def _append_a_start(recorder: Any, session: str) -> None:
+    head = recorder.head(session)
+    start = SessionStarted(COUNTER, "runtime", {}, True)
+    recorder.append([NewEvent(session, head.seq + 1, start, 0.0)])
+
+
+class _WrittenAfterItsSummary(MemoryRecorder):
+    """A server appends to the session just after its summary is read."""
+
+    def summary(self, session: str) -> SessionSummary | None:
+        found = super().summary(session)
+        _append_a_start(self, session)
+        return found
+
+
+class _SqliteWrittenAfterItsSummary(SqliteRecorder):
+    def summary(self, session: str) -> SessionSummary | None:
+        found = super().summary(session)
+        _append_a_start(self, session)
+        return found
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_verify_of_a_session_being_written_reads_its_summary_and_events_at_one_moment(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path, kind: str
+) -> None:
+    """Between the summary's read and the events' read a server appends: what verify sees
+    is still one moment of a healthy log, not a summary that disagrees with its events."""
+    db = copy_of(logged[0], tmp_path)
+    recorder: MemoryRecorder | SqliteRecorder
+    if kind == "memory":
+        recorder = _WrittenAfterItsSummary()
+        with SqliteRecorder(db) as source:
+            records = [NewEvent("agent", r.seq, e, r.at) for r, e in source.events("agent")]
+        recorder.append(records)
+    else:
+        recorder = _SqliteWrittenAfterItsSummary(db)
+    try:
+        count = len(list(recorder.read("agent")))
+        report = verify(recorder, "agent")
+        assert (report.ok, report.verified) == (True, count), report
+        assert verify(recorder, "agent").verified == count + 1
+    finally:
+        recorder.close()
 
 
 @pytest.mark.parametrize("anchor", ["12", "x:ab", "0:" + "00" * 32, "3:abcd", ""])
