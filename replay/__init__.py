@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from semledger.actors import AppLoadError, load_app
 
-from ._audit import AuditEntry, UnreadableEventError, audit, verify
+from ._audit import AuditEntry, Damage, UnreadableEventError, audit, verify
 from ._export import check_recorded_steps, check_writable, export_test, write_whole
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
@@ -25,6 +25,7 @@ __all__ = [
     "SEEDS",
     "AppLoadError",
     "AuditEntry",
+    "Damage",
     "Divergence",
     "FuzzResult",
     "GenerationChecker",

@@ -28,15 +28,31 @@ from semledger.eventlog import (
 from ._reads import UnknownSessionError
 
 
-class UnreadableEventError(EventLogError):
-    """Raised by `audit` when an event of the session does not decode (a damaged log).
+@attrs.frozen
+class Damage:
+    """An event of a session the audit could not take into account."""
 
-    ``entries`` is the audit of the events before it; ``seq`` is the event's.
+    seq: int
+    what: str
+    """What is wrong with it: ``cannot be read: <why>``."""
+
+
+class UnreadableEventError(EventLogError):
+    """Raised by `audit` when events of the session do not decode (a damaged log).
+
+    The audit goes on past each: ``entries`` is the whole audit of the events that do,
+    and ``damage`` names each that does not, in order; ``seq`` is the first one's.
     """
 
-    def __init__(self, session: str, seq: int, entries: list[AuditEntry], error: Exception):
-        super().__init__(f"event {seq} of session {session!r} cannot be read: {error}")
-        self.seq = seq
+    def __init__(self, session: str, damage: list[Damage], entries: list[AuditEntry]):
+        first, *others = damage
+        more = ""
+        if others:
+            seqs = ", ".join(str(d.seq) for d in others[:5]) + (", …" if len(others) > 5 else "")
+            more = f" (damaged too: event{'s' if len(others) > 1 else ''} {seqs})"
+        super().__init__(f"event {first.seq} of session {session!r} {first.what}{more}")
+        self.seq = first.seq
+        self.damage = damage
         self.entries = entries
 
 
@@ -54,12 +70,17 @@ class AuditEntry:
     generation: int
     """The generation current when the request arrived."""
     outcome: str
-    """``"receipt"``, an error code, or ``"crashed"`` / ``"unanswered"``."""
+    """``"receipt"``, an error code, or ``"crashed"`` / ``"unanswered"``, or
+    ``"unreadable"`` when an event after the request that may have been its answer cannot
+    be read."""
     before: int | None = None
     after: int | None = None
     pending_work: bool | None = None
     details: dict[str, Any] = attrs.field(factory=dict)
     redacted: bool = False
+    unread: bool = False
+    """The request's own event cannot be read: its target, action and precondition are
+    unknown (None), `seq` is the damaged event's, and the rest comes from its answer."""
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -88,10 +109,11 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
         raise UnknownSessionError(f"the log has no session {session!r}")
     requested = recorder.last_of(session, topic_of(ActionRequested)) is not None
     entries: list[AuditEntry] = []
+    damage: list[Damage] = []
     open_requests: dict[int, int] = {}
     generation = 0
     surface_calls = 0
-    for record, event in _readable(recorder, session, entries):
+    for record, event in _readable(recorder, session, damage):
         if isinstance(event, Committed):
             generation = event.generation
         elif isinstance(event, ActionRequested):
@@ -121,6 +143,8 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(entries[index], outcome=event.code, details=event.details)
+        elif isinstance(event, ActionReceipt | ActionRejected) and damage:
+            entries.append(_unread_request(damage[-1].seq, record.at, event, generation))
         elif isinstance(event, CallRefused):
             entries.append(_refused_entry(record.seq, record.at, event, generation))
         elif isinstance(event, SurfaceCalled) and not requested:
@@ -134,21 +158,54 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
             open_requests.clear()
+    if damage:
+        for index in open_requests.values():
+            if damage[-1].seq > entries[index].seq:
+                entries[index] = attrs.evolve(entries[index], outcome="unreadable")
+        raise UnreadableEventError(session, damage, entries)
     return entries
 
 
 def _readable(
-    recorder: Recorder, session: str, entries: list[AuditEntry]
+    recorder: Recorder, session: str, damage: list[Damage]
 ) -> Iterator[tuple[StoredEvent, Event]]:
-    """The session's events, until one does not decode: then `UnreadableEventError` with
-    `entries`, the audit so far."""
-    seq = 0
-    try:
-        for record, event in recorder.events(session):
-            seq = record.seq
-            yield record, event
-    except EventLogError as error:
-        raise UnreadableEventError(session, seq + 1, entries, error) from error
+    """The session's events that decode, in order; each that does not is added to
+    `damage` and passed over.
+
+    Reading goes on after a damaged event from the one after it, so a damaged log costs
+    one more lookup per damaged event, and a healthy one nothing more than its events.
+    """
+    start = 1
+    while True:
+        try:
+            for record, event in recorder.events(session, start=start):
+                start = record.seq + 1
+                yield record, event
+            return
+        except EventLogError as error:
+            bad = next(recorder.read(session, start=start), None)
+            if bad is None:
+                raise
+            damage.append(Damage(bad.seq, f"cannot be read: {error}"))
+            start = bad.seq + 1
+
+
+def _unread_request(
+    lost: int, at: float, answer: ActionReceipt | ActionRejected, generation: int
+) -> AuditEntry:
+    """The entry of a request known only from its answer (logged at `at`): its own event,
+    `lost`, is damaged."""
+    entry = AuditEntry(answer.request_id, lost, at, None, None, None, generation, "", unread=True)
+    if isinstance(answer, ActionRejected):
+        return attrs.evolve(entry, outcome=answer.code, details=answer.details)
+    return attrs.evolve(
+        entry,
+        generation=answer.before,
+        outcome="receipt",
+        before=answer.before,
+        after=answer.after,
+        pending_work=answer.pending_work,
+    )
 
 
 def _refused_entry(seq: int, at: float, event: CallRefused, generation: int) -> AuditEntry:

@@ -380,8 +380,6 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 console.out("\n".join(chunk), highlight=False)
         else:
             console.print(audit_table(args.session, entries))
-        if unreadable is not None:
-            console.print(unreadable, style="bold red")
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"integrity chain: {report}", style=style)
@@ -391,6 +389,8 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                     f"chain head (a later audit --anchor checks against it): {head}",
                     soft_wrap=True,
                 )
+    if unreadable is not None:
+        print(f"semledger: the log {args.db} is damaged: {unreadable}", file=sys.stderr)
     return 0 if unreadable is None and (report is None or report.ok) else 1
 
 

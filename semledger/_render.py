@@ -105,16 +105,30 @@ PLAIN_AUDIT_ROWS = 1000
 millisecond a row to lay out, and prints nothing until the last one is laid out."""
 
 
+def _precondition(precondition: Any) -> str:
+    if not isinstance(precondition, dict):
+        return _sent(precondition)
+    if not precondition:
+        return "-"
+    kind = precondition.get("kind", "?")
+    return f"exact {precondition.get('generation')}" if kind == "exact" else str(kind)
+
+
+def _parts(entry: AuditEntry) -> tuple[str, str, str]:
+    """The target, action and precondition cells."""
+    if entry.unread:
+        return "unreadable", "unreadable", "unreadable"
+    return (
+        _target(entry.target),
+        _action(entry.action, entry.redacted),
+        _precondition(entry.precondition),
+    )
+
+
 def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
     day: datetime.date | None = None
     for e in entries:
         when, day = _when(e.at, day)
-        if not isinstance(e.precondition, dict):
-            pre = _sent(e.precondition)
-        else:
-            pre = e.precondition.get("kind", "?") if e.precondition else "-"
-            if pre == "exact":
-                pre = f"exact {e.precondition.get('generation')}"
         if e.outcome in ("receipt", "ok") and e.before is not None:
             generations = f"{e.before} → {e.after}" + (" (pending)" if e.pending_work else "")
         else:
@@ -122,9 +136,7 @@ def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
         yield (
             "-" if e.request_id is None else str(e.request_id),
             when,
-            _target(e.target),
-            _action(e.action, e.redacted),
-            str(pre),
+            *_parts(e),
             shown(e.outcome),
             generations,
         )

@@ -158,17 +158,44 @@ def test_a_summary_row_edited_by_hand_is_named_in_one_line(
         )
 
 
-def test_an_audit_lists_the_actions_before_an_event_that_does_not_decode(
+def test_an_audit_lists_every_action_past_an_event_that_does_not_decode(
     logged: Path, tmp_path: Path
 ) -> None:
+    """Session 'agent': 3 request 1, 5 its receipt, 6 request 2, 8 its receipt."""
     db = damaged(
-        logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq > 6"
+        logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 5"
     )
     done = mcp.cli("audit", "agent", "--db", str(db), "--json")
     assert done.returncode == 1
     out = json.loads(done.stdout)
-    assert [entry["outcome"] for entry in out["actions"]] == ["receipt", "unanswered"]
-    assert out["unreadable"].startswith("event 7 of session 'agent' cannot be read: ")
+    assert [entry["outcome"] for entry in out["actions"]] == ["unreadable", "receipt"]
+    assert out["unreadable"].startswith("event 5 of session 'agent' cannot be read: ")
+    assert done.stderr == f"semledger: the log {db} is damaged: {out['unreadable']}\n"
+    table = mcp.cli("audit", "agent", "--db", str(db))
+    assert table.returncode == 1
+    assert table.stderr == done.stderr
+    assert "cannot be read" not in table.stdout
+    assert [row.split("│")[6].strip() for row in table.stdout.splitlines() if "│" in row] == [
+        "unreadable",
+        "receipt",
+    ]
+
+
+def test_an_audit_shows_a_request_that_does_not_decode_by_its_answer(
+    logged: Path, tmp_path: Path
+) -> None:
+    db = damaged(
+        logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq IN (3, 8)"
+    )
+    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert done.returncode == 1
+    first, second = json.loads(done.stdout)["actions"]
+    assert (first["request_id"], first["seq"], first["unread"]) == (1, 3, True)
+    assert (first["target"], first["action"], first["precondition"]) == (None, None, None)
+    assert (first["outcome"], first["before"], first["after"]) == ("receipt", "1", "2")
+    assert (second["request_id"], second["outcome"], second["unread"]) == (2, "unreadable", False)
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.endswith(" (damaged too: event 8)\n")
 
 
 def test_a_malformed_page_read_as_the_log_opens_is_damage_not_bad_usage(
