@@ -121,7 +121,7 @@ def _fold(recorder: Recorder, session: str, until: int | None, since: int | None
     bound = since if since is not None and until - JOURNAL_SIZE <= since < until else until
     snapshot, start = _start(recorder, session, bound)
     journal = Journal(snapshot)
-    for seq, event in enumerate(recorder.replay(session, start=start), start=max(start, 1)):
+    for record, event in recorder.events(session, start=start):
         if not isinstance(event, Committed):
             continue
         if event.generation > until:
@@ -133,7 +133,7 @@ def _fold(recorder: Recorder, session: str, until: int | None, since: int | None
             snapshot = apply_delta(snapshot, delta)
         except ValueError as error:
             reason = f"the commit does not apply: {error}"
-            raise InconsistentLogError(session, seq, reason) from None
+            raise InconsistentLogError(session, record.seq, reason) from None
         journal.record(
             snapshot,
             touched=[*delta.removed, *(n.node_id for n in delta.upserted)],

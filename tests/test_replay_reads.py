@@ -4,6 +4,7 @@ whether the fold starts at a checkpoint or at generation 0."""
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator
 from functools import partial
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from semledger.actors import LogWriter, SessionActor
 from semledger.eventlog import (
+    Committed,
     Event,
+    InconsistentLogError,
     MemoryRecorder,
     NewEvent,
     Recorder,
@@ -25,6 +28,7 @@ from semledger.eventlog import (
     SessionStarted,
     SnapshotTaken,
     SqliteRecorder,
+    StoredEvent,
 )
 from semledger.examples import counter, gallery, todo
 from semledger.replay import SurfaceSessionError, full_at, read_at
@@ -159,10 +163,12 @@ class CountingRecorder(MemoryRecorder):
 
     replayed = 0
 
-    def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
-        for event in super().replay(session, start=start):
+    def events(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[tuple[StoredEvent, Event]]:
+        for record in super().events(session, start=start, stop=stop):
             self.replayed += 1
-            yield event
+            yield record
 
 
 async def run_counter(
@@ -210,6 +216,22 @@ def test_a_read_folds_only_the_commits_after_the_latest_checkpoint_that_serves_i
     assert 100 < recorder.replayed < 200
 
 
+def test_a_commit_that_does_not_apply_is_named_by_its_seq_after_a_deleted_event(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
+        commits = [r.seq for r in recorder.read("c") if r.topic == Committed.__name__]
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM events WHERE session = 'c' AND seq = ?", (commits[-2],))
+    conn.close()
+    with SqliteRecorder(db) as recorder, pytest.raises(InconsistentLogError) as caught:
+        read_at(recorder, "c")
+    assert caught.value.seq == commits[-1]
+    assert f"event {commits[-1]}: the commit does not apply" in str(caught.value)
+
+
 def test_reads_at_the_edge_of_the_journal_equal_the_live_ones_from_any_checkpoint() -> None:
     """Live, a delta is possible from the last JOURNAL_SIZE generations only; a fold that
     starts at a checkpoint answers each `since` exactly as the live runtime did."""
@@ -253,6 +275,7 @@ def test_a_session_without_checkpoints_is_read_by_folding_from_generation_0() ->
     recorder = CountingRecorder()
     trio.run(partial(run_counter, recorder, 30, checkpoint_every=None))
     assert not [e for _r, e in recorder.events("c") if isinstance(e, SemanticsTaken)]
+    recorder.replayed = 0
     full_at(recorder, "c")
     assert recorder.replayed == len(list(recorder.read("c")))
 
