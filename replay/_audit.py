@@ -25,7 +25,7 @@ from semledger.eventlog import (
     verify_log,
 )
 
-from ._reads import UnknownSessionError
+from ._reads import UnknownSessionError, gap
 
 
 @attrs.frozen
@@ -34,14 +34,16 @@ class Damage:
 
     seq: int
     what: str
-    """What is wrong with it: ``cannot be read: <why>``."""
+    """What is wrong with it: ``cannot be read: <why>``, or ``is missing: <where>``."""
 
 
 class UnreadableEventError(EventLogError):
-    """Raised by `audit` when events of the session do not decode (a damaged log).
+    """Raised by `audit` when events of the session do not decode or are missing (a
+    damaged log).
 
-    The audit goes on past each: ``entries`` is the whole audit of the events that do,
-    and ``damage`` names each that does not, in order; ``seq`` is the first one's.
+    The audit goes on past each: ``entries`` is the whole audit of the events that are
+    there and decode, and ``damage`` names each that is not, in order; ``seq`` is the first
+    one's.
     """
 
     def __init__(self, session: str, damage: list[Damage], entries: list[AuditEntry]):
@@ -79,7 +81,7 @@ class AuditEntry:
     details: dict[str, Any] = attrs.field(factory=dict)
     redacted: bool = False
     unread: bool = False
-    """The request's own event cannot be read: its target, action and precondition are
+    """The request's own event cannot be read or is missing: its target, action and precondition are
     unknown (None), `seq` is the damaged event's, and the rest comes from its answer."""
 
     def to_json(self) -> dict[str, Any]:
@@ -169,16 +171,22 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
 def _readable(
     recorder: Recorder, session: str, damage: list[Damage]
 ) -> Iterator[tuple[StoredEvent, Event]]:
-    """The session's events that decode, in order; each that does not is added to
-    `damage` and passed over.
+    """The session's events that decode, in order; each that does not, and each seq
+    missing between two that are there, is added to `damage` and passed over.
 
     Reading goes on after a damaged event from the one after it, so a damaged log costs
     one more lookup per damaged event, and a healthy one nothing more than its events.
     """
     start = 1
+
+    def check(seq: int) -> None:
+        if seq != start:
+            damage.append(Damage(start, f"is missing: {gap(start - 1, seq)}"))
+
     while True:
         try:
             for record, event in recorder.events(session, start=start):
+                check(record.seq)
                 start = record.seq + 1
                 yield record, event
             return
@@ -186,6 +194,7 @@ def _readable(
             bad = next(recorder.read(session, start=start), None)
             if bad is None:
                 raise
+            check(bad.seq)
             damage.append(Damage(bad.seq, f"cannot be read: {error}"))
             start = bad.seq + 1
 

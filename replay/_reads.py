@@ -121,7 +121,12 @@ def _fold(recorder: Recorder, session: str, until: int | None, since: int | None
     bound = since if since is not None and until - JOURNAL_SIZE <= since < until else until
     snapshot, start = _start(recorder, session, bound)
     journal = Journal(snapshot)
+    expected = max(start, 1)
+    missing: tuple[int, str] | None = None
     for record, event in recorder.events(session, start=start):
+        if record.seq != expected and missing is None:
+            missing = (expected, gap(expected - 1, record.seq))
+        expected = record.seq + 1
         if not isinstance(event, Committed):
             continue
         if event.generation > until:
@@ -133,6 +138,8 @@ def _fold(recorder: Recorder, session: str, until: int | None, since: int | None
             snapshot = apply_delta(snapshot, delta)
         except ValueError as error:
             reason = f"the commit does not apply: {error}"
+            if missing is not None:
+                reason += f" (event {missing[0]} is missing: {missing[1]})"
             raise InconsistentLogError(session, record.seq, reason) from None
         journal.record(
             snapshot,
@@ -140,11 +147,21 @@ def _fold(recorder: Recorder, session: str, until: int | None, since: int | None
             removed=delta.removed,
             announcements=delta.announcements,
         )
+    if missing is not None:
+        raise InconsistentLogError(session, missing[0], f"missing: {missing[1]}")
     if snapshot.generation != until:
         raise UnknownGenerationError(
             f"session {session!r} reached generation {snapshot.generation}, not {until}"
         )
     return journal
+
+
+def gap(before: int, after: int) -> str:
+    """Where a session's events go from seq `before` straight to `after` (`before` 0: they
+    start at `after`): events are missing, which a log never has unless it was edited."""
+    if before == 0:
+        return f"the session's events start at event {after}"
+    return f"the session's events go from event {before} to event {after}"
 
 
 def read_at(

@@ -198,6 +198,24 @@ def test_an_audit_shows_a_request_that_does_not_decode_by_its_answer(
     assert done.stderr.endswith(" (damaged too: event 8)\n")
 
 
+def test_an_audit_and_a_read_name_a_deleted_event_and_fail(logged: Path, tmp_path: Path) -> None:
+    """Session 'agent': 3 request 1, 5 its receipt, 6 request 2, 8 its receipt."""
+    db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq = 6")
+    says = "event 6 of session 'agent' is missing: the session's events go from event 5 to event 7"
+    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert done.returncode == 1
+    assert done.stderr == f"semledger: the log {db} is damaged: {says}\n"
+    first, second = json.loads(done.stdout)["actions"]
+    assert (first["request_id"], first["outcome"], first["unread"]) == (1, "receipt", False)
+    assert (second["request_id"], second["outcome"], second["unread"]) == (2, "receipt", True)
+    read = mcp.cli("read", "agent", "--db", str(db))
+    assert read.returncode == 1
+    assert read.stderr == (
+        f"semledger: the log {db} cannot be read: session 'agent', event 6: missing:"
+        " the session's events go from event 5 to event 7\n"
+    )
+
+
 def test_a_malformed_page_read_as_the_log_opens_is_damage_not_bad_usage(
     logged: Path, tmp_path: Path
 ) -> None:
