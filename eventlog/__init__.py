@@ -56,6 +56,7 @@ from ._memory import MemoryRecorder
 from ._recorder import (
     REDACTED,
     Recorder,
+    checked_sessions,
     redact_action,
     refused_arguments,
     session_start,
@@ -122,6 +123,7 @@ __all__ = [
     "Upcasters",
     "canonical_bytes",
     "chain_step",
+    "checked_sessions",
     "decode",
     "encode",
     "inspect_log",

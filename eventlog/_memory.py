@@ -158,6 +158,12 @@ class MemoryRecorder:
             self._check_open()
             return self._summaries_seen().get(session)
 
+    def session_names(self) -> Iterator[str]:
+        with self._lock:
+            self._check_open()
+            names = [name for name, records in self._events.items() if self._length(name, records)]
+        return iter(sorted(names))
+
     def _summaries_seen(self) -> dict[str, SessionSummary]:
         moment = self._pins.moment
         return self._summaries if moment is None else moment.summaries

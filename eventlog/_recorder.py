@@ -18,7 +18,7 @@ from ._chain import (
     verify_chain,
 )
 from ._codec import CONVERTER
-from ._errors import SequenceConflict
+from ._errors import EventLogError, SequenceConflict
 from ._events import TOPICS, Event, SessionCrashed, SessionEnded, SessionStarted
 from ._records import (
     Head,
@@ -33,6 +33,7 @@ from ._records import (
 __all__ = [
     "REDACTED",
     "Recorder",
+    "checked_sessions",
     "redact_action",
     "refused_arguments",
     "session_start",
@@ -108,6 +109,11 @@ class Recorder(Protocol):
     def summary(self, session: str) -> SessionSummary | None:
         """One session's summary (None for a session with no events), however many
         sessions the log holds."""
+        ...
+
+    def session_names(self) -> Iterator[str]:
+        """The name of every session that has events, in order, found from the events
+        themselves (not the summary) at one index lookup a session, without reading them."""
         ...
 
     def close(self) -> None:
@@ -222,6 +228,96 @@ def _against_summary(
 def _ending(ended: bool, crashed: bool, reason: str | None) -> str:
     state = f"ended ({reason})" if ended else "open"
     return f"{state}, {'having crashed' if crashed else 'never crashed'}"
+
+
+def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str]]:
+    """Every session that has events, as its events say, and each way the log's summary
+    disagrees with them (one line each, naming the session): what `semledger sessions` shows.
+
+    The summary is not chained and may have been edited: each row is checked against its
+    session's events, cheaply, with indexed lookups of its head (the count), its first
+    event (the app and surface) and its last (whether and why it ended), plus one lookup a
+    session for sessions that have events and no row; no scan of the events. ``crashed``
+    (whether any event crashed it) would need one, so it is the row's, unchecked. The
+    summaries and the events are read at one moment (``Recorder.pinned``).
+    """
+    with recorder.pinned():
+        rows = {row.name: row for row in recorder.sessions()}
+        logged = set(recorder.session_names())
+        found: list[SessionSummary] = []
+        problems: list[str] = []
+        for name in sorted(logged | set(rows)):
+            row = rows.get(name)
+            if name not in logged:
+                problems.append(f"session {name!r}: the log's summary lists it; it has no events")
+                continue
+            summary, differences = _as_logged(recorder, name, row)
+            if row is None:
+                missing = f"it has {summary.events} events and no row in the log's summary"
+                differences.insert(0, missing)
+            if differences:
+                problems.append(f"session {name!r}: {'; '.join(differences)}")
+            found.append(summary)
+    return found, problems
+
+
+def _as_logged(
+    recorder: Recorder, name: str, row: SessionSummary | None
+) -> tuple[SessionSummary, list[str]]:
+    """The session's summary as its head, first and last events say (what they cannot say
+    taken from `row`), and where `row` says otherwise."""
+    head = recorder.head(name)
+    assert head is not None
+    differences: list[str] = []
+    first = next(iter(recorder.read(name, start=1, stop=2)), None)
+    (last,) = recorder.read(name, start=head.seq, stop=head.seq + 1)
+    if row is not None and row.events != head.seq:
+        differences.append(f"its summary counts {row.events} events, the log holds {head.seq}")
+    app, surface = (None, None) if row is None else (row.app, row.surface)
+    started = _decoded(first, "first", differences)
+    if isinstance(started, SessionStarted):
+        if row is not None and (app, surface) != (started.app, started.surface):
+            differences.append(
+                f"its summary says {app!r} on {surface!r}, its start {started.app!r}"
+                f" on {started.surface!r}"
+            )
+        app, surface = started.app, started.surface
+    ended, reason = False, None
+    if row is not None:
+        ended, reason = row.ended, row.end_reason if row.ended else None
+    if last.topic in _ENDINGS:
+        ending = _decoded(last, "last", differences)
+        found = end_reason(ending) if isinstance(ending, SessionEnded | SessionCrashed) else reason
+    else:
+        found = None
+    if row is not None and (ended, reason) != (found is not None, found):
+        differences.append(
+            f"its summary says {_state(ended, reason)}, its last event"
+            f" {_state(found is not None, found)}"
+        )
+    ended, reason = found is not None, found
+    crashed = last.topic == _CRASHED or (row is not None and row.crashed)
+    first_at = last.at if first is None else first.at
+    return (
+        SessionSummary(name, app, surface, first_at, last.at, head.seq, ended, crashed, reason),
+        differences,
+    )
+
+
+def _decoded(record: StoredEvent | None, which: str, differences: list[str]) -> Event | None:
+    """`record`'s event; None, noted in `differences`, if it is missing or does not decode."""
+    if record is None:
+        differences.append(f"its {which} event is missing")
+        return None
+    try:
+        return CONVERTER.decode(record.topic, record.version, record.body)
+    except EventLogError as error:
+        differences.append(f"its {which} event cannot be read: {error}")
+        return None
+
+
+def _state(ended: bool, reason: str | None) -> str:
+    return f"ended ({reason})" if ended else "open"
 
 
 def session_start(recorder: Recorder, session: str) -> SessionStarted | None:

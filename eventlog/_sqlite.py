@@ -75,6 +75,10 @@ _NO_SEQ_BOUND = 2**63 - 1
 _READ_STOP = (
     f"SELECT {_SELECTED} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
 )
+_FIRST_SESSION = "SELECT session FROM events ORDER BY session LIMIT 1"
+_NEXT_SESSION = "SELECT session FROM events WHERE session > ? ORDER BY session LIMIT 1"
+"""The session after a name: a seek in the primary key's index (a skip-scan of the
+sessions that have events), not a scan of their events."""
 _SUMMARY_COLUMNS = "name, app, surface, first_at, last_at, events, ended, crashed, end_reason"
 _SESSIONS = f"SELECT {_SUMMARY_COLUMNS} FROM sessions ORDER BY name"
 _SUMMARY = f"SELECT {_SUMMARY_COLUMNS} FROM sessions WHERE name = ?"
@@ -599,6 +603,18 @@ class SqliteRecorder:
         with self._reader() as conn:
             row = conn.execute(_SUMMARY, (session,)).fetchone()
         return None if row is None else _summary(row)
+
+    def session_names(self) -> Iterator[str]:
+        self._check_open()
+        return self._session_names()
+
+    def _session_names(self) -> Iterator[str]:
+        with self._reader() as conn:
+            row = conn.execute(_FIRST_SESSION).fetchone()
+            while row is not None:
+                if isinstance(row[0], str):
+                    yield row[0]
+                row = conn.execute(_NEXT_SESSION, (row[0],)).fetchone()
 
     def close(self) -> None:
         with self._lock, self._pool_lock:

@@ -288,15 +288,23 @@ def _progress(
 
 
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
-    recorder = _recorder(args.db)
-    summaries = recorder.sessions()
+    from semledger.eventlog import checked_sessions
+
+    summaries, problems = checked_sessions(_recorder(args.db))
     if args.json:
         print(json.dumps([_summary_json(s) for s in summaries], indent=2))
-        return 0
+    else:
+        _sessions_table(args.db, summaries, console)
+    for problem in problems:
+        print(f"semledger: the log {args.db} is damaged: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _sessions_table(db: str, summaries: list[SessionSummary], console: Console) -> None:
     from semledger._render import shown
 
     names = [shown(s.name) for s in summaries]
-    table = Table(title=f"sessions in {args.db}", title_justify="left")
+    table = Table(title=f"sessions in {db}", title_justify="left")
     # A name is what the next command takes: never cut, never folded; the others give way.
     table.add_column("session", no_wrap=True, min_width=max(map(len, names), default=7))
     for column in ("app", "surface", "events", "state"):
@@ -304,7 +312,6 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     for name, s in zip(names, summaries, strict=True):
         table.add_row(name, s.app or "", s.surface or "", str(s.events), _state(s))
     console.print(table)
-    return 0
 
 
 def _state(summary: SessionSummary) -> str:

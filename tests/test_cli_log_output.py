@@ -20,6 +20,7 @@ from tests_record import COUNTER, INCREMENT, record
 MARKUP = "[bold]x[/bold][/]:smile:"
 """Text an agent may send (as a target id, as typed text) that rich would take for markup
 and an emoji code."""
+LONG_NAME = "a-session-name-longer-than-an-eighty-column-table-would-leave-it"
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     record(db, "agent", COUNTER, [INCREMENT, ("counter.step", {"kind": "set_text", "value": "2"})])
     typed = ("counter.step", {"kind": "set_text", "value": MARKUP})
     record(db, "[/]", COUNTER, [(MARKUP, {"kind": "activate"}), typed])
-    record(db, "a-session-name-longer-than-an-eighty-column-table-would-leave-it", COUNTER, [])
+    record(db, LONG_NAME, COUNTER, [])
     record(db, "two\nlines", COUNTER, [])
     return db
 
@@ -59,7 +60,7 @@ def test_text_from_the_log_is_printed_as_it_is_never_as_markup(logged: Path) -> 
 def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path) -> None:
     done = mcp.cli("sessions", "--db", str(logged))  # not a terminal: 80 columns
     assert done.returncode == 0, done.stderr
-    assert "a-session-name-longer-than-an-eighty-column-table-would-leave-it" in done.stdout
+    assert LONG_NAME in done.stdout
     assert "'two\\nlines'" in done.stdout
 
 
@@ -156,6 +157,54 @@ def test_a_summary_row_edited_by_hand_is_named_in_one_line(
             f"semledger: the log {db} cannot be read: "
             f"the summary of session 'agent' is malformed: {says}\n"
         )
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (
+            "DELETE FROM sessions WHERE name = 'agent'",
+            ["session 'agent': it has 9 events and no row in the log's summary"],
+        ),
+        (
+            "UPDATE sessions SET name = 'ghost' WHERE name = 'agent'",
+            [
+                "session 'agent': it has 9 events and no row in the log's summary",
+                "session 'ghost': the log's summary lists it; it has no events",
+            ],
+        ),
+        (
+            "UPDATE sessions SET events = 4 WHERE name = 'agent'",
+            ["session 'agent': its summary counts 4 events, the log holds 9"],
+        ),
+        (
+            "UPDATE sessions SET app = 'evil:app' WHERE name = 'agent'",
+            [f"session 'agent': its summary says 'evil:app' on 'runtime', its start {COUNTER!r}"
+             " on 'runtime'"],
+        ),
+        (
+            "UPDATE sessions SET ended = 0, end_reason = NULL WHERE name = 'agent'",
+            ["session 'agent': its summary says open, its last event ended (script over)"],
+        ),
+    ],
+    ids=["row deleted", "row renamed", "count", "app", "ended"],
+)
+def test_sessions_names_a_summary_row_that_disagrees_with_the_events_and_lists_them(
+    logged: Path, tmp_path: Path, edit: str, says: list[str]
+) -> None:
+    db = damaged(logged, tmp_path, edit)
+    done = mcp.cli("sessions", "--db", str(db), "--json")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == "".join(f"semledger: the log {db} is damaged: {line}\n" for line in says)
+    listed = {s["name"]: s for s in json.loads(done.stdout)}
+    assert sorted(listed) == sorted(["agent", "[/]", "two\nlines", LONG_NAME])
+    agent = listed["agent"]
+    assert (agent["app"], agent["surface"], agent["events"]) == (COUNTER, "runtime", 9)
+    assert (agent["ended"], agent["end_reason"]) == (True, "script over")
+    table = mcp.cli("sessions", "--db", str(db))
+    assert (table.returncode, table.stderr) == (1, done.stderr)
+    assert "│ agent " in table.stdout
+    assert "ghost" not in table.stdout
 
 
 def test_an_audit_lists_every_action_past_an_event_that_does_not_decode(

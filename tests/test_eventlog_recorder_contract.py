@@ -37,6 +37,7 @@ from semledger.eventlog import (
     SqliteRecorder,
     UnsupportedSchemaError,
     chain_step,
+    checked_sessions,
     encode,
     inspect_log,
     session_start,
@@ -336,6 +337,37 @@ def test_a_pinned_read_holds_only_for_the_thread_that_pinned_it(recorder: Record
         other.join()
         heads.append(recorder.head("s"))
     assert [head and head.seq for head in heads] == [6, 3]
+
+
+def test_session_names_are_the_sessions_with_events_in_order(recorder: Recorder) -> None:
+    assert list(recorder.session_names()) == []
+    for name in ("b", "", "a", "ab"):
+        recorder.append(batch(name, story()[:2]))
+    assert list(recorder.session_names()) == ["", "a", "ab", "b"]
+    with recorder.pinned():
+        recorder.append(batch("c", story()[:1]))
+        assert list(recorder.session_names()) == ["", "a", "ab", "b"]
+
+
+def test_checked_sessions_of_a_log_being_written_find_nothing_wrong(recorder: Recorder) -> None:
+    """A writer appends between the read of the summary rows and the lookups of the
+    events: both are read at one moment, so a healthy log is not reported damaged."""
+    recorder.append(batch("s", story()[:3]))
+    recorder.append(batch("t", story()[:3]))
+    rows = recorder.sessions
+
+    def rows_then_appends() -> list[SessionSummary]:
+        found = rows()
+        recorder.append(batch("s", story()[3:], first=4))
+        recorder.append(batch("u", story()[:1]))
+        return found
+
+    recorder.sessions = rows_then_appends  # type: ignore[method-assign]
+    summaries, problems = checked_sessions(recorder)
+    assert problems == []
+    assert [(s.name, s.events, s.ended) for s in summaries] == [("s", 3, False), ("t", 3, False)]
+    del recorder.sessions
+    assert checked_sessions(recorder)[1] == []
 
 
 def test_an_abandoned_read_does_not_block_appends(recorder: Recorder) -> None:
