@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from rich.console import Console
 from rich.progress import Progress
@@ -802,22 +803,82 @@ class _Console(Console):
         """Fall silent and let the command finish: rich's own handling exits with status 1,
         which reads as a failed check (`semledger audit --verify | head -1`)."""
         self.quiet = True
-        os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
+        _silence(self.file)
+
+
+class OutputError(Exception):
+    """Raised when the command's output cannot be written (a full disk, a device error):
+    exit status 1, with the reason on stderr. A broken pipe is not one: the reader only
+    went away."""
+
+
+class _Output:
+    """Standard output, each of whose write errors but a broken pipe is an `OutputError`
+    (every other `OSError` a command meets is its own, not the output's)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise OutputError(error.strerror or str(error)) from error
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise OutputError(error.strerror or str(error)) from error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence(stream: IO[str]) -> None:
+    """Point `stream`'s descriptor at /dev/null, so that Python does not fail again as it
+    flushes what is left at exit."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    serving = args.command == "serve"
+    stdout = sys.stdout
+    if stdout is None and not serving:  # started with its standard output closed
+        print("semledger: standard output is closed: nowhere to print to", file=sys.stderr)
+        return 1
+    if not serving:
+        sys.stdout = cast(TextIO, _Output(stdout))
+    try:
+        return _run(args, serving)
+    except OutputError as error:
+        print(f"semledger: cannot write to standard output: {error}", file=sys.stderr)
+        _silence(stdout)
+        return 1
+    finally:
+        sys.stdout = stdout
+
+
+def _run(args: argparse.Namespace, serving: bool) -> int:
     # No markup or emoji codes: what the console prints comes from logs, apps and agents,
     # and "[/]" or ":smile:" there is text, not formatting.
     # Piped, a line is as long as its text: rich would wrap at 80 columns, splitting the
     # one-line verdicts and the commands they print, and squeezing tables.
-    stream = sys.stderr if args.command == "serve" else sys.stdout
-    width = None if stream.isatty() or "COLUMNS" in os.environ else _PIPED_WIDTH
-    console = _Console(
-        stderr=args.command == "serve", width=width, markup=False, emoji=False
-    )
+    stream = sys.stderr if serving else sys.stdout
+    terminal = stream is not None and stream.isatty()
+    width = None if terminal or "COLUMNS" in os.environ else _PIPED_WIDTH
+    console = _Console(stderr=serving, width=width, markup=False, emoji=False)
     try:
-        return COMMANDS[args.command](args, console)
+        status = COMMANDS[args.command](args, console)
+        if not serving:
+            sys.stdout.flush()
+        return status
     except (UsageError, LogOpenError, UnsupportedSchemaError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2
@@ -830,7 +891,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (`semledger sessions --json | head`): nothing left to say,
         # and Python must not complain when it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence(sys.stdout)
         return 0
 
 

@@ -313,6 +313,37 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
     assert caveat.endswith("replay it a few times")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "command",
+    [["sessions"], ["sessions", "--json"], ["read", "agent"], ["read", "agent", "--json"],
+     ["audit", "agent", "--verify"], ["audit", "agent", "--json"]],
+    ids=" ".join,
+)
+def test_output_that_cannot_be_written_is_one_line_on_stderr(
+    logged: Path, command: list[str]
+) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*mcp.COMMAND, *command, "--db", str(logged)],
+            stdout=full, stderr=subprocess.PIPE, text=True, env=mcp.env(), timeout=120,
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (
+        1, "semledger: cannot write to standard output: No space left on device\n"
+    )
+
+
+def test_a_closed_standard_output_is_one_line_on_stderr(logged: Path) -> None:
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *mcp.COMMAND, "sessions", "--db", str(logged)],
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )
+    assert (done.returncode, done.stderr) == (
+        1, "semledger: standard output is closed: nowhere to print to\n"
+    )
+
+
 def _without_write_rights(*args: str) -> subprocess.CompletedProcess[str]:
     """``semledger ARGS`` unable to write where permissions say it may not (root ignores
     them unless it drops the capabilities that let it)."""
