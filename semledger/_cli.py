@@ -16,7 +16,6 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 from rich.text import Text
 
 from semledger.eventlog import (
@@ -302,17 +301,18 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
 
 
 def _sessions_table(db: str, summaries: list[SessionSummary], console: Console) -> None:
-    from semledger._render import shown
+    from semledger._render import SESSION_COLUMNS, plain_lines, sessions_table, shown
 
-    names = [shown(s.name) for s in summaries]
-    table = Table(title=f"sessions in {db}", title_justify="left")
-    # A name is what the next command takes: never cut, never folded; the others give way.
-    table.add_column("session", no_wrap=True, min_width=max(map(len, names), default=7))
-    for column in ("app", "surface", "events", "state"):
-        table.add_column(column, overflow="fold")
-    for name, s in zip(names, summaries, strict=True):
-        table.add_row(name, s.app or "", s.surface or "", str(s.events), _state(s))
-    console.print(table)
+    rows = [
+        (shown(s.name), shown(s.app or ""), shown(s.surface or ""), str(s.events), shown(_state(s)))
+        for s in summaries
+    ]
+    title = f"sessions in {db}"
+    table = sessions_table(title, rows, console.width)
+    if table is not None:
+        console.print(table)
+    else:
+        console.out("\n".join(plain_lines(title, SESSION_COLUMNS, rows)), highlight=False)
 
 
 def _state(summary: SessionSummary) -> str:
@@ -387,7 +387,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             while chunk := list(itertools.islice(lines, 500)):
                 console.out("\n".join(chunk), highlight=False)
         else:
-            console.print(audit_table(args.session, entries))
+            console.print(audit_table(args.session, entries, console.width))
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"integrity chain: {report}", style=style)

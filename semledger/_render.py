@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -142,33 +143,85 @@ def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
         )
 
 
-def audit_table(session: str, entries: Sequence[AuditEntry]) -> Table:
+def audit_table(session: str, entries: Sequence[AuditEntry], width: int | None = None) -> Table:
+    """The audit as a table; one that would be wider than `width` shows each date above
+    its time, so that the free text (targets, actions) keeps nine more cells a line."""
     table = Table(title=f"perform_action in session {shown(session)}", title_justify="left")
     for column in _AUDIT_COLUMNS:
         # Times, codes and numbers stay whole on a narrow terminal; free text folds.
         table.add_column(column, overflow="fold", no_wrap=column in ("#", "time (UTC)", "outcome"))
-    for row in _audit_rows(entries):
+    rows = list(_audit_rows(entries))
+    if width is not None and _table_width(_AUDIT_COLUMNS, rows) > width:
+        rows = [(row[0], row[1].replace(" ", "\n"), *row[2:]) for row in rows]
+    for row in rows:
         outcome = Text(row[5], style="green" if row[5] in ("receipt", "ok") else "red")
         table.add_row(*row[:5], outcome, row[6])
     return table
 
 
-def audit_lines(session: str, entries: Sequence[AuditEntry]) -> Iterator[str]:
-    """The audit as `audit_table` shows it, in plain aligned columns, line by line."""
-    rows = list(_audit_rows(entries))
-    widths = [
-        max([len(title), *(len(row[i]) for row in rows)]) for i, title in enumerate(_AUDIT_COLUMNS)
+def _table_width(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """How wide a rich table of these rows is with nothing folded."""
+    return 3 * len(headers) + 1 + sum(_widths(headers, rows))
+
+
+def _widths(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:
+    return [
+        max([cell_len(header), *(cell_len(row[i]) for row in rows)])
+        for i, header in enumerate(headers)
     ]
 
-    def line(cells: Sequence[str]) -> str:
-        padded = (cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
-        return "  ".join(padded).rstrip()
 
-    yield f"perform_action in session {shown(session)}"
-    yield line(_AUDIT_COLUMNS)
+def audit_lines(session: str, entries: Sequence[AuditEntry]) -> Iterator[str]:
+    """The audit as `audit_table` shows it, in plain aligned columns, line by line."""
+    return plain_lines(
+        f"perform_action in session {shown(session)}", _AUDIT_COLUMNS, list(_audit_rows(entries))
+    )
+
+
+def plain_lines(
+    title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]
+) -> Iterator[str]:
+    """A table as plain aligned columns, one line a row however long: nothing is folded
+    or cut, and nothing waits for a layout of every row."""
+    widths = _widths(headers, rows)
+
+    def line(cells: Sequence[str]) -> str:
+        pairs = zip(cells, widths, strict=True)
+        return "  ".join(cell + " " * (width - cell_len(cell)) for cell, width in pairs).rstrip()
+
+    yield title
+    yield line(headers)
     yield line(["-" * width for width in widths])
     for row in rows:
         yield line(row)
+
+
+SESSION_COLUMNS = ("session", "app", "surface", "events", "state")
+_NARROWEST = 10
+"""Folded to fit, a column of the sessions table other than the name keeps at least this
+many cells (or all of its text, if shorter): wider than each header."""
+
+
+def sessions_table(title: str, rows: Sequence[Sequence[str]], width: int) -> Table | None:
+    """The sessions as a table `width` cells wide, or None if it cannot have one.
+
+    A name is what the next command takes: never cut, never folded. The other columns fold
+    to make room, down to `_NARROWEST`; a table that does not fit even so is better shown
+    as `plain_lines` (a long name, a pipe's line of any length) than squeezed to a few
+    cells a line. Rich folds the widest columns first, so each keeps that floor whenever
+    the floors fit.
+    """
+    natural = _widths(SESSION_COLUMNS, rows)
+    borders = 3 * len(SESSION_COLUMNS) + 1
+    if natural[0] + sum(min(w, _NARROWEST) for w in natural[1:]) + borders > width:
+        return None
+    table = Table(title=title, title_justify="left")
+    table.add_column(SESSION_COLUMNS[0], no_wrap=True)
+    for column in SESSION_COLUMNS[1:]:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def replay_verdict(report: ReplayReport) -> Group:

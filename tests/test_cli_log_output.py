@@ -64,6 +64,53 @@ def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path)
     assert "'two\\nlines'" in done.stdout
 
 
+def _sessions(db: Path, columns: str | None) -> list[str]:
+    """`semledger sessions` at a terminal's width of `columns`, or piped (None)."""
+    env = {k: v for k, v in mcp.env().items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    done = subprocess.run(
+        [*mcp.COMMAND, "sessions", "--db", str(db)],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("columns", ["80", None], ids=["terminal", "piped"])
+def test_a_name_too_long_for_the_table_lists_every_session_in_plain_columns(
+    logged: Path, tmp_path: Path, columns: str | None
+) -> None:
+    db = tmp_path / "long.db"
+    shutil.copy(logged, db)
+    longest = "x" * 5000
+    record(db, longest, COUNTER, [])
+    title, header, rule, *rows = _sessions(db, columns)
+    assert title == f"sessions in {db}"
+    assert set(rule.replace("  ", "")) == {"-"}
+    assert header.split() == ["session", "app", "surface", "events", "state"]
+    listed = {row.split()[0]: row.split()[1:] for row in rows}
+    for name in (LONG_NAME, longest, "agent"):
+        assert listed[name][:2] == [COUNTER, "runtime"], name
+    assert listed[longest][2:] == ["3", "ended:", "script", "over"]
+    assert len({row.index(COUNTER) for row in rows}) == 1  # aligned
+
+
+def test_on_a_narrow_terminal_the_sessions_table_folds_no_column_below_its_header(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    record(db, "agent", COUNTER, [])
+    lines = _sessions(db, "56")
+    assert max(map(len, lines)) <= 56
+    header = next(line for line in lines if line.startswith("┃"))
+    assert header.split() == ["┃", "session", "┃", "app", "┃", "surface", "┃", "events", "┃",
+                              "state", "┃"]
+    cells = [line.split("│")[2].strip() for line in lines if line.startswith("│")]
+    assert "".join(cells) == COUNTER
+    assert min(map(len, cells[:-1])) >= 10
+
+
 def test_a_body_that_does_not_decode_is_named_in_one_line(logged: Path, tmp_path: Path) -> None:
     db = damaged(logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent'")
     done = mcp.cli("read", "agent", "--db", str(db))

@@ -473,3 +473,27 @@ def test_the_audit_table_gives_utc_times_with_the_date_wherever_it_changes() -> 
     assert ["2026-12-01 23:59:58" in rows[0], "2026-12-01" in rows[1]] == [True, False]
     assert "23:59:59" in rows[1]
     assert "2026-12-02 00:00:01" in rows[2]
+
+
+def test_an_audit_table_too_wide_for_the_terminal_shows_each_date_above_its_time() -> None:
+    from rich.console import Console
+
+    from semledger._render import audit_table
+    from semledger.replay import AuditEntry
+
+    when = datetime.datetime(2026, 12, 1, 23, 59, 58, tzinfo=datetime.UTC).timestamp()
+    typed = {"kind": "set_text", "value": "a long line of text typed into the field"}
+    entry = AuditEntry(
+        1, 3, when, {"kind": "semantic_id", "id": "todo.new"}, typed, {"kind": "latest"},
+        1, "receipt", 1, 2, False,
+    )  # fmt: skip
+    console = Console(record=True, width=80)
+    console.print(audit_table("s", [entry], width=80))
+    lines = console.export_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if "todo.new" in line)
+    assert "│ 2026-12-01 │" in lines[first]
+    assert "│ 23:59:58   │" in lines[first + 1]
+    assert max(map(len, lines)) <= 80
+    wide = Console(record=True, width=200)
+    wide.print(audit_table("s", [entry], width=200))
+    assert "2026-12-01 23:59:58" in wide.export_text()
