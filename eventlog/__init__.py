@@ -63,7 +63,7 @@ from ._recorder import (
     verify_log,
 )
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
-from ._sqlite import SCHEMA_VERSION, LogInfo, SqliteRecorder, inspect_log
+from ._sqlite import SCHEMA_VERSION, CorruptSchemaError, LogInfo, SqliteRecorder, inspect_log
 from ._upcast import UPCASTERS, Upcaster, Upcasters
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "ChainReport",
     "Committed",
     "CorruptEventError",
+    "CorruptSchemaError",
     "CorruptSummaryError",
     "DiagnosticsDispatched",
     "EffectCompleted",

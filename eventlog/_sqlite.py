@@ -40,7 +40,13 @@ from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, s
 if TYPE_CHECKING:
     import sqlite_utils
 
-__all__ = ["SCHEMA_VERSION", "LogInfo", "SqliteRecorder", "inspect_log"]
+__all__ = ["SCHEMA_VERSION", "CorruptSchemaError", "LogInfo", "SqliteRecorder", "inspect_log"]
+
+
+class CorruptSchemaError(LogOpenError):
+    """Raised when a log's schema version says less than its tables hold (it says 1, and
+    it has the summary table of version 2): the log was edited, and migrating over it would
+    fail or overwrite what it holds. A damaged log, not a file that holds no log."""
 
 Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -229,6 +235,22 @@ def _current_version(conn: sqlite3.Connection, path: str) -> int:
     return version
 
 
+def _check_tables(db: sqlite_utils.Database, found: int, path: str) -> None:
+    """Refuse to migrate a log holding what a later version than `found` made."""
+    later = None
+    if found < 1 and db.table("events").exists():
+        later = "the events table of version 1"
+    elif found < 2 and db.table("sessions").exists():
+        later = "the sessions table of version 2"
+    elif found < 3 and "end_reason" in db.table("sessions").columns_dict:
+        later = "the sessions.end_reason column of version 3"
+    if later is not None:
+        said = f"says {found}" if found else "is missing"
+        raise CorruptSchemaError(
+            path, f"its schema version {said}, but it holds {later}: it was edited"
+        )
+
+
 def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> int:
     """Bring the schema to ``SCHEMA_VERSION`` in one transaction; return the version found.
 
@@ -246,6 +268,7 @@ def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> in
         found = _schema_version(db)
         if found > SCHEMA_VERSION:
             raise UnsupportedSchemaError(path, found, SCHEMA_VERSION)
+        _check_tables(db, found, path)
         for version in range(found + 1, SCHEMA_VERSION + 1):
             _MIGRATIONS[version](db, converter)
         if found != SCHEMA_VERSION:

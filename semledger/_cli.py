@@ -21,6 +21,7 @@ from rich.text import Text
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     ChainReport,
+    CorruptSchemaError,
     LogOpenError,
     Recorder,
     SessionSummary,
@@ -879,6 +880,9 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
         if not serving:
             sys.stdout.flush()
         return status
+    except CorruptSchemaError as error:
+        print(f"semledger: {error}", file=sys.stderr)
+        return 1
     except (UsageError, LogOpenError, UnsupportedSchemaError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2

@@ -342,6 +342,24 @@ def test_a_malformed_page_read_as_the_log_opens_is_damage_not_bad_usage(
     assert "file is not a database" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("version", "holds"),
+    [(1, "the sessions table of version 2"), (2, "the sessions.end_reason column of version 3")],
+)
+def test_a_schema_version_set_back_by_hand_is_damage_and_the_log_is_left_as_it_is(
+    logged: Path, tmp_path: Path, version: int, holds: str
+) -> None:
+    db = damaged(logged, tmp_path, f"UPDATE schema_version SET version = {version}")
+    before = db.read_bytes()
+    done = mcp.cli("sessions", "--db", str(db))
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"semledger: cannot open the log {db}: its schema version says {version},"
+        f" but it holds {holds}: it was edited\n",
+    )
+    assert db.read_bytes() == before
+
+
 def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
     """Not a terminal and no COLUMNS: rich would wrap at 80 columns, splitting the verdict
     and the command it gives to replay the counterexample."""
