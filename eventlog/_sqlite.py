@@ -388,6 +388,8 @@ class SqliteRecorder:
             raise ValueError("SqliteRecorder needs a file path; use MemoryRecorder in memory")
         if synchronous not in _SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
+        if os.path.isdir(self.path):  # SQLite would call it a disk I/O error
+            raise LogOpenError(self.path, "it is a directory, not a file")
         self.synchronous = synchronous
         self._converter = converter
         self._lock = threading.Lock()

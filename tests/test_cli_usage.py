@@ -54,6 +54,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         "no command": ([], "required"),
         "missing log for sessions": (["sessions", "--db", missing], "no log at"),
         "missing log for read": (["read", "known", "--db", missing], "no log at"),
+        "a directory for a log": (
+            ["audit", "known", "--db", str(db.parent)],
+            f"cannot open the log {db.parent}: it is a directory, not a file",
+        ),
+        "a directory for a new log": (
+            ["serve", COUNTER, "--db", str(db.parent)],
+            f"cannot open the log {db.parent}: it is a directory, not a file",
+        ),
         "log from a newer semledger": (
             ["sessions", "--db", str(db.parent / "future.db")],
             "schema version 99",
