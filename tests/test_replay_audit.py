@@ -277,7 +277,11 @@ def test_verify_of_a_session_being_written_reads_its_summary_and_events_at_one_m
         recorder.close()
 
 
-@pytest.mark.parametrize("anchor", ["12", "x:ab", "0:" + "00" * 32, "3:abcd", ""])
+@pytest.mark.parametrize(
+    "anchor",
+    ["12", "x:ab", "0:" + "00" * 32, "3:abcd", "", " 3:" + "00" * 32, "3:" + "00" * 32 + " ",
+     "3:" + "00 " * 32, "3: " + "00" * 32, "+3:" + "00" * 32],
+)
 def test_an_anchor_that_is_no_chain_head_is_a_usage_error(
     logged: tuple[Path, dict[int, Any]], anchor: str
 ) -> None:
