@@ -277,6 +277,20 @@ def test_verify_of_a_session_being_written_reads_its_summary_and_events_at_one_m
         recorder.close()
 
 
+def test_a_chain_recomputed_after_an_edit_leaves_no_event_verified_against_the_anchor(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+) -> None:
+    db = copy_of(logged[0], tmp_path)
+    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    anchor = json.loads(earlier.stdout)["verify"]["head"]
+    rewrite_an_action_and_recompute_the_chain(db)
+    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, COLUMNS="300")
+    assert done.returncode == 1
+    verdict = done.stdout.splitlines()[-1]
+    assert verdict.startswith(f"integrity chain: session 'agent': event {anchor.split(':')[0]}")
+    assert verdict.endswith("(after 0 verified events)")
+
+
 @pytest.mark.parametrize(
     "anchor",
     ["12", "x:ab", "0:" + "00" * 32, "3:abcd", "", " 3:" + "00" * 32, "3:" + "00" * 32 + " ",
