@@ -66,7 +66,7 @@ class AuditEntry:
     at: float
     target: Any
     """Wire JSON as logged: an object; for a refused call, whatever was sent (``{}`` for
-    nothing), like `action` and `precondition`."""
+    nothing, and the part named in `unsent`), like `action` and `precondition`."""
     action: Any
     precondition: Any
     generation: int
@@ -80,6 +80,9 @@ class AuditEntry:
     pending_work: bool | None = None
     details: dict[str, Any] = attrs.field(factory=dict)
     redacted: bool = False
+    unsent: tuple[str, ...] = ()
+    """Of a refused call: which of ``target``, ``action`` and ``precondition`` it did not
+    send (each then ``{}``), so that one not sent is told from one sent as ``{}``."""
     unread: bool = False
     """The request's own event cannot be read or is missing: its target, action and precondition are
     unknown (None), `seq` is the damaged event's, and the rest comes from its answer."""
@@ -224,6 +227,7 @@ def _refused_entry(seq: int, at: float, event: CallRefused, generation: int) -> 
     def part(name: str) -> Any:
         return event.arguments.get(name, {})
 
+    unsent = tuple(p for p in ("target", "action", "precondition") if p not in event.arguments)
     return AuditEntry(
         None,
         seq,
@@ -235,6 +239,7 @@ def _refused_entry(seq: int, at: float, event: CallRefused, generation: int) -> 
         event.code,
         details={"message": event.message},
         redacted=event.redacted,
+        unsent=unsent,
     )
 
 

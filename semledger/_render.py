@@ -62,8 +62,7 @@ def _sent(value: Any) -> str:
 
 
 def _target(target: Any) -> str:
-    """A target as an agent reads it; "-" for none sent, and as JSON one of no known kind
-    (a refused call's)."""
+    """A target as an agent reads it, and as JSON one of no known kind (a refused call's)."""
     if not isinstance(target, dict):
         return _sent(target)
     kind = target.get("kind")
@@ -73,7 +72,7 @@ def _target(target: Any) -> str:
         return f"node {target.get('id')}"
     if kind in ("semantic_id", "ref"):
         return shown(str(target.get("id")))
-    return json.dumps(target, separators=(",", ":")) if target else "-"
+    return json.dumps(target, separators=(",", ":"))
 
 
 def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | None]:
@@ -89,10 +88,8 @@ def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | No
 
 
 def _action(action: Any, redacted: bool) -> str:
-    if not isinstance(action, dict):
+    if not isinstance(action, dict) or not action:
         return _sent(action)
-    if not action:
-        return "-"
     extra = {k: v for k, v in action.items() if k != "kind"}
     if not extra:
         return str(action.get("kind"))
@@ -107,23 +104,27 @@ millisecond a row to lay out, and prints nothing until the last one is laid out.
 
 
 def _precondition(precondition: Any) -> str:
-    if not isinstance(precondition, dict):
+    if not isinstance(precondition, dict) or not precondition:
         return _sent(precondition)
-    if not precondition:
-        return "-"
     kind = precondition.get("kind", "?")
     return f"exact {precondition.get('generation')}" if kind == "exact" else str(kind)
 
 
 def _parts(entry: AuditEntry) -> tuple[str, str, str]:
-    """The target, action and precondition cells."""
+    """The target, action and precondition cells; "-" for a part a refused call did not
+    send (one it sent as ``{}`` shows as that)."""
     if entry.unread:
         return "unreadable", "unreadable", "unreadable"
-    return (
+    cells = (
         _target(entry.target),
         _action(entry.action, entry.redacted),
         _precondition(entry.precondition),
     )
+    target, action, pre = (
+        "-" if name in entry.unsent else cell
+        for name, cell in zip(("target", "action", "precondition"), cells, strict=True)
+    )
+    return target, action, pre
 
 
 def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:

@@ -71,6 +71,20 @@ def test_a_refused_call_missing_its_parts_is_audited_with_none_shown(tmp_path: P
     ]  # fmt: skip
 
 
+def test_a_refused_call_s_part_sent_as_an_empty_object_is_shown_apart_from_one_not_sent(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    replies = mcp.serve(COUNTER, db, "m", [mcp.call(1, "perform_action", {"target": {}})])
+    assert replies[1]["ok"] is False
+    audited = json.loads(mcp.cli("audit", "m", "--db", str(db), "--json").stdout)
+    (row,) = audited["actions"]
+    assert row["unsent"] == ["action", "precondition"]
+    table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
+    (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
+    assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == ["{}", "-", "-"]
+
+
 @pytest.mark.parametrize(
     ("redact", "expected"),
     [
