@@ -96,21 +96,25 @@ async def _serve_logged_stdio(
     reason = "not started"
     refused: Exception | None = None
     try:
-        async with stop_on_signals() as stop, trio.open_nursery() as nursery:
-            writer = await nursery.start(LogWriter(recorder).run)
-            try:
-                opened = await open_session(nursery, writer, recorder)
-            except _REFUSED as error:
-                # Raised after the nursery, which would wrap it in an exception group.
-                refused = error
-                writer.close()
-                return Served(reason)
-            with stop.scope:
-                reason = await run_stdio(opened.router, opened.host, opened.diagnostics, **stdio)
-            reason = stop.reason or reason
-            with trio.CancelScope(shield=True):
-                await opened.close(reason)
-                writer.close()
+        async with stop_on_signals() as stop:
+            async with trio.open_nursery() as nursery:
+                writer = await nursery.start(LogWriter(recorder).run)
+                try:
+                    opened = await open_session(nursery, writer, recorder)
+                except _REFUSED as error:
+                    # Raised after the nursery, which would wrap it in an exception group.
+                    refused = error
+                    writer.close()
+                    return Served(reason)
+                with stop.scope:
+                    reason = await run_stdio(
+                        opened.router, opened.host, opened.diagnostics, **stdio
+                    )
+                reason = stop.reason or reason
+                with trio.CancelScope(shield=True):
+                    await opened.close(reason)
+                    writer.close()
+            stop.settled = True  # the session's end is written
     finally:
         recorder.close()
         if refused is not None:
@@ -136,7 +140,18 @@ async def serve_stdio(
     async def open_session(
         nursery: trio.Nursery, writer: LogWriter, recorder: SqliteRecorder
     ) -> _Opened:
-        registry = SessionRegistry(nursery, writer, recorder)
+        closing = False
+
+        def ended(actor: SessionActor) -> None:
+            """Said as it happens, while input goes on: the client may go on for long, each
+            call told ``host_closed``, before the last line says it again."""
+            if actor.failure is not None and not closing:
+                _say(
+                    f"session {actor.name!r} ended: {actor.failure};"
+                    " answering host_closed until end of input"
+                )
+
+        registry = SessionRegistry(nursery, writer, recorder, on_stopped=ended)
         try:
             actor = await registry.open(
                 name,
@@ -153,6 +168,8 @@ async def serve_stdio(
         host = RuntimeAgentHost(actor)
 
         async def close(reason: str) -> None:
+            nonlocal closing
+            closing = True
             # An end that cannot be logged (a full disk, say) is the session's `failure`.
             with contextlib.suppress(ActorError):
                 await registry.close(name, reason)
@@ -219,49 +236,51 @@ async def serve_http(
             _say(f"session {actor.name!r} ended: {actor.failure}")
 
     try:
-        async with stop_on_signals() as signalled, trio.open_nursery() as logging:
-            writer = await logging.start(LogWriter(recorder).run)
-            async with trio.open_nursery() as nursery:
-                registry = SessionRegistry(nursery, writer, recorder, on_stopped=ended)
-                asgi = McpHttpApp(
-                    registry,
-                    app,
-                    app_ref,
-                    diagnostics=diagnostics,
-                    token=token,
-                    allowed_origins=origins,
-                    redact_passwords=redact_passwords,
-                )
+        async with stop_on_signals() as signalled:
+            async with trio.open_nursery() as logging:
+                writer = await logging.start(LogWriter(recorder).run)
+                async with trio.open_nursery() as nursery:
+                    registry = SessionRegistry(nursery, writer, recorder, on_stopped=ended)
+                    asgi = McpHttpApp(
+                        registry,
+                        app,
+                        app_ref,
+                        diagnostics=diagnostics,
+                        token=token,
+                        allowed_origins=origins,
+                        redact_passwords=redact_passwords,
+                    )
 
-                async def stopped() -> None:
-                    await signalled.requested.wait()
-                    # Before hypercorn closes its idle connections: a request it reads
-                    # as it closes one would be applied and its answer dropped.
-                    asgi.stopping = True
+                    async def stopped() -> None:
+                        await signalled.requested.wait()
+                        # Before hypercorn closes its idle connections: a request it reads
+                        # as it closes one would be applied and its answer dropped.
+                        asgi.stopping = True
 
-                framework: Any = asgi
-                async with trio.open_nursery() as http:
-                    try:
-                        binds = await http.start(
-                            lambda task_status: serve(
-                                framework,
-                                config,
-                                shutdown_trigger=stopped,
-                                task_status=task_status,
+                    framework: Any = asgi
+                    async with trio.open_nursery() as http:
+                        try:
+                            binds = await http.start(
+                                lambda task_status: serve(
+                                    framework,
+                                    config,
+                                    shutdown_trigger=stopped,
+                                    task_status=task_status,
+                                )
                             )
-                        )
-                    except* OSError as failed:
-                        # Starting hypercorn is binding its socket; an OSError once it
-                        # serves is a failure of the run, and propagates as it is.
-                        unbound = _first(failed)
-                    else:
-                        _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
-                        task_status.started(binds)
-                # hypercorn has stopped, after answering the requests it was serving
-                nursery.cancel_scope.cancel()
-                if unbound is None:
-                    _say(f"stopped serving {app_ref}; {len(failures)} session(s) failed")
-            writer.close()  # what the sessions handed it is written before it ends
+                        except* OSError as failed:
+                            # Starting hypercorn is binding its socket; an OSError once it
+                            # serves is a failure of the run, and propagates as it is.
+                            unbound = _first(failed)
+                        else:
+                            _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
+                            task_status.started(binds)
+                    # hypercorn has stopped, after answering the requests it was serving
+                    nursery.cancel_scope.cancel()
+                    if unbound is None:
+                        _say(f"stopped serving {app_ref}; {len(failures)} session(s) failed")
+                writer.close()  # what the sessions handed it is written before it ends
+            signalled.settled = True  # every session's end is written
     finally:
         recorder.close()
     if unbound is not None:

@@ -172,6 +172,9 @@ class SignalStop:
     scope: trio.CancelScope = attrs.Factory(trio.CancelScope)
     reason: str | None = None
     requested: trio.Event = attrs.Factory(trio.Event)
+    settled: bool = False
+    """Set once what the server was stopping is written: a later signal has nothing left to
+    cut short, and is ignored rather than ending the process by that signal."""
 
 
 @asynccontextmanager
@@ -184,7 +187,7 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
     A second signal ends the process at once, as if it had no handler: for a call or a
     clean-up that does not finish (a surface whose browser hangs, say). The log survives
     that as it survives a crash: every answer the agent was sent is durable, and the calls
-    still in flight were never answered.
+    still in flight were never answered. Once ``stop.settled`` is set, it is ignored.
     """
     stop = SignalStop()
     with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
@@ -196,7 +199,7 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
                         stop.reason = f"signal {signal.Signals(signum).name}"
                         stop.scope.cancel()
                         stop.requested.set()
-                    else:
+                    elif not stop.settled:
                         _die_of(signum)
 
             nursery.start_soon(watch)

@@ -884,10 +884,16 @@ async def test_serve_reports_a_session_that_lost_its_log_to_another_writer(
                 assert head is not None
                 other.append([NewEvent("s", head.seq + 1, EffectStarted(99, "foreign"), 0.0)])
             assert _envelope(await act(2))["ok"] is False
+            await trio.testing.wait_all_tasks_blocked()
+            # Said at once, not only at the end of input, which may be long in coming.
+            at_once = capsys.readouterr().err.splitlines()[-1]
             await to_loop.aclose()
     (result,) = served
     assert result.failed
     assert result.reason.startswith("another writer appended to its log (session 's': seq ")
+    assert at_once == (
+        f"semledger: session 's' ended: {result.reason}; answering host_closed until end of input"
+    )
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == f"semledger: session 's' ended: {result.reason}"
 

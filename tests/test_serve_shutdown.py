@@ -306,3 +306,25 @@ def test_a_session_that_cannot_be_started_for_a_full_disk_fails_in_one_line_not_
         "semledger: session 's': its log could not be written"
         " (OperationalError('database or disk is full'))"
     ]
+
+
+async def test_a_second_signal_once_the_sessions_end_is_written_is_ignored_not_fatal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A second SIGTERM that came as the server was about to exit 0 made it die by that
+    signal, and say it was stopping at once, though nothing was left to stop."""
+    from semledger.hosts import _stdio
+
+    died: list[int] = []
+    monkeypatch.setattr(_stdio, "_die_of", died.append)
+    async with _stdio.stop_on_signals() as stop:
+        os.kill(os.getpid(), signal.SIGHUP)
+        await stop.requested.wait()
+        assert stop.reason == "signal SIGHUP"
+        os.kill(os.getpid(), signal.SIGINT)
+        await trio.testing.wait_all_tasks_blocked()
+        assert died == [signal.SIGINT]  # still stopping: the second signal ends it at once
+        stop.settled = True
+        os.kill(os.getpid(), signal.SIGTERM)
+        await trio.testing.wait_all_tasks_blocked()
+        assert died == [signal.SIGINT]
