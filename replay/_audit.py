@@ -74,7 +74,7 @@ class AuditEntry:
     outcome: str
     """``"receipt"``, an error code, or ``"crashed"`` / ``"unanswered"``, or
     ``"unreadable"`` when an event after the request that may have been its answer cannot
-    be read."""
+    be read or is missing."""
     before: int | None = None
     after: int | None = None
     pending_work: bool | None = None
@@ -84,8 +84,9 @@ class AuditEntry:
     """Of a refused call: which of ``target``, ``action`` and ``precondition`` it did not
     send (each then ``{}``), so that one not sent is told from one sent as ``{}``."""
     unread: bool = False
-    """The request's own event cannot be read or is missing: its target, action and precondition are
-    unknown (None), `seq` is the damaged event's, and the rest comes from its answer."""
+    """The request's own event cannot be read or is missing: its target, action and
+    precondition are unknown (None), `seq` is the damaged event's, and the rest comes from
+    its answer."""
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
