@@ -17,9 +17,11 @@ from ._codec import CONVERTER, TAG, EncodedEvent, LogConverter, decode, encode
 from ._errors import (
     DAMAGED_LOG_ERRORS,
     CorruptEventError,
+    CorruptSchemaError,
     CorruptSummaryError,
     EventLogError,
     InconsistentLogError,
+    LogMovedError,
     LogOpenError,
     RecorderClosedError,
     SequenceConflict,
@@ -63,7 +65,7 @@ from ._recorder import (
     verify_log,
 )
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
-from ._sqlite import SCHEMA_VERSION, CorruptSchemaError, LogInfo, SqliteRecorder, inspect_log
+from ._sqlite import SCHEMA_VERSION, LogInfo, SqliteRecorder, inspect_log
 from ._upcast import UPCASTERS, Upcaster, Upcasters
 
 __all__ = [
@@ -99,6 +101,7 @@ __all__ = [
     "InconsistentLogError",
     "LogConverter",
     "LogInfo",
+    "LogMovedError",
     "LogOpenError",
     "MemoryRecorder",
     "NewEvent",

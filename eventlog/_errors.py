@@ -7,9 +7,11 @@ import sqlite3
 __all__ = [
     "DAMAGED_LOG_ERRORS",
     "CorruptEventError",
+    "CorruptSchemaError",
     "CorruptSummaryError",
     "EventLogError",
     "InconsistentLogError",
+    "LogMovedError",
     "RecorderClosedError",
     "SequenceConflict",
     "SessionClaimedError",
@@ -94,6 +96,23 @@ class LogOpenError(EventLogError):
 
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"cannot open the log {path}: {reason}")
+        self.path = path
+
+
+class CorruptSchemaError(LogOpenError):
+    """Raised when a log's schema version says less than its tables hold (it says 1, and
+    it has the summary table of version 2): the log was edited, and migrating over it would
+    fail or overwrite what it holds. A damaged log, not a file that holds no log."""
+
+
+class LogMovedError(EventLogError):
+    """Raised by ``append``, after committing, when the log file or its write-ahead log is
+    no longer the file the recorder opened at its path (deleted, renamed, replaced): what it
+    just committed went where no one opening the path will find it, so it is not durable
+    in any sense an agent's receipt may promise."""
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(f"{path} {what} while this recorder wrote to it")
         self.path = path
 
 

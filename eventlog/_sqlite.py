@@ -26,8 +26,10 @@ import attrs
 from ._claims import FileClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import (
+    CorruptSchemaError,
     CorruptSummaryError,
     EventLogError,
+    LogMovedError,
     LogOpenError,
     RecorderClosedError,
     SequenceConflict,
@@ -40,13 +42,8 @@ from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, s
 if TYPE_CHECKING:
     import sqlite_utils
 
-__all__ = ["SCHEMA_VERSION", "CorruptSchemaError", "LogInfo", "SqliteRecorder", "inspect_log"]
+__all__ = ["SCHEMA_VERSION", "LogInfo", "SqliteRecorder", "inspect_log"]
 
-
-class CorruptSchemaError(LogOpenError):
-    """Raised when a log's schema version says less than its tables hold (it says 1, and
-    it has the summary table of version 2): the log was edited, and migrating over it would
-    fail or overwrite what it holds. A damaged log, not a file that holds no log."""
 
 Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -352,6 +349,40 @@ def _moved_head(conn: sqlite3.Connection, stored: list[StoredEvent]) -> Sequence
     return SequenceConflict(first.session, first.seq, first.seq)
 
 
+def _probe_write(conn: sqlite3.Connection) -> None:
+    """Raise SQLite's ``SQLITE_READONLY`` error now if the log cannot be written: SQLite
+    opens a file it may only read (mode 0444 in a folder it may write) read-only without a
+    word, and only the first append would fail. The probe writes nothing."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("DELETE FROM schema_version WHERE 0")
+    finally:
+        conn.execute("ROLLBACK")
+
+
+class _InPlace:
+    """The files a writer commits to: the log and, in WAL mode, its write-ahead log, as the
+    first commit found them. Deleted, renamed or replaced while the writer holds them open,
+    its commits still succeed, into files no one else can reach; `check` says so instead."""
+
+    def __init__(self, path: str, *, wal: bool) -> None:
+        self._paths = (os.path.abspath(path), *((f"{os.path.abspath(path)}-wal",) if wal else ()))
+        self._seen: dict[str, tuple[int, int] | None] = {}
+
+    def check(self) -> None:
+        """Raise `LogMovedError` unless each file is still the one first seen at its path."""
+        for path in self._paths:
+            try:
+                status = os.stat(path)
+            except FileNotFoundError:
+                found = None
+            else:
+                found = (status.st_dev, status.st_ino)
+            if found is None or self._seen.setdefault(path, found) != found:
+                what = "was deleted" if found is None else "was replaced by another file"
+                raise LogMovedError(path, what)
+
+
 class _Pins(threading.local):
     conn: sqlite3.Connection | None = None
     """The reader connection this thread pinned, inside its read transaction."""
@@ -402,6 +433,7 @@ class SqliteRecorder:
         self._pins = _Pins()
         self._closed = False
         self._claims = FileClaims(self.path + "-claims")
+        self._files = _InPlace(self.path, wal=False)
         # Without create, a missing file stays missing (SQLite would make an empty one).
         self._where, self._uri = (self.path, False)
         if read_only:
@@ -420,9 +452,11 @@ class SqliteRecorder:
             if read_only:
                 self.found_schema_version = _readable_version(self._writer, self.path)
             else:
-                self._writer.execute("PRAGMA journal_mode=WAL")
+                (mode,) = self._writer.execute("PRAGMA journal_mode=WAL").fetchone()
                 self._writer.execute(f"PRAGMA synchronous={synchronous}")
                 self.found_schema_version = _migrate(self._writer, self.path, converter)
+                _probe_write(self._writer)
+                self._files = _InPlace(self.path, wal=mode == "wal")
             limit = self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 7
             self._rows_per_insert = 1 << (min(limit, _ROWS_PER_INSERT).bit_length() - 1)
         except sqlite3.DatabaseError as error:
@@ -492,6 +526,7 @@ class SqliteRecorder:
                     ],
                 )
                 conn.execute("COMMIT")
+                self._files.check()
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")

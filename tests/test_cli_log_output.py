@@ -445,6 +445,27 @@ def test_a_log_in_a_read_only_folder_is_inspected_as_it_is(logged: Path, tmp_pat
     assert sorted(p.name for p in folder.iterdir()) == ["log.db", "old.db"]
 
 
+def test_a_log_file_that_may_only_be_read_is_refused_by_serve_and_inspected_as_it_is(
+    logged: Path, tmp_path: Path
+) -> None:
+    """In a folder it may write, serve used to start, answer initialize, then end its
+    session at the first append (over HTTP, fail every initialize) instead of refusing."""
+    db = tmp_path / "readonly.db"
+    shutil.copy(logged, db)
+    db.chmod(0o444)
+    served = _without_write_rights(
+        "serve", "semledger.examples.counter:app", "--db", str(db), "--session", "agent"
+    )
+    assert served.returncode == 2, served.stdout + served.stderr
+    assert served.stderr == (
+        f"semledger: cannot open the log {db}: attempt to write a readonly database\n"
+    )
+    assert served.stdout == ""
+    listed = _without_write_rights("sessions", "--db", str(db))
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "agent" in listed.stdout
+
+
 def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
     """Past PLAIN_AUDIT_ROWS a rich table would lay out every row before printing one."""
     from semledger._render import PLAIN_AUDIT_ROWS

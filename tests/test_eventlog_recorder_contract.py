@@ -23,6 +23,7 @@ from semledger.eventlog import (
     EffectCompleted,
     Event,
     Head,
+    LogMovedError,
     LogOpenError,
     MemoryRecorder,
     NewEvent,
@@ -539,6 +540,52 @@ def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:
         assert again.sessions() == sessions
         again.append(batch("b", story()[2:], first=3))
         assert verify_chain(again.read("b")).ok
+
+
+@pytest.mark.parametrize(
+    ("suffix", "replace", "says"),
+    [
+        ("", False, "log.db was deleted while this recorder wrote to it"),
+        ("", True, "log.db was replaced by another file while this recorder wrote to it"),
+        ("-wal", False, "log.db-wal was deleted while this recorder wrote to it"),
+    ],
+)
+def test_an_append_after_the_log_file_was_deleted_or_replaced_fails_though_sqlite_commits(
+    tmp_path: Path, suffix: str, replace: bool, says: str
+) -> None:
+    """SQLite goes on committing into files it holds open after they are unlinked: every
+    receipt given then would be for events no one opening the log will ever find."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as recorder:
+        recorder.append(batch("a", story()[:2]))
+        gone = Path(f"{path}{suffix}")
+        gone.unlink()
+        if replace:
+            gone.write_bytes(b"")
+        with pytest.raises(LogMovedError, match=f"{tmp_path}/{says}"):
+            recorder.append(batch("a", story()[2:4], first=3))
+        with pytest.raises(LogMovedError):
+            recorder.append(batch("b", story()[:1]))
+
+
+def test_a_log_file_that_may_only_be_read_is_refused_as_it_opens_not_at_the_first_append(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as recorder:
+        recorder.append(batch("a", story()))
+    path.chmod(0o444)
+    probe = [sys.executable, "-c", "from semledger.eventlog import SqliteRecorder as R; R(%r)"]
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
+    done = subprocess.run(
+        [*(drop if os.geteuid() == 0 else []), probe[0], probe[1], probe[2] % str(path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "LogOpenError: cannot open the log" in done.stderr
+    assert "attempt to write a readonly database" in done.stderr
+    with SqliteRecorder(path, read_only=True) as reader:
+        assert len(list(reader.read("a"))) == len(story())
 
 
 def test_a_clash_in_a_later_insert_statement_writes_nothing_of_the_batch(

@@ -898,6 +898,51 @@ async def test_serve_reports_a_session_that_lost_its_log_to_another_writer(
     assert last == f"semledger: session 's' ended: {result.reason}"
 
 
+async def test_a_log_deleted_while_serving_ends_the_session_instead_of_answering_receipts(
+    tmp_path: Path,
+) -> None:
+    """SQLite kept committing into the unlinked file: the agent got receipts for events
+    that were gone, serve exited 0, and the next serve of the name started it over at
+    generation 1."""
+    from semledger.hosts import serve_stdio
+
+    db = tmp_path / "log.db"
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    buffered = b""
+
+    async def act(request_id: int) -> dict[str, Any]:
+        nonlocal buffered
+        call = _tool_call(request_id, "perform_action", _act("counter.increment", LATEST_WIRE))
+        await to_loop.send_all(_line(call) + b"\n")
+        while b"\n" not in buffered:
+            buffered += await from_loop.receive_some()
+        line, _, buffered = buffered.partition(b"\n")
+        return _envelope(json.loads(line))
+
+    served: list[Any] = []
+
+    async def serve() -> None:
+        served.append(
+            await serve_stdio(COUNTER, db=db, session="s", receive=loop_input, send=loop_output)
+        )
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve)
+            assert (await act(1))["ok"] is True
+            db.unlink()
+            refused = await act(2)
+            assert refused["error"]["code"] == "host_closed", refused
+            await to_loop.aclose()
+    (result,) = served
+    assert result.failed
+    assert result.reason == (
+        f"its log could not be written (LogMovedError('{db} was deleted while this recorder"
+        " wrote to it'))"
+    )
+
+
 async def test_a_perform_action_whose_arguments_do_not_decode_is_logged_as_refused() -> None:
     """SPEC §2.4: invalid_arguments is decided before dispatch, so the session never steps
     with the call (it takes no request id); the refusal is still on the record, with any
