@@ -366,7 +366,8 @@ class _InPlace:
     its commits still succeed, into files no one else can reach; `check` says so instead."""
 
     def __init__(self, path: str, *, wal: bool) -> None:
-        self._paths = (os.path.abspath(path), *((f"{os.path.abspath(path)}-wal",) if wal else ()))
+        real = os.path.realpath(path)  # SQLite follows a symlink, and keeps its -wal beside
+        self._paths = (real, *((f"{real}-wal",) if wal else ()))
         self._seen: dict[str, tuple[int, int] | None] = {}
 
     def check(self) -> None:
@@ -432,7 +433,8 @@ class SqliteRecorder:
         self._pool_lock = threading.Lock()
         self._pins = _Pins()
         self._closed = False
-        self._claims = FileClaims(self.path + "-claims")
+        # Beside the file itself: two paths to one log (a symlink) must share its claims.
+        self._claims = FileClaims(os.path.realpath(self.path) + "-claims")
         self._files = _InPlace(self.path, wal=False)
         # Without create, a missing file stays missing (SQLite would make an empty one).
         self._where, self._uri = (self.path, False)

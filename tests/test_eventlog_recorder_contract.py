@@ -568,6 +568,24 @@ def test_an_append_after_the_log_file_was_deleted_or_replaced_fails_though_sqlit
             recorder.append(batch("b", story()[:1]))
 
 
+def test_a_log_opened_through_a_symlink_is_written_and_claimed_as_the_file_itself(
+    tmp_path: Path,
+) -> None:
+    """SQLite follows the link, and keeps the -wal beside the file it names: the in-place
+    check looked for one beside the link and failed every append, and a claim taken through
+    the link did not keep a server on the real path from taking the session too."""
+    real, link = tmp_path / "real.db", tmp_path / "link.db"
+    with SqliteRecorder(real):
+        pass
+    link.symlink_to(real)
+    with SqliteRecorder(link) as through_link, SqliteRecorder(real) as direct:
+        through_link.append(batch("a", story()[:2]))
+        through_link.append(batch("a", story()[2:], first=3))
+        assert len(list(direct.read("a"))) == len(story())
+        with through_link.claim("a"), pytest.raises(SessionClaimedError):
+            direct.claim("a").__enter__()
+
+
 def test_a_log_file_that_may_only_be_read_is_refused_as_it_opens_not_at_the_first_append(
     tmp_path: Path,
 ) -> None:
