@@ -11,6 +11,7 @@ from ._core import (
     crash_event,
     effect_failure,
 )
+from ._journal import gap, logged_journal
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._requests import LoggedAction, answered, logged_action, refusal
@@ -62,7 +63,9 @@ __all__ = [
     "committed_since",
     "crash_event",
     "effect_failure",
+    "gap",
     "load_app",
     "logged_action",
+    "logged_journal",
     "refusal",
 ]

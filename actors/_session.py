@@ -46,6 +46,7 @@ from semledger.eventlog import (
     topic_of,
 )
 from semledger.runtime import (
+    JOURNAL_SIZE,
     App,
     ApplicationError,
     CheckpointMismatchError,
@@ -66,6 +67,7 @@ from semledger.runtime._wire import (
 
 from ._actor import Actor, ActorClosedError, ActorError, _Envelope
 from ._core import SessionCore, commit_size, crash_event, effect_failure
+from ._journal import logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
 from ._writer import LogWriter, Pending
@@ -402,8 +404,24 @@ class SessionActor(Actor[SessionMessage]):
                 )
         if made:
             raise self._diverged(made_by, made[0].generation, _EXTRA)
+        if start > 0:
+            self._adopt_logged_journal(core)
         self._inputs = 0
         return core
+
+    def _adopt_logged_journal(self, core: SessionCore) -> None:
+        """Give a core recovered from a checkpoint the journal a session that never stopped
+        would hold: restored, it answers deltas only from the checkpoint's generation on, and
+        a read since one of the 64 generations before would be answered in full, unlike the
+        live session and the log-served read. (A logged journal that ends elsewhere than the
+        re-executed runtime, which re-execution's checks leave no room for, is not adopted:
+        reads are then answered as they were, if in full more often.)"""
+        generation = core.runtime.generation
+        journal = logged_journal(
+            self.recorder, self.name, until=generation, since=max(generation - JOURNAL_SIZE, 0)
+        )
+        with contextlib.suppress(ValueError):
+            core.runtime.adopt_journal(journal)
 
     def _check_whole(self, last: int) -> None:
         """Refuse a log whose tail was cut: resumed from it, the session would answer again

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from semledger.actors import gap
 from semledger.eventlog import (
     ActionReceipt,
     ActionRejected,
@@ -25,7 +26,7 @@ from semledger.eventlog import (
     verify_log,
 )
 
-from ._reads import UnknownSessionError, gap
+from ._reads import UnknownSessionError
 
 
 @attrs.frozen

@@ -177,6 +177,20 @@ class AppRuntime(Generic[Model, Msg]):
         }
         return runtime
 
+    def adopt_journal(self, journal: Journal) -> None:
+        """Answer reads from `journal`, which must end at this runtime's current snapshot.
+
+        A runtime restored from a checkpoint holds only the generations committed since;
+        the session's log holds those before it that a runtime that never stopped would
+        still answer deltas from. Raises ``ValueError`` if `journal` ends elsewhere.
+        """
+        if journal.current != self._journal.current:
+            raise ValueError(
+                f"the journal ends at generation {journal.current.generation} with another"
+                f" snapshot than this runtime's generation {self.generation}"
+            )
+        self._journal = journal
+
     # ---- reading --------------------------------------------------------------------------
 
     @property

@@ -11,11 +11,13 @@ import trio
 from semledger.actors import LogWriter, SessionActor, SessionRegistry
 from semledger.eventlog import SessionStarted, SnapshotTaken, SqliteRecorder
 from semledger.examples import todo
-from semledger.replay import reexecute
+from semledger.replay import read_at, reexecute
 from semledger.runtime import (
+    JOURNAL_SIZE,
     ActionKind,
     App,
     BySemanticId,
+    Delta,
     Latest,
     Receipt,
     SemanticId,
@@ -25,6 +27,7 @@ from semledger.runtime import (
     column,
     text,
 )
+from semledger.runtime._wire import encode_read
 
 APP = "semledger.examples.todo:app"
 
@@ -179,3 +182,33 @@ async def test_a_model_that_reads_back_as_another_value_gets_no_checkpoint_and_r
     with SqliteRecorder(tmp_path / "log.db") as recorder:
         assert not any(isinstance(e, SnapshotTaken) for _r, e in recorder.events("s"))
         assert reexecute(recorder, "s", HISTORY).ok
+
+
+async def test_a_session_recovered_from_a_checkpoint_answers_deltas_from_before_it(
+    tmp_path: Path,
+) -> None:
+    """Restored at the checkpoint, its journal began there: a `since` of the 64 generations
+    before was answered in full, where the live session and the log-served read answer a
+    delta."""
+    path = tmp_path / "log.db"
+    await _run(path, every=7, items=10, crash=True)
+    with SqliteRecorder(path) as recorder:
+        checkpoint = recorder.last_of("s", "SnapshotTaken")
+        assert checkpoint is not None
+        (_r, taken), = recorder.events("s", start=checkpoint.seq, stop=checkpoint.seq + 1)
+        assert isinstance(taken, SnapshotTaken)
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            session = await registry.open(
+                "s", lambda: SessionActor("s", todo.app, APP, writer, recorder, checkpoint_every=7)
+            )
+            assert session.recovered
+            current = session.core.runtime.generation
+            since = taken.generation - 2
+            assert current - since < JOURNAL_SIZE
+            live = await session.read_semantics(since)
+            await registry.close_all()
+            writer.close()
+        assert isinstance(live, Delta)
+        assert encode_read(live) == encode_read(read_at(recorder, "s", since=since))

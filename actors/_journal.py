@@ -1,0 +1,126 @@
+"""The journal a session's log holds: its committed deltas folded onto a read checkpoint.
+
+Every commit is logged with its delta, so folding the deltas rebuilds each snapshot exactly,
+and a journal rebuilt alongside answers ``since`` reads as the live runtime did. A session
+logs its committed semantics now and then (``SemanticsTaken``), and the fold starts at the
+latest of those that still lets it answer the read asked for.
+
+Log-served reads (``semledger.replay``) are built on it, and so is recovery from a
+checkpoint: the restored runtime holds only the generations since the checkpoint, the log
+also those before it that a live journal would still hold.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from semledger.eventlog import (
+    CONVERTER,
+    Committed,
+    InconsistentLogError,
+    Recorder,
+    SemanticsTaken,
+    topic_of,
+)
+from semledger.runtime import (
+    JOURNAL_SIZE,
+    Delta,
+    Full,
+    Journal,
+    SemanticsSnapshot,
+    apply_delta,
+)
+from semledger.runtime._wire import decode_read
+
+__all__ = ["gap", "logged_journal"]
+
+_COMMITTED = topic_of(Committed)
+
+
+def _rebuilt(checkpoint: SemanticsTaken) -> SemanticsSnapshot | None:
+    """The snapshot a read checkpoint holds, or None if it is not a Full read of its
+    generation (a damaged log: the fold then starts further back)."""
+    try:
+        full = decode_read(checkpoint.semantics)
+    except ValueError:
+        return None
+    if not isinstance(full, Full) or full.generation != checkpoint.generation:
+        return None
+    whole = SemanticsSnapshot.empty().derive(
+        upserted=full.nodes, removed=(), root=full.root, focused=full.focused, issues=full.issues
+    )
+    return attrs.evolve(whole, generation=full.generation)
+
+
+def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnapshot, int]:
+    """Where folding starts: the latest read checkpoint at or before generation `bound`
+    and the seq after it, walking back from the last one; else the empty snapshot, seq 1."""
+    topic = topic_of(SemanticsTaken)
+    record = recorder.last_of(session, topic)
+    while record is not None:
+        event = CONVERTER.decode(record.topic, record.version, record.body)
+        assert isinstance(event, SemanticsTaken)
+        if event.generation <= bound:
+            snapshot = _rebuilt(event)
+            if snapshot is not None:
+                return snapshot, record.seq + 1
+        record = recorder.last_of(session, topic, before=record.seq)
+    return SemanticsSnapshot.empty(), 1
+
+
+def logged_journal(
+    recorder: Recorder, session: str, *, until: int, since: int | None = None
+) -> Journal:
+    """The journal of `session` as of generation `until`, which answers
+    ``read_semantics(since)`` as the live runtime did then.
+
+    Raises ``InconsistentLogError`` where the log's commits do not follow each other (an
+    event missing, a delta that does not apply) or do not reach `until`.
+    """
+    # A delta from `since` needs the journal to hold it; otherwise any start will do.
+    bound = since if since is not None and until - JOURNAL_SIZE <= since < until else until
+    snapshot, start = _start(recorder, session, bound)
+    journal = Journal(snapshot)
+    expected = max(start, 1)
+    missing: tuple[int, str] | None = None
+    for record in recorder.read(session, start=start):
+        if record.seq != expected and missing is None:
+            missing = (expected, gap(expected - 1, record.seq))
+        expected = record.seq + 1
+        if record.topic != _COMMITTED:
+            continue  # (not decoded: a fold reads past inputs and checkpoints it never uses)
+        event = CONVERTER.decode(record.topic, record.version, record.body)
+        assert isinstance(event, Committed)
+        if event.generation > until:
+            break
+        try:
+            delta = decode_read(event.delta)
+            if not isinstance(delta, Delta):
+                raise ValueError(f"its delta is a {type(delta).__name__} read")
+            snapshot = apply_delta(snapshot, delta)
+        except ValueError as error:
+            reason = f"the commit does not apply: {error}"
+            if missing is not None:
+                reason += f" (event {missing[0]} is missing: {missing[1]})"
+            raise InconsistentLogError(session, record.seq, reason) from None
+        journal.record(
+            snapshot,
+            touched=[*delta.removed, *(n.node_id for n in delta.upserted)],
+            removed=delta.removed,
+            announcements=delta.announcements,
+        )
+    if missing is not None:
+        raise InconsistentLogError(session, missing[0], f"missing: {missing[1]}")
+    if snapshot.generation != until:
+        raise InconsistentLogError(
+            session, expected, f"its commits reach generation {snapshot.generation}, not {until}"
+        )
+    return journal
+
+
+def gap(before: int, after: int) -> str:
+    """Where a session's events go from seq `before` straight to `after` (`before` 0: they
+    start at `after`): events are missing, which a log never has unless it was edited."""
+    if before == 0:
+        return f"the session's events start at event {after}"
+    return f"the session's events go from event {before} to event {after}"
