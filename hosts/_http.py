@@ -92,8 +92,9 @@ class McpHttpApp:
         self.allowed_origins = frozenset(normalize_origin(o) for o in allowed_origins)
         self.redact_passwords = redact_passwords
         self._connections: dict[str, _Connection] = {}
-        self._over: set[str] = set()
-        """Sessions this server held that are over: never brought back by this process."""
+        self._over: dict[str, str] = {}
+        """Sessions this server held that are over, and why: never brought back by this
+        process."""
         self.stopping = False
         """Set as the server starts to stop: every request from then on is a ``503`` and
         changes nothing, so none is applied on a connection that is closing unanswered."""
@@ -236,7 +237,8 @@ class McpHttpApp:
         self._connections[session_id] = connection
         return connection
 
-    async def _find(self, session_id: str) -> _Connection | None:
+    async def _find(self, session_id: str) -> _Connection | str:
+        """The session's connection, opened (resumed) if need be; else why there is none."""
         connection = self._connections.get(session_id)
         if connection is not None and not connection.host.closed:
             return connection
@@ -246,23 +248,28 @@ class McpHttpApp:
             # process wrote its log, or the log could not be written. Recovering it here
             # would write it again.
             del self._connections[session_id]
-            self._over.add(session_id)
-        if session_id in self._over:
-            return None
-        if not await trio.to_thread.run_sync(self._resumable, session_id):
-            return None
+            self._over[session_id] = connection.host.closed_reason or "the session is closed"
+        over = self._over.get(session_id)
+        if over is not None:
+            return f"session {session_id!r} is over on this server: {over}"
+        unresumable = await trio.to_thread.run_sync(self._unresumable, session_id)
+        if unresumable is not None:
+            return unresumable
         return await self._open(session_id)
 
-    def _resumable(self, session_id: str) -> bool:
-        """The log has this session, of this app, not ended by its client (or crashed): its
-        summary says so, without reading its events."""
+    def _unresumable(self, session_id: str) -> str | None:
+        """Why the log's session cannot be resumed here (none, of another app, ended by its
+        client, crashed), as its summary says without reading its events; None if it can."""
         summary = self.registry.recorder.summary(session_id)
-        return (
-            summary is not None
-            and summary.app == self.app_ref
-            and not summary.ended
-            and not summary.crashed
-        )
+        if summary is None:
+            return f"unknown session {session_id!r}"
+        if summary.app != self.app_ref:
+            return f"session {session_id!r} is a session of {summary.app}, not of {self.app_ref}"
+        if summary.crashed:
+            return f"session {session_id!r} crashed ({summary.end_reason}): it cannot be resumed"
+        if summary.ended:
+            return f"session {session_id!r} has ended ({summary.end_reason})"
+        return None
 
     async def _session(
         self, session_id: str | None, send: Send
@@ -281,8 +288,8 @@ class McpHttpApp:
         except DAMAGED_LOG_ERRORS as error:
             await _respond(send, 500, {"error": _unreadable(session_id, error)})
             return None
-        if connection is None:
-            await _respond(send, 404, {"error": f"unknown session {session_id!r}"})
+        if isinstance(connection, str):
+            await _respond(send, 404, {"error": connection})
             return None
         return session_id, connection
 
@@ -293,7 +300,7 @@ class McpHttpApp:
         session_id, connection = found
         connection.host.close()
         self._connections.pop(session_id, None)
-        self._over.add(session_id)
+        self._over[session_id] = "deleted by the client"
         try:
             await self.registry.close(session_id, "deleted by the client")
         except ActorError as error:  # its end could not be logged (a full disk, say)

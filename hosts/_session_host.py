@@ -52,6 +52,11 @@ class RuntimeAgentHost:
     def closed(self) -> bool:
         return self._closed is not None
 
+    @property
+    def closed_reason(self) -> str | None:
+        """Why the host is closed (its session ended on its own, say); None while open."""
+        return self._closed
+
     def close(self, why: str = "the session is closed") -> None:
         self._closed = why
 

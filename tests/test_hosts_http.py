@@ -593,6 +593,10 @@ def test_a_session_that_lost_its_log_to_another_writer_is_not_brought_back(
         assert clash.json()["result"]["structuredContent"]["ok"] is False
         after = act(3)
         assert after.status_code == 404, after.text
+        assert after.json()["error"].startswith(
+            f"session {session!r} is over on this server: the session ended: session"
+            f" {session!r} is being written by another process"
+        )
     with SqliteRecorder(db) as recorder:
         receipts = [e for _r, e in recorder.events(session) if isinstance(e, ActionReceipt)]
     assert len(receipts) == 1
@@ -685,9 +689,14 @@ def test_after_a_restart_only_live_sessions_of_the_same_app_resume(
             crashed.post(call(1, "perform_action", increment({"kind": "latest"})))
         before.kill()
 
+    said: list[str] = []
+
     def status(client: McpClient, url: str) -> int:
         client.url = url
-        return client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code
+        answer = client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        if answer.status_code == 404:
+            said.append(answer.json()["error"])
+        return answer.status_code
 
     with serving(db, app=crashy) as after:
         assert [status(c, after.url) for c in (live, ended, crashed)] == [200, 404, 404]
@@ -695,6 +704,13 @@ def test_after_a_restart_only_live_sessions_of_the_same_app_resume(
         fresh = McpClient(http, other_app.url)
         fresh.session_id = live.session_id
         assert status(fresh, other_app.url) == 404
+    # Why, rather than "unknown session" for a session the log plainly holds.
+    assert said == [
+        f"session {ended.session_id!r} has ended (deleted by the client)",
+        f"session {crashed.session_id!r} crashed (crashed: ThirdIncrementError): it cannot be"
+        " resumed",
+        f"session {live.session_id!r} is a session of {crashy}, not of {COUNTER}",
+    ]
 
 
 def test_a_session_another_live_server_owns_is_refused_with_409_and_left_to_it(
