@@ -349,6 +349,14 @@ def _moved_head(conn: sqlite3.Connection, stored: list[StoredEvent]) -> Sequence
     return SequenceConflict(first.session, first.seq, first.seq)
 
 
+def _hard_links(path: str) -> int:
+    """How many names the file at `path` has (0 for none yet)."""
+    try:
+        return os.stat(path).st_nlink
+    except FileNotFoundError:
+        return 0
+
+
 def _probe_write(conn: sqlite3.Connection) -> None:
     """Raise SQLite's ``SQLITE_READONLY`` error now if the log cannot be written: SQLite
     opens a file it may only read (mode 0444 in a folder it may write) read-only without a
@@ -422,6 +430,14 @@ class SqliteRecorder:
             raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
         if os.path.isdir(self.path):  # SQLite would call it a disk I/O error
             raise LogOpenError(self.path, "it is a directory, not a file")
+        links = _hard_links(self.path)
+        if links > 1:
+            raise LogOpenError(
+                self.path,
+                f"the file has {links} names (hard links): SQLite keeps a log's -wal beside the"
+                " name it was opened by, so each name would keep its own and damage the log,"
+                " and a session claimed by one name would not be by another; keep one name",
+            )
         self.synchronous = synchronous
         self._converter = converter
         self._lock = threading.Lock()
