@@ -422,7 +422,9 @@ def _audited(
         except UnreadableEventError as error:  # a tampered body may not even decode
             entries, unreadable = error.entries, str(error)
     except UnknownSessionError as error:
-        raise UsageError(str(error)) from error
+        if args.anchor is None:
+            raise UsageError(str(error)) from error
+        entries = []  # every event is gone: the anchor's report says so
     return entries, report, unreadable
 
 
@@ -522,9 +524,14 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     except AppLoadError as error:
         raise UsageError(str(error)) from error
     # The log is checked before the run, not after it: a file there must already be a log
-    # (another program's database is not made one), and a new log is made only to save a
-    # counterexample, so a clean run leaves no file behind.
-    recorder = _recorder(args.db) if Path(args.db).exists() else None
+    # (another program's database is not made one) that can be written (a counterexample
+    # would be lost), and a new log is made only to save a counterexample, so a clean run
+    # leaves no file behind.
+    recorder = None
+    if Path(args.db).exists():
+        from semledger.eventlog import SqliteRecorder
+
+        recorder = SqliteRecorder(args.db, create=False)
     folder = Path(args.db).parent
     if recorder is None and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
         raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")

@@ -3,6 +3,7 @@ logs it cannot use, app modules that do not import, hash seeds, and bugs several
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -223,6 +224,27 @@ def test_a_log_that_cannot_be_used_is_refused_before_fuzzing(tmp_path: Path, whe
     assert str(db) in done.stderr
     assert "examples" not in done.stdout
     assert not_a_log.read_text() == "my notes\n"
+
+
+def test_a_log_that_may_only_be_read_is_refused_before_fuzzing_not_after_finding_a_bug(
+    tmp_path: Path,
+) -> None:
+    """The run went to the end, found its counterexample, and lost it to 'attempt to write a
+    readonly database' (exit 1, nothing on stdout)."""
+    db = tmp_path / "log.db"
+    SqliteRecorder(db).close()
+    db.chmod(0o444)
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
+    done = subprocess.run(
+        [*(drop if os.geteuid() == 0 else []), *mcp.COMMAND, "fuzz", "tests_crashy:app",
+         "--db", str(db)],
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        f"semledger: cannot open the log {db}: attempt to write a readonly database\n"
+    )
+    assert done.stdout == ""
 
 
 def test_a_clean_run_leaves_no_log_behind(tmp_path: Path) -> None:
