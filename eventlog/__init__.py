@@ -58,6 +58,7 @@ from ._memory import MemoryRecorder
 from ._recorder import (
     REDACTED,
     Recorder,
+    check_counted,
     checked_sessions,
     redact_action,
     refused_arguments,
@@ -127,6 +128,7 @@ __all__ = [
     "Upcasters",
     "canonical_bytes",
     "chain_step",
+    "check_counted",
     "checked_sessions",
     "decode",
     "encode",

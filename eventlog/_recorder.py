@@ -18,7 +18,7 @@ from ._chain import (
     verify_chain,
 )
 from ._codec import CONVERTER
-from ._errors import EventLogError, SequenceConflict
+from ._errors import CorruptSummaryError, EventLogError, SequenceConflict
 from ._events import TOPICS, Event, SessionCrashed, SessionEnded, SessionStarted
 from ._records import (
     Head,
@@ -33,6 +33,7 @@ from ._records import (
 __all__ = [
     "REDACTED",
     "Recorder",
+    "check_counted",
     "checked_sessions",
     "redact_action",
     "refused_arguments",
@@ -251,7 +252,14 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str
             if name not in logged:
                 problems.append(f"session {name!r}: the log's summary lists it; it has no events")
                 continue
-            summary, differences = _as_logged(recorder, name, row)
+            logged_as = _as_logged(recorder, name, row)
+            if logged_as is None:
+                problems.append(
+                    f"session {name!r}: the log's index lists events of it that it cannot"
+                    " find by their seq (SQLite's `PRAGMA integrity_check` names the damage)"
+                )
+                continue
+            summary, differences = logged_as
             if row is None:
                 missing = f"it has {summary.events} events and no row in the log's summary"
                 differences.insert(0, missing)
@@ -263,11 +271,13 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str
 
 def _as_logged(
     recorder: Recorder, name: str, row: SessionSummary | None
-) -> tuple[SessionSummary, list[str]]:
+) -> tuple[SessionSummary, list[str]] | None:
     """The session's summary as its head, first and last events say (what they cannot say
-    taken from `row`), and where `row` says otherwise."""
+    taken from `row`), and where `row` says otherwise; None if it has no head, though it
+    was found to have events (a damaged index)."""
     head = recorder.head(name)
-    assert head is not None
+    if head is None:
+        return None
     differences: list[str] = []
     first = next(iter(recorder.read(name, start=1, stop=2)), None)
     (last,) = recorder.read(name, start=head.seq, stop=head.seq + 1)
@@ -318,6 +328,21 @@ def _decoded(record: StoredEvent | None, which: str, differences: list[str]) -> 
 
 def _state(ended: bool, reason: str | None) -> str:
     return f"ended ({reason})" if ended else "open"
+
+
+def check_counted(recorder: Recorder, session: str) -> None:
+    """Raise ``CorruptSummaryError`` if the session's summary counts other events than its
+    log holds: its tail was cut (or events were added by hand), and what is read of it
+    would not be what its agent was shown. Two indexed lookups."""
+    head = recorder.head(session)
+    summary = recorder.summary(session)
+    if head is None or summary is None or summary.events == head.seq:
+        return
+    raise CorruptSummaryError(
+        session,
+        f"it counts {summary.events} events where the log holds {head.seq} (events were"
+        " removed, or the row edited): `semledger audit --verify` names the damage",
+    )
 
 
 def session_start(recorder: Recorder, session: str) -> SessionStarted | None:

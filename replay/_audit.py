@@ -112,7 +112,8 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
 
 
 def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
-    if recorder.head(session) is None:
+    head = recorder.head(session)
+    if head is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
     requested = recorder.last_of(session, topic_of(ActionRequested)) is not None
     entries: list[AuditEntry] = []
@@ -165,6 +166,15 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
             open_requests.clear()
+    summary = recorder.summary(session)
+    if summary is not None and summary.events > head.seq:  # its tail was cut
+        damage.append(
+            Damage(
+                head.seq + 1,
+                f"is missing: the log's summary counts {summary.events} events, the log holds"
+                f" {head.seq}",
+            )
+        )
     if damage:
         for index in open_requests.values():
             if damage[-1].seq > entries[index].seq:
@@ -286,7 +296,8 @@ def verify(
     after it and a rewrite that recomputed the chain. The log is read at one moment
     (``Recorder.pinned``), so a session still being written verifies as far as it was."""
     with recorder.pinned():
-        if recorder.head(session) is None:
+        if recorder.head(session) is None and anchor is None:
+            # (With an anchor, a session once there is checked as one whose events are gone.)
             raise UnknownSessionError(f"the log has no session {session!r}")
         anchors = None if anchor is None else {session: anchor}
         return verify_log(recorder, [session], anchors=anchors, on_progress=on_progress)[session]

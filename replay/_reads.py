@@ -4,7 +4,14 @@ from the journal its log holds (`semledger.actors.logged_journal`)."""
 from __future__ import annotations
 
 from semledger.actors import logged_journal
-from semledger.eventlog import CONVERTER, Committed, Recorder, SessionStarted, topic_of
+from semledger.eventlog import (
+    CONVERTER,
+    Committed,
+    Recorder,
+    SessionStarted,
+    check_counted,
+    topic_of,
+)
 from semledger.runtime import Full, Journal, ReadResult
 
 
@@ -59,6 +66,7 @@ def fold(
 
 def _fold(recorder: Recorder, session: str, until: int | None, since: int | None) -> Journal:
     last = _last_generation(recorder, session)
+    check_counted(recorder, session)
     if until is None:
         until = last
     elif until > last:

@@ -8,12 +8,12 @@ again at the same step, of the same type.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import attrs
 
-from semledger.actors import SessionCore, crash_event
+from semledger.actors import SessionCore, crash_event, gap
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -22,10 +22,12 @@ from semledger.eventlog import (
     Committed,
     EffectStarted,
     Event,
+    InconsistentLogError,
     Recorder,
     SessionCrashed,
     SessionStarted,
     StoredEvent,
+    check_counted,
 )
 from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
 from semledger.runtime._wire import decode_read, encode_node
@@ -163,14 +165,31 @@ def _redaction_note(
 
 
 class _Log:
-    """The session's records, read lazily, with one record of look-ahead."""
+    """The session's records, read lazily, with one record of look-ahead; a seq missing
+    between two of them is damage (``InconsistentLogError``), not the app's divergence."""
 
-    def __init__(self, records: Iterator[tuple[StoredEvent, Event]]) -> None:
-        self._records = records
-        self._next: tuple[StoredEvent, Event] | None = next(records, None)
+    def __init__(self, session: str, records: Iterator[tuple[StoredEvent, Event]]) -> None:
+        self._records = self._whole(session, records)
+        self._next: tuple[StoredEvent, Event] | None = next(self._records, None)
+
+    @staticmethod
+    def _whole(
+        session: str, records: Iterator[tuple[StoredEvent, Event]]
+    ) -> Generator[tuple[StoredEvent, Event], None, None]:
+        expected = 1
+        for record, event in records:
+            if record.seq != expected:
+                missing = f"missing: {gap(expected - 1, record.seq)}"
+                raise InconsistentLogError(session, expected, missing)
+            expected += 1
+            yield record, event
 
     def peek(self) -> tuple[StoredEvent, Event] | None:
         return self._next
+
+    def close(self) -> None:
+        """Stop reading (the records not taken are never read)."""
+        self._records.close()
 
     def take(self) -> tuple[StoredEvent, Event]:
         current = self._next
@@ -192,11 +211,28 @@ def reexecute(
     *,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> ReplayReport:
-    """Re-run `session` against `app`; the report names the first divergence, if any."""
+    """Re-run `session` against `app`; the report names the first divergence, if any.
+    The log is read at one moment (``Recorder.pinned``): a session still being served
+    replays as far as it was."""
+    with recorder.pinned():
+        log = _Log(session, recorder.events(session))
+        try:
+            return _reexecute(recorder, session, app, on_progress, log)
+        finally:
+            log.close()  # inside the pinned read, whose connection its cursor is on
+
+
+def _reexecute(
+    recorder: Recorder,
+    session: str,
+    app: App[Any, Any],
+    on_progress: Callable[[int, int], None] | None,
+    log: _Log,
+) -> ReplayReport:
     head = recorder.head(session)
     if head is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
-    log = _Log(recorder.events(session))
+    check_counted(recorder, session)
     first = log.peek()
     if first is None or not isinstance(first[1], SessionStarted):
         raise ValueError(f"session {session!r} does not begin with SessionStarted")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -310,6 +311,48 @@ def test_an_audit_and_a_read_name_a_deleted_event_and_fail(logged: Path, tmp_pat
         f"semledger: the log {db} cannot be read: session 'agent', event 6: missing:"
         " the session's events go from event 5 to event 7\n"
     )
+
+
+def test_a_cut_tail_is_damage_to_audit_read_and_replay_not_a_shorter_session(
+    logged: Path, tmp_path: Path
+) -> None:
+    """With the summary still counting them, the events from 8 on were gone: read served
+    generation 2 as the last (exit 0) and refused the third the agent was shown as bad
+    usage, audit showed request 2 unanswered, replay said identical."""
+    db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq >= 8")
+    audited = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert audited.returncode == 1, audited.stdout + audited.stderr
+    assert "event 8 of session 'agent' is missing: the log's summary counts" in audited.stderr
+    counted = "the summary of session 'agent' is malformed: it counts"
+    for command in (["read", "agent"], ["replay", "agent"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {counted}")
+
+
+def test_a_gap_is_damage_to_replay_not_a_divergence(logged: Path, tmp_path: Path) -> None:
+    db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq = 6")
+    done = mcp.cli("replay", "agent", "--db", str(db))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DIVERGED" not in done.stdout
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 'agent', event 6: missing:"
+        " the session's events go from event 5 to event 7\n"
+    )
+
+
+def test_an_anchored_audit_of_a_session_whose_events_are_all_gone_fails_the_check(
+    logged: Path, tmp_path: Path
+) -> None:
+    """It was 'the log has no session', exit 2: bad usage, where the anchor proves the
+    session was there."""
+    verified = mcp.cli("audit", "agent", "--db", str(logged), "--verify")
+    anchor = re.search(r"[0-9]+:[0-9a-f]{64}", verified.stdout)
+    assert anchor is not None, verified.stdout
+    db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent'")
+    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor.group())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "event 1 missing: the log ends before the anchor seq" in done.stdout
 
 
 def test_a_malformed_page_read_as_the_log_opens_is_damage_not_bad_usage(

@@ -371,6 +371,24 @@ def test_checked_sessions_of_a_log_being_written_find_nothing_wrong(recorder: Re
     assert checked_sessions(recorder)[1] == []
 
 
+def test_checked_sessions_names_a_session_its_index_lists_but_cannot_find() -> None:
+    """What a malformed SQLite index does (rows out of order): `sessions` asserted, and
+    ended in a traceback."""
+
+    class DamagedIndex(MemoryRecorder):
+        def head(self, session: str) -> Head | None:
+            return None
+
+    recorder = DamagedIndex()
+    recorder.append(batch("a", story()))
+    found, problems = checked_sessions(recorder)
+    assert found == []
+    assert problems == [
+        "session 'a': the log's index lists events of it that it cannot find by their seq"
+        " (SQLite's `PRAGMA integrity_check` names the damage)"
+    ]
+
+
 def test_an_abandoned_read_does_not_block_appends(recorder: Recorder) -> None:
     recorder.append(batch("s", story()[:3]))
     reading = recorder.read("s")
@@ -584,6 +602,25 @@ def test_a_log_opened_through_a_symlink_is_written_and_claimed_as_the_file_itsel
         assert len(list(direct.read("a"))) == len(story())
         with through_link.claim("a"), pytest.raises(SessionClaimedError):
             direct.claim("a").__enter__()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_log_file_with_a_second_name_is_refused_by_either_name(
+    tmp_path: Path, read_only: bool
+) -> None:
+    """A hard link is not a symlink: SQLite keeps a -wal beside each name, so two servers
+    owned one session, and a read through the other name replayed a stale -wal over the
+    log, which lost most of its events and still verified."""
+    first, second = tmp_path / "a.db", tmp_path / "b.db"
+    with SqliteRecorder(first) as recorder:
+        recorder.append(batch("a", story()))
+    os.link(first, second)
+    for name in (first, second):
+        with pytest.raises(LogOpenError, match="the file has 2 names \\(hard links\\)"):
+            SqliteRecorder(name, read_only=read_only)
+    second.unlink()
+    with SqliteRecorder(first, read_only=read_only) as again:
+        assert len(list(again.read("a"))) == len(story())
 
 
 def test_a_log_file_that_may_only_be_read_is_refused_as_it_opens_not_at_the_first_append(
