@@ -16,10 +16,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -844,51 +846,64 @@ def test_serve_exits_1_naming_the_crash_when_its_application_raised(tmp_path: Pa
     )
 
 
-async def test_serve_reports_a_session_that_lost_its_log_to_another_writer(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from semledger.eventlog import EffectStarted, NewEvent
+@attrs.define
+class _InProcess:
+    """`semledger serve semledger.examples.counter:app --session s`, run in this process
+    over memory streams: `act` increments and returns the answer's envelope; `result` is
+    what serving returned, once it has."""
+
+    to_loop: trio.testing.MemorySendStream
+    from_loop: trio.testing.MemoryReceiveStream
+    buffered: bytes = b""
+    result: Any = None
+
+    async def act(self, request_id: int) -> dict[str, Any]:
+        call = _tool_call(request_id, "perform_action", _act("counter.increment", LATEST_WIRE))
+        await self.to_loop.send_all(_line(call) + b"\n")
+        while b"\n" not in self.buffered:
+            self.buffered += await self.from_loop.receive_some()
+        line, _, self.buffered = self.buffered.partition(b"\n")
+        return _envelope(json.loads(line))
+
+
+@asynccontextmanager
+async def _serving_counter(db: Path) -> AsyncIterator[_InProcess]:
+    """Serving ends (end of input) as the block does."""
     from semledger.hosts import serve_stdio
 
-    db = tmp_path / "log.db"
     to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
     loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
-    buffered = b""
-
-    async def reply() -> dict[str, Any]:
-        nonlocal buffered
-        while b"\n" not in buffered:
-            buffered += await from_loop.receive_some()
-        line, _, buffered = buffered.partition(b"\n")
-        answer: dict[str, Any] = json.loads(line)
-        return answer
-
-    async def act(request_id: int) -> dict[str, Any]:
-        call = _tool_call(request_id, "perform_action", _act("counter.increment", LATEST_WIRE))
-        await to_loop.send_all(_line(call) + b"\n")
-        return await reply()
-
-    served: list[Any] = []
+    served = _InProcess(to_loop, from_loop)
 
     async def serve() -> None:
-        served.append(
-            await serve_stdio(COUNTER, db=db, session="s", receive=loop_input, send=loop_output)
+        served.result = await serve_stdio(
+            COUNTER, db=db, session="s", receive=loop_input, send=loop_output
         )
 
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(serve)
-            assert _envelope(await act(1))["ok"] is True
-            with SqliteRecorder(db) as other:
-                head = other.head("s")
-                assert head is not None
-                other.append([NewEvent("s", head.seq + 1, EffectStarted(99, "foreign"), 0.0)])
-            assert _envelope(await act(2))["ok"] is False
-            await trio.testing.wait_all_tasks_blocked()
-            # Said at once, not only at the end of input, which may be long in coming.
-            at_once = capsys.readouterr().err.splitlines()[-1]
+            yield served
             await to_loop.aclose()
-    (result,) = served
+
+
+async def test_serve_reports_a_session_that_lost_its_log_to_another_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from semledger.eventlog import EffectStarted, NewEvent
+
+    db = tmp_path / "log.db"
+    async with _serving_counter(db) as served:
+        assert (await served.act(1))["ok"] is True
+        with SqliteRecorder(db) as other:
+            head = other.head("s")
+            assert head is not None
+            other.append([NewEvent("s", head.seq + 1, EffectStarted(99, "foreign"), 0.0)])
+        assert (await served.act(2))["ok"] is False
+        await trio.testing.wait_all_tasks_blocked()
+        # Said at once, not only at the end of input, which may be long in coming.
+        at_once = capsys.readouterr().err.splitlines()[-1]
+    result = served.result
     assert result.failed
     assert result.reason.startswith("another writer appended to its log (session 's': seq ")
     assert at_once == (
@@ -904,38 +919,13 @@ async def test_a_log_deleted_while_serving_ends_the_session_instead_of_answering
     """SQLite kept committing into the unlinked file: the agent got receipts for events
     that were gone, serve exited 0, and the next serve of the name started it over at
     generation 1."""
-    from semledger.hosts import serve_stdio
-
     db = tmp_path / "log.db"
-    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
-    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
-    buffered = b""
-
-    async def act(request_id: int) -> dict[str, Any]:
-        nonlocal buffered
-        call = _tool_call(request_id, "perform_action", _act("counter.increment", LATEST_WIRE))
-        await to_loop.send_all(_line(call) + b"\n")
-        while b"\n" not in buffered:
-            buffered += await from_loop.receive_some()
-        line, _, buffered = buffered.partition(b"\n")
-        return _envelope(json.loads(line))
-
-    served: list[Any] = []
-
-    async def serve() -> None:
-        served.append(
-            await serve_stdio(COUNTER, db=db, session="s", receive=loop_input, send=loop_output)
-        )
-
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(serve)
-            assert (await act(1))["ok"] is True
-            db.unlink()
-            refused = await act(2)
-            assert refused["error"]["code"] == "host_closed", refused
-            await to_loop.aclose()
-    (result,) = served
+    async with _serving_counter(db) as served:
+        assert (await served.act(1))["ok"] is True
+        db.unlink()
+        refused = await served.act(2)
+        assert refused["error"]["code"] == "host_closed", refused
+    result = served.result
     assert result.failed
     assert result.reason == (
         f"its log could not be written (LogMovedError('{db} was deleted while this recorder"
