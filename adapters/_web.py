@@ -38,6 +38,20 @@ stamped as ``data-semledger-ref``, so they stay valid across snapshots for as lo
 element lives and are never reused by a later document; a ref whose element is gone is a
 LocateError.
 
+Pages that keep a call waiting
+------------------------------
+From the moment a page's main frame requests another document until that document commits,
+Chromium answers nothing about the page: an evaluation, an input, a screenshot all wait,
+for as long as the server takes. The surface follows the navigation requests of each page
+(Playwright's ``request``/``requestfinished``/``requestfailed`` and ``framenavigated``
+events) and, while one is pending, raises NavigationError at once with the URL it waits for
+in ``details["pending"]`` instead of sending the call; a navigation that starts while a
+snapshot is being taken ends that snapshot the same way. Navigating actions
+(``navigate``, ``back``, ``forward``, ``refresh``) and window switching still go ahead. A
+snapshot the page does not answer within ``timeout_ms`` (a script of its that has not
+returned) is a TimeoutError, and so is every call after it until the page answers again
+(``details["busy"]``), rather than one more call queued behind the script.
+
 Refusals and choices
 --------------------
 ``quit`` raises NavigationError: the seed has a web adapter refuse it "exactly as a desktop
@@ -83,6 +97,7 @@ from playwright.async_api import (
     Locator,
     Page,
     Playwright,
+    Request,
     async_playwright,
 )
 from playwright.async_api import Error as PlaywrightError
@@ -185,6 +200,8 @@ CAPABILITIES: Final = Capabilities(
 )
 
 _NAVIGATING: Final = frozenset({"navigate", "back", "forward", "refresh"})
+_UNWAITED: Final = _NAVIGATING | {"switchWindow", "closeOtherWindows"}
+"""Actions a page that is loading or busy does not hold up: they leave it, or it for another."""
 _NET_ERROR: Final = re.compile(r"net::ERR_[A-Z_]+")
 _API_PREFIX: Final = re.compile(r"^\w+\.\w+: ")
 _BLANK_PAGE: Final = "<!doctype html><title></title>"
@@ -390,6 +407,9 @@ class WebSurface:
         self._dialog: Dialog | None = None
         self._dialog_opened: asyncio.Event | None = None
         self._blocked: set[asyncio.Future[Any]] = set()
+        self._loading: dict[Page, Request] = {}
+        self._navigation_requested: asyncio.Event | None = None
+        self._busy: asyncio.Future[Any] | None = None
         self._navigations = 0
         self._last_result: str | None = None
         self._tracing = False
@@ -449,6 +469,43 @@ class WebSurface:
                 },
             )
 
+    def _no_navigation(self) -> None:
+        page = self._page
+        request = self._loading.get(page) if page is not None else None
+        if request is not None:
+            raise NavigationError(
+                f"the page is loading {request.url}: nothing on it can be read or done until"
+                " that document arrives (Chromium answers nothing about a page in between)",
+                details={"pending": request.url},
+            )
+
+    def _no_busy(self) -> None:
+        busy = self._busy
+        if busy is None:
+            return
+        if busy.done():
+            self._busy = None
+            return
+        raise SurfaceTimeoutError(
+            "the page is busy: a script of its has not returned yet (the last action's"
+            " handler, say), so it cannot be read or acted on until it does",
+            details={"busy": "script"},
+        )
+
+    def _ready(self) -> None:
+        """Raise instead of sending the page a call it would not answer for now: an open
+        dialog, a navigation waiting on its server, a script that has not returned."""
+        self._no_dialog()
+        self._no_navigation()
+        self._no_busy()
+
+    def _mark_busy(self) -> None:
+        """The page has taken an input it is still handling: a ping queued behind it says
+        when the page answers again."""
+        ping = asyncio.ensure_future(self._require_page().main_frame.evaluate("0"))
+        ping.add_done_callback(_retrieved)
+        self._busy = ping
+
     def _switch_to(self, page: Page) -> None:
         self._page = page
         self._frame = page.main_frame
@@ -456,8 +513,28 @@ class WebSurface:
     def _watch(self, page: Page) -> None:
         page.on("dialog", self._on_dialog)
         page.on("framenavigated", self._on_navigated)
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_request_over)
+        page.on("requestfailed", self._on_request_over)
         page.set_default_timeout(self._timeout_ms)
         page.set_default_navigation_timeout(max(self._timeout_ms, 10_000))
+
+    def _on_request(self, request: Request) -> None:
+        """A navigation of a page's main frame starts: until its document commits, Chromium
+        holds every call about the page back (an evaluation, an input, a screenshot)."""
+        if not request.is_navigation_request():
+            return
+        frame = request.frame
+        if frame.parent_frame is not None:
+            return
+        self._loading[frame.page] = request
+        if self._navigation_requested is not None:
+            self._navigation_requested.set()
+
+    def _on_request_over(self, request: Request) -> None:
+        for page, loading in list(self._loading.items()):
+            if loading is request:
+                del self._loading[page]
 
     def _on_dialog(self, dialog: Dialog) -> None:
         self._dialog = dialog
@@ -467,6 +544,9 @@ class WebSurface:
     def _on_navigated(self, frame: Frame) -> None:
         if frame.parent_frame is None:
             self._navigations += 1
+            loading = self._loading.get(frame.page)
+            if loading is not None and _unfragmented(loading.url) == _unfragmented(frame.url):
+                del self._loading[frame.page]
 
     # -- open / close --------------------------------------------------------------------
 
@@ -486,6 +566,7 @@ class WebSurface:
     async def _open(self, init: SessionInit) -> None:
         self._ref_lock = asyncio.Lock()
         self._dialog_opened = asyncio.Event()
+        self._navigation_requested = asyncio.Event()
         if init.timeout_ms is not None:
             self._timeout_ms = init.timeout_ms
         viewport = (
@@ -534,6 +615,10 @@ class WebSurface:
         for task in list(self._blocked):
             task.cancel()
         self._blocked.clear()
+        self._loading.clear()
+        busy, self._busy = self._busy, None
+        if busy is not None:
+            busy.cancel()
         if context is not None:
             if self._tracing:
                 self._tracing = False
@@ -557,7 +642,8 @@ class WebSurface:
             except PlaywrightError as exc:
                 if "execution context was destroyed" not in exc.message.lower():
                     raise
-            await frame.wait_for_load_state("load")
+            self._no_navigation()
+            await frame.wait_for_load_state("domcontentloaded")
         return await self._js(frame, "snap", opts)
 
     def _lock(self) -> asyncio.Lock:
@@ -605,19 +691,41 @@ class WebSurface:
         if max_nodes is not None and (not isinstance(max_nodes, int) or max_nodes < 1):
             raise DataError("expected a positive integer", path="max_nodes")
         return await self._run(
-            lambda: self._snapshot_unless_dialog(root, max_nodes, interactive_only)
+            lambda: self._snapshot_unless_stalled(root, max_nodes, interactive_only)
         )
 
-    async def _snapshot_unless_dialog(
+    async def _snapshot_unless_stalled(
         self, root: str | None, max_nodes: int | None, interactive_only: bool
     ) -> Snapshot:
-        """A dialog that opens as the snapshot is taken (a timer's alert) is a DialogError
-        too, instead of a snapshot waiting for an answer that cannot come."""
+        """The snapshot, or at once the error saying why the page cannot answer one now.
+
+        A dialog that opens as the snapshot is taken (a timer's alert) is a DialogError, a
+        navigation that starts meanwhile a NavigationError naming the URL it waits for, and
+        a page that does not answer within the timeout (a script that has not returned) a
+        TimeoutError: none of them is a snapshot waiting for an answer that may not come."""
         self._require_page()
-        task = await self._unless_dialog(self._snapshot(root, max_nodes, interactive_only))
-        if not task.done():
-            self._no_dialog()
-        return task.result()
+        self._ready()
+        assert self._navigation_requested is not None
+        self._navigation_requested.clear()
+        requested = asyncio.ensure_future(self._navigation_requested.wait())
+        task = await self._unless_dialog(
+            self._snapshot(root, max_nodes, interactive_only),
+            also=requested,
+            timeout_s=self._timeout_ms / 1000,
+        )
+        requested.cancel()
+        if task.done():
+            return task.result()
+        self._no_dialog()
+        self._blocked.discard(task)
+        task.cancel()  # it holds the ref lock; what it would have numbered is never used
+        self._no_navigation()
+        self._mark_busy()
+        raise SurfaceTimeoutError(
+            f"the page did not answer within {self._timeout_ms} ms: a script of its has not"
+            " returned yet",
+            details={"busy": "script"},
+        )
 
     async def _snapshot(
         self, root: str | None, max_nodes: int | None, interactive_only: bool
@@ -690,7 +798,7 @@ class WebSurface:
         return None
 
     async def _locate(self, c: Candidate) -> list[str]:
-        self._no_dialog()
+        self._ready()
         frame = self._current_frame()
         if isinstance(c, RoleCandidate):
             return await self._locate_role(frame, c)
@@ -726,7 +834,7 @@ class WebSurface:
         return await self._run(lambda: self._describe(ref))
 
     async def _describe(self, ref: str) -> ElementDescription:
-        self._no_dialog()
+        self._ready()
         frame = await self._frame_of(ref)
         out = await self._js(frame, "describe", {"ref": ref, "testids": list(self._testids)})
         if out is None:
@@ -787,7 +895,10 @@ class WebSurface:
             raise DataError(f"unknown action {action!r}", path="action")
         if action == "dialog":
             return await self._answer_dialog(args)
-        self._no_dialog()
+        if action in _UNWAITED:
+            self._no_dialog()
+        else:
+            self._ready()
         page = self._require_page()
         before = (self._navigations, page.url)
         task = await self._unless_dialog(handler(self, ref, args, ref2))
@@ -807,17 +918,27 @@ class WebSurface:
         navigated = (self._navigations, page.url) != before
         return ActResult(navigated=navigated, url=page.url, result=result)
 
-    async def _unless_dialog(self, work: Awaitable[T]) -> asyncio.Future[T]:
+    async def _unless_dialog(
+        self,
+        work: Awaitable[T],
+        *,
+        also: asyncio.Future[Any] | None = None,
+        timeout_s: float | None = None,
+    ) -> asyncio.Future[T]:
         """Run `work` until it is done or a dialog opens, whichever comes first: a native
         dialog blocks the page, so what `work` waits for in it comes only once the dialog
         is answered. Returns the task, done, or still blocked and kept in ``_blocked``
-        (awaited when the dialog is answered, cancelled when the session closes)."""
+        (awaited when the dialog is answered, cancelled when the session closes). `also`
+        and `timeout_s` end the wait too, leaving the task to the caller the same way."""
         assert self._dialog_opened is not None
         self._dialog_opened.clear()
         task = asyncio.ensure_future(work)
         waiter = asyncio.ensure_future(self._dialog_opened.wait())
+        waits: set[asyncio.Future[Any]] = {task, waiter}
+        if also is not None:
+            waits.add(also)
         try:
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         finally:
             waiter.cancel()
         if not task.done():
@@ -881,7 +1002,7 @@ class WebSurface:
         page = self._require_page()
         if kind == "url":
             return page.url
-        self._no_dialog()
+        self._ready()
         if kind == "title":
             return await page.title()
         if kind not in ("text", "value", "attribute"):
@@ -920,7 +1041,7 @@ class WebSurface:
     async def _check(self, pred: Predicate, subject: str, ref: str | None) -> CheckResult:
         if subject == "dialog":
             return _check_dialog(pred, self._dialog)
-        self._no_dialog()
+        self._ready()
         page = self._require_page()
         if subject == "page":
             if isinstance(pred, UrlMatches):
@@ -962,7 +1083,7 @@ class WebSurface:
         await self._run(lambda: self._screenshot(path, mask or ()))
 
     async def _screenshot(self, path: str, mask: Sequence[str]) -> None:
-        self._no_dialog()
+        self._ready()
         page = self._require_page()
         masks = [await self._locator(ref) for ref in mask]
         await page.screenshot(
@@ -973,7 +1094,7 @@ class WebSurface:
         return await self._run(self._state)
 
     async def _state(self) -> SessionState:
-        self._no_dialog()
+        self._ready()
         page = self._require_page()
         assert self._context is not None
         raw = await self._context.storage_state()
@@ -1057,6 +1178,15 @@ class WebSurface:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _unfragmented(url: str) -> str:
+    return url.split("#", 1)[0]
 
 
 def _forget(tasks: set[asyncio.Future[Any]]) -> Callable[[asyncio.Future[Any]], None]:

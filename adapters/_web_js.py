@@ -8,7 +8,9 @@ ref assignment, ref resolution, element description and point lookup. Roles are 
 title, placeholder). Refs live in a per-document registry (a WeakMap one way, WeakRefs the
 other) and are stamped on elements as ``data-semledger-ref`` so a Playwright locator can
 address them; the numbers come from the Python side, so a ref is never reused after a
-navigation.
+navigation, and a document never numbers below what it has handed out itself, so a call whose
+answer the Python side gave up waiting for (a page that stalled) leaves no ref to hand out
+twice.
 """
 
 # ruff: noqa: E501 - page JavaScript, kept one statement a line
@@ -62,6 +64,7 @@ const INPUTS = {button:"button",submit:"button",reset:"button",image:"button",
 const byRef = new Map();
 const refOf = new WeakMap();
 let next = 1;
+const counterFrom = (start) => ({ n: Math.max(start, next) });
 const norm = (s) => (s || "").replace(/\s+/g, " ").trim();
 
 function role(el) {
@@ -218,6 +221,7 @@ function refFor(node, start) {
   let ref = refOf.get(node);
   if (ref === undefined) {
     ref = "e" + (start.n++);
+    next = Math.max(next, start.n);
     refOf.set(node, ref);
     byRef.set(ref, new WeakRef(node));
   }
@@ -253,7 +257,7 @@ function interesting(el, testids) {
 }
 
 function snap(opts) {
-  const counter = { n: opts.start };
+  const counter = counterFrom(opts.start);
   const rows = [];
   const max = opts.maxNodes || Infinity;
   const interactiveOnly = !!opts.interactiveOnly;
@@ -388,7 +392,7 @@ function info(ref) {
 }
 
 function assign(els, start) {
-  const counter = { n: start };
+  const counter = counterFrom(start);
   const refs = els.map((el) => refFor(el, counter));
   return { next: counter.n, refs };
 }

@@ -28,6 +28,11 @@ application through the same router and tools as a semledger app:
   a page that keeps navigating) is ``handler_rejected`` with ``details["failure"]``, for a
   read or before an action (nothing done); after an action the receipt says
   ``pending_work``: done, not yet seen, read again.
+  A surface whose page is loading its next document (a NavigationError with
+  ``details["pending"]``, which the web adapter raises instead of waiting on the server) is
+  read as the tree last committed with its root ``busy`` until that document arrives; an
+  action meanwhile is the surface's rejection (nothing done), and the receipt of the action
+  that started the navigation says ``pending_work``.
 - A native dialog (alert, confirm, prompt) the surface reports open, by raising DialogError
   from ``snapshot``, is the whole tree while it is open, as a runtime modal is: one modal
   ``dialog`` node labelled with the message, its type as description, offering submit
@@ -52,6 +57,7 @@ from semledger.adapters import (
     AgentSurface,
     DialogError,
     LocateError,
+    NavigationError,
     SessionError,
     Snapshot,
     SnapshotNode,
@@ -196,7 +202,9 @@ def _actions(role: Role, states: frozenset[str]) -> tuple[ActionKind, ...]:
     return tuple(k for k in _ORDER if k in kinds)
 
 
-def _node(item: SnapshotNode, node_id: int, children: tuple[int, ...]) -> SemanticsNode:
+def _node(
+    item: SnapshotNode, node_id: int, children: tuple[int, ...], *, busy: bool = False
+) -> SemanticsNode:
     states = frozenset(item.states)
     role = aria_to_runtime_role(item.role, item.native)
     checked: Checked | None = None
@@ -225,6 +233,7 @@ def _node(item: SnapshotNode, node_id: int, children: tuple[int, ...]) -> Semant
             expanded=expanded,
             required="required" in states,
             read_only="readonly" in states,
+            busy=busy,
             password=item.native.get("password") == "true" or item.native.get("type") == "password",
         ),
         actions=_actions(role, states),
@@ -361,12 +370,20 @@ class SurfaceAgentHost:
             if self._dialog is None:
                 self._dialog = _Dialog.of(self._allocate(), error)
             return self._commit([self._dialog.node(self._prompt_text)], forget=False)
+        except NavigationError as error:
+            if not error.details.get("pending") or self.last_snapshot is None:
+                raise
+            self._dialog = None
+            self._prompt_text = None
+            return self._commit(self._page_nodes(self.last_snapshot, busy=True), forget=False)
         self._dialog = None
         self._prompt_text = None
         self.last_snapshot = snapshot
         return self._commit(self._page_nodes(snapshot), forget=True)
 
-    def _page_nodes(self, snapshot: Snapshot) -> list[SemanticsNode]:
+    def _page_nodes(self, snapshot: Snapshot, *, busy: bool = False) -> list[SemanticsNode]:
+        """The page's nodes, root first; `busy` marks the root busy (a navigation away from
+        it is waiting for its next document)."""
         shown = list(visible_nodes(snapshot.nodes))
         children: dict[str, list[int]] = {n.ref: [] for n in shown}
         for item in shown:
@@ -374,7 +391,10 @@ class SurfaceAgentHost:
                 children[item.parent].append(self._id_for(item.ref))
             else:
                 self._id_for(item.ref)
-        return [_node(item, self._ids[item.ref], tuple(children[item.ref])) for item in shown]
+        return [
+            _node(item, self._ids[item.ref], tuple(children[item.ref]), busy=busy and i == 0)
+            for i, item in enumerate(shown)
+        ]
 
     def _commit(self, nodes: list[SemanticsNode], *, forget: bool) -> SemanticsSnapshot:
         """Commit `nodes` (root first) as the tree if it changed; with `forget`, the refs of
@@ -465,7 +485,7 @@ class SurfaceAgentHost:
         except SurfaceError:
             # Done, but not yet seen: pending work says to read again.
             return Receipt(before, before, True)
-        return Receipt(before, after.generation, False)
+        return Receipt(before, after.generation, _loading(after))
 
     async def _answer(self, dialog: _Dialog, action: SemanticsAction) -> None:
         """set_text keeps a prompt's text until submit accepts the dialog with it."""
@@ -520,6 +540,11 @@ class SurfaceAgentHost:
         while holder is not None and holder.native.get("tag") != "select":
             holder = by_ref.get(holder.parent or "")
         return None if holder is None else (holder.ref, value)
+
+
+def _loading(snapshot: SemanticsSnapshot) -> bool:
+    root = None if snapshot.root is None else snapshot.nodes.get(snapshot.root)
+    return root is not None and root.state.busy
 
 
 def _unreadable(error: SurfaceError) -> Rejection:

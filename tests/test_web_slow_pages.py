@@ -1,0 +1,155 @@
+"""Pages served to agents through the MCP bridge whose server, or whose own script, keeps
+them waiting: a link to a page the server has not answered yet, a handler that has not
+returned. Each wait is held open by the test until it releases it, so nothing depends on
+how long anything takes."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from semledger.adapters import SessionInit
+from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    ErrorCode,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    Role,
+    SemanticsNode,
+    SimpleAction,
+)
+
+HANG_GUARD_S = 60
+"""Not a measurement: a bound on a call that, broken, waits for the held server, so the test
+fails instead of hanging the suite."""
+
+ACTION_TIMEOUT_MS = 500
+"""The surface's action timeout, kept short so a click given up on is given up on soon."""
+
+START = (
+    "<!doctype html><title>Start</title><h1>Start</h1>"
+    "<a href='/held'>Away</a>"
+    "<button onclick=\"this.textContent = 'Pressed'\">Press</button>"
+)
+ARRIVED = "<!doctype html><title>Arrived</title><h1>Arrived</h1>"
+
+
+@attrs.frozen
+class Site:
+    url: str
+    release: threading.Event
+    """Set to let the server answer ``/held``."""
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    release = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/held":
+                release.wait()
+                body = ARRIVED
+            else:
+                body = START
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Site(f"http://127.0.0.1:{server.server_address[1]}/", release)
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
+    opened = WebSurface({"browser": browser, "timeout_ms": ACTION_TIMEOUT_MS})
+    yield opened
+    with trio.CancelScope(shield=True):
+        await opened.close()
+
+
+async def _host(surface: WebSurface, url: str) -> SurfaceAgentHost:
+    with trio.fail_after(HANG_GUARD_S):
+        await surface.open(SessionInit(base_url=url))
+    return SurfaceAgentHost(surface)
+
+
+async def _full(host: SurfaceAgentHost) -> Full:
+    with trio.fail_after(HANG_GUARD_S):
+        read = await host.read_semantics(None)
+    assert isinstance(read, Full), read
+    return read
+
+
+async def _activate(host: SurfaceAgentHost, node: SemanticsNode) -> Receipt | Rejection:
+    with trio.fail_after(HANG_GUARD_S):
+        return await host.perform_action(
+            ByNodeId(node.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+        )
+
+
+def _one(full: Full, role: Role, label: str) -> SemanticsNode:
+    (node,) = [n for n in full.nodes if n.role is role and n.label == label]
+    return node
+
+
+def _root(full: Full) -> SemanticsNode:
+    (root,) = [n for n in full.nodes if n.node_id == full.root]
+    return root
+
+
+async def _read_until(host: SurfaceAgentHost, label: str) -> Full:
+    """Read again until a node labelled `label` shows (the page the server let through)."""
+    with trio.fail_after(HANG_GUARD_S):
+        while True:
+            read = await host.read_semantics(None)
+            if isinstance(read, Full) and any(n.label == label for n in read.nodes):
+                return read
+            await trio.sleep(0.05)
+
+
+async def test_a_read_while_a_link_waits_on_its_server_shows_the_page_as_it_is_busy(
+    surface: WebSurface, site: Site
+) -> None:
+    host = await _host(surface, site.url)
+    start = await _full(host)
+    await _activate(host, _one(start, Role.LINK, "Away"))
+
+    loading = await _full(host)
+    assert _root(loading).state.busy
+    assert _one(loading, Role.LINK, "Away").node_id == _one(start, Role.LINK, "Away").node_id
+    refused = await _activate(host, _one(loading, Role.BUTTON, "Press"))
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.HANDLER_REJECTED
+    assert "loading" in refused.message
+    assert host.generation == loading.generation
+
+    site.release.set()
+    arrived = await _read_until(host, "Arrived")
+    assert not _root(arrived).state.busy
+    assert _root(arrived).label == "Arrived"
