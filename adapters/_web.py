@@ -52,6 +52,13 @@ snapshot the page does not answer within ``timeout_ms`` (a script of its that ha
 returned) is a TimeoutError, and so is every call after it until the page answers again
 (``details["busy"]``), rather than one more call queued behind the script.
 
+An action that times out after its input reached the page has happened, and says so by
+returning: a click Playwright had performed (its handler has not returned, or the navigation
+it started has not committed) or a key it had pressed, told by the call log of the last
+attempt. A page still running that handler is then busy, as above. A click whose element
+never took it (hidden, covered, detached, which Playwright retries until the timeout) is the
+ActionabilityError it was.
+
 Refusals and choices
 --------------------
 ``quit`` raises NavigationError: the seed has a web adapter refuse it "exactly as a desktop
@@ -204,6 +211,8 @@ _UNWAITED: Final = _NAVIGATING | {"switchWindow", "closeOtherWindows"}
 """Actions a page that is loading or busy does not hold up: they leave it, or it for another."""
 _NET_ERROR: Final = re.compile(r"net::ERR_[A-Z_]+")
 _API_PREFIX: Final = re.compile(r"^\w+\.\w+: ")
+_ATTEMPT: Final = re.compile(r"^\s*- (?:attempting|retrying) \w+ action", re.MULTILINE)
+_SENT: Final = re.compile(r"^\s*- (?:performing \w+ action|elementHandle\.press\()", re.MULTILINE)
 _BLANK_PAGE: Final = "<!doctype html><title></title>"
 _SNAPSHOT_TRIES: Final = 5
 """How many times a snapshot is taken while navigations keep replacing the document."""
@@ -909,7 +918,10 @@ class WebSurface:
             except SurfaceError:
                 raise
             except PlaywrightError as exc:
-                raise _translate(exc, action) from exc
+                if not _dispatched(exc):
+                    raise _translate(exc, action) from exc
+                if self._loading.get(page) is None:
+                    self._mark_busy()
         if action in ("read", "evaluate"):
             self._last_result = result
         if page.is_closed() and self._context is not None and not self._context.pages:
@@ -1239,6 +1251,19 @@ def _check_dialog(pred: Predicate, dialog: Dialog | None) -> CheckResult:
             return CheckResult(ok=False, actual=None, message="no dialog is open")
         return check_text(pred, message)
     raise CheckError(f"{pred.kind} cannot be evaluated against a dialog")
+
+
+def _dispatched(exc: PlaywrightError) -> bool:
+    """Whether an action that timed out had already sent the page its input, by the call log
+    of its last attempt: a click that was performed (its handler has not returned, or the
+    navigation it started has not committed) or a key that was pressed. A click whose events
+    the element never got (hidden, covered, detached: Playwright retries it) was not."""
+    if not isinstance(exc, PlaywrightTimeoutError):
+        return False
+    attempts = list(_ATTEMPT.finditer(exc.message))
+    last = exc.message[attempts[-1].end() :] if attempts else exc.message
+    sent = _SENT.search(last)
+    return sent is not None and "intercepts pointer events" not in last[sent.end() :]
 
 
 def _one_line(message: str) -> str:

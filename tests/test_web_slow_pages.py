@@ -41,6 +41,12 @@ START = (
     "<!doctype html><title>Start</title><h1>Start</h1>"
     "<a href='/held'>Away</a>"
     "<button onclick=\"this.textContent = 'Pressed'\">Press</button>"
+    # A synchronous request holds the page's script, as a busy loop would, until released.
+    "<button onclick=\"const r = new XMLHttpRequest(); r.open('GET', '/held', false);"
+    " r.send(); this.textContent = 'Held and done'\">Hold</button>"
+    "<div style='position: relative'>"
+    "<button onclick=\"this.textContent = 'Reached'\">Covered</button>"
+    "<div style='position: absolute; inset: 0'></div></div>"
 )
 ARRIVED = "<!doctype html><title>Arrived</title><h1>Arrived</h1>"
 
@@ -153,3 +159,42 @@ async def test_a_read_while_a_link_waits_on_its_server_shows_the_page_as_it_is_b
     arrived = await _read_until(host, "Arrived")
     assert not _root(arrived).state.busy
     assert _root(arrived).label == "Arrived"
+
+
+async def test_activating_a_link_the_server_has_not_answered_is_a_receipt_with_pending_work(
+    surface: WebSurface, site: Site
+) -> None:
+    host = await _host(surface, site.url)
+    done = await _activate(host, _one(await _full(host), Role.LINK, "Away"))
+    assert isinstance(done, Receipt), done
+    assert done.pending_work
+    site.release.set()
+    await _read_until(host, "Arrived")
+
+
+async def test_activating_a_button_whose_handler_has_not_returned_is_a_receipt_with_pending_work(
+    surface: WebSurface, site: Site
+) -> None:
+    host = await _host(surface, site.url)
+    done = await _activate(host, _one(await _full(host), Role.BUTTON, "Hold"))
+    assert isinstance(done, Receipt), done
+    assert done.pending_work
+    with trio.fail_after(HANG_GUARD_S):
+        busy = await host.read_semantics(None)
+    assert isinstance(busy, Rejection), busy
+    assert busy.details["failure"] == "timeout"
+    site.release.set()
+    await _read_until(host, "Held and done")
+
+
+async def test_activating_a_covered_button_is_a_rejection_and_nothing_happens(
+    surface: WebSurface, site: Site
+) -> None:
+    host = await _host(surface, site.url)
+    start = await _full(host)
+    refused = await _activate(host, _one(start, Role.BUTTON, "Covered"))
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.HANDLER_REJECTED
+    after = await _full(host)
+    assert after.generation == start.generation
+    assert _one(after, Role.BUTTON, "Covered")
