@@ -72,7 +72,10 @@ of hanging, with the dialog's ``type``, ``message`` and prompt ``default`` in ``
 runtime adapter has it) gives the element keyboard focus. Playwright's errors are told in
 their first line, without the call log. ``selectOption`` sets exactly the given values
 (matched by value or label); ``deselectOption``/``deselectAll`` clear options of a
-multi-select.
+multi-select. Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait
+for the document to be ready (DOMContentLoaded), not for its images, frames and trackers:
+a page is there to read and act on once its DOM is; ``waitFor`` without a ref still waits
+for the whole ``load``.
 
 Config keys: ``testid_attributes`` (list of attribute names reported in ``native`` and
 describe; default ``["data-testid"]``), ``timeout_ms`` (default 5000), ``headless``
@@ -596,9 +599,10 @@ class WebSurface:
         self._switch_to(page)
         url = (init.storage_state.url if init.storage_state else None) or init.base_url
         if url:
-            # A dialog the page opens as it loads holds the load up: the session is open,
-            # showing the dialog, and the load completes once it is answered.
-            loading = await self._unless_dialog(page.goto(url, wait_until="load"))
+            # Open once the document is ready, whatever its images and trackers still load.
+            # A dialog the page opens as it loads holds that up: the session is open,
+            # showing the dialog, and the page goes on loading once it is answered.
+            loading = await self._unless_dialog(page.goto(url, wait_until="domcontentloaded"))
             if loading.done() and loading.exception() is not None:
                 await self._close_context()
                 exc = loading.exception()
@@ -1166,7 +1170,7 @@ class WebSurface:
                 await scratch.close()
         self._switch_to(page)
         if state.url:
-            await page.goto(state.url, wait_until="load")
+            await page.goto(state.url, wait_until="domcontentloaded")
 
     async def trace(self, start: bool, path: str | None = None) -> None:
         """Start Playwright tracing of the browser context, or stop it writing the zip to
@@ -1308,22 +1312,23 @@ _Handler = Callable[[WebSurface, str | None, ActArgs, str | None], Awaitable[str
 async def _navigate(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     if not a.url:
         raise DataError("navigate needs a url", path="args.url")
-    await s._require_page().goto(a.url, wait_until="load", timeout=max(s._timeout(a), 10_000))
+    page = s._require_page()
+    await page.goto(a.url, wait_until="domcontentloaded", timeout=max(s._timeout(a), 10_000))
     s._frame = None
 
 
 async def _back(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    if await s._require_page().go_back(wait_until="load") is None:
+    if await s._require_page().go_back(wait_until="domcontentloaded") is None:
         raise NavigationError("there is no previous page")
 
 
 async def _forward(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    if await s._require_page().go_forward(wait_until="load") is None:
+    if await s._require_page().go_forward(wait_until="domcontentloaded") is None:
         raise NavigationError("there is no next page")
 
 
 async def _refresh(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    await s._require_page().reload(wait_until="load")
+    await s._require_page().reload(wait_until="domcontentloaded")
 
 
 async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -1445,7 +1450,7 @@ async def _submit(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) 
     else:
         await handle.click(timeout=s._timeout(a))
     await handle.dispose()
-    await page.wait_for_load_state("load")
+    await page.wait_for_load_state("domcontentloaded")
 
 
 async def _upload(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -1579,7 +1584,7 @@ async def _pages_matching(s: WebSurface, target: str | None, timeout_ms: float) 
 
 async def _switch_window(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     page = await _pages_matching(s, a.target, s._timeout(a))
-    await page.wait_for_load_state("load")
+    await page.wait_for_load_state("domcontentloaded")
     await page.bring_to_front()
     s._switch_to(page)
 
@@ -1602,7 +1607,7 @@ async def _switch_frame(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | 
         await handle.dispose()
         if frame is None:
             raise ActionabilityError("the element is not a frame", details={"ref": ref})
-        await frame.wait_for_load_state("load")
+        await frame.wait_for_load_state("domcontentloaded")
         s._frame = frame
         return
     target = a.target

@@ -49,6 +49,7 @@ START = (
     "<div style='position: absolute; inset: 0'></div></div>"
 )
 ARRIVED = "<!doctype html><title>Arrived</title><h1>Arrived</h1>"
+PICTURED = "<!doctype html><title>Pictured</title><h1>Pictured</h1><img src='/held' alt='Late'>"
 
 
 @attrs.frozen
@@ -67,6 +68,8 @@ def site() -> Iterator[Site]:
             if self.path == "/held":
                 release.wait()
                 body = ARRIVED
+            elif self.path == "/pictured":
+                body = PICTURED
             else:
                 body = START
             data = body.encode()
@@ -198,3 +201,15 @@ async def test_activating_a_covered_button_is_a_rejection_and_nothing_happens(
     after = await _full(host)
     assert after.generation == start.generation
     assert _one(after, Role.BUTTON, "Covered")
+
+
+async def test_a_page_whose_image_waits_on_the_server_opens_and_is_navigated_to(
+    surface: WebSurface, site: Site
+) -> None:
+    host = await _host(surface, site.url + "pictured")
+    opened = await _full(host)
+    assert _root(opened).label == "Pictured"
+    assert _one(opened, Role.IMAGE, "Late")
+    with trio.fail_after(HANG_GUARD_S):
+        again = await surface.act("navigate", args={"url": site.url + "pictured"})
+    assert again.navigated
