@@ -32,7 +32,12 @@ normalised states in one ``evaluate`` per snapshot; measured against Playwright'
 are generic ones that matter (explicit role, tabindex, a test id, an aria-label, a click
 attribute, iframes and canvases), and text runs that no name-from-content node absorbs
 (role ``text``). The snapshot covers the current frame (``switchFrame`` changes it); an
-iframe is a ``generic`` node named by its title. Password values render as ``********``.
+iframe is a ``generic`` node named by its title. A password's value is masked, one ``•``
+per character. What the normalised states cannot say is in ``native``: ``invalid``
+(``aria-invalid``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an indeterminate
+checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with ``showModal()``,
+``aria-modal``), ``multiline`` (a ``<textarea>``, ``aria-multiline``), and the document's
+``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a

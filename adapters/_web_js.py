@@ -168,7 +168,7 @@ function value(el, r) {
     const type = (el.type || "text").toLowerCase();
     if (type === "checkbox" || type === "radio" || type === "button" || type === "submit"
         || type === "reset" || type === "image" || type === "file" && !el.value) return "";
-    if (type === "password") return el.value ? "********" : "";
+    if (type === "password") return "\u2022".repeat(Array.from(el.value).length);
     if (type === "file") return Array.from(el.files || []).map((f) => f.name).join(", ");
     return el.value;
   }
@@ -235,8 +235,20 @@ function box(el) {
   return [Math.round(b.x * 10) / 10, Math.round(b.y * 10) / 10, Math.round(b.width * 10) / 10, Math.round(b.height * 10) / 10];
 }
 
-function nativeOf(el, testids) {
+function isModal(el) {
+  if (el.getAttribute("aria-modal") === "true") return true;
+  try { return el.tagName === "DIALOG" && el.matches(":modal"); } catch (e) { return false; }
+}
+
+function nativeOf(el, testids, r) {
   const out = { tag: el.tagName.toLowerCase() };
+  const invalid = el.getAttribute("aria-invalid");
+  if (invalid !== null && invalid !== "" && invalid !== "false") out.invalid = "true";
+  if (el.getAttribute("aria-pressed") === "true") out.pressed = "true";
+  if (CHECKABLE.has(r) && ((el.tagName === "INPUT" && el.indeterminate) || el.getAttribute("aria-checked") === "mixed")) out.checked = "mixed";
+  if (isModal(el)) out.modal = "true";
+  if (el.tagName === "TEXTAREA" || el.getAttribute("aria-multiline") === "true") out.multiline = "true";
+  if (el.tagName === "BODY") out.url = location.href;
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
   const id = el.id; if (id) out.id = id;
   const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
@@ -293,7 +305,7 @@ function snap(opts) {
       const val = value(el, r);
       let desc = idsText(el, "aria-describedby");
       if (!desc && el.hasAttribute("title") && norm(el.getAttribute("title")) !== nm) desc = norm(el.getAttribute("title"));
-      const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nativeOf(el, testids));
+      const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nativeOf(el, testids, r));
       if (ref === null) return;
       childDepth = depth + 1;
       if (FROM_CONTENT.has(r)) childSubsumed = true;
@@ -369,7 +381,7 @@ function describe(opts) {
     text: norm(el.innerText !== undefined ? el.innerText : el.textContent),
     placeholder: el.getAttribute("placeholder") || "",
     states: states(el, r, hidden, activeEl()), box: hidden ? null : box(el),
-    native: nativeOf(el, opts.testids), path,
+    native: nativeOf(el, opts.testids, r), path,
   };
 }
 

@@ -12,7 +12,10 @@ application through the same router and tools as a semledger app:
 - Roles go back from ARIA to semledger's wire roles best-effort (``native["runtime_role"]``
   first, then the reverse of the runtime role table, then a few near synonyms); anything
   else is ``group``. Semantic ids come from ``native["automationId"]`` (``testid`` or ``id``
-  as fallbacks) when they are valid semantic ids.
+  as fallbacks) when they are valid semantic ids. States beyond the surface's normalised
+  ones come from ``native`` when an adapter reports them there (``invalid``, ``pressed``,
+  ``checked: "mixed"``, ``modal``, ``multiline``, ``password``), and so do a heading's
+  ``level`` and a link's or the page's ``url``.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
   disabled text field); ``perform_action`` checks them in the runtime's order (closed,
   generation, target, disabled, capability) against the bridge's own generation, then maps
@@ -206,22 +209,25 @@ def _node(
     item: SnapshotNode, node_id: int, children: tuple[int, ...], *, busy: bool = False
 ) -> SemanticsNode:
     states = frozenset(item.states)
-    role = aria_to_runtime_role(item.role, item.native)
+    native = item.native
+    role = aria_to_runtime_role(item.role, native)
     checked: Checked | None = None
     if "checked" in states:
         checked = Checked.CHECKED
+    elif native.get("checked") == "mixed":
+        checked = Checked.MIXED
     elif "unchecked" in states or role in _CHECKABLE:
         checked = Checked.UNCHECKED
     expanded = True if "expanded" in states else False if "collapsed" in states else None
     x, y, w, h = item.box if item.box is not None else (0.0, 0.0, 0.0, 0.0)
-    level = item.native.get("level", "")
+    level = native.get("level", "")
     return SemanticsNode(
         node_id=node_id,
-        semantic_id=_semantic_id(item.native),
+        semantic_id=_semantic_id(native),
         role=role,
         children=children,
         level=int(level) if level.isdigit() and int(level) > 0 else None,
-        url=item.native.get("url"),
+        url=native.get("url"),
         label=item.name,
         value=item.value,
         description=item.description,
@@ -229,12 +235,16 @@ def _node(
             focused="focused" in states,
             disabled="disabled" in states,
             selected="selected" in states,
+            pressed=native.get("pressed") == "true",
             checked=checked,
             expanded=expanded,
+            invalid=native.get("invalid") == "true",
             required="required" in states,
             read_only="readonly" in states,
             busy=busy,
-            password=item.native.get("password") == "true" or item.native.get("type") == "password",
+            multiline=native.get("multiline") == "true",
+            password=native.get("password") == "true" or native.get("type") == "password",
+            modal=native.get("modal") == "true",
         ),
         actions=_actions(role, states),
         frame=Frame(Point(x, y), Size(w, h)),

@@ -16,6 +16,7 @@ from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
     ByNodeId,
+    Checked,
     ErrorCode,
     Full,
     Latest,
@@ -52,6 +53,15 @@ PAGES = {
     "<button onclick=\"window.open('closer.html')\">Open</button>",
     "closer.html": "<!doctype html><title>Closer</title>"
     "<button onclick='window.close()'>Close</button>",
+    "states.html": "<!doctype html><title>States</title>"
+    "<input aria-label='Email' aria-invalid='true'>"
+    "<button aria-pressed='true'>Bold</button>"
+    "<input type='checkbox' id='some' aria-label='Some'>"
+    "<textarea aria-label='Notes'></textarea>"
+    "<input type='password' aria-label='Secret' value='hunter2'>"
+    "<dialog id='modal'><p>Modal</p></dialog>"
+    "<script>document.getElementById('some').indeterminate = true;"
+    " document.getElementById('modal').showModal();</script>",
 }
 
 
@@ -167,3 +177,19 @@ async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so
     assert read.code is ErrorCode.HOST_CLOSED
     assert "closed" in read.message
     assert "open()" not in read.message
+
+
+async def test_invalid_pressed_mixed_multiline_modal_and_a_password_read_as_the_page_says(
+    surface: WebSurface, site: str
+) -> None:
+    full = await _full(await _host(surface, site + "states.html"))
+    assert _one(full, Role.TEXT_FIELD, "Email").state.invalid
+    assert _one(full, Role.BUTTON, "Bold").state.pressed
+    assert _one(full, Role.CHECKBOX, "Some").state.checked is Checked.MIXED
+    assert _one(full, Role.TEXT_FIELD, "Notes").state.multiline
+    assert not _one(full, Role.TEXT_FIELD, "Email").state.multiline
+    assert _one(full, Role.DIALOG).state.modal
+    secret = _one(full, Role.TEXT_FIELD, "Secret")
+    assert (secret.value, secret.state.password) == ("\u2022" * len("hunter2"), True)
+    (root,) = [n for n in full.nodes if n.node_id == full.root]
+    assert (root.role, root.url) == (Role.WEB_VIEW, site + "states.html")
