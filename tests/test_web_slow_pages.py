@@ -5,9 +5,15 @@ how long anything takes."""
 
 from __future__ import annotations
 
+import json
+import select
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -29,6 +35,9 @@ from semledger.runtime import (
     SemanticsNode,
     SimpleAction,
 )
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
 
 HANG_GUARD_S = 60
 """Not a measurement: a bound on a call that, broken, waits for the held server, so the test
@@ -213,3 +222,52 @@ async def test_a_page_whose_image_waits_on_the_server_opens_and_is_navigated_to(
     with trio.fail_after(HANG_GUARD_S):
         again = await surface.act("navigate", args={"url": site.url + "pictured"})
     assert again.navigated
+
+
+def _answer(server: subprocess.Popen[str], request: str) -> dict[str, Any]:
+    """Send `request` to a running ``semledger serve`` and read the envelope it answers,
+    failing (not hanging) when no answer comes."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(request)
+    server.stdin.flush()
+    ready, _, _ = select.select([server.stdout], [], [], HANG_GUARD_S)
+    assert ready, f"no answer to {request!r}"
+    reply = json.loads(server.stdout.readline())
+    envelope: dict[str, Any] = reply["result"]["structuredContent"]
+    return envelope
+
+
+def test_serve_answers_and_stops_on_sigterm_while_a_link_waits_on_its_server(
+    tmp_path: Path, site: Site
+) -> None:
+    db = str(tmp_path / "web.db")
+    command = [sys.executable, "-m", "semledger", "serve", "--adapter", "web",
+               "--url", site.url, "--db", db, "--session", "slow"]  # fmt: skip
+    server = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        server.stdin.write(mcp.initialize())
+        server.stdin.flush()
+        server.stdout.readline()
+        page = _answer(server, mcp.read(1))["value"]
+        (away,) = [n["node_id"] for n in page["nodes"] if n["label"] == "Away"]
+        activate = {"target": {"kind": "node_id", "id": away}, "action": {"kind": "activate"},
+                    "precondition": {"kind": "latest"}}  # fmt: skip
+        receipt = _answer(server, mcp.call(2, "perform_action", activate))
+        assert receipt["value"]["pending_work"], receipt
+        loading = _answer(server, mcp.read(3))["value"]
+        (root,) = [n for n in loading["nodes"] if n["node_id"] == loading["root"]]
+        assert root["state"]["busy"]
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=HANG_GUARD_S) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        for stream in (server.stdin, server.stdout, server.stderr):
+            if stream is not None:
+                stream.close()
