@@ -545,7 +545,7 @@ class WebSurface:
         if frame.parent_frame is not None:
             return
         self._loading[frame.page] = request
-        if self._navigation_requested is not None:
+        if self._navigation_requested is not None and frame.page is self._page:
             self._navigation_requested.set()
 
     def _on_request_over(self, request: Request) -> None:
@@ -721,22 +721,37 @@ class WebSurface:
         navigation that starts meanwhile a NavigationError naming the URL it waits for, and
         a page that does not answer within the timeout (a script that has not returned) a
         TimeoutError: none of them is a snapshot waiting for an answer that may not come."""
-        self._require_page()
+        page = self._require_page()
         self._ready()
+        assert self._dialog_opened is not None
         assert self._navigation_requested is not None
-        self._navigation_requested.clear()
-        requested = asyncio.ensure_future(self._navigation_requested.wait())
-        task = await self._unless_dialog(
-            self._snapshot(root, max_nodes, interactive_only),
-            also=requested,
-            timeout_s=self._timeout_ms / 1000,
-        )
-        requested.cancel()
+        signals = (self._dialog_opened, self._navigation_requested)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout_ms / 1000
+        task = asyncio.ensure_future(self._snapshot(root, max_nodes, interactive_only))
+        while not task.done():
+            for signal in signals:
+                signal.clear()
+            left = deadline - loop.time()
+            if left <= 0 or self._dialog is not None or page in self._loading:
+                break
+            waiters = [asyncio.ensure_future(signal.wait()) for signal in signals]
+            try:
+                await asyncio.wait(
+                    {task, *waiters}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
         if task.done():
             return task.result()
-        self._no_dialog()
-        self._blocked.discard(task)
+        if self._dialog is not None:
+            # Answering the dialog lets it finish (``_answer_dialog`` awaits it).
+            self._blocked.add(task)
+            task.add_done_callback(_forget(self._blocked))
+            self._no_dialog()
         task.cancel()  # it holds the ref lock; what it would have numbered is never used
+        task.add_done_callback(_retrieved)
         self._no_navigation()
         self._mark_busy()
         raise SurfaceTimeoutError(
@@ -939,27 +954,17 @@ class WebSurface:
         navigated = (self._navigations, page.url) != before
         return ActResult(navigated=navigated, url=page.url, result=result)
 
-    async def _unless_dialog(
-        self,
-        work: Awaitable[T],
-        *,
-        also: asyncio.Future[Any] | None = None,
-        timeout_s: float | None = None,
-    ) -> asyncio.Future[T]:
+    async def _unless_dialog(self, work: Awaitable[T]) -> asyncio.Future[T]:
         """Run `work` until it is done or a dialog opens, whichever comes first: a native
         dialog blocks the page, so what `work` waits for in it comes only once the dialog
         is answered. Returns the task, done, or still blocked and kept in ``_blocked``
-        (awaited when the dialog is answered, cancelled when the session closes). `also`
-        and `timeout_s` end the wait too, leaving the task to the caller the same way."""
+        (awaited when the dialog is answered, cancelled when the session closes)."""
         assert self._dialog_opened is not None
         self._dialog_opened.clear()
         task = asyncio.ensure_future(work)
         waiter = asyncio.ensure_future(self._dialog_opened.wait())
-        waits: set[asyncio.Future[Any]] = {task, waiter}
-        if also is not None:
-            waits.add(also)
         try:
-            await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             waiter.cancel()
         if not task.done():
