@@ -942,9 +942,10 @@ class WebSurface:
             except SurfaceError:
                 raise
             except PlaywrightError as exc:
-                if not _dispatched(exc):
+                closed_itself = page.is_closed() and self._context is not None
+                if not closed_itself and not _dispatched(exc):
                     raise _translate(exc, action) from exc
-                if self._loading.get(page) is None:
+                if not closed_itself and self._loading.get(page) is None:
                     self._mark_busy()
         if action in ("read", "evaluate"):
             self._last_result = result
