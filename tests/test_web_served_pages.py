@@ -4,13 +4,13 @@ options, headings and links, and a page that closes itself."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import trio
 
-from semledger.adapters import SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
@@ -27,9 +27,8 @@ from semledger.runtime import (
     SimpleAction,
 )
 
-HANG_GUARD_S = 60
-"""Not a measurement: a bound on a call that, broken, never returns, so the test fails
-instead of hanging the suite."""
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from served_pages import HANG_GUARD_S, full_read, open_host
 
 PAGES = {
     "load_alert.html": "<!doctype html><title>Loads</title><p>loaded</p>"
@@ -80,16 +79,8 @@ async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
     await opened.close()
 
 
-async def _host(surface: WebSurface, url: str) -> SurfaceAgentHost:
-    await surface.open(SessionInit(base_url=url))
-    return SurfaceAgentHost(surface)
 
 
-async def _full(host: SurfaceAgentHost) -> Full:
-    with trio.fail_after(HANG_GUARD_S):
-        read = await host.read_semantics(None)
-    assert isinstance(read, Full), read
-    return read
 
 
 async def _do(host: SurfaceAgentHost, node: SemanticsNode, kind: ActionKind) -> Receipt:
@@ -114,43 +105,43 @@ async def test_a_page_that_opens_an_alert_as_it_loads_is_served_showing_the_aler
     surface: WebSurface, site: str
 ) -> None:
     with trio.fail_after(HANG_GUARD_S):
-        host = await _host(surface, site + "load_alert.html")
-    alert = _dialog(await _full(host))
+        host = await open_host(surface, site + "load_alert.html")
+    alert = _dialog(await full_read(host))
     assert alert.label == "welcome"
     await _do(host, alert, ActionKind.SUBMIT)
-    assert any(n.label == "loaded" for n in (await _full(host)).nodes)
+    assert any(n.label == "loaded" for n in (await full_read(host)).nodes)
 
 
 async def test_a_dialog_that_opens_while_the_tree_is_read_is_shown_instead_of_waiting(
     surface: WebSurface, site: str
 ) -> None:
-    host = await _host(surface, site + "mid_snapshot.html")
-    await _do(host, _one(await _full(host), Role.BUTTON, "Arm"), ActionKind.ACTIVATE)
-    alert = _dialog(await _full(host))
+    host = await open_host(surface, site + "mid_snapshot.html")
+    await _do(host, _one(await full_read(host), Role.BUTTON, "Arm"), ActionKind.ACTIVATE)
+    alert = _dialog(await full_read(host))
     assert alert.label == "mid-snapshot"
     await _do(host, alert, ActionKind.SUBMIT)
-    _one(await _full(host), Role.BUTTON, "Arm")
+    _one(await full_read(host), Role.BUTTON, "Arm")
 
 
 async def test_answering_a_dialog_the_page_follows_with_another_shows_the_next_one(
     surface: WebSurface, site: str
 ) -> None:
-    host = await _host(surface, site + "two_alerts.html")
-    await _do(host, _one(await _full(host), Role.BUTTON, "Twice"), ActionKind.ACTIVATE)
-    await _do(host, _dialog(await _full(host)), ActionKind.SUBMIT)
-    second = _dialog(await _full(host))
+    host = await open_host(surface, site + "two_alerts.html")
+    await _do(host, _one(await full_read(host), Role.BUTTON, "Twice"), ActionKind.ACTIVATE)
+    await _do(host, _dialog(await full_read(host)), ActionKind.SUBMIT)
+    second = _dialog(await full_read(host))
     assert second.label == "second"
     await _do(host, second, ActionKind.SUBMIT)
-    assert any(n.label == "both answered" for n in (await _full(host)).nodes)
+    assert any(n.label == "both answered" for n in (await full_read(host)).nodes)
 
 
 async def test_select_on_a_native_option_chooses_that_option(
     surface: WebSurface, site: str
 ) -> None:
-    host = await _host(surface, site + "options.html")
-    blue = _one(await _full(host), Role.OPTION, "Blue")  # value "g"; "Red" has value "Blue"
+    host = await open_host(surface, site + "options.html")
+    blue = _one(await full_read(host), Role.OPTION, "Blue")  # value "g"; "Red" has value "Blue"
     await _do(host, blue, ActionKind.SELECT)
-    after = await _full(host)
+    after = await full_read(host)
     assert _one(after, Role.COMBO_BOX, "Colour").value == "Blue"
     assert [n.label for n in after.nodes if n.role is Role.OPTION and n.state.selected] == ["Blue"]
 
@@ -158,7 +149,7 @@ async def test_select_on_a_native_option_chooses_that_option(
 async def test_headings_carry_their_level_and_links_their_absolute_url(
     surface: WebSurface, site: str
 ) -> None:
-    full = await _full(await _host(surface, site + "options.html"))
+    full = await full_read(await open_host(surface, site + "options.html"))
     assert _one(full, Role.HEADING).level == 2
     assert _one(full, Role.LINK, "Next").url == site + "next.html"
 
@@ -166,11 +157,11 @@ async def test_headings_carry_their_level_and_links_their_absolute_url(
 async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so(
     surface: WebSurface, site: str
 ) -> None:
-    host = await _host(surface, site + "opener.html")
-    await _do(host, _one(await _full(host), Role.BUTTON, "Open"), ActionKind.ACTIVATE)
+    host = await open_host(surface, site + "opener.html")
+    await _do(host, _one(await full_read(host), Role.BUTTON, "Open"), ActionKind.ACTIVATE)
     await surface.act("switchWindow", None, {"target": "closer"})
     await surface.act("closeOtherWindows")
-    await _do(host, _one(await _full(host), Role.BUTTON, "Close"), ActionKind.ACTIVATE)
+    await _do(host, _one(await full_read(host), Role.BUTTON, "Close"), ActionKind.ACTIVATE)
     with trio.fail_after(HANG_GUARD_S):
         read = await host.read_semantics(None)
     assert isinstance(read, Rejection)
@@ -182,7 +173,7 @@ async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so
 async def test_invalid_pressed_mixed_multiline_modal_and_a_password_read_as_the_page_says(
     surface: WebSurface, site: str
 ) -> None:
-    full = await _full(await _host(surface, site + "states.html"))
+    full = await full_read(await open_host(surface, site + "states.html"))
     assert _one(full, Role.TEXT_FIELD, "Email").state.invalid
     assert _one(full, Role.BUTTON, "Bold").state.pressed
     assert _one(full, Role.CHECKBOX, "Some").state.checked is Checked.MIXED

@@ -20,7 +20,6 @@ import attrs
 import pytest
 import trio
 
-from semledger.adapters import SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
@@ -38,10 +37,7 @@ from semledger.runtime import (
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
-
-HANG_GUARD_S = 60
-"""Not a measurement: a bound on a call that, broken, waits for the held server, so the test
-fails instead of hanging the suite."""
+from served_pages import HANG_GUARD_S, full_read, open_host
 
 ACTION_TIMEOUT_MS = 500
 """The surface's action timeout, kept short so a click given up on is given up on soon."""
@@ -111,17 +107,8 @@ async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
         await opened.close()
 
 
-async def _host(surface: WebSurface, url: str) -> SurfaceAgentHost:
-    with trio.fail_after(HANG_GUARD_S):
-        await surface.open(SessionInit(base_url=url))
-    return SurfaceAgentHost(surface)
 
 
-async def _full(host: SurfaceAgentHost) -> Full:
-    with trio.fail_after(HANG_GUARD_S):
-        read = await host.read_semantics(None)
-    assert isinstance(read, Full), read
-    return read
 
 
 async def _activate(host: SurfaceAgentHost, node: SemanticsNode) -> Receipt | Rejection:
@@ -154,11 +141,11 @@ async def _read_until(host: SurfaceAgentHost, label: str) -> Full:
 async def test_a_read_while_a_link_waits_on_its_server_shows_the_page_as_it_is_busy(
     surface: WebSurface, site: Site
 ) -> None:
-    host = await _host(surface, site.url)
-    start = await _full(host)
+    host = await open_host(surface, site.url)
+    start = await full_read(host)
     await _activate(host, _one(start, Role.LINK, "Away"))
 
-    loading = await _full(host)
+    loading = await full_read(host)
     assert _root(loading).state.busy
     assert _one(loading, Role.LINK, "Away").node_id == _one(start, Role.LINK, "Away").node_id
     refused = await _activate(host, _one(loading, Role.BUTTON, "Press"))
@@ -176,8 +163,8 @@ async def test_a_read_while_a_link_waits_on_its_server_shows_the_page_as_it_is_b
 async def test_activating_a_link_the_server_has_not_answered_is_a_receipt_with_pending_work(
     surface: WebSurface, site: Site
 ) -> None:
-    host = await _host(surface, site.url)
-    done = await _activate(host, _one(await _full(host), Role.LINK, "Away"))
+    host = await open_host(surface, site.url)
+    done = await _activate(host, _one(await full_read(host), Role.LINK, "Away"))
     assert isinstance(done, Receipt), done
     assert done.pending_work
     site.release.set()
@@ -187,8 +174,8 @@ async def test_activating_a_link_the_server_has_not_answered_is_a_receipt_with_p
 async def test_activating_a_button_whose_handler_has_not_returned_is_a_receipt_with_pending_work(
     surface: WebSurface, site: Site
 ) -> None:
-    host = await _host(surface, site.url)
-    done = await _activate(host, _one(await _full(host), Role.BUTTON, "Hold"))
+    host = await open_host(surface, site.url)
+    done = await _activate(host, _one(await full_read(host), Role.BUTTON, "Hold"))
     assert isinstance(done, Receipt), done
     assert done.pending_work
     with trio.fail_after(HANG_GUARD_S):
@@ -202,12 +189,12 @@ async def test_activating_a_button_whose_handler_has_not_returned_is_a_receipt_w
 async def test_activating_a_covered_button_is_a_rejection_and_nothing_happens(
     surface: WebSurface, site: Site
 ) -> None:
-    host = await _host(surface, site.url)
-    start = await _full(host)
+    host = await open_host(surface, site.url)
+    start = await full_read(host)
     refused = await _activate(host, _one(start, Role.BUTTON, "Covered"))
     assert isinstance(refused, Rejection), refused
     assert refused.code is ErrorCode.HANDLER_REJECTED
-    after = await _full(host)
+    after = await full_read(host)
     assert after.generation == start.generation
     assert _one(after, Role.BUTTON, "Covered")
 
@@ -215,8 +202,8 @@ async def test_activating_a_covered_button_is_a_rejection_and_nothing_happens(
 async def test_a_page_whose_image_waits_on_the_server_opens_and_is_navigated_to(
     surface: WebSurface, site: Site
 ) -> None:
-    host = await _host(surface, site.url + "pictured")
-    opened = await _full(host)
+    host = await open_host(surface, site.url + "pictured")
+    opened = await full_read(host)
     assert _root(opened).label == "Pictured"
     assert _one(opened, Role.IMAGE, "Late")
     with trio.fail_after(HANG_GUARD_S):
