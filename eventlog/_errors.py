@@ -74,6 +74,7 @@ class CorruptSummaryError(EventLogError):
     def __init__(self, session: str, reason: str) -> None:
         super().__init__(f"the summary of session {session!r} is malformed: {reason}")
         self.session = session
+        self.reason = reason
 
 
 class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users know

@@ -80,9 +80,7 @@ class Recorder(Protocol):
         """The session's last seq and chain value; None for a session with no events."""
         ...
 
-    def last_of(
-        self, session: str, topic: str, *, before: int | None = None
-    ) -> StoredEvent | None:
+    def last_of(self, session: str, topic: str, *, before: int | None = None) -> StoredEvent | None:
         """The session's last record of `topic` (its latest checkpoint, say), or None;
         with `before`, the last one whose seq is below it."""
         ...
@@ -243,10 +241,11 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str
     summaries and the events are read at one moment (``Recorder.pinned``).
     """
     with recorder.pinned():
-        rows = {row.name: row for row in recorder.sessions()}
         logged = set(recorder.session_names())
         found: list[SessionSummary] = []
         problems: list[str] = []
+        malformed: set[str] = set()
+        rows = _summary_rows(recorder, logged, problems, malformed)
         for name in sorted(logged | set(rows)):
             row = rows.get(name)
             if name not in logged:
@@ -260,13 +259,38 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str
                 )
                 continue
             summary, differences = logged_as
-            if row is None:
+            if row is None and name not in malformed:
                 missing = f"it has {summary.events} events and no row in the log's summary"
                 differences.insert(0, missing)
             if differences:
                 problems.append(f"session {name!r}: {'; '.join(differences)}")
             found.append(summary)
     return found, problems
+
+
+def _summary_rows(
+    recorder: Recorder, logged: set[str], problems: list[str], malformed: set[str]
+) -> dict[str, SessionSummary]:
+    """The summary's rows by name. If one is malformed, the rows of the sessions that have
+    events, one by one, the malformed ones noted in `problems` and `malformed`: one bad row
+    must not hide the others. (Rows of sessions without events are then not found.)"""
+    try:
+        return {row.name: row for row in recorder.sessions()}
+    except CorruptSummaryError:
+        pass
+    rows: dict[str, SessionSummary] = {}
+    for name in logged:
+        try:
+            row = recorder.summary(name)
+        except CorruptSummaryError as error:
+            problems.append(
+                f"session {name!r}: its row in the log's summary is malformed: {error.reason}"
+            )
+            malformed.add(name)
+            continue
+        if row is not None:
+            rows[name] = row
+    return rows
 
 
 def _as_logged(
@@ -372,9 +396,7 @@ def redact_action(action: dict[str, Any], *, keep_length: bool = False) -> dict[
     return action
 
 
-def refused_arguments(
-    arguments: dict[str, Any], *, redact: bool
-) -> tuple[dict[str, Any], bool]:
+def refused_arguments(arguments: dict[str, Any], *, redact: bool) -> tuple[dict[str, Any], bool]:
     """The arguments of a refused ``perform_action`` as the log holds them, and whether
     anything was redacted.
 

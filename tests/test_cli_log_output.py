@@ -198,13 +198,31 @@ def test_a_summary_row_edited_by_hand_is_named_in_one_line(
     logged: Path, tmp_path: Path, edit: str, says: str
 ) -> None:
     db = damaged(logged, tmp_path, f"UPDATE sessions SET {edit} WHERE name = 'agent'")
-    for command in (["sessions"], ["sessions", "--json"], ["audit", "agent", "--verify"]):
-        done = mcp.cli(*command, "--db", str(db))
-        assert done.returncode == 1, (command, done.stdout, done.stderr)
-        assert done.stderr == (
-            f"semledger: the log {db} cannot be read: "
-            f"the summary of session 'agent' is malformed: {says}\n"
-        )
+    done = mcp.cli("audit", "agent", "--verify", "--db", str(db))
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: "
+        f"the summary of session 'agent' is malformed: {says}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [("events = 'many'", "its events is 'many'"), ("last_at = X'00'", "its last_at is b'\\x00'")],
+)
+def test_sessions_lists_every_session_past_a_malformed_summary_row(
+    logged: Path, tmp_path: Path, edit: str, says: str
+) -> None:
+    db = damaged(logged, tmp_path, f"UPDATE sessions SET {edit} WHERE name = 'agent'")
+    done = mcp.cli("sessions", "--json", "--db", str(db))
+    assert done.returncode == 1, done.stderr
+    listed = {row["name"]: row for row in json.loads(done.stdout)}
+    assert set(listed) == {"agent", "[/]", LONG_NAME, "two\nlines"}
+    assert listed["agent"]["events"] == 9  # as the log's events say
+    assert done.stderr == (
+        f"semledger: the log {db} is damaged: session 'agent': its row in the log's summary"
+        f" is malformed: {says}\n"
+    )
 
 
 @pytest.mark.parametrize(
