@@ -28,6 +28,8 @@ from semledger.eventlog import (
 
 from ._reads import UnknownSessionError
 
+_REFUSED = topic_of(CallRefused)
+
 
 @attrs.frozen
 class Damage:
@@ -87,7 +89,8 @@ class AuditEntry:
     unread: bool = False
     """The request's own event cannot be read or is missing: its target, action and
     precondition are unknown (None), `seq` is the damaged event's, and the rest comes from
-    its answer."""
+    its answer. With no request id, a refused call whose event cannot be read: its outcome
+    is ``"unreadable"`` too."""
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -122,7 +125,10 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     generation = 0
     surface_calls = 0
     for record, event in _readable(recorder, session, damage):
-        if isinstance(event, Committed):
+        if event is None:
+            if record.topic == _REFUSED:  # its row stays, with what is known of it
+                entries.append(_unread_refused(record, generation))
+        elif isinstance(event, Committed):
             generation = event.generation
         elif isinstance(event, ActionRequested):
             open_requests[event.request_id] = len(entries)
@@ -185,9 +191,9 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
 
 def _readable(
     recorder: Recorder, session: str, damage: list[Damage]
-) -> Iterator[tuple[StoredEvent, Event]]:
-    """The session's events that decode, in order; each that does not, and each seq
-    missing between two that are there, is added to `damage` and passed over.
+) -> Iterator[tuple[StoredEvent, Event | None]]:
+    """The session's events in order, None for each that does not decode; that one, and
+    each seq missing between two that are there, is added to `damage`.
 
     Reading goes on after a damaged event from the one after it, so a damaged log costs
     one more lookup per damaged event, and a healthy one nothing more than its events.
@@ -212,6 +218,7 @@ def _readable(
             check(bad.seq)
             damage.append(Damage(bad.seq, f"cannot be read: {error}"))
             start = bad.seq + 1
+            yield bad, None
 
 
 def _unread_request(
@@ -229,6 +236,13 @@ def _unread_request(
         before=answer.before,
         after=answer.after,
         pending_work=answer.pending_work,
+    )
+
+
+def _unread_refused(record: StoredEvent, generation: int) -> AuditEntry:
+    """The entry of a refused call whose event does not decode: when it came, nothing more."""
+    return AuditEntry(
+        None, record.seq, record.at, None, None, None, generation, "unreadable", unread=True
     )
 
 

@@ -4,6 +4,7 @@ re-executed by replay or recovery."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,29 @@ def test_a_refused_call_s_part_sent_as_an_empty_object_is_shown_apart_from_one_n
     table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
     (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
     assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == ["{}", "-", "-"]
+
+
+def test_a_refused_call_whose_event_does_not_decode_keeps_its_row_in_the_audit(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    mcp.serve(COUNTER, db, "r", [mcp.perform(1, "counter.increment"), _refused(2)])
+    with sqlite3.connect(db) as conn:
+        (seq,) = conn.execute("SELECT seq FROM events WHERE topic = 'CallRefused'").fetchone()
+        conn.execute("UPDATE events SET body = X'c1' WHERE seq = ?", (seq,))
+    conn.close()
+    audited = mcp.cli("audit", "r", "--db", str(db), "--json")
+    assert audited.returncode == 1
+    assert audited.stderr.startswith(f"semledger: the log {db} is damaged: event {seq} ")
+    rows = json.loads(audited.stdout)["actions"]
+    assert [(row["request_id"], row["outcome"], row["unread"]) for row in rows] == [
+        (1, "receipt", False),
+        (None, "unreadable", True),
+    ]
+    assert rows[1]["seq"] == seq
+    table = mcp.cli("audit", "r", "--db", str(db), COLUMNS="200")
+    (line,) = [line for line in table.stdout.splitlines() if line.startswith("│ -")]
+    assert [cell.strip() for cell in line.strip("│ ").split("│")][2:6] == ["unreadable"] * 4
 
 
 @pytest.mark.parametrize(
