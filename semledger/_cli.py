@@ -854,22 +854,32 @@ def _silence(stream: IO[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    serving = args.command == "serve"
     stdout = sys.stdout
-    if stdout is None and not serving:  # started with its standard output closed
-        print("semledger: standard output is closed: nowhere to print to", file=sys.stderr)
-        return 1
-    if not serving:
+    if stdout is not None:
         sys.stdout = cast(TextIO, _Output(stdout))
     try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit:  # --help: what it printed must be written out, or said it was not
+            sys.stdout.flush()
+            raise
+        serving = args.command == "serve"
+        if serving:
+            sys.stdout = stdout  # the transport's: its own errors are its own
+        elif stdout is None:  # started with its standard output closed
+            print("semledger: standard output is closed: nowhere to print to", file=sys.stderr)
+            return 1
         return _run(args, serving)
     except OutputError as error:
-        print(f"semledger: cannot write to standard output: {error}", file=sys.stderr)
-        _silence(stdout)
-        return 1
+        return _unwritten(error, stdout)
     finally:
         sys.stdout = stdout
+
+
+def _unwritten(error: OutputError, stdout: TextIO) -> int:
+    print(f"semledger: cannot write to standard output: {error}", file=sys.stderr)
+    _silence(stdout)
+    return 1
 
 
 def _run(args: argparse.Namespace, serving: bool) -> int:

@@ -443,17 +443,19 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "command",
     [["sessions"], ["sessions", "--json"], ["read", "agent"], ["read", "agent", "--json"],
-     ["audit", "agent", "--verify"], ["audit", "agent", "--json"]],
+     ["audit", "agent", "--verify"], ["audit", "agent", "--json"], ["--help"],
+     ["audit", "--help"]],
     ids=" ".join,
 )
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
 def test_output_that_cannot_be_written_is_one_line_on_stderr(
-    logged: Path, command: list[str]
+    logged: Path, command: list[str], unbuffered: str
 ) -> None:
     with open("/dev/full", "w") as full:
         done = subprocess.run(
             [*mcp.COMMAND, *command, "--db", str(logged)],
-            stdout=full, stderr=subprocess.PIPE, text=True, env=mcp.env(), timeout=120,
-            check=False,
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, check=False,
+            env=mcp.env(PYTHONUNBUFFERED=unbuffered),
         )
     assert (done.returncode, done.stderr) == (
         1, "semledger: cannot write to standard output: No space left on device\n"
