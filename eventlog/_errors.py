@@ -101,9 +101,10 @@ class LogOpenError(EventLogError):
 
 
 class CorruptSchemaError(LogOpenError):
-    """Raised when a log's schema version says less than its tables hold (it says 1, and
-    it has the summary table of version 2): the log was edited, and migrating over it would
-    fail or overwrite what it holds. A damaged log, not a file that holds no log."""
+    """Raised when a log's schema version is not a version, or says less than its tables
+    hold (it says 1, and it has the summary table of version 2): the log was edited, and
+    migrating over it would fail or overwrite what it holds. A damaged log, not a file that
+    holds no log."""
 
 
 class LogMovedError(EventLogError):

@@ -226,9 +226,9 @@ def _current_version(conn: sqlite3.Connection, path: str) -> int:
     if exists is None:
         return 0
     (version,) = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    if type(version) is not int:  # a damaged log: never migrate over it
+    if type(version) is not int or version < 1:  # a damaged log: never migrate over it
         held = "nothing" if version is None else repr(version)
-        raise LogOpenError(path, f"its schema_version table holds {held}, not a version")
+        raise CorruptSchemaError(path, f"its schema_version table holds {held}, not a version")
     return version
 
 

@@ -421,6 +421,25 @@ def test_a_schema_version_set_back_by_hand_is_damage_and_the_log_is_left_as_it_i
     assert db.read_bytes() == before
 
 
+@pytest.mark.parametrize("version", ["'x'", "''", "4.5", "0", "-1", "X'01'"])
+@pytest.mark.parametrize("command", [["sessions"], ["serve", COUNTER]], ids=" ".join)
+def test_a_schema_version_that_is_no_version_is_damage_and_the_log_is_left_as_it_is(
+    logged: Path, tmp_path: Path, version: str, command: list[str]
+) -> None:
+    db = damaged(logged, tmp_path, f"UPDATE schema_version SET version = {version}")
+    with sqlite3.connect(db) as conn:
+        (held,) = conn.execute("SELECT version FROM schema_version").fetchone()
+    conn.close()
+    before = db.read_bytes()
+    done = mcp.cli(*command, "--db", str(db))
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"semledger: cannot open the log {db}: its schema_version table holds {held!r},"
+        " not a version\n",
+    )
+    assert db.read_bytes() == before
+
+
 def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
     """Not a terminal and no COLUMNS: rich would wrap at 80 columns, splitting the verdict
     and the command it gives to replay the counterexample."""

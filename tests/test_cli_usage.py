@@ -30,11 +30,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         recorder.append([NewEvent("surfaced", 1, started, 0.0)])
         started = SessionStarted(COUNTER, "runtime", {}, True)  # and nothing after it
         recorder.append([NewEvent("uncommitted", 1, started, 0.0)])
-    damaged = path.parent / "damaged.db"
-    SqliteRecorder(damaged).close()
-    with sqlite3.connect(damaged) as conn:
-        conn.execute("UPDATE schema_version SET version = 'x'")
-    conn.close()
     (path.parent / "empty.db").touch()
     with sqlite3.connect(path.parent / "foreign.db") as conn:  # another program's database
         conn.execute("CREATE TABLE customers (name TEXT)")
@@ -88,10 +83,6 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "session 'uncommitted' has no commit",
         ),
         "empty --db": (["sessions", "--db", ""], "argument --db: expected a file path, got ''"),
-        "a log whose schema version is damaged": (
-            ["serve", "semledger.examples.counter:app", "--db", str(db.parent / "damaged.db")],
-            "its schema_version table holds 'x', not a version",
-        ),
         "sessions of an empty file": (
             ["sessions", "--db", str(db.parent / "empty.db")],
             "empty.db: it holds no semledger log",
