@@ -32,6 +32,7 @@ from ._enums import (
     Role,
     ScrollDirection,
 )
+from ._errors import ApplicationError, NotAProposalError, NotAViewError
 from ._ids import InvalidSemanticIdError, SemanticId, parse_node_id, parse_u64
 from ._node import (
     AmbiguousRelationTarget,
@@ -51,13 +52,7 @@ from ._node import (
 )
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, Full, ReadResult, Unchanged
-from ._runtime import (
-    ApplicationError,
-    AppRuntime,
-    CheckpointMismatchError,
-    NotAProposalError,
-    NotAViewError,
-)
+from ._runtime import AppRuntime, CheckpointMismatchError
 from ._snapshot import JOURNAL_SIZE, Journal, SemanticsSnapshot, apply_delta
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, PaintOp

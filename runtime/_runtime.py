@@ -24,6 +24,7 @@ from ._actions import (
 )
 from ._app import App, Effect, Every, NotAnEffectError, split_step
 from ._enums import ActionKind, ErrorCode, Live, Role
+from ._errors import ApplicationError, NotAProposalError, NotAViewError
 from ._ids import SemanticId
 from ._node import (
     AmbiguousRelationTarget,
@@ -60,27 +61,6 @@ class CheckpointMismatchError(Exception):
     The application's view is then not a pure function of its model (or the model did not
     survive encoding); recovery falls back to re-executing from the first input.
     """
-
-
-class ApplicationError(Exception):
-    """Raised when the application's own init, update, view or handler raised.
-
-    Nothing of the failed call is applied (a failed handler proposes nothing, a failed update
-    keeps the model it was given), but messages drained before it stay applied.
-    ``__cause__`` is the original error.
-    """
-
-
-class NotAViewError(TypeError):
-    """The cause of the `ApplicationError` raised when an app's view returns something that
-    is not a `View` (a list of views, None): the tree could only fail on it somewhere
-    inside."""
-
-
-class NotAProposalError(TypeError):
-    """The cause of the `ApplicationError` raised when a handler returns something other
-    than a `Proposal`, a `Reject` or None (a bare message, say): taken as nothing proposed,
-    the agent would be told its action was accepted while nothing happened."""
 
 
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:

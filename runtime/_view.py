@@ -10,6 +10,7 @@ import attrs
 from ._actions import SemanticsAction
 from ._declaration import Declaration
 from ._enums import ActionKind, Checked, Composition, Live, Relation, Role
+from ._errors import ApplicationError, NotAViewError
 from ._ids import SemanticId
 from ._node import Collection, Numeric
 
@@ -135,12 +136,32 @@ class View(Generic[Msg]):
         return attrs.evolve(self, mapper=mapper)  # type: ignore[arg-type,return-value]
 
     def child_views(self) -> tuple[View[Msg], ...]:
+        """The children; a lazy build is the application's code, so what it raises, or a
+        child it builds that is not a `View`, is an `ApplicationError`."""
         children = self.children
-        return tuple(children()) if callable(children) else children
+        if not callable(children):
+            return children
+        try:
+            built = tuple(children())
+            _check_children(built)
+        except Exception as error:
+            raise ApplicationError("a lazy view's build raised") from error
+        return built
+
+
+def _check_children(children: Sequence[object]) -> None:
+    for position, child in enumerate(children):
+        if not isinstance(child, View):
+            raise NotAViewError(
+                f"child {position} is a {type(child).__name__} ({child!r}), not a semledger View"
+            )
 
 
 def _sid(semantic_id: str | SemanticId | None) -> SemanticId | None:
     return None if semantic_id is None else SemanticId.new(semantic_id)
+
+
+_TEXT_FIELDS = ("label", "value", "description", "url")
 
 
 def node(
@@ -151,7 +172,17 @@ def node(
     relations: Mapping[Relation, Sequence[str]] | None = None,
     **fields: Any,
 ) -> View[Msg]:
-    """A view node of any role. ``semantic_id`` is checked here: an invalid literal raises."""
+    """A view node of any role. ``semantic_id`` is checked here: an invalid literal raises,
+    and so does text that is not a str (an int value would be served, then found unreadable
+    in the log)."""
+    for name in _TEXT_FIELDS:
+        given = fields.get(name)
+        if given is not None and not isinstance(given, str):
+            raise TypeError(f"{name}: expected a str or None, got {type(given).__name__} {given!r}")
+    level = fields.get("level")
+    if level is not None and (not isinstance(level, int) or isinstance(level, bool)):
+        raise TypeError(f"level: expected an int or None, got {type(level).__name__} {level!r}")
+    _check_children(children)
     for kind, ids in (relations or {}).items():
         if isinstance(ids, str):  # a lone id would be taken apart letter by letter
             raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")

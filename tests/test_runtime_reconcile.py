@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,7 @@ from semledger.runtime import (
     button,
     column,
     group,
+    lazy,
     node,
     text,
 )
@@ -241,3 +243,51 @@ def test_a_view_that_returns_no_view_is_an_application_error_naming_what_it_retu
         runtime(lambda _model: shown, 0)
     assert isinstance(raised.value.__cause__, NotAViewError)
     assert f"returned a {type(shown).__name__}, not a semledger View" in str(raised.value.__cause__)
+
+
+@pytest.mark.parametrize(
+    "stray", ["a string", None, [text("in a list")]], ids=["str", "None", "list"]
+)
+def test_a_child_that_is_no_view_is_an_application_error_naming_it(stray: Any) -> None:
+    with pytest.raises(ApplicationError) as raised:
+        runtime(lambda _model: column(text("first"), stray), 0)
+    assert isinstance(raised.value.__cause__, NotAViewError)
+    assert f"child 1 is a {type(stray).__name__}" in str(raised.value.__cause__)
+
+
+def _boom() -> list[View[Any]]:
+    raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize(
+    ("build", "cause"), [(_boom, RuntimeError), (lambda: [text("a"), 1], NotAViewError)]
+)
+def test_a_lazy_build_that_raises_or_builds_no_view_is_an_application_error(
+    build: Callable[[], list[Any]], cause: type[Exception]
+) -> None:
+    """The lazy build runs inside reconcile, after the view returned: it is still the app's."""
+    with pytest.raises(ApplicationError) as raised:
+        runtime(lambda model: column(lazy(model, build)), 0)
+    assert type(raised.value.__cause__) is cause
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"value": 3}, "value: expected a str or None, got int 3"),
+        ({"label": b"x"}, "label: expected a str or None, got bytes b'x'"),
+        ({"description": 1.5}, "description: expected a str or None, got float 1.5"),
+        ({"url": ["u"]}, "url: expected a str or None, got list ['u']"),
+        ({"level": "2"}, "level: expected an int or None, got str '2'"),
+        ({"level": True}, "level: expected an int or None, got bool True"),
+    ],
+)
+def test_view_text_that_the_wire_cannot_carry_is_refused_where_it_is_built(
+    fields: dict[str, Any], says: str
+) -> None:
+    """Served, an int value went out as a number and the log could not be read back."""
+    with pytest.raises(TypeError, match=re.escape(says)):
+        node(Role.TEXT, **fields)
+    with pytest.raises(ApplicationError) as raised:
+        runtime(lambda _model: column(node(Role.TEXT, **fields)), 0)
+    assert str(raised.value.__cause__) == says

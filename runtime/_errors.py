@@ -1,0 +1,24 @@
+"""The errors that say the application, not the runtime, went wrong."""
+
+from __future__ import annotations
+
+
+class ApplicationError(Exception):
+    """Raised when the application's own init, update, view or handler raised.
+
+    Nothing of the failed call is applied (a failed handler proposes nothing, a failed update
+    keeps the model it was given), but messages drained before it stay applied.
+    ``__cause__`` is the original error.
+    """
+
+
+class NotAViewError(TypeError):
+    """The cause of the `ApplicationError` raised when an app's view returns something that
+    is not a `View` (a list of views, None), or gives a view a child that is not one: the
+    tree could only fail on it somewhere inside."""
+
+
+class NotAProposalError(TypeError):
+    """The cause of the `ApplicationError` raised when a handler returns something other
+    than a `Proposal`, a `Reject` or None (a bare message, say): taken as nothing proposed,
+    the agent would be told its action was accepted while nothing happened."""
