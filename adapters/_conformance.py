@@ -97,7 +97,8 @@ def load_suite(name: str) -> SuiteSetup:
     if name not in SUITES:
         module = _SUITE_MODULES.get(name)
         if module is None:
-            raise KeyError(f"no conformance suite {name!r}; known: {sorted(_SUITE_MODULES)}")
+            known = ", ".join(sorted(_SUITE_MODULES))
+            raise KeyError(f"no conformance suite {name!r}; known: {known}")
         __import__(module)
     return SUITES[name]
 
@@ -173,7 +174,9 @@ async def run_conformance(
     if only:
         unknown = set(only) - {c.id for c in cases}
         if unknown:
-            raise KeyError(f"no case {sorted(unknown)} in suite {suite_name!r}")
+            named = ", ".join(repr(case) for case in sorted(unknown))
+            known = ", ".join(c.id for c in cases)
+            raise KeyError(f"no case {named} in suite {suite_name!r}; its cases: {known}")
         cases = [c for c in cases if c.id in only]
     results: list[CaseResult] = []
     async with setup() as environment:

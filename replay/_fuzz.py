@@ -426,8 +426,13 @@ def fuzz_app(
     on the same inputs (its update, view, handlers or subscriptions depend on something
     besides their arguments). The effects the app starts really run (so a step finishes
     one), each in a ``trio.run`` of its own on a virtual clock: call this outside a Trio
-    run. Raises `ValueError` for a seed outside `SEEDS`, `RuntimeError` inside a Trio run.
+    run. `on_progress(done, total)` is called as each example starts; past `examples` the
+    total is None (hypothesis is shrinking a counterexample). Raises `ValueError` for fewer
+    than one example or step, or a seed outside `SEEDS`; `RuntimeError` inside a Trio run.
     """
+    for name, count in (("examples", examples), ("steps", steps)):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"{name}: expected an int of at least 1, got {count!r}")
     if seed not in SEEDS:
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
     if trio.lowlevel.in_trio_run():

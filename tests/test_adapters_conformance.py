@@ -232,8 +232,16 @@ def test_cli_conform_only_and_bad_usage() -> None:
         "counter.unknown_ref", "todo.locate_many",
     ]  # fmt: skip
     assert _cli("surface", "conform", "--adapter", "nobody").returncode == 2
-    assert _cli("surface", "conform", "--adapter", "runtime", "--only", "no.case").returncode == 2
-    assert _cli("surface", "conform", "--adapter", "runtime", "--suite", "nope").returncode == 2
+    no_case = _cli("surface", "conform", "--adapter", "runtime", "--only", "no.case,x")
+    assert no_case.returncode == 2
+    assert no_case.stderr.startswith(
+        "semledger: no case 'no.case', 'x' in suite 'runtime'; its cases: counter."
+    )
+    assert "todo.locate_many" in no_case.stderr
+    no_suite = _cli("surface", "conform", "--adapter", "runtime", "--suite", "nope")
+    assert (no_suite.returncode, no_suite.stderr) == (
+        2, "semledger: no conformance suite 'nope'; known: atspi, runtime, web\n"
+    )
     assert _cli("surface", "conform").returncode == 2
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import pytest
 
-from semledger.eventlog import SessionCrashed, SqliteRecorder
+from semledger.eventlog import MemoryRecorder, SessionCrashed, SqliteRecorder
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -224,3 +224,20 @@ def test_an_app_that_raises_as_it_starts_is_a_counterexample_that_replays_as_tha
         assert [type(e).__name__ for e in events] == ["SessionStarted", "SessionCrashed"]
         report = reexecute(recorder, result.session, app)
     assert (report.ok, report.crash_step) == (True, 0)
+
+
+@pytest.mark.parametrize(
+    ("argument", "given"),
+    [("examples", 0), ("examples", -3), ("steps", 0), ("steps", -1), ("steps", 2.5),
+     ("steps", True)],
+)
+def test_fuzz_app_refuses_fewer_than_one_example_or_step_naming_the_argument(
+    argument: str, given: object
+) -> None:
+    """`steps=0` fuzzed nothing and reported a clean run, even of an app that always fails."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    arguments: dict[str, Any] = {argument: given}
+    with pytest.raises(ValueError, match=rf"^{argument}: expected an int of at least 1, got "):
+        fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, **arguments)
