@@ -337,7 +337,7 @@ class LoggedSurface:
         self._follow_focus(action, ref, logged_args)
         if into_password and isinstance(logged_args, dict):
             typed = {
-                name: REDACTED
+                name: _masked(logged_args[name]) if name == "text" else REDACTED
                 for name in ("text", "key")
                 if logged_args.get(name) is not None
                 and (name == "text" or _types_a_character(logged_args[name]))
@@ -473,6 +473,13 @@ _PREDICATE_TEXTS = frozenset({"text", "value"})
 
 def _read_value(value: object) -> dict[str, Any]:
     return {"value": encode(value) if _plain(value) else repr(value)}
+
+
+def _masked(text: Any) -> Any:
+    """Typed text as the log holds it when it may be a password: one bullet a character, as
+    the page shows a password field, so that a re-run types text of the same length and the
+    field shows what it showed live. (A key press is logged as ``REDACTED``.)"""
+    return "\u2022" * len(text) if isinstance(text, str) else REDACTED
 
 
 def _types_a_character(key: object) -> bool:

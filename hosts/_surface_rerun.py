@@ -80,6 +80,17 @@ def _difference(
     return None
 
 
+def _redaction_note(redacted: int | None, call: int, event: SurfaceCalled) -> str | None:
+    if event.arguments.get("redacted"):
+        return "this call's text was redacted in the log"
+    if redacted is None:
+        return None
+    return (
+        f"call {redacted} typed text the log redacted (masked, one bullet a character, or a"
+        " key press): the page may have answered it differently"
+    )
+
+
 def _config(started: SessionStarted, session: str, seq: int) -> dict[str, Any]:
     """How the surface of the segment `started` begins was made (its logged config)."""
     if not started.drives_a_surface:
@@ -108,6 +119,7 @@ async def rerun_surface(
     surface = create_surface(config or _config(started, session, first.seq))
     calls = 0
     closed = False
+    redacted: int | None = None  # the first call whose text the log redacted
     try:
         for record, event in records:
             if on_progress is not None:
@@ -130,11 +142,12 @@ async def rerun_surface(
             except Exception as raised:
                 error = raised
             closed = closed or event.method == "close"
+            if event.arguments.get("redacted") and redacted is None:
+                redacted = calls
             difference = _difference(event, result, error)
             if difference is not None:
                 expected, actual, diff = difference
-                redacted = event.arguments.get("redacted")
-                note = "this call's text was redacted in the log" if redacted else None
+                note = _redaction_note(redacted, calls, event)
                 divergence = Divergence(calls, record.seq, expected, actual, diff, note)
                 return ReplayReport(session, calls, calls, divergence, surface=True)
     finally:

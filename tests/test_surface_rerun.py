@@ -128,3 +128,41 @@ async def test_a_resumed_surface_session_that_differs_is_reported_in_its_segment
     # The second segment opened its own surface (the todo app), whose first snapshot differs.
     assert report.divergence.seq == second + 2
     assert report.divergence.expected.startswith("snapshot with structural hash")
+
+
+GALLERY = {"adapter": "runtime", "app": "semledger.examples.gallery:app"}
+
+
+async def _typed_password(recorder: MemoryRecorder) -> None:
+    """A gallery session that types a password, then shows the field (one bullet a
+    character)."""
+    logged = LoggedSurface(create_surface(GALLERY), recorder, "g", "runtime", config=GALLERY)
+    await logged.open({})
+    snapshot = await logged.snapshot()
+    password = next(n.ref for n in snapshot.nodes if n.native.get("password") == "true")
+    await logged.act("type", password, {"text": "hunter22"})
+    await logged.snapshot()
+    await logged.close()
+
+
+async def test_a_session_that_typed_a_password_re_runs_identically() -> None:
+    """The log masks the typed text one bullet a character: typing "[redacted]" instead
+    showed ten bullets where the live field showed eight."""
+    recorder = MemoryRecorder()
+    await _typed_password(recorder)
+    report = await rerun_surface(recorder, "g")
+    assert report.ok, report.divergence
+
+
+async def test_a_divergence_after_a_redacted_call_names_that_call() -> None:
+    recorder = MemoryRecorder()
+    await _typed_password(recorder)
+    events = [event for _r, event in recorder.events("g")]
+    last = max(i for i, e in enumerate(events) if getattr(e, "method", None) == "snapshot")
+    events[last] = attrs.evolve(events[last], snapshot_hash="0" * 64)
+    altered = MemoryRecorder()
+    altered.append([NewEvent("g", i + 1, event, 0.0) for i, event in enumerate(events)])
+    report = await rerun_surface(altered, "g")
+    assert report.divergence is not None
+    assert report.divergence.note is not None
+    assert report.divergence.note.startswith("call 3 typed text the log redacted")

@@ -27,6 +27,7 @@ from semledger.adapters import (
 from semledger.adapters._cases_web import serve_directory
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.eventlog import REDACTED, MemoryRecorder
+from semledger.hosts import rerun_surface
 
 
 @pytest.fixture(scope="module")
@@ -241,6 +242,20 @@ async def test_a_logged_web_session_keeps_a_typed_password_out_of_the_log(
     logged_calls = repr([e for _r, e in recorder.events("w")])
     assert "hunter2" not in logged_calls
     assert REDACTED in logged_calls
+
+
+async def test_a_web_session_that_typed_a_password_re_runs_identically(
+    browser: WebBrowser, base_url: str
+) -> None:
+    """The re-run types the logged mask, as many characters as were typed: the page shows
+    the field as it did live."""
+    logged, recorder, snapshot = await _logged_login(browser, base_url)
+    password = next(n.ref for n in snapshot.nodes if n.native.get("type") == "password")
+    await logged.act("type", password, {"text": "hunter2"})
+    await logged.snapshot()
+    await logged.close()
+    report = await rerun_surface(recorder, "w", config={"adapter": "web", "browser": browser})
+    assert report.ok, report.divergence
 
 
 async def test_keys_sent_to_the_focused_password_field_stay_out_of_the_log(
