@@ -1342,8 +1342,29 @@ async def _refresh(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None)
     await s._require_page().reload(wait_until="domcontentloaded")
 
 
+_INERT = (
+    "el => el.closest('[inert]') !== null"
+    " || (document.querySelector(':modal') ?? el).contains(el) === false"
+)
+"""Whether the element is inert: under an ``inert`` ancestor, or outside the modal dialog
+the page shows (``showModal``). Such an element takes no input: Playwright would type into
+nothing and report success, or wait its whole timeout for a click."""
+
+
+async def _live(s: WebSurface, ref: str | None, action: str) -> Locator:
+    """The element `ref` names; `ActionabilityError` at once if it is inert."""
+    locator = await s._need(ref, action)
+    if await locator.evaluate(_INERT):
+        raise ActionabilityError(
+            "the element is inert: a modal dialog is open (or an ancestor is inert), and the"
+            " page takes no input outside it",
+            details={"ref": ref, "inert": "true"},
+        )
+    return locator
+
+
 async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    await (await s._need(ref, "click")).click(timeout=s._timeout(a))
+    await (await _live(s, ref, "click")).click(timeout=s._timeout(a))
 
 
 async def _double_click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -1393,7 +1414,7 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
     if ref is None:
         await s._require_page().keyboard.type(a.text)
         return
-    locator = await s._locator(ref)
+    locator = await _live(s, ref, "type")
     kind = await locator.evaluate("el => el.tagName === 'INPUT' ? el.type : ''")
     if kind in ("range", "color", "date", "time", "datetime-local", "month", "week"):
         await locator.evaluate(

@@ -24,6 +24,7 @@ from semledger.runtime import (
     Rejection,
     Role,
     SemanticsNode,
+    SetText,
     SimpleAction,
 )
 
@@ -61,6 +62,11 @@ PAGES = {
     "<dialog id='modal'><p>Modal</p></dialog>"
     "<script>document.getElementById('some').indeterminate = true;"
     " document.getElementById('modal').showModal();</script>",
+    "behind_modal.html": "<!doctype html><title>Behind</title>"
+    "<input aria-label='Name'><button onclick=\"window.pressed = true\">Press</button>"
+    "<dialog id='modal'><input aria-label='Inside'><form method='dialog'>"
+    "<button>Close</button></form></dialog>"
+    "<script>document.getElementById('modal').showModal();</script>",
 }
 
 
@@ -184,3 +190,27 @@ async def test_invalid_pressed_mixed_multiline_modal_and_a_password_read_as_the_
     assert (secret.value, secret.state.password) == ("\u2022" * len("hunter2"), True)
     (root,) = [n for n in full.nodes if n.node_id == full.root]
     assert (root.role, root.url) == (Role.WEB_VIEW, site + "states.html")
+
+
+async def test_an_element_behind_a_modal_dialog_refuses_input_at_once_and_the_dialog_takes_it(
+    surface: WebSurface, site: str
+) -> None:
+    """Playwright typed into nothing behind the dialog and answered success (a receipt for
+    text that went nowhere), and waited its whole timeout for a click."""
+    host = await open_host(surface, site + "behind_modal.html")
+    full = await full_read(host)
+    for label, action in (
+        ("Name", SetText("typed")),
+        ("Press", SimpleAction(ActionKind.ACTIVATE)),
+    ):
+        node = next(n for n in full.nodes if n.label == label)
+        with trio.fail_after(HANG_GUARD_S):
+            outcome = await host.perform_action(ByNodeId(node.node_id), action, Latest())
+        assert isinstance(outcome, Rejection), (label, outcome)
+        assert "inert" in outcome.message, outcome.message
+    name = next(n for n in (await full_read(host)).nodes if n.label == "Name")
+    assert name.value in (None, "")
+    inside = next(n for n in full.nodes if n.label == "Inside")
+    with trio.fail_after(HANG_GUARD_S):
+        typed = await host.perform_action(ByNodeId(inside.node_id), SetText("ok"), Latest())
+    assert isinstance(typed, Receipt), typed
