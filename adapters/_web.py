@@ -1349,12 +1349,15 @@ _INERT = (
 """Whether the element is inert: under an ``inert`` ancestor, or outside the modal dialog
 the page shows (``showModal``). Such an element takes no input: Playwright would type into
 nothing and report success, or wait its whole timeout for a click."""
+_ANY_INERT = "document.querySelector(':modal, [inert]') !== null"
+"""Whether anything on the page can be inert: asked first, because resolving the element
+for `_INERT` costs as much again as the action's own resolving of it."""
 
 
 async def _live(s: WebSurface, ref: str | None, action: str) -> Locator:
     """The element `ref` names; `ActionabilityError` at once if it is inert."""
     locator = await s._need(ref, action)
-    if await locator.evaluate(_INERT):
+    if await s._current_frame().evaluate(_ANY_INERT) and await locator.evaluate(_INERT):
         raise ActionabilityError(
             "the element is inert: a modal dialog is open (or an ancestor is inert), and the"
             " page takes no input outside it",
