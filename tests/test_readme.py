@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,3 +43,33 @@ def test_the_main_job_runs_in_a_fresh_virtual_environment(fresh_checkout: Path) 
     assert "identical" in result.stdout
     assert "integrity chain" in result.stdout
     assert (checkout / "semledger.db").exists()
+
+
+def _python_block(starting: str) -> str:
+    """The README's Python code block whose first line is `starting`."""
+    text = (ROOT / "README.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        if block.startswith(starting):
+            return str(block)
+    raise AssertionError(f"the README has no python block starting {starting!r}")
+
+
+def test_the_readme_s_app_and_its_fuzz_test_run_as_written(tmp_path: Path) -> None:
+    (tmp_path / "tiny.py").write_text(_python_block("# tiny.py"))
+    (tmp_path / "test_tiny.py").write_text(_python_block("# test_tiny.py"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tiny.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "1 passed" in ran.stdout
+    app = subprocess.run(
+        [sys.executable, "tiny.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )
+    assert app.stdout.splitlines() == [
+        "Receipt(before=1, after=2, pending_work=False)",
+        "Rejection(code=<ErrorCode.STALE_GENERATION: 'stale_generation'>, message='expected"
+        " generation 1, current is 2', details={'expected': '1', 'current': '2'})",
+    ]
