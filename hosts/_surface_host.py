@@ -43,6 +43,9 @@ application through the same router and tools as a semledger app:
   with; the prompt's default until then), mapped onto ``act("dialog")``. A target on the
   page behind it is ``target_not_found`` naming the dialog; once it is answered the page is
   back, with the ids it had.
+- A modal element of the page (a ``<dialog>`` opened with ``showModal``) is the root while
+  it is shown, as a runtime's modal node: the page behind it takes no input, so it is out of
+  reach (``target_not_found``), and its nodes keep their ids for when the dialog closes.
 - A bridge can continue a session another one served (``journal``, ``next_node_id``): its
   generations and node ids go on from there, never back.
 """
@@ -297,6 +300,23 @@ class _Dialog:
         return attrs.evolve(rejection, message=message)
 
 
+def _within_modal(nodes: list[SemanticsNode]) -> list[SemanticsNode]:
+    """`nodes` (root first), or, while one is modal (a ``<dialog>`` opened with
+    ``showModal``), that one as the root and its subtree: the page takes no input outside
+    it, as a runtime's modal node becomes the root (the last one, if several)."""
+    modal = [node for node in nodes if node.state.modal]
+    if not modal:
+        return nodes
+    by_id = {node.node_id: node for node in nodes}
+    inside: list[SemanticsNode] = []
+    stack = [modal[-1].node_id]
+    while stack:
+        node = by_id[stack.pop()]
+        inside.append(node)
+        stack.extend(reversed(node.children))
+    return inside
+
+
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
 
@@ -389,7 +409,9 @@ class SurfaceAgentHost:
         self._dialog = None
         self._prompt_text = None
         self.last_snapshot = snapshot
-        return self._commit(self._page_nodes(snapshot), forget=True)
+        nodes = self._page_nodes(snapshot)
+        on_page = {node.node_id for node in nodes}
+        return self._commit(_within_modal(nodes), forget=True, on_page=on_page)
 
     def _page_nodes(self, snapshot: Snapshot, *, busy: bool = False) -> list[SemanticsNode]:
         """The page's nodes, root first; `busy` marks the root busy (a navigation away from
@@ -406,9 +428,11 @@ class SurfaceAgentHost:
             for i, item in enumerate(shown)
         ]
 
-    def _commit(self, nodes: list[SemanticsNode], *, forget: bool) -> SemanticsSnapshot:
+    def _commit(
+        self, nodes: list[SemanticsNode], *, forget: bool, on_page: set[int] | None = None
+    ) -> SemanticsSnapshot:
         """Commit `nodes` (root first) as the tree if it changed; with `forget`, the refs of
-        nodes no longer in it are forgotten."""
+        nodes no longer on the page (`on_page`, by default those in the tree) are forgotten."""
         previous = self._journal.current
         present = {n.node_id for n in nodes}
         upserted = [n for n in nodes if previous.nodes.get(n.node_id) != n]
@@ -429,7 +453,8 @@ class SurfaceAgentHost:
             announcements=(),
         )
         if forget:
-            for gone in [node_id for node_id in self._refs if node_id not in present]:
+            kept = present if on_page is None else on_page
+            for gone in [node_id for node_id in self._refs if node_id not in kept]:
                 self._ids.pop(self._refs.pop(gone), None)
         return committed
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from semledger.adapters import ActionabilityError, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
@@ -59,9 +60,7 @@ PAGES = {
     "<input type='checkbox' id='some' aria-label='Some'>"
     "<textarea aria-label='Notes'></textarea>"
     "<input type='password' aria-label='Secret' value='hunter2'>"
-    "<dialog id='modal'><p>Modal</p></dialog>"
-    "<script>document.getElementById('some').indeterminate = true;"
-    " document.getElementById('modal').showModal();</script>",
+    "<script>document.getElementById('some').indeterminate = true;</script>",
     "behind_modal.html": "<!doctype html><title>Behind</title>"
     "<input aria-label='Name'><button onclick=\"window.pressed = true\">Press</button>"
     "<dialog id='modal'><input aria-label='Inside'><form method='dialog'>"
@@ -176,7 +175,7 @@ async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so
     assert "open()" not in read.message
 
 
-async def test_invalid_pressed_mixed_multiline_modal_and_a_password_read_as_the_page_says(
+async def test_invalid_pressed_mixed_multiline_and_a_password_read_as_the_page_says(
     surface: WebSurface, site: str
 ) -> None:
     full = await full_read(await open_host(surface, site + "states.html"))
@@ -185,32 +184,45 @@ async def test_invalid_pressed_mixed_multiline_modal_and_a_password_read_as_the_
     assert _one(full, Role.CHECKBOX, "Some").state.checked is Checked.MIXED
     assert _one(full, Role.TEXT_FIELD, "Notes").state.multiline
     assert not _one(full, Role.TEXT_FIELD, "Email").state.multiline
-    assert _one(full, Role.DIALOG).state.modal
     secret = _one(full, Role.TEXT_FIELD, "Secret")
     assert (secret.value, secret.state.password) == ("\u2022" * len("hunter2"), True)
     (root,) = [n for n in full.nodes if n.node_id == full.root]
     assert (root.role, root.url) == (Role.WEB_VIEW, site + "states.html")
 
 
-async def test_an_element_behind_a_modal_dialog_refuses_input_at_once_and_the_dialog_takes_it(
+async def test_a_modal_dialog_is_the_root_and_the_page_behind_it_is_out_of_reach(
     surface: WebSurface, site: str
 ) -> None:
-    """Playwright typed into nothing behind the dialog and answered success (a receipt for
-    text that went nowhere), and waited its whole timeout for a click."""
+    """As a runtime's modal node: the page takes no input outside a `showModal` dialog.
+    Before, the page behind it was offered; typing there got a receipt for text that went
+    nowhere, and a click waited its whole timeout."""
     host = await open_host(surface, site + "behind_modal.html")
     full = await full_read(host)
-    for label, action in (
-        ("Name", SetText("typed")),
-        ("Press", SimpleAction(ActionKind.ACTIVATE)),
-    ):
-        node = next(n for n in full.nodes if n.label == label)
-        with trio.fail_after(HANG_GUARD_S):
-            outcome = await host.perform_action(ByNodeId(node.node_id), action, Latest())
-        assert isinstance(outcome, Rejection), (label, outcome)
-        assert "inert" in outcome.message, outcome.message
-    name = next(n for n in (await full_read(host)).nodes if n.label == "Name")
-    assert name.value in (None, "")
+    (root,) = [n for n in full.nodes if n.node_id == full.root]
+    assert (root.role, root.state.modal) == (Role.DIALOG, True)
+    assert {n.label for n in full.nodes} >= {"Inside", "Close"}
+    assert not {n.label for n in full.nodes} & {"Name", "Press"}
     inside = next(n for n in full.nodes if n.label == "Inside")
     with trio.fail_after(HANG_GUARD_S):
         typed = await host.perform_action(ByNodeId(inside.node_id), SetText("ok"), Latest())
     assert isinstance(typed, Receipt), typed
+    close = next(n for n in full.nodes if n.label == "Close")
+    await _do(host, close, ActionKind.ACTIVATE)
+    page = await full_read(host)
+    assert {n.label for n in page.nodes} >= {"Name", "Press"}
+
+
+async def test_the_surface_refuses_input_behind_a_modal_dialog_at_once(
+    surface: WebSurface, site: str
+) -> None:
+    """Driven through the surface API, where every ref of the page is at hand."""
+    with trio.fail_after(HANG_GUARD_S):
+        await surface.open(SessionInit(base_url=site + "behind_modal.html"))
+        snapshot = await surface.snapshot()
+    refs = {n.name: n.ref for n in snapshot.nodes}
+    for action, args in (("type", {"text": "typed"}), ("click", None)):
+        with trio.fail_after(HANG_GUARD_S), pytest.raises(ActionabilityError, match="inert"):
+            await surface.act(action, refs["Name"] if action == "type" else refs["Press"], args)
+    assert await surface.read("value", refs["Name"]) == ""
+    with trio.fail_after(HANG_GUARD_S):
+        await surface.act("type", refs["Inside"], {"text": "ok"})
