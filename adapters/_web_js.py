@@ -40,6 +40,7 @@ const ARIA = new Set(["alert","alertdialog","application","article","banner","bl
 const FROM_CONTENT = new Set(["button","cell","checkbox","columnheader","gridcell","heading",
  "link","menuitem","menuitemcheckbox","menuitemradio","option","radio","row","rowheader",
  "switch","tab","tooltip","treeitem"]);
+const IMPLICIT_LIVE = {status: "polite", log: "polite", alert: "assertive"};
 const CHECKABLE = new Set(["checkbox","radio","switch","menuitemcheckbox","menuitemradio"]);
 const INTERACTIVE = new Set(["button","checkbox","combobox","link","listbox","menuitem",
  "menuitemcheckbox","menuitemradio","option","radio","searchbox","slider","spinbutton",
@@ -247,6 +248,9 @@ function nativeOf(el, testids, r) {
   if (el.getAttribute("aria-pressed") === "true") out.pressed = "true";
   if (CHECKABLE.has(r) && ((el.tagName === "INPUT" && el.indeterminate) || el.getAttribute("aria-checked") === "mixed")) out.checked = "mixed";
   if (isModal(el)) out.modal = "true";
+  const live = el.getAttribute("aria-live");
+  if (live === "polite" || live === "assertive" || live === "off") out.live = live;
+  else if (live === null && IMPLICIT_LIVE[r]) out.live = IMPLICIT_LIVE[r];
   if (el.tagName === "TEXTAREA" || el.getAttribute("aria-multiline") === "true") out.multiline = "true";
   if (el.tagName === "BODY") out.url = location.href;
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }

@@ -76,6 +76,7 @@ from semledger.runtime import (
     ErrorCode,
     Frame,
     InvalidSemanticIdError,
+    Live,
     Point,
     Precondition,
     ReadResult,
@@ -94,7 +95,7 @@ from semledger.runtime import (
     resolve_target,
 )
 from semledger.runtime import NodeState as RuntimeNodeState
-from semledger.runtime._snapshot import Journal, duplicate_issues
+from semledger.runtime._snapshot import Journal, announcements_of, duplicate_issues
 from semledger.runtime._wire import encode_target
 
 __all__ = ["SurfaceAgentHost", "aria_to_runtime_role"]
@@ -209,7 +210,12 @@ def _actions(role: Role, states: frozenset[str]) -> tuple[ActionKind, ...]:
 
 
 def _node(
-    item: SnapshotNode, node_id: int, children: tuple[int, ...], *, busy: bool = False
+    item: SnapshotNode,
+    node_id: int,
+    children: tuple[int, ...],
+    *,
+    busy: bool = False,
+    live: Live = Live.OFF,
 ) -> SemanticsNode:
     states = frozenset(item.states)
     native = item.native
@@ -249,9 +255,17 @@ def _node(
             password=native.get("password") == "true" or native.get("type") == "password",
             modal=native.get("modal") == "true",
         ),
+        live=live,
         actions=_actions(role, states),
         frame=Frame(Point(x, y), Size(w, h)),
     )
+
+
+_LIVE = {"polite": Live.POLITE, "assertive": Live.ASSERTIVE, "off": Live.OFF}
+"""A region's ``aria-live`` (or its role's implicit one: status and log are polite, alert
+assertive), as a surface reports it in ``native["live"]``. What is inside a live region is
+live as it is (a text node whose words change is what gets announced), unless it says
+otherwise itself."""
 
 
 @attrs.frozen
@@ -418,13 +432,23 @@ class SurfaceAgentHost:
         it is waiting for its next document)."""
         shown = list(visible_nodes(snapshot.nodes))
         children: dict[str, list[int]] = {n.ref: [] for n in shown}
+        live: dict[str, Live] = {}
         for item in shown:
+            inherited = Live.OFF
             if item.parent is not None and item.parent in children:
                 children[item.parent].append(self._id_for(item.ref))
+                inherited = live[item.parent]
             else:
                 self._id_for(item.ref)
+            live[item.ref] = _LIVE.get(item.native.get("live", ""), inherited)
         return [
-            _node(item, self._ids[item.ref], tuple(children[item.ref]), busy=busy and i == 0)
+            _node(
+                item,
+                self._ids[item.ref],
+                tuple(children[item.ref]),
+                busy=busy and i == 0,
+                live=live[item.ref],
+            )
             for i, item in enumerate(shown)
         ]
 
@@ -450,7 +474,9 @@ class SurfaceAgentHost:
             committed,
             touched=[*removed, *(n.node_id for n in upserted)],
             removed=removed,
-            announcements=(),
+            announcements=announcements_of(
+                previous, committed.generation, upserted, added_within=committed
+            ),
         )
         if forget:
             kept = present if on_page is None else on_page

@@ -23,12 +23,11 @@ from ._actions import (
     Target,
 )
 from ._app import App, Effect, Every, NotAnEffectError, split_step
-from ._enums import ActionKind, ErrorCode, Live, Role
+from ._enums import ActionKind, ErrorCode, Role
 from ._errors import ApplicationError, NotAProposalError, NotAViewError
 from ._ids import SemanticId
 from ._node import (
     AmbiguousRelationTarget,
-    Announcement,
     Issue,
     MissingRelationTarget,
     SemanticsNode,
@@ -36,7 +35,13 @@ from ._node import (
 from ._order import SiblingPositions
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, ReadResult
-from ._snapshot import Journal, SemanticsSnapshot, duplicate_issues, sort_issues
+from ._snapshot import (
+    Journal,
+    SemanticsSnapshot,
+    announcements_of,
+    duplicate_issues,
+    sort_issues,
+)
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, Element, ElementTree, PaintOp
 from ._view import Proposal, Reject, ScrollBy, SelectText, View
@@ -585,7 +590,7 @@ class AppRuntime(Generic[Model, Msg]):
             snapshot,
             touched=[*removed, *(n.node_id for n in upserted)],
             removed=removed,
-            announcements=self._announcements(previous, snapshot.generation, upserted),
+            announcements=announcements_of(previous, snapshot.generation, upserted),
         )
         tree.counters.commits += 1
 
@@ -806,25 +811,6 @@ class AppRuntime(Generic[Model, Msg]):
                 elif len(found) > 1:
                     issues.append(AmbiguousRelationTarget(source.node_id, kind, sid, found))
         return tuple(issues)
-
-    def _announcements(
-        self, previous: SemanticsSnapshot, generation: int, upserted: Iterable[SemanticsNode]
-    ) -> list[Announcement]:
-        out = []
-        for node in upserted:
-            if node.live is Live.OFF:
-                continue
-            old = previous.nodes.get(node.node_id)
-            if old is None or (old.label, old.value) == (node.label, node.value):
-                continue
-            if node.atomic:
-                words = " ".join(part for part in (node.label, node.value) if part)
-            else:
-                words = node.value if node.value != old.value and node.value else (node.label or "")
-            if words:
-                out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
-        return out
-
 
 def _element_path(element: Element, positions: SiblingPositions[Element]) -> tuple[int, ...]:
     """The element's child indices from the root."""

@@ -16,6 +16,7 @@ import attrs
 import immutables
 import msgpack
 
+from ._enums import Live
 from ._ids import SemanticId
 from ._node import (
     AmbiguousRelationTarget,
@@ -352,3 +353,36 @@ def apply_delta(snapshot: SemanticsSnapshot, delta: Delta) -> SemanticsSnapshot:
         issues=delta.issues,
     )
     return attrs.evolve(derived, generation=delta.to_generation)
+
+
+def announcements_of(
+    previous: SemanticsSnapshot,
+    generation: int,
+    upserted: Iterable[SemanticsNode],
+    *,
+    added_within: SemanticsSnapshot | None = None,
+) -> list[Announcement]:
+    """What the commit of `upserted` at `generation` announces: each node whose ``live`` is
+    not off and whose label or value changed since `previous` says its new text (the label
+    and value together when ``atomic``). Given the snapshot committed (`added_within`), so
+    does a node added under one that was there (a web page replaces a text node in its live
+    region rather than change it)."""
+    out = []
+    for node in upserted:
+        if node.live is Live.OFF:
+            continue
+        old = previous.nodes.get(node.node_id)
+        if old is None:
+            parent = None if added_within is None else added_within.parents.get(node.node_id)
+            if parent is None or parent not in previous.nodes:
+                continue
+            old = attrs.evolve(node, label=None, value=None)
+        if (old.label, old.value) == (node.label, node.value):
+            continue
+        if node.atomic:
+            words = " ".join(part for part in (node.label, node.value) if part)
+        else:
+            words = node.value if node.value != old.value and node.value else (node.label or "")
+        if words:
+            out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
+    return out

@@ -18,9 +18,11 @@ from semledger.runtime import (
     ActionKind,
     ByNodeId,
     Checked,
+    Delta,
     ErrorCode,
     Full,
     Latest,
+    Live,
     Receipt,
     Rejection,
     Role,
@@ -60,7 +62,13 @@ PAGES = {
     "<input type='checkbox' id='some' aria-label='Some'>"
     "<textarea aria-label='Notes'></textarea>"
     "<input type='password' aria-label='Secret' value='hunter2'>"
+    "<div role='status' aria-label='Saved'>saved</div>"
+    "<section aria-live='assertive' aria-label='Ticker'>up</section>"
+    "<div role='alert' aria-live='off' aria-label='Quiet'>!</div>"
     "<script>document.getElementById('some').indeterminate = true;</script>",
+    "announce.html": "<!doctype html><title>Announce</title>"
+    "<button onclick=\"document.getElementById('s').textContent = 'Saved 3 items'\">Save</button>"
+    "<div role='status' id='s'>Idle</div>",
     "behind_modal.html": "<!doctype html><title>Behind</title>"
     "<input aria-label='Name'><button onclick=\"window.pressed = true\">Press</button>"
     "<dialog id='modal'><input aria-label='Inside'><form method='dialog'>"
@@ -175,7 +183,7 @@ async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so
     assert "open()" not in read.message
 
 
-async def test_invalid_pressed_mixed_multiline_and_a_password_read_as_the_page_says(
+async def test_invalid_pressed_mixed_multiline_live_and_a_password_read_as_the_page_says(
     surface: WebSurface, site: str
 ) -> None:
     full = await full_read(await open_host(surface, site + "states.html"))
@@ -184,6 +192,9 @@ async def test_invalid_pressed_mixed_multiline_and_a_password_read_as_the_page_s
     assert _one(full, Role.CHECKBOX, "Some").state.checked is Checked.MIXED
     assert _one(full, Role.TEXT_FIELD, "Notes").state.multiline
     assert not _one(full, Role.TEXT_FIELD, "Email").state.multiline
+    lives = {n.label: n.live for n in full.nodes if n.label in ("Saved", "Ticker", "Quiet")}
+    assert lives == {"Saved": Live.POLITE, "Ticker": Live.ASSERTIVE, "Quiet": Live.OFF}
+    assert _one(full, Role.BUTTON, "Bold").live is Live.OFF
     secret = _one(full, Role.TEXT_FIELD, "Secret")
     assert (secret.value, secret.state.password) == ("\u2022" * len("hunter2"), True)
     (root,) = [n for n in full.nodes if n.node_id == full.root]
@@ -226,3 +237,15 @@ async def test_the_surface_refuses_input_behind_a_modal_dialog_at_once(
     assert await surface.read("value", refs["Name"]) == ""
     with trio.fail_after(HANG_GUARD_S):
         await surface.act("type", refs["Inside"], {"text": "ok"})
+
+
+async def test_a_live_region_that_changes_is_announced_in_the_delta(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "announce.html")
+    full = await full_read(host)
+    await _do(host, _one(full, Role.BUTTON, "Save"), ActionKind.ACTIVATE)
+    with trio.fail_after(HANG_GUARD_S):
+        delta = await host.read_semantics(full.generation)
+    assert isinstance(delta, Delta), delta
+    assert [(a.live, a.text) for a in delta.announcements] == [(Live.POLITE, "Saved 3 items")]
