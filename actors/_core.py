@@ -99,7 +99,12 @@ class SessionCore:
     def __init__(self, app: App[Any, Any], runtime: AppRuntime[Any, Any] | None = None) -> None:
         self.app = app
         self.codec = MessageCodec(app.message_types, app.model_type)
-        self.runtime = runtime if runtime is not None else AppRuntime(app)
+        if runtime is None:
+            runtime = AppRuntime(app)
+            # Asked as the session starts, live and re-executed alike, as on every input:
+            # an app whose subscriptions raise from the start crashes there everywhere.
+            runtime.subscriptions()
+        self.runtime = runtime
         self.effects: dict[int, Effect[Any]] = {}
         self._next_request = 1
 

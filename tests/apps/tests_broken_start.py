@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from semledger.examples import counter
-from semledger.runtime import App, View
+from semledger.runtime import App, Every, View
 
 
 class BrokenViewError(RuntimeError):
@@ -21,3 +21,13 @@ def view(model: counter.Model) -> View[Any]:
 app: App[counter.Model, counter.Msg] = attrs.evolve(
     counter.app, view=view, name="counter-broken-start"
 )
+
+
+def _no_timer(model: counter.Model) -> Any:
+    return [Every(0, counter.Increment())]  # no period: Every refuses it
+
+
+subscribing: App[counter.Model, counter.Msg] = attrs.evolve(
+    counter.app, subscriptions=_no_timer, name="counter-broken-subscriptions"
+)
+"""A counter whose subscriptions raise from the first model on."""
