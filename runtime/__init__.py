@@ -32,7 +32,7 @@ from ._enums import (
     Role,
     ScrollDirection,
 )
-from ._errors import ApplicationError, NotAProposalError, NotAViewError
+from ._errors import ApplicationError, DuplicateKeyError, NotAProposalError, NotAViewError
 from ._ids import InvalidSemanticIdError, SemanticId, parse_node_id, parse_u64
 from ._node import (
     AmbiguousRelationTarget,
@@ -102,6 +102,7 @@ __all__ = [
     "Declaration",
     "DeferredCommit",
     "Delta",
+    "DuplicateKeyError",
     "DuplicateSemanticId",
     "Effect",
     "EffectRunner",

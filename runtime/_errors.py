@@ -18,6 +18,12 @@ class NotAViewError(TypeError):
     tree could only fail on it somewhere inside."""
 
 
+class DuplicateKeyError(ValueError):
+    """Raised where a view is built when two of its children share a ``key``: reconcile
+    could not tell them apart, and would remount them on every build. Within an app's view
+    it is the cause of an `ApplicationError`."""
+
+
 class NotAProposalError(TypeError):
     """The cause of the `ApplicationError` raised when a handler returns something other
     than a `Proposal`, a `Reject` or None (a bare message, say): taken as nothing proposed,

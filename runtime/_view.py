@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
@@ -10,7 +11,7 @@ import attrs
 from ._actions import SemanticsAction
 from ._declaration import Declaration
 from ._enums import ActionKind, Checked, Composition, Live, Relation, Role
-from ._errors import ApplicationError, NotAViewError
+from ._errors import ApplicationError, DuplicateKeyError, NotAViewError
 from ._ids import SemanticId
 from ._node import Collection, Numeric
 
@@ -150,11 +151,26 @@ class View(Generic[Msg]):
 
 
 def _check_children(children: Sequence[object]) -> None:
+    keys: dict[Hashable, int] = {}
     for position, child in enumerate(children):
         if not isinstance(child, View):
+            if isinstance(child, list | tuple):
+                raise NotAViewError(
+                    f"child {position} is a {type(child).__name__} of {len(child)} items, not a"
+                    " semledger View (pass children one by one: column(*views))"
+                )
             raise NotAViewError(
-                f"child {position} is a {type(child).__name__} ({child!r}), not a semledger View"
+                f"child {position} is a {type(child).__name__} ({reprlib.repr(child)}), not a"
+                " semledger View"
             )
+        key = child.key
+        if key is not None:
+            first = keys.setdefault(key, position)
+            if first != position:
+                raise DuplicateKeyError(
+                    f"children {first} and {position} share the key {key!r}: keys tell"
+                    " siblings apart, so each must be unique among them"
+                )
 
 
 def _sid(semantic_id: str | SemanticId | None) -> SemanticId | None:

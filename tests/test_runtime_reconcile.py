@@ -17,6 +17,7 @@ from semledger.runtime import (
     Composition,
     Declaration,
     Delta,
+    DuplicateKeyError,
     ErrorCode,
     Full,
     Latest,
@@ -253,6 +254,26 @@ def test_a_child_that_is_no_view_is_an_application_error_naming_it(stray: Any) -
         runtime(lambda _model: column(text("first"), stray), 0)
     assert isinstance(raised.value.__cause__, NotAViewError)
     assert f"child 1 is a {type(stray).__name__}" in str(raised.value.__cause__)
+
+
+def test_a_list_given_as_one_child_says_how_to_pass_children_in_one_short_line() -> None:
+    views = [text(f"item {i}") for i in range(50)]
+    with pytest.raises(NotAViewError) as raised:
+        column(views)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "child 0 is a list of 50 items, not a semledger View"
+        " (pass children one by one: column(*views))"
+    )
+
+
+def test_siblings_that_share_a_key_are_refused_where_they_are_built() -> None:
+    """Before, every build remounted them under new node ids, and ids the tree no longer
+    held stayed actionable."""
+    with pytest.raises(DuplicateKeyError, match=r"^children 0 and 2 share the key 'same': "):
+        column(text("a", key="same"), text("b", key="other"), text("c", key="same"))
+    with pytest.raises(ApplicationError) as raised:
+        runtime(lambda _model: column(lazy(0, lambda: [text("a", key=1), text("b", key=1)])), 0)
+    assert isinstance(raised.value.__cause__, DuplicateKeyError)
 
 
 def _boom() -> list[View[Any]]:
