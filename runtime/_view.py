@@ -199,6 +199,12 @@ def node(
     if level is not None and (not isinstance(level, int) or isinstance(level, bool)):
         raise TypeError(f"level: expected an int or None, got {type(level).__name__} {level!r}")
     _check_children(children)
+    for offered, handler in (handlers or {}).items():
+        if not callable(handler):
+            raise TypeError(
+                f"the {ActionKind(offered).value} handler: expected a function of the action, got"
+                f" {reprlib.repr(handler)} (send(message) makes a handler of a message)"
+            )
     for kind, ids in (relations or {}).items():
         if isinstance(ids, str):  # a lone id would be taken apart letter by letter
             raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")
@@ -253,6 +259,11 @@ def text_field(
 ) -> View[Msg]:
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_set_text is not None:
+        if not callable(on_set_text):
+            raise TypeError(
+                "on_set_text: expected a function of the typed text that returns a message,"
+                f" got {reprlib.repr(on_set_text)}"
+            )
         set_text = on_set_text
 
         def handle_set_text(action: SemanticsAction) -> Outcome[Msg]:

@@ -32,6 +32,7 @@ from semledger.runtime import (
     lazy,
     node,
     text,
+    text_field,
 )
 
 
@@ -312,3 +313,14 @@ def test_view_text_that_the_wire_cannot_carry_is_refused_where_it_is_built(
     with pytest.raises(ApplicationError) as raised:
         runtime(lambda _model: column(node(Role.TEXT, **fields)), 0)
     assert str(raised.value.__cause__) == says
+
+
+def test_a_message_given_where_a_handler_goes_is_refused_naming_the_handler() -> None:
+    """`button` takes a message, `text_field`'s on_submit a handler: the slip failed only
+    when an agent submitted, as "'Inc' object is not callable"."""
+    with pytest.raises(TypeError, match=r"^the submit handler: expected a function of the"):
+        text_field("T", "", on_submit="a message")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^on_set_text: expected a function of the typed text"):
+        text_field("T", "", on_set_text="a message")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"send\(message\) makes a handler of a message"):
+        node(Role.BUTTON, handlers={K.ACTIVATE: "a message"})  # type: ignore[dict-item]
