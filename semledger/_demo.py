@@ -167,7 +167,7 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
             f"  semledger read {session_name} --db {db}\n"
             f"  semledger audit {session_name} --verify --db {db}\n"
             f"  semledger replay {session_name} --db {db}\n"
-            f"  semledger fuzz {APP} --examples 50",
+            f"  semledger fuzz {APP} --examples 50 --db {db}",
             title="done",
         )
     )

@@ -1,0 +1,25 @@
+"""`semledger demo` on a log of the user's choosing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+
+def test_every_next_step_the_demo_suggests_names_the_log_it_wrote(tmp_path: Path) -> None:
+    """Its fuzz suggestion had no --db: followed, it wrote ./semledger.db instead."""
+    db = tmp_path / "demo.db"
+    done = mcp.cli("demo", "--db", str(db), COLUMNS="300")
+    assert done.returncode == 0, done.stdout + done.stderr
+    suggested = [
+        line.strip(" │") for line in done.stdout.splitlines() if line.strip(" │").startswith(
+            "semledger "
+        )
+    ]
+    assert [line.split()[1] for line in suggested] == [
+        "sessions", "read", "audit", "replay", "fuzz",
+    ]  # fmt: skip
+    assert all(line.endswith(f"--db {db}") for line in suggested), suggested
