@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import logging
 import math
 import shlex
 import time
@@ -71,6 +72,9 @@ from ._journal import logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
 from ._writer import LogWriter, Pending
+
+_log = logging.getLogger("semledger.actors")
+"""Where a session says what its log holds but no answer shows (a failed effect)."""
 
 
 class SessionMismatchError(ActorError):
@@ -696,6 +700,11 @@ class SessionActor(Actor[SessionMessage]):
             message = await effect.result()
         except Exception as error:
             done = _EffectDone(effect_id, None, effect_failure(error))
+            _log.warning(
+                "session %r: effect %d (%s) failed: %s (logged as EffectFailed; the app gets"
+                " no message for it)",
+                self.name, effect_id, effect.name, done.error,
+            )
         else:
             done = _EffectDone(effect_id, message, None)
         with contextlib.suppress(ActorError):

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import logging
 import os
 import re
 import sys
@@ -562,11 +563,28 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     return 1
 
 
+class _StatusLines(logging.Handler):
+    """A record the library logs while serving (a failed effect), as one status line on
+    stderr like the server's own."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"semledger: {record.getMessage()}", file=sys.stderr, flush=True)
+
+
+def _status_lines_on_stderr() -> None:
+    """Once, however often `main` serves in one process."""
+    logger = logging.getLogger("semledger")
+    if not any(isinstance(handler, _StatusLines) for handler in logger.handlers):
+        logger.addHandler(_StatusLines(logging.WARNING))
+        logger.setLevel(logging.WARNING)
+
+
 def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     import os
 
     import trio
 
+    _status_lines_on_stderr()
     if args.adapter is not None:
         return _serve_surface(args)
     _check_adapter_options(args, None)

@@ -1,0 +1,44 @@
+"""What a session's log holds but no answer shows is said on serve's stderr as it happens."""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+HANG_GUARD_S = 60
+"""Not a measurement: a bound on a wait that, broken, never ends."""
+
+
+def test_an_effect_that_fails_is_said_on_stderr_as_it_happens(tmp_path: Path) -> None:
+    """The app gets no message for it and its receipt only said pending_work: before, the
+    operator learnt of the failure from nowhere."""
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", "tests_failing_effect:app", "--db", str(tmp_path / "log.db"),
+         "--session", "fx"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=mcp.env(),
+    )
+    assert server.stdin is not None
+    assert server.stderr is not None
+    stderr = server.stderr
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stderr], daemon=True).start()
+    try:
+        server.stdin.write(mcp.initialize() + mcp.perform(1, "load"))
+        server.stdin.flush()
+        said = [lines.get(timeout=HANG_GUARD_S) for _ in range(2)]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=HANG_GUARD_S)
+    assert said[0].startswith("semledger: started session 'fx'")
+    assert said[1] == (
+        "semledger: session 'fx': effect 1 (backend.fetch) failed: ConnectionError: backend down"
+        " (logged as EffectFailed; the app gets no message for it)\n"
+    )
+    assert server.returncode == 0
