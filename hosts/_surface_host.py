@@ -314,21 +314,19 @@ class _Dialog:
         return attrs.evolve(rejection, message=message)
 
 
-def _within_modal(nodes: list[SemanticsNode]) -> list[SemanticsNode]:
-    """`nodes` (root first), or, while one is modal (a ``<dialog>`` opened with
-    ``showModal``), that one as the root and its subtree: the page takes no input outside
-    it, as a runtime's modal node becomes the root (the last one, if several)."""
-    modal = [node for node in nodes if node.state.modal]
+def _within_modal(page: list[SnapshotNode]) -> list[SnapshotNode]:
+    """`page` (in tree order), or, while an element of it is modal (a ``<dialog>`` opened
+    with ``showModal``, ``aria-modal``), the deepest such one and what is inside it, as the
+    runtime roots the tree at its deepest modal node: the page takes no input outside it."""
+    modal = [item for item in page if item.native.get("modal") == "true"]
     if not modal:
-        return nodes
-    by_id = {node.node_id: node for node in nodes}
-    inside: list[SemanticsNode] = []
-    stack = [modal[-1].node_id]
-    while stack:
-        node = by_id[stack.pop()]
-        inside.append(node)
-        stack.extend(reversed(node.children))
-    return inside
+        return page
+    deepest = max(reversed(modal), key=lambda item: item.depth)
+    inside = {deepest.ref}
+    for item in page[page.index(deepest) + 1 :]:
+        if item.parent in inside:
+            inside.add(item.ref)
+    return [item for item in page if item.ref in inside]
 
 
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
@@ -419,21 +417,24 @@ class SurfaceAgentHost:
                 raise
             self._dialog = None
             self._prompt_text = None
-            return self._commit(self._page_nodes(self.last_snapshot, busy=True), forget=False)
+            nodes, _ = self._page_nodes(self.last_snapshot, busy=True)
+            return self._commit(nodes, forget=False)
         self._dialog = None
         self._prompt_text = None
         self.last_snapshot = snapshot
-        nodes = self._page_nodes(snapshot)
-        on_page = {node.node_id for node in nodes}
-        return self._commit(_within_modal(nodes), forget=True, on_page=on_page)
+        nodes, on_page = self._page_nodes(snapshot)
+        return self._commit(nodes, forget=True, on_page=on_page)
 
-    def _page_nodes(self, snapshot: Snapshot, *, busy: bool = False) -> list[SemanticsNode]:
-        """The page's nodes, root first; `busy` marks the root busy (a navigation away from
-        it is waiting for its next document)."""
-        shown = list(visible_nodes(snapshot.nodes))
-        children: dict[str, list[int]] = {n.ref: [] for n in shown}
+    def _page_nodes(
+        self, snapshot: Snapshot, *, busy: bool = False
+    ) -> tuple[list[SemanticsNode], set[int]]:
+        """The nodes shown of the page, root first (`_within_modal`), and the ids of every
+        node on it; `busy` marks the root busy (a navigation away from the page is waiting
+        for its next document)."""
+        page = list(visible_nodes(snapshot.nodes))
+        children: dict[str, list[int]] = {n.ref: [] for n in page}
         live: dict[str, Live] = {}
-        for item in shown:
+        for item in page:
             inherited = Live.OFF
             if item.parent is not None and item.parent in children:
                 children[item.parent].append(self._id_for(item.ref))
@@ -441,7 +442,8 @@ class SurfaceAgentHost:
             else:
                 self._id_for(item.ref)
             live[item.ref] = _LIVE.get(item.native.get("live", ""), inherited)
-        return [
+        shown = _within_modal(page)
+        nodes = [
             _node(
                 item,
                 self._ids[item.ref],
@@ -451,6 +453,7 @@ class SurfaceAgentHost:
             )
             for i, item in enumerate(shown)
         ]
+        return nodes, {self._ids[item.ref] for item in page}
 
     def _commit(
         self, nodes: list[SemanticsNode], *, forget: bool, on_page: set[int] | None = None

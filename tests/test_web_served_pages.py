@@ -69,6 +69,12 @@ PAGES = {
     "announce.html": "<!doctype html><title>Announce</title>"
     "<button onclick=\"document.getElementById('s').textContent = 'Saved 3 items'\">Save</button>"
     "<div role='status' id='s'>Idle</div>",
+    # Two modal dialogs: the deeper one comes first in the document and opens last.
+    "nested_modal.html": "<!doctype html><title>Nested</title>"
+    "<section aria-label='Wrap'><dialog id='inner' aria-label='Inner'><button>In</button></dialog></section>"
+    "<dialog id='outer' aria-label='Outer'><button>Out</button></dialog>"
+    "<script>document.getElementById('outer').showModal();"
+    " document.getElementById('inner').showModal();</script>",
     "behind_modal.html": "<!doctype html><title>Behind</title>"
     "<input aria-label='Name'><button onclick=\"window.pressed = true\">Press</button>"
     "<dialog id='modal'><input aria-label='Inside'><form method='dialog'>"
@@ -249,3 +255,13 @@ async def test_a_live_region_that_changes_is_announced_in_the_delta(
         delta = await host.read_semantics(full.generation)
     assert isinstance(delta, Delta), delta
     assert [(a.live, a.text) for a in delta.announcements] == [(Live.POLITE, "Saved 3 items")]
+
+
+async def test_of_two_modal_dialogs_the_deepest_is_the_root(
+    surface: WebSurface, site: str
+) -> None:
+    """SPEC: the deepest modal node becomes the root while it is open."""
+    full = await full_read(await open_host(surface, site + "nested_modal.html"))
+    (root,) = [n for n in full.nodes if n.node_id == full.root]
+    assert (root.role, root.label) == (Role.DIALOG, "Inner")
+    assert [n.label for n in full.nodes if n.role is Role.BUTTON] == ["In"]
