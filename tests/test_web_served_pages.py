@@ -71,7 +71,8 @@ PAGES = {
     "<div role='status' id='s'>Idle</div>",
     # Two modal dialogs: the deeper one comes first in the document and opens last.
     "nested_modal.html": "<!doctype html><title>Nested</title>"
-    "<section aria-label='Wrap'><dialog id='inner' aria-label='Inner'><button>In</button></dialog></section>"
+    "<section aria-label='Wrap'><dialog id='inner' aria-label='Inner'><button>In</button>"
+    "</dialog></section>"
     "<dialog id='outer' aria-label='Outer'><button>Out</button></dialog>"
     "<script>document.getElementById('outer').showModal();"
     " document.getElementById('inner').showModal();</script>",
