@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from semledger.actors import AppLoadError, load_app
 
-from ._audit import AuditEntry, Damage, UnreadableEventError, audit, verify
+from ._audit import (
+    AuditEntry,
+    AuditReport,
+    Damage,
+    Incident,
+    UnreadableEventError,
+    audit,
+    audit_report,
+    verify,
+)
 from ._export import check_recorded_steps, check_writable, export_test, write_whole
 from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
@@ -25,10 +34,12 @@ __all__ = [
     "SEEDS",
     "AppLoadError",
     "AuditEntry",
+    "AuditReport",
     "Damage",
     "Divergence",
     "FuzzResult",
     "GenerationChecker",
+    "Incident",
     "InvariantViolation",
     "ReplayReport",
     "SurfaceSessionError",
@@ -36,6 +47,7 @@ __all__ = [
     "UnknownSessionError",
     "UnreadableEventError",
     "audit",
+    "audit_report",
     "check_recorded_steps",
     "check_writable",
     "export_test",

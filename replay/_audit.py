@@ -15,6 +15,8 @@ from semledger.eventlog import (
     CallRefused,
     ChainReport,
     Committed,
+    EffectFailed,
+    EffectStarted,
     Event,
     EventLogError,
     Head,
@@ -49,7 +51,13 @@ class UnreadableEventError(EventLogError):
     one's.
     """
 
-    def __init__(self, session: str, damage: list[Damage], entries: list[AuditEntry]):
+    def __init__(
+        self,
+        session: str,
+        damage: list[Damage],
+        entries: list[AuditEntry],
+        incidents: list[Incident],
+    ):
         first, *others = damage
         more = ""
         if others:
@@ -59,6 +67,7 @@ class UnreadableEventError(EventLogError):
         self.seq = first.seq
         self.damage = damage
         self.entries = entries
+        self.incidents = incidents
 
 
 @attrs.frozen
@@ -100,8 +109,46 @@ class AuditEntry:
         return out
 
 
+@attrs.frozen
+class Incident:
+    """What befell a session's application apart from the agent's calls: an effect that
+    failed, which the app gets no message for, or the crash that ended the session."""
+
+    seq: int
+    at: float
+    generation: int
+    """The generation current when it happened."""
+    kind: str
+    """``"effect_failed"`` or ``"crashed"``."""
+    error: str
+    """The effect's error as logged (``Type: message``), or the crashed exception's type."""
+    effect_id: int | None = None
+    effect: str | None = None
+    """The failed effect's name."""
+    traceback: str | None = None
+    """The crash's traceback as logged."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {**attrs.asdict(self), "generation": str(self.generation)}
+
+
+@attrs.frozen
+class AuditReport:
+    entries: list[AuditEntry]
+    """Every `perform_action`, as `audit` returns them."""
+    incidents: list[Incident]
+    """Every failed effect and the crash, in order."""
+
+
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
-    """Every action request in order, paired with its receipt or rejection.
+    """Every action request in order, paired with its receipt or rejection; `audit_report`
+    has the session's failed effects and crash too."""
+    return audit_report(recorder, session).entries
+
+
+def audit_report(recorder: Recorder, session: str) -> AuditReport:
+    """Every action request in order, paired with its receipt or rejection; and what befell
+    the application (`Incident`).
 
     A surface session served over MCP logs its requests as an app session does (the bridge's
     ``LoggedSurfaceHost``), and they are its entries; the surface calls that carried them
@@ -114,12 +161,14 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
         return _audit(recorder, session)
 
 
-def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
+def _audit(recorder: Recorder, session: str) -> AuditReport:
     head = recorder.head(session)
     if head is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
     requested = recorder.last_of(session, topic_of(ActionRequested)) is not None
     entries: list[AuditEntry] = []
+    incidents: list[Incident] = []
+    effects: dict[int, str] = {}
     damage: list[Damage] = []
     open_requests: dict[int, int] = {}
     generation = 0
@@ -168,10 +217,34 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
             elif event.method == "act":
                 entries.append(_surface_entry(record.seq, record.at, surface_calls, event,
                                               generation))
+        elif isinstance(event, EffectStarted):
+            effects[event.effect_id] = event.name
+        elif isinstance(event, EffectFailed):
+            incidents.append(
+                Incident(
+                    record.seq,
+                    record.at,
+                    generation,
+                    "effect_failed",
+                    event.error,
+                    effect_id=event.effect_id,
+                    effect=effects.get(event.effect_id),
+                )
+            )
         elif isinstance(event, SessionCrashed):
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
             open_requests.clear()
+            incidents.append(
+                Incident(
+                    record.seq,
+                    record.at,
+                    generation,
+                    "crashed",
+                    event.exception_type,
+                    traceback=event.traceback,
+                )
+            )
     summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut
         damage.append(
@@ -185,8 +258,8 @@ def _audit(recorder: Recorder, session: str) -> list[AuditEntry]:
         for index in open_requests.values():
             if damage[-1].seq > entries[index].seq:
                 entries[index] = attrs.evolve(entries[index], outcome="unreadable")
-        raise UnreadableEventError(session, damage, entries)
-    return entries
+        raise UnreadableEventError(session, damage, entries, incidents)
+    return AuditReport(entries, incidents)
 
 
 def _readable(

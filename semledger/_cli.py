@@ -31,7 +31,8 @@ from semledger.eventlog import (
 
 if TYPE_CHECKING:
     from semledger.hosts import Served
-    from semledger.replay import AuditEntry
+    from semledger.replay import AuditReport
+    from semledger.runtime import Full
 
 DEFAULT_DB = "semledger.db"
 
@@ -381,7 +382,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
-        from semledger._render import PLAIN_AUDIT_ROWS, audit_lines, audit_table
+        from semledger._render import PLAIN_AUDIT_ROWS, audit_lines, audit_table, incident_lines
 
         if len(entries) > PLAIN_AUDIT_ROWS:
             lines = audit_lines(args.session, entries)
@@ -389,6 +390,8 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 console.out("\n".join(chunk), highlight=False)
         else:
             console.print(audit_table(args.session, entries, console.width))
+        for line in incident_lines(audited.incidents):
+            console.print(line, soft_wrap=True)
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"integrity chain: {report}", style=style)
@@ -405,10 +408,15 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
 
 def _audited(
     args: argparse.Namespace, console: Console, recorder: Recorder
-) -> tuple[list[AuditEntry], ChainReport | None, str | None]:
-    """The audit's entries, the chain's report (None unless asked) and what could not be
-    read."""
-    from semledger.replay import UnknownSessionError, UnreadableEventError, audit, verify
+) -> tuple[AuditReport, ChainReport | None, str | None]:
+    """The audit, the chain's report (None unless asked) and what could not be read."""
+    from semledger.replay import (
+        AuditReport,
+        UnknownSessionError,
+        UnreadableEventError,
+        audit_report,
+        verify,
+    )
 
     unreadable: str | None = None
     report = None
@@ -419,14 +427,15 @@ def _audited(
                     recorder, args.session, anchor=args.anchor, on_progress=progress
                 )
         try:
-            entries = audit(recorder, args.session)
+            audited = audit_report(recorder, args.session)
         except UnreadableEventError as error:  # a tampered body may not even decode
-            entries, unreadable = error.entries, str(error)
+            audited = AuditReport(error.entries, error.incidents)
+            unreadable = str(error)
     except UnknownSessionError as error:
         if args.anchor is None:
             raise UsageError(str(error)) from error
-        entries = []  # every event is gone: the anchor's report says so
-    return entries, report, unreadable
+        audited = AuditReport([], [])  # every event is gone: the anchor's report says so
+    return audited, report, unreadable
 
 
 def _head_text(report: ChainReport) -> str | None:

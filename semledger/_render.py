@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from semledger.replay import AuditEntry, ReplayReport
+from semledger.replay import AuditEntry, Incident, ReplayReport
 from semledger.runtime import Full, SemanticsNode
 
 
@@ -93,8 +93,21 @@ def _action(action: Any, redacted: bool) -> str:
     extra = {k: v for k, v in action.items() if k != "kind"}
     if not extra:
         return str(action.get("kind"))
-    body = ", ".join(f"{k}={v!r}" for k, v in extra.items())
+    body = ", ".join(f"{k}={_value(v)}" for k, v in extra.items())
     return f"{action.get('kind')}({body})" + (" [redacted]" if redacted else "")
+
+
+_LONGEST_VALUE = 80
+"""Characters of an action's value the table shows: a pasted document is one row, not pages
+of it; ``--json`` has it whole."""
+
+
+def _value(value: Any) -> str:
+    text = repr(value)
+    if len(text) <= _LONGEST_VALUE:
+        return text
+    size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} long"
+    return f"{text[:_LONGEST_VALUE]}… ({size}; --json has it whole)"
 
 
 _AUDIT_COLUMNS = ("#", "time (UTC)", "target", "action", "precondition", "outcome", "generations")
@@ -106,8 +119,12 @@ millisecond a row to lay out, and prints nothing until the last one is laid out.
 def _precondition(precondition: Any) -> str:
     if not isinstance(precondition, dict) or not precondition:
         return _sent(precondition)
-    kind = precondition.get("kind", "?")
-    return f"exact {precondition.get('generation')}" if kind == "exact" else str(kind)
+    kind, generation = precondition.get("kind"), precondition.get("generation")
+    if precondition == {"kind": "exact", "generation": generation} and isinstance(generation, str):
+        return f"exact {shown(generation)}"
+    if precondition == {"kind": kind} and kind in ("latest", "surface"):
+        return str(kind)
+    return _sent(precondition)  # as a refused call sent it: `exact` with no generation, say
 
 
 def _parts(entry: AuditEntry) -> tuple[str, str, str]:
@@ -197,6 +214,25 @@ def plain_lines(
         yield line(row)
 
 
+def incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
+    """What befell the application, a line each, after the audit's table: each failed
+    effect, and the crash with its traceback as logged."""
+    for incident in incidents:
+        when, _ = _when(incident.at, None)
+        where = f"at {when}, generation {incident.generation} (event {incident.seq})"
+        if incident.kind == "crashed":
+            yield Text(f"the application crashed {where}: {shown(incident.error)}", style="red")
+            for line in (incident.traceback or "").rstrip().splitlines():
+                yield Text(f"  {line}")
+        else:
+            name = "" if incident.effect is None else f" ({shown(incident.effect)})"
+            yield Text(
+                f"effect {incident.effect_id}{name} failed {where}: {shown(incident.error)}"
+                " (the app got no message for it)",
+                style="red",
+            )
+
+
 SESSION_COLUMNS = ("session", "app", "surface", "events", "state")
 _NARROWEST = 10
 """Folded to fit, a column of the sessions table other than the name keeps at least this
@@ -225,15 +261,19 @@ def sessions_table(title: str, rows: Sequence[Sequence[str]], width: int) -> Tab
     return table
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def replay_verdict(report: ReplayReport) -> Group:
     lines: list[Text] = []
     if report.ok:
         message = (
-            f"re-run of {report.session!r}: identical — {report.inputs} calls, each answered "
-            "as logged"
+            f"re-run of {report.session!r}: identical — {_count(report.inputs, 'call')}, each"
+            " answered as logged"
             if report.surface
-            else f"replay of {report.session!r}: identical — {report.inputs} inputs, "
-            f"{report.commits} commits, every snapshot hash matched"
+            else f"replay of {report.session!r}: identical — {_count(report.inputs, 'input')}, "
+            f"{_count(report.commits, 'commit')}, every snapshot hash matched"
         )
         lines.append(Text(message, style="bold green"))
         if report.crash is not None:

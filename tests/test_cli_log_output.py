@@ -564,7 +564,7 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
     events: list[object] = [SessionStarted(COUNTER, "runtime", {}, True)]
     for i in range(1, count + 1):
         target = {"kind": "semantic_id", "id": f"row.{i}"}
-        precondition = {"kind": "exact", "generation": i}
+        precondition = {"kind": "exact", "generation": str(i)}
         events.append(ActionRequested(i, target, {"kind": "activate"}, precondition, False))
         if i == count:
             events.append(ActionRejected(i, "stale_generation", "stale", {}))

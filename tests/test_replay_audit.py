@@ -88,6 +88,7 @@ def test_audit_lists_every_perform_action_with_its_outcome_and_generations(
     assert actions[3]["before"] is None
     assert actions[3]["generation"] == actions[2]["after"]
     assert [a["request_id"] for a in actions] == list(range(1, 8))
+    assert out["incidents"] == []
 
 
 def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) -> None:
@@ -515,3 +516,46 @@ def test_an_audit_table_too_wide_for_the_terminal_shows_each_date_above_its_time
     wide = Console(record=True, width=200)
     wide.print(audit_table("s", [entry], width=200))
     assert "2026-12-01 23:59:58" in wide.export_text()
+
+
+def test_the_audit_table_shows_a_long_typed_value_cut_and_its_length() -> None:
+    """A pasted document is one row, not pages of folded text; --json keeps it whole."""
+    from rich.console import Console
+
+    from semledger._render import audit_table
+    from semledger.replay import AuditEntry
+
+    typed = {"kind": "set_text", "value": "x" * 2_000_000}
+    entry = AuditEntry(
+        1, 3, 0.0, {"kind": "semantic_id", "id": "todo.new"}, typed, {"kind": "latest"},
+        1, "receipt", 1, 2, False,
+    )  # fmt: skip
+    console = Console(record=True, width=400)
+    console.print(audit_table("s", [entry], width=400))
+    [row] = [line for line in console.export_text().splitlines() if "todo.new" in line]
+    assert "set_text(value='" + "x" * 79 + "… (2,000,000 characters; --json has it whole))" in row
+
+
+@pytest.mark.parametrize(
+    ("precondition", "cell"),
+    [
+        ({"kind": "latest"}, "latest"),
+        ({"kind": "exact", "generation": "7"}, "exact 7"),
+        ({"kind": "exact"}, '{"kind":"exact"}'),
+        ({"kind": "exact", "generation": 7}, '{"kind":"exact","generation":7}'),
+        ({"kind": "latest", "generation": "7"}, '{"kind":"latest","generation":"7"}'),
+    ],
+)
+def test_the_audit_table_shows_a_precondition_of_no_known_shape_as_it_was_sent(
+    precondition: dict[str, Any], cell: str
+) -> None:
+    """A refused call's precondition: `exact` with no generation was shown as `exact None`."""
+    from semledger._render import audit_lines
+    from semledger.replay import AuditEntry
+
+    entry = AuditEntry(
+        None, 3, 0.0, {"kind": "semantic_id", "id": "a"}, {"kind": "activate"}, precondition,
+        1, "invalid_arguments",
+    )  # fmt: skip
+    *_, row = audit_lines("s", [entry])
+    assert f"  {cell}  " in row

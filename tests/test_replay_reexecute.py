@@ -273,6 +273,18 @@ def test_a_reproduced_crash_names_what_was_raised(crash: BaseException, shown: s
 
 
 @pytest.mark.parametrize(
+    ("inputs", "commits", "says"),
+    [(1, 1, "1 input, 1 commit,"), (2, 0, "2 inputs, 0 commits,"), (0, 2, "0 inputs, 2 commits,")],
+)
+def test_an_identical_replay_counts_its_inputs_and_commits_in_words(
+    inputs: int, commits: int, says: str
+) -> None:
+    console = Console(record=True, width=200)
+    console.print(replay_verdict(ReplayReport("s", inputs, commits, None, None, None)))
+    assert f"identical — {says} every snapshot hash matched" in console.export_text()
+
+
+@pytest.mark.parametrize(
     ("edit", "says"),
     [
         ("UPDATE sessions SET app = 'semledger.examples.todo:app'", "the log's summary says"),

@@ -1,0 +1,78 @@
+"""What befell the application besides the agent's calls is in its audit: each failed effect,
+and the crash with the traceback the log holds (before, only `replay --pdb` reached it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+
+def served(app: str, db: Path, session: str, requests: list[str]) -> None:
+    """Serve `app` for `requests` to the end of input, however the session ends."""
+    subprocess.run(
+        [*mcp.COMMAND, "serve", app, "--db", str(db), "--session", session],
+        input=mcp.initialize() + "".join(requests),
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )
+
+
+def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    served("tests_failing_effect:app", db, "fx", [mcp.perform(1, "load")])
+
+    shown = mcp.cli("audit", "fx", "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    last = shown.stdout.splitlines()[-1]
+    assert last.startswith("effect 1 (backend.fetch) failed at ")
+    assert last.endswith(
+        ", generation 2 (event 7): ConnectionError: backend down (the app got no message for it)"
+    )
+
+    as_json = json.loads(mcp.cli("audit", "fx", "--db", str(db), "--json").stdout)
+    [incident] = as_json["incidents"]
+    assert isinstance(incident.pop("at"), float)
+    assert incident == {
+        "seq": 7,
+        "generation": "2",
+        "kind": "effect_failed",
+        "error": "ConnectionError: backend down",
+        "effect_id": 1,
+        "effect": "backend.fetch",
+        "traceback": None,
+    }
+
+
+def test_an_audit_of_a_crashed_session_ends_with_the_crash_and_its_logged_traceback(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    served("tests_crashy:app", db, "cr", [mcp.perform(i, "counter.increment") for i in (1, 2, 3)])
+
+    shown = mcp.cli("audit", "cr", "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    crash = next(i for i, line in enumerate(lines) if line.startswith("the application crashed"))
+    assert lines[crash].endswith(", generation 3 (event 10): ThirdIncrementError")
+    traceback = lines[crash + 1 :]
+    assert traceback[0] == "  Traceback (most recent call last):"
+    assert "  tests_crashy.ThirdIncrementError: the count may not reach 3" in traceback
+    assert any('tests_crashy.py", line' in line for line in traceback)
+
+    [incident] = json.loads(mcp.cli("audit", "cr", "--db", str(db), "--json").stdout)["incidents"]
+    assert (incident["kind"], incident["error"], incident["seq"]) == (
+        "crashed",
+        "ThirdIncrementError",
+        10,
+    )
+    assert "ThirdIncrementError: the count may not reach 3" in incident["traceback"]
