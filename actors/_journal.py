@@ -84,6 +84,8 @@ def logged_journal(
     expected = max(start, 1)
     missing: tuple[int, str] | None = None
     for record in recorder.read(session, start=start):
+        if snapshot.generation == until:
+            break  # (generations follow each other: what comes after is not needed)
         if record.seq != expected and missing is None:
             missing = (expected, gap(expected - 1, record.seq))
         expected = record.seq + 1

@@ -342,9 +342,12 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
     from semledger.runtime._wire import encode_read
 
     recorder = _recorder(args.db)
+    damage: Exception | None = None
     with recorder.pinned():
         try:
             full = full_at(recorder, args.session, args.generation)
+        except DAMAGED_LOG_ERRORS as error:
+            full, damage = _read_before(recorder, args.session, args.generation, error), error
         except SurfaceSessionError as error:
             why = f"{error} (semledger audit {args.session} lists its actions)"
             raise UsageError(why) from error
@@ -362,15 +365,46 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         from semledger._render import render_full
 
         console.print(render_full(full))
+    if damage is not None:
+        print(
+            f"semledger: the log {args.db} is damaged after generation {full.generation}:"
+            f" {damage}; the read above comes from the events before the damage",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _read_before(
+    recorder: Recorder, session: str, generation: int | None, damage: Exception
+) -> Full:
+    """The Full read at `generation` folded from the events up to it alone, when damage
+    after it stopped the read (the last commit does not decode, the tail was cut): what
+    the agent was shown then is still there. Raises `damage` if the read needs it too."""
+    from semledger.actors import logged_journal
+    from semledger.runtime import Full
+
+    if generation is None or generation < 1:
+        raise damage
+    try:
+        read = logged_journal(recorder, session, until=generation).read(None)
+    except DAMAGED_LOG_ERRORS:
+        raise damage from None
+    assert isinstance(read, Full)
+    return read
 
 
 def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     recorder = _recorder(args.db)
     with recorder.pinned():  # the table and the verdict say the same of a live session
-        entries, report, unreadable = _audited(args, console, recorder)
+        audited, report, unreadable = _audited(args, console, recorder)
+    entries = audited.entries
     if args.json:
-        out: dict[str, Any] = {"session": args.session, "actions": [e.to_json() for e in entries]}
+        out: dict[str, Any] = {
+            "session": args.session,
+            "actions": [e.to_json() for e in entries],
+            "incidents": [incident.to_json() for incident in audited.incidents],
+        }
         if unreadable is not None:
             out["unreadable"] = unreadable
         if report is not None:

@@ -348,6 +348,60 @@ def test_a_cut_tail_is_damage_to_audit_read_and_replay_not_a_shorter_session(
         assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {counted}")
 
 
+@pytest.mark.parametrize(
+    ("statement", "asked", "says"),
+    [
+        (
+            "UPDATE events SET body = x'c1' WHERE session = 'agent' AND seq = 7",
+            2,
+            "cannot decode Committed version 1: not msgpack",
+        ),
+        (
+            "DELETE FROM events WHERE session = 'agent' AND seq >= 8",
+            3,
+            "the summary of session 'agent' is malformed: it counts",
+        ),
+    ],
+    ids=["a-later-commit-does-not-decode", "a-cut-tail"],
+)
+def test_a_read_of_a_generation_before_the_damage_is_printed_and_fails_naming_it(
+    logged: Path, tmp_path: Path, statement: str, asked: int, says: str
+) -> None:
+    """Session 'agent' commits generation 3 at event 7. What the agent was shown at a
+    generation the damage comes after is still in the log: before, the read printed
+    nothing."""
+    db = damaged(logged, tmp_path, statement)
+    done = mcp.cli("read", "agent", "--db", str(db), "--generation", str(asked), "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["generation"] == str(asked)
+    assert done.stderr.startswith(
+        f"semledger: the log {db} is damaged after generation {asked}: {says}"
+    )
+    assert done.stderr.endswith("; the read above comes from the events before the damage\n")
+
+
+def test_a_read_of_the_generation_whose_commit_does_not_decode_prints_nothing(
+    logged: Path, tmp_path: Path
+) -> None:
+    statement = "UPDATE events SET body = x'c1' WHERE session = 'agent' AND seq = 7"
+    db = damaged(logged, tmp_path, statement)
+    done = mcp.cli("read", "agent", "--db", str(db), "--generation", "3")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: cannot decode Committed version 1: not msgpack"
+        " (FormatError)\n"
+    )
+
+
+def test_a_read_of_a_generation_after_a_missing_event_prints_nothing(
+    logged: Path, tmp_path: Path
+) -> None:
+    db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq = 6")
+    done = mcp.cli("read", "agent", "--db", str(db), "--generation", "3")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: session 'agent'")
+
+
 def test_a_gap_is_damage_to_replay_not_a_divergence(logged: Path, tmp_path: Path) -> None:
     db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq = 6")
     done = mcp.cli("replay", "agent", "--db", str(db))
