@@ -5,6 +5,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import sysconfig
+import traceback
+from pathlib import Path
 from typing import Any
 
 from semledger.runtime import App
@@ -31,21 +34,46 @@ def load_app(reference: str) -> App[Any, Any]:
         module = importlib.import_module(module_name)
     except ImportError as error:
         missing = error.name if isinstance(error, ModuleNotFoundError) else None
-        hint = ""
+        hint = _where(error)
         if missing is not None and f"{module_name}.".startswith(f"{missing}."):
             hint = " (run from the folder that holds it, or add that folder to PYTHONPATH)"
         raise AppLoadError(f"{reference!r}: cannot import {module_name}: {error}{hint}") from error
     except Exception as error:  # the module's own code raised as it ran
         raise AppLoadError(
             f"{reference!r}: importing {module_name} raised {type(error).__name__}: {error}"
+            + _where(error)
         ) from error
     value: Any = module
     for part in attribute.split("."):
         try:
             value = getattr(value, part)
         except AttributeError:
-            raise AppLoadError(f"{reference!r}: {module_name} has no {attribute}") from None
+            apps = sorted(name for name, v in vars(module).items() if isinstance(v, App))
+            has = f"its App: {', '.join(apps)}" if apps else "it holds no App"
+            raise AppLoadError(
+                f"{reference!r}: {module_name} has no {attribute} ({has})"
+            ) from None
     if not isinstance(value, App):
         kind = type(value).__name__
         raise AppLoadError(f"{reference!r} is not a semledger App: it is of type {kind}")
     return value
+
+
+_NOT_THE_APPS_CODE = (
+    *{sysconfig.get_path(name) for name in ("stdlib", "purelib", "platlib")},
+    str(Path(__file__).parent),
+    str(Path(sys.modules["semledger.runtime"].__file__ or "").parent),
+)
+"""Where the code an error passes through is not the app's: Python's, installed packages',
+this loader's, and semledger's builders (which refuse a view or an `App` made wrong)."""
+
+
+def _where(error: BaseException) -> str:
+    """`` (at FILE, line N)`` for the deepest frame of the app's own code that `error` came
+    through, or "" if none did (a syntax error names its line itself)."""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        filename = frame.filename
+        if filename.startswith("<") or filename.startswith(_NOT_THE_APPS_CODE):
+            continue
+        return f" (at {filename}, line {frame.lineno})"
+    return ""

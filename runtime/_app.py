@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import inspect
 import math
 from collections.abc import Awaitable, Callable, Sequence
@@ -85,6 +87,12 @@ def _message_types(
     for cls in message_types:
         if not isinstance(cls, type):
             raise TypeError(f"App.message_types: {cls!r:.80} is not a class")
+        if not _recordable(cls):
+            raise TypeError(
+                f"App.message_types: {cls.__module__}.{cls.__qualname__} is a plain class,"
+                " whose messages the log cannot record: make it an attrs class"
+                " (@attrs.frozen), a dataclass, an Enum or a NamedTuple"
+            )
         other = named.setdefault(cls.__qualname__, cls)
         if other is not cls:
             raise ValueError(
@@ -94,20 +102,50 @@ def _message_types(
             )
 
 
+def _recordable(cls: type) -> bool:
+    """Whether the log's converter (cattrs) can take a message of `cls` apart and back: a
+    class of one's own that is none of these it passes through whole, which msgpack cannot
+    pack. (A built-in type, such as str or dict, is left to the codec.)"""
+    return (
+        cls.__module__ == "builtins"
+        or attrs.has(cls)
+        or dataclasses.is_dataclass(cls)
+        or issubclass(cls, enum.Enum)
+        or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+    )
+
+
+def _function(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not callable(value):
+        raise TypeError(f"App.{attribute.name}: expected a function, got {value!r:.80}")
+
+
+def _optional_function(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        _function(instance, attribute, value)
+
+
+def _name(_instance: object, _attribute: object, name: object) -> None:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"App.name: expected a non-empty string, got {name!r:.80}")
+
+
 @attrs.frozen
 class App(Generic[Model, Msg]):
     """The three functions of a TEA application. ``update`` and ``view`` must be pure."""
 
-    init: Callable[[], Any]
-    update: Callable[[Model, Msg], Any]
-    view: Callable[[Model], View[Msg]]
-    name: str = "app"
+    init: Callable[[], Any] = attrs.field(validator=_function)
+    update: Callable[[Model, Msg], Any] = attrs.field(validator=_function)
+    view: Callable[[Model], View[Msg]] = attrs.field(validator=_function)
+    name: str = attrs.field(default="app", validator=_name)
     message_types: Sequence[type] = attrs.field(default=(), validator=_message_types)
     """Classes of the messages effects and timers deliver, so the log can encode them;
     their ``__qualname__`` names them in the log, so no two may share one."""
     model_type: type | None = None
     """The model's type, so recovery checkpoints can encode and decode it."""
-    subscriptions: Callable[[Model], Sequence[Every[Msg]]] | None = None
+    subscriptions: Callable[[Model], Sequence[Every[Msg]]] | None = attrs.field(
+        default=None, validator=_optional_function
+    )
     """The timers the model wants running (pure, like ``view``); asked after each input."""
 
 

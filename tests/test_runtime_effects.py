@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -292,6 +293,13 @@ class Loaded:
     pass
 
 
+class _Plain:
+    """Its messages pass cattrs through unchanged, and msgpack cannot pack them."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
 def _another_loaded() -> type:
     @attrs.frozen
     class Loaded:
@@ -308,6 +316,7 @@ def _another_loaded() -> type:
         ("Loaded", "expected a tuple of message classes, got 'Loaded'"),
         ((Loaded, "Tick"), "'Tick' is not a class"),
         ((Loaded, _another_loaded()), "share the name 'Loaded', which is how the log names"),
+        ((Loaded, _Plain), "test_runtime_effects._Plain is a plain class, whose messages the"),
     ],
 )
 def test_message_types_the_log_could_not_tell_apart_are_refused_when_the_app_is_made(
@@ -320,6 +329,28 @@ def test_message_types_the_log_could_not_tell_apart_are_refused_when_the_app_is_
             view=lambda m: text("n", str(m)),
             message_types=message_types,
         )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("init", 0, "App.init: expected a function, got 0"),
+        ("update", "update", "App.update: expected a function, got 'update'"),
+        ("view", None, "App.view: expected a function, got None"),
+        ("subscriptions", (), "App.subscriptions: expected a function, got ()"),
+        ("name", "", "App.name: expected a non-empty string, got ''"),
+        ("name", 3, "App.name: expected a non-empty string, got 3"),
+    ],
+)
+def test_an_app_is_refused_as_it_is_made_for_a_part_of_the_wrong_kind(
+    field: str, value: Any, says: str
+) -> None:
+    """`init=0` used to fail only as a session started, as "'int' object is not callable"."""
+    parts: dict[str, Any] = {
+        "init": lambda: 0, "update": lambda m, _msg: m, "view": lambda m: text("n", str(m)),
+    }  # fmt: skip
+    with pytest.raises(TypeError, match=re.escape(says)):
+        App(**{**parts, field: value})
 
 
 def test_message_types_may_be_any_sequence_of_distinct_classes() -> None:
