@@ -232,6 +232,26 @@ def _current_version(conn: sqlite3.Connection, path: str) -> int:
     return version
 
 
+_OURS = ("schema_version", "events", "sessions")
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
+    """Raise `LogOpenError` for a database that holds tables, none of them a log's: another
+    program's, which creating a log in it would add tables to and switch to WAL."""
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        " ORDER BY name"
+    ).fetchall()
+    names = [name for (name,) in rows]
+    if names and not set(names) & set(_OURS):
+        shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+        raise LogOpenError(
+            path,
+            f"it is another program's SQLite database (it holds {shown}), not a semledger"
+            " log: give a file of its own",
+        )
+
+
 def _check_tables(db: sqlite_utils.Database, found: int, path: str) -> None:
     """Refuse to migrate a log holding what a later version than `found` made."""
     later = None
@@ -467,6 +487,8 @@ class SqliteRecorder:
         try:
             if not (create or read_only) and _current_version(self._writer, self.path) == 0:
                 raise LogOpenError(self.path, "it holds no semledger log")
+            if create:
+                _refuse_foreign(self._writer, self.path)
             if read_only:
                 self.found_schema_version = _readable_version(self._writer, self.path)
             else:

@@ -8,6 +8,7 @@ and its audit printed.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import tempfile
 import time
@@ -130,6 +131,7 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
     from semledger.replay import audit, reexecute, verify
 
     started = time.perf_counter()
+    SqliteRecorder(db).close()  # a file that cannot hold the log is refused before it starts
     session_name = f"demo-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     console.print(
         Panel.fit(
@@ -160,14 +162,17 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
     finally:
         recorder.close()
     elapsed = time.perf_counter() - started
+    log = shlex.quote(db)  # the commands are for pasting into a shell
     console.print(
         Panel.fit(
-            f"the log is {Path(db).resolve()} ({elapsed:.1f} s)\n\nnext:\n"
-            f"  semledger sessions --db {db}\n"
-            f"  semledger read {session_name} --db {db}\n"
-            f"  semledger audit {session_name} --verify --db {db}\n"
-            f"  semledger replay {session_name} --db {db}\n"
-            f"  semledger fuzz {APP} --examples 50 --db {db}",
+            Text(
+                f"the log is {Path(db).resolve()} ({elapsed:.1f} s)\n\nnext:\n"
+                f"  semledger sessions --db {log}\n"
+                f"  semledger read {session_name} --db {log}\n"
+                f"  semledger audit {session_name} --verify --db {log}\n"
+                f"  semledger replay {session_name} --db {log}\n"
+                f"  semledger fuzz {APP} --examples 50 --db {log}"
+            ),
             title="done",
         )
     )

@@ -267,6 +267,18 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["surface", "conform", "--adapter", "runtime", "--report", str(db.parent)],
             "Is a directory",
         ),
+        **{
+            f"{command} into another program's database": (
+                [*args, "--db", str(db.parent / "foreign.db")],
+                "foreign.db: it is another program's SQLite database (it holds customers), not a"
+                " semledger log: give a file of its own",
+            )
+            for command, args in (
+                ("serve", ["serve", COUNTER]),
+                ("serve a surface", ["serve", "--adapter", "runtime", "--app", COUNTER]),
+                ("demo", ["demo"]),
+            )
+        },
         "serve over HTTP with --session": (
             ["serve", COUNTER, "--db", missing, "--http", ":0", "--session", "mine"],
             "--session applies only over stdio: over --http the server names each session",

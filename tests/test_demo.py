@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -10,8 +11,12 @@ import stdio_client as mcp
 
 
 def test_every_next_step_the_demo_suggests_names_the_log_it_wrote(tmp_path: Path) -> None:
-    """Its fuzz suggestion had no --db: followed, it wrote ./semledger.db instead."""
-    db = tmp_path / "demo.db"
+    """Its fuzz suggestion had no --db: followed, it wrote ./semledger.db instead. A path
+    with a space or brackets was printed unquoted (and read as markup), so a pasted step
+    failed."""
+    folder = tmp_path / "my logs [x]"
+    folder.mkdir()
+    db = folder / "demo.db"
     done = mcp.cli("demo", "--db", str(db), COLUMNS="300")
     assert done.returncode == 0, done.stdout + done.stderr
     suggested = [
@@ -22,4 +27,6 @@ def test_every_next_step_the_demo_suggests_names_the_log_it_wrote(tmp_path: Path
     assert [line.split()[1] for line in suggested] == [
         "sessions", "read", "audit", "replay", "fuzz",
     ]  # fmt: skip
-    assert all(line.endswith(f"--db {db}") for line in suggested), suggested
+    assert all(shlex.split(line)[-2:] == ["--db", str(db)] for line in suggested), suggested
+    listed = mcp.cli(*shlex.split(suggested[0])[1:])
+    assert listed.returncode == 0, listed.stderr
