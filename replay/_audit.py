@@ -91,6 +91,7 @@ class AuditEntry:
     after: int | None = None
     pending_work: bool | None = None
     details: dict[str, Any] = attrs.field(factory=dict)
+    """Of a call that was not carried out: the error's details, and ``message``, why."""
     redacted: bool = False
     unsent: tuple[str, ...] = ()
     """Of a refused call: which of ``target``, ``action`` and ``precondition`` it did not
@@ -205,7 +206,9 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             index = open_requests.pop(event.request_id)
-            entries[index] = attrs.evolve(entries[index], outcome=event.code, details=event.details)
+            entries[index] = attrs.evolve(
+                entries[index], outcome=event.code, details=_why(event)
+            )
         elif isinstance(event, ActionReceipt | ActionRejected) and damage:
             entries.append(_unread_request(damage[-1].seq, record.at, event, generation))
         elif isinstance(event, CallRefused):
@@ -301,7 +304,7 @@ def _unread_request(
     `lost`, is damaged."""
     entry = AuditEntry(answer.request_id, lost, at, None, None, None, generation, "", unread=True)
     if isinstance(answer, ActionRejected):
-        return attrs.evolve(entry, outcome=answer.code, details=answer.details)
+        return attrs.evolve(entry, outcome=answer.code, details=_why(answer))
     return attrs.evolve(
         entry,
         generation=answer.before,
@@ -310,6 +313,11 @@ def _unread_request(
         after=answer.after,
         pending_work=answer.pending_work,
     )
+
+
+def _why(rejection: ActionRejected) -> dict[str, Any]:
+    """A rejection's details with its message, as a refused call's hold theirs."""
+    return {**rejection.details, "message": rejection.message}
 
 
 def _unread_refused(record: StoredEvent, generation: int) -> AuditEntry:

@@ -416,7 +416,13 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
-        from semledger._render import PLAIN_AUDIT_ROWS, audit_lines, audit_table, incident_lines
+        from semledger._render import (
+            PLAIN_AUDIT_ROWS,
+            audit_lines,
+            audit_table,
+            incident_lines,
+            reason_lines,
+        )
 
         if len(entries) > PLAIN_AUDIT_ROWS:
             lines = audit_lines(args.session, entries)
@@ -424,7 +430,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 console.out("\n".join(chunk), highlight=False)
         else:
             console.print(audit_table(args.session, entries, console.width))
-        for line in incident_lines(audited.incidents):
+        for line in itertools.chain(reason_lines(entries), incident_lines(audited.incidents)):
             console.print(line, soft_wrap=True)
         if report is not None:
             style = "green" if report.ok else "bold red"

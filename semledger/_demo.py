@@ -125,7 +125,7 @@ async def _drive(db: str, session_name: str, console: Console) -> None:
 
 
 def run_demo(console: Console, *, db: str = "semledger.db") -> int:
-    from semledger._render import audit_table, replay_verdict
+    from semledger._render import audit_table, reason_lines, replay_verdict
     from semledger.eventlog import SqliteRecorder
     from semledger.examples.todo import app
     from semledger.replay import audit, reexecute, verify
@@ -153,7 +153,10 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
         return 1
     recorder = SqliteRecorder(db)
     try:
-        console.print(audit_table(session_name, audit(recorder, session_name)))
+        entries = audit(recorder, session_name)
+        console.print(audit_table(session_name, entries))
+        for line in reason_lines(entries):
+            console.print(line)
         report = reexecute(recorder, session_name, app)
         console.print(replay_verdict(report))
         chain = verify(recorder, session_name)

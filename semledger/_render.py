@@ -214,6 +214,21 @@ def plain_lines(
         yield line(row)
 
 
+def reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
+    """Why each call that was not carried out was refused, a line each, after the table
+    (``#4 target_not_found: …``; a call with no request number by its event)."""
+    said = False
+    for e in entries:
+        message = e.details.get("message")
+        if e.outcome in ("receipt", "ok") or not isinstance(message, str):
+            continue
+        if not said:
+            yield Text("why the calls above were not carried out:")
+            said = True
+        which = f"event {e.seq}" if e.request_id is None else f"#{e.request_id}"
+        yield Text(f"  {which} {shown(e.outcome)}: {shown(message)}")
+
+
 def incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
     """What befell the application, a line each, after the audit's table: each failed
     effect, and the crash with its traceback as logged."""

@@ -66,10 +66,11 @@ def test_a_refused_call_missing_its_parts_is_audited_with_none_shown(tmp_path: P
     (row,) = json.loads(audited.stdout)["actions"]
     assert (row["target"], row["action"], row["precondition"]) == ("x", {}, {})  # as sent
     table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
-    (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
+    line, why = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
     assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == [
         '"x"', "-", "-",
     ]  # fmt: skip
+    assert why == f"  event {row['seq']} invalid_arguments: action: required"
 
 
 def test_a_refused_call_s_part_sent_as_an_empty_object_is_shown_apart_from_one_not_sent(
@@ -82,7 +83,7 @@ def test_a_refused_call_s_part_sent_as_an_empty_object_is_shown_apart_from_one_n
     (row,) = audited["actions"]
     assert row["unsent"] == ["action", "precondition"]
     table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
-    (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
+    (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line][:1]
     assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == ["{}", "-", "-"]
 
 

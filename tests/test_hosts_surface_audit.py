@@ -130,8 +130,13 @@ async def test_the_audit_of_a_served_surface_lists_the_agents_actions(tmp_path: 
     ]
     assert entries[0].target == {"kind": "semantic_id", "id": "counter.increment"}
     assert (entries[0].before, entries[0].after) == (1, 2)
-    assert entries[1].details == {"expected": "1", "current": "2"}
-    assert entries[2].details == {"target": {"kind": "semantic_id", "id": "counter.nothing"}}
+    assert entries[1].details == {
+        "expected": "1", "current": "2", "message": "expected generation 1, current is 2",
+    }  # fmt: skip
+    assert entries[2].details == {
+        "target": {"kind": "semantic_id", "id": "counter.nothing"},
+        "message": "no node has that semantic id",
+    }
     assert entries[4].action == {"kind": "set_text", "value": "3"}
     assert (entries[4].before, entries[4].after) == (2, 3)
 

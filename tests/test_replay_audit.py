@@ -84,11 +84,30 @@ def test_audit_lists_every_perform_action_with_its_outcome_and_generations(
         assert isinstance(entry["at"], float)
     first = actions[0]
     assert (first["generation"], first["before"], first["after"]) == ("1", "1", "2")
-    assert actions[3]["details"] == {"target": {"kind": "semantic_id", "id": "counter.nowhere"}}
+    assert actions[3]["details"] == {
+        "target": {"kind": "semantic_id", "id": "counter.nowhere"},
+        "message": "no node has that semantic id",
+    }
     assert actions[3]["before"] is None
     assert actions[3]["generation"] == actions[2]["after"]
     assert [a["request_id"] for a in actions] == list(range(1, 8))
     assert out["incidents"] == []
+
+
+def test_the_audit_says_under_its_table_why_each_rejected_call_was_rejected(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    """The log held each rejection's message; the audit showed only its code."""
+    db, _fulls = logged
+    done = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = lines.index("why the calls above were not carried out:")
+    assert lines[start + 1 :] == [
+        "  #4 target_not_found: no node has that semantic id",
+        "  #5 action_unavailable: the target does not offer activate",
+        "  #7 target_disabled: the target is disabled",
+    ]
 
 
 def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) -> None:
