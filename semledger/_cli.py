@@ -85,6 +85,18 @@ def _nonempty(what: str) -> Callable[[str], str]:
     return parse
 
 
+def _session_name(text: str) -> str:
+    """An argparse type: a session name, which tables show as it is: blank, or with
+    spaces at an end, it would pass for none or for another."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a session name, got ''")
+    if text != text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected a session name with no space at either end, got {text!r}"
+        )
+    return text
+
+
 def _url(text: str) -> str:
     """An argparse type: an absolute URL a browser can open (a relative one would open
     ``about:blank`` and navigate nowhere)."""
@@ -159,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--session",
-        type=_nonempty("a session name"),
+        type=_session_name,
         metavar="NAME",
         help="name the stdio session (resumes it)",
     )
@@ -617,7 +629,9 @@ class _StatusLines(logging.Handler):
     stderr like the server's own."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        print(f"semledger: {record.getMessage()}", file=sys.stderr, flush=True)
+        # One line, and no escape sequence from an app's error reaches the terminal.
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in record.getMessage())
+        print(f"semledger: {text}", file=sys.stderr, flush=True)
 
 
 def _status_lines_on_stderr() -> None:

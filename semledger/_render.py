@@ -52,8 +52,9 @@ def render_full(full: Full) -> Tree:
 
 def shown(text: str) -> str:
     """`text` as it is if it prints as one line of itself, else its repr: a name or an id
-    with a newline or a control character in it must not pass for two rows."""
-    return text if text.isprintable() else repr(text)
+    with a newline or a control character in it must not pass for two rows, nor one with a
+    space at an end (or all blank) for another."""
+    return text if text.isprintable() and text == text.strip() else repr(text)
 
 
 def _sent(value: Any) -> str:

@@ -65,6 +65,18 @@ def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path)
     assert "'two\\nlines'" in done.stdout
 
 
+def test_a_name_with_a_space_at_an_end_is_shown_quoted_not_as_another(tmp_path: Path) -> None:
+    """Made before serve refused such names: 'agent ' passed for 'agent', and ' ' for none."""
+    db = tmp_path / "log.db"
+    for name in ("agent", "agent ", " "):
+        record(db, name, COUNTER, [INCREMENT])
+    listed = mcp.cli("sessions", "--db", str(db)).stdout
+    names = [line.split("│")[1].strip() for line in listed.splitlines() if "counter" in line]
+    assert names == ["' '", "agent", "'agent '"]
+    audited = mcp.cli("audit", "agent ", "--db", str(db)).stdout
+    assert audited.splitlines()[0].strip() == "perform_action in session 'agent '"
+
+
 def _sessions(db: Path, columns: str | None) -> list[str]:
     """`semledger sessions` at a terminal's width of `columns`, or piped (None)."""
     env = {k: v for k, v in mcp.env().items() if k != "COLUMNS"}
@@ -629,7 +641,10 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
         recorder.append([NewEvent("long", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
     done = mcp.cli("audit", "long", "--db", str(db))
     assert done.returncode == 0, done.stderr
-    title, header, rule, *rows = done.stdout.splitlines()
+    title, header, rule, *rows, why, stale = done.stdout.splitlines()
+    assert (why, stale) == (
+        "why the calls above were not carried out:", f"  #{count} stale_generation: stale"
+    )
     assert title == "perform_action in session long"
     assert header.split() == ["#", "time", "(UTC)", "target", "action", "precondition",
                               "outcome", "generations"]

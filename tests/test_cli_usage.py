@@ -193,6 +193,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["serve", COUNTER, "--db", missing, "--session", ""],
             "argument --session: expected a session name, got ''",
         ),
+        **{
+            f"serve with --session {name!r}": (
+                ["serve", COUNTER, "--db", missing, "--session", name],
+                f"argument --session: expected a session name with no space at either end, got"
+                f" {name!r}",
+            )
+            for name in (" ", "prod-agent ", "\tprod")
+        },
         "serve a surface with an empty --session": (
             ["serve", "--adapter", "runtime", "--app", COUNTER, "--db", missing, "--session", ""],
             "argument --session: expected a session name, got ''",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import queue
 import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -42,3 +45,18 @@ def test_an_effect_that_fails_is_said_on_stderr_as_it_happens(tmp_path: Path) ->
         " (logged as EffectFailed; the app gets no message for it)\n"
     )
     assert server.returncode == 0
+
+
+def test_a_status_line_shows_an_error_s_control_characters_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An effect's error text is the app's: its escape sequences reached the terminal raw,
+    and a newline in it split the status line in two."""
+    from semledger._cli import _StatusLines
+
+    message = "effect 1 (fx.bad) failed: ValueError: disk on fire \x1b[31m!\nsecond line"
+    record = logging.LogRecord("semledger.actors", logging.WARNING, __file__, 1, message, (), None)
+    _StatusLines().emit(record)
+    assert capsys.readouterr().err == (
+        "semledger: effect 1 (fx.bad) failed: ValueError: disk on fire \\x1b[31m!\\nsecond line\n"
+    )
