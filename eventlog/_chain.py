@@ -213,8 +213,9 @@ def verify_chain(
             problem = ChainProblem(
                 anchor.seq,
                 Problem.CHANGED,
-                "the chain up to here differs from the anchor: an earlier event was "
-                "rewritten and the chain recomputed",
+                "the chain up to here does not lead to the anchor: an event up to here was"
+                " rewritten and the chain recomputed, or the anchor is not this session's"
+                " (mistyped, or another session's or log's)",
             )
     if on_progress is not None and reported != done:
         on_progress(done, total)

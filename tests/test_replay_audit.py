@@ -232,7 +232,11 @@ def rewrite_an_action_and_recompute_the_chain(db: Path) -> None:
     ("forge", "problem"),
     [
         (cut_tail_and_fix_summary, "missing: the log ends before the anchor seq"),
-        (rewrite_an_action_and_recompute_the_chain, "changed: the chain up to here differs"),
+        (
+            rewrite_an_action_and_recompute_the_chain,
+            "changed: the chain up to here does not lead to the anchor: an event up to here was"
+            " rewritten and the chain recomputed, or the anchor is not this session's",
+        ),
     ],
     ids=["tail cut, summary fixed", "chain recomputed"],
 )
@@ -249,6 +253,21 @@ def test_an_anchor_from_an_earlier_audit_catches_what_verify_alone_cannot(
     verdict = json.loads(done.stdout)["verify"]
     assert problem in verdict["problem"]
     assert verdict["head"] is None
+
+
+def test_a_mistyped_anchor_is_not_told_as_proof_of_a_rewrite(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    """The verdict said only that an event was rewritten and the chain recomputed."""
+    db, _ = logged
+    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    anchor = json.loads(earlier.stdout)["verify"]["head"]
+    mistyped = anchor[:-1] + ("0" if anchor[-1] != "0" else "1")
+    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", mistyped, "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["verify"]["problem"].endswith(
+        "or the anchor is not this session's (mistyped, or another session's or log's)"
+    )
 
 
 def _append_a_start(recorder: Any, session: str) -> None:
