@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 import attrs
@@ -68,6 +68,9 @@ class MemoryRecorder:
         """How many of the session's records this thread's reads see."""
         moment = self._pins.moment
         return len(records) if moment is None else moment.lengths.get(session, 0)
+
+    def claimed(self, sessions: Iterable[str]) -> set[str]:
+        return self._claims.claimed(sessions)
 
     def claim(self, session: str) -> AbstractContextManager[None]:
         return self._claims.claim(session)

@@ -101,6 +101,11 @@ class Recorder(Protocol):
         already has an owner. Session actors hold it from their start to their end."""
         ...
 
+    def claimed(self, sessions: Iterable[str]) -> set[str] | None:
+        """Which of `sessions` have an owner now (are being served, in this process or
+        another); None if that cannot be told here. Takes no claim."""
+        ...
+
     def sessions(self) -> list[SessionSummary]:
         """Every session in the log, ordered by name."""
         ...

@@ -16,7 +16,7 @@ import os
 import sqlite3
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -517,6 +517,9 @@ class SqliteRecorder:
     def _check_open(self) -> None:
         if self._closed:
             raise RecorderClosedError(f"the recorder of {self.path} is closed")
+
+    def claimed(self, sessions: Iterable[str]) -> set[str] | None:
+        return self._claims.claimed(sessions)
 
     def claim(self, session: str) -> AbstractContextManager[None]:
         """A ``flock`` on a file under ``<path>-claims/``, so the claim holds across

@@ -304,21 +304,31 @@ def _progress(
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from semledger.eventlog import checked_sessions
 
-    summaries, problems = checked_sessions(_recorder(args.db))
+    recorder = _recorder(args.db)
+    summaries, problems = checked_sessions(recorder)
+    served = recorder.claimed(s.name for s in summaries if not s.ended)
     if args.json:
-        print(json.dumps([_summary_json(s) for s in summaries], indent=2))
+        print(json.dumps([_summary_json(s, served) for s in summaries], indent=2))
     else:
-        _sessions_table(args.db, summaries, console)
+        _sessions_table(args.db, summaries, served, console)
     for problem in problems:
         print(f"semledger: the log {args.db} is damaged: {problem}", file=sys.stderr)
     return 1 if problems else 0
 
 
-def _sessions_table(db: str, summaries: list[SessionSummary], console: Console) -> None:
+def _sessions_table(
+    db: str, summaries: list[SessionSummary], served: set[str] | None, console: Console
+) -> None:
     from semledger._render import SESSION_COLUMNS, plain_lines, sessions_table, shown
 
     rows = [
-        (shown(s.name), shown(s.app or ""), shown(s.surface or ""), str(s.events), shown(_state(s)))
+        (
+            shown(s.name),
+            shown(s.app or ""),
+            shown(s.surface or ""),
+            str(s.events),
+            shown(_state(s, served)),
+        )
         for s in summaries
     ]
     title = f"sessions in {db}"
@@ -329,19 +339,22 @@ def _sessions_table(db: str, summaries: list[SessionSummary], console: Console) 
         console.out("\n".join(plain_lines(title, SESSION_COLUMNS, rows)), highlight=False)
 
 
-def _state(summary: SessionSummary) -> str:
-    """``open``, ``ended: <reason>``, or ``crashed: <exception type>``."""
+def _state(summary: SessionSummary, served: set[str] | None) -> str:
+    """``open``, ``open, not served``, ``ended: <reason>``, or ``crashed: <exception type>``."""
     if not summary.ended:
-        return "open"
+        # Not served and not ended: its server was killed; serving it again resumes it.
+        return "open" if served is None or summary.name in served else "open, not served"
     if summary.crashed:
         return str(summary.end_reason or "crashed")
     return f"ended: {summary.end_reason}" if summary.end_reason else "ended"
 
 
-def _summary_json(summary: SessionSummary) -> dict[str, Any]:
+def _summary_json(summary: SessionSummary, served: set[str] | None) -> dict[str, Any]:
+    """The summary, and whether the session is being served now (null: unknown here)."""
     import attrs
 
-    return attrs.asdict(summary)
+    being_served = None if served is None else summary.name in served
+    return {**attrs.asdict(summary), "served": being_served}
 
 
 def _cmd_read(args: argparse.Namespace, console: Console) -> int:

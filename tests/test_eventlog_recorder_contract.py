@@ -435,6 +435,17 @@ def test_a_session_has_one_claim_at_a_time_and_a_released_one_can_be_taken_again
         pass
 
 
+def test_claimed_names_the_sessions_being_served_and_takes_no_claim(recorder: Recorder) -> None:
+    assert recorder.claimed(["s", "t"]) == set()
+    with recorder.claim("s"):
+        assert recorder.claimed(["s", "t", "u"]) == {"s"}
+        with recorder.claim("t"):
+            pass
+    assert recorder.claimed(["s", "t"]) == set()
+    with recorder.claim("s"):  # asking took nothing
+        pass
+
+
 def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_dies(
     tmp_path: Path,
 ) -> None:
@@ -460,12 +471,16 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
         assert holder.stdout is not None
         assert holder.stdout.readline() == "held\n"
         with SqliteRecorder(path) as recorder:
+            assert recorder.claimed(["s", "another session"]) == {"s"}
             with pytest.raises(SessionClaimedError), recorder.claim("s"):
                 pass
             with recorder.claim("another session"):
                 pass
             holder.kill()
             holder.wait(timeout=30)
+            # Its claim file is still there, and unlocked: the owner was killed.
+            assert (tmp_path / "log.db-claims").exists()
+            assert recorder.claimed(["s"]) == set()
             with recorder.claim("s"):
                 pass
     finally:

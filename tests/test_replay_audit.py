@@ -7,6 +7,7 @@ import datetime
 import json
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -361,6 +362,35 @@ def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
     table = mcp.cli("sessions", "--db", str(db), COLUMNS="200")
     assert "ended: script over" in table.stdout
     assert listed["two"]["end_reason"] in table.stdout
+
+
+def test_sessions_tells_a_session_being_served_from_one_whose_server_was_killed(
+    tmp_path: Path,
+) -> None:
+    """Both were "open" forever: a killed server writes no end."""
+    db = tmp_path / "log.db"
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "k"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=mcp.env(),
+    )  # fmt: skip
+    try:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        server.stdin.write(mcp.initialize() + mcp.perform(1, "counter.increment"))
+        server.stdin.flush()
+        for line in server.stdout:  # until the action's answer: the session is under way
+            if json.loads(line).get("id") == 1:
+                break
+        [live] = json.loads(mcp.cli("sessions", "--db", str(db), "--json").stdout)
+        assert (live["ended"], live["served"]) == (False, True)
+        assert "│ open " in mcp.cli("sessions", "--db", str(db), COLUMNS="200").stdout
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    [dead] = json.loads(mcp.cli("sessions", "--db", str(db), "--json").stdout)
+    assert (dead["ended"], dead["served"]) == (False, False)
+    assert "│ open, not served " in mcp.cli("sessions", "--db", str(db), COLUMNS="200").stdout
 
 
 def test_read_from_the_log_at_a_generation_equals_the_live_full_read(
