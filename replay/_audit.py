@@ -15,6 +15,7 @@ from semledger.eventlog import (
     CallRefused,
     ChainReport,
     Committed,
+    DiagnosticsDispatched,
     EffectFailed,
     EffectStarted,
     Event,
@@ -139,6 +140,9 @@ class AuditReport:
     """Every `perform_action`, as `audit` returns them."""
     incidents: list[Incident]
     """Every failed effect and the crash, in order."""
+    diagnostics_inputs: int = 0
+    """Inputs sent through the diagnostics tools (raw pointer events, commands), which are
+    no `perform_action` and are not in `entries`: what changed generations between them."""
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
@@ -170,6 +174,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     entries: list[AuditEntry] = []
     incidents: list[Incident] = []
     effects: dict[int, str] = {}
+    diagnostics = 0
     damage: list[Damage] = []
     open_requests: dict[int, int] = {}
     generation = 0
@@ -222,6 +227,8 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                                               generation))
         elif isinstance(event, EffectStarted):
             effects[event.effect_id] = event.name
+        elif isinstance(event, DiagnosticsDispatched):
+            diagnostics += 1
         elif isinstance(event, EffectFailed):
             incidents.append(
                 Incident(
@@ -262,7 +269,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             if damage[-1].seq > entries[index].seq:
                 entries[index] = attrs.evolve(entries[index], outcome="unreadable")
         raise UnreadableEventError(session, damage, entries, incidents)
-    return AuditReport(entries, incidents)
+    return AuditReport(entries, incidents, diagnostics)
 
 
 def _readable(

@@ -429,6 +429,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             "session": args.session,
             "actions": [e.to_json() for e in entries],
             "incidents": [incident.to_json() for incident in audited.incidents],
+            "diagnostics_inputs": audited.diagnostics_inputs,
         }
         if unreadable is not None:
             out["unreadable"] = unreadable
@@ -457,6 +458,13 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             console.print(audit_table(args.session, entries, console.width))
         for line in itertools.chain(reason_lines(entries), incident_lines(audited.incidents)):
             console.print(line, soft_wrap=True)
+        if audited.diagnostics_inputs:
+            count = audited.diagnostics_inputs
+            console.print(
+                f"and {count} input{'s' if count > 1 else ''} sent through the diagnostics"
+                " tools, which are no perform_action and not listed above",
+                soft_wrap=True,
+            )
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"integrity chain: {report}", style=style)

@@ -76,3 +76,22 @@ def test_an_audit_of_a_crashed_session_ends_with_the_crash_and_its_logged_traceb
         10,
     )
     assert "ThirdIncrementError: the count may not reach 3" in incident["traceback"]
+
+
+def test_an_audit_counts_the_inputs_sent_through_the_diagnostics_tools(tmp_path: Path) -> None:
+    """They are no perform_action, so they have no row: the generations they made jumped
+    between rows with nothing said."""
+    db = tmp_path / "log.db"
+    command = mcp.call(1, "diagnostics_dispatch_command", {"intent": "Activate"})
+    again = mcp.call(2, "diagnostics_dispatch_command", {"intent": "Activate"})
+    requests = [command, again, mcp.perform(3, "counter.reset")]
+    replies = mcp.serve("semledger.examples.counter:app", db, "d", requests, "--diagnostics")
+    assert replies[3]["ok"] is True
+    shown = mcp.cli("audit", "d", "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[-1] == (
+        "and 2 inputs sent through the diagnostics tools, which are no perform_action and not"
+        " listed above"
+    )
+    as_json = json.loads(mcp.cli("audit", "d", "--db", str(db), "--json").stdout)
+    assert (len(as_json["actions"]), as_json["diagnostics_inputs"]) == (1, 2)
