@@ -16,6 +16,7 @@ from semledger.eventlog import (
     ChainReport,
     Committed,
     DiagnosticsDispatched,
+    EffectCompleted,
     EffectFailed,
     EffectStarted,
     Event,
@@ -23,6 +24,7 @@ from semledger.eventlog import (
     Head,
     Recorder,
     SessionCrashed,
+    SessionEnded,
     StoredEvent,
     SurfaceCalled,
     topic_of,
@@ -114,19 +116,21 @@ class AuditEntry:
 @attrs.frozen
 class Incident:
     """What befell a session's application apart from the agent's calls: an effect that
-    failed, which the app gets no message for, or the crash that ended the session."""
+    failed, which the app gets no message for; one still running when the session ended,
+    whose message never came; or the crash that ended the session."""
 
     seq: int
     at: float
     generation: int
     """The generation current when it happened."""
     kind: str
-    """``"effect_failed"`` or ``"crashed"``."""
+    """``"effect_failed"``, ``"effect_unfinished"`` or ``"crashed"``."""
     error: str
-    """The effect's error as logged (``Type: message``), or the crashed exception's type."""
+    """The effect's error as logged (``Type: message``), how the session ended while an
+    effect ran, or the crashed exception's type."""
     effect_id: int | None = None
     effect: str | None = None
-    """The failed effect's name."""
+    """The effect's name."""
     traceback: str | None = None
     """The crash's traceback as logged."""
 
@@ -174,6 +178,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     entries: list[AuditEntry] = []
     incidents: list[Incident] = []
     effects: dict[int, str] = {}
+    running: set[int] = set()
     diagnostics = 0
     damage: list[Damage] = []
     open_requests: dict[int, int] = {}
@@ -227,9 +232,16 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                                               generation))
         elif isinstance(event, EffectStarted):
             effects[event.effect_id] = event.name
+            running.add(event.effect_id)
         elif isinstance(event, DiagnosticsDispatched):
             diagnostics += 1
+        elif isinstance(event, EffectCompleted):
+            running.discard(event.effect_id)
+        elif isinstance(event, SessionEnded):
+            why = f"still running when the session ended: {event.reason}"
+            incidents.extend(_unfinished(record, generation, running, effects, why))
         elif isinstance(event, EffectFailed):
+            running.discard(event.effect_id)
             incidents.append(
                 Incident(
                     record.seq,
@@ -255,6 +267,8 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                     traceback=event.traceback,
                 )
             )
+            why = "still running when the application crashed"
+            incidents.extend(_unfinished(record, generation, running, effects, why))
     summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut
         damage.append(
@@ -320,6 +334,24 @@ def _unread_request(
         after=answer.after,
         pending_work=answer.pending_work,
     )
+
+
+def _unfinished(
+    record: StoredEvent, generation: int, running: set[int], effects: dict[int, str], why: str
+) -> Iterator[Incident]:
+    """An incident for each effect still running as the session stopped (`record`): its
+    message never came. A resumed session runs them again (or logs them lost)."""
+    for effect_id in sorted(running):
+        yield Incident(
+            record.seq,
+            record.at,
+            generation,
+            "effect_unfinished",
+            why,
+            effect_id=effect_id,
+            effect=effects.get(effect_id),
+        )
+    running.clear()
 
 
 def _why(rejection: ActionRejected) -> dict[str, Any]:

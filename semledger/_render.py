@@ -232,7 +232,8 @@ def reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
 
 def incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
     """What befell the application, a line each, after the audit's table: each failed
-    effect, and the crash with its traceback as logged."""
+    effect, each still running as the session stopped, and the crash with its traceback as
+    logged."""
     for incident in incidents:
         when, _ = _when(incident.at, None)
         where = f"at {when}, generation {incident.generation} (event {incident.seq})"
@@ -240,8 +241,15 @@ def incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
             yield Text(f"the application crashed {where}: {shown(incident.error)}", style="red")
             for line in (incident.traceback or "").rstrip().splitlines():
                 yield Text(f"  {line}")
+            continue
+        name = "" if incident.effect is None else f" ({shown(incident.effect)})"
+        if incident.kind == "effect_unfinished":
+            yield Text(
+                f"effect {incident.effect_id}{name} {where}: {shown(incident.error)}; its"
+                " message never came",
+                style="yellow",
+            )
         else:
-            name = "" if incident.effect is None else f" ({shown(incident.effect)})"
             yield Text(
                 f"effect {incident.effect_id}{name} failed {where}: {shown(incident.error)}"
                 " (the app got no message for it)",

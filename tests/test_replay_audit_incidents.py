@@ -95,3 +95,19 @@ def test_an_audit_counts_the_inputs_sent_through_the_diagnostics_tools(tmp_path:
     )
     as_json = json.loads(mcp.cli("audit", "d", "--db", str(db), "--json").stdout)
     assert (len(as_json["actions"]), as_json["diagnostics_inputs"]) == (1, 2)
+
+
+def test_an_audit_names_each_effect_still_running_when_the_session_ended(tmp_path: Path) -> None:
+    """Its receipt said pending_work, and nothing after it told that the message never came:
+    a completed effect and one cut off looked the same."""
+    db = tmp_path / "log.db"
+    replies = mcp.serve("tests_fuzz_effects:app", db, "t", [mcp.perform(1, "up.stuck")])
+    assert replies[1]["value"]["pending_work"] is True
+    shown = mcp.cli("audit", "t", "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    last = shown.stdout.splitlines()[-1]
+    assert last.startswith("effect 1 (stuck) at ")
+    assert last.endswith(": still running when the session ended: end of input; its message"
+                         " never came")  # fmt: skip
+    [incident] = json.loads(mcp.cli("audit", "t", "--db", str(db), "--json").stdout)["incidents"]
+    assert (incident["kind"], incident["effect_id"]) == ("effect_unfinished", 1)
