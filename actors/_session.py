@@ -392,8 +392,9 @@ class SessionActor(Actor[SessionMessage]):
                     following = next(events, None)
                     if following is not None and isinstance(following[1], SessionCrashed):
                         raise SessionCrashedError(
-                            f"session {self.name!r} crashed at log seq {record.seq} and cannot "
-                            "be resumed; `semledger replay` reproduces the crash"
+                            f"session {self.name!r} crashed (log event {following[0].seq}, on"
+                            f" the input at event {record.seq}) and cannot be resumed;"
+                            " `semledger replay` reproduces the crash"
                         ) from error
                     raise self._diverged(
                         record.seq,

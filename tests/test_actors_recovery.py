@@ -538,9 +538,14 @@ async def test_a_crash_on_a_message_the_log_could_not_record_is_refused_as_a_cra
             while "s" in registry:
                 await trio.sleep(0.01)
             writer.close()
-    assert isinstance(list(recorder.events("s"))[-1][1], SessionCrashed)
+    *_, (input_record, _), (crash_record, crash) = list(recorder.events("s"))
+    assert isinstance(crash, SessionCrashed)
     message = await refused(recorder, app, error=SessionCrashedError)
-    assert "crashed at log seq" in message
+    # The crash by the seq `audit` shows it at, and the input that raised it.
+    assert (
+        f"crashed (log event {crash_record.seq}, on the input at event {input_record.seq})"
+        in message
+    )
 
 
 def test_serving_a_session_that_diverged_on_resuming_is_a_usage_error_and_logs_nothing(
