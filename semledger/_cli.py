@@ -444,14 +444,20 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     else:
         from semledger._render import (
             PLAIN_AUDIT_ROWS,
+            audit_fits,
             audit_lines,
+            audit_records,
             audit_table,
             incident_lines,
             reason_lines,
         )
 
-        if len(entries) > PLAIN_AUDIT_ROWS:
-            lines = audit_lines(args.session, entries)
+        if len(entries) > PLAIN_AUDIT_ROWS or not audit_fits(entries, console.width):
+            lines = (
+                audit_lines(args.session, entries)
+                if len(entries) > PLAIN_AUDIT_ROWS
+                else audit_records(args.session, entries)
+            )
             while chunk := list(itertools.islice(lines, 500)):
                 console.out("\n".join(chunk), highlight=False)
         else:

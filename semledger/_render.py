@@ -162,6 +162,25 @@ def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
         )
 
 
+def audit_fits(entries: Sequence[AuditEntry], width: int) -> bool:
+    """Whether the audit's table is at most `width` cells wide, each date above its time,
+    nothing folded: if not, `audit_records` reads better than targets and actions folded
+    mid-word into columns a few cells wide."""
+    rows = [(row[0], max(row[1].split(" "), key=len), *row[2:]) for row in _audit_rows(entries)]
+    return _table_width(_AUDIT_COLUMNS, rows) <= width
+
+
+def audit_records(session: str, entries: Sequence[AuditEntry]) -> Iterator[str]:
+    """The audit for a terminal too narrow for its table: each call on two lines, its
+    number, time, outcome and generations, then its target, action and precondition."""
+    yield f"perform_action in session {shown(session)}"
+    for number, when, target, action, precondition, outcome, generations in _audit_rows(
+        entries
+    ):
+        yield f"{'-' if number == '-' else '#' + number}  {when}  {outcome}  {generations}"
+        yield f"    {target}  {action}  {precondition}"
+
+
 def audit_table(session: str, entries: Sequence[AuditEntry], width: int | None = None) -> Table:
     """The audit as a table; one that would be wider than `width` shows each date above
     its time, so that the free text (targets, actions) keeps nine more cells a line."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -627,3 +628,22 @@ def test_the_audit_table_shows_a_precondition_of_no_known_shape_as_it_was_sent(
     )  # fmt: skip
     *_, row = audit_lines("s", [entry])
     assert f"  {cell}  " in row
+
+
+def test_an_audit_too_wide_for_the_terminal_prints_each_call_on_two_unfolded_lines(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    """At 80 columns and less the table folded ids and actions mid-word into columns a few
+    cells wide (`todo.inp` / `ut`), its headers letter by letter."""
+    db, _ = logged
+    done = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="60")
+    assert done.returncode == 0, done.stderr
+    title, first, first_call, second, second_call, *_ = done.stdout.splitlines()
+    assert title == "perform_action in session agent"
+    assert re.fullmatch(r"#1  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  receipt  1 → 2", first)
+    assert first_call == "    counter.increment  activate  latest"
+    assert re.fullmatch(r"#2  \d\d:\d\d:\d\d  receipt  2 → 3", second)
+    assert second_call == "    counter.step  set_text(value='2')  latest"
+    assert "┃" not in done.stdout
+    wide = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="200")
+    assert "┃ precondition ┃" in wide.stdout
