@@ -428,13 +428,17 @@ def refused_arguments(arguments: dict[str, Any], *, redact: bool) -> tuple[dict[
 
 
 def _encodable(value: Any) -> Any:
-    """`value` (decoded JSON) with each string UTF-8 cannot encode replaced by its escape."""
+    """`value` (decoded JSON) with each string UTF-8 cannot encode replaced by its escape,
+    and each integer msgpack cannot hold (JSON's have no bound) by its decimal text: one
+    call's argument must not make the session's log unwritable."""
     if isinstance(value, str):
         try:
             value.encode()
         except UnicodeEncodeError:
             return value.encode("utf-8", "backslashreplace").decode()
         return value
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        return str(value)
     if isinstance(value, dict):
         return {_encodable(k): _encodable(v) for k, v in value.items()}
     if isinstance(value, list):

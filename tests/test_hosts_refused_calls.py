@@ -143,3 +143,26 @@ def test_refused_arguments_keep_text_utf8_cannot_encode_as_its_escape(
     logged, redacted = refused_arguments(arguments, redact=redact)
     assert (logged, redacted) == (expected, redact)
     assert encode(CallRefused("perform_action", logged, "invalid_arguments", "m", redacted))
+
+
+@pytest.mark.parametrize("flags", [(), ("--log-passwords",)], ids=["redacting", "not"])
+def test_a_refused_call_holding_an_integer_msgpack_cannot_hold_is_logged_and_the_session_goes_on(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """JSON's integers have no bound: one call with 2**70 in it made the log unwritable, and
+    the session ended (every later call answered host_closed)."""
+    db = tmp_path / "log.db"
+    huge = 2**70
+    call = mcp.call(
+        1,
+        "perform_action",
+        {"target": {"kind": "node_id", "id": huge}, "action": {"kind": "activate", "n": -huge},
+         "precondition": {"kind": "latest"}},
+    )  # fmt: skip
+    replies = mcp.serve(COUNTER, db, "h", [call, mcp.perform(2, "counter.increment")], *flags)
+    assert replies[1]["error"]["code"] == "invalid_arguments"
+    assert replies[2]["ok"] is True
+    [row, _] = json.loads(mcp.cli("audit", "h", "--db", str(db), "--json").stdout)["actions"]
+    assert row["target"] == {"kind": "node_id", "id": str(huge)}
+    if flags:
+        assert row["action"] == {"kind": "activate", "n": str(-huge)}
