@@ -83,9 +83,9 @@ def logged_journal(
     journal = Journal(snapshot)
     expected = max(start, 1)
     missing: tuple[int, str] | None = None
-    for record in recorder.read(session, start=start):
-        if snapshot.generation == until:
-            break  # (generations follow each other: what comes after is not needed)
+    # Generations follow each other: once `until` is folded, what comes after is not read.
+    records = recorder.read(session, start=start) if snapshot.generation != until else ()
+    for record in records:
         if record.seq != expected and missing is None:
             missing = (expected, gap(expected - 1, record.seq))
         expected = record.seq + 1
@@ -111,6 +111,8 @@ def logged_journal(
             removed=delta.removed,
             announcements=delta.announcements,
         )
+        if snapshot.generation == until:
+            break
     if missing is not None:
         raise InconsistentLogError(session, missing[0], f"missing: {missing[1]}")
     if snapshot.generation != until:

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -655,7 +655,10 @@ class SqliteRecorder:
             try:
                 yield from map(stored_event, cursor)
             finally:
-                cursor.close()
+                # A reader that stopped early may be finalized after the recorder closed
+                # (an exception's traceback kept it): its connection is gone with it.
+                with suppress(sqlite3.ProgrammingError):
+                    cursor.close()
 
     def events(
         self, session: str, *, start: int = 0, stop: int | None = None
