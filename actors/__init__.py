@@ -17,6 +17,7 @@ from ._registry import SessionRegistry
 from ._requests import LoggedAction, answered, logged_action, refusal
 from ._session import (
     Close,
+    Connect,
     Diagnose,
     Inspect,
     Perform,
@@ -37,6 +38,7 @@ __all__ = [
     "ActorError",
     "AppLoadError",
     "Close",
+    "Connect",
     "Diagnose",
     "Inspect",
     "LogWriter",

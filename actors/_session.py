@@ -26,6 +26,7 @@ import trio
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionRequested,
+    AgentConnected,
     CallRefused,
     Committed,
     DiagnosticsDispatched,
@@ -43,6 +44,7 @@ from semledger.eventlog import (
     TimerFired,
     check_counted,
     decode,
+    loggable_json,
     session_start,
     topic_of,
 )
@@ -126,6 +128,16 @@ class Refuse:
 
 
 @attrs.frozen
+class Connect:
+    """An agent's client said who it is (its ``initialize``): logged, for the audit."""
+
+    client: object
+    protocol_version: str
+    transport: str
+    peer: str | None = None
+
+
+@attrs.frozen
 class Diagnose:
     event: dict[str, Any]
     """A pointer event or a command, in the diagnostics tools' wire form."""
@@ -177,7 +189,9 @@ class _TimerTick:
     when an equal timer was subscribed again since."""
 
 
-SessionMessage = Read | Perform | Refuse | Diagnose | Inspect | Close | _EffectDone | _TimerTick
+SessionMessage = (
+    Read | Perform | Refuse | Connect | Diagnose | Inspect | Close | _EffectDone | _TimerTick
+)
 
 
 class _Held(NamedTuple):
@@ -506,6 +520,14 @@ class SessionActor(Actor[SessionMessage]):
             if not self.ended:
                 self._submit([self._refused(message)])
             return message.rejection
+        if isinstance(message, Connect):
+            if not self.ended:
+                client = loggable_json(message.client)
+                connected = AgentConnected(
+                    client, message.protocol_version, message.transport, message.peer
+                )
+                self._submit([connected])
+            return None
         if self.ended:
             return Rejection(ErrorCode.HOST_CLOSED, "the session is closed", {})
         if isinstance(message, Perform):

@@ -21,6 +21,7 @@ __all__ = [
     "ActionReceipt",
     "ActionRejected",
     "ActionRequested",
+    "AgentConnected",
     "CallRefused",
     "Committed",
     "DiagnosticsDispatched",
@@ -58,6 +59,21 @@ class SessionStarted:
         """Whether a logged surface (``LoggedSurface``) started it, naming its adapter in
         the params: its log then holds the surface's calls, not an app's commits."""
         return "adapter" in self.params
+
+
+@attrs.frozen
+class AgentConnected:
+    """An agent's MCP client began talking to the session (its ``initialize``): who it
+    said it was, for the audit. Neither an input nor an output; replay passes over it."""
+
+    VERSION: ClassVar[int] = 1
+    client: Any
+    """``clientInfo`` as the client sent it (``{"name", "version"}``, or anything)."""
+    protocol_version: str
+    transport: str
+    """``"stdio"`` or ``"http"``."""
+    peer: str | None
+    """Over HTTP, the client's address (``host:port``); None over stdio."""
 
 
 # Inputs: everything a session accepts, in the order it accepted them.
@@ -217,6 +233,7 @@ class SessionEnded:
 
 Event: TypeAlias = (
     SessionStarted
+    | AgentConnected
     | ActionRequested
     | EffectStarted
     | EffectCompleted
@@ -256,6 +273,7 @@ OUTPUT_CLASSES: tuple[type[Event], ...] = (
 
 EVENT_CLASSES: tuple[type[Event], ...] = (
     SessionStarted,
+    AgentConnected,
     *INPUT_CLASSES,
     *OUTPUT_CLASSES,
     SessionCrashed,

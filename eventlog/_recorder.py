@@ -35,6 +35,7 @@ __all__ = [
     "Recorder",
     "check_counted",
     "checked_sessions",
+    "loggable_json",
     "redact_action",
     "refused_arguments",
     "session_start",
@@ -412,7 +413,7 @@ def refused_arguments(arguments: dict[str, Any], *, redact: bool) -> tuple[dict[
     and UTF-8 cannot) is kept as its backslash escape.
     """
     if not redact:
-        return _encodable(arguments), False
+        return loggable_json(arguments), False
     out: dict[str, Any] = {}
     redacted = False
     for key, value in arguments.items():
@@ -424,10 +425,10 @@ def refused_arguments(arguments: dict[str, Any], *, redact: bool) -> tuple[dict[
         else:
             out[key] = REDACTED
             redacted = True
-    return _encodable(out), redacted
+    return loggable_json(out), redacted
 
 
-def _encodable(value: Any) -> Any:
+def loggable_json(value: Any) -> Any:
     """`value` (decoded JSON) with each string UTF-8 cannot encode replaced by its escape,
     and each integer msgpack cannot hold (JSON's have no bound) by its decimal text: one
     call's argument must not make the session's log unwritable."""
@@ -440,9 +441,9 @@ def _encodable(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
         return str(value)
     if isinstance(value, dict):
-        return {_encodable(k): _encodable(v) for k, v in value.items()}
+        return {loggable_json(k): loggable_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_encodable(v) for v in value]
+        return [loggable_json(v) for v in value]
     return value
 
 

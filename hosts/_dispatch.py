@@ -10,7 +10,7 @@ from typing import Any
 from semledger.runtime._enums import ErrorCode
 from semledger.runtime._outcomes import Rejection
 
-from ._host import AgentDiagnosticsHost, AgentHost, RefusalRecorder
+from ._host import AgentDiagnosticsHost, AgentHost, ConnectionRecorder, RefusalRecorder
 from ._router import (
     DispatchCommandArguments,
     DispatchEventArguments,
@@ -22,7 +22,14 @@ from ._router import (
     ToolCall,
 )
 
-__all__ = ["execute", "handle", "handle_message"]
+__all__ = ["announce", "execute", "handle", "handle_message"]
+
+
+async def announce(router: Router, host: AgentHost, transport: str, peer: str | None) -> None:
+    """Tell `host` who connected, if it logs that (`ConnectionRecorder`): call once, as
+    soon as `router` has answered an ``initialize`` (its protocol version is set)."""
+    if isinstance(host, ConnectionRecorder) and router.protocol_version is not None:
+        await host.connected(router.client_info, router.protocol_version, transport, peer)
 
 
 async def execute(

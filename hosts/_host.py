@@ -15,6 +15,7 @@ __all__ = [
     "AgentDiagnosticsHost",
     "AgentHost",
     "CommandIntent",
+    "ConnectionRecorder",
     "PointerEvent",
     "PointerPhase",
     "RefusalRecorder",
@@ -44,6 +45,17 @@ class RefusalRecorder(Protocol):
     never reach `AgentHost.perform_action`), answering each with `rejection` once logged."""
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection: ...
+
+
+@runtime_checkable
+class ConnectionRecorder(Protocol):
+    """A host that logs who connected: the ``clientInfo`` of the ``initialize`` its
+    router answered, the protocol version agreed, the transport and, over HTTP, the peer's
+    address. Told before any call that follows the ``initialize``."""
+
+    async def connected(
+        self, client: object, protocol_version: str, transport: str, peer: str | None
+    ) -> None: ...
 
 
 def overlapping_calls_allowed(*hosts: object) -> bool:

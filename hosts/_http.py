@@ -20,7 +20,7 @@ from semledger.actors import ActorError, SessionActor, SessionRegistry
 from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError
 from semledger.runtime import App
 
-from ._dispatch import handle_message
+from ._dispatch import announce, handle_message
 from ._router import (
     INTERNAL_ERROR,
     PARSE_ERROR,
@@ -134,7 +134,7 @@ class McpHttpApp:
             return
         method = scope["method"]
         if method == "POST":
-            await self._post(headers, receive, send)
+            await self._post(headers, receive, send, _peer(scope))
         elif method == "DELETE":
             await self._delete(headers, send)
         else:
@@ -155,7 +155,9 @@ class McpHttpApp:
             return False
         return normal in self.allowed_origins or urlsplit(normal).hostname in LOCAL_HOSTS
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], receive: Receive, send: Send, peer: str | None
+    ) -> None:
         body = await _read_body(receive)
         if body is None:
             # The rest of the body is never read, so the connection cannot carry another
@@ -175,7 +177,7 @@ class McpHttpApp:
         session_id = headers.get("mcp-session-id")
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
         if is_initialize and session_id is None:
-            await self._initialize(message, send)
+            await self._initialize(message, send, peer)
             return
         found = await self._session(session_id, send)
         if found is None:
@@ -191,7 +193,7 @@ class McpHttpApp:
             (reply,) = replies  # one message in, at most one answer out
             await _respond(send, 200, reply, extra=extra)
 
-    async def _initialize(self, message: object, send: Send) -> None:
+    async def _initialize(self, message: object, send: Send, peer: str | None) -> None:
         """An ``initialize`` without a session id opens a session only once its router has
         answered it: one it refuses (not a valid request, malformed params) opens none."""
         router = self._router()
@@ -206,10 +208,11 @@ class McpHttpApp:
             return
         session_id = secrets.token_hex(16)
         try:
-            await self._open(session_id, router)
+            connection = await self._open(session_id, router)
         except ActorError as error:  # the application raised as it started, say
             await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"no session: {error}"))
             return
+        await announce(router, connection.host, "http", peer)
         await _respond(send, 200, reply.message, extra=[("mcp-session-id", session_id)])
 
     def _router(self) -> Router:
@@ -313,6 +316,15 @@ def _unreadable(session_id: str, error: Exception) -> str:
     """Why a session the log holds cannot be resumed: its events or summary are damaged.
     The server goes on serving every other session."""
     return f"session {session_id!r} cannot be resumed: its log cannot be read: {error}"
+
+
+def _peer(scope: Scope) -> str | None:
+    """The client's address as the ASGI server gives it (``host:port``), if it does."""
+    client = scope.get("client")
+    if not client:
+        return None
+    host, port = client
+    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
 
 def _bearer_ok(header: str | None, token: str) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 from semledger.actors import (
     ActorClosedError,
+    Connect,
     Diagnose,
     Inspect,
     Perform,
@@ -60,7 +61,7 @@ class RuntimeAgentHost:
     def close(self, why: str = "the session is closed") -> None:
         self._closed = why
 
-    async def ask(self, message: Read | Perform | Refuse | Inspect | Diagnose) -> Any:
+    async def ask(self, message: Read | Perform | Refuse | Connect | Inspect | Diagnose) -> Any:
         """The session's answer to `message`, or ``host_closed`` once the session is over
         (closed, its application crashed, or its log could not be written)."""
         if self._closed is not None:
@@ -86,6 +87,12 @@ class RuntimeAgentHost:
     ) -> Receipt | Rejection:
         result: Receipt | Rejection = await self.ask(Perform(target, action, precondition))
         return result
+
+    async def connected(
+        self, client: object, protocol_version: str, transport: str, peer: str | None
+    ) -> None:
+        if self._closed is None:
+            await self.ask(Connect(client, protocol_version, transport, peer))
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
         """Log a ``perform_action`` refused for its `arguments`; answer `rejection` (also

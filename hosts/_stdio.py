@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 import attrs
 import trio
 
+from ._dispatch import announce
 from ._dispatch import answer as answer_call
 from ._host import AgentDiagnosticsHost, AgentHost, overlapping_calls_allowed
 from ._router import Event, Reply, Router, ToolCall, encode_json
@@ -113,8 +114,14 @@ async def run_stdio(
                 for _ in chunk:
                     slots.release()
 
+    announced = False
+
     async def take(events: list[Event]) -> None:
+        nonlocal announced
         for event in events:
+            if not announced and router.protocol_version is not None:
+                announced = True  # before any call that follows the initialize
+                await announce(router, host, "stdio", None)
             await slots.acquire()
             answer = _Answer()
             to_write.send_nowait(answer)  # first: a started call's answer is always written

@@ -44,11 +44,13 @@ from semledger.actors import (
 )
 from semledger.eventlog import (
     ActionRequested,
+    AgentConnected,
     Committed,
     Event,
     Recorder,
     SemanticsTaken,
     decode,
+    loggable_json,
     topic_of,
 )
 from semledger.replay import fold
@@ -169,6 +171,19 @@ class LoggedSurfaceHost:
         with trio.CancelScope(shield=True):
             await self.logged.append(*self._commits(before), answered(request_id, outcome))
         return outcome
+
+    async def connected(
+        self, client: object, protocol_version: str, transport: str, peer: str | None
+    ) -> None:
+        """Log who connected, as a runtime session does."""
+        async with self._lock:
+            if not self.bridge.closed:
+                event = AgentConnected(loggable_json(client), protocol_version, transport, peer)
+                try:
+                    with trio.CancelScope(shield=True):
+                        await self.logged.append(event)
+                except SessionLogError as error:
+                    self._lost(error)
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
         """Log a ``perform_action`` refused for its `arguments`, as a runtime session does;

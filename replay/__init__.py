@@ -11,6 +11,7 @@ from semledger.actors import AppLoadError, load_app
 from ._audit import (
     AuditEntry,
     AuditReport,
+    Connection,
     Damage,
     Incident,
     UnreadableEventError,
@@ -35,6 +36,7 @@ __all__ = [
     "AppLoadError",
     "AuditEntry",
     "AuditReport",
+    "Connection",
     "Damage",
     "Divergence",
     "FuzzResult",

@@ -12,6 +12,7 @@ from semledger.eventlog import (
     ActionReceipt,
     ActionRejected,
     ActionRequested,
+    AgentConnected,
     CallRefused,
     ChainReport,
     Committed,
@@ -49,18 +50,12 @@ class UnreadableEventError(EventLogError):
     """Raised by `audit` when events of the session do not decode or are missing (a
     damaged log).
 
-    The audit goes on past each: ``entries`` is the whole audit of the events that are
-    there and decode, and ``damage`` names each that is not, in order; ``seq`` is the first
-    one's.
+    The audit goes on past each: ``report`` is the whole audit of the events that are
+    there and decode (``entries`` its entries), and ``damage`` names each that is not, in
+    order; ``seq`` is the first one's.
     """
 
-    def __init__(
-        self,
-        session: str,
-        damage: list[Damage],
-        entries: list[AuditEntry],
-        incidents: list[Incident],
-    ):
+    def __init__(self, session: str, damage: list[Damage], report: AuditReport):
         first, *others = damage
         more = ""
         if others:
@@ -69,8 +64,8 @@ class UnreadableEventError(EventLogError):
         super().__init__(f"event {first.seq} of session {session!r} {first.what}{more}")
         self.seq = first.seq
         self.damage = damage
-        self.entries = entries
-        self.incidents = incidents
+        self.report = report
+        self.entries = report.entries
 
 
 @attrs.frozen
@@ -139,6 +134,22 @@ class Incident:
 
 
 @attrs.frozen
+class Connection:
+    """An agent's client that began talking to the session: who it said it was."""
+
+    seq: int
+    at: float
+    client: Any
+    """``clientInfo`` as it sent it: ``{"name", "version"}``, or anything."""
+    protocol_version: str
+    transport: str
+    peer: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
 class AuditReport:
     entries: list[AuditEntry]
     """Every `perform_action`, as `audit` returns them."""
@@ -147,6 +158,8 @@ class AuditReport:
     diagnostics_inputs: int = 0
     """Inputs sent through the diagnostics tools (raw pointer events, commands), which are
     no `perform_action` and are not in `entries`: what changed generations between them."""
+    connections: list[Connection] = attrs.field(factory=list)
+    """Each agent client that connected, in order (a resumed session has one a run)."""
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
@@ -180,6 +193,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     effects: dict[int, str] = {}
     running: set[int] = set()
     diagnostics = 0
+    connections: list[Connection] = []
     damage: list[Damage] = []
     open_requests: dict[int, int] = {}
     generation = 0
@@ -235,6 +249,17 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             running.add(event.effect_id)
         elif isinstance(event, DiagnosticsDispatched):
             diagnostics += 1
+        elif isinstance(event, AgentConnected):
+            connections.append(
+                Connection(
+                    record.seq,
+                    record.at,
+                    event.client,
+                    event.protocol_version,
+                    event.transport,
+                    event.peer,
+                )
+            )
         elif isinstance(event, EffectCompleted):
             running.discard(event.effect_id)
         elif isinstance(event, SessionEnded):
@@ -282,8 +307,10 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         for index in open_requests.values():
             if damage[-1].seq > entries[index].seq:
                 entries[index] = attrs.evolve(entries[index], outcome="unreadable")
-        raise UnreadableEventError(session, damage, entries, incidents)
-    return AuditReport(entries, incidents, diagnostics)
+    report = AuditReport(entries, incidents, diagnostics, connections)
+    if damage:
+        raise UnreadableEventError(session, damage, report)
+    return report
 
 
 def _readable(

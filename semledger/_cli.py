@@ -430,6 +430,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             "actions": [e.to_json() for e in entries],
             "incidents": [incident.to_json() for incident in audited.incidents],
             "diagnostics_inputs": audited.diagnostics_inputs,
+            "connections": [c.to_json() for c in audited.connections],
         }
         if unreadable is not None:
             out["unreadable"] = unreadable
@@ -448,10 +449,13 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             audit_lines,
             audit_records,
             audit_table,
+            connection_lines,
             incident_lines,
             reason_lines,
         )
 
+        for line in connection_lines(audited.connections):
+            console.print(line, soft_wrap=True)
         if len(entries) > PLAIN_AUDIT_ROWS or not audit_fits(entries, console.width):
             lines = (
                 audit_lines(args.session, entries)
@@ -508,7 +512,7 @@ def _audited(
         try:
             audited = audit_report(recorder, args.session)
         except UnreadableEventError as error:  # a tampered body may not even decode
-            audited = AuditReport(error.entries, error.incidents)
+            audited = error.report
             unreadable = str(error)
     except UnknownSessionError as error:
         if args.anchor is None:

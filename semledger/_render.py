@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from semledger.replay import AuditEntry, Incident, ReplayReport
+from semledger.replay import AuditEntry, Connection, Incident, ReplayReport
 from semledger.runtime import Full, SemanticsNode
 
 
@@ -247,6 +247,23 @@ def reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
             said = True
         which = f"event {e.seq}" if e.request_id is None else f"#{e.request_id}"
         yield Text(f"  {which} {shown(e.outcome)}: {shown(message)}")
+
+
+def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
+    """Who drove the session, a line each connection, before the audit's table: the name
+    and version its MCP client gave (``clientInfo``), how, and when."""
+    for c in connections:
+        client = c.client
+        if isinstance(client, dict) and set(client) <= {"name", "version", "title"}:
+            said = " ".join(str(client[k]) for k in ("name", "version") if k in client)
+        else:
+            said = _sent(client)
+        over = c.transport + ("" if c.peer is None else f" from {c.peer}")
+        when, _ = _when(c.at, None)
+        yield Text(
+            f"agent: {shown(said)} (MCP {shown(c.protocol_version)}, over {shown(over)}),"
+            f" connected at {when} (event {c.seq})"
+        )
 
 
 def incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:

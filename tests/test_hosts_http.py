@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 import re
 import signal
@@ -430,6 +431,24 @@ def test_a_perform_action_refused_for_its_arguments_is_logged(
     (logged,) = [event for event in events if isinstance(event, CallRefused)]
     assert (logged.code, logged.message) == ("invalid_arguments", refused["error"]["message"])
     assert logged.arguments["target"] == increment(exact("1"))["target"]
+
+
+def test_the_log_holds_who_connected_and_from_where(server: Server, http: httpx.Client) -> None:
+    """The audit's "which agent": the clientInfo of the initialize, and the peer's address."""
+    client = McpClient(http, server.url)
+    session_id = client.initialize()
+    assert client.tool("perform_action", increment(exact("1")))["ok"]
+    audited = subprocess.run(
+        _semledger("audit", session_id, "--db", str(server.db), "--json"),
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    [connection] = json.loads(audited.stdout)["connections"]
+    assert connection["client"] == INITIALIZE["params"]["clientInfo"]
+    assert (connection["transport"], connection["protocol_version"]) == (
+        "http",
+        INITIALIZE["params"]["protocolVersion"],
+    )
+    assert re.fullmatch(r"127\.0\.0\.1:\d+", connection["peer"])
 
 
 def test_a_session_continues_after_the_server_is_killed_and_restarted(

@@ -36,14 +36,14 @@ def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
     last = shown.stdout.splitlines()[-1]
     assert last.startswith("effect 1 (backend.fetch) failed at ")
     assert last.endswith(
-        ", generation 2 (event 7): ConnectionError: backend down (the app got no message for it)"
+        ", generation 2 (event 8): ConnectionError: backend down (the app got no message for it)"
     )
 
     as_json = json.loads(mcp.cli("audit", "fx", "--db", str(db), "--json").stdout)
     [incident] = as_json["incidents"]
     assert isinstance(incident.pop("at"), float)
     assert incident == {
-        "seq": 7,
+        "seq": 8,
         "generation": "2",
         "kind": "effect_failed",
         "error": "ConnectionError: backend down",
@@ -63,7 +63,7 @@ def test_an_audit_of_a_crashed_session_ends_with_the_crash_and_its_logged_traceb
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     crash = next(i for i, line in enumerate(lines) if line.startswith("the application crashed"))
-    assert lines[crash].endswith(", generation 3 (event 10): ThirdIncrementError")
+    assert lines[crash].endswith(", generation 3 (event 11): ThirdIncrementError")
     traceback = lines[crash + 1 :]
     assert traceback[0] == "  Traceback (most recent call last):"
     assert "  tests_crashy.ThirdIncrementError: the count may not reach 3" in traceback
@@ -73,7 +73,7 @@ def test_an_audit_of_a_crashed_session_ends_with_the_crash_and_its_logged_traceb
     assert (incident["kind"], incident["error"], incident["seq"]) == (
         "crashed",
         "ThirdIncrementError",
-        10,
+        11,
     )
     assert "ThirdIncrementError: the count may not reach 3" in incident["traceback"]
 
