@@ -59,6 +59,7 @@ from ._memory import MemoryRecorder
 from ._recorder import (
     REDACTED,
     Recorder,
+    SessionProblem,
     check_counted,
     checked_sessions,
     loggable_json,
@@ -117,6 +118,7 @@ __all__ = [
     "SessionClaimedError",
     "SessionCrashed",
     "SessionEnded",
+    "SessionProblem",
     "SessionStarted",
     "SessionSummary",
     "SnapshotTaken",

@@ -33,6 +33,7 @@ from ._records import (
 __all__ = [
     "REDACTED",
     "Recorder",
+    "SessionProblem",
     "check_counted",
     "checked_sessions",
     "loggable_json",
@@ -235,9 +236,21 @@ def _ending(ended: bool, crashed: bool, reason: str | None) -> str:
     return f"{state}, {'having crashed' if crashed else 'never crashed'}"
 
 
-def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str]]:
+@attrs.frozen
+class SessionProblem:
+    """How the log's summary disagrees with a session's events, as `checked_sessions`
+    finds it; as text, ``session 'NAME': WHAT``."""
+
+    session: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"session {self.session!r}: {self.what}"
+
+
+def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[SessionProblem]]:
     """Every session that has events, as its events say, and each way the log's summary
-    disagrees with them (one line each, naming the session): what `semledger sessions` shows.
+    disagrees with them, naming the session: what `semledger sessions` shows.
 
     The summary is not chained and may have been edited: each row is checked against its
     session's events, cheaply, with indexed lookups of its head (the count), its first
@@ -249,19 +262,24 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str
     with recorder.pinned():
         logged = set(recorder.session_names())
         found: list[SessionSummary] = []
-        problems: list[str] = []
+        problems: list[SessionProblem] = []
         malformed: set[str] = set()
         rows = _summary_rows(recorder, logged, problems, malformed)
         for name in sorted(logged | set(rows)):
             row = rows.get(name)
             if name not in logged:
-                problems.append(f"session {name!r}: the log's summary lists it; it has no events")
+                problems.append(
+                    SessionProblem(name, "the log's summary lists it; it has no events")
+                )
                 continue
             logged_as = _as_logged(recorder, name, row)
             if logged_as is None:
                 problems.append(
-                    f"session {name!r}: the log's index lists events of it that it cannot"
-                    " find by their seq (SQLite's `PRAGMA integrity_check` names the damage)"
+                    SessionProblem(
+                        name,
+                        "the log's index lists events of it that it cannot find by their seq"
+                        " (SQLite's `PRAGMA integrity_check` names the damage)",
+                    )
                 )
                 continue
             summary, differences = logged_as
@@ -269,13 +287,13 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[str
                 missing = f"it has {summary.events} events and no row in the log's summary"
                 differences.insert(0, missing)
             if differences:
-                problems.append(f"session {name!r}: {'; '.join(differences)}")
+                problems.append(SessionProblem(name, "; ".join(differences)))
             found.append(summary)
     return found, problems
 
 
 def _summary_rows(
-    recorder: Recorder, logged: set[str], problems: list[str], malformed: set[str]
+    recorder: Recorder, logged: set[str], problems: list[SessionProblem], malformed: set[str]
 ) -> dict[str, SessionSummary]:
     """The summary's rows by name. If one is malformed, the rows of the sessions that have
     events, one by one, the malformed ones noted in `problems` and `malformed`: one bad row
@@ -290,7 +308,7 @@ def _summary_rows(
             row = recorder.summary(name)
         except CorruptSummaryError as error:
             problems.append(
-                f"session {name!r}: its row in the log's summary is malformed: {error.reason}"
+                SessionProblem(name, f"its row in the log's summary is malformed: {error.reason}")
             )
             malformed.add(name)
             continue

@@ -308,7 +308,11 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     summaries, problems = checked_sessions(recorder)
     served = recorder.claimed(s.name for s in summaries if not s.ended)
     if args.json:
-        print(json.dumps([_summary_json(s, served) for s in summaries], indent=2))
+        found: dict[str, list[str]] = {}
+        for problem in problems:
+            found.setdefault(problem.session, []).append(problem.what)
+        listed = [_summary_json(s, served, found.get(s.name)) for s in summaries]
+        print(json.dumps(listed, indent=2))
     else:
         _sessions_table(args.db, summaries, served, console)
     for problem in problems:
@@ -349,12 +353,16 @@ def _state(summary: SessionSummary, served: set[str] | None) -> str:
     return f"ended: {summary.end_reason}" if summary.end_reason else "ended"
 
 
-def _summary_json(summary: SessionSummary, served: set[str] | None) -> dict[str, Any]:
-    """The summary, and whether the session is being served now (null: unknown here)."""
+def _summary_json(
+    summary: SessionSummary, served: set[str] | None, problems: list[str] | None
+) -> dict[str, Any]:
+    """The summary; whether the session is being served now (null: unknown here); and how
+    the log's summary disagrees with its events (null: it does not), as stderr says too."""
     import attrs
 
     being_served = None if served is None else summary.name in served
-    return {**attrs.asdict(summary), "served": being_served}
+    problem = None if not problems else "; ".join(problems)
+    return {**attrs.asdict(summary), "served": being_served, "problem": problem}
 
 
 def _cmd_read(args: argparse.Namespace, console: Console) -> int:

@@ -279,6 +279,11 @@ def test_sessions_names_a_summary_row_that_disagrees_with_the_events_and_lists_t
     agent = listed["agent"]
     assert (agent["app"], agent["surface"], agent["events"]) == (COUNTER, "runtime", 9)
     assert (agent["ended"], agent["end_reason"]) == (True, "script over")
+    # The JSON says it too, for a script that reads no stderr (the row of the session
+    # that has events, not of one that exists only in the summary).
+    agents = [line.removeprefix("session 'agent': ") for line in says if "'agent'" in line]
+    assert agent["problem"] == ("; ".join(agents) or None)
+    assert listed["[/]"]["problem"] is None
     table = mcp.cli("sessions", "--db", str(db))
     assert (table.returncode, table.stderr) == (1, done.stderr)
     assert "│ agent " in table.stdout
