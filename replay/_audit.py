@@ -154,7 +154,7 @@ class AuditReport:
     entries: list[AuditEntry]
     """Every `perform_action`, as `audit` returns them."""
     incidents: list[Incident]
-    """Every failed effect and the crash, in order."""
+    """Every effect that failed or never finished, and the crash, in order."""
     diagnostics_inputs: int = 0
     """Inputs sent through the diagnostics tools (raw pointer events, commands), which are
     no `perform_action` and are not in `entries`: what changed generations between them."""
@@ -163,14 +163,15 @@ class AuditReport:
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
-    """Every action request in order, paired with its receipt or rejection; `audit_report`
-    has the session's failed effects and crash too."""
+    """Every action request in order, paired with its receipt or rejection (`audit_report`
+    has the rest of the audit)."""
     return audit_report(recorder, session).entries
 
 
 def audit_report(recorder: Recorder, session: str) -> AuditReport:
-    """Every action request in order, paired with its receipt or rejection; and what befell
-    the application (`Incident`).
+    """Every action request in order, paired with its receipt or rejection; what befell the
+    application (`Incident`); who connected; how many inputs came through the diagnostics
+    tools.
 
     A surface session served over MCP logs its requests as an app session does (the bridge's
     ``LoggedSurfaceHost``), and they are its entries; the surface calls that carried them
@@ -265,6 +266,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         elif isinstance(event, SessionEnded):
             why = f"still running when the session ended: {event.reason}"
             incidents.extend(_unfinished(record, generation, running, effects, why))
+            running.clear()
         elif isinstance(event, EffectFailed):
             running.discard(event.effect_id)
             incidents.append(
@@ -294,6 +296,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
             why = "still running when the application crashed"
             incidents.extend(_unfinished(record, generation, running, effects, why))
+            running.clear()
     summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut
         damage.append(
@@ -365,11 +368,11 @@ def _unread_request(
 
 def _unfinished(
     record: StoredEvent, generation: int, running: set[int], effects: dict[int, str], why: str
-) -> Iterator[Incident]:
+) -> list[Incident]:
     """An incident for each effect still running as the session stopped (`record`): its
     message never came. A resumed session runs them again (or logs them lost)."""
-    for effect_id in sorted(running):
-        yield Incident(
+    return [
+        Incident(
             record.seq,
             record.at,
             generation,
@@ -378,7 +381,8 @@ def _unfinished(
             effect_id=effect_id,
             effect=effects.get(effect_id),
         )
-    running.clear()
+        for effect_id in sorted(running)
+    ]
 
 
 def _why(rejection: ActionRejected) -> dict[str, Any]:

@@ -455,34 +455,22 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             PLAIN_AUDIT_ROWS,
             audit_fits,
             audit_lines,
+            audit_notes,
             audit_records,
             audit_table,
             connection_lines,
-            incident_lines,
-            reason_lines,
         )
 
         for line in connection_lines(audited.connections):
             console.print(line, soft_wrap=True)
-        if len(entries) > PLAIN_AUDIT_ROWS or not audit_fits(entries, console.width):
-            lines = (
-                audit_lines(args.session, entries)
-                if len(entries) > PLAIN_AUDIT_ROWS
-                else audit_records(args.session, entries)
-            )
-            while chunk := list(itertools.islice(lines, 500)):
-                console.out("\n".join(chunk), highlight=False)
+        if len(entries) > PLAIN_AUDIT_ROWS:
+            _print_lines(console, audit_lines(args.session, entries))
+        elif not audit_fits(entries, console.width):
+            _print_lines(console, audit_records(args.session, entries))
         else:
             console.print(audit_table(args.session, entries, console.width))
-        for line in itertools.chain(reason_lines(entries), incident_lines(audited.incidents)):
+        for line in audit_notes(audited):
             console.print(line, soft_wrap=True)
-        if audited.diagnostics_inputs:
-            count = audited.diagnostics_inputs
-            console.print(
-                f"and {count} input{'s' if count > 1 else ''} sent through the diagnostics"
-                " tools, which are no perform_action and not listed above",
-                soft_wrap=True,
-            )
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"integrity chain: {report}", style=style)
@@ -495,6 +483,12 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if unreadable is not None:
         print(f"semledger: the log {args.db} is damaged: {unreadable}", file=sys.stderr)
     return 0 if unreadable is None and (report is None or report.ok) else 1
+
+
+def _print_lines(console: Console, lines: Iterator[str]) -> None:
+    """Plain lines as they come, a chunk at a time: nothing waits for the last one."""
+    while chunk := list(itertools.islice(lines, 500)):
+        console.out("\n".join(chunk), highlight=False)
 
 
 def _audited(

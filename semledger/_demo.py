@@ -125,10 +125,10 @@ async def _drive(db: str, session_name: str, console: Console) -> None:
 
 
 def run_demo(console: Console, *, db: str = "semledger.db") -> int:
-    from semledger._render import audit_table, reason_lines, replay_verdict
+    from semledger._render import audit_notes, audit_table, replay_verdict
     from semledger.eventlog import SqliteRecorder
     from semledger.examples.todo import app
-    from semledger.replay import audit, reexecute, verify
+    from semledger.replay import audit_report, reexecute, verify
 
     started = time.perf_counter()
     SqliteRecorder(db).close()  # a file that cannot hold the log is refused before it starts
@@ -153,9 +153,9 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
         return 1
     recorder = SqliteRecorder(db)
     try:
-        entries = audit(recorder, session_name)
-        console.print(audit_table(session_name, entries))
-        for line in reason_lines(entries):
+        audited = audit_report(recorder, session_name)
+        console.print(audit_table(session_name, audited.entries))
+        for line in audit_notes(audited):
             console.print(line)
         report = reexecute(recorder, session_name, app)
         console.print(replay_verdict(report))

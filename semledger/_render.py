@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from semledger.replay import AuditEntry, Connection, Incident, ReplayReport
+from semledger.replay import AuditEntry, AuditReport, Connection, Incident, ReplayReport
 from semledger.runtime import Full, SemanticsNode
 
 
@@ -234,7 +234,7 @@ def plain_lines(
         yield line(row)
 
 
-def reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
+def _reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
     """Why each call that was not carried out was refused, a line each, after the table
     (``#4 target_not_found: …``; a call with no request number by its event)."""
     said = False
@@ -247,6 +247,19 @@ def reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
             said = True
         which = f"event {e.seq}" if e.request_id is None else f"#{e.request_id}"
         yield Text(f"  {which} {shown(e.outcome)}: {shown(message)}")
+
+
+def audit_notes(report: AuditReport) -> Iterator[Text]:
+    """What the audit says after its table: why each call not carried out was refused,
+    what befell the application, and the inputs the table does not list."""
+    yield from _reason_lines(report.entries)
+    yield from _incident_lines(report.incidents)
+    count = report.diagnostics_inputs
+    if count:
+        yield Text(
+            f"and {_count(count, 'input')} sent through the diagnostics tools, which are no"
+            " perform_action and not listed above"
+        )
 
 
 def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
@@ -266,7 +279,7 @@ def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
         )
 
 
-def incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
+def _incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
     """What befell the application, a line each, after the audit's table: each failed
     effect, each still running as the session stopped, and the crash with its traceback as
     logged."""
