@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,43 +28,46 @@ def test_a_module_not_found_is_told_where_it_is_looked_for() -> None:
     )
 
 
+def _refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> str:
+    """Why `load_app` refuses ``app_module:app``, the module written from `source`."""
+    (tmp_path / "app_module.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "app_module", raising=False)  # another test's
+    with pytest.raises(AppLoadError) as raised:
+        load_app("app_module:app")
+    return str(raised.value)
+
+
 def test_a_missing_dependency_of_the_module_is_named_without_that_advice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "needs_more.py").write_text("import no_such_dependency_of_it\n")
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(AppLoadError) as raised:
-        load_app("needs_more:app")
-    assert str(raised.value).endswith(
-        f"No module named 'no_such_dependency_of_it' (at {tmp_path / 'needs_more.py'}, line 1)"
+    said = _refused(tmp_path, monkeypatch, "import no_such_dependency_of_it\n")
+    assert said.endswith(
+        f"No module named 'no_such_dependency_of_it' (at {tmp_path / 'app_module.py'}, line 1)"
     )
 
 
 def test_an_error_raised_as_the_module_runs_names_its_file_and_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "broken_app.py").write_text("x = 1\ny = undefined_name + 2\n")
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(AppLoadError) as raised:
-        load_app("broken_app:app")
-    assert str(raised.value) == (
-        "'broken_app:app': importing broken_app raised NameError: name 'undefined_name' is not"
-        f" defined (at {tmp_path / 'broken_app.py'}, line 2)"
+    said = _refused(tmp_path, monkeypatch, "x = 1\ny = undefined_name + 2\n")
+    assert said == (
+        "'app_module:app': importing app_module raised NameError: name 'undefined_name' is not"
+        f" defined (at {tmp_path / 'app_module.py'}, line 2)"
     )
 
 
 def test_an_app_made_wrong_is_named_at_the_line_that_made_it_not_inside_semledger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "zero_app.py").write_text(
+    said = _refused(
+        tmp_path,
+        monkeypatch,
         "from semledger.runtime import App, text\n\n"
-        "app = App(init=0, update=lambda m, msg: m, view=lambda m: text('n', str(m)))\n"
+        "app = App(init=0, update=lambda m, msg: m, view=lambda m: text('n', str(m)))\n",
     )
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(AppLoadError) as raised:
-        load_app("zero_app:app")
-    assert str(raised.value).endswith(
-        f"App.init: expected a function, got 0 (at {tmp_path / 'zero_app.py'}, line 3)"
+    assert said.endswith(
+        f"App.init: expected a function, got 0 (at {tmp_path / 'app_module.py'}, line 3)"
     )
 
 
@@ -75,7 +79,5 @@ def test_a_missing_attribute_is_told_which_apps_the_module_holds(
     assert str(raised.value) == (
         "'semledger.examples.counter:ap': semledger.examples.counter has no ap (its App: app)"
     )
-    (tmp_path / "no_app_here.py").write_text("import json\n")
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(AppLoadError, match=r"no_app_here has no app \(it holds no App\)$"):
-        load_app("no_app_here:app")
+    said = _refused(tmp_path, monkeypatch, "import json\n")
+    assert said.endswith("app_module has no app (it holds no App)")
