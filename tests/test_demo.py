@@ -30,3 +30,11 @@ def test_every_next_step_the_demo_suggests_names_the_log_it_wrote(tmp_path: Path
     assert all(shlex.split(line)[-2:] == ["--db", str(db)] for line in suggested), suggested
     listed = mcp.cli(*shlex.split(suggested[0])[1:])
     assert listed.returncode == 0, listed.stderr
+
+
+def test_the_demo_audit_names_the_agent_that_drove_it(tmp_path: Path) -> None:
+    done = mcp.cli("demo", "--db", str(tmp_path / "demo.db"), COLUMNS="300")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [agent] = [line for line in done.stdout.splitlines() if line.startswith("agent: ")]
+    assert agent.startswith("agent: mcp ")  # the official SDK's clientInfo
+    assert ", over stdio), connected at " in agent
