@@ -33,7 +33,14 @@ from ._actions import (
     Target,
 )
 from ._enums import ActionKind, Checked, Live, Relation, Role, ScrollDirection
-from ._ids import SemanticId, has_lone_surrogate, parse_node_id, parse_u64, semantic_id_problem
+from ._ids import (
+    U64_MAX,
+    SemanticId,
+    has_lone_surrogate,
+    parse_node_id,
+    parse_u64,
+    semantic_id_problem,
+)
 from ._node import (
     AmbiguousRelationTarget,
     Announcement,
@@ -152,9 +159,12 @@ def exact_object(value: object, keys: Iterable[str], where: str = "") -> Mapping
 
 
 def _nonneg_int(value: object, where: str) -> int:
+    """An index or an offset. One past ``U64_MAX`` is taken as ``U64_MAX``: out of range
+    either way (no node has that many children, no text that many characters), and the log
+    (msgpack) holds every request with its integers, which JSON does not bound."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         _fail(where, "expected an integer >= 0")
-    return value
+    return min(value, U64_MAX)
 
 
 def _string(value: object, where: str) -> str:

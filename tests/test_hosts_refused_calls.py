@@ -166,3 +166,25 @@ def test_a_refused_call_holding_an_integer_msgpack_cannot_hold_is_logged_and_the
     assert row["target"] == {"kind": "node_id", "id": str(huge)}
     if flags:
         assert row["action"] == {"kind": "activate", "n": str(-huge)}
+
+
+def test_an_index_or_offset_past_what_the_log_holds_is_answered_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A path index or a selection offset of 2**70 was taken as sent: its rejection could
+    not be logged, and the session ended for every later call."""
+    db = tmp_path / "log.db"
+    todo = "semledger.examples.todo:app"
+    far = mcp.call(
+        1,
+        "perform_action",
+        {"target": {"kind": "path", "path": [{"role": "button", "index": 2**70}]},
+         "action": {"kind": "activate"}, "precondition": {"kind": "latest"}},
+    )  # fmt: skip
+    past = mcp.perform(2, "todo.input", "set_selection", start=2**70, end=2**70)
+    replies = mcp.serve(todo, db, "far", [far, past, mcp.perform(3, "todo.input", "submit")])
+    assert replies[1]["error"]["code"] == "target_not_found"
+    assert replies[2]["error"]["code"] == "handler_rejected"
+    assert replies[3]["error"]["code"] == "handler_rejected"  # no text: answered, not closed
+    replayed = mcp.cli("replay", "far", "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr

@@ -282,8 +282,12 @@ def test_every_role_but_none_is_a_path_filter(role: Role) -> None:
 
 
 def test_large_path_index_is_kept_for_resolution_to_reject() -> None:
+    """Past 2**64 - 1 it is taken as that, which the log can hold: out of range either way."""
     target = decode_target(_path({"role": "button", "index": 10**30}))
-    assert target == ByPath((PathStep(index=10**30, role=Role.BUTTON),))
+    assert target == ByPath((PathStep(index=2**64 - 1, role=Role.BUTTON),))
+    assert decode_target(_path({"role": "button", "index": 2**64 - 2})) == ByPath(
+        (PathStep(index=2**64 - 2, role=Role.BUTTON),)
+    )
 
 
 # --- actions ------------------------------------------------------------------------------
