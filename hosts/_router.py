@@ -200,6 +200,43 @@ def _is_request_id(value: object) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+_WHITESPACE: Final = " \t\n\r"
+
+
+def _leading_id(head: bytes) -> RequestId | None:
+    """The ``id`` of the JSON object `head` begins, if one of its members read whole before
+    `head` ends is ``id``; else None. Reads member by member, never past a truncated one."""
+    text = head.decode("utf-8", "replace")
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+    def skip(at: int) -> int:
+        while at < len(text) and text[at] in _WHITESPACE:
+            at += 1
+        return at
+
+    at = skip(0)
+    if not text.startswith("{", at):
+        return None
+    at += 1
+    try:
+        while True:
+            key, at = decoder.raw_decode(text, skip(at))
+            at = skip(at)
+            if not isinstance(key, str) or not text.startswith(":", at):
+                return None
+            value, at = decoder.raw_decode(text, skip(at + 1))
+            if at == len(text):
+                return None  # a number at the cut may itself be cut (9 of 91)
+            if key == "id":
+                return value if _is_request_id(value) else None
+            at = skip(at)
+            if not text.startswith(",", at):
+                return None
+            at += 1
+    except ValueError:  # the member that made the line too long, cut
+        return None
+
+
 def _readable_id(obj: object) -> RequestId | None:
     if isinstance(obj, dict):
         value = obj.get("id")
@@ -399,10 +436,13 @@ class Router:
             return [_error(None, PARSE_ERROR, "Parse error: the line is not JSON")]
         return self.receive_message(message)
 
-    def receive_oversized_line(self, limit: int) -> list[Event]:
-        """A line the transport would not hold (over `limit` bytes): a ``-32700``, since it
-        was never parsed (its id, if it had one, is unknown)."""
-        return [_error(None, PARSE_ERROR, f"Parse error: the line is over {limit} bytes")]
+    def receive_oversized_line(self, limit: int, head: bytes = b"") -> list[Event]:
+        """A line the transport would not hold (over `limit` bytes): a ``-32700``. It was
+        never parsed whole, but its `head` (the first bytes the transport holds) names its
+        id when that comes before the member too long to hold, as clients write it: a reply
+        the client can match, not one it waits for forever."""
+        message = f"Parse error: the line is over {limit} bytes"
+        return [_error(_leading_id(head), PARSE_ERROR, message)]
 
     def receive_message(self, message: object) -> list[Event]:
         """One parsed JSON value (an object, or anything a peer may send)."""

@@ -148,17 +148,18 @@ async def run_stdio(
                     if skipping:
                         skipping = False
                     elif len(line) > MAX_LINE:
-                        await take(router.receive_oversized_line(MAX_LINE))
+                        await take(router.receive_oversized_line(MAX_LINE, line[:MAX_LINE]))
                     else:
                         await take(router.receive_line(line))
                 del buffer[:start]
                 searched = len(buffer)
                 if searched > MAX_LINE:
-                    buffer.clear()
-                    searched = 0
                     if not skipping:
                         skipping = True
-                        await take(router.receive_oversized_line(MAX_LINE))
+                        head = bytes(buffer[:MAX_LINE])  # as much as a line may hold, always
+                        await take(router.receive_oversized_line(MAX_LINE, head))
+                    buffer.clear()
+                    searched = 0
             if buffer.strip() and not skipping:
                 await take(router.receive_line(bytes(buffer)))
         finally:

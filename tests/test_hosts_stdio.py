@@ -512,7 +512,9 @@ async def test_a_line_over_the_limit_is_a_parse_error_and_the_next_line_is_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A line longer than MAX_LINE is answered once with -32700 and skipped to its end
-    without being held; lines under the limit that span many reads are read whole."""
+    without being held; lines under the limit that span many reads are read whole. The
+    answer carries the line's id when it comes before the member that made it too long
+    (before, always null: an SDK client waited for its answer forever)."""
     import semledger.hosts._stdio as stdio
 
     monkeypatch.setattr(stdio, "MAX_LINE", 100_000)
@@ -522,16 +524,18 @@ async def test_a_line_over_the_limit_is_a_parse_error_and_the_next_line_is_read(
         _line({"jsonrpc": "2.0", "id": "after", "method": "ping"}),
         _line(long_ping),
         _line({"jsonrpc": "2.0", "id": "just over", "method": "ping", "params": "w" * 99_990}),
+        b'{"jsonrpc": "2.0", "method": "ping", "params": "' + b"v" * 200_000 + b'", "id": 7}',
         b'{"id": "unended and huge"' + b"z" * 250_000,
     ]
     replies, _ = await _serve(b"\n".join(lines), RuntimeAgentHost)
     too_long = {"code": -32700, "message": "Parse error: the line is over 100000 bytes"}
     assert replies == [
-        {"jsonrpc": "2.0", "id": None, "error": too_long},
+        {"jsonrpc": "2.0", "id": "huge", "error": too_long},
         {"jsonrpc": "2.0", "id": "after", "result": {}},
         {"jsonrpc": "2.0", "id": "long", "result": {}},
-        {"jsonrpc": "2.0", "id": None, "error": too_long},
-        {"jsonrpc": "2.0", "id": None, "error": too_long},
+        {"jsonrpc": "2.0", "id": "just over", "error": too_long},
+        {"jsonrpc": "2.0", "id": None, "error": too_long},  # its id comes after the cut
+        {"jsonrpc": "2.0", "id": "unended and huge", "error": too_long},
     ]
 
 

@@ -288,3 +288,29 @@ def test_completing_a_call_twice_is_a_usage_error() -> None:
         router.complete(call, Unchanged(0))
     with pytest.raises(RouterUsageError):
         Router().complete(call, Unchanged(0))
+
+
+@pytest.mark.parametrize(
+    ("head", "request_id"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"a": "xxx', 41),
+        (b' {"id":"a\\u00e9", "params": "x', "a\u00e9"),
+        (b'{"jsonrpc":"2.0","method":"tools/call","params":{"id": 5, "v": "xx', None),
+        (b'{"jsonrpc":"2.0","method":"tools/call","params":{"v":"x"},"id":9', None),
+        (b'{"id": true, "params": "x', None),
+        (b'{"id": null, "params": "x', None),
+        (b'{"id": 1.5, "params": "x', None),
+        (b'[{"id": 3}, "x', None),
+        (b'not json at all', None),
+        (b"", None),
+        (b'{"id" 3, "x', None),
+        ('{"id": "caf\u00e9", "x": "'.encode()[:-3] + b"\xc3", "caf\u00e9"),
+    ],
+)
+def test_an_oversized_line_is_answered_with_the_id_its_head_names(
+    head: bytes, request_id: object
+) -> None:
+    """Only a top-level id read whole before the cut: never one inside params, never one
+    that may be cut itself (the last member read is a value cut short: not taken)."""
+    [reply] = Router().receive_oversized_line(10, head)
+    assert _error([reply]) == (request_id, PARSE_ERROR)
