@@ -23,6 +23,7 @@ from semledger.runtime._enums import (
     Role,
     ScrollDirection,
 )
+from semledger.runtime._ids import U64_MAX
 
 from ._host import CommandIntent, PointerPhase
 
@@ -97,15 +98,33 @@ def _array(items: Schema) -> Schema:
     return {"type": "array", "items": items}
 
 
+def _canonical_decimal_up_to(limit: int) -> str:
+    """A regular expression for the canonical decimals from 1 to `limit` (no sign, no
+    leading zero): a schema pattern cannot compare numbers, so it spells out the digits."""
+    digits = str(limit)
+    n = len(digits)
+    shorter = [f"[1-9][0-9]{{0,{n - 2}}}"] if n > 1 else []
+    same_length = []
+    for i, d in enumerate(map(int, digits)):
+        low = 1 if i == 0 else 0
+        if d > low:  # this digit lower than the limit's, any digits after it
+            lower = str(low) if d - 1 == low else f"[{low}-{d - 1}]"
+            after = n - i - 1
+            rest = "" if not after else "[0-9]" if after == 1 else f"[0-9]{{{after}}}"
+            same_length.append(f"{digits[:i]}{lower}{rest}")
+    return "|".join([*shorter, *same_length, digits])
+
+
+_U64_DECIMAL: Final = _canonical_decimal_up_to(U64_MAX)
 _GENERATION: Final = {
     "type": "string",
-    "pattern": "^(0|[1-9][0-9]{0,19})$",
+    "pattern": f"^(0|{_U64_DECIMAL})$",
     "description": "A generation: canonical decimal string of an unsigned 64-bit integer "
     '(no sign, no leading zeros, at most "18446744073709551615").',
 }
 _NODE_ID: Final = {
     "type": "string",
-    "pattern": "^[1-9][0-9]{0,19}$",
+    "pattern": f"^({_U64_DECIMAL})$",
     "description": 'A node id: canonical decimal string from "1" to "18446744073709551615".',
 }
 _SEMANTIC_ID: Final = {

@@ -707,3 +707,36 @@ def test_latest_precondition_and_node_id_targets_reach_the_tool_call() -> None:
     assert call.arguments == PerformActionArguments(
         ByNodeId(3), SimpleAction(ActionKind.FOCUS), Latest()
     )
+
+
+def _decimals() -> Any:
+    from hypothesis import strategies as st
+
+    near_edges = st.sampled_from([0, 1, 9, 10, 2**64 - 2, 2**64 - 1, 2**64, 10**19, 10**20])
+    numbers = st.one_of(st.integers(0, 2**66), near_edges).map(str)
+    return st.one_of(numbers, numbers.map(lambda t: "0" + t), st.text("0123456789-+ ", max_size=22))
+
+
+@pytest.mark.parametrize(("schema", "smallest"), [("generation", 0), ("node_id", 1)])
+def test_the_id_patterns_accept_exactly_what_the_server_takes(schema: str, smallest: int) -> None:
+    """They accepted 20 digits past 2**64-1, which the server refuses: a client that checks
+    its arguments against the schema was told nothing."""
+    import re
+
+    from hypothesis import given, settings
+
+    from semledger.hosts import _tools
+    from semledger.runtime._ids import parse_u64
+
+    pattern = re.compile(
+        (_tools._GENERATION if schema == "generation" else _tools._NODE_ID)["pattern"]
+    )
+
+    @settings(max_examples=500, deadline=None)
+    @given(_decimals())
+    def check(text: str) -> None:
+        value = parse_u64(text)
+        taken = value is not None and value >= smallest
+        assert (pattern.fullmatch(text) is not None) == taken, text
+
+    check()
