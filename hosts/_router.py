@@ -233,7 +233,7 @@ def _leading_id(head: bytes) -> RequestId | None:
             if not text.startswith(",", at):
                 return None
             at += 1
-    except ValueError:  # the member that made the line too long, cut
+    except (ValueError, RecursionError):  # the member that made the line too long, cut
         return None
 
 
