@@ -205,7 +205,8 @@ _WHITESPACE: Final = " \t\n\r"
 
 def _leading_id(head: bytes) -> RequestId | None:
     """The ``id`` of the JSON object `head` begins, if one of its members read whole before
-    `head` ends is ``id``; else None. Reads member by member, never past a truncated one."""
+    `head` ends, and followed by another, is ``id``; else None (SPEC: a line known not to
+    be JSON is answered with a null id). Reads member by member, never past a cut one."""
     text = head.decode("utf-8", "replace")
     decoder = json.JSONDecoder(parse_constant=_reject_constant)
 
@@ -225,13 +226,13 @@ def _leading_id(head: bytes) -> RequestId | None:
             if not isinstance(key, str) or not text.startswith(":", at):
                 return None
             value, at = decoder.raw_decode(text, skip(at + 1))
-            if at == len(text):
-                return None  # a number at the cut may itself be cut (9 of 91)
-            if key == "id":
-                return value if _is_request_id(value) else None
             at = skip(at)
             if not text.startswith(",", at):
+                # The object ends (the rest of the line is not JSON), is broken here, or is
+                # cut (a number at the cut may itself be cut: 9 of 91): no id to trust.
                 return None
+            if key == "id":
+                return value if _is_request_id(value) else None
             at += 1
     except (ValueError, RecursionError):  # the member that made the line too long, cut
         return None

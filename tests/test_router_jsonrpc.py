@@ -304,6 +304,8 @@ def test_completing_a_call_twice_is_a_usage_error() -> None:
         (b'not json at all', None),
         (b"", None),
         (b'{"id" 3, "x', None),
+        (b'{"id": 3}' + b"z" * 20, None),  # not JSON: SPEC answers it with a null id
+        (b'{"id": 3 zz', None),
         (b'{"params": ' + b"[" * 100_000, None),  # too deep for the decoder: no id, no crash
         (b'{"id": 4, "params": ' + b"[" * 100_000, 4),
         ('{"id": "caf\u00e9", "x": "'.encode()[:-3] + b"\xc3", "caf\u00e9"),
