@@ -80,7 +80,7 @@ def _difference(
     return None
 
 
-def _redaction_note(redacted: int | None, call: int, event: SurfaceCalled) -> str | None:
+def _redaction_note(redacted: int | None, event: SurfaceCalled) -> str | None:
     if event.arguments.get("redacted"):
         return "this call's text was redacted in the log"
     if redacted is None:
@@ -147,7 +147,7 @@ async def rerun_surface(
             difference = _difference(event, result, error)
             if difference is not None:
                 expected, actual, diff = difference
-                note = _redaction_note(redacted, calls, event)
+                note = _redaction_note(redacted, event)
                 divergence = Divergence(calls, record.seq, expected, actual, diff, note)
                 return ReplayReport(session, calls, calls, divergence, surface=True)
     finally:

@@ -372,17 +372,18 @@ def announcements_of(
         if node.live is Live.OFF:
             continue
         old = previous.nodes.get(node.node_id)
-        if old is None:
-            parent = None if added_within is None else added_within.parents.get(node.node_id)
-            if parent is None or parent not in previous.nodes:
+        if old is not None:
+            old_value = old.value
+            if (old.label, old_value) == (node.label, node.value):
                 continue
-            old = attrs.evolve(node, label=None, value=None)
-        if (old.label, old.value) == (node.label, node.value):
+        elif added_within is not None and added_within.parents.get(node.node_id) in previous.nodes:
+            old_value = None
+        else:
             continue
         if node.atomic:
             words = " ".join(part for part in (node.label, node.value) if part)
         else:
-            words = node.value if node.value != old.value and node.value else (node.label or "")
+            words = node.value if node.value != old_value and node.value else (node.label or "")
         if words:
             out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
     return out

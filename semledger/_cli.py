@@ -985,15 +985,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return _run(args, serving)
     except OutputError as error:
-        return _unwritten(error, stdout)
+        print(f"semledger: cannot write to standard output: {error}", file=sys.stderr)
+        _silence(stdout)
+        return 1
     finally:
         sys.stdout = stdout
-
-
-def _unwritten(error: OutputError, stdout: TextIO) -> int:
-    print(f"semledger: cannot write to standard output: {error}", file=sys.stderr)
-    _silence(stdout)
-    return 1
 
 
 def _run(args: argparse.Namespace, serving: bool) -> int:
