@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import sysconfig
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -59,21 +57,25 @@ def load_app(reference: str) -> App[Any, Any]:
     return value
 
 
-_NOT_THE_APPS_CODE = (
-    *{sysconfig.get_path(name) for name in ("stdlib", "purelib", "platlib")},
-    str(Path(__file__).parent),
-    str(Path(sys.modules["semledger.runtime"].__file__ or "").parent),
-)
-"""Where the code an error passes through is not the app's: Python's, installed packages',
-this loader's, and semledger's builders (which refuse a view or an `App` made wrong)."""
-
-
 def _where(error: BaseException) -> str:
     """`` (at FILE, line N)`` for the deepest frame of the app's own code that `error` came
-    through, or "" if none did (a syntax error names its line itself)."""
+    through, or "" if none did (a syntax error names its line itself).
+
+    Not the app's: Python's code, installed packages', this loader's, and semledger's
+    builders (which refuse a view or an `App` made wrong). Found only on an error, so that
+    loading an app costs nothing more.
+    """
+    import sysconfig
+    import traceback
+
+    not_the_apps = (
+        *{sysconfig.get_path(name) for name in ("stdlib", "purelib", "platlib")},
+        str(Path(__file__).parent),
+        str(Path(sys.modules["semledger.runtime"].__file__ or "").parent),
+    )
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         filename = frame.filename
-        if filename.startswith("<") or filename.startswith(_NOT_THE_APPS_CODE):
+        if filename.startswith("<") or filename.startswith(not_the_apps):
             continue
         return f" (at {filename}, line {frame.lineno})"
     return ""
