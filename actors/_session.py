@@ -129,12 +129,14 @@ class Refuse:
 
 @attrs.frozen
 class Connect:
-    """An agent's client said who it is (its ``initialize``): logged, for the audit."""
+    """An agent's client said who it is (its ``initialize``), or came back with the
+    session id alone (``resumed``): logged, for the audit."""
 
     client: object
-    protocol_version: str
+    protocol_version: str | None
     transport: str
     peer: str | None = None
+    resumed: bool = False
 
 
 @attrs.frozen
@@ -522,9 +524,12 @@ class SessionActor(Actor[SessionMessage]):
             return message.rejection
         if isinstance(message, Connect):
             if not self.ended:
-                client = loggable_json(message.client)
                 connected = AgentConnected(
-                    client, message.protocol_version, message.transport, message.peer
+                    loggable_json(message.client),
+                    message.protocol_version,
+                    message.transport,
+                    message.peer,
+                    message.resumed,
                 )
                 self._submit([connected])
             return None

@@ -66,14 +66,19 @@ class AgentConnected:
     """An agent's MCP client began talking to the session (its ``initialize``): who it
     said it was, for the audit. Neither an input nor an output; replay passes over it."""
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     client: Any
     """``clientInfo`` as the client sent it (``{"name", "version"}``, or anything)."""
-    protocol_version: str
+    protocol_version: str | None
     transport: str
     """``"stdio"`` or ``"http"``."""
     peer: str | None
     """Over HTTP, the client's address (``host:port``); None over stdio."""
+    resumed: bool = False
+    """The client came back to the session with its id alone, sending no ``initialize``:
+    over HTTP, after the server was restarted. ``client`` is then None (it said nothing of
+    itself to this server) and ``protocol_version`` the ``MCP-Protocol-Version`` header it
+    sent, if any. Version 1 had no such connections."""
 
 
 # Inputs: everything a session accepts, in the order it accepted them.

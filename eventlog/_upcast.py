@@ -82,3 +82,9 @@ def _session_started_add_surface(data: dict[str, Any]) -> dict[str, Any]:
 def _semantics_taken_add_next_node_id(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 did not record which node ids had been given out."""
     return {**data, "next_node_id": None}
+
+
+@UPCASTERS.register("AgentConnected", 1)
+def _agent_connected_add_resumed(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 logged only connections that began with an ``initialize``."""
+    return {**data, "resumed": False}

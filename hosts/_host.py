@@ -51,10 +51,18 @@ class RefusalRecorder(Protocol):
 class ConnectionRecorder(Protocol):
     """A host that logs who connected: the ``clientInfo`` of the ``initialize`` its
     router answered, the protocol version agreed, the transport and, over HTTP, the peer's
-    address. Told before any call that follows the ``initialize``."""
+    address. Told before any call that follows the ``initialize``; or, ``resumed``, before
+    the first call of a client that came back with its session id alone (see
+    ``AgentConnected.resumed``)."""
 
     async def connected(
-        self, client: object, protocol_version: str, transport: str, peer: str | None
+        self,
+        client: object,
+        protocol_version: str | None,
+        transport: str,
+        peer: str | None,
+        *,
+        resumed: bool = False,
     ) -> None: ...
 
 

@@ -136,7 +136,7 @@ class McpHttpApp:
         if method == "POST":
             await self._post(headers, receive, send, _peer(scope))
         elif method == "DELETE":
-            await self._delete(headers, send)
+            await self._delete(headers, send, _peer(scope))
         else:
             await _respond(
                 send,
@@ -174,12 +174,11 @@ class McpHttpApp:
         except (ValueError, RecursionError):
             await _respond(send, 400, error_reply(None, PARSE_ERROR, "Parse error"))
             return
-        session_id = headers.get("mcp-session-id")
         is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
-        if is_initialize and session_id is None:
+        if is_initialize and "mcp-session-id" not in headers:
             await self._initialize(message, send, peer)
             return
-        found = await self._session(session_id, send)
+        found = await self._session(headers, send, peer)
         if found is None:
             return
         session_id, connection = found
@@ -240,8 +239,14 @@ class McpHttpApp:
         self._connections[session_id] = connection
         return connection
 
-    async def _find(self, session_id: str) -> _Connection | str:
-        """The session's connection, opened (resumed) if need be; else why there is none."""
+    async def _find(
+        self, session_id: str, headers: dict[str, str], peer: str | None
+    ) -> _Connection | str:
+        """The session's connection, opened (resumed) if need be; else why there is none.
+
+        A session resumed here is logged as ``resumed`` by its client: the first request
+        it sent this server carried the session id of a server before it.
+        """
         connection = self._connections.get(session_id)
         if connection is not None and not connection.host.closed:
             return connection
@@ -258,7 +263,10 @@ class McpHttpApp:
         unresumable = await trio.to_thread.run_sync(self._unresumable, session_id)
         if unresumable is not None:
             return unresumable
-        return await self._open(session_id)
+        connection = await self._open(session_id)
+        version = headers.get("mcp-protocol-version")
+        await connection.host.connected(None, version, "http", peer, resumed=True)
+        return connection
 
     def _unresumable(self, session_id: str) -> str | None:
         """Why the log's session cannot be resumed here (none, of another app, ended by its
@@ -275,15 +283,16 @@ class McpHttpApp:
         return None
 
     async def _session(
-        self, session_id: str | None, send: Send
+        self, headers: dict[str, str], send: Send, peer: str | None
     ) -> tuple[str, _Connection] | None:
         """The session a request names and its connection, or None once the request has
         been answered with why there is none."""
+        session_id = headers.get("mcp-session-id")
         if session_id is None:
             await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
             return None
         try:
-            connection = await self._find(session_id)
+            connection = await self._find(session_id, headers, peer)
         except (ActorError, SessionClaimedError) as error:
             # Another server on the log owns it, or it cannot be resumed here.
             await _respond(send, 409, {"error": str(error)})
@@ -296,8 +305,8 @@ class McpHttpApp:
             return None
         return session_id, connection
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        found = await self._session(headers.get("mcp-session-id"), send)
+    async def _delete(self, headers: dict[str, str], send: Send, peer: str | None) -> None:
+        found = await self._session(headers, send, peer)
         if found is None:
             return
         session_id, connection = found

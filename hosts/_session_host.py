@@ -89,10 +89,16 @@ class RuntimeAgentHost:
         return result
 
     async def connected(
-        self, client: object, protocol_version: str, transport: str, peer: str | None
+        self,
+        client: object,
+        protocol_version: str | None,
+        transport: str,
+        peer: str | None,
+        *,
+        resumed: bool = False,
     ) -> None:
         if self._closed is None:
-            await self.ask(Connect(client, protocol_version, transport, peer))
+            await self.ask(Connect(client, protocol_version, transport, peer, resumed))
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
         """Log a ``perform_action`` refused for its `arguments`; answer `rejection` (also

@@ -173,12 +173,20 @@ class LoggedSurfaceHost:
         return outcome
 
     async def connected(
-        self, client: object, protocol_version: str, transport: str, peer: str | None
+        self,
+        client: object,
+        protocol_version: str | None,
+        transport: str,
+        peer: str | None,
+        *,
+        resumed: bool = False,
     ) -> None:
         """Log who connected, as a runtime session does."""
         async with self._lock:
             if not self.bridge.closed:
-                event = AgentConnected(loggable_json(client), protocol_version, transport, peer)
+                event = AgentConnected(
+                    loggable_json(client), protocol_version, transport, peer, resumed
+                )
                 try:
                     with trio.CancelScope(shield=True):
                         await self.logged.append(event)

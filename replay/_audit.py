@@ -141,9 +141,11 @@ class Connection:
     at: float
     client: Any
     """``clientInfo`` as it sent it: ``{"name", "version"}``, or anything."""
-    protocol_version: str
+    protocol_version: str | None
     transport: str
     peer: str | None
+    resumed: bool
+    """It came back with the session id alone (see ``AgentConnected.resumed``)."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -259,6 +261,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                     event.protocol_version,
                     event.transport,
                     event.peer,
+                    event.resumed,
                 )
             )
         elif isinstance(event, EffectCompleted):

@@ -264,18 +264,22 @@ def audit_notes(report: AuditReport) -> Iterator[Text]:
 
 def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
     """Who drove the session, a line each connection, before the audit's table: the name
-    and version its MCP client gave (``clientInfo``), how, and when."""
+    and version its MCP client gave (``clientInfo``), how, and when; or that a client came
+    back with the session id alone, after a restart, and said nothing of itself."""
     for c in connections:
         client = c.client
-        if isinstance(client, dict) and set(client) <= {"name", "version", "title"}:
-            said = " ".join(str(client[k]) for k in ("name", "version") if k in client)
+        if c.resumed:
+            said = "a client that came back with the session id (no initialize)"
+        elif isinstance(client, dict) and set(client) <= {"name", "version", "title"}:
+            said = shown(" ".join(str(client[k]) for k in ("name", "version") if k in client))
         else:
-            said = _sent(client)
+            said = shown(_sent(client))
+        version = "unsaid" if c.protocol_version is None else shown(c.protocol_version)
         over = c.transport + ("" if c.peer is None else f" from {c.peer}")
         when, _ = _when(c.at, None)
         yield Text(
-            f"agent: {shown(said)} (MCP {shown(c.protocol_version)}, over {shown(over)}),"
-            f" connected at {when} (event {c.seq})"
+            f"agent: {said} (MCP {version}, over {shown(over)}),"
+            f" {'resumed' if c.resumed else 'connected'} at {when} (event {c.seq})"
         )
 
 

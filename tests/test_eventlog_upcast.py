@@ -18,6 +18,7 @@ from semledger.eventlog import (
     CONVERTER,
     SCHEMA_VERSION,
     ActionReceipt,
+    AgentConnected,
     NewEvent,
     SemanticsTaken,
     SessionEnded,
@@ -154,3 +155,19 @@ def test_a_version_1_read_checkpoint_is_upcast_with_no_next_node_id() -> None:
     semantics = {"kind": "full", "generation": "4", "root": "1", "nodes": []}
     body = msgpack.packb({"_type": "SemanticsTaken", "generation": 4, "semantics": semantics})
     assert CONVERTER.decode("SemanticsTaken", 1, body) == SemanticsTaken(4, semantics, None)
+
+
+def test_a_version_1_connection_is_upcast_as_one_that_began_with_an_initialize() -> None:
+    client = {"name": "agent", "version": "1"}
+    body = msgpack.packb(
+        {
+            "_type": "AgentConnected",
+            "client": client,
+            "protocol_version": "2025-06-18",
+            "transport": "stdio",
+            "peer": None,
+        }
+    )
+    assert CONVERTER.decode("AgentConnected", 1, body) == AgentConnected(
+        client, "2025-06-18", "stdio", None, resumed=False
+    )

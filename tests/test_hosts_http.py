@@ -31,6 +31,7 @@ import trio
 from semledger.eventlog import (
     ActionReceipt,
     ActionRequested,
+    AgentConnected,
     CallRefused,
     SessionEnded,
     SqliteRecorder,
@@ -493,6 +494,48 @@ def test_a_session_continues_after_the_server_is_killed_and_restarted(
         events = [event for _record, event in recorder.events(session_id)]
     assert sum(isinstance(e, ActionReceipt) for e in events) == 3
     assert not any(isinstance(e, SessionEnded) for e in events)
+
+
+def test_a_client_that_comes_back_after_a_restart_is_logged_as_resumed_and_audited(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """Its calls after the restart are not left to the connection before it: it sent no
+    initialize to the new server, and the audit says so, with where it came from."""
+    db = tmp_path / "log.db"
+    with serving(db) as before:
+        client = McpClient(http, before.url, {"MCP-Protocol-Version": "2025-06-18"})
+        session_id = client.initialize()
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"]
+        before.kill()
+    with serving(db) as after:
+        client.url = after.url
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"]
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"]
+
+    with SqliteRecorder(db) as recorder:
+        events = [(record.seq, event) for record, event in recorder.events(session_id)]
+    connected = [(seq, e) for seq, e in events if isinstance(e, AgentConnected)]
+    assert [(e.client, e.protocol_version, e.resumed) for _seq, e in connected] == [
+        (INITIALIZE["params"]["clientInfo"], "2025-06-18", False),  # type: ignore[index]
+        (None, "2025-06-18", True),
+    ]
+    assert re.fullmatch(r"127\.0\.0\.1:\d+", connected[1][1].peer or "")
+    receipts = [seq for seq, e in events if isinstance(e, ActionReceipt)]
+    assert receipts[0] < connected[1][0] < receipts[1]  # once, before its first call there
+
+    audited = subprocess.run(
+        _semledger("audit", session_id, "--db", str(db)),
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    agents = [line for line in audited.stdout.splitlines() if line.startswith("agent: ")]
+    assert agents[0].startswith("agent: test_hosts_http 1 (MCP 2025-06-18, over http from ")
+    assert agents[1].startswith(
+        "agent: a client that came back with the session id (no initialize) (MCP 2025-06-18,"
+        " over http from 127.0.0.1:"
+    )
+    assert "resumed at " in agents[1]
+    assert agents[1].endswith(f"(event {connected[1][0]})")
 
 
 SESSIONS = 200
