@@ -9,6 +9,7 @@ produce ``RawNode`` records, which is how the mapping is tested without a displa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -506,12 +507,18 @@ def box_of(raw: RawNode) -> tuple[float, float, float, float] | None:
 
 def native_of(raw: RawNode) -> dict[str, str]:
     """Adapter extras for candidate synthesis: the AT-SPI role, the automation id and
-    the object attributes (``toolkit``, ``placeholder-text``)."""
+    the object attributes (``toolkit``, ``placeholder-text``); a Value's current value
+    (``valuenow``) and, for a slider or spin button, that ``type`` sets it
+    (``valuesettable``)."""
     out = {f"attr:{key}": value for key, value in raw.attributes.items()}
     out["atspiRole"] = raw.role_name
     ident = automation_id(raw)
     if ident:
         out["automationId"] = ident
+    if raw.value is not None and math.isfinite(raw.value):
+        out["valuenow"] = _number(raw.value)
+    if raw.has("Value") and raw.role_name in {"spin button", "slider"}:
+        out["valuesettable"] = "true"
     return out
 
 

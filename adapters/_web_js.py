@@ -241,6 +241,32 @@ function isModal(el) {
   try { return el.tagName === "DIALOG" && el.matches(":modal"); } catch (e) { return false; }
 }
 
+function isNumber(text) { return text !== null && text.trim() !== "" && Number.isFinite(Number(text)); }
+
+function numericOf(el, r, out) {
+  const type = el.tagName === "INPUT" ? (el.type || "").toLowerCase() : "";
+  let now = null, min = null, max = null, step = null;
+  if (type === "range" || type === "number") {
+    now = el.value;
+    min = el.min !== "" ? el.min : type === "range" ? "0" : null;
+    max = el.max !== "" ? el.max : type === "range" ? "100" : null;
+    step = el.step === "" ? "1" : el.step;
+    if (!el.disabled && !el.readOnly) out.valuesettable = "true";
+  } else if (el.tagName === "PROGRESS") {
+    if (el.position !== -1) now = String(el.value);
+    min = "0"; max = String(el.max);
+  } else if (el.tagName === "METER") {
+    now = String(el.value); min = String(el.min); max = String(el.max);
+  } else if (VALUED.has(r)) {
+    now = el.getAttribute("aria-valuenow");
+    min = el.getAttribute("aria-valuemin");
+    max = el.getAttribute("aria-valuemax");
+  } else return;
+  for (const [key, v] of [["valuenow", now], ["valuemin", min], ["valuemax", max], ["valuestep", step]])
+    if (isNumber(v)) out[key] = v.trim();
+  const text = el.getAttribute("aria-valuetext"); if (text !== null) out.valuetext = text;
+}
+
 function nativeOf(el, testids, r) {
   const out = { tag: el.tagName.toLowerCase() };
   const invalid = el.getAttribute("aria-invalid");
@@ -258,6 +284,7 @@ function nativeOf(el, testids, r) {
   const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
   if ((el.tagName === "A" || el.tagName === "AREA") && el.hasAttribute("href")) { out.href = el.getAttribute("href"); out.url = el.href; }
   if (el.tagName === "INPUT") out.type = (el.type || "text");
+  numericOf(el, r, out);
   if (el.tagName === "OPTION") out.value = el.value;
   if (/^H[1-6]$/.test(el.tagName)) out.level = el.tagName.slice(1);
   const lv = el.getAttribute("aria-level"); if (lv !== null && /^[1-9][0-9]{0,2}$/.test(lv.trim())) out.level = lv.trim();

@@ -23,7 +23,10 @@ application through the same router and tools as a semledger app:
   Enter, focus -> focus, select -> click (selectOption on the ``<select>`` for a native
   option, which a click cannot choose), expand/collapse -> click, dismiss -> press
   Escape, increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll
-  -> press PageDown/PageUp). A surface error becomes the rejection it stands for
+  -> press PageDown/PageUp, set_numeric_value -> type the number, on a range the surface
+  reports settable (``native["valuesettable"]``) and never outside the bounds it shows).
+  A range's ``numeric`` comes from ``native`` too (``valuenow``, ``valuemin``, ...).
+  A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
   carries, SessionError -> host_closed, closing the host), and changes nothing in the
   bridge's generation.
@@ -52,6 +55,7 @@ application through the same router and tools as a semledger app:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -77,6 +81,7 @@ from semledger.runtime import (
     Frame,
     InvalidSemanticIdError,
     Live,
+    Numeric,
     Point,
     Precondition,
     ReadResult,
@@ -88,6 +93,7 @@ from semledger.runtime import (
     SemanticsAction,
     SemanticsNode,
     SemanticsSnapshot,
+    SetNumericValue,
     SetText,
     Size,
     Target,
@@ -182,7 +188,27 @@ def _semantic_id(native: Mapping[str, str]) -> SemanticId | None:
     return None
 
 
-def _actions(role: Role, states: frozenset[str]) -> tuple[ActionKind, ...]:
+def _numeric(native: Mapping[str, str]) -> Numeric | None:
+    """A range's value as a surface reports it in ``native``: ``valuenow``, ``valuemin``,
+    ``valuemax``, ``valuestep`` (decimal text) and ``valuetext``; None if it reports none."""
+
+    def number(key: str) -> float | None:
+        try:
+            found = float(native.get(key, ""))
+        except ValueError:
+            return None
+        return found if math.isfinite(found) else None
+
+    low, high, step = number("valuemin"), number("valuemax"), number("valuestep")
+    current, text = number("valuenow"), native.get("valuetext")
+    if current is None and low is None and high is None and step is None and text is None:
+        return None
+    return Numeric(current, low, high, step, text)
+
+
+def _actions(
+    role: Role, states: frozenset[str], native: Mapping[str, str]
+) -> tuple[ActionKind, ...]:
     kinds: set[ActionKind] = set()
     if role in _ACTIVATABLE:
         kinds.update((ActionKind.ACTIVATE, ActionKind.FOCUS))
@@ -196,6 +222,8 @@ def _actions(role: Role, states: frozenset[str]) -> tuple[ActionKind, ...]:
         kinds.add(ActionKind.SELECT)
     if role is Role.SLIDER:
         kinds.update((ActionKind.FOCUS, ActionKind.INCREMENT, ActionKind.DECREMENT))
+        if native.get("valuesettable") == "true" and not states & _NOT_EDITABLE:
+            kinds.add(ActionKind.SET_NUMERIC_VALUE)
     if role is Role.DIALOG or role is Role.MENU:
         kinds.add(ActionKind.DISMISS)
     if role is Role.SCROLL_VIEW:
@@ -240,6 +268,7 @@ def _node(
         label=item.name,
         value=item.value,
         description=item.description,
+        numeric=_numeric(native),
         state=RuntimeNodeState(
             focused="focused" in states,
             disabled="disabled" in states,
@@ -256,7 +285,7 @@ def _node(
             modal=native.get("modal") == "true",
         ),
         live=live,
-        actions=_actions(role, states),
+        actions=_actions(role, states, native),
         frame=Frame(Point(x, y), Size(w, h)),
     )
 
@@ -578,6 +607,8 @@ class SurfaceAgentHost:
             await act("clear", ref)
             if action.value:
                 await act("type", ref, {"text": action.value})
+        elif isinstance(action, SetNumericValue):
+            await act("type", ref, {"text": _in_range(action.value, node.numeric)})
         elif kind in _KEY_OF:
             await act("press", ref, {"key": _KEY_OF[kind]})
         elif kind is ActionKind.SHOW_MENU:
@@ -604,6 +635,18 @@ class SurfaceAgentHost:
         while holder is not None and holder.native.get("tag") != "select":
             holder = by_ref.get(holder.parent or "")
         return None if holder is None else (holder.ref, value)
+
+
+def _in_range(value: float, numeric: Numeric | None) -> str:
+    """`value` as the text ``type`` sets a range to; an ActionabilityError if it is outside
+    the range the node shows (a browser would clamp it, and the agent would not be told)."""
+    low = None if numeric is None else numeric.min
+    high = None if numeric is None else numeric.max
+    if low is not None and value < low:
+        raise ActionabilityError(f"{value:g} is below the minimum, {low:g}")
+    if high is not None and value > high:
+        raise ActionabilityError(f"{value:g} is above the maximum, {high:g}")
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def _loading(snapshot: SemanticsSnapshot) -> bool:

@@ -20,6 +20,8 @@ from semledger.adapters import (
 from semledger.adapters import _atspi_map as amap
 from semledger.adapters._atspi import AtspiSurface
 from semledger.adapters._atspi_recorded import RecordedBackend, load_recording
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import ActionKind, ByNodeId, Full, Latest, Receipt, SetNumericValue
 
 FIXTURE_APP = "semledger-gtk-fixture"
 
@@ -214,6 +216,20 @@ async def test_type_on_a_spin_button_sets_its_value() -> None:
     assert backend.calls == [("SetCurrentValue", _path(backend, "count"), 7.0)]
     with pytest.raises(DataError):
         await surface.act("type", count, {"text": "seven"})
+
+
+async def test_an_agent_sees_a_spin_buttons_value_and_sets_it_with_set_numeric_value() -> None:
+    surface, backend = await _open()
+    host = SurfaceAgentHost(surface)
+    full = await host.read_semantics(None)
+    assert isinstance(full, Full)
+    [count] = [n for n in full.nodes if n.semantic_id == "count"]
+    assert count.numeric is not None
+    assert count.numeric.current == float(count.value or "nan")
+    assert ActionKind.SET_NUMERIC_VALUE in count.actions
+    receipt = await host.perform_action(ByNodeId(count.node_id), SetNumericValue(7.5), Latest())
+    assert isinstance(receipt, Receipt), receipt
+    assert backend.calls == [("SetCurrentValue", _path(backend, "count"), 7.5)]
 
 
 async def test_select_option_selects_the_combo_child_by_name() -> None:

@@ -1,0 +1,152 @@
+"""Ranges on a web page: sliders, spin buttons, progress bars and meters show their
+`numeric` value, and a native range or number input takes `set_numeric_value`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from semledger.adapters import SessionInit
+from semledger.adapters._cases_web import serve_directory
+from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    ErrorCode,
+    Full,
+    Latest,
+    Numeric,
+    Receipt,
+    Rejection,
+    Role,
+    SemanticsNode,
+    SetNumericValue,
+    SimpleAction,
+)
+
+RANGES = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Ranges</title></head>
+<body>
+<label>Volume <input type="range" id="volume" min="0" max="10" step="2" value="4"></label>
+<label>Guests <input type="number" id="guests" min="1" max="5" value="2"></label>
+<label>Plain <input type="range" id="plain"></label>
+<label>Locked <input type="range" id="locked" disabled value="30"></label>
+<label>Upload <progress id="upload" max="200" value="50"></progress></label>
+<label>Disk <meter id="disk" min="0" max="1" value="0.25"></meter></label>
+<div role="slider" id="zoom" tabindex="0" aria-label="Zoom" aria-valuenow="150"
+     aria-valuemin="50" aria-valuemax="400" aria-valuetext="150 %"></div>
+<output id="said"></output>
+<script>
+  document.getElementById("volume").addEventListener("change", (e) => {
+    document.getElementById("said").textContent = "volume changed to " + e.target.value;
+  });
+</script>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def ranges_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("ranges")
+    (directory / "ranges.html").write_text(RANGES, encoding="utf-8")
+    with serve_directory(directory) as url:
+        yield url + "ranges.html"
+
+
+@pytest.fixture
+async def ranges(browser: WebBrowser, ranges_url: str) -> AsyncIterator[SurfaceAgentHost]:
+    surface = WebSurface({"browser": browser})
+    await surface.open(SessionInit(base_url=ranges_url))
+    yield SurfaceAgentHost(surface)
+    await surface.close()
+
+
+async def _full(host: SurfaceAgentHost) -> Full:
+    read = await host.read_semantics(None)
+    assert isinstance(read, Full)
+    return read
+
+
+def _labelled(full: Full, label: str) -> SemanticsNode:
+    """The control labelled `label`, not the text of its label."""
+    return next(n for n in full.nodes if n.label == label and n.role is not Role.TEXT)
+
+
+async def test_ranges_show_their_current_value_and_bounds(ranges: SurfaceAgentHost) -> None:
+    full = await _full(ranges)
+    numeric = {label: _labelled(full, label).numeric for label in ("Volume", "Guests", "Plain")}
+    assert numeric == {
+        "Volume": Numeric(4.0, 0.0, 10.0, 2.0, None),
+        "Guests": Numeric(2.0, 1.0, 5.0, 1.0, None),
+        "Plain": Numeric(50.0, 0.0, 100.0, 1.0, None),  # a range input's defaults
+    }
+    assert _labelled(full, "Upload").numeric == Numeric(50.0, 0.0, 200.0, None, None)
+    assert _labelled(full, "Disk").numeric == Numeric(0.25, 0.0, 1.0, None, None)
+    zoom = _labelled(full, "Zoom")
+    assert zoom.role is Role.SLIDER
+    assert zoom.numeric == Numeric(150.0, 50.0, 400.0, None, "150 %")
+
+
+async def test_set_numeric_value_sets_a_native_range_as_a_user_would(
+    ranges: SurfaceAgentHost,
+) -> None:
+    full = await _full(ranges)
+    volume = _labelled(full, "Volume")
+    assert ActionKind.SET_NUMERIC_VALUE in volume.actions
+    receipt = await ranges.perform_action(ByNodeId(volume.node_id), SetNumericValue(8), Latest())
+    assert isinstance(receipt, Receipt), receipt
+    assert receipt.after == receipt.before + 1
+    after = await _full(ranges)
+    assert _labelled(after, "Volume").numeric == Numeric(8.0, 0.0, 10.0, 2.0, None)
+    assert _labelled(after, "Volume").value == "8"
+    assert any(n.value == "volume changed to 8" or n.label == "volume changed to 8"
+               for n in after.nodes)  # fmt: skip
+
+    guests = _labelled(after, "Guests")
+    done = await ranges.perform_action(ByNodeId(guests.node_id), SetNumericValue(3), Latest())
+    assert isinstance(done, Receipt), done
+    assert _labelled(await _full(ranges), "Guests").numeric == Numeric(3.0, 1.0, 5.0, 1.0, None)
+
+
+async def test_a_value_outside_the_range_is_rejected_and_nothing_changes(
+    ranges: SurfaceAgentHost,
+) -> None:
+    full = await _full(ranges)
+    guests = _labelled(full, "Guests")
+    for value, why in ((9, "9 is above the maximum, 5"), (0.5, "0.5 is below the minimum, 1")):
+        refused = await ranges.perform_action(
+            ByNodeId(guests.node_id), SetNumericValue(value), Latest()
+        )
+        assert isinstance(refused, Rejection)
+        assert (refused.code, refused.message) == (ErrorCode.HANDLER_REJECTED, why)
+    after = await _full(ranges)
+    assert after.generation == full.generation
+    assert _labelled(after, "Guests").numeric == guests.numeric
+
+
+async def test_only_a_range_the_page_lets_one_type_into_is_offered_set_numeric_value(
+    ranges: SurfaceAgentHost,
+) -> None:
+    """An ARIA slider moves by its keys alone (increment, decrement); a disabled range
+    input by none."""
+    full = await _full(ranges)
+    zoom, locked = _labelled(full, "Zoom"), _labelled(full, "Locked")
+    assert ActionKind.SET_NUMERIC_VALUE not in zoom.actions
+    assert ActionKind.INCREMENT in zoom.actions
+    unavailable = await ranges.perform_action(
+        ByNodeId(zoom.node_id), SetNumericValue(200), Latest()
+    )
+    assert isinstance(unavailable, Rejection)
+    assert unavailable.code is ErrorCode.ACTION_UNAVAILABLE
+    assert locked.state.disabled
+    disabled = await ranges.perform_action(ByNodeId(locked.node_id), SetNumericValue(5), Latest())
+    assert isinstance(disabled, Rejection)
+    assert disabled.code is ErrorCode.TARGET_DISABLED
+    assert ActionKind.SET_NUMERIC_VALUE not in _labelled(full, "Upload").actions
+    stepped = await ranges.perform_action(
+        ByNodeId(_labelled(full, "Volume").node_id), SimpleAction(ActionKind.INCREMENT), Latest()
+    )
+    assert isinstance(stepped, Receipt), stepped
+    assert _labelled(await _full(ranges), "Volume").numeric == Numeric(6.0, 0.0, 10.0, 2.0, None)
