@@ -33,11 +33,14 @@ are generic ones that matter (explicit role, tabindex, a test id, an aria-label,
 attribute, iframes and canvases), and text runs that no name-from-content node absorbs
 (role ``text``). The snapshot covers the current frame (``switchFrame`` changes it); an
 iframe is a ``generic`` node named by its title. A password's value is masked, one ``•``
-per character. What the normalised states cannot say is in ``native``: ``invalid``
-(``aria-invalid``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an indeterminate
-checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with ``showModal()``,
-``aria-modal``), ``multiline`` (a ``<textarea>``, ``aria-multiline``), and the document's
-``url`` on the root.
+per character. An editable element (the outermost ``contenteditable`` one) is a
+``textbox`` whose value is its text; what is inside it is its content, not nodes. What the
+normalised states cannot say is in ``native``: ``invalid`` (``aria-invalid``), ``pressed``
+(``aria-pressed``), ``checked: "mixed"`` (an indeterminate checkbox,
+``aria-checked="mixed"``), ``modal`` (a dialog shown with ``showModal()``, ``aria-modal``),
+``multiline`` (a ``<textarea>``, an editable element, ``aria-multiline``), a range's value,
+bounds and step (``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``,
+and ``valuesettable`` on a range or number input), and the document's ``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a

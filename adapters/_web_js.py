@@ -68,6 +68,11 @@ let next = 1;
 const counterFrom = (start) => ({ n: Math.max(start, next) });
 const norm = (s) => (s || "").replace(/\s+/g, " ").trim();
 
+function editingHost(el) {
+  return el.isContentEditable && el.tagName !== "BODY" && el.tagName !== "HTML"
+    && !(el.parentElement && el.parentElement.isContentEditable);
+}
+
 function role(el) {
   const explicit = el.getAttribute("role");
   if (explicit !== null) {
@@ -78,6 +83,7 @@ function role(el) {
     return "generic";
   }
   const tag = el.tagName;
+  if (editingHost(el)) return "textbox";
   if (tag === "INPUT") {
     const type = (el.getAttribute("type") || "text").toLowerCase();
     if (type === "hidden") return null;
@@ -174,6 +180,7 @@ function value(el, r) {
     return el.value;
   }
   if (tag === "PROGRESS" || tag === "METER") return String(el.value);
+  if (r === "textbox" && editingHost(el)) return el.innerText.replace(/\n$/, "");
   if (VALUED.has(r)) return el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow") || "";
   return "";
 }
@@ -277,7 +284,8 @@ function nativeOf(el, testids, r) {
   const live = el.getAttribute("aria-live");
   if (live === "polite" || live === "assertive" || live === "off") out.live = live;
   else if (live === null && IMPLICIT_LIVE[r]) out.live = IMPLICIT_LIVE[r];
-  if (el.tagName === "TEXTAREA" || el.getAttribute("aria-multiline") === "true") out.multiline = "true";
+  const multiline = el.getAttribute("aria-multiline");
+  if (el.tagName === "TEXTAREA" || multiline === "true" || editingHost(el) && multiline !== "false") out.multiline = "true";
   if (el.tagName === "BODY") out.url = location.href;
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
   const id = el.id; if (id) out.id = id;
@@ -340,7 +348,7 @@ function snap(opts) {
       if (ref === null) return;
       childDepth = depth + 1;
       if (FROM_CONTENT.has(r)) childSubsumed = true;
-      if (el.tagName === "TEXTAREA" || el.tagName === "IFRAME") return;
+      if (el.tagName === "TEXTAREA" || el.tagName === "IFRAME" || r === "textbox" && editingHost(el)) return;
     }
     const kids = el.shadowRoot ? el.shadowRoot.childNodes : (el.tagName === "SLOT" ? el.assignedNodes() : el.childNodes);
     for (const kid of kids) {

@@ -1,5 +1,6 @@
-"""Ranges on a web page: sliders, spin buttons, progress bars and meters show their
-`numeric` value, and a native range or number input takes `set_numeric_value`."""
+"""Inputs on a web page beyond plain fields: ranges (sliders, spin buttons, progress bars and
+meters show their `numeric` value, and a native range or number input takes
+`set_numeric_value`) and editable elements (`contenteditable`), which are text fields."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from semledger.runtime import (
     Role,
     SemanticsNode,
     SetNumericValue,
+    SetText,
     SimpleAction,
 )
 
@@ -47,20 +49,48 @@ RANGES = """<!doctype html>
 """
 
 
+EDITABLE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Editable</title></head>
+<body>
+<div contenteditable id="draft">Dear <b>Ada</b>,<div>see you soon</div></div>
+<div contenteditable="plaintext-only" role="textbox" aria-label="Notes" aria-multiline="false"
+     id="notes">one line</div>
+<p id="typed">0 characters</p>
+<script>
+  document.getElementById("draft").addEventListener("input", (e) => {
+    document.getElementById("typed").textContent = e.target.innerText.length + " characters";
+  });
+</script>
+</body></html>
+"""
+
+
 @pytest.fixture(scope="module")
-def ranges_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("ranges")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("inputs")
     (directory / "ranges.html").write_text(RANGES, encoding="utf-8")
+    (directory / "editable.html").write_text(EDITABLE, encoding="utf-8")
     with serve_directory(directory) as url:
-        yield url + "ranges.html"
+        yield url
+
+
+async def _host(browser: WebBrowser, url: str) -> AsyncIterator[SurfaceAgentHost]:
+    surface = WebSurface({"browser": browser})
+    await surface.open(SessionInit(base_url=url))
+    yield SurfaceAgentHost(surface)
+    await surface.close()
 
 
 @pytest.fixture
-async def ranges(browser: WebBrowser, ranges_url: str) -> AsyncIterator[SurfaceAgentHost]:
-    surface = WebSurface({"browser": browser})
-    await surface.open(SessionInit(base_url=ranges_url))
-    yield SurfaceAgentHost(surface)
-    await surface.close()
+async def ranges(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
+    async for host in _host(browser, pages + "ranges.html"):
+        yield host
+
+
+@pytest.fixture
+async def editable(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
+    async for host in _host(browser, pages + "editable.html"):
+        yield host
 
 
 async def _full(host: SurfaceAgentHost) -> Full:
@@ -150,3 +180,30 @@ async def test_only_a_range_the_page_lets_one_type_into_is_offered_set_numeric_v
     )
     assert isinstance(stepped, Receipt), stepped
     assert _labelled(await _full(ranges), "Volume").numeric == Numeric(6.0, 0.0, 10.0, 2.0, None)
+
+
+async def test_an_editable_element_is_a_text_field_holding_its_text(
+    editable: SurfaceAgentHost,
+) -> None:
+    """Its content is its value, not nodes of their own: what an agent edits is one field."""
+    full = await _full(editable)
+    fields = [n for n in full.nodes if n.role is Role.TEXT_FIELD]
+    assert [(n.label, n.value, n.state.multiline) for n in fields] == [
+        (None, "Dear Ada,\nsee you soon", True),
+        ("Notes", "one line", False),
+    ]
+    assert all(ActionKind.SET_TEXT in n.actions for n in fields)
+    assert not any(n.label in ("Ada", "see you soon") for n in full.nodes)
+
+
+async def test_set_text_replaces_an_editable_elements_content_as_typing_would(
+    editable: SurfaceAgentHost,
+) -> None:
+    full = await _full(editable)
+    draft = next(n for n in full.nodes if n.role is Role.TEXT_FIELD and n.label is None)
+    receipt = await editable.perform_action(ByNodeId(draft.node_id), SetText("Hi Bo"), Latest())
+    assert isinstance(receipt, Receipt), receipt
+    after = await _full(editable)
+    kept = next(n for n in after.nodes if n.node_id == draft.node_id)
+    assert (kept.role, kept.value) == (Role.TEXT_FIELD, "Hi Bo")
+    assert any(n.label == "5 characters" for n in after.nodes)  # the page saw input events
