@@ -40,7 +40,10 @@ normalised states cannot say is in ``native``: ``invalid`` (``aria-invalid``), `
 ``aria-checked="mixed"``), ``modal`` (a dialog shown with ``showModal()``, ``aria-modal``),
 ``multiline`` (a ``<textarea>``, an editable element, ``aria-multiline``), a range's value,
 bounds and step (``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``,
-and ``valuesettable`` on a range or number input), and the document's ``url`` on the root.
+and ``valuesettable`` on a range or number input), the refs an element's ``aria-labelledby``,
+``-describedby``, ``-controls``, ``-errormessage`` and ``-activedescendant`` point at
+(``rel:labelled_by`` and so on; an element one points at is a node of its own), and the
+document's ``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a

@@ -300,7 +300,36 @@ function nativeOf(el, testids, r) {
   return out;
 }
 
-function interesting(el, testids) {
+const RELATIONS = [
+  ["aria-labelledby", "labelled_by"], ["aria-describedby", "described_by"], ["aria-controls", "controls"],
+  ["aria-errormessage", "error_message"], ["aria-activedescendant", "active_descendant"],
+];
+const RELATED = RELATIONS.map(([attr]) => "[" + attr + "]").join(",");
+
+function idsOf(el, attr) {
+  const v = el.getAttribute(attr);
+  return v ? v.trim().split(/\s+/) : [];
+}
+
+function referencedIds(root) {
+  const ids = new Set();
+  for (const el of root.querySelectorAll(RELATED))
+    for (const [attr] of RELATIONS) for (const id of idsOf(el, attr)) ids.add(id);
+  return ids;
+}
+
+function relationTargets(el) {
+  const out = [];
+  const root = el.getRootNode();
+  for (const [attr, relation] of RELATIONS) {
+    const targets = idsOf(el, attr).map((id) => root.getElementById(id)).filter((t) => t);
+    if (targets.length) out.push([relation, targets]);
+  }
+  return out;
+}
+
+function interesting(el, testids, referenced) {
+  if (el.id && referenced.has(el.id)) return true;
   if (el.hasAttribute("role") || el.hasAttribute("tabindex") || el.isContentEditable && el.getAttribute("contenteditable") !== null
       || el.hasAttribute("aria-label") || el.hasAttribute("onclick") || el.tagName === "IFRAME" || el.tagName === "CANVAS") return true;
   for (const a of testids) if (el.hasAttribute(a)) return true;
@@ -321,6 +350,8 @@ function snap(opts) {
     if (!rootEl || !rootEl.isConnected) return JSON.stringify({ next: counter.n, error: "unknown" });
     if (rootEl.nodeType !== 1) rootEl = rootEl.parentElement;
   }
+  const referenced = referencedIds(rootEl.getRootNode());
+  const related = [];
   let stop = false;
   function push(node, r, nm, val, desc, st, bx, depth, nat) {
     if (rows.length >= max) { stop = true; return null; }
@@ -334,7 +365,7 @@ function snap(opts) {
     if (r === null) return;
     if (isRoot) r = el.tagName === "BODY" ? "document" : r;
     const hiddenHere = ariaHidden || el.getAttribute("aria-hidden") === "true";
-    let include = isRoot || (r !== "generic" || interesting(el, testids));
+    let include = isRoot || (r !== "generic" || interesting(el, testids, referenced));
     if (include && interactiveOnly && !isRoot && !INTERACTIVE.has(r) && !el.hasAttribute("tabindex")) include = false;
     let childDepth = depth;
     let childSubsumed = subsumed;
@@ -344,8 +375,11 @@ function snap(opts) {
       const val = value(el, r);
       let desc = idsText(el, "aria-describedby");
       if (!desc && el.hasAttribute("title") && norm(el.getAttribute("title")) !== nm) desc = norm(el.getAttribute("title"));
-      const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nativeOf(el, testids, r));
+      const nat = nativeOf(el, testids, r);
+      const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nat);
       if (ref === null) return;
+      const targets = relationTargets(el);
+      if (targets.length) related.push([nat, targets]);
       childDepth = depth + 1;
       if (FROM_CONTENT.has(r)) childSubsumed = true;
       if (el.tagName === "TEXTAREA" || el.tagName === "IFRAME" || r === "textbox" && editingHost(el)) return;
@@ -363,6 +397,14 @@ function snap(opts) {
     }
   }
   walk(rootEl, 0, false, false, true);
+  // A relation names the nodes of this snapshot it points at, once every one has its ref.
+  const included = new Set(rows.map((row) => row[0]));
+  for (const [nat, targets] of related) {
+    for (const [relation, els] of targets) {
+      const refs = els.map((t) => refOf.get(t)).filter((ref) => ref !== undefined && included.has(ref));
+      if (refs.length) nat["rel:" + relation] = refs.join(" ");
+    }
+  }
   // JSON text: Playwright's structured serializer is many times slower on big results.
   return JSON.stringify({ next: counter.n, rows });
 }

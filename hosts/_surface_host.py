@@ -87,6 +87,7 @@ from semledger.runtime import (
     ReadResult,
     Receipt,
     Rejection,
+    Relation,
     Role,
     ScrollDirection,
     SemanticId,
@@ -244,6 +245,7 @@ def _node(
     *,
     busy: bool = False,
     live: Live = Live.OFF,
+    relations: tuple[tuple[Relation, tuple[int, ...]], ...] = (),
 ) -> SemanticsNode:
     states = frozenset(item.states)
     native = item.native
@@ -284,10 +286,27 @@ def _node(
             password=native.get("password") == "true" or native.get("type") == "password",
             modal=native.get("modal") == "true",
         ),
+        relations=relations,
         live=live,
         actions=_actions(role, states, native),
         frame=Frame(Point(x, y), Size(w, h)),
     )
+
+
+def _relations(
+    native: Mapping[str, str], ids: Mapping[str, int]
+) -> tuple[tuple[Relation, tuple[int, ...]], ...]:
+    """A node's relations as a surface reports them in ``native`` (``rel:labelled_by``:
+    space-separated refs), each to the nodes of the tree it points at; a relation to none
+    of them (a target out of the tree, behind a modal) is left out."""
+    out = []
+    for relation in Relation:
+        refs = native.get(f"rel:{relation.value}")
+        if refs:
+            targets = tuple(ids[ref] for ref in refs.split() if ref in ids)
+            if targets:
+                out.append((relation, targets))
+    return tuple(out)
 
 
 _LIVE = {"polite": Live.POLITE, "assertive": Live.ASSERTIVE, "off": Live.OFF}
@@ -472,6 +491,7 @@ class SurfaceAgentHost:
                 self._id_for(item.ref)
             live[item.ref] = _LIVE.get(item.native.get("live", ""), inherited)
         shown = _within_modal(page)
+        in_tree = {item.ref: self._ids[item.ref] for item in shown}
         nodes = [
             _node(
                 item,
@@ -479,6 +499,7 @@ class SurfaceAgentHost:
                 tuple(children[item.ref]),
                 busy=busy and i == 0,
                 live=live[item.ref],
+                relations=_relations(item.native, in_tree),
             )
             for i, item in enumerate(shown)
         ]

@@ -1,6 +1,7 @@
 """Inputs on a web page beyond plain fields: ranges (sliders, spin buttons, progress bars and
 meters show their `numeric` value, and a native range or number input takes
-`set_numeric_value`) and editable elements (`contenteditable`), which are text fields."""
+`set_numeric_value`), editable elements (`contenteditable`), which are text fields, and
+the relations between a field and what labels, describes or explains it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from semledger.runtime import (
     Numeric,
     Receipt,
     Rejection,
+    Relation,
     Role,
     SemanticsNode,
     SetNumericValue,
@@ -65,11 +67,30 @@ EDITABLE = """<!doctype html>
 """
 
 
+RELATED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Related</title></head>
+<body>
+<label for="email">Email</label>
+<input id="email" aria-describedby="hint gone" aria-invalid="true" aria-errormessage="err"
+       aria-controls="suggestions">
+<span id="hint">We never share it</span>
+<span id="err">Enter a whole address</span>
+<ul id="suggestions" role="listbox" aria-label="Suggestions">
+  <li role="option" id="first">ada@example.org</li>
+</ul>
+<div role="combobox" tabindex="0" aria-label="Pick" aria-activedescendant="first"></div>
+<button aria-labelledby="save draft">x</button>
+<span id="save">Save</span> <span id="draft">draft</span>
+</body></html>
+"""
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     directory = tmp_path_factory.mktemp("inputs")
     (directory / "ranges.html").write_text(RANGES, encoding="utf-8")
     (directory / "editable.html").write_text(EDITABLE, encoding="utf-8")
+    (directory / "related.html").write_text(RELATED, encoding="utf-8")
     with serve_directory(directory) as url:
         yield url
 
@@ -84,6 +105,12 @@ async def _host(browser: WebBrowser, url: str) -> AsyncIterator[SurfaceAgentHost
 @pytest.fixture
 async def ranges(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
     async for host in _host(browser, pages + "ranges.html"):
+        yield host
+
+
+@pytest.fixture
+async def related(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
+    async for host in _host(browser, pages + "related.html"):
         yield host
 
 
@@ -207,3 +234,33 @@ async def test_set_text_replaces_an_editable_elements_content_as_typing_would(
     kept = next(n for n in after.nodes if n.node_id == draft.node_id)
     assert (kept.role, kept.value) == (Role.TEXT_FIELD, "Hi Bo")
     assert any(n.label == "5 characters" for n in after.nodes)  # the page saw input events
+
+
+async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
+    related: SurfaceAgentHost,
+) -> None:
+    """aria-describedby, -errormessage, -controls, -activedescendant and -labelledby become
+    the node's relations; an element one points at is a node of its own, holding its text;
+    an id naming nothing is left out."""
+    full = await _full(related)
+    by_id = {n.node_id: n for n in full.nodes}
+
+    def holding(text: str) -> int:
+        """The node whose text child says `text`."""
+        return next(
+            n.node_id for n in full.nodes if any(by_id[c].label == text for c in n.children)
+        )
+
+    email = next(n for n in full.nodes if n.role is Role.TEXT_FIELD)
+    suggestions = next(n for n in full.nodes if n.label == "Suggestions")
+    assert email.relations == (
+        (Relation.DESCRIBED_BY, (holding("We never share it"),)),
+        (Relation.CONTROLS, (suggestions.node_id,)),
+        (Relation.ERROR_MESSAGE, (holding("Enter a whole address"),)),
+    )
+    option = next(n for n in full.nodes if n.role is Role.OPTION)
+    pick = next(n for n in full.nodes if n.label == "Pick")
+    assert pick.relations == ((Relation.ACTIVE_DESCENDANT, (option.node_id,)),)
+    button = next(n for n in full.nodes if n.role is Role.BUTTON)
+    assert button.label == "Save draft"
+    assert button.relations == ((Relation.LABELLED_BY, (holding("Save"), holding("draft"))),)
