@@ -57,7 +57,9 @@ for as long as the server takes. The surface follows the navigation requests of 
 (Playwright's ``request``/``requestfinished``/``requestfailed`` and ``framenavigated``
 events) and, while one is pending, raises NavigationError at once with the URL it waits for
 in ``details["pending"]`` instead of sending the call; a navigation that starts while a
-snapshot is being taken ends that snapshot the same way. Navigating actions
+snapshot is being taken ends that snapshot the same way. A click or key that starts a
+navigation returns once the navigation has waited a second for its server (Playwright's
+action would wait for the document to commit, up to the action's timeout). Navigating actions
 (``navigate``, ``back``, ``forward``, ``refresh``) and window switching still go ahead. A
 snapshot the page does not answer within ``timeout_ms`` (a script of its that has not
 returned) is a TimeoutError, and so is every call after it until the page answers again
@@ -961,6 +963,36 @@ class WebSurface:
         navigated = (self._navigations, page.url) != before
         return ActResult(navigated=navigated, url=page.url, result=result)
 
+    async def _navigating_input(self, work: Awaitable[None]) -> None:
+        """Send an input that may start a navigation (a click, a key) and return once it is
+        done, or once the navigation it started has waited `_COMMIT_GRACE_S` for its server.
+
+        Playwright's action waits for a navigation it started to commit, however long the
+        server takes, up to the action's timeout. A navigation that has started shows the
+        input was taken: the call returns and leaves that wait behind, and the page reads
+        as loading (NavigationError with ``details["pending"]``) until the document commits.
+        """
+        page = self._require_page()
+        requested = self._navigation_requested
+        assert requested is not None
+        requested.clear()
+        task = asyncio.ensure_future(work)
+        waiter = asyncio.ensure_future(requested.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():
+                await asyncio.wait({task}, timeout=_COMMIT_GRACE_S)
+        except BaseException:  # cancelled: the session is closing
+            task.cancel()
+            task.add_done_callback(_retrieved)
+            raise
+        finally:
+            waiter.cancel()
+        if not task.done() and page in self._loading:
+            task.add_done_callback(_retrieved)
+            return
+        await task
+
     async def _unless_dialog(self, work: Awaitable[T]) -> asyncio.Future[T]:
         """Run `work` until it is done or a dialog opens, whichever comes first: a native
         dialog blocks the page, so what `work` waits for in it comes only once the dialog
@@ -1213,6 +1245,10 @@ class WebSurface:
 # -- helpers -----------------------------------------------------------------------------------
 
 
+_COMMIT_GRACE_S = 1.0
+"""How long an input waits for the navigation it started to commit before it returns."""
+
+
 def _retrieved(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
@@ -1373,7 +1409,7 @@ async def _live(s: WebSurface, ref: str | None, action: str) -> Locator:
 
 
 async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    await (await _live(s, ref, "click")).click(timeout=s._timeout(a))
+    await s._navigating_input((await _live(s, ref, "click")).click(timeout=s._timeout(a)))
 
 
 async def _double_click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -1443,9 +1479,10 @@ async def _press(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
     if not a.key:
         raise DataError("press needs a key", path="args.key")
     if ref is None:
-        await s._require_page().keyboard.press(a.key)
+        await s._navigating_input(s._require_page().keyboard.press(a.key))
     else:
-        await (await s._locator(ref)).press(a.key, timeout=s._timeout(a))
+        locator = await s._locator(ref)
+        await s._navigating_input(locator.press(a.key, timeout=s._timeout(a)))
 
 
 async def _focus(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:

@@ -1,17 +1,21 @@
 """A web page served to agents through the MCP bridge: native dialogs, focus, read-only and
-disabled fields, and Playwright errors told in one line."""
+disabled fields, Playwright errors told in one line, and links to slow servers."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from semledger.adapters import ActionabilityError, ScriptError, SessionError, SessionInit
 from semledger.adapters._cases_web import serve_directory
@@ -310,5 +314,66 @@ async def test_a_snapshot_a_navigation_interrupts_is_taken_again_on_the_next_doc
             with pytest.raises(NavigationError, match="Execution context was destroyed"):
                 await surface.snapshot()
         assert interrupted == replaced
+    finally:
+        await surface.close()
+
+
+@pytest.fixture
+def held_page() -> Iterator[tuple[str, threading.Event]]:
+    """A page whose link leads to a document its server holds back until the event is set
+    (or a minute has passed)."""
+    release = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/held":
+                release.wait(60)
+                body = b"<!doctype html><title>Held</title><h1>Arrived</h1>"
+            else:
+                body = b"<!doctype html><title>Start</title><a href='/held'>Go</a>"
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", release
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_click_on_a_link_to_a_slow_server_is_answered_before_the_server_answers(
+    browser: WebBrowser, held_page: tuple[str, threading.Event]
+) -> None:
+    """The click has happened once its navigation is under way: the receipt says the result
+    is still to come, instead of coming when the document does (or at the timeout)."""
+    url, release = held_page
+    surface = WebSurface({"browser": browser, "timeout_ms": 120_000})
+    await surface.open(SessionInit(base_url=url))
+    host = SurfaceAgentHost(surface)
+    try:
+        link = _labelled(await _full(host), Role.LINK, "Go")
+        receipt = await _perform(host, link.node_id, _simple(ActionKind.ACTIVATE))
+        assert not release.is_set()  # answered while the server still held the document
+        assert receipt.pending_work
+        loading = await host.read_semantics(None)
+        assert isinstance(loading, Full)
+        assert loading.nodes[0].state.busy
+        release.set()
+        for _ in range(200):
+            arrived = await _full(host)
+            if _shows(arrived, "Arrived"):
+                break
+            await trio.sleep(0.05)
+        assert _shows(arrived, "Arrived")
     finally:
         await surface.close()
