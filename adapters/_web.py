@@ -29,21 +29,22 @@ Snapshots
 A DOM walk in page JavaScript (``_web_js``) computes ARIA roles, names, values and the
 normalised states in one ``evaluate`` per snapshot; measured against Playwright's own
 ``aria_snapshot()`` by ``bench/web.py``. Elements with a non-generic role are nodes, and so
-are generic ones that matter (explicit role, tabindex, a test id, an aria-label, a click
-attribute, iframes and canvases), and text runs that no name-from-content node absorbs
-(role ``text``). The snapshot covers the current frame (``switchFrame`` changes it); an
-iframe is a ``generic`` node named by its title. A password's value is masked, one ``•``
-per character. An editable element (the outermost ``contenteditable`` one) is a
-``textbox`` whose value is its text; what is inside it is its content, not nodes. What the
-normalised states cannot say is in ``native``: ``invalid`` (``aria-invalid``), ``pressed``
-(``aria-pressed``), ``checked: "mixed"`` (an indeterminate checkbox,
-``aria-checked="mixed"``), ``modal`` (a dialog shown with ``showModal()``, ``aria-modal``),
-``multiline`` (a ``<textarea>``, an editable element, ``aria-multiline``), a range's value,
-bounds and step (``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``,
-and ``valuesettable`` on a range or number input), the refs an element's ``aria-labelledby``,
-``-describedby``, ``-controls``, ``-errormessage`` and ``-activedescendant`` point at
-(``rel:labelled_by`` and so on; an element one points at is a node of its own), and the
-document's ``url`` on the root.
+are generic ones that matter (explicit role, tabindex, a test id, an aria-label, an
+aria-live region, a click attribute, iframes and canvases, an element a relation points at),
+and text runs that no name-from-content node absorbs (role ``text``). The snapshot covers
+the current frame (``switchFrame`` changes it); an iframe is a ``generic`` node named by its
+title. A password's value is masked, one ``•`` per character. An editable element (the
+outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is inside
+it is its content, not nodes. What the normalised states cannot say is in ``native``:
+``invalid`` (``aria-invalid``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an
+indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with
+``showModal()``, ``aria-modal``), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
+or a status's or an alert's implicit ones), ``multiline`` (a ``<textarea>``, an editable
+element, ``aria-multiline``), a range's value, bounds and step (``valuenow``, ``valuemin``,
+``valuemax``, ``valuestep``, ``valuetext``, and ``valuesettable`` on a range or number
+input), the refs an element's ``aria-labelledby``, ``-describedby``, ``-controls``,
+``-errormessage`` and ``-activedescendant`` point at (``rel:labelled_by`` and so on; an
+element one points at is a node of its own), and the document's ``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a

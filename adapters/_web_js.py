@@ -284,6 +284,8 @@ function nativeOf(el, testids, r) {
   const live = el.getAttribute("aria-live");
   if (live === "polite" || live === "assertive" || live === "off") out.live = live;
   else if (live === null && IMPLICIT_LIVE[r]) out.live = IMPLICIT_LIVE[r];
+  const atomic = el.getAttribute("aria-atomic");
+  if (atomic === "true" || atomic === null && (r === "alert" || r === "status")) out.atomic = "true";
   const multiline = el.getAttribute("aria-multiline");
   if (el.tagName === "TEXTAREA" || multiline === "true" || editingHost(el) && multiline !== "false") out.multiline = "true";
   if (el.tagName === "BODY") out.url = location.href;
@@ -331,7 +333,7 @@ function relationTargets(el) {
 function interesting(el, testids, referenced) {
   if (el.id && referenced.has(el.id)) return true;
   if (el.hasAttribute("role") || el.hasAttribute("tabindex") || el.isContentEditable && el.getAttribute("contenteditable") !== null
-      || el.hasAttribute("aria-label") || el.hasAttribute("onclick") || el.tagName === "IFRAME" || el.tagName === "CANVAS") return true;
+      || el.hasAttribute("aria-label") || el.hasAttribute("aria-live") || el.hasAttribute("onclick") || el.tagName === "IFRAME" || el.tagName === "CANVAS") return true;
   for (const a of testids) if (el.hasAttribute(a)) return true;
   return false;
 }

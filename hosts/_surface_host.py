@@ -56,7 +56,7 @@ application through the same router and tools as a semledger app:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 import attrs
@@ -76,6 +76,7 @@ from semledger.adapters import (
 )
 from semledger.runtime import (
     ActionKind,
+    Announcement,
     Checked,
     ErrorCode,
     Frame,
@@ -288,6 +289,7 @@ def _node(
         ),
         relations=relations,
         live=live,
+        atomic=native.get("atomic") == "true",
         actions=_actions(role, states, native),
         frame=Frame(Point(x, y), Size(w, h)),
     )
@@ -307,6 +309,51 @@ def _relations(
             if targets:
                 out.append((relation, targets))
     return tuple(out)
+
+
+def _whole_regions(
+    announcements: list[Announcement], tree: SemanticsSnapshot
+) -> list[Announcement]:
+    """`announcements` with those from inside an atomic live region (``aria-atomic``, a
+    status, an alert) said as the region says them: once, all of its text, as a screen
+    reader reads such a region whatever part of it changed."""
+    out: list[Announcement] = []
+    said: set[int] = set()
+    for announcement in announcements:
+        region = _atomic_region(tree, announcement.node_id)
+        if region is None or region.node_id == announcement.node_id:
+            out.append(announcement)
+            continue
+        if region.node_id in said:
+            continue
+        said.add(region.node_id)
+        words = " ".join(_texts_in(tree, region))
+        if words:
+            out.append(
+                Announcement(region.node_id, announcement.generation, region.live, True, words)
+            )
+    return out
+
+
+def _texts_in(tree: SemanticsSnapshot, region: SemanticsNode) -> Iterator[str]:
+    """The labels and values of `region` and what is inside it, in tree order."""
+    stack = [region]
+    while stack:
+        node = stack.pop()
+        yield from (part for part in (node.label, node.value) if part)
+        stack.extend(tree.nodes[child] for child in reversed(node.children))
+
+
+def _atomic_region(tree: SemanticsSnapshot, node_id: int) -> SemanticsNode | None:
+    current: int | None = node_id
+    while current is not None:
+        node = tree.nodes.get(current)
+        if node is None or node.live is Live.OFF:
+            return None
+        if node.atomic:
+            return node
+        current = tree.parents.get(current)
+    return None
 
 
 _LIVE = {"polite": Live.POLITE, "assertive": Live.ASSERTIVE, "off": Live.OFF}
@@ -527,8 +574,9 @@ class SurfaceAgentHost:
             committed,
             touched=[*removed, *(n.node_id for n in upserted)],
             removed=removed,
-            announcements=announcements_of(
-                previous, committed.generation, upserted, added_within=committed
+            announcements=_whole_regions(
+                announcements_of(previous, committed.generation, upserted, added_within=committed),
+                committed,
             ),
         )
         if forget:

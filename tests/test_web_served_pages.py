@@ -69,6 +69,11 @@ PAGES = {
     "announce.html": "<!doctype html><title>Announce</title>"
     "<button onclick=\"document.getElementById('s').textContent = 'Saved 3 items'\">Save</button>"
     "<div role='status' id='s'>Idle</div>",
+    "atomic.html": "<!doctype html><title>Atomic</title>"
+    "<button onclick=\"document.getElementById('n').textContent = '3'\">Add</button>"
+    "<button onclick=\"document.getElementById('f').textContent = 'apple'\">Log</button>"
+    "<div role='status'>Cart: <span id='n'>2</span> items</div>"
+    "<div aria-live='polite'>Last: <b id='f'>none</b></div>",
     # Two modal dialogs: the deeper one comes first in the document and opens last.
     "nested_modal.html": "<!doctype html><title>Nested</title>"
     "<section aria-label='Wrap'><dialog id='inner' aria-label='Inner'><button>In</button>"
@@ -256,6 +261,29 @@ async def test_a_live_region_that_changes_is_announced_in_the_delta(
         delta = await host.read_semantics(full.generation)
     assert isinstance(delta, Delta), delta
     assert [(a.live, a.text) for a in delta.announcements] == [(Live.POLITE, "Saved 3 items")]
+
+
+async def test_an_atomic_region_is_announced_whole_and_another_by_what_changed(
+    surface: WebSurface, site: str
+) -> None:
+    """A status (atomic unless it says otherwise) says all of its text when part of it
+    changes, from the region's node; a plain live region says the part that changed."""
+    host = await open_host(surface, site + "atomic.html")
+    full = await full_read(host)
+    status = next(n for n in full.nodes if n.role is Role.STATUS)
+    assert status.atomic
+    await _do(host, _one(full, Role.BUTTON, "Add"), ActionKind.ACTIVATE)
+    with trio.fail_after(HANG_GUARD_S):
+        added = await host.read_semantics(full.generation)
+    assert isinstance(added, Delta), added
+    assert [(a.node_id, a.atomic, a.text) for a in added.announcements] == [
+        (status.node_id, True, "Cart: 3 items")
+    ]
+    await _do(host, _one(full, Role.BUTTON, "Log"), ActionKind.ACTIVATE)
+    with trio.fail_after(HANG_GUARD_S):
+        logged = await host.read_semantics(added.to_generation)
+    assert isinstance(logged, Delta), logged
+    assert [(a.atomic, a.text) for a in logged.announcements] == [(False, "apple")]
 
 
 async def test_of_two_modal_dialogs_the_deepest_is_the_root(
