@@ -313,11 +313,11 @@ function idsOf(el, attr) {
   return v ? v.trim().split(/\s+/) : [];
 }
 
-function referencedIds(root) {
+function relationSources(root) {
+  const sources = new Set(root.querySelectorAll(RELATED));
   const ids = new Set();
-  for (const el of root.querySelectorAll(RELATED))
-    for (const [attr] of RELATIONS) for (const id of idsOf(el, attr)) ids.add(id);
-  return ids;
+  for (const el of sources) for (const [attr] of RELATIONS) for (const id of idsOf(el, attr)) ids.add(id);
+  return { sources, ids };
 }
 
 function relationTargets(el) {
@@ -352,7 +352,7 @@ function snap(opts) {
     if (!rootEl || !rootEl.isConnected) return JSON.stringify({ next: counter.n, error: "unknown" });
     if (rootEl.nodeType !== 1) rootEl = rootEl.parentElement;
   }
-  const referenced = referencedIds(rootEl.getRootNode());
+  const relating = relationSources(rootEl.getRootNode());
   const related = [];
   let stop = false;
   function push(node, r, nm, val, desc, st, bx, depth, nat) {
@@ -367,7 +367,7 @@ function snap(opts) {
     if (r === null) return;
     if (isRoot) r = el.tagName === "BODY" ? "document" : r;
     const hiddenHere = ariaHidden || el.getAttribute("aria-hidden") === "true";
-    let include = isRoot || (r !== "generic" || interesting(el, testids, referenced));
+    let include = isRoot || (r !== "generic" || interesting(el, testids, relating.ids));
     if (include && interactiveOnly && !isRoot && !INTERACTIVE.has(r) && !el.hasAttribute("tabindex")) include = false;
     let childDepth = depth;
     let childSubsumed = subsumed;
@@ -380,8 +380,7 @@ function snap(opts) {
       const nat = nativeOf(el, testids, r);
       const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nat);
       if (ref === null) return;
-      const targets = relationTargets(el);
-      if (targets.length) related.push([nat, targets]);
+      if (relating.sources.has(el)) related.push([nat, relationTargets(el)]);
       childDepth = depth + 1;
       if (FROM_CONTENT.has(r)) childSubsumed = true;
       if (el.tagName === "TEXTAREA" || el.tagName === "IFRAME" || r === "textbox" && editingHost(el)) return;
