@@ -32,10 +32,13 @@ normalised states in one ``evaluate`` per snapshot; measured against Playwright'
 are generic ones that matter (explicit role, tabindex, a test id, an aria-label, an
 aria-live region, a click attribute, iframes and canvases, an element a relation points at),
 and text runs that no name-from-content node absorbs (role ``text``). The snapshot covers
-the current frame (``switchFrame`` changes it); an iframe is a ``generic`` node named by its
-title. A password's value is masked, one ``•`` per character. An editable element (the
-outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is inside
-it is its content, not nodes. What the normalised states cannot say is in ``native``:
+the current frame (``switchFrame`` changes it) and the frames shown in it: an iframe is a
+``generic`` node named by its title, holding its frame's document (``document``) and what
+that holds, in the page's coordinates; a ref in a frame is acted on without switching to it.
+A frame that cannot be read as the snapshot is taken (it is being navigated) shows as its
+iframe alone. A password's value is masked, one ``•`` per character. An editable element
+(the outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is
+inside it is its content, not nodes. What the normalised states cannot say is in ``native``:
 ``invalid`` (``aria-invalid``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an
 indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with
 ``showModal()``, ``aria-modal``), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
@@ -774,22 +777,25 @@ class WebSurface:
     ) -> Snapshot:
         self._no_dialog()
         frame = await self._frame_of(root) if root is not None else self._current_frame()
+        opts = {
+            "root": root,
+            "maxNodes": max_nodes,
+            "interactiveOnly": interactive_only,
+            "testids": list(self._testids),
+        }
         async with self._lock():
-            opts = {
-                "start": self._next_ref,
-                "root": root,
-                "maxNodes": max_nodes,
-                "interactiveOnly": interactive_only,
-                "testids": list(self._testids),
-            }
-            out = json.loads(await self._snap(frame, opts))
+            out = json.loads(await self._snap(frame, {**opts, "start": self._next_ref}))
             self._next_ref = out["next"]
-        if "error" in out:
-            raise LocateError(f"root ref {root!r} is not in the page", details={"ref": root})
+            if "error" in out:
+                raise LocateError(f"root ref {root!r} is not in the page", details={"ref": root})
+            rows: list[Any] = out["rows"]
+            for row in rows:
+                self._ref_frames[row[0]] = frame
+            budget = None if max_nodes is None else max_nodes - len(rows)
+            rows = await self._with_frames(frame, rows, {**opts, "root": None}, budget)
         nodes: list[SnapshotNode] = []
         stack: list[tuple[int, str]] = []
-        frames = self._ref_frames
-        for ref, role, name, value, description, states, box, depth, native in out["rows"]:
+        for ref, role, name, value, description, states, box, depth, native in rows:
             while stack and stack[-1][0] >= depth:
                 stack.pop()
             nodes.append(
@@ -807,8 +813,65 @@ class WebSurface:
                 )
             )
             stack.append((depth, ref))
-            frames[ref] = frame
         return build_snapshot(nodes[0].ref, nodes)
+
+    async def _with_frames(
+        self, frame: Frame, rows: list[Any], opts: dict[str, Any], budget: int | None
+    ) -> list[Any]:
+        """`frame`'s snapshot rows with the content of each frame shown in it (that frame's
+        document and what it holds) under the iframe's row, at most `budget` rows more: an
+        agent reaches into a frame as a user does, without switching to it first. A frame
+        that cannot be read (being navigated, say) shows as its iframe alone. Holds the ref
+        lock."""
+        inside = await self._frames_shown(frame, rows)
+        if not inside:
+            return rows
+        out: list[Any] = []
+        for row in rows:
+            out.append(row)
+            child = inside.get(row[0])
+            if child is None or budget == 0:
+                continue
+            try:
+                got = json.loads(
+                    await self._js(
+                        child, "snap", {**opts, "maxNodes": budget, "start": self._next_ref}
+                    )
+                )
+            except PlaywrightError:
+                continue
+            self._next_ref = got["next"]
+            held: list[Any] = got["rows"]
+            for inner in held:
+                self._ref_frames[inner[0]] = child
+            deeper = None if budget is None else budget - len(held)
+            held = await self._with_frames(child, held, opts, deeper)
+            if budget is not None:
+                budget = max(0, budget - len(held))
+            x, y = (row[6][0], row[6][1]) if row[6] else (0.0, 0.0)
+            for inner in held:
+                inner[7] += row[7] + 1
+                if inner[6]:
+                    inner[6] = [inner[6][0] + x, inner[6][1] + y, inner[6][2], inner[6][3]]
+            out.extend(held)
+        return out
+
+    async def _frames_shown(self, frame: Frame, rows: list[Any]) -> dict[str, Frame]:
+        """The child frames of `frame` whose iframe is a row shown, by that row's ref."""
+        shown = {row[0] for row in rows if "hidden" not in row[5]}
+        inside: dict[str, Frame] = {}
+        for child in frame.child_frames:
+            try:
+                element = await child.frame_element()
+                try:
+                    ref = await element.get_attribute(REF_ATTRIBUTE)
+                finally:
+                    await element.dispose()
+            except PlaywrightError:
+                continue
+            if ref is not None and ref in shown:
+                inside[ref] = child
+        return inside
 
     # -- locate / describe -------------------------------------------------------------------
 

@@ -377,3 +377,27 @@ async def test_a_click_on_a_link_to_a_slow_server_is_answered_before_the_server_
         assert _shows(arrived, "Arrived")
     finally:
         await surface.close()
+
+
+@pytest.fixture
+async def framed(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
+    surface = await _opened(browser, pages + "frames.html")
+    yield SurfaceAgentHost(surface)
+    await surface.close()
+
+
+async def test_what_an_iframe_shows_is_under_its_node_and_takes_actions(
+    framed: SurfaceAgentHost,
+) -> None:
+    """As a user sees it: the frame's document and its controls, reached without
+    switching frames first."""
+    full = await _full(framed)
+    iframe = _labelled(full, Role.GROUP, "Inner frame")
+    (document,) = (n for n in full.nodes if n.node_id in iframe.children)
+    assert (document.role, document.label) == (Role.WEB_VIEW, "Inner")
+    button = _labelled(full, Role.BUTTON, "Inner button")
+    assert button.node_id in document.children
+    assert button.frame.origin.y > iframe.frame.origin.y  # in the page's coordinates
+    assert _shows(full, "Inner idle")
+    await _perform(framed, button.node_id, _simple(ActionKind.ACTIVATE))
+    assert _shows(await _full(framed), "Inner clicked")
