@@ -12,6 +12,7 @@ __all__ = [
     "EventLogError",
     "InconsistentLogError",
     "LogMovedError",
+    "OutdatedSchemaError",
     "RecorderClosedError",
     "SequenceConflict",
     "SessionClaimedError",
@@ -105,6 +106,11 @@ class CorruptSchemaError(LogOpenError):
     hold (it says 1, and it has the summary table of version 2): the log was edited, and
     migrating over it would fail or overwrite what it holds. A damaged log, not a file that
     holds no log."""
+
+
+class OutdatedSchemaError(LogOpenError):
+    """Raised when a log opened read-only has an older schema, which only a recorder that
+    may write can migrate (once; the log is read as it is from then on)."""
 
 
 class LogMovedError(EventLogError):

@@ -31,6 +31,7 @@ from ._errors import (
     EventLogError,
     LogMovedError,
     LogOpenError,
+    OutdatedSchemaError,
     RecorderClosedError,
     SequenceConflict,
     UnsupportedSchemaError,
@@ -303,14 +304,54 @@ def _read_write_uri(path: str) -> str:
 
 
 def _read_only_uri(path: str) -> str:
-    """Read-only; also ``immutable`` when nothing beside the log can be written and there is
-    no write-ahead log: SQLite could neither make the ``-shm`` a WAL read needs nor lock,
-    and with no ``-wal`` no writer is there, so every event is in the file."""
+    """Read-only; also ``immutable`` when there is no write-ahead log (so no writer is there,
+    and every event is in the file) and SQLite should make none: where nothing beside the
+    log can be written, SQLite could neither make the ``-shm`` a WAL read needs nor lock;
+    and as a user other than the log's owner, the ``-wal`` and ``-shm`` it made would be
+    theirs, which the owner's server could not write, and it would fail to open the log."""
     absolute = os.path.abspath(path)
     uri = f"file:{urllib.parse.quote(absolute)}?mode=ro"
-    if not os.access(os.path.dirname(absolute), os.W_OK) and not os.path.exists(f"{absolute}-wal"):
+    if not os.path.exists(f"{absolute}-wal") and (
+        not os.access(os.path.dirname(absolute), os.W_OK) or not _owned_by_us(absolute)
+    ):
         uri += "&immutable=1"
     return uri
+
+
+def _owned_by_us(path: str) -> bool:
+    """Whether files SQLite makes beside `path` will belong to its owner: we are the owner,
+    or root (SQLite gives what root makes to the log's owner)."""
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        return True
+    return os.geteuid() in (0, owner)
+
+
+def _cannot_write(error: BaseException | None) -> bool:
+    codes = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
+    return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
+
+
+def _unwritable_beside(path: str) -> str:
+    """Why a log we may write cannot be written, when the cause is a file beside it: the
+    ``-wal`` or ``-shm`` another user's read made, which are theirs."""
+    import pwd  # POSIX only, and needed only here
+
+    if not os.access(path, os.W_OK):
+        return ""
+    for suffix in ("-wal", "-shm"):
+        beside = f"{path}{suffix}"
+        if os.path.exists(beside) and not os.access(beside, os.W_OK):
+            try:
+                owner = pwd.getpwuid(os.stat(beside).st_uid).pw_name
+            except (KeyError, OSError):
+                owner = "another user"
+            return (
+                f" (its {suffix} file belongs to {owner}, and this user may not write it:"
+                f" with no server running on the log, remove {beside})"
+            )
+    return ""
 
 
 def _readable_version(conn: sqlite3.Connection, path: str) -> int:
@@ -321,7 +362,7 @@ def _readable_version(conn: sqlite3.Connection, path: str) -> int:
     if found > SCHEMA_VERSION:
         raise UnsupportedSchemaError(path, found, SCHEMA_VERSION)
     if found < SCHEMA_VERSION:
-        raise LogOpenError(
+        raise OutdatedSchemaError(
             path,
             f"it is read-only and its schema version {found} needs migrating to"
             f" {SCHEMA_VERSION}: open it once where it can be written",
@@ -503,10 +544,45 @@ class SqliteRecorder:
             self._writer.close()
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
                 raise  # a log whose pages are damaged, not a file that is no log
-            raise LogOpenError(self.path, str(error)) from error
+            reason = str(error)
+            if _cannot_write(error):
+                reason += _unwritable_beside(self.path)
+            raise LogOpenError(self.path, reason) from error
         except BaseException:
             self._writer.close()
             raise
+
+    @classmethod
+    def to_inspect(cls, path: str | os.PathLike[str]) -> SqliteRecorder:
+        """A recorder for reading a log that must already be one, leaving its files as they
+        were, byte for byte.
+
+        With a ``-wal`` beside the log (its server is running, or was killed), read-only:
+        a connection that may write would fold that ``-wal`` into the file as it closed,
+        the last one. Without one, read-write if we may, which makes and then removes the
+        ``-wal`` and ``-shm`` SQLite needs and writes nothing; else read-only
+        (``_read_only_uri``). A log of an older schema is migrated (written) once, if it can
+        be; raises `OutdatedSchemaError` if it cannot.
+        """
+        where = os.fspath(path)
+        if os.path.exists(f"{where}-wal") or not (
+            os.access(where, os.W_OK) and _owned_by_us(os.path.abspath(where))
+        ):
+            try:
+                return cls(where, read_only=True)
+            except OutdatedSchemaError as outdated:
+                try:
+                    return cls(where, create=False)
+                except LogOpenError as error:
+                    if _cannot_write(error.__cause__):
+                        raise outdated from None
+                    raise
+        try:
+            return cls(where, create=False)
+        except LogOpenError as error:
+            if not _cannot_write(error.__cause__):
+                raise
+        return cls(where, read_only=True)
 
     def __enter__(self) -> SqliteRecorder:
         return self

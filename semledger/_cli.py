@@ -262,25 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _recorder(db: str, *, must_exist: bool = True) -> Any:
-    """The log at `db`; one that must exist must already be a log, and is not made one."""
+    """The log at `db`; one that must exist must already be a log, and is inspected as it
+    is (``SqliteRecorder.to_inspect``)."""
     from semledger.eventlog import SqliteRecorder
 
-    if must_exist and not Path(db).exists():
+    if not must_exist:
+        return SqliteRecorder(db)
+    if not Path(db).exists():
         raise UsageError(f"no log at {db} (give --db PATH)")
-    try:
-        return SqliteRecorder(db, create=not must_exist)
-    except LogOpenError as error:
-        if not (must_exist and _cannot_write(error.__cause__)):
-            raise
-    # Inspecting needs no writing: a log in a read-only file or folder is read as it is.
-    return SqliteRecorder(db, read_only=True)
-
-
-def _cannot_write(error: BaseException | None) -> bool:
-    import sqlite3
-
-    codes = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
-    return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
+    return SqliteRecorder.to_inspect(db)
 
 
 @contextmanager

@@ -10,6 +10,8 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -660,3 +662,81 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
         f"row.{count}", "activate", "exact", str(count), "stale_generation", "at", "0"
     ]
     assert len({row.index("activate") for row in rows}) == 1  # aligned
+
+
+def test_inspecting_the_log_of_a_killed_server_leaves_its_files_as_they_were(
+    tmp_path: Path,
+) -> None:
+    """Its last events are in the -wal it left: they are read, and neither the -wal nor the
+    log is changed (an auditor's copy stays the evidence it was)."""
+    db = tmp_path / "log.db"
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "s"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=mcp.env(),
+    )  # fmt: skip
+    try:
+        for request_id in (1, 2, 3):
+            assert mcp.ask(server, mcp.perform(request_id, "counter.increment"))["ok"]
+    finally:
+        server.kill()
+        server.wait()
+
+    def files() -> dict[str, bytes]:
+        kept = (".db", ".db-wal")
+        return {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.suffix in kept}
+
+    before = files()
+    assert before["log.db-wal"]
+    for command in (["sessions"], ["read", "s"], ["audit", "s", "--verify"], ["replay", "s"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+    audited = json.loads(mcp.cli("audit", "s", "--db", str(db), "--json").stdout)
+    assert [a["outcome"] for a in audited["actions"]] == ["receipt"] * 3
+    assert files() == before
+
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder every user may write, where every user can reach it."""
+    folder = Path(tempfile.mkdtemp(prefix="semledger-shared-"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_another_users_inspection_leaves_nothing_the_logs_owner_cannot_write(
+    logged: Path, shared: Path
+) -> None:
+    """In a folder both may write, SQLite would make the -wal and -shm a read needs as the
+    inspecting user, and the owner's server could then not open its own log."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as two users")
+    db = shared / "log.db"
+    shutil.copy(logged, db)
+    os.chown(db, 1000, 1000)
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    for command in (["sessions"], ["audit", "agent", "--verify"]):
+        done = subprocess.run(
+            [*as_nobody, *mcp.COMMAND, *command, "--db", str(db)],
+            capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+    assert sorted(p.name for p in shared.iterdir()) == ["log.db"]
+
+    # Files such a read left (an older semledger's, sqlite3's): the owner is told which.
+    read = (
+        "import sqlite3, sys;"
+        " sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True).execute('PRAGMA user_version')"
+    )
+    subprocess.run([*as_nobody, sys.executable, "-c", read, str(db)], check=True, timeout=60)
+    as_owner = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "--"]
+    served = subprocess.run(
+        [*as_owner, *mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "next"],
+        input="", capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert served.returncode == 2, served.stdout + served.stderr
+    assert (
+        "(its -wal file belongs to nobody, and this user may not write it: with no server"
+        f" running on the log, remove {db}-wal)"
+    ) in served.stderr
