@@ -370,6 +370,12 @@ class SessionActor(Actor[SessionMessage]):
             for effect_id in sorted(lost):
                 # Started before the checkpoint recovery began from: its task is gone.
                 await self._step(EffectFailed(effect_id, "lost when the session was recovered"))
+            if self._checkpoint_due():
+                # Due already: the next recovery should not re-execute all of this again,
+                # whether or not an input comes in this run.
+                self._inputs = 0
+                if checkpoints := self._checkpoints():
+                    await self._append(checkpoints)
         for effect_id, effect in list(self.core.effects.items()):
             self._start_effect(effect_id, effect)
         self._sync_timers(self.core.runtime.subscriptions())
@@ -390,6 +396,9 @@ class SessionActor(Actor[SessionMessage]):
                 f"started ({error.__cause__!r})"
             ) from error
         made_by = 0  # the seq of the input whose commits `made` holds (0: the first build)
+        # The inputs toward the next checkpoint go on from the log, not from this run: a
+        # session restarted more often than `checkpoint_every` would never take one.
+        inputs = 0
         events = self.recorder.events(self.name, start=start)
         for record, event in events:
             if isinstance(event, Committed):
@@ -420,6 +429,7 @@ class SessionActor(Actor[SessionMessage]):
                     ) from error
                 made.extend(o for o in result.outputs if isinstance(o, Committed))
                 made_by = record.seq
+                inputs += 1
             elif isinstance(event, SessionCrashed):
                 raise SessionCrashedError(
                     f"session {self.name!r} crashed (see its log); it cannot be resumed, "
@@ -429,7 +439,7 @@ class SessionActor(Actor[SessionMessage]):
             raise self._diverged(made_by, made[0].generation, _EXTRA)
         if start > 0:
             self._adopt_logged_journal(core)
-        self._inputs = 0
+        self._inputs = inputs
         return core
 
     def _adopt_logged_journal(self, core: SessionCore) -> None:
@@ -611,7 +621,7 @@ class SessionActor(Actor[SessionMessage]):
         outputs = list(result.outputs)
         self._inputs += 1
         self._changed += sum(commit_size(o) for o in outputs if isinstance(o, Committed))
-        if self.checkpoint_every is not None and self._inputs >= self.checkpoint_every:
+        if self._checkpoint_due():
             self._inputs = 0
             outputs.extend(self._checkpoints())
         pending = self._submit([event, *outputs])
@@ -619,6 +629,9 @@ class SessionActor(Actor[SessionMessage]):
             self._start_effect(effect_id, effect, pending)
         self._sync_timers(result.timers)
         return result.outcome
+
+    def _checkpoint_due(self) -> bool:
+        return self.checkpoint_every is not None and self._inputs >= self.checkpoint_every
 
     def _checkpoints(self) -> list[Event]:
         """The checkpoints due: recovery's, while the model can be logged, and the read's

@@ -87,6 +87,32 @@ async def test_checkpoints_are_logged_every_n_inputs(tmp_path: Path) -> None:
     assert all(c.state["runtime"]["generation"] == c.generation for c in checkpoints)
 
 
+def _checkpoints(path: Path) -> list[SnapshotTaken]:
+    with SqliteRecorder(path) as recorder:
+        return [e for _r, e in recorder.events("s") if isinstance(e, SnapshotTaken)]
+
+
+async def test_inputs_count_toward_a_checkpoint_across_restarts(tmp_path: Path) -> None:
+    """A session restarted more often than every N inputs still checkpoints every N: its
+    count goes on from the log, not from the restart."""
+    for _ in range(3):  # 4 inputs a run, 12 in all
+        await _run(tmp_path / "log.db", every=5, items=2, crash=True)
+    assert [c.generation for c in _checkpoints(tmp_path / "log.db")] == [6, 11]
+
+
+async def test_a_session_resumed_past_its_checkpoint_interval_checkpoints_as_it_resumes(
+    tmp_path: Path,
+) -> None:
+    """So the next recovery is bounded even if no input comes in this run."""
+    await _run(tmp_path / "log.db", every=None, items=6, crash=True)
+    assert _checkpoints(tmp_path / "log.db") == []
+    await _recover(tmp_path / "log.db", every=5)
+    assert [c.generation for c in _checkpoints(tmp_path / "log.db")] == [13]
+    _read, recovered = await _recover(tmp_path / "log.db", every=5)
+    assert recovered
+    assert len(_checkpoints(tmp_path / "log.db")) == 1  # nothing due since
+
+
 async def test_recovery_from_a_checkpoint_matches_the_session_before_the_crash(
     tmp_path: Path,
 ) -> None:
