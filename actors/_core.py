@@ -107,15 +107,22 @@ class SessionCore:
         self.runtime = runtime
         self.effects: dict[int, Effect[Any]] = {}
         self._next_request = 1
+        self.redacted = False
+        """Whether the model may hold text the log redacted: set by recovery once it
+        re-executes a redacted input, where the model takes the log's bullets instead of
+        the password typed; kept in checkpoints."""
 
     def checkpoint(self) -> dict[str, Any]:
         """Everything recovery needs to resume here; raises `MessageCodecError` if the app
         declares no model type the log can encode."""
-        return {
+        state = {
             "runtime": self.runtime.checkpoint(),
             "model": self.codec.encode_model(self.runtime.model),
             "next_request": self._next_request,
         }
+        if self.redacted:
+            state["redacted"] = True
+        return state
 
     @classmethod
     def from_checkpoint(cls, app: App[Any, Any], state: dict[str, Any]) -> SessionCore:
@@ -124,6 +131,7 @@ class SessionCore:
         runtime = AppRuntime.restore(app, codec.decode_model(state["model"]), state["runtime"])
         core = cls(app, runtime)
         core._next_request = int(state["next_request"])
+        core.redacted = state.get("redacted") is True
         return core
 
     def initial_outputs(self) -> tuple[Event, ...]:

@@ -39,6 +39,7 @@ from semledger.eventlog import (
     SequenceConflict,
     SessionCrashed,
     SessionEnded,
+    SessionResumed,
     SessionStarted,
     SnapshotTaken,
     TimerFired,
@@ -164,6 +165,10 @@ class _EffectDone:
 
 
 _EXTRA = "re-execution commits it, the log does not"
+_REDACTED_EFFECT = (
+    "not started again when the session was recovered: it was made after a password the"
+    " log redacted, so it would run with the log's bullets instead of the password"
+)
 
 
 def _unforeseen(error: BaseException) -> bool:
@@ -251,6 +256,8 @@ class SessionActor(Actor[SessionMessage]):
         """Inputs between checkpoints (None: none; recovery re-executes from the start and
         log-served reads fold from generation 0)."""
         self._inputs = 0
+        self._redacted_effects: set[int] = set()
+        """Effects recovery made again after re-executing a redacted input."""
         self._recovery_checkpoints = True
         """False once the model cannot be encoded, or may hold a password the log redacted."""
         self._changed: float = math.inf
@@ -366,10 +373,18 @@ class SessionActor(Actor[SessionMessage]):
             self._core = await trio.to_thread.run_sync(self._recover)
             self._seq = head.seq
             self.recovered = True
-            lost = self.core.runtime.pending_effects - set(self.core.effects)
-            for effect_id in sorted(lost):
-                # Started before the checkpoint recovery began from: its task is gone.
+            outstanding = set(self.core.effects)
+            # Started before the checkpoint recovery began from: its task is gone.
+            lost = sorted(self.core.runtime.pending_effects - outstanding)
+            # Made again from a model holding the log's bullets for a password: run, it
+            # would send them where the password went (a login, say).
+            redacted = sorted(self._redacted_effects & outstanding)
+            restarted = tuple(sorted(outstanding - self._redacted_effects))
+            await self._append([SessionResumed(restarted)])
+            for effect_id in lost:
                 await self._step(EffectFailed(effect_id, "lost when the session was recovered"))
+            for effect_id in redacted:
+                await self._step(EffectFailed(effect_id, _REDACTED_EFFECT))
             if self._checkpoint_due():
                 # Due already: the next recovery should not re-execute all of this again,
                 # whether or not an input comes in this run.
@@ -411,6 +426,8 @@ class SessionActor(Actor[SessionMessage]):
             elif isinstance(event, INPUT_CLASSES):
                 if made:
                     raise self._diverged(made_by, made[0].generation, _EXTRA)
+                if isinstance(event, ActionRequested) and event.redacted:
+                    core.redacted = True
                 try:
                     result = core.step(event)
                 except Exception as error:  # as the live session takes it: see `_step`
@@ -430,6 +447,8 @@ class SessionActor(Actor[SessionMessage]):
                 made.extend(o for o in result.outputs if isinstance(o, Committed))
                 made_by = record.seq
                 inputs += 1
+                if core.redacted:
+                    self._redacted_effects.update(effect_id for effect_id, _ in result.effects)
             elif isinstance(event, SessionCrashed):
                 raise SessionCrashedError(
                     f"session {self.name!r} crashed (see its log); it cannot be resumed, "

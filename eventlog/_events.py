@@ -32,6 +32,7 @@ __all__ = [
     "SemanticsTaken",
     "SessionCrashed",
     "SessionEnded",
+    "SessionResumed",
     "SessionStarted",
     "SnapshotTaken",
     "SurfaceCalled",
@@ -79,6 +80,17 @@ class AgentConnected:
     over HTTP, after the server was restarted. ``client`` is then None (it said nothing of
     itself to this server) and ``protocol_version`` the ``MCP-Protocol-Version`` header it
     sent, if any. Version 1 had no such connections."""
+
+
+@attrs.frozen
+class SessionResumed:
+    """A server took the session up again from its log (its last server stopped or was
+    killed), for the audit: the effects still outstanding that it started again, which may
+    so run twice. Neither an input nor an output; replay passes over it."""
+
+    VERSION: ClassVar[int] = 1
+    restarted: tuple[int, ...]
+    """The ids of the effects started again, in order."""
 
 
 # Inputs: everything a session accepts, in the order it accepted them.
@@ -239,6 +251,7 @@ class SessionEnded:
 Event: TypeAlias = (
     SessionStarted
     | AgentConnected
+    | SessionResumed
     | ActionRequested
     | EffectStarted
     | EffectCompleted
@@ -279,6 +292,7 @@ OUTPUT_CLASSES: tuple[type[Event], ...] = (
 EVENT_CLASSES: tuple[type[Event], ...] = (
     SessionStarted,
     AgentConnected,
+    SessionResumed,
     *INPUT_CLASSES,
     *OUTPUT_CLASSES,
     SessionCrashed,

@@ -59,6 +59,8 @@ def _for_type(tp: Any, leaves: int) -> st.SearchStrategy[Any]:
         return msgpack_values(max_leaves=leaves)
     if tp == dict[str, Any]:
         return wire_dicts(max_leaves=leaves)
+    if tp == tuple[int, ...]:
+        return st.lists(_u64, max_size=leaves).map(tuple)
     if isinstance(tp, types.UnionType) or typing.get_origin(tp) is typing.Union:
         return st.one_of(*(_for_type(arg, leaves) for arg in typing.get_args(tp)))
     if tp is type(None):

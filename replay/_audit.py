@@ -26,6 +26,7 @@ from semledger.eventlog import (
     Recorder,
     SessionCrashed,
     SessionEnded,
+    SessionResumed,
     StoredEvent,
     SurfaceCalled,
     topic_of,
@@ -112,17 +113,19 @@ class AuditEntry:
 class Incident:
     """What befell a session's application apart from the agent's calls: an effect that
     failed, which the app gets no message for; one still running when the session ended,
-    whose message never came; or the crash that ended the session."""
+    whose message never came; the crash that ended the session; a server taking the
+    session up again from its log, and each effect it started again."""
 
     seq: int
     at: float
     generation: int
     """The generation current when it happened."""
     kind: str
-    """``"effect_failed"``, ``"effect_unfinished"`` or ``"crashed"``."""
+    """``"effect_failed"``, ``"effect_unfinished"``, ``"crashed"``, ``"resumed"`` or
+    ``"effect_restarted"``."""
     error: str
     """The effect's error as logged (``Type: message``), how the session ended while an
-    effect ran, or the crashed exception's type."""
+    effect ran, the crashed exception's type, or what a resume did."""
     effect_id: int | None = None
     effect: str | None = None
     """The effect's name."""
@@ -266,6 +269,23 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
         elif isinstance(event, EffectCompleted):
             running.discard(event.effect_id)
+        elif isinstance(event, SessionResumed):
+            incidents.append(
+                Incident(record.seq, record.at, generation, "resumed", _RESUMED)
+            )
+            for effect_id in event.restarted:
+                running.add(effect_id)
+                incidents.append(
+                    Incident(
+                        record.seq,
+                        record.at,
+                        generation,
+                        "effect_restarted",
+                        _RESTARTED,
+                        effect_id=effect_id,
+                        effect=effects.get(effect_id),
+                    )
+                )
         elif isinstance(event, SessionEnded):
             why = f"still running when the session ended: {event.reason}"
             incidents.extend(_unfinished(record, generation, running, effects, why))
@@ -367,6 +387,13 @@ def _unread_request(
         after=answer.after,
         pending_work=answer.pending_work,
     )
+
+
+_RESUMED = "a server took the session up again from its log"
+_RESTARTED = (
+    "started again as the session resumed: the outcome of its first run was never logged,"
+    " so it may have run twice"
+)
 
 
 def _unfinished(

@@ -285,18 +285,24 @@ def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
 
 def _incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
     """What befell the application, a line each, after the audit's table: each failed
-    effect, each still running as the session stopped, and the crash with its traceback as
-    logged."""
+    effect, each still running as the session stopped, the crash with its traceback as
+    logged, and each resume with the effects it started again."""
     for incident in incidents:
         when, _ = _when(incident.at, None)
         where = f"at {when}, generation {incident.generation} (event {incident.seq})"
+        name = "" if incident.effect is None else f" ({shown(incident.effect)})"
         if incident.kind == "crashed":
             yield Text(f"the application crashed {where}: {shown(incident.error)}", style="red")
             for line in (incident.traceback or "").rstrip().splitlines():
                 yield Text(f"  {line}")
-            continue
-        name = "" if incident.effect is None else f" ({shown(incident.effect)})"
-        if incident.kind == "effect_unfinished":
+        elif incident.kind == "resumed":
+            yield Text(f"the session resumed {where}: {shown(incident.error)}")
+        elif incident.kind == "effect_restarted":
+            yield Text(
+                f"effect {incident.effect_id}{name} {where}: {shown(incident.error)}",
+                style="yellow",
+            )
+        elif incident.kind == "effect_unfinished":
             yield Text(
                 f"effect {incident.effect_id}{name} {where}: {shown(incident.error)}; its"
                 " message never came",

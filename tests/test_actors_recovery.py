@@ -29,12 +29,14 @@ from semledger.eventlog import (
     Committed,
     CorruptSummaryError,
     EffectCompleted,
+    EffectFailed,
     EffectStarted,
     MemoryRecorder,
     NewEvent,
     Recorder,
     SessionCrashed,
     SessionEnded,
+    SessionResumed,
     SessionStarted,
     SnapshotTaken,
     SqliteRecorder,
@@ -65,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 import tests_boot
 import tests_drifted
+import tests_login
 import tests_strength
 import tests_variant
 
@@ -105,12 +108,13 @@ async def in_session(
     body: Callable[[SessionActor], Awaitable[Any]],
     app: Any = todo.app,
     app_ref: str = TODO,
+    **options: Any,
 ) -> tuple[SessionActor, Any]:
     """Start (or recover) session `name`, run `body` against it, then close it."""
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-            actor = SessionActor(name, app, app_ref, writer, recorder)
+            actor = SessionActor(name, app, app_ref, writer, recorder, **options)
             async with trio.open_nursery() as sessions:
                 await sessions.start(actor.run)
                 result = await body(actor)
@@ -226,6 +230,65 @@ async def test_an_effect_started_by_init_and_never_finished_is_started_again_aft
         again, second = await in_session(recorder, "s", status, tests_boot.app, "tests_boot:app")
     assert again.recovered
     assert second == "Loaded 3 items"
+
+
+async def _signed_in_then_resumed(
+    db: Path, monkeypatch: pytest.MonkeyPatch, **options: Any
+) -> tuple[str | None, list[Any]]:
+    """Type the password, sign in and stop while the backend has not answered; resume.
+    The status after resuming, and the session's events."""
+    monkeypatch.setattr(tests_login, "SENT", [])
+    monkeypatch.setattr(tests_login, "ANSWER", trio.Event())
+
+    async def sign_in(actor: SessionActor) -> None:
+        await drive(actor, [("password", SetText("hunter22")), ("sign_in", ACTIVATE)])
+        while not tests_login.SENT:
+            await trio.sleep(0.01)
+
+    async def status(actor: SessionActor) -> str | None:
+        await trio.sleep(0.05)  # time for an effect started again to reach the backend
+        return next(n.value for n in (await full(actor)).nodes if n.semantic_id == "status")
+
+    login = (tests_login.app, "tests_login:app")
+    with SqliteRecorder(db) as recorder:
+        await in_session(recorder, "s", sign_in, *login, **options)
+        again, shown = await in_session(recorder, "s", status, *login, **options)
+        assert again.recovered
+        return shown, [e for _r, e in recorder.events("s")]
+
+
+async def test_an_effect_made_after_a_redacted_password_is_not_run_again_with_its_bullets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recovery re-executes the log, which holds bullets where the password was typed: the
+    sign-in made again from it would send them. It is failed instead, saying why."""
+    shown, events = await _signed_in_then_resumed(tmp_path / "log.db", monkeypatch)
+    assert tests_login.SENT == ["hunter22"]
+    assert shown == "signing in"
+    assert [e for e in events if isinstance(e, SessionResumed)] == [SessionResumed(())]
+    [failed] = [e for e in events if isinstance(e, EffectFailed)]
+    assert failed.error.startswith("not started again when the session was recovered: it was")
+
+
+async def test_an_effect_outstanding_on_recovery_is_started_again_and_the_resume_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the password in the log (the operator's opt-in), the model recovered holds it."""
+    db = tmp_path / "log.db"
+    _shown, events = await _signed_in_then_resumed(db, monkeypatch, redact_passwords=False)
+    assert tests_login.SENT == ["hunter22", "hunter22"]
+    assert [e for e in events if isinstance(e, SessionResumed)] == [SessionResumed((1,))]
+    assert not any(isinstance(e, EffectFailed) for e in events)
+    audited = mcp.cli("audit", "s", "--db", str(db), COLUMNS="200")
+    assert audited.returncode == 0, audited.stderr
+    lines = audited.stdout.splitlines()
+    assert any(line.startswith("the session resumed at ") for line in lines)
+    assert any(
+        line.startswith("effect 1 (auth.sign_in) at ")
+        and line.endswith("started again as the session resumed: the outcome of its first"
+                          " run was never logged, so it may have run twice")
+        for line in lines
+    ), audited.stdout
 
 
 def test_a_session_resumed_in_a_new_process_keeps_generation_and_node_ids(
