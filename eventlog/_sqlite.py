@@ -524,7 +524,9 @@ class SqliteRecorder:
                 self._where, isolation_level=None, check_same_thread=False, uri=self._uri
             )
         except sqlite3.Error as error:
-            raise LogOpenError(self.path, str(error)) from error
+            folder = os.path.dirname(os.path.abspath(self.path))
+            why = f"its folder {folder} does not exist" if not os.path.isdir(folder) else ""
+            raise LogOpenError(self.path, why or str(error)) from error
         try:
             if not (create or read_only) and _current_version(self._writer, self.path) == 0:
                 raise LogOpenError(self.path, "it holds no semledger log")

@@ -202,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     read = commands.add_parser("read", help="a Full read of a session from the log alone")
     read.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(read)
-    read.add_argument("--generation", type=_at_least(0), metavar="N", help="default: the last one")
+    read.add_argument(
+        "--generation", type=_at_least(1), metavar="N", help="from 1; default: the last one"
+    )
     read.add_argument("--json", action="store_true", help="print the read's wire form")
 
     audit = commands.add_parser("audit", help="every perform_action of a session and its outcome")
@@ -378,8 +380,6 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
             raise UsageError(str(error)) from error
         summary = recorder.summary(args.session) if full.generation == 0 else None
     if full.generation == 0:  # the empty tree before a first commit: nothing was shown
-        if args.generation == 0:
-            raise UsageError("generation 0 comes before a session's first commit (generation 1)")
         why = " (its application raised as it started)" if summary and summary.crashed else ""
         raise UsageError(f"session {args.session!r} has no commit{why}")
     if args.json:
@@ -1007,6 +1007,7 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
         print(f"semledger: the log {db} cannot be read: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        print("semledger: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (`semledger sessions --json | head`): nothing left to say,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 import sqlite3
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,6 +60,11 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["serve", COUNTER, "--db", str(db.parent)],
             f"cannot open the log {db.parent}: it is a directory, not a file",
         ),
+        "a new log in a folder that does not exist": (
+            ["serve", COUNTER, "--db", str(db.parent / "nowhere" / "log.db")],
+            f"cannot open the log {db.parent / 'nowhere' / 'log.db'}: its folder"
+            f" {db.parent / 'nowhere'} does not exist",
+        ),
         "log from a newer semledger": (
             ["sessions", "--db", str(db.parent / "future.db")],
             "schema version 99",
@@ -76,7 +84,7 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         ),
         "generation 0": (
             ["read", "known", "--db", str(db), "--generation", "0"],
-            "generation 0 comes before a session's first commit (generation 1)",
+            "argument --generation: expected at least 1, got 0",
         ),
         "read of a session with no commit": (
             ["read", "uncommitted", "--db", str(db)],
@@ -105,7 +113,7 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         ),
         "negative generation": (
             ["read", "known", "--db", str(db), "--generation", "-1"],
-            "expected at least 0, got -1",
+            "argument --generation: expected at least 1, got -1",
         ),
         **{
             f"generation {text!r}": (
@@ -328,3 +336,24 @@ def test_a_token_in_the_environment_is_no_error_over_stdio(tmp_path: Path) -> No
     for an HTTP server and still be set when the same shell serves over stdio."""
     replies = mcp.serve(COUNTER, tmp_path / "log.db", "env", [mcp.read(1)], SEMLEDGER_TOKEN="t")
     assert replies[1]["ok"] is True
+
+
+def test_an_interrupted_command_says_so_in_one_line(tmp_path: Path) -> None:
+    """Ctrl-C on a long command: exit 130 and one line, not a traceback or silence."""
+    ready = tmp_path / "ready"
+    fuzzing = subprocess.Popen(
+        [*mcp.COMMAND, "fuzz", "tests_hung:app", "--examples", "1",
+         "--db", str(tmp_path / "fuzz.db")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=mcp.env(SEMLEDGER_TEST_READY=str(ready)),
+        # As at a terminal: a test runner started in the background may ignore SIGINT.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        while not ready.exists() and fuzzing.poll() is None:  # stuck in the app
+            time.sleep(0.05)
+        fuzzing.send_signal(signal.SIGINT)
+        out, err = fuzzing.communicate(timeout=60)
+    finally:
+        fuzzing.kill()
+    assert (fuzzing.returncode, out, err) == (130, "", "semledger: interrupted\n")
