@@ -20,11 +20,13 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky, HypothesisException
 
 from semledger.actors import (
+    AppLoadError,
     MessageCodecError,
     SessionCore,
     StepResult,
     crash_event,
     effect_failure,
+    load_app,
 )
 from semledger.eventlog import (
     ActionRequested,
@@ -428,7 +430,8 @@ def fuzz_app(
     one), each in a ``trio.run`` of its own on a virtual clock: call this outside a Trio
     run. `on_progress(done, total)` is called as each example starts; past `examples` the
     total is None (hypothesis is shrinking a counterexample). Raises `ValueError` for fewer
-    than one example or step, or a seed outside `SEEDS`; `RuntimeError` inside a Trio run.
+    than one example or step, a seed outside `SEEDS`, or an `app_ref` that names another App
+    than `app`; `RuntimeError` inside a Trio run.
     """
     for name, count in (("examples", examples), ("steps", steps)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
@@ -439,6 +442,15 @@ def fuzz_app(
         raise RuntimeError(
             "fuzz_app runs the app's effects in Trio runs of their own: call it outside a"
             " Trio run (trio.to_thread.run_sync(fuzz_app, ...) from one)"
+        )
+    try:
+        named: App[Any, Any] | None = load_app(app_ref)
+    except AppLoadError:  # one the caller cannot import here: replay would tell
+        named = None
+    if named is not None and named is not app:
+        raise ValueError(
+            f"app_ref {app_ref!r} names another App ({named.name!r}) than the one given"
+            f" ({app.name!r}): a counterexample saved under it would be replayed with that one"
         )
     state = _State()
 

@@ -241,3 +241,14 @@ def test_fuzz_app_refuses_fewer_than_one_example_or_step_naming_the_argument(
     arguments: dict[str, Any] = {argument: given}
     with pytest.raises(ValueError, match=rf"^{argument}: expected an int of at least 1, got "):
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, **arguments)
+
+
+def test_an_app_ref_naming_another_app_is_refused_before_fuzzing() -> None:
+    """A counterexample is saved under the ref, and `semledger replay` loads the app by it:
+    a ref copied from another test would replay another app and report a divergence."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(ValueError, match="names another App") as refused:
+        fuzz_app(counter.app, "semledger.examples.todo:app", MemoryRecorder, examples=1)
+    assert f"than the one given ({counter.app.name!r})" in str(refused.value)
