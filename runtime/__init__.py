@@ -32,7 +32,13 @@ from ._enums import (
     Role,
     ScrollDirection,
 )
-from ._errors import ApplicationError, DuplicateKeyError, NotAProposalError, NotAViewError
+from ._errors import (
+    ApplicationError,
+    DuplicateKeyError,
+    NotAModelError,
+    NotAProposalError,
+    NotAViewError,
+)
 from ._ids import InvalidSemanticIdError, SemanticId, parse_node_id, parse_u64
 from ._node import (
     AmbiguousRelationTarget,
@@ -122,6 +128,7 @@ __all__ = [
     "MissingRelationTarget",
     "Next",
     "NodeState",
+    "NotAModelError",
     "NotAProposalError",
     "NotAViewError",
     "NotAnEffectError",

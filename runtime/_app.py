@@ -6,6 +6,7 @@ import dataclasses
 import enum
 import inspect
 import math
+import typing
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
@@ -115,6 +116,26 @@ def _recordable(cls: type) -> bool:
     )
 
 
+def _model_type(_instance: object, _attribute: object, model_type: Any) -> None:
+    """A model type the log's converter can encode and decode a model by: a class it can
+    take apart (an attrs class, a dataclass, a built-in type, ...) or a type built of them
+    (``list[int]``, ``Model | None``)."""
+    if model_type is None or model_type is Any or typing.get_origin(model_type) is not None:
+        return
+    if not isinstance(model_type, type):
+        raise TypeError(
+            f"App.model_type: expected the model's class (or a type such as list[int]),"
+            f" got {model_type!r:.80}"
+        )
+    if not _recordable(model_type):
+        raise TypeError(
+            f"App.model_type: {model_type.__module__}.{model_type.__qualname__} is a plain"
+            " class, whose models the log cannot record, so no recovery checkpoint would be"
+            " taken: make it an attrs class (@attrs.frozen), a dataclass or a NamedTuple,"
+            " or leave model_type out"
+        )
+
+
 def _function(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not callable(value):
         raise TypeError(f"App.{attribute.name}: expected a function, got {value!r:.80}")
@@ -141,7 +162,7 @@ class App(Generic[Model, Msg]):
     message_types: Sequence[type] = attrs.field(default=(), validator=_message_types)
     """Classes of the messages effects and timers deliver, so the log can encode them;
     their ``__qualname__`` names them in the log, so no two may share one."""
-    model_type: type | None = None
+    model_type: type | None = attrs.field(default=None, validator=_model_type)
     """The model's type, so recovery checkpoints can encode and decode it."""
     subscriptions: Callable[[Model], Sequence[Every[Msg]]] | None = attrs.field(
         default=None, validator=_optional_function

@@ -18,6 +18,12 @@ class NotAViewError(TypeError):
     tree could only fail on it somewhere inside."""
 
 
+class NotAModelError(TypeError):
+    """The cause of the `ApplicationError` raised when init or update returns None for an
+    app whose ``model_type`` has no None in it: an update that forgot its ``return``, which
+    would otherwise fail later, in the view, far from where it went wrong."""
+
+
 class DuplicateKeyError(ValueError):
     """Raised where a view is built when two of its children share a ``key``: reconcile
     could not tell them apart, and would remount them on every build. Within an app's view

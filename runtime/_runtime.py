@@ -7,6 +7,7 @@ through `take_effects` and their messages come back through `complete_effect`; t
 
 from __future__ import annotations
 
+import typing
 from collections import deque
 from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
@@ -24,7 +25,7 @@ from ._actions import (
 )
 from ._app import App, Effect, Every, NotAnEffectError, split_step
 from ._enums import ActionKind, ErrorCode, Role
-from ._errors import ApplicationError, NotAProposalError, NotAViewError
+from ._errors import ApplicationError, NotAModelError, NotAProposalError, NotAViewError
 from ._ids import SemanticId
 from ._node import (
     AmbiguousRelationTarget,
@@ -70,6 +71,17 @@ class CheckpointMismatchError(Exception):
 
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
+
+
+def _admits_none(model_type: Any) -> bool:
+    """Whether None is a model of `model_type` (``X | None``, ``Optional[X]``, ``Any``)."""
+    if model_type in (Any, object, type(None)):
+        return True
+    return type(None) in typing.get_args(model_type)
+
+
+def _type_name(model_type: Any) -> str:
+    return model_type.__qualname__ if isinstance(model_type, type) else repr(model_type)
 
 
 class AppRuntime(Generic[Model, Msg]):
@@ -502,12 +514,19 @@ class AppRuntime(Generic[Model, Msg]):
         finally:
             self._busy = False
 
-    @staticmethod
-    def _split(step: object, caller: str) -> tuple[Any, tuple[Effect[Any], ...]]:
+    def _split(self, step: object, caller: str) -> tuple[Any, tuple[Effect[Any], ...]]:
         try:
-            return split_step(step)
+            model, effects = split_step(step)
         except NotAnEffectError as error:
             raise ApplicationError(f"{caller} returned effects that are not Effects") from error
+        declared = self.app.model_type
+        if model is None and declared is not None and not _admits_none(declared):
+            missing = NotAModelError(
+                f"the app's {caller} returned None, not a {_type_name(declared)} (its"
+                " model_type): a missing return?"
+            )
+            raise ApplicationError(f"{caller} returned no model") from missing
+        return model, effects
 
     def _view(self, model: Model) -> View[Any]:
         view = self._call(self.app.view, model)

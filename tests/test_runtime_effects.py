@@ -20,6 +20,7 @@ from semledger.runtime import (
     EffectRunner,
     Latest,
     Next,
+    NotAModelError,
     NotAnEffectError,
     NotAProposalError,
     Proposal,
@@ -340,6 +341,18 @@ def test_message_types_the_log_could_not_tell_apart_are_refused_when_the_app_is_
         ("subscriptions", (), "App.subscriptions: expected a function, got ()"),
         ("name", "", "App.name: expected a non-empty string, got ''"),
         ("name", 3, "App.name: expected a non-empty string, got 3"),
+        (
+            "model_type",
+            "Model",
+            "App.model_type: expected the model's class (or a type such as list[int]), got"
+            " 'Model'",
+        ),
+        (
+            "model_type",
+            _Plain,
+            "_Plain is a plain class, whose models the log cannot record, so no recovery"
+            " checkpoint would be taken",
+        ),
     ],
 )
 def test_an_app_is_refused_as_it_is_made_for_a_part_of_the_wrong_kind(
@@ -351,6 +364,35 @@ def test_an_app_is_refused_as_it_is_made_for_a_part_of_the_wrong_kind(
     }  # fmt: skip
     with pytest.raises(TypeError, match=re.escape(says)):
         App(**{**parts, field: value})
+
+
+@pytest.mark.parametrize("model_type", [int, Model, list[int], Model | None, None])
+def test_a_model_type_the_log_can_record_is_taken(model_type: Any) -> None:
+    app = App(init=lambda: 0, update=lambda m, _msg: m, view=lambda m: text("n", str(m)),
+              model_type=model_type)  # fmt: skip
+    assert app.model_type == model_type
+
+
+def test_an_update_that_returns_no_model_is_named_as_it_returns() -> None:
+    """A missing ``return``: without a model_type a model of None is the app's own choice;
+    with one, the error would otherwise surface in the view, far from the update."""
+
+    def update(model: Model, _msg: Loaded) -> Model:
+        attrs.evolve(model, log=("loaded",))  # type: ignore[return-value]  # no return
+
+    def view(model: Model) -> View[Loaded]:
+        return button(f"{len(model.log)} loaded", Loaded(), semantic_id="load")
+
+    runtime = AppRuntime(App(init=Model, update=update, view=view, model_type=Model))
+    with pytest.raises(ApplicationError, match="update returned no model") as raised:
+        runtime.perform(BySemanticId(SemanticId("load")), ACTIVATE, Latest())
+    assert isinstance(raised.value.__cause__, NotAModelError)
+    assert str(raised.value.__cause__) == (
+        "the app's update returned None, not a Model (its model_type): a missing return?"
+    )
+    optional = App(init=Model, update=update, view=lambda m: view(m or Model()),
+                   model_type=Model | None)  # fmt: skip
+    AppRuntime(optional).perform(BySemanticId(SemanticId("load")), ACTIVATE, Latest())
 
 
 def test_message_types_may_be_any_sequence_of_distinct_classes() -> None:
