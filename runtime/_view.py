@@ -220,7 +220,12 @@ def node(
 
 
 def send(msg: Msg) -> Handler[Msg]:
-    """A handler that proposes one fixed message."""
+    """A handler that proposes one fixed message. Raises `TypeError` for a class given
+    where its instance was meant (``button("Save", Save)``): update's ``case Save():``
+    would not match it, and the action would do nothing without a word."""
+    if isinstance(msg, type):
+        name = msg.__qualname__
+        raise TypeError(f"{name} is a message class, not a message: give one, {name}()")
     proposal: Proposal[Msg] = Proposal((msg,))
     return lambda _action: proposal
 

@@ -403,3 +403,14 @@ def test_message_types_may_be_any_sequence_of_distinct_classes() -> None:
         message_types=[Loaded, Receipt],
     )
     assert list(app.message_types) == [Loaded, Receipt]
+
+
+def test_a_message_class_given_for_a_message_is_refused_where_the_view_is_built() -> None:
+    def view(_model: int) -> View[Loaded]:
+        return button("Load", Loaded, semantic_id="load")  # type: ignore[arg-type]
+
+    with pytest.raises(ApplicationError) as raised:
+        AppRuntime(App(init=lambda: 0, update=lambda m, _msg: m, view=view))
+    assert str(raised.value.__cause__) == (
+        "Loaded is a message class, not a message: give one, Loaded()"
+    )
