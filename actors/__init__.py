@@ -1,7 +1,7 @@
 """Trio actors: mailboxes, the log writer (group commit), session actors and their registry."""
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
-from ._apps import AppLoadError, load_app
+from ._apps import AppLoadError, app_location, load_app
 from ._core import (
     SessionCore,
     StepResult,
@@ -61,6 +61,7 @@ __all__ = [
     "StepResult",
     "UnsubscribedTimerError",
     "answered",
+    "app_location",
     "commit_size",
     "committed_since",
     "crash_event",

@@ -10,7 +10,7 @@ from typing import Any
 
 from semledger.runtime import App
 
-__all__ = ["AppLoadError", "load_app"]
+__all__ = ["AppLoadError", "app_location", "load_app"]
 
 
 class AppLoadError(ValueError):
@@ -32,14 +32,14 @@ def load_app(reference: str) -> App[Any, Any]:
         module = importlib.import_module(module_name)
     except ImportError as error:
         missing = error.name if isinstance(error, ModuleNotFoundError) else None
-        hint = _where(error)
+        hint = app_location(error)
         if missing is not None and f"{module_name}.".startswith(f"{missing}."):
             hint = " (run from the folder that holds it, or add that folder to PYTHONPATH)"
         raise AppLoadError(f"{reference!r}: cannot import {module_name}: {error}{hint}") from error
     except Exception as error:  # the module's own code raised as it ran
         raise AppLoadError(
             f"{reference!r}: importing {module_name} raised {type(error).__name__}: {error}"
-            + _where(error)
+            + app_location(error)
         ) from error
     value: Any = module
     for part in attribute.split("."):
@@ -57,21 +57,25 @@ def load_app(reference: str) -> App[Any, Any]:
     return value
 
 
-def _where(error: BaseException) -> str:
+def app_location(error: BaseException) -> str:
     """`` (at FILE, line N)`` for the deepest frame of the app's own code that `error` came
     through, or "" if none did (a syntax error names its line itself).
 
-    Not the app's: Python's code, installed packages', this loader's, and semledger's
-    builders (which refuse a view or an `App` made wrong). Found only on an error, so that
-    loading an app costs nothing more.
+    Not the app's: Python's code, installed packages', and semledger's own (its builders
+    refuse a view or an `App` made wrong; its runtime and replay call the app). Found only
+    on an error, so that loading an app costs nothing more.
     """
     import sysconfig
     import traceback
 
+    ours = ("actors", "runtime", "replay", "eventlog", "hosts", "adapters")
     not_the_apps = (
         *{sysconfig.get_path(name) for name in ("stdlib", "purelib", "platlib")},
-        str(Path(__file__).parent),
-        str(Path(sys.modules["semledger.runtime"].__file__ or "").parent),
+        *(
+            str(Path(module.__file__).parent)
+            for module in (sys.modules.get(f"semledger.{name}") for name in ours)
+            if module is not None and module.__file__ is not None
+        ),
     )
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         filename = frame.filename

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from semledger.actors import app_location
 from semledger.replay import AuditEntry, AuditReport, Connection, Incident, ReplayReport
 from semledger.runtime import Full, SemanticsNode
 
@@ -361,10 +362,11 @@ def replay_verdict(report: ReplayReport) -> Group:
         lines.append(Text(message, style="bold green"))
         if report.crash is not None:
             where = f"at step {report.crash_step}" if report.crash_step else "as it started"
+            raised = report.crash.__cause__ or report.crash
             lines.append(
                 Text(
                     f"the application raised again {where}, as it did live: "
-                    f"{report.crash.__cause__ or report.crash!r}",
+                    f"{raised!r}{app_location(raised)}",
                     style="yellow",
                 )
             )

@@ -109,6 +109,15 @@ def test_an_application_crash_is_raised_again_at_the_same_step(tmp_path: Path) -
     done = mcp.cli("replay", "crashy", "--db", str(db), **WIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"raised again at step {step}" in done.stdout
+    # Where in the app, as a debugger would start: not in the runtime that called it.
+    crashy = Path(tests_crashy.__file__)
+    line = next(
+        number
+        for number, text in enumerate(crashy.read_text().splitlines(), 1)
+        if "raise ThirdIncrementError" in text
+    )
+    said = f"ThirdIncrementError('the count may not reach {step}') (at {crashy}, line {line})"
+    assert said in " ".join(done.stdout.split())
 
 
 def gallery_script() -> list[str]:
