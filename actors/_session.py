@@ -45,7 +45,6 @@ from semledger.eventlog import (
     TimerFired,
     check_counted,
     decode,
-    loggable_json,
     session_start,
     topic_of,
 )
@@ -131,13 +130,9 @@ class Refuse:
 @attrs.frozen
 class Connect:
     """An agent's client said who it is (its ``initialize``), or came back with the
-    session id alone (``resumed``): logged, for the audit."""
+    session id alone: logged, for the audit."""
 
-    client: object
-    protocol_version: str | None
-    transport: str
-    peer: str | None = None
-    resumed: bool = False
+    connection: AgentConnected
 
 
 @attrs.frozen
@@ -553,14 +548,7 @@ class SessionActor(Actor[SessionMessage]):
             return message.rejection
         if isinstance(message, Connect):
             if not self.ended:
-                connected = AgentConnected(
-                    loggable_json(message.client),
-                    message.protocol_version,
-                    message.transport,
-                    message.peer,
-                    message.resumed,
-                )
-                self._submit([connected])
+                self._submit([message.connection])
             return None
         if self.ended:
             return Rejection(ErrorCode.HOST_CLOSED, "the session is closed", {})

@@ -29,7 +29,10 @@ async def announce(router: Router, host: AgentHost, transport: str, peer: str | 
     """Tell `host` who connected, if it logs that (`ConnectionRecorder`): call once, as
     soon as `router` has answered an ``initialize`` (its protocol version is set)."""
     if isinstance(host, ConnectionRecorder) and router.protocol_version is not None:
-        await host.connected(router.client_info, router.protocol_version, transport, peer)
+        from semledger.eventlog import AgentConnected, loggable_json  # a recorder's: loaded
+
+        client = loggable_json(router.client_info)
+        await host.connected(AgentConnected(client, router.protocol_version, transport, peer))
 
 
 async def execute(

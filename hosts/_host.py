@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
 from semledger.runtime._actions import Precondition, SemanticsAction, Target
 from semledger.runtime._outcomes import Receipt, Rejection
 from semledger.runtime._reads import ReadResult
+
+if TYPE_CHECKING:
+    from semledger.eventlog import AgentConnected
 
 __all__ = [
     "AgentDiagnosticsHost",
@@ -49,21 +52,11 @@ class RefusalRecorder(Protocol):
 
 @runtime_checkable
 class ConnectionRecorder(Protocol):
-    """A host that logs who connected: the ``clientInfo`` of the ``initialize`` its
-    router answered, the protocol version agreed, the transport and, over HTTP, the peer's
-    address. Told before any call that follows the ``initialize``; or, ``resumed``, before
-    the first call of a client that came back with its session id alone (see
-    ``AgentConnected.resumed``)."""
+    """A host that logs who connected (`AgentConnected`): told before any call that follows
+    the ``initialize`` its router answered, or, for a client that came back with its session
+    id alone (``resumed``), before its first call."""
 
-    async def connected(
-        self,
-        client: object,
-        protocol_version: str | None,
-        transport: str,
-        peer: str | None,
-        *,
-        resumed: bool = False,
-    ) -> None: ...
+    async def connected(self, connection: AgentConnected) -> None: ...
 
 
 def overlapping_calls_allowed(*hosts: object) -> bool:

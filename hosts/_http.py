@@ -17,7 +17,7 @@ import attrs
 import trio
 
 from semledger.actors import ActorError, SessionActor, SessionRegistry
-from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError
+from semledger.eventlog import DAMAGED_LOG_ERRORS, AgentConnected, SessionClaimedError
 from semledger.runtime import App
 
 from ._dispatch import announce, handle_message
@@ -265,7 +265,7 @@ class McpHttpApp:
             return unresumable
         connection = await self._open(session_id)
         version = headers.get("mcp-protocol-version")
-        await connection.host.connected(None, version, "http", peer, resumed=True)
+        await connection.host.connected(AgentConnected(None, version, "http", peer, resumed=True))
         return connection
 
     def _unresumable(self, session_id: str) -> str | None:

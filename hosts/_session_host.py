@@ -18,6 +18,7 @@ from semledger.actors import (
     SessionCrashedError,
     SessionLogError,
 )
+from semledger.eventlog import AgentConnected
 from semledger.runtime import (
     ErrorCode,
     Precondition,
@@ -88,17 +89,9 @@ class RuntimeAgentHost:
         result: Receipt | Rejection = await self.ask(Perform(target, action, precondition))
         return result
 
-    async def connected(
-        self,
-        client: object,
-        protocol_version: str | None,
-        transport: str,
-        peer: str | None,
-        *,
-        resumed: bool = False,
-    ) -> None:
+    async def connected(self, connection: AgentConnected) -> None:
         if self._closed is None:
-            await self.ask(Connect(client, protocol_version, transport, peer, resumed))
+            await self.ask(Connect(connection))
 
     async def refuse(self, arguments: dict[str, Any], rejection: Rejection) -> Rejection:
         """Log a ``perform_action`` refused for its `arguments`; answer `rejection` (also

@@ -50,7 +50,6 @@ from semledger.eventlog import (
     Recorder,
     SemanticsTaken,
     decode,
-    loggable_json,
     topic_of,
 )
 from semledger.replay import fold
@@ -172,24 +171,13 @@ class LoggedSurfaceHost:
             await self.logged.append(*self._commits(before), answered(request_id, outcome))
         return outcome
 
-    async def connected(
-        self,
-        client: object,
-        protocol_version: str | None,
-        transport: str,
-        peer: str | None,
-        *,
-        resumed: bool = False,
-    ) -> None:
+    async def connected(self, connection: AgentConnected) -> None:
         """Log who connected, as a runtime session does."""
         async with self._lock:
             if not self.bridge.closed:
-                event = AgentConnected(
-                    loggable_json(client), protocol_version, transport, peer, resumed
-                )
                 try:
                     with trio.CancelScope(shield=True):
-                        await self.logged.append(event)
+                        await self.logged.append(connection)
                 except SessionLogError as error:
                     self._lost(error)
 
