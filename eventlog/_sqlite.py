@@ -338,11 +338,11 @@ def _unwritable_beside(path: str) -> str:
     ``-wal`` or ``-shm`` another user's read made, which are theirs."""
     import pwd  # POSIX only, and needed only here
 
-    if not os.access(path, os.W_OK):
+    if not _writable(path):
         return ""
     for suffix in ("-wal", "-shm"):
         beside = f"{path}{suffix}"
-        if os.path.exists(beside) and not os.access(beside, os.W_OK):
+        if os.path.exists(beside) and not _writable(beside):
             try:
                 owner = pwd.getpwuid(os.stat(beside).st_uid).pw_name
             except (KeyError, OSError):
@@ -352,6 +352,16 @@ def _unwritable_beside(path: str) -> str:
                 f" with no server running on the log, remove {beside})"
             )
     return ""
+
+
+def _writable(path: str) -> bool:
+    """Whether this process may open `path` to write, by trying (``os.access`` asks with
+    the real user's rights, which is not what SQLite gets)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY))
+    except OSError:
+        return False
+    return True
 
 
 def _readable_version(conn: sqlite3.Connection, path: str) -> int:

@@ -705,34 +705,45 @@ def shared() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+AS_OWNER = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "--"]
+
+
+def _as_other_users() -> None:
+    """Skip unless root here, and other users may run semledger from this checkout (not
+    where a private folder holds it, as a fresh clone in a mktemp folder does)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to act as two users")
+    for user in (AS_NOBODY, AS_OWNER):
+        probe = [*user, *mcp.COMMAND, "--help"]
+        if subprocess.run(probe, capture_output=True, env=mcp.env(), check=False).returncode:
+            pytest.skip("another user cannot run semledger from this checkout")
+
+
 def test_another_users_inspection_leaves_nothing_the_logs_owner_cannot_write(
     logged: Path, shared: Path
 ) -> None:
     """In a folder both may write, SQLite would make the -wal and -shm a read needs as the
-    inspecting user, and the owner's server could then not open its own log."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to act as two users")
+    inspecting user, and the owner's server could then not open its own log; a server that
+    meets such files (an older semledger's, sqlite3's) names them."""
+    _as_other_users()
     db = shared / "log.db"
     shutil.copy(logged, db)
     os.chown(db, 1000, 1000)
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
     for command in (["sessions"], ["audit", "agent", "--verify"]):
         done = subprocess.run(
-            [*as_nobody, *mcp.COMMAND, *command, "--db", str(db)],
+            [*AS_NOBODY, *mcp.COMMAND, *command, "--db", str(db)],
             capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
         )  # fmt: skip
         assert done.returncode == 0, (command, done.stdout, done.stderr)
     assert sorted(p.name for p in shared.iterdir()) == ["log.db"]
 
-    # Files such a read left (an older semledger's, sqlite3's): the owner is told which.
-    read = (
-        "import sqlite3, sys;"
-        " sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True).execute('PRAGMA user_version')"
-    )
-    subprocess.run([*as_nobody, sys.executable, "-c", read, str(db)], check=True, timeout=60)
-    as_owner = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "--"]
+    sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("PRAGMA user_version").close()
+    for beside in ("-wal", "-shm"):
+        os.chown(f"{db}{beside}", 65534, 65534)
+        os.chmod(f"{db}{beside}", 0o644)
     served = subprocess.run(
-        [*as_owner, *mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "next"],
+        [*AS_OWNER, *mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "next"],
         input="", capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
     )  # fmt: skip
     assert served.returncode == 2, served.stdout + served.stderr
