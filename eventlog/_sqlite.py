@@ -577,24 +577,22 @@ class SqliteRecorder:
         be; raises `OutdatedSchemaError` if it cannot.
         """
         where = os.fspath(path)
-        if os.path.exists(f"{where}-wal") or not (
-            os.access(where, os.W_OK) and _owned_by_us(os.path.abspath(where))
-        ):
+        clean = not os.path.exists(f"{where}-wal")
+        if clean and _writable(where) and _owned_by_us(os.path.abspath(where)):
             try:
-                return cls(where, read_only=True)
-            except OutdatedSchemaError as outdated:
-                try:
-                    return cls(where, create=False)
-                except LogOpenError as error:
-                    if _cannot_write(error.__cause__):
-                        raise outdated from None
+                return cls(where, create=False)
+            except LogOpenError as error:
+                if not _cannot_write(error.__cause__):
                     raise
         try:
-            return cls(where, create=False)
-        except LogOpenError as error:
-            if not _cannot_write(error.__cause__):
+            return cls(where, read_only=True)
+        except OutdatedSchemaError as outdated:
+            try:
+                return cls(where, create=False)
+            except LogOpenError as error:
+                if _cannot_write(error.__cause__):
+                    raise outdated from None
                 raise
-        return cls(where, read_only=True)
 
     def __enter__(self) -> SqliteRecorder:
         return self

@@ -5,7 +5,11 @@ the relations between a field and what labels, describes or explains it."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +33,9 @@ from semledger.runtime import (
     SetText,
     SimpleAction,
 )
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
 
 RANGES = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Ranges</title></head>
@@ -85,12 +92,30 @@ RELATED = """<!doctype html>
 """
 
 
+SERVED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Served</title></head>
+<body>
+<label>Volume <input type="range" id="volume" min="0" max="10" value="4"></label>
+<label>Email <input id="email" aria-describedby="hint"></label>
+<span id="hint">We never share it</span>
+<button id="save" onclick="document.getElementById('n').textContent = '3'">Save</button>
+<div role="status" id="saved">Saved <span id="n">0</span> items</div>
+<iframe src="editable.html" title="Editor"></iframe>
+</body></html>
+"""
+PAGES = {
+    "ranges.html": RANGES,
+    "editable.html": EDITABLE,
+    "related.html": RELATED,
+    "served.html": SERVED,
+}
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     directory = tmp_path_factory.mktemp("inputs")
-    (directory / "ranges.html").write_text(RANGES, encoding="utf-8")
-    (directory / "editable.html").write_text(EDITABLE, encoding="utf-8")
-    (directory / "related.html").write_text(RELATED, encoding="utf-8")
+    for name, html in PAGES.items():
+        (directory / name).write_text(html, encoding="utf-8")
     with serve_directory(directory) as url:
         yield url
 
@@ -264,3 +289,36 @@ async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
     button = next(n for n in full.nodes if n.role is Role.BUTTON)
     assert button.label == "Save draft"
     assert button.relations == ((Relation.LABELLED_BY, (holding("Save"), holding("draft"))),)
+
+
+def test_the_log_serves_ranges_relations_frames_and_announcements_as_the_page_showed_them(
+    pages: str, tmp_path: Path
+) -> None:
+    """SPEC 4: read_semantics from the log alone is what the live bridge answered, with
+    what the page now tells an agent (numeric, relations, an iframe's content, an atomic
+    region's announcement)."""
+    db = tmp_path / "web.db"
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", "--adapter", "web", "--url", pages + "served.html",
+         "--db", str(db), "--session", "web"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=mcp.env(),
+    )  # fmt: skip
+    try:
+        first = mcp.ask(server, mcp.read(1))["value"]
+        assert mcp.ask(server, mcp.perform(2, "save"))["ok"]
+        delta = mcp.ask(server, mcp.read(3, first["generation"]))["value"]
+        last = mcp.ask(server, mcp.read(4))["value"]
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
+    by_id = {n["semantic_id"]: n for n in first["nodes"]}
+    assert by_id["volume"]["numeric"]["max"] == 10
+    assert by_id["email"]["relations"]["described_by"]
+    assert any("Dear Ada" in (n["value"] or "") for n in first["nodes"])  # in the iframe
+    assert [(a["atomic"], a["text"]) for a in delta["announcements"]] == [(True, "Saved 3 items")]
+    for read, generation in ((first, first["generation"]), (last, last["generation"])):
+        logged = mcp.cli("read", "web", "--db", str(db), "--generation", generation, "--json")
+        assert logged.returncode == 0, logged.stderr
+        assert json.loads(logged.stdout) == read
