@@ -195,8 +195,11 @@ def _numeric(native: Mapping[str, str]) -> Numeric | None:
     ``valuemax``, ``valuestep`` (decimal text) and ``valuetext``; None if it reports none."""
 
     def number(key: str) -> float | None:
+        text = native.get(key)
+        if text is None:  # most nodes: no exception raised and caught for each
+            return None
         try:
-            found = float(native.get(key, ""))
+            found = float(text)
         except ValueError:
             return None
         return found if math.isfinite(found) else None
