@@ -564,7 +564,9 @@ class AtspiSurface:
             raise ActionabilityError(f"{action}: {ref} is not showing", details={"ref": ref})
         if "disabled" in states:
             raise ActionabilityError(f"{action}: {ref} is disabled", details={"ref": ref})
-        if action in {"click", "hoverAndClick", "doubleClick", "submit", "rightClick"}:
+        if action in {"click", "hoverAndClick"} and await self._select_clicked(raw, ref):
+            pass
+        elif action in {"click", "hoverAndClick", "doubleClick", "submit", "rightClick"}:
             await self._do(raw, ref, action, times=2 if action == "doubleClick" else 1)
         elif action == "setChecked":
             if a.checked is None:
@@ -605,6 +607,27 @@ class AtspiSurface:
             if not await backend.do_action(app, raw.path, index):
                 raise ActionabilityError(f"{ref} refused the {names[index]!r} action")
 
+    async def _select_clicked(self, raw: amap.RawNode, ref: str) -> bool:
+        """Do what a click does on an item its container selects, if `raw` is one: a page
+        tab (which has no action of its own) is selected in its tab list, and a table or
+        tree cell selects its row (its own ``activate`` is a double click's or Enter's:
+        GTK runs the row's action). False for anything else, which a click acts on."""
+        if "selectable" not in raw.state_set:
+            return False
+        cell = raw.has("TableCell")
+        if raw.actions and not cell:
+            return False
+        backend, app = self._require_app()
+        parent = (await self._entry(ref)).raw.parent
+        holder = None if parent is None else await backend.read_node(app, parent)
+        if holder is None or not holder.has("Table" if cell else "Selection"):
+            return False
+        index = await backend.index_in_parent(app, raw.path)
+        select = backend.select_row if cell else backend.select_child
+        if not await select(app, holder.path, index):
+            raise ActionabilityError(f"{ref} ({raw.role_name}) could not be selected")
+        return True
+
     def _require_editable(self, raw: amap.RawNode, ref: str) -> None:
         if not raw.has("EditableText"):
             raise ActionabilityError(f"{ref} ({raw.role_name}) is not editable text")
@@ -635,6 +658,12 @@ class AtspiSurface:
         if not key:
             raise DataError("press needs args.key", path="args.key")
         lowered = key.lower()
+        if lowered in {"arrowright", "arrowleft"} and amap.expands_by_keys(raw):
+            # A tree row's keys, done through its action: a synthesized key would go to
+            # whatever has the keyboard focus.
+            if ("expanded" in raw.state_set) != (lowered == "arrowright"):
+                await self._do(raw, ref, "expand")
+            return
         if lowered in {"enter", "return"} and raw.has("Action"):
             await self._do(raw, ref, "submit")
             return

@@ -127,6 +127,8 @@ class Backend(Protocol):
     async def select_child(self, app: AppInfo, path: str, index: int) -> bool: ...
     async def deselect_child(self, app: AppInfo, path: str, index: int) -> bool: ...
     async def clear_selection(self, app: AppInfo, path: str) -> bool: ...
+    async def index_in_parent(self, app: AppInfo, path: str) -> int: ...
+    async def select_row(self, app: AppInfo, table: str, index: int) -> bool: ...
     async def set_value(self, app: AppInfo, path: str, value: float) -> None: ...
     async def value_range(self, app: AppInfo, path: str) -> tuple[float, float]: ...
     async def grab_focus(self, app: AppInfo, path: str) -> bool: ...
@@ -706,6 +708,22 @@ class LiveBackend:
 
     async def clear_selection(self, app: AppInfo, path: str) -> bool:
         (done,) = await self._one(_call(path, app.bus, ATSPI + "Selection", "ClearSelection"))
+        return bool(done)
+
+    async def index_in_parent(self, app: AppInfo, path: str) -> int:
+        (index,) = await self._one(_call(path, app.bus, ACCESSIBLE, "GetIndexInParent"))
+        return int(index)
+
+    async def select_row(self, app: AppInfo, table: str, index: int) -> bool:
+        """Select the row of the table's child `index` (a cell), as a click on it does."""
+        (row,) = await self._one(
+            _call(table, app.bus, ATSPI + "Table", "GetRowAtIndex", "i", (index,))
+        )
+        if int(row) < 0:
+            return False
+        (done,) = await self._one(
+            _call(table, app.bus, ATSPI + "Table", "AddRowSelection", "i", (int(row),))
+        )
         return bool(done)
 
     async def set_value(self, app: AppInfo, path: str, value: float) -> None:

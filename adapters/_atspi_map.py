@@ -459,6 +459,16 @@ def is_checked(raw: RawNode) -> bool:
     return "checked" in states or (raw.role_name == "toggle button" and "pressed" in states)
 
 
+def expands_by_keys(raw: RawNode) -> bool:
+    """Whether `raw` is a tree row that ArrowRight expands and ArrowLeft collapses (a
+    click on it selects it instead)."""
+    return (
+        raw.role_name in {"table cell", "tree item"}
+        and "expandable" in raw.state_set
+        and raw.has("Action")
+    )
+
+
 def is_hidden(raw: RawNode) -> bool:
     if raw.role_name == "application":
         return False
@@ -509,7 +519,11 @@ def native_of(raw: RawNode) -> dict[str, str]:
     """Adapter extras for candidate synthesis: the AT-SPI role, the automation id and
     the object attributes (``toolkit``, ``placeholder-text``); a Value's current value
     (``valuenow``) and, for a slider or spin button, that ``type`` sets it
-    (``valuesettable``)."""
+    (``valuesettable``); and the states the snapshot's state words cannot say, under the
+    keys the web adapter uses: ``password`` (a password text, whose typing the log
+    redacts), ``checked: "mixed"`` (a checkable in GTK's inconsistent state, drawn as a
+    dash whether or not it is also checked), ``multiline``, ``modal`` and ``invalid``; and
+    ``expand: "keys"`` on a tree row, which ArrowRight expands (a click selects it)."""
     out = {f"attr:{key}": value for key, value in raw.attributes.items()}
     out["atspiRole"] = raw.role_name
     ident = automation_id(raw)
@@ -519,7 +533,26 @@ def native_of(raw: RawNode) -> dict[str, str]:
         out["valuenow"] = _number(raw.value)
     if raw.has("Value") and raw.role_name in {"spin button", "slider"}:
         out["valuesettable"] = "true"
+    states = raw.state_set
+    if raw.role_name == "password text":
+        out["password"] = "true"
+    if is_checkable(raw) and "indeterminate" in states:
+        out["checked"] = "mixed"
+    if expands_by_keys(raw):
+        out["expand"] = "keys"
+    if "multi-line" in states and is_text_input(raw):  # GTK labels say it too
+        out["multiline"] = "true"
+    for state, key in _NATIVE_STATES:
+        if state in states:
+            out[key] = "true"
     return out
+
+
+_NATIVE_STATES: Final = (
+    ("modal", "modal"),
+    ("invalid-entry", "invalid"),
+    ("invalid", "invalid"),
+)
 
 
 def to_snapshot_node(raw: RawNode, ref: str, parent: str | None, depth: int) -> SnapshotNode:

@@ -137,6 +137,15 @@ class RecordedBackend:
         self.calls.append(("ClearSelection", path))
         return True
 
+    async def index_in_parent(self, app: AppInfo, path: str) -> int:
+        node = self.nodes[self._index(path)]
+        siblings = [n.path for n in self.nodes if n.parent == node.parent]
+        return siblings.index(path)
+
+    async def select_row(self, app: AppInfo, table: str, index: int) -> bool:
+        self.calls.append(("AddRowSelection", table, index))
+        return True
+
     async def set_value(self, app: AppInfo, path: str, value: float) -> None:
         self.calls.append(("SetCurrentValue", path, value))
         self._set(path, value=value)

@@ -17,11 +17,14 @@ application through the same router and tools as a semledger app:
   ``checked: "mixed"``, ``modal``, ``multiline``, ``password``), and so do a heading's
   ``level`` and a link's or the page's ``url``.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
-  disabled text field); ``perform_action`` checks them in the runtime's order (closed,
-  generation, target, disabled, capability) against the bridge's own generation, then maps
-  the action onto ``act`` (activate -> click, set_text -> clear and type, submit -> press
+  disabled text field, no submit on a multiline one, where Enter starts a new line);
+  ``perform_action`` checks them in the runtime's order (closed, generation, target,
+  disabled, capability) against the bridge's own generation, then maps the action onto
+  ``act`` (activate -> click, set_text -> clear and type, submit -> press
   Enter, focus -> focus, select -> click (selectOption on the ``<select>`` for a native
-  option, which a click cannot choose), expand/collapse -> click, dismiss -> press
+  option, which a click cannot choose), expand/collapse -> click (press ArrowRight or
+  ArrowLeft on a row the surface says keys expand, ``native["expand"] == "keys"``: a
+  desktop tree row, which a click selects), dismiss -> press
   Escape, increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll
   -> press PageDown/PageUp, set_numeric_value -> type the number, on a range the surface
   reports settable (``native["valuesettable"]``) and never outside the bounds it shows).
@@ -56,6 +59,7 @@ application through the same router and tools as a semledger app:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -156,6 +160,10 @@ _KEY_OF: Final[Mapping[ActionKind, str]] = {
     ActionKind.INCREMENT: "ArrowUp",
     ActionKind.DECREMENT: "ArrowDown",
 }
+_ARROW_OF: Final[Mapping[ActionKind, str]] = {
+    ActionKind.EXPAND: "ArrowRight",
+    ActionKind.COLLAPSE: "ArrowLeft",
+}
 _SCROLL_KEYS: Final[Mapping[ScrollDirection, str]] = {
     ScrollDirection.FORWARD: "PageDown",
     ScrollDirection.DOWN: "PageDown",
@@ -218,7 +226,9 @@ def _actions(
     if role in _ACTIVATABLE:
         kinds.update((ActionKind.ACTIVATE, ActionKind.FOCUS))
     if role is Role.TEXT_FIELD:
-        kinds.update((ActionKind.FOCUS, ActionKind.SUBMIT))
+        kinds.add(ActionKind.FOCUS)
+        if native.get("multiline") != "true":  # where Enter starts a new line
+            kinds.add(ActionKind.SUBMIT)
         if not states & _NOT_EDITABLE:
             kinds.add(ActionKind.SET_TEXT)
     if role is Role.COMBO_BOX:
@@ -641,7 +651,8 @@ class SurfaceAgentHost:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
         except SurfaceError as error:
-            return _rejection(error, echoed, action.kind.value)
+            ref = self._refs.get(node.node_id)
+            return _rejection(error, echoed, action.kind.value, {ref: node.node_id} if ref else {})
         try:
             after = await self.refresh()
         except SessionError as error:
@@ -671,6 +682,8 @@ class SurfaceAgentHost:
         if option is not None:
             select, value = option
             await act("selectOption", select, {"values": [value]})
+        elif kind in _ARROW_OF and self._expands_by_keys(ref):
+            await act("press", ref, {"key": _ARROW_OF[kind]})
         elif kind in _CLICKED:
             await act("click", ref)
         elif kind is ActionKind.FOCUS:
@@ -692,6 +705,14 @@ class SurfaceAgentHost:
             await act("press", ref, {"key": key})
         else:
             raise ActionabilityError(f"the surface has no way to {kind.value}")
+
+    def _expands_by_keys(self, ref: str) -> bool:
+        """Whether the surface says ArrowRight and ArrowLeft expand and collapse `ref` (a
+        desktop tree row, where a click selects)."""
+        if self.last_snapshot is None:
+            return False
+        item = next((n for n in self.last_snapshot.nodes if n.ref == ref), None)
+        return item is not None and item.native.get("expand") == "keys"
 
     def _native_option(self, ref: str) -> tuple[str, str] | None:
         """The ref of the ``<select>`` holding the option `ref` and the option's value, when
@@ -736,7 +757,14 @@ def _unreadable(error: SurfaceError) -> Rejection:
     )
 
 
-def _rejection(error: SurfaceError, echoed: dict[str, Any], action: str) -> Rejection:
+def _rejection(
+    error: SurfaceError, echoed: dict[str, Any], action: str, node_of: Mapping[str, int]
+) -> Rejection:
+    """The rejection `error` stands for, its message naming nodes by the ids an agent knows
+    instead of the surface's refs (`node_of`)."""
+    message = error.message
+    for ref, node_id in node_of.items():
+        message = re.sub(rf"(?<![\w-]){re.escape(ref)}(?![\w-])", f"node {node_id}", message)
     code = error.details.get("code")
     if isinstance(code, str):
         try:
@@ -744,9 +772,9 @@ def _rejection(error: SurfaceError, echoed: dict[str, Any], action: str) -> Reje
         except ValueError:
             known = None
         if known in (ErrorCode.TARGET_DISABLED, ErrorCode.TARGET_NOT_FOUND):
-            return _reject(known, error.message, target=echoed)
+            return _reject(known, message, target=echoed)
         if known in (ErrorCode.ACTION_UNAVAILABLE, ErrorCode.HANDLER_REJECTED):
-            return _reject(known, error.message, target=echoed, action=action)
+            return _reject(known, message, target=echoed, action=action)
     if isinstance(error, LocateError):
-        return _reject(ErrorCode.TARGET_NOT_FOUND, error.message, target=echoed)
-    return _reject(ErrorCode.HANDLER_REJECTED, error.message, target=echoed, action=action)
+        return _reject(ErrorCode.TARGET_NOT_FOUND, message, target=echoed)
+    return _reject(ErrorCode.HANDLER_REJECTED, message, target=echoed, action=action)

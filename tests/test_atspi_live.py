@@ -144,3 +144,55 @@ async def test_focus_moves_the_keyboard_focus_to_the_element(desktop: PrivateDes
             assert focused == [ref]
     finally:
         await surface.close()
+
+
+async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
+    desktop: PrivateDesktop,
+) -> None:
+    """Through the MCP bridge, on the fixture's tabs, tree, inconsistent check box, password
+    entry and text view: select chooses a tab or a tree row without running the row's action
+    (a click on a cell did), expand and collapse open and close a row, and the tree says
+    what the state words alone could not."""
+    from semledger.hosts import SurfaceAgentHost
+    from semledger.runtime import ActionKind, ByNodeId, Checked, Latest, Receipt, SimpleAction
+
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    host = SurfaceAgentHost(surface)
+    try:
+        tree = await host.refresh()
+
+        def node(label: str) -> Any:
+            return next(n for n in host.journal.current.nodes.values() if n.label == label)
+
+        async def do(label: str, kind: ActionKind) -> None:
+            receipt = await host.perform_action(
+                ByNodeId(node(label).node_id), SimpleAction(kind), Latest()
+            )
+            assert isinstance(receipt, Receipt), receipt
+            assert receipt.after > receipt.before
+
+        await do("Second", ActionKind.SELECT)
+        assert node("Second").state.selected
+        assert not node("First").state.selected
+        assert node("Fruit").state.expanded is False
+        await do("Fruit", ActionKind.EXPAND)
+        assert node("Fruit").state.expanded
+        assert node("Apple").state.selected is False
+        await do("Vegetables", ActionKind.SELECT)
+        assert node("Vegetables").state.selected
+        assert not node("Fruit").state.selected
+        await do("Fruit", ActionKind.COLLAPSE)
+        labels = {n.label for n in host.journal.current.nodes.values()}
+        assert "Apple" not in labels
+        assert node("Fruit").state.expanded is False
+        assert "Ready" in labels  # selecting a row did not activate it
+
+        by_id = {n.semantic_id: n for n in tree.nodes.values() if n.semantic_id is not None}
+        assert by_id["mixed"].state.checked is Checked.MIXED
+        assert by_id["password"].state.password
+        notes = by_id["notes"]
+        assert notes.state.multiline
+        assert ActionKind.SUBMIT not in notes.actions
+    finally:
+        await surface.close()

@@ -21,7 +21,19 @@ from semledger.adapters import _atspi_map as amap
 from semledger.adapters._atspi import AtspiSurface
 from semledger.adapters._atspi_recorded import RecordedBackend, load_recording
 from semledger.hosts import SurfaceAgentHost
-from semledger.runtime import ActionKind, ByNodeId, Full, Latest, Receipt, SetNumericValue
+from semledger.hosts._surface_host import _node as _bridge_node
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    Checked,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    SemanticsNode,
+    SetNumericValue,
+    SimpleAction,
+)
 
 FIXTURE_APP = "semledger-gtk-fixture"
 
@@ -96,6 +108,30 @@ def test_inverted_states_are_normalised() -> None:
         _raw("entry", SHOWN | {"editable", "focused", "required"}, ("EditableText",))
     ) == ("focused", "required")
     assert amap.node_states(_raw("application", set())) == ()
+
+
+def _agents_node(raw: amap.RawNode) -> SemanticsNode:
+    return _bridge_node(amap.to_snapshot_node(raw, "a1", None, 0), 1, ())
+
+
+def test_an_agent_sees_what_the_state_words_cannot_say() -> None:
+    password = _agents_node(_raw("password text", SHOWN | {"editable"}, ("EditableText",)))
+    assert password.state.password  # so the log redacts what is typed into it
+    # GTK's inconsistent check box or radio, drawn as a dash, whether or not also checked
+    for states in (set(), {"checked"}):
+        mixed = _agents_node(_raw("radio button", SHOWN | {"indeterminate"} | states))
+        assert mixed.state.checked is Checked.MIXED
+    notes = _agents_node(
+        _raw("text", SHOWN | {"editable", "multi-line"}, ("EditableText", "Text"))
+    )
+    assert notes.state.multiline
+    assert ActionKind.SUBMIT not in notes.actions  # Enter starts a new line
+    assert ActionKind.SET_TEXT in notes.actions
+    line = _agents_node(_raw("text", SHOWN | {"editable", "single-line"}, ("EditableText",)))
+    assert not line.state.multiline
+    assert ActionKind.SUBMIT in line.actions
+    assert _agents_node(_raw("dialog", SHOWN | {"modal"})).state.modal
+    assert _agents_node(_raw("entry", SHOWN | {"invalid-entry"}, ("EditableText",))).state.invalid
 
 
 def test_names_fall_back_to_the_description_then_the_text_but_never_an_inputs_value() -> None:
@@ -230,6 +266,24 @@ async def test_an_agent_sees_a_spin_buttons_value_and_sets_it_with_set_numeric_v
     receipt = await host.perform_action(ByNodeId(count.node_id), SetNumericValue(7.5), Latest())
     assert isinstance(receipt, Receipt), receipt
     assert backend.calls == [("SetCurrentValue", _path(backend, "count"), 7.5)]
+
+
+async def test_a_refusal_names_the_target_by_the_node_id_the_agent_knows() -> None:
+    surface, backend = await _open()
+    host = SurfaceAgentHost(surface)
+    full = await host.read_semantics(None)
+    assert isinstance(full, Full)
+    [greet] = [n for n in full.nodes if n.semantic_id == "greet"]
+
+    async def refuse(*_args: object) -> bool:
+        return False
+
+    backend.do_action = refuse  # type: ignore[method-assign]
+    refused = await host.perform_action(
+        ByNodeId(greet.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+    )
+    assert isinstance(refused, Rejection)
+    assert refused.message == f"node {greet.node_id} refused the 'Click' action"
 
 
 async def test_select_option_selects_the_combo_child_by_name() -> None:
