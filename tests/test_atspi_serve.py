@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 
 
-def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path) -> None:
+def test_an_agent_clicks_and_types_a_redacted_password_through_serve_atspi(tmp_path: Path) -> None:
     require({SYSTEM_PYTHON: "python3"})
     require_gtk_python()
     db = tmp_path / "desktop.db"
@@ -72,6 +72,19 @@ def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path
             assert done["ok"], done
             after = ask(mcp.call(3, "read_semantics", {"since": full["generation"]}))["value"]
             assert after["kind"] == "delta", after
+            password = next(n for n in full["nodes"] if n["semantic_id"] == "password")
+            typed = ask(
+                mcp.call(
+                    4,
+                    "perform_action",
+                    {
+                        "target": {"kind": "node_id", "id": password["node_id"]},
+                        "action": {"kind": "set_text", "value": "hunter2-secret"},
+                        "precondition": {"kind": "latest"},
+                    },
+                )
+            )
+            assert typed["ok"], typed
         finally:
             assert server.stdin is not None
             server.stdin.close()
@@ -82,3 +95,4 @@ def test_an_agent_clicks_a_gtk_button_through_serve_adapter_atspi(tmp_path: Path
     assert {"open", "snapshot", "act", "close"} <= {c.method for c in calls}
     assert [e for e in audit(recorder, "gtk-1") if e.outcome == "receipt"]
     assert verify(recorder, "gtk-1").ok
+    assert b"hunter2-secret" not in db.read_bytes()  # a GTK password entry is redacted
