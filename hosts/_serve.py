@@ -359,7 +359,8 @@ async def serve_surface(
 
         async def close(reason: str) -> None:
             host.close()
-            await logged.close(reason=reason)
+            # A session whose surface ended (its application died) ended then, not here.
+            await logged.close(reason=host.failure or reason)
 
         return _Opened(Router(profile="default"), host, None, close, lambda: host.failure)
 

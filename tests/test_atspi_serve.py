@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from semledger.adapters._atspi_desktop import (
     require,
     require_gtk_python,
 )
-from semledger.eventlog import SqliteRecorder, SurfaceCalled
+from semledger.eventlog import SessionEnded, SqliteRecorder, SurfaceCalled
 from semledger.replay import audit, verify
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -96,3 +97,43 @@ def test_an_agent_clicks_and_types_a_redacted_password_through_serve_atspi(tmp_p
     assert [e for e in audit(recorder, "gtk-1") if e.outcome == "receipt"]
     assert verify(recorder, "gtk-1").ok
     assert b"hunter2-secret" not in db.read_bytes()  # a GTK password entry is redacted
+
+
+def test_an_application_that_dies_ends_its_session_with_why(tmp_path: Path) -> None:
+    """The app is killed under a served session: the agent's next call is host_closed,
+    the server says why and exits 1, and the log ends the session with the surface's
+    reason (it said "end of input", as if the client had hung up)."""
+    require({SYSTEM_PYTHON: "python3"})
+    require_gtk_python()
+    db = tmp_path / "desktop.db"
+    launch = shlex.join([SYSTEM_PYTHON, str(GTK_FIXTURE)])
+    with PrivateDesktop() as desktop:
+        server = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "semledger", "serve", "--adapter", "atspi"),
+                *("--launch", launch, "--db", str(db), "--session", "gtk-dies"),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **desktop.env},
+        )
+        try:
+            assert mcp.ask(server, mcp.call(1, "read_semantics", {}))["ok"]
+            [app] = subprocess.run(
+                ["pgrep", "-P", str(server.pid)], capture_output=True, text=True, check=True
+            ).stdout.split()
+            os.kill(int(app), signal.SIGKILL)
+            closed = mcp.ask(server, mcp.call(2, "read_semantics", {}))
+            assert closed["error"]["code"] == "host_closed", closed
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            server.wait(timeout=60)
+    stderr = server.stderr.read() if server.stderr else ""
+    assert server.returncode == 1, stderr
+    assert "its surface's session ended" in stderr
+    [ended] = [e for _r, e in SqliteRecorder(db).events("gtk-dies") if isinstance(e, SessionEnded)]
+    assert "its surface's session ended" in ended.reason, ended
+    assert "exited" in ended.reason or "gone" in ended.reason, ended
