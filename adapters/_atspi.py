@@ -169,6 +169,8 @@ KEYSYMS: Final[Mapping[str, int]] = {
 }
 DEFAULT_TIMEOUT_MS: Final = 20_000
 QUIT_WAIT_S: Final = 3.0
+ACTIVATION_WAIT_S: Final = 1.0
+FOCUS_AFTER_ACTIVATION_S: Final = 0.4
 
 
 def create_atspi_surface(config: Mapping[str, Any]) -> AtspiSurface:
@@ -300,12 +302,36 @@ class AtspiSurface:
                         and _descends(app.pid, self._process.pid)
                     ):
                         self._app = app
+                        await self._activated()
                         return
                 await trio.sleep(0.05)
         raise SurfaceTimeoutError(
             f"{launch.path!r} did not show a window on the AT-SPI registry within"
             f" {self._timeout:.0f}s"
         )
+
+    async def _activated(self) -> None:
+        """Wait, briefly, for the launched application's keyboard focus to show: its window
+        is activated, and its focused control says so shortly after (both come after the
+        window is on the registry). A session whose first snapshot came before would see
+        the focus arrive as a change nobody made (an agent's first exact action stale), and
+        a re-run would not see it at the same step. A window with nothing focused costs
+        `FOCUS_AFTER_ACTIVATION_S`; a desktop that never activates new windows, the wait."""
+        active_since: float | None = None
+        with trio.move_on_after(ACTIVATION_WAIT_S):
+            while True:
+                raws = [entry.raw for entry in (await self._read()).entries]
+                if any("focused" in raw.state_set for raw in raws):
+                    return
+                now = trio.current_time()
+                if active_since is None and any(
+                    raw.role_name in amap.WINDOW_ROLES and "active" in raw.state_set
+                    for raw in raws
+                ):
+                    active_since = now
+                if active_since is not None and now - active_since >= FOCUS_AFTER_ACTIVATION_S:
+                    return
+                await trio.sleep(0.02)
 
     async def close(self) -> None:
         """End the session: an application this session launched is quit (gracefully

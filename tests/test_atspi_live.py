@@ -196,3 +196,19 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
         assert ActionKind.SUBMIT not in notes.actions
     finally:
         await surface.close()
+
+
+async def test_a_launched_application_is_first_read_with_its_focus(
+    desktop: PrivateDesktop,
+) -> None:
+    """The focus shows a moment after the window: a first snapshot taken before it saw the
+    focus arrive later as a change nobody made, and an agent's first exact action stale."""
+    late = Launch(SYSTEM_PYTHON, (str(GTK_FIXTURE), "--focus-after", "150"))
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=late))
+    try:
+        [name] = await surface.locate({"by": "automationId", "value": "name"})
+        first = await surface.snapshot()
+        assert [n.ref for n in first.nodes if "focused" in n.states] == [name], first.text
+    finally:
+        await surface.close()
