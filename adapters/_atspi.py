@@ -43,11 +43,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import shlex
 import signal
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 import attrs
 import trio
@@ -171,6 +173,9 @@ DEFAULT_TIMEOUT_MS: Final = 20_000
 QUIT_WAIT_S: Final = 3.0
 ACTIVATION_WAIT_S: Final = 1.0
 FOCUS_AFTER_ACTIVATION_S: Final = 0.4
+STDERR_SHOWN: Final = 500
+"""The characters of a launched application's stderr a launch error shows (its last, its
+lines joined by `` | ``: a usage error is one line)."""
 
 
 def create_atspi_surface(config: Mapping[str, Any]) -> AtspiSurface:
@@ -274,26 +279,38 @@ class AtspiSurface:
             env.pop(key, None)
         if self._config.get("session_bus"):
             env["DBUS_SESSION_BUS_ADDRESS"] = str(self._config["session_bus"])
-        try:
-            self._process = await trio.lowlevel.open_process(
-                [launch.path, *launch.args],
-                env=env,
-                cwd=launch.cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise SessionError(f"cannot launch {launch.path!r}: {exc}") from exc
-        self._launched = True
+        command = shlex.join([launch.path, *launch.args])
+        # A file, not a pipe: nobody reads the application's stderr once it runs, and a
+        # full pipe would block it. Read back if it exits before it owns a window.
+        with tempfile.TemporaryFile() as stderr:
+            try:
+                self._process = await trio.lowlevel.open_process(
+                    [launch.path, *launch.args],
+                    env=env,
+                    cwd=launch.cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=stderr,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise SessionError(f"cannot launch {command}: {exc}") from exc
+            self._launched = True
+            await self._await_window(command, stderr)
+
+    async def _await_window(self, command: str, stderr: IO[bytes]) -> None:
+        assert self._process is not None
         backend = self._require_backend()
         with trio.move_on_after(self._timeout):
             while True:
                 code = self._process.poll()
                 if code is not None:
+                    stderr.seek(0)
+                    lines = stderr.read().decode(errors="replace").split("\n")
+                    said = " | ".join(line.strip() for line in lines if line.strip())
                     raise SessionError(
-                        f"{launch.path!r} exited with status {code} before it owned a window"
+                        f"{command} exited with status {code} before it owned a window"
+                        + (f"; it said: {said[-STDERR_SHOWN:]}" if said else "")
                     )
                 for app in await backend.applications():
                     if (
@@ -306,8 +323,8 @@ class AtspiSurface:
                         return
                 await trio.sleep(0.05)
         raise SurfaceTimeoutError(
-            f"{launch.path!r} did not show a window on the AT-SPI registry within"
-            f" {self._timeout:.0f}s"
+            f"{command} did not show a window on the AT-SPI registry within"
+            f" {self._timeout:g}s"
         )
 
     async def _activated(self) -> None:

@@ -68,6 +68,17 @@ def _at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds, more than 0 and at most a day."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"expected more than 0 and at most 86400, got {text}")
+    return value
+
+
 _SESSION = "a session's name (semledger sessions lists them)"
 _JSON = "print JSON instead of a table"
 
@@ -134,10 +145,22 @@ def _anchor(text: str) -> Any:
     return head
 
 
+def _log_path(text: str) -> str:
+    """An argparse type: the log's file path; not ``:memory:`` or a ``file:`` URI, which
+    SQLite reads as no file at all or as options (``./file:x.db`` names such a file)."""
+    path = _nonempty("a file path")(text)
+    if path == ":memory:" or path.startswith("file:"):
+        raise argparse.ArgumentTypeError(
+            f"expected a file path: the log is kept in a file, got {text!r}"
+            + (f" (for a file of that name, give ./{text})" if path.startswith("file:") else "")
+        )
+    return path
+
+
 def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        type=_nonempty("a file path"),
+        type=_log_path,
         default=DEFAULT_DB,
         metavar="PATH",
         help=f"the log (default: ./{DEFAULT_DB})",
@@ -168,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_nonempty("a command"),
         metavar="CMD",
         help="the application to launch, for --adapter atspi",
+    )
+    serve.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="S",
+        help="with --adapter web or atspi: how long to wait for the page or the application's"
+        " window, and for each call (default 5 for web, 20 for atspi)",
     )
     serve.add_argument(
         "--session",
@@ -673,6 +703,8 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     _status_lines_on_stderr()
     if args.adapter is not None:
         return _serve_surface(args)
+    if args.timeout is not None:
+        raise UsageError("--timeout applies only with --adapter web or atspi")
     _check_adapter_options(args, None)
     _check_transport_options(args)
     if args.app_option is not None:
@@ -813,7 +845,12 @@ def _serve_surface(args: argparse.Namespace) -> int:
             raise UsageError("--launch needs a command")
         launch = Launch(words[0], tuple(words[1:]))
         config["launch"] = args.launch
-    init = SessionInit(base_url=args.url, launch=launch)
+    timeout_ms = None
+    if args.timeout is not None:
+        if args.adapter == "runtime":
+            raise UsageError("--timeout applies only with --adapter web or atspi")
+        timeout_ms = max(1, round(args.timeout * 1000))
+    init = SessionInit(base_url=args.url, launch=launch, timeout_ms=timeout_ms)
     from semledger.hosts import serve_surface
 
     return _served(

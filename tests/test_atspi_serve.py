@@ -137,3 +137,35 @@ def test_an_application_that_dies_ends_its_session_with_why(tmp_path: Path) -> N
     [ended] = [e for _r, e in SqliteRecorder(db).events("gtk-dies") if isinstance(e, SessionEnded)]
     assert "its surface's session ended" in ended.reason, ended
     assert "exited" in ended.reason or "gone" in ended.reason, ended
+
+
+def test_a_launch_that_fails_is_named_with_what_the_application_said(tmp_path: Path) -> None:
+    """The command as given and the last of its stderr, in the one line `serve` prints;
+    and a window that never comes is waited for as long as `--timeout` says."""
+    with PrivateDesktop() as desktop:
+
+        def serve(launch: str, *more: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [
+                    *(sys.executable, "-m", "semledger", "serve", "--adapter", "atspi"),
+                    *("--launch", launch, "--db", str(tmp_path / "log.db"), *more),
+                ],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                env={**os.environ, **desktop.env},
+                timeout=60,
+            )
+
+        failed = serve("sh -c 'echo Gtk-WARNING: cannot open display >&2; exit 3'")
+        assert failed.returncode == 2
+        assert failed.stderr.splitlines()[-1] == (
+            "semledger: adapter 'atspi' could not open: sh -c 'echo Gtk-WARNING: cannot open"
+            " display >&2; exit 3' exited with status 3 before it owned a window; it said:"
+            " Gtk-WARNING: cannot open display"
+        )
+        windowless = serve("sleep 30", "--timeout", "0.5")
+        assert windowless.returncode == 2
+        assert windowless.stderr.splitlines()[-1].endswith(
+            "sleep 30 did not show a window on the AT-SPI registry within 0.5s"
+        )

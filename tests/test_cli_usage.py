@@ -275,6 +275,35 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["serve", "--adapter", "atspi", "--launch", "gedit 'x", "--db", missing],
             "--launch \"gedit 'x\": No closing quotation",
         ),
+        **{
+            f"{command} a log {path!r}": (
+                [*args, "--db", path],
+                f"argument --db: expected a file path: the log is kept in a file, got {path!r}",
+            )
+            for path in (":memory:", "file:log.db?mode=memory")
+            for command, args in (("serve", ["serve", COUNTER]), ("sessions", ["sessions"]))
+        },
+        "serve an app a --timeout": (
+            ["serve", COUNTER, "--timeout", "5", "--db", missing],
+            "--timeout applies only with --adapter web or atspi",
+        ),
+        "serve the runtime adapter a --timeout": (
+            ["serve", "--adapter", "runtime", "--app", COUNTER, "--timeout", "5", "--db", missing],
+            "--timeout applies only with --adapter web or atspi",
+        ),
+        **{
+            f"serve a desktop application --timeout {text!r}": (
+                ["serve", "--adapter", "atspi", "--launch", "gedit", "--timeout", text,
+                 "--db", missing],
+                f"argument --timeout: {reason}",
+            )
+            for text, reason in (
+                ("soon", "expected a number of seconds, got 'soon'"),
+                ("0", "expected more than 0 and at most 86400, got 0"),
+                ("nan", "expected more than 0 and at most 86400, got nan"),
+                ("1e9", "expected more than 0 and at most 86400, got 1e9"),
+            )
+        },
         "conformance report into a missing folder": (
             ["surface", "conform", "--adapter", "runtime", "--report", f"{missing}/report.md"],
             "No such file or directory",
