@@ -81,7 +81,9 @@ class AuditEntry:
     action: Any
     precondition: Any
     generation: int
-    """The generation current when the request arrived."""
+    """The generation the request was judged at: current when it arrived, or for a
+    rejection, when it was answered (a served surface is read afresh, and its changes
+    committed, before a request is checked against it)."""
     outcome: str
     """``"receipt"``, an error code, or ``"crashed"`` / ``"unanswered"``, or
     ``"unreadable"`` when an event after the request that may have been its answer cannot
@@ -237,7 +239,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
-                entries[index], outcome=event.code, details=_why(event)
+                entries[index], generation=generation, outcome=event.code, details=_why(event)
             )
         elif isinstance(event, ActionReceipt | ActionRejected) and damage:
             entries.append(_unread_request(damage[-1].seq, record.at, event, generation))

@@ -218,3 +218,24 @@ def test_a_bridge_resumed_after_a_checkpoint_without_node_ids_reads_every_commit
 
     host = trio.run(run)
     assert host.bridge.next_node_id == _given_out(recorder, "c") + 1
+
+
+async def test_the_audit_gives_a_rejected_call_the_generation_it_was_judged_at() -> None:
+    """The bridge reads the surface afresh (committing what changed) before it checks a
+    call: the audit row says the generation the rejection's message names."""
+    recorder = MemoryRecorder()
+    config = {"adapter": "runtime", "app": "semledger.examples.counter:app"}
+    logged = LoggedSurface(create_surface(config), recorder, "c", "runtime", config=config)
+    await logged.open({})
+    host = LoggedSurfaceHost(logged)
+    stale = await host.perform_action(
+        decode_target({"kind": "semantic_id", "id": "counter.increment"}),
+        decode_action({"kind": "activate"}),
+        decode_precondition({"kind": "exact", "generation": "7"}),
+    )
+    assert isinstance(stale, Rejection)
+    assert stale.message == "expected generation 7, current is 1"
+    [entry] = audit(recorder, "c")
+    assert (entry.outcome, entry.generation) == ("stale_generation", 1)
+    host.close()
+    await logged.close()
