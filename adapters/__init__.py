@@ -202,7 +202,7 @@ if TYPE_CHECKING:
         run_conformance,
     )
     from ._runtime_adapter import RuntimeSurface, create_runtime_surface
-    from ._surface_log import LoggedSurface, text_digest
+    from ._surface_log import LoggedSurface, snapshot_lines, text_digest
 
 _LAZY = {
     "Case": "._conformance",
@@ -213,6 +213,7 @@ _LAZY = {
     "run_conformance": "._conformance",
     "LoggedSurface": "._surface_log",
     "text_digest": "._surface_log",
+    "snapshot_lines": "._surface_log",
     "RuntimeSurface": "._runtime_adapter",
     "create_runtime_surface": "._runtime_adapter",
 }
@@ -401,6 +402,7 @@ __all__ = [
     "schema_files",
     "session_init_from_dict",
     "session_state_from_dict",
+    "snapshot_lines",
     "snapshot_problems",
     "structural_hash",
     "text_digest",

@@ -2,8 +2,9 @@
 
 ``LoggedSurface`` wraps an AgentSurface and delegates every call, appending a
 ``SessionStarted`` when the session opens, one ``SurfaceCalled`` per call (its arguments as
-wire dicts, a summary of its result or its error, and the structural hash of every snapshot),
-and a ``SessionEnded`` at close. A call answers only once its event is written, as a runtime
+wire dicts, a summary of its result or its error, and the structural hash of every snapshot,
+with its rendering: whole the first time, then the lines changed, ``snapshot_lines``), and a
+``SessionEnded`` at close. A call answers only once its event is written, as a runtime
 session's receipt does.
 
 ``capabilities()`` is synchronous and changes nothing, so it is not logged. Text typed into an
@@ -28,6 +29,7 @@ was done, so nothing more is done. ``close`` still closes the surface.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import enum
 import hashlib
 import time
@@ -119,6 +121,8 @@ class LoggedSurface:
         """The other text fields: acting on one puts the focus in it, out of any password."""
         self._focus = _Focus.ELSEWHERE
         """Where keys sent without a ref go, as far as the calls so far tell."""
+        self._lines: list[str] | None = None
+        """The rendering of the last snapshot logged, which the next is logged against."""
 
     @property
     def kind(self) -> SurfaceKind:
@@ -304,7 +308,7 @@ class LoggedSurface:
             lambda: self.surface.snapshot(
                 root=root, max_nodes=max_nodes, interactive_only=interactive_only
             ),
-            _snapshot_summary,
+            self._snapshot_summary,
         )
         seen = {n.ref for n in snapshot.nodes if _is_password(n.native)}
         fields = {n.ref for n in snapshot.nodes if n.role in _TEXT_ROLES} - seen
@@ -323,6 +327,19 @@ class LoggedSurface:
         elif whole:
             self._focus = _Focus.ELSEWHERE  # nothing has the focus
         return snapshot
+
+    def _snapshot_summary(self, snapshot: Snapshot) -> dict[str, Any]:
+        """The summary, and the rendering: whole for the segment's first snapshot, then as
+        the lines changed since the one before (a re-run's divergence shows the difference;
+        the log grows with the change, not the tree)."""
+        summary = _snapshot_summary(snapshot)
+        lines = snapshot.text.split("\n")
+        if self._lines is None:
+            summary["lines"] = lines
+        else:
+            summary["lines_changed"] = _line_changes(self._lines, lines)
+        self._lines = lines
+        return summary
 
     async def act(
         self,
@@ -521,6 +538,37 @@ def _snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
         "hash": snapshot.hash,
         "text_sha256": text_digest(snapshot),
     }
+
+
+def _line_changes(old: Sequence[str], new: Sequence[str]) -> list[list[Any]]:
+    """`new` as edits of `old`: ``[start, end, lines]``, each replacing ``old[start:end]``,
+    in order and apart."""
+    matcher = difflib.SequenceMatcher(None, old, new)
+    return [
+        [i1, i2, list(new[j1:j2])]
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def snapshot_lines(
+    result: Mapping[str, Any] | None, before: Sequence[str] | None
+) -> list[str] | None:
+    """The rendering, line by line, of the snapshot whose logged summary is `result`, given
+    the lines of the snapshot logged before it in the same segment (`before`); None when the
+    log does not hold it (a log older than this record, or a segment's earlier snapshot
+    unknown)."""
+    if result is None:
+        return None
+    if "lines" in result:
+        return list(result["lines"])
+    changes = result.get("lines_changed")
+    if changes is None or before is None:
+        return None
+    lines = list(before)
+    for start, end, replaced in reversed(changes):
+        lines[start:end] = replaced
+    return lines
 
 
 def text_digest(snapshot: Snapshot) -> str:

@@ -16,10 +16,17 @@ requests, its commits) are the bridge's, not the surface's, and are skipped.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any
 
-from semledger.adapters import AgentSurface, Snapshot, create_surface, text_digest
+from semledger.adapters import (
+    AgentSurface,
+    Snapshot,
+    create_surface,
+    snapshot_lines,
+    text_digest,
+)
 from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled
 from semledger.replay import Divergence, ReplayReport, UnknownSessionError
 
@@ -57,9 +64,10 @@ async def _call(surface: AgentSurface, call: SurfaceCalled) -> Any:
 
 
 def _difference(
-    event: SurfaceCalled, result: Any, error: BaseException | None
+    event: SurfaceCalled, result: Any, error: BaseException | None, logged: list[str] | None
 ) -> tuple[str, str, tuple[str, ...]] | None:
-    """How the repeated call differs from the logged one: (expected, actual, diff), or None."""
+    """How the repeated call differs from the logged one: (expected, actual, diff), or None;
+    a snapshot's diff is of its rendering against the `logged` one, where the log holds it."""
     got = None if error is None else type(error).__name__
     if got != event.error_class:
         expected = f"fail with {event.error_class}" if event.error_class else "succeed"
@@ -70,12 +78,19 @@ def _difference(
         result.hash != event.snapshot_hash
         or (logged_text is not None and text_digest(result) != logged_text)
     ):
+        replayed = result.text.split("\n")
+        if logged is None:  # a log from before renderings were logged
+            diff = ["the replayed snapshot (the log holds only its digests):", *replayed]
+        else:
+            diff = list(
+                difflib.unified_diff(logged, replayed, "logged", "replayed", n=1, lineterm="")
+            )
         return (
             f"snapshot with structural hash {(event.snapshot_hash or '')[:12]}"
             f" and text digest {(logged_text or '')[:12]}",
             f"snapshot with structural hash {result.hash[:12]}"
             f" and text digest {text_digest(result)[:12]}",
-            tuple(result.text.splitlines()[:40]),
+            tuple(diff),
         )
     return None
 
@@ -119,12 +134,14 @@ async def rerun_surface(
     surface = create_surface(config or _config(started, session, first.seq))
     calls = 0
     closed = False
+    lines: list[str] | None = None  # the rendering of the last snapshot logged
     redacted: int | None = None  # the first call whose text the log redacted
     try:
         for record, event in records:
             if on_progress is not None:
                 on_progress(record.seq, head.seq)
             if isinstance(event, SessionStarted):
+                lines = None
                 made = config or _config(event, session, record.seq)
                 if not closed:
                     closed = True
@@ -144,7 +161,9 @@ async def rerun_surface(
             closed = closed or event.method == "close"
             if event.arguments.get("redacted") and redacted is None:
                 redacted = calls
-            difference = _difference(event, result, error)
+            if event.method == "snapshot" and event.error_class is None:
+                lines = snapshot_lines(event.result, lines)
+            difference = _difference(event, result, error, lines)
             if difference is not None:
                 expected, actual, diff = difference
                 note = _redaction_note(redacted, event)

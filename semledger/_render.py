@@ -385,5 +385,5 @@ def replay_verdict(report: ReplayReport) -> Group:
         lines.append(Text(f"  note: {d.note}", style="yellow"))
     lines.extend(Text(f"  {line}") for line in d.diff[:40])
     if len(d.diff) > 40:
-        lines.append(Text(f"  … and {len(d.diff) - 40} more differences"))
+        lines.append(Text(f"  … and {len(d.diff) - 40} more lines"))
     return Group(*lines)

@@ -9,8 +9,17 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from semledger.adapters import LocateError, LoggedSurface, NavigationError, create_surface
+from semledger.adapters import (
+    LocateError,
+    LoggedSurface,
+    NavigationError,
+    create_surface,
+    snapshot_lines,
+)
+from semledger.adapters._surface_log import _line_changes
 from semledger.eventlog import MemoryRecorder, NewEvent, SessionStarted, SqliteRecorder
 from semledger.hosts import rerun_surface
 
@@ -55,9 +64,31 @@ async def test_a_surface_that_answers_differently_is_reported_at_the_first_snaps
         sys.path.remove(str(ROOT / "tests" / "apps"))
     assert not report.ok
     assert report.divergence is not None
-    assert (
-        "structural hash" in report.divergence.expected or "snapshot" in report.divergence.expected
-    )
+    assert report.divergence.expected.startswith("snapshot with structural hash")
+    # The renderings, line by line: the one count the variant shows differently.
+    diff = report.divergence.diff
+    assert diff[:2] == ("--- logged", "+++ replayed")
+    assert [line for line in diff if line[:1] in "-+" and line[1:2] == " "] == [
+        '-  - text "Count": 2 [ref=r2]',
+        '+  - text "Count": 2 (two or more) [ref=r2]',
+    ]
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(["- a", "- b", "  - c", "", "- d [ref=1]"]), max_size=12))
+)
+def test_a_logged_snapshot_rendering_is_rebuilt_from_the_lines_changed(
+    renderings: list[list[str]],
+) -> None:
+    lines: list[str] | None = None
+    for number, rendering in enumerate(renderings):
+        logged = (
+            {"lines": rendering}
+            if number == 0
+            else {"lines_changed": _line_changes(renderings[number - 1], rendering)}
+        )
+        lines = snapshot_lines(logged, lines)
+        assert lines == rendering
 
 
 def test_semledger_replay_re_runs_a_surface_session(tmp_path: Path) -> None:
