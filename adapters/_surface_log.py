@@ -542,10 +542,19 @@ def _snapshot_summary(snapshot: Snapshot) -> dict[str, Any]:
 
 def _line_changes(old: Sequence[str], new: Sequence[str]) -> list[list[Any]]:
     """`new` as edits of `old`: ``[start, end, lines]``, each replacing ``old[start:end]``,
-    in order and apart."""
-    matcher = difflib.SequenceMatcher(None, old, new)
+    in order and apart. The lines both share at either end are set aside first: a change
+    is usually a few lines in one place, and matching the rest costs the whole tree."""
+    shortest = min(len(old), len(new))
+    head = 0
+    while head < shortest and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    matcher = difflib.SequenceMatcher(None, middle_old, middle_new)
     return [
-        [i1, i2, list(new[j1:j2])]
+        [head + i1, head + i2, list(middle_new[j1:j2])]
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         if tag != "equal"
     ]
