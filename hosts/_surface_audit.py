@@ -20,7 +20,8 @@ with its calls:
 The outcome is written before the agent is answered, so whatever an agent was told is in the
 log. Once something cannot be written, the session is over: this call and every later one
 is answered ``host_closed``, as a runtime session whose log failed answers, and `failure`
-says why; so it does once the surface's own session ended.
+says why; so it does once the surface's own session ended (its application died), and each
+later call is logged with that answer: an auditor sees the agent go on.
 
 A resumed session's bridge goes on from the log as a recovered runtime session does: from
 the last generation committed, with node ids and request ids after the last ones given out.
@@ -144,7 +145,7 @@ class LoggedSurfaceHost:
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
         bridge = self.bridge
-        if bridge.closed:  # answered without the surface, as a closed runtime host is
+        if self.logged.failure is not None:  # nothing more can be logged: answered unlogged
             return await bridge.perform_action(target, action, precondition)
         request_id = self._next_request
         self._next_request += 1
@@ -185,7 +186,7 @@ class LoggedSurfaceHost:
         """Log a ``perform_action`` refused for its `arguments`, as a runtime session does;
         answer `rejection` (also once the session is closed, when nothing more is logged)."""
         async with self._lock:
-            if not self.bridge.closed:
+            if self.logged.failure is None:
                 refused = refusal(arguments, rejection, redact=self.logged.redact_passwords)
                 try:
                     with trio.CancelScope(shield=True):

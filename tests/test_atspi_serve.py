@@ -24,6 +24,8 @@ from semledger.replay import audit, verify
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 
+LATEST = {"kind": "latest"}
+
 
 def test_an_agent_clicks_and_types_a_redacted_password_through_serve_atspi(tmp_path: Path) -> None:
     require({SYSTEM_PYTHON: "python3"})
@@ -100,9 +102,9 @@ def test_an_agent_clicks_and_types_a_redacted_password_through_serve_atspi(tmp_p
 
 
 def test_an_application_that_dies_ends_its_session_with_why(tmp_path: Path) -> None:
-    """The app is killed under a served session: the agent's next call is host_closed,
-    the server says why and exits 1, and the log ends the session with the surface's
-    reason (it said "end of input", as if the client had hung up)."""
+    """The app is killed under a served session: the agent's next calls are host_closed
+    and logged as such, the server says why and exits 1, and the log ends the session with
+    the surface's reason (it said "end of input", as if the client had hung up)."""
     require({SYSTEM_PYTHON: "python3"})
     require_gtk_python()
     db = tmp_path / "desktop.db"
@@ -127,6 +129,10 @@ def test_an_application_that_dies_ends_its_session_with_why(tmp_path: Path) -> N
             os.kill(int(app), signal.SIGKILL)
             closed = mcp.ask(server, mcp.call(2, "read_semantics", {}))
             assert closed["error"]["code"] == "host_closed", closed
+            target = {"kind": "semantic_id", "id": "greet"}
+            after = {"target": target, "action": {"kind": "activate"}, "precondition": LATEST}
+            late = mcp.ask(server, mcp.call(3, "perform_action", after))
+            assert late["error"]["code"] == "host_closed", late
         finally:
             assert server.stdin is not None
             server.stdin.close()
@@ -134,7 +140,12 @@ def test_an_application_that_dies_ends_its_session_with_why(tmp_path: Path) -> N
     stderr = server.stderr.read() if server.stderr else ""
     assert server.returncode == 1, stderr
     assert "its surface's session ended" in stderr
-    [ended] = [e for _r, e in SqliteRecorder(db).events("gtk-dies") if isinstance(e, SessionEnded)]
+    recorder = SqliteRecorder(db)
+    # The agent's call after the death is on the record, with what it was answered.
+    assert [(e.target, e.outcome) for e in audit(recorder, "gtk-dies")] == [
+        (target, "host_closed")
+    ]
+    [ended] = [e for _r, e in recorder.events("gtk-dies") if isinstance(e, SessionEnded)]
     assert "its surface's session ended" in ended.reason, ended
     assert "exited" in ended.reason or "gone" in ended.reason, ended
 
