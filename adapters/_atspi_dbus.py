@@ -336,6 +336,14 @@ class _Info:
     accessible_id: str | None = None
 
 
+def _bounds(details: Mapping[str, Any]) -> tuple[float, float, float] | None:
+    """A Value's minimum, maximum and minimum increment, when it answered all three."""
+    low, high, step = (details.get(f"bound:{i}") for i in range(3))
+    if low is None or high is None or step is None:
+        return None
+    return float(low), float(high), float(step)
+
+
 def _is_gtk(app: AppInfo) -> bool:
     return app.toolkit.lower() in {"gtk", "gail"}
 
@@ -596,6 +604,10 @@ class LiveBackend:
                 wants.append(("text", _call(path, bus, ATSPI + "Text", "GetText", "ii", (0, -1))))
             if "Value" in ifaces:
                 wants.append(("value", _get(path, bus, ATSPI + "Value", "CurrentValue")))
+                wants += [
+                    (f"bound:{i}", _get(path, bus, ATSPI + "Value", prop))
+                    for i, prop in enumerate(("MinimumValue", "MaximumValue", "MinimumIncrement"))
+                ]
             if actions and "Action" in ifaces:
                 wants.append(("actions", _get_actions(path, bus)))
             for what, message in wants:
@@ -612,7 +624,7 @@ class LiveBackend:
                 value = {str(k): str(v) for k, v in value.items()}
             elif what == "extents":
                 value = tuple(int(v) for v in value)
-            elif what == "value":
+            elif what == "value" or what.startswith("bound:"):
                 value = float(value) if value is not None and math.isfinite(value) else None
             elif what == "actions":
                 value = _action_names(value)
@@ -637,6 +649,7 @@ class LiveBackend:
                     extents=more.get("extents"),
                     text=more.get("text"),
                     value=more.get("value"),
+                    bounds=_bounds(more),
                     actions=more.get("actions"),
                 )
             )

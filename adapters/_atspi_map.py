@@ -319,6 +319,8 @@ class RawNode:
     extents: tuple[int, int, int, int] | None = None
     text: str | None = None
     value: float | None = None
+    bounds: tuple[float, float, float] | None = None
+    """A Value's minimum, maximum and minimum increment (read with ``value``)."""
     actions: tuple[str, ...] | None = None
 
     @property
@@ -346,7 +348,7 @@ class RawNode:
             "accessible_id": self.accessible_id,
             "attributes": dict(self.attributes),
         }
-        for key in ("extents", "text", "value", "actions"):
+        for key in ("extents", "text", "value", "bounds", "actions"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if isinstance(value, tuple) else value
@@ -356,6 +358,7 @@ class RawNode:
     def from_json(cls, data: Mapping[str, Any]) -> RawNode:
         extents = data.get("extents")
         actions = data.get("actions")
+        bounds = data.get("bounds")
         states = data.get("states", (0, 0))
         return cls(
             path=str(data["path"]),
@@ -372,6 +375,7 @@ class RawNode:
             extents=_box(extents),
             text=data.get("text"),
             value=data.get("value"),
+            bounds=(float(bounds[0]), float(bounds[1]), float(bounds[2])) if bounds else None,
             actions=tuple(actions) if actions is not None else None,
         )
 
@@ -531,6 +535,12 @@ def native_of(raw: RawNode) -> dict[str, str]:
         out["automationId"] = ident
     if raw.value is not None and math.isfinite(raw.value):
         out["valuenow"] = _number(raw.value)
+    if raw.bounds is not None:
+        low, high, step = raw.bounds
+        if math.isfinite(low) and math.isfinite(high) and low <= high:
+            out["valuemin"], out["valuemax"] = _number(low), _number(high)
+        if math.isfinite(step) and step > 0:
+            out["valuestep"] = _number(step)
     if raw.has("Value") and raw.role_name in {"spin button", "slider"}:
         out["valuesettable"] = "true"
     states = raw.state_set

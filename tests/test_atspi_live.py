@@ -152,9 +152,19 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
     """Through the MCP bridge, on the fixture's tabs, tree, inconsistent check box, password
     entry and text view: select chooses a tab or a tree row without running the row's action
     (a click on a cell did), expand and collapse open and close a row, and the tree says
-    what the state words alone could not."""
+    what the state words alone could not (a range's bounds among them)."""
     from semledger.hosts import SurfaceAgentHost
-    from semledger.runtime import ActionKind, ByNodeId, Checked, Latest, Receipt, SimpleAction
+    from semledger.runtime import (
+        ActionKind,
+        ByNodeId,
+        Checked,
+        Latest,
+        Numeric,
+        Receipt,
+        Rejection,
+        SetNumericValue,
+        SimpleAction,
+    )
 
     surface = create_surface({"adapter": "atspi", **desktop.surface_config})
     await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
@@ -194,6 +204,11 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
         notes = by_id["notes"]
         assert notes.state.multiline
         assert ActionKind.SUBMIT not in notes.actions
+        count = by_id["count"]
+        assert count.numeric == Numeric(3.0, 0.0, 10.0, 1.0, None)
+        beyond = await host.perform_action(ByNodeId(count.node_id), SetNumericValue(11), Latest())
+        assert isinstance(beyond, Rejection)  # not clamped to 10 unseen
+        assert beyond.message == "11 is above the maximum, 10"
     finally:
         await surface.close()
 
