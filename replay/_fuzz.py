@@ -484,17 +484,25 @@ def fuzz_app(
             state.failed = (state.last, error)
             raise
 
+    failure: Exception | None = None
+    flaky = False
     try:
         run()
     except Flaky:
-        return _nondeterministic(state.failed, examples, save_to, app, app_ref, seed)
+        flaky = True
     except HypothesisException:
         raise
     except Exception as error:
-        name = _save(save_to(), app, app_ref, state.last, error, seed)
-        deterministic = not isinstance(error, _NondeterminismError)
-        return FuzzResult(examples, _described(error), name, deterministic)
-    return FuzzResult(examples)
+        failure = error
+    # Saved outside the handlers: the app re-run for the session would raise with the
+    # fuzzer's failure as its context, and the logged traceback would hold hypothesis's.
+    if flaky:
+        return _nondeterministic(state.failed, examples, save_to, app, app_ref, seed)
+    if failure is None:
+        return FuzzResult(examples)
+    name = _save(save_to(), app, app_ref, state.last, failure, seed)
+    deterministic = not isinstance(failure, _NondeterminismError)
+    return FuzzResult(examples, _described(failure), name, deterministic)
 
 
 def _described(error: BaseException) -> str:

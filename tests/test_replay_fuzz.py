@@ -38,6 +38,9 @@ def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path
     with SqliteRecorder(db) as recorder:
         events = [e for _r, e in recorder.events(session)]
     assert isinstance(events[-1], SessionCrashed)
+    # The app's traceback alone: not the fuzzer's failure it was re-run while handling.
+    assert "hypothesis" not in events[-1].traceback.lower()
+    assert "During handling" not in events[-1].traceback
     replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="200")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "raised again at step" in replayed.stdout
