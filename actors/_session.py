@@ -16,6 +16,7 @@ import logging
 import math
 import shlex
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -157,6 +158,7 @@ class _EffectDone:
     effect_id: int
     message: Any
     error: str | None
+    traceback: str | None = None
 
 
 _EXTRA = "re-execution commits it, the log does not"
@@ -564,7 +566,9 @@ class SessionActor(Actor[SessionMessage]):
                 message.timer.message, functools.partial(TimerFired, timer[0])
             )
         if message.error is not None:
-            return await self._step(EffectFailed(message.effect_id, message.error))
+            return await self._step(
+                EffectFailed(message.effect_id, message.error, message.traceback)
+            )
         return await self._deliver_message(
             message.message, functools.partial(EffectCompleted, message.effect_id)
         )
@@ -747,7 +751,9 @@ class SessionActor(Actor[SessionMessage]):
         try:
             message = await effect.result()
         except Exception as error:
-            done = _EffectDone(effect_id, None, effect_failure(error))
+            done = _EffectDone(
+                effect_id, None, effect_failure(error), "".join(traceback.format_exception(error))
+            )
             _log.warning(
                 "session %r: effect %d (%s) failed: %s (logged as EffectFailed; the app gets"
                 " no message for it)",

@@ -129,9 +129,12 @@ class EffectCompleted:
 
 @attrs.frozen
 class EffectFailed:
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     effect_id: int
     error: str
+    """``Type: message`` of what the effect raised, or why it was not run or finished."""
+    traceback: str | None = None
+    """Where the effect raised, for the audit; None when it did not raise."""
 
 
 @attrs.frozen

@@ -84,6 +84,12 @@ def _semantics_taken_add_next_node_id(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "next_node_id": None}
 
 
+@UPCASTERS.register("EffectFailed", 1)
+def _effect_failed_add_traceback(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 logged what the effect raised without where."""
+    return {**data, "traceback": None}
+
+
 @UPCASTERS.register("AgentConnected", 1)
 def _agent_connected_add_resumed(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 logged only connections that began with an ``initialize``."""

@@ -132,7 +132,7 @@ class Incident:
     effect: str | None = None
     """The effect's name."""
     traceback: str | None = None
-    """The crash's traceback as logged."""
+    """The crash's or the failed effect's traceback as logged."""
 
     def to_json(self) -> dict[str, Any]:
         return {**attrs.asdict(self), "generation": str(self.generation)}
@@ -303,6 +303,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                     event.error,
                     effect_id=event.effect_id,
                     effect=effects.get(event.effect_id),
+                    traceback=event.traceback,
                 )
             )
         elif isinstance(event, SessionCrashed):

@@ -286,8 +286,9 @@ def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
 
 def _incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
     """What befell the application, a line each, after the audit's table: each failed
-    effect, each still running as the session stopped, the crash with its traceback as
-    logged, and each resume with the effects it started again."""
+    effect (with its traceback, when logged), each still running as the session stopped,
+    the crash with its traceback as logged, and each resume with the effects it started
+    again."""
     for incident in incidents:
         when, _ = _when(incident.at, None)
         where = f"at {when}, generation {incident.generation} (event {incident.seq})"
@@ -315,6 +316,8 @@ def _incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
                 " (the app got no message for it)",
                 style="red",
             )
+            for line in (incident.traceback or "").rstrip().splitlines():
+                yield Text(f"  {line}")
 
 
 SESSION_COLUMNS = ("session", "app", "surface", "events", "state")

@@ -19,6 +19,7 @@ from semledger.eventlog import (
     SCHEMA_VERSION,
     ActionReceipt,
     AgentConnected,
+    EffectFailed,
     NewEvent,
     SemanticsTaken,
     SessionEnded,
@@ -171,3 +172,8 @@ def test_a_version_1_connection_is_upcast_as_one_that_began_with_an_initialize()
     assert CONVERTER.decode("AgentConnected", 1, body) == AgentConnected(
         client, "2025-06-18", "stdio", None, resumed=False
     )
+
+
+def test_a_version_1_failed_effect_is_upcast_without_a_traceback() -> None:
+    body = msgpack.packb({"_type": "EffectFailed", "effect_id": 3, "error": "OSError: down"})
+    assert CONVERTER.decode("EffectFailed", 1, body) == EffectFailed(3, "OSError: down", None)

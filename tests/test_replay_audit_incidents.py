@@ -1,5 +1,5 @@
-"""What befell the application besides the agent's calls is in its audit: each failed effect,
-and the crash with the traceback the log holds (before, only `replay --pdb` reached it)."""
+"""What befell the application besides the agent's calls is in its audit: each failed effect
+and the crash, with the tracebacks the log holds (before, only `replay --pdb` reached them)."""
 
 from __future__ import annotations
 
@@ -33,15 +33,21 @@ def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
 
     shown = mcp.cli("audit", "fx", "--db", str(db), COLUMNS="200")
     assert shown.returncode == 0, shown.stderr
-    last = shown.stdout.splitlines()[-1]
-    assert last.startswith("effect 1 (backend.fetch) failed at ")
-    assert last.endswith(
+    lines = shown.stdout.splitlines()
+    [failed] = [n for n, line in enumerate(lines) if line.startswith("effect 1 (backend.fetch)")]
+    assert lines[failed].startswith("effect 1 (backend.fetch) failed at ")
+    assert lines[failed].endswith(
         ", generation 2 (event 8): ConnectionError: backend down (the app got no message for it)"
     )
+    # ... and where it raised, in the app's code
+    assert lines[failed + 1] == "  Traceback (most recent call last):"
+    assert any('tests_failing_effect.py", line' in line for line in lines[failed + 1 :])
+    assert lines[-1] == "  ConnectionError: backend down"
 
     as_json = json.loads(mcp.cli("audit", "fx", "--db", str(db), "--json").stdout)
     [incident] = as_json["incidents"]
     assert isinstance(incident.pop("at"), float)
+    assert incident.pop("traceback").endswith("ConnectionError: backend down\n")
     assert incident == {
         "seq": 8,
         "generation": "2",
@@ -49,7 +55,6 @@ def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
         "error": "ConnectionError: backend down",
         "effect_id": 1,
         "effect": "backend.fetch",
-        "traceback": None,
     }
 
 
