@@ -608,8 +608,8 @@ class AtspiSurface:
         if "disabled" in states:
             raise ActionabilityError(f"{action}: {ref} is disabled", details={"ref": ref})
         if action in {"click", "hoverAndClick"} and await self._select_clicked(raw, ref):
-            pass
-        elif action in {"click", "hoverAndClick", "doubleClick", "submit", "rightClick"}:
+            return None
+        if action in {"click", "hoverAndClick", "doubleClick", "submit", "rightClick"}:
             await self._do(raw, ref, action, times=2 if action == "doubleClick" else 1)
         elif action == "setChecked":
             if a.checked is None:

@@ -651,8 +651,9 @@ class SurfaceAgentHost:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
         except SurfaceError as error:
-            ref = self._refs.get(node.node_id)
-            return _rejection(error, echoed, action.kind.value, {ref: node.node_id} if ref else {})
+            return _rejection(
+                error, echoed, action.kind.value, self._refs.get(node.node_id), node.node_id
+            )
         try:
             after = await self.refresh()
         except SessionError as error:
@@ -758,12 +759,12 @@ def _unreadable(error: SurfaceError) -> Rejection:
 
 
 def _rejection(
-    error: SurfaceError, echoed: dict[str, Any], action: str, node_of: Mapping[str, int]
+    error: SurfaceError, echoed: dict[str, Any], action: str, ref: str | None, node_id: int
 ) -> Rejection:
-    """The rejection `error` stands for, its message naming nodes by the ids an agent knows
-    instead of the surface's refs (`node_of`)."""
+    """The rejection `error` stands for, its message naming the target by the node id an
+    agent knows instead of the surface's `ref`."""
     message = error.message
-    for ref, node_id in node_of.items():
+    if ref is not None:
         message = re.sub(rf"(?<![\w-]){re.escape(ref)}(?![\w-])", f"node {node_id}", message)
     code = error.details.get("code")
     if isinstance(code, str):
