@@ -27,33 +27,28 @@ import stdio_client as mcp
 LATEST = {"kind": "latest"}
 
 
+def _serve_fixture(desktop: PrivateDesktop, db: Path, session: str) -> subprocess.Popen[str]:
+    """`semledger serve --adapter atspi` of the GTK fixture app on `desktop`."""
+    launch = shlex.join([SYSTEM_PYTHON, str(GTK_FIXTURE)])
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "semledger", "serve", "--adapter", "atspi"),
+            *("--launch", launch, "--db", str(db), "--session", session),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **desktop.env},
+    )
+
+
 def test_an_agent_clicks_and_types_a_redacted_password_through_serve_atspi(tmp_path: Path) -> None:
     require({SYSTEM_PYTHON: "python3"})
     require_gtk_python()
     db = tmp_path / "desktop.db"
-    launch = shlex.join([SYSTEM_PYTHON, str(GTK_FIXTURE)])
     with PrivateDesktop() as desktop:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "semledger",
-                "serve",
-                "--adapter",
-                "atspi",
-                "--launch",
-                launch,
-                "--db",
-                str(db),
-                "--session",
-                "gtk-1",
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **desktop.env},
-        )
+        server = _serve_fixture(desktop, db, "gtk-1")
 
         def ask(line: str) -> dict[str, Any]:
             return mcp.ask(server, line)
@@ -108,19 +103,8 @@ def test_an_application_that_dies_ends_its_session_with_why(tmp_path: Path) -> N
     require({SYSTEM_PYTHON: "python3"})
     require_gtk_python()
     db = tmp_path / "desktop.db"
-    launch = shlex.join([SYSTEM_PYTHON, str(GTK_FIXTURE)])
     with PrivateDesktop() as desktop:
-        server = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "semledger", "serve", "--adapter", "atspi"),
-                *("--launch", launch, "--db", str(db), "--session", "gtk-dies"),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **desktop.env},
-        )
+        server = _serve_fixture(desktop, db, "gtk-dies")
         try:
             assert mcp.ask(server, mcp.call(1, "read_semantics", {}))["ok"]
             [app] = subprocess.run(
