@@ -21,9 +21,12 @@ What it does and refuses:
   Action.DoAction by name (``click``, ``activate``, ``press``, ``toggle``), EditableText
   (``type`` appends to the text, ``clear`` empties it), Selection (``selectOption`` and
   friends), Value.CurrentValue (``type`` on a spin button or slider sets the number),
-  Component.GrabFocus and ScrollTo. ``press`` uses the element's activate (Enter) or
-  click (Space) action, any other key goes to the focused element through the
-  registry's DeviceEventController. Pointer-only gestures (hover, drag, hold) are an
+  Component.GrabFocus and ScrollTo. A ``click`` on a push button that takes the focus is
+  Space with the focus on it: GTK runs a DoAction inside its dispatch of accessibility
+  calls, so a handler that runs a modal dialog (``gtk_dialog_run``) would leave the
+  application answering nothing until the dialog closed. ``press`` uses the element's
+  activate (Enter) or click (Space) action, any other key goes to the focused element
+  through the registry's DeviceEventController. Pointer-only gestures (hover, drag, hold) are an
   ActionabilityError: there is no pointer.
 * ``navigate``, ``back``, ``forward``, ``refresh`` and ``read("url")`` raise
   NavigationError: a desktop application has no URL.
@@ -173,6 +176,8 @@ DEFAULT_TIMEOUT_MS: Final = 20_000
 QUIT_WAIT_S: Final = 3.0
 ACTIVATION_WAIT_S: Final = 1.0
 FOCUS_AFTER_ACTIVATION_S: Final = 0.4
+FOCUS_WAIT_S: Final = 0.5
+"""How long a push button given the focus has to say it has it (it takes about 50 ms)."""
 STDERR_SHOWN: Final = 500
 """The characters of a launched application's stderr a launch error shows (its last, its
 lines joined by `` | ``: a usage error is one line)."""
@@ -607,7 +612,9 @@ class AtspiSurface:
             raise ActionabilityError(f"{action}: {ref} is not showing", details={"ref": ref})
         if "disabled" in states:
             raise ActionabilityError(f"{action}: {ref} is disabled", details={"ref": ref})
-        if action in {"click", "hoverAndClick"} and await self._select_clicked(raw, ref):
+        if action in {"click", "hoverAndClick"} and (
+            await self._select_clicked(raw, ref) or await self._pressed_by_keyboard(raw)
+        ):
             return None
         if action in {"click", "hoverAndClick", "doubleClick", "submit", "rightClick"}:
             await self._do(raw, ref, action, times=2 if action == "doubleClick" else 1)
@@ -669,6 +676,30 @@ class AtspiSurface:
         select = backend.select_row if cell else backend.select_child
         if not await select(app, holder.path, index):
             raise ActionabilityError(f"{ref} ({raw.role_name}) could not be selected")
+        return True
+
+    async def _pressed_by_keyboard(self, raw: amap.RawNode) -> bool:
+        """Press a push button as its user does, with the keyboard focus on it and Space,
+        if it takes the focus. GTK runs a ``DoAction`` inside its dispatch of accessibility
+        calls, so a button whose handler runs a modal dialog's own loop (``gtk_dialog_run``)
+        left the application answering no call until that dialog closed: the session ended
+        as a lost connection, with the dialog on the screen. A key press is dispatched as
+        input is. False (click it through its action) when the button cannot be focused
+        or its window is not active, where the key would go elsewhere."""
+        if raw.role_name != "push button" or not {"focusable", "showing"} <= raw.state_set:
+            return False
+        backend, app = self._require_app()
+        if "focused" not in raw.state_set:
+            await backend.grab_focus(app, raw.path)
+            focused = False
+            with trio.move_on_after(FOCUS_WAIT_S):
+                while not focused:
+                    await trio.sleep(0.02)
+                    now = await backend.read_node(app, raw.path)
+                    focused = now is not None and "focused" in now.state_set
+            if not focused:
+                return False
+        await backend.key(KEYSYMS["space"])
         return True
 
     def _require_editable(self, raw: amap.RawNode, ref: str) -> None:

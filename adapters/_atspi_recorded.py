@@ -155,6 +155,12 @@ class RecordedBackend:
 
     async def grab_focus(self, app: AppInfo, path: str) -> bool:
         self.calls.append(("GrabFocus", path))
+        if "focusable" not in self.nodes[self._index(path)].state_set:
+            return False
+        for node in self.nodes:
+            if "focused" in node.state_set:
+                self.set_states(node.path, drop=("focused",))
+        self.set_states(path, add=("focused",))
         return True
 
     async def scroll_to(self, app: AppInfo, path: str) -> bool:

@@ -213,6 +213,40 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
         await surface.close()
 
 
+async def test_a_button_that_runs_a_modal_dialog_leaves_the_application_answering(
+    desktop: PrivateDesktop,
+) -> None:
+    """GTK runs an AT-SPI DoAction inside its dispatch of accessibility calls: a button
+    whose handler ran ``Gtk.Dialog.run`` clicked that way left the application answering
+    no call until the dialog closed, and the session ended as a lost connection."""
+    from semledger.hosts import SurfaceAgentHost
+    from semledger.runtime import ActionKind, ByNodeId, Latest, Receipt, SimpleAction
+
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    host = SurfaceAgentHost(surface)
+    try:
+        await host.refresh()
+
+        async def activate(label: str) -> None:
+            [node] = [n for n in host.journal.current.nodes.values() if n.label == label]
+            with trio.fail_after(10):
+                receipt = await host.perform_action(
+                    ByNodeId(node.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+                )
+            assert isinstance(receipt, Receipt), receipt
+
+        await activate("Send…")
+        shown = host.journal.current.nodes.values()
+        assert "Send the greeting?" in {n.label for n in shown}, [n.label for n in shown]
+        await activate("OK")
+        labels = {n.label for n in host.journal.current.nodes.values()}
+        assert "Sent" in labels
+        assert "Send the greeting?" not in labels
+    finally:
+        await surface.close()
+
+
 async def test_a_launched_application_is_first_read_with_its_focus(
     desktop: PrivateDesktop,
 ) -> None:

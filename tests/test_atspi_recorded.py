@@ -18,7 +18,7 @@ from semledger.adapters import (
     snapshot_problems,
 )
 from semledger.adapters import _atspi_map as amap
-from semledger.adapters._atspi import AtspiSurface
+from semledger.adapters._atspi import KEYSYMS, AtspiSurface
 from semledger.adapters._atspi_recorded import RecordedBackend, load_recording
 from semledger.hosts import SurfaceAgentHost
 from semledger.hosts._surface_host import _node as _bridge_node
@@ -215,10 +215,19 @@ async def test_a_value_change_keeps_the_hash_and_a_state_change_does_not() -> No
     assert (await surface.snapshot()).hash != before.hash
 
 
-async def test_click_chooses_the_click_action_through_do_action() -> None:
+async def test_click_presses_a_push_button_with_the_keyboard_focus_on_it() -> None:
     surface, backend = await _open()
     await surface.act("click", await _ref(surface, "greet"))
+    assert backend.calls == [("GrabFocus", _path(backend, "greet"))]
+    assert backend.keys == [KEYSYMS["space"]]
+
+
+async def test_click_does_the_action_of_a_push_button_that_takes_no_focus() -> None:
+    surface, backend = await _open()
+    backend.set_states(_path(backend, "greet"), drop=("focusable",))
+    await surface.act("click", await _ref(surface, "greet"))
     assert backend.calls == [("DoAction", _path(backend, "greet"), 0, "Click")]
+    assert backend.keys == []
 
 
 async def test_set_checked_toggles_only_when_the_state_differs() -> None:
@@ -273,17 +282,17 @@ async def test_a_refusal_names_the_target_by_the_node_id_the_agent_knows() -> No
     host = SurfaceAgentHost(surface)
     full = await host.read_semantics(None)
     assert isinstance(full, Full)
-    [greet] = [n for n in full.nodes if n.semantic_id == "greet"]
+    [agree] = [n for n in full.nodes if n.semantic_id == "agree"]
 
     async def refuse(*_args: object) -> bool:
         return False
 
     backend.do_action = refuse  # type: ignore[method-assign]
     refused = await host.perform_action(
-        ByNodeId(greet.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+        ByNodeId(agree.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
     )
     assert isinstance(refused, Rejection)
-    assert refused.message == f"node {greet.node_id} refused the 'Click' action"
+    assert refused.message == f"node {agree.node_id} refused the 'Click' action"
 
 
 async def test_select_option_selects_the_combo_child_by_name() -> None:
