@@ -724,6 +724,12 @@ class AtspiSurface:
             await backend.set_value(app, raw.path, number)
             return
         self._require_editable(raw, ref)
+        if "\x00" in text:
+            # The bus drops a connection whose message holds one: the session would end.
+            raise DataError(
+                f"{ref} cannot hold U+0000 (NUL): AT-SPI text is a D-Bus string",
+                path="args.text",
+            )
         current = raw.text or ""
         if not await backend.insert_text(app, raw.path, len(current), text):
             raise ActionabilityError(f"{ref} refused the text")

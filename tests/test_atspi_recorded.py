@@ -295,6 +295,15 @@ async def test_a_refusal_names_the_target_by_the_node_id_the_agent_knows() -> No
     assert refused.message == f"node {agree.node_id} refused the 'Click' action"
 
 
+async def test_text_with_a_nul_is_refused_before_it_reaches_the_bus() -> None:
+    """The bus drops a connection whose message holds U+0000: the session ended."""
+    surface, backend = await _open()
+    name = await _ref(surface, "name")
+    with pytest.raises(DataError, match="U\\+0000"):
+        await surface.act("type", name, {"text": "a\x00b"})
+    assert backend.calls == []
+
+
 async def test_select_option_selects_the_combo_child_by_name() -> None:
     surface, backend = await _open()
     colour = await _ref(surface, "colour")
