@@ -99,6 +99,7 @@ from ._errors import (
     SessionError,
     SurfaceTimeoutError,
 )
+from ._reaper import Reaper
 from ._schemas import (
     act_args_from_dict,
     candidate_from_dict,
@@ -216,6 +217,7 @@ class AtspiSurface:
         self._backend: Backend | None = None
         self._app: AppInfo | None = None
         self._process: trio.Process | None = None
+        self._reaper: Reaper | None = None
         self._launched = False
         self._ended = False
         self._refs: dict[str, str] = {}
@@ -301,6 +303,7 @@ class AtspiSurface:
             except OSError as exc:
                 raise SessionError(f"cannot launch {command}: {exc}") from exc
             self._launched = True
+            self._reaper = await Reaper.watch(self._process.pid)
             await self._await_window(command, stderr)
 
     async def _await_window(self, command: str, stderr: IO[bytes]) -> None:
@@ -372,6 +375,8 @@ class AtspiSurface:
                 await backend.aclose()
         if self._process is not None and self._process.poll() is None:
             _signal_group(self._process.pid, signal.SIGKILL)
+        if self._reaper is not None:
+            await self._reaper.disarm()
         self._app = None
         self._tree = None
 

@@ -114,6 +114,8 @@ class LoggedSurface:
         """The app the session is logged as: `app`, else the page's base URL when opened."""
         self._claimed = False
         self._started = False
+        self.resumed = False
+        """Whether the log held the session before this opened it (a new segment)."""
         self._ended = False
         self._failure: str | None = None
         self._passwords: set[str] = set()
@@ -203,6 +205,7 @@ class LoggedSurface:
         self.claim(init)
         head = self._recorder.head(self.session_name)
         self._started = True
+        self.resumed = head is not None
         self._seq = 0 if head is None else head.seq
         await self._append(
             SessionStarted(

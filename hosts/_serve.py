@@ -355,7 +355,8 @@ async def serve_surface(
             with trio.CancelScope(shield=True):
                 await logged.close()
             raise
-        _say(f"started surface session {name!r} ({adapter}), logging to {db}")
+        verb = "resumed" if logged.resumed else "started"
+        _say(f"{verb} surface session {name!r} ({adapter}), logging to {db}")
 
         async def close(reason: str) -> None:
             host.close()

@@ -27,6 +27,7 @@ from semledger.eventlog import (
     SessionCrashed,
     SessionEnded,
     SessionResumed,
+    SessionStarted,
     StoredEvent,
     SurfaceCalled,
     topic_of,
@@ -271,6 +272,11 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
         elif isinstance(event, EffectCompleted):
             running.discard(event.effect_id)
+        elif isinstance(event, SessionStarted) and record.seq > 1:
+            # A surface session is resumed as a segment of its own, with its own start.
+            incidents.append(
+                Incident(record.seq, record.at, generation, "resumed", _RESUMED)
+            )
         elif isinstance(event, SessionResumed):
             incidents.append(
                 Incident(record.seq, record.at, generation, "resumed", _RESUMED)

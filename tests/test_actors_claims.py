@@ -12,6 +12,7 @@ import trio
 from semledger.actors import LogWriter, SessionActor, SessionRegistry
 from semledger.eventlog import MemoryRecorder, SessionClaimedError, SqliteRecorder
 from semledger.examples import counter
+from semledger.replay import audit_report
 from semledger.runtime import (
     ActionKind,
     BySemanticId,
@@ -101,4 +102,7 @@ def test_serving_a_session_another_process_serves_is_a_usage_error_that_logs_not
         command, input="", capture_output=True, text=True, env=client.env(), timeout=120
     )
     assert third.returncode == 0, third.stderr
-    assert started.replace("started", "resumed") in third.stderr or "surface" in started
+    assert started.replace("started", "resumed") in third.stderr
+    with SqliteRecorder(db) as recorder:
+        incidents = audit_report(recorder, "s").incidents
+    assert [i.kind for i in incidents] == ["resumed"]

@@ -8,6 +8,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,25 @@ def _serve_fixture(desktop: PrivateDesktop, db: Path, session: str) -> subproces
         text=True,
         env={**os.environ, **desktop.env},
     )
+
+
+def _launched_by(server: subprocess.Popen[str]) -> list[int]:
+    """The pids of the GTK fixture apps `server` launched."""
+    found = subprocess.run(
+        ["pgrep", "-P", str(server.pid), "-f", GTK_FIXTURE.name],
+        capture_output=True,
+        text=True,
+    )
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a process that has not exited (a zombie has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_an_agent_clicks_and_types_a_redacted_password_through_serve_atspi(tmp_path: Path) -> None:
@@ -107,10 +127,8 @@ def test_an_application_that_dies_ends_its_session_with_why(tmp_path: Path) -> N
         server = _serve_fixture(desktop, db, "gtk-dies")
         try:
             assert mcp.ask(server, mcp.call(1, "read_semantics", {}))["ok"]
-            [app] = subprocess.run(
-                ["pgrep", "-P", str(server.pid)], capture_output=True, text=True, check=True
-            ).stdout.split()
-            os.kill(int(app), signal.SIGKILL)
+            [app] = _launched_by(server)
+            os.kill(app, signal.SIGKILL)
             closed = mcp.ask(server, mcp.call(2, "read_semantics", {}))
             assert closed["error"]["code"] == "host_closed", closed
             target = {"kind": "semantic_id", "id": "greet"}
@@ -164,3 +182,22 @@ def test_a_launch_that_fails_is_named_with_what_the_application_said(tmp_path: P
         assert windowless.stderr.splitlines()[-1].endswith(
             "sleep 30 did not show a window on the AT-SPI registry within 0.5s"
         )
+
+
+def test_a_killed_server_takes_the_application_it_launched_with_it(tmp_path: Path) -> None:
+    """The app runs in a process group of its own, so nothing ended it when the server was
+    killed: it ran on, unowned, and resuming the session launched a second copy."""
+    require({SYSTEM_PYTHON: "python3"})
+    require_gtk_python()
+    with PrivateDesktop() as desktop:
+        server = _serve_fixture(desktop, tmp_path / "desktop.db", "gtk-killed")
+        try:
+            assert mcp.ask(server, mcp.call(1, "read_semantics", {}))["ok"]
+            [app] = _launched_by(server)
+        finally:
+            server.kill()
+            server.wait(timeout=60)
+        deadline = time.monotonic() + 10
+        while _running(app) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(app)
