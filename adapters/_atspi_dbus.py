@@ -38,7 +38,15 @@ import trio
 from jeepney import DBusAddress, HeaderFields, Message, MessageType, new_method_call
 from jeepney.io.trio import DBusConnection, open_dbus_connection
 
-from ._atspi_map import ROLE_NAMES, ROOT_PATH, WINDOW_ROLES, RawNode, role_name, state_names
+from ._atspi_map import (
+    RELATION_NAMES,
+    ROLE_NAMES,
+    ROOT_PATH,
+    WINDOW_ROLES,
+    RawNode,
+    role_name,
+    state_names,
+)
 from ._atspi_wire import method_call
 from ._errors import SessionError, SurfaceTimeoutError
 
@@ -50,6 +58,7 @@ DEC_PATH: Final = "/org/a11y/atspi/registry/deviceeventcontroller"
 SCREEN_COORDS: Final = 0
 KEY_SYM: Final = 3
 LISTENED_EVENT: Final = "window:activate"
+LABELLED_BY: Final = RELATION_NAMES.index("labelled-by")
 WINDOW: Final = 256
 """Method calls in flight at once on the accessibility bus."""
 
@@ -344,6 +353,20 @@ def _bounds(details: Mapping[str, Any]) -> tuple[float, float, float] | None:
     return float(low), float(high), float(step)
 
 
+def _label(
+    relations: Iterable[tuple[int, Iterable[tuple[str, str]]]], info: Mapping[str, _Info]
+) -> str | None:
+    """The names of the accessibles a relation set says label its node, None if none."""
+    names = [
+        info[path].name
+        for kind, targets in relations
+        if kind == LABELLED_BY
+        for _bus, path in targets
+        if path in info and info[path].name
+    ]
+    return " ".join(names) or None
+
+
 def _is_gtk(app: AppInfo) -> bool:
     return app.toolkit.lower() in {"gtk", "gail"}
 
@@ -608,6 +631,10 @@ class LiveBackend:
                     (f"bound:{i}", _get(path, bus, ATSPI + "Value", prop))
                     for i, prop in enumerate(("MinimumValue", "MaximumValue", "MinimumIncrement"))
                 ]
+            if showing and (
+                "EditableText" in ifaces or "Value" in ifaces or role == "combo box"
+            ):
+                wants.append(("relations", _call(path, bus, ACCESSIBLE, "GetRelationSet")))
             if actions and "Action" in ifaces:
                 wants.append(("actions", _get_actions(path, bus)))
             for what, message in wants:
@@ -628,6 +655,8 @@ class LiveBackend:
                 value = float(value) if value is not None and math.isfinite(value) else None
             elif what == "actions":
                 value = _action_names(value)
+            elif what == "relations":
+                what, value = "label", _label(value, info)
             extra[number][what] = value
         nodes = []
         for number, (path, depth, parent) in enumerate(walk):
@@ -651,6 +680,7 @@ class LiveBackend:
                     value=more.get("value"),
                     bounds=_bounds(more),
                     actions=more.get("actions"),
+                    label=more.get("label"),
                 )
             )
         return nodes

@@ -322,6 +322,10 @@ class RawNode:
     bounds: tuple[float, float, float] | None = None
     """A Value's minimum, maximum and minimum increment (read with ``value``)."""
     actions: tuple[str, ...] | None = None
+    label: str | None = None
+    """The names of the accessibles it is labelled by (the ``labelled-by`` relation), read
+    for form controls: GTK leaves an entry its mnemonic label points at nameless, and names
+    a combo box by its selection."""
 
     @property
     def role_name(self) -> str:
@@ -348,7 +352,7 @@ class RawNode:
             "accessible_id": self.accessible_id,
             "attributes": dict(self.attributes),
         }
-        for key in ("extents", "text", "value", "bounds", "actions"):
+        for key in ("extents", "text", "value", "bounds", "actions", "label"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if isinstance(value, tuple) else value
@@ -377,6 +381,7 @@ class RawNode:
             value=data.get("value"),
             bounds=(float(bounds[0]), float(bounds[1]), float(bounds[2])) if bounds else None,
             actions=tuple(actions) if actions is not None else None,
+            label=data.get("label"),
         )
 
 
@@ -419,8 +424,11 @@ def automation_id(raw: RawNode) -> str | None:
 
 
 def display_name(raw: RawNode) -> str | None:
-    """Accessible.Name, then the description, then the element's own text (never a text
-    input's content, which is its value)."""
+    """The text of its labels, as an ``aria-labelledby`` comes first on the web; then
+    Accessible.Name, the description, the element's own text (never a text input's content,
+    which is its value)."""
+    if raw.label:
+        return raw.label
     if raw.name:
         return raw.name
     if raw.description:

@@ -23,7 +23,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ._atspi_dbus import AppInfo, LiveBackend, StaleObjectError
+from ._atspi_dbus import LABELLED_BY, AppInfo, LiveBackend, StaleObjectError
 from ._atspi_desktop import FIXTURES, GTK_FIXTURE, SYSTEM_PYTHON, WIDGET_FACTORY, PrivateDesktop
 from ._atspi_map import ROOT_PATH, RawNode, state_names, state_words
 
@@ -85,11 +85,13 @@ class RecordedBackend:
     async def read_tree(self, app: AppInfo, root: str = ROOT_PATH) -> list[RawNode]:
         start = self._index(root)
         base = self.nodes[start].depth
+        names = {n.path: n.name for n in self.nodes}
         out = [attrs.evolve(self.nodes[start], depth=0, parent=None)]
         for node in self.nodes[start + 1 :]:
             if node.depth <= base:
                 break
-            out.append(attrs.evolve(node, depth=node.depth - base))
+            label = _label(node, names)
+            out.append(attrs.evolve(node, depth=node.depth - base, label=label))
         return out
 
     async def read_node(
@@ -177,6 +179,20 @@ class RecordedBackend:
 
     async def aclose(self) -> None:
         return None
+
+
+def _label(node: RawNode, names: Mapping[str, str]) -> str | None:
+    """What the live reader reads for a form control: the names of its labels."""
+    if not (node.has("EditableText") or node.has("Value") or node.role_name == "combo box"):
+        return node.label
+    raw = node.attributes.get("semledger:relations")
+    labels = [
+        names.get(path, "")
+        for kind, paths in (json.loads(raw) if raw else ())
+        if kind == LABELLED_BY
+        for path in paths
+    ]
+    return " ".join(name for name in labels if name) or None
 
 
 async def record(backend: LiveBackend, app: AppInfo) -> dict[str, Any]:

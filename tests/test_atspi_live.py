@@ -152,7 +152,8 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
     """Through the MCP bridge, on the fixture's tabs, tree, inconsistent check box, password
     entry and text view: select chooses a tab or a tree row without running the row's action
     (a click on a cell did), expand and collapse open and close a row, and the tree says
-    what the state words alone could not (a range's bounds among them)."""
+    what the state words alone could not (a range's bounds among them, and the labels of
+    form controls, which GTK gives them only as relations)."""
     from semledger.hosts import SurfaceAgentHost
     from semledger.runtime import (
         ActionKind,
@@ -199,6 +200,12 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
         assert "Ready" in labels  # selecting a row did not activate it
 
         by_id = {n.semantic_id: n for n in tree.nodes.values() if n.semantic_id is not None}
+        labelled = {i: (by_id[i].label, by_id[i].value) for i in ("name", "colour", "count")}
+        assert labelled == {
+            "name": ("Name", ""),
+            "colour": ("Colour", "Red"),  # GTK names a combo box by its selection
+            "count": ("Count", "3"),
+        }
         assert by_id["mixed"].state.checked is Checked.MIXED
         assert by_id["password"].state.password
         notes = by_id["notes"]

@@ -277,6 +277,18 @@ async def test_an_agent_sees_a_spin_buttons_value_and_sets_it_with_set_numeric_v
     assert backend.calls == [("SetCurrentValue", _path(backend, "count"), 7.5)]
 
 
+async def test_a_form_control_is_named_by_the_label_it_is_labelled_by() -> None:
+    """GTK leaves an entry its mnemonic label points at nameless and names a combo box by
+    its selection: the label is only a relation, and the agent saw a nameless field."""
+    surface, _backend = await _open()
+    full = await SurfaceAgentHost(surface).read_semantics(None)
+    assert isinstance(full, Full)
+    by_id = {n.semantic_id: (n.label, n.value) for n in full.nodes if n.semantic_id}
+    assert by_id["name"] == ("Name", "")
+    assert by_id["colour"] == ("Colour", "Red")
+    assert by_id["count"] == ("Count", "3")
+
+
 async def test_a_refusal_names_the_target_by_the_node_id_the_agent_knows() -> None:
     surface, backend = await _open()
     host = SurfaceAgentHost(surface)
