@@ -21,13 +21,14 @@ What it does and refuses:
   Action.DoAction by name (``click``, ``activate``, ``press``, ``toggle``), EditableText
   (``type`` appends to the text, ``clear`` empties it), Selection (``selectOption`` and
   friends), Value.CurrentValue (``type`` on a spin button or slider sets the number),
-  Component.GrabFocus and ScrollTo. A ``click`` on a push button that takes the focus is
-  Space with the focus on it: GTK runs a DoAction inside its dispatch of accessibility
-  calls, so a handler that runs a modal dialog (``gtk_dialog_run``) would leave the
-  application answering nothing until the dialog closed. ``press`` uses the element's
-  activate (Enter) or click (Space) action, any other key goes to the focused element
-  through the registry's DeviceEventController. Pointer-only gestures (hover, drag, hold) are an
-  ActionabilityError: there is no pointer.
+  Component.GrabFocus and ScrollTo. A ``click`` on a push button that takes the focus, or
+  on a tree view's check box cell, is Space with the focus on it: GTK runs a DoAction
+  inside its dispatch of accessibility calls, so a handler that runs a modal dialog
+  (``gtk_dialog_run``) would leave the application answering nothing until the dialog
+  closed, and a check box cell's Toggle action activates its row instead. ``press`` uses
+  the element's activate (Enter) or click (Space) action, any other key goes to the
+  focused element through the registry's DeviceEventController. Pointer-only gestures
+  (hover, drag, hold) are an ActionabilityError: there is no pointer.
 * ``navigate``, ``back``, ``forward``, ``refresh`` and ``read("url")`` raise
   NavigationError: a desktop application has no URL.
 * ``quit`` takes the application's own graceful route first (activating its Quit, Exit or
@@ -618,7 +619,7 @@ class AtspiSurface:
         if "disabled" in states:
             raise ActionabilityError(f"{action}: {ref} is disabled", details={"ref": ref})
         if action in {"click", "hoverAndClick"} and (
-            await self._select_clicked(raw, ref) or await self._pressed_by_keyboard(raw)
+            await self._select_clicked(raw, ref) or await self._pressed_by_keyboard(raw, ref)
         ):
             return None
         if action in {"click", "hoverAndClick", "doubleClick", "submit", "rightClick"}:
@@ -628,7 +629,9 @@ class AtspiSurface:
                 raise DataError("setChecked needs args.checked", path="args.checked")
             if not amap.is_checkable(raw):
                 raise ActionabilityError(f"{ref} is not checkable", details={"ref": ref})
-            if amap.is_checked(raw) != a.checked:
+            if amap.is_checked(raw) != a.checked and not await self._pressed_by_keyboard(
+                raw, ref
+            ):
                 await self._do(raw, ref, "setChecked")
         elif action == "type":
             await self._type(raw, ref, a.text)
@@ -666,8 +669,9 @@ class AtspiSurface:
         """Do what a click does on an item its container selects, if `raw` is one: a page
         tab (which has no action of its own) is selected in its tab list, and a table or
         tree cell selects its row (its own ``activate`` is a double click's or Enter's:
-        GTK runs the row's action). False for anything else, which a click acts on."""
-        if "selectable" not in raw.state_set:
+        GTK runs the row's action). False for anything else, which a click acts on: a cell
+        drawn as a check box among them, which a click toggles."""
+        if "selectable" not in raw.state_set or amap.is_checkable(raw):
             return False
         cell = raw.has("TableCell")
         if raw.actions and not cell:
@@ -683,29 +687,49 @@ class AtspiSurface:
             raise ActionabilityError(f"{ref} ({raw.role_name}) could not be selected")
         return True
 
-    async def _pressed_by_keyboard(self, raw: amap.RawNode) -> bool:
-        """Press a push button as its user does, with the keyboard focus on it and Space,
-        if it takes the focus. GTK runs a ``DoAction`` inside its dispatch of accessibility
-        calls, so a button whose handler runs a modal dialog's own loop (``gtk_dialog_run``)
-        left the application answering no call until that dialog closed: the session ended
-        as a lost connection, with the dialog on the screen. A key press is dispatched as
-        input is. False (click it through its action) when the button cannot be focused
-        or its window is not active, where the key would go elsewhere."""
-        if raw.role_name != "push button" or not {"focusable", "showing"} <= raw.state_set:
+    async def _pressed_by_keyboard(self, raw: amap.RawNode, ref: str) -> bool:
+        """Press a push button, or toggle a tree view's check box cell, as its user does:
+        with the keyboard focus on it, Space. False (click it through its action) for
+        anything else, and for a push button that cannot take the focus or whose window is
+        not active, where the key would go elsewhere.
+
+        A push button: GTK runs a ``DoAction`` inside its dispatch of accessibility calls,
+        so a button whose handler runs a modal dialog's own loop (``gtk_dialog_run``) left
+        the application answering no call until that dialog closed: the session ended as
+        a lost connection, with the dialog on the screen. A key press is dispatched as
+        input is. A check box cell: GTK 3's Toggle action on it activates the row (the
+        row's own action, not the toggle), so it has no other way; ActionabilityError if
+        the focus cannot be put on it."""
+        toggle_cell = amap.is_toggle_cell(raw) and amap.is_checkable(raw)
+        if not (raw.role_name == "push button" or toggle_cell):
             return False
+        if {"focusable", "showing"} <= raw.state_set and await self._focused(raw):
+            await self._require_app()[0].key(KEYSYMS["space"])
+            return True
+        if toggle_cell:
+            raise ActionabilityError(
+                f"{ref} is a check box cell, toggled with Space once the focus is on it, and"
+                " it does not take the focus (is its window active?)",
+                details={"ref": ref},
+            )
+        return False
+
+    async def _focused(self, raw: amap.RawNode) -> bool:
+        """Give `raw` the keyboard focus; whether it says it has it within FOCUS_WAIT_S (it
+        does not while its window is not the active one)."""
+        if "focused" in raw.state_set:
+            return True
         backend, app = self._require_app()
-        if "focused" not in raw.state_set:
-            await backend.grab_focus(app, raw.path)
-            focused = False
-            with trio.move_on_after(FOCUS_WAIT_S):
-                while not focused:
-                    await trio.sleep(0.02)
-                    now = await backend.read_node(app, raw.path)
-                    focused = now is not None and "focused" in now.state_set
-            if not focused:
-                return False
-        await backend.key(KEYSYMS["space"])
-        return True
+        await backend.grab_focus(app, raw.path)
+        with trio.move_on_after(FOCUS_WAIT_S):
+            while True:
+                await trio.sleep(0.02)
+                now = await backend.read_node(app, raw.path)
+                if now is None:
+                    return False
+                if "focused" in now.state_set:
+                    return True
+        return False
 
     def _require_editable(self, raw: amap.RawNode, ref: str) -> None:
         if not raw.has("EditableText"):

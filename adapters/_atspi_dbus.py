@@ -635,7 +635,9 @@ class LiveBackend:
                 "EditableText" in ifaces or "Value" in ifaces or role == "combo box"
             ):
                 wants.append(("relations", _call(path, bus, ACCESSIBLE, "GetRelationSet")))
-            if actions and "Action" in ifaces:
+            bare_cell = role == "table cell" and not {"Text", "Image"} & set(ifaces)
+            if "Action" in ifaces and (actions or (showing and bare_cell)):
+                # A cell drawn as a check box is known by its Toggle action alone.
                 wants.append(("actions", _get_actions(path, bus)))
             for what, message in wants:
                 plan.append((number, what, len(batch)))

@@ -394,10 +394,13 @@ def _box(value: Any) -> tuple[int, int, int, int] | None:
 
 def effective_role_name(raw: RawNode) -> str:
     """The AT-SPI role name the mapping uses: GTK 3 calls an entry ``text``; a ``text``
-    that implements EditableText is an entry whether or not it is editable right now."""
+    that implements EditableText is an entry whether or not it is editable right now; a
+    table cell drawn as a check box (it toggles) is one."""
     name = raw.role_name
     if name == "text" and raw.has("EditableText"):
         return "entry"
+    if name == "table cell" and is_checkable(raw):
+        return "check box"
     return ROLE_ALIASES.get(name, name)
 
 
@@ -463,7 +466,24 @@ def text_of(raw: RawNode) -> str | None:
 
 
 def is_checkable(raw: RawNode) -> bool:
-    return raw.role_name in CHECKABLE_ROLES or "checkable" in raw.state_set
+    """A checkable role or state, or a table cell that toggles: GTK's check box cell in a
+    tree view says only ``checked``, and only while it is."""
+    return (
+        raw.role_name in CHECKABLE_ROLES
+        or "checkable" in raw.state_set
+        or (is_toggle_cell(raw) and "toggle" in (a.lower() for a in raw.actions or ()))
+    )
+
+
+def is_toggle_cell(raw: RawNode) -> bool:
+    """Whether `raw` may be a cell drawn as a check box, by what is cheap to know (a cell
+    with actions and neither text nor an image): its action names tell."""
+    return (
+        raw.role_name == "table cell"
+        and raw.has("Action")
+        and not raw.has("Text")
+        and not raw.has("Image")
+    )
 
 
 def is_checked(raw: RawNode) -> bool:

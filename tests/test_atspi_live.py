@@ -254,6 +254,38 @@ async def test_a_button_that_runs_a_modal_dialog_leaves_the_application_answerin
         await surface.close()
 
 
+async def test_a_check_box_cell_shows_its_state_and_toggles_without_activating_its_row(
+    desktop: PrivateDesktop,
+) -> None:
+    """GTK 3 says a tree view's check box cell is ``checked`` only while it is (never
+    checkable), and its Toggle action activates the row instead: the agent saw a plain
+    cell, and toggling it ran the row's action."""
+    from semledger.hosts import SurfaceAgentHost
+    from semledger.runtime import ActionKind, ByNodeId, Checked, Latest, Receipt, SimpleAction
+
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    host = SurfaceAgentHost(surface)
+    try:
+        await host.refresh()
+
+        def boxes() -> list[Any]:
+            nodes = host.journal.current.nodes.values()
+            return [n for n in nodes if n.role.value == "checkbox" and n.label is None]
+
+        [fruit, vegetables] = boxes()  # the rows' own; the children's are collapsed away
+        assert (fruit.state.checked, vegetables.state.checked) == (Checked.UNCHECKED,) * 2
+        receipt = await host.perform_action(
+            ByNodeId(vegetables.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+        )
+        assert isinstance(receipt, Receipt), receipt
+        assert [n.state.checked for n in boxes()] == [Checked.UNCHECKED, Checked.CHECKED]
+        labels = {n.label for n in host.journal.current.nodes.values()}
+        assert "Ready" in labels  # the row's action did not run
+    finally:
+        await surface.close()
+
+
 async def test_a_launched_application_is_first_read_with_its_focus(
     desktop: PrivateDesktop,
 ) -> None:
