@@ -59,6 +59,7 @@ SCREEN_COORDS: Final = 0
 KEY_SYM: Final = 3
 LISTENED_EVENT: Final = "window:activate"
 LABELLED_BY: Final = RELATION_NAMES.index("labelled-by")
+NODE_CHILD_OF: Final = RELATION_NAMES.index("node-child-of")
 WINDOW: Final = 256
 """Method calls in flight at once on the accessibility bus."""
 
@@ -367,6 +368,15 @@ def _label(
     return " ".join(names) or None
 
 
+def _child_of(relations: Iterable[tuple[int, Iterable[tuple[str, str]]]]) -> str | None:
+    """The tree row (or the tree) a ``node-child-of`` relation says its node is under."""
+    for kind, targets in relations:
+        if kind == NODE_CHILD_OF:
+            for _bus, path in targets:
+                return str(path)
+    return None
+
+
 def _is_gtk(app: AppInfo) -> bool:
     return app.toolkit.lower() in {"gtk", "gail"}
 
@@ -600,7 +610,13 @@ class LiveBackend:
         object attributes only when the toolkit has no AccessibleId (GTK has)."""
         batch: list[Call] = []
         plan: list[tuple[int, str, int]] = []  # (node number, what, message index)
-        for number, (path, _depth, _parent) in enumerate(walk):
+        trees = {
+            parent
+            for path, _depth, parent in walk
+            if "expandable" in state_names(info[path].states)
+            and role_name(info[path].role) == "table cell"
+        }
+        for number, (path, _depth, parent) in enumerate(walk):
             facts = info[path]
             ifaces = facts.interfaces
             showing = {"showing", "visible"} <= state_names(facts.states)
@@ -632,7 +648,10 @@ class LiveBackend:
                     for i, prop in enumerate(("MinimumValue", "MaximumValue", "MinimumIncrement"))
                 ]
             if showing and (
-                "EditableText" in ifaces or "Value" in ifaces or role == "combo box"
+                "EditableText" in ifaces
+                or "Value" in ifaces
+                or role == "combo box"
+                or parent in trees  # a tree's rows, for their level
             ):
                 wants.append(("relations", _call(path, bus, ACCESSIBLE, "GetRelationSet")))
             bare_cell = role == "table cell" and not {"Text", "Image"} & set(ifaces)
@@ -658,8 +677,14 @@ class LiveBackend:
             elif what == "actions":
                 value = _action_names(value)
             elif what == "relations":
+                extra[number]["child_of"] = _child_of(value)
                 what, value = "label", _label(value, info)
             extra[number][what] = value
+        levels = await self._levels(
+            bus,
+            {walk[n][0]: more["child_of"] for n, more in enumerate(extra) if "child_of" in more},
+            {path for path, _depth, parent in walk if parent in trees},
+        )
         nodes = []
         for number, (path, depth, parent) in enumerate(walk):
             facts = info[path]
@@ -683,9 +708,39 @@ class LiveBackend:
                     bounds=_bounds(more),
                     actions=more.get("actions"),
                     label=more.get("label"),
+                    # A cell of several renderers holds a cell for each: theirs is its.
+                    level=levels.get(path, levels.get(parent or "")),
                 )
             )
         return nodes
+
+    async def _levels(
+        self, bus: str, child_of: dict[str, str | None], rows: set[str]
+    ) -> dict[str, int]:
+        """Each tree row's depth, from the row each is under (`child_of`, read for the
+        showing ones): 1 under the tree itself. A row under one that is not showing (it
+        is scrolled away) has that one's relations read too, a level per round trip."""
+        while missing := sorted(
+            {above for above in child_of.values() if above in rows and above not in child_of}
+        ):
+            replies = await self.bus.call_many(
+                [_call(path, bus, ACCESSIBLE, "GetRelationSet") for path in missing]
+            )
+            for path, reply in zip(missing, replies, strict=True):
+                child_of[path] = _child_of(reply.body[0]) if ok(reply) else None
+        levels: dict[str, int] = {}
+        for start in child_of:
+            chain = [start]  # up to a row whose level is known, or the tree
+            while (above := child_of.get(chain[-1])) in child_of and above not in levels:
+                if above in chain:  # a cycle, which no toolkit should make
+                    break
+                chain.append(above)
+            above = child_of.get(chain[-1])
+            level = levels.get(above, 0) if above is not None else 0
+            for path in reversed(chain):
+                level += 1
+                levels[path] = level
+        return {path: level for path, level in levels.items() if child_of[path] is not None}
 
     async def read_node(
         self, app: AppInfo, path: str, *, actions: bool = False

@@ -322,6 +322,9 @@ class RawNode:
     bounds: tuple[float, float, float] | None = None
     """A Value's minimum, maximum and minimum increment (read with ``value``)."""
     actions: tuple[str, ...] | None = None
+    level: int | None = None
+    """A tree row's depth, 1 for a top row: GTK 3 gives a tree view's cells as one flat
+    list, the hierarchy only as each expander cell's ``node-child-of`` relation."""
     label: str | None = None
     """The names of the accessibles it is labelled by (the ``labelled-by`` relation), read
     for form controls: GTK leaves an entry its mnemonic label points at nameless, and names
@@ -352,7 +355,7 @@ class RawNode:
             "accessible_id": self.accessible_id,
             "attributes": dict(self.attributes),
         }
-        for key in ("extents", "text", "value", "bounds", "actions", "label"):
+        for key in ("extents", "text", "value", "bounds", "actions", "label", "level"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if isinstance(value, tuple) else value
@@ -382,6 +385,7 @@ class RawNode:
             bounds=(float(bounds[0]), float(bounds[1]), float(bounds[2])) if bounds else None,
             actions=tuple(actions) if actions is not None else None,
             label=data.get("label"),
+            level=data.get("level"),
         )
 
 
@@ -555,7 +559,8 @@ def native_of(raw: RawNode) -> dict[str, str]:
     keys the web adapter uses: ``password`` (a password text, whose typing the log
     redacts), ``checked: "mixed"`` (a checkable in GTK's inconsistent state, drawn as a
     dash whether or not it is also checked), ``multiline``, ``modal`` and ``invalid``; and
-    ``expand: "keys"`` on a tree row, which ArrowRight expands (a click selects it)."""
+    ``expand: "keys"`` on a tree row, which ArrowRight expands (a click selects it), and
+    its ``level``."""
     out = {f"attr:{key}": value for key, value in raw.attributes.items()}
     out["atspiRole"] = raw.role_name
     ident = automation_id(raw)
@@ -578,6 +583,8 @@ def native_of(raw: RawNode) -> dict[str, str]:
         out["checked"] = "mixed"
     if expands_by_keys(raw):
         out["expand"] = "keys"
+    if raw.level is not None:
+        out["level"] = str(raw.level)
     if "multi-line" in states and is_text_input(raw):  # GTK labels say it too
         out["multiline"] = "true"
     for state, key in _NATIVE_STATES:

@@ -189,6 +189,8 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
         assert node("Fruit").state.expanded is False
         await do("Fruit", ActionKind.EXPAND)
         assert node("Fruit").state.expanded
+        # GTK gives a tree's cells as one flat list: the hierarchy is in their relations
+        assert (node("Fruit").level, node("Apple").level, node("Vegetables").level) == (1, 2, 1)
         assert node("Apple").state.selected is False
         await do("Vegetables", ActionKind.SELECT)
         assert node("Vegetables").state.selected

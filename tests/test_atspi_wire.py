@@ -1,4 +1,5 @@
-"""The atspi adapter's fast marshaller writes exactly what jeepney would."""
+"""The atspi adapter's D-Bus side: its fast marshaller writes exactly what jeepney would,
+and the live backend makes of replies what they say."""
 
 from __future__ import annotations
 
@@ -57,3 +58,36 @@ def test_method_call_bytes_equal_jeepneys(
 def test_an_unsupported_signature_is_refused() -> None:
     with pytest.raises(ValueError, match="unsupported"):
         method_call(1, "/a", "a.b", "a.b", "M", "as", (["x"],))
+
+
+async def test_a_tree_rows_level_comes_from_the_rows_above_it_read_if_scrolled_away() -> None:
+    """GTK gives a tree's cells as one flat list with each row's ``node-child-of``; a row
+    whose parent row is scrolled away (not showing, so not read with the snapshot) has
+    that parent's relations read, and a cycle ends instead of looping."""
+    from jeepney import new_method_return
+
+    from semledger.adapters._atspi_dbus import NODE_CHILD_OF, LiveBackend
+
+    above = {"/a/deep": "/a/top", "/a/top": "/a/table"}
+
+    class Bus:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        async def call_many(self, calls: list[tuple[str, ...]]) -> list[object]:
+            replies = []
+            for path, *_rest in calls:
+                self.asked.append(path)
+                call = new_method_call(DBusAddress(path, ":1.1", "org.a11y.atspi.Accessible"), "X")
+                relation = [(NODE_CHILD_OF, [(":1.1", above[path])])]
+                replies.append(new_method_return(call, "a(ua(so))", (relation,)))
+            return replies
+
+    bus = Bus()
+    backend = LiveBackend(bus)  # type: ignore[arg-type]
+    rows = {"/a/top", "/a/deep", "/a/shown"}
+    levels = await backend._levels(":1.1", {"/a/shown": "/a/deep"}, rows)
+    assert levels == {"/a/shown": 3, "/a/deep": 2, "/a/top": 1}
+    assert bus.asked == ["/a/deep", "/a/top"]  # a level per round trip
+    cycle = await backend._levels(":1.1", {"/a/x": "/a/y", "/a/y": "/a/x"}, {"/a/x", "/a/y"})
+    assert set(cycle) == {"/a/x", "/a/y"}
