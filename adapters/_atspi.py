@@ -318,7 +318,7 @@ class AtspiSurface:
                     lines = stderr.read().decode(errors="replace").split("\n")
                     said = " | ".join(line.strip() for line in lines if line.strip())
                     raise SessionError(
-                        f"{command} exited with status {code} before it owned a window"
+                        f"{command} {_ended_how(code)} before it owned a window"
                         + (f"; it said: {said[-STDERR_SHOWN:]}" if said else "")
                     )
                 for app in await backend.applications():
@@ -394,7 +394,7 @@ class AtspiSurface:
             raise SessionError(f"{self._app.name} has quit")
         if self._process is not None and self._process.poll() is not None:
             self._ended = True
-            raise SessionError(f"{self._app.name} exited with status {self._process.poll()}")
+            raise SessionError(f"{self._app.name} {_ended_how(self._process.poll())}")
         return backend, self._app
 
     # -- the tree ---------------------------------------------------------------------
@@ -413,6 +413,9 @@ class AtspiSurface:
             raws = await backend.read_tree(app, root)
         except StaleObjectError as exc:
             self._ended = root == amap.ROOT_PATH
+            code = None if self._process is None else self._process.poll()
+            if code is not None:
+                raise SessionError(f"{app.name} {_ended_how(code)}") from exc
             raise SessionError(f"{app.name} is gone from the registry: {exc}") from exc
         entries: list[_Entry] = []
         stack: list[_Entry] = []
@@ -1046,6 +1049,14 @@ def _descends(pid: int, ancestor: int) -> bool:
         if pid <= 1:
             return False
     return False
+
+
+def _ended_how(code: int | None) -> str:
+    """How a process with this return code ended: a negative one is the signal's."""
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with status {code}"
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

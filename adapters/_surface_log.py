@@ -227,11 +227,11 @@ class LoggedSurface:
         started = session_start(self._recorder, name)
         if started is None:
             return f"session {name!r} does not begin with its start; it cannot be resumed"
-        this = f"a {self.adapter_name} surface session of {app}"
+        this = f"{_a(self.adapter_name)} surface session of {app}"
         if not started.drives_a_surface:
             was = f"an app session of {started.app}"
         elif (started.params["adapter"], started.app) != (self.adapter_name, app):
-            was = f"a {started.params['adapter']} surface session of {started.app}"
+            was = f"{_a(started.params['adapter'])} surface session of {started.app}"
         else:
             return None
         return f"session {name!r} was started as {was}; it cannot be resumed as {this}"
@@ -586,3 +586,8 @@ def snapshot_lines(
 def text_digest(snapshot: Snapshot) -> str:
     """A digest of the rendering: names, values and states, which the structural hash omits."""
     return hashlib.sha256(snapshot.text.encode()).hexdigest()
+
+
+def _a(word: str) -> str:
+    """`word` with its indefinite article, as it is read: an atspi, a web."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
