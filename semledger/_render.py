@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
+import attrs
 from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
@@ -15,7 +16,11 @@ from rich.tree import Tree
 
 from semledger.actors import app_location
 from semledger.replay import AuditEntry, AuditReport, Connection, Incident, ReplayReport
-from semledger.runtime import Full, SemanticsNode
+from semledger.runtime import Full, NodeState, SemanticsNode
+
+_FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
+"""Every yes-or-no state, each shown when it is true (a password field, a multi-line one,
+a read-only one: what an auditor reading the tree must not miss)."""
 
 
 def _describe(node: SemanticsNode) -> Text:
@@ -27,9 +32,14 @@ def _describe(node: SemanticsNode) -> Text:
         text.append(f" = {node.value!r}")
     if node.semantic_id:
         text.append(f" #{node.semantic_id}", style="cyan")
-    flags = [n for n in ("disabled", "invalid", "focused", "modal") if getattr(node.state, n)]
-    if node.state.checked is not None:
-        flags.append(node.state.checked.value)
+    state = node.state
+    flags = [f.name.replace("_", "-") for f in _FLAGS if getattr(state, f.name)]
+    if state.checked is not None:
+        flags.append(state.checked.value)
+    if state.expanded is not None:
+        flags.append("expanded" if state.expanded else "collapsed")
+    if node.level is not None:
+        flags.append(f"level {node.level}")
     if flags:
         text.append(f" [{', '.join(flags)}]", style="yellow")
     text.append(f"  id {node.node_id}", style="dim")

@@ -1,0 +1,34 @@
+"""`semledger read`'s tree: every state a node is in, as the agent was told it."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from semledger._render import render_full
+from semledger.runtime import Checked, Full, NodeState, Role, SemanticsNode
+
+
+def _printed(*nodes: SemanticsNode) -> str:
+    full = Full(1, nodes[0].node_id, None, nodes, ())
+    out = io.StringIO()
+    Console(file=out, width=200).print(render_full(full))
+    return out.getvalue()
+
+
+def test_a_node_shows_every_state_it_is_in() -> None:
+    """The text view showed only disabled, invalid, focused, modal and checked: a password
+    field or a read-only one read like any other."""
+    fields = (
+        SemanticsNode(2, None, Role.TEXT_FIELD, label="Password", state=NodeState(password=True)),
+        SemanticsNode(3, None, Role.TEXT_FIELD, state=NodeState(multiline=True, read_only=True)),
+        SemanticsNode(4, None, Role.CELL, level=2, state=NodeState(expanded=False, selected=True)),
+        SemanticsNode(5, None, Role.CHECKBOX, state=NodeState(checked=Checked.MIXED)),
+    )
+    root = SemanticsNode(1, None, Role.GROUP, children=(2, 3, 4, 5))
+    lines = _printed(root, *fields).splitlines()
+    assert "text_field 'Password' [password]  id 2" in lines[2]
+    assert "text_field [read-only, multiline]  id 3" in lines[3]
+    assert "cell [selected, collapsed, level 2]  id 4" in lines[4]
+    assert "checkbox [mixed]  id 5" in lines[5]
