@@ -176,10 +176,12 @@ KEYSYMS: Final[Mapping[str, int]] = {
 }
 DEFAULT_TIMEOUT_MS: Final = 20_000
 QUIT_WAIT_S: Final = 3.0
+EXIT_WAIT_S: Final = 0.5
+"""How long an application gone from the registry gets to show how it ended."""
 ACTIVATION_WAIT_S: Final = 1.0
 FOCUS_AFTER_ACTIVATION_S: Final = 0.4
 FOCUS_WAIT_S: Final = 0.5
-"""How long a push button given the focus has to say it has it (it takes about 50 ms)."""
+"""How long an element given the focus has to say it has it (it takes about 50 ms)."""
 STDERR_SHOWN: Final = 500
 """The characters of a launched application's stderr a launch error shows (its last, its
 lines joined by `` | ``: a usage error is one line)."""
@@ -413,10 +415,14 @@ class AtspiSurface:
             raws = await backend.read_tree(app, root)
         except StaleObjectError as exc:
             self._ended = root == amap.ROOT_PATH
+            if self._ended and self._process is not None:
+                # Its connections close as it dies, a moment before it can be reaped.
+                with trio.move_on_after(EXIT_WAIT_S):
+                    await self._process.wait()
             code = None if self._process is None else self._process.poll()
             if code is not None:
                 raise SessionError(f"{app.name} {_ended_how(code)}") from exc
-            raise SessionError(f"{app.name} is gone from the registry: {exc}") from exc
+            raise SessionError(f"{app.name} is gone: {exc}") from exc
         entries: list[_Entry] = []
         stack: list[_Entry] = []
         children: dict[str, list[_Entry]] = {}

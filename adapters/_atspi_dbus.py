@@ -368,6 +368,17 @@ def _label(
     return " ".join(names) or None
 
 
+def _labelled_by(details: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The paths of every label the nodes' relation sets name."""
+    return {
+        path
+        for more in details
+        for kind, targets in more.get("labelled_by", ())
+        if kind == LABELLED_BY
+        for _bus, path in targets
+    }
+
+
 def _child_of(relations: Iterable[tuple[int, Iterable[tuple[str, str]]]]) -> str | None:
     """The tree row (or the tree) a ``node-child-of`` relation says its node is under."""
     for kind, targets in relations:
@@ -482,7 +493,7 @@ class LiveBackend:
             _call("/org/a11y/atspi/cache", bus, ATSPI + "Cache", "GetItems")
         )
         if error_name(reply) in _APP_GONE:
-            raise StaleObjectError(f"{app.name} is gone from the AT-SPI registry")
+            raise StaleObjectError(f"its bus name {bus} has no owner ({error_name(reply)})")
         info: dict[str, _Info] = {}
         if ok(reply):
             for item in reply.body[0]:
@@ -607,10 +618,13 @@ class LiveBackend:
     ) -> list[RawNode]:
         """The facts the cache does not carry, in one pipelined batch: for the nodes that
         are showing (hidden ones keep the cache's facts, unless ``everything``), and the
-        object attributes only when the toolkit has no AccessibleId (GTK has)."""
+        object attributes only when the toolkit has no AccessibleId (GTK has).
+
+        ``everything`` is one node read whole, as ``read_node`` does: with no tree around
+        it, a row has no level, and the labels it names are read after the batch."""
         batch: list[Call] = []
         plan: list[tuple[int, str, int]] = []  # (node number, what, message index)
-        trees = {
+        trees = set() if everything else {
             parent
             for path, _depth, parent in walk
             if "expandable" in state_names(info[path].states)
@@ -678,8 +692,11 @@ class LiveBackend:
                 value = _action_names(value)
             elif what == "relations":
                 extra[number]["child_of"] = _child_of(value)
-                what, value = "label", _label(value, info)
+                what = "labelled_by"
             extra[number][what] = value
+        labels = _labelled_by(extra)
+        if unread := sorted(labels - info.keys()):
+            info = {**info, **await self._fetch(bus, unread)}
         levels = await self._levels(
             bus,
             {walk[n][0]: more["child_of"] for n, more in enumerate(extra) if "child_of" in more},
@@ -707,7 +724,7 @@ class LiveBackend:
                     value=more.get("value"),
                     bounds=_bounds(more),
                     actions=more.get("actions"),
-                    label=more.get("label"),
+                    label=_label(more.get("labelled_by", ()), info),
                     # A cell of several renderers holds a cell for each: theirs is its.
                     level=levels.get(path, levels.get(parent or "")),
                 )
