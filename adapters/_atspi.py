@@ -691,6 +691,8 @@ class AtspiSurface:
         if holder is None or not holder.has("Table" if cell else "Selection"):
             return False
         index = await backend.index_in_parent(app, raw.path)
+        if cell and holder.has("Selection"):  # a click replaces a tree's selection
+            await backend.clear_selection(app, holder.path)
         select = backend.select_row if cell else backend.select_child
         if not await select(app, holder.path, index):
             raise ActionabilityError(f"{ref} ({raw.role_name}) could not be selected")
@@ -714,6 +716,12 @@ class AtspiSurface:
             return False
         if {"focusable", "showing"} <= raw.state_set and await self._focused(raw):
             await self._require_app()[0].key(KEYSYMS["space"])
+            if toggle_cell and not await self._toggled(raw):
+                raise ActionabilityError(
+                    f"{ref} did not change when toggled: its row may draw no check box (a"
+                    " tree view's cell reads the same whether or not it is drawn)",
+                    details={"ref": ref},
+                )
             return True
         if toggle_cell:
             raise ActionabilityError(
@@ -721,6 +729,20 @@ class AtspiSurface:
                 " it does not take the focus (is its window active?)",
                 details={"ref": ref},
             )
+        return False
+
+    async def _toggled(self, raw: amap.RawNode) -> bool:
+        """Whether the check box `raw` was read as shows the other state within
+        FOCUS_WAIT_S."""
+        backend, app = self._require_app()
+        with trio.move_on_after(FOCUS_WAIT_S):
+            while True:
+                await trio.sleep(0.02)
+                now = await backend.read_node(app, raw.path)
+                if now is None:
+                    return False
+                if amap.is_checked(now) != amap.is_checked(raw):
+                    return True
         return False
 
     async def _focused(self, raw: amap.RawNode) -> bool:

@@ -396,15 +396,23 @@ def _box(value: Any) -> tuple[int, int, int, int] | None:
     return x, y, width, height
 
 
+DIALOG_WINDOW_ROLES: Final = frozenset({"alert", "file chooser", "color chooser", "font chooser"})
+"""Roles GTK gives a dialog window (a message dialog is an ``alert``), which inside a
+window are a widget: a file chooser embedded in a form, a status alert."""
+
+
 def effective_role_name(raw: RawNode) -> str:
     """The AT-SPI role name the mapping uses: GTK 3 calls an entry ``text``; a ``text``
     that implements EditableText is an entry whether or not it is editable right now; a
-    table cell drawn as a check box (it toggles) is one."""
+    table cell drawn as a check box (it toggles) is one; a window of a dialog's role
+    (`DIALOG_WINDOW_ROLES`) is a dialog."""
     name = raw.role_name
     if name == "text" and raw.has("EditableText"):
         return "entry"
     if name == "table cell" and is_checkable(raw):
         return "check box"
+    if name in DIALOG_WINDOW_ROLES and raw.parent == ROOT_PATH:
+        return "dialog"
     return ROLE_ALIASES.get(name, name)
 
 
@@ -432,11 +440,12 @@ def automation_id(raw: RawNode) -> str | None:
 
 def display_name(raw: RawNode) -> str | None:
     """The text of its labels, as an ``aria-labelledby`` comes first on the web; then
-    Accessible.Name, the description, the element's own text (never a text input's content,
-    which is its value)."""
+    Accessible.Name (not a combo box's, which names its selection: its value), the
+    description, the element's own text (never a text input's content, which is its
+    value)."""
     if raw.label:
         return raw.label
-    if raw.name:
+    if raw.name and effective_role_name(raw) != "combo box":  # GTK and Qt: its selection
         return raw.name
     if raw.description:
         return raw.description

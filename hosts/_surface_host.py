@@ -119,7 +119,7 @@ _PREFERRED: Final[Mapping[str, str]] = {
     "document": "web_view",
     "searchbox": "text_field",
     "listbox": "list",
-    "menubar": "menu",
+    "menubar": "group",  # it holds menus; nothing to activate or dismiss
     "menuitem": "button",
     "menuitemcheckbox": "checkbox",
     "menuitemradio": "radio",

@@ -261,9 +261,18 @@ async def test_a_check_box_cell_shows_its_state_and_toggles_without_activating_i
 ) -> None:
     """GTK 3 says a tree view's check box cell is ``checked`` only while it is (never
     checkable), and its Toggle action activates the row instead: the agent saw a plain
-    cell, and toggling it ran the row's action."""
+    cell, and toggling it ran the row's action. A cell whose row draws no check box reads
+    the same: toggling it is refused, not a receipt for nothing."""
     from semledger.hosts import SurfaceAgentHost
-    from semledger.runtime import ActionKind, ByNodeId, Checked, Latest, Receipt, SimpleAction
+    from semledger.runtime import (
+        ActionKind,
+        ByNodeId,
+        Checked,
+        Latest,
+        Receipt,
+        Rejection,
+        SimpleAction,
+    )
 
     surface = create_surface({"adapter": "atspi", **desktop.surface_config})
     await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
@@ -278,12 +287,18 @@ async def test_a_check_box_cell_shows_its_state_and_toggles_without_activating_i
         [fruit, vegetables] = boxes()  # the rows' own; the children's are collapsed away
         assert (fruit.state.checked, vegetables.state.checked) == (Checked.UNCHECKED,) * 2
         receipt = await host.perform_action(
-            ByNodeId(vegetables.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+            ByNodeId(fruit.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
         )
         assert isinstance(receipt, Receipt), receipt
-        assert [n.state.checked for n in boxes()] == [Checked.UNCHECKED, Checked.CHECKED]
+        assert [n.state.checked for n in boxes()] == [Checked.CHECKED, Checked.UNCHECKED]
         labels = {n.label for n in host.journal.current.nodes.values()}
         assert "Ready" in labels  # the row's action did not run
+        # Vegetables' is not drawn, yet reads the same: toggling it does nothing, and says so
+        refused = await host.perform_action(
+            ByNodeId(vegetables.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+        )
+        assert isinstance(refused, Rejection), refused
+        assert "did not change when toggled" in refused.message
     finally:
         await surface.close()
 

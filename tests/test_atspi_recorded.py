@@ -3,6 +3,7 @@ choice and refusals, with no display (the trees are in adapters/fixtures/)."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -30,6 +31,7 @@ from semledger.runtime import (
     Latest,
     Receipt,
     Rejection,
+    Role,
     SemanticsNode,
     SetNumericValue,
     SimpleAction,
@@ -132,6 +134,29 @@ def test_an_agent_sees_what_the_state_words_cannot_say() -> None:
     assert ActionKind.SUBMIT in line.actions
     assert _agents_node(_raw("dialog", SHOWN | {"modal"})).state.modal
     assert _agents_node(_raw("entry", SHOWN | {"invalid-entry"}, ("EditableText",))).state.invalid
+
+
+def test_a_message_dialog_or_a_file_chooser_window_is_a_dialog_and_a_menu_bar_a_group() -> None:
+    """GTK gives a message dialog the role ``alert`` and a file chooser dialog ``file
+    chooser``: the agent saw a plain group, with no dismiss, in front of the window it
+    hides; a menu bar was a menu offering activate and dismiss, which it has not."""
+    for role in ("alert", "file chooser"):
+        window = attrs.evolve(_raw(role, SHOWN | {"modal"}), parent=amap.ROOT_PATH)
+        dialog = _agents_node(window)
+        assert (dialog.role, dialog.state.modal) == (Role.DIALOG, True)
+        assert ActionKind.DISMISS in dialog.actions
+        embedded = _agents_node(attrs.evolve(window, parent="/a/window"))
+        assert embedded.role is not Role.DIALOG  # a file chooser widget in a form
+    menubar = _agents_node(_raw("menu bar", SHOWN))
+    assert (menubar.role, menubar.actions) == (Role.GROUP, ())
+
+
+def test_a_combo_box_is_not_named_by_its_selection() -> None:
+    """GTK and Qt name a combo box by the item it shows: with no label, the agent read
+    the value twice, as label and as value."""
+    combo = attrs.evolve(_raw("combo box", SHOWN, ("Selection",)), name="Boston")
+    node = _agents_node(combo)
+    assert (node.label, node.value) == (None, "Boston")
 
 
 def test_names_fall_back_to_the_description_then_the_text_but_never_an_inputs_value() -> None:
@@ -287,6 +312,17 @@ async def test_a_form_control_is_named_by_the_label_it_is_labelled_by() -> None:
     assert by_id["name"] == ("Name", "")
     assert by_id["colour"] == ("Colour", "Red")
     assert by_id["count"] == ("Count", "3")
+
+
+async def test_a_click_on_a_tree_cell_replaces_the_trees_selection_with_its_row() -> None:
+    """AddRowSelection adds to a multiple selection; a click replaces it."""
+    surface, backend = await _open("widget_factory")
+    [andrea] = [n for n in backend.nodes if n.name == "Andrea" and n.has("TableCell")]
+    table = andrea.parent
+    [ref] = await surface.locate({"by": "text", "value": "Andrea", "exact": True})
+    await surface.act("click", ref)
+    index = await backend.index_in_parent(backend.app, andrea.path)
+    assert backend.calls == [("ClearSelection", table), ("AddRowSelection", table, index)]
 
 
 async def test_a_refusal_names_the_target_by_the_node_id_the_agent_knows() -> None:
