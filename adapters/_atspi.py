@@ -686,11 +686,17 @@ class AtspiSurface:
         if raw.actions and not cell:
             return False
         backend, app = self._require_app()
+        item = raw.path
         parent = (await self._entry(ref)).raw.parent
         holder = None if parent is None else await backend.read_node(app, parent)
+        while cell and holder is not None and holder.has("TableCell"):
+            # A cell of several renderers holds a cell for each: the row's is the outer one.
+            item = holder.path
+            outer = (await self._entry(self._ref(holder.path))).raw.parent
+            holder = None if outer is None else await backend.read_node(app, outer)
         if holder is None or not holder.has("Table" if cell else "Selection"):
             return False
-        index = await backend.index_in_parent(app, raw.path)
+        index = await backend.index_in_parent(app, item)
         if cell and holder.has("Selection"):  # a click replaces a tree's selection
             await backend.clear_selection(app, holder.path)
         select = backend.select_row if cell else backend.select_child
