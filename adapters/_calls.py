@@ -64,12 +64,14 @@ class ActRequest:
 @attrs.frozen(kw_only=True)
 class ActResult:
     """What an action did: whether it navigated, the URL after it, a textual result
-    (read, evaluate), and the structural hash after it when the adapter knows it."""
+    (read, evaluate), the structural hash after it when the adapter knows it, and whether
+    requests it sent (a page's fetch or XHR) were still unanswered when it returned."""
 
     navigated: bool = False
     url: str | None = None
     result: str | None = None
     hash: str | None = None
+    pending: bool = False
 
 
 # -- read -----------------------------------------------------------------------------

@@ -67,7 +67,9 @@ action would wait for the document to commit, up to the action's timeout). Navig
 (``navigate``, ``back``, ``forward``, ``refresh``) and window switching still go ahead. A
 snapshot the page does not answer within ``timeout_ms`` (a script of its that has not
 returned) is a TimeoutError, and so is every call after it until the page answers again
-(``details["busy"]``), rather than one more call queued behind the script.
+(``details["busy"]``), rather than one more call queued behind the script. An action
+whose page's script sent requests (fetch, XHR) that were unanswered when it returned says so
+(``ActResult.pending``) rather than wait for them.
 
 An action that times out after its input reached the page has happened, and says so by
 returning: a click Playwright had performed (its handler has not returned, or the navigation
@@ -437,6 +439,7 @@ class WebSurface:
         self._dialog_opened: asyncio.Event | None = None
         self._blocked: set[asyncio.Future[Any]] = set()
         self._loading: dict[Page, Request] = {}
+        self._sent: set[Request] | None = None
         self._navigation_requested: asyncio.Event | None = None
         self._busy: asyncio.Future[Any] | None = None
         self._navigations = 0
@@ -549,9 +552,12 @@ class WebSurface:
         page.set_default_navigation_timeout(max(self._timeout_ms, 10_000))
 
     def _on_request(self, request: Request) -> None:
-        """A navigation of a page's main frame starts: until its document commits, Chromium
+        """A request the page's script sends while an action runs is that action's work; a
+        navigation of a page's main frame starts: until its document commits, Chromium
         holds every call about the page back (an evaluation, an input, a screenshot)."""
         if not request.is_navigation_request():
+            if self._sent is not None and request.resource_type in _SCRIPT_REQUESTS:
+                self._sent.add(request)
             return
         frame = request.frame
         if frame.parent_frame is not None:
@@ -561,6 +567,8 @@ class WebSurface:
             self._navigation_requested.set()
 
     def _on_request_over(self, request: Request) -> None:
+        if self._sent is not None:
+            self._sent.discard(request)
         for page, loading in list(self._loading.items()):
             if loading is request:
                 del self._loading[page]
@@ -1006,7 +1014,12 @@ class WebSurface:
             self._ready()
         page = self._require_page()
         before = (self._navigations, page.url)
-        task = await self._unless_dialog(handler(self, ref, args, ref2))
+        sent: set[Request] = set()
+        self._sent = sent
+        try:
+            task = await self._unless_dialog(handler(self, ref, args, ref2))
+        finally:
+            self._sent = None
         result: str | None = None
         if task.done():
             try:
@@ -1025,7 +1038,7 @@ class WebSurface:
             return ActResult(url=page.url, result=result)  # done: the page closed itself
         page = self._require_page()
         navigated = (self._navigations, page.url) != before
-        return ActResult(navigated=navigated, url=page.url, result=result)
+        return ActResult(navigated=navigated, url=page.url, result=result, pending=bool(sent))
 
     async def _navigating_input(self, work: Awaitable[None]) -> None:
         """Send an input that may start a navigation (a click, a key) and return once it is
@@ -1311,6 +1324,10 @@ class WebSurface:
 
 _COMMIT_GRACE_S = 1.0
 """How long an input waits for the navigation it started to commit before it returns."""
+
+_SCRIPT_REQUESTS = frozenset({"fetch", "xhr"})
+"""The requests a page's script sends and waits on (an event stream or a web socket stays
+open for as long as the page)."""
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:

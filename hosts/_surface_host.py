@@ -41,7 +41,8 @@ application through the same router and tools as a semledger app:
   ``details["pending"]``, which the web adapter raises instead of waiting on the server) is
   read as the tree last committed with its root ``busy`` until that document arrives; an
   action meanwhile is the surface's rejection (nothing done), and the receipt of the action
-  that started the navigation says ``pending_work``.
+  that started the navigation says ``pending_work``. So does the receipt of an action whose
+  requests (``ActResult.pending``: a page's fetch) were unanswered when it returned.
 - A native dialog (alert, confirm, prompt) the surface reports open, by raising DialogError
   from ``snapshot``, is the whole tree while it is open, as a runtime modal is: one modal
   ``dialog`` node labelled with the message, its type as description, offering submit
@@ -642,11 +643,12 @@ class SurfaceAgentHost:
                 action=action.kind.value,
             )
         before = snapshot.generation
+        pending = False
         try:
             if self._dialog is not None:
                 await self._answer(self._dialog, action)
             else:
-                await self._act(self._refs[node.node_id], node, action)
+                pending = await self._act(self._refs[node.node_id], node, action)
         except SessionError as error:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
@@ -662,7 +664,7 @@ class SurfaceAgentHost:
         except SurfaceError:
             # Done, but not yet seen: pending work says to read again.
             return Receipt(before, before, True)
-        return Receipt(before, after.generation, _loading(after))
+        return Receipt(before, after.generation, pending or _loading(after))
 
     async def _answer(self, dialog: _Dialog, action: SemanticsAction) -> None:
         """set_text keeps a prompt's text until submit accepts the dialog with it."""
@@ -676,9 +678,15 @@ class SurfaceAgentHost:
         self._dialog = None
         self._prompt_text = None
 
-    async def _act(self, ref: str, node: SemanticsNode, action: SemanticsAction) -> None:
+    async def _act(self, ref: str, node: SemanticsNode, action: SemanticsAction) -> bool:
+        """Perform `action` on `ref`; whether requests it sent are still unanswered."""
         kind = action.kind
-        act = self.surface.act
+        pending = False
+
+        async def act(name: str, target: str, args: dict[str, Any] | None = None) -> None:
+            nonlocal pending
+            pending |= (await self.surface.act(name, target, args)).pending
+
         option = self._native_option(ref) if kind is ActionKind.SELECT else None
         if option is not None:
             select, value = option
@@ -706,6 +714,7 @@ class SurfaceAgentHost:
             await act("press", ref, {"key": key})
         else:
             raise ActionabilityError(f"the surface has no way to {kind.value}")
+        return pending
 
     def _expands_by_keys(self, ref: str) -> bool:
         """Whether the surface says ArrowRight and ArrowLeft expand and collapse `ref` (a

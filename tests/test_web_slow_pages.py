@@ -46,6 +46,8 @@ START = (
     "<!doctype html><title>Start</title><h1>Start</h1>"
     "<a href='/held'>Away</a>"
     "<button onclick=\"this.textContent = 'Pressed'\">Press</button>"
+    "<button onclick=\"fetch('/held').then((r) => r.text())"
+    ".then(() => { this.textContent = 'Fetched' })\">Fetch</button>"
     # A synchronous request holds the page's script, as a busy loop would, until released.
     "<button onclick=\"const r = new XMLHttpRequest(); r.open('GET', '/held', false);"
     " r.send(); this.textContent = 'Held and done'\">Hold</button>"
@@ -184,6 +186,22 @@ async def test_activating_a_button_whose_handler_has_not_returned_is_a_receipt_w
     assert busy.details["failure"] == "timeout"
     site.release.set()
     await _read_until(host, "Held and done")
+
+
+async def test_activating_a_button_whose_fetch_is_unanswered_is_a_receipt_with_pending_work(
+    surface: WebSurface, site: Site
+) -> None:
+    host = await open_host(surface, site.url)
+    start = await full_read(host)
+    pressed = await _activate(host, _one(start, Role.BUTTON, "Press"))
+    assert isinstance(pressed, Receipt), pressed
+    assert not pressed.pending_work
+    fetching = await _activate(host, _one(start, Role.BUTTON, "Fetch"))
+    assert isinstance(fetching, Receipt), fetching
+    assert fetching.pending_work
+    assert not _root(await full_read(host)).state.busy  # the page is not loading a document
+    site.release.set()
+    await _read_until(host, "Fetched")
 
 
 async def test_activating_a_covered_button_is_a_rejection_and_nothing_happens(
