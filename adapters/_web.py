@@ -43,11 +43,14 @@ inside it is its content, not nodes. What the normalised states cannot say is in
 indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with
 ``showModal()``, ``aria-modal``), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
 or a status's or an alert's implicit ones), ``multiline`` (a ``<textarea>``, an editable
-element, ``aria-multiline``), a range's value, bounds and step (``valuenow``, ``valuemin``,
-``valuemax``, ``valuestep``, ``valuetext``, and ``valuesettable`` on a range or number
-input), the refs an element's ``aria-labelledby``, ``-describedby``, ``-controls``,
-``-errormessage`` and ``-activedescendant`` point at (``rel:labelled_by`` and so on; an
-element one points at is a node of its own), and the document's ``url`` on the root.
+element, ``aria-multiline``), ``editable`` (a combo box one types into: a text input, with
+``role="combobox"`` or a ``list``, or an editable element), a range's value, bounds and step
+(``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``, and
+``valuesettable`` on a range or number input, whose ``type`` refuses a value between its
+steps, naming the nearest), the refs an element's ``aria-labelledby``, ``-describedby``,
+``-controls``, ``-errormessage`` and ``-activedescendant`` point at (``rel:labelled_by``
+and so on; an element one points at is a node of its own), and the document's ``url`` on
+the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a
@@ -1534,6 +1537,25 @@ async def _drag_to(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None)
     await source.drag_to(await s._locator(ref2), timeout=s._timeout(a))
 
 
+_NEAREST_STEPS = """(el, v) => {
+  const probe = document.createElement("input");
+  probe.type = "number";
+  for (const a of ["min", "max", "step", "value"])
+    if (el.hasAttribute(a)) probe.setAttribute(a, el.getAttribute(a));
+  probe.value = v;
+  if (probe.value === "" || !probe.validity.stepMismatch) return null;
+  const nearest = [];
+  for (const move of ["stepDown", "stepUp"]) {
+    probe.value = v;
+    try { probe[move](); nearest.push(probe.value); } catch (e) {}
+  }
+  return nearest;
+}"""
+"""The allowed values either side of `v` when a range or number input `el` does not allow it
+(a range would move to the nearer unseen, a number input would hold it as invalid), null if it
+does: the browser's own step rules, on a number input with `el`'s bounds, step and step base."""
+
+
 async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     if a.text is None:
         raise DataError("type needs text", path="args.text")
@@ -1542,6 +1564,14 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
         return
     locator = await _live(s, ref, "type")
     kind = await locator.evaluate("el => el.tagName === 'INPUT' ? el.type : ''")
+    if kind in ("range", "number"):
+        nearest = await locator.evaluate(_NEAREST_STEPS, a.text)
+        if nearest:
+            values = " and ".join(dict.fromkeys(nearest))
+            raise ActionabilityError(
+                f"{a.text} is between the {kind}'s steps: the nearest"
+                f" {'values are' if ' ' in values else 'value is'} {values}"
+            )
     if kind in ("range", "color", "date", "time", "datetime-local", "month", "week"):
         await locator.evaluate(
             "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true}));"

@@ -68,6 +68,8 @@ let next = 1;
 const counterFrom = (start) => ({ n: Math.max(start, next) });
 const norm = (s) => (s || "").replace(/\s+/g, " ").trim();
 
+const TYPED = new Set(["text", "search", "email", "url", "tel"]);
+
 function editingHost(el) {
   return el.isContentEditable && el.tagName !== "BODY" && el.tagName !== "HTML"
     && !(el.parentElement && el.parentElement.isContentEditable);
@@ -288,6 +290,7 @@ function nativeOf(el, testids, r) {
   if (atomic === "true" || atomic === null && (r === "alert" || r === "status")) out.atomic = "true";
   const multiline = el.getAttribute("aria-multiline");
   if (el.tagName === "TEXTAREA" || multiline === "true" || editingHost(el) && multiline !== "false") out.multiline = "true";
+  if (r === "combobox" && (el.tagName === "INPUT" && TYPED.has(el.type) || editingHost(el))) out.editable = "true";
   if (el.tagName === "BODY") out.url = location.href;
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
   const id = el.id; if (id) out.id = id;

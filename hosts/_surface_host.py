@@ -17,7 +17,8 @@ application through the same router and tools as a semledger app:
   ``checked: "mixed"``, ``modal``, ``multiline``, ``password``), and so do a heading's
   ``level`` and a link's or the page's ``url``.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
-  disabled text field, no submit on a multiline one, where Enter starts a new line);
+  disabled text field, no submit on a multiline one, where Enter starts a new line; set_text
+  on a combo box one types into, ``native["editable"]``);
   ``perform_action`` checks them in the runtime's order (closed, generation, target,
   disabled, capability) against the bridge's own generation, then maps the action onto
   ``act`` (activate -> click, set_text -> clear and type, submit -> press
@@ -234,6 +235,8 @@ def _actions(
             kinds.add(ActionKind.SET_TEXT)
     if role is Role.COMBO_BOX:
         kinds.update((ActionKind.FOCUS, ActionKind.ACTIVATE))
+        if native.get("editable") == "true" and not states & _NOT_EDITABLE:
+            kinds.add(ActionKind.SET_TEXT)
     if role in _SELECTABLE:
         kinds.add(ActionKind.SELECT)
     if role is Role.SLIDER:

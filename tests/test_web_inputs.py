@@ -92,6 +92,25 @@ RELATED = """<!doctype html>
 """
 
 
+COMBOS = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Combos</title></head>
+<body>
+<label>Search <input role="combobox" aria-expanded="false" aria-autocomplete="list"></label>
+<label>City <input list="cities"></label>
+<datalist id="cities"><option>Paris</option><option>Rome</option></datalist>
+<label>Fixed <input role="combobox" readonly value="Oslo"></label>
+<label>Size <select><option>S</option><option>M</option></select></label>
+<div role="combobox" tabindex="0" aria-label="Picker">none</div>
+<p id="typed">nothing typed</p>
+<script>
+  document.addEventListener("input", (e) => {
+    document.getElementById("typed").textContent = "typed " + e.target.value;
+  });
+</script>
+</body></html>
+"""
+
+
 SERVED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Served</title></head>
 <body>
@@ -107,6 +126,7 @@ PAGES = {
     "ranges.html": RANGES,
     "editable.html": EDITABLE,
     "related.html": RELATED,
+    "combos.html": COMBOS,
     "served.html": SERVED,
 }
 
@@ -208,6 +228,29 @@ async def test_a_value_outside_the_range_is_rejected_and_nothing_changes(
     assert _labelled(after, "Guests").numeric == guests.numeric
 
 
+async def test_a_value_between_the_steps_is_rejected_naming_the_nearest_allowed_values(
+    ranges: SurfaceAgentHost,
+) -> None:
+    """A range would move to the nearer step unseen (the receipt would be for another value),
+    a number input would hold an invalid value its form refuses."""
+    full = await _full(ranges)
+    volume, guests = _labelled(full, "Volume"), _labelled(full, "Guests")
+    cases = (
+        (volume, 5, "5 is between the range's steps: the nearest values are 4 and 6"),
+        (guests, 2.5, "2.5 is between the number's steps: the nearest values are 2 and 3"),
+    )
+    for node, value, why in cases:
+        refused = await ranges.perform_action(
+            ByNodeId(node.node_id), SetNumericValue(value), Latest()
+        )
+        assert isinstance(refused, Rejection)
+        assert (refused.code, refused.message) == (ErrorCode.HANDLER_REJECTED, why)
+    after = await _full(ranges)
+    assert after.generation == full.generation
+    assert _labelled(after, "Volume").numeric == volume.numeric
+    assert _labelled(after, "Guests").numeric == guests.numeric
+
+
 async def test_only_a_range_the_page_lets_one_type_into_is_offered_set_numeric_value(
     ranges: SurfaceAgentHost,
 ) -> None:
@@ -259,6 +302,26 @@ async def test_set_text_replaces_an_editable_elements_content_as_typing_would(
     kept = next(n for n in after.nodes if n.node_id == draft.node_id)
     assert (kept.role, kept.value) == (Role.TEXT_FIELD, "Hi Bo")
     assert any(n.label == "5 characters" for n in after.nodes)  # the page saw input events
+
+
+async def test_a_combo_box_one_types_into_takes_set_text_and_a_list_of_choices_does_not(
+    browser: WebBrowser, pages: str
+) -> None:
+    async for combos in _host(browser, pages + "combos.html"):
+        full = await _full(combos)
+        boxes = {n.label: n for n in full.nodes if n.role is Role.COMBO_BOX}
+        offered = {label: ActionKind.SET_TEXT in n.actions for label, n in boxes.items()}
+        assert offered == {
+            "Search": True, "City": True, "Fixed": False, "Size": False, "Picker": False,
+        }  # fmt: skip
+        for label in ("Search", "City"):
+            receipt = await combos.perform_action(
+                ByNodeId(boxes[label].node_id), SetText("Par"), Latest()
+            )
+            assert isinstance(receipt, Receipt), receipt
+            after = await _full(combos)
+            assert next(n for n in after.nodes if n.node_id == boxes[label].node_id).value == "Par"
+            assert any(n.label == "typed Par" for n in after.nodes)
 
 
 async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
