@@ -1021,6 +1021,8 @@ class WebSurface:
         self._sent = sent
         try:
             task = await self._unless_dialog(handler(self, ref, args, ref2))
+            if action in _INPUTS and self._taken(task, page):
+                await self._unless_dialog(self._settle(page))
         finally:
             self._sent = None
         result: str | None = None
@@ -1042,6 +1044,30 @@ class WebSurface:
         page = self._require_page()
         navigated = (self._navigations, page.url) != before
         return ActResult(navigated=navigated, url=page.url, result=result, pending=bool(sent))
+
+    def _taken(self, task: asyncio.Future[Any], page: Page) -> bool:
+        """Whether an input's `task` is over with the page still there to answer: not held
+        by a dialog, a navigation or a script of the page's, not failed, not closed."""
+        return (
+            task.done()
+            and not task.cancelled()
+            and task.exception() is None
+            and not page.is_closed()
+            and self._dialog is None
+            and page not in self._loading
+            and self._busy is None
+        )
+
+    async def _settle(self, page: Page) -> None:
+        """Let the page run what the input queued (a dialog's ``close`` event, what a
+        handler left for the next frame) before the action returns, so the snapshot after
+        it shows that, live and when the session is re-run alike."""
+        try:
+            await asyncio.wait_for(page.main_frame.evaluate(_SETTLE), _SETTLE_S)
+        except TimeoutError:
+            self._mark_busy()  # a script the input started has not returned
+        except PlaywrightError:
+            pass  # the page navigated or closed meanwhile: the snapshot says which
 
     async def _navigating_input(self, work: Awaitable[None]) -> None:
         """Send an input that may start a navigation (a click, a key) and return once it is
@@ -1327,6 +1353,23 @@ class WebSurface:
 
 _COMMIT_GRACE_S = 1.0
 """How long an input waits for the navigation it started to commit before it returns."""
+
+_INPUTS: Final = frozenset({
+    "click", "doubleClick", "rightClick", "hover", "hoverAndClick", "pressAndHold", "release",
+    "dragTo", "type", "clear", "press", "focus", "keyDown", "keyUp", "submit", "upload",
+    "selectOption", "deselectOption", "deselectAll", "setChecked",
+})  # fmt: skip
+"""Actions that reach the page's handlers as a user's input does."""
+
+_SETTLE = (
+    "() => new Promise((done) => {"
+    " setTimeout(done, 100); requestAnimationFrame(() => setTimeout(done, 0)); })"
+)
+"""Resolves once the page has drawn its next frame and run a timer turn after it (or after
+100 ms, for a page that draws no frames)."""
+
+_SETTLE_S = 1.0
+"""How long settling waits for the page to answer at all."""
 
 _SCRIPT_REQUESTS = frozenset({"fetch", "xhr"})
 """The requests a page's script sends and waits on (an event stream or a web socket stays

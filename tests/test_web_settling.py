@@ -1,0 +1,110 @@
+"""An input's receipt shows what the page did with it: what a handler left for the next
+frame, what a modal ``<dialog>`` does as it closes. The page runs those a moment after the
+input; the snapshot after an action waits for them, so the agent sees them at once and a
+re-run of the session sees them at the same step."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from semledger.adapters import SessionInit
+from semledger.adapters._cases_web import serve_directory
+from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import ActionKind, ByNodeId, Full, Latest, Receipt, SimpleAction
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Settling</title></head>
+<body>
+<button id="later" onclick="requestAnimationFrame(() => { said.textContent = 'drawn' })">
+  Later</button>
+<button id="open" onclick="settings.showModal()">Open</button>
+<p id="said">nothing yet</p>
+<dialog id="settings" aria-label="Settings">
+  <form method="dialog"><button id="ok" value="ok">OK</button></form>
+</dialog>
+<script>
+  settings.onclose = () => { said.textContent = "closed " + settings.returnValue; };
+</script>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("settling")
+    (directory / "settling.html").write_text(PAGE, encoding="utf-8")
+    with serve_directory(directory) as url:
+        yield url + "settling.html"
+
+
+@pytest.fixture
+async def host(browser: WebBrowser, page: str) -> AsyncIterator[SurfaceAgentHost]:
+    surface = WebSurface({"browser": browser})
+    await surface.open(SessionInit(base_url=page))
+    yield SurfaceAgentHost(surface)
+    await surface.close()
+
+
+async def _activate(host: SurfaceAgentHost, semantic_id: str) -> Receipt:
+    full = await host.read_semantics(None)
+    assert isinstance(full, Full)
+    (node,) = [n for n in full.nodes if n.semantic_id == semantic_id]
+    receipt = await host.perform_action(
+        ByNodeId(node.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+    )
+    assert isinstance(receipt, Receipt), receipt
+    return receipt
+
+
+async def _labels(host: SurfaceAgentHost, generation: str) -> set[str | None]:
+    """The labels the page shows at `generation`, which must still be the current one."""
+    full = await host.read_semantics(None)
+    assert isinstance(full, Full)
+    assert full.generation == generation, "the page changed after the receipt"
+    return {n.label for n in full.nodes}
+
+
+async def test_what_a_handler_draws_in_the_next_frame_is_in_the_receipts_generation(
+    host: SurfaceAgentHost,
+) -> None:
+    receipt = await _activate(host, "later")
+    assert "drawn" in await _labels(host, receipt.after)
+
+
+async def test_what_a_modal_dialog_does_as_it_closes_is_in_the_receipts_generation(
+    host: SurfaceAgentHost,
+) -> None:
+    for _ in range(3):
+        await _activate(host, "open")
+        receipt = await _activate(host, "ok")
+        assert "closed ok" in await _labels(host, receipt.after)
+
+
+def test_a_rerun_of_a_session_with_dialogs_and_frames_does_not_diverge(
+    page: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "settling.db"
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", "--adapter", "web", "--url", page,
+         "--db", str(db), "--session", "settling"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=mcp.env(),
+    )  # fmt: skip
+    try:
+        for n, semantic_id in enumerate(["open", "ok", "later", "open", "ok", "open", "ok"]):
+            assert mcp.ask(server, mcp.perform(n, semantic_id))["ok"]
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
+    replayed = mcp.cli("replay", "settling", "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
