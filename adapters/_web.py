@@ -38,7 +38,9 @@ that holds, in the page's coordinates; a ref in a frame is acted on without swit
 A frame that cannot be read as the snapshot is taken (it is being navigated) shows as its
 iframe alone. A password's value is masked, one ``•`` per character. An editable element
 (the outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is
-inside it is its content, not nodes. What the normalised states cannot say is in ``native``:
+inside it is its content, not nodes. A tree item is named by its own content, not its nested
+items' (a click lands on that content: an expanded item's centre is over its children).
+What the normalised states cannot say is in ``native``:
 ``invalid`` (``aria-invalid``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an
 indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with
 ``showModal()``, ``aria-modal``), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
@@ -129,6 +131,7 @@ from playwright.async_api import (
     Locator,
     Page,
     Playwright,
+    Position,
     Request,
     async_playwright,
 )
@@ -1536,7 +1539,31 @@ async def _live(s: WebSurface, ref: str | None, action: str) -> Locator:
 
 
 async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    await s._navigating_input((await _live(s, ref, "click")).click(timeout=s._timeout(a)))
+    locator = await _live(s, ref, "click")
+    own: Position | None = await locator.evaluate(_OWN_POINT)
+    await s._navigating_input(locator.click(position=own, timeout=s._timeout(a)))
+
+
+_OWN_POINT = """(el) => {
+  const nested = '[role="group"], [role="treeitem"]';
+  if (el.getAttribute("role") !== "treeitem" || !el.querySelector(nested)) return null;
+  const box = el.getBoundingClientRect();
+  for (const kid of el.childNodes) {
+    if (kid.nodeType === 1 && kid.matches(nested)) break;
+    let rect;
+    if (kid.nodeType === 3 && kid.data.trim()) {
+      const range = document.createRange();
+      range.selectNodeContents(kid);
+      rect = range.getClientRects()[0];
+    } else if (kid.nodeType === 1) rect = kid.getClientRects()[0];
+    if (rect && rect.width > 0 && rect.height > 0)
+      return { x: rect.x - box.x + rect.width / 2, y: rect.y - box.y + rect.height / 2 };
+  }
+  return null;
+}"""
+"""Where on a tree item holding nested items a click lands on the item itself (its own text,
+before its group), relative to its box; null for anything else (its centre will do). The
+centre of an expanded item is over one of its children."""
 
 
 async def _double_click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:

@@ -40,6 +40,7 @@ const ARIA = new Set(["alert","alertdialog","application","article","banner","bl
 const FROM_CONTENT = new Set(["button","cell","checkbox","columnheader","gridcell","heading",
  "link","menuitem","menuitemcheckbox","menuitemradio","option","radio","row","rowheader",
  "switch","tab","tooltip","treeitem"]);
+const NESTED_ITEMS = new Set(["group", "treeitem"]);  // a tree item's own name is not theirs
 const IMPLICIT_LIVE = {status: "polite", log: "polite", alert: "assertive"};
 const CHECKABLE = new Set(["checkbox","radio","switch","menuitemcheckbox","menuitemradio"]);
 const INTERACTIVE = new Set(["button","checkbox","combobox","link","listbox","menuitem",
@@ -107,12 +108,13 @@ function role(el) {
   return TAGS[tag] || "generic";
 }
 
-function textOf(node, depth) {
+function textOf(node, depth, own) {
   if (node.nodeType === 3) return node.data;
   if (node.nodeType !== 1 || SKIP.has(node.tagName)) return "";
   const el = node;
   if (depth > 0) {
     if (el.getAttribute("aria-hidden") === "true" || el.hidden) return "";
+    if (own && NESTED_ITEMS.has(el.getAttribute("role"))) return "";
     const label = el.getAttribute("aria-label");
     if (label) return " " + label + " ";
     const tag = el.tagName;
@@ -121,7 +123,7 @@ function textOf(node, depth) {
   }
   let out = "";
   const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
-  for (const kid of kids) out += textOf(kid, depth + 1);
+  for (const kid of kids) out += textOf(kid, depth + 1, own);
   if (el.tagName !== "SPAN" && el.tagName !== "A" && el.tagName !== "B" && el.tagName !== "I"
       && el.tagName !== "EM" && el.tagName !== "STRONG" && el.tagName !== "CODE") out = " " + out + " ";
   return out;
@@ -160,7 +162,7 @@ function name(el, r) {
   if (tag === "TABLE") { const c = el.querySelector(":scope > caption"); if (c) { n = norm(textOf(c, 0)); if (n) return n; } }
   if (tag === "BODY") return norm(document.title);
   if (FROM_CONTENT.has(r) && tag !== "INPUT" && tag !== "SELECT" && tag !== "TEXTAREA") {
-    n = norm(textOf(el, 0));
+    n = norm(textOf(el, 0, r === "treeitem"));
     if (n) return n;
   }
   n = norm(el.getAttribute("title"));

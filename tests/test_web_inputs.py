@@ -111,6 +111,27 @@ COMBOS = """<!doctype html>
 """
 
 
+TREE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Tree</title></head>
+<body>
+<ul role="tree" aria-label="Files">
+  <li role="treeitem" id="src" aria-expanded="false"><span>src</span>
+    <ul role="group" hidden><li role="treeitem" id="main">main.py</li>
+      <li role="treeitem" id="util">util.py</li></ul></li>
+  <li role="treeitem" id="readme">README</li>
+</ul>
+<script>
+  src.addEventListener("click", (e) => {
+    if (e.target.closest('[role="treeitem"]') !== src) return;  // a child item's click
+    const open = src.getAttribute("aria-expanded") === "true";
+    src.setAttribute("aria-expanded", String(!open));
+    src.querySelector('[role="group"]').hidden = open;
+  });
+</script>
+</body></html>
+"""
+
+
 SERVED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Served</title></head>
 <body>
@@ -127,6 +148,7 @@ PAGES = {
     "editable.html": EDITABLE,
     "related.html": RELATED,
     "combos.html": COMBOS,
+    "tree.html": TREE,
     "served.html": SERVED,
 }
 
@@ -322,6 +344,22 @@ async def test_a_combo_box_one_types_into_takes_set_text_and_a_list_of_choices_d
             after = await _full(combos)
             assert next(n for n in after.nodes if n.node_id == boxes[label].node_id).value == "Par"
             assert any(n.label == "typed Par" for n in after.nodes)
+
+
+async def test_a_tree_item_is_named_by_its_own_text_and_a_click_collapses_it_again(
+    browser: WebBrowser, pages: str
+) -> None:
+    """An expanded item's centre is over its children: the click lands on its own text."""
+    async for tree in _host(browser, pages + "tree.html"):
+        (src,) = [n for n in (await _full(tree)).nodes if n.semantic_id == "src"]
+        for kind in (ActionKind.EXPAND, ActionKind.COLLAPSE, ActionKind.EXPAND):
+            receipt = await tree.perform_action(ByNodeId(src.node_id), SimpleAction(kind), Latest())
+            assert isinstance(receipt, Receipt), receipt
+            full = await _full(tree)
+            item = next(n for n in full.nodes if n.node_id == src.node_id)
+            assert (item.label, item.state.expanded) == ("src", kind is ActionKind.EXPAND)
+        shown = [n.label for n in full.nodes if n.role is Role.TREE_ITEM]
+        assert shown == ["src", "main.py", "util.py", "README"]
 
 
 async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
