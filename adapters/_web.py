@@ -51,8 +51,9 @@ element, ``aria-multiline``), ``editable`` (a combo box one types into: a text i
 ``valuesettable`` on a range or number input, whose ``type`` refuses a value between its
 steps, naming the nearest), the refs an element's ``aria-labelledby``, ``-describedby``,
 ``-controls``, ``-errormessage`` and ``-activedescendant`` point at (``rel:labelled_by``
-and so on; an element one points at is a node of its own), and the document's ``url`` on
-the root.
+and so on; an element one points at is a node of its own), ``aria-setsize``, ``-posinset``,
+``-rowindex``, ``-rowcount``, ``-rowspan``, ``-colindex``, ``-colcount`` and ``-colspan``
+(``setsize`` and so on), and the document's ``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a

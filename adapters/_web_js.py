@@ -40,6 +40,8 @@ const ARIA = new Set(["alert","alertdialog","application","article","banner","bl
 const FROM_CONTENT = new Set(["button","cell","checkbox","columnheader","gridcell","heading",
  "link","menuitem","menuitemcheckbox","menuitemradio","option","radio","row","rowheader",
  "switch","tab","tooltip","treeitem"]);
+const COLLECTION = ["setsize", "posinset", "rowindex", "rowcount", "rowspan", "colindex",
+ "colcount", "colspan"].map((key) => ["aria-" + key, key]);
 const NESTED_ITEMS = new Set(["group", "treeitem"]);  // a tree item's own name is not theirs
 const IMPLICIT_LIVE = {status: "polite", log: "polite", alert: "assertive"};
 const CHECKABLE = new Set(["checkbox","radio","switch","menuitemcheckbox","menuitemradio"]);
@@ -302,6 +304,10 @@ function nativeOf(el, testids, r) {
   numericOf(el, r, out);
   if (el.tagName === "OPTION") out.value = el.value;
   if (/^H[1-6]$/.test(el.tagName)) out.level = el.tagName.slice(1);
+  for (const [attr, key] of COLLECTION) {
+    const v = el.getAttribute(attr);
+    if (v !== null && /^-?[0-9]{1,9}$/.test(v.trim())) out[key] = v.trim();
+  }
   const lv = el.getAttribute("aria-level"); if (lv !== null && /^[1-9][0-9]{0,2}$/.test(lv.trim())) out.level = lv.trim();
   if (el.tagName === "IFRAME") out.frame = el.getAttribute("name") || el.getAttribute("src") || "";
   return out;

@@ -84,6 +84,7 @@ from semledger.runtime import (
     ActionKind,
     Announcement,
     Checked,
+    Collection,
     ErrorCode,
     Frame,
     InvalidSemanticIdError,
@@ -264,6 +265,7 @@ def _node(
     busy: bool = False,
     live: Live = Live.OFF,
     relations: tuple[tuple[Relation, tuple[int, ...]], ...] = (),
+    in_set: tuple[int, int] | None = None,
 ) -> SemanticsNode:
     states = frozenset(item.states)
     native = item.native
@@ -289,6 +291,7 @@ def _node(
         value=item.value,
         description=item.description,
         numeric=_numeric(native),
+        collection=_collection(native, in_set),
         state=RuntimeNodeState(
             focused="focused" in states,
             disabled="disabled" in states,
@@ -310,6 +313,52 @@ def _node(
         actions=_actions(role, states, native),
         frame=Frame(Point(x, y), Size(w, h)),
     )
+
+
+def _collection(native: Mapping[str, str], in_set: tuple[int, int] | None) -> Collection | None:
+    """Where a node sits in its set and its table as a surface reports it in ``native``
+    (``posinset``, ``setsize``, ``rowindex``, ``rowcount``, ``rowspan``, ``colindex``,
+    ``colcount``, ``colspan``: 1-based, a count of -1 for one not known), the set position
+    falling back to `in_set` (its position among its parent's children of its role, and
+    their number); None if neither says anything."""
+
+    def number(key: str) -> int | None:
+        text = native.get(key)
+        return int(text) if text is not None and text.isdigit() else None
+
+    position, size = in_set if in_set is not None else (None, None)
+    if "posinset" in native:
+        position = number("posinset")
+    if "setsize" in native:
+        size = number("setsize")  # -1: the page does not know (a list loaded as it scrolls)
+    found = Collection(
+        row_index=number("rowindex"),
+        row_count=number("rowcount"),
+        row_span=number("rowspan"),
+        column_index=number("colindex"),
+        column_count=number("colcount"),
+        column_span=number("colspan"),
+        set_size=size,
+        set_position=position,
+    )
+    return None if found == _NO_COLLECTION else found
+
+
+_NO_COLLECTION: Final = Collection()
+
+_IN_SETS: Final = frozenset({Role.LIST_ITEM, Role.OPTION, Role.TAB, Role.TREE_ITEM})
+"""The roles whose nodes are told their place among their siblings of the same role."""
+
+
+def _set_positions(page: list[SnapshotNode]) -> dict[str, tuple[int, int]]:
+    """Each list item's, option's, tab's and tree item's position among its parent's
+    children of its role, and their number, by ref."""
+    sets: dict[tuple[str | None, Role], list[str]] = {}
+    for item in page:
+        role = aria_to_runtime_role(item.role, item.native)
+        if role in _IN_SETS:
+            sets.setdefault((item.parent, role), []).append(item.ref)
+    return {ref: (i, len(refs)) for refs in sets.values() for i, ref in enumerate(refs, 1)}
 
 
 def _relations(
@@ -556,6 +605,7 @@ class SurfaceAgentHost:
             live[item.ref] = _LIVE.get(item.native.get("live", ""), inherited)
         shown = _within_modal(page)
         in_tree = {item.ref: self._ids[item.ref] for item in shown}
+        in_sets = _set_positions(shown)
         nodes = [
             _node(
                 item,
@@ -564,6 +614,7 @@ class SurfaceAgentHost:
                 busy=busy and i == 0,
                 live=live[item.ref],
                 relations=_relations(item.native, in_tree),
+                in_set=in_sets.get(item.ref),
             )
             for i, item in enumerate(shown)
         ]

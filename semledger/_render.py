@@ -16,7 +16,7 @@ from rich.tree import Tree
 
 from semledger.actors import app_location
 from semledger.replay import AuditEntry, AuditReport, Connection, Incident, ReplayReport
-from semledger.runtime import Full, NodeState, SemanticsNode
+from semledger.runtime import Collection, Full, NodeState, SemanticsNode
 
 _FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
 """Every yes-or-no state, each shown when it is true (a password field, a multi-line one,
@@ -40,10 +40,27 @@ def _describe(node: SemanticsNode) -> Text:
         flags.append("expanded" if state.expanded else "collapsed")
     if node.level is not None:
         flags.append(f"level {node.level}")
+    flags.extend(_places(node.collection))
     if flags:
         text.append(f" [{', '.join(flags)}]", style="yellow")
     text.append(f"  id {node.node_id}", style="dim")
     return text
+
+
+def _places(collection: Collection | None) -> Iterator[str]:
+    """Where a node sits: "2 of 3" in its set ("item 42" in one of unknown size), its row
+    and column, and a table's numbers of them."""
+    if collection is None:
+        return
+    position, size = collection.set_position, collection.set_size
+    if position is not None:
+        yield f"item {position}" if size is None else f"{position} of {size}"
+    for index, name in ((collection.row_index, "row"), (collection.column_index, "column")):
+        if index is not None:
+            yield f"{name} {index}"
+    for count, name in ((collection.row_count, "rows"), (collection.column_count, "columns")):
+        if count is not None:
+            yield f"{count} {name}"
 
 
 def render_full(full: Full) -> Tree:

@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 
 from semledger._render import render_full
-from semledger.runtime import Checked, Full, NodeState, Role, SemanticsNode
+from semledger.runtime import Checked, Collection, Full, NodeState, Role, SemanticsNode
 
 
 def _printed(*nodes: SemanticsNode) -> str:
@@ -32,3 +32,18 @@ def test_a_node_shows_every_state_it_is_in() -> None:
     assert "text_field [read-only, multiline]  id 3" in lines[3]
     assert "cell [selected, collapsed, level 2]  id 4" in lines[4]
     assert "checkbox [mixed]  id 5" in lines[5]
+
+
+def test_a_node_shows_where_it_sits_in_its_set_and_its_table() -> None:
+    places = (
+        SemanticsNode(2, None, Role.OPTION, collection=Collection(set_size=3, set_position=2)),
+        SemanticsNode(3, None, Role.OPTION, collection=Collection(set_position=42)),
+        SemanticsNode(4, None, Role.CELL, collection=Collection(row_index=7, column_index=3)),
+        SemanticsNode(5, None, Role.GRID, collection=Collection(row_count=500, column_count=4)),
+    )
+    root = SemanticsNode(1, None, Role.GROUP, children=(2, 3, 4, 5))
+    lines = _printed(root, *places).splitlines()
+    assert "option [2 of 3]  id 2" in lines[2]
+    assert "option [item 42]  id 3" in lines[3]
+    assert "cell [row 7, column 3]  id 4" in lines[4]
+    assert "grid [500 rows, 4 columns]  id 5" in lines[5]

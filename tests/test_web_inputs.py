@@ -20,6 +20,7 @@ from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
     ByNodeId,
+    Collection,
     ErrorCode,
     Full,
     Latest,
@@ -132,6 +133,20 @@ TREE = """<!doctype html>
 """
 
 
+SETS = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sets</title></head>
+<body>
+<ul aria-label="Steps"><li>Plan</li><li>Build</li><li>Ship</li></ul>
+<div role="listbox" aria-label="Results">
+  <div role="option" aria-setsize="100" aria-posinset="41">Result 41</div>
+  <div role="option" aria-setsize="-1" aria-posinset="42">Result 42</div>
+</div>
+<div role="grid" aria-label="Sheet" aria-rowcount="500"><div role="row" aria-rowindex="7">
+  <div role="gridcell" aria-colindex="3" aria-colspan="2">C7</div></div></div>
+</body></html>
+"""
+
+
 SERVED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Served</title></head>
 <body>
@@ -149,6 +164,7 @@ PAGES = {
     "related.html": RELATED,
     "combos.html": COMBOS,
     "tree.html": TREE,
+    "sets.html": SETS,
     "served.html": SERVED,
 }
 
@@ -358,8 +374,33 @@ async def test_a_tree_item_is_named_by_its_own_text_and_a_click_collapses_it_aga
             full = await _full(tree)
             item = next(n for n in full.nodes if n.node_id == src.node_id)
             assert (item.label, item.state.expanded) == ("src", kind is ActionKind.EXPAND)
-        shown = [n.label for n in full.nodes if n.role is Role.TREE_ITEM]
-        assert shown == ["src", "main.py", "util.py", "README"]
+        shown = [n for n in full.nodes if n.role is Role.TREE_ITEM]
+        assert [(n.label, n.collection) for n in shown] == [
+            ("src", Collection(set_size=2, set_position=1)),
+            ("main.py", Collection(set_size=2, set_position=1)),
+            ("util.py", Collection(set_size=2, set_position=2)),
+            ("README", Collection(set_size=2, set_position=2)),
+        ]
+
+
+async def test_items_say_where_they_sit_in_their_set_and_cells_in_their_table(
+    browser: WebBrowser, pages: str
+) -> None:
+    """Implicitly among their siblings, or as the page says (a list loaded as it scrolls
+    shows a few of many, or does not know how many)."""
+    async for sets in _host(browser, pages + "sets.html"):
+        full = await _full(sets)
+    by_label = {n.label: n.collection for n in full.nodes if n.label}
+    assert [n.collection for n in full.nodes if n.role is Role.LIST_ITEM] == [
+        Collection(set_size=3, set_position=1),
+        Collection(set_size=3, set_position=2),
+        Collection(set_size=3, set_position=3),
+    ]
+    assert by_label["Result 41"] == Collection(set_size=100, set_position=41)
+    assert by_label["Result 42"] == Collection(set_size=None, set_position=42)
+    assert by_label["Sheet"] == Collection(row_count=500)
+    assert by_label["C7"] == Collection(column_index=3, column_span=2)
+    assert by_label["Steps"] is None
 
 
 async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
