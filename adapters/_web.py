@@ -75,7 +75,9 @@ snapshot the page does not answer within ``timeout_ms`` (a script of its that ha
 returned) is a TimeoutError, and so is every call after it until the page answers again
 (``details["busy"]``), rather than one more call queued behind the script. An action
 whose page's script sent requests (fetch, XHR) that were unanswered when it returned says so
-(``ActResult.pending``) rather than wait for them.
+(``ActResult.pending``) rather than wait for them. A navigation that fails (a server that cannot be
+reached) leaves Chromium's error page, whose root's ``url`` is the one that failed and whose
+description says why (``native["failure"]``: ``net::ERR_CONNECTION_REFUSED``).
 
 An action that times out after its input reached the page has happened, and says so by
 returning: a click Playwright had performed (its handler has not returned, or the navigation
@@ -447,6 +449,7 @@ class WebSurface:
         self._blocked: set[asyncio.Future[Any]] = set()
         self._loading: dict[Page, Request] = {}
         self._sent: set[Request] | None = None
+        self._failed: dict[Page, tuple[str, str]] = {}
         self._navigation_requested: asyncio.Event | None = None
         self._busy: asyncio.Future[Any] | None = None
         self._navigations = 0
@@ -579,6 +582,8 @@ class WebSurface:
         for page, loading in list(self._loading.items()):
             if loading is request:
                 del self._loading[page]
+                if request.failure is not None:
+                    self._failed[page] = (request.url, request.failure)
 
     def _on_dialog(self, dialog: Dialog) -> None:
         self._dialog = dialog
@@ -588,6 +593,8 @@ class WebSurface:
     def _on_navigated(self, frame: Frame) -> None:
         if frame.parent_frame is None:
             self._navigations += 1
+            if not frame.url.startswith(_ERROR_PAGE):
+                self._failed.pop(frame.page, None)
             loading = self._loading.get(frame.page)
             if loading is not None and _unfragmented(loading.url) == _unfragmented(frame.url):
                 del self._loading[frame.page]
@@ -808,6 +815,11 @@ class WebSurface:
                 self._ref_frames[row[0]] = frame
             budget = None if max_nodes is None else max_nodes - len(rows)
             rows = await self._with_frames(frame, rows, {**opts, "root": None}, budget)
+        failed = self._failed.get(frame.page) if frame.parent_frame is None else None
+        if failed is not None and root is None and frame.url.startswith(_ERROR_PAGE):
+            url, failure = failed
+            rows[0][4] = f"{url} could not be loaded: {failure}"
+            rows[0][8] = {**rows[0][8], "url": url, "failure": failure}
         nodes: list[SnapshotNode] = []
         stack: list[tuple[int, str]] = []
         for ref, role, name, value, description, states, box, depth, native in rows:
@@ -1374,6 +1386,9 @@ _SETTLE = (
 
 _SETTLE_S = 1.0
 """How long settling waits for the page to answer at all."""
+
+_ERROR_PAGE = "chrome-error://"
+"""Where Chromium shows a document it could not load."""
 
 _SCRIPT_REQUESTS = frozenset({"fetch", "xhr"})
 """The requests a page's script sends and waits on (an event stream or a web socket stays

@@ -89,6 +89,10 @@ async def _full(host: SurfaceAgentHost) -> Full:
     return read
 
 
+def _root(full: Full) -> SemanticsNode:
+    return next(n for n in full.nodes if n.node_id == full.root)
+
+
 def _labelled(full: Full, role: Role, label: str) -> SemanticsNode:
     return next(n for n in full.nodes if n.role is role and n.label == label)
 
@@ -283,6 +287,34 @@ async def test_an_unreachable_url_is_a_one_line_session_error_naming_it(
         await surface.open(SessionInit(base_url=url))
     await surface.close()
     assert opened.value.message == f"cannot open {url}: {reason}"
+
+
+async def test_a_page_that_could_not_be_loaded_names_its_url_and_the_reason(
+    browser: WebBrowser, refused_url: str, tmp_path: Path
+) -> None:
+    """Chromium's error page has its own URL (chrome-error://) and says why in prose."""
+    (tmp_path / "away.html").write_text(
+        f'<!doctype html><title>Start</title><a href="{refused_url}">Away</a>', encoding="utf-8"
+    )
+    with serve_directory(tmp_path) as url:
+        surface = await _opened(browser, url + "away.html")
+        try:
+            host = SurfaceAgentHost(surface)
+            start = await _full(host)
+            (link,) = [n for n in start.nodes if n.role is Role.LINK]
+            await host.perform_action(
+                ByNodeId(link.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+            )
+            with trio.fail_after(10):
+                while (root := _root(await _full(host))).url != refused_url:
+                    await trio.sleep(0.05)
+            reason = "net::ERR_CONNECTION_REFUSED"
+            assert root.description == f"{refused_url} could not be loaded: {reason}"
+            await surface.act("back")
+            back = _root(await _full(host))
+            assert (back.url, back.description) == (url + "away.html", None)
+        finally:
+            await surface.close()
 
 
 @pytest.mark.parametrize(("replaced", "read"), [(1, True), (5, False)])
