@@ -42,6 +42,7 @@ const FROM_CONTENT = new Set(["button","cell","checkbox","columnheader","gridcel
  "switch","tab","tooltip","treeitem"]);
 const COLLECTION = ["setsize", "posinset", "rowindex", "rowcount", "rowspan", "colindex",
  "colcount", "colspan"].map((key) => ["aria-" + key, key]);
+const UNFOCUSED = new Set(["BODY", "IFRAME", "FRAME"]);  // a frame's focus is within it
 const NESTED_ITEMS = new Set(["group", "treeitem"]);  // a tree item's own name is not theirs
 const IMPLICIT_LIVE = {status: "polite", log: "polite", alert: "assertive"};
 const CHECKABLE = new Set(["checkbox","radio","switch","menuitemcheckbox","menuitemradio"]);
@@ -223,7 +224,7 @@ function states(el, r, hidden, active) {
   let ex = el.getAttribute("aria-expanded");
   if (ex === null && tag === "SUMMARY" && el.parentElement && el.parentElement.tagName === "DETAILS") ex = String(el.parentElement.open);
   if (ex === "true") out.push("expanded"); else if (ex === "false") out.push("collapsed");
-  if (el === active && el.tagName !== "BODY") out.push("focused");
+  if (el === active && !UNFOCUSED.has(el.tagName)) out.push("focused");
   if (((tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") && el.required) || el.getAttribute("aria-required") === "true") out.push("required");
   if ((((tag === "INPUT" && !["checkbox","radio","button","submit","reset","file","range","image"].includes(el.type)) || tag === "TEXTAREA") && el.readOnly)
       || el.getAttribute("aria-readonly") === "true") out.push("readonly");

@@ -432,4 +432,7 @@ async def test_what_an_iframe_shows_is_under_its_node_and_takes_actions(
     assert button.frame.origin.y > iframe.frame.origin.y  # in the page's coordinates
     assert _shows(full, "Inner idle")
     await _perform(framed, button.node_id, _simple(ActionKind.ACTIVATE))
-    assert _shows(await _full(framed), "Inner clicked")
+    after = await _full(framed)
+    assert _shows(after, "Inner clicked")
+    focused = [n.node_id for n in after.nodes if n.state.focused]
+    assert focused == [button.node_id] == [after.focused]  # not the iframe holding it too
