@@ -46,7 +46,8 @@ indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown wit
 ``showModal()``, ``aria-modal``), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
 or a status's or an alert's implicit ones), ``multiline`` (a ``<textarea>``, an editable
 element, ``aria-multiline``), ``editable`` (a combo box one types into: a text input, with
-``role="combobox"`` or a ``list``, or an editable element), a range's value, bounds and step
+``role="combobox"`` or a ``list``, or an editable element), ``multiselectable`` (a
+``<select multiple>``, ``aria-multiselectable``), a range's value, bounds and step
 (``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``, and
 ``valuesettable`` on a range or number input, whose ``type`` refuses a value between its
 steps, naming the nearest), the refs an element's ``aria-labelledby``, ``-describedby``,

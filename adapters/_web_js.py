@@ -304,6 +304,7 @@ function nativeOf(el, testids, r) {
   if (el.tagName === "INPUT") out.type = (el.type || "text");
   numericOf(el, r, out);
   if (el.tagName === "OPTION") out.value = el.value;
+  if (el.tagName === "SELECT" && el.multiple || el.getAttribute("aria-multiselectable") === "true") out.multiselectable = "true";
   if (/^H[1-6]$/.test(el.tagName)) out.level = el.tagName.slice(1);
   for (const [attr, key] of COLLECTION) {
     const v = el.getAttribute(attr);

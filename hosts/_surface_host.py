@@ -23,7 +23,8 @@ application through the same router and tools as a semledger app:
   disabled, capability) against the bridge's own generation, then maps the action onto
   ``act`` (activate -> click, set_text -> clear and type, submit -> press
   Enter, focus -> focus, select -> click (selectOption on the ``<select>`` for a native
-  option, which a click cannot choose), expand/collapse -> click (press ArrowRight or
+  option, which a click cannot choose, adding it to the selection of a ``<select multiple>``,
+  ``native["multiselectable"]``), expand/collapse -> click (press ArrowRight or
   ArrowLeft on a row the surface says keys expand, ``native["expand"] == "keys"``: a
   desktop tree row, which a click selects), dismiss -> press
   Escape, increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll
@@ -743,8 +744,8 @@ class SurfaceAgentHost:
 
         option = self._native_option(ref) if kind is ActionKind.SELECT else None
         if option is not None:
-            select, value = option
-            await act("selectOption", select, {"values": [value]})
+            select, values = option
+            await act("selectOption", select, {"values": values})
         elif kind in _ARROW_OF and self._expands_by_keys(ref):
             await act("press", ref, {"key": _ARROW_OF[kind]})
         elif kind in _CLICKED:
@@ -778,20 +779,35 @@ class SurfaceAgentHost:
         item = next((n for n in self.last_snapshot.nodes if n.ref == ref), None)
         return item is not None and item.native.get("expand") == "keys"
 
-    def _native_option(self, ref: str) -> tuple[str, str] | None:
-        """The ref of the ``<select>`` holding the option `ref` and the option's value, when
-        `ref` is one (a click cannot choose a native option; selectOption can)."""
+    def _native_option(self, ref: str) -> tuple[str, list[str]] | None:
+        """The ref of the ``<select>`` holding the option `ref` and the values to select in
+        it, when `ref` is one (a click cannot choose a native option; selectOption can): the
+        option's, added to those selected already in a ``<select multiple>``."""
         if self.last_snapshot is None:
             return None
         by_ref = {n.ref: n for n in self.last_snapshot.nodes}
+
+        def select_of(item: SnapshotNode) -> SnapshotNode | None:
+            holder = by_ref.get(item.parent or "")
+            while holder is not None and holder.native.get("tag") != "select":
+                holder = by_ref.get(holder.parent or "")
+            return holder
+
         item = by_ref.get(ref)
         value = None if item is None else item.native.get("value")
         if item is None or value is None or item.native.get("tag") != "option":
             return None
-        holder = by_ref.get(item.parent or "")
-        while holder is not None and holder.native.get("tag") != "select":
-            holder = by_ref.get(holder.parent or "")
-        return None if holder is None else (holder.ref, value)
+        holder = select_of(item)
+        if holder is None:
+            return None
+        if holder.native.get("multiselectable") != "true":
+            return holder.ref, [value]
+        chosen = [
+            n.native["value"]
+            for n in self.last_snapshot.nodes
+            if "selected" in n.states and "value" in n.native and select_of(n) is holder
+        ]
+        return holder.ref, list(dict.fromkeys([*chosen, value]))
 
 
 def _in_range(value: float, numeric: Numeric | None) -> str:

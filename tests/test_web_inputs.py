@@ -147,6 +147,16 @@ SETS = """<!doctype html>
 """
 
 
+CHOICES = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Choices</title></head>
+<body>
+<label>Toppings <select multiple>
+  <option>Cheese</option><option>Olives</option><option>Basil</option></select></label>
+<label>Size <select><option>S</option><option>M</option><option>L</option></select></label>
+</body></html>
+"""
+
+
 SERVED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Served</title></head>
 <body>
@@ -165,6 +175,7 @@ PAGES = {
     "combos.html": COMBOS,
     "tree.html": TREE,
     "sets.html": SETS,
+    "choices.html": CHOICES,
     "served.html": SERVED,
 }
 
@@ -401,6 +412,22 @@ async def test_items_say_where_they_sit_in_their_set_and_cells_in_their_table(
     assert by_label["Sheet"] == Collection(row_count=500)
     assert by_label["C7"] == Collection(column_index=3, column_span=2)
     assert by_label["Steps"] is None
+
+
+async def test_select_adds_an_option_to_a_multiple_selects_choice_and_replaces_a_single_ones(
+    browser: WebBrowser, pages: str
+) -> None:
+    async for choices in _host(browser, pages + "choices.html"):
+        for label in ("Cheese", "Basil", "Basil", "S", "L"):
+            full = await _full(choices)
+            (option,) = [n for n in full.nodes if n.role is Role.OPTION and n.label == label]
+            done = await choices.perform_action(
+                ByNodeId(option.node_id), SimpleAction(ActionKind.SELECT), Latest()
+            )
+            assert isinstance(done, Receipt), done
+        full = await _full(choices)
+    chosen = [n.label for n in full.nodes if n.role is Role.OPTION and n.state.selected]
+    assert chosen == ["Cheese", "Basil", "L"]
 
 
 async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
