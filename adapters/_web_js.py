@@ -68,6 +68,7 @@ const INPUTS = {button:"button",submit:"button",reset:"button",image:"button",
  month:"textbox",week:"textbox"};
 const byRef = new Map();
 const refOf = new WeakMap();
+const secret = new WeakSet();  // inputs seen as password fields: masked still once a "show" toggle makes them text
 let next = 1;
 const counterFrom = (start) => ({ n: Math.max(start, next) });
 const norm = (s) => (s || "").replace(/\s+/g, " ").trim();
@@ -182,7 +183,8 @@ function value(el, r) {
     const type = (el.type || "text").toLowerCase();
     if (type === "checkbox" || type === "radio" || type === "button" || type === "submit"
         || type === "reset" || type === "image" || type === "file" && !el.value) return "";
-    if (type === "password") return "\u2022".repeat(Array.from(el.value).length);
+    if (type === "password") secret.add(el);
+    if (secret.has(el)) return "\u2022".repeat(Array.from(el.value).length);
     if (type === "file") return Array.from(el.files || []).map((f) => f.name).join(", ");
     return el.value;
   }
@@ -302,6 +304,7 @@ function nativeOf(el, testids, r) {
   const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
   if ((el.tagName === "A" || el.tagName === "AREA") && el.hasAttribute("href")) { out.href = el.getAttribute("href"); out.url = el.href; }
   if (el.tagName === "INPUT") out.type = (el.type || "text");
+  if (secret.has(el)) out.password = "true";
   numericOf(el, r, out);
   if (el.tagName === "OPTION") out.value = el.value;
   if (el.tagName === "SELECT" && el.multiple || el.getAttribute("aria-multiselectable") === "true") out.multiselectable = "true";

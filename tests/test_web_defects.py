@@ -43,6 +43,8 @@ FIELDS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Fields</title></head>
 <body>
 <label>Name <input id="name"></label>
+<label>Secret <input id="secret" type="password"></label>
+<button id="show" onclick="secret.type = 'text'">Show</button>
 <label>Code <input id="code" value="ABC-1" readonly></label>
 <label>Locked <input id="locked" value="x" disabled></label>
 </body></html>
@@ -230,6 +232,20 @@ async def test_focus_moves_the_focus_to_the_node(form: SurfaceAgentHost) -> None
     after = await _full(form)
     assert after.focused == name.node_id
     assert _labelled(after, Role.TEXT_FIELD, "Name").state.focused
+
+
+async def test_a_password_field_a_show_toggle_makes_text_is_still_masked(
+    form: SurfaceAgentHost,
+) -> None:
+    """What the agent typed into a password field stays out of the tree, and so out of the
+    log, once the page shows it in the clear."""
+    secret = _labelled(await _full(form), Role.TEXT_FIELD, "Secret")
+    await _perform(form, secret.node_id, SetText("hunter2"))
+    await _perform(form, _labelled(await _full(form), Role.BUTTON, "Show").node_id,
+                   _simple(ActionKind.ACTIVATE))  # fmt: skip
+    shown = _labelled(await _full(form), Role.TEXT_FIELD, "Secret")
+    assert (shown.value, shown.state.password) == ("\u2022" * 7, True)
+    assert ActionKind.SET_TEXT in shown.actions
 
 
 async def test_read_only_and_disabled_fields_are_not_offered_set_text(
