@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -256,6 +257,20 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--app", metavar="APP", help="default: the app the session recorded")
     replay.add_argument("--pdb", action="store_true", help="stop in pdb where the app raised")
     replay.add_argument("--export-test", metavar="FILE", help="write a pytest module instead")
+
+    end = commands.add_parser(
+        "end",
+        help="end a session that is not being served (one that cannot be resumed)",
+        description="Append the end of SESSION to the log, so it reads as ended rather than"
+        " open. A session whose server was killed stays open so that serving it again"
+        " resumes it; end one that will not be resumed (its app changed, or its resume is"
+        " refused). Refused while the session is being served.",
+    )
+    end.add_argument("session", metavar="SESSION", help=_SESSION)
+    _add_db(end)
+    end.add_argument(
+        "--reason", type=_nonempty("a reason"), metavar="TEXT", help="why, for the audit"
+    )
 
     fuzz = commands.add_parser(
         "fuzz",
@@ -627,6 +642,34 @@ def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) ->
     return 0 if report.ok else 1
 
 
+def _cmd_end(args: argparse.Namespace, console: Console) -> int:
+    from semledger.eventlog import NewEvent, SessionClaimedError, SessionEnded, SqliteRecorder
+
+    if not Path(args.db).exists():
+        raise UsageError(f"no log at {args.db} (give --db PATH)")
+    recorder = SqliteRecorder(args.db, create=False)
+    try:
+        summary = recorder.summary(args.session)
+        if summary is None:
+            raise UsageError(f"the log has no session {args.session!r}")
+        if summary.ended:
+            raise UsageError(f"session {args.session!r} has already ended ({summary.end_reason})")
+        reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
+        try:
+            with recorder.claim(args.session):
+                head = recorder.head(args.session)
+                seq = 1 if head is None else head.seq + 1
+                recorder.append([NewEvent(args.session, seq, SessionEnded(reason), time.time())])
+        except SessionClaimedError as error:
+            raise UsageError(
+                f"session {args.session!r} is being served now: stop its server first"
+            ) from error
+    finally:
+        recorder.close()
+    console.print(f"session {args.session!r} {reason}")
+    return 0
+
+
 def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from semledger.replay import SEEDS, AppLoadError, fuzz_app, load_app
 
@@ -939,6 +982,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
     "audit": _cmd_audit,
     "replay": _cmd_replay,
     "fuzz": _cmd_fuzz,
+    "end": _cmd_end,
     "surface": _cmd_surface,
 }
 

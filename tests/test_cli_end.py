@@ -1,0 +1,78 @@
+"""`semledger end SESSION`: an operator ends a session that will not be resumed (its server
+was killed and its app changed, or its resume is refused), so it no longer reads as open."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+APP = "semledger.examples.todo:app"
+
+
+@contextmanager
+def _serving(db: Path, session: str) -> Iterator[subprocess.Popen[str]]:
+    """`session` served, and answering, until the block ends; then killed (SIGKILL), so
+    the log holds no end of it."""
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", APP, "--db", str(db), "--session", session],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=mcp.env(),
+    )  # fmt: skip
+    try:
+        assert mcp.ask(server, mcp.read(1))["ok"]
+        yield server
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+
+
+def _state(db: Path, session: str) -> dict[str, object]:
+    listed = mcp.cli("sessions", "--db", str(db), "--json")
+    assert listed.returncode == 0, listed.stderr
+    (found,) = [s for s in json.loads(listed.stdout) if s["name"] == session]
+    return {key: found[key] for key in ("ended", "end_reason", "served")}
+
+
+def test_ending_a_killed_session_records_why_and_the_chain_still_verifies(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    with _serving(db, "killed"):
+        pass
+    assert _state(db, "killed") == {"ended": False, "end_reason": None, "served": False}
+
+    ended = mcp.cli("end", "killed", "--db", str(db), "--reason", "its app changed")
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout.strip() == "session 'killed' ended by the operator: its app changed"
+    reason = "ended by the operator: its app changed"
+    assert _state(db, "killed") == {"ended": True, "end_reason": reason, "served": False}
+    verified = mcp.cli("audit", "killed", "--db", str(db), "--verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+    again = mcp.cli("end", "killed", "--db", str(db))
+    assert (again.returncode, again.stderr.strip()) == (
+        2, f"semledger: session 'killed' has already ended ({reason})"
+    )  # fmt: skip
+
+
+def test_a_session_being_served_or_not_in_the_log_is_not_ended(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    with _serving(db, "live"):
+        refused = mcp.cli("end", "live", "--db", str(db))
+        assert (refused.returncode, refused.stderr.strip()) == (
+            2, "semledger: session 'live' is being served now: stop its server first"
+        )  # fmt: skip
+    assert _state(db, "live")["ended"] is False
+
+    unknown = mcp.cli("end", "nobody", "--db", str(db))
+    assert (unknown.returncode, unknown.stderr.strip()) == (
+        2, "semledger: the log has no session 'nobody'"
+    )  # fmt: skip
+    missing = mcp.cli("end", "live", "--db", str(tmp_path / "none.db"))
+    assert missing.returncode == 2
+    assert not (tmp_path / "none.db").exists()
