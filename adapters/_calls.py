@@ -64,14 +64,16 @@ class ActRequest:
 @attrs.frozen(kw_only=True)
 class ActResult:
     """What an action did: whether it navigated, the URL after it, a textual result
-    (read, evaluate), the structural hash after it when the adapter knows it, and whether
-    requests it sent (a page's fetch or XHR) were still unanswered when it returned."""
+    (read, evaluate), the structural hash after it when the adapter knows it, whether
+    requests it sent (a page's fetch or XHR) were still unanswered when it returned, and
+    whether it opened a window (a tab, a popup; not switched to)."""
 
     navigated: bool = False
     url: str | None = None
     result: str | None = None
     hash: str | None = None
     pending: bool = False
+    opened: bool = False
 
 
 # -- read -----------------------------------------------------------------------------

@@ -76,9 +76,20 @@ snapshot the page does not answer within ``timeout_ms`` (a script of its that ha
 returned) is a TimeoutError, and so is every call after it until the page answers again
 (``details["busy"]``), rather than one more call queued behind the script. An action
 whose page's script sent requests (fetch, XHR) that were unanswered when it returned says so
-(``ActResult.pending``) rather than wait for them. A navigation that fails (a server that cannot be
-reached) leaves Chromium's error page, whose root's ``url`` is the one that failed and whose
-description says why (``native["failure"]``: ``net::ERR_CONNECTION_REFUSED``).
+(``ActResult.pending``) rather than wait for them. A navigation that fails (a server that
+cannot be reached) leaves Chromium's error page, whose root's ``url`` is the one that failed
+and whose description says why (``native["failure"]``: ``net::ERR_CONNECTION_REFUSED``).
+
+Windows
+-------
+An action that opens a window (window.open, a link or a form with a target) says so
+(``ActResult.opened``) once Playwright reports the new page: Chromium announces the window
+(``Page.windowOpen``, heard on a CDP session of each page) before the click returns, the page
+comes a moment later, and the action waits up to two seconds for it. It does not switch to
+it (``switchWindow`` does; the MCP bridge does, as a browser shows a new tab). A snapshot's
+root says how many windows the session has open when more than one (``native["windows"]``);
+``closeWindow`` closes the current one and goes back to the one that opened it, else to the
+newest left, and refuses to close the last.
 
 An action that times out after its input reached the page has happened, and says so by
 returning: a click Playwright had performed (its handler has not returned, or the navigation
@@ -97,7 +108,8 @@ is open every call that needs the page raises DialogError (unexpected and presen
 of hanging, with the dialog's ``type``, ``message`` and prompt ``default`` in ``details``
 (the MCP bridge shows the dialog from them); ``check(..., "dialog")``, ``act("dialog")``,
 ``read("url"|"result")`` still work. ``focus`` (an action beyond the seed's set, as the
-runtime adapter has it) gives the element keyboard focus. Playwright's errors are told in
+runtime adapter has it) gives the element keyboard focus; ``closeWindow`` (beyond it too)
+closes the current window (see Windows). Playwright's errors are told in
 their first line, without the call log. ``selectOption`` sets exactly the given values
 (matched by value or label); ``deselectOption``/``deselectAll`` clear options of a
 multi-select. Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait
@@ -239,7 +251,7 @@ CAPABILITIES: Final = Capabilities(
 )
 
 _NAVIGATING: Final = frozenset({"navigate", "back", "forward", "refresh"})
-_UNWAITED: Final = _NAVIGATING | {"switchWindow", "closeOtherWindows"}
+_UNWAITED: Final = _NAVIGATING | {"switchWindow", "closeWindow", "closeOtherWindows"}
 """Actions a page that is loading or busy does not hold up: they leave it, or it for another."""
 _NET_ERROR: Final = re.compile(r"net::ERR_[A-Z_]+")
 _API_PREFIX: Final = re.compile(r"^\w+\.\w+: ")
@@ -450,6 +462,9 @@ class WebSurface:
         self._blocked: set[asyncio.Future[Any]] = set()
         self._loading: dict[Page, Request] = {}
         self._sent: set[Request] | None = None
+        self._opened: list[Page] | None = None
+        self._opening = 0
+        self._listeners: set[asyncio.Future[Any]] = set()
         self._failed: dict[Page, tuple[str, str]] = {}
         self._navigation_requested: asyncio.Event | None = None
         self._busy: asyncio.Future[Any] | None = None
@@ -554,6 +569,13 @@ class WebSurface:
         self._frame = page.main_frame
 
     def _watch(self, page: Page) -> None:
+        """A page of the session's opens (the first, or one a page opened: a tab, a popup)."""
+        if self._opened is not None:
+            self._opened.append(page)
+        if self._page is not None:  # the first page is heard as the session opens
+            listening = asyncio.ensure_future(self._hear_window_opens(page))
+            self._listeners.add(listening)
+            listening.add_done_callback(_forget(self._listeners))
         page.on("dialog", self._on_dialog)
         page.on("framenavigated", self._on_navigated)
         page.on("request", self._on_request)
@@ -561,6 +583,28 @@ class WebSurface:
         page.on("requestfailed", self._on_request_over)
         page.set_default_timeout(self._timeout_ms)
         page.set_default_navigation_timeout(max(self._timeout_ms, 10_000))
+
+    async def _hear_window_opens(self, page: Page) -> None:
+        """Count the windows `page` asks for while an action runs (Chromium's
+        ``Page.windowOpen``: window.open, a link or a form with a target). Chromium says so
+        before the click that asked returns; Playwright reports the new page only later."""
+        assert self._context is not None
+        try:
+            session = await self._context.new_cdp_session(page)
+            session.on("Page.windowOpen", self._on_window_asked)
+            await session.send("Page.enable")
+        except PlaywrightError:
+            pass  # the page closed meanwhile
+
+    def _on_window_asked(self, _params: Any) -> None:
+        if self._opened is not None:
+            self._opening += 1
+
+    async def _windows_arrive(self, opened: list[Page]) -> None:
+        """Wait for the windows the action asked for to be reported as pages (`opened`)."""
+        deadline = time.monotonic() + _WINDOW_WAIT_S
+        while len(opened) < self._opening and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     def _on_request(self, request: Request) -> None:
         """A request the page's script sends while an action runs is that action's work; a
@@ -637,6 +681,7 @@ class WebSurface:
         context.on("page", self._watch)
         page = await context.new_page()
         self._switch_to(page)
+        await self._hear_window_opens(page)
         url = (init.storage_state.url if init.storage_state else None) or init.base_url
         if url:
             # Open once the document is ready, whatever its images and trackers still load.
@@ -816,11 +861,8 @@ class WebSurface:
                 self._ref_frames[row[0]] = frame
             budget = None if max_nodes is None else max_nodes - len(rows)
             rows = await self._with_frames(frame, rows, {**opts, "root": None}, budget)
-        failed = self._failed.get(frame.page) if frame.parent_frame is None else None
-        if failed is not None and root is None and frame.url.startswith(_ERROR_PAGE):
-            url, failure = failed
-            rows[0][4] = f"{url} could not be loaded: {failure}"
-            rows[0][8] = {**rows[0][8], "url": url, "failure": failure}
+        if root is None and frame.parent_frame is None:
+            self._describe_window(frame.page, rows[0])
         nodes: list[SnapshotNode] = []
         stack: list[tuple[int, str]] = []
         for ref, role, name, value, description, states, box, depth, native in rows:
@@ -842,6 +884,20 @@ class WebSurface:
             )
             stack.append((depth, ref))
         return build_snapshot(nodes[0].ref, nodes)
+
+    def _describe_window(self, page: Page, row: list[Any]) -> None:
+        """What the snapshot's root `row` (a page's document) says of its window: how many
+        the session has open (``native["windows"]``, when more than one), and, when its
+        document could not be loaded, the URL that failed and why."""
+        assert self._context is not None
+        windows = sum(not p.is_closed() for p in self._context.pages)
+        if windows > 1:
+            row[8] = {**row[8], "windows": str(windows)}
+        failed = self._failed.get(page)
+        if failed is not None and page.url.startswith(_ERROR_PAGE):
+            url, failure = failed
+            row[4] = f"{url} could not be loaded: {failure}"
+            row[8] = {**row[8], "url": url, "failure": failure}
 
     async def _with_frames(
         self, frame: Frame, rows: list[Any], opts: dict[str, Any], budget: int | None
@@ -1035,13 +1091,15 @@ class WebSurface:
         page = self._require_page()
         before = (self._navigations, page.url)
         sent: set[Request] = set()
-        self._sent = sent
+        opened: list[Page] = []
+        self._sent, self._opened, self._opening = sent, opened, 0
         try:
             task = await self._unless_dialog(handler(self, ref, args, ref2))
             if action in _INPUTS and self._taken(task, page):
                 await self._unless_dialog(self._settle(page))
+            await self._windows_arrive(opened)
         finally:
-            self._sent = None
+            self._sent, self._opened = None, None
         result: str | None = None
         if task.done():
             try:
@@ -1060,7 +1118,13 @@ class WebSurface:
             return ActResult(url=page.url, result=result)  # done: the page closed itself
         page = self._require_page()
         navigated = (self._navigations, page.url) != before
-        return ActResult(navigated=navigated, url=page.url, result=result, pending=bool(sent))
+        return ActResult(
+            navigated=navigated,
+            url=page.url,
+            result=result,
+            pending=bool(sent),
+            opened=any(not p.is_closed() for p in opened),
+        )
 
     def _taken(self, task: asyncio.Future[Any], page: Page) -> bool:
         """Whether an input's `task` is over with the page still there to answer: not held
@@ -1387,6 +1451,9 @@ _SETTLE = (
 
 _SETTLE_S = 1.0
 """How long settling waits for the page to answer at all."""
+
+_WINDOW_WAIT_S = 2.0
+"""How long an action waits for a window it asked for to be reported."""
 
 _ERROR_PAGE = "chrome-error://"
 """Where Chromium shows a document it could not load."""
@@ -1865,6 +1932,20 @@ async def _switch_window(s: WebSurface, ref: str | None, a: ActArgs, ref2: str |
     s._switch_to(page)
 
 
+async def _close_window(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    """Close the current window and go back to the one that opened it (else the newest)."""
+    assert s._context is not None
+    current = s._require_page()
+    others = [p for p in s._context.pages if p is not current and not p.is_closed()]
+    if not others:
+        raise ActionabilityError("the session's only window cannot be closed")
+    opener = await current.opener()
+    await current.close()
+    back = opener if opener in others and not opener.is_closed() else others[-1]
+    await back.bring_to_front()
+    s._switch_to(back)
+
+
 async def _close_other_windows(
     s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None
 ) -> None:
@@ -1990,6 +2071,7 @@ _ACTIONS: Final[dict[str, _Handler]] = {
     "scrollToBottom": _scroll_to_bottom,
     "waitFor": _wait_for,
     "switchWindow": _switch_window,
+    "closeWindow": _close_window,
     "closeOtherWindows": _close_other_windows,
     "switchFrame": _switch_frame,
     "resizeWindow": _resize_window,

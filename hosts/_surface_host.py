@@ -21,15 +21,16 @@ application through the same router and tools as a semledger app:
   on a combo box one types into, ``native["editable"]``);
   ``perform_action`` checks them in the runtime's order (closed, generation, target,
   disabled, capability) against the bridge's own generation, then maps the action onto
-  ``act`` (activate -> click, set_text -> clear and type, submit -> press
-  Enter, focus -> focus, select -> click (selectOption on the ``<select>`` for a native
-  option, which a click cannot choose, adding it to the selection of a ``<select multiple>``,
-  ``native["multiselectable"]``), expand/collapse -> click (press ArrowRight or
-  ArrowLeft on a row the surface says keys expand, ``native["expand"] == "keys"``: a
-  desktop tree row, which a click selects), dismiss -> press
-  Escape, increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll
-  -> press PageDown/PageUp, set_numeric_value -> type the number, on a range the surface
-  reports settable (``native["valuesettable"]``) and never outside the bounds it shows).
+  ``act`` (activate -> click, set_text -> clear and type, submit -> press Enter, focus ->
+  focus, select -> click (selectOption on the ``<select>`` for a native option, which a
+  click cannot choose, adding it to the selection of a ``<select multiple>``,
+  ``native["multiselectable"]``), expand/collapse -> click (press ArrowRight or ArrowLeft
+  on a row the surface says keys expand, ``native["expand"] == "keys"``: a desktop tree
+  row, which a click selects), dismiss -> press Escape (closeWindow on a page's document,
+  offered while the session has another window, ``native["windows"]``),
+  increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll -> press
+  PageDown/PageUp, set_numeric_value -> type the number, on a range the surface reports
+  settable (``native["valuesettable"]``) and never outside the bounds it shows).
   A range's ``numeric`` comes from ``native`` too (``valuenow``, ``valuemin``, ...).
   A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
@@ -45,6 +46,8 @@ application through the same router and tools as a semledger app:
   action meanwhile is the surface's rejection (nothing done), and the receipt of the action
   that started the navigation says ``pending_work``. So does the receipt of an action whose
   requests (``ActResult.pending``: a page's fetch) were unanswered when it returned.
+  An action that opened a window (``ActResult.opened``: a link to a new tab, a popup) is
+  followed by switchWindow to it, as a browser shows it: the tree is then the new page's.
 - A native dialog (alert, confirm, prompt) the surface reports open, by raising DialogError
   from ``snapshot``, is the whole tree while it is open, as a runtime modal is: one modal
   ``dialog`` node labelled with the message, its type as description, offering submit
@@ -245,7 +248,7 @@ def _actions(
         kinds.update((ActionKind.FOCUS, ActionKind.INCREMENT, ActionKind.DECREMENT))
         if native.get("valuesettable") == "true" and not states & _NOT_EDITABLE:
             kinds.add(ActionKind.SET_NUMERIC_VALUE)
-    if role is Role.DIALOG or role is Role.MENU:
+    if role is Role.DIALOG or role is Role.MENU or _closable(role, native):
         kinds.add(ActionKind.DISMISS)
     if role is Role.SCROLL_VIEW:
         kinds.add(ActionKind.SCROLL)
@@ -256,6 +259,11 @@ def _actions(
     if "collapsed" in states:
         kinds.add(ActionKind.EXPAND)
     return tuple(k for k in _ORDER if k in kinds)
+
+
+def _closable(role: Role, native: Mapping[str, str]) -> bool:
+    """A page's document in a window the session may close: it has another to go back to."""
+    return role is Role.WEB_VIEW and native.get("windows", "1") != "1"
 
 
 def _node(
@@ -740,7 +748,10 @@ class SurfaceAgentHost:
 
         async def act(name: str, target: str, args: dict[str, Any] | None = None) -> None:
             nonlocal pending
-            pending |= (await self.surface.act(name, target, args)).pending
+            done = await self.surface.act(name, target, args)
+            pending |= done.pending
+            if done.opened:  # the user's browser shows the tab or popup the action opened
+                await self.surface.act("switchWindow", None, {"target": "newest"})
 
         option = self._native_option(ref) if kind is ActionKind.SELECT else None
         if option is not None:
@@ -758,6 +769,8 @@ class SurfaceAgentHost:
                 await act("type", ref, {"text": action.value})
         elif isinstance(action, SetNumericValue):
             await act("type", ref, {"text": _in_range(action.value, node.numeric)})
+        elif kind is ActionKind.DISMISS and node.role is Role.WEB_VIEW:
+            await act("closeWindow", ref)
         elif kind in _KEY_OF:
             await act("press", ref, {"key": _KEY_OF[kind]})
         elif kind is ActionKind.SHOW_MENU:

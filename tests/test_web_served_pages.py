@@ -56,6 +56,9 @@ PAGES = {
     "<button onclick=\"window.open('closer.html')\">Open</button>",
     "closer.html": "<!doctype html><title>Closer</title>"
     "<button onclick='window.close()'>Close</button>",
+    "tabs.html": "<!doctype html><title>Tabs</title>"
+    "<a href='help.html' target='_blank'>Help</a>",
+    "help.html": "<!doctype html><title>Help</title><h1>How to</h1>",
     "states.html": "<!doctype html><title>States</title>"
     "<input aria-label='Email' aria-invalid='true'>"
     "<button aria-pressed='true'>Bold</button>"
@@ -120,6 +123,10 @@ def _one(full: Full, role: Role, label: str | None = None) -> SemanticsNode:
     return node
 
 
+def _root(full: Full) -> SemanticsNode:
+    return next(n for n in full.nodes if n.node_id == full.root)
+
+
 def _dialog(full: Full) -> SemanticsNode:
     (dialog,) = full.nodes
     assert (dialog.role, full.root) == (Role.DIALOG, dialog.node_id)
@@ -179,12 +186,40 @@ async def test_headings_carry_their_level_and_links_their_absolute_url(
     assert _one(full, Role.LINK, "Next").url == site + "next.html"
 
 
+async def test_a_link_opening_a_tab_shows_the_tab_and_dismiss_closes_it_going_back(
+    surface: WebSurface, site: str
+) -> None:
+    """As a browser shows a tab a link opens; the tab's document offers dismiss (closing
+    it) while the session has another window to go back to."""
+    host = await open_host(surface, site + "tabs.html")
+    start = await full_read(host)
+    assert ActionKind.DISMISS not in _root(start).actions
+    await _do(host, _one(start, Role.LINK, "Help"), ActionKind.ACTIVATE)
+    tab = await full_read(host)
+    assert (_root(tab).label, _root(tab).url) == ("Help", site + "help.html")
+    assert _one(tab, Role.HEADING).label == "How to"
+    await _do(host, _root(tab), ActionKind.DISMISS)
+    back = await full_read(host)
+    assert _root(back).label == "Tabs"
+    assert ActionKind.DISMISS not in _root(back).actions
+
+
+async def test_a_popup_that_closes_itself_goes_back_to_the_page_that_opened_it(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "opener.html")
+    await _do(host, _one(await full_read(host), Role.BUTTON, "Open"), ActionKind.ACTIVATE)
+    popup = await full_read(host)
+    assert _root(popup).label == "Closer"
+    await _do(host, _one(popup, Role.BUTTON, "Close"), ActionKind.ACTIVATE)
+    assert _root(await full_read(host)).label == "Opener"
+
+
 async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so(
     surface: WebSurface, site: str
 ) -> None:
     host = await open_host(surface, site + "opener.html")
     await _do(host, _one(await full_read(host), Role.BUTTON, "Open"), ActionKind.ACTIVATE)
-    await surface.act("switchWindow", None, {"target": "closer"})
     await surface.act("closeOtherWindows")
     await _do(host, _one(await full_read(host), Role.BUTTON, "Close"), ActionKind.ACTIVATE)
     with trio.fail_after(HANG_GUARD_S):
