@@ -27,7 +27,7 @@ from semledger.adapters import (
     register_adapter,
     run_conformance,
 )
-from semledger.adapters._conformance import CASES
+from semledger.adapters._conformance import CASES, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -192,6 +192,7 @@ async def test_a_case_needing_a_missing_capability_is_skipped_with_the_reason() 
 
 
 def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
+    load_suite("runtime")  # registers its cases, whichever tests ran before
     runtime_cases = [c for c in CASES if c.suite == "runtime"]
     assert len(runtime_cases) >= 20
     for item in runtime_cases:
