@@ -67,6 +67,7 @@ from ._recorder import (
     loggable_json,
     redact_action,
     refused_arguments,
+    session_end,
     session_start,
     verify_log,
 )
@@ -145,6 +146,7 @@ __all__ = [
     "loggable_json",
     "redact_action",
     "refused_arguments",
+    "session_end",
     "session_start",
     "topic_of",
     "verify_chain",

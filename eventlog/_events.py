@@ -247,8 +247,11 @@ class SessionCrashed:
 
 @attrs.frozen
 class SessionEnded:
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     reason: str
+    final: bool = False
+    """Ended by its operator (``semledger end``): no server takes it up again. A session
+    that ended otherwise (end of input, a signal) is resumed by serving it again."""
 
 
 Event: TypeAlias = (

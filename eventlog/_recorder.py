@@ -405,6 +405,15 @@ def session_start(recorder: Recorder, session: str) -> SessionStarted | None:
     return first[1]
 
 
+def session_end(recorder: Recorder, session: str) -> SessionEnded | None:
+    """The session's last event if it is its end (None otherwise, or for no session)."""
+    head = recorder.head(session)
+    if head is None:
+        return None
+    last = next(iter(recorder.events(session, start=head.seq, stop=head.seq + 1)), None)
+    return last[1] if last is not None and isinstance(last[1], SessionEnded) else None
+
+
 def redact_action(action: dict[str, Any], *, keep_length: bool = False) -> dict[str, Any]:
     """The wire action with a ``set_text`` value replaced by ``REDACTED``.
 

@@ -94,3 +94,9 @@ def _effect_failed_add_traceback(data: dict[str, Any]) -> dict[str, Any]:
 def _agent_connected_add_resumed(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 logged only connections that began with an ``initialize``."""
     return {**data, "resumed": False}
+
+
+@UPCASTERS.register("SessionEnded", 1)
+def _session_ended_add_final(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 predates ``semledger end``: every end could be resumed."""
+    return {**data, "final": False}

@@ -21,7 +21,12 @@ from semledger.actors import (
     SessionMismatchError,
     SessionRegistry,
 )
-from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError, SqliteRecorder
+from semledger.eventlog import (
+    DAMAGED_LOG_ERRORS,
+    SessionClaimedError,
+    SqliteRecorder,
+    session_end,
+)
 from semledger.replay import load_app
 
 from ._host import AgentDiagnosticsHost, AgentHost
@@ -96,6 +101,12 @@ async def _serve_logged_stdio(
     reason = "not started"
     refused: Exception | None = None
     try:
+        end = session_end(recorder, name)
+        if end is not None and end.final:
+            raise ServeError(
+                f"session {name!r} was ended by its operator ({end.reason}) and is not served"
+                " again: serve a session of another name"
+            )
         async with stop_on_signals() as stop:
             async with trio.open_nursery() as nursery:
                 writer = await nursery.start(LogWriter(recorder).run)

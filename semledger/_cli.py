@@ -260,11 +260,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     end = commands.add_parser(
         "end",
-        help="end a session that is not being served (one that cannot be resumed)",
+        help="end a session for good: it is not resumed again",
         description="Append the end of SESSION to the log, so it reads as ended rather than"
-        " open. A session whose server was killed stays open so that serving it again"
-        " resumes it; end one that will not be resumed (its app changed, or its resume is"
-        " refused). Refused while the session is being served.",
+        " open, and is not served again. A session whose server was killed stays open, and"
+        " one whose client went away ends for now: serving it again resumes it (restarting"
+        " the effects it had not finished). End one that must not be resumed (its app"
+        " changed, its resume is refused, an effect must not run twice). Refused while the"
+        " session is being served.",
     )
     end.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(end)
@@ -659,7 +661,8 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
             with recorder.claim(args.session):
                 head = recorder.head(args.session)
                 seq = 1 if head is None else head.seq + 1
-                recorder.append([NewEvent(args.session, seq, SessionEnded(reason), time.time())])
+                ended = SessionEnded(reason, final=True)
+                recorder.append([NewEvent(args.session, seq, ended, time.time())])
         except SessionClaimedError as error:
             raise UsageError(
                 f"session {args.session!r} is being served now: stop its server first"

@@ -1,5 +1,6 @@
-"""`semledger end SESSION`: an operator ends a session that will not be resumed (its server
-was killed and its app changed, or its resume is refused), so it no longer reads as open."""
+"""`semledger end SESSION`: an operator ends a session that must not be resumed (its server
+was killed and its app changed, its resume is refused, an effect of it must not run twice),
+so it no longer reads as open and no server takes it up again."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _state(db: Path, session: str) -> dict[str, object]:
     return {key: found[key] for key in ("ended", "end_reason", "served")}
 
 
-def test_ending_a_killed_session_records_why_and_the_chain_still_verifies(tmp_path: Path) -> None:
+def test_an_ended_session_says_why_verifies_and_is_not_served_again(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     with _serving(db, "killed"):
         pass
@@ -53,6 +54,18 @@ def test_ending_a_killed_session_records_why_and_the_chain_still_verifies(tmp_pa
     assert _state(db, "killed") == {"ended": True, "end_reason": reason, "served": False}
     verified = mcp.cli("audit", "killed", "--db", str(db), "--verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+    served = subprocess.run(
+        [*mcp.COMMAND, "serve", APP, "--db", str(db), "--session", "killed"],
+        input=mcp.initialize() + mcp.read(1), capture_output=True, text=True, env=mcp.env(),
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert served.returncode == 2
+    assert served.stderr.strip() == (
+        f"semledger: session 'killed' was ended by its operator ({reason}) and is not served"
+        " again: serve a session of another name"
+    )
+    assert _state(db, "killed")["end_reason"] == reason
 
     again = mcp.cli("end", "killed", "--db", str(db))
     assert (again.returncode, again.stderr.strip()) == (
