@@ -75,7 +75,8 @@ def logged_journal(
     ``read_semantics(since)`` as the live runtime did then.
 
     Raises ``InconsistentLogError`` where the log's commits do not follow each other (an
-    event missing, a delta that does not apply) or do not reach `until`.
+    event missing, a delta that does not apply, or one that makes another snapshot than the
+    hash logged with it names) or do not reach `until`.
     """
     # A delta from `since` needs the journal to hold it; otherwise any start will do.
     bound = since if since is not None and until - JOURNAL_SIZE <= since < until else until
@@ -105,6 +106,13 @@ def logged_journal(
             if missing is not None:
                 reason += f" (event {missing[0]} is missing: {missing[1]})"
             raise InconsistentLogError(session, record.seq, reason) from None
+        if snapshot.hash != event.snapshot_hash:
+            raise InconsistentLogError(
+                session,
+                record.seq,
+                "its delta does not make the snapshot its hash names: the log was changed"
+                " (audit --verify names the first event changed)",
+            )
         journal.record(
             snapshot,
             touched=[*delta.removed, *(n.node_id for n in delta.upserted)],

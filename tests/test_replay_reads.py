@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from semledger.actors import LogWriter, SessionActor
 from semledger.eventlog import (
+    CONVERTER,
     Committed,
     InconsistentLogError,
     MemoryRecorder,
@@ -229,6 +231,26 @@ def test_a_commit_that_does_not_apply_is_named_by_its_seq_after_a_deleted_event(
         read_at(recorder, "c")
     assert caught.value.seq == commits[-1]
     assert f"event {commits[-1]}: the commit does not apply" in str(caught.value)
+
+
+def test_a_commit_whose_delta_was_changed_is_named_instead_of_read(tmp_path: Path) -> None:
+    """Its delta still applies; the hash logged with it says it made another snapshot."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
+        (last,) = [r for r in recorder.read("c") if r.topic == Committed.__name__][-1:]
+    event = CONVERTER.decode(last.topic, last.version, last.body)
+    assert isinstance(event, Committed)
+    node = event.delta["upserted"][0]
+    changed = {**event.delta, "upserted": [{**node, "label": "forged"}]}
+    body = CONVERTER.encode(attrs.evolve(event, delta=changed)).body
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = ? WHERE session = 'c' AND seq = ?", (body, last.seq))
+    conn.close()
+    with SqliteRecorder(db) as recorder, pytest.raises(InconsistentLogError) as caught:
+        full_at(recorder, "c")
+    assert caught.value.seq == last.seq
+    assert "its delta does not make the snapshot its hash names" in str(caught.value)
 
 
 def test_reads_at_the_edge_of_the_journal_equal_the_live_ones_from_any_checkpoint() -> None:
