@@ -52,16 +52,26 @@ def resolve_target(target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode
                 semantic_id=str(target.id),
             )
         if not found:
-            return _reject(
-                ErrorCode.TARGET_NOT_FOUND, "no node has that semantic id", target=echoed
-            )
+            return _not_found("no node has that semantic id", snapshot, echoed)
         return snapshot.nodes[found[0]]
     if isinstance(target, ByNodeId):
         node = snapshot.node(target.id)
         if node is None:
-            return _reject(ErrorCode.TARGET_NOT_FOUND, "no node has that id", target=echoed)
+            return _not_found("no node has that id", snapshot, echoed)
         return node
     return _resolve_path(target, snapshot, echoed)
+
+
+def _not_found(message: str, snapshot: SemanticsSnapshot, echoed: dict[str, Any]) -> Rejection:
+    """``target_not_found``, saying so when a modal is the tree: what is behind it is out
+    of the tree until it closes, so an id the agent read before may be there still."""
+    root = None if snapshot.root is None else snapshot.nodes[snapshot.root]
+    if root is not None and root.state.modal:
+        message += (
+            f" in the tree: a modal {root.role.value} (node {root.node_id}) is open, and only"
+            " what it holds can be targeted until it closes"
+        )
+    return _reject(ErrorCode.TARGET_NOT_FOUND, message, target=echoed)
 
 
 def _resolve_path(
@@ -86,10 +96,10 @@ def _resolve_path(
             if _matches(child := snapshot.nodes[child_id], step)
         ]
         if step.index >= len(matches):
-            return _reject(
-                ErrorCode.TARGET_NOT_FOUND,
+            return _not_found(
                 f"path step {number} matched {len(matches)} node(s), index {step.index}",
-                target=echoed,
+                snapshot,
+                echoed,
             )
         current = matches[step.index]
     return current

@@ -226,6 +226,10 @@ def test_the_modal_node_becomes_the_root_while_open() -> None:
     result = rt.perform(BySemanticId("behind"), FOCUS, NOW)  # type: ignore[arg-type]
     assert isinstance(result, Rejection)
     assert result.code is ErrorCode.TARGET_NOT_FOUND
+    assert result.message == (
+        f"no node has that semantic id in the tree: a modal dialog (node {root(opened).node_id})"
+        " is open, and only what it holds can be targeted until it closes"
+    )
     rt.deliver((False, False))
     again = full(rt)
     assert again.nodes == closed.nodes
