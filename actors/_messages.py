@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import cattrs
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 from cattrs.preconf.msgpack import make_converter
 
@@ -43,6 +44,10 @@ def _equal(restored: object, model: object) -> bool:
 
 
 def _why(error: Exception) -> str:
+    """What was wrong with the logged data; for a class, each field that did not fit (a
+    field the class no longer has, or now requires, once it was renamed, say)."""
+    if isinstance(error, (cattrs.ClassValidationError, cattrs.IterableValidationError)):
+        return "; ".join(cattrs.transform_error(error))
     return f"{type(error).__name__}: {error}"
 
 

@@ -116,3 +116,17 @@ def test_what_cattrs_cannot_take_both_ways_is_a_codec_error_not_a_failed_write_o
         MessageCodec((), _Holding).encode_model(_Holding(1))
     assert codec.encode(3) == {"type": None, "value": 3}
     assert codec.encode_model(3) == 3
+
+
+@attrs.frozen
+class _Paid:
+    total: int
+    reference: str
+
+
+def test_a_logged_message_whose_class_changed_names_each_field_that_does_not_fit() -> None:
+    """A field renamed since the session was logged (`amount` is now `total`)."""
+    logged = {"type": "_Paid", "value": {"amount": 3, "reference": "r7"}}
+    with pytest.raises(MessageCodecError) as caught:
+        MessageCodec((_Paid,), None).decode(logged)
+    assert str(caught.value) == "cannot decode _Paid: required field missing @ $.total"
