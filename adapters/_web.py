@@ -39,9 +39,14 @@ A frame that cannot be read as the snapshot is taken (it is being navigated) sho
 iframe alone. A password's value is masked, one ``•`` per character. An editable element
 (the outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is
 inside it is its content, not nodes. A tree item is named by its own content, not its nested
-items' (a click lands on that content: an expanded item's centre is over its children).
+items' (a click lands on that content: an expanded item's centre is over its children). A
+shadow root is walked as shown: a slot holds what is assigned to it, else its fallback; an
+id inside a shadow root is unique only there, so it is no ``id`` in ``native``. Content
+under ``inert`` is ``disabled``.
 What the normalised states cannot say is in ``native``:
-``invalid`` (``aria-invalid``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an
+``invalid`` (``aria-invalid``, or a field the browser's validation refused once the user
+was at it, ``:user-invalid``, whose message is then its description), ``busy``
+(``aria-busy``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an
 indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with
 ``showModal()``, ``aria-modal``), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
 or a status's or an alert's implicit ones), ``multiline`` (a ``<textarea>``, an editable

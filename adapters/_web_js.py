@@ -112,6 +112,16 @@ function role(el) {
   return TAGS[tag] || "generic";
 }
 
+function userInvalid(el) {  // a field the browser's own validation refused once the user was at it
+  try { return el.willValidate === true && el.matches(":user-invalid"); } catch (e) { return false; }
+}
+
+function childrenOf(el) {  // as shown: a shadow root's, a slot's assigned nodes or its fallback
+  if (el.shadowRoot) return el.shadowRoot.childNodes;
+  if (el.tagName === "SLOT") { const assigned = el.assignedNodes(); if (assigned.length) return assigned; }
+  return el.childNodes;
+}
+
 function textOf(node, depth, own) {
   if (node.nodeType === 3) return node.data;
   if (node.nodeType !== 1 || SKIP.has(node.tagName)) return "";
@@ -126,8 +136,7 @@ function textOf(node, depth, own) {
     if (tag === "IMG") return " " + (el.getAttribute("alt") || "") + " ";
   }
   let out = "";
-  const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
-  for (const kid of kids) out += textOf(kid, depth + 1, own);
+  for (const kid of childrenOf(el)) out += textOf(kid, depth + 1, own);
   if (el.tagName !== "SPAN" && el.tagName !== "A" && el.tagName !== "B" && el.tagName !== "I"
       && el.tagName !== "EM" && el.tagName !== "STRONG" && el.tagName !== "CODE") out = " " + out + " ";
   return out;
@@ -215,7 +224,7 @@ function states(el, r, hidden, active) {
   const tag = el.tagName;
   const native = tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || tag === "BUTTON"
     || tag === "OPTION" || tag === "FIELDSET" || tag === "OPTGROUP";
-  if ((native && el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true") out.push("disabled");
+  if ((native && el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true" || el.closest("[inert]")) out.push("disabled");
   if (CHECKABLE.has(r)) {
     let c;
     if (tag === "INPUT" && (el.type === "checkbox" || el.type === "radio")) c = el.indeterminate ? "mixed" : String(el.checked);
@@ -286,7 +295,8 @@ function numericOf(el, r, out) {
 function nativeOf(el, testids, r) {
   const out = { tag: el.tagName.toLowerCase() };
   const invalid = el.getAttribute("aria-invalid");
-  if (invalid !== null && invalid !== "" && invalid !== "false") out.invalid = "true";
+  if (invalid !== null && invalid !== "" && invalid !== "false" || userInvalid(el)) out.invalid = "true";
+  if (el.getAttribute("aria-busy") === "true") out.busy = "true";
   if (el.getAttribute("aria-pressed") === "true") out.pressed = "true";
   if (CHECKABLE.has(r) && ((el.tagName === "INPUT" && el.indeterminate) || el.getAttribute("aria-checked") === "mixed")) out.checked = "mixed";
   if (isModal(el)) out.modal = "true";
@@ -300,7 +310,7 @@ function nativeOf(el, testids, r) {
   if (r === "combobox" && (el.tagName === "INPUT" && TYPED.has(el.type) || editingHost(el))) out.editable = "true";
   if (el.tagName === "BODY") out.url = location.href;
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
-  const id = el.id; if (id) out.id = id;
+  const id = el.id; if (id && el.getRootNode() === document) out.id = id;  // a shadow root's ids are its own
   const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
   if ((el.tagName === "A" || el.tagName === "AREA") && el.hasAttribute("href")) { out.href = el.getAttribute("href"); out.url = el.href; }
   if (el.tagName === "INPUT") out.type = (el.type || "text");
@@ -391,7 +401,7 @@ function snap(opts) {
       const hidden = hiddenHere || isHidden(el);
       const nm = name(el, r);
       const val = value(el, r);
-      let desc = idsText(el, "aria-describedby");
+      let desc = idsText(el, "aria-describedby") || (userInvalid(el) ? el.validationMessage : "");
       if (!desc && el.hasAttribute("title") && norm(el.getAttribute("title")) !== nm) desc = norm(el.getAttribute("title"));
       const nat = nativeOf(el, testids, r);
       const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nat);
@@ -401,7 +411,7 @@ function snap(opts) {
       if (FROM_CONTENT.has(r)) childSubsumed = true;
       if (el.tagName === "TEXTAREA" || el.tagName === "IFRAME" || r === "textbox" && editingHost(el)) return;
     }
-    const kids = el.shadowRoot ? el.shadowRoot.childNodes : (el.tagName === "SLOT" ? el.assignedNodes() : el.childNodes);
+    const kids = childrenOf(el);
     for (const kid of kids) {
       if (stop) return;
       if (kid.nodeType === 1) walk(kid, childDepth, hiddenHere, childSubsumed, false);

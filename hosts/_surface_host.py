@@ -21,9 +21,9 @@ application through the same router and tools as a semledger app:
   on a combo box one types into, ``native["editable"]``);
   ``perform_action`` checks them in the runtime's order (closed, generation, target,
   disabled, capability) against the bridge's own generation, then maps the action onto
-  ``act`` (activate -> click, set_text -> clear and type, submit -> press Enter, focus ->
-  focus, select -> click (selectOption on the ``<select>`` for a native option, which a
-  click cannot choose, adding it to the selection of a ``<select multiple>``,
+  ``act`` (activate -> click, set_text -> clear and type, submit -> press Enter (submit on
+  a form), focus -> focus, select -> click (selectOption on the ``<select>`` for a native
+  option, which a click cannot choose, adding it to the selection of a ``<select multiple>``,
   ``native["multiselectable"]``), expand/collapse -> click (press ArrowRight or ArrowLeft
   on a row the surface says keys expand, ``native["expand"] == "keys"``: a desktop tree
   row, which a click selects), dismiss -> press Escape (closeWindow on a page's document,
@@ -154,9 +154,7 @@ for _aria, _runtime in _PREFERRED.items():
     _ARIA_TO_RUNTIME[_aria] = Role(_runtime)
 
 _CHECKABLE: Final = frozenset({Role.CHECKBOX, Role.RADIO, Role.SWITCH})
-_ACTIVATABLE: Final = frozenset(
-    {Role.BUTTON, Role.LINK, Role.CHECKBOX, Role.RADIO, Role.SWITCH, Role.MENU}
-)
+_ACTIVATABLE: Final = frozenset({Role.BUTTON, Role.LINK, Role.CHECKBOX, Role.RADIO, Role.SWITCH})
 _SELECTABLE: Final = frozenset({Role.OPTION, Role.TAB, Role.CELL, Role.ROW, Role.TREE_ITEM})
 _CLICKED: Final = frozenset(
     {ActionKind.ACTIVATE, ActionKind.EXPAND, ActionKind.COLLAPSE, ActionKind.SELECT}
@@ -230,7 +228,7 @@ def _actions(
     role: Role, states: frozenset[str], native: Mapping[str, str]
 ) -> tuple[ActionKind, ...]:
     kinds: set[ActionKind] = set()
-    if role in _ACTIVATABLE:
+    if role in _ACTIVATABLE or _opens_a_menu(role, native):
         kinds.update((ActionKind.ACTIVATE, ActionKind.FOCUS))
     if role is Role.TEXT_FIELD:
         kinds.add(ActionKind.FOCUS)
@@ -259,6 +257,12 @@ def _actions(
     if "collapsed" in states:
         kinds.add(ActionKind.EXPAND)
     return tuple(k for k in _ORDER if k in kinds)
+
+
+def _opens_a_menu(role: Role, native: Mapping[str, str]) -> bool:
+    """AT-SPI's menu is an item that opens one (File in a menu bar); ARIA's, a web page's,
+    is the popup holding the items, which a click would land in the middle of."""
+    return role is Role.MENU and native.get("atspiRole") == "menu"
 
 
 def _closable(role: Role, native: Mapping[str, str]) -> bool:
@@ -311,7 +315,7 @@ def _node(
             invalid=native.get("invalid") == "true",
             required="required" in states,
             read_only="readonly" in states,
-            busy=busy,
+            busy=busy or native.get("busy") == "true",
             multiline=native.get("multiline") == "true",
             password=native.get("password") == "true" or native.get("type") == "password",
             modal=native.get("modal") == "true",
@@ -771,6 +775,8 @@ class SurfaceAgentHost:
             await act("type", ref, {"text": _in_range(action.value, node.numeric)})
         elif kind is ActionKind.DISMISS and node.role is Role.WEB_VIEW:
             await act("closeWindow", ref)
+        elif kind is ActionKind.SUBMIT and node.role is Role.FORM:
+            await act("submit", ref)  # Enter on a form, which takes no focus, does nothing
         elif kind in _KEY_OF:
             await act("press", ref, {"key": _KEY_OF[kind]})
         elif kind is ActionKind.SHOW_MENU:
