@@ -219,12 +219,14 @@ function isHidden(el) {
   return !el.checkVisibility({ visibilityProperty: true });
 }
 
+let inertShown = null;  // during a walk, whether the document has inert content at all
+
 function states(el, r, hidden, active) {
   const out = [];
   const tag = el.tagName;
   const native = tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || tag === "BUTTON"
     || tag === "OPTION" || tag === "FIELDSET" || tag === "OPTGROUP";
-  if ((native && el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true" || el.closest("[inert]")) out.push("disabled");
+  if ((native && el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true" || inertShown !== false && el.closest("[inert]")) out.push("disabled");
   if (CHECKABLE.has(r)) {
     let c;
     if (tag === "INPUT" && (el.type === "checkbox" || el.type === "radio")) c = el.indeterminate ? "mixed" : String(el.checked);
@@ -253,6 +255,28 @@ function refFor(node, start) {
   }
   if (node.nodeType === 1 && node.getAttribute(ATTR) !== ref) node.setAttribute(ATTR, ref);
   return ref;
+}
+
+const MOVING = new Set(["transform", "translate", "rotate", "scale", "left", "top", "right",
+ "bottom", "inset", "width", "height", "margin", "marginLeft", "marginTop", "offsetDistance"]);
+const still = new WeakMap();  // an element's box as it was when something began to move it
+
+function movingTargets() {  // the elements an animation or transition is moving now
+  const out = new Set();
+  for (const a of document.getAnimations()) {
+    const effect = a.effect;
+    if (a.playState !== "running" || !effect || !effect.target || effect.pseudoElement) continue;
+    if (effect.getKeyframes().some((k) => Object.keys(k).some((p) => MOVING.has(p)))) out.add(effect.target);
+  }
+  return out;
+}
+
+function shownBox(el, moving) {  // one that an animation is moving: where it was as it began
+  const kept = moving ? still.get(el) : undefined;
+  if (kept !== undefined) return kept && [Math.round((kept[0] - scrollX) * 10) / 10, Math.round((kept[1] - scrollY) * 10) / 10, kept[2], kept[3]];
+  const b = box(el);
+  still.set(el, b && [b[0] + scrollX, b[1] + scrollY, b[2], b[3]]);
+  return b;
 }
 
 function box(el) {
@@ -308,7 +332,7 @@ function nativeOf(el, testids, r) {
   const multiline = el.getAttribute("aria-multiline");
   if (el.tagName === "TEXTAREA" || multiline === "true" || editingHost(el) && multiline !== "false") out.multiline = "true";
   if (r === "combobox" && (el.tagName === "INPUT" && TYPED.has(el.type) || editingHost(el))) out.editable = "true";
-  if (el.tagName === "BODY") out.url = location.href;
+  if (el.tagName === "BODY") { out.url = location.href; if (scrollX || scrollY) out.scroll = scrollX + " " + scrollY; }
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
   const id = el.id; if (id && el.getRootNode() === document) out.id = id;  // a shadow root's ids are its own
   const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
@@ -380,6 +404,8 @@ function snap(opts) {
   }
   const relating = relationSources(rootEl.getRootNode());
   const related = [];
+  const moved = movingTargets();
+  inertShown = document.querySelector("[inert]") !== null;
   let stop = false;
   function push(node, r, nm, val, desc, st, bx, depth, nat) {
     if (rows.length >= max) { stop = true; return null; }
@@ -387,8 +413,9 @@ function snap(opts) {
     rows.push([ref, r, nm, val, desc, st, bx, depth, nat]);
     return ref;
   }
-  function walk(el, depth, ariaHidden, subsumed, isRoot) {
+  function walk(el, depth, ariaHidden, subsumed, isRoot, moving) {
     if (stop || SKIP.has(el.tagName)) return;
+    moving = moving || moved.has(el);
     let r = role(el);
     if (r === null) return;
     if (isRoot) r = el.tagName === "BODY" ? "document" : r;
@@ -404,7 +431,7 @@ function snap(opts) {
       let desc = idsText(el, "aria-describedby") || (userInvalid(el) ? el.validationMessage : "");
       if (!desc && el.hasAttribute("title") && norm(el.getAttribute("title")) !== nm) desc = norm(el.getAttribute("title"));
       const nat = nativeOf(el, testids, r);
-      const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : box(el), depth, nat);
+      const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : shownBox(el, moving), depth, nat);
       if (ref === null) return;
       if (relating.sources.has(el)) related.push([nat, relationTargets(el)]);
       childDepth = depth + 1;
@@ -414,7 +441,7 @@ function snap(opts) {
     const kids = childrenOf(el);
     for (const kid of kids) {
       if (stop) return;
-      if (kid.nodeType === 1) walk(kid, childDepth, hiddenHere, childSubsumed, false);
+      if (kid.nodeType === 1) walk(kid, childDepth, hiddenHere, childSubsumed, false, moving);
       else if (kid.nodeType === 3 && !childSubsumed && !interactiveOnly) {
         const t = norm(kid.data);
         if (!t) continue;
@@ -423,7 +450,7 @@ function snap(opts) {
       }
     }
   }
-  walk(rootEl, 0, false, false, true);
+  try { walk(rootEl, 0, false, false, true, false); } finally { inertShown = null; }
   // A relation names the nodes of this snapshot it points at, once every one has its ref.
   const included = new Set(rows.map((row) => row[0]));
   for (const [nat, targets] of related) {

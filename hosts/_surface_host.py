@@ -15,7 +15,9 @@ application through the same router and tools as a semledger app:
   as fallbacks) when they are valid semantic ids. States beyond the surface's normalised
   ones come from ``native`` when an adapter reports them there (``invalid``, ``pressed``,
   ``checked: "mixed"``, ``modal``, ``multiline``, ``password``), and so do a heading's
-  ``level`` and a link's or the page's ``url``.
+  ``level`` and a link's or the page's ``url``. A node's frame is in the document's
+  coordinates: the surface's box plus how far the root says the page is scrolled
+  (``native["scroll"]``), so a scroll changes no frame.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
   disabled text field, no submit on a multiline one, where Enter starts a new line; set_text
   on a combo box one types into, ``native["editable"]``);
@@ -259,6 +261,16 @@ def _actions(
     return tuple(k for k in _ORDER if k in kinds)
 
 
+def _scrolled(native: Mapping[str, str]) -> tuple[float, float]:
+    """How far a surface says its page is scrolled (``native["scroll"]``: ``"x y"`` on the
+    root), which its boxes, in the viewport's coordinates, leave out."""
+    try:
+        x, y = (float(part) for part in native.get("scroll", "0 0").split())
+    except ValueError:
+        return 0.0, 0.0
+    return (x, y) if math.isfinite(x) and math.isfinite(y) else (0.0, 0.0)
+
+
 def _opens_a_menu(role: Role, native: Mapping[str, str]) -> bool:
     """AT-SPI's menu is an item that opens one (File in a menu bar); ARIA's, a web page's,
     is the popup holding the items, which a click would land in the middle of."""
@@ -279,6 +291,7 @@ def _node(
     live: Live = Live.OFF,
     relations: tuple[tuple[Relation, tuple[int, ...]], ...] = (),
     in_set: tuple[int, int] | None = None,
+    scrolled: tuple[float, float] = (0.0, 0.0),
 ) -> SemanticsNode:
     states = frozenset(item.states)
     native = item.native
@@ -292,6 +305,8 @@ def _node(
         checked = Checked.UNCHECKED
     expanded = True if "expanded" in states else False if "collapsed" in states else None
     x, y, w, h = item.box if item.box is not None else (0.0, 0.0, 0.0, 0.0)
+    if item.box is not None:  # in the document's coordinates: a scroll moves no node
+        x, y = round(x + scrolled[0], 1), round(y + scrolled[1], 1)
     level = native.get("level", "")
     return SemanticsNode(
         node_id=node_id,
@@ -619,6 +634,7 @@ class SurfaceAgentHost:
         shown = _within_modal(page)
         in_tree = {item.ref: self._ids[item.ref] for item in shown}
         in_sets = _set_positions(shown)
+        scrolled = _scrolled(page[0].native) if page else (0.0, 0.0)
         nodes = [
             _node(
                 item,
@@ -628,6 +644,7 @@ class SurfaceAgentHost:
                 live=live[item.ref],
                 relations=_relations(item.native, in_tree),
                 in_set=in_sets.get(item.ref),
+                scrolled=scrolled,
             )
             for i, item in enumerate(shown)
         ]

@@ -1,0 +1,84 @@
+"""A page that moves without changing: a spinner spinning, the page scrolled. Node frames
+are in the document's coordinates and an element an animation moves keeps the frame it had
+as it began, so neither makes a new generation (which would leave every `exact`
+precondition stale) nor sends the whole tree again."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import trio
+
+from semledger.adapters import SessionInit
+from semledger.adapters._cases_web import serve_directory
+from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    Delta,
+    Full,
+    Latest,
+    Receipt,
+    Role,
+    SimpleAction,
+    Unchanged,
+)
+
+ROWS = 200
+
+PAGE = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Motion</title>
+<style>
+  @keyframes spin {{ to {{ transform: rotate(360deg); }} }}
+  .spinner {{ width: 40px; height: 40px; border: 4px solid #888; border-top-color: transparent;
+             animation: spin 0.5s linear infinite; }}
+</style></head>
+<body>
+<div class="spinner" role="progressbar" aria-label="Loading"></div>
+<p id="said">nothing</p>
+{"".join(f'<p><button onclick="said.textContent = {i}">Row {i}</button></p>' for i in range(ROWS))}
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("motion")
+    (directory / "motion.html").write_text(PAGE, encoding="utf-8")
+    with serve_directory(directory) as url:
+        yield url + "motion.html"
+
+
+@pytest.fixture
+async def host(browser: WebBrowser, page: str) -> AsyncIterator[SurfaceAgentHost]:
+    surface = WebSurface({"browser": browser})
+    await surface.open(SessionInit(base_url=page))
+    yield SurfaceAgentHost(surface)
+    await surface.close()
+
+
+async def test_a_spinning_spinner_makes_no_new_generation(host: SurfaceAgentHost) -> None:
+    first = await host.read_semantics(None)
+    assert isinstance(first, Full)
+    for _ in range(4):
+        await trio.sleep(0.12)  # a quarter turn: the spinner's box is another each time
+        assert isinstance(await host.read_semantics(first.generation), Unchanged)
+
+
+async def test_a_click_that_scrolls_the_page_changes_only_what_the_click_changed(
+    host: SurfaceAgentHost,
+) -> None:
+    first = await host.read_semantics(None)
+    assert isinstance(first, Full)
+    (last,) = [n for n in first.nodes if n.role is Role.BUTTON and n.label == f"Row {ROWS - 1}"]
+    done = await host.perform_action(
+        ByNodeId(last.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+    )
+    assert isinstance(done, Receipt), done
+    delta = await host.read_semantics(first.generation)
+    assert isinstance(delta, Delta)
+    assert len(delta.upserted) <= 4, [(n.role, n.label) for n in delta.upserted]
+    (moved,) = [n for n in delta.upserted if n.node_id == last.node_id]
+    assert (moved.frame, moved.state.focused) == (last.frame, True)
