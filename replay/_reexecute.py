@@ -20,6 +20,9 @@ from semledger.eventlog import (
     ActionRejected,
     ActionRequested,
     Committed,
+    DiagnosticsDispatched,
+    EffectCompleted,
+    EffectFailed,
     EffectStarted,
     Event,
     InconsistentLogError,
@@ -27,6 +30,7 @@ from semledger.eventlog import (
     SessionCrashed,
     SessionStarted,
     StoredEvent,
+    TimerFired,
     check_counted,
 )
 from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
@@ -50,6 +54,8 @@ class Divergence:
     actual: str
     diff: tuple[str, ...] = ()
     note: str | None = None
+    input: str | None = None
+    """What the input at `step` was (a perform_action, a timer, an effect's result)."""
 
 
 @attrs.frozen
@@ -84,6 +90,37 @@ def _describe(event: Event | None) -> str:
     return type(event).__name__
 
 
+def _input(event: Event) -> str | None:
+    """An input as a divergence names it: what happened at its step."""
+    if isinstance(event, ActionRequested):
+        target = event.target
+        kind = target.get("kind")
+        aimed = (
+            repr(target.get("id"))
+            if kind == "semantic_id"
+            else f"node {target.get('id')}"
+            if kind == "node_id"
+            else "a path"
+        )
+        return f"perform_action {event.action.get('kind')} on {aimed}"
+    if isinstance(event, TimerFired):
+        return f"timer {event.timer_id} fired ({_message_name(event.message)})"
+    if isinstance(event, EffectCompleted):
+        return f"effect {event.effect_id} finished ({_message_name(event.message)})"
+    if isinstance(event, EffectFailed):
+        return f"effect {event.effect_id} failed ({event.error})"
+    if isinstance(event, DiagnosticsDispatched):
+        return f"diagnostics event {event.event.get('kind')}"
+    return None
+
+
+def _message_name(message: Any) -> str:
+    """A logged message's class, or its value when it has none."""
+    if isinstance(message, dict) and message.get("type") is not None:
+        return str(message["type"])
+    return repr(message.get("value") if isinstance(message, dict) else message)
+
+
 def _same(logged: Event, produced: Event) -> bool:
     if isinstance(logged, Committed) and isinstance(produced, Committed):
         return (logged.generation, logged.snapshot_hash) == (
@@ -112,7 +149,14 @@ def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[st
             continue
         a, b = encode_node(old), encode_node(new)
         for key in a:
-            if a[key] != b[key]:
+            if a[key] == b[key]:
+                continue
+            if isinstance(a[key], dict) and isinstance(b[key], dict):  # state, numeric, ...
+                for part in [p for p in a[key] if a[key][p] != b[key].get(p)]:
+                    lines.append(
+                        f"~ node {node_id} {key}.{part}: {a[key][part]!r} -> {b[key].get(part)!r}"
+                    )
+            else:
                 lines.append(f"~ node {node_id} {key}: {a[key]!r} -> {b[key]!r}")
     if expected.issues != actual.issues:
         lines.append(f"issues: {len(expected.issues)} -> {len(actual.issues)}")
@@ -305,12 +349,14 @@ def _reexecute(
     divergence = compare(core.initial_outputs(), 0) or check_reads(0, first[0].seq)
     checker = GenerationChecker(core.runtime.snapshot)
     redacted: list[tuple[int, int]] = []
+    described: dict[int, str | None] = {}
     while divergence is None and log.peek() is not None:
         record, event = log.take()
         if on_progress is not None:
             on_progress(record.seq, head.seq)
         step += 1
         inputs += 1
+        described[step] = _input(event)
         if isinstance(event, ActionRequested) and event.redacted:
             redacted.append((step, record.seq))
         try:
@@ -329,7 +375,7 @@ def _reexecute(
                     _raised(error),
                 )
             )
-            diverged = _redaction_note(diverged, redacted)
+            diverged = _named(_redaction_note(diverged, redacted), described)
             return ReplayReport(session, inputs, commits, diverged, error, step)
         crashed = log.crash()
         if crashed is not None:
@@ -345,4 +391,14 @@ def _reexecute(
             )
             break
         divergence = compare(result.outputs, step) or check_reads(step, record.seq)
-    return ReplayReport(session, inputs, commits, _redaction_note(divergence, redacted))
+    divergence = _named(_redaction_note(divergence, redacted), described)
+    return ReplayReport(session, inputs, commits, divergence)
+
+
+def _named(
+    divergence: Divergence | None, described: dict[int, str | None]
+) -> Divergence | None:
+    """`divergence` with the input at its step named."""
+    if divergence is None or described.get(divergence.step) is None:
+        return divergence
+    return attrs.evolve(divergence, input=described[divergence.step])

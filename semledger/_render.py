@@ -409,6 +409,8 @@ def replay_verdict(report: ReplayReport) -> Group:
             style="bold red",
         )
     )
+    if d.input is not None:
+        lines.append(Text(f"  after:    {d.input}"))
     lines.append(Text(f"  logged:   {d.expected}"))
     lines.append(Text(f"  replayed: {d.actual}"))
     if d.note:

@@ -1,4 +1,5 @@
-"""The counter with a different view from a count of 2 on: replay must diverge there."""
+"""The counter with a different view from a count of 2 on (its value says more, its step
+field reads invalid): replay must diverge there."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def view(model: counter.Model) -> View[counter.Msg]:
             "Step",
             model.step_text,
             on_set_text=counter.SetStep,
-            invalid=model.step_invalid,
+            invalid=model.step_invalid or model.count >= 2,
             semantic_id="counter.step",
         ),
     )
