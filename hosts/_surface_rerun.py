@@ -5,7 +5,11 @@ surface session is re-run call by call: the adapter is made again from the logge
 opened with the logged SessionInit, and every logged call is repeated in order. Each
 snapshot must have the logged structural hash and each call must fail (or not) as it did;
 the first call that does not is reported. It needs the adapter's refs to be issued the same
-way again, which holds for the shipped adapters on the same page or application.
+way again, which holds for the shipped adapters on the same page or application. Calls are
+paced as they were logged: a page's timers run while the agent waits (a "Saving…" that
+reads "Saved" two seconds on), so each call waits as long after the one before as it did
+live (each call is logged as it ends, so a little longer: by the call's own time), at most
+``MAX_PAUSE_S``.
 
 A resumed session holds one segment per ``SessionStarted``: each server opened a surface of
 its own, whether or not the one before closed its (it may have been killed). So each start
@@ -19,6 +23,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from typing import Any
+
+import trio
 
 from semledger.adapters import (
     AgentSurface,
@@ -114,6 +120,10 @@ def _config(started: SessionStarted, session: str, seq: int) -> dict[str, Any]:
     return made
 
 
+MAX_PAUSE_S = 30.0
+"""The longest a re-run waits between two calls, however long the agent waited."""
+
+
 async def rerun_surface(
     recorder: Recorder,
     session: str,
@@ -136,12 +146,14 @@ async def rerun_surface(
     closed = False
     lines: list[str] | None = None  # the rendering of the last snapshot logged
     redacted: int | None = None  # the first call whose text the log redacted
+    paced: tuple[float, float] | None = None  # the last call: when logged, when re-run
     try:
         for record, event in records:
             if on_progress is not None:
                 on_progress(record.seq, head.seq)
             if isinstance(event, SessionStarted):
                 lines = None
+                paced = None
                 made = config or _config(event, session, record.seq)
                 if not closed:
                     closed = True
@@ -152,12 +164,17 @@ async def rerun_surface(
             if not isinstance(event, SurfaceCalled):
                 continue
             calls += 1
+            if paced is not None:
+                logged_at, rerun_at = paced
+                waited = min(record.at - logged_at, MAX_PAUSE_S) - (trio.current_time() - rerun_at)
+                await trio.sleep(max(0.0, waited))
             error: BaseException | None = None
             result: Any = None
             try:
                 result = await _call(surface, event)
             except Exception as raised:
                 error = raised
+            paced = (record.at, trio.current_time())
             closed = closed or event.method == "close"
             if event.arguments.get("redacted") and redacted is None:
                 redacted = calls

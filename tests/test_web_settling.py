@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -38,10 +39,21 @@ PAGE = """<!doctype html>
 """
 
 
+SAVING = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Saving</title></head>
+<body>
+<button id="save" onclick="said.textContent = 'Saving'; setTimeout(() => { said.textContent =
+  'Saved' }, 600)">Save</button>
+<p id="said">Not saved</p>
+</body></html>
+"""
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     directory = tmp_path_factory.mktemp("settling")
     (directory / "settling.html").write_text(PAGE, encoding="utf-8")
+    (directory / "saving.html").write_text(SAVING, encoding="utf-8")
     with serve_directory(directory) as url:
         yield url + "settling.html"
 
@@ -107,4 +119,27 @@ def test_a_rerun_of_a_session_with_dialogs_and_frames_does_not_diverge(
         server.stdin.close()
         server.wait(timeout=60)
     replayed = mcp.cli("replay", "settling", "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_a_rerun_waits_between_calls_as_the_agent_did(page: str, tmp_path: Path) -> None:
+    """The page's timer runs while the agent waits: re-run back to back, the read after the
+    wait would find the page still saving."""
+    db = tmp_path / "saving.db"
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", "--adapter", "web", "--url", page.replace("settling", "saving"),
+         "--db", str(db), "--session", "saving"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=mcp.env(),
+    )  # fmt: skip
+    try:
+        assert mcp.ask(server, mcp.perform(1, "save"))["ok"]
+        time.sleep(1.0)
+        shown = mcp.ask(server, mcp.read(2))["value"]["nodes"]
+        assert any(n["label"] == "Saved" for n in shown)
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=60)
+    replayed = mcp.cli("replay", "saving", "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
