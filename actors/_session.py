@@ -419,7 +419,9 @@ class SessionActor(Actor[SessionMessage]):
                     event.generation,
                     event.snapshot_hash,
                 ):
-                    raise self._diverged(record.seq, event.generation, _differs(event, mine))
+                    raise self._diverged(
+                        record.seq, event.generation, _differs(event, mine), redacted=core.redacted
+                    )
             elif isinstance(event, INPUT_CLASSES):
                 if made:
                     raise self._diverged(made_by, made[0].generation, _EXTRA)
@@ -440,6 +442,7 @@ class SessionActor(Actor[SessionMessage]):
                         core.runtime.generation,
                         f"re-executing the input there raised {error.__cause__ or error!r}, "
                         "which the live session did not",
+                        redacted=core.redacted,
                     ) from error
                 made.extend(o for o in result.outputs if isinstance(o, Committed))
                 made_by = record.seq
@@ -496,12 +499,21 @@ class SessionActor(Actor[SessionMessage]):
         path = getattr(self.recorder, "path", None)
         return command if path is None else f"{command} --db {shlex.quote(str(path))}"
 
-    def _diverged(self, seq: int, generation: int, what: str) -> SessionDivergedError:
+    def _diverged(
+        self, seq: int, generation: int, what: str, *, redacted: bool = False
+    ) -> SessionDivergedError:
+        likely = (
+            "likely an input before it was a password the log redacted, which re-executing "
+            "types as bullets (serving with --log-passwords logs typed passwords, so that a "
+            "session whose app checks them can be resumed)"
+            if redacted
+            else "likely the application changed since the session was recorded, or it "
+            "depends on something the log does not hold (a clock, randomness, a redacted "
+            "password)"
+        )
         return SessionDivergedError(
             f"session {self.name!r} cannot be resumed: re-executing its log differs from it "
-            f"at log seq {seq}, generation {generation} ({what}); likely the application "
-            "changed since the session was recorded, or it depends on something the log "
-            "does not hold (a clock, randomness, a redacted password); "
+            f"at log seq {seq}, generation {generation} ({what}); {likely}; "
             f"`{self._replay_command()}` shows the node-level difference"
         )
 
