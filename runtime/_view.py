@@ -241,15 +241,25 @@ def text(label: str | None = None, value: str | None = None, **fields: Any) -> V
     return node(Role.TEXT, label=label, value=value, **fields)
 
 
+def _state(fields: dict[str, Any], **setting: Any) -> State:
+    """A builder's state: the ``state`` given (a pressed button, say), with what the
+    builder's own arguments set on it (an argument left at its default changes nothing)."""
+    given = fields.pop("state", None)
+    if given is None:
+        given = State()
+    elif not isinstance(given, State):
+        raise TypeError(f"state: expected a State, got {reprlib.repr(given)}")
+    return attrs.evolve(given, **{name: value for name, value in setting.items() if value})
+
+
 def button(
     label: str, on_activate: Msg | None = None, *, disabled: bool = False, **fields: Any
 ) -> View[Msg]:
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_activate is not None:
         handlers[ActionKind.ACTIVATE] = send(on_activate)
-    return node(
-        Role.BUTTON, label=label, handlers=handlers, state=State(disabled=disabled), **fields
-    )
+    state = _state(fields, disabled=disabled)
+    return node(Role.BUTTON, label=label, handlers=handlers, state=state, **fields)
 
 
 def text_field(
@@ -260,9 +270,20 @@ def text_field(
     on_submit: Handler[Msg] | None = None,
     password: bool = False,
     invalid: bool = False,
+    disabled: bool = False,
+    required: bool = False,
+    read_only: bool = False,
     **fields: Any,
 ) -> View[Msg]:
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    state = _state(
+        fields,
+        password=password,
+        invalid=invalid,
+        disabled=disabled,
+        required=required,
+        read_only=read_only,
+    )
     if on_set_text is not None:
         if not callable(on_set_text):
             raise TypeError(
@@ -275,7 +296,8 @@ def text_field(
             assert action.kind is ActionKind.SET_TEXT
             return Proposal((set_text(action.value),))  # type: ignore[union-attr]
 
-        handlers[ActionKind.SET_TEXT] = handle_set_text
+        if not read_only:  # its text can still be selected
+            handlers[ActionKind.SET_TEXT] = handle_set_text
         handlers[ActionKind.SET_SELECTION] = select_within(value)
     if on_submit is not None:
         handlers[ActionKind.SUBMIT] = on_submit
@@ -285,7 +307,7 @@ def text_field(
         value=value,
         editable=on_set_text is not None,
         handlers=handlers,
-        state=State(password=password, invalid=invalid),
+        state=state,
         **fields,
     )
 
@@ -313,7 +335,11 @@ def checkbox(
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_toggle is not None:
         handlers[ActionKind.ACTIVATE] = send(on_toggle)
-    state = State(checked=Checked.CHECKED if checked else Checked.UNCHECKED, disabled=disabled)
+    state = _state(
+        fields,
+        checked=Checked.CHECKED if checked else Checked.UNCHECKED,
+        disabled=disabled,
+    )
     return node(Role.CHECKBOX, label=label, handlers=handlers, state=state, **fields)
 
 

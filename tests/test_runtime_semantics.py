@@ -526,3 +526,27 @@ def test_relation_issues_after_any_commit_equal_a_fresh_scan(
         ]
         assert sorted(map(repr, published)) == sorted(map(repr, rt.relation_issues(rt.snapshot)))
         assert resolved(rt) == resolved(AppRuntime(app(model)))
+
+
+def test_builders_take_a_state_and_a_text_field_can_be_disabled_required_or_read_only() -> None:
+    def view(_model: Any) -> View[Any]:
+        return group(
+            button("Bold", "b", state=State(pressed=True)),
+            checkbox("Agree", True, "a", state=State(required=True), disabled=True),
+            text_field("Code", "AB-1", on_set_text=lambda t: t, read_only=True, required=True),
+            text_field("Name", "", on_set_text=lambda t: t, disabled=True),
+            label="form",
+        )
+
+    f = full(make(view))
+    bold, agree = by_label(f, "Bold").state, by_label(f, "Agree").state
+    assert (bold.pressed, agree.required, agree.disabled, agree.checked) == (
+        True, True, True, Checked.CHECKED
+    )  # fmt: skip
+    code, name = by_label(f, "Code"), by_label(f, "Name")
+    assert (code.state.read_only, code.state.required, K.SET_TEXT in code.actions) == (
+        True, True, False
+    )  # fmt: skip
+    assert name.state.disabled
+    with pytest.raises(TypeError, match="state: expected a State, got 'pressed'"):
+        button("Bold", "b", state="pressed")
