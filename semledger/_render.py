@@ -383,8 +383,8 @@ def replay_verdict(report: ReplayReport) -> Group:
     lines: list[Text] = []
     if report.ok:
         message = (
-            f"re-run of {report.session!r}: identical — {_count(report.inputs, 'call')}, each"
-            " answered as logged"
+            f"replay of {report.session!r}: identical — {_count(report.inputs, 'call')} made"
+            " again, each answered as logged"
             if report.surface
             else f"replay of {report.session!r}: identical — {_count(report.inputs, 'input')}, "
             f"{_count(report.commits, 'commit')}, every snapshot hash matched"

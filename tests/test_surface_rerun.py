@@ -3,6 +3,7 @@ first call that differs."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -103,10 +104,11 @@ def test_semledger_replay_re_runs_a_surface_session(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "COLUMNS": "200"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "identical" in result.stdout
-    assert "calls, each answered as logged" in result.stdout
+    assert result.stdout.startswith("replay of 'surface-1': identical — ")
+    assert "calls made again, each answered as logged" in result.stdout
     assert "commits" not in result.stdout  # a surface session has calls, not commits
 
 
