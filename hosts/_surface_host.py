@@ -230,6 +230,8 @@ def _actions(
     role: Role, states: frozenset[str], native: Mapping[str, str]
 ) -> tuple[ActionKind, ...]:
     kinds: set[ActionKind] = set()
+    if native.get("type") == "file":  # a click opens the system's file chooser, out of reach
+        return (ActionKind.FOCUS,)
     if role in _ACTIVATABLE or _opens_a_menu(role, native):
         kinds.update((ActionKind.ACTIVATE, ActionKind.FOCUS))
     if role is Role.TEXT_FIELD:

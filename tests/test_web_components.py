@@ -57,6 +57,7 @@ PAGE = """<!doctype html>
   <input type="email" aria-label="Email" required><button>Send</button></form>
 <div inert><button>Behind</button></div>
 <button aria-busy="true">Saving</button>
+<label>Attach <input type="file"></label>
 <p id="said">nothing</p>
 </body></html>
 """
@@ -157,3 +158,10 @@ async def test_inert_content_is_disabled_and_busy_content_busy(host: SurfaceAgen
     assert isinstance(refused, Rejection)
     assert refused.code is ErrorCode.TARGET_DISABLED
     assert _one(full, Role.BUTTON, "Saving").state.busy
+
+
+async def test_a_file_input_is_not_offered_activate(host: SurfaceAgentHost) -> None:
+    """A click opens the system's file chooser, which no action can answer: a receipt for it
+    would say something was done."""
+    attach = _one(await _full(host), Role.BUTTON, "Attach")
+    assert attach.actions == (ActionKind.FOCUS,)
