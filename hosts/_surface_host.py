@@ -15,7 +15,9 @@ application through the same router and tools as a semledger app:
   as fallbacks) when they are valid semantic ids. States beyond the surface's normalised
   ones come from ``native`` when an adapter reports them there (``invalid``, ``pressed``,
   ``checked: "mixed"``, ``modal``, ``multiline``, ``password``), and so do a heading's
-  ``level`` and a link's or the page's ``url``. A node's frame is in the document's
+  ``level`` and a link's or the page's ``url``. An element the page made anew keeps the
+  node id of the one it replaced when their semantic id says they are one (a list rendered
+  again). A node's frame is in the document's
   coordinates: the surface's box plus how far the root says the page is scrolled
   (``native["scroll"]``), so a scroll changes no frame.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
@@ -616,6 +618,27 @@ class SurfaceAgentHost:
         nodes, on_page = self._page_nodes(snapshot)
         return self._commit(nodes, forget=True, on_page=on_page)
 
+    def _adopt_ids(self, page: list[SnapshotNode]) -> None:
+        """Give an element the page made anew (a list it rendered again) the node id of the
+        one it replaced: the node of its semantic id, whose element is gone. Only where that
+        semantic id was on one node and is on one new element."""
+        on_page = {item.ref for item in page}
+        fresh: dict[SemanticId, list[str]] = {}
+        for item in page:
+            if item.ref not in self._ids:
+                semantic_id = _semantic_id(item.native)
+                if semantic_id is not None:
+                    fresh.setdefault(semantic_id, []).append(item.ref)
+        shown = self._journal.current
+        for made_anew, refs in fresh.items():
+            before = shown.find(made_anew)
+            old_ref = self._refs.get(before[0]) if len(before) == 1 else None
+            if len(refs) != 1 or old_ref is None or old_ref in on_page:
+                continue
+            del self._ids[old_ref]
+            self._ids[refs[0]] = before[0]
+            self._refs[before[0]] = refs[0]
+
     def _page_nodes(
         self, snapshot: Snapshot, *, busy: bool = False
     ) -> tuple[list[SemanticsNode], set[int]]:
@@ -623,6 +646,7 @@ class SurfaceAgentHost:
         node on it; `busy` marks the root busy (a navigation away from the page is waiting
         for its next document)."""
         page = list(visible_nodes(snapshot.nodes))
+        self._adopt_ids(page)
         children: dict[str, list[int]] = {n.ref: [] for n in page}
         live: dict[str, Live] = {}
         for item in page:

@@ -43,10 +43,34 @@ PAGE = f"""<!doctype html>
 """
 
 
+RENDERED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Rendered</title></head>
+<body><ul id="list"></ul>
+<script>
+  const done = new Set();
+  function render() {  // as a framework without keys does: every item made anew
+    list.replaceChildren(...["milk", "eggs", "tea"].map((item) => {
+      const li = document.createElement("li");
+      li.innerHTML = `<input type="checkbox" data-testid="done-${item}"
+        aria-label="${item}" ${done.has(item) ? "checked" : ""}>`;
+      li.firstChild.onclick = () => {
+        done.has(item) ? done.delete(item) : done.add(item);
+        render();
+      };
+      return li;
+    }));
+  }
+  render();
+</script>
+</body></html>
+"""
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     directory = tmp_path_factory.mktemp("motion")
     (directory / "motion.html").write_text(PAGE, encoding="utf-8")
+    (directory / "rendered.html").write_text(RENDERED, encoding="utf-8")
     with serve_directory(directory) as url:
         yield url + "motion.html"
 
@@ -82,3 +106,28 @@ async def test_a_click_that_scrolls_the_page_changes_only_what_the_click_changed
     assert len(delta.upserted) <= 4, [(n.role, n.label) for n in delta.upserted]
     (moved,) = [n for n in delta.upserted if n.node_id == last.node_id]
     assert (moved.frame, moved.state.focused) == (last.frame, True)
+
+
+async def test_an_element_rendered_anew_keeps_the_node_id_of_its_semantic_id(
+    browser: WebBrowser, page: str
+) -> None:
+    """A list rendered again after each change: the agent's ids stay good, and the delta is
+    the change."""
+    surface = WebSurface({"browser": browser})
+    await surface.open(SessionInit(base_url=page.replace("motion", "rendered")))
+    try:
+        host = SurfaceAgentHost(surface)
+        first = await host.read_semantics(None)
+        assert isinstance(first, Full)
+        boxes = {n.semantic_id: n.node_id for n in first.nodes if n.role is Role.CHECKBOX}
+        done = await host.perform_action(
+            ByNodeId(boxes["done-eggs"]), SimpleAction(ActionKind.ACTIVATE), Latest()
+        )
+        assert isinstance(done, Receipt), done
+        delta = await host.read_semantics(first.generation)
+        assert isinstance(delta, Delta)
+        after = {n.semantic_id: n.node_id for n in delta.upserted if n.role is Role.CHECKBOX}
+        assert after == {"done-eggs": boxes["done-eggs"]}
+        assert not any(node_id in boxes.values() for node_id in delta.removed)
+    finally:
+        await surface.close()
