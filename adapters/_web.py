@@ -1727,12 +1727,12 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
     locator = await _live(s, ref, "type")
     kind = await locator.evaluate("el => el.tagName === 'INPUT' ? el.type : ''")
     if kind in ("range", "number"):
-        nearest = await locator.evaluate(_NEAREST_STEPS, a.text)
+        nearest = list(dict.fromkeys(await locator.evaluate(_NEAREST_STEPS, a.text) or ()))
         if nearest:
-            values = " and ".join(dict.fromkeys(nearest))
+            said = "values are" if len(nearest) > 1 else "value is"
             raise ActionabilityError(
-                f"{a.text} is between the {kind}'s steps: the nearest"
-                f" {'values are' if ' ' in values else 'value is'} {values}"
+                f"{a.text} is between the {kind}'s steps: the nearest {said}"
+                f" {' and '.join(nearest)}"
             )
     if kind in ("range", "color", "date", "time", "datetime-local", "month", "week"):
         await locator.evaluate(
