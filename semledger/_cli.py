@@ -645,24 +645,30 @@ def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) ->
 
 
 def _cmd_end(args: argparse.Namespace, console: Console) -> int:
-    from semledger.eventlog import NewEvent, SessionClaimedError, SessionEnded, SqliteRecorder
+    from semledger.eventlog import (
+        NewEvent,
+        SessionClaimedError,
+        SessionEnded,
+        SqliteRecorder,
+        session_end,
+    )
 
     if not Path(args.db).exists():
         raise UsageError(f"no log at {args.db} (give --db PATH)")
     recorder = SqliteRecorder(args.db, create=False)
     try:
-        summary = recorder.summary(args.session)
-        if summary is None:
+        head = recorder.head(args.session)
+        if head is None:
             raise UsageError(f"the log has no session {args.session!r}")
-        if summary.ended:
-            raise UsageError(f"session {args.session!r} has already ended ({summary.end_reason})")
+        last = session_end(recorder, args.session)
+        if last is not None and last.final:
+            raise UsageError(f"session {args.session!r} has already ended ({last.reason})")
+        # One that ended for now (its client went away) is ended for good, as one still open.
         reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
         try:
             with recorder.claim(args.session):
-                head = recorder.head(args.session)
-                seq = 1 if head is None else head.seq + 1
                 ended = SessionEnded(reason, final=True)
-                recorder.append([NewEvent(args.session, seq, ended, time.time())])
+                recorder.append([NewEvent(args.session, head.seq + 1, ended, time.time())])
         except SessionClaimedError as error:
             raise UsageError(
                 f"session {args.session!r} is being served now: stop its server first"

@@ -73,6 +73,17 @@ def test_an_ended_session_says_why_verifies_and_is_not_served_again(tmp_path: Pa
     )  # fmt: skip
 
 
+def test_a_session_that_ended_for_now_is_ended_for_good(tmp_path: Path) -> None:
+    """Its client went away (end of input): serving it again would resume it."""
+    db = tmp_path / "log.db"
+    mcp.serve(APP, db, "gone", [mcp.read(1)])
+    assert _state(db, "gone") == {"ended": True, "end_reason": "end of input", "served": False}
+    ended = mcp.cli("end", "gone", "--db", str(db))
+    assert ended.returncode == 0, ended.stderr
+    reason = "ended by the operator"
+    assert _state(db, "gone") == {"ended": True, "end_reason": reason, "served": False}
+
+
 def test_a_session_being_served_or_not_in_the_log_is_not_ended(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     with _serving(db, "live"):
