@@ -3,13 +3,13 @@ menus, forms that submit or fail the browser's validation, inert and busy conten
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
-from semledger.adapters import SessionInit
-from semledger.adapters._cases_web import serve_directory
-from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
@@ -25,6 +25,9 @@ from semledger.runtime import (
     SetText,
     SimpleAction,
 )
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from served_pages import hosted, served
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Components</title>
@@ -65,18 +68,14 @@ PAGE = """<!doctype html>
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("components")
-    (directory / "components.html").write_text(PAGE, encoding="utf-8")
-    with serve_directory(directory) as url:
+    with served(tmp_path_factory.mktemp("components"), {"components.html": PAGE}) as url:
         yield url + "components.html"
 
 
 @pytest.fixture
 async def host(browser: WebBrowser, page: str) -> AsyncIterator[SurfaceAgentHost]:
-    surface = WebSurface({"browser": browser})
-    await surface.open(SessionInit(base_url=page))
-    yield SurfaceAgentHost(surface)
-    await surface.close()
+    async with hosted(browser, page) as opened:
+        yield opened
 
 
 async def _full(host: SurfaceAgentHost) -> Full:

@@ -5,14 +5,14 @@ precondition stale) nor sends the whole tree again."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import trio
 
-from semledger.adapters import SessionInit
-from semledger.adapters._cases_web import serve_directory
-from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
@@ -25,6 +25,9 @@ from semledger.runtime import (
     SimpleAction,
     Unchanged,
 )
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from served_pages import hosted, served
 
 ROWS = 200
 
@@ -67,20 +70,16 @@ RENDERED = """<!doctype html>
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("motion")
-    (directory / "motion.html").write_text(PAGE, encoding="utf-8")
-    (directory / "rendered.html").write_text(RENDERED, encoding="utf-8")
-    with serve_directory(directory) as url:
-        yield url + "motion.html"
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    pages = {"motion.html": PAGE, "rendered.html": RENDERED}
+    with served(tmp_path_factory.mktemp("motion"), pages) as url:
+        yield url
 
 
 @pytest.fixture
-async def host(browser: WebBrowser, page: str) -> AsyncIterator[SurfaceAgentHost]:
-    surface = WebSurface({"browser": browser})
-    await surface.open(SessionInit(base_url=page))
-    yield SurfaceAgentHost(surface)
-    await surface.close()
+async def host(browser: WebBrowser, site: str) -> AsyncIterator[SurfaceAgentHost]:
+    async with hosted(browser, site + "motion.html") as opened:
+        yield opened
 
 
 async def test_a_spinning_spinner_makes_no_new_generation(host: SurfaceAgentHost) -> None:
@@ -109,14 +108,11 @@ async def test_a_click_that_scrolls_the_page_changes_only_what_the_click_changed
 
 
 async def test_an_element_rendered_anew_keeps_the_node_id_of_its_semantic_id(
-    browser: WebBrowser, page: str
+    browser: WebBrowser, site: str
 ) -> None:
     """A list rendered again after each change: the agent's ids stay good, and the delta is
     the change."""
-    surface = WebSurface({"browser": browser})
-    await surface.open(SessionInit(base_url=page.replace("motion", "rendered")))
-    try:
-        host = SurfaceAgentHost(surface)
+    async with hosted(browser, site + "rendered.html") as host:
         first = await host.read_semantics(None)
         assert isinstance(first, Full)
         boxes = {n.semantic_id: n.node_id for n in first.nodes if n.role is Role.CHECKBOX}
@@ -129,5 +125,3 @@ async def test_an_element_rendered_anew_keeps_the_node_id_of_its_semantic_id(
         after = {n.semantic_id: n.node_id for n in delta.upserted if n.role is Role.CHECKBOX}
         assert after == {"done-eggs": boxes["done-eggs"]}
         assert not any(node_id in boxes.values() for node_id in delta.removed)
-    finally:
-        await surface.close()

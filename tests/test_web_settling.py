@@ -9,18 +9,18 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from semledger.adapters import SessionInit
-from semledger.adapters._cases_web import serve_directory
-from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import ActionKind, ByNodeId, Full, Latest, Receipt, SimpleAction
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from served_pages import hosted, served
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Settling</title></head>
@@ -51,19 +51,15 @@ SAVING = """<!doctype html>
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("settling")
-    (directory / "settling.html").write_text(PAGE, encoding="utf-8")
-    (directory / "saving.html").write_text(SAVING, encoding="utf-8")
-    with serve_directory(directory) as url:
+    pages = {"settling.html": PAGE, "saving.html": SAVING}
+    with served(tmp_path_factory.mktemp("settling"), pages) as url:
         yield url + "settling.html"
 
 
 @pytest.fixture
 async def host(browser: WebBrowser, page: str) -> AsyncIterator[SurfaceAgentHost]:
-    surface = WebSurface({"browser": browser})
-    await surface.open(SessionInit(base_url=page))
-    yield SurfaceAgentHost(surface)
-    await surface.close()
+    async with hosted(browser, page) as opened:
+        yield opened
 
 
 async def _activate(host: SurfaceAgentHost, semantic_id: str) -> Receipt:
@@ -101,23 +97,30 @@ async def test_what_a_modal_dialog_does_as_it_closes_is_in_the_receipts_generati
         assert "closed ok" in await _labels(host, receipt.after)
 
 
-def test_a_rerun_of_a_session_with_dialogs_and_frames_does_not_diverge(
-    page: str, tmp_path: Path
-) -> None:
-    db = tmp_path / "settling.db"
+@contextmanager
+def _serving(url: str, db: Path, session: str) -> Iterator[subprocess.Popen[str]]:
+    """`semledger serve --adapter web` on `url` as `session`, to the end of the block."""
     server = subprocess.Popen(
-        [*mcp.COMMAND, "serve", "--adapter", "web", "--url", page,
-         "--db", str(db), "--session", "settling"],
+        [*mcp.COMMAND, "serve", "--adapter", "web", "--url", url,
+         "--db", str(db), "--session", session],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=mcp.env(),
     )  # fmt: skip
     try:
-        for n, semantic_id in enumerate(["open", "ok", "later", "open", "ok", "open", "ok"]):
-            assert mcp.ask(server, mcp.perform(n, semantic_id))["ok"]
+        yield server
     finally:
         assert server.stdin is not None
         server.stdin.close()
         server.wait(timeout=60)
+
+
+def test_a_rerun_of_a_session_with_dialogs_and_frames_does_not_diverge(
+    page: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "settling.db"
+    with _serving(page, db, "settling") as server:
+        for n, semantic_id in enumerate(["open", "ok", "later", "open", "ok", "open", "ok"]):
+            assert mcp.ask(server, mcp.perform(n, semantic_id))["ok"]
     replayed = mcp.cli("replay", "settling", "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
 
@@ -126,20 +129,10 @@ def test_a_rerun_waits_between_calls_as_the_agent_did(page: str, tmp_path: Path)
     """The page's timer runs while the agent waits: re-run back to back, the read after the
     wait would find the page still saving."""
     db = tmp_path / "saving.db"
-    server = subprocess.Popen(
-        [*mcp.COMMAND, "serve", "--adapter", "web", "--url", page.replace("settling", "saving"),
-         "--db", str(db), "--session", "saving"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=mcp.env(),
-    )  # fmt: skip
-    try:
+    with _serving(page.replace("settling", "saving"), db, "saving") as server:
         assert mcp.ask(server, mcp.perform(1, "save"))["ok"]
         time.sleep(1.0)
         shown = mcp.ask(server, mcp.read(2))["value"]["nodes"]
         assert any(n["label"] == "Saved" for n in shown)
-    finally:
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(timeout=60)
     replayed = mcp.cli("replay", "saving", "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
 import trio
 
 from semledger.adapters import SessionInit
-from semledger.adapters._web import WebSurface
+from semledger.adapters._cases_web import serve_directory
+from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import Full
 
@@ -26,3 +31,23 @@ async def full_read(host: SurfaceAgentHost) -> Full:
         read = await host.read_semantics(None)
     assert isinstance(read, Full), read
     return read
+
+
+@contextmanager
+def served(directory: Path, pages: Mapping[str, str]) -> Iterator[str]:
+    """`pages` (file name: HTML) written to `directory` and served; yields the base URL."""
+    for name, html in pages.items():
+        (directory / name).write_text(html, encoding="utf-8")
+    with serve_directory(directory) as url:
+        yield url
+
+
+@asynccontextmanager
+async def hosted(browser: WebBrowser, url: str) -> AsyncIterator[SurfaceAgentHost]:
+    """The bridge to a surface of its own on `browser`, opened on `url`, closed after."""
+    surface = WebSurface({"browser": browser})
+    try:
+        yield await open_host(surface, url)
+    finally:
+        with trio.CancelScope(shield=True):
+            await surface.close()
