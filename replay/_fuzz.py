@@ -52,7 +52,7 @@ from semledger.runtime import (
     SemanticsSnapshot,
 )
 
-from ._invariants import GenerationChecker, InvariantViolation, check_read
+from ._invariants import GenerationChecker, InvariantViolation, check_issues, check_read
 
 SEEDS = range(-(2**63), 2**64)
 """The seeds a counterexample's session can record (the integers msgpack encodes)."""
@@ -284,6 +284,7 @@ class _Example:
         self.twin = self._again("as it started", "a start", lambda: SessionCore(app))
         self._compare("as it started", None, None)
         self.trail = trail
+        check_issues(self.core.runtime.snapshot, "as it started")
         self.checker = GenerationChecker(self.core.runtime.snapshot)
         self.seen: list[int] = []
         """The generation at the start of each step: stale ones for preconditions and reads."""
@@ -393,6 +394,7 @@ class _Example:
         twin = self._again(when, repr(result.outcome), lambda: self.twin.step(event))
         self._compare(when, result, twin)
         self.checker.check(self.core.runtime.snapshot, result.outcome)
+        check_issues(self.core.runtime.snapshot, when)
         if isinstance(event, ActionRequested) and not isinstance(
             result.outcome, Receipt | Rejection
         ):
@@ -556,9 +558,12 @@ def _save(
 
     Reads are not inputs, so the ones the example checked go into the session's params
     (``params["fuzz"]["reads"]``), where `reexecute` finds them and checks them again at
-    the same places.
+    the same places; ``params["fuzz"]["issues"]`` says to check that the view reports no
+    issues, as the fuzzer did.
     """
-    params = {"fuzz": {"seed": chosen_seed, "failure": str(error), "reads": trail.reads}}
+    params = {
+        "fuzz": {"seed": chosen_seed, "failure": str(error), "reads": trail.reads, "issues": True}
+    }
     started = SessionStarted(app_ref, "runtime", params, True)
     events: list[Event] = [started, *_outputs(app, trail, error)]
     now = time.time()

@@ -13,12 +13,13 @@ import attrs
 from semledger.runtime import (
     AppRuntime,
     Delta,
+    Issue,
     Rejection,
     SemanticsSnapshot,
     Unchanged,
     apply_delta,
 )
-from semledger.runtime._wire import encode_read
+from semledger.runtime._wire import encode_issue, encode_read
 
 
 class InvariantViolation(AssertionError):  # noqa: N818 - it reads as what it reports
@@ -53,6 +54,21 @@ class GenerationChecker:
                 f"{where}: a {outcome.code.value} rejection advanced the generation"
             )
         self.previous = current
+
+
+def check_issues(snapshot: SemanticsSnapshot, where: str) -> None:
+    """The view reports no issues (a semantic id on two nodes, a relation to none): each is
+    a bug of the app's, which agents would meet as an ambiguous or missing target."""
+    if snapshot.issues:
+        said = "; ".join(map(_issue, snapshot.issues))
+        raise InvariantViolation(f"{where}: the view reports {said}")
+
+
+def _issue(issue: Issue) -> str:
+    """``duplicate_semantic_id (semantic_id='save', nodes=['3', '7'])``."""
+    encoded = encode_issue(issue)
+    kind = encoded.pop("kind")
+    return f"{kind} ({', '.join(f'{key}={value!r}' for key, value in encoded.items())})"
 
 
 def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:

@@ -36,7 +36,13 @@ from semledger.eventlog import (
 from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
 from semledger.runtime._wire import decode_read, encode_node
 
-from ._invariants import GenerationChecker, InvariantViolation, check_read, recorded_reads
+from ._invariants import (
+    GenerationChecker,
+    InvariantViolation,
+    check_issues,
+    check_read,
+    recorded_reads,
+)
 from ._reads import UnknownSessionError
 
 COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
@@ -282,6 +288,8 @@ def _reexecute(
         raise ValueError(f"session {session!r} does not begin with SessionStarted")
     log.take()
     reads = recorded_reads(first[1].params)
+    fuzzed = first[1].params.get("fuzz")
+    issues_checked = isinstance(fuzzed, dict) and fuzzed.get("issues") is True
     crashed_at_start = log.crash()
     try:
         core = SessionCore(app)
@@ -338,7 +346,13 @@ def _reexecute(
         return None
 
     def check_reads(at_step: int, seq: int) -> Divergence | None:
-        """The reads a fuzzer counterexample made after `at_step` inputs, made again."""
+        """The reads a fuzzer counterexample made after `at_step` inputs, made again, and
+        its check that the view reports no issues."""
+        try:
+            if issues_checked:
+                check_issues(core.runtime.snapshot, f"step {at_step}")
+        except InvariantViolation as violation:
+            return Divergence(at_step, seq, "the view to report no issues", str(violation))
         for since in reads.get(at_step, ()):
             try:
                 check_read(core.runtime, since)

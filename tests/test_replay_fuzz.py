@@ -46,6 +46,28 @@ def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path
     assert "raised again at step" in replayed.stdout
 
 
+def test_a_view_that_reports_an_issue_is_a_counterexample_replay_reproduces(
+    tmp_path: Path,
+) -> None:
+    """Two nodes with one semantic id break no generation invariant; an agent aiming at
+    that id is told it is ambiguous. A session served live with the same issue replays as
+    it was: only the fuzzer's own sessions are held to it."""
+    db = tmp_path / "fuzz.db"
+    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), COLUMNS="200")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the view reports duplicate_semantic_id (semantic_id='counter.value'" in done.stdout
+    found = re.search(r"saved as session '([^']+)'", done.stdout)
+    assert found is not None, done.stdout
+    replayed = mcp.cli("replay", found.group(1), "--db", str(db), COLUMNS="200")
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert "logged:   the view to report no issues" in replayed.stdout
+
+    increments = [mcp.perform(n, "counter.increment") for n in (1, 2)]
+    mcp.serve("tests_duplicated:app", db, "live", increments)
+    live = mcp.cli("replay", "live", "--db", str(db), COLUMNS="200")
+    assert live.returncode == 0, live.stdout + live.stderr
+
+
 def test_an_app_without_bugs_gets_no_counterexample(tmp_path: Path) -> None:
     done = mcp.cli(
         "fuzz",
