@@ -27,6 +27,7 @@ from ._session import (
     SessionConflictError,
     SessionCrashedError,
     SessionDivergedError,
+    SessionEndedError,
     SessionLogError,
     SessionMismatchError,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "SessionCore",
     "SessionCrashedError",
     "SessionDivergedError",
+    "SessionEndedError",
     "SessionLogError",
     "SessionMismatchError",
     "SessionRegistry",

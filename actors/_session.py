@@ -46,6 +46,7 @@ from semledger.eventlog import (
     TimerFired,
     check_counted,
     decode,
+    ended_for_good,
     session_start,
     topic_of,
 )
@@ -82,6 +83,10 @@ _log = logging.getLogger("semledger.actors")
 
 class SessionMismatchError(ActorError):
     """Raised when starting a session whose log was recorded with another application."""
+
+
+class SessionEndedError(ActorError):
+    """Raised when starting a session its operator ended for good (``semledger end``)."""
 
 
 class SessionConflictError(ActorError):
@@ -479,6 +484,9 @@ class SessionActor(Actor[SessionMessage]):
     def _check_started(self) -> None:
         """Refuse a log this app did not record, before a checkpoint (which may come from
         another app with the same model) is restored."""
+        refusal = ended_for_good(self.recorder, self.name)
+        if refusal is not None:
+            raise SessionEndedError(refusal)
         started = session_start(self.recorder, self.name)
         if started is None:
             raise SessionMismatchError(f"session {self.name!r} does not begin with its start")

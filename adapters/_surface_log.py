@@ -38,7 +38,12 @@ from typing import Any
 
 import trio
 
-from semledger.actors import LogWriter, SessionLogError, SessionMismatchError
+from semledger.actors import (
+    LogWriter,
+    SessionEndedError,
+    SessionLogError,
+    SessionMismatchError,
+)
 from semledger.eventlog import (
     REDACTED,
     Event,
@@ -47,6 +52,7 @@ from semledger.eventlog import (
     SessionEnded,
     SessionStarted,
     SurfaceCalled,
+    ended_for_good,
     session_start,
 )
 
@@ -181,7 +187,8 @@ class LoggedSurface:
         resumed as this one, writing nothing; the first call does it when this was not
         called. For a host that reads the session's log before it writes to it.
 
-        Raises ``SessionClaimedError`` or ``SessionMismatchError`` (and owns nothing then).
+        Raises ``SessionClaimedError``, ``SessionEndedError`` or ``SessionMismatchError`` (and
+        owns nothing then).
         """
         if self._claimed:
             return
@@ -192,9 +199,12 @@ class LoggedSurface:
             if base_url is None and isinstance(init, Mapping):
                 base_url = init.get("base_url")
             app = str(base_url) if base_url else self.adapter_name
+        ended = ended_for_good(self._recorder, self.session_name)
         refusal = None if self._recorder.head(self.session_name) is None else self._refusal(app)
-        if refusal is not None:
+        if ended is not None or refusal is not None:
             self._owner.close()
+            if ended is not None:
+                raise SessionEndedError(ended)
             raise SessionMismatchError(refusal)
         self._logged_app = app
         self._claimed = True

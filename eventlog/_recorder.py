@@ -414,6 +414,18 @@ def session_end(recorder: Recorder, session: str) -> SessionEnded | None:
     return last[1] if last is not None and isinstance(last[1], SessionEnded) else None
 
 
+def ended_for_good(recorder: Recorder, session: str) -> str | None:
+    """Why `session` is not taken up again, if its operator ended it (``semledger end``):
+    the refusal every server gives, whatever it serves."""
+    end = session_end(recorder, session)
+    if end is None or not end.final:
+        return None
+    return (
+        f"session {session!r} was ended by its operator ({end.reason}) and is not served"
+        " again: serve a session of another name"
+    )
+
+
 def redact_action(action: dict[str, Any], *, keep_length: bool = False) -> dict[str, Any]:
     """The wire action with a ``set_text`` value replaced by ``REDACTED``.
 

@@ -17,16 +17,12 @@ from semledger.actors import (
     ActorError,
     LogWriter,
     SessionActor,
+    SessionEndedError,
     SessionLogError,
     SessionMismatchError,
     SessionRegistry,
 )
-from semledger.eventlog import (
-    DAMAGED_LOG_ERRORS,
-    SessionClaimedError,
-    SqliteRecorder,
-    session_end,
-)
+from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError, SqliteRecorder
 from semledger.replay import load_app
 
 from ._host import AgentDiagnosticsHost, AgentHost
@@ -101,12 +97,6 @@ async def _serve_logged_stdio(
     reason = "not started"
     refused: Exception | None = None
     try:
-        end = session_end(recorder, name)
-        if end is not None and end.final:
-            raise ServeError(
-                f"session {name!r} was ended by its operator ({end.reason}) and is not served"
-                " again: serve a session of another name"
-            )
         async with stop_on_signals() as stop:
             async with trio.open_nursery() as nursery:
                 writer = await nursery.start(LogWriter(recorder).run)
@@ -348,7 +338,7 @@ async def serve_surface(
         try:
             logged.claim(init)
             host = LoggedSurfaceHost(logged)
-        except (SessionClaimedError, SessionMismatchError) as error:
+        except (SessionClaimedError, SessionEndedError, SessionMismatchError) as error:
             with trio.CancelScope(shield=True):
                 await logged.close()
             raise ServeError(str(error)) from error

@@ -77,6 +77,7 @@ def test_version_1_events_are_upcast_when_read(v1_copy: Path) -> None:
         "SessionEnded",
     ]
     assert decoded[4][1] == ActionReceipt(request_id=1, before=1, after=2, pending_work=False)
+    assert decoded[5][1] == SessionEnded("closed", final=False)  # v1: every end resumable
 
 
 def test_the_old_chain_verifies_and_new_events_continue_it(v1_copy: Path) -> None:

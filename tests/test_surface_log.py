@@ -12,7 +12,7 @@ import attrs
 import pytest
 import trio
 
-from semledger.actors import LogWriter, SessionMismatchError
+from semledger.actors import LogWriter, SessionEndedError, SessionMismatchError
 from semledger.adapters import (
     CheckResult,
     LocateError,
@@ -457,6 +457,25 @@ async def test_an_app_session_is_not_resumed_as_a_surface_session() -> None:
     with pytest.raises(SessionMismatchError, match=f"started as an app session of {COUNTER}"):
         await logged.snapshot()
     assert [event for _r, event in recorder.events("s")] == [app_start]
+
+
+async def test_a_surface_session_its_operator_ended_is_not_resumed() -> None:
+    """As an app session is not (`semledger end`): the same refusal, nothing written."""
+    recorder = MemoryRecorder()
+    await _recorded(recorder, "s", "runtime", COUNTER)
+    head = recorder.head("s")
+    assert head is not None
+    ended = SessionEnded("ended by the operator", final=True)
+    recorder.append([NewEvent("s", head.seq + 1, ended, 0.0)])
+    before = list(recorder.read("s"))
+    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+    with pytest.raises(SessionEndedError) as refused:
+        await logged.open({})
+    assert str(refused.value) == (
+        "session 's' was ended by its operator (ended by the operator) and is not served"
+        " again: serve a session of another name"
+    )
+    assert list(recorder.read("s")) == before
 
 
 async def test_a_surface_session_of_the_same_adapter_and_app_resumes_as_a_new_segment() -> None:
