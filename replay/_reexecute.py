@@ -99,16 +99,10 @@ def _describe(event: Event | None) -> str:
 def _input(event: Event) -> str | None:
     """An input as a divergence names it: what happened at its step."""
     if isinstance(event, ActionRequested):
-        target = event.target
-        kind = target.get("kind")
-        aimed = (
-            repr(target.get("id"))
-            if kind == "semantic_id"
-            else f"node {target.get('id')}"
-            if kind == "node_id"
-            else "a path"
-        )
-        return f"perform_action {event.action.get('kind')} on {aimed}"
+        named = event.target.get("id")
+        aimed = {"semantic_id": repr(named), "node_id": f"node {named}"}
+        on = aimed.get(event.target.get("kind"), "a path")
+        return f"perform_action {event.action.get('kind')} on {on}"
     if isinstance(event, TimerFired):
         return f"timer {event.timer_id} fired ({_message_name(event.message)})"
     if isinstance(event, EffectCompleted):
@@ -363,14 +357,14 @@ def _reexecute(
     divergence = compare(core.initial_outputs(), 0) or check_reads(0, first[0].seq)
     checker = GenerationChecker(core.runtime.snapshot)
     redacted: list[tuple[int, int]] = []
-    described: dict[int, str | None] = {}
+    current: str | None = None  # the input of the step being taken, as a divergence names it
     while divergence is None and log.peek() is not None:
         record, event = log.take()
         if on_progress is not None:
             on_progress(record.seq, head.seq)
         step += 1
         inputs += 1
-        described[step] = _input(event)
+        current = _input(event)
         if isinstance(event, ActionRequested) and event.redacted:
             redacted.append((step, record.seq))
         try:
@@ -389,7 +383,7 @@ def _reexecute(
                     _raised(error),
                 )
             )
-            diverged = _named(_redaction_note(diverged, redacted), described)
+            diverged = _named(_redaction_note(diverged, redacted), step, current)
             return ReplayReport(session, inputs, commits, diverged, error, step)
         crashed = log.crash()
         if crashed is not None:
@@ -405,14 +399,12 @@ def _reexecute(
             )
             break
         divergence = compare(result.outputs, step) or check_reads(step, record.seq)
-    divergence = _named(_redaction_note(divergence, redacted), described)
+    divergence = _named(_redaction_note(divergence, redacted), step, current)
     return ReplayReport(session, inputs, commits, divergence)
 
 
-def _named(
-    divergence: Divergence | None, described: dict[int, str | None]
-) -> Divergence | None:
-    """`divergence` with the input at its step named."""
-    if divergence is None or described.get(divergence.step) is None:
+def _named(divergence: Divergence | None, step: int, current: str | None) -> Divergence | None:
+    """`divergence` with `current`, the input of `step`, named when it is at that step."""
+    if divergence is None or current is None or divergence.step != step:
         return divergence
-    return attrs.evolve(divergence, input=described[divergence.step])
+    return attrs.evolve(divergence, input=current)
