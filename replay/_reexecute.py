@@ -101,7 +101,7 @@ def _input(event: Event) -> str | None:
     if isinstance(event, ActionRequested):
         named = event.target.get("id")
         aimed = {"semantic_id": repr(named), "node_id": f"node {named}"}
-        on = aimed.get(event.target.get("kind"), "a path")
+        on = aimed.get(str(event.target.get("kind")), "a path")
         return f"perform_action {event.action.get('kind')} on {on}"
     if isinstance(event, TimerFired):
         return f"timer {event.timer_id} fired ({_message_name(event.message)})"
