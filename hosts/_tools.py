@@ -176,6 +176,7 @@ _PATH_STEP_INPUT: Final = _obj(
 )
 
 _TARGET_INPUT: Final = {
+    "type": "object",
     "oneOf": [
         _obj({"kind": _const_kind("semantic_id"), "id": _SEMANTIC_ID}),
         _obj({"kind": _const_kind("node_id"), "id": _NODE_ID}),
@@ -191,6 +192,7 @@ _TARGET_INPUT: Final = {
 }
 
 _ACTION_INPUT: Final = {
+    "type": "object",
     "oneOf": [
         _obj({"kind": {"enum": _SIMPLE_KINDS}}),
         _obj({"kind": _const_kind("set_text"), "value": _STRING}),
@@ -207,6 +209,7 @@ _ACTION_INPUT: Final = {
 }
 
 _PRECONDITION_INPUT: Final = {
+    "type": "object",
     "oneOf": [
         _obj({"kind": _const_kind("latest")}),
         _obj({"kind": _const_kind("exact"), "generation": _GENERATION}),
@@ -387,6 +390,7 @@ _ERROR_SHAPES: Final[tuple[tuple[tuple[str, ...], Schema], ...]] = (
     (("target_not_found", "target_disabled"), {"target": _TARGET_REF}),
     (("target_ambiguous",), {"semantic_id": _SID_REF}),
     (("action_unavailable", "handler_rejected"), {"target": _TARGET_REF, "action": _ACTION_KIND}),
+    (("handler_rejected",), {"failure": _STRING}),
     (("confirmation_required",), {"request_id": _STRING}),
     (("policy_denied",), {"reason": _STRING}),
 )

@@ -206,6 +206,40 @@ def test_serve_adapter_bad_usage_exits_two(tmp_path: Path) -> None:
     assert run("--adapter", "runtime", "--app", "semledger.examples.counter:nothing") == 2
 
 
+async def test_a_surface_that_cannot_be_read_answers_as_both_output_schemas_say(
+    todo: SurfaceAgentHost,
+) -> None:
+    """Its ``handler_rejected`` carries ``failure`` (no target or action: none was taken),
+    which a client validating tool results against ``outputSchema`` must accept."""
+    import jsonschema
+
+    from semledger.adapters import ScriptError
+    from semledger.hosts import Router, handle
+
+    surface: Any = todo.surface
+
+    async def snapshot(**options: Any) -> Any:
+        raise ScriptError("the page script threw")
+
+    surface.snapshot = snapshot
+    router = Router()
+    schemas = {tool.name: tool.output_schema for tool in router.tools}
+    action = {
+        "target": {"kind": "semantic_id", "id": "todo.save"},
+        "action": {"kind": "activate"},
+        "precondition": {"kind": "latest"},
+    }
+    for number, (tool, arguments) in enumerate(
+        [("read_semantics", {}), ("perform_action", action)], start=1
+    ):
+        call = {"name": tool, "arguments": arguments}
+        line = json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
+        (message,) = await handle(router, todo, line)
+        envelope = message["result"]["structuredContent"]
+        assert envelope["error"]["details"] == {"failure": "script"}
+        jsonschema.Draft202012Validator(schemas[tool]).validate(envelope)
+
+
 async def test_a_surface_that_cannot_be_read_is_a_rejection_and_an_action_still_a_receipt(
     todo: SurfaceAgentHost,
 ) -> None:

@@ -24,6 +24,8 @@ import jsonschema
 import pytest
 
 INSPECTOR = "@modelcontextprotocol/inspector@0.17.5"
+OLDER_INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+"""Sends a ``--tool-arg`` value as JSON only where the input schema says ``type: object``."""
 COUNTER = "semledger.examples.counter:app"
 SEMLEDGER = Path(sys.executable).with_name("semledger")
 NPM_CACHE = Path(tempfile.gettempdir()) / "semledger-test-npm-cache"
@@ -46,11 +48,11 @@ def _npx() -> str:
     return npx
 
 
-def inspector(*args: str, timeout: float = 120) -> Any:
-    """Run ``npx <inspector> --cli ARGS`` and return its JSON output."""
+def inspector(*args: str, timeout: float = 120, package: str = INSPECTOR) -> Any:
+    """Run ``npx <package> --cli ARGS`` and return its JSON output."""
     env = {**os.environ, "NO_UPDATE_NOTIFIER": "1", "npm_config_update_notifier": "false",
            "npm_config_fund": "false", "npm_config_audit": "false"}
-    command = [_npx(), "-y", "--cache", str(NPM_CACHE), INSPECTOR, "--cli", *args]
+    command = [_npx(), "-y", "--cache", str(NPM_CACHE), package, "--cli", *args]
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=timeout, env=env, check=False
     )
@@ -65,11 +67,11 @@ def _stdio(db: Path, *extra: str) -> list[str]:
     return _semledger("serve", COUNTER, "--db", str(db), "--session", "inspector", *extra)
 
 
-def _call(db: Path, tool: str, **arguments: Any) -> dict[str, Any]:
+def _call(db: Path, tool: str, package: str = INSPECTOR, **arguments: Any) -> dict[str, Any]:
     tool_args = [f"{key}={json.dumps(value)}" for key, value in arguments.items()]
     extra = ["--tool-arg", *tool_args] if tool_args else []
     result: dict[str, Any] = inspector(
-        *_stdio(db), "--method", "tools/call", "--tool-name", tool, *extra
+        *_stdio(db), "--method", "tools/call", "--tool-name", tool, *extra, package=package
     )
     return result
 
@@ -134,6 +136,27 @@ def test_inspector_reads_acts_and_is_refused_a_stale_generation(
     assert (delta["value"]["kind"], delta["value"]["to"]) == ("delta", g1)
     changed = next(n for n in delta["value"]["upserted"] if n["semantic_id"] == "counter.value")
     assert (changed["node_id"], changed["value"]) == (count["node_id"], "1")
+
+
+def test_an_older_inspector_sends_object_arguments_as_objects(
+    listed: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Inspector 0.15 turns a ``--tool-arg`` into JSON only for a property whose schema has
+    ``type: object`` at its top: without it, every action was refused ``target: expected an
+    object``."""
+    validator = jsonschema.Draft202012Validator(listed["perform_action"]["outputSchema"])
+    receipt = _envelope(
+        _call(
+            tmp_path / "older.db",
+            "perform_action",
+            OLDER_INSPECTOR,
+            target={"kind": "semantic_id", "id": "counter.increment"},
+            action={"kind": "activate"},
+            precondition={"kind": "latest"},
+        ),
+        validator,
+    )
+    assert receipt["ok"] is True, receipt
 
 
 @pytest.fixture
