@@ -524,6 +524,9 @@ class Router:
         if method == "ping":
             return [_response(request_id, {})]
         if method == "tools/list":
+            if isinstance(params, dict) and "cursor" in params:
+                # The list comes in one page, so no cursor was ever handed out.
+                return [_error(request_id, INVALID_PARAMS, "Invalid params: unknown cursor")]
             return [_response(request_id, {"tools": [tool.to_wire() for tool in self.tools]})]
         return [self._tools_call(request_id, params)]
 
