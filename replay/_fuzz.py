@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -52,7 +52,13 @@ from semledger.runtime import (
     SemanticsSnapshot,
 )
 
-from ._invariants import GenerationChecker, InvariantViolation, check_issues, check_read
+from ._invariants import (
+    GenerationChecker,
+    InvariantViolation,
+    allowed_issue,
+    check_issues,
+    check_read,
+)
 
 SEEDS = range(-(2**63), 2**64)
 """The seeds a counterexample's session can record (the integers msgpack encodes)."""
@@ -279,12 +285,13 @@ class _Example:
     nothing else fails.
     """
 
-    def __init__(self, app: App[Any, Any], trail: _Trail) -> None:
+    def __init__(self, app: App[Any, Any], trail: _Trail, allowed: tuple[str, ...]) -> None:
+        self.allowed = allowed
         self.core = SessionCore(app)
         self.twin = self._again("as it started", "a start", lambda: SessionCore(app))
         self._compare("as it started", None, None)
         self.trail = trail
-        check_issues(self.core.runtime.snapshot, "as it started")
+        check_issues(self.core.runtime.snapshot, "as it started", allowed)
         self.checker = GenerationChecker(self.core.runtime.snapshot)
         self.seen: list[int] = []
         """The generation at the start of each step: stale ones for preconditions and reads."""
@@ -394,7 +401,7 @@ class _Example:
         twin = self._again(when, repr(result.outcome), lambda: self.twin.step(event))
         self._compare(when, result, twin)
         self.checker.check(self.core.runtime.snapshot, result.outcome)
-        check_issues(self.core.runtime.snapshot, when)
+        check_issues(self.core.runtime.snapshot, when, self.allowed)
         if isinstance(event, ActionRequested) and not isinstance(
             result.outcome, Receipt | Rejection
         ):
@@ -420,6 +427,7 @@ def fuzz_app(
     examples: int = 100,
     seed: int = 0,
     steps: int = 50,
+    allow_issues: Iterable[str] = (),
     on_progress: Callable[[int, int | None], None] | None = None,
 ) -> FuzzResult:
     """Fuzz `app` with up to `steps` inputs and reads per example; a shrunk counterexample is
@@ -430,16 +438,25 @@ def fuzz_app(
     on the same inputs (its update, view, handlers or subscriptions depend on something
     besides their arguments). The effects the app starts really run (so a step finishes
     one), each in a ``trio.run`` of its own on a virtual clock: call this outside a Trio
-    run. `on_progress(done, total)` is called as each example starts; past `examples` the
-    total is None (hypothesis is shrinking a counterexample). Raises `ValueError` for fewer
-    than one example or step, a seed outside `SEEDS`, or an `app_ref` that names another App
-    than `app`; `RuntimeError` inside a Trio run.
+    run. A view that reports an issue is a counterexample, but for those `allow_issues`
+    names, each ``KIND`` or ``KIND:SEMANTIC_ID`` (``duplicate_semantic_id:todo.item``: an id
+    the app gives every row on purpose). `on_progress(done, total)` is called as each
+    example starts; past `examples` the total is None (hypothesis is shrinking a
+    counterexample). Raises `ValueError` for fewer than one example or step, a seed outside
+    `SEEDS`, an allowed issue that names none, or an `app_ref` that names another App than
+    `app`; `RuntimeError` inside a Trio run.
     """
     for name, count in (("examples", examples), ("steps", steps)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"{name}: expected an int of at least 1, got {count!r}")
     if seed not in SEEDS:
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
+    if isinstance(allow_issues, str):
+        raise ValueError(f"allow_issues: expected a list of issues, got the text {allow_issues!r}")
+    try:
+        allowed = tuple(allowed_issue(text) for text in allow_issues)
+    except ValueError as error:
+        raise ValueError(f"allow_issues: {error}") from None
     if trio.lowlevel.in_trio_run():
         raise RuntimeError(
             "fuzz_app runs the app's effects in Trio runs of their own: call it outside a"
@@ -479,7 +496,7 @@ def fuzz_app(
             # Past `examples`, hypothesis is shrinking a failure: the total is unknown.
             on_progress(state.ran, examples if state.ran <= examples else None)
         try:
-            _Example(app, state.last).run(data, steps)
+            _Example(app, state.last, allowed).run(data, steps)
         except HypothesisException:
             raise
         except Exception as error:
@@ -499,10 +516,10 @@ def fuzz_app(
     # Saved outside the handlers: the app re-run for the session would raise with the
     # fuzzer's failure as its context, and the logged traceback would hold hypothesis's.
     if flaky:
-        return _nondeterministic(state.failed, examples, save_to, app, app_ref, seed)
+        return _nondeterministic(state.failed, examples, save_to, app, app_ref, seed, allowed)
     if failure is None:
         return FuzzResult(examples)
-    name = _save(save_to(), app, app_ref, state.last, failure, seed)
+    name = _save(save_to(), app, app_ref, state.last, failure, seed, allowed)
     deterministic = not isinstance(failure, _NondeterminismError)
     return FuzzResult(examples, _described(failure), name, deterministic)
 
@@ -521,6 +538,7 @@ def _nondeterministic(
     app: App[Any, Any],
     app_ref: str,
     seed: int,
+    allowed: tuple[str, ...],
 ) -> FuzzResult:
     """Hypothesis ran the same inputs twice and the app did not do the same: the failure it
     saw last did not happen again, or the screens differed (and so did the draws)."""
@@ -530,7 +548,7 @@ def _nondeterministic(
         )
         return FuzzResult(examples, failure, deterministic=False)
     trail, error = failed
-    name = _save(save_to(), app, app_ref, trail, error, seed)
+    name = _save(save_to(), app, app_ref, trail, error, seed, allowed)
     if isinstance(error, _NondeterminismError):  # the twin saw it: its message says so
         return FuzzResult(examples, str(error), name, deterministic=False)
     failure = (
@@ -552,6 +570,7 @@ def _save(
     trail: _Trail,
     error: BaseException,
     chosen_seed: int,
+    allowed: tuple[str, ...],
 ) -> str:
     """Log the counterexample as an ordinary session, under a new name (returned): the same
     events a live one would have, re-made from its inputs.
@@ -559,11 +578,16 @@ def _save(
     Reads are not inputs, so the ones the example checked go into the session's params
     (``params["fuzz"]["reads"]``), where `reexecute` finds them and checks them again at
     the same places; ``params["fuzz"]["issues"]`` says to check that the view reports no
-    issues, as the fuzzer did.
+    issues but the ``allowed_issues``, as the fuzzer did.
     """
-    params = {
-        "fuzz": {"seed": chosen_seed, "failure": str(error), "reads": trail.reads, "issues": True}
+    fuzzed = {
+        "seed": chosen_seed,
+        "failure": str(error),
+        "reads": trail.reads,
+        "issues": True,
+        "allowed_issues": list(allowed),
     }
+    params = {"fuzz": fuzzed}
     started = SessionStarted(app_ref, "runtime", params, True)
     events: list[Event] = [started, *_outputs(app, trail, error)]
     now = time.time()

@@ -6,14 +6,14 @@ so "advanced exactly when the snapshot changed" costs two hash comparisons.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Final
 
 import attrs
 
 from semledger.runtime import (
     AppRuntime,
     Delta,
-    Issue,
     Rejection,
     SemanticsSnapshot,
     Unchanged,
@@ -56,19 +56,50 @@ class GenerationChecker:
         self.previous = current
 
 
-def check_issues(snapshot: SemanticsSnapshot, where: str) -> None:
-    """The view reports no issues (a semantic id on two nodes, a relation to none): each is
-    a bug of the app's, which agents would meet as an ambiguous or missing target."""
-    if snapshot.issues:
-        said = "; ".join(map(_issue, snapshot.issues))
-        raise InvariantViolation(f"{where}: the view reports {said}")
+ISSUE_KINDS: Final = (
+    "duplicate_semantic_id",
+    "missing_relation_target",
+    "ambiguous_relation_target",
+)
 
 
-def _issue(issue: Issue) -> str:
+def allowed_issue(text: str) -> str:
+    """`text` if it names issues a view may report on purpose: ``KIND`` (every issue of that
+    kind) or ``KIND:SEMANTIC_ID`` (those about that semantic id). Raises ``ValueError``
+    saying what was expected."""
+    kind, colon, semantic_id = text.partition(":")
+    if kind not in ISSUE_KINDS or (colon and not semantic_id):
+        raise ValueError(
+            f"{text!r}: expected KIND or KIND:SEMANTIC_ID, KIND one of {', '.join(ISSUE_KINDS)}"
+        )
+    return text
+
+
+def check_issues(snapshot: SemanticsSnapshot, where: str, allowed: Iterable[str] = ()) -> None:
+    """The view reports no issues (a semantic id on two nodes, a relation to none) but the
+    `allowed` ones (see `allowed_issue`): each is a bug of the app's, which agents would meet
+    as an ambiguous or missing target, unless the app means it (an id every row of a list
+    shares, say)."""
+    allowed = frozenset(allowed)
+    reported = []
+    for issue in snapshot.issues:
+        encoded = encode_issue(issue)
+        kind = encoded["kind"]
+        if kind not in allowed and f"{kind}:{encoded['semantic_id']}" not in allowed:
+            reported.append(encoded)
+    if reported:
+        said = "; ".join(map(_issue, reported))
+        first = reported[0]
+        raise InvariantViolation(
+            f"{where}: the view reports {said} (if the app means it, allow it:"
+            f" {first['kind']}:{first['semantic_id']})"
+        )
+
+
+def _issue(encoded: dict[str, Any]) -> str:
     """``duplicate_semantic_id (semantic_id='save', nodes=['3', '7'])``."""
-    encoded = encode_issue(issue)
-    kind = encoded.pop("kind")
-    return f"{kind} ({', '.join(f'{key}={value!r}' for key, value in encoded.items())})"
+    details = ", ".join(f"{key}={value!r}" for key, value in encoded.items() if key != "kind")
+    return f"{encoded['kind']} ({details})"
 
 
 def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:

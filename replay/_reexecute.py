@@ -284,6 +284,8 @@ def _reexecute(
     reads = recorded_reads(first[1].params)
     fuzzed = first[1].params.get("fuzz")
     issues_checked = isinstance(fuzzed, dict) and fuzzed.get("issues") is True
+    allowed = fuzzed.get("allowed_issues") if isinstance(fuzzed, dict) else None
+    allowed_issues = [a for a in allowed if isinstance(a, str)] if isinstance(allowed, list) else []
     crashed_at_start = log.crash()
     try:
         core = SessionCore(app)
@@ -344,7 +346,7 @@ def _reexecute(
         its check that the view reports no issues."""
         try:
             if issues_checked:
-                check_issues(core.runtime.snapshot, f"step {at_step}")
+                check_issues(core.runtime.snapshot, f"step {at_step}", allowed_issues)
         except InvariantViolation as violation:
             return Divergence(at_step, seq, "the view to report no issues", str(violation))
         for since in reads.get(at_step, ()):

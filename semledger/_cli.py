@@ -84,6 +84,16 @@ _SESSION = "a session's name (semledger sessions lists them)"
 _JSON = "print JSON instead of a table"
 
 
+def _allowed_issue(text: str) -> str:
+    """An argparse type: issues a view may report on purpose, ``KIND[:SEMANTIC_ID]``."""
+    from semledger.replay._invariants import allowed_issue
+
+    try:
+        return allowed_issue(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _nonempty(what: str) -> Callable[[str], str]:
     """An argparse type: a text that cannot be empty (an unset ``$NAME`` given as
     ``--session "$NAME"`` would otherwise start a new session instead of resuming one,
@@ -280,9 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Drive fresh sessions of APP with random actions, reads and timer ticks and"
         " check the generation invariants. Exit status 0: no counterexample; 1: a"
         " counterexample (the app raised, its view returned something that is not a View,"
-        " a generation invariant broke, or the app behaved differently on the same inputs), saved"
-        " as a session in the log; 2: bad usage (an app that cannot be imported, a --db that"
-        " is not a log or cannot be created, a --seed out of range).",
+        " a generation invariant broke, its view reported an issue, or the app behaved"
+        " differently on the same inputs), saved as a session in the log; 2: bad usage (an app"
+        " that cannot be imported, a --db that is not a log or cannot be created, a --seed out"
+        " of range).",
     )
     fuzz.add_argument("app", metavar="APP", help="module:attribute of an App")
     _add_db(fuzz)
@@ -295,6 +306,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         metavar="S",
         help="default: 0 (the same seed tries the same examples)",
+    )
+    fuzz.add_argument(
+        "--allow-issue",
+        action="append",
+        default=[],
+        type=_allowed_issue,
+        metavar="KIND[:SEMANTIC_ID]",
+        help="an issue the view reports on purpose, not a counterexample (repeatable): a kind"
+        " (duplicate_semantic_id, missing_relation_target, ambiguous_relation_target), or"
+        " one about a semantic id, as duplicate_semantic_id:todo.item",
     )
 
     surface = commands.add_parser("surface", help="the agent surface: adapter conformance")
@@ -702,13 +723,14 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     folder = Path(args.db).parent
     if recorder is None and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
         raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")
-    with _progress(console, "fuzzing", True) as progress:
+    with _hypothesis_caches_elsewhere(), _progress(console, "fuzzing", True) as progress:
         result = fuzz_app(
             app,
             args.app,
             lambda: recorder if recorder is not None else _recorder(args.db, must_exist=False),
             examples=args.examples,
             seed=args.seed,
+            allow_issues=args.allow_issue,
             on_progress=progress,
         )
     if result.failure is None:
@@ -727,6 +749,27 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                 " and show nothing; replay it a few times"
             )
     return 1
+
+
+@contextmanager
+def _hypothesis_caches_elsewhere() -> Iterator[None]:
+    """Hypothesis keeps caches in ``./.hypothesis`` unless told where: a command run in any
+    folder must not leave one there. The fuzzer keeps no examples (its counterexample is a
+    session in the log), so a folder of its own, gone after the run, holds the caches;
+    ``HYPOTHESIS_STORAGE_DIRECTORY``, if set, is the user's choice and kept."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    with tempfile.TemporaryDirectory(prefix="semledger-fuzz-") as folder:
+        set_hypothesis_home_dir(folder)
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(None)
 
 
 class _StatusLines(logging.Handler):

@@ -176,7 +176,8 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
                 f"  semledger read {session_name} --db {log}\n"
                 f"  semledger audit {session_name} --verify --db {log}\n"
                 f"  semledger replay {session_name} --db {log}\n"
-                f"  semledger fuzz {APP} --examples 50 --db {log}"
+                f"  semledger fuzz {APP} --examples 50"
+                f" --allow-issue duplicate_semantic_id:todo.item --db {log}"
             ),
             title="done",
         )

@@ -134,6 +134,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["fuzz", "semledger.examples.counter:app", "--db", missing, "--examples", "0"],
             "expected at least 1, got 0",
         ),
+        "an allowed issue of no kind": (
+            [
+                "fuzz", "semledger.examples.counter:app", "--db", missing,
+                "--allow-issue", "duplicate:counter.value",
+            ],
+            "argument --allow-issue: 'duplicate:counter.value': expected KIND or"
+            " KIND:SEMANTIC_ID, KIND one of duplicate_semantic_id,",
+        ),
         "export for an app that cannot load": (
             [
                 "replay", "known", "--db", str(db), "--app", "no_such_module:app",

@@ -30,6 +30,9 @@ def test_every_next_step_the_demo_suggests_names_the_log_it_wrote(tmp_path: Path
     assert all(shlex.split(line)[-2:] == ["--db", str(db)] for line in suggested), suggested
     listed = mcp.cli(*shlex.split(suggested[0])[1:])
     assert listed.returncode == 0, listed.stderr
+    # Seed 4 adds two todos, which share the id `todo.item` on purpose.
+    fuzzed = mcp.cli(*shlex.split(suggested[-1])[1:], "--seed", "4")
+    assert fuzzed.returncode == 0, fuzzed.stdout + fuzzed.stderr
 
 
 def test_the_demo_audit_names_the_agent_that_drove_it(tmp_path: Path) -> None:

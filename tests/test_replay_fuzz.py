@@ -68,6 +68,108 @@ def test_a_view_that_reports_an_issue_is_a_counterexample_replay_reproduces(
     assert live.returncode == 0, live.stdout + live.stderr
 
 
+@pytest.mark.parametrize(
+    "allowed", ["duplicate_semantic_id", "duplicate_semantic_id:counter.value"]
+)
+def test_an_issue_the_app_means_is_allowed_by_its_kind_or_its_semantic_id(
+    tmp_path: Path, allowed: str
+) -> None:
+    db = tmp_path / "fuzz.db"
+    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), "--allow-issue", allowed)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no counterexample" in done.stdout
+
+
+def test_an_issue_about_another_semantic_id_is_still_a_counterexample_that_says_how_to_allow(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "fuzz.db"
+    done = mcp.cli(
+        "fuzz", "tests_duplicated:app", "--db", str(db),
+        "--allow-issue", "duplicate_semantic_id:counter.step", COLUMNS="300",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "(if the app means it, allow it: duplicate_semantic_id:counter.value)" in done.stdout
+
+
+def test_a_counterexample_found_with_an_allowed_issue_replays_with_it_allowed(
+    tmp_path: Path,
+) -> None:
+    """The steps before the crash report the duplicate: replay checks the view as the
+    fuzzer did, allowance included, and reaches the crash instead of diverging before."""
+    db = tmp_path / "fuzz.db"
+    allowed = "duplicate_semantic_id:counter.value"
+    done = mcp.cli(
+        "fuzz", "tests_duplicated_crash:app", "--db", str(db), "--allow-issue", allowed,
+        "--examples", "200", COLUMNS="300",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "four is too many" in done.stdout
+    found = re.search(r"saved as session '([^']+)'", done.stdout)
+    assert found is not None, done.stdout
+    with SqliteRecorder(db) as recorder:
+        started = next(e for _r, e in recorder.events(found.group(1)))
+    assert started.params["fuzz"]["allowed_issues"] == [allowed]
+    replayed = mcp.cli("replay", found.group(1), "--db", str(db), COLUMNS="300")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "raised again at step" in replayed.stdout
+
+
+@pytest.mark.parametrize(
+    ("example", "shared"), [("todo", "todo.item"), ("gallery", "gallery.duplicate")]
+)
+def test_the_examples_pass_the_fuzzer_with_the_id_they_share_on_purpose_allowed(
+    example: str, shared: str
+) -> None:
+    """Both give one semantic id to several nodes, to show agents ``target_ambiguous``;
+    seed 4 adds two todos within 50 examples."""
+    from semledger.replay import fuzz_app
+
+    module = __import__(f"semledger.examples.{example}", fromlist=["app"])
+    result = fuzz_app(
+        module.app,
+        f"semledger.examples.{example}:app",
+        MemoryRecorder,
+        examples=50,
+        seed=4,
+        allow_issues=[f"duplicate_semantic_id:{shared}"],
+    )
+    assert result.failure is None, result.failure
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["duplicate_semantic_id:"], "'duplicate_semantic_id:': expected KIND or KIND:SEMANTIC_ID"),
+        (["stale"], "'stale': expected KIND or KIND:SEMANTIC_ID"),
+        ("duplicate_semantic_id", "expected a list of issues, got the text"),
+    ],
+)
+def test_fuzz_app_refuses_an_allowed_issue_that_names_none(given: Any, said: str) -> None:
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(ValueError, match=f"^allow_issues: {re.escape(said)}"):
+        fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, allow_issues=given)
+
+
+def test_fuzzing_leaves_no_hypothesis_folder_where_it_is_run(tmp_path: Path) -> None:
+    """Hypothesis keeps caches in ``./.hypothesis``; the command is run in any folder."""
+    import subprocess
+
+    folder = tmp_path / "work"
+    folder.mkdir()
+    environment = mcp.env()
+    environment.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    done = subprocess.run(
+        [*mcp.COMMAND, "fuzz", "semledger.examples.counter:app", "--examples", "3",
+         "--db", str(tmp_path / "fuzz.db")],
+        cwd=folder, env=environment, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(folder.iterdir()) == []
+
+
 def test_an_app_without_bugs_gets_no_counterexample(tmp_path: Path) -> None:
     done = mcp.cli(
         "fuzz",
