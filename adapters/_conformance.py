@@ -168,7 +168,10 @@ async def run_conformance(
     """Run every case of the adapter's suite (or `only` those ids) against `adapter`."""
     suite_name = suite or ADAPTER_SUITES.get(adapter)
     if suite_name is None:
-        raise KeyError(f"adapter {adapter!r} has no default suite: name one with --suite")
+        raise KeyError(
+            f"adapter {adapter!r} has no default suite: name one (suite= in Python, --suite"
+            f" on the command line), one of {', '.join(sorted(set(ADAPTER_SUITES.values())))}"
+        )
     setup = load_suite(suite_name)
     cases = [c for c in CASES if c.suite == suite_name]
     if only:

@@ -46,7 +46,7 @@ class _Parser(argparse.ArgumentParser):
     """Bad usage ends with exit status 2 and a one-line reason on stderr."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"semledger: {message} (see 'semledger --help')\n")
+        self.exit(2, f"semledger: {message} (see '{self.prog} --help')\n")
 
 
 def _whole(text: str) -> int:
@@ -180,7 +180,9 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="semledger", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
 
     demo = commands.add_parser("demo", help="the main job: an agent drives the todo app over MCP")
     _add_db(demo)
@@ -320,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     surface = commands.add_parser("surface", help="the agent surface: adapter conformance")
     surface_commands = surface.add_subparsers(
-        dest="surface_command", required=True, parser_class=_Parser
+        dest="surface_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
     conform = surface_commands.add_parser("conform", help="run the conformance suite")
     conform.add_argument("--adapter", required=True, metavar="NAME")

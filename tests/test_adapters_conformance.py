@@ -177,6 +177,16 @@ async def test_each_fault_is_named_by_a_failing_case(fault: str) -> None:
     assert set(expected) <= failed, report.to_markdown()
 
 
+async def test_a_third_party_adapter_without_a_suite_is_told_how_to_name_one_from_python() -> None:
+    """The message named only the command line's ``--suite``, which cannot load such an
+    adapter: it is checked from Python, with ``suite=``."""
+    with pytest.raises(KeyError) as refused:
+        await run_conformance("broken-missing-refs")
+    message = refused.value.args[0]
+    assert "name one (suite= in Python, --suite on the command line)" in message
+    assert message.endswith("one of atspi, runtime, web")
+
+
 async def test_a_case_needing_a_missing_capability_is_skipped_with_the_reason() -> None:
     class NoScreenshot(RuntimeSurface):
         def capabilities(self) -> Capabilities:

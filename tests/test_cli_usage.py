@@ -134,6 +134,10 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["fuzz", "semledger.examples.counter:app", "--db", missing, "--examples", "0"],
             "expected at least 1, got 0",
         ),
+        "surface without its command": (
+            ["surface"],
+            "the following arguments are required: COMMAND (see 'semledger surface --help')",
+        ),
         "an allowed issue of no kind": (
             [
                 "fuzz", "semledger.examples.counter:app", "--db", missing,
