@@ -39,6 +39,16 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_BODY = 4 << 20
+_ALLOW = "POST, DELETE, OPTIONS"
+_PREFLIGHT_HEADERS = (
+    ("access-control-allow-methods", "POST, DELETE"),
+    (
+        "access-control-allow-headers",
+        "content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id",
+    ),
+    ("access-control-max-age", "600"),
+)
+"""The answer to a CORS preflight from an allowed origin: what its page may send."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -68,10 +78,15 @@ class _Connection:
     router: Router
     host: RuntimeAgentHost
     diagnostics: SessionDiagnosticsHost | None
+    came_back: bool = False
+    """Resumed by this server and not yet logged: its client is logged as ``resumed``
+    before its first call, unless the first message is an ``initialize`` its router accepts
+    (logged as that connection instead)."""
 
 
 class McpHttpApp:
-    """POST /mcp with JSON responses, DELETE to end a session, Origin and bearer checks."""
+    """POST /mcp with JSON responses, DELETE to end a session, Origin and bearer checks,
+    CORS for the origins it accepts."""
 
     def __init__(
         self,
@@ -105,6 +120,10 @@ class McpHttpApp:
             return
         if scope["type"] != "http":
             return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        origin = headers.get("origin")
+        origin_ok = self._origin_ok(origin)
+        send = _adding_headers(send, _cors_headers(origin if origin_ok else None))
         if self.stopping:
             await _respond(
                 send,
@@ -113,12 +132,16 @@ class McpHttpApp:
                 extra=[("connection", "close")],
             )
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if scope["path"].rstrip("/") != "/mcp":
             await _respond(send, 404, {"error": "not found: the MCP endpoint is /mcp"})
             return
-        if not self._origin_ok(headers.get("origin")):
+        if not origin_ok:
             await _respond(send, 403, {"error": "origin not allowed"})
+            return
+        method = scope["method"]
+        if _is_preflight(method, headers):
+            # Before the token: browsers never send credentials with a preflight.
+            await _respond(send, 204, None, extra=_PREFLIGHT_HEADERS)
             return
         if self.token is not None and not _bearer_ok(headers.get("authorization"), self.token):
             await _respond(
@@ -132,17 +155,18 @@ class McpHttpApp:
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
             await _respond(send, 400, {"error": f"unsupported MCP-Protocol-Version {version!r}"})
             return
-        method = scope["method"]
         if method == "POST":
             await self._post(headers, receive, send, _peer(scope))
         elif method == "DELETE":
             await self._delete(headers, send, _peer(scope))
+        elif method == "OPTIONS":
+            await _respond(send, 204, None, extra=[("allow", _ALLOW)])
         else:
             await _respond(
                 send,
                 405,
                 {"error": "use POST (or DELETE to end a session)"},
-                extra=[("allow", "POST, DELETE")],
+                extra=[("allow", _ALLOW)],
             )
 
     def _origin_ok(self, origin: str | None) -> bool:
@@ -178,13 +202,11 @@ class McpHttpApp:
         if is_initialize and "mcp-session-id" not in headers:
             await self._initialize(message, send, peer)
             return
-        found = await self._session(headers, send, peer)
+        found = await self._session(headers, send)
         if found is None:
             return
         session_id, connection = found
-        replies = await handle_message(
-            connection.router, connection.host, message, connection.diagnostics
-        )
+        replies = await self._answer(connection, message, is_initialize, headers, peer)
         extra = [("mcp-session-id", session_id)]
         if not replies:
             await _respond(send, 202, None, extra=extra)
@@ -214,6 +236,42 @@ class McpHttpApp:
         await announce(router, connection.host, "http", peer)
         await _respond(send, 200, reply.message, extra=[("mcp-session-id", session_id)])
 
+    async def _answer(
+        self,
+        connection: _Connection,
+        message: object,
+        is_initialize: bool,
+        headers: dict[str, str],
+        peer: str | None,
+    ) -> list[dict[str, Any]]:
+        """The session's answers to `message`, with who connected logged as the client was
+        told: an ``initialize`` its router accepts (a session resumed here has a new router)
+        as a connection, one it refuses not at all."""
+        router = connection.router
+        if not is_initialize:
+            await self._came_back(connection, headers, peer)
+            return await handle_message(router, connection.host, message, connection.diagnostics)
+        initialized = router.protocol_version is not None
+        # Answered by the router alone: no call runs, nothing can come in between.
+        replies = await handle_message(router, connection.host, message, connection.diagnostics)
+        if initialized or router.protocol_version is None:
+            await self._came_back(connection, headers, peer)
+        else:
+            connection.came_back = False
+            await announce(router, connection.host, "http", peer)
+        return replies
+
+    async def _came_back(
+        self, connection: _Connection, headers: dict[str, str], peer: str | None
+    ) -> None:
+        """Log a client that came back with its session id alone, once, before its first
+        call to this server."""
+        if connection.came_back:
+            connection.came_back = False
+            version = headers.get("mcp-protocol-version")
+            resumed = AgentConnected(None, version, "http", peer, resumed=True)
+            await connection.host.connected(resumed)
+
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")
 
@@ -239,13 +297,11 @@ class McpHttpApp:
         self._connections[session_id] = connection
         return connection
 
-    async def _find(
-        self, session_id: str, headers: dict[str, str], peer: str | None
-    ) -> _Connection | str:
+    async def _find(self, session_id: str) -> _Connection | str:
         """The session's connection, opened (resumed) if need be; else why there is none.
 
-        A session resumed here is logged as ``resumed`` by its client: the first request
-        it sent this server carried the session id of a server before it.
+        A session resumed here is marked `_Connection.came_back`: the first request its
+        client sent this server carried the session id of a server before it.
         """
         connection = self._connections.get(session_id)
         if connection is not None and not connection.host.closed:
@@ -264,8 +320,7 @@ class McpHttpApp:
         if unresumable is not None:
             return unresumable
         connection = await self._open(session_id)
-        version = headers.get("mcp-protocol-version")
-        await connection.host.connected(AgentConnected(None, version, "http", peer, resumed=True))
+        connection.came_back = True
         return connection
 
     def _unresumable(self, session_id: str) -> str | None:
@@ -282,9 +337,7 @@ class McpHttpApp:
             return f"session {session_id!r} has ended ({summary.end_reason})"
         return None
 
-    async def _session(
-        self, headers: dict[str, str], send: Send, peer: str | None
-    ) -> tuple[str, _Connection] | None:
+    async def _session(self, headers: dict[str, str], send: Send) -> tuple[str, _Connection] | None:
         """The session a request names and its connection, or None once the request has
         been answered with why there is none."""
         session_id = headers.get("mcp-session-id")
@@ -292,7 +345,7 @@ class McpHttpApp:
             await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
             return None
         try:
-            connection = await self._find(session_id, headers, peer)
+            connection = await self._find(session_id)
         except (ActorError, SessionClaimedError) as error:
             # Another server on the log owns it, or it cannot be resumed here.
             await _respond(send, 409, {"error": str(error)})
@@ -306,10 +359,11 @@ class McpHttpApp:
         return session_id, connection
 
     async def _delete(self, headers: dict[str, str], send: Send, peer: str | None) -> None:
-        found = await self._session(headers, send, peer)
+        found = await self._session(headers, send)
         if found is None:
             return
         session_id, connection = found
+        await self._came_back(connection, headers, peer)
         connection.host.close()
         self._connections.pop(session_id, None)
         self._over[session_id] = "deleted by the client"
@@ -319,6 +373,35 @@ class McpHttpApp:
             await _respond(send, 500, {"error": str(error)})
             return
         await _respond(send, 204, None)
+
+
+def _is_preflight(method: str, headers: dict[str, str]) -> bool:
+    """The Fetch standard's CORS preflight: OPTIONS with Origin and
+    Access-Control-Request-Method."""
+    return (
+        method == "OPTIONS" and "origin" in headers and "access-control-request-method" in headers
+    )
+
+
+def _cors_headers(origin: str | None) -> list[tuple[bytes, bytes]]:
+    """What every answer carries: ``Vary: Origin`` (it depends on the Origin header), and
+    for an allowed `origin`, the headers that let its page read the answer."""
+    if origin is None:
+        return [(b"vary", b"origin")]
+    return [
+        (b"vary", b"origin"),
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", b"mcp-session-id, www-authenticate"),
+    ]
+
+
+def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message["headers"], *headers]}
+        await send(message)
+
+    return sending
 
 
 def _unreadable(session_id: str, error: Exception) -> str:

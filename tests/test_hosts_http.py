@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
@@ -28,6 +28,7 @@ import httpx2 as httpx
 import pytest
 import trio
 
+from semledger.adapters._cases_web import serve_directory
 from semledger.eventlog import (
     ActionReceipt,
     ActionRequested,
@@ -36,6 +37,9 @@ from semledger.eventlog import (
     SessionEnded,
     SqliteRecorder,
 )
+
+if TYPE_CHECKING:
+    from semledger.adapters._web import WebBrowser
 
 COUNTER = "semledger.examples.counter:app"
 APPS = Path(__file__).parent / "apps"
@@ -355,6 +359,240 @@ def test_origins_are_compared_normalised(tmp_path: Path, http: httpx.Client) -> 
             assert refused.status_code == 403, origin
 
 
+PREFLIGHT = {
+    "Access-Control-Request-Method": "POST",
+    "Access-Control-Request-Headers": "authorization,content-type,mcp-session-id",
+}
+
+
+def _header_set(value: str) -> set[str]:
+    return {item.strip().lower() for item in value.split(",")}
+
+
+def test_a_preflight_from_an_allowed_origin_is_answered_without_the_token_or_a_session(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """Browsers send no Authorization header on a preflight: it is answered all the same,
+    and opens, resumes or touches no session."""
+    db = tmp_path / "log.db"
+    with serving(db, "--token", "s3cret", "--allow-origin", "https://app.example") as running:
+        for origin in (f"http://localhost:{running.port + 1}", "https://app.example"):
+            for session in ({}, {"Mcp-Session-Id": "0" * 32}):
+                answered = http.options(
+                    running.url, headers={"Origin": origin, **PREFLIGHT, **session}
+                )
+                assert (answered.status_code, answered.content) == (204, b""), answered.text
+                assert answered.headers["access-control-allow-origin"] == origin
+                assert "origin" in _header_set(answered.headers["vary"])
+                methods = _header_set(answered.headers["access-control-allow-methods"])
+                assert {"post", "delete"} <= methods
+                assert _header_set(answered.headers["access-control-allow-headers"]) >= {
+                    "content-type",
+                    "accept",
+                    "authorization",
+                    "mcp-session-id",
+                    "mcp-protocol-version",
+                    "last-event-id",
+                }
+                assert int(answered.headers["access-control-max-age"]) > 0
+                assert "mcp-session-id" not in answered.headers
+    with SqliteRecorder(db) as recorder:
+        assert recorder.sessions() == []
+
+
+def test_a_refused_origin_is_refused_with_no_cors_headers(
+    server: Server, http: httpx.Client
+) -> None:
+    for origin in ("http://evil.example", "null", f"http://localhost.evil.example:{server.port}"):
+        preflight = http.options(server.url, headers={"Origin": origin, **PREFLIGHT})
+        posted = http.post(server.url, json=INITIALIZE, headers={"Origin": origin})
+        for refused in (preflight, posted):
+            assert refused.status_code == 403, origin
+            assert "access-control-allow-origin" not in refused.headers
+            assert "mcp-session-id" not in refused.headers
+
+
+def test_every_answer_to_an_allowed_origin_can_be_read_by_its_page(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """Its errors too (401, 404, 405, 413, ...): each carries the origin and exposes the
+    headers a page needs (the session id, the authentication scheme)."""
+    origin = "http://127.0.0.1:8801"
+    token = "s3cret"
+    with serving(tmp_path / "log.db", "--token", token) as running:
+        headers = {"Origin": origin, "Authorization": f"Bearer {token}"}
+        session_id = McpClient(http, running.url, headers).initialize()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        session = {**headers, "Mcp-Session-Id": session_id}
+        answers = {
+            "initialize": http.post(running.url, json=INITIALIZE, headers=headers),
+            "ping": http.post(running.url, json=ping, headers=session),
+            "wrong token": http.post(
+                running.url, json=ping, headers={**session, "Authorization": "Bearer wrong"}
+            ),
+            "no session id": http.post(running.url, json=ping, headers=headers),
+            "unknown session": http.post(
+                running.url, json=ping, headers={**headers, "Mcp-Session-Id": "0" * 32}
+            ),
+            "other path": http.post(running.url + "/x", json=ping, headers=session),
+            "GET": http.get(running.url, headers=session),
+            "too big": http.post(running.url, content=b" " * ((4 << 20) + 1), headers=session),
+            "DELETE": http.delete(running.url, headers=session),
+        }
+        assert {name: answer.status_code for name, answer in answers.items()} == {
+            "initialize": 200,
+            "ping": 200,
+            "wrong token": 401,
+            "no session id": 400,
+            "unknown session": 404,
+            "other path": 404,
+            "GET": 405,
+            "too big": 413,
+            "DELETE": 204,
+        }
+        for name, answer in answers.items():
+            assert answer.headers.get("access-control-allow-origin") == origin, name
+            assert "origin" in _header_set(answer.headers["vary"]), name
+            exposed = _header_set(answer.headers["access-control-expose-headers"])
+            assert {"mcp-session-id", "www-authenticate"} <= exposed, name
+        without_origin = http.post(
+            running.url, json=INITIALIZE, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert without_origin.status_code == 200
+        assert "access-control-allow-origin" not in without_origin.headers
+
+
+def test_options_without_a_preflight_is_answered_with_the_methods_the_endpoint_serves(
+    server: Server, http: httpx.Client
+) -> None:
+    """RFC 9110 §9.3.7: OPTIONS asks what the resource supports; GET is still a 405."""
+    for headers in ({}, {"Origin": f"http://localhost:{server.port}"}):
+        answered = http.options(server.url, headers=headers)
+        assert (answered.status_code, answered.content) == (204, b"")
+        assert _header_set(answered.headers["allow"]) == {"post", "delete", "options"}
+        assert "access-control-allow-methods" not in answered.headers
+    got = http.get(server.url)
+    assert got.status_code == 405
+    assert _header_set(got.headers["allow"]) == {"post", "delete", "options"}
+
+
+BROWSER_CLIENT = """
+async ({url, token, initialize, call}) => {
+    const headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": "Bearer " + token,
+    };
+    const post = (message, extra) => fetch(url, {
+        method: "POST", headers: {...headers, ...extra}, body: JSON.stringify(message),
+    });
+    const opened = await post(initialize, {});
+    const sessionId = opened.headers.get("mcp-session-id");
+    const server = (await opened.json()).result.serverInfo.name;
+    const session = {"mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18"};
+    const initialized = await post({jsonrpc: "2.0", method: "notifications/initialized"}, session);
+    const read = await (await post(call, session)).json();
+    const unauthorized = await post(call, {...session, authorization: "Bearer wrong"});
+    const unknown = await post(call, {...session, "mcp-session-id": "0".repeat(32)});
+    return {
+        sessionId, server, initialized: initialized.status, read,
+        unauthorized: [unauthorized.status, unauthorized.headers.get("www-authenticate")],
+        unknown: [unknown.status, (await unknown.json()).error],
+    };
+}
+"""
+
+REFUSED_CLIENT = """
+async ({url, initialize}) => {
+    try {
+        await fetch(url, {
+            method: "POST",
+            headers: {"content-type": "application/json"},
+            body: JSON.stringify(initialize),
+        });
+        return "fetched";
+    } catch (error) {
+        return error.name;
+    }
+}
+"""
+
+
+async def _run_in_page(
+    browser: WebBrowser, page_url: str, script: str, argument: dict[str, Any], *, fake: bool
+) -> Any:
+    """`script` evaluated in a page at `page_url`, in a browser context of its own; with
+    `fake`, the page is made up by the browser (no server) so it can have any origin, and
+    is let reach local addresses (Chromium asks the user before a page of a public origin
+    does; the page must be https)."""
+
+    async def run() -> Any:
+        context = await browser.browser.new_context(
+            permissions=["local-network-access"] if fake else []
+        )
+        try:
+            page = await context.new_page()
+            if fake:
+
+                async def fulfill(route: Any) -> None:
+                    await route.fulfill(content_type="text/html", body="<!doctype html><p>x")
+
+                await page.route(page_url, fulfill)
+            await page.goto(page_url)
+            return await page.evaluate(script, argument)
+        finally:
+            await context.close()
+
+    with trio.fail_after(120):  # a hang guard, not a measurement
+        return await browser.call(run)
+
+
+async def test_a_page_on_a_localhost_port_can_use_the_server_from_a_browser(
+    tmp_path: Path, browser: WebBrowser
+) -> None:
+    db = tmp_path / "log.db"
+    token = "s3cret"
+    with serving(db, "--token", token) as running, serve_directory(tmp_path) as pages:
+        (tmp_path / "page.html").write_text("<!doctype html><title>agent</title>")
+        page_url = pages.replace("127.0.0.1", "localhost") + "page.html"
+        argument = {
+            "url": running.url,
+            "token": token,
+            "initialize": INITIALIZE,
+            "call": call(1, "read_semantics", {}),
+        }
+        seen = await _run_in_page(browser, page_url, BROWSER_CLIENT, argument, fake=False)
+    assert re.fullmatch(r"[0-9a-f]{32}", seen["sessionId"]), seen
+    assert (seen["server"], seen["initialized"]) == ("semledger", 202)
+    envelope = seen["read"]["result"]["structuredContent"]
+    assert envelope["ok"] is True
+    assert "counter.value" in {n["semantic_id"] for n in envelope["value"]["nodes"]}
+    assert seen["unauthorized"] == [401, "Bearer"]
+    assert seen["unknown"] == [404, f"unknown session {'0' * 32!r}"]
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events(seen["sessionId"])]
+    (connected,) = [event for event in events if isinstance(event, AgentConnected)]
+    assert connected.client == INITIALIZE["params"]["clientInfo"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("page_origin", "outcome"),
+    [("https://app.example", "fetched"), ("https://evil.example", "TypeError")],
+)
+async def test_a_page_of_another_origin_can_use_the_server_only_if_allowed(
+    tmp_path: Path, browser: WebBrowser, page_origin: str, outcome: str
+) -> None:
+    db = tmp_path / "log.db"
+    with serving(db, "--allow-origin", "https://app.example") as running:
+        argument = {"url": running.url, "initialize": INITIALIZE}
+        seen = await _run_in_page(
+            browser, f"{page_origin}/page.html", REFUSED_CLIENT, argument, fake=True
+        )
+    assert seen == outcome
+    with SqliteRecorder(db) as recorder:
+        assert len(recorder.sessions()) == (1 if outcome == "fetched" else 0)
+
+
 @pytest.mark.parametrize("given_by", ["--token", "SEMLEDGER_TOKEN"])
 def test_a_bearer_token_is_required_when_configured(
     given_by: str, tmp_path: Path, http: httpx.Client
@@ -536,6 +774,73 @@ def test_a_client_that_comes_back_after_a_restart_is_logged_as_resumed_and_audit
     )
     assert "resumed at " in agents[1]
     assert agents[1].endswith(f"(event {connected[1][0]})")
+
+
+@pytest.mark.parametrize(
+    "first",
+    [None, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, {**INITIALIZE, "params": {}}],
+    ids=["initialize-first", "ping-first", "malformed-initialize-first"],
+)
+def test_an_initialize_sent_with_the_session_id_after_a_restart_is_logged_as_a_connection(
+    tmp_path: Path, http: httpx.Client, first: dict[str, Any] | None
+) -> None:
+    """The new server's router answers it: the log holds its clientInfo, as for a first
+    connection. Only a client that sent something else first is logged as resumed."""
+    db = tmp_path / "log.db"
+    again = {"name": "came-back", "version": "2"}
+    with serving(db) as before:
+        client = McpClient(http, before.url)
+        session_id = client.initialize()
+        before.kill()
+    with serving(db) as after:
+        client.url = after.url
+        if first is not None:
+            assert client.post(first).status_code == 200
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": again}
+        answered = client.post({**INITIALIZE, "params": params})
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["result"]["protocolVersion"] == "2025-11-25"
+        assert answered.headers["mcp-session-id"] == session_id
+        reinitialized = client.post({**INITIALIZE, "id": 2})
+        assert reinitialized.json()["error"]["code"] == -32600
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"]
+
+    with SqliteRecorder(db) as recorder:
+        events = [(record.seq, event) for record, event in recorder.events(session_id)]
+    connected = [(seq, e) for seq, e in events if isinstance(e, AgentConnected)]
+    resumed = [] if first is None else [(None, None, True)]
+    assert [(e.client, e.protocol_version, e.resumed) for _seq, e in connected] == [
+        (INITIALIZE["params"]["clientInfo"], "2025-06-18", False),  # type: ignore[index]
+        *resumed,
+        (again, "2025-11-25", False),
+    ]
+    assert re.fullmatch(r"127\.0\.0\.1:\d+", connected[-1][1].peer or "")
+    (receipt,) = [seq for seq, e in events if isinstance(e, ActionReceipt)]
+    assert connected[-1][0] < receipt
+
+    audited = subprocess.run(
+        _semledger("audit", session_id, "--db", str(db)),
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    agents = [line for line in audited.stdout.splitlines() if line.startswith("agent: ")]
+    assert agents[-1].startswith("agent: came-back 2 (MCP 2025-11-25, over http from ")
+
+
+def test_a_second_initialize_on_a_live_session_is_refused_and_logs_nothing(
+    server: Server, http: httpx.Client
+) -> None:
+    client = McpClient(http, server.url)
+    session_id = client.initialize()
+    refused = client.post({**INITIALIZE, "id": 1})
+    assert refused.json()["error"] == {
+        "code": -32600,
+        "message": "Invalid Request: already initialized",
+    }
+    assert client.tool("read_semantics", {})["ok"] is True
+    with SqliteRecorder(server.db) as recorder:
+        connected = [e for _r, e in recorder.events(session_id) if isinstance(e, AgentConnected)]
+    assert [e.client for e in connected] == [INITIALIZE["params"]["clientInfo"]]  # type: ignore[index]
 
 
 SESSIONS = 200
