@@ -409,6 +409,7 @@ class AppRuntime(Generic[Model, Msg]):
             "handled": False,
             "node_id": None if hit is None else str(hit.node_id),
         }
+        before = self.generation
         if phase == "Move":
             self._tree.set_hover(element)
             result["handled"] = True
@@ -429,6 +430,8 @@ class AppRuntime(Generic[Model, Msg]):
             self._tree.set_hover(None)
             result["handled"] = True
         self._commit()
+        if self.generation != before:  # it moved the focus, which agents see
+            result.update(before=str(before), after=str(self.generation))
         return result
 
     def dispatch_command(self, intent: str) -> dict[str, Any]:

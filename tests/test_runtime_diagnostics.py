@@ -81,6 +81,23 @@ def test_pointer_down_and_up_activates_and_focuses() -> None:
     assert rt.model == ("two",)
 
 
+def test_a_pointer_event_that_moves_the_focus_answers_the_generations_it_went_between() -> None:
+    """Focus is public: the Down that focuses commits a generation, which the answer names
+    as an action's receipt does; one that changes nothing public names none."""
+    rt = make()
+    x, y = centre(node_of(rt, "two"))
+    g0 = rt.generation
+    down = rt.dispatch_pointer(x, y, "Down")
+    assert rt.generation == g0 + 1
+    assert (down["before"], down["after"]) == (str(g0), str(g0 + 1))
+    again = rt.dispatch_pointer(x, y, "Down")
+    assert "before" not in again
+    assert "after" not in again
+    moved = rt.dispatch_pointer(x, y, "Move")
+    assert rt.generation == g0 + 1
+    assert "before" not in moved
+
+
 def test_pointer_up_elsewhere_does_not_activate() -> None:
     rt = make()
     x, y = centre(node_of(rt, "two"))
