@@ -64,7 +64,11 @@ from semledger.runtime import (
     SemanticsAction,
     Target,
 )
+from semledger.runtime._actions import check_request, check_since
 from semledger.runtime._wire import (
+    WireError,
+    decode_perform_action,
+    encode_action,
     encode_precondition,
     encode_read,
     encode_target,
@@ -608,6 +612,20 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _perform(self, message: Perform) -> Receipt | Rejection:
         core = self.core
+        arguments = {
+            "target": encode_target(message.target),
+            "action": encode_action(message.action),
+            "precondition": encode_precondition(message.precondition),
+        }
+        try:
+            decode_perform_action(arguments)
+        except WireError as error:
+            # Built in Python, it is a call the wire refuses (a path step with no filter, a
+            # negative index): refused and logged as that call is, so that the log holds no
+            # input that re-execution could not decode.
+            rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, str(error), {})
+            self._submit([self._refused(Refuse(arguments, rejection))])
+            return rejection
         logged = logged_action(
             message.action,
             message.target,
@@ -623,9 +641,9 @@ class SessionActor(Actor[SessionMessage]):
             self._recovery_checkpoints = False
         event = ActionRequested(
             core.next_request_id(),
-            encode_target(message.target),
+            arguments["target"],
             logged.wire,
-            encode_precondition(message.precondition),
+            arguments["precondition"],
             logged.redacted,
         )
         outcome = await self._step(
@@ -787,11 +805,16 @@ class SessionActor(Actor[SessionMessage]):
     # ---- the host-facing operations ---------------------------------------------------------
 
     async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+        """Raises ``TypeError`` unless `since` is None or an int."""
+        check_since(since)
         result: ReadResult | Rejection = await self.request(Read(since))
         return result
 
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
+        """Raises ``TypeError`` for an argument of the wrong type, before anything is logged
+        (an int given as the precondition was logged, and taken, as latest)."""
+        check_request(target, action, precondition)
         result: Receipt | Rejection = await self.request(Perform(target, action, precondition))
         return result

@@ -118,6 +118,7 @@ from semledger.runtime import (
     resolve_target,
 )
 from semledger.runtime import NodeState as RuntimeNodeState
+from semledger.runtime._actions import check_request, check_since
 from semledger.runtime._snapshot import Journal, announcements_of, duplicate_issues
 from semledger.runtime._wire import encode_target
 
@@ -712,6 +713,7 @@ class SurfaceAgentHost:
     # ---- the two operations -------------------------------------------------------------
 
     async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
+        check_since(since)
         if self._closed is not None:
             return _reject(ErrorCode.HOST_CLOSED, self._closed)
         try:
@@ -726,6 +728,7 @@ class SurfaceAgentHost:
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
+        check_request(target, action, precondition)
         if self._closed is not None:
             return _reject(ErrorCode.HOST_CLOSED, self._closed)
         try:

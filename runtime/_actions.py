@@ -1,44 +1,102 @@
-"""Typed actions, targets and preconditions: what an agent asks the runtime to do."""
+"""Typed actions, targets and preconditions: what an agent asks the runtime to do.
+
+Each is checked as it is built: ``TypeError`` for a value of the wrong type, ``ValueError``
+for an id, a generation or a number no wire message can hold. ``Exact("3")`` was refused as
+stale live, logged as the text ``"3"``, and acted on by replay. What the wire refuses for
+its shape (a path with no step, a step with no filter or a negative index) can be built,
+and a runtime or a session refuses it as ``invalid_arguments``.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import attrs
 
 from ._enums import ActionKind, Role, ScrollDirection
-from ._ids import SemanticId
+from ._ids import U64_MAX, SemanticId
+
+
+def _int(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{attribute.name}: expected an int, got {_shown(value)}")
+
+
+def _u64(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    _int(instance, attribute, value)
+    if not 0 <= value <= U64_MAX:
+        raise ValueError(f"{attribute.name}: expected an int from 0 to 2**64-1, got {value}")
+
+
+def _of(kind: type) -> Any:
+    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, kind):
+            raise TypeError(f"{attribute.name}: expected a {kind.__name__}, got {_shown(value)}")
+
+    return check
+
+
+def _optional_text(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{attribute.name}: expected a str or None, got {_shown(value)}")
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def _simple_kind(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    _of(ActionKind)(_instance, attribute, value)
+    if value in PAYLOAD_KINDS:
+        raise ValueError(f"kind: {value} carries a payload, so it has a class of its own")
+
+
+def _finite(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{attribute.name}: expected a number, got {_shown(value)}")
+    if not math.isfinite(value):
+        raise ValueError(f"{attribute.name}: expected a finite number, got {value}")
+
+
+def _tuple_of_steps(steps: Iterable[PathStep]) -> tuple[PathStep, ...]:
+    return tuple(steps)
+
+
+def _optional_semantic_id(value: str | None) -> SemanticId | None:
+    return None if value is None else SemanticId(value)
 
 
 @attrs.frozen
 class SimpleAction:
     """An action that carries no payload (activate, focus, submit, …)."""
 
-    kind: ActionKind
+    kind: ActionKind = attrs.field(validator=_simple_kind)
 
 
 @attrs.frozen
 class SetText:
-    value: str
+    value: str = attrs.field(validator=_of(str))
     kind: Literal[ActionKind.SET_TEXT] = ActionKind.SET_TEXT
 
 
 @attrs.frozen
 class Scroll:
-    direction: ScrollDirection
+    direction: ScrollDirection = attrs.field(validator=_of(ScrollDirection))
     kind: Literal[ActionKind.SCROLL] = ActionKind.SCROLL
 
 
 @attrs.frozen
 class SetNumericValue:
-    value: float
+    value: float = attrs.field(validator=_finite)
     kind: Literal[ActionKind.SET_NUMERIC_VALUE] = ActionKind.SET_NUMERIC_VALUE
 
 
 @attrs.frozen
 class SetSelection:
-    start: int
-    end: int
+    start: int = attrs.field(validator=_u64)
+    end: int = attrs.field(validator=_u64)
     kind: Literal[ActionKind.SET_SELECTION] = ActionKind.SET_SELECTION
 
 
@@ -51,23 +109,25 @@ PAYLOAD_KINDS = frozenset(
 
 @attrs.frozen
 class BySemanticId:
-    id: SemanticId
+    id: SemanticId = attrs.field(converter=SemanticId)
 
 
 @attrs.frozen
 class ByNodeId:
-    id: int
+    id: int = attrs.field(validator=_u64)
 
 
 @attrs.frozen
 class PathStep:
     """One step of a path: the ``index``-th child matching every filter given (at least one)."""
 
-    index: int = 0
-    role: Role | None = None
-    label: str | None = None
-    value: str | None = None
-    semantic_id: SemanticId | None = None
+    index: int = attrs.field(default=0, validator=_int)
+    role: Role | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_of(Role))
+    )
+    label: str | None = attrs.field(default=None, validator=_optional_text)
+    value: str | None = attrs.field(default=None, validator=_optional_text)
+    semantic_id: SemanticId | None = attrs.field(default=None, converter=_optional_semantic_id)
 
     def has_filter(self) -> bool:
         return any(f is not None for f in (self.role, self.label, self.value, self.semantic_id))
@@ -75,7 +135,12 @@ class PathStep:
 
 @attrs.frozen
 class ByPath:
-    steps: tuple[PathStep, ...]
+    steps: tuple[PathStep, ...] = attrs.field(converter=_tuple_of_steps)
+
+    def __attrs_post_init__(self) -> None:
+        for number, step in enumerate(self.steps):
+            if not isinstance(step, PathStep):
+                raise TypeError(f"steps[{number}]: expected a PathStep, got {_shown(step)}")
 
 
 Target = BySemanticId | ByNodeId | ByPath
@@ -90,7 +155,26 @@ class Latest:
 class Exact:
     """Act only if the current generation is exactly this one."""
 
-    generation: int
+    generation: int = attrs.field(validator=_u64)
 
 
 Precondition = Latest | Exact
+
+
+def check_request(target: object, action: object, precondition: object) -> None:
+    """Raise ``TypeError`` naming the argument that is not a `Target`, a `SemanticsAction`
+    or a `Precondition`: an int given as a precondition was taken for `Latest`."""
+    for name, value, expected in (
+        ("target", target, (BySemanticId, ByNodeId, ByPath)),
+        ("action", action, (SimpleAction, SetText, Scroll, SetNumericValue, SetSelection)),
+        ("precondition", precondition, (Latest, Exact)),
+    ):
+        if not isinstance(value, expected):
+            names = " or ".join(kind.__name__ for kind in expected)
+            raise TypeError(f"{name}: expected {names}, got {_shown(value)}")
+
+
+def check_since(since: object) -> None:
+    """Raise ``TypeError`` unless `since` is None or an int (``True`` read as since 1)."""
+    if since is not None and (isinstance(since, bool) or not isinstance(since, int)):
+        raise TypeError(f"since: expected an int or None, got {_shown(since)}")

@@ -55,6 +55,8 @@ class SemanticId(str):
     __slots__ = ()
 
     def __new__(cls, text: str) -> SemanticId:
+        if not isinstance(text, str):
+            raise TypeError(f"a semantic id is a str, got {type(text).__name__} {text!r}")
         problem = semantic_id_problem(text)
         if problem is not None:
             raise InvalidSemanticIdError(f"{text!r}: {problem}")

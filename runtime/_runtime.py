@@ -22,6 +22,8 @@ from ._actions import (
     SetSelection,
     SimpleAction,
     Target,
+    check_request,
+    check_since,
 )
 from ._app import App, Effect, Every, NotAnEffectError, split_step
 from ._enums import ActionKind, ErrorCode, Role
@@ -229,7 +231,10 @@ class AppRuntime(Generic[Model, Msg]):
         return self._tree.next_node_id
 
     def read(self, since: int | None = None) -> ReadResult | Rejection:
-        """Full, Delta or Unchanged against the last commit (never forces a build or paint)."""
+        """Full, Delta or Unchanged against the last commit (never forces a build or paint).
+
+        Raises ``TypeError`` unless `since` is None or an int."""
+        check_since(since)
         if self._closed:
             return _reject(ErrorCode.HOST_CLOSED, "the session is closed")
         return self._journal.read(since)
@@ -279,7 +284,10 @@ class AppRuntime(Generic[Model, Msg]):
     def perform(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
-        """The action transaction: check in order, then apply, drain and commit atomically."""
+        """The action transaction: check in order, then apply, drain and commit atomically.
+
+        Raises ``TypeError`` for an argument of the wrong type (see `check_request`)."""
+        check_request(target, action, precondition)
         if self._closed:
             return _reject(ErrorCode.HOST_CLOSED, "the session is closed")
         if self._busy:
@@ -363,7 +371,15 @@ class AppRuntime(Generic[Model, Msg]):
         return out
 
     def complete_effect(self, effect_id: int, message: Msg | None) -> int:
-        """An effect finished: its message (if any) enters the queue like any other input."""
+        """An effect finished: its message (if any) enters the queue like any other input.
+
+        Raises ``ValueError`` for an effect that is not outstanding (never started, or
+        finished already): its message would be delivered as if it had run."""
+        if effect_id not in self._pending:
+            outstanding = ", ".join(map(str, sorted(self._pending))) or "none"
+            raise ValueError(
+                f"effect {effect_id!r} is not outstanding (outstanding: {outstanding})"
+            )
         self._pending.discard(effect_id)
         if message is not None and not self._closed:
             self._queue.append(message)

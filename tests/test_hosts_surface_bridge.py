@@ -282,3 +282,13 @@ async def test_a_surface_that_cannot_be_read_is_a_rejection_and_an_action_still_
     done = await todo.perform_action(save, SimpleAction(ActionKind.ACTIVATE), Latest())
     assert done == Receipt(full.generation, full.generation, True)  # read again to see it
     assert (await _full(todo)).generation > full.generation
+
+
+async def test_a_surface_session_refuses_arguments_of_another_type_as_an_app_session_does(
+    todo: SurfaceAgentHost,
+) -> None:
+    save = BySemanticId(SemanticId("todo.save"))
+    with pytest.raises(TypeError, match=r"^precondition: expected Latest or Exact, got int 1"):
+        await todo.perform_action(save, SimpleAction(ActionKind.ACTIVATE), 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^since: expected an int or None"):
+        await todo.read_semantics("1")  # type: ignore[arg-type]

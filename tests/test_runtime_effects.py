@@ -188,6 +188,24 @@ def test_effects_are_handed_out_once_with_unique_ids() -> None:
     assert app.rt.model.log[-1] == "done"
 
 
+def test_an_effect_that_is_not_outstanding_cannot_be_completed() -> None:
+    """One never started, or one completed already: its message was delivered as if it
+    had run (twice, for an effect completed twice)."""
+    app = EffectApp()
+    act(app.rt, "ab")
+    act(app.rt, "ab")
+    [(first, _), (second, _)] = app.rt.take_effects()
+    app.rt.complete_effect(first, "done")
+    generation, model = app.rt.generation, app.rt.model
+    for effect_id in (first, 99, str(second)):
+        said = f"effect {effect_id!r} is not outstanding (outstanding: {second})"
+        with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+            app.rt.complete_effect(effect_id, "again")  # type: ignore[arg-type]
+    assert (app.rt.generation, app.rt.model) == (generation, model)
+    app.rt.complete_effect(second, None)
+    assert not app.rt.pending_work
+
+
 def test_an_effect_result_after_close_changes_nothing() -> None:
     app = EffectApp()
     act(app.rt, "ab")

@@ -1,0 +1,164 @@
+"""Targets, actions and preconditions built in Python: checked as they are built, and as
+they are asked, so that what the wire could not carry never reaches a session or its log."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import trio
+
+from semledger.actors import Close, LogWriter, SessionActor
+from semledger.eventlog import ActionRequested, CallRefused, MemoryRecorder
+from semledger.examples import counter
+from semledger.replay import reexecute
+from semledger.runtime import (
+    ActionKind,
+    AppRuntime,
+    ByNodeId,
+    ByPath,
+    BySemanticId,
+    Exact,
+    InvalidSemanticIdError,
+    Latest,
+    PathStep,
+    Receipt,
+    Rejection,
+    Role,
+    Scroll,
+    SemanticId,
+    SetNumericValue,
+    SetSelection,
+    SetText,
+    SimpleAction,
+)
+
+COUNTER = "semledger.examples.counter:app"
+INCREMENT = BySemanticId(SemanticId("counter.increment"))
+ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "said"),
+    [
+        (lambda: Exact("3"), TypeError, "generation: expected an int, got str '3'"),
+        (lambda: Exact(True), TypeError, "generation: expected an int, got bool True"),
+        (lambda: Exact(-1), ValueError, "generation: expected an int from 0 to 2**64-1, got -1"),
+        (lambda: Exact(2**64), ValueError, "generation: expected an int from 0 to 2**64-1"),
+        (lambda: ByNodeId(3.0), TypeError, "id: expected an int, got float 3.0"),
+        (lambda: ByNodeId(-1), ValueError, "id: expected an int from 0 to 2**64-1, got -1"),
+        (lambda: BySemanticId(5), TypeError, "a semantic id is a str, got int 5"),
+        (lambda: SemanticId(5), TypeError, "a semantic id is a str, got int 5"),
+        (lambda: SetText(5), TypeError, "value: expected a str, got int 5"),
+        (lambda: SimpleAction("bogus"), TypeError, "kind: expected a ActionKind, got str"),
+        (lambda: SimpleAction(ActionKind.SET_TEXT), ValueError, "kind: set_text carries a"),
+        (lambda: Scroll("up"), TypeError, "direction: expected a ScrollDirection, got str"),
+        (lambda: SetNumericValue(math.nan), ValueError, "value: expected a finite number"),
+        (lambda: SetNumericValue(-math.inf), ValueError, "value: expected a finite number"),
+        (lambda: SetNumericValue("1"), TypeError, "value: expected a number, got str '1'"),
+        (lambda: SetSelection(-1, 2), ValueError, "start: expected an int from 0 to 2**64-1"),
+        (lambda: PathStep(index="0", label="x"), TypeError, "index: expected an int, got str"),
+        (lambda: PathStep(label=5), TypeError, "label: expected a str or None, got int 5"),
+        (lambda: PathStep(role="button"), TypeError, "role: expected a Role, got str"),
+        (lambda: ByPath(["x"]), TypeError, "steps[0]: expected a PathStep, got str 'x'"),
+    ],
+)
+def test_a_value_no_wire_message_can_hold_is_refused_as_it_is_built(
+    build: Callable[[], object], error: type[Exception], said: str
+) -> None:
+    with pytest.raises(error) as refused:
+        build()
+    assert str(refused.value).startswith(said), str(refused.value)
+
+
+def test_what_is_built_from_text_is_converted_and_checked() -> None:
+    assert BySemanticId("counter.increment").id == SemanticId("counter.increment")
+    assert isinstance(BySemanticId("counter.increment").id, SemanticId)
+    assert ByPath([PathStep(label="x")]).steps == (PathStep(label="x"),)
+    with pytest.raises(InvalidSemanticIdError):
+        BySemanticId("two words")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ((INCREMENT, ACTIVATE, 1), "precondition: expected Latest or Exact, got int 1"),
+        ((INCREMENT, ACTIVATE, None), "precondition: expected Latest or Exact, got NoneType"),
+        (("counter.increment", ACTIVATE, Latest()), "target: expected BySemanticId or"),
+        ((INCREMENT, "activate", Latest()), "action: expected SimpleAction or SetText or"),
+    ],
+)
+def test_the_runtime_refuses_an_argument_of_another_type_and_changes_nothing(
+    arguments: tuple[Any, Any, Any], said: str
+) -> None:
+    """An int given as the precondition (``rt.generation`` for ``Exact(rt.generation)``)
+    was taken for latest: a stale generation was acted on."""
+    runtime = AppRuntime(counter.app)
+    assert isinstance(runtime.perform(INCREMENT, ACTIVATE, Latest()), Receipt)
+    generation = runtime.generation
+    with pytest.raises(TypeError, match=f"^{said.replace('(', '[(]')}"):
+        runtime.perform(*arguments)
+    assert runtime.generation == generation
+
+
+@pytest.mark.parametrize("since", ["1", 1.5, True])
+def test_a_read_since_something_other_than_an_int_is_refused(since: object) -> None:
+    with pytest.raises(TypeError, match=r"^since: expected an int or None, got "):
+        AppRuntime(counter.app).read(since)  # type: ignore[arg-type]
+
+
+async def _in_session(body: Callable[[SessionActor], Any]) -> MemoryRecorder:
+    recorder = MemoryRecorder()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            actor = SessionActor("s", counter.app, COUNTER, writer, recorder)
+            async with trio.open_nursery() as sessions:
+                await sessions.start(actor.run)
+                await body(actor)
+                await actor.request(Close("test over"))
+            writer.close()
+    return recorder
+
+
+async def test_a_session_refuses_a_precondition_of_another_type_before_logging_it() -> None:
+    """It was logged as latest and acted on."""
+
+    async def body(actor: SessionActor) -> None:
+        with pytest.raises(TypeError, match=r"^precondition: expected Latest or Exact"):
+            await actor.perform_action(INCREMENT, ACTIVATE, 1)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"^since: expected an int or None"):
+            await actor.read_semantics("0")  # type: ignore[arg-type]
+
+    recorder = await _in_session(body)
+    assert not [e for _r, e in recorder.events("s") if isinstance(e, ActionRequested)]
+
+
+async def test_a_path_the_wire_refuses_is_refused_and_logged_as_that_call_is() -> None:
+    """A negative index or a step with no filter, built in Python: logged as an input, it
+    could not be decoded again, and re-executing the session failed there."""
+    paths = [
+        ByPath((PathStep(index=-1, role=Role.BUTTON),)),
+        ByPath((PathStep(),)),
+        ByPath(()),
+    ]
+    answers: list[Receipt | Rejection] = []
+
+    async def body(actor: SessionActor) -> None:
+        for path in paths:
+            answers.append(await actor.perform_action(path, ACTIVATE, Latest()))
+        answers.append(await actor.perform_action(INCREMENT, ACTIVATE, Latest()))
+
+    recorder = await _in_session(body)
+    *refused, done = answers
+    assert [a.code.value for a in refused if isinstance(a, Rejection)] == ["invalid_arguments"] * 3
+    assert isinstance(done, Receipt)
+    events = [e for _r, e in recorder.events("s")]
+    logged = [e for e in events if isinstance(e, CallRefused)]
+    assert [e.arguments["target"]["kind"] for e in logged] == ["path"] * 3
+    assert logged[0].message.startswith("target.path[0].index")
+    assert len([e for e in events if isinstance(e, ActionRequested)]) == 1
+    report = reexecute(recorder, "s", counter.app)
+    assert report.ok, report.divergence
