@@ -449,6 +449,9 @@ def fuzz_app(
     for name, count in (("examples", examples), ("steps", steps)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"{name}: expected an int of at least 1, got {count!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        # Before `in SEEDS`: a range tests a float or a str for membership by walking it.
+        raise ValueError(f"seed: expected an int, got {type(seed).__name__} {seed!r}")
     if seed not in SEEDS:
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
     if isinstance(allow_issues, str):

@@ -13,6 +13,7 @@ from semledger.eventlog import (
     topic_of,
 )
 from semledger.runtime import Full, Journal, ReadResult
+from semledger.runtime._actions import check_since
 
 
 class UnknownSessionError(LookupError):
@@ -59,7 +60,15 @@ def fold(
     `since` as the live one did (at or before `since`, when a delta from it was possible)
     and applies the logged deltas after it: a read costs the commits since that
     checkpoint, not the whole session. The log is read at one moment (``Recorder.pinned``).
+    Raises ``TypeError`` unless `until` and `since` are None or ints, and
+    `UnknownGenerationError` for a generation the session never reached (a negative one).
     """
+    check_since(since)
+    if until is not None:
+        if isinstance(until, bool) or not isinstance(until, int):
+            raise TypeError(f"generation: expected an int or None, got {type(until).__name__}")
+        if until < 0:
+            raise UnknownGenerationError(f"session {session!r} has no generation {until}")
     with recorder.pinned():
         return _fold(recorder, session, until, since)
 

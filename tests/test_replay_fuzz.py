@@ -153,6 +153,16 @@ def test_fuzz_app_refuses_an_allowed_issue_that_names_none(given: Any, said: str
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, allow_issues=given)
 
 
+@pytest.mark.parametrize("seed", [1.5, "0", True])
+def test_a_seed_that_is_not_an_int_is_refused_at_once(seed: object) -> None:
+    """It was tested for membership of a range 2**65 long, which walked it."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(ValueError, match=r"^seed: expected an int, got "):
+        fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, seed=seed)  # type: ignore[arg-type]
+
+
 def test_fuzzing_leaves_no_hypothesis_folder_where_it_is_run(tmp_path: Path) -> None:
     """Hypothesis keeps caches in ``./.hypothesis``; the command is run in any folder."""
     import subprocess

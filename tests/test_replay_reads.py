@@ -32,7 +32,7 @@ from semledger.eventlog import (
     StoredEvent,
 )
 from semledger.examples import counter, gallery, todo
-from semledger.replay import SurfaceSessionError, full_at, read_at
+from semledger.replay import SurfaceSessionError, UnknownGenerationError, full_at, read_at
 from semledger.runtime import (
     JOURNAL_SIZE,
     ActionKind,
@@ -291,6 +291,25 @@ def test_a_read_checkpoint_that_is_not_a_full_read_of_its_generation_is_passed_o
     for log in (recorder, damaged_log):
         assert encode_read(read_at(log, "c")) == encode_read(read_at(plain, "c"))
     assert recorder.replayed < 30 < damaged_log.replayed == whole
+
+
+@pytest.mark.parametrize(
+    ("asked", "error", "said"),
+    [
+        ({"generation": -1}, UnknownGenerationError, "session 'c' has no generation -1"),
+        ({"generation": "2"}, TypeError, "generation: expected an int or None, got str"),
+        ({"since": "1"}, TypeError, "since: expected an int or None, got str '1'"),
+    ],
+)
+def test_a_read_at_a_generation_no_session_has_is_the_caller_s_error_not_a_damaged_log(
+    asked: dict[str, Any], error: type[Exception], said: str
+) -> None:
+    """Generation -1 was reported as a log whose commits do not reach it."""
+    recorder = CountingRecorder()
+    trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
+    with pytest.raises(error) as refused:
+        read_at(recorder, "c", **asked)
+    assert str(refused.value).startswith(said)
 
 
 def test_a_session_without_checkpoints_is_read_by_folding_from_generation_0() -> None:
