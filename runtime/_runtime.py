@@ -7,6 +7,7 @@ through `take_effects` and their messages come back through `complete_effect`; t
 
 from __future__ import annotations
 
+import math
 import typing
 from collections import deque
 from collections.abc import Iterable
@@ -97,6 +98,12 @@ class AppRuntime(Generic[Model, Msg]):
         self._commit()
 
     def _setup(self, app: App[Model, Msg], width: float) -> None:
+        if not isinstance(app, App):
+            raise TypeError(f"app: expected an App, got {type(app).__name__} {app!r}")
+        if isinstance(width, bool) or not isinstance(width, int | float):
+            raise TypeError(f"width: expected a number, got {type(width).__name__} {width!r}")
+        if not (math.isfinite(width) and width > 0):
+            raise ValueError(f"width: expected a finite number above 0, got {width}")
         self.app = app
         self._tree = ElementTree(width)
         self._journal = Journal(SemanticsSnapshot.empty())

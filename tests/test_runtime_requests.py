@@ -162,3 +162,20 @@ async def test_a_path_the_wire_refuses_is_refused_and_logged_as_that_call_is() -
     assert len([e for e in events if isinstance(e, ActionRequested)]) == 1
     report = reexecute(recorder, "s", counter.app)
     assert report.ok, report.divergence
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "said"),
+    [
+        ({"app": None}, TypeError, "app: expected an App, got NoneType None"),
+        ({"width": "x"}, TypeError, "width: expected a number, got str 'x'"),
+        ({"width": -5}, ValueError, "width: expected a finite number above 0, got -5"),
+        ({"width": math.nan}, ValueError, "width: expected a finite number above 0, got nan"),
+    ],
+)
+def test_a_runtime_of_no_app_or_no_width_is_refused_saying_which(
+    arguments: dict[str, Any], error: type[Exception], said: str
+) -> None:
+    with pytest.raises(error) as refused:
+        AppRuntime(**{"app": counter.app, **arguments})
+    assert str(refused.value) == said
