@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import outcome
@@ -143,3 +144,21 @@ class Actor(Generic[Message]):
     @property
     def queue_depth(self) -> int:
         return self._inbox.statistics().current_buffer_used
+
+
+class ReportingStatus:
+    """A task status that reports `started` to a callback as well."""
+
+    def __init__(self, on_started: Callable[[Any], None]) -> None:
+        self._on_started = on_started
+
+    def started(self, value: Any = None) -> None:
+        self._on_started(value)
+
+
+def single_error(error: BaseException) -> BaseException:
+    """The one error inside nested single-member exception groups: what made an actor
+    fail to start, raised inside the nurseries it runs in."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error

@@ -15,7 +15,7 @@ import trio
 
 from semledger.eventlog import Recorder
 
-from ._actor import ActorClosedError
+from ._actor import ActorClosedError, ReportingStatus
 from ._session import Close, SessionActor
 from ._writer import LogWriter
 
@@ -86,11 +86,11 @@ class SessionRegistry:
             task_status.started(value)
 
         try:
-            await actor.run(task_status=_Status(on_started))
+            await actor.run(task_status=ReportingStatus(on_started))
         except Exception as error:
             self.crashes[actor.name] = "".join(traceback.format_exception(error))
             if not started:
-                raise _leaf(error) from None
+                raise
         finally:
             self._sessions.pop(actor.name, None)
             del self._stopped[actor.name]
@@ -111,20 +111,3 @@ class SessionRegistry:
     async def close_all(self, reason: str = "closed") -> None:
         for name in list(self._sessions):
             await self.close(name, reason)
-
-
-class _Status:
-    """A task status that reports `started` to the supervisor as well."""
-
-    def __init__(self, on_started: Callable[[Any], None]) -> None:
-        self._on_started = on_started
-
-    def started(self, value: Any = None) -> None:
-        self._on_started(value)
-
-
-def _leaf(error: BaseException) -> BaseException:
-    """The one error inside nested single-member exception groups (a failed start's cause)."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error

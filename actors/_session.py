@@ -74,7 +74,14 @@ from semledger.runtime._wire import (
     encode_target,
 )
 
-from ._actor import Actor, ActorClosedError, ActorError, _Envelope
+from ._actor import (
+    Actor,
+    ActorClosedError,
+    ActorError,
+    ReportingStatus,
+    _Envelope,
+    single_error,
+)
 from ._core import SessionCore, commit_size, crash_event, effect_failure
 from ._journal import logged_journal
 from ._messages import MessageCodecError
@@ -294,8 +301,22 @@ class SessionActor(Actor[SessionMessage]):
         """Serve the session, its sole owner from start to end: a second actor for it, in
         this process or another, is refused with ``SessionClaimedError`` as it starts."""
         # Replies still waiting for the log are sent before the actor ends; effects are not.
+        # A failure to start (a log it may not resume, a closed recorder) is raised as
+        # itself, not inside the groups of the nurseries it happened in.
+        started = False
+
+        def on_started(value: Any = None) -> None:
+            nonlocal started
+            started = True
+            task_status.started(value)
+
         with self.recorder.claim(self.name):
-            await self._serve(task_status)
+            try:
+                await self._serve(ReportingStatus(on_started))
+            except BaseExceptionGroup as group:
+                if started:
+                    raise
+                raise single_error(group) from None
 
     async def _serve(self, task_status: trio.TaskStatus[Any]) -> None:
         async with trio.open_nursery() as replies:

@@ -273,3 +273,18 @@ async def test_a_refused_call_whose_log_write_fails_is_answered_host_closed() ->
         recorder.full = False
 
     await _one_session(counter.app, COUNTER_REF, recorder, drive)
+
+
+async def test_a_session_that_cannot_start_raises_its_error_not_a_group_of_its_nurseries() -> None:
+    """A closed recorder came out of ``nursery.start(actor.run)`` two exception groups deep
+    (the actor's own nurseries), catchable only with ``except*``."""
+    from semledger.eventlog import RecorderClosedError
+
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        recorder.close()
+        actor = SessionActor("s", counter.app, "semledger.examples.counter:app", writer, recorder)
+        with pytest.raises(RecorderClosedError):
+            await nursery.start(actor.run)
+        writer.close()
