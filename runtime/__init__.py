@@ -38,6 +38,7 @@ from ._errors import (
     NotAModelError,
     NotAProposalError,
     NotAViewError,
+    ViewTooDeepError,
 )
 from ._ids import InvalidSemanticIdError, SemanticId, parse_node_id, parse_u64
 from ._node import (
@@ -61,7 +62,7 @@ from ._reads import Delta, Full, ReadResult, Unchanged
 from ._runtime import AppRuntime, CheckpointMismatchError
 from ._snapshot import JOURNAL_SIZE, Journal, SemanticsSnapshot, apply_delta
 from ._targets import check_precondition, resolve_target
-from ._tree import Counters, PaintOp
+from ._tree import MAX_VIEW_DEPTH, Counters, PaintOp
 from ._view import (
     DeferredCommit,
     Handler,
@@ -90,6 +91,7 @@ from ._view import (
 __all__ = [
     "CONSTANT",
     "JOURNAL_SIZE",
+    "MAX_VIEW_DEPTH",
     "UNCACHEABLE",
     "ActionKind",
     "AmbiguousRelationTarget",
@@ -165,6 +167,7 @@ __all__ = [
     "TextSelection",
     "Unchanged",
     "View",
+    "ViewTooDeepError",
     "apply_delta",
     "button",
     "check_precondition",

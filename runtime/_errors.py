@@ -34,3 +34,9 @@ class NotAProposalError(TypeError):
     """The cause of the `ApplicationError` raised when a handler returns something other
     than a `Proposal`, a `Reject` or None (a bare message, say): taken as nothing proposed,
     the agent would be told its action was accepted while nothing happened."""
+
+
+class ViewTooDeepError(ValueError):
+    """The cause of the `ApplicationError` raised when a view nests deeper than
+    `MAX_VIEW_DEPTH` levels: the runtime's tree passes recurse once a level, and past the
+    interpreter's recursion limit the session would fail inside the runtime, not the app."""

@@ -16,10 +16,14 @@ import attrs
 
 from ._declaration import ALL_DIRTY, DirtyChannels
 from ._enums import ActionKind, Checked, Composition, Relation, Role
+from ._errors import ApplicationError, ViewTooDeepError
 from ._ids import SemanticId
 from ._node import Frame, NodeState, Point, SemanticsNode, Size, TextInfo, TextSelection
 from ._view import View
 
+MAX_VIEW_DEPTH: Final = 256
+"""The most levels a view nests (its root is level 0), well within what the tree's
+recursive passes take under the interpreter's default recursion limit."""
 LEAF_HEIGHT: Final = 24.0
 MULTILINE_HEIGHT: Final = 72.0
 FOCUSABLE_ROLES: Final = frozenset(
@@ -272,6 +276,12 @@ class ElementTree:
         identity: Hashable,
         path: tuple[Any, ...] = (),
     ) -> Element:
+        if parent is not None and parent.depth >= MAX_VIEW_DEPTH:
+            deep = ViewTooDeepError(
+                f"the view nests deeper than {MAX_VIEW_DEPTH} levels: flatten it (a list's"
+                " rows need not nest in one another)"
+            )
+            raise ApplicationError(f"view nests deeper than {MAX_VIEW_DEPTH} levels") from deep
         preassigned = self._preassigned
         if preassigned is None:
             node_id = self.allocate_node_id()
