@@ -433,8 +433,10 @@ class Router:
             return []
         try:
             message = parse_json(line)
-        except (ValueError, RecursionError):
+        except ValueError:
             return [_error(None, PARSE_ERROR, "Parse error: the line is not JSON")]
+        except RecursionError:
+            return [_error(None, PARSE_ERROR, "Parse error: the line nests too deep to read")]
         return self.receive_message(message)
 
     def receive_oversized_line(self, limit: int, head: bytes = b"") -> list[Event]:

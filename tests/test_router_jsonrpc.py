@@ -57,6 +57,14 @@ def test_a_line_that_is_not_json_is_a_parse_error_with_a_null_id(line: str | byt
     assert _error(Router().receive_line(line)) == (None, PARSE_ERROR)
 
 
+def test_a_json_line_nested_too_deep_to_read_says_so_not_that_it_is_not_json() -> None:
+    line = "[" * 100_000 + "]" * 100_000
+    message = _only(Router().receive_line(line))
+    assert message["error"] == {
+        "code": PARSE_ERROR, "message": "Parse error: the line nests too deep to read",
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize("line", ["", "\n", "   \t ", "\r\n", b"", b"  \n"])
 def test_blank_lines_are_skipped(line: str | bytes) -> None:
     assert Router().receive_line(line) == []
