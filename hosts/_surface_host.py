@@ -291,7 +291,6 @@ def _node(
     item: SnapshotNode,
     node_id: int,
     children: tuple[int, ...],
-    *,
     busy: bool = False,
     live: Live = Live.OFF,
     relations: tuple[tuple[Relation, tuple[int, ...]], ...] = (),
@@ -394,6 +393,9 @@ def _set_positions(page: list[SnapshotNode]) -> dict[str, tuple[int, int]]:
     return {ref: (i, len(refs)) for refs in sets.values() for i, ref in enumerate(refs, 1)}
 
 
+_RELATION_KEYS: Final = tuple((relation, f"rel:{relation.value}") for relation in Relation)
+
+
 def _relations(
     native: Mapping[str, str], ids: Mapping[str, int]
 ) -> tuple[tuple[Relation, tuple[int, ...]], ...]:
@@ -401,8 +403,8 @@ def _relations(
     space-separated refs), each to the nodes of the tree it points at; a relation to none
     of them (a target out of the tree, behind a modal) is left out."""
     out = []
-    for relation in Relation:
-        refs = native.get(f"rel:{relation.value}")
+    for relation, key in _RELATION_KEYS:
+        refs = native.get(key)
         if refs:
             targets = tuple(ids[ref] for ref in refs.split() if ref in ids)
             if targets:
@@ -547,6 +549,8 @@ class SurfaceAgentHost:
         self._journal = journal or Journal(SemanticsSnapshot.empty())
         self._ids: dict[str, int] = {}
         self._refs: dict[int, str] = {}
+        self._built: dict[str, tuple[tuple[Any, ...], SemanticsNode]] = {}
+        """Each element's node as last built, by ref, with what it was built from."""
         self._next_id = next_node_id
         self._closed: str | None = None
         self._dialog: _Dialog | None = None
@@ -662,19 +666,26 @@ class SurfaceAgentHost:
         in_tree = {item.ref: self._ids[item.ref] for item in shown}
         in_sets = _set_positions(shown)
         scrolled = _scrolled(page[0].native) if page else (0.0, 0.0)
-        nodes = [
-            _node(
+        # A node is a function of what it is built from: an element the page did not change
+        # keeps the node it had, and a read of a large page costs what changed on it.
+        built, self._built = self._built, {}
+        nodes = []
+        for i, item in enumerate(shown):
+            ref = item.ref
+            made_of = (
                 item,
-                self._ids[item.ref],
-                tuple(children[item.ref]),
-                busy=busy and i == 0,
-                live=live[item.ref],
-                relations=_relations(item.native, in_tree),
-                in_set=in_sets.get(item.ref),
-                scrolled=scrolled,
+                self._ids[ref],
+                tuple(children[ref]),
+                busy and i == 0,
+                live[ref],
+                _relations(item.native, in_tree),
+                in_sets.get(ref),
+                scrolled,
             )
-            for i, item in enumerate(shown)
-        ]
+            before = built.get(ref)
+            node = before[1] if before is not None and before[0] == made_of else _node(*made_of)
+            self._built[ref] = (made_of, node)
+            nodes.append(node)
         return nodes, {self._ids[item.ref] for item in page}
 
     def _commit(
@@ -684,7 +695,9 @@ class SurfaceAgentHost:
         nodes no longer on the page (`on_page`, by default those in the tree) are forgotten."""
         previous = self._journal.current
         present = {n.node_id for n in nodes}
-        upserted = [n for n in nodes if previous.nodes.get(n.node_id) != n]
+        upserted = [
+            n for n in nodes if (was := previous.nodes.get(n.node_id)) is not n and was != n
+        ]
         removed = [n for n in previous.nodes if n not in present]
         root = nodes[0].node_id if nodes else None
         focused = next((n.node_id for n in nodes if n.state.focused), None)
