@@ -177,6 +177,22 @@ class _EffectDone:
     traceback: str | None = None
 
 
+_RECOVERIES: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("recoveries")
+
+
+def _recoveries() -> trio.CapacityLimiter:
+    """One recovery at a time in a process. Re-executing a log is Python holding the GIL:
+    sessions that come back together (an HTTP server restarted under its clients) would
+    share the interpreter and all finish last; taking turns, the first is answered first,
+    and the last no later."""
+    try:
+        return _RECOVERIES.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(1)
+        _RECOVERIES.set(limiter)
+        return limiter
+
+
 _EXTRA = "re-execution commits it, the log does not"
 _REDACTED_EFFECT = (
     "not started again when the session was recovered: it was made after a password the"
@@ -397,7 +413,7 @@ class SessionActor(Actor[SessionMessage]):
             # A log whose tail was cut: resumed, the session would answer again with
             # generations the agent was already shown, under seqs the log had used.
             await trio.to_thread.run_sync(check_counted, self.recorder, self.name)
-            self._core = await trio.to_thread.run_sync(self._recover)
+            self._core = await trio.to_thread.run_sync(self._recover, limiter=_recoveries())
             self._seq = head.seq
             self.recovered = True
             outstanding = set(self.core.effects)

@@ -654,3 +654,49 @@ async def test_a_log_whose_tail_was_cut_is_not_resumed_and_nothing_is_written(
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"semledger: the log {db} cannot be read: the summary of")
     assert "Traceback" not in done.stderr
+
+
+async def test_sessions_that_come_back_together_are_recovered_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Re-executing a log holds the GIL: recovered side by side, sessions that came back
+    together (an HTTP server restarted under its clients) all finished last."""
+    import threading
+    import time
+
+    recorder = MemoryRecorder()
+    names = ["a", "b", "c"]
+    for name in names:
+        await in_session(recorder, name, lambda actor: drive(actor, BEFORE))
+    recover = SessionActor._recover
+    lock = threading.Lock()
+    running = most = 0
+
+    def taking_turns(self: SessionActor) -> SessionCore:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)  # long enough for another recovery to start beside it, if it may
+        try:
+            return recover(self)
+        finally:
+            with lock:
+                running -= 1
+
+    monkeypatch.setattr(SessionActor, "_recover", taking_turns)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            actors = [SessionActor(n, todo.app, TODO, writer, recorder) for n in names]
+            async with trio.open_nursery() as sessions:
+
+                async def come_back(actor: SessionActor) -> None:
+                    await sessions.start(actor.run)
+                    await actor.request(Close("test over"))
+
+                for actor in actors:
+                    sessions.start_soon(come_back, actor)
+            writer.close()
+    assert all(actor.recovered for actor in actors)
+    assert most == 1
