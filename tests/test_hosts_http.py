@@ -761,12 +761,7 @@ def test_a_client_that_comes_back_after_a_restart_is_logged_as_resumed_and_audit
     receipts = [seq for seq, e in events if isinstance(e, ActionReceipt)]
     assert receipts[0] < connected[1][0] < receipts[1]  # once, before its first call there
 
-    audited = subprocess.run(
-        _semledger("audit", session_id, "--db", str(db)),
-        capture_output=True, text=True, timeout=60, check=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )  # fmt: skip
-    agents = [line for line in audited.stdout.splitlines() if line.startswith("agent: ")]
+    agents = _audited_agents(session_id, db)
     assert agents[0].startswith("agent: test_hosts_http 1 (MCP 2025-06-18, over http from ")
     assert agents[1].startswith(
         "agent: a client that came back with the session id (no initialize) (MCP 2025-06-18,"
@@ -774,6 +769,16 @@ def test_a_client_that_comes_back_after_a_restart_is_logged_as_resumed_and_audit
     )
     assert "resumed at " in agents[1]
     assert agents[1].endswith(f"(event {connected[1][0]})")
+
+
+def _audited_agents(session_id: str, db: Path) -> list[str]:
+    """The ``agent:`` lines of the session's audit."""
+    audited = subprocess.run(
+        _semledger("audit", session_id, "--db", str(db)),
+        capture_output=True, text=True, timeout=60, check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    return [line for line in audited.stdout.splitlines() if line.startswith("agent: ")]
 
 
 @pytest.mark.parametrize(
@@ -818,12 +823,7 @@ def test_an_initialize_sent_with_the_session_id_after_a_restart_is_logged_as_a_c
     (receipt,) = [seq for seq, e in events if isinstance(e, ActionReceipt)]
     assert connected[-1][0] < receipt
 
-    audited = subprocess.run(
-        _semledger("audit", session_id, "--db", str(db)),
-        capture_output=True, text=True, timeout=60, check=True,
-        env={**os.environ, "COLUMNS": "200"},
-    )  # fmt: skip
-    agents = [line for line in audited.stdout.splitlines() if line.startswith("agent: ")]
+    agents = _audited_agents(session_id, db)
     assert agents[-1].startswith("agent: came-back 2 (MCP 2025-11-25, over http from ")
 
 
