@@ -825,6 +825,12 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         if not sep or not (port.isascii() and port.isdigit()):
             raise UsageError(f"--http {args.http!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
         token = args.token or os.environ.get("SEMLEDGER_TOKEN")
+        if token is None and not _loopback(host or "127.0.0.1"):
+            raise UsageError(
+                f"--http {args.http}: listens beyond this machine, and with no token anyone"
+                " who reaches the port could drive the app: give --token T (or"
+                " SEMLEDGER_TOKEN), or listen on 127.0.0.1"
+            )
         try:
             trio.run(
                 lambda: serve_http(
@@ -870,6 +876,18 @@ def _served(serve: Callable[[], Awaitable[Served]]) -> int:
         print(f"semledger: {error}", file=sys.stderr)
         return 1
     return 1 if served.failed else 0
+
+
+def _loopback(host: str) -> bool:
+    """Whether `host` (as ``--http`` names it) reaches this machine alone."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
 
 
 def _check_transport_options(args: argparse.Namespace) -> None:

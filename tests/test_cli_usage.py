@@ -134,6 +134,11 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["fuzz", "semledger.examples.counter:app", "--db", missing, "--examples", "0"],
             "expected at least 1, got 0",
         ),
+        "serve beyond this machine with no token": (
+            ["serve", "semledger.examples.counter:app", "--db", missing, "--http", "0.0.0.0:0"],
+            "--http 0.0.0.0:0: listens beyond this machine, and with no token anyone who"
+            " reaches the port could drive the app",
+        ),
         "surface without its command": (
             ["surface"],
             "the following arguments are required: COMMAND (see 'semledger surface --help')",
