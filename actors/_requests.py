@@ -15,6 +15,7 @@ from semledger.eventlog import (
     refused_arguments,
 )
 from semledger.runtime import (
+    ActionKind,
     Receipt,
     Rejection,
     SemanticsAction,
@@ -47,15 +48,19 @@ def logged_action(
 ) -> LoggedAction:
     """`action` as logged when `target` is resolved in `snapshot`. With `redact`, a
     ``set_text`` at a password field has its value redacted (``redact_action``: one bullet a
-    character with `keep_length`, for a replay that types it), and so has one at a target
-    that names no one node (a mistyped or ambiguous id may have been meant for a password
-    field; it is rejected either way, so replay is the same)."""
+    character with `keep_length`, for a replay that types it), and so has one that no field
+    takes: at a target that names no one node, or at a node that does not take text or is
+    disabled (a mistyped id, or the password's label beside its field, may have been meant
+    for a password field; it is rejected whatever the text, so replay is the same)."""
     wire = encode_action(action)
     if not (redact and isinstance(action, SetText)):
         return LoggedAction(wire, False, False)
     node = resolve_target(target, snapshot)
-    password = not isinstance(node, Rejection) and node.state.password
-    if isinstance(node, Rejection) or password:
+    if isinstance(node, Rejection):
+        return LoggedAction(redact_action(wire, keep_length=keep_length), True, False)
+    password = node.state.password
+    refused = node.state.disabled or ActionKind.SET_TEXT not in node.actions
+    if password or refused:
         return LoggedAction(redact_action(wire, keep_length=keep_length), True, password)
     return LoggedAction(wire, False, False)
 

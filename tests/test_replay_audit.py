@@ -19,6 +19,7 @@ import trio
 from semledger.actors import LogWriter, SessionActor
 from semledger.eventlog import (
     GENESIS,
+    ActionRequested,
     MemoryRecorder,
     NewEvent,
     SemanticsTaken,
@@ -29,7 +30,7 @@ from semledger.eventlog import (
     chain_step,
 )
 from semledger.examples import gallery
-from semledger.replay import verify
+from semledger.replay import reexecute, verify
 from semledger.runtime import BySemanticId, Latest, Rejection, SemanticId, SetText
 from semledger.runtime._wire import encode_read
 
@@ -525,6 +526,33 @@ async def test_a_password_sent_to_a_mistyped_id_is_redacted_and_recovery_checkpo
     events = [e for _r, e in recorder.events("g")]
     assert SECRET not in repr(events)
     assert sum(isinstance(e, SnapshotTaken) for e in events) == 2
+
+
+async def test_a_password_typed_at_a_node_that_takes_no_text_is_redacted_and_replays() -> None:
+    """Sent to the password's label beside its field, or to the form, it was refused
+    action_unavailable and logged in clear. Text a field does take is logged as typed."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("g", gallery.app, "semledger.examples.gallery:app", writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            for missed in ("gallery.password.label", "gallery.form"):
+                target = BySemanticId(SemanticId(missed))
+                refused = await actor.perform_action(target, SetText(SECRET), Latest())
+                assert isinstance(refused, Rejection)
+                assert refused.code.value == "action_unavailable"
+            username = BySemanticId(SemanticId("gallery.username"))
+            await actor.perform_action(username, SetText("ada"), Latest())
+            actor.close()
+        writer.close()
+    events = [e for _r, e in recorder.events("g")]
+    assert SECRET not in repr(events)
+    typed = [e for e in events if isinstance(e, ActionRequested)]
+    assert [e.redacted for e in typed] == [True, True, False]
+    assert typed[-1].action == {"kind": "set_text", "value": "ada"}
+    report = reexecute(recorder, "g", gallery.app)
+    assert report.ok, report.divergence
 
 
 def test_verify_names_an_event_whose_changed_body_no_longer_decodes(
