@@ -215,3 +215,20 @@ async def test_save_counts_the_items_present_when_save_was_pressed(rt: Runtime) 
         await runner.wait_idle()
     assert find(rt, "todo.save_status").value == "Saved 1 items"
     assert len(items(rt)) == 2
+
+
+def test_a_save_that_finishes_after_a_later_one_does_not_say_what_was_saved(
+    rt: Runtime,
+) -> None:
+    """Effects run side by side: the first save may finish last, and its count is then
+    not what was saved."""
+    add(rt, "one")
+    accepted(rt, "todo.save", ACTIVATE)
+    add(rt, "two")
+    accepted(rt, "todo.save", ACTIVATE)
+    (first, first_save), (second, second_save) = rt.take_effects()
+    rt.complete_effect(second, trio.run(second_save.result))
+    assert find(rt, "todo.save_status").value == "Saved 2 items"
+    rt.complete_effect(first, trio.run(first_save.result))
+    assert find(rt, "todo.save_status").value == "Saved 2 items"
+    assert not rt.pending_work

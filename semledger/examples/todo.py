@@ -48,6 +48,8 @@ class Model:
     next_number: int = 1
     draft: str = ""
     save_status: str | None = None
+    saves: int = 0
+    """Saves started: the result of one a later save superseded is not shown."""
 
 
 @attrs.frozen
@@ -83,6 +85,8 @@ class Save:
 @attrs.frozen
 class Saved:
     count: int
+    save: int | None = None
+    """Which save it answers (None in logs from before saves were numbered)."""
 
 
 Msg = EditDraft | Add | Toggle | Delete | ClearCompleted | Save | Saved
@@ -92,10 +96,10 @@ def init() -> Model:
     return Model()
 
 
-def _save(count: int) -> Effect[Msg]:
+def _save(count: int, save: int) -> Effect[Msg]:
     async def run() -> Msg:
         await trio.sleep(SAVE_SECONDS)
-        return Saved(count)
+        return Saved(count, save)
 
     return Effect(run, name="todo.save")
 
@@ -119,8 +123,14 @@ def update(model: Model, msg: Msg) -> Model | Next[Model, Msg]:
         case ClearCompleted():
             return attrs.evolve(model, items=tuple(i for i in model.items if not i.done))
         case Save():
-            return Next(attrs.evolve(model, save_status="Saving…"), (_save(len(model.items)),))
-        case Saved(count=count):
+            saves = model.saves + 1
+            saving = attrs.evolve(model, save_status="Saving…", saves=saves)
+            return Next(saving, (_save(len(model.items), saves),))
+        case Saved(count=count, save=save):
+            # Effects run side by side, and two saves may finish in either order: only the
+            # last one started says what was saved.
+            if save is not None and save != model.saves:
+                return model
             return attrs.evolve(model, save_status=f"Saved {count} items")
     raise TypeError(f"not a todo message: {msg!r}")
 
