@@ -17,7 +17,12 @@ import attrs
 import trio
 
 from semledger.actors import ActorError, SessionActor, SessionRegistry
-from semledger.eventlog import DAMAGED_LOG_ERRORS, AgentConnected, SessionClaimedError
+from semledger.eventlog import (
+    DAMAGED_LOG_ERRORS,
+    AgentConnected,
+    SessionClaimedError,
+    session_start,
+)
 from semledger.runtime import App
 
 from ._dispatch import announce, handle_message
@@ -326,8 +331,14 @@ class McpHttpApp:
     def _unresumable(self, session_id: str) -> str | None:
         """Why the log's session cannot be resumed here (none, of another app, ended by its
         client, crashed), as its summary says without reading its events; None if it can."""
-        summary = self.registry.recorder.summary(session_id)
+        recorder = self.registry.recorder
+        summary = recorder.summary(session_id)
         if summary is None:
+            return f"unknown session {session_id!r}"
+        started = session_start(recorder, session_id)
+        if started is None or started.params.get("transport") != "http":
+            # A stdio or surface session, named by its operator or by the clock: a name
+            # that can be guessed is no credential, and the answer says nothing about it.
             return f"unknown session {session_id!r}"
         if summary.app != self.app_ref:
             return f"session {session_id!r} is a session of {summary.app}, not of {self.app_ref}"

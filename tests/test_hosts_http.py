@@ -1175,3 +1175,27 @@ def test_a_token_no_header_can_carry_is_refused_at_start(tmp_path: Path, token: 
         "semledger: the token must be visible ASCII characters (it travels in a header)\n"
     )
     assert not (tmp_path / "log.db").exists()
+
+
+def test_a_session_not_opened_over_http_is_unknown_to_an_http_client(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """A stdio session's name is chosen by its operator or made from the clock: sent as a
+    session id it resumed the session for whoever guessed it, and the 404s of other names
+    said which existed and which app they ran."""
+    sys.path.insert(0, str(APPS))
+    import stdio_client
+
+    db = tmp_path / "log.db"
+    stdio_client.serve(COUNTER, db, "payroll-agent", [stdio_client.perform(1, "counter.increment")])
+    with SqliteRecorder(db) as recorder:
+        before = recorder.head("payroll-agent")
+    with serving(db) as running:
+        for name in ("payroll-agent", "no-such-session"):
+            answered = McpClient(http, running.url).post(
+                {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Mcp-Session-Id": name}
+            )
+            assert answered.status_code == 404
+            assert answered.json() == {"error": f"unknown session {name!r}"}
+    with SqliteRecorder(db) as recorder:
+        assert recorder.head("payroll-agent") == before
