@@ -14,8 +14,9 @@ import os
 import pprint
 import re
 import secrets
+import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -149,12 +150,15 @@ def check_writable(path: str | os.PathLike[str]) -> None:
 
 def write_whole(path: str | os.PathLike[str], source: str) -> None:
     """Write `source` to `path` whole or not at all: into a new file beside it, then renamed
-    over it (over the file a symlink names, not the link). Raises `OSError` (a directory, a
+    over it (over the file a symlink names, not the link), keeping the mode of the file it
+    replaces (a file only its owner could read stays so). Raises `OSError` (a directory, a
     missing parent, no permission, an existing file that is not a regular one)."""
     target = _target(path)
     partial, fd = _partial(target)
     try:
         with open(fd, "w", encoding="utf-8") as file:
+            with suppress(FileNotFoundError):  # a new file: the umask's mode
+                os.fchmod(file.fileno(), stat.S_IMODE(target.stat().st_mode))
             file.write(source)
         os.replace(partial, target)
     except BaseException:

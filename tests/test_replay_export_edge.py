@@ -171,6 +171,15 @@ def test_an_export_through_a_symlink_writes_the_file_it_names(tmp_path: Path) ->
     assert real.read_text() == "new\n"
 
 
+def test_an_export_over_a_file_keeps_its_mode(tmp_path: Path) -> None:
+    """A file only its owner could read came back readable by everyone."""
+    private = tmp_path / "private.py"
+    private.write_text("old\n")
+    private.chmod(0o600)
+    write_whole(private, "new\n")
+    assert (private.read_text(), private.stat().st_mode & 0o777) == ("new\n", 0o600)
+
+
 def test_effect_results_that_are_nan_or_infinite_export_a_module_that_passes(
     tmp_path: Path,
 ) -> None:
