@@ -33,7 +33,7 @@ def _u64(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
 def _of(kind: type) -> Any:
     def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if not isinstance(value, kind):
-            raise TypeError(f"{attribute.name}: expected a {kind.__name__}, got {_shown(value)}")
+            raise TypeError(f"{attribute.name}: expected {kind.__name__}, got {_shown(value)}")
 
     return check
 
@@ -47,8 +47,7 @@ def _shown(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _simple_kind(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    _of(ActionKind)(_instance, attribute, value)
+def _no_payload(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if value in PAYLOAD_KINDS:
         raise ValueError(f"kind: {value} carries a payload, so it has a class of its own")
 
@@ -72,7 +71,7 @@ def _optional_semantic_id(value: str | None) -> SemanticId | None:
 class SimpleAction:
     """An action that carries no payload (activate, focus, submit, …)."""
 
-    kind: ActionKind = attrs.field(validator=_simple_kind)
+    kind: ActionKind = attrs.field(validator=[_of(ActionKind), _no_payload])
 
 
 @attrs.frozen
