@@ -19,6 +19,7 @@ import trio
 from semledger.actors import LogWriter, SessionActor
 from semledger.eventlog import (
     GENESIS,
+    ActionRejected,
     ActionRequested,
     MemoryRecorder,
     NewEvent,
@@ -504,25 +505,32 @@ def test_a_redacted_password_stays_out_of_the_recovery_checkpoints_and_recovery_
     )
 
 
-async def test_a_password_sent_to_a_mistyped_id_is_redacted_and_recovery_checkpoints_go_on(
-) -> None:
-    """It never reached the application, so the model cannot hold it."""
+async def _secret_typed_at(missed: list[str], **options: Any) -> MemoryRecorder:
+    """A gallery session where the secret is typed at each of `missed` (each refused), then
+    ``ada`` into the username field."""
     recorder = MemoryRecorder()
     async with trio.open_nursery() as nursery:
         writer: LogWriter = await nursery.start(LogWriter(recorder).run)
         actor = SessionActor(
-            "g", gallery.app, "semledger.examples.gallery:app", writer, recorder,
-            checkpoint_every=1,
-        )  # fmt: skip
+            "g", gallery.app, "semledger.examples.gallery:app", writer, recorder, **options
+        )
         async with trio.open_nursery() as sessions:
             await sessions.start(actor.run)
-            missed = BySemanticId(SemanticId("gallery.pasword"))
-            rejected = await actor.perform_action(missed, SetText(SECRET), Latest())
-            assert isinstance(rejected, Rejection)
+            for semantic_id in missed:
+                target = BySemanticId(SemanticId(semantic_id))
+                refused = await actor.perform_action(target, SetText(SECRET), Latest())
+                assert isinstance(refused, Rejection)
             username = BySemanticId(SemanticId("gallery.username"))
             await actor.perform_action(username, SetText("ada"), Latest())
             actor.close()
         writer.close()
+    return recorder
+
+
+async def test_a_password_sent_to_a_mistyped_id_is_redacted_and_recovery_checkpoints_go_on(
+) -> None:
+    """It never reached the application, so the model cannot hold it."""
+    recorder = await _secret_typed_at(["gallery.pasword"], checkpoint_every=1)
     events = [e for _r, e in recorder.events("g")]
     assert SECRET not in repr(events)
     assert sum(isinstance(e, SnapshotTaken) for e in events) == 2
@@ -531,26 +539,14 @@ async def test_a_password_sent_to_a_mistyped_id_is_redacted_and_recovery_checkpo
 async def test_a_password_typed_at_a_node_that_takes_no_text_is_redacted_and_replays() -> None:
     """Sent to the password's label beside its field, or to the form, it was refused
     action_unavailable and logged in clear. Text a field does take is logged as typed."""
-    recorder = MemoryRecorder()
-    async with trio.open_nursery() as nursery:
-        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-        actor = SessionActor("g", gallery.app, "semledger.examples.gallery:app", writer, recorder)
-        async with trio.open_nursery() as sessions:
-            await sessions.start(actor.run)
-            for missed in ("gallery.password.label", "gallery.form"):
-                target = BySemanticId(SemanticId(missed))
-                refused = await actor.perform_action(target, SetText(SECRET), Latest())
-                assert isinstance(refused, Rejection)
-                assert refused.code.value == "action_unavailable"
-            username = BySemanticId(SemanticId("gallery.username"))
-            await actor.perform_action(username, SetText("ada"), Latest())
-            actor.close()
-        writer.close()
+    recorder = await _secret_typed_at(["gallery.password.label", "gallery.form"])
     events = [e for _r, e in recorder.events("g")]
     assert SECRET not in repr(events)
     typed = [e for e in events if isinstance(e, ActionRequested)]
     assert [e.redacted for e in typed] == [True, True, False]
     assert typed[-1].action == {"kind": "set_text", "value": "ada"}
+    rejected = [e for e in events if isinstance(e, ActionRejected)]
+    assert [e.code for e in rejected] == ["action_unavailable", "action_unavailable"]
     report = reexecute(recorder, "g", gallery.app)
     assert report.ok, report.divergence
 
