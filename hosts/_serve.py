@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import secrets
 import sys
 import time
@@ -34,7 +35,8 @@ from ._stdio import run_stdio, stop_on_signals
 class ServeError(Exception):
     """Raised when a server cannot start: an adapter that cannot open, a logged session
     that cannot be resumed (it crashed, or another app recorded it), an HTTP address
-    that cannot be listened on, or an allowed origin that is not an origin."""
+    that cannot be listened on (or not without a token), or an allowed origin that is not
+    an origin."""
 
 
 def new_session_name(prefix: str = "session") -> str:
@@ -47,6 +49,17 @@ def _first(group: BaseExceptionGroup[OSError]) -> OSError:
     while isinstance(error, BaseExceptionGroup):
         error = error.exceptions[0]
     return error
+
+
+def on_loopback(host: str) -> bool:
+    """Whether an HTTP server listening on `host` can be reached from this machine alone
+    (``localhost``, ``127.0.0.1``, ``[::1]``, ...); a host name may resolve to anything."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _say(text: str) -> None:
@@ -199,7 +212,8 @@ async def serve_http(
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT, SIGTERM or SIGHUP
-    (a second one stops the process at once, as over stdio).
+    (a second one stops the process at once, as over stdio). Raises `ServeError` for an
+    address beyond loopback with no `token`, among others.
 
     Sessions are not ended when the server stops: their clients may come back to a new
     server on the same log, which recovers them.
@@ -220,6 +234,11 @@ async def serve_http(
     bind = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
     if not 0 <= port <= 65535:
         raise ServeError(f"cannot listen on {bind}: the port must be from 0 to 65535")
+    if token is None and not on_loopback(host):
+        raise ServeError(
+            f"cannot listen on {bind} with no token: anyone who reaches the port could drive"
+            " the app (give a token, or listen on 127.0.0.1)"
+        )
     app = load_app(app_ref)
     recorder = SqliteRecorder(db)
     config = Config()

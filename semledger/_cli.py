@@ -820,12 +820,13 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     if args.http is not None:
         from semledger.hosts import serve_http
+        from semledger.hosts._serve import on_loopback
 
         host, sep, port = args.http.rpartition(":")
         if not sep or not (port.isascii() and port.isdigit()):
             raise UsageError(f"--http {args.http!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
         token = args.token or os.environ.get("SEMLEDGER_TOKEN")
-        if token is None and not _loopback(host or "127.0.0.1"):
+        if token is None and not on_loopback(host or "127.0.0.1"):  # said with the flags
             raise UsageError(
                 f"--http {args.http}: listens beyond this machine, and with no token anyone"
                 " who reaches the port could drive the app: give --token T (or"
@@ -876,18 +877,6 @@ def _served(serve: Callable[[], Awaitable[Served]]) -> int:
         print(f"semledger: {error}", file=sys.stderr)
         return 1
     return 1 if served.failed else 0
-
-
-def _loopback(host: str) -> bool:
-    """Whether `host` (as ``--http`` names it) reaches this machine alone."""
-    import ipaddress
-
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name: it may resolve to anything
-        return False
 
 
 def _check_transport_options(args: argparse.Namespace) -> None:

@@ -1199,3 +1199,19 @@ def test_a_session_not_opened_over_http_is_unknown_to_an_http_client(
             assert answered.json() == {"error": f"unknown session {name!r}"}
     with SqliteRecorder(db) as recorder:
         assert recorder.head("payroll-agent") == before
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "example.invalid"])
+def test_serving_beyond_loopback_without_a_token_is_refused_from_python_too(
+    tmp_path: Path, host: str
+) -> None:
+    """The command refused it; a server started from Python answered any host."""
+    from semledger.hosts import ServeError, serve_http
+
+    async def serve() -> None:
+        with trio.fail_after(30):  # a bound on a server that, broken, serves on
+            await serve_http(COUNTER, host=host, port=0, db=tmp_path / "log.db")
+
+    with pytest.raises(ServeError, match="with no token: anyone who reaches the port"):
+        trio.run(serve)
+    assert not (tmp_path / "log.db").exists()
