@@ -68,7 +68,6 @@ from semledger.runtime._actions import check_request, check_since
 from semledger.runtime._wire import (
     WireError,
     decode_perform_action,
-    encode_action,
     encode_precondition,
     encode_read,
     encode_target,
@@ -649,9 +648,16 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _perform(self, message: Perform) -> Receipt | Rejection:
         core = self.core
+        logged = logged_action(
+            message.action,
+            message.target,
+            core.runtime.snapshot,
+            redact=self.redact_passwords,
+            keep_length=True,
+        )
         arguments = {
             "target": encode_target(message.target),
-            "action": encode_action(message.action),
+            "action": logged.wire,
             "precondition": encode_precondition(message.precondition),
         }
         try:
@@ -663,13 +669,6 @@ class SessionActor(Actor[SessionMessage]):
             rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, str(error), {})
             self._submit([self._refused(Refuse(arguments, rejection))])
             return rejection
-        logged = logged_action(
-            message.action,
-            message.target,
-            core.runtime.snapshot,
-            redact=self.redact_passwords,
-            keep_length=True,
-        )
         if logged.password:
             # The live model may now hold the password the log leaves out, and a recovery
             # checkpoint would encode it. Recovery re-executes from the last one before it,
@@ -679,7 +678,7 @@ class SessionActor(Actor[SessionMessage]):
         event = ActionRequested(
             core.next_request_id(),
             arguments["target"],
-            logged.wire,
+            arguments["action"],
             arguments["precondition"],
             logged.redacted,
         )
