@@ -285,7 +285,7 @@ class _Example:
     nothing else fails.
     """
 
-    def __init__(self, app: App[Any, Any], trail: _Trail, allowed: tuple[str, ...]) -> None:
+    def __init__(self, app: App[Any, Any], trail: _Trail, allowed: frozenset[str]) -> None:
         self.allowed = allowed
         self.core = SessionCore(app)
         self.twin = self._again("as it started", "a start", lambda: SessionCore(app))
@@ -499,7 +499,7 @@ def fuzz_app(
             # Past `examples`, hypothesis is shrinking a failure: the total is unknown.
             on_progress(state.ran, examples if state.ran <= examples else None)
         try:
-            _Example(app, state.last, allowed).run(data, steps)
+            _Example(app, state.last, frozenset(allowed)).run(data, steps)
         except HypothesisException:
             raise
         except Exception as error:

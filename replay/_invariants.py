@@ -6,8 +6,7 @@ so "advanced exactly when the snapshot changed" costs two hash comparisons.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any
 
 import attrs
 
@@ -19,7 +18,7 @@ from semledger.runtime import (
     Unchanged,
     apply_delta,
 )
-from semledger.runtime._wire import encode_issue, encode_read
+from semledger.runtime._wire import ISSUE_KINDS, encode_issue, encode_read
 
 
 class InvariantViolation(AssertionError):  # noqa: N818 - it reads as what it reports
@@ -56,13 +55,6 @@ class GenerationChecker:
         self.previous = current
 
 
-ISSUE_KINDS: Final = (
-    "duplicate_semantic_id",
-    "missing_relation_target",
-    "ambiguous_relation_target",
-)
-
-
 def allowed_issue(text: str) -> str:
     """`text` if it names issues a view may report on purpose: ``KIND`` (every issue of that
     kind) or ``KIND:SEMANTIC_ID`` (those about that semantic id). Raises ``ValueError``
@@ -75,12 +67,13 @@ def allowed_issue(text: str) -> str:
     return text
 
 
-def check_issues(snapshot: SemanticsSnapshot, where: str, allowed: Iterable[str] = ()) -> None:
+def check_issues(
+    snapshot: SemanticsSnapshot, where: str, allowed: frozenset[str] = frozenset()
+) -> None:
     """The view reports no issues (a semantic id on two nodes, a relation to none) but the
     `allowed` ones (see `allowed_issue`): each is a bug of the app's, which agents would meet
     as an ambiguous or missing target, unless the app means it (an id every row of a list
     shares, say)."""
-    allowed = frozenset(allowed)
     reported = []
     for issue in snapshot.issues:
         encoded = encode_issue(issue)
@@ -123,6 +116,19 @@ def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
             raise InvariantViolation(
                 f"the delta from {since} does not lead to generation {current}"
             )
+
+
+def recorded_issue_check(params: dict[str, Any]) -> frozenset[str] | None:
+    """The issues a fuzzer counterexample's view was allowed to report, as `fuzz_app` saved
+    them in the session's params; None for a session whose view was not checked for issues
+    (any other), which replay holds to none of it. Entries that are not text are ignored."""
+    fuzz = params.get("fuzz")
+    if not isinstance(fuzz, dict) or fuzz.get("issues") is not True:
+        return None
+    allowed = fuzz.get("allowed_issues")
+    if not isinstance(allowed, list):
+        return frozenset()
+    return frozenset(a for a in allowed if isinstance(a, str))
 
 
 def recorded_reads(params: dict[str, Any]) -> dict[int, list[int | None]]:

@@ -41,6 +41,7 @@ from ._invariants import (
     InvariantViolation,
     check_issues,
     check_read,
+    recorded_issue_check,
     recorded_reads,
 )
 from ._reads import UnknownSessionError
@@ -282,10 +283,7 @@ def _reexecute(
         raise ValueError(f"session {session!r} does not begin with SessionStarted")
     log.take()
     reads = recorded_reads(first[1].params)
-    fuzzed = first[1].params.get("fuzz")
-    issues_checked = isinstance(fuzzed, dict) and fuzzed.get("issues") is True
-    allowed = fuzzed.get("allowed_issues") if isinstance(fuzzed, dict) else None
-    allowed_issues = [a for a in allowed if isinstance(a, str)] if isinstance(allowed, list) else []
+    allowed_issues = recorded_issue_check(first[1].params)
     crashed_at_start = log.crash()
     try:
         core = SessionCore(app)
@@ -345,7 +343,7 @@ def _reexecute(
         """The reads a fuzzer counterexample made after `at_step` inputs, made again, and
         its check that the view reports no issues."""
         try:
-            if issues_checked:
+            if allowed_issues is not None:
                 check_issues(core.runtime.snapshot, f"step {at_step}", allowed_issues)
         except InvariantViolation as violation:
             return Divergence(at_step, seq, "the view to report no issues", str(violation))

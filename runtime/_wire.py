@@ -98,6 +98,12 @@ _ROLES: Final = {r.value: r for r in Role}
 _PATH_ROLES: Final = {r.value: r for r in Role if r is not Role.NONE}
 _ACTION_KINDS: Final = {k.value: k for k in ActionKind}
 _SIMPLE_KINDS: Final = frozenset(k for k in ActionKind if k not in PAYLOAD_KINDS)
+ISSUE_KINDS: Final = (
+    "duplicate_semantic_id",
+    "missing_relation_target",
+    "ambiguous_relation_target",
+)
+"""The ``kind`` of each issue a snapshot reports, as the wire names them."""
 _DIRECTIONS: Final = {d.value: d for d in ScrollDirection}
 _CHECKED: Final = {c.value: c for c in Checked}
 _LIVE: Final = {v.value: v for v in Live}
@@ -808,10 +814,7 @@ def decode_issue(value: object, where: str = "issue") -> Issue:
             _semantic_id(obj["semantic_id"], _at(where, "semantic_id")),
             _node_ids(obj["nodes"], _at(where, "nodes")),
         )
-    _fail(
-        _at(where, "kind"),
-        "expected one of duplicate_semantic_id, missing_relation_target, ambiguous_relation_target",
-    )
+    _fail(_at(where, "kind"), f"expected one of {', '.join(ISSUE_KINDS)}")
 
 
 def decode_announcement(value: object, where: str = "announcement") -> Announcement:
