@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import attrs
@@ -55,6 +55,9 @@ _PREFLIGHT_HEADERS = (
 )
 """The answer to a CORS preflight from an allowed origin: what its page may send."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+TRANSPORT: Final = "http"
+"""How its sessions' starts (``params["transport"]``) and connections name this transport:
+a server resumes only sessions whose start says so."""
 
 
 def normalize_origin(text: str) -> str:
@@ -238,7 +241,7 @@ class McpHttpApp:
         except ActorError as error:  # the application raised as it started, say
             await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"no session: {error}"))
             return
-        await announce(router, connection.host, "http", peer)
+        await announce(router, connection.host, TRANSPORT, peer)
         await _respond(send, 200, reply.message, extra=[("mcp-session-id", session_id)])
 
     async def _answer(
@@ -263,7 +266,7 @@ class McpHttpApp:
             await self._came_back(connection, headers, peer)
         else:
             connection.came_back = False
-            await announce(router, connection.host, "http", peer)
+            await announce(router, connection.host, TRANSPORT, peer)
         return replies
 
     async def _came_back(
@@ -274,7 +277,7 @@ class McpHttpApp:
         if connection.came_back:
             connection.came_back = False
             version = headers.get("mcp-protocol-version")
-            resumed = AgentConnected(None, version, "http", peer, resumed=True)
+            resumed = AgentConnected(None, version, TRANSPORT, peer, resumed=True)
             await connection.host.connected(resumed)
 
     def _router(self) -> Router:
@@ -290,7 +293,7 @@ class McpHttpApp:
                 self.registry.writer,
                 self.registry.recorder,
                 redact_passwords=self.redact_passwords,
-                params={"transport": "http"},
+                params={"transport": TRANSPORT},
             ),
         )
         host = RuntimeAgentHost(actor)
@@ -336,7 +339,7 @@ class McpHttpApp:
         if summary is None:
             return f"unknown session {session_id!r}"
         started = session_start(recorder, session_id)
-        if started is None or started.params.get("transport") != "http":
+        if started is None or started.params.get("transport") != TRANSPORT:
             # A stdio or surface session, named by its operator or by the clock: a name
             # that can be guessed is no credential, and the answer says nothing about it.
             return f"unknown session {session_id!r}"
