@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import reprlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar
@@ -178,6 +180,104 @@ def _sid(semantic_id: str | SemanticId | None) -> SemanticId | None:
 
 
 _TEXT_FIELDS = ("label", "value", "description", "url")
+_INT64 = range(-(2**63), 2**63)
+"""The integers both the log (msgpack) and every client's JSON parser carry exactly."""
+
+
+def _refuse(name: str, expected: str, value: object) -> TypeError:
+    return TypeError(
+        f"{name}: expected {expected}, got {type(value).__name__} {reprlib.repr(value)}"
+    )
+
+
+def _check_int(name: str, value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _refuse(name, "an int or None", value)
+    if value not in _INT64:
+        raise ValueError(f"{name}: {value} does not fit in 64 bits, which the log carries")
+
+
+def _check_number(name: str, value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _refuse(name, "a number or None", value)
+    if not (math.isfinite(value) if isinstance(value, float) else value in _INT64):
+        raise ValueError(f"{name}: expected a finite number that fits in 64 bits, got {value!r}")
+
+
+def _check_bool(name: str, value: object, *, optional: bool = False) -> None:
+    if not isinstance(value, bool) and not (optional and value is None):
+        raise _refuse(name, "True or False" + (" or None" if optional else ""), value)
+
+
+def _check_instance(kind: type, optional: bool = False) -> Callable[[str, object], None]:
+    def check(name: str, value: object) -> None:
+        if not isinstance(value, kind) and not (optional and value is None):
+            raise _refuse(name, f"a {kind.__name__}" + (" or None" if optional else ""), value)
+
+    return check
+
+
+def _check_state(name: str, state: object) -> None:
+    if not isinstance(state, State):
+        raise _refuse(name, "a State", state)
+    for field in attrs.fields(State):
+        value = getattr(state, field.name)
+        if field.name == "checked":
+            _check_instance(Checked, optional=True)(f"{name}.checked", value)
+        else:
+            _check_bool(f"{name}.{field.name}", value, optional=field.name == "expanded")
+
+
+def _check_numeric(name: str, numeric: object) -> None:
+    if numeric is None:
+        return
+    if not isinstance(numeric, Numeric):
+        raise _refuse(name, "a Numeric or None", numeric)
+    for field in ("current", "min", "max", "step"):
+        _check_number(f"{name}.{field}", getattr(numeric, field))
+    _check_instance(str, optional=True)(f"{name}.value_text", numeric.value_text)
+
+
+def _check_collection(name: str, collection: object) -> None:
+    if collection is None:
+        return
+    if not isinstance(collection, Collection):
+        raise _refuse(name, "a Collection or None", collection)
+    for field in attrs.fields(Collection):
+        _check_int(f"{name}.{field.name}", getattr(collection, field.name))
+
+
+def _check_layout(name: str, layout: object) -> None:
+    if not isinstance(layout, LayoutSpec):
+        raise _refuse(name, "a LayoutSpec", layout)
+    if layout.direction not in ("column", "row"):
+        raise ValueError(f"{name}.direction: expected 'column' or 'row', got {layout.direction!r}")
+    for field in ("height", "padding"):
+        value = getattr(layout, field)
+        _check_number(f"{name}.{field}", value)
+        if value is not None and value < 0:
+            raise ValueError(f"{name}.{field}: expected a number of at least 0, got {value!r}")
+
+
+_FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
+    **{name: _check_instance(str, optional=True) for name in _TEXT_FIELDS},
+    "level": _check_int,
+    "focus_order": _check_int,
+    "state": _check_state,
+    "numeric": _check_numeric,
+    "collection": _check_collection,
+    "layout": _check_layout,
+    "live": _check_instance(Live),
+    "composition": _check_instance(Composition),
+    "atomic": _check_bool,
+    "editable": _check_bool,
+    "focusable": functools.partial(_check_bool, optional=True),
+}
+"""What `node` checks of the fields it is given: what the log and the wire carry."""
 
 
 def node(
@@ -188,16 +288,20 @@ def node(
     relations: Mapping[Relation, Sequence[str]] | None = None,
     **fields: Any,
 ) -> View[Msg]:
-    """A view node of any role. ``semantic_id`` is checked here: an invalid literal raises,
-    and so does text that is not a str (an int value would be served, then found unreadable
-    in the log)."""
-    for name in _TEXT_FIELDS:
-        given = fields.get(name)
-        if given is not None and not isinstance(given, str):
-            raise TypeError(f"{name}: expected a str or None, got {type(given).__name__} {given!r}")
-    level = fields.get("level")
-    if level is not None and (not isinstance(level, int) or isinstance(level, bool)):
-        raise TypeError(f"level: expected an int or None, got {type(level).__name__} {level!r}")
+    """A view node of any role. Its fields are checked here, where the app's author sees the
+    mistake: an invalid ``semantic_id`` literal, text that is not a str (an int value would
+    be served, then found unreadable in the log), a string where a `Role` or a `State` flag
+    belongs, a number the log or the wire cannot carry (too large, NaN, infinite)."""
+    if not isinstance(role, Role):
+        try:
+            hint = f" (Role({role!r}) is {Role(role)!r})"
+        except (ValueError, TypeError):
+            hint = ""
+        raise _refuse("role", f"a Role{hint}", role)
+    for name, given in fields.items():
+        check = _FIELD_CHECKS.get(name)
+        if check is not None:
+            check(name, given)
     _check_children(children)
     for offered, handler in (handlers or {}).items():
         if not callable(handler):
@@ -359,6 +463,9 @@ def scroll_view(
     *children: View[Msg], height: float = 240.0, step: float = 48.0, **fields: Any
 ) -> View[Msg]:
     """A viewport of fixed height whose scroll offset is runtime-owned UI state."""
+    _check_number("step", step)
+    if step is None:
+        raise _refuse("step", "a number", step)
 
     def handle_scroll(action: SemanticsAction) -> Outcome[Msg]:
         direction = getattr(action, "direction", None)

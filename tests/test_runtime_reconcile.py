@@ -14,6 +14,7 @@ from semledger.runtime import (
     ApplicationError,
     AppRuntime,
     ByNodeId,
+    Collection,
     Composition,
     Declaration,
     Delta,
@@ -21,16 +22,20 @@ from semledger.runtime import (
     ErrorCode,
     Full,
     Latest,
+    LayoutSpec,
     NotAViewError,
+    Numeric,
     Rejection,
     Role,
     SimpleAction,
+    State,
     View,
     button,
     column,
     group,
     lazy,
     node,
+    scroll_view,
     text,
     text_field,
 )
@@ -313,6 +318,60 @@ def test_view_text_that_the_wire_cannot_carry_is_refused_where_it_is_built(
     with pytest.raises(ApplicationError) as raised:
         runtime(lambda _model: column(node(Role.TEXT, **fields)), 0)
     assert str(raised.value.__cause__) == says
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "says"),
+    [
+        (lambda: node("button"), TypeError, "role: expected a Role (Role('button') is <Role.B"),
+        (lambda: node(Role.TEXT, state=State(busy="yes")), TypeError, "state.busy: expected True"),
+        (
+            lambda: node(Role.TEXT, state=State(checked=True)),  # type: ignore[arg-type]
+            TypeError,
+            "state.checked: expected a Checked or None, got bool True",
+        ),
+        (
+            lambda: node(Role.SLIDER, numeric=Numeric(current="5")),  # type: ignore[arg-type]
+            TypeError,
+            "numeric.current: expected a number or None, got str '5'",
+        ),
+        (
+            lambda: node(Role.SLIDER, numeric=Numeric(max=float("nan"))),
+            ValueError,
+            "numeric.max: expected a finite number that fits in 64 bits, got nan",
+        ),
+        (
+            lambda: node(Role.SLIDER, numeric=Numeric(current=10**400)),
+            ValueError,
+            "numeric.current: expected a finite number that fits in 64 bits",
+        ),
+        (lambda: node(Role.HEADING, level=2**70), ValueError, "level: 1180591620717411303424 d"),
+        (
+            lambda: node(Role.LIST_ITEM, collection=Collection(set_size=2.5)),  # type: ignore[arg-type]
+            TypeError,
+            "collection.set_size: expected an int or None, got float 2.5",
+        ),
+        (lambda: node(Role.TEXT, live="polite"), TypeError, "live: expected a Live, got str"),
+        (lambda: text("a", focusable="x"), TypeError, "focusable: expected True or False or None"),
+        (lambda: scroll_view(step=float("inf")), ValueError, "step: expected a finite number"),
+        (
+            lambda: node(Role.TEXT, layout=LayoutSpec(height=-1.0)),
+            ValueError,
+            "layout.height: expected a number of at least 0, got -1.0",
+        ),
+    ],
+)
+def test_view_fields_the_log_or_the_wire_cannot_carry_are_refused_where_they_are_built(
+    build: Callable[[], object], error: type[Exception], says: str
+) -> None:
+    """A string role crashed the runtime's paint pass with nothing logged; a huge level did
+    the same in msgpack; NaN made every read fail; a string numeric broke the tool's output
+    schema for every client that checks it."""
+    with pytest.raises(error, match=re.escape(says)):
+        build()
+    with pytest.raises(ApplicationError) as raised:
+        runtime(lambda _model: column(build()), 0)  # type: ignore[arg-type]
+    assert type(raised.value.__cause__) is error
 
 
 def test_a_message_given_where_a_handler_goes_is_refused_naming_the_handler() -> None:
