@@ -49,12 +49,19 @@ class UnsubscribedTimerError(Exception):
     timer of its message: the app re-executing the log is not the one that ran it."""
 
 
-def crash_event(error: BaseException) -> SessionCrashed:
-    """The event that logs `error` ending a session: the exception the application raised
+def app_raised(error: BaseException) -> BaseException:
+    """What ended a session, as its operator is told: the exception the application raised
     (the cause of an `ApplicationError`), or else `error` itself, whatever it was raised
-    from (replay raises it again, not its cause), and the whole traceback."""
+    from (the runtime refusing what the app returned has no cause; replay raises it again,
+    not its cause)."""
     cause = error.__cause__ if isinstance(error, ApplicationError) else None
-    raised = error if cause is None else cause
+    return error if cause is None else cause
+
+
+def crash_event(error: BaseException) -> SessionCrashed:
+    """The event that logs `error` ending a session: what `app_raised` names, and the whole
+    traceback."""
+    raised = app_raised(error)
     return SessionCrashed(type(raised).__qualname__, "".join(traceback.format_exception(error)))
 
 

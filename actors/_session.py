@@ -81,7 +81,7 @@ from ._actor import (
     _Envelope,
     single_error,
 )
-from ._core import SessionCore, commit_size, crash_event, effect_failure
+from ._core import SessionCore, app_raised, commit_size, crash_event, effect_failure
 from ._journal import logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
@@ -405,7 +405,7 @@ class SessionActor(Actor[SessionMessage]):
                 await self._append([start, crash_event(error)])
                 raise SessionCrashedError(
                     f"session {self.name!r}: the application raised as it started: "
-                    f"{error.__cause__!r} (`{self._replay_command()}` raises it again)"
+                    f"{app_raised(error)!r} (`{self._replay_command()}` raises it again)"
                 ) from error
             await self._append([start, *self.core.initial_outputs()])
         else:
@@ -450,7 +450,7 @@ class SessionActor(Actor[SessionMessage]):
         except ApplicationError as error:
             raise SessionCrashedError(
                 f"session {self.name!r} cannot be resumed: the application raised as it "
-                f"started ({error.__cause__!r})"
+                f"started ({app_raised(error)!r})"
             ) from error
         made_by = 0  # the seq of the input whose commits `made` holds (0: the first build)
         # The inputs toward the next checkpoint go on from the log, not from this run: a
@@ -485,7 +485,7 @@ class SessionActor(Actor[SessionMessage]):
                     raise self._diverged(
                         record.seq,
                         core.runtime.generation,
-                        f"re-executing the input there raised {error.__cause__ or error!r}, "
+                        f"re-executing the input there raised {app_raised(error)!r}, "
                         "which the live session did not",
                         redacted=core.redacted,
                     ) from error
@@ -696,7 +696,7 @@ class SessionActor(Actor[SessionMessage]):
             result = self.core.step(event, decoded=decoded)
         except ApplicationError as error:
             await self._crash(event, error)
-            raise SessionCrashedError(f"the application raised: {error.__cause__!r}") from error
+            raise SessionCrashedError(f"the application raised: {app_raised(error)!r}") from error
         except Exception as error:
             # Not the app's own error (a logged message that does not decode back, a fault
             # of the runtime): the session ends the same way, on the record after its
@@ -746,7 +746,7 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _crash(self, event: Event | None, error: BaseException, why: str = "") -> None:
         self.ended = True
-        self.failure = why or f"its application raised {error.__cause__ or error!r}"
+        self.failure = why or f"its application raised {app_raised(error)!r}"
         self.core.runtime.close()
         await self._append([*([] if event is None else [event]), crash_event(error)])
         self.close()

@@ -31,3 +31,13 @@ subscribing: App[counter.Model, counter.Msg] = attrs.evolve(
     counter.app, subscriptions=_no_timer, name="counter-broken-subscriptions"
 )
 """A counter whose subscriptions raise from the first model on."""
+
+
+def _bare_timer(model: counter.Model) -> Any:
+    return Every(1.0, counter.Increment())  # not in a sequence: the runtime refuses it
+
+
+bare_timer: App[counter.Model, counter.Msg] = attrs.evolve(
+    counter.app, subscriptions=_bare_timer, name="counter-bare-timer"
+)
+"""A counter whose subscriptions return what the runtime refuses (an error with no cause)."""
