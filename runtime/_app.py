@@ -18,12 +18,22 @@ Model = TypeVar("Model")
 Msg = TypeVar("Msg")
 
 
+def _effect_run(_instance: object, _attribute: object, run: Any) -> None:
+    if not callable(run):
+        raise TypeError(f"Effect.run: expected an async function of no arguments, got {run!r:.80}")
+
+
+def _effect_name(_instance: object, _attribute: object, name: Any) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"Effect.name: expected a str, got {type(name).__name__} {name!r:.80}")
+
+
 @attrs.frozen
 class Effect(Generic[Msg]):
     """An asynchronous command run as a Trio task; its message (if any) is an ordinary input."""
 
-    run: Callable[[], Awaitable[Msg | None]]
-    name: str = "effect"
+    run: Callable[[], Awaitable[Msg | None]] = attrs.field(validator=_effect_run)
+    name: str = attrs.field(default="effect", validator=_effect_name)
 
     async def result(self) -> Msg | None:
         """Run it; its message. A `run` that is not async (a plain function, a lambda
@@ -57,6 +67,11 @@ def _positive(_instance: object, _attribute: object, seconds: float) -> None:
 
 
 def _hashable(_instance: object, _attribute: object, message: Any) -> None:
+    if isinstance(message, type):  # as `send` refuses it: update's `case Tick():` misses it
+        name = message.__qualname__
+        raise TypeError(
+            f"Every.message: {name} is a message class, not a message: give one, {name}()"
+        )
     try:
         hash(message)
     except TypeError:

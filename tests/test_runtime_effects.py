@@ -18,6 +18,7 @@ from semledger.runtime import (
     BySemanticId,
     Effect,
     EffectRunner,
+    Every,
     Latest,
     Next,
     NotAModelError,
@@ -432,3 +433,24 @@ def test_a_message_class_given_for_a_message_is_refused_where_the_view_is_built(
     assert str(raised.value.__cause__) == (
         "Loaded is a message class, not a message: give one, Loaded()"
     )
+
+
+def test_a_timer_of_a_message_class_is_refused_as_a_button_of_one_is() -> None:
+    """It was refused only when the tick was logged, as a message of no listed type."""
+    with pytest.raises(TypeError, match=re.escape("Every.message: Loaded is a message class")):
+        Every(1.0, Loaded)
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"run": None}, "Effect.run: expected an async function of no arguments, got None"),
+        ({"run": trio.lowlevel.checkpoint, "name": 3}, "Effect.name: expected a str, got int 3"),
+    ],
+)
+def test_an_effect_that_cannot_run_or_be_named_is_refused_where_it_is_made(
+    fields: dict[str, Any], says: str
+) -> None:
+    """Made with no function, an effect failed only once update had asked for it."""
+    with pytest.raises(TypeError, match=re.escape(says)):
+        Effect(**fields)
