@@ -30,6 +30,7 @@ from ._session import (
     SessionEndedError,
     SessionLogError,
     SessionMismatchError,
+    check_session_name,
 )
 from ._writer import LogWriter, Pending
 
@@ -64,6 +65,7 @@ __all__ = [
     "UnsubscribedTimerError",
     "answered",
     "app_location",
+    "check_session_name",
     "commit_size",
     "committed_since",
     "crash_event",

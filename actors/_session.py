@@ -250,6 +250,18 @@ def _close_reply(item: _Held) -> None:
         item.envelope.reply.close()
 
 
+def check_session_name(name: object) -> None:
+    """Raise ``TypeError`` or ``ValueError`` unless `name` can name a session: a str that
+    is not blank and has no space at either end (tables show a name as it is, so it would
+    pass for none, or for another)."""
+    if not isinstance(name, str):
+        raise TypeError(f"expected a session name (a str), got {type(name).__name__} {name!r:.80}")
+    if not name:
+        raise ValueError("expected a session name, got ''")
+    if name != name.strip():
+        raise ValueError(f"expected a session name with no space at either end, got {name!r}")
+
+
 class SessionActor(Actor[SessionMessage]):
     """One agent session. Starting it creates the session in the log, or recovers it from there.
 
@@ -272,6 +284,7 @@ class SessionActor(Actor[SessionMessage]):
         checkpoint_every: int | None = 1000,
     ) -> None:
         super().__init__()
+        check_session_name(name)
         self.name = name
         self.app = app
         self.app_ref = app_ref
@@ -840,17 +853,36 @@ class SessionActor(Actor[SessionMessage]):
 
     # ---- the host-facing operations ---------------------------------------------------------
 
+    # Both wait as long as the session takes: an answer waits for its events to be durable,
+    # and a slow disk must not turn an action that will be carried out into a timeout a
+    # caller would retry. A caller that gives up (a cancel scope) may still find its action
+    # carried out and logged; the audit says.
+
     async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
-        """Raises ``TypeError`` unless `since` is None or an int."""
+        """Raises ``TypeError`` unless `since` is None or an int, and `ActorError` if the
+        actor was never started."""
         check_since(since)
-        result: ReadResult | Rejection = await self.request(Read(since))
+        self._check_running()
+        result: ReadResult | Rejection = await self.request(Read(since), timeout=math.inf)
         return result
 
     async def perform_action(
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
         """Raises ``TypeError`` for an argument of the wrong type, before anything is logged
-        (an int given as the precondition was logged, and taken, as latest)."""
+        (an int given as the precondition was logged, and taken, as latest), and
+        `ActorError` if the actor was never started."""
         check_request(target, action, precondition)
-        result: Receipt | Rejection = await self.request(Perform(target, action, precondition))
+        self._check_running()
+        result: Receipt | Rejection = await self.request(
+            Perform(target, action, precondition), timeout=math.inf
+        )
         return result
+
+    def _check_running(self) -> None:
+        """Without a running actor a request would wait for good (it has no timeout)."""
+        if self._nursery is None:
+            raise ActorError(
+                f"session actor {self.name!r} has not been started: start it with"
+                " `await nursery.start(actor.run)`, or open it with SessionRegistry.open"
+            )

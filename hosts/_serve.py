@@ -22,6 +22,7 @@ from semledger.actors import (
     SessionLogError,
     SessionMismatchError,
     SessionRegistry,
+    check_session_name,
 )
 from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError, SqliteRecorder
 from semledger.replay import load_app
@@ -148,8 +149,9 @@ async def serve_stdio(
     **stdio: Any,
 ) -> Served:
     """Serve `app_ref` as one logged session over stdin/stdout; returns how it ended."""
+    name = new_session_name("stdio") if session is None else session
+    check_session_name(name)
     app = load_app(app_ref)
-    name = session or new_session_name("stdio")
 
     async def open_session(
         nursery: trio.Nursery, writer: LogWriter, recorder: SqliteRecorder
@@ -214,6 +216,9 @@ async def serve_http(
     """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT, SIGTERM or SIGHUP
     (a second one stops the process at once, as over stdio). Raises `ServeError` for an
     address beyond loopback with no `token`, among others.
+
+    Started with ``nursery.start``, it reports the URLs of its endpoint once it listens
+    (``http://127.0.0.1:PORT/mcp``; with port 0, the port it was given).
 
     Sessions are not ended when the server stops: their clients may come back to a new
     server on the same log, which recovers them.
@@ -293,8 +298,9 @@ async def serve_http(
                             # serves is a failure of the run, and propagates as it is.
                             unbound = _first(failed)
                         else:
-                            _say(f"serving {app_ref} at {binds[0]}/mcp, logging to {db}")
-                            task_status.started(binds)
+                            endpoints = [f"{bound}/mcp" for bound in binds]
+                            _say(f"serving {app_ref} at {endpoints[0]}, logging to {db}")
+                            task_status.started(endpoints)
                     # hypercorn has stopped, after answering the requests it was serving
                     nursery.cancel_scope.cancel()
                     if unbound is None:
@@ -338,7 +344,8 @@ async def serve_surface(
         surface = create_surface(config)
     except (SurfaceError, AdapterRegistryError) as error:
         raise ServeError(f"adapter {adapter!r}: {error}") from error
-    name = session or new_session_name(adapter)
+    name = new_session_name(adapter) if session is None else session
+    check_session_name(name)
 
     async def open_session(
         _nursery: trio.Nursery, writer: LogWriter, _recorder: SqliteRecorder

@@ -110,12 +110,12 @@ def _nonempty(what: str) -> Callable[[str], str]:
 def _session_name(text: str) -> str:
     """An argparse type: a session name, which tables show as it is: blank, or with
     spaces at an end, it would pass for none or for another."""
-    if not text:
-        raise argparse.ArgumentTypeError("expected a session name, got ''")
-    if text != text.strip():
-        raise argparse.ArgumentTypeError(
-            f"expected a session name with no space at either end, got {text!r}"
-        )
+    from semledger.actors import check_session_name
+
+    try:
+        check_session_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 

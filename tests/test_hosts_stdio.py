@@ -975,3 +975,14 @@ async def test_a_perform_action_whose_arguments_do_not_decode_is_logged_as_refus
         **typed, "action": {"kind": "set_text", "value": "[redacted]", "extra": "[redacted]"}
     }
     assert "hunter2" not in repr(events)
+
+
+async def test_serve_refuses_an_empty_session_name_instead_of_making_one_up(
+    tmp_path: Path,
+) -> None:
+    """``session=""`` served a session named ``stdio-…``: the name given was dropped."""
+    from semledger.hosts import serve_stdio
+
+    with pytest.raises(ValueError, match="expected a session name, got ''"):
+        await serve_stdio(COUNTER, db=tmp_path / "log.db", session="")
+    assert not (tmp_path / "log.db").exists()

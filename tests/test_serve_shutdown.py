@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -226,11 +227,13 @@ async def test_a_signal_sets_the_http_app_stopping_before_hypercorn_stops(
     apps: list[McpHttpApp] = []
     monkeypatch.setattr(McpHttpApp, "__init__", _recording_init(McpHttpApp.__init__, apps))
     async with trio.open_nursery() as nursery:
-        await nursery.start(
+        endpoints = await nursery.start(
             lambda task_status: serve_http(
                 COUNTER, port=0, db=tmp_path / "log.db", task_status=task_status
             )
         )
+        # What a client connects to (they were base URLs, while stderr named /mcp).
+        assert re.fullmatch(r"http://127\.0\.0\.1:[1-9][0-9]*/mcp", endpoints[0]), endpoints
         (app,) = apps
         assert app.stopping is False
         os.kill(os.getpid(), signal.SIGTERM)

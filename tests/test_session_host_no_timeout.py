@@ -15,22 +15,32 @@ the log is written on a worker thread.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 
-from semledger.actors import LogWriter, SessionActor
+from semledger.actors import ActorError, LogWriter, SessionActor
 from semledger.actors._actor import DEFAULT_TIMEOUT
 from semledger.eventlog import ActionRequested, MemoryRecorder, NewEvent, StoredEvent
 from semledger.examples import counter
 from semledger.hosts import Router
 from semledger.hosts._session_host import RuntimeAgentHost
 from semledger.hosts._stdio import run_stdio
+from semledger.runtime import (
+    ActionKind,
+    BySemanticId,
+    Latest,
+    Receipt,
+    SemanticId,
+    SimpleAction,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -40,6 +50,8 @@ COUNTER = "semledger.examples.counter:app"
 WATCHDOG = 10.0
 CALLS = 20
 SHUT_FOR = 2 * DEFAULT_TIMEOUT
+INCREMENT = BySemanticId(SemanticId.new("counter.increment"))
+ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
 
 
 class ShutLog(MemoryRecorder):
@@ -137,3 +149,71 @@ def test_a_call_that_waits_longer_than_the_actor_timeout_is_answered_with_its_re
     assert seen["waited"] >= SHUT_FOR > DEFAULT_TIMEOUT
     requested = [e for _r, e in log.events("slow") if isinstance(e, ActionRequested)]
     assert len(requested) == CALLS
+
+
+def test_a_session_actors_own_perform_action_waits_for_the_log_as_the_host_does() -> None:
+    """Called by a program embedding the actor, it gave up after `DEFAULT_TIMEOUT` with a
+    `RequestTimeoutError` while the action was applied and logged: a retry applied it twice."""
+    log = ShutLog()
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(log).run)
+            actor = SessionActor("direct", counter.app, COUNTER, writer, log)
+            await nursery.start(actor.run)
+            log.open.clear()
+
+            async def open_the_log_later() -> None:
+                await trio.sleep(SHUT_FOR)
+                log.open.set()
+
+            nursery.start_soon(open_the_log_later)
+            start = trio.current_time()
+            seen["answer"] = await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+            seen["waited"] = trio.current_time() - start
+            nursery.cancel_scope.cancel()
+
+    try:
+        run_watched(
+            main,
+            seconds=WATCHDOG,
+            what="the session",
+            clock=trio.testing.MockClock(autojump_threshold=0),
+        )
+    finally:
+        log.open.set()
+    assert isinstance(seen["answer"], Receipt), seen["answer"]
+    assert seen["waited"] >= SHUT_FOR > DEFAULT_TIMEOUT
+
+
+async def test_a_session_actor_that_was_never_started_refuses_calls_at_once() -> None:
+    """With no timeout, a call to an actor nobody started would wait for good (it waited
+    `DEFAULT_TIMEOUT`, then said only that no reply came)."""
+    log = MemoryRecorder()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(log).run)
+            actor = SessionActor("idle", counter.app, COUNTER, writer, log)
+            with pytest.raises(ActorError, match=r"'idle' has not been started: start it with"):
+                await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+            with pytest.raises(ActorError, match="has not been started"):
+                await actor.read_semantics(None)
+            writer.close()
+    assert log.head("idle") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "says"),
+    [
+        ("", ValueError, "expected a session name, got ''"),
+        (" s", ValueError, "expected a session name with no space at either end, got ' s'"),
+        (3, TypeError, "expected a session name (a str), got int 3"),
+    ],
+)
+def test_a_session_actor_refuses_a_name_the_cli_refuses(
+    name: Any, error: type[Exception], says: str
+) -> None:
+    """An empty name was logged as a session named '' that tables show as blank."""
+    with pytest.raises(error, match=re.escape(says)):
+        SessionActor(name, counter.app, COUNTER, LogWriter(MemoryRecorder()), MemoryRecorder())
