@@ -42,6 +42,9 @@ class SessionRegistry:
         self._stopped: dict[str, trio.Event] = {}
         """Set once a session's actor has ended, its claim on the session released."""
         self.crashes: dict[str, str] = {}
+        """The traceback of each session whose actor itself failed (its log could not be
+        written, say). An application that raised is not one: its session ended on the
+        record (``SessionCrashed``, `SessionActor.failure`), and its actor ended normally."""
 
     def __contains__(self, name: str) -> bool:
         return name in self._sessions

@@ -101,8 +101,8 @@ _REGISTRY: Final = AdapterRegistry(BUILTIN_ADAPTERS)
 
 
 def register_adapter(name: str, factory: AdapterFactory) -> None:
-    """Register ``factory`` under ``name``; a second registration raises
-    DuplicateAdapterError. Only the CLI registers adapters."""
+    """Register ``factory`` under ``name``, for `create_surface`, ``serve --adapter`` and
+    `run_conformance` to find; a second registration raises DuplicateAdapterError."""
     _REGISTRY.register(name, factory)
 
 

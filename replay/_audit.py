@@ -499,6 +499,9 @@ def verify(
     a head of the session recorded earlier (a report's ``head``), also a tail cut off
     after it and a rewrite that recomputed the chain. The log is read at one moment
     (``Recorder.pinned``), so a session still being written verifies as far as it was."""
+    if anchor is not None and not isinstance(anchor, Head):
+        kind = type(anchor).__name__
+        raise TypeError(f"anchor: expected a Head (a report's head), got {kind} {anchor!r:.80}")
     with recorder.pinned():
         if recorder.head(session) is None and anchor is None:
             # (With an anchor, a session once there is checked as one whose events are gone.)

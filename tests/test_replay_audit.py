@@ -674,3 +674,13 @@ def test_an_audit_too_wide_for_the_terminal_prints_each_call_on_two_unfolded_lin
     assert "┃" not in done.stdout
     wide = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="200")
     assert "┃ precondition ┃" in wide.stdout
+
+
+def test_an_anchor_that_is_not_a_head_is_refused_naming_it(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    """A (seq, chain) pair failed inside the check as "'tuple' object has no attribute"."""
+    db, _ = logged
+    refused = r"^anchor: expected a Head \(a report's head\), got tuple"
+    with SqliteRecorder(db) as recorder, pytest.raises(TypeError, match=refused):
+        verify(recorder, "agent", anchor=(3, "ab"))  # type: ignore[arg-type]
