@@ -20,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 from tests_record import COUNTER, INCREMENT, record
 
+from semledger.eventlog import NewEvent, SessionStarted, SqliteRecorder
+
 MARKUP = "[bold]x[/bold][/]:smile:"
 """Text an agent may send (as a target id, as typed text) that rich would take for markup
 and an emoji code."""
@@ -68,10 +70,13 @@ def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path)
 
 
 def test_a_name_with_a_space_at_an_end_is_shown_quoted_not_as_another(tmp_path: Path) -> None:
-    """Made before serve refused such names: 'agent ' passed for 'agent', and ' ' for none."""
+    """Made before serve refused such names: 'agent ' passed for 'agent', and ' ' for none.
+    (Sessions refuse them now, so the old sessions are written as their starts.)"""
     db = tmp_path / "log.db"
-    for name in ("agent", "agent ", " "):
-        record(db, name, COUNTER, [INCREMENT])
+    record(db, "agent", COUNTER, [INCREMENT])
+    with SqliteRecorder(db) as recorder:
+        started = SessionStarted(COUNTER, "runtime", {}, True)
+        recorder.append([NewEvent(name, 1, started, 0.0) for name in ("agent ", " ")])
     listed = mcp.cli("sessions", "--db", str(db)).stdout
     names = [line.split("│")[1].strip() for line in listed.splitlines() if "counter" in line]
     assert names == ["' '", "agent", "'agent '"]
