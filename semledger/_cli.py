@@ -686,6 +686,13 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
         last = session_end(recorder, args.session)
         if last is not None and last.final:
             raise UsageError(f"session {args.session!r} has already ended ({last.reason})")
+        summary = recorder.summary(args.session)
+        if summary is not None and summary.crashed:
+            # Ending it would show it as ended by the operator, the crash out of sight.
+            raise UsageError(
+                f"session {args.session!r} is over ({summary.end_reason}): a crashed session"
+                " is never resumed, so there is nothing to end (`semledger audit` shows why)"
+            )
         # One that ended for now (its client went away) is ended for good, as one still open.
         reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
         try:

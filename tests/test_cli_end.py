@@ -100,3 +100,24 @@ def test_a_session_being_served_or_not_in_the_log_is_not_ended(tmp_path: Path) -
     missing = mcp.cli("end", "live", "--db", str(tmp_path / "none.db"))
     assert missing.returncode == 2
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_crashed_session_is_not_ended_over_its_crash(tmp_path: Path) -> None:
+    """It was: `sessions` then showed 'ended by the operator', the crash out of sight."""
+    from tests_record import crashed_as_it_started
+
+    from semledger.eventlog import SqliteRecorder
+
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        crashed_as_it_started(recorder, "cr", "ZeroDivisionError")
+    before = _state(db, "cr")
+    done = mcp.cli("end", "cr", "--db", str(db), "--reason", "cover-up")
+    assert (done.returncode, done.stderr.strip()) == (
+        2,
+        "semledger: session 'cr' is over (crashed: ZeroDivisionError): a crashed session is"
+        " never resumed, so there is nothing to end (`semledger audit` shows why)",
+    )
+    assert _state(db, "cr") == before == {
+        "ended": True, "end_reason": "crashed: ZeroDivisionError", "served": False
+    }  # fmt: skip
