@@ -8,7 +8,7 @@ again at the same step, of the same type.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import attrs
@@ -20,6 +20,7 @@ from semledger.eventlog import (
     ActionRejected,
     ActionRequested,
     Committed,
+    CorruptEventError,
     DiagnosticsDispatched,
     EffectCompleted,
     EffectFailed,
@@ -31,6 +32,8 @@ from semledger.eventlog import (
     SessionStarted,
     StoredEvent,
     TimerFired,
+    UnknownTopicError,
+    UnsupportedVersionError,
     check_counted,
 )
 from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
@@ -164,6 +167,21 @@ def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[st
     return lines
 
 
+def _folded(
+    session: str, seq: int, snapshot: SemanticsSnapshot, commit: Committed
+) -> SemanticsSnapshot:
+    """The logged snapshot after `commit` (event `seq`), folded as a read folds it: a delta
+    that does not apply is damage to the log, not the app's divergence."""
+    try:
+        delta = decode_read(commit.delta)
+        if not isinstance(delta, Delta):
+            raise ValueError(f"its delta is a {type(delta).__name__} read")
+        return apply_delta(snapshot, delta)
+    except ValueError as error:
+        reason = f"the commit does not apply: {error}"
+        raise InconsistentLogError(session, seq, reason) from None
+
+
 def _raised(error: BaseException) -> str:
     """What raised, as a divergence says it: the app's own exception, or what stepping the
     input raised outside it (a message that does not decode, a tick of no timer)."""
@@ -209,25 +227,41 @@ def _redaction_note(
     )
 
 
+_UNDECODABLE = (CorruptEventError, UnknownTopicError, UnsupportedVersionError)
+
+
 class _Log:
     """The session's records, read lazily, with one record of look-ahead; a seq missing
-    between two of them is damage (``InconsistentLogError``), not the app's divergence."""
+    between two of them, or a body that does not decode, is damage (``InconsistentLogError``
+    naming the event), not the app's divergence."""
 
-    def __init__(self, session: str, records: Iterator[tuple[StoredEvent, Event]]) -> None:
-        self._records = self._whole(session, records)
+    def __init__(self, recorder: Recorder, session: str) -> None:
+        self._records = self._whole(recorder, session)
         self._next: tuple[StoredEvent, Event] | None = next(self._records, None)
 
     @staticmethod
     def _whole(
-        session: str, records: Iterator[tuple[StoredEvent, Event]]
+        recorder: Recorder, session: str
     ) -> Generator[tuple[StoredEvent, Event], None, None]:
         expected = 1
-        for record, event in records:
-            if record.seq != expected:
-                missing = f"missing: {gap(expected - 1, record.seq)}"
+
+        def check(seq: int) -> None:
+            if seq != expected:
+                missing = f"missing: {gap(expected - 1, seq)}"
                 raise InconsistentLogError(session, expected, missing)
-            expected += 1
-            yield record, event
+
+        try:
+            for record, event in recorder.events(session):
+                check(record.seq)
+                expected += 1
+                yield record, event
+        except _UNDECODABLE as error:
+            # The decoder does not say which record it failed on: the next one there is it.
+            bad = next(recorder.read(session, start=expected), None)
+            if bad is None:
+                raise
+            check(bad.seq)
+            raise InconsistentLogError(session, bad.seq, str(error)) from error
 
     def peek(self) -> tuple[StoredEvent, Event] | None:
         return self._next
@@ -260,7 +294,7 @@ def reexecute(
     The log is read at one moment (``Recorder.pinned``): a session still being served
     replays as far as it was."""
     with recorder.pinned():
-        log = _Log(session, recorder.events(session))
+        log = _Log(recorder, session)
         try:
             return _reexecute(recorder, session, app, on_progress, log)
         finally:
@@ -323,9 +357,7 @@ def _reexecute(
             if not isinstance(event, COMPARED):
                 continue
             if isinstance(event, Committed):
-                delta = decode_read(event.delta)
-                assert isinstance(delta, Delta)
-                logged_snapshot = apply_delta(logged_snapshot, delta)
+                logged_snapshot = _folded(session, record.seq, logged_snapshot, event)
             mine = pending.pop(0) if pending else None
             if mine is None or not _same(event, mine):
                 diff: tuple[str, ...] = ()

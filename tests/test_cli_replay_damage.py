@@ -1,0 +1,99 @@
+"""`replay` (and `replay --export-test`) on a damaged log: refused as `read` refuses it, in
+one line naming the log, the session and the event (exit 1), never a verdict on the app."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+from tests_record import COUNTER, INCREMENT, record
+
+# Session 'agent': 1 start, 2 commit of generation 1, 3 request 1, 4 commit of generation 2,
+# 5 its receipt, 6 request 2, 7 commit of generation 3, 8 its receipt, 9 its end.
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("replay-damage") / "log.db"
+    record(db, "agent", COUNTER, [INCREMENT, ("counter.step", {"kind": "set_text", "value": "2"})])
+    return db
+
+
+def damaged(logged: Path, tmp_path: Path, *statements: str) -> Path:
+    db = tmp_path / "damaged.db"
+    shutil.copy(logged, db)
+    with sqlite3.connect(db) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    conn.close()
+    return db
+
+
+def rewritten(logged: Path, tmp_path: Path, seq: int, edit: Callable[[Any], None]) -> Path:
+    """A copy of the log whose event `seq` of 'agent' is edited and encoded again: its body
+    still decodes (the chain no longer verifies)."""
+    db = damaged(logged, tmp_path)
+    with sqlite3.connect(db) as conn:
+        where = "WHERE session = 'agent' AND seq = ?"
+        (body,) = conn.execute(f"SELECT body FROM events {where}", (seq,)).fetchone()
+        data = msgpack.unpackb(body)
+        edit(data)
+        conn.execute(f"UPDATE events SET body = ? {where}", (msgpack.packb(data), seq))
+    conn.close()
+    return db
+
+
+def _from_generation(data: Any) -> None:
+    data["delta"]["from"] = "1"
+
+
+def test_replay_names_a_commit_whose_delta_does_not_apply_as_damage(
+    logged: Path, tmp_path: Path
+) -> None:
+    """It exited 2, as for bad usage, with the delta's error alone: no log, no event."""
+    db = rewritten(logged, tmp_path, 7, _from_generation)
+    done = mcp.cli("replay", "agent", "--db", str(db))
+    assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
+    says = "session 'agent', event 7: the commit does not apply: delta from generation 1"
+    assert done.stderr == f"semledger: the log {db} cannot be read: {says} applied to 2\n"
+    read = mcp.cli("read", "agent", "--db", str(db))
+    assert read.stderr == done.stderr
+
+
+def test_replay_names_the_session_and_event_of_a_body_that_does_not_decode(
+    logged: Path, tmp_path: Path
+) -> None:
+    edit = "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 5"
+    db = damaged(logged, tmp_path, edit)
+    done = mcp.cli("replay", "agent", "--db", str(db))
+    assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 'agent', event 5: cannot decode"
+        " ActionReceipt version 1: not msgpack (FormatError)\n"
+    )
+
+
+def test_replay_names_a_gap_before_a_body_that_does_not_decode(
+    logged: Path, tmp_path: Path
+) -> None:
+    db = damaged(
+        logged,
+        tmp_path,
+        "DELETE FROM events WHERE session = 'agent' AND seq = 5",
+        "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 6",
+    )
+    done = mcp.cli("replay", "agent", "--db", str(db))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 'agent', event 5: missing:"
+        " the session's events go from event 4 to event 6\n"
+    )
