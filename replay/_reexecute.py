@@ -127,11 +127,33 @@ def _message_name(message: Any) -> str:
 
 def _same(logged: Event, produced: Event) -> bool:
     if isinstance(logged, Committed) and isinstance(produced, Committed):
-        return (logged.generation, logged.snapshot_hash) == (
-            produced.generation,
-            produced.snapshot_hash,
-        )
+        return _commit_key(logged) == _commit_key(produced)
     return logged == produced
+
+
+def _commit_key(commit: Committed) -> tuple[int, str, list[str]]:
+    """What a commit is compared by: its generation, its snapshot's hash, and what it
+    announced (which the hash does not cover): the rest of its delta makes the hash."""
+    return commit.generation, commit.snapshot_hash, _announced(commit)
+
+
+def _announced(commit: Committed) -> list[str]:
+    return [str(a.get("text")) for a in commit.delta.get("announcements") or ()]
+
+
+def _describe_pair(logged: Event, produced: Event | None) -> tuple[str, str]:
+    """How a divergence names the logged and the produced output: commits with the same
+    hash that announced other things, by what they announced."""
+    if (
+        isinstance(logged, Committed)
+        and isinstance(produced, Committed)
+        and logged.snapshot_hash == produced.snapshot_hash
+    ):
+        return (
+            f"{_describe(logged)} announcing {_announced(logged)!r}",
+            f"{_describe(produced)} announcing {_announced(produced)!r}",
+        )
+    return _describe(logged), _describe(produced)
 
 
 def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[str]:
@@ -171,15 +193,25 @@ def _folded(
     session: str, seq: int, snapshot: SemanticsSnapshot, commit: Committed
 ) -> SemanticsSnapshot:
     """The logged snapshot after `commit` (event `seq`), folded as a read folds it: a delta
-    that does not apply is damage to the log, not the app's divergence."""
+    that does not apply, or does not make the snapshot its hash names, is damage to the log,
+    not the app's divergence."""
     try:
         delta = decode_read(commit.delta)
         if not isinstance(delta, Delta):
             raise ValueError(f"its delta is a {type(delta).__name__} read")
-        return apply_delta(snapshot, delta)
+        folded = apply_delta(snapshot, delta)
     except ValueError as error:
         reason = f"the commit does not apply: {error}"
         raise InconsistentLogError(session, seq, reason) from None
+    # What re-execution compares is the hash: a delta edited under it would pass unseen.
+    if folded.hash != commit.snapshot_hash:
+        raise InconsistentLogError(
+            session,
+            seq,
+            "its delta does not make the snapshot its hash names: the log was changed"
+            " (audit --verify names the first event changed)",
+        )
+    return folded
 
 
 def _raised(error: BaseException) -> str:
@@ -364,7 +396,7 @@ def _reexecute(
                 if isinstance(event, Committed):
                     actual = core.runtime.snapshot_at(event.generation) or core.runtime.snapshot
                     diff = tuple(node_diff(logged_snapshot, actual))
-                return Divergence(at_step, record.seq, _describe(event), _describe(mine), diff)
+                return Divergence(at_step, record.seq, *_describe_pair(event, mine), diff)
             if isinstance(event, Committed):
                 commits += 1
         if pending:

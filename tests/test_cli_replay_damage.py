@@ -97,3 +97,52 @@ def test_replay_names_a_gap_before_a_body_that_does_not_decode(
         f"semledger: the log {db} cannot be read: session 'agent', event 5: missing:"
         " the session's events go from event 4 to event 6\n"
     )
+
+
+def _counted_to_seven(data: Any) -> None:
+    (node,) = [n for n in data["delta"]["upserted"] if n["semantic_id"] == "counter.value"]
+    node["value"] = "7"
+
+
+def test_replay_refuses_a_commit_whose_delta_was_edited_under_its_hash(
+    logged: Path, tmp_path: Path
+) -> None:
+    """Replay compared hashes alone: a delta edited to show another count (what a read of
+    the log serves) replayed as identical, exit 0."""
+    db = rewritten(logged, tmp_path, 4, _counted_to_seven)
+    done = mcp.cli("replay", "agent", "--db", str(db))
+    assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 'agent', event 4: its delta does not"
+        " make the snapshot its hash names: the log was changed (audit --verify names the"
+        " first event changed)\n"
+    )
+    read = mcp.cli("read", "agent", "--db", str(db))
+    assert read.stderr == done.stderr
+
+
+TODO = "semledger.examples.todo:app"
+
+
+def test_replay_diverges_on_a_commit_logged_announcing_what_it_did_not(tmp_path: Path) -> None:
+    """What a commit announces is not in its snapshot's hash: an edited announcement
+    replayed as identical."""
+    db = tmp_path / "todo.db"
+    record(
+        db,
+        "todo",
+        TODO,
+        [("todo.input", {"kind": "set_text", "value": "milk"}), ("todo.input", {"kind": "submit"})],
+    )
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT seq, body FROM events WHERE topic = 'Committed'").fetchall()
+        (seq, body), *_ = [(s, b) for s, b in rows if msgpack.unpackb(b)["delta"]["announcements"]]
+        data = msgpack.unpackb(body)
+        data["delta"]["announcements"][0]["text"] = "9 items left"
+        conn.execute("UPDATE events SET body = ? WHERE seq = ?", (msgpack.packb(data), seq))
+    conn.close()
+    done = mcp.cli("replay", "todo", "--db", str(db))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DIVERGED" in done.stdout
+    assert "announcing ['9 items left']" in done.stdout
+    assert "announcing ['1 items left']" in done.stdout
