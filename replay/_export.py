@@ -25,7 +25,7 @@ from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionCrashe
 
 from ._invariants import check_read, recorded_reads
 from ._reads import UnknownSessionError
-from ._reexecute import COMPARED
+from ._reexecute import COMPARED, checked_events
 
 _TEMPLATE = '''"""Regression test exported by `semledger replay --export-test`.
 
@@ -79,14 +79,21 @@ def _test_name(session: str) -> str:
 
 
 def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None) -> str:
-    """The source of a pytest module for `session`."""
+    """The source of a pytest module for `session`. A log replay refuses as damaged is
+    refused alike (``CorruptSummaryError``, ``InconsistentLogError``): the test would
+    re-drive what the session's agent never did, or check what it was never shown."""
+    with recorder.pinned():
+        return _exported(recorder, session, app_ref)
+
+
+def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     if recorder.head(session) is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
     initial: list[dict[str, Any]] = []
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     reads: dict[int, list[int | None]] = {}
     crash: tuple[int, str] | None = None
-    for _record, event in recorder.events(session):
+    for _record, event in checked_events(recorder, session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
             reads = recorded_reads(event.params)

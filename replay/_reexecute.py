@@ -315,6 +315,26 @@ class _Log:
         return self._next[0].seq, self._next[1]
 
 
+def checked_events(
+    recorder: Recorder, session: str
+) -> Generator[tuple[StoredEvent, Event], None, None]:
+    """The session's events, each checked as replay checks what it reads: the summary's
+    count first, then a missing seq, a body that does not decode or a commit that does not
+    fold onto the ones before it raise (``CorruptSummaryError``, ``InconsistentLogError``)
+    as they are reached. Read inside ``Recorder.pinned``."""
+    check_counted(recorder, session)
+    log = _Log(recorder, session)
+    snapshot = SemanticsSnapshot.empty()
+    try:
+        while log.peek() is not None:
+            record, event = log.take()
+            if isinstance(event, Committed):
+                snapshot = _folded(session, record.seq, snapshot, event)
+            yield record, event
+    finally:
+        log.close()
+
+
 def reexecute(
     recorder: Recorder,
     session: str,

@@ -146,3 +146,44 @@ def test_replay_diverges_on_a_commit_logged_announcing_what_it_did_not(tmp_path:
     assert "DIVERGED" in done.stdout
     assert "announcing ['9 items left']" in done.stdout
     assert "announcing ['1 items left']" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ["DELETE FROM events WHERE session = 'agent' AND seq = 6"],
+        [
+            "UPDATE events SET seq = -1 WHERE session = 'agent' AND seq = 4",
+            "UPDATE events SET seq = 4 WHERE session = 'agent' AND seq = 7",
+            "UPDATE events SET seq = 7 WHERE session = 'agent' AND seq = -1",
+        ],
+        ["UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 8"],
+        ["UPDATE sessions SET events = 50 WHERE name = 'agent'"],
+        ["UPDATE sessions SET events = 5 WHERE name = 'agent'"],
+    ],
+    ids=["event deleted", "commits swapped", "body undecodable", "counts more", "counts fewer"],
+)
+def test_export_refuses_a_damaged_log_as_replay_does_and_writes_nothing(
+    logged: Path, tmp_path: Path, statements: list[str]
+) -> None:
+    """It wrote a test from each (exit 0): one that re-drove what the agent never did and
+    failed, or that passed on a log replay refuses."""
+    db = damaged(logged, tmp_path, *statements)
+    replayed = mcp.cli("replay", "agent", "--db", str(db))
+    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
+    assert replayed.stderr.startswith(f"semledger: the log {db} cannot be read: ")
+    exported = tmp_path / "test_agent.py"
+    done = mcp.cli("replay", "agent", "--db", str(db), "--export-test", str(exported))
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", replayed.stderr)
+    assert list(tmp_path.iterdir()) == [db]
+
+
+def test_export_refuses_a_commit_whose_delta_was_edited_under_its_hash(
+    logged: Path, tmp_path: Path
+) -> None:
+    db = rewritten(logged, tmp_path, 4, _counted_to_seven)
+    exported = tmp_path / "test_agent.py"
+    done = mcp.cli("replay", "agent", "--db", str(db), "--export-test", str(exported))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "event 4: its delta does not make the snapshot its hash names" in done.stderr
+    assert not exported.exists()
