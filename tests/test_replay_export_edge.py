@@ -96,7 +96,7 @@ AWKWARD_NAMES = [
     "both ' and \" quotes",
     "line\nbreak\r\tand\x00nul",
     "x²-ünï-日本",
-    "  ",
+    "inner  spaces",
 ]
 
 
