@@ -386,10 +386,11 @@ def check_counted(recorder: Recorder, session: str) -> None:
     summary = recorder.summary(session)
     if head is None or summary is None or summary.events == head.seq:
         return
+    why = "removed" if summary.events > head.seq else "added"
     raise CorruptSummaryError(
         session,
         f"it counts {summary.events} events where the log holds {head.seq} (events were"
-        " removed, or the row edited): `semledger audit --verify` names the damage",
+        f" {why}, or the row edited): `semledger audit --verify` names the damage",
     )
 
 

@@ -45,12 +45,13 @@ class Damage:
 
     seq: int
     what: str
-    """What is wrong with it: ``cannot be read: <why>``, or ``is missing: <where>``."""
+    """What is wrong with it: ``cannot be read: <why>``, ``is missing: <where>``, or ``is
+    not counted: <why>`` (the log's summary counts fewer events than the log holds)."""
 
 
 class UnreadableEventError(EventLogError):
-    """Raised by `audit` when events of the session do not decode or are missing (a
-    damaged log).
+    """Raised by `audit` when events of the session do not decode, are missing, or are
+    more than the log's summary counts (a damaged log).
 
     The audit goes on past each: ``report`` is the whole audit of the events that are
     there and decode (``entries`` its entries), and ``damage`` names each that is not, in
@@ -342,6 +343,15 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         for index in open_requests.values():
             if damage[-1].seq > entries[index].seq:
                 entries[index] = attrs.evolve(entries[index], outcome="unreadable")
+    if summary is not None and summary.events < head.seq:  # they are all there and read
+        damage.append(
+            Damage(
+                summary.events + 1,
+                f"is not counted: the log's summary counts {summary.events} events, the log"
+                f" holds {head.seq} (events were added, or the row edited)",
+            )
+        )
+        damage.sort(key=lambda d: d.seq)
     report = AuditReport(entries, incidents, diagnostics, connections)
     if damage:
         raise UnreadableEventError(session, damage, report)

@@ -3,6 +3,7 @@ one line naming the log, the session and the event (exit 1), never a verdict on 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import sys
@@ -187,3 +188,31 @@ def test_export_refuses_a_commit_whose_delta_was_edited_under_its_hash(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "event 4: its delta does not make the snapshot its hash names" in done.stderr
     assert not exported.exists()
+
+
+def test_a_summary_counting_fewer_events_is_damage_to_audit_too_and_said_so(
+    logged: Path, tmp_path: Path
+) -> None:
+    """read and replay refused it saying events were removed; a plain audit passed it
+    (exit 0) in silence."""
+    db = damaged(logged, tmp_path, "UPDATE sessions SET events = 5 WHERE name = 'agent'")
+    counted = (
+        "the summary of session 'agent' is malformed: it counts 5 events where the log holds 9"
+        " (events were added, or the row edited)"
+    )
+    for command in (["read", "agent"], ["replay", "agent"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {counted}")
+    says = (
+        "event 6 of session 'agent' is not counted: the log's summary counts 5 events, the log"
+        " holds 9 (events were added, or the row edited)"
+    )
+    audited = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert audited.returncode == 1, audited.stdout + audited.stderr
+    assert audited.stderr == f"semledger: the log {db} is damaged: {says}\n"
+    out = json.loads(audited.stdout)
+    assert out["unreadable"] == says
+    assert [entry["outcome"] for entry in out["actions"]] == ["receipt", "receipt"]
+    table = mcp.cli("audit", "agent", "--db", str(db))
+    assert (table.returncode, table.stderr) == (1, audited.stderr)
