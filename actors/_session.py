@@ -772,9 +772,9 @@ class SessionActor(Actor[SessionMessage]):
         batch = [NewEvent(self.name, self._seq + i + 1, e, now) for i, e in enumerate(events)]
         try:
             self._last = self.writer.submit(batch, after=self._last)
-        except ActorClosedError:
+        except ActorClosedError as error:
             self._lost_the_log()  # the runtime already took the step the log never will
-            raise
+            raise SessionLogError(f"session {self.name!r}: {self.failure}") from error
         self._seq += len(batch)
         return self._last
 

@@ -26,7 +26,7 @@ import pytest
 import trio
 import trio.testing
 
-from semledger.actors import ActorError, LogWriter, SessionActor
+from semledger.actors import ActorError, LogWriter, SessionActor, SessionLogError
 from semledger.actors._actor import DEFAULT_TIMEOUT
 from semledger.eventlog import ActionRequested, MemoryRecorder, NewEvent, StoredEvent
 from semledger.examples import counter
@@ -217,3 +217,18 @@ def test_a_session_actor_refuses_a_name_the_cli_refuses(
     """An empty name was logged as a session named '' that tables show as blank."""
     with pytest.raises(error, match=re.escape(says)):
         SessionActor(name, counter.app, COUNTER, LogWriter(MemoryRecorder()), MemoryRecorder())
+
+
+async def test_a_call_after_the_log_writer_closed_is_a_session_log_error() -> None:
+    """docs/log.md promises `SessionLogError` for a write that failed; a writer closed
+    before its sessions raised the writer's own `ActorClosedError` to the caller."""
+    log = MemoryRecorder()
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(log).run)
+            actor = SessionActor("s", counter.app, COUNTER, writer, log)
+            await nursery.start(actor.run)
+            writer.close()
+            with pytest.raises(SessionLogError, match=r"^session 's': the log writer stopped"):
+                await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+    assert actor.ended
