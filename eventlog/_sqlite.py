@@ -713,9 +713,17 @@ class SqliteRecorder:
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
-            conn = sqlite3.connect(
-                self._where, isolation_level=None, check_same_thread=False, uri=self._uri
-            )
+            # Never `create`: a reader of a log deleted under the server would make an empty
+            # file, which the next reader took for a log with no tables.
+            where = self._where if self._uri else _read_write_uri(self.path)
+            try:
+                conn = sqlite3.connect(
+                    where, isolation_level=None, check_same_thread=False, uri=True
+                )
+            except sqlite3.OperationalError:
+                if not os.path.exists(self.path):
+                    raise LogMovedError(self.path, "was deleted") from None
+                raise
             conn.execute("PRAGMA query_only=ON")
         try:
             yield conn

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import sqlite3
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -16,10 +17,11 @@ from urllib.parse import urlsplit
 import attrs
 import trio
 
-from semledger.actors import ActorError, SessionActor, SessionRegistry
+from semledger.actors import ActorError, SessionActor, SessionLogError, SessionRegistry
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     AgentConnected,
+    EventLogError,
     SessionClaimedError,
     session_start,
 )
@@ -106,8 +108,12 @@ class McpHttpApp:
         token: str | None = None,
         allowed_origins: Iterable[str] = (),
         redact_passwords: bool = True,
+        on_failure: Callable[[str], None] | None = None,
     ) -> None:
         self.registry = registry
+        self.on_failure = on_failure
+        """Told why, each time a session cannot be opened for its log (its operator must
+        hear of it: the client only learns that it has no session)."""
         self.app = app
         self.app_ref = app_ref
         self.diagnostics = diagnostics
@@ -238,6 +244,17 @@ class McpHttpApp:
         session_id = secrets.token_hex(16)
         try:
             connection = await self._open(session_id, router)
+        except (SessionLogError, EventLogError, sqlite3.Error, OSError) as error:
+            # The log cannot be written or read (a full disk, a lock held past the busy
+            # timeout, a deleted file), or no claim can be made (out of file descriptors):
+            # not a bug inside the server, and perhaps over soon.
+            why = "could not open a session: " + (
+                str(error) if isinstance(error, SessionLogError) else f"its log: {error}"
+            )
+            if self.on_failure is not None:
+                self.on_failure(why)
+            await _respond(send, 503, {"error": why})
+            return
         except ActorError as error:  # the application raised as it started, say
             await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"no session: {error}"))
             return

@@ -63,6 +63,11 @@ def on_loopback(host: str) -> bool:
         return False
 
 
+STOPPING_GRACE = 30.0
+"""Seconds a stopping HTTP server answers the requests it is handling (hypercorn's default,
+3, dropped an answer that waited for a log held by another writer)."""
+
+
 def _say(text: str) -> None:
     print(f"semledger: {text}", file=sys.stderr, flush=True)
 
@@ -212,10 +217,16 @@ async def serve_http(
     allowed_origins: tuple[str, ...] = (),
     redact_passwords: bool = True,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
-) -> None:
+) -> int:
     """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT, SIGTERM or SIGHUP
-    (a second one stops the process at once, as over stdio). Raises `ServeError` for an
-    address beyond loopback with no `token`, among others.
+    (a second one stops the process at once, as over stdio); returns how many sessions
+    failed (their application raised, their log could not be written) or could not be
+    opened. Raises `ServeError` for an address beyond loopback with no `token`, among
+    others.
+
+    Stopping, it answers the requests it is handling before it closes their connections,
+    for up to `STOPPING_GRACE` seconds: an action being logged is answered with its
+    receipt, not dropped unanswered while it is applied.
 
     Started with ``nursery.start``, it reports the URLs of its endpoint once it listens
     (``http://127.0.0.1:PORT/mcp``; with port 0, the port it was given).
@@ -251,14 +262,18 @@ async def serve_http(
     config.accesslog = None
     config.errorlog = "-"  # a failure inside the app reaches the operator, not just a 500
     config.loglevel = "WARNING"
+    config.graceful_timeout = STOPPING_GRACE
     unbound: OSError | None = None
     failures: list[str] = []
 
     def ended(actor: SessionActor) -> None:
         """One line for each session that ended on its own, as `serve` over stdio says."""
         if actor.failure is not None:
-            failures.append(actor.name)
-            _say(f"session {actor.name!r} ended: {actor.failure}")
+            failure(f"session {actor.name!r} ended: {actor.failure}")
+
+    def failure(why: str) -> None:
+        failures.append(why)
+        _say(why)
 
     try:
         async with stop_on_signals() as signalled:
@@ -274,6 +289,7 @@ async def serve_http(
                         token=token,
                         allowed_origins=origins,
                         redact_passwords=redact_passwords,
+                        on_failure=failure,
                     )
 
                     async def stopped() -> None:
@@ -312,6 +328,7 @@ async def serve_http(
     if unbound is not None:
         # Raised after the nurseries, which would wrap it in an exception group.
         raise ServeError(f"cannot listen on {config.bind[0]}: {unbound}") from unbound
+    return len(failures)
 
 
 async def serve_surface(

@@ -840,7 +840,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
                 " SEMLEDGER_TOKEN), or listen on 127.0.0.1"
             )
         try:
-            trio.run(
+            failed = trio.run(
                 lambda: serve_http(
                     args.app,
                     host=host or "127.0.0.1",
@@ -854,7 +854,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
             )
         except ServeError as error:
             raise UsageError(str(error)) from error
-        return 0
+        return 1 if failed else 0  # as over stdio: a session failed
     from semledger.hosts import serve_stdio
 
     return _served(

@@ -92,9 +92,11 @@ def serving(
     bind: str = "127.0.0.1:0",
     env: dict[str, str] | None = None,
     app: str = COUNTER,
+    exits: int = 0,
 ) -> Iterator[Server]:
-    """`app` (the counter) served over HTTP on `db`; terminated (and checked to exit 0)
-    afterwards. The test apps (tests/apps) are importable."""
+    """`app` (the counter) served over HTTP on `db`; terminated (and checked to exit with
+    `exits`: 1 once a session failed) afterwards. The test apps (tests/apps) are
+    importable."""
     errors = db.with_name(f"{db.stem}-{time.monotonic_ns()}.err")
     with errors.open("wb") as err:
         process = subprocess.Popen(
@@ -118,7 +120,7 @@ def serving(
             process.terminate()
         returncode = process.wait(timeout=30)
     killed = server is not None and server.killed
-    assert returncode == (-signal.SIGKILL if killed else 0), errors.read_text()
+    assert returncode == (-signal.SIGKILL if killed else exits), errors.read_text()
 
 
 def call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -940,7 +942,7 @@ def test_a_session_that_lost_its_log_to_another_writer_is_not_brought_back(
     from semledger.eventlog import EffectStarted, NewEvent
 
     db = tmp_path / "shared.db"
-    with serving(db) as running, httpx.Client(timeout=30) as http:
+    with serving(db, exits=1) as running, httpx.Client(timeout=30) as http:
         opened = http.post(running.url, json=INITIALIZE)
         headers = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
         http.post(running.url, json=INITIALIZED, headers=headers)
@@ -1145,7 +1147,8 @@ def test_a_session_whose_log_is_damaged_is_a_500_naming_the_damage_and_others_go
 def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
     tmp_path: Path, http: httpx.Client
 ) -> None:
-    with serving(tmp_path / "log.db", app="tests_crashy:app") as server:
+    # ... and the server exits 1, as over stdio: a supervisor learns of it too.
+    with serving(tmp_path / "log.db", app="tests_crashy:app", exits=1) as server:
         crashed, fine = McpClient(http, server.url), McpClient(http, server.url)
         crashed.initialize()
         fine.initialize()

@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -22,7 +23,14 @@ import trio
 import trio.testing
 
 from semledger.actors import LogWriter, SessionRegistry
-from semledger.eventlog import ActionRequested, NewEvent, SessionEnded, SqliteRecorder, StoredEvent
+from semledger.eventlog import (
+    ActionRequested,
+    LogMovedError,
+    NewEvent,
+    SessionEnded,
+    SqliteRecorder,
+    StoredEvent,
+)
 from semledger.examples import counter
 from semledger.hosts import serve_http, serve_stdio
 from semledger.hosts._http import McpHttpApp
@@ -331,3 +339,71 @@ async def test_a_second_signal_once_the_sessions_end_is_written_is_ignored_not_f
         os.kill(os.getpid(), signal.SIGTERM)
         await trio.testing.wait_all_tasks_blocked()
         assert died == [signal.SIGINT]
+
+
+async def test_an_http_session_that_cannot_be_opened_for_its_log_is_a_503_its_operator_hears_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was a -32603 ("a bug inside the server") and nothing was said on stderr."""
+    disk = _FullDisk(monkeypatch)
+    told: list[str] = []
+    async with _asgi(tmp_path / "log.db") as app:
+        app.on_failure = told.append
+        disk.full = True
+        status, headers, answer = await _request(app, "POST", INITIALIZE)
+    assert status == 503
+    assert "mcp-session-id" not in headers
+    assert answer == {"error": told[0]}
+    assert told[0].startswith("could not open a session: session '")
+    assert told[0].endswith(
+        "its log could not be written (OperationalError('database or disk is full'))"
+    )
+
+
+def test_a_log_deleted_under_its_recorder_is_not_made_again_by_a_read(tmp_path: Path) -> None:
+    """A server whose log was deleted answered the next initialize with a 500 and a
+    traceback ('no such table: events'), having made an empty file at its path."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        for path in tmp_path.glob("log.db*"):
+            if path.is_file():
+                path.unlink()
+        with pytest.raises(LogMovedError, match=r"log\.db was deleted"):
+            recorder.head("s")
+        assert not db.exists()
+
+
+def test_a_stopping_http_server_answers_a_call_that_waits_longer_than_hypercorns_grace(
+    tmp_path: Path,
+) -> None:
+    """A call waiting for the log (another process held it for 4 s) as SIGTERM came was
+    applied and logged, then dropped unanswered after hypercorn's default 3 s grace: a
+    client retrying with a latest precondition would apply it twice."""
+    import httpx2 as httpx
+
+    db = tmp_path / "log.db"
+    with _http_server(db) as (process, port), httpx.Client(timeout=60) as http:
+        url = f"http://127.0.0.1:{port}/mcp"
+        session = http.post(url, json=INITIALIZE).headers["mcp-session-id"]
+        headers = {"Mcp-Session-Id": session}
+        http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                  headers=headers)  # fmt: skip
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # the server's next write waits for it
+        answers: list[httpx.Response] = []
+        sending = threading.Thread(
+            target=lambda: answers.append(http.post(url, json=INCREMENT, headers=headers))
+        )
+        sending.start()
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(4.0)
+        holder.execute("ROLLBACK")
+        holder.close()
+        sending.join(timeout=60)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr.decode()
+    (answer,) = answers
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["structuredContent"]["ok"] is True
+    assert any(isinstance(e, ActionRequested) for e in _events(db, session))
