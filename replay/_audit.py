@@ -9,6 +9,7 @@ import attrs
 
 from semledger.actors import gap
 from semledger.eventlog import (
+    INPUT_CLASSES,
     ActionReceipt,
     ActionRejected,
     ActionRequested,
@@ -159,6 +160,32 @@ class Connection:
 
 
 @attrs.frozen
+class Ending:
+    """How the session stands at the end of the log: ended (for now, or for good), crashed,
+    open, or unknown. Its last event says it, as it does the session's summary: an end
+    followed by anything (a resume, a new segment's start) is an end no longer."""
+
+    state: str
+    """``"ended"``, ``"crashed"``, ``"open"`` (no end recorded: it is being served, or its
+    server stopped without one), or ``"unknown"`` (its last event cannot be read or is
+    missing)."""
+    seq: int
+    """The end's event; of an open session its last one; of an unknown one the damaged."""
+    at: float | None
+    """When `seq` was logged; None for an event that is missing."""
+    reason: str | None = None
+    """The end's reason, the crashed exception's type, or (unknown) ``cannot be read`` or
+    ``is missing``."""
+    final: bool = False
+    """Ended by its operator (``semledger end``): no server takes it up again."""
+    step: int | None = None
+    """Of a crash: the input it crashed at, as replay numbers its steps (0: as it started)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
 class AuditReport:
     entries: list[AuditEntry]
     """Every `perform_action`, as `audit` returns them."""
@@ -169,6 +196,8 @@ class AuditReport:
     no `perform_action` and are not in `entries`: what changed generations between them."""
     connections: list[Connection] = attrs.field(factory=list)
     """Each agent client that connected, in order (a resumed session has one a run)."""
+    ending: Ending = Ending("unknown", 1, None, "is missing")
+    """How the session stands at the end of the log."""
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
@@ -180,7 +209,7 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
 def audit_report(recorder: Recorder, session: str) -> AuditReport:
     """Every action request in order, paired with its receipt or rejection; what befell the
     application (`Incident`); who connected; how many inputs came through the diagnostics
-    tools.
+    tools; how the session stands at the end of the log (`Ending`).
 
     A surface session served over MCP logs its requests as an app session does (the bridge's
     ``LoggedSurfaceHost``), and they are its entries; the surface calls that carried them
@@ -208,8 +237,12 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     open_requests: dict[int, int] = {}
     generation = 0
     surface_calls = 0
+    inputs = 0
+    ending: Ending | None = None
     for record, event in _readable(recorder, session, damage):
+        inputs += isinstance(event, INPUT_CLASSES)
         if event is None:
+            ending = Ending("unknown", record.seq, record.at, "cannot be read")
             if record.topic == _REFUSED:  # its row stays, with what is known of it
                 entries.append(_unread_refused(record, generation))
         elif isinstance(event, Committed):
@@ -296,6 +329,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                     )
                 )
         elif isinstance(event, SessionEnded):
+            ending = Ending("ended", record.seq, record.at, event.reason, final=event.final)
             why = f"still running when the session ended: {event.reason}"
             incidents.extend(_unfinished(record, generation, running, effects, why))
             running.clear()
@@ -314,6 +348,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                 )
             )
         elif isinstance(event, SessionCrashed):
+            ending = Ending("crashed", record.seq, record.at, event.exception_type, step=inputs)
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
             open_requests.clear()
@@ -330,8 +365,11 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             why = "still running when the application crashed"
             incidents.extend(_unfinished(record, generation, running, effects, why))
             running.clear()
+    if ending is None or ending.seq != head.seq:  # anything after an end takes it back
+        ending = Ending("open", head.seq, record.at)
     summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut
+        ending = Ending("unknown", head.seq + 1, None, "is missing")
         damage.append(
             Damage(
                 head.seq + 1,
@@ -352,7 +390,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
         )
         damage.sort(key=lambda d: d.seq)
-    report = AuditReport(entries, incidents, diagnostics, connections)
+    report = AuditReport(entries, incidents, diagnostics, connections, ending)
     if damage:
         raise UnreadableEventError(session, damage, report)
     return report

@@ -491,6 +491,10 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     recorder = _recorder(args.db)
     with recorder.pinned():  # the table and the verdict say the same of a live session
         audited, report, unreadable = _audited(args, console, recorder)
+    served = None
+    if audited.ending.state == "open":
+        claimed = recorder.claimed([args.session])
+        served = None if claimed is None else args.session in claimed
     entries = audited.entries
     if args.json:
         out: dict[str, Any] = {
@@ -499,6 +503,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             "incidents": [incident.to_json() for incident in audited.incidents],
             "diagnostics_inputs": audited.diagnostics_inputs,
             "connections": [c.to_json() for c in audited.connections],
+            "end": {**audited.ending.to_json(), "served": served},
         }
         if unreadable is not None:
             out["unreadable"] = unreadable
@@ -529,7 +534,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             _print_lines(console, audit_records(args.session, entries))
         else:
             console.print(audit_table(args.session, entries, console.width))
-        for line in audit_notes(audited):
+        for line in audit_notes(audited, served):
             console.print(line, soft_wrap=True)
         if report is not None:
             style = "green" if report.ok else "bold red"

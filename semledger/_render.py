@@ -15,7 +15,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from semledger.actors import app_location
-from semledger.replay import AuditEntry, AuditReport, Connection, Incident, ReplayReport
+from semledger.replay import AuditEntry, AuditReport, Connection, Ending, Incident, ReplayReport
 from semledger.runtime import Collection, Full, NodeState, SemanticsNode
 
 _FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
@@ -277,9 +277,10 @@ def _reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
         yield Text(f"  {which} {shown(e.outcome)}: {shown(message)}")
 
 
-def audit_notes(report: AuditReport) -> Iterator[Text]:
+def audit_notes(report: AuditReport, served: bool | None = None) -> Iterator[Text]:
     """What the audit says after its table: why each call not carried out was refused,
-    what befell the application, and the inputs the table does not list."""
+    what befell the application, the inputs the table does not list, and last how the
+    session stands (`served`: whether an open one is being served now, None if unknown)."""
     yield from _reason_lines(report.entries)
     yield from _incident_lines(report.incidents)
     count = report.diagnostics_inputs
@@ -288,6 +289,43 @@ def audit_notes(report: AuditReport) -> Iterator[Text]:
             f"and {_count(count, 'input')} sent through the diagnostics tools, which are no"
             " perform_action and not listed above"
         )
+    yield ending_line(report.ending, served)
+
+
+def ending_line(ending: Ending, served: bool | None = None) -> Text:
+    """How the session stands at the end of the log, in one line."""
+    when = "" if ending.at is None else f" at {_when(ending.at, None)[0]}"
+    where = f"{when} (event {ending.seq})"
+    reason = shown(ending.reason or "")
+    if ending.state == "ended" and ending.final:
+        return Text(
+            f"the session was ended for good{where}: {reason}; no server takes it up again"
+        )
+    if ending.state == "ended":
+        return Text(f"the session ended for now{where}: {reason}; serving it again resumes it")
+    if ending.state == "crashed":
+        step = "as it started" if ending.step == 0 else f"at step {ending.step}"
+        return Text(
+            f"the session crashed{where}, {step}: {reason} (its traceback is above); a crashed"
+            " session is never resumed",
+            style="red",
+        )
+    if ending.state == "open":
+        if served is None:
+            now = "it is being served, or its server stopped without one"
+        elif served:
+            now = "it is being served now"
+        else:
+            now = "its server stopped without one (serving it again resumes it)"
+        return Text(
+            f"the session has no end in the log, whose last event is {ending.seq}{when}: {now}",
+            style="yellow",
+        )
+    return Text(
+        f"how the session stands cannot be told: event {ending.seq}, at the end of the log,"
+        f" {reason}",
+        style="red",
+    )
 
 
 def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:

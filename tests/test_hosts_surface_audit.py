@@ -286,6 +286,7 @@ def test_a_served_surface_session_killed_and_resumed_replays_and_audits(tmp_path
     assert [
         (a["request_id"], a["generation"], a["outcome"]) for a in out["actions"]
     ] == [(1, "0", "receipt"), (2, "3", "stale_generation"), (3, "3", "receipt")]
+    assert (out["end"]["state"], out["end"]["final"]) == ("ended", False)  # resumed, then ended
     before = json.loads(_semledger(db, "read", "k", "--generation", "2", "--json").stdout)
     after = json.loads(_semledger(db, "read", "k", "--generation", "3", "--json").stdout)
     assert after == shown["value"]  # the log serves what the live bridge answered

@@ -107,11 +107,12 @@ def test_the_audit_says_under_its_table_why_each_rejected_call_was_rejected(
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     start = lines.index("why the calls above were not carried out:")
-    assert lines[start + 1 :] == [
+    assert lines[start + 1 : -1] == [
         "  #4 target_not_found: no node has that semantic id",
         "  #5 action_unavailable: the target does not offer activate",
         "  #7 target_disabled: the target is disabled",
     ]
+    assert lines[-1].startswith("the session ")  # how it ended, last
 
 
 def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) -> None:

@@ -182,9 +182,11 @@ def test_semledger_audit_shows_a_surface_session(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    actions = json.loads(result.stdout)["actions"]
+    audited = json.loads(result.stdout)
+    actions = audited["actions"]
     assert [a["action"]["kind"] for a in actions] == ["click", "navigate"]
     assert actions[1]["outcome"] == "NavigationError"
+    assert (audited["end"]["state"], audited["end"]["reason"]) == ("ended", "closed")
 
 
 async def test_a_partial_snapshot_does_not_forget_a_password_field_it_left_out() -> None:

@@ -1,0 +1,166 @@
+"""The audit says how the session stands at the end of the log: ended for good by its
+operator, ended for now (it may be resumed), crashed, or open with no end recorded. It said
+none of it: `end --reason` wrote a reason "for the audit" that the audit never showed, and a
+killed server's session looked like one that ended."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semledger.eventlog import (
+    MemoryRecorder,
+    NewEvent,
+    SessionEnded,
+    SessionResumed,
+    SessionStarted,
+    SqliteRecorder,
+)
+from semledger.replay import Ending, UnreadableEventError, audit_report
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+TODO = "semledger.examples.todo:app"
+END_KEYS = {"state", "seq", "at", "reason", "final", "step", "served"}
+
+
+def _audit(db: Path, session: str) -> tuple[str, dict[str, Any]]:
+    """The audit's last line, and its JSON's ``end``."""
+    shown = mcp.cli("audit", session, "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    as_json = mcp.cli("audit", session, "--db", str(db), "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    end = json.loads(as_json.stdout)["end"]
+    assert set(end) == END_KEYS
+    return shown.stdout.splitlines()[-1], end
+
+
+def _serve(db: Path, session: str, app: str, requests: list[str]) -> None:
+    subprocess.run(
+        [*mcp.COMMAND, "serve", app, "--db", str(db), "--session", session],
+        input=mcp.initialize() + "".join(requests),
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_an_audit_says_whether_the_session_ended_for_now_is_served_or_was_left_open(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    _serve(db, "s", TODO, [mcp.read(1)])
+    line, end = _audit(db, "s")
+    assert line.startswith("the session ended for now at ")
+    assert line.endswith(" (event 4): end of input; serving it again resumes it")
+    assert isinstance(end.pop("at"), float)
+    assert end == {
+        "state": "ended", "seq": 4, "reason": "end of input", "final": False, "step": None,
+        "served": None,
+    }  # fmt: skip
+
+    server = subprocess.Popen(
+        [*mcp.COMMAND, "serve", TODO, "--db", str(db), "--session", "s"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=mcp.env(),
+    )  # fmt: skip
+    try:
+        assert mcp.ask(server, mcp.read(1))["ok"]
+        line, end = _audit(db, "s")  # resumed: its end is no longer how it stands
+        assert line.startswith("the session has no end in the log, whose last event is ")
+        assert line.endswith(": it is being served now")
+        assert (end["state"], end["reason"], end["served"]) == ("open", None, True)
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+
+    line, end = _audit(db, "s")
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head("s")
+    assert head is not None
+    assert line.endswith(": its server stopped without one (serving it again resumes it)")
+    assert (end["state"], end["seq"], end["served"]) == ("open", head.seq, False)
+
+    ended = mcp.cli("end", "s", "--db", str(db), "--reason", "its app changed")
+    assert ended.returncode == 0, ended.stderr
+    line, end = _audit(db, "s")
+    assert line.startswith("the session was ended for good at ")
+    assert line.endswith(
+        f" (event {head.seq + 1}): ended by the operator: its app changed; no server takes it"
+        " up again"
+    )
+    assert (end["state"], end["seq"], end["reason"], end["final"], end["served"]) == (
+        "ended", head.seq + 1, "ended by the operator: its app changed", True, None
+    )
+
+
+def test_an_audit_of_a_crashed_session_ends_saying_at_which_step_it_crashed(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    _serve(db, "cr", "tests_crashy:app", [mcp.perform(i, "counter.increment") for i in (1, 2, 3)])
+    line, end = _audit(db, "cr")
+    assert line.startswith("the session crashed at ")
+    assert line.endswith(
+        " (event 11), at step 3: ThirdIncrementError (its traceback is above); a crashed"
+        " session is never resumed"
+    )
+    assert (end["state"], end["seq"], end["reason"], end["step"]) == (
+        "crashed", 11, "ThirdIncrementError", 3
+    )
+    replayed = mcp.cli("replay", "cr", "--db", str(db))
+    assert "the application raised again at step 3" in replayed.stdout
+
+
+def _recorded(*events: Any) -> MemoryRecorder:
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
+    return recorder
+
+
+START = SessionStarted(TODO, "runtime", {}, True)
+
+
+def test_the_last_end_after_the_last_resume_is_how_a_session_stands() -> None:
+    once = _recorded(START, SessionEnded("end of input"), SessionResumed(()))
+    assert audit_report(once, "s").ending == Ending("open", 3, 1.7e9 + 3)
+
+    final = SessionEnded("ended by the operator: x", final=True)
+    again = _recorded(START, SessionEnded("end of input"), SessionResumed(()),
+                      SessionEnded("closed"), final)  # fmt: skip
+    assert audit_report(again, "s").ending == Ending(
+        "ended", 5, 1.7e9 + 5, "ended by the operator: x", final=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        ("UPDATE events SET body = X'c1' WHERE seq = 2", Ending("unknown", 2, 1.7e9 + 2,
+                                                                "cannot be read")),
+        ("DELETE FROM events WHERE seq = 2", Ending("unknown", 2, None, "is missing")),
+    ],
+)  # fmt: skip
+def test_a_session_whose_last_event_is_damaged_is_not_said_to_be_open_or_ended(
+    tmp_path: Path, edit: str, expected: Ending
+) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append([NewEvent("s", 1, START, 1.7e9 + 1),
+                         NewEvent("s", 2, SessionEnded("end of input"), 1.7e9 + 2)])  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        conn.execute(edit)
+    conn.close()
+    with SqliteRecorder(db) as recorder, pytest.raises(UnreadableEventError) as raised:
+        audit_report(recorder, "s")
+    assert raised.value.report.ending == expected
+    shown = mcp.cli("audit", "s", "--db", str(db))
+    assert shown.returncode == 1
+    assert shown.stdout.splitlines()[-1] == (
+        f"how the session stands cannot be told: event 2, at the end of the log, {expected.reason}"
+    )
