@@ -41,6 +41,7 @@ class SessionRegistry:
         self._starting: dict[str, trio.Event] = {}
         self._stopped: dict[str, trio.Event] = {}
         """Set once a session's actor has ended, its claim on the session released."""
+        self._scopes: dict[str, trio.CancelScope] = {}
         self.crashes: dict[str, str] = {}
         """The traceback of each session whose actor itself failed (its log could not be
         written, say). An application that raised is not one: its session ended on the
@@ -63,6 +64,10 @@ class SessionRegistry:
         while name in self._starting:
             await self._starting[name].wait()
         existing = self._sessions.get(name)
+        stopping = self._stopped.get(name)
+        if existing is None and stopping is not None:
+            await stopping.wait()  # its claim is released as it stops: then it can start
+            return await self.open(name, factory, **options)
         if existing is not None:
             return existing
         if factory is None:
@@ -89,14 +94,15 @@ class SessionRegistry:
             task_status.started(value)
 
         try:
-            await actor.run(task_status=ReportingStatus(on_started))
+            with trio.CancelScope() as self._scopes[actor.name]:
+                await actor.run(task_status=ReportingStatus(on_started))
         except Exception as error:
             self.crashes[actor.name] = "".join(traceback.format_exception(error))
             if not started:
                 raise
         finally:
             self._sessions.pop(actor.name, None)
-            del self._stopped[actor.name]
+            del self._stopped[actor.name], self._scopes[actor.name]
             stopped.set()
             if started and self._on_stopped is not None:
                 self._on_stopped(actor)
@@ -109,6 +115,18 @@ class SessionRegistry:
             stopped = self._stopped[name]
             with contextlib.suppress(ActorClosedError):  # it ended on its own, and is stopping
                 await actor.request(Close(reason))
+            await stopped.wait()
+
+    async def park(self, name: str) -> None:
+        """Stop session `name`'s actor without ending the session, as a server that stops
+        does: nothing is logged, its claim is released, and the next `open` of it resumes
+        it from the log (its running effects start again there, its timers too). For a
+        session nobody has used for long: it costs no memory and no file meanwhile.
+        Returns once its actor has stopped (one already stopping too)."""
+        stopped = self._stopped.get(name)
+        if self._sessions.pop(name, None) is not None:
+            self._scopes[name].cancel()
+        if stopped is not None:
             await stopped.wait()
 
     async def close_all(self, reason: str = "closed") -> None:

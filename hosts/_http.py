@@ -92,6 +92,10 @@ class _Connection:
     """Resumed by this server and not yet logged: its client is logged as ``resumed``
     before its first call, unless the first message is an ``initialize`` its router accepts
     (logged as that connection instead)."""
+    busy: int = 0
+    """Requests being answered: a session is never parked under one."""
+    used: float = attrs.field(factory=trio.current_time)
+    """When its last request was answered (Trio's clock)."""
 
 
 class McpHttpApp:
@@ -220,7 +224,12 @@ class McpHttpApp:
         if found is None:
             return
         session_id, connection = found
-        replies = await self._answer(connection, message, is_initialize, headers, peer)
+        connection.busy += 1
+        try:
+            replies = await self._answer(connection, message, is_initialize, headers, peer)
+        finally:
+            connection.busy -= 1
+            connection.used = trio.current_time()
         extra = [("mcp-session-id", session_id)]
         if not replies:
             await _respond(send, 202, None, extra=extra)
@@ -296,6 +305,20 @@ class McpHttpApp:
             version = headers.get("mcp-protocol-version")
             resumed = AgentConnected(None, version, TRANSPORT, peer, resumed=True)
             await connection.host.connected(resumed)
+
+    async def park_idle(self, after: float) -> None:
+        """Park each session no request has used for `after` seconds (`SessionRegistry.park`):
+        its client's next request resumes it from the log, as after a restart. Without
+        this, every session a client left without a DELETE held its actor, its memory and
+        a file descriptor (its claim) for as long as the server ran, until none was left."""
+        while True:
+            await trio.sleep(after / 4)
+            now = trio.current_time()
+            for session_id, connection in list(self._connections.items()):
+                if connection.busy or now - connection.used < after or connection.host.closed:
+                    continue
+                del self._connections[session_id]
+                await self.registry.park(session_id)
 
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import math
 import secrets
 import sys
 import time
@@ -62,6 +63,9 @@ def on_loopback(host: str) -> bool:
     except ValueError:
         return False
 
+
+IDLE_TIMEOUT = 900.0
+"""Seconds an HTTP session may go unused before it is parked (`McpHttpApp.park_idle`)."""
 
 STOPPING_GRACE = 30.0
 """Seconds a stopping HTTP server answers the requests it is handling (hypercorn's default,
@@ -216,6 +220,7 @@ async def serve_http(
     token: str | None = None,
     allowed_origins: tuple[str, ...] = (),
     redact_passwords: bool = True,
+    idle_timeout: float | None = IDLE_TIMEOUT,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> int:
     """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT, SIGTERM or SIGHUP
@@ -223,6 +228,10 @@ async def serve_http(
     failed (their application raised, their log could not be written) or could not be
     opened. Raises `ServeError` for an address beyond loopback with no `token`, among
     others.
+
+    A session no request has used for `idle_timeout` seconds is parked (None: never):
+    its actor stops with nothing logged, and its client's next request resumes it from the
+    log, as after a restart.
 
     Stopping, it answers the requests it is handling before it closes their connections,
     for up to `STOPPING_GRACE` seconds: an action being logged is answered with its
@@ -250,6 +259,8 @@ async def serve_http(
     bind = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
     if not 0 <= port <= 65535:
         raise ServeError(f"cannot listen on {bind}: the port must be from 0 to 65535")
+    if idle_timeout is not None and not 0 < idle_timeout < math.inf:
+        raise ServeError(f"idle_timeout: expected a positive number of seconds, got {idle_timeout}")
     if token is None and not on_loopback(host):
         raise ServeError(
             f"cannot listen on {bind} with no token: anyone who reaches the port could drive"
@@ -291,6 +302,8 @@ async def serve_http(
                         redact_passwords=redact_passwords,
                         on_failure=failure,
                     )
+                    if idle_timeout is not None:
+                        nursery.start_soon(asgi.park_idle, idle_timeout)
 
                     async def stopped() -> None:
                         await signalled.requested.wait()

@@ -235,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="an Origin besides localhost pages allowed to call the HTTP server (repeatable)",
     )
     serve.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        metavar="S",
+        help="with --http: park a session no request used for S seconds (its next request"
+        " resumes it from the log; default 900)",
+    )
+    serve.add_argument(
         "--log-passwords", action="store_true", help="log values typed into password fields"
     )
 
@@ -855,6 +862,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
                     token=token,
                     allowed_origins=tuple(args.allow_origin),
                     redact_passwords=not args.log_passwords,
+                    **({} if args.idle_timeout is None else {"idle_timeout": args.idle_timeout}),
                 )
             )
         except ServeError as error:
@@ -894,7 +902,11 @@ def _served(serve: Callable[[], Awaitable[Served]]) -> int:
 def _check_transport_options(args: argparse.Namespace) -> None:
     """An option of the other transport is refused, not ignored."""
     if args.http is None:
-        for flag, given in (("--token", args.token), ("--allow-origin", args.allow_origin)):
+        for flag, given in (
+            ("--token", args.token),
+            ("--allow-origin", args.allow_origin),
+            ("--idle-timeout", args.idle_timeout),
+        ):
             if given:
                 raise UsageError(f"{flag} applies only with --http (serving over stdio)")
     elif args.session is not None:

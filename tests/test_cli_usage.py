@@ -242,6 +242,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["serve", COUNTER, "--db", missing, "--allow-origin", "https://app.example"],
             "--allow-origin applies only with --http",
         ),
+        "serve over stdio with --idle-timeout": (
+            ["serve", COUNTER, "--db", missing, "--idle-timeout", "60"],
+            "--idle-timeout applies only with --http",
+        ),
+        "serve with an --idle-timeout of no time": (
+            ["serve", COUNTER, "--db", missing, "--http", ":0", "--idle-timeout", "0"],
+            "argument --idle-timeout: expected more than 0 and at most 86400, got 0",
+        ),
         "serve a surface with --token": (
             ["serve", "--adapter", "runtime", "--app", COUNTER, "--db", missing, "--token", "t"],
             "--token applies only with --http",

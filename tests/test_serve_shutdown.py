@@ -188,8 +188,12 @@ async def _asgi(db: Path) -> AsyncIterator[McpHttpApp]:
         async with trio.open_nursery() as logging:
             writer = await logging.start(LogWriter(recorder).run)
             async with trio.open_nursery() as nursery:
-                yield McpHttpApp(SessionRegistry(nursery, writer, recorder), counter.app, COUNTER)
-                nursery.cancel_scope.cancel()
+                try:
+                    yield McpHttpApp(
+                        SessionRegistry(nursery, writer, recorder), counter.app, COUNTER
+                    )
+                finally:  # a failed assertion too: the sessions would keep the test waiting
+                    nursery.cancel_scope.cancel()
             writer.close()
 
 
@@ -407,3 +411,78 @@ def test_a_stopping_http_server_answers_a_call_that_waits_longer_than_hypercorns
     assert answer.status_code == 200, answer.text
     assert answer.json()["result"]["structuredContent"]["ok"] is True
     assert any(isinstance(e, ActionRequested) for e in _events(db, session))
+
+
+# --- parked sessions: stopped for being idle, resumed by their next request ----------------
+
+
+def _tool_result(answer: Any) -> Any:
+    return answer["result"]["structuredContent"]
+
+
+IDLE = 0.2
+"""Seconds of idleness the parking tests allow (in real time: a mock clock jumps ahead
+while the log is written on its worker thread)."""
+
+
+async def _until_parked(app: McpHttpApp, session: str) -> None:
+    with trio.fail_after(30):
+        while session in app.registry:
+            await trio.sleep(IDLE / 4)
+        await app.registry.park(session)  # returns once the parking actor has stopped
+
+
+@asynccontextmanager
+async def _parking(app: McpHttpApp, after: float) -> AsyncIterator[None]:
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(app.park_idle, after)
+        try:
+            yield
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_http_session_left_idle_is_parked_and_its_next_request_resumes_it(
+    tmp_path: Path,
+) -> None:
+    """A client that never sent DELETE held a session actor, its memory and its claim's
+    file descriptor for as long as the server ran: about a thousand of them and every new
+    session was a 500 (too many open files)."""
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        status, _, answer = await _request(app, "POST", INCREMENT, session)
+        assert (status, _tool_result(answer)["ok"]) == (200, True)
+        async with _parking(app, IDLE):
+            assert session in app.registry  # just used: not idle yet
+            await _until_parked(app, session)
+            logged = len(_events(db, session))
+            claim = SqliteRecorder(db)
+            with claim.claim(session):  # released: another process could take it up
+                pass
+            claim.close()
+            status, _, answer = await _request(app, "POST", INCREMENT, session)
+            assert status == 200, answer
+            assert _tool_result(answer)["value"]["before"] == "2"  # where it was: the log's
+            assert session in app.registry
+    events = _events(db, session)
+    parked_at = events[logged - 1]
+    assert not isinstance(parked_at, SessionEnded)  # parking logs nothing: it is no end
+    assert [type(e).__name__ for e in events[logged:logged + 2]] == [
+        "SessionResumed", "AgentConnected"
+    ]  # fmt: skip
+
+
+async def test_a_session_answering_a_request_is_not_parked_however_long_it_takes(
+    tmp_path: Path,
+) -> None:
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        app._connections[session].busy += 1  # as while a request waits for its answer
+        async with _parking(app, IDLE):
+            await trio.sleep(10 * IDLE)
+            assert session in app.registry
+            app._connections[session].busy -= 1
+            await _until_parked(app, session)
