@@ -68,6 +68,31 @@ def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnaps
     return SemanticsSnapshot.empty(), 1
 
 
+def fold_commit(
+    session: str, seq: int, snapshot: SemanticsSnapshot, commit: Committed, *, missing: str = ""
+) -> tuple[SemanticsSnapshot, Delta]:
+    """`snapshot` with the logged `commit` (event `seq`) applied, and its delta. A delta that
+    does not apply, or makes another snapshot than the hash logged with it names, is damage
+    to the log (``InconsistentLogError``; `missing` adds why it may not apply: an event
+    before it is gone)."""
+    try:
+        delta = decode_read(commit.delta)
+        if not isinstance(delta, Delta):
+            raise ValueError(f"its delta is a {type(delta).__name__} read")
+        folded = apply_delta(snapshot, delta)
+    except ValueError as error:
+        reason = f"the commit does not apply: {error}{missing}"
+        raise InconsistentLogError(session, seq, reason) from None
+    if folded.hash != commit.snapshot_hash:
+        raise InconsistentLogError(
+            session,
+            seq,
+            "its delta does not make the snapshot its hash names: the log was changed"
+            " (audit --verify names the first event changed)",
+        )
+    return folded, delta
+
+
 def logged_journal(
     recorder: Recorder, session: str, *, until: int, since: int | None = None
 ) -> Journal:
@@ -96,23 +121,8 @@ def logged_journal(
         assert isinstance(event, Committed)
         if event.generation > until:
             break
-        try:
-            delta = decode_read(event.delta)
-            if not isinstance(delta, Delta):
-                raise ValueError(f"its delta is a {type(delta).__name__} read")
-            snapshot = apply_delta(snapshot, delta)
-        except ValueError as error:
-            reason = f"the commit does not apply: {error}"
-            if missing is not None:
-                reason += f" (event {missing[0]} is missing: {missing[1]})"
-            raise InconsistentLogError(session, record.seq, reason) from None
-        if snapshot.hash != event.snapshot_hash:
-            raise InconsistentLogError(
-                session,
-                record.seq,
-                "its delta does not make the snapshot its hash names: the log was changed"
-                " (audit --verify names the first event changed)",
-            )
+        why = "" if missing is None else f" (event {missing[0]} is missing: {missing[1]})"
+        snapshot, delta = fold_commit(session, record.seq, snapshot, event, missing=why)
         journal.record(
             snapshot,
             touched=[*delta.removed, *(n.node_id for n in delta.upserted)],

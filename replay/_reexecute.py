@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import SessionCore, crash_event, gap
+from semledger.actors import SessionCore, crash_event, fold_commit, gap
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -36,8 +36,8 @@ from semledger.eventlog import (
     UnsupportedVersionError,
     check_counted,
 )
-from semledger.runtime import App, ApplicationError, Delta, SemanticsSnapshot, apply_delta
-from semledger.runtime._wire import decode_read, encode_node
+from semledger.runtime import App, ApplicationError, SemanticsSnapshot
+from semledger.runtime._wire import encode_node
 
 from ._invariants import (
     GenerationChecker,
@@ -189,31 +189,6 @@ def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[st
     return lines
 
 
-def _folded(
-    session: str, seq: int, snapshot: SemanticsSnapshot, commit: Committed
-) -> SemanticsSnapshot:
-    """The logged snapshot after `commit` (event `seq`), folded as a read folds it: a delta
-    that does not apply, or does not make the snapshot its hash names, is damage to the log,
-    not the app's divergence."""
-    try:
-        delta = decode_read(commit.delta)
-        if not isinstance(delta, Delta):
-            raise ValueError(f"its delta is a {type(delta).__name__} read")
-        folded = apply_delta(snapshot, delta)
-    except ValueError as error:
-        reason = f"the commit does not apply: {error}"
-        raise InconsistentLogError(session, seq, reason) from None
-    # What re-execution compares is the hash: a delta edited under it would pass unseen.
-    if folded.hash != commit.snapshot_hash:
-        raise InconsistentLogError(
-            session,
-            seq,
-            "its delta does not make the snapshot its hash names: the log was changed"
-            " (audit --verify names the first event changed)",
-        )
-    return folded
-
-
 def _raised(error: BaseException) -> str:
     """What raised, as a divergence says it: the app's own exception, or what stepping the
     input raised outside it (a message that does not decode, a tick of no timer)."""
@@ -329,7 +304,7 @@ def checked_events(
         while log.peek() is not None:
             record, event = log.take()
             if isinstance(event, Committed):
-                snapshot = _folded(session, record.seq, snapshot, event)
+                snapshot = fold_commit(session, record.seq, snapshot, event)[0]
             yield record, event
     finally:
         log.close()
@@ -409,7 +384,7 @@ def _reexecute(
             if not isinstance(event, COMPARED):
                 continue
             if isinstance(event, Committed):
-                logged_snapshot = _folded(session, record.seq, logged_snapshot, event)
+                logged_snapshot = fold_commit(session, record.seq, logged_snapshot, event)[0]
             mine = pending.pop(0) if pending else None
             if mine is None or not _same(event, mine):
                 diff: tuple[str, ...] = ()
