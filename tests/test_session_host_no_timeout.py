@@ -18,7 +18,7 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,18 @@ class Output(trio.abc.SendStream):
         await trio.lowlevel.checkpoint()
 
 
+def _run_on_mock_clock(main: Callable[[], Awaitable[None]], log: ShutLog) -> None:
+    try:
+        run_watched(
+            main,
+            seconds=WATCHDOG,
+            what="the session",
+            clock=trio.testing.MockClock(autojump_threshold=0),
+        )
+    finally:
+        log.open.set()  # never leave the log writer's thread waiting
+
+
 def _increment(request_id: int) -> bytes:
     return mcp.perform(request_id, "counter.increment").rstrip("\n").encode()
 
@@ -123,15 +135,7 @@ def test_a_call_that_waits_longer_than_the_actor_timeout_is_answered_with_its_re
             await opened.wait()  # so the log takes what the session sent it
             nursery.cancel_scope.cancel()
 
-    try:
-        run_watched(
-            main,
-            seconds=WATCHDOG,
-            what="the session",
-            clock=trio.testing.MockClock(autojump_threshold=0),
-        )
-    finally:
-        log.open.set()  # never leave the log writer's thread waiting
+    _run_on_mock_clock(main, log)
     assert seen["reason"] == "end of input"
     lines = output.data.split(b"\n")
     assert lines[-1] == b""
@@ -174,15 +178,7 @@ def test_a_session_actors_own_perform_action_waits_for_the_log_as_the_host_does(
             seen["waited"] = trio.current_time() - start
             nursery.cancel_scope.cancel()
 
-    try:
-        run_watched(
-            main,
-            seconds=WATCHDOG,
-            what="the session",
-            clock=trio.testing.MockClock(autojump_threshold=0),
-        )
-    finally:
-        log.open.set()
+    _run_on_mock_clock(main, log)
     assert isinstance(seen["answer"], Receipt), seen["answer"]
     assert seen["waited"] >= SHUT_FOR > DEFAULT_TIMEOUT
 
