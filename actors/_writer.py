@@ -4,20 +4,27 @@ Sessions hand it batches; it takes every batch already waiting, writes them in o
 transaction on a worker thread, and only then settles each. One fsync serves them all, so
 durable throughput grows with the number of batches waiting: from many sessions, or from one
 session that keeps working while its earlier batches are being written (`LogWriter.submit`).
+
+A log another process holds locked (`LogBusyError`) is waited out: the same batch is written
+again until the lock is released, and the operator is told (`logging`, as a warning) while
+it lasts and when it is written.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Sequence
 
 import attrs
 import outcome
 import trio
 
-from semledger.eventlog import NewEvent, Recorder, SequenceConflict, StoredEvent
+from semledger.eventlog import LogBusyError, NewEvent, Recorder, SequenceConflict, StoredEvent
 
 from ._actor import Actor, ActorClosedError, _Envelope
+
+_log = logging.getLogger("semledger.actors")
 
 
 @attrs.define(eq=False)
@@ -47,7 +54,9 @@ class Pending:
 
     async def durable(self) -> list[StoredEvent]:
         """The stored records; raises what the write raised (`SequenceConflict`, an I/O
-        error), or `ActorClosedError` if the writer stopped before writing."""
+        error), or `ActorClosedError` if the writer stopped before writing (it was closed
+        or cancelled while the log was locked by another process, among others). A lock
+        is not an error: it waits until the lock is released."""
         if self._settled:
             await trio.lowlevel.checkpoint()
         else:
@@ -75,14 +84,31 @@ class Pending:
 
 
 class LogWriter(Actor[Pending]):
-    """Owns the recorder's write side."""
+    """Owns the recorder's write side.
 
-    def __init__(self, recorder: Recorder, *, max_batch: int = 4096) -> None:
+    While the log is locked by another process it says so every `warn_every` seconds.
+    Closed while it waits, it gives up: the batch it was writing and those queued after it
+    fail with `ActorClosedError` (a lock may last longer than a server should take to stop).
+    """
+
+    busy_pause = 0.1
+    """Seconds between attempts at a locked log; each attempt itself waits for the lock
+    as long as the recorder's busy timeout."""
+
+    def __init__(
+        self, recorder: Recorder, *, max_batch: int = 4096, warn_every: float = 30.0
+    ) -> None:
         super().__init__()
         self.recorder = recorder
         self.max_batch = max_batch
+        self.warn_every = warn_every
         self.transactions = 0
         self.appended = 0
+        self._closing = trio.Event()
+
+    def close(self) -> None:
+        super().close()
+        self._closing.set()
 
     def submit(self, events: Sequence[NewEvent], *, after: Pending | None = None) -> Pending:
         """Queue `events` (one session's, in order) without waiting for them.
@@ -118,39 +144,90 @@ class LogWriter(Actor[Pending]):
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
                 try:
-                    with trio.CancelScope(shield=True):
-                        # What is being written is settled, whatever happens to the writer.
-                        await self._commit(batch)
+                    written = await self._write_out(batch)
                 finally:
                     for pending in batch:
-                        if not pending.settled:  # the commit itself raised
+                        if not pending.settled:  # the commit raised, or the wait was ended
                             pending._fail(ActorClosedError("the log writer stopped writing"))
+                if not written:
+                    break
         finally:
             self._refuse_waiting()
 
-    async def _commit(self, batch: list[Pending]) -> None:
+    async def _write_out(self, batch: list[Pending]) -> bool:
+        """Commit `batch`, waiting out a lock another process holds on the log; False if
+        the writer was closed while it waited, with what is left of `batch` unsettled.
+
+        Only the wait between attempts can be cancelled: an attempt is settled whatever
+        happens to the writer.
+        """
+        since: float | None = None  # when the lock was first met
+        warned = 0.0
+        path = ""
+        while True:
+            count = sum(len(pending.events) for pending in batch)
+            with trio.CancelScope(shield=True):
+                busy = await self._commit(batch)
+            if busy is None:
+                if since is not None:
+                    waited = trio.current_time() - since
+                    _log.warning(
+                        "the log %s is no longer locked: wrote %d event(s) after waiting %.1f s",
+                        path, count, waited,
+                    )
+                return True
+            batch = [pending for pending in batch if not pending.settled]
+            count = sum(len(pending.events) for pending in batch)
+            now = trio.current_time()
+            if since is None or now - warned >= self.warn_every:
+                if since is None:
+                    since = now - busy.timeout  # the attempt waited that long already
+                    path = busy.path
+                warned = now
+                _log.warning(
+                    "the log %s is locked by another process; waiting to write %d event(s)"
+                    " (%.1f s so far)",
+                    busy.path, count, now - since,
+                )
+            if not self._closing.is_set():
+                with trio.move_on_after(self.busy_pause):
+                    await self._closing.wait()
+            if self._closing.is_set():
+                _log.warning(
+                    "the log %s is locked by another process; closed, the log writer gives up"
+                    " writing %d event(s)",
+                    busy.path, count,
+                )
+                return False
+
+    async def _commit(self, batch: list[Pending]) -> LogBusyError | None:
+        """Write `batch`, settling each of its batches; if the log is locked by another
+        process, the `LogBusyError`, with what it did not write left unsettled."""
         batch = [pending for pending in batch if self._predecessor_ok(pending)]
         if not batch:
-            return
+            return None
         result = await self._write([event for pending in batch for event in pending.events])
         if isinstance(result, outcome.Error):
             error = result.error
+            if isinstance(error, LogBusyError):
+                return error  # nothing of it is written: it may be written again
             if isinstance(error, SequenceConflict) and len(batch) > 1:
                 # Someone else wrote that session: refuse its batches, write the rest together.
                 refused = [p for p in batch if p.events[0].session == error.session]
                 for pending in refused:
                     pending._fail(error)
                 if refused:
-                    await self._commit([p for p in batch if not p.settled])
-                else:  # a recorder that names no session of the batch: isolate by trying
-                    for pending in batch:
-                        await self._commit([pending])
-                return
+                    return await self._commit([p for p in batch if not p.settled])
+                for pending in batch:  # a recorder that names no session: isolate by trying
+                    busy = await self._commit([pending])
+                    if busy is not None:
+                        return busy
+                return None
             for pending in batch:
                 pending._fail(error)
             if not isinstance(error, Exception):
                 raise error
-            return
+            return None
         stored = result.unwrap()
         self.transactions += 1
         self.appended += len(stored)
@@ -159,6 +236,7 @@ class LogWriter(Actor[Pending]):
             count = len(pending.events)
             pending._succeed(stored[offset : offset + count])
             offset += count
+        return None
 
     @staticmethod
     def _predecessor_ok(pending: Pending) -> bool:

@@ -11,6 +11,7 @@ __all__ = [
     "CorruptSummaryError",
     "EventLogError",
     "InconsistentLogError",
+    "LogBusyError",
     "LogMovedError",
     "OutdatedSchemaError",
     "RecorderClosedError",
@@ -123,6 +124,21 @@ class LogMovedError(EventLogError):
     def __init__(self, path: str, what: str) -> None:
         super().__init__(f"{path} {what} while this recorder wrote to it")
         self.path = path
+
+
+class LogBusyError(EventLogError):
+    """Raised by ``append`` when another connection held the log's write lock for longer
+    than the recorder's busy timeout (a maintenance script, an ``sqlite3`` shell inside
+    ``BEGIN IMMEDIATE``). Nothing of the batch is written, so the same batch may be
+    appended again; the log writer does so until the lock is released."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__(
+            f"the log {path} is locked by another process (its write lock was held for more"
+            f" than the busy timeout of {timeout:g} s)"
+        )
+        self.path = path
+        self.timeout = timeout
 
 
 class RecorderClosedError(EventLogError):

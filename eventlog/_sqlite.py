@@ -29,6 +29,7 @@ from ._errors import (
     CorruptSchemaError,
     CorruptSummaryError,
     EventLogError,
+    LogBusyError,
     LogMovedError,
     LogOpenError,
     OutdatedSchemaError,
@@ -328,6 +329,15 @@ def _owned_by_us(path: str) -> bool:
     return os.geteuid() in (0, owner)
 
 
+def _busy(error: BaseException) -> bool:
+    """Whether `error` is SQLite giving up on a lock another connection held past the busy
+    timeout (``SQLITE_BUSY`` and its extended codes)."""
+    return (
+        isinstance(error, sqlite3.OperationalError)
+        and error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+    )
+
+
 def _cannot_write(error: BaseException | None) -> bool:
     codes = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
     return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
@@ -483,6 +493,9 @@ class SqliteRecorder:
     With ``read_only=True`` the log is only read, so it may sit where nothing can be
     written (a read-only file or folder, an archive); appending fails, and a log whose
     schema would need migrating is refused with ``LogOpenError``.
+
+    ``busy_timeout`` is how many seconds a write waits for a lock another connection holds
+    (SQLite's busy timeout) before ``append`` raises ``LogBusyError``, having written nothing.
     """
 
     def __init__(
@@ -493,6 +506,7 @@ class SqliteRecorder:
         converter: LogConverter = CONVERTER,
         create: bool = True,
         read_only: bool = False,
+        busy_timeout: float = 5.0,
     ) -> None:
         self.path = os.fspath(path)
         if self.path == ":memory:" or self.path.startswith("file:"):
@@ -510,6 +524,7 @@ class SqliteRecorder:
                 " and a session claimed by one name would not be by another; keep one name",
             )
         self.synchronous = synchronous
+        self.busy_timeout = busy_timeout
         self._converter = converter
         self._lock = threading.Lock()
         self._heads: dict[str, Head] = {}
@@ -531,7 +546,11 @@ class SqliteRecorder:
             self._where, self._uri = _read_write_uri(self.path), True
         try:
             self._writer = sqlite3.connect(
-                self._where, isolation_level=None, check_same_thread=False, uri=self._uri
+                self._where,
+                timeout=busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=self._uri,
             )
         except sqlite3.Error as error:
             folder = os.path.dirname(os.path.abspath(self.path))
@@ -629,7 +648,12 @@ class SqliteRecorder:
                 row = conn.execute(_HEAD, (session,)).fetchone()
                 return None if row is None else Head(row[0], row[1])
 
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                if _busy(error):
+                    raise LogBusyError(self.path, self.busy_timeout) from error
+                raise
             try:
                 stored, deltas = prepare_batch(events, head_of, self._converter.encode_parts)
                 try:
@@ -656,11 +680,13 @@ class SqliteRecorder:
                 )
                 conn.execute("COMMIT")
                 self._files.check()
-            except BaseException:
+            except BaseException as error:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 for new in events:
                     heads.pop(new.session, None)
+                if _busy(error):  # rolled back: nothing of the batch is written
+                    raise LogBusyError(self.path, self.busy_timeout) from error
                 raise
             for name, last in {record.session: record for record in stored}.items():
                 heads[name] = Head(last.seq, last.chain)
@@ -718,7 +744,11 @@ class SqliteRecorder:
             where = self._where if self._uri else _read_write_uri(self.path)
             try:
                 conn = sqlite3.connect(
-                    where, isolation_level=None, check_same_thread=False, uri=True
+                    where,
+                    timeout=self.busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    uri=True,
                 )
             except sqlite3.OperationalError:
                 if not os.path.exists(self.path):

@@ -24,6 +24,7 @@ from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     ChainReport,
     CorruptSchemaError,
+    LogBusyError,
     LogOpenError,
     Recorder,
     SessionSummary,
@@ -1165,7 +1166,7 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
     except CorruptSchemaError as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 1
-    except (UsageError, LogOpenError, UnsupportedSchemaError) as error:
+    except (UsageError, LogOpenError, LogBusyError, UnsupportedSchemaError) as error:
         print(f"semledger: {error}", file=sys.stderr)
         return 2
     except DAMAGED_LOG_ERRORS as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +13,7 @@ import pytest
 import trio
 import trio.testing
 
-from semledger.actors import LogWriter, SessionActor
+from semledger.actors import ActorClosedError, LogWriter, SessionActor
 from semledger.eventlog import (
     ActionReceipt,
     MemoryRecorder,
@@ -216,3 +218,102 @@ async def test_a_session_actors_reply_comes_only_after_its_events_are_durable() 
         )
         assert durable_at < index, (session, after)
     assert writer.transactions < writer.appended
+
+
+async def test_a_log_locked_by_another_process_is_waited_out_and_the_session_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lock held past the busy timeout (an ``sqlite3`` shell in ``BEGIN IMMEDIATE``)
+    delays the receipt until its events are written; it does not end the session."""
+    path = tmp_path / "log.db"
+    increment = BySemanticId(SemanticId.new("counter.increment"))
+    activate = SimpleAction(ActionKind.ACTIVATE)
+    caplog.set_level(logging.WARNING, logger="semledger")
+    with SqliteRecorder(path, busy_timeout=0.1) as recorder:
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder, warn_every=0.2).run)
+            async with trio.open_nursery() as sessions:
+                actor = SessionActor(
+                    "s", counter.app, "semledger.examples.counter:app", writer, recorder
+                )
+                await sessions.start(actor.run)
+                first = await actor.perform_action(increment, activate, Latest())
+                assert isinstance(first, Receipt)
+                holder = sqlite3.connect(path, isolation_level=None)
+                holder.execute("BEGIN IMMEDIATE")
+                receipts: list[object] = []
+
+                async def act() -> None:
+                    receipts.append(await actor.perform_action(increment, activate, Latest()))
+
+                sessions.start_soon(act)
+                await trio.sleep(0.6)  # several busy timeouts, and more than one warning
+                assert receipts == []  # no receipt before its events are durable
+                holder.execute("COMMIT")
+                holder.close()
+                with trio.fail_after(5):
+                    while not receipts:
+                        await trio.sleep(0.01)
+                (receipt,) = receipts
+                assert isinstance(receipt, Receipt)
+                logged = [e for _, e in recorder.events("s") if isinstance(e, ActionReceipt)]
+                assert [e.after for e in logged] == [first.after, receipt.after]
+                assert not actor.ended
+                assert actor.failure is None
+                again = await actor.perform_action(increment, activate, Latest())
+                assert isinstance(again, Receipt)
+                actor.close()
+            writer.close()
+        assert verify_chain(recorder.read("s")).ok
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("semledger")]
+    waiting = [line for line in said if "locked by another process; waiting to write" in line]
+    assert len(waiting) >= 2, said
+    assert sum(f"the log {path} is no longer locked: wrote" in line for line in said) == 1, said
+
+
+async def test_a_writer_closed_while_the_log_is_locked_fails_what_it_holds_and_ends(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path, busy_timeout=0.1) as recorder:
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with trio.fail_after(5):
+                async with trio.open_nursery() as nursery:
+                    writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+                    first = writer.submit([note("a", 1)])
+                    queued = writer.submit([note("b", 1)])
+                    await trio.sleep(0.3)
+                    assert not first.settled
+                    writer.close()
+                    for pending in (first, queued):
+                        with pytest.raises(ActorClosedError):
+                            await pending.durable()
+        finally:
+            holder.execute("COMMIT")
+            holder.close()
+        assert recorder.head("a") is None
+        assert recorder.head("b") is None
+
+
+async def test_a_writer_cancelled_while_the_log_is_locked_fails_what_it_holds(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path, busy_timeout=0.1) as recorder:
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with trio.fail_after(5):
+                async with trio.open_nursery() as nursery:
+                    writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+                    pending = writer.submit([note("a", 1)])
+                    await trio.sleep(0.3)
+                    nursery.cancel_scope.cancel()
+                with pytest.raises(ActorClosedError):
+                    await pending.durable()
+        finally:
+            holder.execute("COMMIT")
+            holder.close()
+        assert recorder.head("a") is None

@@ -10,6 +10,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -121,3 +124,29 @@ def test_a_crashed_session_is_not_ended_over_its_crash(tmp_path: Path) -> None:
     assert _state(db, "cr") == before == {
         "ended": True, "end_reason": "crashed: ZeroDivisionError", "served": False
     }  # fmt: skip
+
+
+def test_a_log_locked_by_another_process_as_the_session_is_ended_is_said_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The lock taken after the log opened (opening it waits for the lock, too): the
+    append waits out the busy timeout and writes nothing."""
+    from semledger._cli import main
+    from semledger.eventlog import LogBusyError, SqliteRecorder
+
+    db = tmp_path / "log.db"
+    with _serving(db, "killed"):
+        pass
+
+    def locked(self: SqliteRecorder, events: object) -> NoReturn:
+        raise LogBusyError(self.path, 5.0)
+
+    monkeypatch.setattr(SqliteRecorder, "append", locked)
+    assert main(["end", "killed", "--db", str(db)]) == 2
+    said = capsys.readouterr().err
+    assert said == (
+        f"semledger: the log {db} is locked by another process (its write lock was held for"
+        " more than the busy timeout of 5 s)\n"
+    )
+    monkeypatch.undo()
+    assert _state(db, "killed")["ended"] is False

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from semledger.eventlog import (
     EffectCompleted,
     Event,
     Head,
+    LogBusyError,
     LogMovedError,
     LogOpenError,
     MemoryRecorder,
@@ -599,6 +601,35 @@ def test_an_append_after_the_log_file_was_deleted_or_replaced_fails_though_sqlit
             recorder.append(batch("a", story()[2:4], first=3))
         with pytest.raises(LogMovedError):
             recorder.append(batch("b", story()[:1]))
+
+
+def test_an_append_while_another_connection_holds_the_write_lock_is_busy_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    """A maintenance script or an ``sqlite3`` shell inside ``BEGIN IMMEDIATE``: after the
+    busy timeout the append says the log is locked, and the same batch can be written once
+    the lock is released."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path, busy_timeout=0.2) as recorder:
+        recorder.append(batch("a", story()[:2]))
+        holder = sqlite3.connect(path, isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            began = time.monotonic()
+            with pytest.raises(LogBusyError, match="locked by another process") as caught:
+                recorder.append(batch("a", story()[2:4], first=3))
+            assert time.monotonic() - began >= 0.15  # it waited for the lock first
+            assert (caught.value.path, caught.value.timeout) == (str(path), 0.2)
+            holder.execute("COMMIT")
+        finally:
+            holder.close()
+        stored = recorder.append(batch("a", story()[2:4], first=3))
+        assert [record.seq for record in stored] == [3, 4]
+        assert [record.seq for record in recorder.read("a")] == [1, 2, 3, 4]
+        assert verify_chain(recorder.read("a")).ok
+        summary = recorder.summary("a")
+        assert summary is not None
+        assert summary.events == 4
 
 
 def test_a_log_opened_through_a_symlink_is_written_and_claimed_as_the_file_itself(
