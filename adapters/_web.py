@@ -139,6 +139,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import logging
 import os
 import re
 import threading
@@ -278,6 +279,16 @@ def default_executable() -> str:
 # -- the browser thread -------------------------------------------------------------------
 
 
+_BROWSER_GONE: Final = "the browser is gone: Chromium crashed or was killed"
+
+
+def _unawaited_failure(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Once Playwright's driver is gone, futures of its own fail that nobody awaits, and
+    asyncio printed each as a traceback after the session's last status line. What failed
+    reaches the caller as the error of its call; this is kept for debugging only."""
+    logging.getLogger("semledger.adapters").debug("web: %s", context.get("message"))
+
+
 class WebBrowser:
     """One Chromium, driven by Playwright's asyncio API on a dedicated thread and loop.
 
@@ -324,6 +335,7 @@ class WebBrowser:
                 )
             ready = threading.Event()
             loop = asyncio.new_event_loop()
+            loop.set_exception_handler(_unawaited_failure)
 
             def serve() -> None:
                 asyncio.set_event_loop(loop)
@@ -499,9 +511,12 @@ class WebSurface:
         async def guarded() -> T:
             try:
                 return await fn()
-            except SurfaceError:
-                raise
-            except PlaywrightError as exc:
+            except (SessionError, PlaywrightError) as exc:
+                # Its page and context look closed too: the cause is not theirs.
+                if not self._browser.browser.is_connected():
+                    raise SessionError(_BROWSER_GONE) from exc
+                if isinstance(exc, SurfaceError):
+                    raise
                 raise _translate(exc, None) from exc
 
         return await self._browser.call(guarded)

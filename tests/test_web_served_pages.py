@@ -4,6 +4,8 @@ options, headings and links, and a page that closes itself."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -329,3 +331,47 @@ async def test_of_two_modal_dialogs_the_deepest_is_the_root(
     (root,) = [n for n in full.nodes if n.node_id == full.root]
     assert (root.role, root.label) == (Role.DIALOG, "Inner")
     assert [n.label for n in full.nodes if n.role is Role.BUTTON] == ["In"]
+
+
+def _chromium_pids() -> list[int]:
+    """The Chromium processes descended from this one (Playwright's driver starts them)."""
+    parents: dict[int, list[tuple[int, str]]] = {}
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        parent = int(text[text.rindex(")") + 2 :].split()[1])
+        parents.setdefault(parent, []).append((int(status.parent.name), name))
+    found, stack = [], [os.getpid()]
+    while stack:
+        for pid, name in parents.get(stack.pop(), []):
+            stack.append(pid)
+            if name.startswith("chrom"):
+                found.append(pid)
+    return found
+
+
+async def test_a_browser_killed_under_its_surface_is_said_so_not_a_page_that_closed(
+    site: str,
+) -> None:
+    """It was told 'the page has closed (the page called window.close(), say)': the
+    operator went looking for a window.close() that never ran."""
+    own = WebSurface({"timeout_ms": HANG_GUARD_S * 2000})  # its own browser: it is killed
+    try:
+        host = await open_host(own, site + "help.html")
+        await full_read(host)
+        before = set(_chromium_pids())
+        assert before
+        for pid in before:
+            os.kill(pid, signal.SIGKILL)
+        with trio.fail_after(HANG_GUARD_S):
+            read = await host.read_semantics(None)
+            while not isinstance(read, Rejection):  # the driver may take a moment to see it
+                await trio.sleep(0.1)
+                read = await host.read_semantics(None)
+        assert read.code is ErrorCode.HOST_CLOSED
+        assert "the browser is gone: Chromium crashed or was killed" in read.message
+    finally:
+        await own.close()
