@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,19 @@ async def test_a_session_actors_reply_comes_only_after_its_events_are_durable() 
     assert writer.transactions < writer.appended
 
 
+@contextmanager
+def _write_locked(path: Path) -> Iterator[None]:
+    """Another connection holds the log's write lock for the block, as another process's
+    write transaction (a maintenance script) does."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+
+
 async def test_a_log_locked_by_another_process_is_waited_out_and_the_session_goes_on(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -239,18 +253,15 @@ async def test_a_log_locked_by_another_process_is_waited_out_and_the_session_goe
                 await sessions.start(actor.run)
                 first = await actor.perform_action(increment, activate, Latest())
                 assert isinstance(first, Receipt)
-                holder = sqlite3.connect(path, isolation_level=None)
-                holder.execute("BEGIN IMMEDIATE")
                 receipts: list[object] = []
+                with _write_locked(path):
 
-                async def act() -> None:
-                    receipts.append(await actor.perform_action(increment, activate, Latest()))
+                    async def act() -> None:
+                        receipts.append(await actor.perform_action(increment, activate, Latest()))
 
-                sessions.start_soon(act)
-                await trio.sleep(0.6)  # several busy timeouts, and more than one warning
-                assert receipts == []  # no receipt before its events are durable
-                holder.execute("COMMIT")
-                holder.close()
+                    sessions.start_soon(act)
+                    await trio.sleep(0.6)  # several busy timeouts, and more than one warning
+                    assert receipts == []  # no receipt before its events are durable
                 with trio.fail_after(5):
                     while not receipts:
                         await trio.sleep(0.01)
@@ -276,23 +287,17 @@ async def test_a_writer_closed_while_the_log_is_locked_fails_what_it_holds_and_e
 ) -> None:
     path = tmp_path / "log.db"
     with SqliteRecorder(path, busy_timeout=0.1) as recorder:
-        holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
-            with trio.fail_after(5):
-                async with trio.open_nursery() as nursery:
-                    writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-                    first = writer.submit([note("a", 1)])
-                    queued = writer.submit([note("b", 1)])
-                    await trio.sleep(0.3)
-                    assert not first.settled
-                    writer.close()
-                    for pending in (first, queued):
-                        with pytest.raises(ActorClosedError):
-                            await pending.durable()
-        finally:
-            holder.execute("COMMIT")
-            holder.close()
+        with _write_locked(path), trio.fail_after(5):
+            async with trio.open_nursery() as nursery:
+                writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+                first = writer.submit([note("a", 1)])
+                queued = writer.submit([note("b", 1)])
+                await trio.sleep(0.3)
+                assert not first.settled
+                writer.close()
+                for pending in (first, queued):
+                    with pytest.raises(ActorClosedError):
+                        await pending.durable()
         assert recorder.head("a") is None
         assert recorder.head("b") is None
 
@@ -302,18 +307,12 @@ async def test_a_writer_cancelled_while_the_log_is_locked_fails_what_it_holds(
 ) -> None:
     path = tmp_path / "log.db"
     with SqliteRecorder(path, busy_timeout=0.1) as recorder:
-        holder = sqlite3.connect(path, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")
-        try:
-            with trio.fail_after(5):
-                async with trio.open_nursery() as nursery:
-                    writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-                    pending = writer.submit([note("a", 1)])
-                    await trio.sleep(0.3)
-                    nursery.cancel_scope.cancel()
-                with pytest.raises(ActorClosedError):
-                    await pending.durable()
-        finally:
-            holder.execute("COMMIT")
-            holder.close()
+        with _write_locked(path), trio.fail_after(5):
+            async with trio.open_nursery() as nursery:
+                writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+                pending = writer.submit([note("a", 1)])
+                await trio.sleep(0.3)
+                nursery.cancel_scope.cancel()
+            with pytest.raises(ActorClosedError):
+                await pending.durable()
         assert recorder.head("a") is None

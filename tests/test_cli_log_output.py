@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
-from tests_record import COUNTER, INCREMENT, record
+from tests_record import COUNTER, INCREMENT, damaged, record
 
 from semledger.eventlog import NewEvent, SessionStarted, SqliteRecorder
 
@@ -36,16 +36,6 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     record(db, "[/]", COUNTER, [(MARKUP, {"kind": "activate"}), typed])
     record(db, LONG_NAME, COUNTER, [])
     record(db, "two\nlines", COUNTER, [])
-    return db
-
-
-def damaged(logged: Path, tmp_path: Path, *statements: str) -> Path:
-    db = tmp_path / "damaged.db"
-    shutil.copy(logged, db)
-    with sqlite3.connect(db) as conn:
-        for statement in statements:
-            conn.execute(statement)
-    conn.close()
     return db
 
 

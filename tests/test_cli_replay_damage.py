@@ -4,7 +4,6 @@ one line naming the log, the session and the event (exit 1), never a verdict on 
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -16,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
-from tests_record import COUNTER, INCREMENT, record
+from tests_record import COUNTER, INCREMENT, damaged, record
 
 # Session 'agent': 1 start, 2 commit of generation 1, 3 request 1, 4 commit of generation 2,
 # 5 its receipt, 6 request 2, 7 commit of generation 3, 8 its receipt, 9 its end.
@@ -26,16 +25,6 @@ from tests_record import COUNTER, INCREMENT, record
 def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("replay-damage") / "log.db"
     record(db, "agent", COUNTER, [INCREMENT, ("counter.step", {"kind": "set_text", "value": "2"})])
-    return db
-
-
-def damaged(logged: Path, tmp_path: Path, *statements: str) -> Path:
-    db = tmp_path / "damaged.db"
-    shutil.copy(logged, db)
-    with sqlite3.connect(db) as conn:
-        for statement in statements:
-            conn.execute(statement)
-    conn.close()
     return db
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +78,14 @@ def crashed_as_it_started(recorder: Recorder, name: str, exception_type: str) ->
     started = SessionStarted("tests_broken_start:app", "runtime", {}, True)
     crashed = SessionCrashed(exception_type, "...")
     recorder.append([NewEvent(name, 1, started, 0.0), NewEvent(name, 2, crashed, 0.0)])
+
+
+def damaged(logged: Path, tmp_path: Path, *statements: str) -> Path:
+    """A copy of the log `logged` in `tmp_path`, changed by the SQL `statements`."""
+    db = tmp_path / "damaged.db"
+    shutil.copy(logged, db)
+    with sqlite3.connect(db) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    conn.close()
+    return db
