@@ -68,6 +68,7 @@ from semledger.runtime._actions import check_request, check_since
 from semledger.runtime._wire import (
     WireError,
     decode_perform_action,
+    encode_action,
     encode_precondition,
     encode_read,
     encode_target,
@@ -248,6 +249,26 @@ def _close_reply(item: _Held) -> None:
     """The answer, if any, is in it; the caller's next receive ends."""
     if item.envelope.reply is not None:
         item.envelope.reply.close()
+
+
+def _checked_on_the_wire(
+    target: Target, action: SemanticsAction, precondition: Precondition
+) -> Perform | Refuse:
+    """A request built in Python, as the session takes it: a `Refuse` (``invalid_arguments``,
+    logged as a refused call) for one the wire refuses (a path step with no filter, a
+    negative index), so that the log holds no input re-execution could not decode.
+
+    The hosts' requests were decoded from the wire already: only this entry checks."""
+    arguments = {
+        "target": encode_target(target),
+        "action": encode_action(action),
+        "precondition": encode_precondition(precondition),
+    }
+    try:
+        decode_perform_action(arguments)
+    except WireError as error:
+        return Refuse(arguments, Rejection(ErrorCode.INVALID_ARGUMENTS, str(error), {}))
+    return Perform(target, action, precondition)
 
 
 def check_session_name(name: object) -> None:
@@ -668,20 +689,6 @@ class SessionActor(Actor[SessionMessage]):
             redact=self.redact_passwords,
             keep_length=True,
         )
-        arguments = {
-            "target": encode_target(message.target),
-            "action": logged.wire,
-            "precondition": encode_precondition(message.precondition),
-        }
-        try:
-            decode_perform_action(arguments)
-        except WireError as error:
-            # Built in Python, it is a call the wire refuses (a path step with no filter, a
-            # negative index): refused and logged as that call is, so that the log holds no
-            # input that re-execution could not decode.
-            rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, str(error), {})
-            self._submit([self._refused(Refuse(arguments, rejection))])
-            return rejection
         if logged.password:
             # The live model may now hold the password the log leaves out, and a recovery
             # checkpoint would encode it. Recovery re-executes from the last one before it,
@@ -690,9 +697,9 @@ class SessionActor(Actor[SessionMessage]):
             self._recovery_checkpoints = False
         event = ActionRequested(
             core.next_request_id(),
-            arguments["target"],
-            arguments["action"],
-            arguments["precondition"],
+            encode_target(message.target),
+            logged.wire,
+            encode_precondition(message.precondition),
             logged.redacted,
         )
         outcome = await self._step(
@@ -875,7 +882,7 @@ class SessionActor(Actor[SessionMessage]):
         check_request(target, action, precondition)
         self._check_running()
         result: Receipt | Rejection = await self.request(
-            Perform(target, action, precondition), timeout=math.inf
+            _checked_on_the_wire(target, action, precondition), timeout=math.inf
         )
         return result
 
