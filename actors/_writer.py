@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Sequence
 
 import attrs
@@ -161,37 +162,25 @@ class LogWriter(Actor[Pending]):
         Only the wait between attempts can be cancelled: an attempt is settled whatever
         happens to the writer.
         """
-        since: float | None = None  # when the lock was first met
-        warned = 0.0
-        path = ""
-        while True:
-            count = sum(len(pending.events) for pending in batch)
-            with trio.CancelScope(shield=True):
-                busy = await self._commit(batch)
-            if busy is None:
-                if since is not None:
-                    waited = trio.current_time() - since
-                    _log.warning(
-                        "the log %s is no longer locked: wrote %d event(s) after waiting %.1f s",
-                        path, count, waited,
-                    )
-                return True
+        with trio.CancelScope(shield=True):
+            busy = await self._commit(batch)
+        if busy is None:  # the log was not locked: nothing more to do, or to count
+            return True
+        since = trio.current_time() - busy.timeout  # the attempt waited that long already
+        warned = -math.inf
+        while busy is not None:
             batch = [pending for pending in batch if not pending.settled]
             count = sum(len(pending.events) for pending in batch)
             now = trio.current_time()
-            if since is None or now - warned >= self.warn_every:
-                if since is None:
-                    since = now - busy.timeout  # the attempt waited that long already
-                    path = busy.path
+            if now - warned >= self.warn_every:
                 warned = now
                 _log.warning(
                     "the log %s is locked by another process; waiting to write %d event(s)"
                     " (%.1f s so far)",
                     busy.path, count, now - since,
                 )
-            if not self._closing.is_set():
-                with trio.move_on_after(self.busy_pause):
-                    await self._closing.wait()
+            with trio.move_on_after(self.busy_pause):
+                await self._closing.wait()
             if self._closing.is_set():
                 _log.warning(
                     "the log %s is locked by another process; closed, the log writer gives up"
@@ -199,6 +188,14 @@ class LogWriter(Actor[Pending]):
                     busy.path, count,
                 )
                 return False
+            path = busy.path
+            with trio.CancelScope(shield=True):
+                busy = await self._commit(batch)
+        _log.warning(
+            "the log %s is no longer locked: wrote %d event(s) after waiting %.1f s",
+            path, count, trio.current_time() - since,
+        )
+        return True
 
     async def _commit(self, batch: list[Pending]) -> LogBusyError | None:
         """Write `batch`, settling each of its batches; if the log is locked by another
