@@ -254,9 +254,9 @@ class McpHttpApp:
         try:
             connection = await self._open(session_id, router)
         except (SessionLogError, EventLogError, sqlite3.Error, OSError) as error:
-            # The log cannot be written or read (a full disk, a lock held past the busy
-            # timeout, a deleted file), or no claim can be made (out of file descriptors):
-            # not a bug inside the server, and perhaps over soon.
+            # The log cannot be written or read (a full disk, a deleted file), or no claim
+            # can be made (out of file descriptors): not a bug inside the server, and
+            # perhaps over soon.
             why = "could not open a session: " + (
                 str(error) if isinstance(error, SessionLogError) else f"its log: {error}"
             )
@@ -315,10 +315,21 @@ class McpHttpApp:
             await trio.sleep(after / 4)
             now = trio.current_time()
             for session_id, connection in list(self._connections.items()):
-                if connection.busy or now - connection.used < after or connection.host.closed:
+                if connection.busy or now - connection.used < after:
+                    continue
+                if connection.host.closed:  # over already: its actor is gone
+                    self._forget(session_id, connection)
                     continue
                 del self._connections[session_id]
                 await self.registry.park(session_id)
+
+    def _forget(self, session_id: str, connection: _Connection) -> None:
+        """Forget the connection of a session that is over (no server keeps every session
+        it ever had), but not that it is over. It may have ended without a SessionEnded:
+        another process wrote its log, or the log could not be written. Recovering it here
+        would write it again."""
+        del self._connections[session_id]
+        self._over[session_id] = connection.host.closed_reason or "the session is closed"
 
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")
@@ -355,12 +366,7 @@ class McpHttpApp:
         if connection is not None and not connection.host.closed:
             return connection
         if connection is not None:
-            # Over: forget the connection (no server keeps every session it ever had), but
-            # not that it is over. It may have ended without a SessionEnded: another
-            # process wrote its log, or the log could not be written. Recovering it here
-            # would write it again.
-            del self._connections[session_id]
-            self._over[session_id] = connection.host.closed_reason or "the session is closed"
+            self._forget(session_id, connection)
         over = self._over.get(session_id)
         if over is not None:
             return f"session {session_id!r} is over on this server: {over}"

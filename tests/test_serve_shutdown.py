@@ -486,3 +486,21 @@ async def test_a_session_answering_a_request_is_not_parked_however_long_it_takes
             assert session in app.registry
             app._connections[session].busy -= 1
             await _until_parked(app, session)
+
+
+async def test_an_idle_session_that_is_over_is_forgotten_but_stays_over(tmp_path: Path) -> None:
+    """Its connection (router, host) was kept for as long as the server ran."""
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        app._connections[session].host.close("the session ended: it was closed for the test")
+        async with _parking(app, IDLE):
+            with trio.fail_after(30):
+                while session in app._connections:
+                    await trio.sleep(IDLE / 4)
+        status, _, answer = await _request(app, "POST", INCREMENT, session)
+    assert status == 404
+    assert answer["error"] == (
+        f"session {session!r} is over on this server: the session ended: it was closed for"
+        " the test"
+    )
