@@ -60,6 +60,7 @@ from ._events import (
 )
 from ._memory import MemoryRecorder
 from ._recorder import (
+    LOGGABLE_INTS,
     REDACTED,
     Recorder,
     SessionProblem,
@@ -83,6 +84,7 @@ __all__ = [
     "EVENT_CLASSES",
     "GENESIS",
     "INPUT_CLASSES",
+    "LOGGABLE_INTS",
     "OUTPUT_CLASSES",
     "REDACTED",
     "SCHEMA_VERSION",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import attrs
 
@@ -468,6 +468,10 @@ def refused_arguments(arguments: dict[str, Any], *, redact: bool) -> tuple[dict[
     return loggable_json(out), redacted
 
 
+LOGGABLE_INTS: Final = range(-(2**63), 2**64)
+"""The integers a log event can hold (msgpack's): a JSON argument's ints have no bound."""
+
+
 def loggable_json(value: Any) -> Any:
     """`value` (decoded JSON) with each string UTF-8 cannot encode replaced by its escape,
     and each integer msgpack cannot hold (JSON's have no bound) by its decimal text: one
@@ -478,7 +482,7 @@ def loggable_json(value: Any) -> Any:
         except UnicodeEncodeError:
             return value.encode("utf-8", "backslashreplace").decode()
         return value
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+    if isinstance(value, int) and not isinstance(value, bool) and value not in LOGGABLE_INTS:
         return str(value)
     if isinstance(value, dict):
         return {loggable_json(k): loggable_json(v) for k, v in value.items()}

@@ -29,6 +29,7 @@ from semledger.actors import (
     load_app,
 )
 from semledger.eventlog import (
+    LOGGABLE_INTS,
     ActionRequested,
     EffectCompleted,
     EffectFailed,
@@ -60,7 +61,7 @@ from ._invariants import (
     check_read,
 )
 
-SEEDS = range(-(2**63), 2**64)
+SEEDS = LOGGABLE_INTS
 """The seeds a counterexample's session can record (the integers msgpack encodes)."""
 
 _MAX_REPEATS = 10

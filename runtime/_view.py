@@ -180,8 +180,9 @@ def _sid(semantic_id: str | SemanticId | None) -> SemanticId | None:
 
 
 _TEXT_FIELDS = ("label", "value", "description", "url")
-_INT64 = range(-(2**63), 2**63)
-"""The integers both the log (msgpack) and every client's JSON parser carry exactly."""
+_LOGGABLE_INTS = range(-(2**63), 2**64)
+"""The integers the log carries (msgpack's; ``eventlog.LOGGABLE_INTS``, which the pure
+runtime does not import)."""
 
 
 def _refuse(name: str, expected: str, value: object) -> TypeError:
@@ -195,7 +196,7 @@ def _check_int(name: str, value: object) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int):
         raise _refuse(name, "an int or None", value)
-    if value not in _INT64:
+    if value not in _LOGGABLE_INTS:
         raise ValueError(f"{name}: {value} does not fit in 64 bits, which the log carries")
 
 
@@ -204,7 +205,7 @@ def _check_number(name: str, value: object) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _refuse(name, "a number or None", value)
-    if not (math.isfinite(value) if isinstance(value, float) else value in _INT64):
+    if not (math.isfinite(value) if isinstance(value, float) else value in _LOGGABLE_INTS):
         raise ValueError(f"{name}: expected a finite number that fits in 64 bits, got {value!r}")
 
 
