@@ -282,8 +282,9 @@ async def test_a_log_locked_by_another_process_is_waited_out_and_the_session_goe
     assert sum(f"the log {path} is no longer locked: wrote" in line for line in said) == 1, said
 
 
-async def test_a_writer_closed_while_the_log_is_locked_fails_what_it_holds_and_ends(
-    tmp_path: Path,
+@pytest.mark.parametrize("stop", ["closed", "cancelled"])
+async def test_a_writer_stopped_while_the_log_is_locked_fails_what_it_holds_and_ends(
+    tmp_path: Path, stop: str
 ) -> None:
     path = tmp_path / "log.db"
     with SqliteRecorder(path, busy_timeout=0.1) as recorder:
@@ -294,25 +295,12 @@ async def test_a_writer_closed_while_the_log_is_locked_fails_what_it_holds_and_e
                 queued = writer.submit([note("b", 1)])
                 await trio.sleep(0.3)
                 assert not first.settled
-                writer.close()
-                for pending in (first, queued):
-                    with pytest.raises(ActorClosedError):
-                        await pending.durable()
+                if stop == "closed":
+                    writer.close()
+                else:
+                    nursery.cancel_scope.cancel()
+            for pending in (first, queued):
+                with pytest.raises(ActorClosedError):
+                    await pending.durable()
         assert recorder.head("a") is None
         assert recorder.head("b") is None
-
-
-async def test_a_writer_cancelled_while_the_log_is_locked_fails_what_it_holds(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "log.db"
-    with SqliteRecorder(path, busy_timeout=0.1) as recorder:
-        with _write_locked(path), trio.fail_after(5):
-            async with trio.open_nursery() as nursery:
-                writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-                pending = writer.submit([note("a", 1)])
-                await trio.sleep(0.3)
-                nursery.cancel_scope.cancel()
-            with pytest.raises(ActorClosedError):
-                await pending.durable()
-        assert recorder.head("a") is None
