@@ -64,11 +64,9 @@ def fold(
     `UnknownGenerationError` for a generation the session never reached (a negative one).
     """
     check_since(since)
-    if until is not None:
-        if isinstance(until, bool) or not isinstance(until, int):
-            raise TypeError(f"generation: expected an int or None, got {type(until).__name__}")
-        if until < 0:
-            raise UnknownGenerationError(f"session {session!r} has no generation {until}")
+    check_since(until, "generation")
+    if until is not None and until < 0:
+        raise UnknownGenerationError(f"session {session!r} has no generation {until}")
     with recorder.pinned():
         return _fold(recorder, session, until, since)
 

@@ -173,7 +173,8 @@ def check_request(target: object, action: object, precondition: object) -> None:
             raise TypeError(f"{name}: expected {names}, got {_shown(value)}")
 
 
-def check_since(since: object) -> None:
-    """Raise ``TypeError`` unless `since` is None or an int (``True`` read as since 1)."""
+def check_since(since: object, name: str = "since") -> None:
+    """Raise ``TypeError`` unless `since` (a generation, called `name`) is None or an int
+    (``True`` read as since 1)."""
     if since is not None and (isinstance(since, bool) or not isinstance(since, int)):
-        raise TypeError(f"since: expected an int or None, got {_shown(since)}")
+        raise TypeError(f"{name}: expected an int or None, got {_shown(since)}")
