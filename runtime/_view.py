@@ -6,7 +6,7 @@ import functools
 import math
 import reprlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import attrs
 
@@ -185,52 +185,67 @@ _LOGGABLE_INTS = range(-(2**63), 2**64)
 runtime does not import)."""
 
 
-def _refuse(name: str, expected: str, value: object) -> TypeError:
+def _refuse(name: str, expected: str, value: object, field: str = "") -> TypeError:
+    where = f"{name}.{field}" if field else name
     return TypeError(
-        f"{name}: expected {expected}, got {type(value).__name__} {reprlib.repr(value)}"
+        f"{where}: expected {expected}, got {type(value).__name__} {reprlib.repr(value)}"
     )
 
 
-def _check_int(name: str, value: object) -> None:
+# Each check takes the field of a compound value (`state`'s ``busy``) apart from its name,
+# so that a view that is right builds no text: they run for every node of every build.
+
+
+def _check_int(name: str, value: object, field: str = "") -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _refuse(name, "an int or None", value)
+        raise _refuse(name, "an int or None", value, field)
     if value not in _LOGGABLE_INTS:
-        raise ValueError(f"{name}: {value} does not fit in 64 bits, which the log carries")
+        where = f"{name}.{field}" if field else name
+        raise ValueError(f"{where}: {value} does not fit in 64 bits, which the log carries")
 
 
-def _check_number(name: str, value: object) -> None:
+def _check_number(name: str, value: object, field: str = "") -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _refuse(name, "a number or None", value)
+        raise _refuse(name, "a number or None", value, field)
     if not (math.isfinite(value) if isinstance(value, float) else value in _LOGGABLE_INTS):
-        raise ValueError(f"{name}: expected a finite number that fits in 64 bits, got {value!r}")
+        where = f"{name}.{field}" if field else name
+        raise ValueError(f"{where}: expected a finite number that fits in 64 bits, got {value!r}")
 
 
-def _check_bool(name: str, value: object, *, optional: bool = False) -> None:
+def _check_bool(name: str, value: object, field: str = "", *, optional: bool = False) -> None:
     if not isinstance(value, bool) and not (optional and value is None):
-        raise _refuse(name, "True or False" + (" or None" if optional else ""), value)
+        raise _refuse(name, "True or False" + (" or None" if optional else ""), value, field)
 
 
-def _check_instance(kind: type, optional: bool = False) -> Callable[[str, object], None]:
-    def check(name: str, value: object) -> None:
+def _check_instance(kind: type, optional: bool = False) -> Callable[..., None]:
+    expected = f"a {kind.__name__}" + (" or None" if optional else "")
+
+    def check(name: str, value: object, field: str = "") -> None:
         if not isinstance(value, kind) and not (optional and value is None):
-            raise _refuse(name, f"a {kind.__name__}" + (" or None" if optional else ""), value)
+            raise _refuse(name, expected, value, field)
 
     return check
+
+
+_check_checked = _check_instance(Checked, optional=True)
+_check_text = _check_instance(str, optional=True)
+_STATE_FLAGS: Final = tuple(
+    field.name for field in attrs.fields(State) if field.name not in ("checked", "expanded")
+)
+_COLLECTION_FIELDS: Final = tuple(field.name for field in attrs.fields(Collection))
 
 
 def _check_state(name: str, state: object) -> None:
     if not isinstance(state, State):
         raise _refuse(name, "a State", state)
-    for field in attrs.fields(State):
-        value = getattr(state, field.name)
-        if field.name == "checked":
-            _check_instance(Checked, optional=True)(f"{name}.checked", value)
-        else:
-            _check_bool(f"{name}.{field.name}", value, optional=field.name == "expanded")
+    for flag in _STATE_FLAGS:
+        _check_bool(name, getattr(state, flag), flag)
+    _check_bool(name, state.expanded, "expanded", optional=True)
+    _check_checked(name, state.checked, "checked")
 
 
 def _check_numeric(name: str, numeric: object) -> None:
@@ -239,8 +254,8 @@ def _check_numeric(name: str, numeric: object) -> None:
     if not isinstance(numeric, Numeric):
         raise _refuse(name, "a Numeric or None", numeric)
     for field in ("current", "min", "max", "step"):
-        _check_number(f"{name}.{field}", getattr(numeric, field))
-    _check_instance(str, optional=True)(f"{name}.value_text", numeric.value_text)
+        _check_number(name, getattr(numeric, field), field)
+    _check_text(name, numeric.value_text, "value_text")
 
 
 def _check_collection(name: str, collection: object) -> None:
@@ -248,8 +263,8 @@ def _check_collection(name: str, collection: object) -> None:
         return
     if not isinstance(collection, Collection):
         raise _refuse(name, "a Collection or None", collection)
-    for field in attrs.fields(Collection):
-        _check_int(f"{name}.{field.name}", getattr(collection, field.name))
+    for field in _COLLECTION_FIELDS:
+        _check_int(name, getattr(collection, field), field)
 
 
 def _check_layout(name: str, layout: object) -> None:
@@ -259,13 +274,13 @@ def _check_layout(name: str, layout: object) -> None:
         raise ValueError(f"{name}.direction: expected 'column' or 'row', got {layout.direction!r}")
     for field in ("height", "padding"):
         value = getattr(layout, field)
-        _check_number(f"{name}.{field}", value)
+        _check_number(name, value, field)
         if value is not None and value < 0:
             raise ValueError(f"{name}.{field}: expected a number of at least 0, got {value!r}")
 
 
 _FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
-    **{name: _check_instance(str, optional=True) for name in _TEXT_FIELDS},
+    **dict.fromkeys(_TEXT_FIELDS, _check_text),
     "level": _check_int,
     "focus_order": _check_int,
     "state": _check_state,
