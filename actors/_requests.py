@@ -11,6 +11,7 @@ from semledger.eventlog import (
     ActionReceipt,
     ActionRejected,
     CallRefused,
+    loggable_json,
     redact_action,
     refused_arguments,
 )
@@ -74,7 +75,12 @@ def answered(request_id: int, outcome: Receipt | Rejection) -> ActionReceipt | A
 
 
 def refusal(arguments: dict[str, Any], rejection: Rejection, *, redact: bool) -> CallRefused:
-    """The event that logs a ``perform_action`` refused for its `arguments`."""
+    """The event that logs a ``perform_action`` refused for its `arguments`.
+
+    Its message may quote the arguments (an unknown field's name, say), so it is made
+    loggable as they are: one call must not make the session's log unwritable.
+    """
     logged, redacted = refused_arguments(arguments, redact=redact)
     wire = encode_rejection(rejection)
-    return CallRefused("perform_action", logged, wire["code"], wire["message"], redacted)
+    message = loggable_json(wire["message"])
+    return CallRefused("perform_action", logged, wire["code"], message, redacted)

@@ -275,3 +275,44 @@ def test_a_lone_surrogate_over_stdio_is_refused_logged_and_the_session_goes_on(
     assert logged.code == "invalid_arguments"
     assert SURROGATE not in repr(logged.arguments)  # the log holds only encodable text
     assert _ended(db, "typed") == SessionEnded("end of input")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "where"),
+    [
+        pytest.param(
+            {"target": INCREMENT, "action": {"kind": "activate"}, SURROGATE: 1},
+            SURROGATE,
+            id="argument",
+        ),
+        pytest.param(
+            {"target": INCREMENT, "action": {"kind": "activate", SURROGATE: 1}},
+            f"action.{SURROGATE}",
+            id="action field",
+        ),
+    ],
+)
+def test_an_unknown_field_named_with_a_lone_surrogate_is_refused_logged_and_the_session_goes_on(
+    tmp_path: Path, arguments: dict[str, Any], where: str
+) -> None:
+    db = tmp_path / "log.db"
+    replies = _serve(
+        db,
+        "named",
+        [
+            _raw(_tool_call(1, "perform_action", {**arguments, "precondition": LATEST})),
+            mcp.perform(2, "counter.increment"),
+        ],
+    )
+    assert [reply["id"] for reply in replies] == [1, 2]
+    refused, incremented = (reply["result"]["structuredContent"] for reply in replies)
+    assert refused["error"] == {
+        "code": "invalid_arguments",
+        "message": f"{where}: unknown field",
+        "details": {},
+    }
+    assert incremented["ok"] is True
+    with SqliteRecorder(db) as recorder:
+        (logged,) = [e for _r, e in recorder.events("named") if isinstance(e, CallRefused)]
+    assert logged.message == f"{where}: unknown field".encode("utf-8", "backslashreplace").decode()
+    assert _ended(db, "named") == SessionEnded("end of input")
