@@ -583,6 +583,8 @@ class ElementTree:
 
     def _actions(self, view: View[Any]) -> tuple[ActionKind, ...]:
         kinds = set(view.handlers)
+        if view.state.read_only:  # however it was declared: a builder's argument or its state
+            kinds.discard(ActionKind.SET_TEXT)
         if is_focusable(view):
             kinds.add(ActionKind.FOCUS)
         return tuple(k for k in _ACTION_ORDER if k in kinds)

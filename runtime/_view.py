@@ -416,8 +416,9 @@ def text_field(
             assert action.kind is ActionKind.SET_TEXT
             return Proposal((set_text(action.value),))  # type: ignore[union-attr]
 
-        if not read_only:  # its text can still be selected
-            handlers[ActionKind.SET_TEXT] = handle_set_text
+        # A read-only field (by `read_only` or by its `state`) is not offered set_text (the
+        # tree's rule for any node), but its text can still be selected.
+        handlers[ActionKind.SET_TEXT] = handle_set_text
         handlers[ActionKind.SET_SELECTION] = select_within(value)
     if on_submit is not None:
         handlers[ActionKind.SUBMIT] = on_submit

@@ -30,6 +30,7 @@ from semledger.runtime import (
     Relation,
     Role,
     SemanticsNode,
+    SetText,
     SimpleAction,
     State,
     View,
@@ -38,6 +39,7 @@ from semledger.runtime import (
     column,
     group,
     node,
+    send,
     text,
     text_field,
 )
@@ -550,3 +552,50 @@ def test_builders_take_a_state_and_a_text_field_can_be_disabled_required_or_read
     assert name.state.disabled
     with pytest.raises(TypeError, match="state: expected a State, got 'pressed'"):
         button("Bold", "b", state="pressed")
+
+
+def test_a_field_read_only_by_its_state_is_not_offered_set_text_and_refuses_it() -> None:
+    typed = send("typed")
+
+    def view(_model: Any) -> View[Any]:
+        return group(
+            text_field("Arg", "a", on_set_text=lambda t: t, read_only=True),
+            text_field("State", "s", on_set_text=lambda t: t, state=State(read_only=True)),
+            node(
+                Role.TEXT_FIELD,
+                label="Node",
+                value="n",
+                editable=True,
+                handlers={K.SET_TEXT: typed},
+                state=State(read_only=True),
+            ),
+            label="form",
+        )
+
+    rt = make(view, init="")
+    f = full(rt)
+    for label in ("Arg", "State", "Node"):
+        field = by_label(f, label)
+        assert field.state.read_only, label
+        assert field.text is not None, label
+        assert not field.text.editable, label
+        assert K.SET_TEXT not in field.actions, label
+        refused = rt.perform(ByNodeId(field.node_id), SetText("changed"), NOW)
+        assert isinstance(refused, Rejection), label
+        assert refused.code is ErrorCode.ACTION_UNAVAILABLE, label
+    assert K.SET_SELECTION in by_label(f, "State").actions  # its text can still be selected
+    assert rt.generation == f.generation
+
+
+@pytest.mark.parametrize("declared", ["argument", "state"])
+def test_a_field_disabled_by_its_state_refuses_set_text_as_one_disabled_by_argument(
+    declared: str,
+) -> None:
+    disabled = {"disabled": True} if declared == "argument" else {"state": State(disabled=True)}
+    rt = make(lambda _: text_field("Name", "", on_set_text=lambda t: t, **disabled), init="")
+    name = by_label(full(rt), "Name")
+    assert name.state.disabled
+    assert (name.focus_order, K.FOCUS in name.actions) == (None, False)
+    refused = rt.perform(ByNodeId(name.node_id), SetText("x"), NOW)
+    assert isinstance(refused, Rejection)
+    assert refused.code is ErrorCode.TARGET_DISABLED
