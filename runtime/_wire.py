@@ -167,7 +167,13 @@ def exact_object(value: object, keys: Iterable[str], where: str = "") -> Mapping
 def _nonneg_int(value: object, where: str) -> int:
     """An index or an offset. One past ``U64_MAX`` is taken as ``U64_MAX``: out of range
     either way (no node has that many children, no text that many characters), and the log
-    (msgpack) holds every request with its integers, which JSON does not bound."""
+    (msgpack) holds every request with its integers, which JSON does not bound.
+
+    A number with no fraction (``1.0``) is an integer, as JSON Schema's ``"integer"`` in
+    the tools' input schemas says: clients that write every number as a float pass it.
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         _fail(where, "expected an integer >= 0")
     return min(value, U64_MAX)

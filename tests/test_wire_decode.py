@@ -256,7 +256,7 @@ def test_path_steps_decode_with_defaults() -> None:
         ({"role": "button", "index": -1}, "target.path[1].index: expected an integer >= 0"),
         ({"role": "button", "index": True}, "target.path[1].index: expected an integer >= 0"),
         ({"role": "button", "index": False}, "target.path[1].index: expected an integer >= 0"),
-        ({"role": "button", "index": 1.0}, "target.path[1].index: expected an integer >= 0"),
+        ({"role": "button", "index": 1.5}, "target.path[1].index: expected an integer >= 0"),
         ({"role": "button", "index": "1"}, "target.path[1].index: expected an integer >= 0"),
         ({"role": "button", "index": None}, "target.path[1].index: expected an integer >= 0"),
         ({"label": 5}, "target.path[1].label: expected a string"),
@@ -267,6 +267,16 @@ def test_path_steps_decode_with_defaults() -> None:
 )
 def test_path_step_rules(step: object, message: str) -> None:
     assert _message(decode_target, _path({"role": "list"}, step)).startswith(message)
+
+
+def test_a_number_with_no_fraction_is_an_integer_as_the_input_schema_says() -> None:
+    """JSON Schema's "integer" (the tools' input schemas) takes 1.0: so does the decoder."""
+    target = decode_target(_path({"role": "button", "index": 1.0}))
+    assert target == ByPath((PathStep(index=1, role=Role.BUTTON),))
+    assert isinstance(target, ByPath)
+    assert type(target.steps[0].index) is int
+    action = decode_action({"kind": "set_selection", "start": 0.0, "end": 2.0})
+    assert action == SetSelection(0, 2)
 
 
 def test_role_filter_lists_the_roles_but_not_none() -> None:
@@ -373,7 +383,7 @@ def test_set_numeric_value_holds_a_float() -> None:
             "action.end: expected an integer >= 0",
         ),
         (
-            {"kind": "set_selection", "start": 0.0, "end": 1},
+            {"kind": "set_selection", "start": 0.5, "end": 1},
             "action.start: expected an integer >= 0",
         ),
         (
