@@ -526,8 +526,9 @@ class Router:
         if method == "ping":
             return [_response(request_id, {})]
         if method == "tools/list":
-            if isinstance(params, dict) and "cursor" in params:
-                # The list comes in one page, so no cursor was ever handed out.
+            if isinstance(params, dict) and params.get("cursor") is not None:
+                # The list comes in one page, so no cursor was ever handed out; a null
+                # cursor is none, as clients that write unset fields as null send it.
                 return [_error(request_id, INVALID_PARAMS, "Invalid params: unknown cursor")]
             return [_response(request_id, {"tools": [tool.to_wire() for tool in self.tools]})]
         return [self._tools_call(request_id, params)]

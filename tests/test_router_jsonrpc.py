@@ -198,7 +198,7 @@ def test_params_that_are_not_an_object_are_invalid_params(method: str, params: o
     assert _error(Router().receive_message(message)) == (1, INVALID_PARAMS)
 
 
-@pytest.mark.parametrize("cursor", ["bogus", 5, None, ""])
+@pytest.mark.parametrize("cursor", ["bogus", 5, ""])
 def test_a_tools_list_cursor_is_invalid_params_as_none_was_handed_out(cursor: object) -> None:
     """MCP's pagination: an invalid cursor SHOULD be ``-32602``; the whole list was given
     on the first page, with no ``nextCursor``."""
@@ -208,6 +208,16 @@ def test_a_tools_list_cursor_is_invalid_params_as_none_was_handed_out(cursor: ob
     assert "nextCursor" not in listed[0].message["result"]
     message = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": cursor}}
     assert _error(router.receive_message(message)) == (2, INVALID_PARAMS)
+
+
+def test_a_null_tools_list_cursor_is_no_cursor() -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": None}}
+    (listed,) = Router().receive_message(message)
+    assert isinstance(listed, Reply)
+    assert [tool["name"] for tool in listed.message["result"]["tools"]] == [
+        "read_semantics",
+        "perform_action",
+    ]
 
 
 def test_absent_arguments_mean_an_empty_object() -> None:
