@@ -97,13 +97,22 @@ def _name(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def format_control_path(steps: Iterable[PathStep]) -> str:
-    """The control path of an element described by `steps` (`ElementDescription.path`):
-    each step by its name, or by its position among the siblings of its role without one."""
-    return "/".join(
-        f"{step.role}[{_name(step.name)}]" if step.name else f"{step.role}[{step.index + 1}]"
-        for step in steps
-    )
+def format_control_path(steps: Iterable[PathStep | ControlStep]) -> str:
+    """The control path of `steps`: an element's description (`ElementDescription.path`,
+    each step by its name, or by its position among the siblings of its role without one),
+    or the steps `parse_control_path` read, written back as they were read.
+
+    Positions in the text are 1-based: a `PathStep`'s ``index`` counts from 0, a
+    `ControlStep`'s from 1, so each is written by its own count."""
+    return "/".join(_step(step) for step in steps)
+
+
+def _step(step: PathStep | ControlStep) -> str:
+    if isinstance(step, PathStep):
+        return f"{step.role}[{_name(step.name)}]" if step.name else f"{step.role}[{step.index + 1}]"
+    if step.name is not None:
+        return f"{step.role}[{_name(step.name)}]"
+    return step.role if step.index is None else f"{step.role}[{step.index}]"
 
 
 def follow_control_path(

@@ -61,6 +61,33 @@ def test_a_written_path_reads_back_as_the_names_and_positions_it_was_written_fro
     ]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        'window[Main]/group[2]/button["7"]',
+        'Window[Main]/list item[3]/text/push button[""]/button["a/b]"]',
+        "group[1]/button[0]",
+    ],
+)
+def test_a_parsed_path_is_written_back_as_it_was_read(path: str) -> None:
+    assert format_control_path(parse_control_path(path)) == path
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(ControlStep, st.sampled_from(["window", "push button", "Button"])),
+            st.builds(ControlStep, st.sampled_from(["window", "list item"]), name=st.text()),
+            st.builds(ControlStep, st.sampled_from(["group", "Button"]), index=st.integers(0, 99)),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_parsed_steps_written_and_read_again_are_the_same_steps(steps: list[ControlStep]) -> None:
+    assert parse_control_path(format_control_path(steps)) == steps
+
+
 async def _every_element_is_found_by_the_path_of_its_description(surface: AgentSurface) -> None:
     snapshot = await surface.snapshot()
     assert len(snapshot.nodes) > 5
