@@ -265,6 +265,8 @@ class McpHttpApp:
             await _respond(send, 503, {"error": why})
             return
         except ActorError as error:  # the application raised as it started, say
+            if self.on_failure is not None:
+                self.on_failure(f"session {session_id!r} could not start: {error}")
             await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"no session: {error}"))
             return
         await announce(router, connection.host, TRANSPORT, peer)

@@ -1163,6 +1163,22 @@ def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
     assert said[-1] == "semledger: stopped serving tests_crashy:app; 1 session(s) failed"
 
 
+def test_the_operator_is_told_of_a_session_whose_application_raised_as_it_started(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """Only the client heard of it, and the server exited 0: '0 session(s) failed'."""
+    with serving(tmp_path / "log.db", app="tests_broken_start:app", exits=1) as server:
+        answer = http.post(server.url, json=INITIALIZE)
+        assert answer.json()["error"]["code"] == -32603
+        assert "mcp-session-id" not in answer.headers
+    said = server.errors.read_text().splitlines()
+    (failed,) = [line for line in said if "could not start" in line]
+    assert failed.startswith("semledger: session '")
+    assert "BrokenViewError" in failed
+    assert "the view is broken" in failed
+    assert said[-1] == "semledger: stopped serving tests_broken_start:app; 1 session(s) failed"
+
+
 @pytest.mark.parametrize("token", ["pässwort", "two words\t", " "])
 def test_a_token_no_header_can_carry_is_refused_at_start(tmp_path: Path, token: str) -> None:
     done = subprocess.run(
