@@ -9,6 +9,7 @@ from typing import Final, Literal, get_args
 import attrs
 
 from ._errors import DataError
+from ._roles import ARIA_ROLES
 from ._wire import limits
 
 NodeState = Literal[
@@ -141,20 +142,37 @@ def tokens_estimate(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+_STATES: Final = frozenset(NODE_STATES)
+_OPPOSED: Final = (("checked", "unchecked"), ("expanded", "collapsed"))
+
+
 def structure_problems(root_ref: str, nodes: Sequence[SnapshotNode]) -> list[DataError]:
-    """What is wrong with the tree's shape: duplicate refs, a first node that is not the
-    root, a parent that is not the nearest shallower node before the child."""
+    """What is wrong with the tree (surface.md §3), each naming the node by index and ref:
+    no nodes at all; a first node that is not the root, or not at depth 0; an empty or
+    duplicate ref; a role that is not an ARIA one; a state that is not one of the ten, is
+    repeated, or contradicts another (``checked`` with ``unchecked``, ``expanded`` with
+    ``collapsed``); a depth that is not 1 to one more than the node's before it (a second
+    node at depth 0 makes a forest, of which a reader sees the first tree alone); a parent
+    that is not the nearest shallower node before the child."""
+    if not nodes:
+        empty = f"is empty: a snapshot holds at least its root {root_ref!r}"
+        return [DataError(empty, path="nodes")]
     problems: list[DataError] = []
-    if nodes and nodes[0].ref != root_ref:
+    if nodes[0].ref != root_ref:
         problems.append(
             DataError(f"first node is {nodes[0].ref!r}, not the root {root_ref!r}", path="ref")
         )
     seen: set[str] = set()
     ancestors: list[SnapshotNode] = []
     for index, node in enumerate(nodes):
+        at = f"nodes[{index}]"
+        problems.extend(_node_problems(node, at))
         if node.ref in seen:
-            problems.append(DataError(f"duplicate ref {node.ref!r}", path=f"nodes[{index}].ref"))
+            problems.append(DataError(f"duplicate ref {node.ref!r}", path=f"{at}.ref"))
         seen.add(node.ref)
+        depth = _depth_problem(node, nodes[index - 1] if index else None)
+        if depth is not None:
+            problems.append(DataError(depth, path=f"{at}.depth"))
         while ancestors and ancestors[-1].depth >= node.depth:
             ancestors.pop()
         if node.parent is not None:
@@ -164,11 +182,60 @@ def structure_problems(root_ref: str, nodes: Sequence[SnapshotNode]) -> list[Dat
                     DataError(
                         f"parent {node.parent!r} is not the nearest shallower node before it"
                         f" ({expected!r})",
-                        path=f"nodes[{index}].parent",
+                        path=f"{at}.parent",
                     )
                 )
         ancestors.append(node)
     return problems
+
+
+def _node_problems(node: SnapshotNode, at: str) -> Iterator[DataError]:
+    """What is wrong with `node` on its own: its ref, its role, its states."""
+    if not isinstance(node.ref, str) or not node.ref:
+        yield DataError(f"expected a non-empty string, got {node.ref!r}", path=f"{at}.ref")
+    if not isinstance(node.role, str) or node.role not in ARIA_ROLES:
+        yield DataError(
+            f"node {node.ref!r}: {node.role!r} is not an ARIA role (map the platform's role"
+            " with to_aria, which makes one it does not know 'generic')",
+            path=f"{at}.role",
+        )
+    states = node.states
+    if not states:
+        return
+    for i, state in enumerate(states):
+        if state not in _STATES:
+            yield DataError(
+                f"node {node.ref!r}: {state!r} is not a state; expected one of"
+                f" {', '.join(NODE_STATES)}",
+                path=f"{at}.states[{i}]",
+            )
+        elif state in states[:i]:
+            yield DataError(f"node {node.ref!r}: {state!r} is repeated", path=f"{at}.states[{i}]")
+    for one, other in _OPPOSED:
+        if one in states and other in states:
+            yield DataError(
+                f"node {node.ref!r} is both {one!r} and {other!r}", path=f"{at}.states"
+            )
+
+
+def _depth_problem(node: SnapshotNode, before: SnapshotNode | None) -> str | None:
+    """Why `node`, after `before` (None for the root), is at a depth it cannot be."""
+    depth = node.depth
+    if before is None:
+        if depth != 0:
+            return f"the root {node.ref!r} is at depth {depth!r}, not 0"
+        return None
+    if not isinstance(depth, int) or depth < 1:
+        return (
+            f"node {node.ref!r} is at depth {depth!r}, beside the root: a snapshot is one tree,"
+            " every node below its first"
+        )
+    if depth > before.depth + 1:
+        return (
+            f"node {node.ref!r} is at depth {depth}, more than one below the node before it"
+            f" ({before.ref!r}, at {before.depth})"
+        )
+    return None
 
 
 def build_snapshot(root_ref: str, nodes: Iterable[SnapshotNode]) -> Snapshot:

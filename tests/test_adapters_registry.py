@@ -26,7 +26,7 @@ from semledger.adapters import (
 
 FAKE_MODULE = '''
 from semledger.adapters import ActResult, Capabilities, CheckResult, ElementDescription
-from semledger.adapters import SessionState, build_snapshot
+from semledger.adapters import SessionState, SnapshotNode, build_snapshot
 
 CREATED = []
 
@@ -43,7 +43,7 @@ class Fake:
     async def open(self, session): ...
     async def close(self): ...
     async def snapshot(self, *, root=None, max_nodes=None, interactive_only=False):
-        return build_snapshot("r0", [])
+        return build_snapshot("r0", [SnapshotNode(ref="r0", role="generic", depth=0)])
     async def act(self, action, ref=None, args=None, ref2=None): return ActResult()
     async def read(self, kind, ref=None, name=None): return None
     async def check(self, predicate, subject, ref=None): return CheckResult(ok=True)

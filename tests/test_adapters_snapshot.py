@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from semledger.adapters import (
     DataError,
+    Snapshot,
     SnapshotNode,
     build_snapshot,
     name_bucket,
@@ -109,8 +110,7 @@ def test_hidden_node_and_its_descendants_leave_the_text_but_stay_in_nodes() -> N
 
 
 def test_empty_tree_renders_empty_text() -> None:
-    snapshot = build_snapshot("r0", [])
-    assert (snapshot.text, snapshot.tokens_estimate) == ("", 0)
+    assert (render_snapshot([]), tokens_estimate("")) == ("", 0)
 
 
 @pytest.mark.parametrize(("length", "tokens"), [(0, 0), (1, 1), (4, 1), (5, 2), (8, 2), (9, 3)])
@@ -226,6 +226,63 @@ def test_build_snapshot_rejects_a_first_node_that_is_not_the_root() -> None:
     with pytest.raises(DataError) as info:
         build_snapshot("r9", [node("r1", "main")])
     assert info.value.path == "ref"
+
+
+ROOT = node("a", "group")
+MALFORMED = {
+    "a state that is not one of the ten": (
+        "a", [ROOT, node("b", "button", 1, parent="a", states=("bogus",))],
+        "nodes[1].states[0]", "node 'b': 'bogus' is not a state",
+    ),
+    "a state twice": (
+        "a", [ROOT, node("b", "button", 1, states=("focused", "focused"))],
+        "nodes[1].states[1]", "node 'b': 'focused' is repeated",
+    ),
+    "checked and unchecked together": (
+        "a", [ROOT, node("b", "checkbox", 1, states=("checked", "unchecked"))],
+        "nodes[1].states", "node 'b' is both 'checked' and 'unchecked'",
+    ),
+    "expanded and collapsed together": (
+        "a", [ROOT, node("b", "treeitem", 1, states=("collapsed", "expanded"))],
+        "nodes[1].states", "node 'b' is both 'expanded' and 'collapsed'",
+    ),
+    "a role that is not ARIA's": (
+        "a", [ROOT, node("b", "pushbutton", 1, parent="a")],
+        "nodes[1].role", "node 'b': 'pushbutton' is not an ARIA role",
+    ),
+    "a depth that jumps": (
+        "a", [ROOT, node("b", "button", 3, parent="a")],
+        "nodes[1].depth", "node 'b' is at depth 3, more than one below the node before it",
+    ),
+    "a second node at depth 0 (a forest)": (
+        "a", [ROOT, node("b", "button", 0)],
+        "nodes[1].depth", "node 'b' is at depth 0, beside the root",
+    ),
+    "a root below depth 0": (
+        "a", [node("a", "group", 1), node("b", "button", 2, parent="a")],
+        "nodes[0].depth", "the root 'a' is at depth 1, not 0",
+    ),
+    "no nodes at all": ("x", [], "nodes", "is empty: a snapshot holds at least its root 'x'"),
+    "an empty ref": ("", [node("", "group")], "nodes[0].ref", "expected a non-empty string"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", MALFORMED.values(), ids=list(MALFORMED))
+def test_build_snapshot_refuses_a_tree_surface_md_calls_malformed_naming_the_node(
+    case: tuple[str, list[SnapshotNode], str, str],
+) -> None:
+    """They were built and served: the bridge then showed the agent the first tree of a
+    forest alone, and a state the wire schema refuses was sent."""
+    root, nodes, path, reason = case
+    with pytest.raises(DataError) as info:
+        build_snapshot(root, nodes)
+    assert info.value.path == path
+    assert info.value.reason.startswith(reason)
+    text = render_snapshot(nodes)
+    received = Snapshot(root, tuple(nodes), text, tokens_estimate(text), structural_hash(nodes))
+    assert [(p.path, p.reason) for p in snapshot_problems(received)][:1] == [
+        (path, info.value.reason)
+    ]
 
 
 def test_snapshot_problems_names_text_tokens_and_hash_that_do_not_match() -> None:

@@ -25,6 +25,7 @@ from semledger.adapters import (
     SessionState,
     SessionStateLike,
     Snapshot,
+    SnapshotNode,
     SupportsObserve,
     SupportsPick,
     SupportsTrace,
@@ -61,7 +62,7 @@ class MinimalSurface:
         self, *, root: str | None = None, max_nodes: int | None = None,
         interactive_only: bool = False,
     ) -> Snapshot:  # fmt: skip
-        return build_snapshot("r0", [])
+        return build_snapshot("r0", [SnapshotNode(ref="r0", role="generic", depth=0)])
 
     async def act(
         self, action: str, ref: str | None = None, args: ActArgsLike | None = None,
