@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -621,6 +622,96 @@ def test_serve_answers_200_piped_requests_then_exits_0(tmp_path: Path) -> None:
     with SqliteRecorder(tmp_path / "log.db") as recorder:
         events = [event for _record, event in recorder.events("piped")]
     assert sum(isinstance(e, ActionRequested) for e in events) == 100
+    assert events[-1] == SessionEnded("end of input")
+
+
+def _lines_of(stream: Any) -> queue.Queue[bytes]:
+    """Each line `stream` gives, as it comes, read on a thread of its own (b"" at its end).
+
+    Blocking ``readline`` calls on a thread, not ``select`` then ``readline``: a select on
+    the pipe misses the lines a ``readline`` already took into its buffer with the first."""
+    lines: queue.Queue[bytes] = queue.Queue()
+
+    def read() -> None:
+        for line in iter(stream.readline, b""):
+            lines.put(line)
+        lines.put(b"")
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+@pytest.mark.parametrize("writes", ["one write", "a write a line"])
+def test_serve_answers_calls_sent_ahead_while_its_input_stays_open(
+    writes: str, tmp_path: Path
+) -> None:
+    """Calls sent ahead without waiting are each answered once durable, with nothing more
+    to read: no answer waits for another line, or for the end of input (the test above)."""
+    db = tmp_path / "log.db"
+    process = subprocess.Popen(
+        _semledger("serve", COUNTER, "--db", str(db), "--session", "ahead"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    replies = _lines_of(process.stdout)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "ahead", "version": "1"},
+        },
+    }
+    # Each action names the generation the one before it makes.
+    calls = [
+        _tool_call(
+            g, "perform_action", _act("counter.increment", {"kind": "exact", "generation": str(g)})
+        )
+        for g in range(1, 9)
+    ]
+    calls.append(_tool_call(9, "read_semantics", {}))
+    try:
+        process.stdin.write(_line(initialize) + b"\n")
+        process.stdin.flush()
+        assert json.loads(replies.get(timeout=60))["id"] == 0
+        lines = [_line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+        lines += [_line(call) for call in calls]
+        if writes == "one write":
+            process.stdin.write(b"".join(line + b"\n" for line in lines))
+            process.stdin.flush()
+        else:
+            for line in lines:
+                process.stdin.write(line + b"\n")
+                process.stdin.flush()
+        answered = []
+        for _ in calls:  # stdin stays open all the while
+            try:
+                answered.append(json.loads(replies.get(timeout=60)))
+            except queue.Empty:
+                pytest.fail(f"answered {[a['id'] for a in answered]}, then nothing for 60 s")
+        process.stdin.close()
+        process.wait(timeout=60)
+        stderr = process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr.decode()
+    assert [reply["id"] for reply in answered] == list(range(1, 10))
+    receipts = [_envelope(reply)["value"] for reply in answered[:-1]]
+    assert [r["after"] for r in receipts] == [str(g) for g in range(2, 10)]
+    read = _envelope(answered[-1])["value"]
+    count = next(n for n in read["nodes"] if n["semantic_id"] == "counter.value")
+    assert count["value"] == "8"
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events("ahead")]
+    assert sum(isinstance(e, ActionRequested) for e in events) == 8
     assert events[-1] == SessionEnded("end of input")
 
 
