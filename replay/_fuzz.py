@@ -6,9 +6,11 @@ session, so `semledger replay` reproduces it."""
 from __future__ import annotations
 
 import functools
+import math
 import secrets
 import time
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from typing import Any, TypeVar
 
 import attrs
@@ -47,9 +49,11 @@ from semledger.runtime import (
     ApplicationError,
     Effect,
     Every,
+    Numeric,
     Receipt,
     Rejection,
     Role,
+    SemanticsNode,
     SemanticsSnapshot,
 )
 
@@ -91,6 +95,25 @@ _REPEATABLE = frozenset(
 )
 """The kinds whose repeats can add up; repeating a focus or a set_text does nothing new."""
 _NAME_TRIES = 5
+_LONG_TEXT = 300
+_BLANKS = " \t\n\r\u00a0\u2028\u3000"
+_ASCII_AND_EMOJI = st.characters(max_codepoint=0x7F) | st.characters(
+    min_codepoint=0x1F300, max_codepoint=0x1FAFF
+)
+_TEXTS = st.one_of(
+    st.text(max_size=12),
+    st.integers(13, _LONG_TEXT).flatmap(lambda size: st.text(min_size=size, max_size=size)),
+    st.text(_BLANKS, min_size=1, max_size=4),
+    st.one_of(st.integers(), st.floats(allow_nan=False)).map(str),
+    st.text(_ASCII_AND_EMOJI, max_size=12),
+)
+"""What a set_text types, each one time in five: short text; long text, past a field's width
+or length limit; blank text (spaces, tabs, line breaks); a number; ASCII mixed with emoji.
+Hypothesis's text takes any character but surrogates, but seldom the last three."""
+_ANY_NUMBER = st.integers(-1000, 1000) | st.floats(allow_nan=False, allow_infinity=False)
+"""A number for a node that gives no range."""
+_EXACT_INTS = 2**53
+"""Past it, a float: the log records no int past 64 bits, and a float has no other."""
 
 _T = TypeVar("_T")
 
@@ -219,7 +242,7 @@ def _offered(draw: Any, snapshot: SemanticsSnapshot, budget: int) -> _Act | None
         target = {"kind": "semantic_id", "id": str(node.semantic_id)}
     else:
         target = {"kind": "node_id", "id": str(node.node_id)}
-    action = {"kind": kind.value, **_payload(draw, kind.value)}
+    action = {"kind": kind.value, **_payload(draw, kind.value, node)}
     times = _times(draw, budget) if kind in _REPEATABLE else 1
     return _Act(target, action, draw(st.booleans()), times=times)
 
@@ -259,16 +282,81 @@ def _any_target(draw: Any, snapshot: SemanticsSnapshot) -> dict[str, Any]:
     }
 
 
-def _payload(draw: Any, kind: str) -> dict[str, Any]:
+def _payload(draw: Any, kind: str, node: SemanticsNode | None = None) -> dict[str, Any]:
+    """The action's payload; a number for `node` from its own min, max and step."""
     if kind == "set_text":
-        return {"value": draw(st.text(max_size=12))}
+        return {"value": draw(_TEXTS)}
     if kind == "scroll":
         return {"direction": _pick(draw, _DIRECTIONS)}
     if kind == "set_numeric_value":
-        return {"value": draw(st.integers(-1000, 1000))}
+        return {"value": _number(draw, None if node is None else node.numeric)}
     if kind == "set_selection":
         return {"start": draw(st.integers(0, 20)), "end": draw(st.integers(0, 20))}
     return {}
+
+
+def _number(draw: Any, numeric: Numeric | None) -> int | float:
+    """Mostly a value on the node's step between its min and max (an end one time in six);
+    one time in four, one it does not allow: off the step or out of range."""
+    grid = None if numeric is None else _grid(numeric.min, numeric.max, numeric.step)
+    if grid is None:
+        value: int | float = draw(_ANY_NUMBER)
+        return value
+    how = draw(st.integers(0, 11))
+    if how < 7:
+        return grid.at(draw(st.integers(0, grid.count)))
+    if how < 9:
+        return grid.at(grid.count * (how - 7))
+    if how < 11 and grid.count:
+        return grid.off(draw(st.integers(0, grid.count - 1)))
+    return grid.outside(draw(st.integers(1, 1000)), below=draw(st.booleans()))
+
+
+@attrs.frozen
+class _Grid:
+    """The values a numeric node allows: `low` and each `step` up to `low + count * step`,
+    reckoned in decimal, so that 0.1 * 3 is sent as 0.3, as a person types it."""
+
+    low: Decimal
+    step: Decimal
+    count: int
+    whole: bool
+    """Every value on it is an integer: send ints."""
+
+    def at(self, index: int) -> int | float:
+        return self._number(self.low + index * self.step)
+
+    def off(self, index: int) -> int | float:
+        """Halfway between two values it allows."""
+        return self._number(self.low + (index + Decimal("0.5")) * self.step, whole=False)
+
+    def outside(self, steps: int, *, below: bool) -> int | float:
+        end = self.low if below else self.low + self.count * self.step
+        return self._number(end - steps * self.step if below else end + steps * self.step)
+
+    def _number(self, value: Decimal, *, whole: bool = True) -> int | float:
+        if whole and self.whole and abs(value) <= _EXACT_INTS:
+            return int(value)
+        number = float(value)
+        return number if math.isfinite(number) else float(self.low)
+
+
+@functools.lru_cache(maxsize=256)
+def _grid(low: float | None, high: float | None, step: float | None) -> _Grid | None:
+    """None when the node gives no range, or one that cannot be walked. Without a step, a
+    hundredth of the range is one."""
+    if low is None or high is None or not math.isfinite(low) or not math.isfinite(high):
+        return None
+    if high < low:
+        return None
+    first, last = Decimal(repr(low)), Decimal(repr(high))
+    if step is None or not math.isfinite(step) or step <= 0:
+        size = (last - first) / 100 or Decimal(1)
+    else:
+        size = Decimal(repr(step))
+    count = int((last - first) / size)
+    whole = first == first.to_integral_value() and size == size.to_integral_value()
+    return _Grid(first, size, count, whole)
 
 
 _RULE = "its update, view, handlers and subscriptions must depend on their arguments alone"

@@ -1,0 +1,49 @@
+"""What the fuzzer sends (text and numbers) and how deep into an app it gets."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from semledger.eventlog import MemoryRecorder
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+
+
+@pytest.fixture(scope="module")
+def sent_to_inputs() -> list[float | str]:
+    """Every value a 100-example fuzz run sent the slider (0 to 100,000, step 0.5) and the
+    text field of `tests_fuzz_inputs`."""
+    import tests_fuzz_inputs
+
+    from semledger.replay import fuzz_app
+
+    tests_fuzz_inputs.SENT.clear()
+    result = fuzz_app(tests_fuzz_inputs.app, "tests_fuzz_inputs:app", MemoryRecorder, examples=100)
+    assert result.failure is None, result.failure
+    return list(tests_fuzz_inputs.SENT)
+
+
+def test_numbers_are_drawn_from_the_node_s_own_range_and_step_and_some_from_outside_it(
+    sent_to_inputs: list[float | str],
+) -> None:
+    numbers = [value for value in sent_to_inputs if not isinstance(value, str)]
+    on_step = [value for value in numbers if 0 <= value <= 100_000 and value % 0.5 == 0]
+    assert any(value % 1 == 0.5 for value in on_step)
+    assert any(value > 1000 for value in on_step)
+    assert {0, 100_000} <= set(on_step)
+    assert any(value < 0 or value > 100_000 for value in numbers)
+    assert any(value % 0.5 for value in numbers)
+
+
+def test_typed_text_is_now_and_then_long_blank_a_number_or_emoji(
+    sent_to_inputs: list[float | str],
+) -> None:
+    texts = [value for value in sent_to_inputs if isinstance(value, str)]
+    assert any(len(text) > 30 for text in texts)
+    assert any(text and not text.strip() for text in texts)
+    assert any("\n" in text for text in texts)
+    assert any(any("\U0001f300" <= c <= "\U0001faff" for c in text) for text in texts)
+    assert any(text.isdecimal() and text.isascii() and int(text) > 1000 for text in texts)
