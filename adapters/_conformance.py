@@ -4,18 +4,23 @@ and error types, run against any adapter (`semledger surface conform --adapter N
 Cases belong to a suite (``runtime`` for desktop adapters over semledger apps, ``web`` for
 browser adapters over the sample pages, ``atspi`` for Linux desktop adapters over the GTK
 fixture). A suite knows how to prepare its fixtures; a case gets a fresh, opened surface
-on its fixture and fails by raising `CaseFailure` naming the fault.
+on its fixture and fails by raising `CaseFailure` naming the fault. Each case has a time
+limit (`DEFAULT_TIMEOUT` seconds unless the run names another): one that exceeds it fails,
+naming the surface call it was waiting for, and the run goes on with the next case.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
 import time
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, suppress
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import attrs
+import trio
 
 from ._registry import create_surface
 from ._session import SessionInit
@@ -158,14 +163,22 @@ class ConformanceReport:
         return "\n".join(lines) + "\n"
 
 
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a case may take (and, apart, the closing of its surface) unless a run says."""
+
+
 async def run_conformance(
     adapter: str,
     *,
     suite: str | None = None,
     only: Sequence[str] | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> ConformanceReport:
-    """Run every case of the adapter's suite (or `only` those ids) against `adapter`."""
+    """Run every case of the adapter's suite (or `only` those ids) against `adapter`, each
+    within `timeout` seconds (``math.inf`` for no limit)."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ValueError(f"timeout must be a number of seconds above 0, got {timeout!r}")
     suite_name = suite or ADAPTER_SUITES.get(adapter)
     if suite_name is None:
         raise KeyError(
@@ -184,34 +197,120 @@ async def run_conformance(
     results: list[CaseResult] = []
     async with setup() as environment:
         for item in cases:
-            result = await _run_case(environment, adapter, item)
+            result = await _run_case(environment, adapter, item, timeout)
             results.append(result)
             if on_result is not None:
                 on_result(result)
     return ConformanceReport(adapter, suite_name, tuple(results))
 
 
-async def _run_case(environment: Environment, adapter: str, item: Case) -> CaseResult:
+class _Watched:
+    """The surface a case drives: every call passes through, and the calls a time limit
+    interrupted are remembered, so a case that ran out of time names what it waited for."""
+
+    def __init__(self, surface: AgentSurface) -> None:
+        self._surface = surface
+        self.deadline = math.inf
+        self.interrupted: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._surface, name)
+        if name.startswith("_") or not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = attribute(*args, **kwargs)
+            if inspect.isawaitable(result):
+                return self._watch(_call_label(name, args, kwargs), result)
+            return result
+
+        return call
+
+    async def _watch(self, label: str, pending: Awaitable[Any]) -> Any:
+        try:
+            return await pending
+        except trio.Cancelled:
+            if trio.current_time() >= self.deadline:
+                self.interrupted.append(label)
+            raise
+
+
+def _call_label(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """``act('click', 'r3')``: a call as a reason names it, each argument cut short."""
+    shown = [_short(a) for a in args]
+    shown += [f"{key}={_short(value)}" for key, value in kwargs.items()]
+    return f"{name}({', '.join(shown)})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+@attrs.define
+class _Outcome:
+    status: Literal["passed", "failed", "skipped"] = "passed"
+    reason: str | None = None
+
+    def fail(self, reason: str) -> None:
+        if self.status == "failed":
+            self.reason = f"{self.reason}; {reason}"
+        else:
+            self.status, self.reason = "failed", reason
+
+
+async def _run_case(
+    environment: Environment, adapter: str, item: Case, timeout: float
+) -> CaseResult:
     started = time.perf_counter()
-    surface: AgentSurface | None = None
-    try:
-        surface, init, details = await environment.open(adapter, item.fixture)
-        missing = sorted(f for f in item.requires if not getattr(surface.capabilities(), f))
-        if missing:
-            return CaseResult(item.id, "skipped", f"the adapter lacks {', '.join(missing)}")
-        await surface.open(init)
-        await item.body(CaseContext(surface, adapter, item.fixture, details))
-    except CaseFailure as failure:
-        return CaseResult(item.id, "failed", str(failure), time.perf_counter() - started)
-    except Exception as error:
-        where = traceback.extract_tb(error.__traceback__)[-1]
-        reason = f"{type(error).__name__}: {error} (at {where.filename}:{where.lineno})"
-        return CaseResult(item.id, "failed", reason, time.perf_counter() - started)
-    finally:
-        if surface is not None:
-            with suppress(Exception):
-                await surface.close()
-    return CaseResult(item.id, "passed", None, time.perf_counter() - started)
+    outcome = _Outcome()
+    watched: _Watched | None = None
+    with trio.move_on_after(timeout) as limit:
+        try:
+            surface, init, details = await environment.open(adapter, item.fixture)
+            watched = _Watched(surface)
+            watched.deadline = limit.deadline
+            missing = sorted(f for f in item.requires if not getattr(surface.capabilities(), f))
+            if missing:
+                outcome.status = "skipped"
+                outcome.reason = f"the adapter lacks {', '.join(missing)}"
+            else:
+                opened = cast(AgentSurface, watched)
+                await opened.open(init)
+                await item.body(CaseContext(opened, adapter, item.fixture, details))
+        except CaseFailure as failure:
+            outcome.fail(str(failure))
+        except Exception as error:
+            outcome.fail(_unexpected(error))
+    if limit.cancelled_caught:
+        outcome.fail(_timed_out(item.id, timeout, watched))
+    if watched is not None:
+        await _close(watched, timeout)
+    seconds = time.perf_counter() - started
+    if outcome.status == "skipped":
+        seconds = 0.0
+    return CaseResult(item.id, outcome.status, outcome.reason, seconds)
+
+
+def _unexpected(error: Exception) -> str:
+    where = traceback.extract_tb(error.__traceback__)[-1]
+    return f"{type(error).__name__}: {error} (at {where.filename}:{where.lineno})"
+
+
+def _timed_out(case_id: str, timeout: float, watched: _Watched | None) -> str:
+    waiting = watched.interrupted if watched is not None else []
+    if waiting:
+        where = f": {' and '.join(waiting)} had not returned"
+    elif watched is None:
+        where = ", while the suite prepared the fixture and created the surface"
+    else:
+        where = ", outside any surface call (in the case's own waiting)"
+    return f"{case_id} did not finish within {timeout:g} s{where}"
+
+
+async def _close(watched: _Watched, timeout: float) -> None:
+    with trio.move_on_after(timeout), suppress(Exception):
+        await cast(AgentSurface, watched).close()
 
 
 def default_environment(

@@ -338,6 +338,13 @@ def build_parser() -> argparse.ArgumentParser:
     conform.add_argument("--only", metavar="IDS", help="comma-separated case ids")
     conform.add_argument("--json", action="store_true", help="print the report as JSON")
     conform.add_argument("--report", metavar="FILE.md", help="also write a Markdown report")
+    conform.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="fail a case that takes longer than S seconds and go on (default 60)",
+    )
     return parser
 
 
@@ -1032,7 +1039,9 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
 
     try:
         report = trio.run(
-            lambda: run_conformance(args.adapter, suite=args.suite, only=only, on_result=show)
+            lambda: run_conformance(
+                args.adapter, suite=args.suite, only=only, on_result=show, timeout=args.timeout
+            )
         )
     except KeyError as error:
         raise UsageError(str(error.args[0] if error.args else error)) from error

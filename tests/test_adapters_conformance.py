@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 import pytest
+import trio
 
 from semledger.adapters import (
     ActResult,
@@ -199,6 +200,86 @@ async def test_a_case_needing_a_missing_capability_is_skipped_with_the_reason() 
     assert by_id["counter.screenshot_masks"].status == "skipped"
     assert "screenshot" in (by_id["counter.screenshot_masks"].reason or "")
     assert report.conformant
+
+
+class HangingSnapshot(_Broken):
+    """A snapshot that never returns, once the app has been clicked (as a driver waiting on
+    an application that stopped answering)."""
+
+    clicked = False
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        self.clicked = True
+        return await super().act(action, ref, args, ref2)
+
+    async def snapshot(self, **options: Any) -> Snapshot:
+        if self.clicked:
+            await trio.sleep_forever()
+        return await super().snapshot(**options)
+
+
+register_adapter("broken-hanging-snapshot", _factory(HangingSnapshot))
+
+
+async def test_a_call_that_never_returns_fails_its_case_by_name_and_the_run_goes_on() -> None:
+    """The kit waited for ever on an adapter call that never returned: no case result, no
+    report. Each case now has a time limit."""
+    seen: list[str] = []
+    with trio.fail_after(30):
+        report = await run_conformance(
+            "broken-hanging-snapshot", suite="runtime", timeout=0.5,
+            only=["counter.click_increments", "counter.unknown_ref", "todo.locate_none"],
+            on_result=lambda result: seen.append(result.id),
+        )
+    by_id = {r.id: r for r in report.results}
+    hung = by_id["counter.click_increments"]
+    assert hung.status == "failed"
+    assert hung.reason == (
+        "counter.click_increments did not finish within 0.5 s: snapshot() had not returned"
+    )
+    assert 0.5 <= hung.seconds < 5
+    assert by_id["counter.unknown_ref"].status == "passed"
+    assert by_id["todo.locate_none"].status == "passed"
+    assert seen == ["counter.click_increments", "counter.unknown_ref", "todo.locate_none"]
+
+
+async def test_a_case_timing_out_in_its_own_code_says_no_surface_call_was_waiting() -> None:
+    from semledger.adapters._conformance import SUITES, case
+
+    load_suite("runtime")
+
+    @case("counter.sleepy_for_test", suite="test-sleepy", fixture="counter")
+    async def sleepy(ctx: Any) -> None:
+        """Waits longer than any limit."""
+        await trio.sleep_forever()
+
+    SUITES["test-sleepy"] = SUITES["runtime"]
+    try:
+        report = await run_conformance("runtime", suite="test-sleepy", timeout=0.2)
+    finally:
+        del SUITES["test-sleepy"]
+        CASES[:] = [c for c in CASES if c.suite != "test-sleepy"]
+    assert report.results[0].reason == (
+        "counter.sleepy_for_test did not finish within 0.2 s, outside any surface call"
+        " (in the case's own waiting)"
+    )
+
+
+@pytest.mark.parametrize("timeout", [0, -1.0, float("nan"), "60", True])
+async def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout: Any) -> None:
+    with pytest.raises(ValueError, match="timeout must be a number of seconds above 0"):
+        await run_conformance("runtime", timeout=timeout)
+
+
+def test_cli_conform_timeout_is_a_number_of_seconds() -> None:
+    from semledger._cli import main
+
+    assert main(["surface", "conform", "--adapter", "broken-hanging-snapshot", "--suite",
+                 "runtime", "--timeout", "0.5", "--only", "counter.click_increments"]) == 1
+    refused = _cli("surface", "conform", "--adapter", "runtime", "--timeout", "never")
+    assert refused.returncode == 2
+    assert "expected a number of seconds, got 'never'" in refused.stderr
 
 
 def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
