@@ -102,6 +102,8 @@ async def _expect(error: type[Exception], what: str, call: Any) -> None:
         await call
     except error:
         return
+    except CaseFailure:
+        raise
     except Exception as other:
         raise CaseFailure(
             f"{what} raised {type(other).__name__}, expected {error.__name__}"

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
-from ._calls import ElementDescription
+from ._calls import ActResult, ElementDescription
 from ._candidates import (
     AutomationIdCandidate,
     CssCandidate,
@@ -91,6 +91,8 @@ async def _raises(
         await call()
     except cls as error:
         return error
+    except CaseFailure:
+        raise
     except SurfaceError as error:
         _fail(f"{what} raised {type(error).__name__} ({error}), expected {cls.__name__}")
     except Exception as error:
@@ -199,6 +201,28 @@ async def hash_ignores_values(ctx: CaseContext) -> None:
         _fail("a value change changed the structural hash")
     if after.text == before.text:
         _fail("a value change left the text as it was")
+
+
+@case("counter.act_result_hash", suite=SUITE, fixture="counter")
+async def act_result_hash(ctx: CaseContext) -> None:
+    """act answers an ActResult whose hash, when it gives one, is the structural hash of the
+    snapshot after the action: a click that enables Decrement, then a value typed."""
+    before = await _snap(ctx)
+    clicked = await ctx.surface.act("click", _find(before, "button", "Increment").ref)
+    after = await _snap(ctx)
+    if after.hash == before.hash:
+        _fail("enabling Decrement left the structural hash as it was")
+    _same_hash("click on Increment", clicked, after, before)
+    typed = await ctx.surface.act("type", _find(after, "textbox", "Step").ref, {"text": "2"})
+    _same_hash("type into Step", typed, await _snap(ctx), before)
+
+
+def _same_hash(what: str, result: ActResult, after: Snapshot, before: Snapshot) -> None:
+    if result.hash is None or result.hash == after.hash:
+        return
+    stale = " (the hash from before the action)" if result.hash == before.hash else ""
+    _fail(f"{what} answered the hash {result.hash[:12]}…{stale}, the snapshot after it has "
+          f"{after.hash[:12]}…")
 
 
 @case("counter.click_increments", suite=SUITE, fixture="counter")

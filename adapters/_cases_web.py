@@ -144,6 +144,8 @@ async def expect_raises(kind: type[SurfaceError], call: Any, what: str) -> Surfa
         await call
     except kind as error:
         return error
+    except CaseFailure:
+        raise
     except Exception as error:
         raise CaseFailure(f"{what}: raised {type(error).__name__}, not {kind.__name__}") from error
     raise CaseFailure(f"{what}: raised nothing, expected {kind.__name__}")

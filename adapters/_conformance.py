@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol, cast
 import attrs
 import trio
 
+from ._calls import ActResult
 from ._registry import create_surface
 from ._session import SessionInit
 from ._surface import AgentSurface
@@ -205,8 +206,9 @@ async def run_conformance(
 
 
 class _Watched:
-    """The surface a case drives: every call passes through, and the calls a time limit
-    interrupted are remembered, so a case that ran out of time names what it waited for."""
+    """The surface a case drives: every call passes through; an `act` that answers anything
+    but an ActResult fails the case, and the calls a time limit interrupted are remembered,
+    so a case that ran out of time names what it waited for."""
 
     def __init__(self, surface: AgentSurface) -> None:
         self._surface = surface
@@ -221,18 +223,21 @@ class _Watched:
         def call(*args: Any, **kwargs: Any) -> Any:
             result = attribute(*args, **kwargs)
             if inspect.isawaitable(result):
-                return self._watch(_call_label(name, args, kwargs), result)
+                return self._watch(name, _call_label(name, args, kwargs), result)
             return result
 
         return call
 
-    async def _watch(self, label: str, pending: Awaitable[Any]) -> Any:
+    async def _watch(self, name: str, label: str, pending: Awaitable[Any]) -> Any:
         try:
-            return await pending
+            result = await pending
         except trio.Cancelled:
             if trio.current_time() >= self.deadline:
                 self.interrupted.append(label)
             raise
+        if name == "act" and not isinstance(result, ActResult):
+            raise CaseFailure(f"{label} returned {_short(result)}, not an ActResult")
+        return result
 
 
 def _call_label(name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:

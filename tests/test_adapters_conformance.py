@@ -282,6 +282,56 @@ def test_cli_conform_timeout_is_a_number_of_seconds() -> None:
     assert "expected a number of seconds, got 'never'" in refused.stderr
 
 
+class ActAnswersNone(_Broken):
+    """Acts, then answers None instead of an ActResult."""
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        await super().act(action, ref, args, ref2)
+        return None  # type: ignore[return-value]
+
+
+class StaleActHash(_Broken):
+    """Answers the structural hash from before the action as the hash after it."""
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        before = (await self.snapshot()).hash
+        result = await super().act(action, ref, args, ref2)
+        return attrs.evolve(result, hash=before)
+
+
+register_adapter("broken-act-answers-none", _factory(ActAnswersNone))
+register_adapter("broken-stale-act-hash", _factory(StaleActHash))
+
+
+async def test_an_act_answering_none_fails_the_cases_that_act() -> None:
+    """An act() returning None instead of an ActResult was rated conformant (26/26)."""
+    report = await run_conformance(
+        "broken-act-answers-none", suite="runtime",
+        only=["counter.click_increments", "todo.type_and_submit", "counter.unknown_ref"],
+    )
+    by_id = {r.id: r for r in report.results}
+    assert by_id["counter.click_increments"].status == "failed"
+    assert by_id["counter.click_increments"].reason == (
+        "act('click', 'r3') returned None, not an ActResult"
+    )
+    assert by_id["todo.type_and_submit"].reason == (
+        "act('type', 'r2', {'text': 'milk'}) returned None, not an ActResult"
+    )
+    assert by_id["counter.unknown_ref"].status == "passed"  # it raises, as it should
+
+
+async def test_an_act_hash_from_before_the_action_fails_act_result_hash() -> None:
+    """ActResult.hash being the hash from before the action was rated conformant."""
+    report = await run_conformance("broken-stale-act-hash", suite="runtime")
+    failed = {r.id: r.reason for r in report.results if r.status == "failed"}
+    assert list(failed) == ["counter.act_result_hash"]
+    reason = failed["counter.act_result_hash"] or ""
+    assert reason.startswith("click on Increment answered the hash ")
+    assert "(the hash from before the action)" in reason
+
+
 def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
     load_suite("runtime")  # registers its cases, whichever tests ran before
     runtime_cases = [c for c in CASES if c.suite == "runtime"]
