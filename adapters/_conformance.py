@@ -270,6 +270,7 @@ async def _run_case(
     started = time.perf_counter()
     outcome = _Outcome()
     watched: _Watched | None = None
+    opened = False
     with trio.move_on_after(timeout) as limit:
         try:
             surface, init, details = await environment.open(adapter, item.fixture)
@@ -280,16 +281,21 @@ async def _run_case(
                 outcome.status = "skipped"
                 outcome.reason = f"the adapter lacks {', '.join(missing)}"
             else:
-                opened = cast(AgentSurface, watched)
-                await opened.open(init)
-                await item.body(CaseContext(opened, adapter, item.fixture, details))
+                checked = cast(AgentSurface, watched)
+                await checked.open(init)
+                opened = True
+                await item.body(CaseContext(checked, adapter, item.fixture, details))
         except CaseFailure as failure:
             outcome.fail(str(failure))
         except Exception as error:
             outcome.fail(_unexpected(error))
     if limit.cancelled_caught:
         outcome.fail(_timed_out(item.id, timeout, watched))
-    if watched is not None:
+    if opened and watched is not None:
+        problem = await _close_twice(watched, timeout)
+        if problem is not None:
+            outcome.fail(problem)
+    elif watched is not None:
         await _close(watched, timeout)
     seconds = time.perf_counter() - started
     if outcome.status == "skipped":
@@ -314,8 +320,26 @@ def _timed_out(case_id: str, timeout: float, watched: _Watched | None) -> str:
 
 
 async def _close(watched: _Watched, timeout: float) -> None:
+    """Close a surface that never opened: no rule says how that must go."""
     with trio.move_on_after(timeout), suppress(Exception):
         await cast(AgentSurface, watched).close()
+
+
+async def _close_twice(watched: _Watched, timeout: float) -> str | None:
+    """What went wrong closing an opened surface twice (surface.md: close is safe to call
+    twice), or None."""
+    surface = cast(AgentSurface, watched)
+    call = "close()"
+    with trio.move_on_after(timeout) as limit:
+        watched.deadline = limit.deadline
+        for call in ("close()", "close() called a second time"):
+            try:
+                await surface.close()
+            except Exception as error:
+                return f"{call} raised {_unexpected(error)}"
+    if limit.cancelled_caught:
+        return f"{call} did not return within {timeout:g} s"
+    return None
 
 
 def default_environment(

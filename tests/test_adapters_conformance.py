@@ -332,6 +332,95 @@ async def test_an_act_hash_from_before_the_action_fails_act_result_hash() -> Non
     assert "(the hash from before the action)" in reason
 
 
+class CloseRaises(_Broken):
+    async def close(self) -> None:
+        await super().close()
+        raise RuntimeError("close exploded")
+
+
+class SecondCloseRaises(_Broken):
+    """Releases its driver on the first close and trips over the released one on the second."""
+
+    closes = 0
+
+    async def close(self) -> None:
+        self.closes += 1
+        if self.closes > 1:
+            raise RuntimeError("the driver is already released")
+        await super().close()
+
+
+class SecondCloseHangs(_Broken):
+    closes = 0
+
+    async def close(self) -> None:
+        self.closes += 1
+        if self.closes > 1:
+            await trio.sleep_forever()
+        await super().close()
+
+
+register_adapter("broken-close-raises", _factory(CloseRaises))
+register_adapter("broken-second-close-raises", _factory(SecondCloseRaises))
+register_adapter("broken-second-close-hangs", _factory(SecondCloseHangs))
+
+
+@pytest.mark.parametrize(
+    ("adapter", "reason"),
+    [
+        ("broken-close-raises", "close() raised RuntimeError: close exploded (at "),
+        (
+            "broken-second-close-raises",
+            "close() called a second time raised RuntimeError: the driver is already released",
+        ),
+        ("broken-second-close-hangs", "close() called a second time did not return within 1 s"),
+    ],
+)
+async def test_a_close_that_is_not_safe_to_call_twice_fails_the_case(
+    adapter: str, reason: str
+) -> None:
+    """close() raising every time was rated conformant: the kit called it once and
+    suppressed what it raised, though close must be safe to call twice."""
+    report = await run_conformance(
+        adapter, suite="runtime", only=["counter.unknown_ref", "counter.screenshot_masks"],
+        timeout=1,
+    )
+    assert [r.status for r in report.results] == ["failed", "failed"]
+    assert all((r.reason or "").startswith(reason) for r in report.results), report.results
+
+
+async def test_a_case_that_failed_and_then_could_not_close_says_both() -> None:
+    report = await run_conformance(
+        "broken-act-answers-none", suite="runtime", only=["counter.click_increments"]
+    )
+    assert report.results[0].reason == (
+        "act('click', 'r3') returned None, not an ActResult"
+    )
+
+    class Both(ActAnswersNone, CloseRaises):
+        pass
+
+    register_adapter("broken-act-none-and-close-raises", _factory(Both))
+    report = await run_conformance(
+        "broken-act-none-and-close-raises", suite="runtime", only=["counter.click_increments"]
+    )
+    assert (report.results[0].reason or "").startswith(
+        "act('click', 'r3') returned None, not an ActResult; close() raised RuntimeError"
+    )
+
+
+async def test_a_skipped_case_never_opened_so_its_close_is_not_checked() -> None:
+    class ClosesBadlyWithoutScreenshot(CloseRaises):
+        def capabilities(self) -> Capabilities:
+            return Capabilities(restore=True)
+
+    register_adapter("broken-close-raises-no-screenshot", _factory(ClosesBadlyWithoutScreenshot))
+    report = await run_conformance(
+        "broken-close-raises-no-screenshot", suite="runtime", only=["counter.screenshot_masks"]
+    )
+    assert report.results[0].status == "skipped"
+
+
 def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
     load_suite("runtime")  # registers its cases, whichever tests ran before
     runtime_cases = [c for c in CASES if c.suite == "runtime"]
