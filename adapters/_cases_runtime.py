@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn
 
 from ._calls import ActResult, ElementDescription
@@ -543,6 +543,58 @@ async def hidden_section_leaves_text(ctx: CaseContext) -> None:
         _fail("the shown section's Ping button is not in the text")
     if len(await ctx.surface.locate(RoleCandidate("button", "Ping"))) != 1:
         _fail("the shown Ping button is not located once")
+
+
+@case("gallery.snapshot_root_and_max_nodes", suite=SUITE, fixture="gallery")
+async def snapshot_root_and_max_nodes(ctx: CaseContext) -> None:
+    """snapshot(root=R) is R's subtree: R first (the snapshot's ref), then its descendants
+    as the whole snapshot lists them, depths counted from R; snapshot(max_nodes=N) is the
+    whole snapshot's first N nodes."""
+    whole = await _snap(ctx)
+    controls = _find(whole, "group", "Controls")
+    call = f"snapshot(root={controls.ref!r})"
+    part = await _snap(ctx, root=controls.ref)
+    if part.ref != controls.ref:
+        _fail(f"{call} is rooted at {part.ref}, not at the Controls group {controls.ref}")
+    start = whole.nodes.index(controls)
+    subtree = [controls]
+    for node in whole.nodes[start + 1:]:
+        if node.depth <= controls.depth:
+            break
+        subtree.append(node)
+    _same_nodes(call, part.nodes, subtree, "the Controls group's subtree")
+    for limit in (1, 5):
+        capped = await _snap(ctx, max_nodes=limit)
+        _same_nodes(f"snapshot(max_nodes={limit})", capped.nodes, whole.nodes[:limit],
+                    f"the whole snapshot's first {limit}")
+
+
+def _same_nodes(
+    call: str, got: Sequence[SnapshotNode], want: Sequence[SnapshotNode], what: str
+) -> None:
+    """`got` lists the elements of `want`, in order, at the same depths below the first."""
+
+    def shapes(nodes: Sequence[SnapshotNode]) -> list[tuple[str, str, str | None, int]]:
+        base = nodes[0].depth if nodes else 0
+        return [(n.ref, n.role, n.name, n.depth - base) for n in nodes]
+
+    mine, theirs = shapes(got), shapes(want)
+    if mine == theirs:
+        return
+    counts = f"{call} gave {_nodes(len(mine))}, expected {len(theirs)} ({what})"
+    at = next((i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b), None)
+    if at is None:
+        _fail(counts)
+    _fail(f"{counts}; node {at} is {_shown(mine[at])}, expected {_shown(theirs[at])}")
+
+
+def _nodes(count: int) -> str:
+    return "1 node" if count == 1 else f"{count} nodes"
+
+
+def _shown(shape: tuple[str, str, str | None, int]) -> str:
+    ref, role, name, depth = shape
+    return f"{role} {name!r} [ref={ref}] at depth {depth}"
 
 
 @case("gallery.roles_are_aria", suite=SUITE, fixture="gallery")

@@ -421,6 +421,46 @@ async def test_a_skipped_case_never_opened_so_its_close_is_not_checked() -> None
     assert report.results[0].status == "skipped"
 
 
+class IgnoresRoot(_Broken):
+    async def snapshot(self, **options: Any) -> Snapshot:
+        return await super().snapshot(**{**options, "root": None})
+
+
+class IgnoresMaxNodes(_Broken):
+    async def snapshot(self, **options: Any) -> Snapshot:
+        return await super().snapshot(**{**options, "max_nodes": None})
+
+
+class RootWithoutDescendants(_Broken):
+    """Gives the root's node alone for snapshot(root=...)."""
+
+    async def snapshot(self, **options: Any) -> Snapshot:
+        if options.get("root") is None:
+            return await super().snapshot(**options)
+        return await super().snapshot(**options, max_nodes=1)
+
+
+for _fault in (IgnoresRoot, IgnoresMaxNodes, RootWithoutDescendants):
+    register_adapter(f"broken-{_fault.__name__}", _factory(_fault))
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("IgnoresRoot", "snapshot(root='r9') is rooted at r104, not at the Controls group r9"),
+        ("IgnoresMaxNodes", "snapshot(max_nodes=1) gave 95 nodes, expected 1 (the whole"
+                            " snapshot's first 1)"),
+        ("RootWithoutDescendants", "snapshot(root='r9') gave 1 node, expected 14 (the Controls"
+                                   " group's subtree)"),
+    ],
+)
+async def test_a_snapshot_ignoring_root_or_max_nodes_fails(fault: str, reason: str) -> None:
+    """A snapshot() that ignored root= and max_nodes= was rated conformant: no case used them."""
+    report = await run_conformance(f"broken-{fault}", suite="runtime")
+    failed = {r.id: r.reason for r in report.results if r.status == "failed"}
+    assert failed == {"gallery.snapshot_root_and_max_nodes": reason}
+
+
 def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
     load_suite("runtime")  # registers its cases, whichever tests ran before
     runtime_cases = [c for c in CASES if c.suite == "runtime"]
