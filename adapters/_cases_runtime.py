@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, NoReturn
 
 from ._calls import ActResult, ElementDescription
@@ -27,6 +28,7 @@ from ._control_path import format_control_path
 from ._errors import (
     ActionabilityError,
     CheckError,
+    DialogError,
     LocateError,
     NavigationError,
     SurfaceError,
@@ -335,13 +337,15 @@ async def locate_kinds(ctx: CaseContext) -> None:
 @case("counter.capabilities_honest", suite=SUITE, fixture="counter")
 async def capabilities_honest(ctx: CaseContext) -> None:
     """Every flag claimed is backed: optional methods present exactly when claimed, gated
-    actions not refused for want of the capability; check_plan refuses a plan needing a
-    missing flag before it starts."""
+    actions not refused for want of the capability, and none faked where the counter has
+    nothing for it to act on (no dialog, frame or other window); check_plan refuses a plan
+    needing a missing flag before it starts."""
     caps = ctx.surface.capabilities()
     for flag in ("trace", "pick", "observe"):
         if getattr(caps, flag) != has_optional(ctx.surface, flag):
             _fail(f"capabilities().{flag} is {getattr(caps, flag)} but {flag}() is "
                   f"{'present' if has_optional(ctx.surface, flag) else 'absent'}")
+    await _nothing_to_act_on(ctx)
     snapshot = await _snap(ctx)
     some = _find(snapshot, "button", "Increment").ref
     other = _find(snapshot, "button", "Reset").ref
@@ -368,6 +372,23 @@ async def capabilities_honest(ctx: CaseContext) -> None:
                 _fail(f"check_plan blamed {error.missing[0].flag}, not {flag}")
         else:
             _fail(f"check_plan accepted {actions[0]} without {flag!r}")
+
+
+_NOTHING_THERE: tuple[tuple[str, str, str, dict[str, Any], type[SurfaceError]], ...] = (
+    ("dialogs", "dialog", "with no dialog open", {"accept": True}, DialogError),
+    ("frames", "switchFrame", "to a frame the counter lacks", {"target": "nope"}, SurfaceError),
+    ("windows", "switchWindow", "to a window it lacks", {"target": "nope"}, SurfaceError),
+)
+"""A claimed flag, its action with arguments naming what the counter does not have, and the
+error that action must raise: with nothing to act on, it cannot have been carried out."""
+
+
+async def _nothing_to_act_on(ctx: CaseContext) -> None:
+    caps = ctx.surface.capabilities()
+    for flag, action, where, args, error in _NOTHING_THERE:
+        if getattr(caps, flag):
+            call = partial(ctx.surface.act, action, None, {**args, "timeout_ms": 200})
+            await _raises(f"claims {flag!r} but {action} {where}", error, call)
 
 
 @case("counter.screenshot_masks", suite=SUITE, fixture="counter", requires=("screenshot",))

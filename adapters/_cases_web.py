@@ -569,7 +569,13 @@ async def _dialogs_absent(ctx: CaseContext) -> None:
 
 @case("frames.switch_and_read", suite=SUITE, fixture="frames", requires=["frames"])
 async def _frames(ctx: CaseContext) -> None:
-    """switchFrame into an iframe (by ref and by name), act there, and back to the main frame."""
+    """switchFrame into an iframe (by ref and by name), act there, and back to the main frame;
+    a frame the page lacks is an error, never a switch that did nothing."""
+    await expect_raises(
+        SurfaceError,
+        ctx.surface.act("switchFrame", args={"target": "no-such-frame", "timeout_ms": 200}),
+        "a frame the page lacks",
+    )
     snap = await ctx.surface.snapshot()
     frame = next((n for n in snap.nodes if n.name == "Inner frame"), None)
     expect(frame is not None, f"the iframe is not a node:\n{snap.text}")

@@ -461,6 +461,49 @@ async def test_a_snapshot_ignoring_root_or_max_nodes_fails(fault: str, reason: s
     assert failed == {"gallery.snapshot_root_and_max_nodes": reason}
 
 
+def _fakes(flag: str) -> type[_Broken]:
+    """Claims `flag` and answers its actions as if done, doing nothing."""
+    from semledger.adapters import CAPABILITY_GATES
+
+    class Fakes(_Broken):
+        def capabilities(self) -> Capabilities:
+            return attrs.evolve(super().capabilities(), **{flag: True})
+
+        async def act(self, action: str, ref: str | None = None, args: Any = None,
+                      ref2: str | None = None) -> ActResult:
+            if action in CAPABILITY_GATES[flag]:
+                return ActResult()
+            return await super().act(action, ref, args, ref2)
+
+    return Fakes
+
+
+for _flag in ("dialogs", "frames", "windows"):
+    register_adapter(f"broken-fakes-{_flag}", _factory(_fakes(_flag)))
+
+
+@pytest.mark.parametrize(
+    ("flag", "reason"),
+    [
+        ("dialogs", "claims 'dialogs' but dialog with no dialog open returned normally:"
+                    " expected DialogError"),
+        ("frames", "claims 'frames' but switchFrame to a frame the counter lacks returned"
+                   " normally: expected SurfaceError"),
+        ("windows", "claims 'windows' but switchWindow to a window it lacks returned normally:"
+                    " expected SurfaceError"),
+    ],
+)
+async def test_a_claimed_capability_whose_actions_do_nothing_is_not_honest(
+    flag: str, reason: str
+) -> None:
+    """An adapter claiming dialogs, frames and windows whose actions silently did nothing
+    was rated conformant: capabilities_honest failed only a refusal."""
+    report = await run_conformance(
+        f"broken-fakes-{flag}", suite="runtime", only=["counter.capabilities_honest"]
+    )
+    assert (report.results[0].status, report.results[0].reason) == ("failed", reason)
+
+
 def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
     load_suite("runtime")  # registers its cases, whichever tests ran before
     runtime_cases = [c for c in CASES if c.suite == "runtime"]
