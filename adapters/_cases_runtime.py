@@ -446,6 +446,61 @@ async def type_and_submit(ctx: CaseContext) -> None:
         _fail(f"the status reads {status.value!r}")
 
 
+@case("todo.refs_never_reused", suite=SUITE, fixture="todo")
+async def refs_never_reused(ctx: CaseContext) -> None:
+    """A ref never names another element in a later snapshot: once the first of three items
+    is deleted no ref of its names what follows it, and the item added next gets refs of
+    its own (above the surface a ref is an element's identity across snapshots)."""
+    for text in ("alpha", "beta", "gamma"):
+        await _add_todo(ctx, text)
+    first = await _snap(ctx)
+    named = _elements(first)
+    delete = next((n for n in first.nodes if named[n.ref] == ("button", "Delete", "alpha")),
+                  None)
+    if delete is None:
+        _fail("the item alpha has no Delete button")
+    await ctx.surface.act("click", delete.ref)
+    second = await _snap(ctx)
+    if _find_all(second, "listitem", "alpha"):
+        _fail("deleting alpha left it in the list")
+    _never_reused(named, second, "after alpha was deleted")
+    await _add_todo(ctx, "delta")
+    _never_reused(named, await _snap(ctx), "after delta was added")
+
+
+_Element = tuple[str, str | None, str | None]
+"""What the case can tell of an element: its role, its name, the todo item it is in."""
+
+
+def _elements(snapshot: Snapshot) -> dict[str, _Element]:
+    """Each ref's element: its role, name and the item (a listitem's name) holding it."""
+    ancestors: list[SnapshotNode] = []
+    out: dict[str, _Element] = {}
+    for node in snapshot.nodes:
+        del ancestors[node.depth:]
+        ancestors.append(node)
+        item = next((a.name for a in reversed(ancestors) if a.role == "listitem"), None)
+        out[node.ref] = (node.role, node.name, item)
+    return out
+
+
+def _never_reused(named: dict[str, _Element], later: Snapshot, when: str) -> None:
+    """Fails when a ref of `later` named another element before; remembers the new refs."""
+    for ref, element in _elements(later).items():
+        before = named.setdefault(ref, element)
+        if before != element:
+            _fail(f"ref {ref} named {_shown_element(before)} and {when} names "
+                  f"{_shown_element(element)}")
+
+
+def _shown_element(element: _Element) -> str:
+    role, name, item = element
+    what = f"{role} {name!r}" if name else f"a {role}"
+    if item is None or role == "listitem":
+        return what
+    return f"{what} of the item {item!r}"
+
+
 @case("todo.checkbox_states", suite=SUITE, fixture="todo")
 async def checkbox_states(ctx: CaseContext) -> None:
     """A checkbox is unchecked, then checked after setChecked; check agrees."""

@@ -504,6 +504,73 @@ async def test_a_claimed_capability_whose_actions_do_nothing_is_not_honest(
     assert (report.results[0].status, report.results[0].reason) == ("failed", reason)
 
 
+class _RenamedRefs(_Broken):
+    """Shows the runtime's refs under names of its own choosing (`_rename`)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.outer: dict[str, str] = {}  # the runtime's ref -> the one shown
+
+    def _rename(self, refs: list[str]) -> None:
+        raise NotImplementedError
+
+    async def snapshot(self, **options: Any) -> Snapshot:
+        real = await super().snapshot(**options)
+        self._rename([n.ref for n in real.nodes])
+        nodes = [
+            attrs.evolve(n, ref=self.outer[n.ref],
+                         parent=None if n.parent is None else self.outer[n.parent])
+            for n in real.nodes
+        ]
+        return build_snapshot(self.outer[real.ref], nodes)
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        inner = {shown: real for real, shown in self.outer.items()}
+        return await super().act(action, inner.get(ref or "", ref), args, ref2)
+
+
+class PositionalRefs(_RenamedRefs):
+    """A node's ref is its position in the snapshot."""
+
+    def _rename(self, refs: list[str]) -> None:
+        self.outer = {ref: f"p{i}" for i, ref in enumerate(refs)}
+
+
+class RecycledRefs(_RenamedRefs):
+    """A ref whose element is gone is given to the next new element."""
+
+    def _rename(self, refs: list[str]) -> None:
+        self.outer = {ref: shown for ref, shown in self.outer.items() if ref in refs}
+        free = (f"n{i}" for i in range(10_000) if f"n{i}" not in self.outer.values())
+        for ref in refs:
+            if ref not in self.outer:
+                self.outer[ref] = next(free)
+
+
+register_adapter("broken-positional-refs", _factory(PositionalRefs))
+register_adapter("broken-recycled-refs", _factory(RecycledRefs))
+
+
+@pytest.mark.parametrize(
+    ("adapter", "reason"),
+    [
+        ("broken-positional-refs",
+         "ref p3 named listitem 'alpha' and after alpha was deleted names listitem 'beta'"),
+        ("broken-recycled-refs",
+         "ref n7 named listitem 'alpha' and after delta was added names listitem 'delta'"),
+    ],
+)
+async def test_a_ref_that_names_another_element_in_a_later_snapshot_fails(
+    adapter: str, reason: str
+) -> None:
+    """Refs that were snapshot positions were rated conformant (26/26), though the MCP bridge
+    keeps an agent's node id by ref: after a deletion, the agent's retry acted on another
+    todo."""
+    report = await run_conformance(adapter, suite="runtime", only=["todo.refs_never_reused"])
+    assert (report.results[0].status, report.results[0].reason) == ("failed", reason)
+
+
 def test_every_case_lists_its_requirements_and_is_named_after_its_fixture() -> None:
     load_suite("runtime")  # registers its cases, whichever tests ran before
     runtime_cases = [c for c in CASES if c.suite == "runtime"]
