@@ -24,6 +24,11 @@ written.
 A call whose event cannot be written (the disk is full, say) raises ``SessionLogError``, and
 so does every call after it, without calling the surface: the log no longer tells all that
 was done, so nothing more is done. ``close`` still closes the surface.
+
+A session whose adapter broke the contract (raised what is no SurfaceError, returned what it
+may not) is ended by its host with ``crashed``, as a runtime session whose application
+raised: a ``SessionCrashed`` with the traceback is its last event, ``close`` closes the
+surface logging nothing more, and the session is never resumed.
 """
 
 from __future__ import annotations
@@ -40,9 +45,11 @@ import trio
 
 from semledger.actors import (
     LogWriter,
+    SessionCrashedError,
     SessionEndedError,
     SessionLogError,
     SessionMismatchError,
+    crash_event,
 )
 from semledger.eventlog import (
     REDACTED,
@@ -123,6 +130,7 @@ class LoggedSurface:
         self.resumed = False
         """Whether the log held the session before this opened it (a new segment)."""
         self._ended = False
+        self._crashed = False
         self._failure: str | None = None
         self._passwords: set[str] = set()
         self._fields: set[str] = set()
@@ -158,9 +166,17 @@ class LoggedSurface:
         requests and their outcomes)."""
         if not self._started:
             raise SessionError("the logged session has not started")
-        if self._ended:
+        if self._ended or self._crashed:
             raise SessionError("the logged session has ended")
         await self._append(*events)
+
+    async def crashed(self, error: BaseException, *before: Event) -> None:
+        """Append `before`, then `error` crashing the session (``SessionCrashed``, with its
+        traceback): its adapter broke the contract. That is the session's last event: nothing
+        more is appended, ``close`` closes the surface without logging it, and the session
+        is never resumed (`claim`)."""
+        await self.append(*before, crash_event(error))
+        self._crashed = True
 
     async def _append(self, *events: Event) -> None:
         async with self._lock:
@@ -187,8 +203,8 @@ class LoggedSurface:
         resumed as this one, writing nothing; the first call does it when this was not
         called. For a host that reads the session's log before it writes to it.
 
-        Raises ``SessionClaimedError``, ``SessionEndedError`` or ``SessionMismatchError`` (and
-        owns nothing then).
+        Raises ``SessionClaimedError``, ``SessionEndedError``, ``SessionCrashedError`` or
+        ``SessionMismatchError`` (and owns nothing then).
         """
         if self._claimed:
             return
@@ -200,11 +216,18 @@ class LoggedSurface:
                 base_url = init.get("base_url")
             app = str(base_url) if base_url else self.adapter_name
         ended = ended_for_good(self._recorder, self.session_name)
+        summary = self._recorder.summary(self.session_name)
+        crashed = summary is not None and summary.crashed
         refusal = None if self._recorder.head(self.session_name) is None else self._refusal(app)
-        if ended is not None or refusal is not None:
+        if ended is not None or crashed or refusal is not None:
             self._owner.close()
             if ended is not None:
                 raise SessionEndedError(ended)
+            if crashed:
+                raise SessionCrashedError(
+                    f"session {self.session_name!r} crashed (its audit says how) and is not"
+                    " served again: serve a session of another name"
+                )
             raise SessionMismatchError(refusal)
         self._logged_app = app
         self._claimed = True
@@ -287,7 +310,7 @@ class LoggedSurface:
         if self._ended:
             return
         self._ended = True
-        if not self._started or self._failure is not None:  # nothing is to be logged
+        if not self._started or self._failure is not None or self._crashed:  # nothing to log
             try:
                 await self.surface.close()
             finally:

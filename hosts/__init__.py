@@ -42,7 +42,7 @@ from ._serve import Served, ServeError, new_session_name, serve_http, serve_stdi
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
 from ._surface_audit import LoggedSurfaceHost
-from ._surface_host import SurfaceAgentHost, aria_to_runtime_role
+from ._surface_host import AdapterFailedError, SurfaceAgentHost, aria_to_runtime_role
 from ._surface_rerun import rerun_surface
 from ._tools import (
     DEFAULT_TOOLS,
@@ -76,6 +76,7 @@ __all__ = [
     "READ_SEMANTICS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "TRANSITIONS",
+    "AdapterFailedError",
     "AgentDiagnosticsHost",
     "AgentHost",
     "CommandIntent",

@@ -19,6 +19,7 @@ from semledger.actors import (
     ActorError,
     LogWriter,
     SessionActor,
+    SessionCrashedError,
     SessionEndedError,
     SessionLogError,
     SessionMismatchError,
@@ -359,7 +360,9 @@ async def serve_surface(
 
     The log holds the surface's calls (``LoggedSurface``) and the agent's requests with
     their outcomes (``LoggedSurfaceHost``). A session name already in the log resumes as a
-    new segment if it was started by this adapter on this app, and is refused otherwise."""
+    new segment if it was started by this adapter on this app, and is refused otherwise (and
+    once it crashed). An adapter that breaks the contract while serving crashes the session,
+    which is said at once, as an app session's crash is."""
     from semledger.adapters import (
         AdapterRegistryError,
         LoggedSurface,
@@ -389,12 +392,21 @@ async def serve_surface(
             config=config,
             redact_passwords=redact_passwords,
         )
+        def ended(failure: str) -> None:
+            """Said as it happens, while input goes on, as an app session's end is."""
+            _say(f"session {name!r} ended: {failure}; answering host_closed until end of input")
+
         # Nothing is logged until the session is known to be ours, resumable as this one,
         # and readable: its servers' log is what the bridge goes on from.
         try:
             logged.claim(init)
-            host = LoggedSurfaceHost(logged)
-        except (SessionClaimedError, SessionEndedError, SessionMismatchError) as error:
+            host = LoggedSurfaceHost(logged, on_ended=ended)
+        except (
+            SessionClaimedError,
+            SessionCrashedError,
+            SessionEndedError,
+            SessionMismatchError,
+        ) as error:
             with trio.CancelScope(shield=True):
                 await logged.close()
             raise ServeError(str(error)) from error

@@ -21,7 +21,12 @@ The outcome is written before the agent is answered, so whatever an agent was to
 log. Once something cannot be written, the session is over: this call and every later one
 is answered ``host_closed``, as a runtime session whose log failed answers, and `failure`
 says why; so it does once the surface's own session ended (its application died), and each
-later call is logged with that answer: an auditor sees the agent go on.
+later call is logged with that answer: an auditor sees the agent go on. An adapter that broke
+the contract (``AdapterFailedError``) crashes the session as an application that raises
+crashes a runtime one: the call's ``SessionCrashed``, with the adapter's traceback, is logged
+in place of its answer (the audit shows the request ``crashed``) and is the session's last
+event; later calls are answered ``host_closed``, unlogged. `on_ended` hears `failure` once,
+as it happens.
 
 A resumed session's bridge goes on from the log as a recovered runtime session does: from
 the last generation committed, with node ids and request ids after the last ones given out.
@@ -31,6 +36,7 @@ at a generation or a node from before is stale or finds no target, never another
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -83,7 +89,9 @@ class LoggedSurfaceHost:
     through it. One call at a time: the bridge's generations before and after a call are
     that call's."""
 
-    def __init__(self, logged: LoggedSurface) -> None:
+    def __init__(
+        self, logged: LoggedSurface, *, on_ended: Callable[[str], None] | None = None
+    ) -> None:
         recorder, session = logged.recorder, logged.session_name
         journal = None
         last = recorder.last_of(session, topic_of(Committed))
@@ -100,6 +108,8 @@ class LoggedSurfaceHost:
         self._changed = 0
         """What a fold from the last read checkpoint applies (see `commit_size`)."""
         self._surface_ended: str | None = None
+        self._on_ended = on_ended
+        self._crashed = False
 
     @property
     def closed(self) -> bool:
@@ -107,8 +117,8 @@ class LoggedSurfaceHost:
 
     @property
     def failure(self) -> str | None:
-        """Why the session ended on its own, if it did: its log could not be written, or
-        its surface's session ended."""
+        """Why the session ended on its own, if it did: its log could not be written, its
+        surface's session ended, or its adapter broke the contract."""
         return self.logged.failure or self._surface_ended
 
     def close(self, why: str = "the session is closed") -> None:
@@ -121,7 +131,9 @@ class LoggedSurfaceHost:
                 before = self.bridge.generation
                 result = await self.bridge.read_semantics(since)
                 commits = self._commits(before)
-                if commits:
+                if self._crash_to_log():
+                    await self._log_crash(commits)
+                elif commits:
                     with trio.CancelScope(shield=True):
                         await self.logged.append(*commits)
             except SessionLogError as error:
@@ -145,7 +157,8 @@ class LoggedSurfaceHost:
         self, target: Target, action: SemanticsAction, precondition: Precondition
     ) -> Receipt | Rejection:
         bridge = self.bridge
-        if self.logged.failure is not None:  # nothing more can be logged: answered unlogged
+        if self.logged.failure is not None or self._crashed:
+            # Nothing more can be logged (a crash is the session's last event): unlogged.
             return await bridge.perform_action(target, action, precondition)
         request_id = self._next_request
         self._next_request += 1
@@ -168,8 +181,12 @@ class LoggedSurfaceHost:
         )
         before = bridge.generation
         outcome = await bridge.perform_action(target, action, precondition)
-        with trio.CancelScope(shield=True):
-            await self.logged.append(*self._commits(before), answered(request_id, outcome))
+        commits = self._commits(before)
+        if self._crash_to_log():
+            await self._log_crash(commits)  # the request's end, as a runtime session's crash
+        else:
+            with trio.CancelScope(shield=True):
+                await self.logged.append(*commits, answered(request_id, outcome))
         return outcome
 
     async def connected(self, connection: AgentConnected) -> None:
@@ -186,7 +203,7 @@ class LoggedSurfaceHost:
         """Log a ``perform_action`` refused for its `arguments`, as a runtime session does;
         answer `rejection` (also once the session is closed, when nothing more is logged)."""
         async with self._lock:
-            if self.logged.failure is None:
+            if self.logged.failure is None and not self._crashed:
                 refused = refusal(arguments, rejection, redact=self.logged.redact_passwords)
                 try:
                     with trio.CancelScope(shield=True):
@@ -198,12 +215,39 @@ class LoggedSurfaceHost:
     def _lost(self, error: SessionLogError) -> Rejection:
         """The answer to the call whose events could not be written, and to every later one."""
         self.bridge.close(f"the session ended: {error}")
+        self._say_ended()
         return Rejection(ErrorCode.HOST_CLOSED, f"the session ended: {error}", {})
 
     def _noticed(self, was_closed: bool) -> None:
-        """Note it if the bridge closed itself in this call: the surface's session ended."""
+        """Note it if the bridge closed itself in this call: the surface's session ended, or
+        its adapter broke the contract."""
         if not was_closed and self.bridge.closed:
-            self._surface_ended = f"its surface's session ended ({self.bridge.closed_reason})"
+            crash = self.bridge.crash
+            if crash is not None:
+                self._surface_ended = f"its adapter {self.logged.adapter_name!r} {crash.what}"
+            else:
+                self._surface_ended = f"its surface's session ended ({self.bridge.closed_reason})"
+            self._say_ended()
+
+    def _say_ended(self) -> None:
+        """Tell `on_ended` why the session ended, the first time it has."""
+        failure, told = self.failure, self._on_ended
+        if failure is not None and told is not None:
+            self._on_ended = None
+            told(failure)
+
+    def _crash_to_log(self) -> bool:
+        """Whether the bridge's adapter broke the contract in this call (logged once)."""
+        return self.bridge.crash is not None and not self._crashed
+
+    async def _log_crash(self, commits: list[Event]) -> None:
+        """The session's last events: `commits`, then the crash, with the adapter's
+        traceback."""
+        crash = self.bridge.crash
+        assert crash is not None
+        self._crashed = True
+        with trio.CancelScope(shield=True):
+            await self.logged.crashed(crash.error, *commits)
 
     def _commits(self, before: int) -> list[Event]:
         """The commits the bridge made after `before`, and a read checkpoint when one is

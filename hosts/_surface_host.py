@@ -52,6 +52,10 @@ application through the same router and tools as a semledger app:
   requests (``ActResult.pending``: a page's fetch) were unanswered when it returned.
   An action that opened a window (``ActResult.opened``: a link to a new tab, a popup) is
   followed by switchWindow to it, as a browser shows it: the tree is then the new page's.
+- An adapter that breaks the contract (raises what is no SurfaceError, returns what it may
+  not: an ``act`` that returns None) crashes the session, as an application that raises
+  crashes a runtime one: the call, and every later one, is answered ``host_closed`` naming
+  the error (``AdapterFailedError``, which ``crash`` keeps), and the host is closed.
 - A native dialog (alert, confirm, prompt) the surface reports open, by raising DialogError
   from ``snapshot``, is the whole tree while it is open, as a runtime modal is: one modal
   ``dialog`` node labelled with the message, its type as description, offering submit
@@ -78,6 +82,7 @@ import attrs
 from semledger.adapters import (
     RUNTIME_ROLES,
     ActionabilityError,
+    ActResult,
     AgentSurface,
     DialogError,
     LocateError,
@@ -122,7 +127,34 @@ from semledger.runtime._actions import check_request, check_since
 from semledger.runtime._snapshot import Journal, announcements_of, duplicate_issues
 from semledger.runtime._wire import encode_target
 
-__all__ = ["SurfaceAgentHost", "aria_to_runtime_role"]
+__all__ = ["AdapterFailedError", "SurfaceAgentHost", "aria_to_runtime_role"]
+
+
+class AdapterFailedError(Exception):
+    """Raised by the bridge's calls of its surface when the adapter broke the surface
+    contract: a call raised what is no SurfaceError (the adapter's bug, a driver's error let
+    through), or returned what it may not (``act`` something that is no ActResult,
+    ``snapshot`` no Snapshot). The bridge then ends: its session crashed, as a runtime
+    session's does when its application raises.
+
+    `what` says it for a sentence about the adapter (``raised RuntimeError('x') in act``);
+    `error` is what the adapter raised, or the TypeError its result stands for."""
+
+    def __init__(self, what: str, error: BaseException) -> None:
+        super().__init__(f"the adapter {what}")
+        self.what = what
+        self.error = error
+
+    @classmethod
+    def raised(cls, error: Exception, call: str) -> AdapterFailedError:
+        return cls(f"raised {error!r} in {call}", error)
+
+    @classmethod
+    def returned(cls, result: object, call: str, expected: str) -> AdapterFailedError:
+        shown = "None" if result is None else f"a {type(result).__name__}"
+        what = f"returned {shown} from {call}, not {expected}"
+        return cls(what, TypeError(f"the adapter {what}"))
+
 
 _PREFERRED: Final[Mapping[str, str]] = {
     "generic": "group",
@@ -553,6 +585,7 @@ class SurfaceAgentHost:
         """Each element's node as last built, by ref, with what it was built from."""
         self._next_id = next_node_id
         self._closed: str | None = None
+        self._crash: AdapterFailedError | None = None
         self._dialog: _Dialog | None = None
         self._prompt_text: str | None = None
         self.last_snapshot: Snapshot | None = None
@@ -565,6 +598,11 @@ class SurfaceAgentHost:
     def closed_reason(self) -> str | None:
         """Why the host is closed (its surface's session ended, say); None while open."""
         return self._closed
+
+    @property
+    def crash(self) -> AdapterFailedError | None:
+        """How the adapter broke the contract, if it did: the host closed then."""
+        return self._crash
 
     @property
     def generation(self) -> int:
@@ -605,7 +643,7 @@ class SurfaceAgentHost:
         dialog is the whole tree; the page's ids are kept, so the page comes back with the
         same ids once the dialog is answered."""
         try:
-            snapshot = await self.surface.snapshot()
+            snapshot = await self._snapshot()
         except DialogError as error:
             if self._dialog is None:
                 self._dialog = _Dialog.of(self._allocate(), error)
@@ -622,6 +660,38 @@ class SurfaceAgentHost:
         self.last_snapshot = snapshot
         nodes, on_page = self._page_nodes(snapshot)
         return self._commit(nodes, forget=True, on_page=on_page)
+
+    async def _snapshot(self) -> Snapshot:
+        """The surface's snapshot; an AdapterFailedError if the adapter broke the contract."""
+        try:
+            snapshot = await self.surface.snapshot()
+        except SurfaceError:
+            raise
+        except Exception as error:
+            raise AdapterFailedError.raised(error, "snapshot") from error
+        if not isinstance(snapshot, Snapshot):
+            raise AdapterFailedError.returned(snapshot, "snapshot", "a Snapshot")
+        return snapshot
+
+    async def _act_on(self, name: str, ref: str | None, args: dict[str, Any] | None) -> ActResult:
+        """The surface's ``act``; an AdapterFailedError if the adapter broke the contract."""
+        call = f"act({name!r})"
+        try:
+            done = await self.surface.act(name, ref, args)
+        except SurfaceError:
+            raise
+        except Exception as error:
+            raise AdapterFailedError.raised(error, call) from error
+        if not isinstance(done, ActResult):
+            raise AdapterFailedError.returned(done, call, "an ActResult")
+        return done
+
+    def _crashed(self, failed: AdapterFailedError) -> Rejection:
+        """Close the host: its adapter broke the contract, and nothing it says can be trusted
+        (an action it answered with None may have been done)."""
+        self._crash = failed
+        self.close(f"the session ended: {failed}")
+        return _reject(ErrorCode.HOST_CLOSED, f"the session ended: {failed}")
 
     def _adopt_ids(self, page: list[SnapshotNode]) -> None:
         """Give an element the page made anew (a list it rendered again) the node id of the
@@ -731,6 +801,8 @@ class SurfaceAgentHost:
             return _reject(ErrorCode.HOST_CLOSED, self._closed)
         try:
             await self.refresh()
+        except AdapterFailedError as failed:
+            return self._crashed(failed)
         except SessionError as error:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
@@ -746,6 +818,8 @@ class SurfaceAgentHost:
             return _reject(ErrorCode.HOST_CLOSED, self._closed)
         try:
             snapshot = await self.refresh()
+        except AdapterFailedError as failed:
+            return self._crashed(failed)
         except SessionError as error:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
@@ -775,6 +849,8 @@ class SurfaceAgentHost:
                 await self._answer(self._dialog, action)
             else:
                 pending = await self._act(self._refs[node.node_id], node, action)
+        except AdapterFailedError as failed:
+            return self._crashed(failed)
         except SessionError as error:
             self.close(str(error))
             return _reject(ErrorCode.HOST_CLOSED, str(error))
@@ -784,6 +860,8 @@ class SurfaceAgentHost:
             )
         try:
             after = await self.refresh()
+        except AdapterFailedError as failed:
+            return self._crashed(failed)
         except SessionError as error:
             self.close(str(error))
             return Receipt(before, before, False)
@@ -800,7 +878,7 @@ class SurfaceAgentHost:
         args: dict[str, Any] = {"accept": action.kind is ActionKind.SUBMIT}
         if dialog.prompt and action.kind is ActionKind.SUBMIT:
             args["prompt_text"] = dialog.default if self._prompt_text is None else self._prompt_text
-        await self.surface.act("dialog", None, args)
+        await self._act_on("dialog", None, args)
         self._dialog = None
         self._prompt_text = None
 
@@ -811,10 +889,10 @@ class SurfaceAgentHost:
 
         async def act(name: str, target: str, args: dict[str, Any] | None = None) -> None:
             nonlocal pending
-            done = await self.surface.act(name, target, args)
+            done = await self._act_on(name, target, args)
             pending |= done.pending
             if done.opened:  # the user's browser shows the tab or popup the action opened
-                await self.surface.act("switchWindow", None, {"target": "newest"})
+                await self._act_on("switchWindow", None, {"target": "newest"})
 
         option = self._native_option(ref) if kind is ActionKind.SELECT else None
         if option is not None:

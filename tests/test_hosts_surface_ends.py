@@ -124,3 +124,132 @@ async def test_a_surface_session_that_ends_under_the_bridge_is_a_failure_of_serv
         summary = recorder.summary("s")
     assert summary is not None
     assert summary.ended
+
+
+async def _serve(
+    db: Path, make: Any, monkeypatch: pytest.MonkeyPatch, *calls: tuple[str, dict[str, Any]]
+) -> tuple[Any, list[dict[str, Any]]]:
+    """`calls` served to a session of the surface `make(config)` makes: how it ended, and the
+    answers (each call's result envelope)."""
+    monkeypatch.setattr(semledger.adapters, "create_surface", make)
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    lines = [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call",
+         "params": {"name": name, "arguments": arguments}}
+        for n, (name, arguments) in enumerate(calls, start=1)
+    ]  # fmt: skip
+    await to_loop.send_all(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    await to_loop.aclose()
+    served = await serve_surface(
+        CONFIG, {}, db=str(db), session="s", label=COUNTER, receive=loop_input, send=loop_output
+    )
+    await loop_output.aclose()
+    output = b""
+    while chunk := await from_loop.receive_some():
+        output += chunk
+    answers = [json.loads(line)["result"]["structuredContent"] for line in output.splitlines()]
+    return served, answers
+
+
+class DriverExplodedError(RuntimeError):
+    """What a broken adapter raises: no SurfaceError."""
+
+
+def _act_raises(surface: Any) -> None:
+    async def act(*args: Any) -> Any:
+        raise DriverExplodedError("the driver exploded")
+
+    surface.act = act
+
+
+def _act_returns_none(surface: Any) -> None:
+    act = surface.act
+
+    async def act_and_say_nothing(*args: Any) -> Any:
+        await act(*args)  # done, as the log will show
+
+    surface.act = act_and_say_nothing
+
+
+def _snapshot_raises_after_the_first(surface: Any) -> None:
+    snapshot, taken = surface.snapshot, []
+
+    async def snapshot_once(**options: Any) -> Any:
+        if taken:
+            raise DriverExplodedError("the driver exploded")
+        taken.append(1)
+        return await snapshot(**options)
+
+    surface.snapshot = snapshot_once
+
+
+BROKEN = {
+    "act raises": (
+        _act_raises, "DriverExplodedError",
+        "raised DriverExplodedError('the driver exploded') in act('click')",
+    ),
+    "act returns None": (
+        _act_returns_none, "TypeError", "returned None from act('click'), not an ActResult",
+    ),
+    "snapshot raises": (
+        _snapshot_raises_after_the_first, "DriverExplodedError",
+        "raised DriverExplodedError('the driver exploded') in snapshot",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BROKEN.values(), ids=list(BROKEN))
+async def test_an_adapter_that_breaks_the_contract_crashes_the_session_as_an_app_that_raises(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    case: tuple[Any, str, str],
+) -> None:
+    """Its error reached the agent as a bare -32603, stderr said nothing, and the audit had
+    the action 'unanswered' (after an act that returned None, though the click was done).
+    Now the agent is told host_closed naming the error, serve says so at once and exits 1,
+    and the log ends with the crash and the adapter's traceback: the audit has the action
+    'crashed', and the session is never served again."""
+    from semledger.eventlog import SessionCrashed
+    from semledger.hosts import ServeError
+    from semledger.replay import audit_report
+
+    breaks, error_class, what = case
+
+    def broken(config: Any) -> Any:
+        surface = create_surface(config)
+        breaks(surface)
+        return surface
+
+    db = tmp_path / "log.db"
+    action = {"target": {"kind": "semantic_id", "id": "counter.increment"},
+              "action": {"kind": "activate"}, "precondition": {"kind": "latest"}}  # fmt: skip
+    served, answers = await _serve(
+        db, broken, monkeypatch,
+        ("read_semantics", {}), ("perform_action", action), ("read_semantics", {}),
+    )  # fmt: skip
+    told = f"the session ended: the adapter {what}"
+    assert answers[0]["ok"]
+    assert [a["error"] for a in answers[1:]] == [
+        {"code": "host_closed", "message": told, "details": {}}
+    ] * 2
+    failure = f"its adapter 'runtime' {what}"
+    assert (served.failed, served.reason) == (True, failure)
+    said = capsys.readouterr().err.splitlines()
+    assert said[-2:] == [
+        f"semledger: session 's' ended: {failure}; answering host_closed until end of input",
+        f"semledger: session 's' ended: {failure}",
+    ]
+    with SqliteRecorder(db) as recorder:
+        *_, (_record, last) = recorder.events("s")
+        assert isinstance(last, SessionCrashed)
+        assert last.exception_type == error_class
+        if error_class != "TypeError":  # where the adapter raised it
+            assert __file__ in last.traceback
+        report = audit_report(recorder, "s")
+    assert [e.outcome for e in report.entries] == ["crashed"]
+    assert (report.ending.state, report.ending.reason) == ("crashed", error_class)
+    with pytest.raises(ServeError, match=r"^session 's' crashed .* not served again"):
+        await _serve(db, create_surface, monkeypatch, ("read_semantics", {}))
+
