@@ -93,7 +93,10 @@ _REPEATABLE = frozenset(
         ActionKind.SCROLL,
     }
 )
-"""The kinds whose repeats can add up; repeating a focus or a set_text does nothing new."""
+"""The kinds whose repeats can add up; repeating a focus or a set_text does nothing new
+(but typing and submitting again does)."""
+_VALUES = frozenset({ActionKind.SET_TEXT, ActionKind.SET_NUMERIC_VALUE})
+_QUARTERS = st.integers(0, 3)
 _NAME_TRIES = 5
 _LONG_TEXT = 300
 _BLANKS = " \t\n\r\u00a0\u2028\u3000"
@@ -176,6 +179,9 @@ class _Act:
     """What an exact precondition names (maybe stale); None: the generation current when
     the action is performed, each time it is."""
     times: int = 1
+    submit: bool = False
+    """Submit the node after each action: typing and pressing Enter is one step for a
+    person, and two entries of a form are then one or two draws deep, not four."""
 
 
 _Plan = _Read | _Tick | _Finish | _Act
@@ -243,16 +249,23 @@ def _offered(draw: Any, snapshot: SemanticsSnapshot, budget: int) -> _Act | None
     else:
         target = {"kind": "node_id", "id": str(node.node_id)}
     action = {"kind": kind.value, **_payload(draw, kind.value, node)}
-    times = _times(draw, budget) if kind in _REPEATABLE else 1
-    return _Act(target, action, draw(st.booleans()), times=times)
+    submit = kind is ActionKind.SET_TEXT and ActionKind.SUBMIT in node.actions
+    submit = submit and budget > 1 and draw(st.booleans())
+    times = _times(draw, budget // (1 + submit)) if kind in _REPEATABLE or submit else 1
+    return _Act(target, action, draw(st.booleans()), times=times, submit=submit)
 
 
 def _kind(draw: Any, offered: Sequence[ActionKind]) -> ActionKind:
     """Focus one time in four when the node offers more: nearly every node offers it, and
-    it seldom leads anywhere new."""
+    it seldom leads anywhere new. Of the rest, a value (set_text, set_numeric_value) half
+    the time when the node takes one: it is what a field is for, and its submit or
+    selection does little without it."""
     others = [kind for kind in offered if kind is not ActionKind.FOCUS]
-    if not others or (len(others) < len(offered) and draw(st.integers(0, 3)) == 3):
+    if not others or (len(others) < len(offered) and draw(_QUARTERS) == 3):
         return ActionKind.FOCUS
+    values = [kind for kind in others if kind in _VALUES]
+    if values and len(values) < len(others) and draw(st.booleans()):
+        return _pick(draw, values)
     return _pick(draw, others)
 
 
@@ -414,7 +427,8 @@ class _Example:
         return self._perform(plan)
 
     def _perform(self, act: _Act) -> int:
-        for _ in range(act.times):
+        actions = [act.action, *[{"kind": "submit"}] * act.submit] * act.times
+        for action in actions:
             generation = self.core.runtime.generation if act.generation is None else act.generation
             precondition = (
                 {"kind": "latest"}
@@ -422,8 +436,8 @@ class _Example:
                 else {"kind": "exact", "generation": str(generation)}
             )
             request = self.core.next_request_id()
-            self._input(ActionRequested(request, act.target, act.action, precondition, False))
-        return act.times
+            self._input(ActionRequested(request, act.target, action, precondition, False))
+        return len(actions)
 
     @staticmethod
     def _again(when: str, first: str, call: Callable[[], _T]) -> _T:

@@ -47,3 +47,17 @@ def test_typed_text_is_now_and_then_long_blank_a_number_or_emoji(
     assert any("\n" in text for text in texts)
     assert any(any("\U0001f300" <= c <= "\U0001faff" for c in text) for text in texts)
     assert any(text.isdecimal() and text.isascii() and int(text) > 1000 for text in texts)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_todo_example_s_shared_item_id_is_found_with_the_readme_s_settings(seed: int) -> None:
+    """Two todos are four inputs deep (type, submit, type, submit), yet 50 examples found
+    them about one run in four: the README said the fuzzer reports them."""
+    from semledger.examples import todo
+    from semledger.replay import fuzz_app
+
+    result = fuzz_app(
+        todo.app, "semledger.examples.todo:app", MemoryRecorder, examples=50, seed=seed
+    )
+    assert result.failure is not None
+    assert "the view reports duplicate_semantic_id (semantic_id='todo.item'" in result.failure
