@@ -361,8 +361,9 @@ async def serve_surface(
     The log holds the surface's calls (``LoggedSurface``) and the agent's requests with
     their outcomes (``LoggedSurfaceHost``). A session name already in the log resumes as a
     new segment if it was started by this adapter on this app, and is refused otherwise (and
-    once it crashed). An adapter that breaks the contract while serving crashes the session,
-    which is said at once, as an app session's crash is."""
+    once it crashed). An adapter that cannot be made or opened, whatever it raises, is a
+    `ServeError`; one that breaks the contract while serving crashes the session, which
+    is said at once, as an app session's crash is."""
     from semledger.adapters import (
         AdapterRegistryError,
         LoggedSurface,
@@ -377,6 +378,8 @@ async def serve_surface(
         surface = create_surface(config)
     except (SurfaceError, AdapterRegistryError) as error:
         raise ServeError(f"adapter {adapter!r}: {error}") from error
+    except Exception as error:  # the factory's bug, or a driver it could not start
+        raise ServeError(f"adapter {adapter!r} could not be made: it raised {error!r}") from error
     name = new_session_name(adapter) if session is None else session
     check_session_name(name)
 
@@ -416,14 +419,15 @@ async def serve_surface(
             raise
         try:
             await logged.open(init)
-        except SurfaceError as error:
-            with trio.CancelScope(shield=True):
-                await logged.close(reason="could not open")
-            raise ServeError(f"adapter {adapter!r} could not open: {error}") from error
         except SessionLogError:
             with trio.CancelScope(shield=True):
                 await logged.close()
             raise
+        except Exception as error:  # a SurfaceError, or the adapter's bug: refused alike
+            with trio.CancelScope(shield=True):
+                await logged.close(reason="could not open")
+            why = str(error) if isinstance(error, SurfaceError) else f"it raised {error!r}"
+            raise ServeError(f"adapter {adapter!r} could not open: {why}") from error
         verb = "resumed" if logged.resumed else "started"
         _say(f"{verb} surface session {name!r} ({adapter}), logging to {db}")
 

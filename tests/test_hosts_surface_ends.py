@@ -253,3 +253,42 @@ async def test_an_adapter_that_breaks_the_contract_crashes_the_session_as_an_app
     with pytest.raises(ServeError, match=r"^session 's' crashed .* not served again"):
         await _serve(db, create_surface, monkeypatch, ("read_semantics", {}))
 
+
+async def test_an_adapter_whose_open_raises_any_error_cannot_open_and_says_which(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ValueError from open crashed serve with an exception group's traceback, exit 1,
+    and left the session open in the log; a SessionError was one line, exit 2, and an end
+    ('could not open'). Any error is now the latter, its class named."""
+    from semledger.hosts import ServeError
+
+    def unopenable(config: Any) -> Any:
+        surface = create_surface(config)
+
+        async def open_fails(session: Any) -> None:
+            raise ValueError("no display")
+
+        surface.open = open_fails
+        return surface
+
+    db = tmp_path / "log.db"
+    message = r"^adapter 'runtime' could not open: it raised ValueError\('no display'\)$"
+    with pytest.raises(ServeError, match=message):
+        await _serve(db, unopenable, monkeypatch, ("read_semantics", {}))
+    with SqliteRecorder(db) as recorder:
+        summary = recorder.summary("s")
+    assert summary is not None
+    assert (summary.ended, summary.end_reason) == (True, "could not open")
+
+
+async def test_an_adapter_that_cannot_be_made_whatever_it_raises_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from semledger.hosts import ServeError
+
+    def unmakeable(config: Any) -> Any:
+        raise ImportError("no module named 'driver'")
+
+    message = r"^adapter 'runtime' could not be made: it raised ImportError\(\"no module named"
+    with pytest.raises(ServeError, match=message):
+        await _serve(tmp_path / "log.db", unmakeable, monkeypatch, ("read_semantics", {}))
