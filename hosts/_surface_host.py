@@ -52,6 +52,8 @@ application through the same router and tools as a semledger app:
   requests (``ActResult.pending``: a page's fetch) were unanswered when it returned.
   An action that opened a window (``ActResult.opened``: a link to a new tab, a popup) is
   followed by switchWindow to it, as a browser shows it: the tree is then the new page's.
+  A malformed snapshot (``structure_problems``: a forest, a depth that jumps) is a DataError
+  from ``snapshot``, read as above: no node is dropped without a word.
 - An adapter that breaks the contract (raises what is no SurfaceError, returns what it may
   not: an ``act`` that returns None) crashes the session, as an application that raises
   crashes a runtime one: the call, and every later one, is answered ``host_closed`` naming
@@ -93,6 +95,7 @@ from semledger.adapters import (
     SurfaceError,
     visible_nodes,
 )
+from semledger.adapters._snapshot import structure_problems
 from semledger.runtime import (
     ActionKind,
     Announcement,
@@ -662,7 +665,9 @@ class SurfaceAgentHost:
         return self._commit(nodes, forget=True, on_page=on_page)
 
     async def _snapshot(self) -> Snapshot:
-        """The surface's snapshot; an AdapterFailedError if the adapter broke the contract."""
+        """The surface's snapshot; an AdapterFailedError if the adapter broke the contract, a
+        DataError if the tree is malformed (`structure_problems`: a forest, say, of which
+        the tree would show the first tree alone)."""
         try:
             snapshot = await self.surface.snapshot()
         except SurfaceError:
@@ -671,6 +676,9 @@ class SurfaceAgentHost:
             raise AdapterFailedError.raised(error, "snapshot") from error
         if not isinstance(snapshot, Snapshot):
             raise AdapterFailedError.returned(snapshot, "snapshot", "a Snapshot")
+        problems = structure_problems(snapshot.ref, snapshot.nodes)
+        if problems:
+            raise problems[0]
         return snapshot
 
     async def _act_on(self, name: str, ref: str | None, args: dict[str, Any] | None) -> ActResult:

@@ -284,6 +284,33 @@ async def test_a_surface_that_cannot_be_read_is_a_rejection_and_an_action_still_
     assert (await _full(todo)).generation > full.generation
 
 
+async def test_a_malformed_snapshot_is_a_surface_that_cannot_be_read_not_one_short_of_nodes(
+    todo: SurfaceAgentHost,
+) -> None:
+    """A snapshot an adapter made without build_snapshot, whose second node is at depth 0
+    (a forest), was shown to the agent as its first tree alone: every other control vanished
+    without a word. It is a DataError naming the node, as build_snapshot's would be."""
+    import attrs
+
+    from semledger.adapters import Snapshot, render_snapshot, structural_hash, tokens_estimate
+
+    surface: Any = todo.surface
+    taken = surface.snapshot
+
+    async def forest(**options: Any) -> Any:
+        real = await taken(**options)
+        nodes = [real.nodes[0], attrs.evolve(real.nodes[1], depth=0, parent=None)]
+        text = render_snapshot(nodes)
+        return Snapshot(real.ref, tuple(nodes), text, tokens_estimate(text), structural_hash(nodes))
+
+    surface.snapshot = forest
+    read = await todo.read_semantics(None)
+    assert isinstance(read, Rejection)
+    assert (read.code, read.details) == (ErrorCode.HANDLER_REJECTED, {"failure": "data"})
+    assert read.message.startswith("the surface could not be read: nodes[1].depth: node 'r")
+    assert "is at depth 0, beside the root: a snapshot is one tree" in read.message
+
+
 async def test_a_surface_session_refuses_arguments_of_another_type_as_an_app_session_does(
     todo: SurfaceAgentHost,
 ) -> None:
