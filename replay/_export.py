@@ -3,35 +3,48 @@
 The module embeds the session's inputs and the outputs they produced, as plain data, and
 asserts that the application produces every receipt, rejection and commit hash again: a
 failing agent run becomes a regression test in one command. A session that crashed becomes
-a test that the application still raises the same exception type at the same step.
+a test that the application still raises the same exception type at the same step, and a
+fuzzer counterexample whose check failed, one that the check still fails there: the test pins
+the recorded run, failure included, as replay does, so a fix of the bug makes it fail.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import math
 import os
 import pprint
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from semledger.actors import SessionCore, crash_event, load_app
 from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionCrashed, SessionStarted
+from semledger.runtime import AppRuntime
 
-from ._invariants import check_read, recorded_reads
+from ._invariants import (
+    FAILURES,
+    GenerationChecker,
+    InvariantViolation,
+    RecordedViolation,
+    recorded_issue_check,
+    recorded_reads,
+    recorded_violation,
+)
 from ._reads import UnknownSessionError
-from ._reexecute import COMPARED, checked_events
+from ._reexecute import COMPARED, Divergence, FuzzChecks, checked_events
 
 _TEMPLATE = '''"""Regression test exported by `semledger replay --export-test`.
 
 Re-drives the inputs of session {session} against {app} and asserts
 that every receipt, rejection, started effect and commit hash comes out as it was
-recorded{reads_doc}.{crash_doc}
+{checks_doc}{failure_doc}
 """
 
 {math_import}from semledger.replay import check_recorded_steps
@@ -41,11 +54,17 @@ APP = {app_literal}
 INITIAL = {initial}
 
 STEPS = {steps}
-{reads_block}{crash_block}
+{reads_block}{issues_block}{crash_block}{violation_block}
 
 def test_{name}_replays_as_recorded() -> None:
-    check_recorded_steps(APP, INITIAL, STEPS{reads_arg}{crash_arg})
+    check_recorded_steps(APP, INITIAL, STEPS{reads_arg}{crash_arg}{issues_arg}{violation_arg})
 '''
+
+_PINNED = (
+    "The test pins the recorded run, failure included: it passes while the bug is there"
+    " and fails once it is fixed; export the test again from a session that does not fail"
+    " then (or invert this check)."
+)
 
 
 def _plain(event: Any) -> dict[str, Any]:
@@ -92,11 +111,15 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     initial: list[dict[str, Any]] = []
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     reads: dict[int, list[int | None]] = {}
+    issues: frozenset[str] | None = None
+    violated: RecordedViolation | None = None
     crash: tuple[int, str] | None = None
     for _record, event in checked_events(recorder, session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
             reads = recorded_reads(event.params)
+            issues = recorded_issue_check(event.params)
+            violated = recorded_violation(event.params)
         elif isinstance(event, INPUT_CLASSES):
             steps.append((CONVERTER.unstructure(event), []))
         elif isinstance(event, COMPARED):
@@ -114,18 +137,55 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         name=_test_name(session),
         initial=pprint.pformat(initial, width=96, sort_dicts=False),
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
-        reads_doc=", and that the reads a fuzzer checked hold again" if reads else "",
+        checks_doc=_checks_doc(issues is not None, bool(reads)),
+        failure_doc=_failure_doc(crash, violated),
         reads_block=f"\nREADS = {pprint.pformat(reads, width=96)}\n" if reads else "",
         reads_arg=", READS" if reads else "",
-        crash_doc=(
-            "\n\nThe session crashed: the application must raise the same exception type at the"
-            "\nsame step again."
-            if crash
-            else ""
+        issues_block=(
+            "" if issues is None else f"\nALLOWED_ISSUES: list[str] = {sorted(issues)!r}\n"
         ),
+        issues_arg="" if issues is None else ", issues=ALLOWED_ISSUES",
         crash_block=f"\nCRASH = {crash!r}\n" if crash else "",
         crash_arg=", crash=CRASH" if crash else "",
+        violation_block=(
+            f"\nVIOLATION = {(violated.step, violated.check)!r}\n" if violated else ""
+        ),
+        violation_arg=", violation=VIOLATION" if violated else "",
     )
+
+
+def _checks_doc(issues: bool, reads: bool) -> str:
+    """The end of the docstring's first paragraph: the checks the test makes besides the
+    outputs, a fuzzer's among them."""
+    fuzzed = [
+        *(["the view reports no issues but ALLOWED_ISSUES"] if issues else []),
+        *(["the reads it checked hold again"] if reads else []),
+    ]
+    also = f"; as the fuzzer did, also that {' and that '.join(fuzzed)}" if fuzzed else ""
+    return _wrap(f"recorded and that every step keeps the generation invariants{also}.")
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, width=92, break_long_words=False, break_on_hyphens=False)
+
+
+def _failure_doc(crash: tuple[int, str] | None, violated: RecordedViolation | None) -> str:
+    """How the recorded session failed, as the docstring says it: the test checks that it
+    still does."""
+    if crash is not None:
+        crashed = (
+            "The session crashed: the application must raise the same exception type at the"
+            " same step again."
+        )
+        return f"\n\n{_wrap(crashed)}"
+    if violated is not None:
+        failed = (
+            f"The fuzzer found a {FAILURES[violated.check]} at step {violated.step}:"
+            f" {_in_docstring(violated.failure)}. The same check must fail there again."
+        )
+    else:
+        return ""
+    return f"\n\n{_wrap(failed)}\n\n{_wrap(_PINNED)}"
 
 
 def _target(path: str | os.PathLike[str]) -> Path:
@@ -220,14 +280,25 @@ def check_recorded_steps(
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     reads: dict[int, list[int | None]] | None = None,
     crash: tuple[int, str] | None = None,
+    *,
+    issues: list[str] | None = None,
+    violation: tuple[int, str] | None = None,
 ) -> None:
-    """Assert that re-driving `steps` against the app reproduces every recorded output,
-    and that each read in `reads` (``since`` values by the number of steps before them,
-    as a fuzzer counterexample records them) passes `check_read`.
+    """Assert that re-driving `steps` against the app reproduces every recorded output and
+    keeps the generation invariants, and that each read in `reads` (``since`` values by the
+    number of steps before them, as a fuzzer counterexample records them) passes
+    `check_read`; with `issues` (a fuzzer counterexample's allowance), that the view reports
+    no issues but those.
 
     `crash` is the step (0: as the app started) and exception type the recorded session
-    crashed with: the app must raise that type there, where the steps end."""
-    reads = reads or {}
+    crashed with: the app must raise that type there, where the steps end. `violation` is
+    the step and the check (``"generation"``, ``"issues"``, ``"read"``) a fuzzer
+    counterexample failed: that check must fail there, where the steps end."""
+    checks = FuzzChecks(
+        reads or {},
+        None if issues is None else frozenset(issues),
+        None if violation is None else RecordedViolation(*violation, ""),
+    )
     app = load_app(app_ref)
     if crash is not None and crash[0] == 0:
         with _crashes("the app, as it started,", crash[1]):
@@ -235,24 +306,78 @@ def check_recorded_steps(
         return
     core = SessionCore(app)
     first = [_plain(e) for e in core.initial_outputs()]
-    assert first == initial, f"the first build differs: {_difference(initial, first)}"
-    for since in reads.get(0, ()):
-        check_read(core.runtime, since)
+    _same_outputs(checks, core.runtime, 0, "the first build", initial, first)
+    if _failed_as_recorded(checks, 0, "as it started", checks.after(core.runtime, 0)):
+        return
+    checker = GenerationChecker(core.runtime.snapshot)
     redacted: list[int] = []
     for number, (event, expected) in enumerate(steps, start=1):
         decoded = CONVERTER.structure(event)
+        where = f"step {number} ({event['_type']})"
         if event.get("redacted"):
             redacted.append(number)
         if crash is not None and number == crash[0]:
-            with _crashes(f"step {number} ({event['_type']})", crash[1]):
+            with _crashes(where, crash[1]):
                 core.step(decoded)
             return
         result = core.step(decoded)
+        broken = _violation(functools.partial(checker.check, core.runtime.snapshot, result.outcome))
+        if broken is not None and _failed_as_recorded(checks, number, where, broken):
+            return
         produced = [_plain(e) for e in result.outputs]
-        assert produced == expected, (
-            f"step {number} ({event['_type']}) differs{_masked(redacted, number)}:"
-            f" {_difference(expected, produced)}"
-        )
-        for since in reads.get(number, ()):
-            check_read(core.runtime, since)
+        masked = _masked(redacted, number)
+        _same_outputs(checks, core.runtime, number, where, expected, produced, masked)
+        if _failed_as_recorded(checks, number, where, checks.after(core.runtime, number)):
+            return
     assert crash is None, f"the recorded session crashed at step {crash[0]}, after the last step"
+    assert violation is None, (
+        f"the recorded session failed its {violation[1]} check at step {violation[0]}, after"
+        " the last step"
+    )
+
+
+def _same_outputs(
+    checks: FuzzChecks,
+    runtime: AppRuntime[Any, Any],
+    step: int,
+    where: str,
+    recorded: list[dict[str, Any]],
+    produced: list[dict[str, Any]],
+    masked: str = "",
+) -> None:
+    """Assert that `step` produced the `recorded` outputs; where they differ at the step whose
+    check a fuzzer counterexample failed, say first if that check no longer fails there (a
+    fix of the bug changes the view that had it)."""
+    if produced == recorded:
+        return
+    differs = _difference(recorded, produced)
+    gone = checks.gone(step, 0, runtime)
+    if gone is not None:
+        raise AssertionError(f"{where}{masked}: {_gone(gone)} (and {differs})")
+    raise AssertionError(f"{where} differs{masked}: {differs}")
+
+
+def _gone(divergence: Divergence) -> str:
+    return f"recorded: {divergence.expected}; now: {divergence.actual}. {_PINNED}"
+
+
+def _violation(check: Callable[[], None]) -> InvariantViolation | None:
+    try:
+        check()
+    except InvariantViolation as violation:
+        return violation
+    return None
+
+
+def _failed_as_recorded(
+    checks: FuzzChecks, step: int, where: str, violation: InvariantViolation | None
+) -> bool:
+    """Whether `step`'s checks failed as the recorded session's did, where the test ends.
+    Raises when they failed otherwise (`violation` itself), or held where the recorded ones
+    failed."""
+    divergence = checks.judge(step, 0, violation)
+    if divergence is None:
+        return checks.reproduced is not None
+    if violation is not None:
+        raise violation
+    raise AssertionError(f"{where}: {_gone(divergence)}")

@@ -684,15 +684,20 @@ def _save(
     Reads are not inputs, so the ones the example checked go into the session's params
     (``params["fuzz"]["reads"]``), where `reexecute` finds them and checks them again at
     the same places; ``params["fuzz"]["issues"]`` says to check that the view reports no
-    issues but the ``allowed_issues``, as the fuzzer did.
+    issues but the ``allowed_issues``, as the fuzzer did. A check that failed (the app
+    raised nothing) is ``params["fuzz"]["violated"]``: which, after how many inputs (the
+    trail's, as the fuzzer stops at a failure), so that replay reproduces it as it does a
+    crash.
     """
-    fuzzed = {
+    fuzzed: dict[str, Any] = {
         "seed": chosen_seed,
         "failure": str(error),
         "reads": trail.reads,
         "issues": True,
         "allowed_issues": list(allowed),
     }
+    if isinstance(error, InvariantViolation) and error.check is not None:
+        fuzzed["violated"] = {"step": len(trail.inputs), "check": error.check}
     params = {"fuzz": fuzzed}
     started = SessionStarted(app_ref, "runtime", params, True)
     events: list[Event] = [started, *_outputs(app, trail, error)]

@@ -20,9 +20,24 @@ from semledger.runtime import (
 )
 from semledger.runtime._wire import ISSUE_KINDS, encode_issue, encode_read
 
+FAILURES = {
+    "generation": "generation invariant violation",
+    "issues": "view issue",
+    "read": "bad read",
+}
+"""What an `InvariantViolation` can say broke (its `check`: the generation invariants,
+`GenerationChecker`; the view's issues, `check_issues`; a read, `check_read`), and what a
+failure of each is called."""
+CHECKS = tuple(FAILURES)
+
 
 class InvariantViolation(AssertionError):  # noqa: N818 - it reads as what it reports
-    """Raised when a step broke a generation invariant."""
+    """Raised when a step broke a generation invariant; `check` says which of `CHECKS`
+    (None: another), so that a fuzzer counterexample can record what failed."""
+
+    def __init__(self, message: str, check: str | None = None) -> None:
+        super().__init__(message)
+        self.check = check
 
 
 @attrs.define
@@ -38,19 +53,22 @@ class GenerationChecker:
         where = f"step {self.steps}"
         if after.generation < before.generation:
             raise InvariantViolation(
-                f"{where}: the generation went back from {before.generation} to {after.generation}"
+                f"{where}: the generation went back from {before.generation} to {after.generation}",
+                "generation",
             )
         advanced = after.generation != before.generation
         changed = after.hash != before.hash
         if advanced and not changed:
             raise InvariantViolation(
-                f"{where}: generation {after.generation} but nothing public changed"
+                f"{where}: generation {after.generation} but nothing public changed", "generation"
             )
         if changed and not advanced:
-            raise InvariantViolation(f"{where}: the snapshot changed without a new generation")
+            raise InvariantViolation(
+                f"{where}: the snapshot changed without a new generation", "generation"
+            )
         if isinstance(outcome, Rejection) and advanced:
             raise InvariantViolation(
-                f"{where}: a {outcome.code.value} rejection advanced the generation"
+                f"{where}: a {outcome.code.value} rejection advanced the generation", "generation"
             )
         self.previous = current
 
@@ -85,7 +103,8 @@ def check_issues(
         first = reported[0]
         raise InvariantViolation(
             f"{where}: the view reports {said} (if the app means it, allow it:"
-            f" {first['kind']}:{first['semantic_id']})"
+            f" {first['kind']}:{first['semantic_id']})",
+            "issues",
         )
 
 
@@ -104,17 +123,20 @@ def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
     result = runtime.read(since)
     current = runtime.generation
     if isinstance(result, Rejection):
-        raise InvariantViolation(f"read(since={since}) rejected: {result.code.value}")
+        raise InvariantViolation(f"read(since={since}) rejected: {result.code.value}", "read")
     if isinstance(result, Unchanged) != (since == current):
-        raise InvariantViolation(f"read(since={since}) at {current} gave {type(result).__name__}")
+        raise InvariantViolation(
+            f"read(since={since}) at {current} gave {type(result).__name__}", "read"
+        )
     if isinstance(result, Delta):
         start = runtime.snapshot_at(result.from_generation)
         if start is None:
-            raise InvariantViolation(f"a delta from {result.from_generation}, which expired")
+            expired = f"a delta from {result.from_generation}, which expired"
+            raise InvariantViolation(expired, "read")
         rebuilt = apply_delta(start, result)
         if encode_read(rebuilt.full()) != encode_read(runtime.snapshot.full()):
             raise InvariantViolation(
-                f"the delta from {since} does not lead to generation {current}"
+                f"the delta from {since} does not lead to generation {current}", "read"
             )
 
 
@@ -129,6 +151,39 @@ def recorded_issue_check(params: dict[str, Any]) -> frozenset[str] | None:
     if not isinstance(allowed, list):
         return frozenset()
     return frozenset(a for a in allowed if isinstance(a, str))
+
+
+@attrs.frozen
+class RecordedViolation:
+    """How a fuzzer counterexample failed, when a check failed rather than the app raising
+    (that is a ``SessionCrashed``): which of `CHECKS`, after how many inputs, and the
+    fuzzer's message."""
+
+    step: int
+    check: str
+    failure: str
+
+
+def recorded_violation(params: dict[str, Any]) -> RecordedViolation | None:
+    """The check a fuzzer counterexample failed, as `fuzz_app` saved it in the session's
+    params (``params["fuzz"]["violated"]``); None for any other session, and for one saved
+    before the fuzzer recorded it. Raises ``ValueError`` for one that is malformed."""
+    fuzz = params.get("fuzz")
+    if not isinstance(fuzz, dict) or "violated" not in fuzz:
+        return None
+    violated = fuzz["violated"]
+    if (
+        not isinstance(violated, dict)
+        or not _whole(violated.get("step"))
+        or violated.get("check") not in CHECKS
+    ):
+        raise ValueError(
+            "params['fuzz']['violated']: expected {'step': a whole number, 'check': one of"
+            f" {', '.join(CHECKS)}}}, got {violated!r}"
+        )
+    failure = fuzz.get("failure")
+    failure = failure if isinstance(failure, str) else ""
+    return RecordedViolation(violated["step"], violated["check"], failure)
 
 
 def recorded_reads(params: dict[str, Any]) -> dict[int, list[int | None]]:

@@ -3,7 +3,9 @@
 Every output the live session logged (commits with their snapshot hashes, receipts,
 rejections, started effects) must come out again, in order. The first one that does not is
 reported with a node-level diff; an exception the application raised live must be raised
-again at the same step, of the same type.
+again at the same step, of the same type, and a check a fuzzer counterexample failed must
+fail again at the same step. A replay pins the recorded run, its failure included: once the
+bug is fixed, it diverges where the failure no longer happens.
 """
 
 from __future__ import annotations
@@ -36,20 +38,40 @@ from semledger.eventlog import (
     UnsupportedVersionError,
     check_counted,
 )
-from semledger.runtime import App, ApplicationError, SemanticsSnapshot
+from semledger.runtime import App, ApplicationError, AppRuntime, SemanticsSnapshot
 from semledger.runtime._wire import encode_node
 
 from ._invariants import (
+    FAILURES,
     GenerationChecker,
     InvariantViolation,
+    RecordedViolation,
     check_issues,
     check_read,
     recorded_issue_check,
     recorded_reads,
+    recorded_violation,
 )
 from ._reads import UnknownSessionError
 
 COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
+
+_HOLD = {
+    "generation": "the generation invariants to hold",
+    "issues": "the view to report no issues",
+    "read": "the read invariants to hold",
+}
+"""What a step's check expected, as a divergence says it when the check failed."""
+_BREAK = {
+    "generation": ("the generation invariants to break", "they held"),
+    "issues": ("the view to report an issue", "the view reports none"),
+    "read": ("a read invariant to break", "the reads held"),
+}
+"""What a recorded violation expected, and what replay found when it did not happen."""
+_FIXED = (
+    "a replay pins the recorded run, failure included: if the bug is fixed, this divergence"
+    " is the fix working (a test exported from this session fails too: export it again)"
+)
 
 
 @attrs.frozen
@@ -79,10 +101,24 @@ class ReplayReport:
     crash_step: int | None = None
     surface: bool = False
     """A surface session's re-run: ``inputs`` and ``commits`` both count its calls."""
+    violation: InvariantViolation | None = None
+    """The check a fuzzer counterexample failed, failed again at the step it recorded."""
+    violation_step: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.divergence is None
+
+    @property
+    def reproduced(self) -> str | None:
+        """The recorded failure this replay reproduced, named ("crash", "view issue", ...)."""
+        if not self.ok:
+            return None
+        if self.crash is not None:
+            return "crash"
+        if self.violation is not None:
+            return FAILURES.get(self.violation.check or "", "failure")
+        return None
 
 
 def _describe(event: Event | None) -> str:
@@ -197,6 +233,12 @@ def _raised(error: BaseException) -> str:
     return f"stepping it raised {error!r}"
 
 
+def _no_longer(divergence: Divergence, failure: str) -> Divergence:
+    """`divergence`, where the recorded `failure` did not happen, saying what that means."""
+    actual = f"{divergence.actual}: the recorded {failure} no longer happens"
+    return attrs.evolve(divergence, actual=actual, note=_FIXED)
+
+
 def _crash_divergence(
     step: int, seq: int, logged: SessionCrashed, error: BaseException
 ) -> Divergence | None:
@@ -219,7 +261,7 @@ def _redaction_note(
     if divergence is None or not redacted:
         return divergence
     if redacted[-1][0] == divergence.step:
-        return attrs.evolve(divergence, note="this input was redacted in the log")
+        return _noted(divergence, "this input was redacted in the log")
     step, seq = redacted[0]
     earlier = (
         f"an input earlier in the session, step {step} (log seq {seq}), was"
@@ -227,11 +269,69 @@ def _redaction_note(
         else f"{len(redacted)} inputs earlier in the session, the first at step {step} "
         f"(log seq {seq}), were"
     )
-    return attrs.evolve(
+    return _noted(
         divergence,
-        note=f"{earlier} redacted in the log and replayed with masked text, which may be the "
+        f"{earlier} redacted in the log and replayed with masked text, which may be the "
         "cause; recording with --log-passwords keeps the text and avoids this",
     )
+
+
+def _noted(divergence: Divergence, note: str) -> Divergence:
+    """`divergence` with `note` before the one it has."""
+    joined = note if divergence.note is None else f"{note}; {divergence.note}"
+    return attrs.evolve(divergence, note=joined)
+
+
+@attrs.define
+class FuzzChecks:
+    """The checks a fuzzer counterexample made after each step, made again (that the view
+    reports no issues but the allowed ones, the reads it made), and the one it failed,
+    which must fail again at the same step, as a crash must be raised again."""
+
+    reads: dict[int, list[int | None]]
+    allowed_issues: frozenset[str] | None
+    violated: RecordedViolation | None
+    reproduced: InvariantViolation | None = None
+
+    def after(self, runtime: AppRuntime[Any, Any], step: int) -> InvariantViolation | None:
+        """The first of the checks after `step` inputs that fails, if one does."""
+        try:
+            if self.allowed_issues is not None:
+                check_issues(runtime.snapshot, f"step {step}", self.allowed_issues)
+            for since in self.reads.get(step, ()):
+                check_read(runtime, since)
+        except InvariantViolation as violation:
+            return violation
+        return None
+
+    def judge(self, step: int, seq: int, violation: InvariantViolation | None) -> Divergence | None:
+        """None when `step`'s checks held, or failed as the counterexample recorded (which
+        `reproduced` then holds); else the divergence."""
+        recorded = self.violated
+        if recorded is not None and recorded.step == step:
+            if violation is None:
+                expected, found = _BREAK[recorded.check]
+                if recorded.failure:
+                    expected = f"{expected}, as the fuzzer recorded: {recorded.failure}"
+                return _no_longer(Divergence(step, seq, expected, found), FAILURES[recorded.check])
+            if violation.check == recorded.check:
+                self.reproduced = violation
+                return None
+        if violation is None:
+            return None
+        expected = _HOLD.get(violation.check or "", "the invariants to hold")
+        return Divergence(step, seq, expected, str(violation))
+
+    def gone(self, step: int, seq: int, runtime: AppRuntime[Any, Any]) -> Divergence | None:
+        """At the step whose check the counterexample failed, when that step's outputs differ
+        from the log: the divergence saying that the checks now hold there. A fix of the bug
+        changes the view that had it, so its commit's hash differs too; that the recorded
+        failure no longer happens is what it means."""
+        if self.violated is None or self.violated.step != step:
+            return None
+        if self.after(runtime, step) is not None:
+            return None
+        return self.judge(step, seq, None)
 
 
 _UNDECODABLE = (CorruptEventError, UnknownTopicError, UnsupportedVersionError)
@@ -343,8 +443,10 @@ def _reexecute(
     if first is None or not isinstance(first[1], SessionStarted):
         raise ValueError(f"session {session!r} does not begin with SessionStarted")
     log.take()
-    reads = recorded_reads(first[1].params)
-    allowed_issues = recorded_issue_check(first[1].params)
+    params = first[1].params
+    checks = FuzzChecks(
+        recorded_reads(params), recorded_issue_check(params), recorded_violation(params)
+    )
     crashed_at_start = log.crash()
     try:
         core = SessionCore(app)
@@ -357,17 +459,9 @@ def _reexecute(
         started = Divergence(0, seq, "the app to start", f"the app raised {error.__cause__!r}")
         return ReplayReport(session, 0, 0, started, error, 0)
     if crashed_at_start is not None:
-        return ReplayReport(
-            session,
-            0,
-            0,
-            Divergence(
-                0,
-                crashed_at_start[0],
-                f"the app to raise {crashed_at_start[1].exception_type}",
-                "it started",
-            ),
-        )
+        seq, crash = crashed_at_start
+        started_now = Divergence(0, seq, f"the app to raise {crash.exception_type}", "it started")
+        return ReplayReport(session, 0, 0, started_now)
     logged_snapshot = SemanticsSnapshot.empty()
     step = inputs = commits = 0
 
@@ -398,26 +492,21 @@ def _reexecute(
             return Divergence(at_step, head.seq, "nothing more", _describe(pending[0]))
         return None
 
-    def check_reads(at_step: int, seq: int) -> Divergence | None:
-        """The reads a fuzzer counterexample made after `at_step` inputs, made again, and
-        its check that the view reports no issues."""
-        try:
-            if allowed_issues is not None:
-                check_issues(core.runtime.snapshot, f"step {at_step}", allowed_issues)
-        except InvariantViolation as violation:
-            return Divergence(at_step, seq, "the view to report no issues", str(violation))
-        for since in reads.get(at_step, ()):
-            try:
-                check_read(core.runtime, since)
-            except InvariantViolation as violation:
-                return Divergence(at_step, seq, "the read invariants to hold", str(violation))
-        return None
+    def verdict(produced: tuple[Event, ...], at_step: int, seq: int) -> Divergence | None:
+        """The outputs of `at_step` compared, then the checks after it made."""
+        differs = compare(produced, at_step)
+        if differs is None:
+            return checks.judge(at_step, seq, checks.after(core.runtime, at_step))
+        gone = checks.gone(at_step, seq, core.runtime)
+        if gone is None:
+            return differs
+        return attrs.evolve(gone, diff=(f"{differs.expected} -> {differs.actual}", *differs.diff))
 
-    divergence = compare(core.initial_outputs(), 0) or check_reads(0, first[0].seq)
+    divergence = verdict(core.initial_outputs(), 0, first[0].seq)
     checker = GenerationChecker(core.runtime.snapshot)
     redacted: list[tuple[int, int]] = []
     current: str | None = None  # the input of the step being taken, as a divergence names it
-    while divergence is None and log.peek() is not None:
+    while divergence is None and checks.reproduced is None and log.peek() is not None:
         record, event = log.take()
         if on_progress is not None:
             on_progress(record.seq, head.seq)
@@ -453,13 +542,20 @@ def _reexecute(
         try:
             checker.check(core.runtime.snapshot, result.outcome)
         except InvariantViolation as violation:
-            divergence = Divergence(
-                step, record.seq, "the generation invariants to hold", str(violation)
-            )
+            divergence = checks.judge(step, record.seq, violation)
             break
-        divergence = compare(result.outputs, step) or check_reads(step, record.seq)
+        divergence = verdict(result.outputs, step, record.seq)
+    reproduced = checks.reproduced
+    if divergence is None and reproduced is None and checks.violated is not None:
+        raise ValueError(
+            f"params['fuzz']['violated']: a failure at step {checks.violated.step}, past the"
+            f" session's last input (step {step})"
+        )
     divergence = _named(_redaction_note(divergence, redacted), step, current)
-    return ReplayReport(session, inputs, commits, divergence)
+    at = None if reproduced is None else step
+    return ReplayReport(
+        session, inputs, commits, divergence, violation=reproduced, violation_step=at
+    )
 
 
 def _named(divergence: Divergence | None, step: int, current: str | None) -> Divergence | None:

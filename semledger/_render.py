@@ -417,6 +417,28 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
+_PINNED = (
+    "a replay pins the recorded run, failure included: once the bug is fixed, this replay"
+    " diverges there and a test exported from the session fails (export it again)"
+)
+
+
+def _at_step(step: int | None) -> str:
+    return f"at step {step}" if step else "as it started"
+
+
+def _reproduced(report: ReplayReport) -> tuple[str, str] | None:
+    """What an identical replay of a session that failed says of its failure: that it was
+    reproduced, and how."""
+    if report.violation is not None:
+        where = _at_step(report.violation_step)
+        return (
+            f"the recorded {report.reproduced} {where} reproduced",
+            f"the fuzzer's check failed again, as recorded: {report.violation}",
+        )
+    return None
+
+
 def replay_verdict(report: ReplayReport) -> Group:
     lines: list[Text] = []
     if report.ok:
@@ -427,18 +449,26 @@ def replay_verdict(report: ReplayReport) -> Group:
             else f"replay of {report.session!r}: identical — {_count(report.inputs, 'input')}, "
             f"{_count(report.commits, 'commit')}, every snapshot hash matched"
         )
-        lines.append(Text(message, style="bold green"))
         if report.crash is not None:
-            where = f"at step {report.crash_step}" if report.crash_step else "as it started"
+            where = _at_step(report.crash_step)
             raised = report.crash.__cause__ or report.crash
-            lines.append(
+            return Group(
+                Text(message, style="bold green"),
                 Text(
                     f"the application raised again {where}, as it did live: "
                     f"{raised!r}{app_location(raised)}",
                     style="yellow",
-                )
+                ),
             )
-        return Group(*lines)
+        reproduced = _reproduced(report)
+        if reproduced is None:
+            return Group(Text(message, style="bold green"))
+        said, how = reproduced
+        return Group(
+            Text(f"{message}; {said}", style="bold green"),
+            Text(how, style="yellow"),
+            Text(_PINNED, style="dim"),
+        )
     d = report.divergence
     assert d is not None
     lines.append(

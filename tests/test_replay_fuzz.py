@@ -15,6 +15,15 @@ from semledger.eventlog import MemoryRecorder, SessionCrashed, SqliteRecorder
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 
+COUNTER = "semledger.examples.counter:app"
+
+
+def exported_test_of(source: str) -> Any:
+    """The test function of an exported module, run in this process."""
+    module: dict[str, Any] = {}
+    exec(compile(source, "exported", "exec"), module)
+    return next(v for k, v in module.items() if k.startswith("test_"))
+
 
 def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path) -> None:
     db = tmp_path / "fuzz.db"
@@ -46,26 +55,70 @@ def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path
     assert "raised again at step" in replayed.stdout
 
 
-def test_a_view_that_reports_an_issue_is_a_counterexample_replay_reproduces(
+def test_replay_of_a_view_issue_counterexample_reproduces_it_and_diverges_once_it_is_fixed(
     tmp_path: Path,
 ) -> None:
     """Two nodes with one semantic id break no generation invariant; an agent aiming at
-    that id is told it is ambiguous. A session served live with the same issue replays as
-    it was: only the fuzzer's own sessions are held to it."""
+    that id is told it is ambiguous. The counterexample records the check that failed, and
+    replay reproduces it as it does a crash: identical while the bug is there, diverging at
+    that step once it is fixed (it said DIVERGED either way, "the view to report no issues"
+    logged). A session served live with the same issue replays as it was: only the
+    fuzzer's own sessions are held to it."""
     db = tmp_path / "fuzz.db"
     done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), COLUMNS="200")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "the view reports duplicate_semantic_id (semantic_id='counter.value'" in done.stdout
     found = re.search(r"saved as session '([^']+)'", done.stdout)
     assert found is not None, done.stdout
-    replayed = mcp.cli("replay", found.group(1), "--db", str(db), COLUMNS="200")
-    assert replayed.returncode == 1, replayed.stdout + replayed.stderr
-    assert "logged:   the view to report no issues" in replayed.stdout
+    session = found.group(1)
+    with SqliteRecorder(db) as recorder:
+        started = next(e for _r, e in recorder.events(session))
+    step = started.params["fuzz"]["violated"]["step"]
+    assert started.params["fuzz"]["violated"] == {"step": step, "check": "issues"}
+    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="300")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert f"; the recorded view issue at step {step} reproduced\n" in replayed.stdout
+    assert "as recorded: step 2: the view reports duplicate_semantic_id" in replayed.stdout
+
+    fixed = mcp.cli("replay", session, "--db", str(db), "--app", COUNTER, COLUMNS="300")
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert f"DIVERGED at step {step} " in fixed.stdout
+    assert "logged:   the view to report an issue, as the fuzzer recorded: at input" in fixed.stdout
+    assert "replayed: the view reports none: the recorded view issue no longer happens" in (
+        fixed.stdout
+    )
+    assert "if the bug is fixed, this divergence is the fix working" in fixed.stdout
+    assert "- node 14 (text) is missing" in fixed.stdout  # what the fix changed there
 
     increments = [mcp.perform(n, "counter.increment") for n in (1, 2)]
     mcp.serve("tests_duplicated:app", db, "live", increments)
     live = mcp.cli("replay", "live", "--db", str(db), COLUMNS="200")
     assert live.returncode == 0, live.stdout + live.stderr
+    assert "reproduced" not in live.stdout
+
+
+def test_an_exported_view_issue_counterexample_passes_while_the_issue_is_there_and_fails_once_fixed(
+    tmp_path: Path,
+) -> None:
+    """The exported test compared receipts and hashes only, never the view's issues: it
+    neither checked that the recorded issue is there nor said, once it was fixed, that it
+    no longer is."""
+    import tests_duplicated
+
+    from semledger.replay import export_test, fuzz_app
+
+    db = tmp_path / "fuzz.db"
+    found = fuzz_app(tests_duplicated.app, "tests_duplicated:app", lambda: SqliteRecorder(db))
+    assert found.session is not None
+    with SqliteRecorder(db) as recorder:
+        source = export_test(recorder, found.session)
+    assert "ALLOWED_ISSUES: list[str] = []" in source
+    assert "VIOLATION = (2, 'issues')" in source
+    assert "The fuzzer found a view issue at step 2:" in source
+    assert "The test pins the recorded run, failure included" in source
+    exported_test_of(source)()
+    with pytest.raises(AssertionError, match="the recorded view issue no longer happens"):
+        exported_test_of(source.replace("tests_duplicated:app", COUNTER))()
 
 
 @pytest.mark.parametrize(
@@ -217,13 +270,16 @@ def test_fuzzing_reports_progress_and_leaves_no_log_when_nothing_fails(tmp_path:
     assert not opened
 
 
-def test_a_bad_read_found_by_fuzzing_is_found_again_by_replay(
+def test_a_bad_read_found_by_fuzzing_is_reproduced_by_replay_until_it_is_fixed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Reads are not logged inputs: the counterexample keeps the reads it checked, and
-    replay makes them again after the same inputs."""
+    replay makes them again after the same inputs. The bad read is its recorded failure,
+    reproduced as a crash is: replay and the exported test pass while it is there, and
+    diverge (fail) once it is fixed; they reported it as a divergence instead, and passed
+    once it was fixed."""
     from semledger.examples import counter
-    from semledger.replay import InvariantViolation, export_test, fuzz_app, reexecute
+    from semledger.replay import export_test, fuzz_app, reexecute
     from semledger.runtime import AppRuntime, Unchanged
 
     honest_read = AppRuntime.read
@@ -248,20 +304,28 @@ def test_a_bad_read_found_by_fuzzing_is_found_again_by_replay(
     assert result.session is not None
     with SqliteRecorder(db) as recorder:
         report = reexecute(recorder, result.session, counter.app)
-        assert report.divergence is not None, report
-        assert report.divergence.expected == "the read invariants to hold"
-        assert "gave Unchanged" in report.divergence.actual
-        assert report.divergence.step == report.inputs
+        assert report.ok, report
+        assert report.violation is not None
+        assert report.violation.check == "read"
+        assert "gave Unchanged" in str(report.violation)
+        assert report.violation_step == report.inputs
+        assert report.reproduced == "bad read"
         exported: dict[str, Any] = {}
         exec(compile(export_test(recorder, result.session), "exported", "exec"), exported)
         assert exported["READS"]
+        assert exported["VIOLATION"] == (report.inputs, "read")
         test = next(f for name, f in exported.items() if name.startswith("test_"))
-        with pytest.raises(InvariantViolation, match="gave Unchanged"):
-            test()
+        test()
 
         monkeypatch.setattr(AppRuntime, "read", honest_read)  # the bug, fixed
-        assert reexecute(recorder, result.session, counter.app).ok
-        test()
+        fixed = reexecute(recorder, result.session, counter.app).divergence
+        assert fixed is not None
+        assert (fixed.step, fixed.expected.split(",")[0]) == (
+            report.inputs, "a read invariant to break"
+        )  # fmt: skip
+        assert fixed.actual == "the reads held: the recorded bad read no longer happens"
+        with pytest.raises(AssertionError, match="the recorded bad read no longer happens"):
+            test()
 
 
 def test_an_app_with_timers_is_fuzzed_with_their_ticks_too(tmp_path: Path) -> None:
@@ -342,6 +406,45 @@ def test_malformed_fuzz_reads_in_a_session_are_a_clear_usage_error(
     done = mcp.cli("replay", "s", "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert "params['fuzz']['reads']" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "violated",
+    [None, 3, {"step": 1}, {"step": -1, "check": "issues"}, {"step": 1, "check": "other"}],
+)
+def test_a_malformed_recorded_fuzz_failure_is_a_clear_usage_error(
+    tmp_path: Path, violated: object
+) -> None:
+    from semledger.eventlog import NewEvent, SessionStarted
+    from semledger.replay._invariants import recorded_violation
+
+    with pytest.raises(ValueError, match=r"params\['fuzz'\]\['violated'\]: expected"):
+        recorded_violation({"fuzz": {"violated": violated}})
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        params = {"fuzz": {"violated": violated}}
+        recorder.append([NewEvent("s", 1, SessionStarted(COUNTER, "runtime", params, True), 0.0)])
+    done = mcp.cli("replay", "s", "--db", str(db))
+    assert done.returncode == 2, done.stderr
+    assert "params['fuzz']['violated']" in done.stderr
+
+
+def test_a_recorded_fuzz_failure_past_the_last_input_is_a_clear_usage_error(
+    tmp_path: Path,
+) -> None:
+    from semledger.eventlog import NewEvent, SessionStarted
+
+    db = tmp_path / "log.db"
+    params = {"fuzz": {"violated": {"step": 4, "check": "issues"}, "issues": True}}
+    mcp.serve(COUNTER, db, "s", [mcp.perform(1, "counter.increment")])
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events("s")]
+        started = SessionStarted(COUNTER, "runtime", params, True)
+        rest = [NewEvent("t", n, e, 0.0) for n, e in enumerate(events[1:], start=2)]
+        recorder.append([NewEvent("t", 1, started, 0.0), *rest])
+    done = mcp.cli("replay", "t", "--db", str(db))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "a failure at step 4, past the session's last input (step 1)" in done.stderr
 
 
 def test_an_app_that_raises_as_it_starts_is_a_counterexample_that_replays_as_that_crash(
