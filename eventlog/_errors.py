@@ -115,11 +115,11 @@ class OutdatedSchemaError(LogOpenError):
 
 
 class LogMovedError(EventLogError):
-    """Raised by ``append``, after committing, when the log file or its write-ahead log is
-    no longer the file the recorder opened at its path (deleted, renamed, replaced): what it
-    just committed went where no one opening the path will find it, so it is not durable
-    in any sense an agent's receipt may promise. Raised by a read, too, that finds the file
-    gone."""
+    """Raised by ``append`` when the log file or its write-ahead log is no longer the file
+    the recorder opened at its path (deleted, renamed, replaced): what it committed would
+    go where no one opening the path will find it, so it is not durable in any sense an
+    agent's receipt may promise. The batch is rolled back (unless the files moved while it
+    was committed). Raised by a read, too, that finds the file gone."""
 
     def __init__(self, path: str, what: str) -> None:
         super().__init__(f"{path} {what} while this recorder wrote to it")

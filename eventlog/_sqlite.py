@@ -451,8 +451,13 @@ def _probe_write(conn: sqlite3.Connection) -> None:
 
 class _InPlace:
     """The files a writer commits to: the log and, in WAL mode, its write-ahead log, as the
-    first commit found them. Deleted, renamed or replaced while the writer holds them open,
-    its commits still succeed, into files no one else can reach; `check` says so instead."""
+    writer opened them. Deleted, renamed or replaced while the writer holds them open, its
+    commits still succeed, into files no one else can reach; `check` says so instead.
+
+    ``append`` checks before its ``COMMIT``, and rolls back, so a batch it refuses is not
+    written. It checks again after, for files moved while SQLite committed: that batch is
+    in the write-ahead log the writer holds, and `SqliteRecorder._salvage` folds it into
+    the log file the writer holds, with the events before it, though no receipt is given."""
 
     def __init__(self, path: str, *, wal: bool) -> None:
         real = os.path.realpath(path)  # SQLite follows a symlink, and keeps its -wal beside
@@ -569,6 +574,7 @@ class SqliteRecorder:
                 self.found_schema_version = _migrate(self._writer, self.path, converter)
                 _probe_write(self._writer)
                 self._files = _InPlace(self.path, wal=mode == "wal")
+                self._files.check()  # the files as opened, not as the first append finds them
             limit = self._writer.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 7
             self._rows_per_insert = 1 << (min(limit, _ROWS_PER_INSERT).bit_length() - 1)
         except sqlite3.DatabaseError as error:
@@ -678,11 +684,14 @@ class SqliteRecorder:
                         for d in deltas.values()
                     ],
                 )
+                self._files.check()  # moved before the commit: write nothing
                 conn.execute("COMMIT")
-                self._files.check()
+                self._files.check()  # moved while committing: see `_InPlace`
             except BaseException as error:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                if isinstance(error, LogMovedError):
+                    self._salvage()
                 for new in events:
                     heads.pop(new.session, None)
                 if _busy(error):  # rolled back: nothing of the batch is written
@@ -691,6 +700,15 @@ class SqliteRecorder:
             for name, last in {record.session: record for record in stored}.items():
                 heads[name] = Head(last.seq, last.chain)
             return stored
+
+    def _salvage(self) -> None:
+        """Fold the write-ahead log into the log file the writer still holds open, and
+        empty it: SQLite's own checkpoint as the last connection closes skips a log file
+        renamed or deleted under it, which left the ``-wal`` at the path laid over whatever
+        file took the log's place, and the moved file without the events it received.
+        A ``-wal`` deleted under the writer is folded into the log file it belongs to."""
+        with suppress(sqlite3.Error):
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _insert_rows(self, stored: list[StoredEvent]) -> None:
         """Insert the rows with as few statements as their count allows.

@@ -603,6 +603,25 @@ def test_an_append_after_the_log_file_was_deleted_or_replaced_fails_though_sqlit
             recorder.append(batch("b", story()[:1]))
 
 
+def test_a_batch_refused_because_the_wal_was_deleted_is_not_written_to_the_log(
+    tmp_path: Path,
+) -> None:
+    """The check came after the COMMIT: the refused batch was in the deleted -wal, which
+    SQLite folds into the log file as the last connection closes, so the log held events
+    the writer had said were not written."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as recorder:
+        kept = recorder.append(batch("a", story()[:2]))
+        Path(f"{path}-wal").unlink()
+        with pytest.raises(LogMovedError):
+            recorder.append(batch("a", story()[2:4], first=3))
+        with pytest.raises(LogMovedError):
+            recorder.append(batch("b", story()[:1]))
+    with SqliteRecorder(path, read_only=True) as again:
+        assert list(again.read("a")) == kept
+        assert [summary.name for summary in again.sessions()] == ["a"]
+
+
 def test_an_append_while_another_connection_holds_the_write_lock_is_busy_and_writes_nothing(
     tmp_path: Path,
 ) -> None:

@@ -1031,6 +1031,26 @@ async def test_a_log_deleted_while_serving_ends_the_session_instead_of_answering
     )
 
 
+async def test_a_call_refused_because_the_wal_was_deleted_is_not_in_the_log_as_a_receipt(
+    tmp_path: Path,
+) -> None:
+    """The batch was committed into the deleted -wal, and SQLite folded it into the log as
+    the server closed: the agent was answered host_closed, but an audit listed the call as
+    a receipt and a resumed session started past it."""
+    from semledger.eventlog import ActionReceipt
+
+    db = tmp_path / "log.db"
+    async with _serving_counter(db) as served:
+        assert (await served.act(1))["ok"] is True
+        Path(f"{db}-wal").unlink()
+        refused = await served.act(2)
+        assert refused["error"]["code"] == "host_closed", refused
+    assert "-wal was deleted" in served.result.reason
+    with SqliteRecorder(db, read_only=True) as log:
+        receipts = [e for _, e in log.events("s") if isinstance(e, ActionReceipt)]
+    assert [(r.before, r.after) for r in receipts] == [(1, 2)]
+
+
 async def test_a_perform_action_whose_arguments_do_not_decode_is_logged_as_refused() -> None:
     """SPEC §2.4: invalid_arguments is decided before dispatch, so the session never steps
     with the call (it takes no request id); the refusal is still on the record, with any
