@@ -173,12 +173,11 @@ def _failure_doc(crash: tuple[int, str] | None, violated: RecordedViolation | No
     """How the recorded session failed, as the docstring says it: the test checks that it
     still does."""
     if crash is not None:
-        crashed = (
+        failed = (
             "The session crashed: the application must raise the same exception type at the"
             " same step again."
         )
-        return f"\n\n{_wrap(crashed)}"
-    if violated is not None:
+    elif violated is not None:
         failed = (
             f"The fuzzer found a {FAILURES[violated.check]} at step {violated.step}:"
             f" {_in_docstring(violated.failure)}. The same check must fail there again."
@@ -246,7 +245,8 @@ def _crashes(where: str, exception_type: str) -> Iterator[None]:
             ) from error
     else:
         raise AssertionError(
-            f"{where} succeeded, where the recorded session raised {exception_type}"
+            f"{where} succeeded, where the recorded session raised {exception_type}: the"
+            f" recorded crash no longer happens. {_PINNED}"
         )
 
 

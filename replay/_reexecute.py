@@ -461,7 +461,7 @@ def _reexecute(
     if crashed_at_start is not None:
         seq, crash = crashed_at_start
         started_now = Divergence(0, seq, f"the app to raise {crash.exception_type}", "it started")
-        return ReplayReport(session, 0, 0, started_now)
+        return ReplayReport(session, 0, 0, _no_longer(started_now, "crash"))
     logged_snapshot = SemanticsSnapshot.empty()
     step = inputs = commits = 0
 
@@ -537,7 +537,7 @@ def _reexecute(
         if crashed is not None:
             seq, crash = crashed
             expected = f"the app to raise {crash.exception_type}"
-            divergence = Divergence(step, seq, expected, "the step succeeded")
+            divergence = _no_longer(Divergence(step, seq, expected, "the step succeeded"), "crash")
             break
         try:
             checker.check(core.runtime.snapshot, result.outcome)

@@ -430,6 +430,14 @@ def _at_step(step: int | None) -> str:
 def _reproduced(report: ReplayReport) -> tuple[str, str] | None:
     """What an identical replay of a session that failed says of its failure: that it was
     reproduced, and how."""
+    if report.crash is not None:
+        where = _at_step(report.crash_step)
+        raised = report.crash.__cause__ or report.crash
+        return (
+            f"the recorded {report.reproduced} {where} reproduced",
+            f"the application raised again {where}, as it did live: "
+            f"{raised!r}{app_location(raised)}",
+        )
     if report.violation is not None:
         where = _at_step(report.violation_step)
         return (
@@ -449,17 +457,6 @@ def replay_verdict(report: ReplayReport) -> Group:
             else f"replay of {report.session!r}: identical — {_count(report.inputs, 'input')}, "
             f"{_count(report.commits, 'commit')}, every snapshot hash matched"
         )
-        if report.crash is not None:
-            where = _at_step(report.crash_step)
-            raised = report.crash.__cause__ or report.crash
-            return Group(
-                Text(message, style="bold green"),
-                Text(
-                    f"the application raised again {where}, as it did live: "
-                    f"{raised!r}{app_location(raised)}",
-                    style="yellow",
-                ),
-            )
         reproduced = _reproduced(report)
         if reproduced is None:
             return Group(Text(message, style="bold green"))

@@ -84,6 +84,31 @@ def test_a_crash_that_no_longer_happens_diverges_naming_the_logged_exception_typ
     assert "replayed: the step succeeded" in done.stdout
 
 
+def test_replay_of_a_crash_says_it_reproduced_it_and_once_fixed_that_it_no_longer_happens(
+    tmp_path: Path,
+) -> None:
+    """A replay pins the recorded run, crash included: identical (exit 0) while the bug is
+    there, diverging (exit 1) once it is fixed. It said only "identical" and "the step
+    succeeded", which read as the bug being gone and as a regression."""
+    db = tmp_path / "log.db"
+    crashed_on_reset(db)
+    present = mcp.cli("replay", "crashed", "--db", str(db), **WIDE)
+    assert present.returncode == 0, present.stdout + present.stderr
+    assert present.stdout.startswith(
+        "replay of 'crashed': identical — 2 inputs, 2 commits, every snapshot hash matched;"
+        " the recorded crash at step 2 reproduced\n"
+    )
+    assert "a replay pins the recorded run, failure included: once the bug is fixed" in (
+        present.stdout
+    )
+    fixed = mcp.cli("replay", "crashed", "--db", str(db), "--app", COUNTER, **WIDE)
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert "replayed: the step succeeded: the recorded crash no longer happens\n" in fixed.stdout
+    assert "note: a replay pins the recorded run, failure included: if the bug is fixed, this" in (
+        fixed.stdout
+    )
+
+
 def test_a_crash_as_the_app_started_replayed_as_another_exception_type_diverges(
     tmp_path: Path,
 ) -> None:

@@ -74,6 +74,30 @@ def test_an_exported_crashed_session_passes_while_the_app_crashes_the_same_way(
         otherwise()
 
 
+def test_an_exported_crash_says_it_pins_the_crash_and_once_fixed_that_it_no_longer_happens(
+    tmp_path: Path,
+) -> None:
+    """A fuzz counterexample exported as a "regression test" passes while the bug is there
+    and fails once it is fixed: its docstring and its failure now say why, and what to do."""
+    db = tmp_path / "log.db"
+    record(db, "crashed", BUGGY, [INCREMENT, RESET, INCREMENT])
+    with SqliteRecorder(db) as recorder:
+        source = export_test(recorder, "crashed")
+    docstring = exported_module_doc(source)
+    assert "The test pins the recorded run, failure included: it passes while the bug is" in (
+        docstring
+    )
+    assert "fails once it is fixed; export the test again" in docstring
+    with pytest.raises(AssertionError, match=r"the recorded crash no longer happens\. The test"):
+        exported_test_of(with_app(source, COUNTER))()
+
+
+def exported_module_doc(source: str) -> str:
+    module: dict[str, Any] = {}
+    exec(compile(source, "exported", "exec"), module)
+    return " ".join(str(module["__doc__"]).split())
+
+
 def test_an_exported_session_that_crashed_as_it_started_passes_only_while_it_still_does(
     tmp_path: Path,
 ) -> None:

@@ -227,7 +227,8 @@ def test_a_crash_as_the_app_started_replays_as_one_and_any_change_of_it_diverges
         now_starts = reexecute(recorder, "broke", tests_crashy.app).divergence
         assert now_starts is not None
         assert (now_starts.step, now_starts.expected, now_starts.actual) == (
-            0, "the app to raise BrokenViewError", "it started",
+            0, "the app to raise BrokenViewError",
+            "it started: the recorded crash no longer happens",
         )  # fmt: skip
         now_raises = reexecute(recorder, "started", tests_broken_start.app).divergence
         assert now_raises is not None
