@@ -87,6 +87,9 @@ class Problem(enum.Enum):
     NOT_SUMMARISED = "not as the summary says"
     """The events verify, but the log's summary row disagrees with them from ``seq`` on (it
     counts fewer events, or names another app or surface): the row was edited."""
+    NOT_ANCHORED = "not as the anchor says"
+    """The events verify, but the chain at ``seq`` is not the anchor's: an event up to it
+    was rewritten and the chain recomputed, or the anchor is not this session's."""
 
 
 @attrs.frozen
@@ -103,8 +106,8 @@ class ChainProblem:
 class ChainReport:
     """The outcome of ``verify_chain``: ``problem`` is the FIRST thing found wrong.
 
-    ``verified`` counts the events verified before it; ``head`` is the last verified
-    event (None if none was).
+    ``verified`` counts the events verified before it (all of them when the chain verifies
+    but does not lead to the anchor); ``head`` is the last verified event (None if none was).
     """
 
     session: str | None
@@ -120,7 +123,23 @@ class ChainReport:
         name = "(no events)" if self.session is None else f"session {self.session!r}"
         if self.problem is None:
             return f"{name}: ok, {self.verified} events"
+        if self.problem.problem is Problem.NOT_ANCHORED:
+            return f"{name}: {self.problem}"  # (it says how many events verify)
         return f"{name}: {self.problem} (after {self.verified} verified events)"
+
+
+def _not_anchored(verified: int, seq: int) -> ChainProblem:
+    """What is known when the chain verifies but its value at `seq` is not the anchor's: not
+    which of the two it is, nor (for a rewrite) which event."""
+    events = "1 event" if verified == 1 else f"{verified} events"
+    return ChainProblem(
+        seq,
+        Problem.NOT_ANCHORED,
+        f"the chain of its {events} verifies, but does not lead to the anchor's head at event"
+        f" {seq}: either the log was changed after the anchor was taken (an event up to {seq}"
+        " rewritten and the chain recomputed), or the anchor is not this session's (mistyped,"
+        " or another session's or log's)",
+    )
 
 
 def _chain_of(previous: bytes, seq: int, record: StoredEvent) -> bytes:
@@ -210,13 +229,7 @@ def verify_chain(
                 verified + 1, Problem.MISSING, f"the log ends before the anchor seq {anchor.seq}"
             )
         elif anchor_chain != anchor.chain:
-            problem = ChainProblem(
-                anchor.seq,
-                Problem.CHANGED,
-                "the chain up to here does not lead to the anchor: an event up to here was"
-                " rewritten and the chain recomputed, or the anchor is not this session's"
-                " (mistyped, or another session's or log's)",
-            )
+            problem = _not_anchored(verified, anchor.seq)
     if on_progress is not None and reported != done:
         on_progress(done, total)
     head = Head(verified, previous) if verified else None

@@ -547,10 +547,6 @@ def _verified(
         ends = _Ends()
         report = verify_chain(ends.watch(recorder.read(name)), anchor=anchor, on_progress=relay)
         finished += seen[0]
-        if report.problem is not None and report.problem.seq <= report.verified:
-            # The anchor's chain differs at its seq: whichever event up to it was rewritten,
-            # none of them verifies against it.
-            report = attrs.evolve(report, verified=0, head=None)
         if report.problem is None:
             problem = _against_summary(summaries.get(name), report.verified, ends)
             report = attrs.evolve(report, problem=problem)

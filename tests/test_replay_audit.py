@@ -239,8 +239,7 @@ def rewrite_an_action_and_recompute_the_chain(db: Path) -> None:
         (cut_tail_and_fix_summary, "missing: the log ends before the anchor seq"),
         (
             rewrite_an_action_and_recompute_the_chain,
-            "changed: the chain up to here does not lead to the anchor: an event up to here was"
-            " rewritten and the chain recomputed, or the anchor is not this session's",
+            "events verifies, but does not lead to the anchor's head at event",
         ),
     ],
     ids=["tail cut, summary fixed", "chain recomputed"],
@@ -321,18 +320,31 @@ def test_verify_of_a_session_being_written_reads_its_summary_and_events_at_one_m
         recorder.close()
 
 
-def test_a_chain_recomputed_after_an_edit_leaves_no_event_verified_against_the_anchor(
-    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+@pytest.mark.parametrize("seq", ["last", "first"])
+def test_a_wrong_anchor_on_an_intact_log_says_the_chain_verifies_but_not_to_the_anchor(
+    logged: tuple[Path, dict[int, Any]], seq: str
 ) -> None:
-    db = copy_of(logged[0], tmp_path)
+    """It said "event N changed ... (after 0 verified events)": neither is known, and the
+    chain of every event verifies."""
+    db, _ = logged
     earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
-    anchor = json.loads(earlier.stdout)["verify"]["head"]
-    rewrite_an_action_and_recompute_the_chain(db)
-    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, COLUMNS="300")
+    head = json.loads(earlier.stdout)["verify"]["head"]
+    count = int(head.split(":")[0])
+    at = count if seq == "last" else 1
+    anchor = f"{at}:{'00' * 32}"
+    expected = (
+        f"event {at} not as the anchor says: the chain of its {count} events verifies, but does"
+        f" not lead to the anchor's head at event {at}: either the log was changed after the"
+        f" anchor was taken (an event up to {at} rewritten and the chain recomputed), or the"
+        " anchor is not this session's (mistyped, or another session's or log's)"
+    )
+    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, COLUMNS="1000")
     assert done.returncode == 1
-    verdict = done.stdout.splitlines()[-1]
-    assert verdict.startswith(f"integrity chain: session 'agent': event {anchor.split(':')[0]}")
-    assert verdict.endswith("(after 0 verified events)")
+    assert done.stdout.splitlines()[-1] == f"integrity chain: session 'agent': {expected}"
+    as_json = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, "--json")
+    assert as_json.returncode == 1
+    verdict = json.loads(as_json.stdout)["verify"]
+    assert verdict == {"ok": False, "verified": count, "problem": expected, "head": None}
 
 
 @pytest.mark.parametrize(
