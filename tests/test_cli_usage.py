@@ -78,6 +78,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["replay", "surfaced", "--db", str(db), "--export-test", ""],
             "--export-test and --pdb apply to app sessions, not surface ones",
         ),
+        "another app for a surface session": (
+            ["replay", "surfaced", "--db", str(db), "--app", COUNTER],
+            "--export-test and --pdb apply to app sessions, not surface ones",
+        ),
+        "the debugger for a surface session": (
+            ["replay", "surfaced", "--db", str(db), "--pdb"],
+            "--export-test and --pdb apply to app sessions, not surface ones",
+        ),
         "unknown generation": (
             ["read", "known", "--db", str(db), "--generation", "99"],
             "not 99",
@@ -367,6 +375,15 @@ def _busy_port() -> int:
         held.listen()
         _HELD.append(held)
     return int(_HELD[0].getsockname()[1])
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/log.md"])
+def test_the_docs_say_replay_refuses_its_app_options_for_a_surface_session(doc: str) -> None:
+    """They told of `--export-test` as if it applied to every session."""
+    text = " ".join((Path(__file__).parent.parent / doc).read_text().split())
+    [said] = [s for s in text.split(". ") if "apply to app sessions only" in s]
+    for option in ("`--app`", "`--pdb`", "`--export-test`", "surface session", "exit 2"):
+        assert option in said, said
 
 
 @pytest.mark.parametrize("case", list(cases(Path("log.db"))))  # (the names alone)
