@@ -305,18 +305,66 @@ def _read_write_uri(path: str) -> str:
 
 
 def _read_only_uri(path: str) -> str:
-    """Read-only; also ``immutable`` when there is no write-ahead log (so no writer is there,
-    and every event is in the file) and SQLite should make none: where nothing beside the
-    log can be written, SQLite could neither make the ``-shm`` a WAL read needs nor lock;
-    and as a user other than the log's owner, the ``-wal`` and ``-shm`` it made would be
-    theirs, which the owner's server could not write, and it would fail to open the log."""
+    """Read-only; also ``immutable`` when the write-ahead log holds nothing (there is none,
+    or an empty one: every event is in the file) and SQLite should make none: where nothing
+    beside the log can be written (a read-only folder, a full disk), SQLite could neither
+    make the ``-shm`` a WAL read needs nor lock; and as a user other than the log's owner,
+    the ``-wal`` and ``-shm`` it made would be theirs, which the owner's server could not
+    write, and it would fail to open the log."""
     absolute = os.path.abspath(path)
     uri = f"file:{urllib.parse.quote(absolute)}?mode=ro"
-    if not os.path.exists(f"{absolute}-wal") and (
-        not os.access(os.path.dirname(absolute), os.W_OK) or not _owned_by_us(absolute)
+    if _no_frames(absolute) and (
+        not os.access(os.path.dirname(absolute), os.W_OK)
+        or not _owned_by_us(absolute)
+        or _full(absolute)
     ):
         uri += "&immutable=1"
     return uri
+
+
+def _no_frames(path: str) -> bool:
+    """Whether the log at `path` has no ``-wal`` beside it, or an empty one."""
+    try:
+        return os.stat(f"{path}-wal").st_size == 0
+    except FileNotFoundError:
+        return True
+
+
+_ROOM = 64 * 1024
+"""The free bytes a log's folder needs for SQLite to open it in WAL mode: its ``-shm``
+alone takes 32 KiB. With less, SQLite fails with a "disk I/O error" after making a
+``-wal`` and a ``-shm`` it cannot fill."""
+
+
+def _free_bytes(path: str) -> int | None:
+    """The bytes this process may still write in the folder of `path` (None if unknown)."""
+    try:
+        stats = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize
+
+
+def _full(path: str) -> bool:
+    free = _free_bytes(path)
+    return free is not None and free < _ROOM
+
+
+def _no_room(path: str) -> str:
+    folder = os.path.dirname(os.path.abspath(path))
+    return (
+        f"the disk is full ({_free_bytes(path)} bytes free in {folder}, and writing the log"
+        f" needs {_ROOM // 1024} KiB)"
+    )
+
+
+def _disk_full_reason(path: str, error: sqlite3.Error) -> str:
+    """What to say for an error SQLite gave on a full disk (it says "disk I/O error" when
+    it cannot make its ``-shm``); "" if the disk is not full or the error is another."""
+    codes = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
+    if error.sqlite_errorcode & 0xFF not in codes or not _full(path):
+        return ""
+    return f"{_no_room(path)}: {error}"
 
 
 def _owned_by_us(path: str) -> bool:
@@ -528,6 +576,8 @@ class SqliteRecorder:
                 " name it was opened by, so each name would keep its own and damage the log,"
                 " and a session claimed by one name would not be by another; keep one name",
             )
+        if not read_only and _full(self.path):  # before SQLite makes files it cannot fill
+            raise LogOpenError(self.path, _no_room(self.path))
         self.synchronous = synchronous
         self.busy_timeout = busy_timeout
         self._converter = converter
@@ -560,6 +610,7 @@ class SqliteRecorder:
         except sqlite3.Error as error:
             folder = os.path.dirname(os.path.abspath(self.path))
             why = f"its folder {folder} does not exist" if not os.path.isdir(folder) else ""
+            why = why or _disk_full_reason(self.path, error)
             raise LogOpenError(self.path, why or str(error)) from error
         try:
             if not (create or read_only) and _current_version(self._writer, self.path) == 0:
@@ -581,7 +632,7 @@ class SqliteRecorder:
             self._writer.close()
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
                 raise  # a log whose pages are damaged, not a file that is no log
-            reason = str(error)
+            reason = _disk_full_reason(self.path, error) or str(error)
             if _cannot_write(error):
                 reason += _unwritable_beside(self.path)
             raise LogOpenError(self.path, reason) from error
@@ -597,17 +648,18 @@ class SqliteRecorder:
         With a ``-wal`` beside the log (its server is running, or was killed), read-only:
         a connection that may write would fold that ``-wal`` into the file as it closed,
         the last one. Without one, read-write if we may, which makes and then removes the
-        ``-wal`` and ``-shm`` SQLite needs and writes nothing; else read-only
-        (``_read_only_uri``). A log of an older schema is migrated (written) once, if it can
-        be; raises `OutdatedSchemaError` if it cannot.
+        ``-wal`` and ``-shm`` SQLite needs and writes nothing; else (the disk is full, say)
+        read-only (``_read_only_uri``), which makes nothing. A log of an older schema is
+        migrated (written) once, if it can be; raises `OutdatedSchemaError` if it cannot.
         """
         where = os.fspath(path)
         clean = not os.path.exists(f"{where}-wal")
-        if clean and _writable(where) and _owned_by_us(os.path.abspath(where)):
+        absolute = os.path.abspath(where)
+        if clean and _writable(where) and _owned_by_us(absolute) and not _full(absolute):
             try:
                 return cls(where, create=False)
             except LogOpenError as error:
-                if not _cannot_write(error.__cause__):
+                if not (_cannot_write(error.__cause__) or _full(absolute)):
                     raise
         try:
             return cls(where, read_only=True)

@@ -3,6 +3,7 @@ named in one line instead of a traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -593,6 +594,60 @@ def test_a_log_in_a_read_only_folder_is_inspected_as_it_is(logged: Path, tmp_pat
         folder.chmod(0o755)
     assert (folder / "log.db").read_bytes() == before
     assert sorted(p.name for p in folder.iterdir()) == ["log.db", "old.db"]
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 512 KiB tmpfs (root only), to be filled by the test."""
+    folder = tmp_path / "full"
+    folder.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(folder)],
+        capture_output=True, check=False,
+    ).returncode:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def _fill(folder: Path) -> None:
+    filler = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        with contextlib.suppress(OSError):
+            while os.write(filler, b"\0" * 4096):
+                pass
+    finally:
+        os.close(filler)
+
+
+def test_a_log_on_a_full_disk_is_inspected_and_serve_says_the_disk_is_full(
+    logged: Path, full_disk: Path
+) -> None:
+    """The inspection commands opened a cleanly closed log read-write, which needs a -wal
+    and a -shm: on a full disk they failed with "disk I/O error" and left a 0-byte -wal
+    and a 3-byte -shm; serve said "disk I/O error" too."""
+    db = full_disk / "log.db"
+    shutil.copy(logged, db)
+    before = db.read_bytes()
+    _fill(full_disk)
+    for command in (
+        ["sessions"], ["read", "agent"], ["audit", "agent", "--verify"], ["replay", "agent"]
+    ):
+        done = subprocess.run(
+            [*mcp.COMMAND, *command, "--db", str(db)],
+            capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+        )
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+    served = subprocess.run(
+        [*mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "agent"],
+        input="", capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )
+    assert served.returncode == 2, served.stderr
+    assert f"cannot open the log {db}: the disk is full (" in served.stderr
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "log.db"]
 
 
 def test_a_log_file_that_may_only_be_read_is_refused_by_serve_and_inspected_as_it_is(

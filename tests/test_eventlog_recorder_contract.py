@@ -622,6 +622,25 @@ def test_a_batch_refused_because_the_wal_was_deleted_is_not_written_to_the_log(
         assert [summary.name for summary in again.sessions()] == ["a"]
 
 
+def test_a_log_on_a_full_disk_is_inspected_without_making_files_and_not_opened_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opened read-write to inspect, a cleanly closed log needed a -wal and a -shm: on a
+    full disk SQLite made them empty and failed with "disk I/O error"."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as recorder:
+        stored = recorder.append(batch("a", story()))
+    real = os.statvfs(tmp_path)
+    full = os.statvfs_result((*real[:3], 0, 0, *real[5:]))
+    monkeypatch.setattr(os, "statvfs", lambda _path: full)
+    with SqliteRecorder.to_inspect(path) as inspecting:
+        assert list(inspecting.read("a")) == stored
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["log.db"]
+    with pytest.raises(LogOpenError, match=f"{tmp_path}/log.db: the disk is full \\(0 bytes"):
+        SqliteRecorder(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.db"]
+
+
 def test_an_append_while_another_connection_holds_the_write_lock_is_busy_and_writes_nothing(
     tmp_path: Path,
 ) -> None:
