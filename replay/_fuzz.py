@@ -133,6 +133,18 @@ class FuzzResult:
     session may then do as the log says, and show nothing."""
 
 
+class FuzzInterrupted(KeyboardInterrupt):
+    """Raised when the run is interrupted (Ctrl-C) after a counterexample was found, while
+    hypothesis shrinks it: the smallest one so far is saved, and `result` names it."""
+
+    def __init__(self, result: FuzzResult) -> None:
+        super().__init__(
+            f"interrupted while shrinking a counterexample: the smallest so far is saved as"
+            f" session {result.session!r}"
+        )
+        self.result = result
+
+
 @attrs.define
 class _Trail:
     """What one example did: its inputs and the reads it checked between them, so the final
@@ -152,6 +164,20 @@ class _State:
     """The last example run: after a failure, the shrunk counterexample."""
     failed: tuple[_Trail, Exception] | None = None
     """The last example that failed, and how."""
+    shrinking: int = 0
+    """The examples run since one failed: hypothesis's tries at shrinking it."""
+    smallest: tuple[_Trail, Exception] | None = None
+    """The example with the fewest inputs (then reads) that failed, the later of equals:
+    what hypothesis's shrinking has got to, saved when it is interrupted."""
+
+    def failing(self, trail: _Trail, error: Exception) -> None:
+        self.failed = (trail, error)
+        if self.smallest is None or _size(trail) <= _size(self.smallest[0]):
+            self.smallest = (trail, error)
+
+
+def _size(trail: _Trail) -> tuple[int, int]:
+    return len(trail.inputs), len(trail.reads)
 
 
 @attrs.frozen
@@ -544,10 +570,12 @@ def fuzz_app(
     run. A view that reports an issue is a counterexample, but for those `allow_issues`
     names, each ``KIND`` or ``KIND:SEMANTIC_ID`` (``duplicate_semantic_id:todo.item``: an id
     the app gives every row on purpose). `on_progress(done, total)` is called as each
-    example starts; past `examples` the total is None (hypothesis is shrinking a
-    counterexample). Raises `ValueError` for fewer than one example or step, a seed outside
-    `SEEDS`, an allowed issue that names none, or an `app_ref` that names another App than
-    `app`; `RuntimeError` inside a Trio run.
+    example starts (`done` at most `examples`); once one has failed the total is None:
+    hypothesis is shrinking it, and `done` counts its tries from 1. Raises `ValueError` for
+    fewer than one example or step, a seed outside `SEEDS`, an allowed issue that names
+    none, or an `app_ref` that names another App than `app`; `RuntimeError` inside a Trio
+    run; `FuzzInterrupted`, a `KeyboardInterrupt`, when interrupted after a counterexample
+    was found, which it saves first (the smallest so far).
     """
     for name, count in (("examples", examples), ("steps", steps)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
@@ -599,18 +627,17 @@ def fuzz_app(
         state.ran += 1
         state.last = _Trail()
         if on_progress is not None:
-            # Past `examples`, hypothesis is shrinking a failure: the total is unknown.
-            on_progress(state.ran, examples if state.ran <= examples else None)
+            _report(on_progress, state, examples)
         try:
             _Example(app, state.last, frozenset(allowed)).run(data, steps)
         except HypothesisException:
             raise
         except Exception as error:
-            state.failed = (state.last, error)
+            state.failing(state.last, error)
             raise
 
     failure: Exception | None = None
-    flaky = False
+    flaky = interrupted = False
     try:
         run()
     except Flaky:
@@ -619,15 +646,46 @@ def fuzz_app(
         raise
     except Exception as error:
         failure = error
+    except KeyboardInterrupt:
+        if state.smallest is None:
+            raise
+        interrupted = True
     # Saved outside the handlers: the app re-run for the session would raise with the
     # fuzzer's failure as its context, and the logged traceback would hold hypothesis's.
+    if interrupted and state.smallest is not None:
+        ran = min(state.ran, examples)
+        raise FuzzInterrupted(_saved(state.smallest, ran, save_to, app, app_ref, seed, allowed))
     if flaky:
         return _nondeterministic(state.failed, examples, save_to, app, app_ref, seed, allowed)
     if failure is None:
         return FuzzResult(examples)
-    name = _save(save_to(), app, app_ref, state.last, failure, seed, allowed)
-    deterministic = not isinstance(failure, _NondeterminismError)
-    return FuzzResult(examples, _described(failure), name, deterministic)
+    return _saved((state.last, failure), examples, save_to, app, app_ref, seed, allowed)
+
+
+def _saved(
+    failed: tuple[_Trail, Exception],
+    examples: int,
+    save_to: Callable[[], Recorder],
+    app: App[Any, Any],
+    app_ref: str,
+    seed: int,
+    allowed: tuple[str, ...],
+) -> FuzzResult:
+    trail, error = failed
+    name = _save(save_to(), app, app_ref, trail, error, seed, allowed)
+    deterministic = not isinstance(error, _NondeterminismError)
+    return FuzzResult(examples, _described(error), name, deterministic)
+
+
+def _report(on_progress: Callable[[int, int | None], None], state: _State, examples: int) -> None:
+    """Examples run of `examples`, or, once one has failed, hypothesis's tries at shrinking
+    it (of no known number). Hypothesis also runs examples it then discards, so more than
+    `examples` may run."""
+    if state.failed is None:
+        on_progress(min(state.ran, examples), examples)
+    else:
+        state.shrinking += 1
+        on_progress(state.shrinking, None)
 
 
 def _described(error: BaseException) -> str:
@@ -731,4 +789,4 @@ def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Ev
     return [*events, SessionEnded(f"fuzz counterexample: {error}")]
 
 
-__all__ = ["SEEDS", "FuzzResult", "fuzz_app"]
+__all__ = ["SEEDS", "FuzzInterrupted", "FuzzResult", "fuzz_app"]

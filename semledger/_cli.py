@@ -33,7 +33,7 @@ from semledger.eventlog import (
 
 if TYPE_CHECKING:
     from semledger.hosts import Served
-    from semledger.replay import AuditReport
+    from semledger.replay import AuditReport, FuzzResult
     from semledger.runtime import Full
 
 DEFAULT_DB = "semledger.db"
@@ -362,20 +362,41 @@ def _recorder(db: str, *, must_exist: bool = True) -> Any:
 
 @contextmanager
 def _progress(
-    console: Console, label: str, enabled: bool
+    console: Console, label: str, enabled: bool, *, then: str | None = None
 ) -> Iterator[Callable[[int, int | None], None]]:
     """A rich progress bar for long logs on a terminal; a no-op callback otherwise (in a
-    pipe it would only leave a blank line)."""
+    pipe it would only leave a blank line). A None total after a known one starts a phase
+    of unknown length, shown as `then` formatted with ``done`` (fuzzing's shrinking)."""
     if not enabled or not console.is_terminal:
         yield lambda _done, _total: None
         return
     with Progress(console=console, transient=True) as progress:
-        task = progress.add_task(label, total=None)
+        yield _Bar(progress, label, then)
 
-        def update(done: int, total: int | None) -> None:
-            progress.update(task, completed=done, total=total)
 
-        yield update
+class _Bar:
+    """One rich task, and a new one for a phase of unknown length: rich's update takes a
+    None total for "unchanged", so the bar would stay full ("100% 0:00:00")."""
+
+    def __init__(self, progress: Progress, label: str, then: str | None) -> None:
+        self._progress = progress
+        self._task = progress.add_task(label, total=None)
+        self._then = then
+        self._known = False
+        self._open_ended = False
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if total is not None:
+            self._known = True
+        elif self._known and self._then is not None and not self._open_ended:
+            self._progress.remove_task(self._task)
+            self._task = self._progress.add_task(self._then.format(done=done), total=None)
+            self._open_ended = True
+        if self._open_ended:
+            assert self._then is not None
+            self._progress.update(self._task, description=self._then.format(done=done))
+        else:
+            self._progress.update(self._task, completed=done, total=total)
 
 
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
@@ -731,6 +752,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
 
 def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     from semledger.replay import SEEDS, AppLoadError, fuzz_app, load_app
+    from semledger.replay._fuzz import FuzzInterrupted
 
     if args.seed not in SEEDS:
         raise UsageError(
@@ -752,32 +774,51 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     folder = Path(args.db).parent
     if recorder is None and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
         raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")
-    with _hypothesis_caches_elsewhere(), _progress(console, "fuzzing", True) as progress:
-        result = fuzz_app(
-            app,
-            args.app,
-            lambda: recorder if recorder is not None else _recorder(args.db, must_exist=False),
-            examples=args.examples,
-            seed=args.seed,
-            allow_issues=args.allow_issue,
-            on_progress=progress,
+    try:
+        with (
+            _hypothesis_caches_elsewhere(),
+            _progress(console, "fuzzing", True, then=_SHRINKING) as progress,
+        ):
+            result = fuzz_app(
+                app,
+                args.app,
+                lambda: recorder if recorder is not None else _recorder(args.db, must_exist=False),
+                examples=args.examples,
+                seed=args.seed,
+                allow_issues=args.allow_issue,
+                on_progress=progress,
+            )
+    except FuzzInterrupted as interrupted:
+        _print_counterexample(console, interrupted.result, args.db)
+        sys.stdout.flush()
+        print(
+            "semledger: interrupted while shrinking the counterexample: the one saved is the"
+            " smallest found so far",
+            file=sys.stderr,
         )
+        return 130
     if result.failure is None:
         console.print(f"{result.examples} examples, no counterexample", style="green")
         return 0
+    _print_counterexample(console, result, args.db)
+    return 1
+
+
+_SHRINKING = "shrinking a counterexample: {done} tries"
+
+
+def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
     console.print(Text.assemble(("counterexample:", "bold red"), f" {result.failure}"))
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
-    else:
+        return
+    hint = f"saved as session {result.session!r}: semledger replay {result.session} --db {db}"
+    console.print(hint)
+    if not result.deterministic:
         console.print(
-            f"saved as session {result.session!r}: semledger replay {result.session} --db {args.db}"
+            "the app does not always do the same: one replay may do as the log says"
+            " and show nothing; replay it a few times"
         )
-        if not result.deterministic:
-            console.print(
-                "the app does not always do the same: one replay may do as the log says"
-                " and show nothing; replay it a few times"
-            )
-    return 1
 
 
 @contextmanager

@@ -1,0 +1,130 @@
+"""What `semledger fuzz` shows while it runs, and what a Ctrl-C keeps: a counterexample
+found is shrunk in a phase of its own, and one interrupted there is saved all the same."""
+
+from __future__ import annotations
+
+import io
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from semledger.eventlog import MemoryRecorder, SessionCrashed, SqliteRecorder
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
+
+
+def test_a_counterexample_is_shrunk_in_a_phase_of_its_own_counted_from_one() -> None:
+    import tests_buggy
+
+    from semledger.replay import fuzz_app
+
+    seen: list[tuple[int, int | None]] = []
+    result = fuzz_app(
+        tests_buggy.app,
+        "tests_buggy:app",
+        MemoryRecorder,
+        examples=200,
+        seed=3,
+        on_progress=lambda done, total: seen.append((done, total)),
+    )
+    assert result.failure is not None
+    shrinking = seen.index((1, None))
+    assert all(total == 200 and done <= 200 for done, total in seen[:shrinking])
+    assert seen[shrinking:] == [(n, None) for n in range(1, len(seen) - shrinking + 1)]
+
+
+def test_the_bar_shows_shrinking_not_a_full_bar_once_a_counterexample_is_found() -> None:
+    from semledger._cli import _progress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    with _progress(console, "fuzzing", True, then="shrinking: {done} tries") as progress:
+        progress(100, 100)
+        progress(1, None)
+        progress(2, None)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", console.file.getvalue())  # type: ignore[attr-defined]
+    after = shown[shown.index("shrinking") :]
+    assert "shrinking: 2 tries" in after
+    assert "100%" not in after
+
+
+def test_an_interrupt_while_shrinking_saves_the_smallest_counterexample_so_far() -> None:
+    import tests_buggy
+
+    from semledger.replay import fuzz_app
+    from semledger.replay._fuzz import FuzzInterrupted
+
+    log = MemoryRecorder()
+
+    def interrupt_shrinking(done: int, total: int | None) -> None:
+        if total is None and done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(FuzzInterrupted) as interrupted:
+        fuzz_app(
+            tests_buggy.app, "tests_buggy:app", lambda: log, examples=200, seed=3,
+            on_progress=interrupt_shrinking,
+        )  # fmt: skip
+    found = interrupted.value.result
+    assert found.failure is not None
+    assert found.session is not None
+    assert found.session in str(interrupted.value)
+    events = [e for _r, e in log.events(found.session)]
+    assert isinstance(events[-1], SessionCrashed)
+
+
+def test_an_interrupt_before_any_counterexample_saves_nothing() -> None:
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+    from semledger.replay._fuzz import FuzzInterrupted
+
+    def interrupt(done: int, _total: int | None) -> None:
+        if done == 3:
+            raise KeyboardInterrupt
+
+    opened: list[object] = []
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        fuzz_app(
+            counter.app, "semledger.examples.counter:app", lambda: opened.append(1),  # type: ignore[arg-type, func-returns-value]
+            on_progress=interrupt,
+        )  # fmt: skip
+    assert not isinstance(interrupted.value, FuzzInterrupted)
+    assert not opened
+
+
+def test_ctrl_c_while_shrinking_saves_the_counterexample_and_says_so(tmp_path: Path) -> None:
+    """It printed only "semledger: interrupted" and saved nothing."""
+    ready = tmp_path / "ready"
+    db = tmp_path / "fuzz.db"
+    fuzzing = subprocess.Popen(
+        [*mcp.COMMAND, "fuzz", "tests_fuzz_slow_shrink:app", "--db", str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=mcp.env(SEMLEDGER_TEST_READY=str(ready), COLUMNS="300"),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        while not ready.exists() and fuzzing.poll() is None:  # the first crash: shrinking
+            time.sleep(0.02)
+        fuzzing.send_signal(signal.SIGINT)
+        out, err = fuzzing.communicate(timeout=60)
+    finally:
+        fuzzing.kill()
+    assert fuzzing.returncode == 130, out + err
+    assert err == (
+        "semledger: interrupted while shrinking the counterexample: the one saved is the"
+        " smallest found so far\n"
+    )
+    assert "counterexample: FifthClickError: the count reached 5\n" in out
+    found = re.search(r"saved as session '([^']+)': semledger replay (\S+) --db (\S+)\n", out)
+    assert found is not None, out
+    assert found.group(2) == found.group(1)
+    assert found.group(3) == str(db)
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(found.group(1))]
+    assert isinstance(events[-1], SessionCrashed)
