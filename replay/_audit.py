@@ -198,6 +198,8 @@ class AuditReport:
     """Each agent client that connected, in order (a resumed session has one a run)."""
     ending: Ending = Ending("unknown", 1, None, "is missing")
     """How the session stands at the end of the log."""
+    adapter: str | None = None
+    """The adapter a surface session drove, as its start names it; None for an app's."""
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
@@ -239,6 +241,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     surface_calls = 0
     inputs = 0
     ending: Ending | None = None
+    adapter: str | None = None
     for record, event in _readable(recorder, session, damage):
         inputs += isinstance(event, INPUT_CLASSES)
         if event is None:
@@ -306,7 +309,10 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
         elif isinstance(event, EffectCompleted):
             running.discard(event.effect_id)
-        elif isinstance(event, SessionStarted) and record.seq > 1:
+        elif isinstance(event, SessionStarted) and record.seq == 1:
+            if event.drives_a_surface:
+                adapter = str(event.params["adapter"])
+        elif isinstance(event, SessionStarted):
             # A surface session is resumed as a segment of its own, with its own start.
             incidents.append(
                 Incident(record.seq, record.at, generation, "resumed", _RESUMED)
@@ -390,7 +396,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
         )
         damage.sort(key=lambda d: d.seq)
-    report = AuditReport(entries, incidents, diagnostics, connections, ending)
+    report = AuditReport(entries, incidents, diagnostics, connections, ending, adapter)
     if damage:
         raise UnreadableEventError(session, damage, report)
     return report

@@ -282,7 +282,7 @@ def audit_notes(report: AuditReport, served: bool | None = None) -> Iterator[Tex
     what befell the application, the inputs the table does not list, and last how the
     session stands (`served`: whether an open one is being served now, None if unknown)."""
     yield from _reason_lines(report.entries)
-    yield from _incident_lines(report.incidents)
+    yield from _incident_lines(report.incidents, report.adapter)
     count = report.diagnostics_inputs
     if count:
         yield Text(
@@ -349,17 +349,18 @@ def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
         )
 
 
-def _incident_lines(incidents: Sequence[Incident]) -> Iterator[Text]:
-    """What befell the application, a line each, after the audit's table: each failed
-    effect (with its traceback, when logged), each still running as the session stopped,
-    the crash with its traceback as logged, and each resume with the effects it started
-    again."""
+def _incident_lines(incidents: Sequence[Incident], adapter: str | None) -> Iterator[Text]:
+    """What befell the application (or a surface session's `adapter`), a line each, after
+    the audit's table: each failed effect (with its traceback, when logged), each still
+    running as the session stopped, the crash with its traceback as logged, and each resume
+    with the effects it started again."""
+    crashed = "the application" if adapter is None else f"the adapter {adapter!r}"
     for incident in incidents:
         when, _ = _when(incident.at, None)
         where = f"at {when}, generation {incident.generation} (event {incident.seq})"
         name = "" if incident.effect is None else f" ({shown(incident.effect)})"
         if incident.kind == "crashed":
-            yield Text(f"the application crashed {where}: {shown(incident.error)}", style="red")
+            yield Text(f"{crashed} crashed {where}: {shown(incident.error)}", style="red")
             for line in (incident.traceback or "").rstrip().splitlines():
                 yield Text(f"  {line}")
         elif incident.kind == "resumed":

@@ -211,6 +211,7 @@ async def test_an_adapter_that_breaks_the_contract_crashes_the_session_as_an_app
     Now the agent is told host_closed naming the error, serve says so at once and exits 1,
     and the log ends with the crash and the adapter's traceback: the audit has the action
     'crashed', and the session is never served again."""
+    from semledger._render import audit_notes
     from semledger.eventlog import SessionCrashed
     from semledger.hosts import ServeError
     from semledger.replay import audit_report
@@ -250,6 +251,9 @@ async def test_an_adapter_that_breaks_the_contract_crashes_the_session_as_an_app
         report = audit_report(recorder, "s")
     assert [e.outcome for e in report.entries] == ["crashed"]
     assert (report.ending.state, report.ending.reason) == ("crashed", error_class)
+    notes = [line.plain for line in audit_notes(report)]
+    assert any(line.startswith("the adapter 'runtime' crashed at ") for line in notes)
+    assert not any(line.startswith("the application crashed") for line in notes)
     with pytest.raises(ServeError, match=r"^session 's' crashed .* not served again"):
         await _serve(db, create_surface, monkeypatch, ("read_semantics", {}))
 
