@@ -10,6 +10,7 @@ writer and see a consistent snapshot while they stream.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import itertools
 import os
@@ -526,6 +527,35 @@ class _InPlace:
                 raise LogMovedError(path, what)
 
 
+    def leave(self) -> None:
+        """Remove the ``-wal`` (emptied by `SqliteRecorder._salvage`) and ``-shm`` a writer
+        whose log file moved leaves at the path, unless another process uses them (holds
+        the lock on the ``-shm`` SQLite takes to use it): SQLite removes them as it closes
+        only for a log file still in place, and they would lie beside another file."""
+        if len(self._paths) < 2:
+            return
+        wal, shm = self._paths[1], f"{self._paths[0]}-shm"
+        try:
+            status = os.stat(wal)
+            held = os.open(shm, os.O_RDWR)
+        except OSError:
+            return
+        try:
+            if self._seen.get(wal) == (status.st_dev, status.st_ino) and not status.st_size:
+                fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _SHM_IN_USE)
+                os.unlink(wal)
+                os.unlink(shm)
+        except OSError:
+            pass
+        finally:
+            os.close(held)
+
+
+_SHM_IN_USE = 128
+"""The byte of a ``-shm`` every process using it holds a shared lock on (SQLite's
+``UNIX_SHM_DMS``)."""
+
+
 class _Pins(threading.local):
     conn: sqlite3.Connection | None = None
     """The reader connection this thread pinned, inside its read transaction."""
@@ -590,6 +620,7 @@ class SqliteRecorder:
         self._pool_lock = threading.Lock()
         self._pins = _Pins()
         self._closed = False
+        self._read_only = read_only
         # Beside the file itself: two paths to one log (a symlink) must share its claims.
         self._claims = FileClaims(os.path.realpath(self.path) + "-claims")
         self._files = _InPlace(self.path, wal=False)
@@ -809,6 +840,10 @@ class SqliteRecorder:
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
+            if not self._read_only:
+                # Opened by path, a reader of a log replaced under the writer would read the
+                # other file with the writer's -wal laid over it, and fold that in as it closed.
+                self._files.check()
             # Never `create`: a reader of a log deleted under the server would make an empty
             # file, which the next reader took for a log with no tables.
             where = self._where if self._uri else _read_write_uri(self.path)
@@ -922,9 +957,18 @@ class SqliteRecorder:
                 return
             self._closed = True
             pool, self._pool = self._pool, []
+            moved = False
+            if not self._read_only:
+                try:
+                    self._files.check()
+                except LogMovedError:
+                    moved = True
+                    self._salvage()
             self._writer.close()
         for conn in pool:
             conn.close()
+        if moved:
+            self._files.leave()
 
 
 @attrs.frozen

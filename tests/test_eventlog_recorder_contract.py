@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -601,6 +602,37 @@ def test_an_append_after_the_log_file_was_deleted_or_replaced_fails_though_sqlit
             recorder.append(batch("a", story()[2:4], first=3))
         with pytest.raises(LogMovedError):
             recorder.append(batch("b", story()[:1]))
+
+
+@pytest.mark.parametrize("read_first", [False, True])
+def test_a_log_replaced_while_written_keeps_its_events_and_leaves_the_replacement_as_it_was(
+    tmp_path: Path, read_first: bool
+) -> None:
+    """SQLite does not checkpoint into a log file renamed under it as it closes: the
+    writer's -wal stayed at the path, laid over the file put there (which then read as the
+    old log), and the moved file held none of its events; a reader opened after the swap
+    folded that -wal into the replacement for good."""
+    path, moved, other = tmp_path / "log.db", tmp_path / "log.db.bak", tmp_path / "other.db"
+    with SqliteRecorder(other) as theirs:
+        replacement = theirs.append(batch("other", story()))
+    recorder = SqliteRecorder(path)
+    kept = recorder.append(batch("a", story()[:2]))
+    path.rename(moved)
+    shutil.copy(other, path)
+    if read_first:
+        with pytest.raises(LogMovedError, match=r"log\.db was replaced by another file"):
+            recorder.sessions()
+    with pytest.raises(LogMovedError, match=r"log\.db was replaced by another file"):
+        recorder.append(batch("a", story()[2:4], first=3))
+    recorder.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.db", "log.db.bak", "other.db"]
+    assert path.read_bytes() == other.read_bytes()
+    with SqliteRecorder(path, read_only=True) as now:
+        assert [summary.name for summary in now.sessions()] == ["other"]
+        assert list(now.read("other")) == replacement
+    with SqliteRecorder(moved, read_only=True) as before:
+        assert [summary.name for summary in before.sessions()] == ["a"]
+        assert list(before.read("a")) == kept
 
 
 def test_a_batch_refused_because_the_wal_was_deleted_is_not_written_to_the_log(
