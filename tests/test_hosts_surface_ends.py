@@ -77,55 +77,6 @@ async def test_a_surface_session_whose_log_cannot_be_written_stops_doing_anythin
     assert recorder.head("s") == head  # nothing more was logged
 
 
-async def test_a_surface_session_that_ends_under_the_bridge_is_a_failure_of_serve(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The surface's session ends (its browser or application went away): the call is
-    answered host_closed, and serve reports why the session ended, as failed."""
-    surfaces: list[Any] = []
-
-    def ending(config: Any) -> Any:
-        surface = create_surface(config)
-        snapshot = surface.snapshot
-
-        async def snapshot_until_gone(**kwargs: Any) -> Any:
-            if surfaces:
-                raise SessionError("the application went away")
-            surfaces.append("snapshot")
-            return await snapshot(**kwargs)
-
-        surface.snapshot = snapshot_until_gone  # type: ignore[method-assign]
-        return surface
-
-    monkeypatch.setattr(semledger.adapters, "create_surface", ending)
-    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
-    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
-    db = tmp_path / "log.db"
-    lines = [
-        {"jsonrpc": "2.0", "id": n, "method": "tools/call",
-         "params": {"name": "read_semantics", "arguments": {}}}
-        for n in (1, 2, 3)
-    ]  # fmt: skip
-    await to_loop.send_all(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
-    await to_loop.aclose()
-    served = await serve_surface(
-        CONFIG, {}, db=str(db), session="s", label=COUNTER, receive=loop_input, send=loop_output
-    )
-    await loop_output.aclose()
-    output = b""
-    while chunk := await from_loop.receive_some():
-        output += chunk
-    answers = [json.loads(line)["result"]["structuredContent"] for line in output.splitlines()]
-    assert [a["ok"] for a in answers] == [True, False, False]
-    assert answers[1]["error"]["code"] == "host_closed"
-    assert served.failed
-    assert served.reason == "its surface's session ended (the application went away)"
-    with SqliteRecorder(db) as recorder:
-        summary = recorder.summary("s")
-    assert summary is not None
-    assert summary.ended
-
-
 async def _serve(
     db: Path, make: Any, monkeypatch: pytest.MonkeyPatch, *calls: tuple[str, dict[str, Any]]
 ) -> tuple[Any, list[dict[str, Any]]]:
@@ -150,6 +101,39 @@ async def _serve(
         output += chunk
     answers = [json.loads(line)["result"]["structuredContent"] for line in output.splitlines()]
     return served, answers
+
+
+async def test_a_surface_session_that_ends_under_the_bridge_is_a_failure_of_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The surface's session ends (its browser or application went away): the call is
+    answered host_closed, and serve reports why the session ended, as failed."""
+    surfaces: list[Any] = []
+
+    def ending(config: Any) -> Any:
+        surface = create_surface(config)
+        snapshot = surface.snapshot
+
+        async def snapshot_until_gone(**kwargs: Any) -> Any:
+            if surfaces:
+                raise SessionError("the application went away")
+            surfaces.append("snapshot")
+            return await snapshot(**kwargs)
+
+        surface.snapshot = snapshot_until_gone  # type: ignore[method-assign]
+        return surface
+
+    db = tmp_path / "log.db"
+    reads = [("read_semantics", {})] * 3
+    served, answers = await _serve(db, ending, monkeypatch, *reads)
+    assert [a["ok"] for a in answers] == [True, False, False]
+    assert answers[1]["error"]["code"] == "host_closed"
+    assert served.failed
+    assert served.reason == "its surface's session ended (the application went away)"
+    with SqliteRecorder(db) as recorder:
+        summary = recorder.summary("s")
+    assert summary is not None
+    assert summary.ended
 
 
 class DriverExplodedError(RuntimeError):
