@@ -360,18 +360,55 @@ def _recorder(db: str, *, must_exist: bool = True) -> Any:
     return SqliteRecorder.to_inspect(db)
 
 
+_PLAIN_EVERY = 5.0
+"""Seconds between the progress lines of a command whose output is not a terminal."""
+
+
 @contextmanager
 def _progress(
-    console: Console, label: str, enabled: bool, *, then: str | None = None
+    console: Console,
+    label: str,
+    enabled: bool,
+    *,
+    unit: str = "events",
+    then: str | None = None,
 ) -> Iterator[Callable[[int, int | None], None]]:
-    """A rich progress bar for long logs on a terminal; a no-op callback otherwise (in a
-    pipe it would only leave a blank line). A None total after a known one starts a phase
-    of unknown length, shown as `then` formatted with ``done`` (fuzzing's shrinking)."""
-    if not enabled or not console.is_terminal:
+    """Progress of long work: a rich bar when the output is a terminal; otherwise (a pipe,
+    a file, CI) a plain line on stderr every `_PLAIN_EVERY` seconds, ``semledger: fuzzing:
+    1200/20000 examples``, so a short command prints none. A None total after a known one
+    starts a phase of unknown length, shown as `then` formatted with ``done`` (fuzzing's
+    shrinking)."""
+    if not enabled:
         yield lambda _done, _total: None
-        return
-    with Progress(console=console, transient=True) as progress:
-        yield _Bar(progress, label, then)
+    elif console.is_terminal:
+        with Progress(console=console, transient=True) as progress:
+            yield _Bar(progress, label, then)
+    else:
+        yield _Lines(label, unit, then)
+
+
+class _Lines:
+    def __init__(self, label: str, unit: str, then: str | None) -> None:
+        self._label = label
+        self._unit = unit
+        self._then = then
+        self._known = False
+        self._last = time.monotonic()
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if total is not None:
+            self._known = True
+        now = time.monotonic()
+        if now - self._last < _PLAIN_EVERY:
+            return
+        self._last = now
+        if total is not None:
+            text = f"{self._label}: {done}/{total} {self._unit}"
+        elif self._known and self._then is not None:
+            text = self._then.format(done=done)
+        else:
+            text = f"{self._label}: {done} {self._unit}"
+        print(f"semledger: {text}", file=sys.stderr, flush=True)
 
 
 class _Bar:
@@ -777,7 +814,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     try:
         with (
             _hypothesis_caches_elsewhere(),
-            _progress(console, "fuzzing", True, then=_SHRINKING) as progress,
+            _progress(console, "fuzzing", True, unit="examples", then=_SHRINKING) as progress,
         ):
             result = fuzz_app(
                 app,
