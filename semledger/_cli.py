@@ -844,13 +844,21 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
 _SHRINKING = "shrinking a counterexample: {done} tries"
 
 
+def _printable(text: str) -> str:
+    """`text` on one line, each character that is not printable (a newline, an escape)
+    written as Python writes it in a string."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
-    console.print(Text.assemble(("counterexample:", "bold red"), f" {result.failure}"))
+    failure = _printable(result.failure or "")  # the app's text: no escape reaches the terminal
+    console.print(Text.assemble(("counterexample:", "bold red"), f" {failure}"))
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
         return
     hint = f"saved as session {result.session!r}: semledger replay {result.session} --db {db}"
-    console.print(hint)
+    # A command to copy: not broken at the terminal's width, nor coloured in parts.
+    console.print(hint, soft_wrap=True, highlight=False)
     if not result.deterministic:
         console.print(
             "the app does not always do the same: one replay may do as the log says"

@@ -154,3 +154,45 @@ def test_without_a_terminal_progress_is_a_plain_line_on_stderr_every_few_seconds
     lines = capsys.readouterr().err.splitlines()
     assert lines
     assert all(re.fullmatch(r"semledger: replaying: \d+/\d+ events", line) for line in lines)
+
+
+def _at_a_terminal(*args: str, columns: int) -> str:
+    """What ``semledger ARGS`` writes to a terminal `columns` wide, its escapes left in."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [*mcp.COMMAND, *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower,
+        env=mcp.env(COLUMNS=str(columns), TERM="xterm-256color"),
+    ) as running:  # fmt: skip
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child is gone and the terminal closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        running.wait(timeout=60)
+    os.close(leader)
+    return shown.decode()
+
+
+def test_at_a_terminal_the_replay_hint_is_one_plain_line_and_the_app_s_escapes_are_shown_escaped(
+    tmp_path: Path,
+) -> None:
+    """rich wrapped the hint mid-command at the terminal's width and coloured the digits of
+    the session name; the app's error reached the terminal with its escape codes."""
+    db = tmp_path / "a-rather-long-folder-name-for-the-log" / "fuzz.db"
+    db.parent.mkdir()
+    shown = _at_a_terminal("fuzz", "tests_fuzz_escapes:app", "--db", str(db), columns=60)
+    found = re.search(r"saved as session '([^']+)': semledger replay \S+ --db \S+\r\n", shown)
+    assert found is not None, shown
+    assert found.group(0) == (
+        f"saved as session '{found.group(1)}': semledger replay {found.group(1)} --db {db}\r\n"
+    )
+    assert "\\x1b[31mred\\x1b[0m\\nsecond line" in shown
+    assert "\x1b[31mred" not in shown
