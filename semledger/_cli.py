@@ -841,7 +841,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     return 1
 
 
-_SHRINKING = "shrinking a counterexample: {done} tries"
+_SHRINKING = "shrinking a counterexample: try {done}"
 
 
 def _printable(text: str) -> str:

@@ -196,3 +196,20 @@ def test_at_a_terminal_the_replay_hint_is_one_plain_line_and_the_app_s_escapes_a
     )
     assert "\\x1b[31mred\\x1b[0m\\nsecond line" in shown
     assert "\x1b[31mred" not in shown
+
+
+def test_the_shrinking_line_counts_tries_in_words_that_read_for_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "shrinking a counterexample: 1 tries"."""
+    from semledger import _cli
+
+    monkeypatch.setattr(_cli, "_PLAIN_EVERY", 0.0)
+    fuzz = ["fuzz", "tests_buggy:app", "--examples", "200", "--seed", "3"]
+    assert _cli.main([*fuzz, "--db", str(tmp_path / "fuzz.db")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    shrinking = [line for line in lines if not line.startswith("semledger: fuzzing: ")]
+    assert shrinking[:2] == [
+        "semledger: shrinking a counterexample: try 1",
+        "semledger: shrinking a counterexample: try 2",
+    ]
