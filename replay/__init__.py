@@ -41,6 +41,7 @@ __all__ = [
     "Damage",
     "Divergence",
     "Ending",
+    "FuzzInterrupted",
     "FuzzResult",
     "GenerationChecker",
     "Incident",
@@ -67,11 +68,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._fuzz import SEEDS, FuzzResult, fuzz_app
+    from ._fuzz import SEEDS, FuzzInterrupted, FuzzResult, fuzz_app
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("SEEDS", "FuzzResult", "fuzz_app"):
+    if name in ("SEEDS", "FuzzInterrupted", "FuzzResult", "fuzz_app"):
         from . import _fuzz
 
         return getattr(_fuzz, name)

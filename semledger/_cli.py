@@ -788,8 +788,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
-    from semledger.replay import SEEDS, AppLoadError, fuzz_app, load_app
-    from semledger.replay._fuzz import FuzzInterrupted
+    from semledger.replay import SEEDS, AppLoadError, FuzzInterrupted, fuzz_app, load_app
 
     if args.seed not in SEEDS:
         raise UsageError(
@@ -893,8 +892,7 @@ class _StatusLines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         # One line, and no escape sequence from an app's error reaches the terminal.
-        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in record.getMessage())
-        print(f"semledger: {text}", file=sys.stderr, flush=True)
+        print(f"semledger: {_printable(record.getMessage())}", file=sys.stderr, flush=True)
 
 
 def _status_lines_on_stderr() -> None:
