@@ -1024,8 +1024,10 @@ def test_an_os_error_once_listening_is_a_failure_not_a_cannot_listen_usage_error
 def test_initialize_of_an_app_that_raises_as_it_starts_is_an_error_reply_not_a_500(
     tmp_path: Path, http: httpx.Client
 ) -> None:
+    """... and its operator hears of each (it was the client alone, and the server exited
+    0, '0 session(s) failed')."""
     db = tmp_path / "log.db"
-    with serving(db, app="tests_broken_start:app") as server:
+    with serving(db, app="tests_broken_start:app", exits=1) as server:
         for _ in range(2):  # and the server goes on serving
             response = http.post(server.url, json=INITIALIZE)
             assert response.status_code == 200, response.text
@@ -1037,6 +1039,11 @@ def test_initialize_of_an_app_that_raises_as_it_starts_is_an_error_reply_not_a_5
     with SqliteRecorder(db) as recorder:
         summaries = recorder.sessions()
     assert [(s.ended, s.end_reason) for s in summaries] == [(True, "crashed: BrokenViewError")] * 2
+    said = server.errors.read_text().splitlines()
+    failed = [line for line in said if "could not start" in line]
+    assert sorted(line.split("'")[1] for line in failed) == sorted(s.name for s in summaries)
+    assert all("BrokenViewError" in line and "the view is broken" in line for line in failed)
+    assert said[-1] == "semledger: stopped serving tests_broken_start:app; 2 session(s) failed"
 
 
 def test_after_a_restart_only_live_sessions_of_the_same_app_resume(
@@ -1161,22 +1168,6 @@ def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
         " ThirdIncrementError('the count may not reach 3')"
     ) in said
     assert said[-1] == "semledger: stopped serving tests_crashy:app; 1 session(s) failed"
-
-
-def test_the_operator_is_told_of_a_session_whose_application_raised_as_it_started(
-    tmp_path: Path, http: httpx.Client
-) -> None:
-    """Only the client heard of it, and the server exited 0: '0 session(s) failed'."""
-    with serving(tmp_path / "log.db", app="tests_broken_start:app", exits=1) as server:
-        answer = http.post(server.url, json=INITIALIZE)
-        assert answer.json()["error"]["code"] == -32603
-        assert "mcp-session-id" not in answer.headers
-    said = server.errors.read_text().splitlines()
-    (failed,) = [line for line in said if "could not start" in line]
-    assert failed.startswith("semledger: session '")
-    assert "BrokenViewError" in failed
-    assert "the view is broken" in failed
-    assert said[-1] == "semledger: stopped serving tests_broken_start:app; 1 session(s) failed"
 
 
 @pytest.mark.parametrize("token", ["pässwort", "two words\t", " "])
