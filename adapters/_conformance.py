@@ -291,6 +291,12 @@ async def _run_case(
             outcome.fail(_unexpected(error))
     if limit.cancelled_caught:
         outcome.fail(_timed_out(item.id, timeout, watched))
+    elif trio.current_time() >= limit.deadline:
+        # Over its limit in a call that blocked the thread, which no cancellation reaches.
+        outcome.fail(
+            f"{item.id} took {time.perf_counter() - started:.1f} s, past its limit of"
+            f" {timeout:g} s (a call that blocks the thread cannot be cut off)"
+        )
     if opened and watched is not None:
         problem = await _close_twice(watched, timeout)
         if problem is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,34 @@ class HangingSnapshot(_Broken):
 
 
 register_adapter("broken-hanging-snapshot", _factory(HangingSnapshot))
+
+
+class BlockingSnapshot(_Broken):
+    """Blocks the thread in its second snapshot, where no cancellation reaches it."""
+
+    async def snapshot(self, **options: Any) -> Any:
+        self.snapshots = getattr(self, "snapshots", 0) + 1
+        if self.snapshots == 2:
+            time.sleep(0.6)
+        return await super().snapshot(**options)
+
+
+register_adapter("broken-blocking-snapshot", _factory(BlockingSnapshot))
+
+
+async def test_a_case_that_blocked_the_thread_past_its_limit_fails() -> None:
+    """The kit had to wait for it, and then reported it passed."""
+    report = await run_conformance(
+        "broken-blocking-snapshot", suite="runtime", timeout=0.3,
+        only=["counter.click_increments"],
+    )  # fmt: skip
+    (result,) = report.results
+    assert result.status == "failed"
+    assert result.reason is not None
+    assert result.reason.startswith("counter.click_increments took ")
+    assert result.reason.endswith(
+        " s, past its limit of 0.3 s (a call that blocks the thread cannot be cut off)"
+    )
 
 
 async def test_a_call_that_never_returns_fails_its_case_by_name_and_the_run_goes_on() -> None:
