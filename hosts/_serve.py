@@ -88,7 +88,8 @@ class _Opened:
     """Called, shielded, with the reason the stdio loop stopped; before the writer closes."""
     failure: Callable[[], str | None] = lambda: None
     """Why the session ended on its own (its application raised, its log failed, its
-    surface's session ended), if so."""
+    surface's session ended) or could not be ended cleanly (its adapter's close raised),
+    if so."""
 
 
 @attrs.frozen
@@ -99,7 +100,8 @@ class Served:
     """Why it stopped: end of input, a signal, or its `failure`."""
     failed: bool = False
     """Whether it ended on its own: its application raised, its log could not be written,
-    or its surface's session ended (`semledger serve` then exits 1)."""
+    or its surface's session ended; or its adapter could not close its surface
+    (`semledger serve` then exits 1)."""
 
 
 _REFUSED: tuple[type[Exception], ...] = (ServeError, SessionLogError, *DAMAGED_LOG_ERRORS)
@@ -363,7 +365,8 @@ async def serve_surface(
     new segment if it was started by this adapter on this app, and is refused otherwise (and
     once it crashed). An adapter that cannot be made or opened, whatever it raises, is a
     `ServeError`; one that breaks the contract while serving crashes the session, which
-    is said at once, as an app session's crash is."""
+    is said at once, as an app session's crash is. One whose close raises, at the end,
+    fails the session."""
     from semledger.adapters import (
         AdapterRegistryError,
         LoggedSurface,
@@ -372,6 +375,10 @@ async def serve_surface(
     )
 
     from ._surface_audit import LoggedSurfaceHost
+
+    def raised(error: Exception) -> str:
+        """What an adapter's error says: its class too when it is no `SurfaceError`."""
+        return str(error) if isinstance(error, SurfaceError) else f"it raised {error!r}"
 
     adapter = str(config["adapter"])
     try:
@@ -395,6 +402,13 @@ async def serve_surface(
             config=config,
             redact_passwords=redact_passwords,
         )
+
+        async def refused(**reason: str) -> None:
+            """Closed as the session is refused: why it is refused is the news, not an
+            error closing the surface raises (the log ends "close failed: ..." if started)."""
+            with trio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await logged.close(**reason)
+
         def ended(failure: str) -> None:
             """Said as it happens, while input goes on, as an app session's end is."""
             _say(f"session {name!r} ended: {failure}; answering host_closed until end of input")
@@ -410,32 +424,35 @@ async def serve_surface(
             SessionEndedError,
             SessionMismatchError,
         ) as error:
-            with trio.CancelScope(shield=True):
-                await logged.close()
+            await refused()
             raise ServeError(str(error)) from error
         except DAMAGED_LOG_ERRORS:
-            with trio.CancelScope(shield=True):
-                await logged.close()
+            await refused()
             raise
         try:
             await logged.open(init)
         except SessionLogError:
-            with trio.CancelScope(shield=True):
-                await logged.close()
+            await refused()
             raise
         except Exception as error:  # a SurfaceError, or the adapter's bug: refused alike
-            with trio.CancelScope(shield=True):
-                await logged.close(reason="could not open")
-            why = str(error) if isinstance(error, SurfaceError) else f"it raised {error!r}"
-            raise ServeError(f"adapter {adapter!r} could not open: {why}") from error
+            await refused(reason="could not open")
+            raise ServeError(f"adapter {adapter!r} could not open: {raised(error)}") from error
         verb = "resumed" if logged.resumed else "started"
         _say(f"{verb} surface session {name!r} ({adapter}), logging to {db}")
+        unclosed: str | None = None
 
         async def close(reason: str) -> None:
+            nonlocal unclosed
             host.close()
             # A session whose surface ended (its application died) ended then, not here.
-            await logged.close(reason=host.failure or reason)
+            why = host.failure or reason
+            try:
+                await logged.close(reason=why)
+            except Exception as error:  # the log ends "close failed: ...", and so does serve
+                unclosed = f"{why}, and its adapter {adapter!r} could not close: {raised(error)}"
 
-        return _Opened(Router(profile="default"), host, None, close, lambda: host.failure)
+        return _Opened(
+            Router(profile="default"), host, None, close, lambda: unclosed or host.failure
+        )
 
     return await _serve_logged_stdio(db, name, open_session, **stdio)

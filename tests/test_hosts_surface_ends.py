@@ -280,3 +280,89 @@ async def test_an_adapter_that_cannot_be_made_whatever_it_raises_is_refused_in_o
     message = r"^adapter 'runtime' could not be made: it raised ImportError\(\"no module named"
     with pytest.raises(ServeError, match=message):
         await _serve(tmp_path / "log.db", unmakeable, monkeypatch, ("read_semantics", {}))
+
+
+CLOSE_RAISES = {
+    "an untyped error": (
+        DriverExplodedError("close broke"), "it raised DriverExplodedError('close broke')"
+    ),
+    "a SessionError": (SessionError("the driver is gone"), "the driver is gone"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CLOSE_RAISES.values(), ids=list(CLOSE_RAISES))
+async def test_an_adapter_whose_close_raises_fails_the_session_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    case: tuple[Exception, str],
+) -> None:
+    """Whatever close raised left serve with an exception group's traceback (exit 1); it is
+    now the last stderr line, naming the adapter and the error, and the session failed."""
+    error, why = case
+
+    def unclosable(config: Any) -> Any:
+        surface = create_surface(config)
+
+        async def close_fails() -> None:
+            raise error
+
+        surface.close = close_fails
+        return surface
+
+    db = tmp_path / "log.db"
+    served, answers = await _serve(db, unclosable, monkeypatch, ("read_semantics", {}))
+    assert answers[0]["ok"]
+    failure = f"end of input, and its adapter 'runtime' could not close: {why}"
+    assert (served.failed, served.reason) == (True, failure)
+    assert capsys.readouterr().err.splitlines()[-1] == f"semledger: session 's' ended: {failure}"
+    with SqliteRecorder(db) as recorder:
+        summary = recorder.summary("s")
+    assert summary is not None
+    logged = f"close failed: {type(error).__name__}: {error}"
+    assert (summary.ended, summary.end_reason) == (True, logged)
+
+
+async def test_an_adapter_that_crashed_and_whose_close_raises_says_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(config: Any) -> Any:
+        surface = create_surface(config)
+        _snapshot_raises_after_the_first(surface)
+
+        async def close_fails() -> None:
+            raise DriverExplodedError("close broke")
+
+        surface.close = close_fails
+        return surface
+
+    reads = [("read_semantics", {})] * 2
+    served, _ = await _serve(tmp_path / "log.db", broken, monkeypatch, *reads)
+    assert served.failed
+    assert served.reason == (
+        "its adapter 'runtime' raised DriverExplodedError('the driver exploded') in snapshot"
+        ", and its adapter 'runtime' could not close:"
+        " it raised DriverExplodedError('close broke')"
+    )
+
+
+async def test_an_adapter_whose_open_and_close_raise_is_refused_for_its_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from semledger.hosts import ServeError
+
+    def broken(config: Any) -> Any:
+        surface = create_surface(config)
+
+        async def open_fails(session: Any) -> None:
+            raise ValueError("no display")
+
+        async def close_fails() -> None:
+            raise DriverExplodedError("close broke")
+
+        surface.open, surface.close = open_fails, close_fails
+        return surface
+
+    message = r"^adapter 'runtime' could not open: it raised ValueError\('no display'\)$"
+    with pytest.raises(ServeError, match=message):
+        await _serve(tmp_path / "log.db", broken, monkeypatch, ("read_semantics", {}))
