@@ -108,6 +108,11 @@ _REFUSED: tuple[type[Exception], ...] = (ServeError, SessionLogError, *DAMAGED_L
 """What opening the session may raise for the serve command to report, not as a crash."""
 
 
+class _StartFailedError(Exception):
+    """Raised by an `open_session` whose session started and failed at once, on the record
+    (its application raised): no bad usage, but a failed session, with nothing to serve."""
+
+
 async def _serve_logged_stdio(
     db: str | Path,
     name: str,
@@ -122,6 +127,7 @@ async def _serve_logged_stdio(
     recorder = SqliteRecorder(db)
     reason = "not started"
     refused: Exception | None = None
+    failed: _StartFailedError | None = None
     try:
         async with stop_on_signals() as stop:
             async with trio.open_nursery() as nursery:
@@ -133,6 +139,10 @@ async def _serve_logged_stdio(
                     refused = error
                     writer.close()
                     return Served(reason)
+                except _StartFailedError as error:
+                    failed = error
+                    writer.close()
+                    return Served(str(error), failed=True)
                 with stop.scope:
                     reason = await run_stdio(
                         opened.router, opened.host, opened.diagnostics, **stdio
@@ -146,6 +156,8 @@ async def _serve_logged_stdio(
         recorder.close()
         if refused is not None:
             raise refused
+        if failed is not None:  # once its crash is written, as it says
+            _say(str(failed))
     failure = opened.failure()
     _say(f"session {name!r} ended: {failure or reason}")
     return Served(failure or reason, failure is not None)
@@ -180,16 +192,24 @@ async def serve_stdio(
                 )
 
         registry = SessionRegistry(nursery, writer, recorder, on_stopped=ended)
-        try:
-            actor = await registry.open(
-                name,
-                lambda: SessionActor(
-                    name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
-                ),
+        made: list[SessionActor] = []
+
+        def make() -> SessionActor:
+            new = SessionActor(
+                name, app, app_ref, writer, recorder, redact_passwords=redact_passwords
             )
+            made.append(new)
+            return new
+
+        try:
+            actor = await registry.open(name, make)
         except SessionLogError:
             raise  # not bad usage: the session failed as it started (a full disk, say)
-        except (ActorError, SessionClaimedError) as error:
+        except ActorError as error:
+            if made and made[-1].ended:  # its application raised as it started, logged
+                raise _StartFailedError(str(error)) from error
+            raise ServeError(str(error)) from error  # a session it may not resume, say
+        except SessionClaimedError as error:
             raise ServeError(str(error)) from error
         verb = "resumed" if actor.recovered else "started"
         _say(f"{verb} session {name!r} of {app_ref}, logging to {db}")

@@ -975,7 +975,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
 def _served(serve: Callable[[], Awaitable[Served]]) -> int:
     """Run a stdio `serve`: 1 if the session failed, also as it started (its log could not
-    be written: a full disk is no bad usage); a `ServeError` is bad usage."""
+    be written, its application raised: no bad usage); a `ServeError` is bad usage."""
     import trio
 
     from semledger.actors import SessionLogError

@@ -181,10 +181,6 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "not a semledger App",
         ),
         "serve without APP": (["serve", "--db", missing], "needs APP"),
-        "serve an app that raises as it starts": (
-            ["serve", "tests_broken_start:app", "--db", str(db.parent / "broken.db")],
-            "the application raised as it started: BrokenViewError('the view is broken')",
-        ),
         "serve into a missing folder": (
             ["serve", "semledger.examples.counter:app", "--db", str(db.parent / "no" / "x.db")],
             "cannot open the log",

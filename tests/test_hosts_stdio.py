@@ -944,6 +944,40 @@ def test_serve_exits_1_naming_the_crash_when_its_application_raised(tmp_path: Pa
     )
 
 
+def test_serve_exits_1_when_its_application_raises_as_it_starts(tmp_path: Path) -> None:
+    """It exited 2, as for bad usage, where over HTTP such a session is a failure (exit 1).
+    Nothing is served: the session is over before its first line is read."""
+    db = tmp_path / "log.db"
+    done = subprocess.run(
+        _semledger("serve", "tests_broken_start:app", "--db", str(db), "--session", "b"),
+        input=_line(_tool_call(1, "read_semantics", {})) + b"\n",
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent / "apps")},
+    )
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert stderr == (
+        "semledger: session 'b': the application raised as it started: BrokenViewError('the"
+        f" view is broken') (`semledger replay b --db {db}` raises it again)\n"
+    )
+    assert done.stdout == b""
+    with SqliteRecorder(db) as recorder:
+        summary = recorder.summary("b")
+    assert summary is not None
+    assert summary.crashed
+    resumed = subprocess.run(  # refused: a crashed session is never served again
+        _semledger("serve", "tests_broken_start:app", "--db", str(db), "--session", "b"),
+        input=b"",
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent / "apps")},
+    )
+    assert resumed.returncode == 2, resumed.stderr
+
+
 @attrs.define
 class _InProcess:
     """`semledger serve semledger.examples.counter:app --session s`, run in this process
