@@ -8,8 +8,11 @@ from __future__ import annotations
 import functools
 import math
 import secrets
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -169,6 +172,8 @@ class _State:
     smallest: tuple[_Trail, Exception] | None = None
     """The example with the fewest inputs (then reads) that failed, the later of equals:
     what hypothesis's shrinking has got to, saved when it is interrupted."""
+    stopping: bool = False
+    """A Ctrl-C was taken: the run stops, and saves the smallest counterexample if any."""
 
     def failing(self, trail: _Trail, error: Exception) -> None:
         self.failed = (trail, error)
@@ -624,6 +629,8 @@ def fuzz_app(
     @fixed_seed(seed)
     @given(st.data())
     def run(data: Any) -> None:
+        if state.stopping:  # the app swallowed the KeyboardInterrupt: stop all the same
+            raise KeyboardInterrupt
         state.ran += 1
         state.last = _Trail()
         if on_progress is not None:
@@ -636,6 +643,20 @@ def fuzz_app(
             state.failing(state.last, error)
             raise
 
+    with _one_interrupt(state):
+        return _fuzzed(run, state, examples, save_to, app, app_ref, seed, allowed)
+
+
+def _fuzzed(
+    run: Callable[[], None],
+    state: _State,
+    examples: int,
+    save_to: Callable[[], Recorder],
+    app: App[Any, Any],
+    app_ref: str,
+    seed: int,
+    allowed: tuple[str, ...],
+) -> FuzzResult:
     failure: Exception | None = None
     flaky = interrupted = False
     try:
@@ -660,6 +681,38 @@ def fuzz_app(
     if failure is None:
         return FuzzResult(examples)
     return _saved((state.last, failure), examples, save_to, app, app_ref, seed, allowed)
+
+
+@contextmanager
+def _one_interrupt(state: _State) -> Iterator[None]:
+    """Absorb each Ctrl-C after the one taken to stop the run: one more, pressed while the
+    smallest counterexample is saved, would lose it, or leave the log half made. (An app
+    that swallows the KeyboardInterrupt is stopped as the next example starts.)
+
+    Only in the main thread (the only one that may handle signals, and the only one they
+    interrupt), and only over a SIGINT handler written in Python (Python's own, or the
+    caller's, which is still called for the first Ctrl-C): one that ignores SIGINT, or is
+    not Python's, is left alone. Restoring the handler runs the Python handlers of signals
+    still pending, so one that arrived while the save ran is absorbed too."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+
+    def absorbing(signum: int, frame: Any) -> None:
+        if state.stopping:
+            return
+        try:
+            previous(signum, frame)
+        except KeyboardInterrupt:
+            state.stopping = True
+            raise
+
+    signal.signal(signal.SIGINT, absorbing)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _saved(

@@ -9,7 +9,9 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -812,6 +814,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")
     try:
         with (
+            _stopped_by_one_ctrl_c(),
             _hypothesis_caches_elsewhere(),
             _progress(console, "fuzzing", True, unit="examples", then=_SHRINKING) as progress,
         ):
@@ -841,6 +844,34 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
 
 
 _SHRINKING = "shrinking a counterexample: try {done}"
+
+
+@contextmanager
+def _stopped_by_one_ctrl_c() -> Iterator[None]:
+    """The first Ctrl-C stops the command; the ones after it are ignored until the process
+    exits, so that one pressed as the counterexample is saved or printed, or as Python
+    exits, neither loses it nor turns exit 130 into death by SIGINT. Only in the main
+    thread, over Python's own handler (``main`` may be called from a program with its
+    own)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    taken = False
+
+    def once(_signum: int, _frame: object) -> None:
+        nonlocal taken
+        if not taken:
+            taken = True
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, once)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if taken else signal.default_int_handler)
 
 
 def _printable(text: str) -> str:

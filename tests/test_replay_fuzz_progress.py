@@ -4,12 +4,15 @@ found is shrunk in a phase of its own, and one interrupted there is saved all th
 from __future__ import annotations
 
 import io
+import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -213,3 +216,109 @@ def test_the_shrinking_line_counts_tries_in_words_that_read_for_one(
         "semledger: shrinking a counterexample: try 1",
         "semledger: shrinking a counterexample: try 2",
     ]
+
+
+class _InterruptedAsItSaves(MemoryRecorder):
+    """A log whose append gets two more Ctrl-C, as a user pressing it again would."""
+
+    def append(self, batch):  # type: ignore[no-untyped-def]
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # a signal interrupts the sleep: its handler runs here
+        return super().append(batch)
+
+
+def test_ctrl_c_pressed_again_while_the_counterexample_is_saved_is_absorbed() -> None:
+    """The second Ctrl-C raised a KeyboardInterrupt inside the save: nothing was saved."""
+    import tests_buggy
+
+    from semledger.replay import FuzzInterrupted, fuzz_app
+
+    log = _InterruptedAsItSaves()
+
+    def press_ctrl_c_while_shrinking(done: int, total: int | None) -> None:
+        if total is None and done == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    interrupted: BaseException | None = None
+    try:
+        fuzz_app(
+            tests_buggy.app, "tests_buggy:app", lambda: log, examples=200, seed=3,
+            on_progress=press_ctrl_c_while_shrinking,
+        )  # fmt: skip
+    except BaseException as error:  # a bare KeyboardInterrupt would end pytest's run
+        interrupted = error
+    assert isinstance(interrupted, FuzzInterrupted), repr(interrupted)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    found = interrupted.result
+    assert found.session is not None
+    assert isinstance([e for _r, e in log.events(found.session)][-1], SessionCrashed)
+
+
+def test_fuzz_off_the_main_thread_leaves_sigint_alone() -> None:
+    import tests_buggy
+
+    from semledger.replay import FuzzInterrupted, fuzz_app
+
+    handlers: list[object] = []
+    raised: list[BaseException] = []
+
+    def interrupt_shrinking(done: int, total: int | None) -> None:
+        handlers.append(signal.getsignal(signal.SIGINT))
+        if total is None and done == 3:
+            raise KeyboardInterrupt
+
+    def fuzz() -> None:
+        try:
+            fuzz_app(
+                tests_buggy.app, "tests_buggy:app", MemoryRecorder, examples=200, seed=3,
+                on_progress=interrupt_shrinking,
+            )  # fmt: skip
+        except BaseException as error:
+            raised.append(error)
+
+    worker = threading.Thread(target=fuzz)
+    worker.start()
+    worker.join()
+    assert [type(e) for e in raised] == [FuzzInterrupted]
+    assert set(handlers) == {signal.default_int_handler}
+
+
+def test_ctrl_c_pressed_again_as_fuzz_prints_the_counterexample_is_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It cut the counterexample's replay hint off (or, as Python exited, ended the process
+    by SIGINT in place of exit 130)."""
+    from semledger import _cli
+
+    shown = _cli._Lines.__call__
+    printed = _cli._print_counterexample
+
+    def press_ctrl_c_while_shrinking(self: _cli._Lines, done: int, total: int | None) -> None:
+        if total is None and done == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        shown(self, done, total)
+
+    def press_ctrl_c_again(*args: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # a signal interrupts the sleep: its handler runs here
+        printed(*args)
+
+    monkeypatch.setattr(_cli._Lines, "__call__", press_ctrl_c_while_shrinking)
+    monkeypatch.setattr(_cli, "_print_counterexample", press_ctrl_c_again)
+    db = tmp_path / "fuzz.db"
+    try:
+        status: int | BaseException = _cli.main(
+            ["fuzz", "tests_buggy:app", "--seed", "3", "--db", str(db)]
+        )
+    except BaseException as error:  # a bare KeyboardInterrupt would end pytest's run
+        status = error
+    finally:
+        ignored = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    out, err = capsys.readouterr()
+    assert status == 130, err
+    assert re.search(r"saved as session '([^']+)': semledger replay \S+ --db ", out), out
+    assert err.endswith("the one saved is the smallest found so far\n"), err
+    assert ignored is signal.SIG_IGN  # until the process exits
