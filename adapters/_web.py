@@ -58,11 +58,12 @@ element, ``aria-multiline``), ``editable`` (a combo box one types into: a text i
 ``<select multiple>``, ``aria-multiselectable``), a range's value, bounds and step
 (``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``, and
 ``valuesettable`` on a range or number input, whose ``type`` refuses a value between its
-steps, naming the nearest), the refs an element's ``aria-labelledby``, ``-describedby``,
-``-controls``, ``-errormessage`` and ``-activedescendant`` point at (``rel:labelled_by``
-and so on; an element one points at is a node of its own), ``aria-setsize``, ``-posinset``,
-``-rowindex``, ``-rowcount``, ``-rowspan``, ``-colindex``, ``-colcount`` and ``-colspan``
-(``setsize`` and so on), and the document's ``url`` on the root.
+steps, naming the nearest; a date, time or color input refuses text not in its format,
+naming the format, and keeps its value), the refs an element's ``aria-labelledby``,
+``-describedby``, ``-controls``, ``-errormessage`` and ``-activedescendant`` point at
+(``rel:labelled_by`` and so on; an element one points at is a node of its own),
+``aria-setsize``, ``-posinset``, ``-rowindex``, ``-rowcount``, ``-rowspan``, ``-colindex``,
+``-colcount`` and ``-colspan`` (``setsize`` and so on), and the document's ``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a
@@ -492,6 +493,9 @@ class WebSurface:
         self._last_result: str | None = None
         self._tracing = False
         self._mouse_down = False
+        self._cleared: tuple[str, str] | None = None
+        """The ref and former value of the date, time or color input `clear` last emptied,
+        put back if the `type` that follows it is refused."""
 
     # -- basics ------------------------------------------------------------------------
 
@@ -1111,6 +1115,8 @@ class WebSurface:
             self._no_dialog()
         else:
             self._ready()
+        if action != "type":
+            self._cleared = None
         page = self._require_page()
         before = (self._navigations, page.url)
         sent: set[Request] = set()
@@ -1733,6 +1739,40 @@ _NEAREST_STEPS = """(el, v) => {
 does: the browser's own step rules, on a number input with `el`'s bounds, step and step base."""
 
 
+_FORMATS: Final = {
+    "date": "a date as YYYY-MM-DD",
+    "time": "a time as HH:MM or HH:MM:SS",
+    "datetime-local": "a date and time as YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS",
+    "month": "a month as YYYY-MM",
+    "week": "a week as YYYY-Www",
+    "color": "a color as #rrggbb",
+}
+"""What each input whose value the browser sanitizes takes, in the words of its refusal."""
+
+_HOLDS: Final = """(el, v) => {
+  const probe = document.createElement("input");
+  probe.type = el.type;
+  probe.value = v;
+  return el.type === "color" ? probe.value === v.toLowerCase() : probe.value !== "";
+}"""
+"""Whether input `el` can hold `v`, tried on a detached input of its type: the browser empties
+a date or time input given text not in its format (a color input turns it black), and the
+form would be sent without the value the receipt claimed was set."""
+
+
+_SET_VALUE: Final = """(el, v) => {
+  el.value = v;
+  el.dispatchEvent(new Event("input", {bubbles: true}));
+  el.dispatchEvent(new Event("change", {bubbles: true}));
+}"""
+
+_FORMER_VALUE: Final = """(el, kinds) =>
+  el.tagName === "INPUT" && kinds.includes(el.type) ? el.value : null"""
+"""The value of a date, time or color input, which a refused `type` after `clear` puts back
+(setting text a value replaces it in one step; clearing first, as set_text does, would
+otherwise leave the field empty); null for any other element."""
+
+
 async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     if a.text is None:
         raise DataError("type needs text", path="args.text")
@@ -1749,18 +1789,26 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
                 f"{a.text} is between the {kind}'s steps: the nearest {said}"
                 f" {' and '.join(nearest)}"
             )
-    if kind in ("range", "color", "date", "time", "datetime-local", "month", "week"):
-        await locator.evaluate(
-            "(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true}));"
-            " el.dispatchEvent(new Event('change', {bubbles: true})); }",
-            a.text,
+    cleared, s._cleared = s._cleared, None
+    if kind in _FORMATS and a.text and not await locator.evaluate(_HOLDS, a.text):
+        if cleared is not None and cleared[0] == ref:
+            await locator.evaluate(_SET_VALUE, cleared[1])
+        raise ActionabilityError(
+            f"{a.text!r} does not fit the {kind} field: it takes {_FORMATS[kind]}",
+            details={"ref": ref, "expected": _FORMATS[kind]},
         )
+    if kind in ("range", "color", "date", "time", "datetime-local", "month", "week"):
+        await locator.evaluate(_SET_VALUE, a.text)
         return
     await locator.fill(a.text, timeout=s._timeout(a))
 
 
 async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    await (await s._need(ref, "clear")).clear(timeout=s._timeout(a))
+    locator = await s._need(ref, "clear")
+    former = await locator.evaluate(_FORMER_VALUE, list(_FORMATS))
+    await locator.clear(timeout=s._timeout(a))
+    if ref is not None and former:
+        s._cleared = (ref, former)
 
 
 async def _press(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:

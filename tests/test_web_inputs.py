@@ -157,6 +157,19 @@ CHOICES = """<!doctype html>
 """
 
 
+DATES = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Dates</title></head>
+<body>
+<label>Born <input type="date" value="1990-05-04"></label>
+<label>At <input type="time" value="10:30"></label>
+<label>Starts <input type="datetime-local" value="2024-01-02T09:00"></label>
+<label>Month <input type="month" value="2024-01"></label>
+<label>Week <input type="week" value="2024-W05"></label>
+<label>Colour <input type="color" value="#336699"></label>
+</body></html>
+"""
+
+
 SERVED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Served</title></head>
 <body>
@@ -176,6 +189,7 @@ PAGES = {
     "tree.html": TREE,
     "sets.html": SETS,
     "choices.html": CHOICES,
+    "dates.html": DATES,
     "served.html": SERVED,
 }
 
@@ -428,6 +442,49 @@ async def test_select_adds_an_option_to_a_multiple_selects_choice_and_replaces_a
         full = await _full(choices)
     chosen = [n.label for n in full.nodes if n.role is Role.OPTION and n.state.selected]
     assert chosen == ["Cheese", "Basil", "L"]
+
+
+async def test_text_a_date_or_time_field_cannot_hold_is_refused_naming_its_format(
+    browser: WebBrowser, pages: str
+) -> None:
+    """The browser empties a date or time input given text not in its format (a color
+    input turns black): a receipt would have the form sent without the value."""
+    cases = (
+        (
+            "Born",
+            "31/01/2000",
+            "'31/01/2000' does not fit the date field: it takes a date as YYYY-MM-DD",
+        ),
+        ("At", "7pm", "'7pm' does not fit the time field: it takes a time as HH:MM or HH:MM:SS"),
+        (
+            "Starts",
+            "tomorrow",
+            "'tomorrow' does not fit the datetime-local field: it takes a"
+            " date and time as YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS",
+        ),
+        (
+            "Month",
+            "Jan 2024",
+            "'Jan 2024' does not fit the month field: it takes a month as YYYY-MM",
+        ),
+        ("Week", "2024-05", "'2024-05' does not fit the week field: it takes a week as YYYY-Www"),
+        ("Colour", "blue", "'blue' does not fit the color field: it takes a color as #rrggbb"),
+    )
+    async for dates in _host(browser, pages + "dates.html"):
+        full = await _full(dates)
+        for label, text, why in cases:
+            refused = await dates.perform_action(
+                ByNodeId(_labelled(full, label).node_id), SetText(text), Latest()
+            )
+            assert isinstance(refused, Rejection), (label, refused)
+            assert (refused.code, refused.message) == (ErrorCode.HANDLER_REJECTED, why)
+        after = await _full(dates)
+        for label, _, _ in cases:
+            assert _labelled(after, label).value == _labelled(full, label).value, label
+        born = _labelled(after, "Born")
+        done = await dates.perform_action(ByNodeId(born.node_id), SetText("2000-01-31"), Latest())
+        assert isinstance(done, Receipt), done
+        assert _labelled(await _full(dates), "Born").value == "2000-01-31"
 
 
 async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
