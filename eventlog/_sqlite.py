@@ -14,6 +14,7 @@ import fcntl
 import functools
 import itertools
 import os
+import secrets
 import sqlite3
 import threading
 import urllib.parse
@@ -299,6 +300,37 @@ def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> in
         conn.execute("ROLLBACK")
         raise
     return found
+
+
+def _made_whole(path: str, converter: LogConverter) -> bool:
+    """Make the new log at `path` whole or not at all, and say whether this did: built in a
+    file beside it, then linked into place, so that a creation cut short (a Ctrl-C, a full
+    disk) leaves no file there that holds no log, which every later open but a creating one
+    would refuse.
+
+    If another process makes the log first, its log is kept. Where the new file cannot be
+    made or linked (a read-only folder, a file system without hard links), nothing is done:
+    opening the path makes the log there, or says why it cannot.
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    building = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.new")
+    try:
+        os.close(os.open(building, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))  # as SQLite
+    except OSError:
+        return False
+    try:
+        conn = sqlite3.connect(building, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            _migrate(conn, building, converter)
+        finally:
+            conn.close()  # the last connection: SQLite folds and removes the -wal and -shm
+        os.link(building, path)
+    except (sqlite3.Error, OSError):  # FileExistsError: another process made it first
+        return False
+    finally:
+        os.unlink(building)
+    return True
 
 
 def _read_write_uri(path: str) -> str:
@@ -608,6 +640,7 @@ class SqliteRecorder:
             )
         if not read_only and _full(self.path):  # before SQLite makes files it cannot fill
             raise LogOpenError(self.path, _no_room(self.path))
+        made = create and not read_only and links == 0 and _made_whole(self.path, converter)
         self.synchronous = synchronous
         self.busy_timeout = busy_timeout
         self._converter = converter
@@ -653,7 +686,8 @@ class SqliteRecorder:
             else:
                 (mode,) = self._writer.execute("PRAGMA journal_mode=WAL").fetchone()
                 self._writer.execute(f"PRAGMA synchronous={synchronous}")
-                self.found_schema_version = _migrate(self._writer, self.path, converter)
+                found = _migrate(self._writer, self.path, converter)
+                self.found_schema_version = 0 if made else found
                 _probe_write(self._writer)
                 self._files = _InPlace(self.path, wal=mode == "wal")
                 self._files.check()  # the files as opened, not as the first append finds them

@@ -824,3 +824,28 @@ def test_inspect_log_describes_without_migrating(tmp_path: Path) -> None:
     info = inspect_log(path)
     assert (info.schema_version, info.sessions, info.events) == (SCHEMA_VERSION, 2, 7)
     assert {"events", "schema_version", "sessions"} <= set(info.tables)
+
+
+def test_a_creation_cut_short_leaves_no_file_that_holds_no_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C as a new log was made left a 4 KiB file that every later command refused
+    ("it holds no semledger log"), fuzz included."""
+    from semledger.eventlog import _sqlite
+
+    migrate = _sqlite._migrate
+
+    def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_sqlite, "_migrate", interrupted)
+    db = tmp_path / "new.db"
+    with pytest.raises(KeyboardInterrupt):
+        SqliteRecorder(db)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    monkeypatch.setattr(_sqlite, "_migrate", migrate)
+    with SqliteRecorder(db) as made:
+        assert made.found_schema_version == 0
+    with SqliteRecorder(db, create=False) as opened:
+        assert opened.found_schema_version == SCHEMA_VERSION
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")]
