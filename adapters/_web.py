@@ -1579,8 +1579,51 @@ def _unreachable(exc: PlaywrightError) -> str:
     return code.group() if code else _API_PREFIX.sub("", line)
 
 
+_HELD_BACK: Final = (
+    (re.compile(r"element is not visible"), "it is not visible (hidden, or of no size)"),
+    (re.compile(r"element is not enabled"), "it is disabled"),
+    (re.compile(r"element is not editable"), "it is not editable (read-only)"),
+    (re.compile(r"element is not stable"), "it kept moving"),
+    (re.compile(r"element is outside of the viewport"), "it is outside the viewport"),
+    (re.compile(r"not attached|detached"), "it left the page"),
+    (re.compile(r"(<.*>) intercepts pointer events"), "another element, {}, covers it"),
+)
+"""What kept an element from taking an action, by the lines of Playwright's call log."""
+
+_TIMEOUT_MS: Final = re.compile(r"Timeout (\d+)ms exceeded")
+
+
+def _held_back(log: str) -> str:
+    """Why the element did not take the action: the reason logged last."""
+    found = [
+        (match.start(), why.format(*match.groups()))
+        for pattern, why in _HELD_BACK
+        for match in pattern.finditer(log)
+    ]
+    if found:
+        return max(found)[1]
+    if "locator resolved to" not in log:
+        return "no element matched it"
+    return "it did not become ready"
+
+
+def _timed_out(message: str, action: str | None) -> str:
+    """A timeout in the adapter's words: what waited, how long, and what it waited on,
+    in place of Playwright's method name and call log."""
+    limit = _TIMEOUT_MS.search(message)
+    waited = f" within {limit.group(1)} ms" if limit else ""
+    if action == "waitFor":
+        return f"the wait did not end{waited}"
+    if action is None or action in _NAVIGATING:
+        return f"{action or 'the page'} did not finish{waited}"
+    return f"the element could not take {action}{waited}: {_held_back(message)}"
+
+
 def _translate(exc: PlaywrightError, action: str | None) -> SurfaceError:
-    message = _one_line(exc.message)
+    if isinstance(exc, PlaywrightTimeoutError):
+        message = _timed_out(exc.message, action)
+    else:
+        message = _one_line(exc.message)
     lowered = exc.message.lower()
     details = {"action": action} if action else {}
     if "has been closed" in lowered or "target closed" in lowered or "browser closed" in lowered:

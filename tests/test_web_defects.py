@@ -47,6 +47,8 @@ FIELDS = """<!doctype html>
 <button id="show" onclick="secret.type = 'text'">Show</button>
 <label>Code <input id="code" value="ABC-1" readonly></label>
 <label>Locked <input id="locked" value="x" disabled></label>
+<div role="checkbox" id="subscribe" aria-label="Subscribe" aria-checked="false" tabindex="0"
+     onclick="this.setAttribute('aria-checked', 'true')"></div>
 </body></html>
 """
 
@@ -268,6 +270,24 @@ async def test_read_only_and_disabled_fields_are_not_offered_set_text(
     assert form.generation == full.generation
 
 
+async def test_a_click_that_times_out_says_why_in_the_adapters_words_not_playwrights(
+    browser: WebBrowser, fields: str
+) -> None:
+    """A checkbox with no content has no size: Playwright waits for it to be visible, and
+    its timeout names its own method, which the agent never called."""
+    surface = await _opened(browser, fields)
+    try:
+        (subscribe,) = await surface.locate({"by": "id", "value": "subscribe"})
+        with pytest.raises(ActionabilityError) as clicked:
+            await surface.act("click", subscribe, {"timeout_ms": 100})
+        assert clicked.value.message == (
+            "the element could not take click within 100 ms: it is not visible"
+            " (hidden, or of no size)"
+        )
+    finally:
+        await surface.close()
+
+
 async def test_playwright_errors_are_one_line_without_the_call_log(
     browser: WebBrowser, fields: str
 ) -> None:
@@ -276,7 +296,9 @@ async def test_playwright_errors_are_one_line_without_the_call_log(
         (code,) = await surface.locate({"by": "id", "value": "code"})
         with pytest.raises(ActionabilityError) as typed:
             await surface.act("type", code, {"text": "x", "timeout_ms": 100})
-        assert typed.value.message == "Locator.fill: Timeout 100ms exceeded."
+        assert typed.value.message == (
+            "the element could not take type within 100 ms: it is not editable (read-only)"
+        )
         script = "() => { throw new Error('boom') }"
         with pytest.raises(ScriptError) as thrown:
             await surface.act("evaluate", args={"script": script})
