@@ -785,7 +785,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
             ) from error
     finally:
         recorder.close()
-    console.print(f"session {args.session!r} {reason}")
+    console.print(_printable(f"session {args.session!r} {reason}"))
     return 0
 
 
@@ -878,6 +878,12 @@ def _printable(text: str) -> str:
     """`text` on one line, each character that is not printable (a newline, an escape)
     written as Python writes it in a string."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _complain(text: str) -> None:
+    """An error as one line on stderr: text from the log or the operator (an end reason, a
+    session name) may hold a newline or an escape sequence."""
+    print(f"semledger: {_printable(text)}", file=sys.stderr)
 
 
 def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
@@ -1288,14 +1294,14 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
             sys.stdout.flush()
         return status
     except CorruptSchemaError as error:
-        print(f"semledger: {error}", file=sys.stderr)
+        _complain(str(error))
         return 1
     except (UsageError, LogOpenError, LogBusyError, UnsupportedSchemaError) as error:
-        print(f"semledger: {error}", file=sys.stderr)
+        _complain(str(error))
         return 2
     except DAMAGED_LOG_ERRORS as error:
         db = getattr(args, "db", DEFAULT_DB)
-        print(f"semledger: the log {db} cannot be read: {error}", file=sys.stderr)
+        _complain(f"the log {db} cannot be read: {error}")
         return 1
     except KeyboardInterrupt:
         print("semledger: interrupted", file=sys.stderr)

@@ -76,6 +76,23 @@ def test_an_ended_session_says_why_verifies_and_is_not_served_again(tmp_path: Pa
     )  # fmt: skip
 
 
+def test_a_reason_with_a_newline_or_an_escape_is_said_escaped_on_one_line(tmp_path: Path) -> None:
+    """It was printed raw: the confirmation spanned two lines and turned the terminal red,
+    and the error of ending it again was two lines on stderr."""
+    db = tmp_path / "log.db"
+    with _serving(db, "odd"):
+        pass
+    ended = mcp.cli("end", "odd", "--db", str(db), "--reason", "one\ntwo \x1b[31mred\a")
+    assert ended.returncode == 0, ended.stderr
+    assert ended.stdout == "session 'odd' ended by the operator: one\\ntwo \\x1b[31mred\\x07\n"
+    again = mcp.cli("end", "odd", "--db", str(db))
+    assert again.returncode == 2
+    assert again.stderr == (
+        "semledger: session 'odd' has already ended"
+        " (ended by the operator: one\\ntwo \\x1b[31mred\\x07)\n"
+    )
+
+
 def test_a_session_that_ended_for_now_is_ended_for_good(tmp_path: Path) -> None:
     """Its client went away (end of input): serving it again would resume it."""
     db = tmp_path / "log.db"
