@@ -579,9 +579,9 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             "diagnostics_inputs": audited.diagnostics_inputs,
             "connections": [c.to_json() for c in audited.connections],
             "end": {**audited.ending.to_json(), "served": served},
+            "unreadable": unreadable,
+            "verify": None,
         }
-        if unreadable is not None:
-            out["unreadable"] = unreadable
         if report is not None:
             out["verify"] = {
                 "ok": report.ok,

@@ -288,6 +288,22 @@ def test_sessions_names_a_summary_row_that_disagrees_with_the_events_and_lists_t
     assert "ghost" not in table.stdout
 
 
+def test_audit_json_has_every_key_null_when_it_has_nothing_to_say(logged: Path) -> None:
+    """`unreadable` and `verify` were left out then: a strict schema could not be written."""
+    done = mcp.cli("audit", "agent", "--db", str(logged), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert list(out) == [
+        "session", "actions", "incidents", "diagnostics_inputs", "connections", "end",
+        "unreadable", "verify",
+    ]  # fmt: skip
+    assert (out["unreadable"], out["verify"]) == (None, None)
+    checked = mcp.cli("audit", "agent", "--db", str(logged), "--json", "--verify")
+    verified = json.loads(checked.stdout)
+    assert list(verified) == list(out)
+    assert verified["verify"]["ok"] is True
+
+
 def test_an_audit_lists_every_action_past_an_event_that_does_not_decode(
     logged: Path, tmp_path: Path
 ) -> None:
