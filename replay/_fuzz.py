@@ -644,18 +644,27 @@ def fuzz_app(
             raise
 
     with _one_interrupt(state):
-        return _fuzzed(run, state, examples, save_to, app, app_ref, seed, allowed)
+        return _fuzzed(run, state, examples, _Saver(save_to, app, app_ref, seed, allowed))
+
+
+@attrs.frozen
+class _Saver:
+    """Saves a counterexample as a session of the log `save_to` opens (`_save`)."""
+
+    save_to: Callable[[], Recorder]
+    app: App[Any, Any]
+    app_ref: str
+    seed: int
+    allowed: tuple[str, ...]
+
+    def __call__(self, trail: _Trail, error: BaseException) -> str:
+        return _save(
+            self.save_to(), self.app, self.app_ref, trail, error, self.seed, self.allowed
+        )
 
 
 def _fuzzed(
-    run: Callable[[], None],
-    state: _State,
-    examples: int,
-    save_to: Callable[[], Recorder],
-    app: App[Any, Any],
-    app_ref: str,
-    seed: int,
-    allowed: tuple[str, ...],
+    run: Callable[[], None], state: _State, examples: int, save: _Saver
 ) -> FuzzResult:
     failure: Exception | None = None
     flaky = interrupted = False
@@ -675,12 +684,12 @@ def _fuzzed(
     # fuzzer's failure as its context, and the logged traceback would hold hypothesis's.
     if interrupted and state.smallest is not None:
         ran = min(state.ran, examples)
-        raise FuzzInterrupted(_saved(state.smallest, ran, save_to, app, app_ref, seed, allowed))
+        raise FuzzInterrupted(_saved(state.smallest, ran, save))
     if flaky:
-        return _nondeterministic(state.failed, examples, save_to, app, app_ref, seed, allowed)
+        return _nondeterministic(state.failed, examples, save)
     if failure is None:
         return FuzzResult(examples)
-    return _saved((state.last, failure), examples, save_to, app, app_ref, seed, allowed)
+    return _saved((state.last, failure), examples, save)
 
 
 @contextmanager
@@ -715,17 +724,9 @@ def _one_interrupt(state: _State) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _saved(
-    failed: tuple[_Trail, Exception],
-    examples: int,
-    save_to: Callable[[], Recorder],
-    app: App[Any, Any],
-    app_ref: str,
-    seed: int,
-    allowed: tuple[str, ...],
-) -> FuzzResult:
+def _saved(failed: tuple[_Trail, Exception], examples: int, save: _Saver) -> FuzzResult:
     trail, error = failed
-    name = _save(save_to(), app, app_ref, trail, error, seed, allowed)
+    name = save(trail, error)
     deterministic = not isinstance(error, _NondeterminismError)
     return FuzzResult(examples, _described(error), name, deterministic)
 
@@ -749,13 +750,7 @@ def _described(error: BaseException) -> str:
 
 
 def _nondeterministic(
-    failed: tuple[_Trail, Exception] | None,
-    examples: int,
-    save_to: Callable[[], Recorder],
-    app: App[Any, Any],
-    app_ref: str,
-    seed: int,
-    allowed: tuple[str, ...],
+    failed: tuple[_Trail, Exception] | None, examples: int, save: _Saver
 ) -> FuzzResult:
     """Hypothesis ran the same inputs twice and the app did not do the same: the failure it
     saw last did not happen again, or the screens differed (and so did the draws)."""
@@ -765,7 +760,7 @@ def _nondeterministic(
         )
         return FuzzResult(examples, failure, deterministic=False)
     trail, error = failed
-    name = _save(save_to(), app, app_ref, trail, error, seed, allowed)
+    name = save(trail, error)
     if isinstance(error, _NondeterminismError):  # the twin saw it: its message says so
         return FuzzResult(examples, str(error), name, deterministic=False)
     failure = (
