@@ -55,7 +55,8 @@ indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown wit
 or a status's or an alert's implicit ones), ``multiline`` (a ``<textarea>``, an editable
 element, ``aria-multiline``), ``editable`` (a combo box one types into: a text input, with
 ``role="combobox"`` or a ``list``, or an editable element), ``multiselectable`` (a
-``<select multiple>``, ``aria-multiselectable``), a range's value, bounds and step
+``<select multiple>``, ``aria-multiselectable``), ``multiple`` (an option of a ``<select
+multiple>``), a range's value, bounds and step
 (``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``, and
 ``valuesettable`` on a range or number input, whose ``type`` refuses a value between its
 steps, naming the nearest; a date, time or color input refuses text not in its format,

@@ -340,7 +340,7 @@ function nativeOf(el, testids, r) {
   if (el.tagName === "INPUT") out.type = (el.type || "text");
   if (secret.has(el)) out.password = "true";
   numericOf(el, r, out);
-  if (el.tagName === "OPTION") out.value = el.value;
+  if (el.tagName === "OPTION") { out.value = el.value; if (el.closest("select")?.multiple) out.multiple = "true"; }
   if (el.tagName === "SELECT" && el.multiple || el.getAttribute("aria-multiselectable") === "true") out.multiselectable = "true";
   if (/^H[1-6]$/.test(el.tagName)) out.level = el.tagName.slice(1);
   for (const [attr, key] of COLLECTION) {

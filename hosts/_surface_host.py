@@ -28,7 +28,8 @@ application through the same router and tools as a semledger app:
   ``act`` (activate -> click, set_text -> clear and type, submit -> press Enter (submit on
   a form), focus -> focus, select -> click (selectOption on the ``<select>`` for a native
   option, which a click cannot choose, adding it to the selection of a ``<select multiple>``,
-  ``native["multiselectable"]``), expand/collapse -> click (press ArrowRight or ArrowLeft
+  ``native["multiselectable"]``; activate, offered on such an option, ``native["multiple"]``,
+  toggles it there, as a ctrl-click does), expand/collapse -> click (press ArrowRight or ArrowLeft
   on a row the surface says keys expand, ``native["expand"] == "keys"``: a desktop tree
   row, which a click selects), dismiss -> press Escape (closeWindow on a page's document,
   offered while the session has another window, ``native["windows"]``),
@@ -284,6 +285,8 @@ def _actions(
             kinds.add(ActionKind.SET_TEXT)
     if role in _SELECTABLE:
         kinds.add(ActionKind.SELECT)
+    if native.get("multiple") == "true":  # an option of a <select multiple>: activate toggles it
+        kinds.add(ActionKind.ACTIVATE)
     if role is Role.SLIDER:
         kinds.update((ActionKind.FOCUS, ActionKind.INCREMENT, ActionKind.DECREMENT))
         if native.get("valuesettable") == "true" and not states & _NOT_EDITABLE:
@@ -902,7 +905,11 @@ class SurfaceAgentHost:
             if done.opened:  # the user's browser shows the tab or popup the action opened
                 await self._act_on("switchWindow", None, {"target": "newest"})
 
-        option = self._native_option(ref) if kind is ActionKind.SELECT else None
+        option = (
+            self._native_option(ref, toggle=kind is ActionKind.ACTIVATE)
+            if kind in (ActionKind.SELECT, ActionKind.ACTIVATE)
+            else None
+        )
         if option is not None:
             select, values = option
             await act("selectOption", select, {"values": values})
@@ -943,10 +950,13 @@ class SurfaceAgentHost:
         item = next((n for n in self.last_snapshot.nodes if n.ref == ref), None)
         return item is not None and item.native.get("expand") == "keys"
 
-    def _native_option(self, ref: str) -> tuple[str, list[str]] | None:
+    def _native_option(self, ref: str, *, toggle: bool = False) -> tuple[str, list[str]] | None:
         """The ref of the ``<select>`` holding the option `ref` and the values to select in
         it, when `ref` is one (a click cannot choose a native option; selectOption can): the
-        option's, added to those selected already in a ``<select multiple>``."""
+        option's, added to those selected already in a ``<select multiple>``; with `toggle`
+        (activate, offered on an option of a ``<select multiple>`` alone), taken out of them
+        if it is among them, as a ctrl-click does. Select stays idempotent: a retry of it
+        never undoes it."""
         if self.last_snapshot is None:
             return None
         by_ref = {n.ref: n for n in self.last_snapshot.nodes}
@@ -965,12 +975,14 @@ class SurfaceAgentHost:
         if holder is None:
             return None
         if holder.native.get("multiselectable") != "true":
-            return holder.ref, [value]
+            return None if toggle else (holder.ref, [value])
         chosen = [
             n.native["value"]
             for n in self.last_snapshot.nodes
             if "selected" in n.states and "value" in n.native and select_of(n) is holder
         ]
+        if toggle and "selected" in item.states:
+            return holder.ref, [v for v in chosen if v != value]
         return holder.ref, list(dict.fromkeys([*chosen, value]))
 
 

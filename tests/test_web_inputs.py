@@ -444,6 +444,33 @@ async def test_select_adds_an_option_to_a_multiple_selects_choice_and_replaces_a
     assert chosen == ["Cheese", "Basil", "L"]
 
 
+async def test_activate_toggles_an_option_of_a_multiple_select_where_select_only_adds(
+    browser: WebBrowser, pages: str
+) -> None:
+    """An option once selected could never be deselected: select only adds (so a retry of
+    it is safe). Activate, offered on an option of a multiple select alone, toggles it."""
+    async for choices in _host(browser, pages + "choices.html"):
+        found = await _options(choices)
+        assert ActionKind.ACTIVATE in found["Cheese"].actions
+        assert ActionKind.ACTIVATE not in found["S"].actions  # a single select's option
+        for kind, label in ((ActionKind.SELECT, "Cheese"), (ActionKind.SELECT, "Olives"),
+                            (ActionKind.ACTIVATE, "Cheese"), (ActionKind.ACTIVATE, "Basil")):
+            option = (await _options(choices))[label]
+            done = await choices.perform_action(
+                ByNodeId(option.node_id), SimpleAction(kind), Latest()
+            )
+            assert isinstance(done, Receipt), done
+        found = await _options(choices)
+    toppings = ("Cheese", "Olives", "Basil")
+    chosen = [label for label, n in found.items() if n.state.selected and label in toppings]
+    assert chosen == ["Olives", "Basil"]
+
+
+async def _options(host: SurfaceAgentHost) -> dict[str, SemanticsNode]:
+    full = await _full(host)
+    return {n.label: n for n in full.nodes if n.role is Role.OPTION}
+
+
 async def test_text_a_date_or_time_field_cannot_hold_is_refused_naming_its_format(
     browser: WebBrowser, pages: str
 ) -> None:
