@@ -64,11 +64,7 @@ def test_an_audit_says_whether_the_session_ended_for_now_is_served_or_was_left_o
         "served": None,
     }  # fmt: skip
 
-    server = subprocess.Popen(
-        [*mcp.COMMAND, "serve", TODO, "--db", str(db), "--session", "s"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=mcp.env(),
-    )  # fmt: skip
+    server = mcp.start(TODO, db, "s")
     try:
         assert mcp.ask(server, mcp.read(1))["ok"]
         line, end = _audit(db, "s")  # resumed: its end is no longer how it stands

@@ -24,11 +24,7 @@ APP = "semledger.examples.todo:app"
 def _serving(db: Path, session: str) -> Iterator[subprocess.Popen[str]]:
     """`session` served, and answering, until the block ends; then killed (SIGKILL), so
     the log holds no end of it."""
-    server = subprocess.Popen(
-        [*mcp.COMMAND, "serve", APP, "--db", str(db), "--session", session],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=mcp.env(),
-    )  # fmt: skip
+    server = mcp.start(APP, db, session)
     try:
         assert mcp.ask(server, mcp.read(1))["ok"]
         yield server

@@ -737,11 +737,7 @@ def test_inspecting_the_log_of_a_killed_server_leaves_its_files_as_they_were(
     """Its last events are in the -wal it left: they are read, and neither the -wal nor the
     log is changed (an auditor's copy stays the evidence it was)."""
     db = tmp_path / "log.db"
-    server = subprocess.Popen(
-        [*mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "s"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=mcp.env(),
-    )  # fmt: skip
+    server = mcp.start(COUNTER, db, "s")
     try:
         for request_id in (1, 2, 3):
             assert mcp.ask(server, mcp.perform(request_id, "counter.increment"))["ok"]

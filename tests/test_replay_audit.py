@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -385,11 +384,7 @@ def test_sessions_tells_a_session_being_served_from_one_whose_server_was_killed(
 ) -> None:
     """Both were "open" forever: a killed server writes no end."""
     db = tmp_path / "log.db"
-    server = subprocess.Popen(
-        [*mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "k"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=mcp.env(),
-    )  # fmt: skip
+    server = mcp.start(COUNTER, db, "k")
     try:
         assert server.stdin is not None
         assert server.stdout is not None

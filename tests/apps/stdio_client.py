@@ -117,6 +117,18 @@ def serve(
     return envelopes(done.stdout)
 
 
+def start(app: str, db: Path, session: str) -> subprocess.Popen[str]:
+    """`semledger serve` of `app` as `session`, running: its pipes are text, for `ask`."""
+    return subprocess.Popen(
+        [*COMMAND, "serve", app, "--db", str(db), "--session", session],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
+
+
 def ask(server: subprocess.Popen[str], request: str) -> dict[str, Any]:
     """Send one request line to a running `semledger serve` and read its reply: the tool
     call's envelope (``structuredContent``)."""
