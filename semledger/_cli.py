@@ -389,25 +389,39 @@ def _progress(
         yield _Lines(label, unit, then)
 
 
+class _Phase:
+    """Which phase progress is in: counting, or, once a None total follows a known one, the
+    phase of unknown length, said as `then` formatted with ``done``."""
+
+    def __init__(self, then: str | None) -> None:
+        self._then = then
+        self._known = False
+
+    def open_ended(self, done: int, total: int | None) -> str | None:
+        """What to say of the open-ended phase, or None while counting."""
+        if total is not None:
+            self._known = True
+            return None
+        return self._then.format(done=done) if self._known and self._then is not None else None
+
+
 class _Lines:
     def __init__(self, label: str, unit: str, then: str | None) -> None:
         self._label = label
         self._unit = unit
-        self._then = then
-        self._known = False
+        self._phase = _Phase(then)
         self._last = time.monotonic()
 
     def __call__(self, done: int, total: int | None) -> None:
-        if total is not None:
-            self._known = True
+        open_ended = self._phase.open_ended(done, total)
         now = time.monotonic()
         if now - self._last < _PLAIN_EVERY:
             return
         self._last = now
-        if total is not None:
+        if open_ended is not None:
+            text = open_ended
+        elif total is not None:
             text = f"{self._label}: {done}/{total} {self._unit}"
-        elif self._known and self._then is not None:
-            text = self._then.format(done=done)
         else:
             text = f"{self._label}: {done} {self._unit}"
         print(f"semledger: {text}", file=sys.stderr, flush=True)
@@ -420,22 +434,19 @@ class _Bar:
     def __init__(self, progress: Progress, label: str, then: str | None) -> None:
         self._progress = progress
         self._task = progress.add_task(label, total=None)
-        self._then = then
-        self._known = False
+        self._phase = _Phase(then)
         self._open_ended = False
 
     def __call__(self, done: int, total: int | None) -> None:
-        if total is not None:
-            self._known = True
-        elif self._known and self._then is not None and not self._open_ended:
-            self._progress.remove_task(self._task)
-            self._task = self._progress.add_task(self._then.format(done=done), total=None)
-            self._open_ended = True
-        if self._open_ended:
-            assert self._then is not None
-            self._progress.update(self._task, description=self._then.format(done=done))
-        else:
+        open_ended = self._phase.open_ended(done, total)
+        if open_ended is None:
             self._progress.update(self._task, completed=done, total=total)
+            return
+        if not self._open_ended:
+            self._progress.remove_task(self._task)
+            self._task = self._progress.add_task(open_ended, total=None)
+            self._open_ended = True
+        self._progress.update(self._task, description=open_ended)
 
 
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
