@@ -21,11 +21,17 @@ Msg = TypeVar("Msg")
 Out = TypeVar("Out")
 
 
+def _reason(_instance: object, _attribute: object, reason: object) -> None:
+    if not isinstance(reason, str):  # the agent is told it as the rejection's message
+        kind = type(reason).__name__
+        raise TypeError(f"Reject.reason: expected a str, got {kind} {reason!r:.80}")
+
+
 @attrs.frozen
 class Reject:
     """A handler's refusal: the action is answered `handler_rejected` and nothing changes."""
 
-    reason: str = "the handler rejected the action"
+    reason: str = attrs.field(default="the handler rejected the action", validator=_reason)
 
 
 @attrs.frozen

@@ -430,3 +430,10 @@ def test_handlers_only_propose_and_a_rejecting_handler_mutates_nothing() -> None
     assert result.message == "not now"
     assert seen == [ACTIVATE]
     assert rt.model == 0
+
+
+def test_a_rejection_whose_reason_is_not_a_str_is_refused_where_it_is_made() -> None:
+    """Reject(5) was taken: the agent was told the message 5 (the schema says a string),
+    the log held '5', and replay of the unchanged app diverged on it."""
+    with pytest.raises(TypeError, match=r"^Reject\.reason: expected a str, got int 5$"):
+        Reject(5)  # type: ignore[arg-type]
