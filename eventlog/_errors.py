@@ -17,6 +17,7 @@ __all__ = [
     "RecorderClosedError",
     "SequenceConflict",
     "SessionClaimedError",
+    "UnknownSessionError",
     "UnknownTopicError",
     "UnsupportedSchemaError",
     "UnsupportedVersionError",
@@ -165,6 +166,10 @@ class SessionClaimedError(EventLogError):
             "using the same log); a session has one owner at a time"
         )
         self.session = session
+
+
+class UnknownSessionError(LookupError):
+    """Raised when the log has no session of that name."""
 
 
 DAMAGED_LOG_ERRORS: tuple[type[Exception], ...] = (

@@ -18,7 +18,7 @@ from ._chain import (
     verify_chain,
 )
 from ._codec import CONVERTER
-from ._errors import CorruptSummaryError, EventLogError, SequenceConflict
+from ._errors import CorruptSummaryError, EventLogError, SequenceConflict, UnknownSessionError
 from ._events import TOPICS, Event, SessionCrashed, SessionEnded, SessionStarted
 from ._records import (
     Head,
@@ -511,7 +511,16 @@ def verify_log(
 
     The summaries and the events are read at one moment (``Recorder.pinned``): a session
     a server is still writing is not reported to disagree with its own summary.
+
+    Raises ``TypeError`` for a str `sessions` (its letters are not names: give
+    ``[name]``), and `UnknownSessionError` for one of them the log has neither events nor
+    a summary of, unless ``anchors`` holds a head of it (then its events are gone).
     """
+    if isinstance(sessions, str):
+        raise TypeError(
+            f"sessions: expected a sequence of session names, got the str {sessions!r:.80}"
+            f" (one session: [{sessions!r:.80}])"
+        )
     with recorder.pinned():
         return _verified(recorder, sessions, anchors, on_progress)
 
@@ -530,6 +539,10 @@ def _verified(
         summaries = {
             name: summary for name in names if (summary := recorder.summary(name)) is not None
         }
+        for name in names:
+            anchored = anchors is not None and name in anchors
+            if name not in summaries and not anchored and recorder.head(name) is None:
+                raise UnknownSessionError(f"the log has no session {name!r}")
     total = sum(summaries[name].events for name in names if name in summaries)
     reports: dict[str, ChainReport] = {}
     finished = 0

@@ -7,6 +7,7 @@ first use, so serving and auditing start without it.
 from typing import TYPE_CHECKING, Any
 
 from semledger.actors import AppLoadError, load_app
+from semledger.eventlog import UnknownSessionError
 
 from ._audit import (
     AuditEntry,
@@ -25,7 +26,6 @@ from ._invariants import GenerationChecker, InvariantViolation
 from ._reads import (
     SurfaceSessionError,
     UnknownGenerationError,
-    UnknownSessionError,
     fold,
     full_at,
     read_at,

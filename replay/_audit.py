@@ -31,11 +31,10 @@ from semledger.eventlog import (
     SessionStarted,
     StoredEvent,
     SurfaceCalled,
+    UnknownSessionError,
     topic_of,
     verify_log,
 )
-
-from ._reads import UnknownSessionError
 
 _REFUSED = topic_of(CallRefused)
 

@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from semledger.actors import SessionCore, crash_event, load_app
-from semledger.eventlog import CONVERTER, INPUT_CLASSES, Recorder, SessionCrashed, SessionStarted
+from semledger.eventlog import (
+    CONVERTER,
+    INPUT_CLASSES,
+    Recorder,
+    SessionCrashed,
+    SessionStarted,
+    UnknownSessionError,
+)
 from semledger.runtime import AppRuntime
 
 from ._invariants import (
@@ -37,7 +44,6 @@ from ._invariants import (
     recorded_reads,
     recorded_violation,
 )
-from ._reads import UnknownSessionError
 from ._reexecute import COMPARED, Divergence, FuzzChecks, checked_events
 
 _TEMPLATE = '''"""Regression test exported by `semledger replay --export-test`.

@@ -9,15 +9,12 @@ from semledger.eventlog import (
     Committed,
     Recorder,
     SessionStarted,
+    UnknownSessionError,
     check_counted,
     topic_of,
 )
 from semledger.runtime import Full, Journal, ReadResult
 from semledger.runtime._actions import check_since
-
-
-class UnknownSessionError(LookupError):
-    """Raised when the log has no session of that name."""
 
 
 class UnknownGenerationError(LookupError):

@@ -34,6 +34,7 @@ from semledger.eventlog import (
     SessionStarted,
     StoredEvent,
     TimerFired,
+    UnknownSessionError,
     UnknownTopicError,
     UnsupportedVersionError,
     check_counted,
@@ -52,7 +53,6 @@ from ._invariants import (
     recorded_reads,
     recorded_violation,
 )
-from ._reads import UnknownSessionError
 
 COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
 

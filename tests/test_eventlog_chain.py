@@ -21,6 +21,7 @@ from semledger.eventlog import (
     SessionStarted,
     SqliteRecorder,
     StoredEvent,
+    UnknownSessionError,
     canonical_bytes,
     chain_step,
     verify_chain,
@@ -191,11 +192,38 @@ def test_verify_log_of_named_sessions_looks_up_only_their_summaries(
         raise AssertionError("read every session's summary to verify one")
 
     monkeypatch.setattr(recorder, "sessions", every_summary)
-    reports = verify_log(recorder, ["s", "nobody"])
+    reports = verify_log(recorder, ["s", "t"])
     problem = reports["s"].problem
     assert problem is not None
     assert (problem.seq, problem.problem) == (6, Problem.MISSING)
-    assert reports["nobody"].ok
+    assert reports["t"].ok
+
+
+def test_verify_log_of_a_session_the_log_does_not_hold_raises() -> None:
+    """A mistyped name was reported ok, 0 events, as replay.verify refuses it."""
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("orders", 1, SessionStarted("m:app", "runtime", {}, True), 0.0)])
+    with pytest.raises(UnknownSessionError, match="the log has no session 'ordrs'"):
+        verify_log(recorder, ["orders", "ordrs"])
+
+
+def test_verify_log_of_one_name_given_as_a_str_raises() -> None:
+    """verify_log(recorder, "orders") verified sessions 'o', 'r', 'd', 'e' and 's': ok."""
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("orders", 1, SessionStarted("m:app", "runtime", {}, True), 0.0)])
+    with pytest.raises(TypeError, match=r"^sessions: expected a sequence of session names"):
+        verify_log(recorder, "orders")
+
+
+def test_verify_log_of_an_anchored_session_whose_events_are_gone_reports_them_missing() -> None:
+    """An anchor says the session was there: its events were removed, not mistyped."""
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", 1, SessionStarted("m:app", "runtime", {}, True), 0.0)])
+    head = recorder.head("s")
+    assert head is not None
+    report = verify_log(MemoryRecorder(), ["s"], anchors={"s": head})["s"]
+    assert report.problem is not None
+    assert report.problem.problem is Problem.MISSING
 
 @pytest.mark.parametrize(
     ("edit", "seq", "says"),
@@ -266,12 +294,11 @@ def test_a_session_whose_summary_row_was_deleted_is_reported(
 ) -> None:
     recorder, path = log
     tamper(path, "DELETE FROM sessions WHERE name = 's'")
-    reports = verify_log(recorder, ["s", "nobody"])
+    reports = verify_log(recorder, ["s"])
     problem = reports["s"].problem
     assert problem is not None
     assert (problem.seq, problem.problem) == (1, Problem.NOT_SUMMARISED)
     assert "the log's summary has no row for it" in str(problem)
-    assert reports["nobody"].ok
 
 
 def test_an_empty_session_verifies() -> None:
