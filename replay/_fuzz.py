@@ -578,7 +578,8 @@ def fuzz_app(
     example starts (`done` at most `examples`); once one has failed the total is None:
     hypothesis is shrinking it, and `done` counts its tries from 1. Raises `ValueError` for
     fewer than one example or step, a seed outside `SEEDS`, an allowed issue that names
-    none, or an `app_ref` that names another App than `app`; `RuntimeError` inside a Trio
+    none, or an `app_ref` that names another App than `app`; `TypeError` for a `save_to`
+    that is not a function (a recorder: ``lambda: recorder``); `RuntimeError` inside a Trio
     run; `FuzzInterrupted`, a `KeyboardInterrupt`, when interrupted after a counterexample
     was found, which it saves first (the smallest so far).
     """
@@ -596,6 +597,12 @@ def fuzz_app(
         allowed = tuple(allowed_issue(text) for text in allow_issues)
     except ValueError as error:
         raise ValueError(f"allow_issues: {error}") from None
+    if not callable(save_to):  # found only once a counterexample was, which was then lost
+        raise TypeError(
+            "save_to: expected a function that opens the log, called only to save a"
+            f" counterexample (lambda: SqliteRecorder(path)), got {type(save_to).__name__}"
+            f" {save_to!r:.80}"
+        )
     if trio.lowlevel.in_trio_run():
         raise RuntimeError(
             "fuzz_app runs the app's effects in Trio runs of their own: call it outside a"

@@ -483,6 +483,16 @@ def test_fuzz_app_refuses_fewer_than_one_example_or_step_naming_the_argument(
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, **arguments)
 
 
+def test_a_recorder_given_for_save_to_is_refused_before_fuzzing() -> None:
+    """Given a recorder, not a function that opens one, the fuzzer ran, found its
+    counterexample, then raised "'MemoryRecorder' object is not callable" and lost it."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(TypeError, match=r"^save_to: expected a function that opens the log"):
+        fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder(), examples=1)  # type: ignore[arg-type]
+
+
 def test_an_app_ref_naming_another_app_is_refused_before_fuzzing() -> None:
     """A counterexample is saved under the ref, and `semledger replay` loads the app by it:
     a ref copied from another test would replay another app and report a divergence."""
