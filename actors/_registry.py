@@ -60,7 +60,8 @@ class SessionRegistry:
     async def open(
         self, name: str, factory: Callable[[], SessionActor] | None = None, **options: Any
     ) -> SessionActor:
-        """The running session `name`, starting (or recovering) it first when needed."""
+        """The running session `name`, starting (or recovering) it first when needed with
+        the actor `factory` makes; raises ``ValueError`` if that is of another session."""
         while name in self._starting:
             await self._starting[name].wait()
         existing = self._sessions.get(name)
@@ -75,6 +76,11 @@ class SessionRegistry:
         ready = self._starting[name] = trio.Event()
         try:
             actor = factory()
+            if actor.name != name:  # kept under one name, it would stop under the other
+                raise ValueError(
+                    f"the factory of session {name!r} made an actor of session {actor.name!r}:"
+                    " it must make the session it is opened for"
+                )
             await self._nursery.start(self._supervise, actor)
             self._sessions[name] = actor
             return actor

@@ -294,3 +294,24 @@ async def test_a_session_that_cannot_start_raises_its_error_not_a_group_of_its_n
         with pytest.raises(RecorderClosedError):
             await nursery.start(actor.run)
         writer.close()
+
+
+async def test_a_factory_making_an_actor_of_another_session_is_refused_at_open() -> None:
+    """open("alpha", lambda: SessionActor("beta", ...)) started it, kept it as 'alpha', and
+    close_all raised KeyError: 'alpha' once it stopped as 'beta'."""
+    recorder = MemoryRecorder()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+
+            def make(name: str) -> Callable[[], SessionActor]:
+                return lambda: SessionActor(name, counter.app, COUNTER_REF, writer, recorder)
+
+            with pytest.raises(ValueError, match="session 'alpha' made an actor of session 'beta'"):
+                await registry.open("alpha", make("beta"))
+            assert registry.names == []
+            await registry.open("alpha", make("alpha"))
+            await registry.close_all()
+            writer.close()
+    assert [s.name for s in recorder.sessions()] == ["alpha"]
