@@ -58,7 +58,7 @@ class SessionRegistry:
         return sorted(self._sessions)
 
     async def open(
-        self, name: str, factory: Callable[[], SessionActor] | None = None, **options: Any
+        self, name: str, factory: Callable[[], SessionActor] | None = None
     ) -> SessionActor:
         """The running session `name`, starting (or recovering) it first when needed with
         the actor `factory` makes; raises ``ValueError`` if that is of another session."""
@@ -68,7 +68,7 @@ class SessionRegistry:
         stopping = self._stopped.get(name)
         if existing is None and stopping is not None:
             await stopping.wait()  # its claim is released as it stops: then it can start
-            return await self.open(name, factory, **options)
+            return await self.open(name, factory)
         if existing is not None:
             return existing
         if factory is None:
@@ -113,14 +113,14 @@ class SessionRegistry:
             if started and self._on_stopped is not None:
                 self._on_stopped(actor)
 
-    async def close(self, name: str, reason: str = "closed") -> None:
+    async def close(self, name: str, reason: str = "closed", *, final: bool = False) -> None:
         """End session `name` and wait until its actor has stopped, so that it can be
-        opened again at once."""
+        opened again at once; `final`, for good: no server takes it up again."""
         actor = self._sessions.get(name)
         if actor is not None:
             stopped = self._stopped[name]
             with contextlib.suppress(ActorClosedError):  # it ended on its own, and is stopping
-                await actor.request(Close(reason))
+                await actor.request(Close(reason, final))
             await stopped.wait()
 
     async def park(self, name: str) -> None:

@@ -167,6 +167,8 @@ class Inspect:
 @attrs.frozen
 class Close:
     reason: str = "closed"
+    final: bool = False
+    """Ended for good (`SessionEnded.final`): no server takes it up again."""
 
 
 @attrs.frozen
@@ -635,7 +637,7 @@ class SessionActor(Actor[SessionMessage]):
             if not self.ended:
                 self.ended = True
                 self.core.runtime.close()
-                await self._append([SessionEnded(message.reason)])
+                await self._append([SessionEnded(message.reason, message.final)])
             self.close()
             return None
         if isinstance(message, Refuse):

@@ -250,8 +250,9 @@ class SessionEnded:
     VERSION: ClassVar[int] = 2
     reason: str
     final: bool = False
-    """Ended by its operator (``semledger end``): no server takes it up again. A session
-    that ended otherwise (end of input, a signal) is resumed by serving it again."""
+    """Ended by its operator (``semledger end``) or its HTTP client (``DELETE``): no server
+    takes it up again. A session that ended otherwise (end of input, a signal) is resumed by
+    serving it again."""
 
 
 Event: TypeAlias = (

@@ -416,13 +416,13 @@ def session_end(recorder: Recorder, session: str) -> SessionEnded | None:
 
 
 def ended_for_good(recorder: Recorder, session: str) -> str | None:
-    """Why `session` is not taken up again, if its operator ended it (``semledger end``):
-    the refusal every server gives, whatever it serves."""
+    """Why `session` is not taken up again, if it was ended for good (``semledger end``, an
+    HTTP ``DELETE``): the refusal every server gives, whatever it serves."""
     end = session_end(recorder, session)
     if end is None or not end.final:
         return None
     return (
-        f"session {session!r} was ended by its operator ({end.reason}) and is not served"
+        f"session {session!r} was ended for good ({end.reason}) and is not served"
         " again: serve a session of another name"
     )
 

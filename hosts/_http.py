@@ -430,7 +430,7 @@ class McpHttpApp:
         self._connections.pop(session_id, None)
         self._over[session_id] = "deleted by the client"
         try:
-            await self.registry.close(session_id, "deleted by the client")
+            await self.registry.close(session_id, "deleted by the client", final=True)
         except ActorError as error:  # its end could not be logged (a full disk, say)
             await _respond(send, 500, {"error": str(error)})
             return

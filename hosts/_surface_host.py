@@ -7,8 +7,11 @@ application through the same router and tools as a semledger app:
 - ``read_semantics`` answers Full, Delta or Unchanged from a journal of committed snapshots
   the bridge builds from surface snapshots. A node id is allocated per ref the first time the
   surface shows it and kept for as long as the surface keeps that ref (the surface's word
-  that the element is the same). The generation advances when, and only when, the converted
-  tree changes: structure, a value, a state, a name, a frame or the focus.
+  that the element is the same), through the element leaving the page and coming back (the
+  page behind a modal, an opener while its popup is shown, a tab panel hidden): the last
+  ``REMEMBERED_REFS`` elements to leave are remembered. The generation advances when, and
+  only when, the converted tree changes: structure, a value, a state, a name, a frame or the
+  focus.
 - Roles go back from ARIA to semledger's wire roles best-effort (``native["runtime_role"]``
   first, then the reverse of the runtime role table, then a few near synonyms); anything
   else is ``group``. Semantic ids come from ``native["automationId"]`` (``testid`` or ``id``
@@ -77,6 +80,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -132,6 +136,14 @@ from semledger.runtime._snapshot import Journal, announcements_of, duplicate_iss
 from semledger.runtime._wire import encode_target
 
 __all__ = ["AdapterFailedError", "SurfaceAgentHost", "aria_to_runtime_role"]
+
+REMEMBERED_REFS: Final = 50_000
+"""How many elements that left the page a bridge remembers the node ids of, for when they
+come back (a page behind a modal, in a window the session left, a tab panel hidden): those
+that left longest ago are forgotten first, and one of them that comes back gets a new id,
+which costs an agent a ``target_not_found`` and a read, as a new ref would. A page that keeps
+making elements (a feed, a log) would otherwise grow the bridge with every element it ever
+showed; this bounds it at about 350 bytes an element (some 17 MB)."""
 
 
 class AdapterFailedError(Exception):
@@ -587,6 +599,10 @@ class SurfaceAgentHost:
         self._journal = journal or Journal(SemanticsSnapshot.empty())
         self._ids: dict[str, int] = {}
         self._refs: dict[int, str] = {}
+        self._on_page: set[int] = set()
+        """The node ids of the elements on the page the last time it was read."""
+        self._departed: OrderedDict[int, None] = OrderedDict()
+        """The node ids, still in `_refs`, of elements that left the page, longest gone first."""
         self._built: dict[str, tuple[tuple[Any, ...], SemanticsNode]] = {}
         """Each element's node as last built, by ref, with what it was built from."""
         self._next_id = next_node_id
@@ -653,19 +669,21 @@ class SurfaceAgentHost:
         except DialogError as error:
             if self._dialog is None:
                 self._dialog = _Dialog.of(self._allocate(), error)
-            return self._commit([self._dialog.node(self._prompt_text)], forget=False)
+            return self._commit([self._dialog.node(self._prompt_text)])
         except NavigationError as error:
             if not error.details.get("pending") or self.last_snapshot is None:
                 raise
             self._dialog = None
             self._prompt_text = None
             nodes, _ = self._page_nodes(self.last_snapshot, busy=True)
-            return self._commit(nodes, forget=False)
+            return self._commit(nodes)
         self._dialog = None
         self._prompt_text = None
         self.last_snapshot = snapshot
         nodes, on_page = self._page_nodes(snapshot)
-        return self._commit(nodes, forget=True, on_page=on_page)
+        committed = self._commit(nodes)
+        self._note_departures(on_page)
+        return committed
 
     async def _snapshot(self) -> Snapshot:
         """The surface's snapshot; an AdapterFailedError if the adapter broke the contract, a
@@ -769,11 +787,8 @@ class SurfaceAgentHost:
             nodes.append(node)
         return nodes, {self._ids[item.ref] for item in page}
 
-    def _commit(
-        self, nodes: list[SemanticsNode], *, forget: bool, on_page: set[int] | None = None
-    ) -> SemanticsSnapshot:
-        """Commit `nodes` (root first) as the tree if it changed; with `forget`, the refs of
-        nodes no longer on the page (`on_page`, by default those in the tree) are forgotten."""
+    def _commit(self, nodes: list[SemanticsNode]) -> SemanticsSnapshot:
+        """Commit `nodes` (root first) as the tree if it changed."""
         previous = self._journal.current
         present = {n.node_id for n in nodes}
         upserted = [
@@ -798,11 +813,22 @@ class SurfaceAgentHost:
                 committed,
             ),
         )
-        if forget:
-            kept = present if on_page is None else on_page
-            for gone in [node_id for node_id in self._refs if node_id not in kept]:
-                self._ids.pop(self._refs.pop(gone), None)
         return committed
+
+    def _note_departures(self, on_page: set[int]) -> None:
+        """Given the ids of the nodes on the page just read, keep the refs of elements that
+        left it, so that one that comes back (the page behind a modal, an opener once its
+        popup closes, a tab panel shown again) keeps its node id, as the SPEC has an element
+        hidden and shown again keep it; forget the longest gone beyond `REMEMBERED_REFS`."""
+        departed = self._departed
+        for node_id in on_page - self._on_page:
+            departed.pop(node_id, None)
+        for node_id in self._on_page - on_page:
+            departed[node_id] = None
+        self._on_page = on_page
+        while len(departed) > REMEMBERED_REFS:
+            forgotten, _ = departed.popitem(last=False)
+            self._ids.pop(self._refs.pop(forgotten), None)
 
     # ---- the two operations -------------------------------------------------------------
 

@@ -61,7 +61,7 @@ def test_an_ended_session_says_why_verifies_and_is_not_served_again(tmp_path: Pa
     )  # fmt: skip
     assert served.returncode == 2
     assert served.stderr.strip() == (
-        f"semledger: session 'killed' was ended by its operator ({reason}) and is not served"
+        f"semledger: session 'killed' was ended for good ({reason}) and is not served"
         " again: serve a session of another name"
     )
     assert _state(db, "killed")["end_reason"] == reason

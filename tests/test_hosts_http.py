@@ -320,7 +320,31 @@ def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Clie
     assert server.process.wait(timeout=30) == 0
     with SqliteRecorder(server.db) as recorder:
         events = [event for _record, event in recorder.events(session_id)]
-    assert events[-1] == SessionEnded("deleted by the client")
+    assert events[-1] == SessionEnded("deleted by the client", final=True)
+
+
+def test_a_session_its_client_deleted_is_over_for_every_server(
+    server: Server, http: httpx.Client
+) -> None:
+    """A DELETE was a 404 for HTTP clients afterwards, while the audit said "serving it
+    again resumes it" and `serve --session` over stdio did: the client's end is for good."""
+    sys.path.insert(0, str(APPS))
+    import stdio_client
+
+    session_id = McpClient(http, server.url).initialize()
+    assert http.delete(server.url, headers={"Mcp-Session-Id": session_id}).status_code == 204
+    server.process.terminate()
+    assert server.process.wait(timeout=30) == 0
+
+    audited = stdio_client.cli("audit", session_id, "--db", str(server.db))
+    assert "the session was ended for good" in audited.stdout, audited.stdout
+    assert "deleted by the client; no server takes it up again" in audited.stdout
+    resumed = stdio_client.cli("serve", COUNTER, "--db", str(server.db), "--session", session_id)
+    assert resumed.returncode == 2
+    assert resumed.stderr.strip() == (
+        f"semledger: session {session_id!r} was ended for good (deleted by the client) and is"
+        " not served again: serve a session of another name"
+    )
 
 
 def test_origin_must_be_local(server: Server, http: httpx.Client) -> None:

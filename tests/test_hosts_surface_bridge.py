@@ -347,3 +347,44 @@ async def test_a_read_builds_again_only_the_nodes_of_elements_that_changed(
     )
     assert isinstance(typed, Receipt)
     assert 0 < len(built) < everything
+
+
+class _Scripted:
+    """A surface showing, under its document, the buttons named in `shown`."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    async def snapshot(self, **options: Any) -> Any:
+        from semledger.adapters import SnapshotNode, build_snapshot
+
+        buttons = [
+            SnapshotNode(ref=ref, role="button", name=ref, depth=1, parent="doc")
+            for ref in self.shown
+        ]
+        return build_snapshot("doc", [SnapshotNode(ref="doc", role="document", depth=0), *buttons])
+
+
+async def test_an_element_gone_longer_than_the_bridge_remembers_comes_back_with_a_new_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bridge remembers the ids of the last REMEMBERED_REFS elements to leave the page
+    (an element shown again keeps its id), not of every element a page ever showed."""
+    import semledger.hosts._surface_host as bridge
+
+    monkeypatch.setattr(bridge, "REMEMBERED_REFS", 2)
+    surface = _Scripted()
+    host = SurfaceAgentHost(surface)  # type: ignore[arg-type]
+
+    async def ids() -> dict[str | None, int]:
+        return {n.label: n.node_id for n in (await _full(host)).nodes if n.role is Role.BUTTON}
+
+    surface.shown = ["a", "b", "c"]
+    first = await ids()
+    for _ in range(3):  # a leaves, then b, then c: a is the one forgotten
+        surface.shown = surface.shown[1:]
+        await ids()
+    surface.shown = ["a", "b", "c"]
+    back = await ids()
+    assert (back["b"], back["c"]) == (first["b"], first["c"])
+    assert back["a"] > max(first.values())

@@ -474,7 +474,7 @@ async def test_a_surface_session_its_operator_ended_is_not_resumed() -> None:
     with pytest.raises(SessionEndedError) as refused:
         await logged.open({})
     assert str(refused.value) == (
-        "session 's' was ended by its operator (ended by the operator) and is not served"
+        "session 's' was ended for good (ended by the operator) and is not served"
         " again: serve a session of another name"
     )
     assert list(recorder.read("s")) == before

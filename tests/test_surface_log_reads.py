@@ -22,7 +22,7 @@ from semledger.eventlog import (
 )
 from semledger.hosts import LoggedSurfaceHost
 from semledger.replay import audit, read_at, verify
-from semledger.runtime import JOURNAL_SIZE, Rejection
+from semledger.runtime import JOURNAL_SIZE, Full, Rejection
 from semledger.runtime._wire import (
     decode_action,
     decode_precondition,
@@ -97,17 +97,19 @@ def test_reads_of_a_served_surface_from_its_log_equal_the_live_reads(data: Any) 
     events = [event for _r, event in recorder.events("s")]
     commits = [e for e in events if isinstance(e, Committed)]
     assert [c.generation for c in commits] == list(range(1, len(commits) + 1))
-    given_out, removed, resumed = 0, set[int](), False
+    given_out, resumed = 0, False
+    named: dict[int, tuple[str, str | None]] = {}  # each id's element: role and semantic id
     for event in events:
         if isinstance(event, SessionStarted):
             resumed = given_out > 0
         elif isinstance(event, Committed):
             upserted = {int(node["node_id"]) for node in event.delta["upserted"]}
-            assert not upserted & removed
+            for node in event.delta["upserted"]:  # an element back (a modal closed) keeps its id
+                element = (node["role"], node["semantic_id"])
+                assert named.setdefault(int(node["node_id"]), element) == element
             if resumed:  # a fresh surface: every node is new to the session
                 assert all(node_id > given_out for node_id in upserted)
                 resumed = False
-            removed |= set(map(int, event.delta["removed"]))
             given_out = max([given_out, *upserted])
     assert verify(recorder, "s").ok
     assert all(entry.request_id is not None for entry in audit(recorder, "s"))
@@ -239,3 +241,39 @@ async def test_the_audit_gives_a_rejected_call_the_generation_it_was_judged_at()
     assert (entry.outcome, entry.generation) == ("stale_generation", 1)
     host.close()
     await logged.close()
+
+
+async def test_the_log_serves_a_page_back_from_behind_a_modal_with_its_node_ids() -> None:
+    """The gallery's dialog, opened and closed through the bridge: the page comes back with
+    the ids it had, and the log reads it, audits the calls and re-runs them as served."""
+    from semledger.hosts import rerun_surface
+
+    recorder = MemoryRecorder()
+    config = {"adapter": "runtime", "app": "semledger.examples.gallery:app"}
+    logged = LoggedSurface(create_surface(config), recorder, "g", "runtime", config=config)
+    await logged.open({})
+    host = LoggedSurfaceHost(logged)
+    page = await host.read_semantics(None)
+    answers = [(host.bridge.generation, None, page)]
+    for clicked in ("gallery.dialog.open", "gallery.dialog.cancel"):
+        await host.perform_action(
+            decode_target({"kind": "semantic_id", "id": clicked}),
+            decode_action({"kind": "activate"}),
+            decode_precondition(LATEST),
+        )
+        for since in (None, 1):
+            answers.append((host.bridge.generation, since, await host.read_semantics(since)))
+    back = answers[-2][2]
+    host.close()
+    await logged.close()
+    assert isinstance(page, Full)
+    assert isinstance(back, Full)
+    assert {n.node_id: n.semantic_id for n in back.nodes} == {
+        n.node_id: n.semantic_id for n in page.nodes
+    }
+    for generation, since, live in answers:
+        assert not isinstance(live, Rejection)
+        logged_read = read_at(recorder, "g", generation=generation, since=since)
+        assert encode_read(logged_read) == encode_read(live)
+    assert [entry.outcome for entry in audit(recorder, "g")] == ["receipt", "receipt"]
+    assert (await rerun_surface(recorder, "g")).ok

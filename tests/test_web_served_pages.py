@@ -91,6 +91,25 @@ PAGES = {
     "<dialog id='modal'><input aria-label='Inside'><form method='dialog'>"
     "<button>Close</button></form></dialog>"
     "<script>document.getElementById('modal').showModal();</script>",
+    # The usual React or Bootstrap modal: the page behind it aria-hidden while it is open.
+    "aria_modal.html": "<!doctype html><title>Modal</title>"
+    "<main id='bg'><button onclick='openModal()'>Open</button>"
+    "<button onclick=\"this.textContent = 'Other clicked'\">Other</button></main>"
+    "<div id='modal' role='dialog' aria-modal='true' aria-label='Settings' hidden>"
+    "<button onclick=\"closeModal('Settings saved')\">Save</button>"
+    "<button onclick='closeModal(null)'>Cancel</button></div>"
+    "<div id='toast' role='status'></div>"
+    "<script>function openModal() {"
+    " modal.hidden = false; bg.setAttribute('aria-hidden', 'true'); }"
+    "function closeModal(said) { modal.hidden = true; bg.removeAttribute('aria-hidden');"
+    " if (said) toast.textContent = said; }</script>",
+    "tab_panels.html": "<!doctype html><title>Tabs</title><div role='tablist'>"
+    "<button role='tab' onclick='show(one)'>One</button>"
+    "<button role='tab' onclick='show(two)'>Two</button></div>"
+    "<div role='tabpanel' id='one' aria-label='First'><button>Apply</button></div>"
+    "<div role='tabpanel' id='two' aria-label='Second' hidden><button>Reset</button></div>"
+    "<script>function show(panel) {"
+    " for (const p of [one, two]) p.hidden = p !== panel; }</script>",
 }
 
 
@@ -331,6 +350,52 @@ async def test_of_two_modal_dialogs_the_deepest_is_the_root(
     (root,) = [n for n in full.nodes if n.node_id == full.root]
     assert (root.role, root.label) == (Role.DIALOG, "Inner")
     assert [n.label for n in full.nodes if n.role is Role.BUTTON] == ["In"]
+
+
+async def test_the_page_behind_an_aria_modal_dialog_comes_back_with_its_node_ids(
+    surface: WebSurface, site: str
+) -> None:
+    """Its elements never left the document: an agent holding the id of one before the
+    modal opened acts on it once the modal is closed (it was target_not_found, the button
+    back under a new id)."""
+    host = await open_host(surface, site + "aria_modal.html")
+    page = await full_read(host)
+    other = _one(page, Role.BUTTON, "Other")
+    await _do(host, _one(page, Role.BUTTON, "Open"), ActionKind.ACTIVATE)
+    modal = await full_read(host)
+    assert _root(modal).role is Role.DIALOG
+    assert other.node_id not in {n.node_id for n in modal.nodes}
+    await _do(host, _one(modal, Role.BUTTON, "Save"), ActionKind.ACTIVATE)
+    back = await full_read(host)
+    assert {(n.node_id, n.label) for n in back.nodes} >= {(n.node_id, n.label) for n in page.nodes}
+    await _do(host, other, ActionKind.ACTIVATE)
+    assert _one(await full_read(host), Role.BUTTON, "Other clicked").node_id == other.node_id
+
+
+async def test_an_opener_comes_back_with_its_node_ids_once_its_popup_closes(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "opener.html")
+    opener = await full_read(host)
+    await _do(host, _one(opener, Role.BUTTON, "Open"), ActionKind.ACTIVATE)
+    await _do(host, _one(await full_read(host), Role.BUTTON, "Close"), ActionKind.ACTIVATE)
+    back = await full_read(host)
+    assert [(n.node_id, n.label) for n in back.nodes] == [
+        (n.node_id, n.label) for n in opener.nodes
+    ]
+
+
+async def test_a_tab_panel_hidden_and_shown_again_keeps_its_node_ids(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "tab_panels.html")
+    first = await full_read(host)
+    apply = _one(first, Role.BUTTON, "Apply")
+    await _do(host, _one(first, Role.TAB, "Two"), ActionKind.SELECT)
+    second = await full_read(host)
+    assert apply.node_id not in {n.node_id for n in second.nodes}
+    await _do(host, _one(second, Role.TAB, "One"), ActionKind.SELECT)
+    assert _one(await full_read(host), Role.BUTTON, "Apply").node_id == apply.node_id
 
 
 def _chromium_pids() -> list[int]:
