@@ -315,3 +315,20 @@ async def test_a_factory_making_an_actor_of_another_session_is_refused_at_open()
             await registry.close_all()
             writer.close()
     assert [s.name for s in recorder.sessions()] == ["alpha"]
+
+
+async def test_open_refuses_session_options_instead_of_ignoring_them() -> None:
+    """open(name, factory, redact_passwords=False) was accepted and the option dropped:
+    the session logged typed passwords masked all the same. Options are the actor's."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)
+        with pytest.raises(TypeError, match="redact_passwords"):
+            await registry.open(
+                "s",
+                lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder),
+                redact_passwords=False,  # type: ignore[call-arg]
+            )
+        assert registry.names == []
+        writer.close()
