@@ -361,6 +361,11 @@ class ElementTree:
         """Bring `element` up to `view`; True when anything in its subtree changed."""
         dirty = view.declaration.dirty_channels(element.view.declaration)
         if not dirty.any:
+            if view.mapper is not element.view.mapper:
+                # `.map(f)` on the node is its embedder's, which the node's keys do not
+                # cover (a row mapped by its position, moved): the subtree is kept, the
+                # mapping is the latest.
+                element.view = attrs.evolve(element.view, mapper=view.mapper)
             return False
         old_composition = element.view.composition
         element.view = view

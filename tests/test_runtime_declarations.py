@@ -222,3 +222,37 @@ def test_view_map_composes_on_one_view() -> None:
     assert mapped.mapper is not None
     assert mapped.mapper(1) == 20
     assert v.mapper is None
+
+
+@attrs.frozen
+class At:
+    index: int
+    msg: Any
+
+
+def test_a_skipped_lazy_node_takes_the_map_of_the_latest_build() -> None:
+    """The mapping on a kept subtree's node is its embedder's: rows mapped by position,
+    reversed, route each click to the row now at that position, without a rebuild."""
+    built: list[str] = []
+
+    def row(name: str) -> View[Any]:
+        def build() -> Sequence[View[Any]]:
+            built.append(name)
+            return (button(name, "inc", semantic_id=name),)
+
+        return lazy(name, build, key=name)
+
+    def update(m: tuple[tuple[str, int], ...], msg: Any) -> tuple[tuple[str, int], ...]:
+        if msg == "rev":
+            return m[::-1]
+        return tuple((name, n + (i == msg.index)) for i, (name, n) in enumerate(m))
+
+    def view(m: tuple[tuple[str, int], ...]) -> View[Any]:
+        rows = (row(name).map(lambda msg, i=i: At(i, msg)) for i, (name, _n) in enumerate(m))
+        return group(button("rev", "rev", semantic_id="rev"), *rows, label="r")
+
+    rt = AppRuntime(App(init=lambda: (("a", 0), ("b", 0)), update=update, view=view))
+    rt.perform(BySemanticId("rev"), SimpleAction(K.ACTIVATE), Latest())  # type: ignore[arg-type]
+    rt.perform(BySemanticId("a"), SimpleAction(K.ACTIVATE), Latest())  # type: ignore[arg-type]
+    assert rt.model == (("b", 0), ("a", 1))
+    assert built == ["a", "b"]

@@ -44,6 +44,7 @@ from semledger.runtime import (
     View,
     apply_delta,
     column,
+    lazy,
     node,
 )
 
@@ -93,6 +94,14 @@ class Typed:
     value: str
 
 
+@attrs.frozen
+class At:
+    """A top-level node's message, mapped by the node's position, as a list maps its rows."""
+
+    index: int
+    msg: Toggle | Typed
+
+
 def edit(forest: Forest, uid: int, f: Any) -> Forest:
     out = []
     for n in forest:
@@ -104,6 +113,10 @@ def edit(forest: Forest, uid: int, f: Any) -> Forest:
 
 
 def update(model: Forest, msg: Any) -> Forest:
+    if isinstance(msg, At):
+        owner = model[msg.index]
+        assert msg.msg.uid in uids((owner,)), f"{msg} reached the subtree of {owner.uid}"
+        msg = msg.msg
     if isinstance(msg, Replace):
         return msg.model
     if isinstance(msg, Toggle):
@@ -144,8 +157,15 @@ def build(n: MNode, path: str) -> View[Any]:
     )
 
 
+def top(n: MNode, index: int) -> View[Any]:
+    """A top-level node, mapped by its position; every other one is lazy, so that a move
+    keeps its subtree, and must not keep the mapping of where it was."""
+    built = build(n, "") if n.uid % 2 else lazy(n, lambda: (build(n, ""),), key=n.uid)
+    return built.map(lambda msg: At(index, msg))
+
+
 def view(model: Forest) -> View[Any]:
-    return column(*(build(n, "") for n in model))
+    return column(*(top(n, index) for index, n in enumerate(model)))
 
 
 def make(model: Forest) -> AppRuntime[Forest, Any]:
