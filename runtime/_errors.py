@@ -19,9 +19,10 @@ class NotAViewError(TypeError):
 
 
 class NotAModelError(TypeError):
-    """The cause of the `ApplicationError` raised when init or update returns None for an
-    app whose ``model_type`` has no None in it: an update that forgot its ``return``, which
-    would otherwise fail later, in the view, far from where it went wrong."""
+    """The cause of the `ApplicationError` raised when init or update returns what is not of
+    the app's ``model_type``: None from an update that forgot its ``return``, a
+    ``(model, effects)`` tuple for ``Next(model, effects)``. It would otherwise fail later,
+    in the view (or show a repr, which differs in each run), far from where it went wrong."""
 
 
 class DuplicateKeyError(ValueError):

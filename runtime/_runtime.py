@@ -8,6 +8,7 @@ through `take_effects` and their messages come back through `complete_effect`; t
 from __future__ import annotations
 
 import math
+import types
 import typing
 from collections import deque
 from collections.abc import Iterable
@@ -76,15 +77,42 @@ def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
 
 
-def _admits_none(model_type: Any) -> bool:
-    """Whether None is a model of `model_type` (``X | None``, ``Optional[X]``, ``Any``)."""
-    if model_type in (Any, object, type(None)):
+def _is_model(model: object, model_type: Any) -> bool:
+    """Whether `model` is of `model_type` as far as its class tells: a union takes a model of
+    any of its members, ``list[int]`` any list (its items are not looked at), ``float`` an
+    int too (as type checkers take it); ``Any`` and what no class tells (a ``Literal``) take
+    any model."""
+    origin = typing.get_origin(model_type)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_is_model(model, member) for member in typing.get_args(model_type))
+    if isinstance(origin, type):
+        return isinstance(model, origin)
+    if model_type is Any or not isinstance(model_type, type):
         return True
-    return type(None) in typing.get_args(model_type)
+    if model_type is float:
+        return isinstance(model, int | float)
+    return isinstance(model, model_type)
 
 
 def _type_name(model_type: Any) -> str:
     return model_type.__qualname__ if isinstance(model_type, type) else repr(model_type)
+
+
+def _a(name: str) -> str:
+    return f"an {name}" if name[:1].lower() in tuple("aeiou") else f"a {name}"
+
+
+def _not_a_model(caller: str, model: object, model_type: Any) -> NotAModelError:
+    expected = f"not {_a(_type_name(model_type))} (its model_type)"
+    if model is None:
+        return NotAModelError(f"the app's {caller} returned None, {expected}: a missing return?")
+    kind = _a(type(model).__qualname__)
+    if isinstance(model, tuple) and len(model) == 2 and _is_model(model[0], model_type):
+        return NotAModelError(
+            f"the app's {caller} returned a tuple, {expected}: it returns the model, or"
+            " Next(model, effects) to start effects, not (model, effects)"
+        )
+    return NotAModelError(f"the app's {caller} returned {kind} {model!r:.80}, {expected}")
 
 
 class AppRuntime(Generic[Model, Msg]):
@@ -546,12 +574,11 @@ class AppRuntime(Generic[Model, Msg]):
         except NotAnEffectError as error:
             raise ApplicationError(f"{caller} returned effects that are not Effects") from error
         declared = self.app.model_type
-        if model is None and declared is not None and not _admits_none(declared):
-            missing = NotAModelError(
-                f"the app's {caller} returned None, not a {_type_name(declared)} (its"
-                " model_type): a missing return?"
+        if declared is not None and not _is_model(model, declared):
+            returned = "no model" if model is None else _a(type(model).__qualname__)
+            raise ApplicationError(f"{caller} returned {returned}, not its model_type") from (
+                _not_a_model(caller, model, declared)
             )
-            raise ApplicationError(f"{caller} returned no model") from missing
         return model, effects
 
     def _view(self, model: Model) -> View[Any]:

@@ -414,6 +414,48 @@ def test_an_update_that_returns_no_model_is_named_as_it_returns() -> None:
     AppRuntime(optional).perform(BySemanticId(SemanticId("load")), ACTIVATE, Latest())
 
 
+def test_an_update_that_returns_model_and_effects_as_a_tuple_is_refused_naming_next() -> None:
+    """The Elm habit: the tuple was taken for the model, the view showed a repr with a memory
+    address, and replay and resume took the app for nondeterministic."""
+
+    def update(model: Model, _msg: Loaded) -> Model:
+        return attrs.evolve(model, log=("loaded",)), []  # type: ignore[return-value]
+
+    def view(model: Model) -> View[Loaded]:
+        return button(f"{len(model.log)} loaded", Loaded(), semantic_id="load")
+
+    runtime = AppRuntime(App(init=Model, update=update, view=view, model_type=Model))
+    with pytest.raises(ApplicationError, match="update returned a tuple") as raised:
+        runtime.perform(BySemanticId(SemanticId("load")), ACTIVATE, Latest())
+    assert isinstance(raised.value.__cause__, NotAModelError)
+    assert str(raised.value.__cause__) == (
+        "the app's update returned a tuple, not a Model (its model_type): it returns the model,"
+        " or Next(model, effects) to start effects, not (model, effects)"
+    )
+    assert runtime.model == Model()
+
+
+def test_a_model_of_another_type_than_the_model_type_is_refused_naming_both() -> None:
+    with pytest.raises(ApplicationError, match="init returned a str") as raised:
+        AppRuntime(App(init=lambda: "0", update=lambda m, _msg: m, view=lambda m: text("n", m),
+                       model_type=int))  # fmt: skip
+    assert isinstance(raised.value.__cause__, NotAModelError)
+    assert str(raised.value.__cause__) == (
+        "the app's init returned a str '0', not an int (its model_type)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("model_type", "model"),
+    [(list[int], [1]), (Model | None, None), (Model | None, Model()), (float, 1), (Any, "x"),
+     (tuple[int, ...], (1, 2)), (int, True)],
+)  # fmt: skip
+def test_a_model_of_the_model_type_is_taken(model_type: Any, model: Any) -> None:
+    runtime = AppRuntime(App(init=lambda: model, update=lambda m, _msg: m,
+                             view=lambda m: text("n", str(m)), model_type=model_type))  # fmt: skip
+    assert runtime.model == model
+
+
 def test_message_types_may_be_any_sequence_of_distinct_classes() -> None:
     app = App(
         init=lambda: 0,
