@@ -117,8 +117,9 @@ class AuditEntry:
 class Incident:
     """What befell a session's application apart from the agent's calls: an effect that
     failed, which the app gets no message for; one still running when the session ended,
-    whose message never came; the crash that ended the session; a server taking the
-    session up again from its log, and each effect it started again."""
+    or when its server stopped without logging an end, whose message never came; the
+    crash that ended the session; a server taking the session up again from its log, and
+    each effect it started again."""
 
     seq: int
     at: float
@@ -128,8 +129,9 @@ class Incident:
     """``"effect_failed"``, ``"effect_unfinished"``, ``"crashed"``, ``"resumed"`` or
     ``"effect_restarted"``."""
     error: str
-    """The effect's error as logged (``Type: message``), how the session ended while an
-    effect ran, the crashed exception's type, or what a resume did."""
+    """The effect's error as logged (``Type: message``), how the session ended (or its
+    server stopped) while an effect ran, the crashed exception's type, or what a resume
+    did."""
     effect_id: int | None = None
     effect: str | None = None
     """The effect's name."""
@@ -179,6 +181,9 @@ class Ending:
     """Ended by its operator (``semledger end``): no server takes it up again."""
     step: int | None = None
     """Of a crash: the input it crashed at, as replay numbers its steps (0: as it started)."""
+    served: bool | None = None
+    """Of an open session: whether a server is serving it now (``Recorder.claimed``); None
+    when that cannot be told here, or the session is not open."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -241,8 +246,14 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     inputs = 0
     ending: Ending | None = None
     adapter: str | None = None
+    last: tuple[StoredEvent, Event | None] | None = None
     for record, event in _readable(recorder, session, damage):
         inputs += isinstance(event, INPUT_CLASSES)
+        stopped = _stopped_before(last, record, event)
+        if stopped is not None:
+            incidents.extend(_stopped(stopped, generation, running, effects))
+            running.clear()
+        last = record, event
         if event is None:
             ending = Ending("unknown", record.seq, record.at, "cannot be read")
             if record.topic == _REFUSED:  # its row stays, with what is known of it
@@ -371,7 +382,9 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             incidents.extend(_unfinished(record, generation, running, effects, why))
             running.clear()
     if ending is None or ending.seq != head.seq:  # anything after an end takes it back
-        ending = Ending("open", head.seq, record.at)
+        claimed = recorder.claimed([session])
+        served = None if claimed is None else session in claimed
+        ending = Ending("open", head.seq, record.at, served=served)
     summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut
         ending = Ending("unknown", head.seq + 1, None, "is missing")
@@ -395,6 +408,10 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             )
         )
         damage.sort(key=lambda d: d.seq)
+    if ending.state == "open" and not ending.served:
+        incidents.extend(
+            _stopped(record, generation, running, effects, ending.served)
+        )
     report = AuditReport(entries, incidents, diagnostics, connections, ending, adapter)
     if damage:
         raise UnreadableEventError(session, damage, report)
@@ -456,6 +473,56 @@ _RESTARTED = (
     "started again as the session resumed: the outcome of its first run was never logged,"
     " so it may have run twice"
 )
+
+
+OPERATOR_END = "ended by the operator"
+"""The reason ``semledger end`` logs, followed by ``: <its --reason>`` when given."""
+
+
+def by_the_operator(reason: str) -> bool:
+    """Whether an end's `reason` is one ``semledger end`` logged."""
+    return reason == OPERATOR_END or reason.startswith(f"{OPERATOR_END}: ")
+
+
+def _stopped_before(
+    last: tuple[StoredEvent, Event | None] | None, record: StoredEvent, event: Event | None
+) -> StoredEvent | None:
+    """The last event of a server's run that stopped without logging an end, if `event`
+    comes after one: a resume, a surface session's new start, or its operator's end
+    (``semledger end``, refused while a server serves the session; an HTTP client's
+    ``DELETE`` is final too, but its server logs it). None otherwise, and when the event
+    before it cannot be read or is missing: that may have been an end."""
+    after_a_run = (
+        isinstance(event, SessionResumed)
+        or (isinstance(event, SessionStarted) and record.seq > 1)
+        or (isinstance(event, SessionEnded) and event.final and by_the_operator(event.reason))
+    )
+    if not after_a_run or last is None:
+        return None
+    previous, logged = last
+    if previous.seq != record.seq - 1 or logged is None:
+        return None
+    return None if isinstance(logged, SessionEnded | SessionCrashed) else previous
+
+
+def _stopped(
+    last: StoredEvent,
+    generation: int,
+    running: set[int],
+    effects: dict[int, str],
+    served: bool | None = False,
+) -> list[Incident]:
+    """What is unknown of a server's run that stopped after `last` without logging an
+    end: what became of each effect still running. `served` None: it may be serving the
+    session still."""
+    unless = ""
+    if served is None:
+        unless = ", unless it is serving the session still (this system cannot tell)"
+    why = (
+        f"still running when its server stopped without logging an end{unless}: its outcome"
+        " is unknown (it may or may not have run)"
+    )
+    return _unfinished(last, generation, running, effects, why)
 
 
 def _unfinished(

@@ -577,10 +577,6 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     recorder = _recorder(args.db)
     with recorder.pinned():  # the table and the verdict say the same of a live session
         audited, report, unreadable = _audited(args, console, recorder)
-    served = None
-    if audited.ending.state == "open":
-        claimed = recorder.claimed([args.session])
-        served = None if claimed is None else args.session in claimed
     entries = audited.entries
     if args.json:
         out: dict[str, Any] = {
@@ -589,7 +585,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             "incidents": [incident.to_json() for incident in audited.incidents],
             "diagnostics_inputs": audited.diagnostics_inputs,
             "connections": [c.to_json() for c in audited.connections],
-            "end": {**audited.ending.to_json(), "served": served},
+            "end": audited.ending.to_json(),
             "unreadable": unreadable,
             "verify": None,
         }
@@ -620,7 +616,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             _print_lines(console, audit_records(args.session, entries))
         else:
             console.print(audit_table(args.session, entries, console.width))
-        for line in audit_notes(audited, served):
+        for line in audit_notes(audited):
             console.print(line, soft_wrap=True)
         if report is not None:
             style = "green" if report.ok else "bold red"
@@ -766,6 +762,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
         SqliteRecorder,
         session_end,
     )
+    from semledger.replay._audit import OPERATOR_END
 
     if not Path(args.db).exists():
         raise UsageError(f"no log at {args.db} (give --db PATH)")
@@ -785,7 +782,8 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
                 " is never resumed, so there is nothing to end (`semledger audit` shows why)"
             )
         # One that ended for now (its client went away) is ended for good, as one still open.
-        reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
+        # The audit tells this end from an HTTP client's (final too) by it.
+        reason = OPERATOR_END + (f": {args.reason}" if args.reason else "")
         try:
             with recorder.claim(args.session):
                 ended = SessionEnded(reason, final=True)

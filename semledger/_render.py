@@ -277,10 +277,10 @@ def _reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
         yield Text(f"  {which} {shown(e.outcome)}: {shown(message)}")
 
 
-def audit_notes(report: AuditReport, served: bool | None = None) -> Iterator[Text]:
+def audit_notes(report: AuditReport) -> Iterator[Text]:
     """What the audit says after its table: why each call not carried out was refused,
     what befell the application, the inputs the table does not list, and last how the
-    session stands (`served`: whether an open one is being served now, None if unknown)."""
+    session stands."""
     yield from _reason_lines(report.entries)
     yield from _incident_lines(report.incidents, report.adapter)
     count = report.diagnostics_inputs
@@ -289,10 +289,10 @@ def audit_notes(report: AuditReport, served: bool | None = None) -> Iterator[Tex
             f"and {_count(count, 'input')} sent through the diagnostics tools, which are no"
             " perform_action and not listed above"
         )
-    yield ending_line(report.ending, served)
+    yield ending_line(report.ending)
 
 
-def ending_line(ending: Ending, served: bool | None = None) -> Text:
+def ending_line(ending: Ending) -> Text:
     """How the session stands at the end of the log, in one line."""
     when = "" if ending.at is None else f" at {_when(ending.at, None)[0]}"
     where = f"{when} (event {ending.seq})"
@@ -311,9 +311,9 @@ def ending_line(ending: Ending, served: bool | None = None) -> Text:
             style="red",
         )
     if ending.state == "open":
-        if served is None:
+        if ending.served is None:
             now = "it is being served, or its server stopped without one"
-        elif served:
+        elif ending.served:
             now = "it is being served now"
         else:
             now = "its server stopped without one (serving it again resumes it)"

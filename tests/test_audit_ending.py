@@ -124,7 +124,7 @@ START = SessionStarted(TODO, "runtime", {}, True)
 
 def test_the_last_end_after_the_last_resume_is_how_a_session_stands() -> None:
     once = _recorded(START, SessionEnded("end of input"), SessionResumed(()))
-    assert audit_report(once, "s").ending == Ending("open", 3, 1.7e9 + 3)
+    assert audit_report(once, "s").ending == Ending("open", 3, 1.7e9 + 3, served=False)
 
     final = SessionEnded("ended by the operator: x", final=True)
     again = _recorded(START, SessionEnded("end of input"), SessionResumed(()),

@@ -6,7 +6,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semledger.eventlog import (
+    EffectStarted,
+    MemoryRecorder,
+    NewEvent,
+    SessionEnded,
+    SessionStarted,
+    SqliteRecorder,
+)
+from semledger.replay import audit_report
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -117,3 +131,129 @@ def test_an_audit_names_each_effect_still_running_when_the_session_ended(tmp_pat
                          " never came")  # fmt: skip
     [incident] = json.loads(mcp.cli("audit", "t", "--db", str(db), "--json").stdout)["incidents"]
     assert (incident["kind"], incident["effect_id"]) == ("effect_unfinished", 1)
+
+
+STOPPED_RUNNING = (
+    "still running when its server stopped without logging an end: its outcome is unknown (it"
+    " may or may not have run)"
+)
+
+
+def _unfinished(db: Path, session: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The audit's `effect_unfinished` incidents, and its text's lines saying them."""
+    as_json = mcp.cli("audit", session, "--db", str(db), "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    incidents = json.loads(as_json.stdout)["incidents"]
+    shown = mcp.cli("audit", session, "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    lines = [line for line in shown.stdout.splitlines() if line.startswith("effect ")]
+    return [i for i in incidents if i["kind"] == "effect_unfinished"], lines
+
+
+def _killed_with_a_stuck_effect(db: Path, session: str) -> int:
+    """Serve `session`, start an effect that never finishes, and SIGKILL the server; the
+    last event its run logged."""
+    server = mcp.start("tests_fuzz_effects:app", db, session)
+    try:
+        assert mcp.ask(server, mcp.perform(1, "up.stuck"))["value"]["pending_work"] is True
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head(session)
+    assert head is not None
+    return head.seq
+
+
+def test_an_effect_running_as_its_server_was_killed_is_of_unknown_outcome_as_of_its_last_event(
+    tmp_path: Path,
+) -> None:
+    """The audit of the open session said nothing of it; once `semledger end` ended the
+    session, it read 'still running when the session ended: ended by the operator', dated
+    at that end, as if the effect had run until the operator came."""
+    db = tmp_path / "log.db"
+    last = _killed_with_a_stuck_effect(db, "k")
+    for ended in (False, True):
+        if ended:
+            done = mcp.cli("end", "k", "--db", str(db), "--reason", "no rerun")
+            assert done.returncode == 0, done.stderr
+        [incident], [line] = _unfinished(db, "k")
+        assert (incident["seq"], incident["effect_id"], incident["error"]) == (
+            last, 1, STOPPED_RUNNING
+        )
+        assert line.startswith("effect 1 (stuck) at ")
+        assert line.endswith(f"(event {last}): {STOPPED_RUNNING}; its message never came")
+
+
+def test_an_effect_running_as_its_server_was_killed_then_started_again_says_both(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    last = _killed_with_a_stuck_effect(db, "k")
+    served("tests_fuzz_effects:app", db, "k", [mcp.read(1)])  # resumed, to the end of input
+    with SqliteRecorder(db) as recorder:
+        report = audit_report(recorder, "k")
+    said = [(i.seq, i.kind, i.effect_id) for i in report.incidents]
+    assert said == [
+        (last, "effect_unfinished", 1),
+        (last + 1, "resumed", None),
+        (last + 1, "effect_restarted", 1),
+        (report.ending.seq, "effect_unfinished", 1),  # stuck again, to the end of input
+    ]
+    assert report.incidents[0].error == STOPPED_RUNNING
+    assert report.incidents[-1].error == "still running when the session ended: end of input"
+
+
+def _log(recorder: MemoryRecorder, *events: Any) -> None:
+    recorder.append([NewEvent("s", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
+
+
+START = SessionStarted("tests_fuzz_effects:app", "runtime", {}, True)
+
+
+@pytest.mark.parametrize(
+    ("end", "expected"),
+    [
+        (SessionEnded("ended by the operator", final=True), (2, STOPPED_RUNNING)),
+        # An HTTP client's DELETE is final too, logged by the server that ran the effect.
+        (SessionEnded("deleted by the client", final=True),
+         (3, "still running when the session ended: deleted by the client")),
+        (SessionEnded("end of input"), (3, "still running when the session ended: end of input")),
+    ],
+)  # fmt: skip
+def test_only_an_operators_end_comes_after_a_server_that_stopped_without_one(
+    end: SessionEnded, expected: tuple[int, str]
+) -> None:
+    recorder = MemoryRecorder()
+    _log(recorder, START, EffectStarted(1, "stuck"), end)
+    [incident] = audit_report(recorder, "s").incidents
+    assert (incident.seq, incident.error) == expected
+
+
+class _Unlisted(MemoryRecorder):
+    """A recorder on a system that does not list its locks."""
+
+    def claimed(self, sessions: Iterable[str]) -> None:  # type: ignore[override]
+        return None
+
+
+def test_an_effect_running_at_the_end_of_an_open_log_is_unknown_unless_it_is_served() -> None:
+    recorder = MemoryRecorder()
+    _log(recorder, START, EffectStarted(1, "stuck"))
+    [incident] = audit_report(recorder, "s").incidents
+    assert (incident.seq, incident.kind, incident.error) == (2, "effect_unfinished",
+                                                             STOPPED_RUNNING)  # fmt: skip
+    with recorder.claim("s"):
+        report = audit_report(recorder, "s")
+    assert (report.incidents, report.ending.served) == ([], True)
+
+    unlisted = _Unlisted()
+    _log(unlisted, START, EffectStarted(1, "stuck"))
+    report = audit_report(unlisted, "s")
+    assert report.ending.served is None
+    [incident] = report.incidents
+    assert incident.error == (
+        "still running when its server stopped without logging an end, unless it is serving"
+        " the session still (this system cannot tell): its outcome is unknown (it may or may"
+        " not have run)"
+    )
