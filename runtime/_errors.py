@@ -33,8 +33,9 @@ class DuplicateKeyError(ValueError):
 
 class NotAProposalError(TypeError):
     """The cause of the `ApplicationError` raised when a handler returns something other
-    than a `Proposal`, a `Reject` or None (a bare message, say): taken as nothing proposed,
-    the agent would be told its action was accepted while nothing happened."""
+    than a `Proposal`, a `Reject` or None (a bare message, say), or proposes a message class
+    for a message (``Proposal((Go,))``): taken as nothing proposed, or as a message update
+    never matches, the agent would be told its action was accepted while nothing happened."""
 
 
 class ViewTooDeepError(ValueError):

@@ -115,6 +115,20 @@ def _not_a_model(caller: str, model: object, model_type: Any) -> NotAModelError:
     return NotAModelError(f"the app's {caller} returned {kind} {model!r:.80}, {expected}")
 
 
+def _check_messages(kind: ActionKind, proposal: Proposal[Any]) -> None:
+    """Raise for a message class a handler proposed for a message (``Proposal((Go,))``):
+    update's ``case Go():`` would not match it, and the action would do nothing, unseen."""
+    for message in proposal.messages:
+        if isinstance(message, type):
+            name = message.__qualname__
+            raise ApplicationError(f"the {kind.value} handler proposed a message class") from (
+                NotAProposalError(
+                    f"the {kind.value} handler proposed {name}, a message class, not a message:"
+                    f" give one, Proposal(({name}(),))"
+                )
+            )
+
+
 class AppRuntime(Generic[Model, Msg]):
     """One session of an application: its model, its mounted tree and its committed semantics."""
 
@@ -374,6 +388,7 @@ class AppRuntime(Generic[Model, Msg]):
                 ErrorCode.HANDLER_REJECTED, outcome.reason, target=echoed, action=action.kind.value
             )
         proposal: Proposal[Any] = outcome if isinstance(outcome, Proposal) else Proposal()
+        _check_messages(action.kind, proposal)
         before = snapshot.generation
         if action.kind is ActionKind.FOCUS:
             self._tree.set_focus(element)

@@ -477,6 +477,30 @@ def test_a_message_class_given_for_a_message_is_refused_where_the_view_is_built(
     )
 
 
+def test_a_handler_proposing_a_message_class_is_an_application_error_not_a_lost_click() -> None:
+    """``Proposal((Loaded,))`` reached update as the class, which ``case Loaded():`` never
+    matches: the agent got a receipt for a click that did nothing."""
+    seen: list[object] = []
+
+    def update(model: int, msg: Loaded) -> int:
+        seen.append(msg)
+        return model + 1
+
+    def view(model: int) -> View[Loaded]:
+        propose = {K.ACTIVATE: lambda _action: Proposal((Loaded,))}
+        return node(Role.BUTTON, label=str(model), semantic_id="load", handlers=propose)
+
+    rt = AppRuntime(App(init=lambda: 0, update=update, view=view))
+    with pytest.raises(ApplicationError, match="proposed a message class") as raised:
+        rt.perform(BySemanticId(SemanticId("load")), ACTIVATE, Latest())
+    assert isinstance(raised.value.__cause__, NotAProposalError)
+    assert str(raised.value.__cause__) == (
+        "the activate handler proposed Loaded, a message class, not a message: give one,"
+        " Proposal((Loaded(),))"
+    )
+    assert (seen, rt.model, rt.generation) == ([], 0, 1)
+
+
 def test_a_timer_of_a_message_class_is_refused_as_a_button_of_one_is() -> None:
     """It was refused only when the tick was logged, as a message of no listed type."""
     with pytest.raises(TypeError, match=re.escape("Every.message: Loaded is a message class")):
