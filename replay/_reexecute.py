@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import SessionCore, crash_event, fold_commit, gap
+from semledger.actors import MessageCodecError, SessionCore, crash_event, fold_commit, gap
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -231,6 +231,29 @@ def _raised(error: BaseException) -> str:
     if isinstance(error, ApplicationError):
         return f"the app raised {error.__cause__!r}"
     return f"stepping it raised {error!r}"
+
+
+def _as_logged(error: Exception, event: Event, crash: SessionCrashed) -> Exception:
+    """`error`, raised again at `event`, as a replay reports it. The message of an effect or
+    a timer that the live session could not record is logged as None, and the session
+    crashed on it: stepping that fails only on the None, so the error is made again with
+    the live reason ("Done is not among the app's message_types, ...") the crash logged."""
+    unrecorded = isinstance(event, EffectCompleted | TimerFired) and event.message is None
+    reason = _logged_reason(crash)
+    if not (unrecorded and isinstance(error, MessageCodecError) and reason is not None):
+        return error
+    return MessageCodecError(reason).with_traceback(error.__traceback__)
+
+
+def _logged_reason(crash: SessionCrashed) -> str | None:
+    """The message of the exception `crash` logged: its traceback's last ``Type: message``."""
+    lines = crash.traceback.rstrip("\n").split("\n")
+    named = crash.exception_type
+    for at in range(len(lines) - 1, -1, -1):
+        head, colon, rest = lines[at].partition(": ")
+        if colon and (head == named or head.endswith(f".{named}")):
+            return "\n".join([rest, *lines[at + 1 :]])
+    return None
 
 
 def _no_longer(divergence: Divergence, failure: str) -> Divergence:
@@ -532,7 +555,8 @@ def _reexecute(
                 )
             )
             diverged = _named(_redaction_note(diverged, redacted), step, current)
-            return ReplayReport(session, inputs, commits, diverged, error, step)
+            raised = error if crashed is None else _as_logged(error, event, crashed[1])
+            return ReplayReport(session, inputs, commits, diverged, raised, step)
         crashed = log.crash()
         if crashed is not None:
             seq, crash = crashed

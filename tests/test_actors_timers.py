@@ -13,7 +13,7 @@ import attrs
 import pytest
 import trio
 
-from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.actors import LogWriter, MessageCodecError, SessionActor, SessionRegistry
 from semledger.actors._session import _TimerTick
 from semledger.eventlog import MemoryRecorder, SessionCrashed, TimerFired
 from semledger.replay import reexecute
@@ -289,6 +289,31 @@ async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_as_
     report = reexecute(recorder, "fx", app)
     assert report.ok, report
     assert report.crash_step == 2
+
+
+async def test_a_replayed_unrecordable_effect_result_names_the_live_cause_not_the_logged_none() -> (
+    None
+):
+    """The log holds None for the message it could not record; replay, failing on that None,
+    said "not an encoded message: None" where the live session named the unlisted class."""
+
+    async def unlisted() -> Unlisted:
+        return Unlisted()
+
+    def start(model: tuple[bool, int], msg: str) -> Next[tuple[bool, int], Any]:
+        return Next(update(model, msg), (Effect(unlisted),) if msg == "toggle" else ())
+
+    async def toggle(actor: SessionActor) -> None:
+        assert isinstance(await actor.perform_action(TOGGLE, ACTIVATE, Latest()), Receipt)
+
+    app = App(init=lambda: (False, 0), update=start, view=view)
+    recorder = await _crashed_on_an_unrecordable_message(app, "fx", toggle)
+    report = reexecute(recorder, "fx", app)
+    assert report.ok, report
+    assert isinstance(report.crash, MessageCodecError)
+    assert str(report.crash) == (
+        "Unlisted is not among the app's message_types, so the log cannot record it"
+    )
 
 
 async def test_new_timers_are_numbered_in_the_order_the_model_lists_them() -> None:
