@@ -64,7 +64,10 @@ naming the format, and keeps its value), the refs an element's ``aria-labelledby
 ``-describedby``, ``-controls``, ``-errormessage`` and ``-activedescendant`` point at
 (``rel:labelled_by`` and so on; an element one points at is a node of its own),
 ``aria-setsize``, ``-posinset``, ``-rowindex``, ``-rowcount``, ``-rowspan``, ``-colindex``,
-``-colcount`` and ``-colspan`` (``setsize`` and so on), and the document's ``url`` on the root.
+``-colcount`` and ``-colspan`` (``setsize`` and so on), ``focusable`` (``"true"`` or
+``"false"`` on every element: whether it takes the keyboard focus, its ``tabindex`` given or
+not, as a link with an ``href``, an enabled control, an editable element or a dialog does),
+and the document's ``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a
@@ -118,7 +121,11 @@ is open every call that needs the page raises DialogError (unexpected and presen
 of hanging, with the dialog's ``type``, ``message`` and prompt ``default`` in ``details``
 (the MCP bridge shows the dialog from them); ``check(..., "dialog")``, ``act("dialog")``,
 ``read("url"|"result")`` still work. ``focus`` (an action beyond the seed's set, as the
-runtime adapter has it) gives the element keyboard focus; ``closeWindow`` (beyond it too)
+runtime adapter has it) gives the element keyboard focus. ``press`` on a ref sends the key
+to the element, or, where it takes no focus, to what has the focus in it, else to the first
+element in it that takes it (a user tabs into a dialog to press Escape); on an element that
+neither takes the focus nor holds one that does, it is an ActionabilityError, and nothing
+moves: the key would reach whatever had the focus. ``closeWindow`` (beyond the seed's set too)
 closes the current window (see Windows). Playwright's errors are told in
 their first line, without the call log. ``selectOption`` sets exactly the given values
 (matched by value or label); ``deselectOption``/``deselectAll`` clear options of a
@@ -1855,13 +1862,51 @@ async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
         s._cleared = (ref, former)
 
 
+_FOCUS_IN: Final = """(el) => {
+  let at = document.activeElement;
+  while (at && at.shadowRoot && at.shadowRoot.activeElement) at = at.shadowRoot.activeElement;
+  for (let n = at; n; n = n.parentNode || n.host) if (n === el) return at;
+  return null;
+}"""
+"""What has the keyboard focus in `el` (it, or an element inside it, its shadow trees
+included); null when the focus is elsewhere."""
+
+_KEY_TARGET: Final = f"""(el) => {{
+  const focusIn = {_FOCUS_IN};
+  const was = focusIn(el);
+  if (was !== null && was !== el) {{ was.focus(); return "within"; }}
+  el.focus();
+  if (focusIn(el) !== null) return "element";
+  for (const kid of el.querySelectorAll("*")) {{
+    kid.focus();
+    if (focusIn(el) !== null) return "within";
+  }}
+  return null;
+}}"""
+"""Where a key pressed on `el` goes, the focus moved there: `el` itself (``"element"``), or
+(``"within"``) what has the focus in it already, else the first element in it that takes
+it, as a user tabs into a dialog to press Escape; null when neither `el` nor anything in it
+takes the focus, and the key would reach another element (nothing was moved then)."""
+
+
 async def _press(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     if not a.key:
         raise DataError("press needs a key", path="args.key")
+    keyboard = s._require_page().keyboard
     if ref is None:
-        await s._navigating_input(s._require_page().keyboard.press(a.key))
+        await s._navigating_input(keyboard.press(a.key))
+        return
+    locator = await s._locator(ref)
+    reached = await locator.evaluate(_KEY_TARGET)
+    if reached is None:
+        raise ActionabilityError(
+            f"{ref} takes no keyboard focus, nor does anything in it: {a.key} would reach"
+            " another element",
+            details={"ref": ref},
+        )
+    if reached == "within":
+        await s._navigating_input(keyboard.press(a.key))
     else:
-        locator = await s._locator(ref)
         await s._navigating_input(locator.press(a.key, timeout=s._timeout(a)))
 
 

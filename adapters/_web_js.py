@@ -316,8 +316,15 @@ function numericOf(el, r, out) {
   const text = el.getAttribute("aria-valuetext"); if (text !== null) out.valuetext = text;
 }
 
+function focusable(el) {  // whether el.focus() takes: the browser's tab index, but for a link with no href, a disabled or inert element, and what takes focus with no tab index of its own
+  if (el.matches(":disabled") || inertShown !== false && el.closest("[inert]")) return false;
+  if (/^\s*[-+]?[0-9]/.test(el.getAttribute("tabindex") || "")) return true;
+  if (el.tagName === "A" || el.tagName === "AREA") return el.hasAttribute("href");
+  return el.tabIndex >= 0 || editingHost(el) || el.tagName === "DIALOG" || !!(el.shadowRoot && el.shadowRoot.delegatesFocus);
+}
+
 function nativeOf(el, testids, r) {
-  const out = { tag: el.tagName.toLowerCase() };
+  const out = { tag: el.tagName.toLowerCase(), focusable: String(focusable(el)) };
   const invalid = el.getAttribute("aria-invalid");
   if (invalid !== null && invalid !== "" && invalid !== "false" || userInvalid(el)) out.invalid = "true";
   if (el.getAttribute("aria-busy") === "true") out.busy = "true";

@@ -25,7 +25,9 @@ application through the same router and tools as a semledger app:
   (``native["scroll"]``), so a scroll changes no frame.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
   disabled text field, no submit on a multiline one, where Enter starts a new line; set_text
-  on a combo box one types into, ``native["editable"]``);
+  on a combo box one types into, ``native["editable"]``; no increment or decrement on a
+  range the surface says takes no focus, ``native["focusable"] == "false"``, which the keys
+  they press could not reach);
   ``perform_action`` checks them in the runtime's order (closed, generation, target,
   disabled, capability) against the bridge's own generation, then maps the action onto
   ``act`` (activate -> click, set_text -> clear and type, submit -> press Enter (submit on
@@ -39,7 +41,10 @@ application through the same router and tools as a semledger app:
   increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll -> press
   PageDown/PageUp, set_numeric_value -> type the number, on a range the surface reports
   settable (``native["valuesettable"]``) and never outside the bounds it shows).
-  A range's ``numeric`` comes from ``native`` too (``valuenow``, ``valuemin``, ...).
+  A range's ``numeric`` comes from ``native`` too (``valuenow``, ``valuemin``, ...). A
+  key pressed on a node goes to it (the surface's ``press`` on its ref): one that cannot
+  reach it, on a dialog with nothing in it that takes the focus, is the surface's refusal,
+  ``handler_rejected``, never a key to whatever has the focus.
   A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
   carries, SessionError -> host_closed, closing the host), and changes nothing in the
@@ -281,6 +286,7 @@ def _actions(
     role: Role, states: frozenset[str], native: Mapping[str, str]
 ) -> tuple[ActionKind, ...]:
     kinds: set[ActionKind] = set()
+    focusable = native.get("focusable")  # the surface's word, where it gives it
     if native.get("type") == "file":  # a click opens the system's file chooser, out of reach
         return (ActionKind.FOCUS,)
     if role in _ACTIVATABLE or _opens_a_menu(role, native):
@@ -313,6 +319,8 @@ def _actions(
         kinds.add(ActionKind.COLLAPSE)
     if "collapsed" in states:
         kinds.add(ActionKind.EXPAND)
+    if focusable == "false":  # the keys increment and decrement press would go elsewhere
+        kinds.difference_update((ActionKind.INCREMENT, ActionKind.DECREMENT))
     return tuple(k for k in _ORDER if k in kinds)
 
 

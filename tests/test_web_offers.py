@@ -1,0 +1,173 @@
+"""What a node of a web page served to agents offers, and where the keys its actions press
+go: into the node, never to whatever element has the focus."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from semledger.adapters import ActionabilityError
+from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    BySemanticId,
+    ErrorCode,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    SemanticId,
+    SemanticsAction,
+    SemanticsNode,
+    SetText,
+    SimpleAction,
+)
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from served_pages import HANG_GUARD_S, full_read, open_host
+
+PAGES = {
+    "keys.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Keys</title></head><body>
+<input type="search" id="q" aria-label="Search">
+<input type="number" id="qty" aria-label="Quantity" value="5">
+<div role="dialog" id="banner" aria-label="Cookie banner">
+  <p>We use cookies</p><a href="#details">Details</a>
+</div>
+<div role="dialog" id="notice" aria-label="Notice"><p>Nothing to focus in here</p></div>
+<div role="slider" id="vol" aria-label="Volume" aria-valuemin="0" aria-valuemax="10"
+     aria-valuenow="3"></div>
+<div role="slider" id="zoom" tabindex="0" aria-label="Zoom" aria-valuemin="0"
+     aria-valuemax="10" aria-valuenow="3"></div>
+<script>
+  for (const id of ["banner", "notice"]) document.getElementById(id).addEventListener(
+    "keydown", (e) => { if (e.key === "Escape") e.currentTarget.remove(); });
+  for (const id of ["vol", "zoom"]) document.getElementById(id).addEventListener(
+    "keydown", (e) => {
+      const step = {ArrowUp: 1, ArrowDown: -1}[e.key];
+      if (step === undefined) return;
+      const s = e.currentTarget;
+      s.setAttribute("aria-valuenow", String(+s.getAttribute("aria-valuenow") + step));
+      e.preventDefault();
+    });
+</script>
+</body></html>
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> str:
+    directory = tmp_path_factory.mktemp("offers")
+    for name, html in PAGES.items():
+        (directory / name).write_text(html, encoding="utf-8")
+    return Path(directory).as_uri() + "/"
+
+
+@pytest.fixture
+async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
+    opened = WebSurface({"browser": browser})
+    yield opened
+    with trio.CancelScope(shield=True):
+        await opened.close()
+
+
+@pytest.fixture
+async def keys(surface: WebSurface, site: str) -> SurfaceAgentHost:
+    return await open_host(surface, site + "keys.html")
+
+
+def _node(full: Full, semantic_id: str) -> SemanticsNode | None:
+    return next((n for n in full.nodes if n.semantic_id == semantic_id), None)
+
+
+def _shown(full: Full, semantic_id: str) -> SemanticsNode:
+    node = _node(full, semantic_id)
+    assert node is not None, f"no node {semantic_id} in {[n.semantic_id for n in full.nodes]}"
+    return node
+
+
+async def _perform(
+    host: SurfaceAgentHost, semantic_id: str, action: SemanticsAction
+) -> Receipt | Rejection:
+    with trio.fail_after(HANG_GUARD_S):
+        return await host.perform_action(BySemanticId(SemanticId(semantic_id)), action, Latest())
+
+
+async def _done(host: SurfaceAgentHost, semantic_id: str, action: SemanticsAction) -> Receipt:
+    outcome = await _perform(host, semantic_id, action)
+    assert isinstance(outcome, Receipt), outcome
+    return outcome
+
+
+async def test_dismiss_presses_escape_in_a_dialog_that_takes_no_focus_not_in_the_focused_field(
+    keys: SurfaceAgentHost,
+) -> None:
+    await _done(keys, "q", SetText("my query"))
+    await _done(keys, "banner", SimpleAction(ActionKind.DISMISS))
+    after = await full_read(keys)
+    assert _node(after, "banner") is None  # its Escape handler heard the key
+    assert _shown(after, "q").value == "my query"  # a search field Escape reaches is cleared
+
+
+async def test_dismiss_on_a_dialog_nothing_in_which_takes_the_focus_is_refused_and_moves_no_key(
+    keys: SurfaceAgentHost,
+) -> None:
+    await _done(keys, "q", SetText("my query"))
+    before = await full_read(keys)
+    refused = await _perform(keys, "notice", SimpleAction(ActionKind.DISMISS))
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.HANDLER_REJECTED
+    notice = _shown(before, "notice").node_id
+    assert refused.message == (
+        f"node {notice} takes no keyboard focus, nor does anything in it: Escape would reach"
+        " another element"
+    )
+    after = await full_read(keys)
+    assert after.generation == before.generation
+    assert _shown(after, "q").value == "my query"
+    assert _shown(after, "q").state.focused
+
+
+async def test_a_slider_that_takes_no_focus_offers_no_increment_and_the_focused_field_keeps_it(
+    keys: SurfaceAgentHost,
+) -> None:
+    await _done(keys, "qty", SimpleAction(ActionKind.FOCUS))
+    shown = await full_read(keys)
+    volume = _shown(shown, "vol")
+    assert ActionKind.INCREMENT not in volume.actions
+    assert ActionKind.DECREMENT not in volume.actions
+    refused = await _perform(keys, "vol", SimpleAction(ActionKind.INCREMENT))
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.ACTION_UNAVAILABLE
+    after = await full_read(keys)
+    assert _shown(after, "qty").value == "5"
+    assert _shown(after, "vol").numeric == volume.numeric
+
+
+async def test_increment_on_a_slider_reaches_it_while_another_field_has_the_focus(
+    keys: SurfaceAgentHost,
+) -> None:
+    await _done(keys, "qty", SimpleAction(ActionKind.FOCUS))
+    await _done(keys, "zoom", SimpleAction(ActionKind.INCREMENT))
+    after = await full_read(keys)
+    zoom = _shown(after, "zoom")
+    assert zoom.numeric is not None
+    assert zoom.numeric.current == 4.0
+    assert _shown(after, "qty").value == "5"
+
+
+async def test_press_on_an_element_that_takes_no_focus_is_refused_not_sent_to_the_focused_one(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "keys.html")
+    await _done(host, "qty", SimpleAction(ActionKind.FOCUS))
+    refs = {n.native.get("id"): n.ref for n in (await surface.snapshot()).nodes}
+    with pytest.raises(ActionabilityError, match="takes no keyboard focus"):
+        await surface.act("press", refs["vol"], {"key": "ArrowUp"})
+    assert await surface.read("value", refs["qty"]) == "5"
