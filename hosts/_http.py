@@ -317,6 +317,9 @@ class McpHttpApp:
             await trio.sleep(after / 4)
             now = trio.current_time()
             for session_id, connection in list(self._connections.items()):
+                if self._connections.get(session_id) is not connection:
+                    # Deleted, forgotten or parked while an earlier one was parked.
+                    continue
                 if connection.busy or now - connection.used < after:
                     continue
                 if connection.host.closed:  # over already: its actor is gone
@@ -330,7 +333,7 @@ class McpHttpApp:
         it ever had), but not that it is over. It may have ended without a SessionEnded:
         another process wrote its log, or the log could not be written. Recovering it here
         would write it again."""
-        del self._connections[session_id]
+        self._connections.pop(session_id, None)
         self._over[session_id] = connection.host.closed_reason or "the session is closed"
 
     def _router(self) -> Router:

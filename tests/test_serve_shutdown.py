@@ -504,3 +504,46 @@ async def test_an_idle_session_that_is_over_is_forgotten_but_stays_over(tmp_path
         f"session {session!r} is over on this server: the session ended: it was closed for"
         " the test"
     )
+
+
+@pytest.mark.parametrize("ending", ["deleted", "ended"])
+async def test_a_session_that_ends_while_another_is_parked_does_not_stop_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    """The server died (KeyError, exit 1, every session dropped) when a client deleted an
+    idle session, or a request found it over, while an earlier one was being parked: the
+    parking went on through the sessions as they were before it."""
+    async with _asgi(tmp_path / "log.db") as app:
+        sessions = []
+        for _ in range(2):
+            _, headers, _ = await _request(app, "POST", INITIALIZE)
+            sessions.append(headers["mcp-session-id"])
+            app._connections[sessions[-1]].used -= 10 * IDLE  # both idle in the same round
+        first, second = sessions
+        parking, parked = trio.Event(), trio.Event()
+        park = app.registry.park
+
+        async def held(name: str) -> None:
+            if name == first:
+                parking.set()
+                await parked.wait()
+            await park(name)
+
+        monkeypatch.setattr(app.registry, "park", held)
+        async with _parking(app, IDLE):
+            with trio.fail_after(30):
+                await parking.wait()
+            if ending == "deleted":
+                status, _, _ = await _request(app, "DELETE", session=second)
+                assert status == 204
+            else:
+                app._connections[second].host.close("the session ended: closed for the test")
+                status, _, _ = await _request(app, "POST", INCREMENT, second)
+                assert status == 404
+            parked.set()
+            await _until_parked(app, first)
+            await trio.sleep(2 * IDLE)  # the parking goes on, with no error
+        status, _, answer = await _request(app, "POST", INCREMENT, second)
+        assert status == 404, answer
+        status, _, answer = await _request(app, "POST", INCREMENT, first)
+        assert status == 200, answer
