@@ -67,7 +67,9 @@ naming the format, and keeps its value), the refs an element's ``aria-labelledby
 ``-colcount`` and ``-colspan`` (``setsize`` and so on), ``focusable`` (``"true"`` or
 ``"false"`` on every element: whether it takes the keyboard focus, its ``tabindex`` given or
 not, as a link with an ``href``, an enabled control, an editable element or a dialog does),
-and the document's ``url`` on the root.
+``selectable`` (``"true"`` or ``"false"`` on a row or cell: whether ARIA gives it a
+selection, an ``aria-selected`` or a place in a ``grid`` or ``treegrid``, which a static
+table's lacks), and the document's ``url`` on the root.
 Refs (``e<n>``) come from one counter per surface, are kept per document in a WeakMap and
 stamped as ``data-semledger-ref``, so they stay valid across snapshots for as long as the
 element lives and are never reused by a later document; a ref whose element is gone is a
@@ -121,7 +123,8 @@ is open every call that needs the page raises DialogError (unexpected and presen
 of hanging, with the dialog's ``type``, ``message`` and prompt ``default`` in ``details``
 (the MCP bridge shows the dialog from them); ``check(..., "dialog")``, ``act("dialog")``,
 ``read("url"|"result")`` still work. ``focus`` (an action beyond the seed's set, as the
-runtime adapter has it) gives the element keyboard focus. ``press`` on a ref sends the key
+runtime adapter has it) gives the element keyboard focus, and is an ActionabilityError on
+one that cannot take it. ``press`` on a ref sends the key
 to the element, or, where it takes no focus, to what has the focus in it, else to the first
 element in it that takes it (a user tabs into a dialog to press Escape); on an element that
 neither takes the focus nor holds one that does, it is an ActionabilityError, and nothing
@@ -1911,7 +1914,10 @@ async def _press(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
 
 
 async def _focus(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    await (await s._need(ref, "focus")).focus(timeout=s._timeout(a))
+    locator = await s._need(ref, "focus")
+    await locator.focus(timeout=s._timeout(a))
+    if await locator.evaluate(_FOCUS_IN) is None:  # focus() does nothing on such an element
+        raise ActionabilityError(f"{ref} cannot take the keyboard focus", details={"ref": ref})
 
 
 async def _key_down(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:

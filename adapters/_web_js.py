@@ -49,6 +49,7 @@ const CHECKABLE = new Set(["checkbox","radio","switch","menuitemcheckbox","menui
 const INTERACTIVE = new Set(["button","checkbox","combobox","link","listbox","menuitem",
  "menuitemcheckbox","menuitemradio","option","radio","searchbox","slider","spinbutton",
  "switch","tab","textbox","treeitem"]);
+const CELLS = new Set(["row","cell","gridcell","columnheader","rowheader"]);
 const VALUED = new Set(["slider","spinbutton","progressbar","meter","scrollbar"]);
 const SKIP = new Set(["SCRIPT","STYLE","TEMPLATE","NOSCRIPT","HEAD","META","LINK","TITLE"]);
 const TAGS = {A:"link",ARTICLE:"article",ASIDE:"complementary",BLOCKQUOTE:"blockquote",
@@ -323,8 +324,14 @@ function focusable(el) {  // whether el.focus() takes: the browser's tab index, 
   return el.tabIndex >= 0 || editingHost(el) || el.tagName === "DIALOG" || !!(el.shadowRoot && el.shadowRoot.delegatesFocus);
 }
 
+function selectable(el, r) {  // a row's or cell's: ARIA gives it a selection, a static table's has none
+  if (el.hasAttribute("aria-selected")) return true;
+  return (r === "row" || r === "gridcell") && el.closest('[role="grid"], [role="treegrid"]') !== null;
+}
+
 function nativeOf(el, testids, r) {
   const out = { tag: el.tagName.toLowerCase(), focusable: String(focusable(el)) };
+  if (CELLS.has(r)) out.selectable = String(selectable(el, r));
   const invalid = el.getAttribute("aria-invalid");
   if (invalid !== null && invalid !== "" && invalid !== "false" || userInvalid(el)) out.invalid = "true";
   if (el.getAttribute("aria-busy") === "true") out.busy = "true";

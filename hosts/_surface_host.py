@@ -25,9 +25,11 @@ application through the same router and tools as a semledger app:
   (``native["scroll"]``), so a scroll changes no frame.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
   disabled text field, no submit on a multiline one, where Enter starts a new line; set_text
-  on a combo box one types into, ``native["editable"]``; no increment or decrement on a
-  range the surface says takes no focus, ``native["focusable"] == "false"``, which the keys
-  they press could not reach);
+  on a combo box one types into, ``native["editable"]``; no select on a row or cell the
+  surface says has no selection, ``native["selectable"] == "false"``: a static table's);
+  focus exactly where the surface says the element takes the focus (``native["focusable"]``,
+  by its role where it says nothing), and no increment or decrement on a range that takes
+  none, which the keys they press could not reach;
   ``perform_action`` checks them in the runtime's order (closed, generation, target,
   disabled, capability) against the bridge's own generation, then maps the action onto
   ``act`` (activate -> click, set_text -> clear and type, submit -> press Enter (submit on
@@ -36,7 +38,8 @@ application through the same router and tools as a semledger app:
   ``native["multiselectable"]``; activate, offered on such an option, ``native["multiple"]``,
   toggles it there, as a ctrl-click does), expand/collapse -> click (press ArrowRight or ArrowLeft
   on a row the surface says keys expand, ``native["expand"] == "keys"``: a desktop tree
-  row, which a click selects), dismiss -> press Escape (closeWindow on a page's document,
+  row, which a click selects; collapse on a combo box -> press Escape, as a click lands in
+  its text), dismiss -> press Escape (closeWindow on a page's document,
   offered while the session has another window, ``native["windows"]``),
   increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll -> press
   PageDown/PageUp, set_numeric_value -> type the number, on a range the surface reports
@@ -288,7 +291,7 @@ def _actions(
     kinds: set[ActionKind] = set()
     focusable = native.get("focusable")  # the surface's word, where it gives it
     if native.get("type") == "file":  # a click opens the system's file chooser, out of reach
-        return (ActionKind.FOCUS,)
+        return (ActionKind.FOCUS,) if focusable in (None, "true") else ()
     if role in _ACTIVATABLE or _opens_a_menu(role, native):
         kinds.update((ActionKind.ACTIVATE, ActionKind.FOCUS))
     if role is Role.TEXT_FIELD:
@@ -319,8 +322,12 @@ def _actions(
         kinds.add(ActionKind.COLLAPSE)
     if "collapsed" in states:
         kinds.add(ActionKind.EXPAND)
-    if focusable == "false":  # the keys increment and decrement press would go elsewhere
-        kinds.difference_update((ActionKind.INCREMENT, ActionKind.DECREMENT))
+    if native.get("selectable") == "false":  # a static table's row or cell
+        kinds.discard(ActionKind.SELECT)
+    if focusable == "true":
+        kinds.add(ActionKind.FOCUS)
+    elif focusable == "false":  # the keys increment and decrement press would go elsewhere
+        kinds.difference_update((ActionKind.FOCUS, ActionKind.INCREMENT, ActionKind.DECREMENT))
     return tuple(k for k in _ORDER if k in kinds)
 
 
@@ -947,6 +954,8 @@ class SurfaceAgentHost:
         if option is not None:
             select, values = option
             await act("selectOption", select, {"values": values})
+        elif kind is ActionKind.COLLAPSE and node.role is Role.COMBO_BOX:
+            await act("press", ref, {"key": "Escape"})  # a click lands in its text, or opens it
         elif kind in _ARROW_OF and self._expands_by_keys(ref):
             await act("press", ref, {"key": _ARROW_OF[kind]})
         elif kind in _CLICKED:

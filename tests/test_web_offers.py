@@ -58,6 +58,47 @@ PAGES = {
 </script>
 </body></html>
 """,
+    "widgets.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Widgets</title></head><body>
+<label for="city">City</label>
+<input id="city" role="combobox" aria-autocomplete="list" aria-expanded="false"
+       aria-controls="cities">
+<ul role="listbox" id="cities" hidden></ul>
+<table aria-label="Fruit"><tr id="head"><th>Name</th><th>Qty</th></tr>
+  <tr id="apples"><td id="apple">Apples</td><td>3</td></tr></table>
+<div role="grid" aria-label="Orders">
+  <div role="row" id="order1" aria-selected="false">
+    <span role="gridcell" id="order1-id">A-1</span>
+  </div>
+</div>
+<div role="listbox" id="fruit" aria-label="Fruit choice" tabindex="0">
+  <div role="option" id="pear" aria-selected="true">Pear</div>
+</div>
+<div role="tablist" aria-label="Sections">
+  <button role="tab" id="tab1" aria-selected="true">First</button>
+  <button role="tab" id="tab2" aria-selected="false" tabindex="-1">Second</button>
+</div>
+<div role="slider" id="vol" aria-label="Volume" aria-valuenow="3"></div>
+<div role="button" id="fake" aria-label="Not focusable"></div>
+<button id="gone" disabled>Disabled</button>
+<script>
+  const city = document.getElementById("city"), cities = document.getElementById("cities");
+  function show(open) { cities.hidden = !open; city.setAttribute("aria-expanded", String(open)); }
+  city.addEventListener("input", () => {
+    cities.innerHTML = "";
+    const shown = ["Berlin", "Bern", "Boston"].filter((c) => c.startsWith(city.value));
+    for (const c of shown) {
+      const li = document.createElement("li");
+      li.setAttribute("role", "option");
+      li.textContent = c;
+      cities.append(li);
+    }
+    show(cities.children.length > 0);
+  });
+  city.addEventListener("keydown", (e) => { if (e.key === "Escape") show(false); });
+</script>
+</body></html>
+""",
 }
 
 
@@ -75,6 +116,11 @@ async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
     yield opened
     with trio.CancelScope(shield=True):
         await opened.close()
+
+
+@pytest.fixture
+async def widgets(surface: WebSurface, site: str) -> SurfaceAgentHost:
+    return await open_host(surface, site + "widgets.html")
 
 
 @pytest.fixture
@@ -171,3 +217,66 @@ async def test_press_on_an_element_that_takes_no_focus_is_refused_not_sent_to_th
     with pytest.raises(ActionabilityError, match="takes no keyboard focus"):
         await surface.act("press", refs["vol"], {"key": "ArrowUp"})
     assert await surface.read("value", refs["qty"]) == "5"
+
+
+async def test_collapse_on_a_combo_box_presses_escape_in_it_and_closes_its_list(
+    widgets: SurfaceAgentHost,
+) -> None:
+    await _done(widgets, "city", SetText("Ber"))
+    shown = await full_read(widgets)
+    city = _shown(shown, "city")
+    assert city.state.expanded is True
+    assert ActionKind.COLLAPSE in city.actions
+    await _done(widgets, "city", SimpleAction(ActionKind.COLLAPSE))
+    after = await full_read(widgets)
+    assert _shown(after, "city").state.expanded is False  # a click lands in its text
+    assert _node(after, "cities") is None
+    assert _shown(after, "city").value == "Ber"
+
+
+async def test_a_static_tables_rows_and_cells_offer_no_select_and_a_grids_do(
+    widgets: SurfaceAgentHost,
+) -> None:
+    full = await full_read(widgets)
+    for static in ("head", "apples", "apple"):
+        assert ActionKind.SELECT not in _shown(full, static).actions, static
+    refused = await _perform(widgets, "apple", SimpleAction(ActionKind.SELECT))
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.ACTION_UNAVAILABLE
+    for selectable in ("order1", "order1-id", "pear", "tab1"):
+        assert ActionKind.SELECT in _shown(full, selectable).actions, selectable
+
+
+async def test_focus_is_offered_exactly_on_the_elements_that_take_the_focus(
+    widgets: SurfaceAgentHost,
+) -> None:
+    full = await full_read(widgets)
+    offered = {
+        semantic_id: ActionKind.FOCUS in _shown(full, semantic_id).actions
+        for semantic_id in ("city", "fruit", "tab1", "tab2", "vol", "fake", "gone", "apple")
+    }
+    assert offered == {
+        "city": True,
+        "fruit": True,  # a listbox with a tabindex
+        "tab1": True,
+        "tab2": True,  # tabindex -1: out of the tab order, focused by its tab list
+        "vol": False,  # no tabindex: focus() leaves the focus where it is
+        "fake": False,
+        "gone": False,
+        "apple": False,
+    }
+    await _done(widgets, "tab2", SimpleAction(ActionKind.FOCUS))
+    assert _shown(await full_read(widgets), "tab2").state.focused
+    refused = await _perform(widgets, "vol", SimpleAction(ActionKind.FOCUS))
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.ACTION_UNAVAILABLE
+
+
+async def test_focus_on_an_element_that_cannot_take_it_is_refused_not_answered_as_done(
+    surface: WebSurface, site: str
+) -> None:
+    await open_host(surface, site + "widgets.html")
+    refs = {n.native.get("id"): n.ref for n in (await surface.snapshot()).nodes}
+    with pytest.raises(ActionabilityError, match="cannot take the keyboard focus"):
+        await surface.act("focus", refs["vol"])
+    await surface.act("focus", refs["fruit"])
