@@ -1,7 +1,7 @@
 """Trio actors: mailboxes, the log writer (group commit), session actors and their registry."""
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
-from ._apps import AppLoadError, app_location, load_app
+from ._apps import AppLoadError, app_location, check_app_ref, load_app
 from ._core import (
     SessionCore,
     StepResult,
@@ -65,6 +65,7 @@ __all__ = [
     "UnsubscribedTimerError",
     "answered",
     "app_location",
+    "check_app_ref",
     "check_session_name",
     "commit_size",
     "committed_since",

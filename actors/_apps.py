@@ -10,11 +10,26 @@ from typing import Any
 
 from semledger.runtime import App
 
-__all__ = ["AppLoadError", "app_location", "load_app"]
+__all__ = ["AppLoadError", "app_location", "check_app_ref", "load_app"]
 
 
 class AppLoadError(ValueError):
     """Raised when an APP reference does not name an importable `App`."""
+
+
+def check_app_ref(app_ref: object) -> None:
+    """Raise ``TypeError`` or ``ValueError`` unless `app_ref` is a ``module:attribute``
+    reference: the log records it, and replay loads the app by it."""
+    if not isinstance(app_ref, str):
+        shown = f"{type(app_ref).__name__} {app_ref!r:.80}"
+        if isinstance(app_ref, App):
+            shown += " (the App itself, not its reference)"
+        raise TypeError(f"app_ref: expected a module:attribute str, got {shown}")
+    module_name, _, attribute = app_ref.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(
+            f"app_ref: expected module:attribute, e.g. semledger.examples.todo:app, got {app_ref!r}"
+        )
 
 
 def load_app(reference: str) -> App[Any, Any]:

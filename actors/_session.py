@@ -65,6 +65,7 @@ from semledger.runtime import (
     Target,
 )
 from semledger.runtime._actions import check_request, check_since
+from semledger.runtime._app import check_app
 from semledger.runtime._wire import (
     WireError,
     decode_perform_action,
@@ -82,6 +83,7 @@ from ._actor import (
     _Envelope,
     single_error,
 )
+from ._apps import check_app_ref
 from ._core import SessionCore, app_raised, commit_size, crash_event, effect_failure
 from ._journal import logged_journal
 from ._messages import MessageCodecError
@@ -285,6 +287,17 @@ def check_session_name(name: object) -> None:
         raise ValueError(f"expected a session name with no space at either end, got {name!r}")
 
 
+def _check_checkpoint_every(every: object) -> None:
+    """Checked as the actor is made: found at the first input, it crashed the session."""
+    if every is None:
+        return
+    if isinstance(every, bool) or not isinstance(every, int):
+        kind = type(every).__name__
+        raise TypeError(f"checkpoint_every: expected an int or None, got {kind} {every!r:.80}")
+    if every < 1:
+        raise ValueError(f"checkpoint_every: expected at least 1 (None: never), got {every}")
+
+
 class SessionActor(Actor[SessionMessage]):
     """One agent session. Starting it creates the session in the log, or recovers it from there.
 
@@ -308,6 +321,14 @@ class SessionActor(Actor[SessionMessage]):
     ) -> None:
         super().__init__()
         check_session_name(name)
+        check_app(app)
+        check_app_ref(app_ref)
+        if not isinstance(writer, LogWriter):
+            raise TypeError(
+                f"writer: expected a LogWriter (started: await nursery.start(LogWriter(recorder)"
+                f".run)), got {type(writer).__name__} {writer!r:.80}"
+            )
+        _check_checkpoint_every(checkpoint_every)
         self.name = name
         self.app = app
         self.app_ref = app_ref

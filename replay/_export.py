@@ -24,7 +24,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from semledger.actors import SessionCore, crash_event, load_app
+from semledger.actors import SessionCore, check_app_ref, crash_event, load_app
 from semledger.eventlog import (
     CONVERTER,
     INPUT_CLASSES,
@@ -106,7 +106,10 @@ def _test_name(session: str) -> str:
 def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None) -> str:
     """The source of a pytest module for `session`. A log replay refuses as damaged is
     refused alike (``CorruptSummaryError``, ``InconsistentLogError``): the test would
-    re-drive what the session's agent never did, or check what it was never shown."""
+    re-drive what the session's agent never did, or check what it was never shown.
+    `app_ref` (default: the one the session recorded) must be ``module:attribute``."""
+    if app_ref is not None:
+        check_app_ref(app_ref)
     with recorder.pinned():
         return _exported(recorder, session, app_ref)
 

@@ -40,6 +40,7 @@ from semledger.eventlog import (
     check_counted,
 )
 from semledger.runtime import App, ApplicationError, AppRuntime, SemanticsSnapshot
+from semledger.runtime._app import check_app
 from semledger.runtime._wire import encode_node
 
 from ._invariants import (
@@ -442,7 +443,8 @@ def reexecute(
 ) -> ReplayReport:
     """Re-run `session` against `app`; the report names the first divergence, if any.
     The log is read at one moment (``Recorder.pinned``): a session still being served
-    replays as far as it was."""
+    replays as far as it was. Raises ``TypeError`` unless `app` is an `App`."""
+    check_app(app)
     with recorder.pinned():
         log = _Log(recorder, session)
         try:

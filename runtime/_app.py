@@ -185,6 +185,16 @@ class App(Generic[Model, Msg]):
     """The timers the model wants running (pure, like ``view``); asked after each input."""
 
 
+def check_app(app: object) -> None:
+    """Raise ``TypeError`` unless `app` is an `App` (its ``module:attribute`` reference, a
+    str, is not one: ``load_app`` loads the App it names)."""
+    if not isinstance(app, App):
+        shown = f"{type(app).__name__} {app!r:.80}"
+        if isinstance(app, str):
+            shown += " (an App's reference: load_app loads the App it names)"
+        raise TypeError(f"app: expected an App, got {shown}")
+
+
 class NotAnEffectError(TypeError):
     """The cause of the `ApplicationError` raised when init or update returns a `Next` whose
     effects are not a sequence of `Effect` values (a bare Effect, a coroutine, a message):

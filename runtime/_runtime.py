@@ -27,7 +27,7 @@ from ._actions import (
     check_request,
     check_since,
 )
-from ._app import App, Effect, Every, NotAnEffectError, split_step
+from ._app import App, Effect, Every, NotAnEffectError, check_app, split_step
 from ._enums import ActionKind, ErrorCode, Role
 from ._errors import ApplicationError, NotAModelError, NotAProposalError, NotAViewError
 from ._ids import SemanticId
@@ -140,8 +140,7 @@ class AppRuntime(Generic[Model, Msg]):
         self._commit()
 
     def _setup(self, app: App[Model, Msg], width: float) -> None:
-        if not isinstance(app, App):
-            raise TypeError(f"app: expected an App, got {type(app).__name__} {app!r}")
+        check_app(app)
         if isinstance(width, bool) or not isinstance(width, int | float):
             raise TypeError(f"width: expected a number, got {type(width).__name__} {width!r}")
         if not (math.isfinite(width) and width > 0):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -331,4 +332,35 @@ async def test_open_refuses_session_options_instead_of_ignoring_them() -> None:
                 redact_passwords=False,  # type: ignore[call-arg]
             )
         assert registry.names == []
+        writer.close()
+
+
+@pytest.mark.parametrize(
+    ("given", "error", "says"),
+    [
+        ({"app": COUNTER_REF}, TypeError, "app: expected an App, got str"),
+        ({"app_ref": counter.app}, TypeError, "app_ref: expected a module:attribute str, got App"),
+        ({"app_ref": "counter"}, ValueError, "app_ref: expected module:attribute"),
+        ({"writer": MemoryRecorder()}, TypeError, "writer: expected a LogWriter"),
+        ({"checkpoint_every": "5"}, TypeError, "checkpoint_every: expected an int or None"),
+        ({"checkpoint_every": 0}, ValueError, "checkpoint_every: expected at least 1"),
+    ],
+    ids=["app-ref-for-app", "app-for-app-ref", "ref-not-module-attribute", "recorder-for-writer",
+         "str-checkpoint-every", "no-inputs-between-checkpoints"],
+)
+async def test_a_session_actor_given_the_wrong_kind_of_argument_is_refused_as_it_is_made(
+    given: dict[str, Any], error: type[Exception], says: str
+) -> None:
+    """Each was found only as the session ran: an AttributeError from inside it, a
+    SessionLogError blaming the log (an App given as app_ref), or, for checkpoint_every="5",
+    a SessionCrashed on the session's permanent record at its first input."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        arguments: dict[str, Any] = {
+            "name": "s", "app": counter.app, "app_ref": COUNTER_REF, "writer": writer,
+            "recorder": recorder, **given,
+        }
+        with pytest.raises(error, match=f"^{re.escape(says)}"):
+            SessionActor(**arguments)
         writer.close()

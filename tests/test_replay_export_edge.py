@@ -247,3 +247,16 @@ def test_an_export_onto_the_log_or_its_files_is_refused_and_the_log_stays(tmp_pa
         assert done.returncode == 2, (where, done.stdout, done.stderr)
         assert done.stderr == f"semledger: cannot write {str(where)!r}: it is the log {db}\n"
     assert mcp.cli("audit", "counter", "--db", str(db), "--verify").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("app_ref", "error"), [(5, TypeError), ("counter", ValueError)], ids=["int", "no-attribute"]
+)
+def test_an_app_ref_that_is_no_module_attribute_is_refused_not_written_into_the_test(
+    tmp_path: Path, app_ref: object, error: type[Exception]
+) -> None:
+    """export_test(..., app_ref=5) wrote ``APP = 5`` into the test it made."""
+    db = tmp_path / "log.db"
+    record(db, "s", COUNTER, [INCREMENT])
+    with SqliteRecorder(db) as recorder, pytest.raises(error, match=r"^app_ref: expected "):
+        export_test(recorder, "s", app_ref=app_ref)  # type: ignore[arg-type]

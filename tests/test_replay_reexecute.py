@@ -321,3 +321,16 @@ def test_a_session_whose_summary_row_was_edited_replays_as_recorded_and_fails_ve
     verified = mcp.cli("audit", "counted", "--db", str(db), "--verify", **WIDE)
     assert verified.returncode == 1, verified.stdout + verified.stderr
     assert f"event 1 not as the summary says: {says}" in verified.stdout
+
+
+def test_reexecute_given_an_app_s_reference_for_the_app_says_so(tmp_path: Path) -> None:
+    """reexecute(recorder, session, "module:app") raised AttributeError: 'str' object has
+    no attribute 'message_types', from inside the session core."""
+    db = tmp_path / "log.db"
+    record(db, "s", COUNTER, [INCREMENT])
+    with SqliteRecorder(db) as recorder, pytest.raises(TypeError) as raised:
+        reexecute(recorder, "s", COUNTER)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        f"app: expected an App, got str {COUNTER!r} (an App's reference: load_app loads the"
+        " App it names)"
+    )
