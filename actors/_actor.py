@@ -112,9 +112,7 @@ class Actor(Generic[Message]):
                     try:
                         result = await receive.receive()
                     except trio.EndOfChannel:
-                        raise ActorClosedError(
-                            f"{type(self).__name__} ended before answering"
-                        ) from None
+                        raise self._closed_error("ended before answering") from None
         except trio.TooSlowError:
             raise RequestTimeoutError(
                 f"no reply to {type(message).__name__} in {timeout} s"
@@ -129,13 +127,18 @@ class Actor(Generic[Message]):
         try:
             self._mailbox.send_nowait(_Envelope(message, None))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise ActorClosedError(f"{type(self).__name__} is closed") from None
+            raise self._closed_error("is closed") from None
 
     async def _send(self, envelope: _Envelope[Message]) -> None:
         try:
             await self._mailbox.send(envelope)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise ActorClosedError(f"{type(self).__name__} is closed") from None
+            raise self._closed_error("is closed") from None
+
+    def _closed_error(self, what: str) -> ActorClosedError:
+        """What a sender is told once the actor takes no more messages (`what`: it "is
+        closed", or "ended before answering"); an actor that knows why it ended says so."""
+        return ActorClosedError(f"{type(self).__name__} {what}")
 
     def close(self) -> None:
         """Take no more messages; the actor ends after handling those already sent."""

@@ -353,6 +353,8 @@ class SessionActor(Actor[SessionMessage]):
         self.failure: str | None = None
         """Why the session ended other than by a ``Close``: its application raised, or its
         log could not be written."""
+        self._crashed = False
+        """Whether it ended on the record as crashed (``SessionCrashed``)."""
         self._seq = 0
         self._last: Pending | None = None
         """The newest batch handed to the writer: every reply waits for it."""
@@ -789,6 +791,7 @@ class SessionActor(Actor[SessionMessage]):
 
     async def _crash(self, event: Event | None, error: BaseException, why: str = "") -> None:
         self.ended = True
+        self._crashed = True
         self.failure = why or f"its application raised {app_raised(error)!r}"
         self.core.runtime.close()
         await self._append([*([] if event is None else [event]), crash_event(error)])
@@ -908,6 +911,13 @@ class SessionActor(Actor[SessionMessage]):
             _checked_on_the_wire(target, action, precondition), timeout=math.inf
         )
         return result
+
+    def _closed_error(self, what: str) -> ActorClosedError:
+        """Names the session, and why it ended when it did on its own."""
+        if self.failure is None:
+            return ActorClosedError(f"session {self.name!r} {what}")
+        ended = "crashed" if self._crashed else "ended"
+        return ActorClosedError(f"session {self.name!r} {ended}: {self.failure}")
 
     def _check_running(self) -> None:
         """Without a running actor a request would wait for good (it has no timeout)."""

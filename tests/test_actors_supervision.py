@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from collections.abc import Awaitable, Callable
@@ -264,6 +265,34 @@ async def test_a_call_after_a_crash_is_told_why_the_session_ended() -> None:
         )
 
     await _one_session(tests_crashy.app, "tests_crashy:app", MemoryRecorder(), drive)
+
+
+async def test_a_python_call_after_a_crash_names_the_session_and_its_crash() -> None:
+    """It raised "ActorClosedError: SessionActor is closed": which session, and that it
+    crashed (known only from actor.failure), went unsaid."""
+
+    async def drive(actor: SessionActor) -> None:
+        for _ in range(tests_crashy.CRASH_AT):
+            with contextlib.suppress(SessionCrashedError):
+                await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+        with pytest.raises(ActorClosedError) as raised:
+            await actor.read_semantics(None)
+        assert str(raised.value) == (
+            "session 's' crashed: its application raised"
+            " ThirdIncrementError('the count may not reach 3')"
+        )
+
+    await _one_session(tests_crashy.app, "tests_crashy:app", MemoryRecorder(), drive)
+
+
+async def test_a_python_call_after_a_close_names_the_session() -> None:
+    actor = await _one_session(counter.app, COUNTER_REF, MemoryRecorder(), _nothing)
+    with pytest.raises(ActorClosedError, match=r"^session 's' is closed$"):
+        await actor.perform_action(INCREMENT, ACTIVATE, Latest())
+
+
+async def _nothing(_actor: SessionActor) -> None:
+    pass
 
 
 async def test_a_refused_call_whose_log_write_fails_is_answered_host_closed() -> None:
