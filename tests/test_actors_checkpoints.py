@@ -140,10 +140,11 @@ async def test_a_session_with_checkpoints_still_replays_from_zero(tmp_path: Path
 async def test_a_model_type_the_model_does_not_encode_as_only_means_no_checkpoints(
     tmp_path: Path,
 ) -> None:
-    """cattrs passes a model declared as an int through as it is; the checkpoint must be
-    skipped, not handed to the log writer, which would fail the step's whole batch and end
-    the session."""
-    wrong = attrs.evolve(todo.app, model_type=int)
+    """cattrs passes a model declared as an `object` through as it is; the checkpoint must
+    be skipped, not handed to the log writer, which would fail the step's whole batch and end
+    the session. (A model of another class than its model_type, an int, is the app's
+    NotAModelError as init returns it.)"""
+    wrong = attrs.evolve(todo.app, model_type=object)
     before = await _run(tmp_path / "log.db", every=3, items=4, crash=True, app=wrong)
     with SqliteRecorder(tmp_path / "log.db") as recorder:
         assert not any(isinstance(e, SnapshotTaken) for _r, e in recorder.events("s"))
