@@ -191,6 +191,9 @@ class Ending:
 
 @attrs.frozen
 class AuditReport:
+    """What `audit_report` found of a session; ``audit --json`` names `entries` ``actions``
+    and `ending` ``end``."""
+
     entries: list[AuditEntry]
     """Every `perform_action`, as `audit` returns them."""
     incidents: list[Incident]

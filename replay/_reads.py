@@ -86,6 +86,8 @@ def read_at(
 
 
 def full_at(recorder: Recorder, session: str, generation: int | None = None) -> Full:
+    """The Full read of `session` at `generation` (default: its last), from the log alone;
+    raises `UnknownSessionError` or `UnknownGenerationError`."""
     result = read_at(recorder, session, generation=generation)
     assert isinstance(result, Full)
     return result

@@ -93,6 +93,9 @@ class Divergence:
 
 @attrs.frozen
 class ReplayReport:
+    """What `reexecute` found: the inputs and commits it replayed, and the first
+    `divergence` from the log (None: identical, `ok`)."""
+
     session: str
     inputs: int
     commits: int

@@ -85,6 +85,9 @@ class Collection:
 
 @attrs.frozen
 class SemanticsNode:
+    """One node of a committed snapshot, as agents read it (JSON: ids as strings, enums
+    as their values); a `node_id` is never reused for another node."""
+
     node_id: int
     semantic_id: SemanticId | None
     role: Role

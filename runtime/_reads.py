@@ -9,6 +9,9 @@ from ._node import Announcement, Issue, SemanticsNode
 
 @attrs.frozen
 class Full:
+    """The whole committed snapshot at `generation`: the answer to a read without ``since``,
+    or since a generation the journal no longer holds."""
+
     generation: int
     root: int | None
     focused: int | None
@@ -19,6 +22,9 @@ class Full:
 
 @attrs.frozen
 class Delta:
+    """What changed from `from_generation` to `to_generation` (in JSON ``from`` and
+    ``to``): the answer to a read since a generation the journal holds (one of the last 64)."""
+
     from_generation: int
     to_generation: int
     root: int | None
@@ -34,6 +40,8 @@ class Delta:
 
 @attrs.frozen
 class Unchanged:
+    """What a read since the current `generation` answers: nothing has changed."""
+
     generation: int
 
 

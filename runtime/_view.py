@@ -364,6 +364,7 @@ def lazy(
 
 
 def text(label: str | None = None, value: str | None = None, **fields: Any) -> View[Any]:
+    """Read-only text: a node of role ``text`` showing `value` under `label`."""
     return node(Role.TEXT, label=label, value=value, **fields)
 
 
@@ -381,6 +382,8 @@ def _state(fields: dict[str, Any], **setting: Any) -> State:
 def button(
     label: str, on_activate: Msg | None = None, *, disabled: bool = False, **fields: Any
 ) -> View[Msg]:
+    """A button: activating it delivers the message `on_activate` (None: it offers only the
+    ``handlers`` given). A `disabled` one refuses every action."""
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_activate is not None:
         handlers[ActionKind.ACTIVATE] = send(on_activate)
@@ -401,6 +404,8 @@ def text_field(
     read_only: bool = False,
     **fields: Any,
 ) -> View[Msg]:
+    """A text field showing `value`: set_text delivers ``on_set_text(text)`` (without it the
+    field is not editable), and submit is handled by `on_submit`."""
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     state = _state(
         fields,
@@ -459,6 +464,8 @@ def checkbox(
     disabled: bool = False,
     **fields: Any,
 ) -> View[Msg]:
+    """A checkbox, checked as `checked` says: activating it delivers the message
+    `on_toggle`, and the model's update decides what is checked next."""
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_toggle is not None:
         handlers[ActionKind.ACTIVATE] = send(on_toggle)
@@ -471,14 +478,19 @@ def checkbox(
 
 
 def column(*children: View[Msg], **fields: Any) -> View[Msg]:
+    """Children stacked top to bottom, in a node of no role of its own (agents see them as
+    its parent's)."""
     return node(Role.NONE, *children, **fields)
 
 
 def row(*children: View[Msg], **fields: Any) -> View[Msg]:
+    """Children side by side, left to right; otherwise a `column`."""
     return node(Role.NONE, *children, layout=LayoutSpec(direction="row"), **fields)
 
 
 def group(*children: View[Msg], **fields: Any) -> View[Msg]:
+    """Children stacked in a node of role ``group``, which agents see (name it with
+    ``label=``)."""
     return node(Role.GROUP, *children, **fields)
 
 
