@@ -52,13 +52,13 @@ def test_the_main_job_runs_in_a_fresh_virtual_environment(fresh_checkout: Path) 
     assert (checkout / "semledger.db").exists()
 
 
-def _python_block(starting: str) -> str:
-    """The README's Python code block whose first line is `starting`."""
-    text = (ROOT / "README.md").read_text()
+def _python_block(starting: str, page: str = "README.md") -> str:
+    """The Python code block of `page` whose first line is `starting`."""
+    text = (ROOT / page).read_text()
     for block in re.findall(r"```python\n(.*?)```", text, re.S):
         if block.startswith(starting):
             return str(block)
-    raise AssertionError(f"the README has no python block starting {starting!r}")
+    raise AssertionError(f"{page} has no python block starting {starting!r}")
 
 
 def test_the_readme_s_app_and_its_fuzz_test_run_as_written(tmp_path: Path) -> None:
@@ -80,3 +80,24 @@ def test_the_readme_s_app_and_its_fuzz_test_run_as_written(tmp_path: Path) -> No
         "Rejection(code=<ErrorCode.STALE_GENERATION: 'stale_generation'>, message='expected"
         " generation 1, current is 2', details={'expected': '1', 'current': '2'})",
     ]
+
+
+def test_the_library_example_of_the_architecture_page_runs_as_written(tmp_path: Path) -> None:
+    page = "docs/architecture.md"
+    (tmp_path / "library.py").write_text(_python_block("# library.py", page))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ran = subprocess.run(
+        [sys.executable, "library.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    text = (ROOT / page).read_text()
+    assert f"prints\n\n```\n{ran.stdout}```" in text, ran.stdout
+    replayed = subprocess.run(
+        [sys.executable, "-m", "semledger", "replay", "s1", "--db", "library.db"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    said = re.search(r"`(identical — [^`]+)`", text[text.index("# library.py"):])
+    assert said is not None
+    assert said.group(1) in replayed.stdout
