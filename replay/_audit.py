@@ -118,25 +118,31 @@ class Incident:
     """What befell a session's application apart from the agent's calls: an effect that
     failed, which the app gets no message for; one still running when the session ended,
     or when its server stopped without logging an end, whose message never came; the
-    crash that ended the session; a server taking the session up again from its log, and
-    each effect it started again."""
+    crash that ended the session; a server that stopped without logging an end (killed,
+    say); a server taking the session up again from its log, and each effect it started
+    again."""
 
     seq: int
     at: float
     generation: int
     """The generation current when it happened."""
     kind: str
-    """``"effect_failed"``, ``"effect_unfinished"``, ``"crashed"``, ``"resumed"`` or
-    ``"effect_restarted"``."""
+    """``"effect_failed"``, ``"effect_unfinished"``, ``"crashed"``, ``"stopped"``,
+    ``"resumed"`` or ``"effect_restarted"``."""
     error: str
     """The effect's error as logged (``Type: message``), how the session ended (or its
-    server stopped) while an effect ran, the crashed exception's type, or what a resume
-    did."""
+    server stopped) while an effect ran, the crashed exception's type, what may have become
+    of the answers of a server that stopped, or what a resume did."""
     effect_id: int | None = None
     effect: str | None = None
     """The effect's name."""
     traceback: str | None = None
     """The crash's or the failed effect's traceback as logged."""
+    answers_from: int | None = None
+    """Of ``"stopped"`` (`seq` the last event its server logged): the event (an entry's
+    `seq`) of the first call that server answered. An answer is logged before it is sent,
+    so the log cannot tell which of those from there to `seq` reached the agent. None when
+    it answered none."""
 
     def to_json(self) -> dict[str, Any]:
         return {**attrs.asdict(self), "generation": str(self.generation)}
@@ -250,11 +256,12 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     ending: Ending | None = None
     adapter: str | None = None
     last: tuple[StoredEvent, Event | None] | None = None
+    run = 0  # the first entry of the server's run being read
     for record, event in _readable(recorder, session, damage):
         inputs += isinstance(event, INPUT_CLASSES)
         stopped = _stopped_before(last, record, event)
         if stopped is not None:
-            incidents.extend(_stopped(stopped, generation, running, effects))
+            incidents.extend(_stopped(stopped, generation, running, effects, entries[run:]))
             running.clear()
         last = record, event
         if event is None:
@@ -327,10 +334,12 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                 adapter = str(event.params["adapter"])
         elif isinstance(event, SessionStarted):
             # A surface session is resumed as a segment of its own, with its own start.
+            run = len(entries)
             incidents.append(
                 Incident(record.seq, record.at, generation, "resumed", _RESUMED)
             )
         elif isinstance(event, SessionResumed):
+            run = len(entries)
             incidents.append(
                 Incident(record.seq, record.at, generation, "resumed", _RESUMED)
             )
@@ -413,7 +422,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         damage.sort(key=lambda d: d.seq)
     if ending.state == "open" and not ending.served:
         incidents.extend(
-            _stopped(record, generation, running, effects, ending.served)
+            _stopped(record, generation, running, effects, entries[run:], ending.served)
         )
     report = AuditReport(entries, incidents, diagnostics, connections, ending, adapter)
     if damage:
@@ -471,6 +480,7 @@ def _unread_request(
     )
 
 
+_NO_END = "it logged no end (it was killed, or stopped serving it over HTTP, which logs none)"
 _RESUMED = "a server took the session up again from its log"
 _RESTARTED = (
     "started again as the session resumed: the outcome of its first run was never logged,"
@@ -513,19 +523,42 @@ def _stopped(
     generation: int,
     running: set[int],
     effects: dict[int, str],
+    run: list[AuditEntry],
     served: bool | None = False,
 ) -> list[Incident]:
-    """What is unknown of a server's run that stopped after `last` without logging an
-    end: what became of each effect still running. `served` None: it may be serving the
-    session still."""
+    """What is unknown of a server's run (its entries `run`) that stopped after `last`
+    without logging an end: which of its answers reached the agent, and what became of
+    each effect still running. `served` None: it may be serving the session still."""
     unless = ""
     if served is None:
         unless = ", unless it is serving the session still (this system cannot tell)"
-    why = (
+    answered = next((e for e in run if e.outcome != "unanswered"), None)
+    if answered is None:
+        said = "it answered no call"
+    else:
+        said = (
+            f"answers are logged before they are sent, so those logged from {_named(answered)}"
+            " on may not all have reached the agent (the log cannot tell)"
+        )
+    stopped = Incident(
+        last.seq,
+        last.at,
+        generation,
+        "stopped",
+        f"{_NO_END}{unless}; {said}",
+        answers_from=None if answered is None else answered.seq,
+    )
+    running_why = (
         f"still running when its server stopped without logging an end{unless}: its outcome"
         " is unknown (it may or may not have run)"
     )
-    return _unfinished(last, generation, running, effects, why)
+    return [stopped, *_unfinished(last, generation, running, effects, running_why)]
+
+
+def _named(entry: AuditEntry) -> str:
+    if entry.request_id is None:
+        return f"the call refused at event {entry.seq}"
+    return f"#{entry.request_id} (event {entry.seq})"
 
 
 def _unfinished(

@@ -365,6 +365,12 @@ def _incident_lines(incidents: Sequence[Incident], adapter: str | None) -> Itera
                 yield Text(f"  {line}")
         elif incident.kind == "resumed":
             yield Text(f"the session resumed {where}: {shown(incident.error)}")
+        elif incident.kind == "stopped":
+            yield Text(
+                f"the session's server stopped after event {incident.seq} (at {when},"
+                f" generation {incident.generation}): {shown(incident.error)}",
+                style="yellow",
+            )
         elif incident.kind == "effect_restarted":
             yield Text(
                 f"effect {incident.effect_id}{name} {where}: {shown(incident.error)}",

@@ -714,10 +714,11 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
         recorder.append([NewEvent("long", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
     done = mcp.cli("audit", "long", "--db", str(db))
     assert done.returncode == 0, done.stderr
-    title, header, rule, *rows, why, stale, end = done.stdout.splitlines()
+    title, header, rule, *rows, why, stale, stopped, end = done.stdout.splitlines()
     assert (why, stale) == (
         "why the calls above were not carried out:", f"  #{count} stale_generation: stale"
     )
+    assert stopped.startswith(f"the session's server stopped after event {len(events)} ")
     assert end.startswith(f"the session has no end in the log, whose last event is {len(events)}")
     assert title == "perform_action in session long"
     assert header.split() == ["#", "time", "(UTC)", "target", "action", "precondition",

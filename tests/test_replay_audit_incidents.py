@@ -13,10 +13,13 @@ from typing import Any
 import pytest
 
 from semledger.eventlog import (
+    ActionRequested,
+    CallRefused,
     EffectStarted,
     MemoryRecorder,
     NewEvent,
     SessionEnded,
+    SessionResumed,
     SessionStarted,
     SqliteRecorder,
 )
@@ -70,6 +73,7 @@ def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
         "error": "ConnectionError: backend down",
         "effect_id": 1,
         "effect": "backend.fetch",
+        "answers_from": None,
     }
 
 
@@ -195,12 +199,13 @@ def test_an_effect_running_as_its_server_was_killed_then_started_again_says_both
         report = audit_report(recorder, "k")
     said = [(i.seq, i.kind, i.effect_id) for i in report.incidents]
     assert said == [
+        (last, "stopped", None),
         (last, "effect_unfinished", 1),
         (last + 1, "resumed", None),
         (last + 1, "effect_restarted", 1),
         (report.ending.seq, "effect_unfinished", 1),  # stuck again, to the end of input
     ]
-    assert report.incidents[0].error == STOPPED_RUNNING
+    assert report.incidents[1].error == STOPPED_RUNNING
     assert report.incidents[-1].error == "still running when the session ended: end of input"
 
 
@@ -226,7 +231,7 @@ def test_only_an_operators_end_comes_after_a_server_that_stopped_without_one(
 ) -> None:
     recorder = MemoryRecorder()
     _log(recorder, START, EffectStarted(1, "stuck"), end)
-    [incident] = audit_report(recorder, "s").incidents
+    *_, incident = audit_report(recorder, "s").incidents
     assert (incident.seq, incident.error) == expected
 
 
@@ -240,7 +245,7 @@ class _Unlisted(MemoryRecorder):
 def test_an_effect_running_at_the_end_of_an_open_log_is_unknown_unless_it_is_served() -> None:
     recorder = MemoryRecorder()
     _log(recorder, START, EffectStarted(1, "stuck"))
-    [incident] = audit_report(recorder, "s").incidents
+    [_, incident] = audit_report(recorder, "s").incidents
     assert (incident.seq, incident.kind, incident.error) == (2, "effect_unfinished",
                                                              STOPPED_RUNNING)  # fmt: skip
     with recorder.claim("s"):
@@ -251,9 +256,67 @@ def test_an_effect_running_at_the_end_of_an_open_log_is_unknown_unless_it_is_ser
     _log(unlisted, START, EffectStarted(1, "stuck"))
     report = audit_report(unlisted, "s")
     assert report.ending.served is None
-    [incident] = report.incidents
+    [stopped, incident] = report.incidents
+    assert stopped.error.startswith(
+        "it logged no end (it was killed, or stopped serving it over HTTP, which logs none),"
+        " unless it is serving the session still (this system cannot tell); "
+    )
     assert incident.error == (
         "still running when its server stopped without logging an end, unless it is serving"
         " the session still (this system cannot tell): its outcome is unknown (it may or may"
         " not have run)"
     )
+
+
+NO_END = "it logged no end (it was killed, or stopped serving it over HTTP, which logs none)"
+
+
+def test_a_killed_server_is_said_to_have_stopped_after_its_last_event_and_its_answers_unsure(
+    tmp_path: Path,
+) -> None:
+    """Its receipts were plain rows, the last of them perhaps never sent: an answer is
+    logged before it is sent, and nothing in the log said the server was killed. (Resumed,
+    the run that was killed still says it.)"""
+    db = tmp_path / "log.db"
+    server = mcp.start("semledger.examples.counter:app", db, "k")
+    try:
+        for request_id in (1, 2, 3):
+            assert mcp.ask(server, mcp.perform(request_id, "counter.increment"))["ok"]
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head("k")
+    assert head is not None
+    served("semledger.examples.counter:app", db, "k", [mcp.perform(4, "counter.increment")])
+    as_json = json.loads(mcp.cli("audit", "k", "--db", str(db), "--json").stdout)
+    first = as_json["actions"][0]
+    assert first["request_id"] == 1
+    stopped = [i for i in as_json["incidents"] if i["kind"] == "stopped"]
+    said = (
+        f"{NO_END}; answers are logged before they are sent, so those logged from #1 (event"
+        f" {first['seq']}) on may not all have reached the agent (the log cannot tell)"
+    )
+    assert [(i["seq"], i["answers_from"], i["error"]) for i in stopped] == [
+        (head.seq, first["seq"], said)
+    ]
+    shown = mcp.cli("audit", "k", "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    [line] = [line for line in shown.stdout.splitlines() if "server stopped" in line]
+    assert line.startswith(f"the session's server stopped after event {head.seq} (at ")
+    assert line.endswith(f", generation 4): {said}")
+
+
+def test_a_stopped_run_names_its_own_first_answer_whatever_it_was() -> None:
+    refused = CallRefused("perform_action", {}, "invalid_arguments", "no target", False)
+    asked = ActionRequested(1, {"kind": "semantic_id", "id": "x"}, {"kind": "activate"},
+                            {"kind": "latest"}, False)  # fmt: skip
+    recorder = MemoryRecorder()
+    _log(recorder, START, asked, SessionResumed(()), refused, ActionRequested(
+        2, {"kind": "semantic_id", "id": "x"}, {"kind": "activate"}, {"kind": "latest"}, False
+    ))  # fmt: skip
+    first, second = (i for i in audit_report(recorder, "s").incidents if i.kind == "stopped")
+    assert (first.seq, first.answers_from) == (2, None)
+    assert first.error == f"{NO_END}; it answered no call"  # #1 is unanswered
+    assert (second.seq, second.answers_from) == (5, 4)
+    assert "from the call refused at event 4 on" in second.error
