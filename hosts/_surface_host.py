@@ -80,6 +80,9 @@ application through the same router and tools as a semledger app:
 - A modal element of the page (a ``<dialog>`` opened with ``showModal``) is the root while
   it is shown, as a runtime's modal node: the page behind it takes no input, so it is out of
   reach (``target_not_found``), and its nodes keep their ids for when the dialog closes.
+- A live region back in the tree (from behind a modal, once a native dialog is answered)
+  announces what changed in it while it was out, as if it had been there: nothing when it
+  says all it said when it left, though the page wrote it again.
 - A bridge can continue a session another one served (``journal``, ``next_node_id``): its
   generations and node ids go on from there, never back.
 """
@@ -501,6 +504,34 @@ def _whole_regions(
     return out
 
 
+def _news(
+    announcements: list[Announcement], tree: SemanticsSnapshot, said: Mapping[int, str]
+) -> list[Announcement]:
+    """`announcements` but those from inside a live region that is back in the tree saying
+    what it said when it left (`said`: a text the page wrote again behind a modal)."""
+    if not said:
+        return announcements
+    unchanged: dict[int, bool] = {}
+    out = []
+    for announcement in announcements:
+        region = _region_of(tree, announcement.node_id)
+        if region not in unchanged:
+            words = " ".join(_texts_in(tree, tree.nodes[region]))
+            unchanged[region] = said.get(region) == words
+        if not unchanged[region]:
+            out.append(announcement)
+    return out
+
+
+def _region_of(tree: SemanticsSnapshot, node_id: int) -> int:
+    """The outermost live node holding the live node `node_id` (it, if none does)."""
+    while True:
+        parent = tree.parents.get(node_id)
+        if parent is None or tree.nodes[parent].live is Live.OFF:
+            return node_id
+        node_id = parent
+
+
 def _texts_in(tree: SemanticsSnapshot, region: SemanticsNode) -> Iterator[str]:
     """The labels and values of `region` and what is inside it, in tree order."""
     stack = [region]
@@ -618,6 +649,10 @@ class SurfaceAgentHost:
         """The node ids of the elements on the page the last time it was read."""
         self._departed: OrderedDict[int, None] = OrderedDict()
         """The node ids, still in `_refs`, of elements that left the page, longest gone first."""
+        self._left: dict[int, SemanticsNode] = {}
+        """The live nodes out of the tree, as they were when they left it."""
+        self._said: dict[int, str] = {}
+        """What each live region out of the tree said when it left it, all of its text."""
         self._built: dict[str, tuple[tuple[Any, ...], SemanticsNode]] = {}
         """Each element's node as last built, by ref, with what it was built from."""
         self._next_id = next_node_id
@@ -819,16 +854,33 @@ class SurfaceAgentHost:
         )
         issues = tuple(duplicate_issues(derived.by_semantic_id, derived.by_semantic_id.keys()))
         committed = attrs.evolve(derived, issues=issues)
+        said = announcements_of(
+            previous, committed.generation, upserted, added_within=committed, left=self._left
+        )
         self._journal.record(
             committed,
             touched=[*removed, *(n.node_id for n in upserted)],
             removed=removed,
-            announcements=_whole_regions(
-                announcements_of(previous, committed.generation, upserted, added_within=committed),
-                committed,
-            ),
+            announcements=_whole_regions(_news(said, committed, self._said), committed),
         )
+        self._note_left_tree(previous, removed, upserted)
         return committed
+
+    def _note_left_tree(
+        self, previous: SemanticsSnapshot, removed: list[int], upserted: list[SemanticsNode]
+    ) -> None:
+        """Keep the live nodes of elements that left the tree as they were, and what each
+        live region among them said, for when they come back (`_news`); forget those back."""
+        for node in upserted:
+            self._left.pop(node.node_id, None)
+            self._said.pop(node.node_id, None)
+        for node_id in removed:
+            node = previous.nodes[node_id]
+            if node.live is Live.OFF or node_id not in self._refs:
+                continue  # not live, or not this bridge's (a session it resumed)
+            self._left[node_id] = node
+            if _region_of(previous, node_id) == node_id:
+                self._said[node_id] = " ".join(_texts_in(previous, node))
 
     def _note_departures(self, on_page: set[int]) -> None:
         """Given the ids of the nodes on the page just read, keep the refs of elements that
@@ -844,6 +896,8 @@ class SurfaceAgentHost:
         while len(departed) > REMEMBERED_REFS:
             forgotten, _ = departed.popitem(last=False)
             self._ids.pop(self._refs.pop(forgotten), None)
+            self._left.pop(forgotten, None)
+            self._said.pop(forgotten, None)
 
     # ---- the two operations -------------------------------------------------------------
 

@@ -361,22 +361,30 @@ def announcements_of(
     upserted: Iterable[SemanticsNode],
     *,
     added_within: SemanticsSnapshot | None = None,
+    left: Mapping[int, SemanticsNode] | None = None,
 ) -> list[Announcement]:
     """What the commit of `upserted` at `generation` announces: each node whose ``live`` is
     not off and whose label or value changed since `previous` says its new text (the label
     and value together when ``atomic``). Given the snapshot committed (`added_within`), so
     does a node added under one that was there (a web page replaces a text node in its live
-    region rather than change it)."""
+    region rather than change it). Given the live nodes that left the tree before
+    `previous`, as they were when they did (`left`), one of them back in the tree counts as
+    there: it is compared with what it said then (a status that changed behind a modal)."""
+    before: Mapping[int, SemanticsNode] = previous.nodes
     out = []
     for node in upserted:
         if node.live is Live.OFF:
             continue
-        old = previous.nodes.get(node.node_id)
+        old = before.get(node.node_id)
+        if old is None and left is not None:
+            old = left.get(node.node_id)
         if old is not None:
             old_value = old.value
             if (old.label, old_value) == (node.label, node.value):
                 continue
-        elif added_within is not None and added_within.parents.get(node.node_id) in previous.nodes:
+        elif added_within is not None and _was_there(
+            added_within.parents.get(node.node_id), before, left
+        ):
             old_value = None
         else:
             continue
@@ -387,3 +395,11 @@ def announcements_of(
         if words:
             out.append(Announcement(node.node_id, generation, node.live, node.atomic, words))
     return out
+
+
+def _was_there(
+    node_id: int | None,
+    before: Mapping[int, SemanticsNode],
+    left: Mapping[int, SemanticsNode] | None,
+) -> bool:
+    return node_id is not None and (node_id in before or (left is not None and node_id in left))

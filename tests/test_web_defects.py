@@ -24,6 +24,7 @@ from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
     ByNodeId,
+    Delta,
     ErrorCode,
     Full,
     Latest,
@@ -166,6 +167,21 @@ async def test_an_alert_is_accepted_with_submit(dialogs: SurfaceAgentHost) -> No
     assert unavailable.code is ErrorCode.ACTION_UNAVAILABLE
     await _perform(dialogs, dialog.node_id, _simple(ActionKind.SUBMIT))
     assert _shows(await _full(dialogs), "alerted")
+
+
+async def test_a_status_an_alert_s_handler_writes_is_announced_once_it_is_answered(
+    dialogs: SurfaceAgentHost,
+) -> None:
+    """The status was out of the tree while the alert was the whole of it: the commit that
+    brought it back with its new text announced nothing (the tree before had no status)."""
+    page, dialog = await _open_dialog(dialogs, "Alert")
+    status = next(n for n in page.nodes if n.role is Role.STATUS)
+    await _perform(dialogs, dialog.node_id, _simple(ActionKind.SUBMIT))
+    delta = await dialogs.read_semantics(page.generation)
+    assert isinstance(delta, Delta), delta
+    assert [(a.node_id, a.atomic, a.text) for a in delta.announcements] == [
+        (status.node_id, True, "alerted")
+    ]
 
 
 def _act(request_id: int, node_id: str, kind: str) -> str:

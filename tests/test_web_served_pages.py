@@ -13,11 +13,14 @@ from pathlib import Path
 import pytest
 import trio
 
-from semledger.adapters import ActionabilityError, SessionInit
+from semledger.adapters import ActionabilityError, LoggedSurface, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
-from semledger.hosts import SurfaceAgentHost
+from semledger.eventlog import MemoryRecorder
+from semledger.hosts import LoggedSurfaceHost, SurfaceAgentHost
+from semledger.replay import audit, read_at
 from semledger.runtime import (
     ActionKind,
+    Announcement,
     ByNodeId,
     Checked,
     Delta,
@@ -32,6 +35,7 @@ from semledger.runtime import (
     SetText,
     SimpleAction,
 )
+from semledger.runtime._wire import encode_read
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 from served_pages import HANG_GUARD_S, full_read, open_host
@@ -396,6 +400,62 @@ async def test_a_tab_panel_hidden_and_shown_again_keeps_its_node_ids(
     assert apply.node_id not in {n.node_id for n in second.nodes}
     await _do(host, _one(second, Role.TAB, "One"), ActionKind.SELECT)
     assert _one(await full_read(host), Role.BUTTON, "Apply").node_id == apply.node_id
+
+
+async def test_a_status_written_behind_an_aria_modal_is_announced_as_the_modal_closes(
+    surface: WebSurface, site: str
+) -> None:
+    """The status was out of the tree while the modal was its root: the commit that brought
+    it back saying "Settings saved" announced nothing. Back saying what it said when it
+    left, though written again, it says nothing again."""
+    host = await open_host(surface, site + "aria_modal.html")
+    page = await full_read(host)
+    status = _one(page, Role.STATUS)
+
+    async def close_with(button: str) -> tuple[Announcement, ...]:
+        before = await full_read(host)
+        await _do(host, _one(before, Role.BUTTON, "Open"), ActionKind.ACTIVATE)
+        await _do(host, _one(await full_read(host), Role.BUTTON, button), ActionKind.ACTIVATE)
+        with trio.fail_after(HANG_GUARD_S):
+            delta = await host.read_semantics(before.generation)
+        assert isinstance(delta, Delta), delta
+        return delta.announcements
+
+    saved = await close_with("Save")
+    assert [(a.node_id, a.live, a.atomic, a.text) for a in saved] == [
+        (status.node_id, Live.POLITE, True, "Settings saved")
+    ]
+    assert await close_with("Save") == ()  # the same words written again
+    assert await close_with("Cancel") == ()
+
+
+async def test_the_log_serves_a_page_back_from_behind_a_modal_as_the_bridge_did(
+    surface: WebSurface, site: str
+) -> None:
+    """Read from the log alone, the page back from behind its modal has the ids it had and
+    the status announces what it says now, as the live bridge answered."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(surface, recorder, "w", "web")
+    with trio.fail_after(HANG_GUARD_S):
+        await logged.open(SessionInit(base_url=site + "aria_modal.html"))
+    host = LoggedSurfaceHost(logged)
+    page = await full_read(host)
+    await _do(host, _one(page, Role.BUTTON, "Open"), ActionKind.ACTIVATE)
+    modal = await full_read(host)
+    await _do(host, _one(modal, Role.BUTTON, "Save"), ActionKind.ACTIVATE)
+    answers = []
+    for since in (None, page.generation):
+        with trio.fail_after(HANG_GUARD_S):
+            answers.append((since, await host.read_semantics(since)))
+    (_, back), (_, delta) = answers
+    assert isinstance(back, Full)
+    assert isinstance(delta, Delta)
+    assert {n.node_id for n in page.nodes} <= {n.node_id for n in back.nodes}
+    assert [a.text for a in delta.announcements] == ["Settings saved"]
+    for since, live in answers:
+        served = read_at(recorder, "w", generation=back.generation, since=since)
+        assert encode_read(served) == encode_read(live)
+    assert [entry.outcome for entry in audit(recorder, "w")] == ["receipt", "receipt"]
 
 
 def _chromium_pids() -> list[int]:
