@@ -46,6 +46,12 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_BODY = 4 << 20
+BODY_TIMEOUT = 30.0
+"""Seconds a request's body may take to arrive, once its headers have: a client that
+stalls is answered ``408`` and its connection closed. (Hypercorn's ``read_timeout`` is no
+such limit: it would also drop the connection of a client that waits for a slow answer.)"""
+_STOPPING = {"error": "the server is stopping: a new server on this log resumes the session"}
+_CLOSE = [("connection", "close")]
 _ALLOW = "POST, DELETE, OPTIONS"
 _PREFLIGHT_HEADERS = (
     ("access-control-allow-methods", "POST, DELETE"),
@@ -129,8 +135,10 @@ class McpHttpApp:
         """Sessions this server held that are over, and why: never brought back by this
         process."""
         self.stopping = False
-        """Set as the server starts to stop: every request from then on is a ``503`` and
-        changes nothing, so none is applied on a connection that is closing unanswered."""
+        """Set by `stop`: every request from then on is a ``503`` and changes nothing, so
+        none is applied on a connection that is closing unanswered."""
+        self._reading: set[trio.CancelScope] = set()
+        """The body reads under way: cancelled by `stop`."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -143,12 +151,7 @@ class McpHttpApp:
         origin_ok = self._origin_ok(origin)
         send = _adding_headers(send, _cors_headers(origin if origin_ok else None))
         if self.stopping:
-            await _respond(
-                send,
-                503,
-                {"error": "the server is stopping: a new server on this log resumes the session"},
-                extra=[("connection", "close")],
-            )
+            await _respond(send, 503, _STOPPING, extra=_CLOSE)
             return
         if scope["path"].rstrip("/") != "/mcp":
             await _respond(send, 404, {"error": "not found: the MCP endpoint is /mcp"})
@@ -187,6 +190,14 @@ class McpHttpApp:
                 extra=[("allow", _ALLOW)],
             )
 
+    def stop(self) -> None:
+        """Called as the server starts to stop. A request whose body is still coming is
+        answered ``503`` at once: the server waits for the requests it is answering, and a
+        body that never comes would hold it for its whole grace period."""
+        self.stopping = True
+        for reading in self._reading:
+            reading.cancel()
+
     def _origin_ok(self, origin: str | None) -> bool:
         """DNS-rebinding protection: browsers send Origin; only local pages may talk to us."""
         if origin is None:
@@ -200,16 +211,8 @@ class McpHttpApp:
     async def _post(
         self, headers: dict[str, str], receive: Receive, send: Send, peer: str | None
     ) -> None:
-        body = await _read_body(receive)
+        body = await self._body(receive, send)
         if body is None:
-            # The rest of the body is never read, so the connection cannot carry another
-            # request: say so, or the client's next request on it fails.
-            await _respond(
-                send,
-                413,
-                {"error": f"request body over {MAX_BODY} bytes"},
-                extra=[("connection", "close")],
-            )
             return
         try:
             message = parse_json(body)
@@ -236,6 +239,30 @@ class McpHttpApp:
         else:
             (reply,) = replies  # one message in, at most one answer out
             await _respond(send, 200, reply, extra=extra)
+
+    async def _body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request's body; or None once the request has been answered with why there
+        is none, or its client has gone. Such an answer closes the connection: the rest
+        of the body is never read, so it cannot carry another request."""
+        with trio.move_on_after(BODY_TIMEOUT) as reading:
+            self._reading.add(reading)
+            try:
+                body = await _read_body(receive)
+            except _ClientGoneError:  # before its body ended: nothing to answer, or apply
+                return None
+            finally:
+                self._reading.discard(reading)
+        if reading.cancelled_caught:
+            if self.stopping:
+                await _respond(send, 503, _STOPPING, extra=_CLOSE)
+            else:
+                why = f"the request body did not arrive within {BODY_TIMEOUT:g} seconds"
+                await _respond(send, 408, {"error": why}, extra=_CLOSE)
+            return None
+        if body is None:
+            too_large = {"error": f"request body over {MAX_BODY} bytes"}
+            await _respond(send, 413, too_large, extra=_CLOSE)
+        return body
 
     async def _initialize(self, message: object, send: Send, peer: str | None) -> None:
         """An ``initialize`` without a session id opens a session only once its router has
@@ -494,11 +521,18 @@ def _bearer_ok(header: str | None, token: str) -> bool:
     return hmac.compare_digest(credentials.lstrip(" ").encode(), token.encode())
 
 
+class _ClientGoneError(Exception):
+    """Raised when the client closed its connection before its request's body ended."""
+
+
 async def _read_body(receive: Receive) -> bytes | None:
+    """The whole body, or None once it is over `MAX_BODY`."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGoneError
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY:

@@ -332,7 +332,7 @@ async def serve_http(
                         await signalled.requested.wait()
                         # Before hypercorn closes its idle connections: a request it reads
                         # as it closes one would be applied and its answer dropped.
-                        asgi.stopping = True
+                        asgi.stop()
 
                     framework: Any = asgi
                     async with trio.open_nursery() as http:

@@ -32,7 +32,7 @@ from semledger.eventlog import (
     StoredEvent,
 )
 from semledger.examples import counter
-from semledger.hosts import serve_http, serve_stdio
+from semledger.hosts import _http, serve_http, serve_stdio
 from semledger.hosts._http import McpHttpApp
 
 COUNTER = "semledger.examples.counter:app"
@@ -143,15 +143,16 @@ def _refused(port: int) -> bool:
 def test_a_second_signal_stops_a_stopping_http_server_at_once_without_a_traceback(
     tmp_path: Path,
 ) -> None:
-    """A request whose body never comes keeps the server stopping (for hypercorn's grace
-    period, 3 seconds); a second signal then ends it as over stdio, with one line."""
-    with _http_server(tmp_path / "log.db") as (process, port):
+    """A call waiting for the log (another process holds it) keeps the server stopping,
+    for up to its grace period; a second signal then ends it as over stdio, with one line."""
+    db = tmp_path / "log.db"
+    with _http_server(db) as (process, port):
+        session = _initialized(port)
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # the server's next write waits for it
         stuck = socket.create_connection(("127.0.0.1", port))
-        stuck.sendall(
-            b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n"
-        )
-        assert stuck.recv(1024).startswith(b"HTTP/1.1 100 ")  # the request is being read
+        stuck.sendall(_post(INCREMENT, session))
+        time.sleep(0.5)  # the call is waiting for the log
         process.send_signal(signal.SIGINT)
         deadline = time.monotonic() + 30
         while not _refused(port):  # the first signal was taken: it no longer listens
@@ -159,9 +160,52 @@ def test_a_second_signal_stops_a_stopping_http_server_at_once_without_a_tracebac
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
         stuck.close()
+        holder.close()
     assert process.returncode == -signal.SIGINT, stderr.decode()
     assert "SIGINT again: stopping at once" in stderr.decode()
     assert "Traceback" not in stderr.decode()
+
+
+def _post(message: object, session: str | None = None) -> bytes:
+    """`message` as a raw HTTP request to /mcp."""
+    body = json.dumps(message).encode()
+    named = b"" if session is None else f"Mcp-Session-Id: {session}\r\n".encode()
+    return (
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + named
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
+def _initialized(port: int) -> str:
+    """A new session's id."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        client.sendall(_post(INITIALIZE))
+        answer = client.recv(65536).decode()
+    (session,) = re.findall(r"(?im)^mcp-session-id: (\w+)", answer)
+    return str(session)
+
+
+def test_a_request_whose_body_never_comes_does_not_hold_up_a_stop_and_is_a_503(
+    tmp_path: Path,
+) -> None:
+    """Headers then one byte of a 100-byte body: SIGTERM waited for the rest for the whole
+    grace period (30 s), and the client got no answer."""
+    with _http_server(tmp_path / "log.db") as (process, port):
+        stuck = socket.create_connection(("127.0.0.1", port), timeout=30)
+        stuck.sendall(_post(INITIALIZE)[:-1].replace(b"Length: ", b"Length: 1"))
+        time.sleep(0.5)  # the body is being read
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+        took = time.monotonic() - started
+        answer = stuck.recv(65536)
+        stuck.close()
+    assert process.returncode == 0, stderr.decode()
+    assert took < 10, took
+    assert answer.startswith(b"HTTP/1.1 503 "), answer
+    assert b"\r\nconnection: close\r\n" in answer.lower()
 
 
 # --- in process: the ASGI app and the stdio composition root -----------------------------
@@ -230,6 +274,85 @@ async def test_a_request_once_the_http_server_is_stopping_is_a_503_that_changes_
     assert headers["connection"] == "close"
     assert "stopping" in answer["error"]
     assert not any(isinstance(e, ActionRequested) for e in _events(db, session))
+
+
+async def _sent_after(
+    app: McpHttpApp, session: str, body: bytes, then: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    """What `app` sends for a POST whose body starts with `body` and does not end there,
+    its client sending `then` next (None: nothing ever)."""
+    headers = [(b"mcp-session-id", session.encode())]
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    received = [{"type": "http.request", "body": body, "more_body": True}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if received:
+            return received.pop()
+        if then is None:
+            await trio.sleep_forever()
+        return then
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+
+    with trio.fail_after(10):
+        await app(scope, receive, send)
+    return sent
+
+
+async def test_a_request_whose_body_stalls_is_a_408_that_closes_its_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It held its connection, a file descriptor, for as long as its client stalled."""
+    monkeypatch.setattr(_http, "BODY_TIMEOUT", 0.2)
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        start, end = await _sent_after(app, session, json.dumps(INCREMENT).encode(), None)
+    assert start["status"] == 408
+    assert (b"connection", b"close") in start["headers"]
+    assert json.loads(end["body"]) == {
+        "error": "the request body did not arrive within 0.2 seconds"
+    }
+    assert not any(isinstance(e, ActionRequested) for e in _events(db, session))
+
+
+async def test_a_request_whose_client_left_before_its_body_ended_is_not_applied(
+    tmp_path: Path,
+) -> None:
+    """What had come of its body was taken for all of it: a whole JSON message, sent with
+    a longer Content-Length, was applied for a client that was gone."""
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        gone = {"type": "http.disconnect"}
+        sent = await _sent_after(app, session, json.dumps(INCREMENT).encode(), gone)
+    assert sent == []
+    assert not any(isinstance(e, ActionRequested) for e in _events(db, session))
+
+
+async def test_a_request_whose_body_is_still_coming_as_the_server_stops_is_a_503_at_once(
+    tmp_path: Path,
+) -> None:
+    answers: list[list[dict[str, Any]]] = []
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+
+        async def stalled() -> None:
+            answers.append(await _sent_after(app, session, b"{", None))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(stalled)
+            await trio.sleep(0.1)  # its body is being read
+            app.stop()
+    ((start, end),) = answers
+    assert start["status"] == 503
+    assert (b"connection", b"close") in start["headers"]
+    assert "stopping" in json.loads(end["body"])["error"]
 
 
 async def test_a_signal_sets_the_http_app_stopping_before_hypercorn_stops(
