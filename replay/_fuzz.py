@@ -29,6 +29,7 @@ from semledger.actors import (
     MessageCodecError,
     SessionCore,
     StepResult,
+    check_app_ref,
     crash_event,
     effect_failure,
     load_app,
@@ -59,6 +60,7 @@ from semledger.runtime import (
     SemanticsNode,
     SemanticsSnapshot,
 )
+from semledger.runtime._app import check_app
 
 from ._invariants import (
     GenerationChecker,
@@ -578,11 +580,14 @@ def fuzz_app(
     example starts (`done` at most `examples`); once one has failed the total is None:
     hypothesis is shrinking it, and `done` counts its tries from 1. Raises `ValueError` for
     fewer than one example or step, a seed outside `SEEDS`, an allowed issue that names
-    none, or an `app_ref` that names another App than `app`; `TypeError` for a `save_to`
-    that is not a function (a recorder: ``lambda: recorder``); `RuntimeError` inside a Trio
+    none, or an `app_ref` that names another App than `app`; `TypeError` for an `app` that
+    is not an App, an `app_ref` that is not a ``module:attribute`` str, or a `save_to` that
+    is not a function (a recorder: ``lambda: recorder``); `RuntimeError` inside a Trio
     run; `FuzzInterrupted`, a `KeyboardInterrupt`, when interrupted after a counterexample
     was found, which it saves first (the smallest so far).
     """
+    check_app(app)
+    check_app_ref(app_ref)
     for name, count in (("examples", examples), ("steps", steps)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(f"{name}: expected an int of at least 1, got {count!r}")

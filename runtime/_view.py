@@ -22,9 +22,20 @@ Out = TypeVar("Out")
 
 
 def _reason(_instance: object, _attribute: object, reason: object) -> None:
-    if not isinstance(reason, str):  # the agent is told it as the rejection's message
+    if not isinstance(reason, str) or not reason.strip():  # the agent is told it, as a message
         kind = type(reason).__name__
-        raise TypeError(f"Reject.reason: expected a str, got {kind} {reason!r:.80}")
+        raise TypeError(f"Reject.reason: expected a non-blank str, got {kind} {reason!r:.80}")
+
+
+def _several(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Refuse one value where a sequence of them is meant: a str was taken for its
+    characters (``Proposal("inc")`` proposed three messages), a bare message not at all."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        what = attribute.name.rstrip("s")
+        raise TypeError(
+            f"Proposal.{attribute.name}: expected a tuple of {what}s, got"
+            f" {type(value).__name__} {value!r:.80} (one {what}: ({value!r:.40},))"
+        )
 
 
 @attrs.frozen
@@ -60,8 +71,8 @@ class Proposal(Generic[Msg]):
     after every check has passed.
     """
 
-    messages: tuple[Msg, ...] = ()
-    commits: tuple[DeferredCommit, ...] = ()
+    messages: tuple[Msg, ...] = attrs.field(default=(), validator=_several)
+    commits: tuple[DeferredCommit, ...] = attrs.field(default=(), validator=_several)
 
 
 Outcome = Proposal[Msg] | Reject | None

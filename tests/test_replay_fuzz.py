@@ -493,6 +493,18 @@ def test_a_recorder_given_for_save_to_is_refused_before_fuzzing() -> None:
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder(), examples=1)  # type: ignore[arg-type]
 
 
+def test_an_app_or_app_ref_of_the_wrong_kind_is_refused_naming_it() -> None:
+    """fuzz_app("x:app", ...) failed with "'str' object has no attribute 'name'"."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    ref = "semledger.examples.counter:app"
+    with pytest.raises(TypeError, match=r"^app: expected an App, got str 'semledger"):
+        fuzz_app(ref, ref, MemoryRecorder, examples=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^app_ref: expected a module:attribute str, got App"):
+        fuzz_app(counter.app, counter.app, MemoryRecorder, examples=1)  # type: ignore[arg-type]
+
+
 def test_an_app_ref_naming_another_app_is_refused_before_fuzzing() -> None:
     """A counterexample is saved under the ref, and `semledger replay` loads the app by it:
     a ref copied from another test would replay another app and report a divergence."""

@@ -24,6 +24,7 @@ from semledger.runtime import (
     Rejection,
     Role,
     Scroll,
+    ScrollBy,
     ScrollDirection,
     SemanticId,
     SemanticsAction,
@@ -435,5 +436,25 @@ def test_handlers_only_propose_and_a_rejecting_handler_mutates_nothing() -> None
 def test_a_rejection_whose_reason_is_not_a_str_is_refused_where_it_is_made() -> None:
     """Reject(5) was taken: the agent was told the message 5 (the schema says a string),
     the log held '5', and replay of the unchanged app diverged on it."""
-    with pytest.raises(TypeError, match=r"^Reject\.reason: expected a str, got int 5$"):
+    with pytest.raises(TypeError, match=r"^Reject\.reason: expected a non-blank str, got int 5$"):
         Reject(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^Reject\.reason: expected a non-blank str, got str ' '"):
+        Reject(" ")  # the agent was told an empty message
+
+
+@pytest.mark.parametrize(
+    ("messages", "got"),
+    [("inc", "str 'inc'"), (b"inc", "bytes b'inc'"), (5, "int 5")],
+)
+def test_a_proposal_of_one_message_where_a_tuple_is_meant_is_refused_where_it_is_made(
+    messages: object, got: str
+) -> None:
+    """Proposal("inc") proposed the three messages 'i', 'n' and 'c', answered with a receipt;
+    Proposal(Go()) raised "'Go' object is not iterable" from inside the runtime."""
+    with pytest.raises(TypeError) as refused:
+        Proposal(messages)  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        f"Proposal.messages: expected a tuple of messages, got {got} (one message: ({messages!r},))"
+    )
+    with pytest.raises(TypeError, match=r"^Proposal\.commits: expected a tuple of commits, got "):
+        Proposal(commits=ScrollBy(1.0))  # type: ignore[arg-type]
