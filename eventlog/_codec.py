@@ -140,6 +140,8 @@ class LogConverter:
         current = self._versions.get(topic)
         if current is None:
             raise UnknownTopicError(topic)
+        if type(version) is not int:  # a log's row edited by hand: SQLite keeps any type
+            raise CorruptEventError(topic, version, f"its version is {version!r}, not an integer")
         try:
             data = unpackb(body)
         except ValueError:

@@ -13,6 +13,7 @@ __all__ = [
     "InconsistentLogError",
     "LogBusyError",
     "LogMovedError",
+    "MalformedRowError",
     "OutdatedSchemaError",
     "RecorderClosedError",
     "SequenceConflict",
@@ -78,6 +79,22 @@ class CorruptSummaryError(EventLogError):
         super().__init__(f"the summary of session {session!r} is malformed: {reason}")
         self.session = session
         self.reason = reason
+
+
+class MalformedRowError(EventLogError):
+    """Raised when a row of the log's events holds a value of another type than the recorder
+    writes in one of its columns (a seq edited into text, a time that is no number): SQLite
+    keeps whatever a hand edit puts there. ``seq`` is the row's seq as stored, ``column``
+    the first column found wrong."""
+
+    def __init__(self, session: str, seq: object, column: str, value: object, expected: str):
+        event = "an event" if column == "seq" else f"event {seq}"
+        self.what = f"{event} is malformed: its {column} is {value!r}, not {expected}"
+        """What is wrong, without the session's name."""
+        super().__init__(f"session {session!r}: {self.what}")
+        self.session = session
+        self.seq = seq
+        self.column = column
 
 
 class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users know
@@ -176,11 +193,12 @@ DAMAGED_LOG_ERRORS: tuple[type[Exception], ...] = (
     CorruptEventError,
     CorruptSummaryError,
     InconsistentLogError,
+    MalformedRowError,
     UnknownTopicError,
     UnsupportedVersionError,
     sqlite3.DatabaseError,
 )
 """What reading a damaged log raises: a body that does not decode, events that do not
-follow from each other, a summary row edited by hand, a page SQLite finds malformed. The
-commands report them as "the log cannot be read" (exit 1); an HTTP server answers 500 for
-the session concerned and goes on."""
+follow from each other, a row edited into another type (a seq into text), a summary row
+edited by hand, a page SQLite finds malformed. The commands report them as "the log cannot
+be read" (exit 1); an HTTP server answers 500 for the session concerned and goes on."""

@@ -18,7 +18,13 @@ from ._chain import (
     verify_chain,
 )
 from ._codec import CONVERTER
-from ._errors import CorruptSummaryError, EventLogError, SequenceConflict, UnknownSessionError
+from ._errors import (
+    CorruptSummaryError,
+    EventLogError,
+    MalformedRowError,
+    SequenceConflict,
+    UnknownSessionError,
+)
 from ._events import TOPICS, Event, SessionCrashed, SessionEnded, SessionStarted
 from ._records import (
     Head,
@@ -272,7 +278,11 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[Ses
                     SessionProblem(name, "the log's summary lists it; it has no events")
                 )
                 continue
-            logged_as = _as_logged(recorder, name, row)
+            try:
+                logged_as = _as_logged(recorder, name, row)
+            except MalformedRowError as error:  # its head, first or last row was edited
+                problems.append(SessionProblem(name, error.what))
+                continue
             if logged_as is None:
                 problems.append(
                     SessionProblem(

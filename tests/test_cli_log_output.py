@@ -216,6 +216,57 @@ def test_a_summary_row_edited_by_hand_is_named_in_one_line(
     )
 
 
+def test_a_seq_edited_into_text_is_named_in_one_line_by_every_command(
+    logged: Path, tmp_path: Path
+) -> None:
+    """sessions, audit (with --verify, with --json), read and replay each ended in a
+    TypeError traceback."""
+    edit = "UPDATE events SET seq = '3a' WHERE session = 'agent' AND seq = 3"
+    db = damaged(logged, tmp_path, edit)
+    says = "session 'agent': an event is malformed: its seq is '3a', not an integer"
+    for command in (
+        ["audit", "agent"],
+        ["audit", "agent", "--verify"],
+        ["audit", "agent", "--json"],
+        ["read", "agent"],
+        ["replay", "agent"],
+    ):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout, done.stderr) == (
+            1,
+            "",
+            f"semledger: the log {db} cannot be read: {says}\n",
+        ), command
+    listed = mcp.cli("sessions", "--json", "--db", str(db))
+    assert listed.returncode == 1, listed.stderr
+    assert {row["name"] for row in json.loads(listed.stdout)} == {"[/]", LONG_NAME, "two\nlines"}
+    assert listed.stderr == f"semledger: the log {db} is damaged: {says}\n"
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("at = 'yesterday'", "its at is 'yesterday', not a number of seconds"),
+        ("version = '1a'", "its version is '1a', not an integer"),
+        ("topic = X'41'", "its topic is b'A', not text"),
+    ],
+)
+def test_an_event_column_edited_into_another_type_is_damage_in_one_line(
+    logged: Path, tmp_path: Path, edit: str, says: str
+) -> None:
+    """A time of 'yesterday' was listed as it was, verified ok (exit 0) and given by --json as
+    "at": "yesterday"; a text version or a bytes topic ended in a traceback."""
+    db = damaged(logged, tmp_path, f"UPDATE events SET {edit} WHERE session = 'agent' AND seq = 3")
+    for command in (["audit", "agent", "--verify"], ["audit", "agent", "--json"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout, done.stderr) == (
+            1,
+            "",
+            f"semledger: the log {db} cannot be read: session 'agent': event 3 is malformed:"
+            f" {says}\n",
+        ), command
+
+
 @pytest.mark.parametrize(
     ("edit", "says"),
     [("events = 'many'", "its events is 'many'"), ("last_at = X'00'", "its last_at is b'\\x00'")],

@@ -22,12 +22,14 @@ from semledger.eventlog import (
     ActionReceipt,
     ActionRequested,
     Committed,
+    CorruptEventError,
     EffectCompleted,
     Event,
     Head,
     LogBusyError,
     LogMovedError,
     LogOpenError,
+    MalformedRowError,
     MemoryRecorder,
     NewEvent,
     Recorder,
@@ -576,6 +578,53 @@ def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:
         assert again.sessions() == sessions
         again.append(batch("b", story()[2:], first=3))
         assert verify_chain(again.read("b")).ok
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("seq = '3a'", "an event is malformed: its seq is '3a', not an integer"),
+        ("seq = X'33'", "an event is malformed: its seq is b'3', not an integer"),
+        (
+            "at = 'yesterday'",
+            "event 3 is malformed: its at is 'yesterday', not a number of seconds",
+        ),
+        ("version = '1a'", "event 3 is malformed: its version is '1a', not an integer"),
+        ("topic = X'41'", "event 3 is malformed: its topic is b'A', not text"),
+    ],
+)
+def test_an_event_row_edited_into_another_type_is_malformed_wherever_it_is_read(
+    tmp_path: Path, edit: str, says: str
+) -> None:
+    """Read as it was, it failed far away: a TypeError adding 1 to a seq of '3a', or a time
+    of 'yesterday' printed and verified as a time."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as recorder:
+        recorder.append(batch("s", story()[:5]))
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE events SET {edit} WHERE session = 's' AND seq = 3")
+    conn.close()
+    with SqliteRecorder(path) as recorder:
+        reads: list[Callable[[], object]] = [
+            lambda: list(recorder.read("s")),
+            lambda: list(recorder.events("s")),
+        ]
+        if "seq" in edit:  # a text seq sorts after every number: it is the head
+            reads.append(lambda: recorder.head("s"))
+        else:
+            reads.append(lambda: list(recorder.read("s", start=3, stop=4)))
+        if "seq" not in edit and "topic" not in edit:
+            reads.append(lambda: recorder.last_of("s", "ActionRequested"))
+        for read in reads:
+            with pytest.raises(MalformedRowError) as raised:
+                read()
+            assert str(raised.value) == f"session 's': {says}"
+        assert [str(problem) for problem in checked_sessions(recorder)[1]] == (
+            [f"session 's': {says}"] if "seq" in edit else []
+        )
+        if "version" in edit:  # replay reads no seq: the event is named by its topic
+            with pytest.raises(CorruptEventError, match=r"its version is '1a', not an integer$"):
+                list(recorder.replay("s"))
 
 
 @pytest.mark.parametrize(
