@@ -139,7 +139,11 @@ def _value(value: Any) -> str:
     return f"{text[:_LONGEST_VALUE]}… ({size}; --json has it whole)"
 
 
-_AUDIT_COLUMNS = ("#", "time (UTC)", "target", "action", "precondition", "outcome", "generations")
+_AUDIT_COLUMNS = (
+    "#", "event", "time (UTC)", "target", "action", "precondition", "outcome", "generations"
+)  # fmt: skip
+"""The event is the row's seq, as the connections before the table name theirs: a row is
+the last one's before it, when the session had more than one."""
 PLAIN_AUDIT_ROWS = 1000
 """Past this many rows an audit prints as plain columns: a rich table takes a quarter of a
 millisecond a row to lay out, and prints nothing until the last one is laid out."""
@@ -183,6 +187,7 @@ def _audit_rows(entries: Sequence[AuditEntry]) -> Iterator[tuple[str, ...]]:
             generations = f"at {e.generation}"
         yield (
             "-" if e.request_id is None else str(e.request_id),
+            str(e.seq),
             when,
             *_parts(e),
             shown(e.outcome),
@@ -194,18 +199,18 @@ def audit_fits(entries: Sequence[AuditEntry], width: int) -> bool:
     """Whether the audit's table is at most `width` cells wide, each date above its time,
     nothing folded: if not, `audit_records` reads better than targets and actions folded
     mid-word into columns a few cells wide."""
-    rows = [(row[0], max(row[1].split(" "), key=len), *row[2:]) for row in _audit_rows(entries)]
+    rows = [(*row[:2], max(row[2].split(" "), key=len), *row[3:]) for row in _audit_rows(entries)]
     return _table_width(_AUDIT_COLUMNS, rows) <= width
 
 
 def audit_records(session: str, entries: Sequence[AuditEntry]) -> Iterator[str]:
     """The audit for a terminal too narrow for its table: each call on two lines, its
-    number, time, outcome and generations, then its target, action and precondition."""
+    number, event, time, outcome and generations, then its target, action and precondition."""
     yield f"perform_action in session {shown(session)}"
-    for number, when, target, action, precondition, outcome, generations in _audit_rows(
-        entries
-    ):
-        yield f"{'-' if number == '-' else '#' + number}  {when}  {outcome}  {generations}"
+    for row in _audit_rows(entries):
+        number, seq, when, target, action, precondition, outcome, generations = row
+        number = "-" if number == "-" else f"#{number}"
+        yield f"{number}  event {seq}  {when}  {outcome}  {generations}"
         yield f"    {target}  {action}  {precondition}"
 
 
@@ -215,13 +220,14 @@ def audit_table(session: str, entries: Sequence[AuditEntry], width: int | None =
     table = Table(title=f"perform_action in session {shown(session)}", title_justify="left")
     for column in _AUDIT_COLUMNS:
         # Times, codes and numbers stay whole on a narrow terminal; free text folds.
-        table.add_column(column, overflow="fold", no_wrap=column in ("#", "time (UTC)", "outcome"))
+        whole = column in ("#", "event", "time (UTC)", "outcome")
+        table.add_column(column, overflow="fold", no_wrap=whole)
     rows = list(_audit_rows(entries))
     if width is not None and _table_width(_AUDIT_COLUMNS, rows) > width:
-        rows = [(row[0], row[1].replace(" ", "\n"), *row[2:]) for row in rows]
+        rows = [(*row[:2], row[2].replace(" ", "\n"), *row[3:]) for row in rows]
     for row in rows:
-        outcome = Text(row[5], style="green" if row[5] in ("receipt", "ok") else "red")
-        table.add_row(*row[:5], outcome, row[6])
+        outcome = Text(row[6], style="green" if row[6] in ("receipt", "ok") else "red")
+        table.add_row(*row[:6], outcome, row[7])
     return table
 
 

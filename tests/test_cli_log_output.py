@@ -372,7 +372,7 @@ def test_an_audit_lists_every_action_past_an_event_that_does_not_decode(
     assert table.returncode == 1
     assert table.stderr == done.stderr
     assert "cannot be read" not in table.stdout
-    assert [row.split("│")[6].strip() for row in table.stdout.splitlines() if "│" in row] == [
+    assert [row.split("│")[7].strip() for row in table.stdout.splitlines() if "│" in row] == [
         "unreadable",
         "receipt",
     ]
@@ -772,12 +772,14 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
     assert stopped.startswith(f"the session's server stopped after event {len(events)} ")
     assert end.startswith(f"the session has no end in the log, whose last event is {len(events)}")
     assert title == "perform_action in session long"
-    assert header.split() == ["#", "time", "(UTC)", "target", "action", "precondition",
+    assert header.split() == ["#", "event", "time", "(UTC)", "target", "action", "precondition",
                               "outcome", "generations"]
     assert set(rule.replace("  ", "")) == {"-"}
     assert len(rows) == count
-    assert rows[0].split()[3:] == ["row.1", "activate", "exact", "1", "receipt", "1", "→", "2"]
-    assert rows[-1].split()[2:] == [
+    assert rows[0].split()[:2] == ["1", "2"]
+    assert rows[0].split()[4:] == ["row.1", "activate", "exact", "1", "receipt", "1", "→", "2"]
+    assert rows[-1].split()[:2] == [str(count), str(len(events) - 1)]
+    assert rows[-1].split()[3:] == [
         f"row.{count}", "activate", "exact", str(count), "stale_generation", "at", "0"
     ]
     assert len({row.index("activate") for row in rows}) == 1  # aligned

@@ -67,7 +67,7 @@ def test_a_refused_call_missing_its_parts_is_audited_with_none_shown(tmp_path: P
     assert (row["target"], row["action"], row["precondition"]) == ("x", {}, {})  # as sent
     table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
     line, why = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
-    assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == [
+    assert [cell.strip() for cell in line.strip("│ ").split("│")][3:6] == [
         '"x"', "-", "-",
     ]  # fmt: skip
     assert why == f"  event {row['seq']} invalid_arguments: action: required"
@@ -84,7 +84,7 @@ def test_a_refused_call_s_part_sent_as_an_empty_object_is_shown_apart_from_one_n
     assert row["unsent"] == ["action", "precondition"]
     table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
     (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line][:1]
-    assert [cell.strip() for cell in line.strip("│ ").split("│")][2:5] == ["{}", "-", "-"]
+    assert [cell.strip() for cell in line.strip("│ ").split("│")][3:6] == ["{}", "-", "-"]
 
 
 def test_a_refused_call_whose_event_does_not_decode_keeps_its_row_in_the_audit(
@@ -107,7 +107,7 @@ def test_a_refused_call_whose_event_does_not_decode_keeps_its_row_in_the_audit(
     assert rows[1]["seq"] == seq
     table = mcp.cli("audit", "r", "--db", str(db), COLUMNS="200")
     (line,) = [line for line in table.stdout.splitlines() if line.startswith("│ -")]
-    assert [cell.strip() for cell in line.strip("│ ").split("│")][2:6] == ["unreadable"] * 4
+    assert [cell.strip() for cell in line.strip("│ ").split("│")][3:7] == ["unreadable"] * 4
 
 
 @pytest.mark.parametrize(

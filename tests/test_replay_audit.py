@@ -675,9 +675,9 @@ def test_an_audit_too_wide_for_the_terminal_prints_each_call_on_two_unfolded_lin
     assert done.returncode == 0, done.stderr
     title, first, first_call, second, second_call, *_ = done.stdout.splitlines()
     assert title == "perform_action in session agent"
-    assert re.fullmatch(r"#1  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  receipt  1 → 2", first)
+    assert re.fullmatch(r"#1  event 3  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  receipt  1 → 2", first)
     assert first_call == "    counter.increment  activate  latest"
-    assert re.fullmatch(r"#2  \d\d:\d\d:\d\d  receipt  2 → 3", second)
+    assert re.fullmatch(r"#2  event 6  \d\d:\d\d:\d\d  receipt  2 → 3", second)
     assert second_call == "    counter.step  set_text(value='2')  latest"
     assert "┃" not in done.stdout
     wide = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="200")
@@ -692,3 +692,27 @@ def test_an_anchor_that_is_not_a_head_is_refused_naming_it(
     refused = r"^anchor: expected a Head \(a report's head\), got tuple"
     with SqliteRecorder(db) as recorder, pytest.raises(TypeError, match=refused):
         verify(recorder, "agent", anchor=(3, "ab"))  # type: ignore[arg-type]
+
+
+def test_each_row_of_the_text_audit_names_its_event_so_that_it_is_matched_to_its_agent(
+    tmp_path: Path,
+) -> None:
+    """The agents were listed with their events, the rows by request number and time to the
+    second: once a session had two connections, which agent made a row could not be told."""
+    db = tmp_path / "log.db"
+    for request_id in (1, 2):  # the second resumes the session: another connection
+        mcp.serve(COUNTER, db, "s", [mcp.perform(request_id, "counter.increment")])
+    actions = json.loads(mcp.cli("audit", "s", "--db", str(db), "--json").stdout)["actions"]
+    first, second = (a["seq"] for a in actions)
+    shown = mcp.cli("audit", "s", "--db", str(db), COLUMNS="200").stdout.splitlines()
+    connected = [int(re.findall(r"\(event (\d+)\)$", line)[0])
+                 for line in shown if line.startswith("agent: ")]  # fmt: skip
+    assert connected[0] < first < connected[1] < second
+    rows = [[cell.strip() for cell in line.split("│")[1:3]] for line in shown if "│" in line]
+    assert rows == [["1", str(first)], ["2", str(second)]]
+    header = next(line for line in shown if line.startswith("┃"))
+    assert [cell.strip() for cell in header.split("┃")[1:4]] == ["#", "event", "time (UTC)"]
+    narrow = mcp.cli("audit", "s", "--db", str(db), COLUMNS="50").stdout.splitlines()
+    assert [line.split("  ")[:2] for line in narrow if line.startswith("#")] == [
+        ["#1", f"event {first}"], ["#2", f"event {second}"]
+    ]
