@@ -16,6 +16,7 @@ from ._host import (
 from ._http import McpHttpApp, normalize_origin
 from ._lifecycle import TRANSITIONS, LifecycleAction, LifecycleEvent, LifecycleState
 from ._router import (
+    BATCHING_PROTOCOL_VERSIONS,
     DEFAULT_INSTRUCTIONS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -32,6 +33,7 @@ from ._router import (
     ReadSemanticsArguments,
     RefusedArguments,
     Reply,
+    ReplyMessage,
     RequestId,
     Router,
     RouterUsageError,
@@ -59,6 +61,7 @@ from ._tools import (
 )
 
 __all__ = [
+    "BATCHING_PROTOCOL_VERSIONS",
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_TOOLS",
     "DIAGNOSTICS_DISPATCH_COMMAND",
@@ -97,6 +100,7 @@ __all__ = [
     "RefusalRecorder",
     "RefusedArguments",
     "Reply",
+    "ReplyMessage",
     "RequestId",
     "Router",
     "RouterUsageError",

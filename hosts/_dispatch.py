@@ -5,8 +5,6 @@ Async but free of any event-loop library: it only awaits the hosts' coroutines.
 
 from __future__ import annotations
 
-from typing import Any
-
 from semledger.runtime._enums import ErrorCode
 from semledger.runtime._outcomes import Rejection
 
@@ -18,6 +16,7 @@ from ._router import (
     ReadSemanticsArguments,
     RefusedArguments,
     Reply,
+    ReplyMessage,
     Router,
     ToolCall,
 )
@@ -72,15 +71,17 @@ async def answer(
     call: ToolCall,
     host: AgentHost,
     diagnostics: AgentDiagnosticsHost | None,
-) -> dict[str, Any]:
+) -> ReplyMessage | None:
     """Run `call` against the host and return the router's answer to it; a host that
-    raises is answered ``-32603`` (a bug in the host never takes the loop down)."""
+    raises is answered ``-32603`` (a bug in the host never takes the loop down). None for
+    a call of a batch that waits for another call (`Router.complete`)."""
     outcome: object
     try:
         outcome = await execute(call, host, diagnostics)
     except Exception as exc:
         outcome = exc
-    return router.complete(call, outcome).message
+    reply = router.complete(call, outcome)
+    return None if reply is None else reply.message
 
 
 async def _run(
@@ -88,13 +89,14 @@ async def _run(
     events: list[Reply | ToolCall],
     host: AgentHost,
     diagnostics: AgentDiagnosticsHost | None,
-) -> list[dict[str, Any]]:
-    return [
+) -> list[ReplyMessage]:
+    answers = [
         event.message
         if isinstance(event, Reply)
         else await answer(router, event, host, diagnostics)
         for event in events
     ]
+    return [message for message in answers if message is not None]
 
 
 async def handle(
@@ -102,8 +104,9 @@ async def handle(
     host: AgentHost,
     line: str | bytes,
     diagnostics: AgentDiagnosticsHost | None = None,
-) -> list[dict[str, Any]]:
-    """Feed one NDJSON line and run its tool calls; the JSON-RPC messages to write back."""
+) -> list[ReplyMessage]:
+    """Feed one NDJSON line and run its tool calls, one after another; the JSON-RPC
+    messages to write back (a batch's array is one)."""
     return await _run(router, router.receive_line(line), host, diagnostics)
 
 
@@ -112,6 +115,6 @@ async def handle_message(
     host: AgentHost,
     message: object,
     diagnostics: AgentDiagnosticsHost | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ReplyMessage]:
     """Like `handle`, for a message already parsed from JSON."""
     return await _run(router, router.receive_message(message), host, diagnostics)

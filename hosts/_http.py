@@ -28,12 +28,16 @@ from semledger.eventlog import (
 from semledger.runtime import App
 
 from ._dispatch import announce, handle_message
+from ._dispatch import answer as answer_call
 from ._router import (
     INTERNAL_ERROR,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
+    Event,
     Reply,
+    ReplyMessage,
     Router,
+    ToolCall,
     encode_json,
     error_reply,
     parse_json,
@@ -237,7 +241,7 @@ class McpHttpApp:
         if not replies:
             await _respond(send, 202, None, extra=extra)
         else:
-            (reply,) = replies  # one message in, at most one answer out
+            (reply,) = replies  # one message in (a batch is one), at most one answer out
             await _respond(send, 200, reply, extra=extra)
 
     async def _body(self, receive: Receive, send: Send) -> bytes | None:
@@ -306,14 +310,14 @@ class McpHttpApp:
         is_initialize: bool,
         headers: dict[str, str],
         peer: str | None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReplyMessage]:
         """The session's answers to `message`, with who connected logged as the client was
         told: an ``initialize`` its router accepts (a session resumed here has a new router)
         as a connection, one it refuses not at all."""
         router = connection.router
         if not is_initialize:
             await self._came_back(connection, headers, peer)
-            return await handle_message(router, connection.host, message, connection.diagnostics)
+            return await _run(connection, router.receive_message(message))
         initialized = router.protocol_version is not None
         # Answered by the router alone: no call runs, nothing can come in between.
         replies = await handle_message(router, connection.host, message, connection.diagnostics)
@@ -465,6 +469,24 @@ class McpHttpApp:
             await _respond(send, 500, {"error": str(error)})
             return
         await _respond(send, 204, None)
+
+
+async def _run(connection: _Connection, events: list[Event]) -> list[ReplyMessage]:
+    """The answers to `events`, in their order. Their calls (a batch's) start in order and
+    overlap, as calls sent in requests of their own do, so that they share log
+    transactions: the session hosts queue a call before it first yields."""
+    router, host, diagnostics = connection.router, connection.host, connection.diagnostics
+    answers = [event.message if isinstance(event, Reply) else None for event in events]
+
+    async def run(index: int, call: ToolCall, *, task_status: Any) -> None:
+        task_status.started()
+        answers[index] = await answer_call(router, call, host, diagnostics)
+
+    async with trio.open_nursery() as nursery:
+        for index, event in enumerate(events):
+            if isinstance(event, ToolCall):
+                await nursery.start(run, index, event)
+    return [answer for answer in answers if answer is not None]
 
 
 def _is_preflight(method: str, headers: dict[str, str]) -> bool:

@@ -10,8 +10,15 @@ and the next message is handled normally.
 
 Decisions beyond the letter of the specs:
 
-- JSON-RPC batches (a JSON array, even an empty one) are answered with one ``-32600`` whose
-  id is null: MCP 2025-06-18 removed batching and a server need not take the elements apart.
+- JSON-RPC batches (a JSON array) are taken apart only on a session that negotiated a
+  version whose transports take them (`BATCHING_PROTOCOL_VERSIONS`: 2024-11-05 and
+  2025-03-26). Each member is handled as a message of its own, its calls sent ahead as
+  lines are, and the batch is answered with one array, in the order of its members, once
+  its last call is complete (no array at all for a batch of notifications and responses).
+  Before ``initialize`` (no version yet), on a 2025-06-18 or later session (which removed
+  batching), and for an empty array, the batch is answered with one ``-32600`` whose id is
+  null, and none of it is handled. An ``initialize`` inside a batch (MCP: it MUST NOT be
+  one) is answered ``-32600`` in the array, and negotiates nothing.
 - ``notifications/cancelled`` is understood and deliberately not acted on: an action is a
   logged transaction that is never abandoned half-way, so the request is still answered and
   the client, per MCP, ignores a response that arrives after it cancelled.
@@ -58,6 +65,7 @@ from ._lifecycle import Lifecycle, LifecycleAction, LifecycleEvent, LifecycleSta
 from ._tools import Profile, ToolDefinition, tools_for_profile
 
 __all__ = [
+    "BATCHING_PROTOCOL_VERSIONS",
     "DEFAULT_INSTRUCTIONS",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -74,6 +82,7 @@ __all__ = [
     "ReadSemanticsArguments",
     "RefusedArguments",
     "Reply",
+    "ReplyMessage",
     "RequestId",
     "Router",
     "RouterUsageError",
@@ -86,6 +95,8 @@ __all__ = [
 
 SUPPORTED_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_PROTOCOL_VERSION: Final = SUPPORTED_PROTOCOL_VERSIONS[-1]
+BATCHING_PROTOCOL_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26"})
+"""The versions whose transports MUST take JSON-RPC batches (2025-06-18 removed them)."""
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -111,11 +122,15 @@ class RouterUsageError(Exception):
     """
 
 
+ReplyMessage = dict[str, Any] | list[dict[str, Any]]
+"""What a transport writes as one message: a JSON-RPC response, or a batch's array of them."""
+
+
 @attrs.frozen
 class Reply:
-    """A JSON-RPC response for the transport to write."""
+    """A JSON-RPC response for the transport to write, or the array answering a batch."""
 
-    message: dict[str, Any]
+    message: ReplyMessage
 
 
 @attrs.frozen
@@ -192,8 +207,12 @@ def _response(request_id: RequestId, result: dict[str, Any]) -> Reply:
     return Reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
+def _error_object(request_id: RequestId | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
 def _error(request_id: RequestId | None, code: int, message: str) -> Reply:
-    return Reply({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+    return Reply(_error_object(request_id, code, message))
 
 
 def _is_request_id(value: object) -> bool:
@@ -246,6 +265,19 @@ def _readable_id(obj: object) -> RequestId | None:
     return None
 
 
+def _no_method(message: dict[str, Any]) -> str:
+    """Why a message with no string ``method`` is refused: one that has a ``result`` or an
+    ``error`` was meant as a response, and is told what makes it none."""
+    if "method" in message or ("result" not in message and "error" not in message):
+        return 'Invalid Request: "method" must be a string'
+    if "result" in message and "error" in message:
+        return 'Invalid Request: a response has a "result" or an "error", not both'
+    return (
+        'Invalid Request: a response needs an "id" that is a string or an integer'
+        ' (or null, beside an "error")'
+    )
+
+
 def _is_response(message: dict[str, Any]) -> bool:
     """A JSON-RPC 2.0 response by its members (``jsonrpc`` is checked before)."""
     if "method" in message or "id" not in message:
@@ -259,7 +291,7 @@ def _is_response(message: dict[str, Any]) -> bool:
 def error_reply(request: object, code: int, message: str) -> dict[str, Any]:
     """The JSON-RPC error answering `request` (with its id if one can be read, else null),
     for a transport that cannot hand the request to a router at all."""
-    return _error(_readable_id(request), code, message).message
+    return _error_object(_readable_id(request), code, message)
 
 
 def _reject_constant(name: str) -> Any:
@@ -384,6 +416,18 @@ def _failed(rejection: Rejection) -> dict[str, Any]:
     return {"ok": False, "error": encode_rejection(rejection)}
 
 
+@attrs.define(eq=False)
+class _Batch:
+    """A batch being answered: its answers in the order of its members (None for a call
+    not complete yet), and how many of its calls are not complete."""
+
+    answers: list[dict[str, Any] | None] = attrs.Factory(list)
+    waiting: int = 0
+
+    def reply(self) -> Reply:
+        return Reply([answer for answer in self.answers if answer is not None])
+
+
 class Router:
     """One MCP session's protocol state: lifecycle, negotiated version, outstanding calls."""
 
@@ -406,6 +450,8 @@ class Router:
         self._pending: set[ToolCall] = set()
         self._pending_ids: set[tuple[type, RequestId]] = set()
         """The ids of the pending calls (`_id_key`): no other request may use one."""
+        self._batch_of: dict[ToolCall, tuple[_Batch, int]] = {}
+        """The batch of each pending call sent in one, and the call's place in its answers."""
         self.protocol_version: str | None = None
         """The negotiated protocol version, once ``initialize`` has been answered."""
         self.client_info: object = None
@@ -448,24 +494,69 @@ class Router:
         return [_error(_leading_id(head), PARSE_ERROR, message)]
 
     def receive_message(self, message: object) -> list[Event]:
-        """One parsed JSON value (an object, or anything a peer may send)."""
+        """One parsed JSON value (an object, a batch, or anything a peer may send).
+
+        A batch whose calls are not all complete gives only those `ToolCall` events: its
+        array comes from `Router.complete`, once the last of them is complete.
+        """
         try:
+            if isinstance(message, list):
+                return self._batch(message)
             return self._receive(message)
         except Exception:
             if isinstance(message, dict) and "id" not in message:
                 return []
             return [_error(_readable_id(message), INTERNAL_ERROR, "Internal error")]
 
-    def _receive(self, message: object) -> list[Event]:
-        if isinstance(message, list):
-            return [
-                _error(
-                    None,
-                    INVALID_REQUEST,
-                    "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 "
-                    "removed batching); send one request per message",
-                )
-            ]
+    def _batch_refusal(self, members: list[object]) -> str | None:
+        """Why a batch is answered with one error and not taken apart, if it is."""
+        version = self.protocol_version
+        if version is None:
+            return (
+                "Invalid Request: a JSON-RPC batch before initialize; send initialize alone "
+                "(batches are for sessions that negotiated 2024-11-05 or 2025-03-26)"
+            )
+        if version not in BATCHING_PROTOCOL_VERSIONS:
+            return (
+                "Invalid Request: JSON-RPC batches are not supported on a session that "
+                f"negotiated {version} (MCP 2025-06-18 removed batching); send one request "
+                "per message"
+            )
+        if not members:
+            return "Invalid Request: an empty JSON-RPC batch"
+        return None
+
+    def _batch(self, members: list[object]) -> list[Event]:
+        refusal = self._batch_refusal(members)
+        if refusal is not None:
+            return [_error(None, INVALID_REQUEST, refusal)]
+        batch = _Batch()
+        calls: list[Event] = []
+        for member in members:
+            for event in self._member(member):
+                if isinstance(event, ToolCall):
+                    self._batch_of[event] = (batch, len(batch.answers))
+                    batch.answers.append(None)
+                    calls.append(event)
+                else:
+                    assert isinstance(event.message, dict)
+                    batch.answers.append(event.message)
+        batch.waiting = len(calls)
+        if calls:
+            return calls
+        return [batch.reply()] if batch.answers else []
+
+    def _member(self, member: object) -> list[Event]:
+        """One member of a batch, as `receive_message` handles a message: a bug inside the
+        router is answered for that member alone."""
+        try:
+            return self._receive(member, batched=True)
+        except Exception:
+            if isinstance(member, dict) and "id" not in member:
+                return []
+            return [_error(_readable_id(member), INTERNAL_ERROR, "Internal error")]
+
+    def _receive(self, message: object, *, batched: bool = False) -> list[Event]:
         if not isinstance(message, dict):
             return [_error(None, INVALID_REQUEST, "Invalid Request: expected a JSON object")]
         has_id = "id" in message
@@ -476,9 +567,7 @@ class Router:
             return []
         method = message.get("method")
         if not isinstance(method, str):
-            return [
-                _error(request_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
-            ]
+            return [_error(request_id, INVALID_REQUEST, _no_method(message))]
         if "result" in message or "error" in message:
             return [
                 _error(
@@ -496,7 +585,7 @@ class Router:
                     None, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer'
                 )
             ]
-        return self._request(request_id, method, message)
+        return self._request(request_id, method, message, batched)
 
     def _notification(self, method: str) -> None:
         if method == "notifications/initialized":
@@ -504,7 +593,9 @@ class Router:
         else:
             self._lifecycle.step(LifecycleEvent.NOTIFICATION)
 
-    def _request(self, request_id: RequestId, method: str, message: dict[str, Any]) -> list[Event]:
+    def _request(
+        self, request_id: RequestId, method: str, message: dict[str, Any], batched: bool = False
+    ) -> list[Event]:
         if _id_key(request_id) in self._pending_ids:
             # Whatever it asks, its answer could not be told from the other one's.
             return [
@@ -517,6 +608,9 @@ class Router:
         params = message.get("params")
         has_params = "params" in message
         if method == "initialize":
+            if batched:
+                why = "Invalid Request: initialize must not be part of a JSON-RPC batch"
+                return [_error(request_id, INVALID_REQUEST, why)]
             return [self._initialize(request_id, params if has_params else None)]
         if method not in ("ping", "tools/list", "tools/call"):
             return [_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")]
@@ -587,11 +681,13 @@ class Router:
 
     # -- completion -------------------------------------------------------------------------
 
-    def complete(self, call: ToolCall, outcome: object) -> Reply:
+    def complete(self, call: ToolCall, outcome: object) -> Reply | None:
         """Answer `call` with the host's outcome (a value, a `Rejection` or an exception).
 
         An exception, or a value of the wrong type for the tool, is a bug in the host: the
-        reply is ``-32603`` with the call's id and the router goes on as before.
+        reply is ``-32603`` with the call's id and the router goes on as before. A call sent
+        in a batch is answered in the batch's array: None until the batch's last call is
+        complete, then the whole array.
         """
         if call not in self._pending:
             raise RouterUsageError(
@@ -600,13 +696,23 @@ class Router:
             )
         self._pending.discard(call)
         self._pending_ids.discard(_id_key(call.request_id))
+        answer = self._answer(call, outcome)
+        place = self._batch_of.pop(call, None)
+        if place is None:
+            return Reply(answer)
+        batch, index = place
+        batch.answers[index] = answer
+        batch.waiting -= 1
+        return batch.reply() if batch.waiting == 0 else None
+
+    def _answer(self, call: ToolCall, outcome: object) -> dict[str, Any]:
         if isinstance(outcome, BaseException):
-            return _error(call.request_id, INTERNAL_ERROR, "Internal error")
+            return _error_object(call.request_id, INTERNAL_ERROR, "Internal error")
         try:
             envelope = self._envelope(call.tool, outcome)
-            return _response(call.request_id, self._tool_result(envelope))
+            return {"jsonrpc": "2.0", "id": call.request_id, "result": self._tool_result(envelope)}
         except Exception:
-            return _error(call.request_id, INTERNAL_ERROR, "Internal error")
+            return _error_object(call.request_id, INTERNAL_ERROR, "Internal error")
 
     def _envelope(self, tool: str, outcome: object) -> dict[str, Any]:
         if isinstance(outcome, Rejection):

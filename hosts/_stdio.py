@@ -5,6 +5,10 @@ answered by the router and the loop goes on. At end of input every line already 
 answered and flushed before the loop returns. When the client stops reading (stdout closed)
 the loop stops too, with the reason "output closed". Nothing but JSON-RPC is written to stdout.
 
+A batch the router takes (on a session that negotiated 2024-11-05 or 2025-03-26) is answered
+with one line, in its place in that order: its calls run as calls on lines of their own
+would, and its array is written once the last of them is complete.
+
 For hosts that allow overlapping calls (`overlapping_calls_allowed`) the loop reads ahead:
 each tool call starts as soon as its line is read, up to `MAX_OUTSTANDING` at once, and the
 answers are still written in the order of the lines. Other hosts get one call at a time.
@@ -27,7 +31,7 @@ import trio
 from ._dispatch import announce
 from ._dispatch import answer as answer_call
 from ._host import AgentDiagnosticsHost, AgentHost, overlapping_calls_allowed
-from ._router import Event, Reply, Router, ToolCall, encode_json
+from ._router import Event, Reply, ReplyMessage, Router, ToolCall, encode_json
 
 _CHUNK = 1 << 16
 
@@ -45,12 +49,13 @@ def _encode(message: object) -> bytes:
 
 @attrs.define(eq=False)
 class _Answer:
-    """The JSON-RPC message one event of a line is answered with, once it is known."""
+    """The JSON-RPC message one event of a line is answered with, once it is known: None
+    for a call of a batch whose array another of its calls completes."""
 
-    message: dict[str, Any] | None = None
+    message: ReplyMessage | None = None
     ready: trio.Event = attrs.Factory(trio.Event)
 
-    def set(self, message: dict[str, Any]) -> None:
+    def set(self, message: ReplyMessage | None) -> None:
         self.message = message
         self.ready.set()
 
@@ -83,7 +88,8 @@ async def run_stdio(
             try:
                 answer.set(await answer_call(router, event, host, diagnostics))
             except BaseException as exc:  # KeyboardInterrupt, say: still answered
-                answer.set(router.complete(event, exc).message)
+                reply = router.complete(event, exc)
+                answer.set(None if reply is None else reply.message)
                 raise
 
     async def writer() -> None:
@@ -105,8 +111,9 @@ async def run_stdio(
                 chunk = []
                 while queued and queued[0].ready.is_set():  # what is ready goes out at once
                     chunk.append(queued.popleft())
+                data = b"".join(_encode(a.message) for a in chunk if a.message is not None)
                 try:
-                    await send.send_all(b"".join(_encode(a.message) for a in chunk))
+                    await send.send_all(data)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     output_closed = True
                     workers.cancel_scope.cancel()

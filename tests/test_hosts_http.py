@@ -274,6 +274,65 @@ def test_notifications_and_responses_are_accepted_with_202_and_no_body(
     assert client.tool("read_semantics", {"since": "1"})["value"]["kind"] == "unchanged"
 
 
+def _initialize_as(client: McpClient, version: str) -> str:
+    """Open a session that negotiates `version`."""
+    params = {**INITIALIZE["params"], "protocolVersion": version}  # type: ignore[dict-item]
+    opened = client.post({**INITIALIZE, "params": params})
+    assert opened.json()["result"]["protocolVersion"] == version, opened.text
+    client.session_id = opened.headers["mcp-session-id"]
+    return client.session_id
+
+
+def test_a_batch_on_a_2025_03_26_session_is_answered_in_one_array_and_the_audit_lists_each_call(
+    server: Server, http: httpx.Client
+) -> None:
+    """A batch was answered with one -32600 on every session, also on those whose version
+    says a server MUST take batches. Now: one array in the order of the members (a
+    notification has no entry, an invalid member an error of its own), its calls applied
+    in order, each on the record; a batch of notifications is a 202 with no body."""
+    client = McpClient(http, server.url)
+    session_id = _initialize_as(client, "2025-03-26")
+    notified = client.post([INITIALIZED])
+    assert (notified.status_code, notified.content) == (202, b"")
+    actions = [call(g, "perform_action", increment(exact(str(g)))) for g in range(1, 21)]
+    batch = [
+        *actions[:10],
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        {"jsonrpc": "2.0", "id": "bad", "method": 5},
+        call(30, "read_semantics", {}),
+        *actions[10:],
+        {"jsonrpc": "2.0", "id": 31, "method": "ping"},
+        call(32, "perform_action", increment(exact("1"))),
+    ]
+    answered = client.post(batch)
+    assert answered.status_code == 200, answered.text
+    assert answered.headers["content-type"] == "application/json"
+    assert answered.headers["mcp-session-id"] == session_id
+    answers = answered.json()
+    assert [a["id"] for a in answers] == [*range(1, 11), "bad", 30, *range(11, 21), 31, 32]
+    assert answers[10]["error"]["code"] == -32600
+    receipts = [a["result"]["structuredContent"]["value"] for a in answers if a["id"] in range(21)]
+    assert [r["after"] for r in receipts] == [str(g) for g in range(2, 22)]
+    assert answers[11]["result"]["structuredContent"]["value"]["generation"] == "11"
+    assert answers[-2]["result"] == {}
+    assert answers[-1]["result"]["structuredContent"]["error"]["code"] == "stale_generation"
+    audited = subprocess.run(
+        _semledger("audit", session_id, "--db", str(server.db), "--json"),
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    logged = json.loads(audited.stdout)["actions"]
+    assert [a["outcome"] for a in logged] == ["receipt"] * 20 + ["stale_generation"]
+    assert [a["after"] for a in logged[:20]] == [str(g) for g in range(2, 22)]
+
+    later = McpClient(http, server.url)
+    _initialize_as(later, "2025-06-18")
+    refused = later.post([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    assert refused.status_code == 200
+    assert refused.json()["id"] is None
+    assert refused.json()["error"]["code"] == -32600
+    assert "2025-06-18 removed batching" in refused.json()["error"]["message"]
+
+
 def test_bodies_that_are_not_one_json_message_are_refused(
     server: Server, http: httpx.Client
 ) -> None:

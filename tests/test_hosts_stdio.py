@@ -859,6 +859,141 @@ async def test_a_host_that_does_not_allow_overlapping_calls_gets_one_call_at_a_t
     assert recorder.appends == 20
 
 
+def _initialize(version: str, request_id: int | str = 0) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "batching", "version": "1"},
+        },
+    }
+
+
+async def test_a_batch_s_calls_reach_the_session_in_order_and_share_log_transactions() -> None:
+    """As calls sent ahead on lines of their own do; the batch's one array is written in
+    its place, before the answer to the line after it, which needs no call."""
+    exact = [{"kind": "exact", "generation": str(g)} for g in range(1, 41)]
+    batch: list[object] = [
+        _tool_call(g, "perform_action", _act("counter.increment", exact[g - 1]))
+        for g in range(1, 41)
+    ]
+    batch.insert(20, {"jsonrpc": "2.0", "id": "ping", "method": "ping"})
+    batch.insert(25, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    batch.insert(30, 7)
+    lines = [
+        _line(_initialize("2025-03-26")),
+        json.dumps(batch).encode(),
+        _line({"jsonrpc": "2.0", "id": "after", "method": "ping"}),
+    ]
+    replies, recorder = await _serve(
+        b"\n".join(lines) + b"\n", RuntimeAgentHost, hold_first_action=True
+    )
+    initialized, answers, after = replies
+    assert initialized["result"]["protocolVersion"] == "2025-03-26"
+    assert after == {"jsonrpc": "2.0", "id": "after", "result": {}}
+    ids = [answer["id"] for answer in answers]
+    assert ids == [*range(1, 21), "ping", *range(21, 29), None, *range(29, 41)]
+    assert answers[29]["error"]["code"] == -32600
+    actions = [a for a in answers if isinstance(a["id"], int)]
+    assert [_envelope(a)["value"]["after"] for a in actions] == [str(g) for g in range(2, 42)]
+    assert recorder.overlapped
+
+
+async def test_a_batch_s_calls_reach_a_host_without_overlapping_calls_one_at_a_time() -> None:
+    class OneAtATime:
+        """Delegates to the session; notes how many of its calls ever ran at once."""
+
+        def __init__(self, actor: SessionActor) -> None:
+            self.inner = RuntimeAgentHost(actor)
+            self.running = self.most = 0
+
+        async def read_semantics(self, since: int | None) -> Any:
+            return await self.inner.read_semantics(since)
+
+        async def perform_action(self, *args: Any) -> Any:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            try:
+                await trio.sleep(0.001)
+                return await self.inner.perform_action(*args)
+            finally:
+                self.running -= 1
+
+    hosts: list[OneAtATime] = []
+
+    def make(actor: SessionActor) -> OneAtATime:
+        hosts.append(OneAtATime(actor))
+        return hosts[-1]
+
+    batch = [
+        _tool_call(i, "perform_action", _act("counter.increment", {"kind": "latest"}))
+        for i in range(1, 21)
+    ]
+    lines = [_line(_initialize("2024-11-05")), json.dumps(batch).encode()]
+    replies, recorder = await _serve(b"\n".join(lines) + b"\n", make)
+    assert [answer["id"] for answer in replies[1]] == list(range(1, 21))
+    assert hosts[0].most == 1
+    assert recorder.appends == 20
+
+
+def test_serve_answers_a_2025_03_26_batch_in_one_line_and_the_audit_lists_each_call(
+    tmp_path: Path,
+) -> None:
+    """A batch was answered with one -32600 on every session, also on those whose version
+    says a server MUST take batches. Requests, a notification and an invalid member: one
+    array, in the order of the members; each perform_action in it is on the record."""
+    db = tmp_path / "log.db"
+    first = {"kind": "exact", "generation": "1"}
+    batch = [
+        _tool_call(1, "perform_action", _act("counter.increment", first)),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2},
+        _tool_call(3, "read_semantics", {}),
+        _tool_call(4, "perform_action", _act("counter.increment", first)),  # stale by then
+        {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+    ]
+    lines = [
+        _line(_initialize("2025-03-26")),
+        json.dumps(batch).encode(),
+        json.dumps([{"jsonrpc": "2.0", "method": "notifications/cancelled"}]).encode(),
+        _line({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    ]
+    done = subprocess.run(
+        _semledger("serve", COUNTER, "--db", str(db), "--session", "batched"),
+        input=b"".join(line + b"\n" for line in lines),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    initialized, answers, ping = [json.loads(line) for line in done.stdout.splitlines()]
+    assert initialized["id"] == 0
+    assert ping == {"jsonrpc": "2.0", "id": 6, "result": {}}
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (1, None),
+        (2, -32600),
+        (3, None),
+        (4, None),
+        (5, None),
+    ]
+    assert _envelope(answers[0])["value"]["after"] == "2"
+    assert _envelope(answers[2])["value"]["generation"] == "2"
+    assert _envelope(answers[3])["error"]["code"] == "stale_generation"
+    audited = subprocess.run(
+        _semledger("audit", "batched", "--db", str(db), "--json"),
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    report = json.loads(audited.stdout)
+    assert [(a["outcome"], a["precondition"]) for a in report["actions"]] == [
+        ("receipt", first),
+        ("stale_generation", first),
+    ]
+    assert report["connections"][0]["protocol_version"] == "2025-03-26"
+
+
 async def test_a_sent_ahead_call_whose_host_raises_is_internal_error_and_the_loop_goes_on() -> (
     None
 ):

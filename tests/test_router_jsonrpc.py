@@ -89,7 +89,9 @@ def test_json_that_is_not_an_object_is_an_invalid_request(value: object) -> None
         [1, 2],
     ],
 )
-def test_a_batch_gets_one_invalid_request_with_a_null_id(batch: list[Any]) -> None:
+def test_a_batch_before_initialize_gets_one_invalid_request_with_a_null_id(
+    batch: list[Any],
+) -> None:
     assert _error(Router().receive_line(json.dumps(batch))) == (None, INVALID_REQUEST)
 
 

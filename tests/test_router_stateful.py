@@ -1,7 +1,9 @@
 """A stateful property: random mixes of traffic never break the router's promises.
 
 Every request is answered exactly once with its id, notifications never, garbage gets at
-most an error with a null id, and the router never raises.
+most an error with a null id, and the router never raises. A batch is refused whole (one
+error, null id) unless the session negotiated a version with batches; then its requests are
+answered in one array, in their order, once its last call is complete.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 from collections import Counter
 from typing import Any
 
+import attrs
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -20,7 +23,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from semledger.hosts import Reply, Router, ToolCall
+from semledger.hosts import BATCHING_PROTOCOL_VERSIONS, Reply, Router, ToolCall
 from semledger.runtime._enums import ErrorCode, Role
 from semledger.runtime._node import SemanticsNode
 from semledger.runtime._outcomes import Receipt, Rejection
@@ -77,6 +80,22 @@ OUTCOMES = {
 DIAGNOSTIC_OUTCOMES = st.sampled_from(
     [{"handled": True, "node_id": 2}, Rejection(ErrorCode.HOST_CLOSED, "closed"), KeyError("x")]
 )
+BATCH_MEMBERS = st.lists(
+    st.sampled_from(["ping", "tools/list", "no/such", "initialize", "notification", "response"])
+    | st.sampled_from(sorted(VALID_ARGUMENTS)).flatmap(
+        lambda name: VALID_ARGUMENTS[name].map(lambda arguments: ("call", name, arguments))
+    )
+    | json_values.map(lambda value: ("garbage", value)),
+    min_size=1,  # an empty batch: tests/test_router_batches.py
+    max_size=6,
+)
+
+
+@attrs.define(eq=False)
+class _SentBatch:
+    request_ids: list[object]
+    """The ids of its requests, in order: the ids its array answers, in that order."""
+    calls: int
 
 
 class RouterMachine(RuleBasedStateMachine):
@@ -88,10 +107,18 @@ class RouterMachine(RuleBasedStateMachine):
         self.sent: list[object] = []
         self.answered: Counter[str] = Counter()
         self.pending: list[ToolCall] = []
+        self.batch_of: dict[ToolCall, _SentBatch] = {}
 
-    @initialize(profile=st.sampled_from(["default", "diagnostics"]))
-    def start(self, profile: str) -> None:
+    @initialize(
+        profile=st.sampled_from(["default", "diagnostics"]),
+        version=st.sampled_from([*sorted(BATCHING_PROTOCOL_VERSIONS), None, "2025-06-18"]),
+    )
+    def start(self, profile: str, version: str | None) -> None:
+        """A session not initialized yet, or one that negotiated `version` (half of them
+        one with batches)."""
         self.router = Router(profile=profile)  # type: ignore[arg-type]
+        if version is not None:
+            self._request(False, "initialize", {"protocolVersion": version, "capabilities": {}})
 
     def _fresh_id(self, as_string: bool) -> object:
         self.next_id += 1
@@ -99,14 +126,24 @@ class RouterMachine(RuleBasedStateMachine):
         self.sent.append(request_id)
         return request_id
 
+    def _count(self, message: dict[str, Any]) -> None:
+        json.dumps(message, allow_nan=False)
+        assert message["jsonrpc"] == "2.0"
+        assert ("result" in message) != ("error" in message)
+        self.answered[json.dumps(message["id"])] += 1
+
+    def _count_array(self, answers: object, batch: _SentBatch) -> None:
+        assert isinstance(answers, list)
+        for answer in answers:
+            self._count(answer)
+        assert [a["id"] for a in answers if a["id"] is not None] == batch.request_ids
+
     def _feed(self, line: str | bytes) -> list[Reply | ToolCall]:
         events = self.router.receive_line(line)
         for event in events:
             if isinstance(event, Reply):
-                json.dumps(event.message, allow_nan=False)
-                assert event.message["jsonrpc"] == "2.0"
-                assert ("result" in event.message) != ("error" in event.message)
-                self.answered[json.dumps(event.message["id"])] += 1
+                assert isinstance(event.message, dict)
+                self._count(event.message)
             else:
                 self.pending.append(event)
         return events
@@ -123,7 +160,10 @@ class RouterMachine(RuleBasedStateMachine):
         else:
             assert events[0].message["id"] == request_id
 
-    @rule(as_string=st.booleans(), version=st.sampled_from(["2025-06-18", "1999-01-01"]))
+    @rule(
+        as_string=st.booleans(),
+        version=st.sampled_from(["2024-11-05", "2025-03-26", "2025-06-18", "1999-01-01"]),
+    )
     def send_initialize(self, as_string: bool, version: str) -> None:
         self._request(as_string, "initialize", {"protocolVersion": version, "capabilities": {}})
 
@@ -169,6 +209,71 @@ class RouterMachine(RuleBasedStateMachine):
             message["params"] = params
         assert self._feed(json.dumps(message)) == []
 
+    def _member(self, kind: object, request_ids: list[object]) -> object:
+        if isinstance(kind, tuple) and kind[0] == "garbage":
+            return kind[1]
+        if kind == "notification":
+            return {"jsonrpc": "2.0", "method": "notifications/whatever"}
+        if kind == "response":
+            return {"jsonrpc": "2.0", "id": f"response-{self.next_id}", "result": {}}
+        self.next_id += 1
+        request_id = f"req-{self.next_id}"
+        request_ids.append(request_id)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": kind}
+        if isinstance(kind, tuple):
+            _call, name, arguments = kind
+            message.update(method="tools/call", params={"name": name, "arguments": arguments})
+        elif kind == "initialize":
+            message["params"] = {"protocolVersion": "2025-03-26", "capabilities": {}}
+        return message
+
+    @rule(members=BATCH_MEMBERS)
+    def send_batch(self, members: list[object]) -> None:
+        request_ids: list[object] = []
+        batch = [self._member(kind, request_ids) for kind in members]
+        version = self.router.protocol_version
+        taken = version in BATCHING_PROTOCOL_VERSIONS and bool(batch)
+        events = self.router.receive_line(json.dumps(batch))
+        if not taken:
+            (refused,) = events
+            assert isinstance(refused, Reply)
+            assert isinstance(refused.message, dict)
+            assert refused.message["id"] is None
+            assert refused.message["error"]["code"] == -32600
+            return
+        self.sent.extend(request_ids)
+        sent = _SentBatch(request_ids, calls=0)
+        calls = [event for event in events if isinstance(event, ToolCall)]
+        if not calls:
+            if events:
+                (reply,) = events
+                assert isinstance(reply, Reply)
+                self._count_array(reply.message, sent)
+            else:
+                assert not request_ids
+            return
+        assert calls == events
+        sent.calls = len(calls)
+        for call in calls:
+            assert call.request_id in request_ids
+            self.batch_of[call] = sent
+            self.pending.append(call)
+
+    def _completed(self, call: ToolCall, reply: Reply | None) -> None:
+        batch = self.batch_of.pop(call, None)
+        if batch is None:
+            assert reply is not None
+            assert isinstance(reply.message, dict)
+            assert reply.message["id"] == call.request_id
+            self._count(reply.message)
+            return
+        batch.calls -= 1
+        if batch.calls:
+            assert reply is None
+        else:
+            assert reply is not None
+            self._count_array(reply.message, batch)
+
     @rule(line=st.sampled_from(["", "\n", "  ", "\t\r\n"]))
     def send_blank_line(self, line: str) -> None:
         assert self._feed(line) == []
@@ -180,8 +285,11 @@ class RouterMachine(RuleBasedStateMachine):
         assert len(events) <= 1
         for event in events:
             assert isinstance(event, Reply)
-            assert event.message["id"] is None
-            assert "error" in event.message
+            # A batch of garbage, on a session that takes batches: an error for each member.
+            errors = event.message if isinstance(event.message, list) else [event.message]
+            for error in errors:
+                assert error["id"] is None
+                assert "error" in error
         assert sum(self.answered.values()) == before
 
     @precondition(lambda self: bool(self.pending))
@@ -189,10 +297,7 @@ class RouterMachine(RuleBasedStateMachine):
     def complete_a_pending_call(self, data: st.DataObject) -> None:
         call = self.pending.pop(data.draw(st.integers(0, len(self.pending) - 1)))
         outcome = data.draw(OUTCOMES.get(call.tool, DIAGNOSTIC_OUTCOMES))
-        reply = self.router.complete(call, outcome)
-        json.dumps(reply.message, allow_nan=False)
-        assert reply.message["id"] == call.request_id
-        self.answered[json.dumps(call.request_id)] += 1
+        self._completed(call, self.router.complete(call, outcome))
 
     @invariant()
     def every_answer_is_for_a_request_and_no_request_is_answered_twice(self) -> None:
@@ -206,8 +311,7 @@ class RouterMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         for call in self.pending:
-            self.router.complete(call, Unchanged(0))
-            self.answered[json.dumps(call.request_id)] += 1
+            self._completed(call, self.router.complete(call, Unchanged(0)))
         assert self.answered - Counter({"null": self.answered["null"]}) == Counter(
             {json.dumps(i): 1 for i in self.sent}
         )
