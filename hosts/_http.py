@@ -336,6 +336,9 @@ class McpHttpApp:
         if connection.came_back:
             connection.came_back = False
             version = headers.get("mcp-protocol-version")
+            # Its router never negotiated: MCP says to assume 2025-03-26 without the header
+            # (which 2025-06-18 and later clients send), and batches are judged by that.
+            connection.router.assumed_version = version or "2025-03-26"
             resumed = AgentConnected(None, version, TRANSPORT, peer, resumed=True)
             await connection.host.connected(resumed)
 

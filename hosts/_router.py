@@ -454,6 +454,10 @@ class Router:
         """The batch of each pending call sent in one, and the call's place in its answers."""
         self.protocol_version: str | None = None
         """The negotiated protocol version, once ``initialize`` has been answered."""
+        self.assumed_version: str | None = None
+        """The version a client speaks that came back to its session with no ``initialize``
+        (a session resumed by another server), as its transport tells it: batches are judged
+        by it until this router answers an ``initialize``."""
         self.client_info: object = None
         """``clientInfo`` as the client sent it in ``initialize`` (not validated)."""
 
@@ -510,7 +514,7 @@ class Router:
 
     def _batch_refusal(self, members: list[object]) -> str | None:
         """Why a batch is answered with one error and not taken apart, if it is."""
-        version = self.protocol_version
+        version = self.protocol_version or self.assumed_version
         if version is None:
             return (
                 "Invalid Request: a JSON-RPC batch before initialize; send initialize alone "

@@ -333,6 +333,33 @@ def test_a_batch_on_a_2025_03_26_session_is_answered_in_one_array_and_the_audit_
     assert "2025-06-18 removed batching" in refused.json()["error"]["message"]
 
 
+def test_a_client_that_comes_back_after_a_restart_sends_batches_as_its_version_allows(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """The new server's router never negotiated with it: one without an MCP-Protocol-Version
+    header is taken to speak 2025-03-26, as MCP says (2025-06-18 clients send the header),
+    not refused as if it had sent a batch before initialize."""
+    db = tmp_path / "log.db"
+    with serving(db) as before:
+        old = McpClient(http, before.url)
+        _initialize_as(old, "2025-03-26")
+        new = McpClient(http, before.url, {"MCP-Protocol-Version": "2025-06-18"})
+        new.initialize()
+        before.kill()
+    with serving(db) as after:
+        old.url = new.url = after.url
+        batch = [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            call(2, "perform_action", increment({"kind": "latest"})),
+        ]
+        answers = old.post(batch).json()
+        assert [a["id"] for a in answers] == [1, 2]
+        assert answers[1]["result"]["structuredContent"]["value"]["after"] == "2"
+        refused = new.post(batch).json()
+        assert (refused["id"], refused["error"]["code"]) == (None, -32600)
+        assert "2025-06-18" in refused["error"]["message"]
+
+
 def test_bodies_that_are_not_one_json_message_are_refused(
     server: Server, http: httpx.Client
 ) -> None:

@@ -219,6 +219,30 @@ def test_a_bug_inside_the_router_is_an_internal_error_for_that_member_alone(
     ]
 
 
+@pytest.mark.parametrize(
+    ("assumed", "taken"), [("2025-03-26", True), ("2024-11-05", True), ("2025-06-18", False)]
+)
+def test_a_router_that_never_negotiated_judges_batches_by_the_version_its_transport_assumes(
+    assumed: str, taken: bool
+) -> None:
+    """A session resumed by a new server: its client sends no initialize to it."""
+    router = Router()
+    router.assumed_version = assumed
+    events = router.receive_message([PING])
+    if taken:
+        assert _array(events) == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+    else:
+        assert assumed in _refused(events)
+
+
+def test_an_initialize_answered_outranks_the_version_assumed() -> None:
+    router = Router()
+    router.assumed_version = "2025-03-26"
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    router.receive_message({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+    assert "2025-11-25" in _refused(router.receive_message([PING]))
+
+
 class _Host:
     def __init__(self) -> None:
         self.reads = 0
