@@ -453,13 +453,18 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from semledger.eventlog import checked_sessions
 
     recorder = _recorder(args.db)
-    summaries, problems = checked_sessions(recorder)
-    served = recorder.claimed(s.name for s in summaries if not s.ended)
+    with recorder.pinned():  # each end read is the one the summaries were checked against
+        summaries, problems = checked_sessions(recorder)
+        served = recorder.claimed(s.name for s in summaries if not s.ended)
+        if args.json:
+            found: dict[str, list[str]] = {}
+            for problem in problems:
+                found.setdefault(problem.session, []).append(problem.what)
+            listed = [
+                _summary_json(s, _final(recorder, s), served, found.get(s.name))
+                for s in summaries
+            ]
     if args.json:
-        found: dict[str, list[str]] = {}
-        for problem in problems:
-            found.setdefault(problem.session, []).append(problem.what)
-        listed = [_summary_json(s, served, found.get(s.name)) for s in summaries]
         print(json.dumps(listed, indent=2))
     else:
         _sessions_table(args.db, summaries, served, console)
@@ -501,16 +506,34 @@ def _state(summary: SessionSummary, served: set[str] | None) -> str:
     return f"ended: {summary.end_reason}" if summary.end_reason else "ended"
 
 
+def _final(recorder: Recorder, summary: SessionSummary) -> bool | None:
+    """Whether the session was ended for good (`SessionEnded.final`), as audit's
+    ``end.final`` says; None when its last event cannot be read."""
+    from semledger.eventlog import session_end
+
+    if not summary.ended or summary.crashed:
+        return False
+    try:
+        end = session_end(recorder, summary.name)
+    except DAMAGED_LOG_ERRORS:
+        return None
+    return end is not None and end.final
+
+
 def _summary_json(
-    summary: SessionSummary, served: set[str] | None, problems: list[str] | None
+    summary: SessionSummary,
+    final: bool | None,
+    served: set[str] | None,
+    problems: list[str] | None,
 ) -> dict[str, Any]:
-    """The summary; whether the session is being served now (null: unknown here); and how
-    the log's summary disagrees with its events (null: it does not), as stderr says too."""
+    """The summary; whether it was ended for good; whether the session is being served now
+    (null: unknown here); and how the log's summary disagrees with its events (null: it
+    does not), as stderr says too."""
     import attrs
 
     being_served = None if served is None else summary.name in served
     problem = None if not problems else "; ".join(problems)
-    return {**attrs.asdict(summary), "served": being_served, "problem": problem}
+    return {**attrs.asdict(summary), "final": final, "served": being_served, "problem": problem}
 
 
 def _cmd_read(args: argparse.Namespace, console: Console) -> int:

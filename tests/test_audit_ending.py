@@ -160,3 +160,57 @@ def test_a_session_whose_last_event_is_damaged_is_not_said_to_be_open_or_ended(
     assert shown.stdout.splitlines()[-1] == (
         f"how the session stands cannot be told: event 2, at the end of the log, {expected.reason}"
     )
+
+
+def _listed(db: Path) -> dict[str, dict[str, Any]]:
+    done = mcp.cli("sessions", "--db", str(db), "--json")
+    return {s["name"]: s for s in json.loads(done.stdout)}
+
+
+def test_sessions_json_says_whether_each_session_was_ended_for_good_as_its_audit_does(
+    tmp_path: Path,
+) -> None:
+    """An operator's end for good and an end of input, which serving the session again
+    resumes, differed in `sessions --json` only by a prefix of `end_reason`."""
+    db = tmp_path / "log.db"
+    for name in ("for-now", "for-good"):
+        _serve(db, name, TODO, [mcp.read(1)])
+    assert mcp.cli("end", "for-good", "--db", str(db)).returncode == 0
+    _serve(db, "crashed", "tests_crashy:app", [mcp.perform(i, "counter.increment")
+                                                for i in (1, 2, 3)])  # fmt: skip
+    with SqliteRecorder(db) as recorder:
+        recorder.append([NewEvent("open", 1, START, 1.7e9)])
+    listed = _listed(db)
+    assert {name: s["final"] for name, s in listed.items()} == {
+        "for-now": False, "for-good": True, "crashed": False, "open": False
+    }  # fmt: skip
+    for name, listing in listed.items():
+        audited = json.loads(mcp.cli("audit", name, "--db", str(db), "--json").stdout)
+        assert audited["end"]["final"] == listing["final"], name
+
+
+def test_sessions_json_cannot_say_a_session_ended_for_good_when_its_end_cannot_be_read(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append([NewEvent("s", 1, START, 1.7e9 + 1),
+                         NewEvent("s", 2, SessionEnded("end of input"), 1.7e9 + 2)])  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = X'c1' WHERE seq = 2")
+    conn.close()
+    listing = _listed(db)["s"]
+    assert (listing["ended"], listing["final"]) == (True, None)
+    assert "its last event cannot be read" in listing["problem"]
+
+
+def test_the_logs_page_names_every_key_of_sessions_json_and_audit_json(tmp_path: Path) -> None:
+    """`sessions --json` had `served`, `problem`, `first_at`, … documented nowhere."""
+    db = tmp_path / "log.db"
+    _serve(db, "s", "tests_crashy:app", [mcp.perform(i, "counter.increment") for i in (1, 2, 3)])
+    audited = json.loads(mcp.cli("audit", "s", "--db", str(db), "--json", "--verify").stdout)
+    keys = set(_listed(db)["s"]) | set(audited) | set(audited["end"]) | set(audited["verify"])
+    for part in ("actions", "incidents", "connections"):
+        keys |= set(audited[part][0])
+    page = (Path(__file__).parent.parent / "docs" / "log.md").read_text()
+    assert sorted(key for key in keys if f"`{key}`" not in page) == []
