@@ -28,7 +28,7 @@ from ._actions import (
     check_since,
 )
 from ._app import App, Effect, Every, NotAnEffectError, check_app, split_step
-from ._enums import ActionKind, ErrorCode, Role
+from ._enums import ActionKind, ErrorCode, Live, Role
 from ._errors import ApplicationError, NotAModelError, NotAProposalError, NotAViewError
 from ._ids import SemanticId
 from ._node import (
@@ -50,7 +50,7 @@ from ._snapshot import (
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, Element, ElementTree, PaintOp
 from ._view import Proposal, Reject, ScrollBy, SelectText, View
-from ._wire import encode_target
+from ._wire import decode_node, encode_node, encode_target
 
 Model = TypeVar("Model")
 Msg = TypeVar("Msg")
@@ -164,6 +164,10 @@ class AppRuntime(Generic[Model, Msg]):
         self._pressed: Element | None = None
         self._synthetic_id: int | None = None
         self._scoped = False
+        self._left: dict[int, SemanticsNode] = {}
+        """The live nodes out of the public tree whose elements are still mounted (behind a
+        modal, hidden), as they were when they left it: one back announces what it says
+        unless it says what it said then."""
 
     # ---- checkpoints ----------------------------------------------------------------------
 
@@ -171,7 +175,8 @@ class AppRuntime(Generic[Model, Msg]):
         """The runtime's own state as plain data (the model is the caller's to encode).
 
         With the model, `restore` rebuilds a runtime that commits the same snapshot with the
-        same node ids, so recovery can start here instead of at the first input.
+        same node ids, and announces what this one would (a status that changed behind a
+        modal), so recovery can start here instead of at the first input.
         """
         tree = self._tree
         focused = tree.focused
@@ -184,6 +189,7 @@ class AppRuntime(Generic[Model, Msg]):
             "synthetic_id": self._synthetic_id,
             "elements": tree.export_elements(),
             "focused": None if focused is None else focused.node_id,
+            "left": [encode_node(node) for node in self._left.values()],
         }
 
     @classmethod
@@ -219,6 +225,9 @@ class AppRuntime(Generic[Model, Msg]):
                 f"{snapshot.generation} with a different snapshot"
             )
         runtime._journal = Journal(snapshot)
+        # (A checkpoint taken before live nodes were kept has none.)
+        left = (decode_node(node, "left") for node in state.get("left", ()))
+        runtime._left = {node.node_id: node for node in left}
         runtime._dup_candidates = {
             sid for sid, nodes in snapshot.by_semantic_id.items() if len(nodes) > 1
         }
@@ -663,6 +672,8 @@ class AppRuntime(Generic[Model, Msg]):
             upserted=upserted, removed=removed, root=root, focused=focused, issues=previous.issues
         )
         issues = self._issues(derived, previous, upserted, removed)
+        announcements = announcements_of(previous, derived.generation, upserted, left=self._left)
+        self._note_left(previous, upserted, removed, tree.take_unmounted())
         if (
             not upserted
             and not removed
@@ -676,9 +687,29 @@ class AppRuntime(Generic[Model, Msg]):
             snapshot,
             touched=[*removed, *(n.node_id for n in upserted)],
             removed=removed,
-            announcements=announcements_of(previous, snapshot.generation, upserted),
+            announcements=announcements,
         )
         tree.counters.commits += 1
+
+    def _note_left(
+        self,
+        previous: SemanticsSnapshot,
+        upserted: Iterable[SemanticsNode],
+        removed: Iterable[int],
+        unmounted: Iterable[int],
+    ) -> None:
+        """Keep the live nodes that left the public tree as they were, for when they come
+        back; forget those back, and those whose element is gone for good."""
+        left = self._left
+        for node in upserted:
+            left.pop(node.node_id, None)
+        for node_id in removed:
+            old = previous.nodes.get(node_id)
+            if old is not None and old.live is not Live.OFF:
+                left[node_id] = old
+        if left:
+            for node_id in unmounted:
+                left.pop(node_id, None)
 
     def _root(self, top: tuple[int, ...]) -> tuple[int | None, bool]:
         """The public root and whether it is an open modal (the deepest one) scoping the tree."""

@@ -210,6 +210,8 @@ class ElementTree:
         self._preassigned: dict[tuple[Any, ...], int] | None = None
         self._changes: dict[int, SemanticsNode | None] = {}
         self._removal_order: list[int] = []
+        self._unmounted: list[int] = []
+        """The node ids of the elements unmounted since `take_unmounted` was last asked."""
         self._paint_queue: list[Element] = []
         self._platform_queue: list[Element] = []
 
@@ -401,6 +403,7 @@ class ElementTree:
 
     def _unmount(self, element: Element) -> None:
         for gone in element.walk():
+            self._unmounted.append(gone.node_id)
             if gone.node is not None:
                 self._remove_node(gone)
             if self.focused is gone:
@@ -526,6 +529,12 @@ class ElementTree:
         changes, order = self._changes, self._removal_order
         self._changes, self._removal_order = {}, []
         return changes, order
+
+    def take_unmounted(self) -> list[int]:
+        """The node ids of the elements unmounted since last asked: gone for good (a hidden
+        element keeps its id, and a remounted one gets a new one)."""
+        unmounted, self._unmounted = self._unmounted, []
+        return unmounted
 
     def _semantics(self, element: Element, *, force: bool) -> tuple[int, ...]:
         if not (force or element.sem_dirty or element.sem_subtree or not element.shown):

@@ -44,6 +44,7 @@ from semledger.eventlog import (
     topic_of,
 )
 from semledger.examples import counter, gallery, todo
+from semledger.replay import reexecute
 from semledger.runtime import (
     ActionKind,
     App,
@@ -528,6 +529,23 @@ async def test_resuming_with_the_unchanged_app_from_a_checkpoint_goes_on() -> No
     assert after.generation == before.generation + 1
     value = next(n.value for n in after.nodes if n.semantic_id == "counter.value")
     assert value == "8"
+
+
+async def test_a_session_resumed_behind_a_modal_announces_what_the_page_says_as_it_closes() -> None:
+    """The checkpoint taken while the dialog is open keeps the status as it was when the
+    dialog opened: the resumed session announces it as the one that never stopped would,
+    so replaying the log from the start makes the very same commits."""
+    recorder = MemoryRecorder()
+    opened = [("gallery.dialog.open", ACTIVATE)]
+    await record(recorder, gallery.app, opened, app_ref=GALLERY, every=1, end=False)
+    checkpoint = recorder.last_of("s", topic_of(SnapshotTaken))
+    assert checkpoint is not None
+    discarded = [("gallery.dialog.confirm", ACTIVATE)]
+    await record(recorder, gallery.app, discarded, app_ref=GALLERY, every=1)
+    *_, (seq, last) = commits(recorder)
+    assert seq > checkpoint.seq
+    assert [a["text"] for a in last.delta["announcements"]] == ["Changes discarded"]
+    assert reexecute(recorder, "s", gallery.app).ok
 
 
 async def test_a_gallery_session_with_a_redacted_password_resumes_since_its_semantics_mask_it() -> (

@@ -532,6 +532,25 @@ def test_after_the_dialog_closes_root_ids_and_issues_come_back(rt: Runtime) -> N
     assert after.generation == closed.after
 
 
+def test_discard_announces_the_status_it_sets_as_the_dialog_closes(rt: Runtime) -> None:
+    accepted(rt, "gallery.dialog.open", ACTIVATE)
+    discarded = accepted(rt, "gallery.dialog.confirm", ACTIVATE)
+    node = find(rt, "gallery.status")
+    delta = delta_since(rt, discarded.before)
+    assert [(a.node_id, a.live, a.text) for a in delta.announcements] == [
+        (node.node_id, Live.POLITE, "Changes discarded"),
+    ]
+    # Back saying what it said when the dialog opened: nothing new to announce.
+    accepted(rt, "gallery.dialog.open", ACTIVATE)
+    again = accepted(rt, "gallery.dialog.confirm", ACTIVATE)
+    assert delta_since(rt, again.before).announcements == ()
+    accepted(rt, "gallery.help", ACTIVATE)
+    accepted(rt, "gallery.dialog.open", ACTIVATE)
+    kept = accepted(rt, "gallery.dialog.cancel", ACTIVATE)
+    assert status(rt) == "Help: every widget explains itself"
+    assert delta_since(rt, kept.before).announcements == ()
+
+
 # ---- duplicates, relations, password, live regions ------------------------------------------
 
 

@@ -14,6 +14,7 @@ from semledger.runtime import (
     AppRuntime,
     BySemanticId,
     CheckpointMismatchError,
+    Delta,
     Full,
     Latest,
     Receipt,
@@ -74,6 +75,19 @@ def test_restored_gallery_keeps_scroll_modal_and_hidden_section() -> None:
     _act(runtime, "gallery.section.toggle", SimpleAction(ActionKind.ACTIVATE))
     _act(runtime, "gallery.dialog.open", SimpleAction(ActionKind.ACTIVATE))
     restored = _round_trip(runtime, gallery.app)
+    assert restored.read() == runtime.read()
+
+
+def test_restored_behind_a_modal_announces_what_the_page_says_once_it_closes() -> None:
+    runtime = AppRuntime(gallery.app)
+    _act(runtime, "gallery.dialog.open", SimpleAction(ActionKind.ACTIVATE))
+    restored = _round_trip(runtime, gallery.app)
+    for rt in (runtime, restored):
+        before = rt.generation
+        _act(rt, "gallery.dialog.confirm", SimpleAction(ActionKind.ACTIVATE))
+        delta = rt.read(before)
+        assert isinstance(delta, Delta)
+        assert [a.text for a in delta.announcements] == ["Changes discarded"]
     assert restored.read() == runtime.read()
 
 

@@ -373,6 +373,47 @@ def test_live_regions_give_announcements_in_deltas() -> None:
     assert [a.text for a in later.announcements] == ["saved", "Alert saved", "done", "Alert done"]
 
 
+def hideable_status(model: tuple[bool, bool, str]) -> View[Any]:
+    """The model: whether the status is mounted, whether it is shown, and what it says."""
+    mounted, shown, status = model
+    hidden = Composition.TRANSPARENT if shown else Composition.HIDDEN
+    live = text("Status", status, live=Live.POLITE, composition=hidden, key="s")
+    return group(*((live,) if mounted else ()), text("Quiet", status, key="q"), label="g")
+
+
+def test_a_live_node_shown_again_saying_something_else_is_announced() -> None:
+    rt = make(hideable_status, (True, True, "idle"))
+    status_id = by_label(full(rt), "Status").node_id
+    rt.deliver((True, False, "saved"))
+    hidden = rt.generation
+    rt.deliver((True, True, "saved"))
+    assert by_label(full(rt), "Status").node_id == status_id
+    delta = rt.read(hidden)
+    assert isinstance(delta, Delta)
+    assert delta.announcements == (
+        Announcement(status_id, rt.generation, Live.POLITE, False, "saved"),
+    )
+    rt.deliver((True, False, "saved"))
+    hidden = rt.generation
+    rt.deliver((True, True, "saved"))
+    again = rt.read(hidden)
+    assert isinstance(again, Delta)
+    assert again.announcements == ()
+
+
+def test_a_live_node_is_remembered_out_of_the_tree_only_while_its_element_is_mounted() -> None:
+    rt = make(hideable_status, (True, False, "idle"))
+    rt.deliver((True, True, "idle"))
+    rt.deliver((True, False, "idle"))
+    [kept] = rt.checkpoint()["left"]
+    assert kept["label"] == "Status"
+    rt.deliver((False, False, "idle"))
+    assert rt.checkpoint()["left"] == []
+    rt.deliver((True, True, "idle"))
+    rt.deliver((False, True, "gone"))
+    assert rt.checkpoint()["left"] == []
+
+
 def test_password_values_are_masked() -> None:
     view = group(
         text_field("Password", "hunter2", password=True, on_set_text=lambda s: s), label="g"
