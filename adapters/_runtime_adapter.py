@@ -22,6 +22,11 @@ Decisions this adapter documents:
   no semantic meaning (``hover``, ``doubleClick``, ``pressAndHold``, ``release``) and the
   actions of capabilities it lacks with ``ActionabilityError``; ``dialog`` with
   ``DialogError``; ``evaluate`` with ``ScriptError``.
+- A live node says so in ``native`` (``live``, and ``atomic`` ``"true"``), and a node that is
+  not live inside one says ``live`` ``"off"``: a surface's reader takes the region's setting
+  for what is inside it, where a runtime node's own is all it has. The MCP bridge serving
+  the surface announces their changes (an atomic one with all of its text, its children's
+  too, as it does a web page's).
 - ``type`` appends to the field's value (``clear`` empties it); a password field's value is
   masked in the semantics, so typing into a non-empty one is refused: clear it first.
 - ``state()`` is a log position: the generation, the snapshot hash and the inputs accepted so
@@ -53,6 +58,7 @@ from semledger.runtime import (
     ErrorCode,
     Exact,
     Latest,
+    Live,
     PaintOp,
     Receipt,
     Rejection,
@@ -228,7 +234,9 @@ def _value(node: SemanticsNode) -> str | None:
     return None
 
 
-def _native(node: SemanticsNode) -> dict[str, str]:
+def _native(node: SemanticsNode, inherited: Live = Live.OFF) -> dict[str, str]:
+    """The node's extras; `inherited` is the ``live`` of its parent in the snapshot, which a
+    surface's node not saying otherwise takes (a runtime node's own is all it has)."""
     native = {"runtime_role": node.role.value}
     if node.semantic_id is not None:
         native["automationId"] = str(node.semantic_id)
@@ -236,10 +244,16 @@ def _native(node: SemanticsNode) -> dict[str, str]:
         native["password"] = "true"
     if node.url is not None:
         native["url"] = node.url
+    if node.live is not inherited:
+        native["live"] = node.live.value
+    if node.atomic:
+        native["atomic"] = "true"
     return native
 
 
-def _snapshot_node(node: SemanticsNode, depth: int, parent: str | None) -> SnapshotNode:
+def _snapshot_node(
+    node: SemanticsNode, depth: int, parent: SemanticsNode | None
+) -> SnapshotNode:
     f = node.frame
     return SnapshotNode(
         ref=f"r{node.node_id}",
@@ -250,8 +264,8 @@ def _snapshot_node(node: SemanticsNode, depth: int, parent: str | None) -> Snaps
         states=_states(node),
         box=(f.origin.x, f.origin.y, f.size.width, f.size.height),
         depth=depth,
-        parent=parent,
-        native=_native(node),
+        parent=None if parent is None else f"r{parent.node_id}",
+        native=_native(node, Live.OFF if parent is None else parent.live),
     )
 
 
@@ -442,11 +456,12 @@ class RuntimeSurface:
             raise DataError("max_nodes must be at least 1", path="max_nodes")
         limit = math.inf if max_nodes is None else max_nodes
         out: list[SnapshotNode] = []
+        nodes = committed.nodes
         if not interactive_only:
             for node, depth, parent in _walk(committed, start):
                 if len(out) >= limit:
                     break
-                out.append(_snapshot_node(node, depth, None if parent is None else f"r{parent}"))
+                out.append(_snapshot_node(node, depth, None if parent is None else nodes[parent]))
         else:
             kept_depth: dict[int, int] = {}
             nearest: dict[int, int] = {}
@@ -459,7 +474,7 @@ class RuntimeSurface:
                     kept_depth[node.node_id] = depth
                     nearest[node.node_id] = node.node_id
                     out.append(
-                        _snapshot_node(node, depth, None if above is None else f"r{above}")
+                        _snapshot_node(node, depth, None if above is None else nodes[above])
                     )
                 else:
                     nearest[node.node_id] = above

@@ -27,6 +27,8 @@ from semledger.adapters import (
     create_surface,
     snapshot_problems,
 )
+from semledger.runtime import App, Live, Role, View, group, node
+from semledger.runtime import text as text_view
 
 
 async def _open(fixture: str) -> RuntimeSurface:
@@ -219,6 +221,37 @@ async def test_gallery_states_cover_checkable_expandable_and_selected(
     assert _by_id(after, "gallery.fruit").value == "Cherry"
     with pytest.raises(LocateError):
         await gallery.act("selectOption", _by_id(after, "gallery.fruit").ref, {"values": ["Kiwi"]})
+
+
+def _saved_view(_model: object) -> View[object]:
+    status = node(
+        Role.STATUS,
+        text_view("Saved", semantic_id="saved.words"),
+        label="Save",
+        live=Live.ASSERTIVE,
+        atomic=True,
+        semantic_id="saved.status",
+    )
+    return group(status, text_view("Quiet", semantic_id="saved.quiet"), label="Page")
+
+
+async def test_live_regions_say_that_they_are_and_what_inside_them_is_not(
+    gallery: RuntimeSurface,
+) -> None:
+    assert _by_id(await gallery.snapshot(), "gallery.status").native["live"] == "polite"
+    app: App[object, object] = App(init=lambda: None, update=lambda m, _msg: m, view=_saved_view)
+    surface = RuntimeSurface(app, "tests:saved")
+    await surface.open({})
+    try:
+        snapshot = await surface.snapshot()
+    finally:
+        await surface.close()
+    status = _by_id(snapshot, "saved.status")
+    assert (status.native["live"], status.native["atomic"]) == ("assertive", "true")
+    # The surface's reader takes a live region's setting for what is inside it unless told.
+    assert _by_id(snapshot, "saved.words").native["live"] == "off"
+    assert "live" not in _by_id(snapshot, "saved.quiet").native
+    assert "atomic" not in _by_id(snapshot, "saved.quiet").native
 
 
 async def test_password_typing_refuses_to_append_to_a_masked_value(gallery: RuntimeSurface) -> None:

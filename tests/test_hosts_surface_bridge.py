@@ -132,6 +132,29 @@ async def test_duplicate_semantic_ids_are_ambiguous_and_reported() -> None:
         await surface.close()
 
 
+async def test_an_app_served_as_a_surface_announces_its_status_as_the_app_does() -> None:
+    surface = await _surface("gallery")
+    host = SurfaceAgentHost(surface)
+    try:
+        status = _sid(await _full(host), "gallery.status")
+        said = []
+        for semantic_id in ("gallery.help", "gallery.dialog.open", "gallery.dialog.confirm"):
+            before = host.generation
+            acted = await host.perform_action(
+                BySemanticId(SemanticId(semantic_id)), SimpleAction(ActionKind.ACTIVATE), Latest()
+            )
+            assert isinstance(acted, Receipt), acted
+            delta = await host.read_semantics(before)
+            assert isinstance(delta, Delta)
+            said.extend((a.node_id, a.live.value, a.text) for a in delta.announcements)
+        assert said == [
+            (status, "polite", "Help: every widget explains itself"),
+            (status, "polite", "Changes discarded"),
+        ]
+    finally:
+        await surface.close()
+
+
 async def test_a_closed_host_answers_host_closed(todo: SurfaceAgentHost) -> None:
     todo.close()
     read = await todo.read_semantics(None)
