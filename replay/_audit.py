@@ -184,7 +184,8 @@ class Ending:
     """The end's reason, the crashed exception's type, or (unknown) ``cannot be read`` or
     ``is missing``."""
     final: bool = False
-    """Ended by its operator (``semledger end``): no server takes it up again."""
+    """Ended for good, by its operator (``semledger end``) or its HTTP client (``DELETE``):
+    no server takes it up again."""
     step: int | None = None
     """Of a crash: the input it crashed at, as replay numbers its steps (0: as it started)."""
     served: bool | None = None
