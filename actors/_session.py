@@ -47,6 +47,7 @@ from semledger.eventlog import (
     check_counted,
     decode,
     ended_for_good,
+    password_policy_refusal,
     session_start,
     topic_of,
 )
@@ -95,7 +96,8 @@ _log = logging.getLogger("semledger.actors")
 
 
 class SessionMismatchError(ActorError):
-    """Raised when starting a session whose log was recorded with another application."""
+    """Raised when starting a session whose log was recorded with another application, or
+    under the other password policy (``redact_passwords``)."""
 
 
 class SessionEndedError(ActorError):
@@ -582,7 +584,8 @@ class SessionActor(Actor[SessionMessage]):
 
     def _check_started(self) -> None:
         """Refuse a log this app did not record, before a checkpoint (which may come from
-        another app with the same model) is restored."""
+        another app with the same model) is restored, and one recorded under the other
+        password policy."""
         refusal = ended_for_good(self.recorder, self.name)
         if refusal is not None:
             raise SessionEndedError(refusal)
@@ -598,6 +601,9 @@ class SessionActor(Actor[SessionMessage]):
             raise SessionMismatchError(
                 f"session {self.name!r} was recorded with {started.app}, not {self.app_ref}"
             )
+        refusal = password_policy_refusal(self.name, started, self.redact_passwords)
+        if refusal is not None:
+            raise SessionMismatchError(refusal)
 
     def _replay_command(self) -> str:
         """The command that re-executes this session, with the log it is in when that is a

@@ -16,10 +16,10 @@ while the focus may be on a password field: the calls so far put it there, or do
 where it went (a button, a Tab, a navigation) and the page has one.
 
 A name already in the log is resumed only as what it was started as: a surface session of the
-same adapter and app (the label, or the page's base URL). Resuming starts a new segment of it,
-a second ``SessionStarted`` and a new ``open`` on a fresh surface, which a re-run repeats on a
-fresh surface too; anything else is refused (``SessionMismatchError``) before anything is
-written.
+same adapter and app (the label, or the page's base URL), redacting passwords as it did.
+Resuming starts a new segment of it, a second ``SessionStarted`` and a new ``open`` on a fresh
+surface, which a re-run repeats on a fresh surface too; anything else is refused
+(``SessionMismatchError``) before anything is written.
 
 A call whose event cannot be written (the disk is full, say) raises ``SessionLogError``, and
 so does every call after it, without calling the surface: the log no longer tells all that
@@ -60,6 +60,7 @@ from semledger.eventlog import (
     SessionStarted,
     SurfaceCalled,
     ended_for_good,
+    password_policy_refusal,
     session_start,
 )
 
@@ -255,7 +256,8 @@ class LoggedSurface:
 
     def _refusal(self, app: str) -> str | None:
         """Why the session the log holds under this name cannot be resumed as this one, if
-        it cannot: it was started as another kind of session, or does not begin with a start."""
+        it cannot: it was started as another kind of session or under the other password
+        policy, or does not begin with a start."""
         name = self.session_name
         started = session_start(self._recorder, name)
         if started is None:
@@ -266,7 +268,7 @@ class LoggedSurface:
         elif (started.params["adapter"], started.app) != (self.adapter_name, app):
             was = f"{_a(started.params['adapter'])} surface session of {started.app}"
         else:
-            return None
+            return password_policy_refusal(name, started, self.redact_passwords)
         return f"session {name!r} was started as {was}; it cannot be resumed as {this}"
 
     async def _call(

@@ -437,6 +437,30 @@ def ended_for_good(recorder: Recorder, session: str) -> str | None:
     )
 
 
+def password_policy_refusal(
+    session: str, started: SessionStarted, redact_passwords: bool
+) -> str | None:
+    """Why `session`, begun with `started`, is not taken up again by a server that redacts
+    typed passwords as `redact_passwords` says, if it is not: the policy its start records is
+    the session's, and its audit says it; a resume under the other one would change what the
+    log keeps with nothing to say so. The refusal every server gives, whatever it serves."""
+    if started.redact_passwords == redact_passwords:
+        return None
+    if started.redact_passwords:
+        return (
+            f"session {session!r} was started redacting typed passwords in its log (its start"
+            " records redact_passwords: true): it is not resumed with --log-passwords, which"
+            " would log them in clear from here on; resume it without --log-passwords, or"
+            " serve a session of another name"
+        )
+    return (
+        f"session {session!r} was started with --log-passwords (its start records"
+        " redact_passwords: false): it is not resumed without it, which would mask typed"
+        " passwords from here on while its log keeps the earlier ones in clear; resume it"
+        " with --log-passwords, or serve a session of another name"
+    )
+
+
 def redact_action(action: dict[str, Any], *, keep_length: bool = False) -> dict[str, Any]:
     """The wire action with a ``set_text`` value replaced by ``REDACTED``.
 

@@ -214,6 +214,10 @@ class AuditReport:
     """How the session stands at the end of the log."""
     adapter: str | None = None
     """The adapter a surface session drove, as its start names it; None for an app's."""
+    redact_passwords: bool | None = None
+    """Whether the log masks the passwords typed in the session (``--log-passwords`` keeps
+    them), as its start records it (a resume under the other policy is refused); None if
+    its start cannot be read."""
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
@@ -256,6 +260,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     inputs = 0
     ending: Ending | None = None
     adapter: str | None = None
+    redact_passwords: bool | None = None
     last: tuple[StoredEvent, Event | None] | None = None
     run = 0  # the first entry of the server's run being read
     for record, event in _readable(recorder, session, damage):
@@ -331,6 +336,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         elif isinstance(event, EffectCompleted):
             running.discard(event.effect_id)
         elif isinstance(event, SessionStarted) and record.seq == 1:
+            redact_passwords = event.redact_passwords
             if event.drives_a_surface:
                 adapter = str(event.params["adapter"])
         elif isinstance(event, SessionStarted):
@@ -425,7 +431,9 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         incidents.extend(
             _stopped(record, generation, running, effects, entries[run:], ending.served)
         )
-    report = AuditReport(entries, incidents, diagnostics, connections, ending, adapter)
+    report = AuditReport(
+        entries, incidents, diagnostics, connections, ending, adapter, redact_passwords
+    )
     if damage:
         raise UnreadableEventError(session, damage, report)
     return report

@@ -604,6 +604,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         out: dict[str, Any] = {
             "session": args.session,
+            "redact_passwords": audited.redact_passwords,
             "actions": [e.to_json() for e in entries],
             "incidents": [incident.to_json() for incident in audited.incidents],
             "diagnostics_inputs": audited.diagnostics_inputs,

@@ -284,9 +284,10 @@ def _reason_lines(entries: Sequence[AuditEntry]) -> Iterator[Text]:
 
 
 def audit_notes(report: AuditReport) -> Iterator[Text]:
-    """What the audit says after its table: why each call not carried out was refused,
-    what befell the application, the inputs the table does not list, and last how the
-    session stands."""
+    """What the audit says after its table: what the log keeps of the passwords typed, why
+    each call not carried out was refused, what befell the application, the inputs the
+    table does not list, and last how the session stands."""
+    yield from _password_lines(report.redact_passwords)
     yield from _reason_lines(report.entries)
     yield from _incident_lines(report.incidents, report.adapter)
     count = report.diagnostics_inputs
@@ -296,6 +297,19 @@ def audit_notes(report: AuditReport) -> Iterator[Text]:
             " perform_action and not listed above"
         )
     yield ending_line(report.ending)
+
+
+def _password_lines(redact_passwords: bool | None) -> Iterator[Text]:
+    """What the log keeps of the passwords typed in the session, as its start records it
+    (nothing when its start cannot be read)."""
+    if redact_passwords:
+        yield Text("passwords typed in the session are masked in the log (redact_passwords: true)")
+    elif redact_passwords is not None:
+        yield Text(
+            "passwords typed in the session are in the log in clear: it was served with"
+            " --log-passwords (redact_passwords: false)",
+            style="yellow",
+        )
 
 
 def ending_line(ending: Ending) -> Text:

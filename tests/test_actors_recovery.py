@@ -595,7 +595,9 @@ async def test_a_session_that_logged_the_password_resumes_though_its_semantics_d
     recorder = MemoryRecorder()
     script: Script = [("strength.password", SetText("hunter22"))]
     await record(recorder, tests_strength.app, script, app_ref=STRENGTH, redact_passwords=False)
-    resumed = await record(recorder, tests_strength.app, [], app_ref=STRENGTH)
+    resumed = await record(
+        recorder, tests_strength.app, [], app_ref=STRENGTH, redact_passwords=False
+    )
     assert [n.value for n in resumed.nodes if n.semantic_id == "strength.meter"] == ["strong"]
 
 

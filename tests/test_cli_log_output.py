@@ -345,8 +345,8 @@ def test_audit_json_has_every_key_null_when_it_has_nothing_to_say(logged: Path) 
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert list(out) == [
-        "session", "actions", "incidents", "diagnostics_inputs", "connections", "end",
-        "unreadable", "verify",
+        "session", "redact_passwords", "actions", "incidents", "diagnostics_inputs",
+        "connections", "end", "unreadable", "verify",
     ]  # fmt: skip
     assert (out["unreadable"], out["verify"]) == (None, None)
     checked = mcp.cli("audit", "agent", "--db", str(logged), "--json", "--verify")
@@ -765,7 +765,8 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
         recorder.append([NewEvent("long", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
     done = mcp.cli("audit", "long", "--db", str(db))
     assert done.returncode == 0, done.stderr
-    title, header, rule, *rows, why, stale, stopped, end = done.stdout.splitlines()
+    title, header, rule, *rows, passwords, why, stale, stopped, end = done.stdout.splitlines()
+    assert passwords.startswith("passwords typed in the session are masked in the log")
     assert (why, stale) == (
         "why the calls above were not carried out:", f"  #{count} stale_generation: stale"
     )

@@ -1221,6 +1221,33 @@ def test_a_session_another_live_server_owns_is_refused_with_409_and_left_to_it(
         assert client.count() == "1"
 
 
+def test_a_session_started_redacting_is_refused_with_409_by_a_server_logging_passwords(
+    tmp_path: Path,
+) -> None:
+    """It was resumed, and the passwords typed from then on logged in clear, while its start
+    still said redact_passwords: true."""
+    db = tmp_path / "log.db"
+    gallery = "semledger.examples.gallery:app"
+    with serving(db, app=gallery) as first, httpx.Client(timeout=30) as http:
+        client = McpClient(http, first.url)
+        session = client.initialize()
+    with SqliteRecorder(db) as recorder:
+        before = list(recorder.read(session))
+    with (
+        serving(db, "--log-passwords", app=gallery) as logging,
+        httpx.Client(timeout=30) as http,
+    ):
+        client.http, client.url = http, logging.url
+        refused = client.post(call(1, "read_semantics", {}))
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"].startswith(
+            f"session {session!r} was started redacting typed passwords in its log (its start"
+            " records redact_passwords: true): it is not resumed with --log-passwords"
+        )
+    with SqliteRecorder(db) as recorder:
+        assert list(recorder.read(session)) == before
+
+
 @pytest.mark.parametrize(
     ("damage", "says"),
     [
