@@ -218,6 +218,11 @@ class McpHttpApp:
         body = await self._body(receive, send)
         if body is None:
             return
+        unacceptable = _unacceptable(headers)
+        if unacceptable is not None:
+            status, why = unacceptable
+            await _respond(send, status, {"error": why})
+            return
         try:
             message = parse_json(body)
         except (ValueError, RecursionError):
@@ -242,7 +247,7 @@ class McpHttpApp:
             await _respond(send, 202, None, extra=extra)
         else:
             (reply,) = replies  # one message in (a batch is one), at most one answer out
-            await _respond(send, 200, reply, extra=extra)
+            await _respond(send, _status(message), reply, extra=extra)
 
     async def _body(self, receive: Receive, send: Send) -> bytes | None:
         """The request's body; or None once the request has been answered with why there
@@ -534,6 +539,58 @@ def _peer(scope: Scope) -> str | None:
         return None
     host, port = client
     return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+
+
+def _unacceptable(headers: dict[str, str]) -> tuple[int, str] | None:
+    """Why a POST is refused for how it is sent, with its status, if it is: a body that is
+    not plain JSON (``415``), or a client that takes no JSON answer (``406``). A header left
+    out (or blank) is taken as the MCP clients that leave it out mean it."""
+    encoding = headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        return 415, f"Content-Encoding {encoding!r} is not supported: send the body as it is"
+    content_type = headers.get("content-type", "")
+    if content_type.strip() and _media_range(content_type) != "application/json":
+        return 415, f"Content-Type must be application/json, not {content_type!r}"
+    accept = headers.get("accept", "")
+    if accept.strip() and not _accepts_json(accept):
+        return 406, f"the answer is application/json, which Accept {accept!r} does not take"
+    return None
+
+
+def _media_range(item: str) -> str:
+    """``type/subtype`` of a Content-Type or Accept item, lower-cased, its parameters cut."""
+    return item.partition(";")[0].strip().lower()
+
+
+def _accepts_json(accept: str) -> bool:
+    """Whether an Accept header takes ``application/json``: by its most specific range
+    that matches (RFC 9110 §12.5.1), with a weight above 0."""
+    weights: dict[str, float] = {}
+    for item in accept.split(","):
+        weights.setdefault(_media_range(item), _weight(item))
+    for media_range in ("application/json", "application/*", "*/*"):
+        if media_range in weights:
+            return weights[media_range] > 0
+    return False
+
+
+def _weight(item: str) -> float:
+    """An Accept item's ``q``: 1 without one, or with one that is no number."""
+    for parameter in item.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return float(value)
+            except ValueError:
+                return 1.0
+    return 1.0
+
+
+def _status(message: object) -> int:
+    """The status of an answer to `message`: a request's answer is a ``200``, its error
+    too; a message with no id (a notification, or a response) is answered only when it is
+    refused, with a ``400`` (MCP: an HTTP error status for what the server cannot accept)."""
+    return 400 if isinstance(message, dict) and "id" not in message else 200
 
 
 def _bearer_ok(header: str | None, token: str) -> bool:

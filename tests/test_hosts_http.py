@@ -7,6 +7,7 @@ isolation of sessions, a restart on the same log after SIGKILL, and a load test.
 from __future__ import annotations
 
 import errno
+import gzip
 import io
 import json
 import os
@@ -384,6 +385,81 @@ def test_bodies_that_are_not_one_json_message_are_refused(
     assert wrong_version.status_code == 400
     assert "1999-01-01" in wrong_version.json()["error"]
     assert client.tool("read_semantics", {})["ok"] is True  # the session is unharmed
+
+
+_LATEST = increment({"kind": "latest"})
+
+
+def test_a_post_whose_body_is_not_plain_json_or_whose_client_takes_no_json_is_refused(
+    server: Server, http: httpx.Client
+) -> None:
+    """Content-Type text/plain, a gzip body, Accept: text/html were all answered as if the
+    client had sent JSON and taken it (the gzip body as a parse error). A header left out
+    is taken as the clients that leave it out mean it."""
+    client = McpClient(http, server.url)
+    session = client.initialize()
+    cases: list[tuple[dict[str, str | None], int]] = [
+        ({"Content-Type": "text/plain"}, 415),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415),
+        ({"Content-Encoding": "gzip"}, 415),
+        ({"Accept": "text/html"}, 406),
+        ({"Accept": "text/event-stream"}, 406),
+        ({"Accept": "application/json;q=0, */*"}, 406),
+        ({"Content-Type": None, "Accept": None}, 200),
+        ({"Content-Type": "Application/JSON; charset=utf-8"}, 200),
+        ({"Accept": "application/json, text/event-stream"}, 200),
+        ({"Accept": "text/event-stream, application/*;q=0.5"}, 200),
+        ({"Content-Encoding": "identity"}, 200),
+    ]
+    applied = 0
+    for number, (headers, status) in enumerate(cases, start=1):
+        body = json.dumps(call(number, "perform_action", _LATEST)).encode()
+        if headers.get("Content-Encoding") == "gzip":
+            body = gzip.compress(body)
+        request = http.build_request(
+            "POST",
+            server.url,
+            content=body,
+            headers={"Content-Type": "application/json", "Mcp-Session-Id": session},
+        )
+        for name, value in headers.items():
+            if value is None:
+                del request.headers[name]
+            else:
+                request.headers[name] = value
+        answer = http.send(request)
+        assert answer.status_code == status, (headers, answer.text)
+        if status == 200:
+            applied += 1
+            assert answer.json()["result"]["structuredContent"]["ok"] is True
+        else:
+            assert answer.headers["content-type"] == "application/json"
+            assert list(answer.json()) == ["error"]
+    assert client.count() == str(applied)  # nothing refused was applied
+
+
+def test_a_notification_or_response_the_server_cannot_accept_is_a_400_with_its_error(
+    server: Server, http: httpx.Client
+) -> None:
+    """MCP: a notification or a response the server cannot accept gets an HTTP error
+    status. They were answered 200, as a request's error is."""
+    client = McpClient(http, server.url)
+    client.initialize()
+    failed = {"code": -32601, "message": "Method not found"}
+    for message in (
+        {"jsonrpc": "1.0", "method": "notifications/x"},
+        {"jsonrpc": "2.0", "method": 5},
+        {"jsonrpc": "2.0", "method": "notifications/x", "result": {}},
+        {"jsonrpc": "2.0", "result": {}, "error": failed},
+        {"jsonrpc": "2.0", "result": {}},
+    ):
+        refused = client.post(message)
+        assert refused.status_code == 400, message
+        assert refused.json()["id"] is None
+        assert refused.json()["error"]["code"] == -32600
+    both = client.post({"jsonrpc": "2.0", "id": 36, "result": {}, "error": failed})
+    assert both.status_code == 200  # a request's error, for all the client can tell
+    assert "not both" in both.json()["error"]["message"]
 
 
 def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Client) -> None:

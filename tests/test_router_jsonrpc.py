@@ -131,6 +131,33 @@ def test_invalid_requests_are_answered_with_the_readable_id(
     assert _error(Router().receive_message(message)) == (expected_id, INVALID_REQUEST)
 
 
+_FAILED = {"code": 1, "message": "x"}
+_NOT_BOTH = 'a response has a "result" or an "error", not both'
+_RESPONSE_ID = (
+    'a response needs an "id" that is a string or an integer (or null, beside an "error")'
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "why"),
+    [
+        ({"jsonrpc": "2.0", "id": 4, "result": {}, "error": _FAILED}, _NOT_BOTH),
+        ({"jsonrpc": "2.0", "result": {}, "error": _FAILED}, _NOT_BOTH),
+        ({"jsonrpc": "2.0", "id": None, "result": {}}, _RESPONSE_ID),
+        ({"jsonrpc": "2.0", "id": 1.5, "error": _FAILED}, _RESPONSE_ID),
+        ({"jsonrpc": "2.0", "result": {}}, _RESPONSE_ID),
+        ({"jsonrpc": "2.0", "id": 3}, '"method" must be a string'),
+        ({"jsonrpc": "2.0", "id": 5, "method": 5, "result": {}}, '"method" must be a string'),
+    ],
+)
+def test_a_message_meant_as_a_response_is_told_what_makes_it_none(
+    message: dict[str, Any], why: str
+) -> None:
+    """One with both a result and an error was told that its method must be a string."""
+    answer = _only(Router().receive_message(message))
+    assert answer["error"]["message"] == f"Invalid Request: {why}"
+
+
 @pytest.mark.parametrize(
     "message",
     [
