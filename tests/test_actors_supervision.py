@@ -393,3 +393,31 @@ async def test_a_session_actor_given_the_wrong_kind_of_argument_is_refused_as_it
         with pytest.raises(error, match=f"^{re.escape(says)}"):
             SessionActor(**arguments)
         writer.close()
+
+
+async def test_a_session_actor_takes_a_stand_in_writer_that_submits() -> None:
+    """The writer check refused everything but a LogWriter, and bench/log.py, whose
+    stand-in writes a long session in large transactions, stopped at its start."""
+
+    class Settled:
+        settled = succeeded = True
+
+        async def durable(self) -> list[Any]:
+            return []
+
+    class Buffered:
+        def __init__(self) -> None:
+            self.events: list[Any] = []
+
+        def submit(self, events: Any, *, after: object = None) -> Settled:
+            self.events.extend(events)
+            return Settled()
+
+    stand_in = Buffered()
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        actor = await nursery.start(
+            SessionActor("s", counter.app, COUNTER_REF, stand_in, recorder).run  # type: ignore[arg-type]
+        )
+        actor.close()
+    assert type(stand_in.events[0].event).__name__ == "SessionStarted"
