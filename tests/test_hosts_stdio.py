@@ -823,30 +823,32 @@ async def test_lines_sent_ahead_reach_the_session_in_order_and_share_log_transac
     assert recorder.overlapped
 
 
+class _OneAtATime:
+    """A host that does not allow overlapping calls: delegates to the session, and notes
+    how many of its calls ever ran at once."""
+
+    def __init__(self, actor: SessionActor) -> None:
+        self.inner = RuntimeAgentHost(actor)
+        self.running = self.most = 0
+
+    async def read_semantics(self, since: int | None) -> Any:
+        return await self.inner.read_semantics(since)
+
+    async def perform_action(self, *args: Any) -> Any:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        try:
+            await trio.sleep(0.001)
+            return await self.inner.perform_action(*args)
+        finally:
+            self.running -= 1
+
+
 async def test_a_host_that_does_not_allow_overlapping_calls_gets_one_call_at_a_time() -> None:
-    class OneAtATime:
-        """Delegates to the session; notes how many of its calls ever ran at once."""
+    hosts: list[_OneAtATime] = []
 
-        def __init__(self, actor: SessionActor) -> None:
-            self.inner = RuntimeAgentHost(actor)
-            self.running = self.most = 0
-
-        async def read_semantics(self, since: int | None) -> Any:
-            return await self.inner.read_semantics(since)
-
-        async def perform_action(self, *args: Any) -> Any:
-            self.running += 1
-            self.most = max(self.most, self.running)
-            try:
-                await trio.sleep(0.001)
-                return await self.inner.perform_action(*args)
-            finally:
-                self.running -= 1
-
-    hosts: list[OneAtATime] = []
-
-    def make(actor: SessionActor) -> OneAtATime:
-        hosts.append(OneAtATime(actor))
+    def make(actor: SessionActor) -> _OneAtATime:
+        hosts.append(_OneAtATime(actor))
         return hosts[-1]
 
     lines = [
@@ -903,29 +905,10 @@ async def test_a_batch_s_calls_reach_the_session_in_order_and_share_log_transact
 
 
 async def test_a_batch_s_calls_reach_a_host_without_overlapping_calls_one_at_a_time() -> None:
-    class OneAtATime:
-        """Delegates to the session; notes how many of its calls ever ran at once."""
+    hosts: list[_OneAtATime] = []
 
-        def __init__(self, actor: SessionActor) -> None:
-            self.inner = RuntimeAgentHost(actor)
-            self.running = self.most = 0
-
-        async def read_semantics(self, since: int | None) -> Any:
-            return await self.inner.read_semantics(since)
-
-        async def perform_action(self, *args: Any) -> Any:
-            self.running += 1
-            self.most = max(self.most, self.running)
-            try:
-                await trio.sleep(0.001)
-                return await self.inner.perform_action(*args)
-            finally:
-                self.running -= 1
-
-    hosts: list[OneAtATime] = []
-
-    def make(actor: SessionActor) -> OneAtATime:
-        hosts.append(OneAtATime(actor))
+    def make(actor: SessionActor) -> _OneAtATime:
+        hosts.append(_OneAtATime(actor))
         return hosts[-1]
 
     batch = [
