@@ -115,6 +115,17 @@ def _not_a_model(caller: str, model: object, model_type: Any) -> NotAModelError:
     return NotAModelError(f"the app's {caller} returned {kind} {model!r:.80}, {expected}")
 
 
+def _holds_effects(model: object) -> bool:
+    """Whether `model` is a ``(model, effects)`` pair, the Elm habit: no model holds an
+    Effect (the log could not record it), so without a model_type it is told apart."""
+    if not isinstance(model, tuple) or len(model) != 2:
+        return False
+    effects = model[1]
+    return isinstance(effects, Effect) or (
+        isinstance(effects, tuple | list) and any(isinstance(e, Effect) for e in effects)
+    )
+
+
 def _check_messages(kind: ActionKind, proposal: Proposal[Any]) -> None:
     """Raise for a message class a handler proposed for a message (``Proposal((Go,))``):
     update's ``case Go():`` would not match it, and the action would do nothing, unseen."""
@@ -597,6 +608,12 @@ class AppRuntime(Generic[Model, Msg]):
         except NotAnEffectError as error:
             raise ApplicationError(f"{caller} returned effects that are not Effects") from error
         declared = self.app.model_type
+        if declared is None and _holds_effects(model):
+            raise ApplicationError(f"{caller} returned (model, effects)") from NotAModelError(
+                f"the app's {caller} returned a tuple holding Effects, taken for the model, its"
+                " effects never started: it returns the model, or Next(model, effects) to start"
+                " effects, not (model, effects)"
+            )
         if declared is not None and not _is_model(model, declared):
             returned = "no model" if model is None else _a(type(model).__qualname__)
             raise ApplicationError(f"{caller} returned {returned}, not its model_type") from (

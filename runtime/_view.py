@@ -32,9 +32,10 @@ def _several(_instance: object, attribute: attrs.Attribute[Any], value: object) 
     characters (``Proposal("inc")`` proposed three messages), a bare message not at all."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         what = attribute.name.rstrip("s")
+        one = f"{value.__qualname__}()" if isinstance(value, type) else f"{value!r:.40}"
         raise TypeError(
             f"Proposal.{attribute.name}: expected a tuple of {what}s, got"
-            f" {type(value).__name__} {value!r:.80} (one {what}: ({value!r:.40},))"
+            f" {type(value).__name__} {value!r:.80} (one {what}: ({one},))"
         )
 
 

@@ -456,5 +456,7 @@ def test_a_proposal_of_one_message_where_a_tuple_is_meant_is_refused_where_it_is
     assert str(refused.value) == (
         f"Proposal.messages: expected a tuple of messages, got {got} (one message: ({messages!r},))"
     )
+    with pytest.raises(TypeError, match=r"\(one message: \(ScrollBy\(\),\)\)$"):
+        Proposal(ScrollBy)  # type: ignore[arg-type]  # a class: the hint makes one
     with pytest.raises(TypeError, match=r"^Proposal\.commits: expected a tuple of commits, got "):
         Proposal(commits=ScrollBy(1.0))  # type: ignore[arg-type]

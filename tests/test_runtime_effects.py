@@ -435,6 +435,29 @@ def test_an_update_that_returns_model_and_effects_as_a_tuple_is_refused_naming_n
     assert runtime.model == Model()
 
 
+def test_a_model_and_effects_tuple_is_refused_without_a_model_type_too() -> None:
+    """Without a model_type the pair was taken for the model: the effects never started."""
+
+    async def load() -> Loaded:
+        return Loaded()
+
+    def update(model: Model, _msg: Loaded) -> Model:
+        return model, (Effect(load),)  # type: ignore[return-value]
+
+    def view(model: object) -> View[Loaded]:
+        return button("load", Loaded(), semantic_id="load")
+
+    runtime = AppRuntime(App(init=Model, update=update, view=view))
+    with pytest.raises(ApplicationError, match=r"^update returned \(model, effects\)$") as raised:
+        runtime.perform(BySemanticId(SemanticId("load")), ACTIVATE, Latest())
+    assert isinstance(raised.value.__cause__, NotAModelError)
+    assert "Next(model, effects) to start effects" in str(raised.value.__cause__)
+    assert runtime.model == Model()
+    paired = AppRuntime(App(init=lambda: (1, 2), update=lambda m, _msg: m,
+                            view=lambda m: text("n", str(m))))  # fmt: skip
+    assert paired.model == (1, 2)  # a pair holding no Effect is a model like any
+
+
 def test_a_model_of_another_type_than_the_model_type_is_refused_naming_both() -> None:
     with pytest.raises(ApplicationError, match="init returned a str") as raised:
         AppRuntime(App(init=lambda: "0", update=lambda m, _msg: m, view=lambda m: text("n", m),
