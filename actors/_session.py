@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import attrs
+import msgpack  # type: ignore[import-untyped, unused-ignore]
 import outcome
 import trio
 
@@ -89,7 +90,7 @@ from ._core import SessionCore, app_raised, commit_size, crash_event, effect_fai
 from ._journal import logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
-from ._writer import LogWriter, Pending
+from ._writer import LogWriter, Pending, check_recorder, check_writer
 
 _log = logging.getLogger("semledger.actors")
 """Where a session says what its log holds but no answer shows (a failed effect)."""
@@ -289,6 +290,30 @@ def check_session_name(name: object) -> None:
         raise ValueError(f"expected a session name with no space at either end, got {name!r}")
 
 
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r:.80}"
+
+
+def _check_params(params: object) -> None:
+    """Checked as the actor is made: the params are logged as it starts, and a value the
+    log cannot hold was reported as a log that could not be written."""
+    if params is None:
+        return
+    if not isinstance(params, dict):
+        raise TypeError(f"params: expected a dict or None, got {_shown(params)}")
+    for key, value in params.items():
+        if not isinstance(key, str):
+            raise TypeError(f"params: expected str keys, got {_shown(key)}")
+        try:
+            msgpack.packb(value)
+        except (TypeError, ValueError, OverflowError) as error:
+            kind = TypeError if isinstance(error, TypeError) else ValueError
+            raise kind(
+                f"params[{key!r}]: expected a value the log can hold (None, bool, int, float,"
+                f" str, bytes, or a list or dict of them), got {_shown(value)}: {error}"
+            ) from None
+
+
 def _check_checkpoint_every(every: object) -> None:
     """Checked as the actor is made: found at the first input, it crashed the session."""
     if every is None:
@@ -325,11 +350,13 @@ class SessionActor(Actor[SessionMessage]):
         check_session_name(name)
         check_app(app)
         check_app_ref(app_ref)
-        if not callable(getattr(writer, "submit", None)):  # a stand-in that batches will do
-            raise TypeError(
-                f"writer: expected a LogWriter (started: await nursery.start(LogWriter(recorder)"
-                f".run)), got {type(writer).__name__} {writer!r:.80}"
-            )
+        check_writer(writer)
+        check_recorder(recorder)
+        if not isinstance(redact_passwords, bool):
+            raise TypeError(f"redact_passwords: expected a bool, got {_shown(redact_passwords)}")
+        _check_params(params)
+        if not callable(clock):
+            raise TypeError(f"clock: expected a function like time.time, got {_shown(clock)}")
         _check_checkpoint_every(checkpoint_every)
         self.name = name
         self.app = app

@@ -84,6 +84,29 @@ class Pending:
             self._wakeup.set()
 
 
+_RECORDER_METHODS = ("append", "read", "claim")
+
+
+def check_recorder(recorder: object, argument: str = "recorder") -> None:
+    """Raise ``TypeError`` unless `recorder` has a `Recorder`'s methods: a path or a
+    `LogWriter` given instead failed only once a session started, inside its registry."""
+    if not all(callable(getattr(recorder, method, None)) for method in _RECORDER_METHODS):
+        raise TypeError(
+            f"{argument}: expected a Recorder (SqliteRecorder(path) or MemoryRecorder()),"
+            f" got {type(recorder).__name__} {recorder!r:.80}"
+        )
+
+
+def check_writer(writer: object) -> None:
+    """Raise ``TypeError`` unless `writer` submits batches, as a `LogWriter` does (a
+    stand-in that batches will do)."""
+    if not callable(getattr(writer, "submit", None)):
+        raise TypeError(
+            "writer: expected a LogWriter (started: await nursery.start(LogWriter(recorder)"
+            f".run)), got {type(writer).__name__} {writer!r:.80}"
+        )
+
+
 class LogWriter(Actor[Pending]):
     """Owns the recorder's write side.
 

@@ -373,16 +373,27 @@ async def test_open_refuses_session_options_instead_of_ignoring_them() -> None:
         ({"writer": MemoryRecorder()}, TypeError, "writer: expected a LogWriter"),
         ({"checkpoint_every": "5"}, TypeError, "checkpoint_every: expected an int or None"),
         ({"checkpoint_every": 0}, ValueError, "checkpoint_every: expected at least 1"),
+        ({"recorder": "log.db"}, TypeError, "recorder: expected a Recorder"),
+        ({"params": [1]}, TypeError, "params: expected a dict or None, got list"),
+        ({"params": {1: "a"}}, TypeError, "params: expected str keys, got int 1"),
+        ({"params": {"a": object()}}, TypeError, "params['a']: expected a value the log can hold"),
+        ({"params": {"a": [2**64]}}, ValueError, "params['a']: expected a value the log can hold"),
+        ({"redact_passwords": "no"}, TypeError, "redact_passwords: expected a bool, got str"),
+        ({"clock": 0.0}, TypeError, "clock: expected a function like time.time, got float"),
     ],
     ids=["app-ref-for-app", "app-for-app-ref", "ref-not-module-attribute", "recorder-for-writer",
-         "str-checkpoint-every", "no-inputs-between-checkpoints"],
+         "str-checkpoint-every", "no-inputs-between-checkpoints", "path-for-recorder",
+         "list-params", "int-param-key", "object-param", "param-past-64-bits",
+         "str-redact-passwords", "number-for-clock"],
 )
 async def test_a_session_actor_given_the_wrong_kind_of_argument_is_refused_as_it_is_made(
     given: dict[str, Any], error: type[Exception], says: str
 ) -> None:
-    """Each was found only as the session ran: an AttributeError from inside it, a
-    SessionLogError blaming the log (an App given as app_ref), or, for checkpoint_every="5",
-    a SessionCrashed on the session's permanent record at its first input."""
+    """Each was found only as the session ran: an AttributeError from inside it (a path
+    given as the recorder took down the registry's nursery), a SessionLogError blaming the
+    log (an App given as app_ref, a param the log cannot hold), or, for
+    checkpoint_every="5", a SessionCrashed on the session's permanent record at its first
+    input; list params and redact_passwords="no" were logged as given."""
     recorder = MemoryRecorder()
     async with trio.open_nursery() as nursery:
         writer: LogWriter = await nursery.start(LogWriter(recorder).run)
