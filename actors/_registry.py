@@ -17,7 +17,7 @@ from semledger.eventlog import Recorder
 
 from ._actor import ActorClosedError, ReportingStatus
 from ._session import Close, SessionActor
-from ._writer import LogWriter
+from ._writer import LogWriter, check_recorder, check_writer
 
 
 class SessionRegistry:
@@ -33,6 +33,8 @@ class SessionRegistry:
     ) -> None:
         """`on_stopped` is called with each session actor that started, once it stopped
         (closed, crashed or its log lost): a server tells its operator there."""
+        check_writer(writer)
+        check_recorder(recorder)
         self._nursery = nursery
         self._on_stopped = on_stopped
         self.writer = writer

@@ -123,6 +123,7 @@ class LogWriter(Actor[Pending]):
         self, recorder: Recorder, *, max_batch: int = 4096, warn_every: float = 30.0
     ) -> None:
         super().__init__()
+        check_recorder(recorder)
         self.recorder = recorder
         self.max_batch = max_batch
         self.warn_every = warn_every

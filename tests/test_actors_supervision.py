@@ -432,3 +432,16 @@ async def test_a_session_actor_takes_a_stand_in_writer_that_submits() -> None:
         )
         actor.close()
     assert type(stand_in.events[0].event).__name__ == "SessionStarted"
+
+
+async def test_a_registry_given_its_writer_and_recorder_swapped_is_refused_as_it_is_made() -> None:
+    """SessionRegistry(nursery, recorder, writer) was made, and its sessions opened: its
+    recorder (a LogWriter) was used only later, by a host's reads."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        with pytest.raises(TypeError, match=r"^writer: expected a LogWriter .*got MemoryRecorder"):
+            SessionRegistry(nursery, recorder, writer)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"^recorder: expected a Recorder .*got LogWriter"):
+            SessionRegistry(nursery, writer, writer)  # type: ignore[arg-type]
+        writer.close()

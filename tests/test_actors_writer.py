@@ -304,3 +304,9 @@ async def test_a_writer_stopped_while_the_log_is_locked_fails_what_it_holds_and_
                     await pending.durable()
         assert recorder.head("a") is None
         assert recorder.head("b") is None
+
+
+def test_a_log_writer_given_a_path_instead_of_a_recorder_is_refused_as_it_is_made() -> None:
+    """LogWriter("log.db") started, and failed only at the first write, inside it."""
+    with pytest.raises(TypeError, match=r"^recorder: expected a Recorder .*got str 'log.db'"):
+        LogWriter("log.db")  # type: ignore[arg-type]
