@@ -16,7 +16,7 @@ import trio
 from semledger.eventlog import Recorder
 
 from ._actor import ActorClosedError, ReportingStatus
-from ._session import Close, SessionActor
+from ._session import Close, SessionActor, check_session_name
 from ._writer import LogWriter, check_recorder, check_writer
 
 
@@ -63,7 +63,9 @@ class SessionRegistry:
         self, name: str, factory: Callable[[], SessionActor] | None = None
     ) -> SessionActor:
         """The running session `name`, starting (or recovering) it first when needed with
-        the actor `factory` makes; raises ``ValueError`` if that is of another session."""
+        the actor `factory` makes; raises ``ValueError`` if that is of another session,
+        ``TypeError`` if it is no ``SessionActor``."""
+        check_session_name(name)
         while name in self._starting:
             await self._starting[name].wait()
         existing = self._sessions.get(name)
@@ -78,6 +80,11 @@ class SessionRegistry:
         ready = self._starting[name] = trio.Event()
         try:
             actor = factory()
+            if not isinstance(actor, SessionActor):
+                raise TypeError(
+                    f"the factory of session {name!r} returned {type(actor).__name__}"
+                    f" {actor!r:.80}: expected a SessionActor"
+                )
             if actor.name != name:  # kept under one name, it would stop under the other
                 raise ValueError(
                     f"the factory of session {name!r} made an actor of session {actor.name!r}:"

@@ -445,3 +445,19 @@ async def test_a_registry_given_its_writer_and_recorder_swapped_is_refused_as_it
         with pytest.raises(TypeError, match=r"^recorder: expected a Recorder .*got LogWriter"):
             SessionRegistry(nursery, writer, writer)  # type: ignore[arg-type]
         writer.close()
+
+
+async def test_open_names_a_name_or_a_factory_result_of_the_wrong_kind() -> None:
+    """open(5, ...) said its factory "made an actor of session '5'" (a ValueError about
+    the factory, not the name), and a factory returning None raised AttributeError."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)
+        make = lambda: SessionActor("5", counter.app, COUNTER_REF, writer, recorder)  # noqa: E731
+        with pytest.raises(TypeError, match=r"^expected a session name \(a str\), got int 5"):
+            await registry.open(5, make)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"^the factory of session 's' returned NoneType None"):
+            await registry.open("s", lambda: None)  # type: ignore[arg-type, return-value]
+        assert registry.names == []
+        writer.close()
