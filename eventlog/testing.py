@@ -18,18 +18,19 @@ from ._events import EVENT_CLASSES, Event
 __all__ = ["events", "events_of", "msgpack_values", "wire_dicts"]
 
 _u64 = st.integers(min_value=0, max_value=2**64 - 1)
-_scalars: st.SearchStrategy[Any] = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**63), max_value=2**64 - 1),
-    st.floats(allow_nan=False),
-    st.text(max_size=12),
-)
 
 
-def msgpack_values(*, binary: bool = True, max_leaves: int = 12) -> st.SearchStrategy[Any]:
-    """Nested msgpack data: scalars (and bytes), lists, string-keyed maps."""
-    leaves = st.one_of(_scalars, st.binary(max_size=12)) if binary else _scalars
+def _scalars(*, infinity: bool) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**64 - 1),
+        st.floats(allow_nan=False, allow_infinity=infinity),
+        st.text(max_size=12),
+    )
+
+
+def _nested(leaves: st.SearchStrategy[Any], max_leaves: int) -> st.SearchStrategy[Any]:
     return st.recursive(
         leaves,
         lambda inner: st.one_of(
@@ -40,9 +41,16 @@ def msgpack_values(*, binary: bool = True, max_leaves: int = 12) -> st.SearchStr
     )
 
 
+def msgpack_values(*, binary: bool = True, max_leaves: int = 12) -> st.SearchStrategy[Any]:
+    """Nested msgpack data: scalars (and bytes), lists, string-keyed maps."""
+    scalars = _scalars(infinity=True)
+    leaves = st.one_of(scalars, st.binary(max_size=12)) if binary else scalars
+    return _nested(leaves, max_leaves)
+
+
 def wire_dicts(*, max_leaves: int = 12) -> st.SearchStrategy[dict[str, Any]]:
-    """JSON-shaped objects, like the wire payloads of SPEC §2."""
-    values = msgpack_values(binary=False, max_leaves=max_leaves)
+    """JSON-shaped objects, like the wire payloads of SPEC §2 (so no infinities either)."""
+    values = _nested(_scalars(infinity=False), max_leaves)
     return st.dictionaries(st.text(max_size=8), values, max_size=min(5, max_leaves))
 
 

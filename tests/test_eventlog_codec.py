@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
@@ -29,7 +30,7 @@ from semledger.eventlog import (
     encode,
     topic_of,
 )
-from semledger.eventlog.testing import events_of
+from semledger.eventlog.testing import events_of, wire_dicts
 
 
 def test_every_event_class_has_its_own_explicit_version_and_topic() -> None:
@@ -53,6 +54,12 @@ def test_encode_then_decode_is_identity(cls: type[Event], data: st.DataObject) -
     assert decode(encoded.topic, encoded.version, encoded.body) == event
     record = StoredEvent("s", 1, encoded.topic, encoded.version, 0.0, encoded.body, b"")
     assert list(CONVERTER.decode_records([record])) == [(record, event)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(wire_dicts())
+def test_wire_dicts_survive_a_strict_json_round_trip(value: dict[str, Any]) -> None:
+    assert json.loads(json.dumps(value, allow_nan=False)) == value
 
 
 def test_body_is_msgpack_of_the_unstructured_event_with_the_tag_inside() -> None:
