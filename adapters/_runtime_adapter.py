@@ -59,6 +59,7 @@ from semledger.runtime import (
     Exact,
     Latest,
     Live,
+    Numeric,
     PaintOp,
     Receipt,
     Rejection,
@@ -234,21 +235,59 @@ def _value(node: SemanticsNode) -> str | None:
     return None
 
 
+_FLAGS: Final = ("pressed", "invalid", "busy", "multiline", "password", "modal")
+"""The node's states the ten of a surface cannot say, each ``"true"`` in ``native``."""
+_COLLECTION_KEYS: Final = (
+    ("row_index", "rowindex"), ("row_count", "rowcount"), ("row_span", "rowspan"),
+    ("column_index", "colindex"), ("column_count", "colcount"), ("column_span", "colspan"),
+    ("set_size", "setsize"), ("set_position", "posinset"),
+)  # fmt: skip
+_NUMERIC_KEYS: Final = (
+    ("current", "valuenow"), ("min", "valuemin"), ("max", "valuemax"), ("step", "valuestep"),
+)  # fmt: skip
+
+
 def _native(node: SemanticsNode, inherited: Live = Live.OFF) -> dict[str, str]:
-    """The node's extras; `inherited` is the ``live`` of its parent in the snapshot, which a
-    surface's node not saying otherwise takes (a runtime node's own is all it has)."""
+    """The node's extras: all it says that the states of a surface cannot (surface.md §3,
+    rule 5), so that the MCP bridge serving the surface gives an agent the node the app
+    committed. `inherited` is the ``live`` of its parent in the snapshot, which a surface's
+    node not saying otherwise takes (a runtime node's own is all it has)."""
     native = {"runtime_role": node.role.value}
     if node.semantic_id is not None:
         native["automationId"] = str(node.semantic_id)
-    if node.state.password:
-        native["password"] = "true"
+    state = node.state
+    native.update((flag, "true") for flag in _FLAGS if getattr(state, flag))
+    if state.checked is Checked.MIXED:
+        native["checked"] = "mixed"
+    if node.level is not None:
+        native["level"] = str(node.level)
     if node.url is not None:
         native["url"] = node.url
+    if node.numeric is not None:
+        native.update(_numeric_native(node.numeric))
+    if node.collection is not None:
+        native.update(
+            (key, str(value)) for field, key in _COLLECTION_KEYS
+            if (value := getattr(node.collection, field)) is not None
+        )
+    native.update(
+        (f"rel:{relation.value}", " ".join(node_ref(target) for target in targets))
+        for relation, targets in node.relations if targets
+    )
     if node.live is not inherited:
         native["live"] = node.live.value
     if node.atomic:
         native["atomic"] = "true"
     return native
+
+
+def _numeric_native(numeric: Numeric) -> Iterator[tuple[str, str]]:
+    for field, key in _NUMERIC_KEYS:
+        value = getattr(numeric, field)
+        if value is not None:
+            yield key, repr(float(value))
+    if numeric.value_text is not None:
+        yield "valuetext", numeric.value_text
 
 
 def _snapshot_node(

@@ -16,21 +16,32 @@ from semledger.eventlog import SqliteRecorder, SurfaceCalled
 from semledger.hosts import SurfaceAgentHost, aria_to_runtime_role
 from semledger.runtime import (
     ActionKind,
+    App,
+    AppRuntime,
     ByNodeId,
     BySemanticId,
+    Collection,
     Delta,
     ErrorCode,
     Exact,
     Full,
     Latest,
+    Numeric,
     Receipt,
     Rejection,
+    Relation,
     Role,
     SemanticId,
+    SemanticsNode,
     SetText,
     SimpleAction,
+    State,
     Unchanged,
+    View,
+    column,
+    node,
 )
+from semledger.runtime import Checked as CheckedState
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -411,3 +422,74 @@ async def test_an_element_gone_longer_than_the_bridge_remembers_comes_back_with_
     back = await ids()
     assert (back["b"], back["c"]) == (first["b"], first["c"])
     assert back["a"] > max(first.values())
+
+
+def _stated_view(_model: int) -> View[object]:
+    """A node of each state and property a surface can carry only in ``native``."""
+    return column(
+        node(Role.HEADING, label="Title", level=2, semantic_id="h"),
+        node(Role.BUTTON, label="Bold", semantic_id="bold", state=State(pressed=True, busy=True)),
+        node(Role.TEXT_FIELD, label="Email", value="x", semantic_id="email",
+             state=State(invalid=True, multiline=True, required=True, read_only=True),
+             relations={Relation.DESCRIBED_BY: ["hint"]}),
+        node(Role.TEXT, label="Hint", semantic_id="hint"),
+        node(Role.CHECKBOX, label="All", semantic_id="all",
+             state=State(checked=CheckedState.MIXED, disabled=True)),
+        node(Role.SLIDER, label="Volume", semantic_id="volume",
+             numeric=Numeric(current=5.0, min=0.0, max=10.0, step=0.5, value_text="half")),
+        node(Role.LINK, label="Docs", url="https://example.org/docs", semantic_id="docs"),
+        node(Role.TREE_ITEM, label="Src", level=3, semantic_id="src",
+             state=State(expanded=True, selected=True),
+             collection=Collection(set_size=4, set_position=2)),
+        node(Role.DIALOG,
+             node(Role.BUTTON, label="Close", semantic_id="close"),
+             label="Dlg", semantic_id="dlg", state=State(modal=True)),
+    )
+
+
+_STATED = App(init=lambda: 0, update=lambda model, _msg: model, view=_stated_view, name="stated")
+_STATED_OPEN = App(
+    init=lambda: 0,
+    update=lambda model, _msg: model,
+    view=lambda model: column(*_stated_view(model).children[:-1]),  # type: ignore[index]
+    name="stated_open",
+)
+
+
+def _carried(nodes: tuple[SemanticsNode, ...]) -> list[tuple[object, ...]]:
+    """What of each node a surface can say: all but its actions, the value of a range
+    (which a surface reports as its value text) and a frame's origin past its first decimal
+    (the bridge rounds it)."""
+    index = {n.node_id: i for i, n in enumerate(nodes)}
+    return [
+        (n.semantic_id, n.role, n.label, n.description, n.level, n.url, n.state, n.numeric,
+         n.collection, n.live, n.atomic,
+         (round(n.frame.origin.x, 1), round(n.frame.origin.y, 1), n.frame.size),
+         tuple((kind, tuple(index[t] for t in targets)) for kind, targets in n.relations))
+        for n in nodes
+    ]
+
+
+@pytest.mark.parametrize(
+    "app",
+    [_STATED, _STATED_OPEN, "semledger.examples.counter:app", "semledger.examples.todo:app",
+     "semledger.examples.gallery:app"],
+    ids=["stated", "stated_open", "counter", "todo", "gallery"],
+)
+async def test_an_app_served_as_a_surface_keeps_every_state_its_nodes_have_served_directly(
+    app: App[int, object] | str,
+) -> None:
+    """Through the runtime adapter a heading lost its level, a pressed button, an invalid
+    multiline field and a modal dialog their states, and a mixed checkbox read unchecked."""
+    from semledger.actors import load_app
+
+    loaded = app if isinstance(app, App) else load_app(app)
+    direct = AppRuntime(loaded, width=800.0)
+    surface = create_surface({"adapter": "runtime", "app": app})
+    await surface.open({})
+    try:
+        served = await _full(SurfaceAgentHost(surface))
+        assert _carried(served.nodes) == _carried(tuple(direct.snapshot.ordered()))
+    finally:
+        await surface.close()
+        direct.close()
