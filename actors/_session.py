@@ -925,8 +925,8 @@ class SessionActor(Actor[SessionMessage]):
     # carried out and logged; the audit says.
 
     async def read_semantics(self, since: int | None) -> ReadResult | Rejection:
-        """Raises ``TypeError`` unless `since` is None or an int, and `ActorError` if the
-        actor was never started."""
+        """Raises ``TypeError`` unless `since` is None or an int, ``ValueError`` unless it
+        is from 0 to 2**64-1, and `ActorError` if the actor was never started."""
         check_since(since)
         self._check_running()
         result: ReadResult | Rejection = await self.request(Read(since), timeout=math.inf)

@@ -14,7 +14,7 @@ from semledger.eventlog import (
     topic_of,
 )
 from semledger.runtime import Full, Journal, ReadResult
-from semledger.runtime._actions import check_since
+from semledger.runtime._actions import check_optional_int, check_since
 
 
 class UnknownGenerationError(LookupError):
@@ -57,11 +57,12 @@ def fold(
     `since` as the live one did (at or before `since`, when a delta from it was possible)
     and applies the logged deltas after it: a read costs the commits since that
     checkpoint, not the whole session. The log is read at one moment (``Recorder.pinned``).
-    Raises ``TypeError`` unless `until` and `since` are None or ints, and
-    `UnknownGenerationError` for a generation the session never reached (a negative one).
+    Raises ``TypeError`` unless `until` and `since` are None or ints, ``ValueError`` for a
+    `since` out of 0 to 2**64-1, and `UnknownGenerationError` for a generation the session
+    never reached (a negative one).
     """
     check_since(since)
-    check_since(until, "generation")
+    check_optional_int(until, "generation")
     if until is not None and until < 0:
         raise UnknownGenerationError(f"session {session!r} has no generation {until}")
     with recorder.pinned():

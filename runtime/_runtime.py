@@ -301,7 +301,8 @@ class AppRuntime(Generic[Model, Msg]):
     def read(self, since: int | None = None) -> ReadResult | Rejection:
         """Full, Delta or Unchanged against the last commit (never forces a build or paint).
 
-        Raises ``TypeError`` unless `since` is None or an int."""
+        Raises ``TypeError`` unless `since` is None or an int, ``ValueError`` unless it is
+        from 0 to 2**64-1 (as ``Exact`` checks a generation)."""
         check_since(since)
         if self._closed:
             return _reject(ErrorCode.HOST_CLOSED, "the session is closed")

@@ -4,6 +4,7 @@ they are asked, so that what the wire could not carry never reaches a session or
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from semledger.runtime import (
     ByPath,
     BySemanticId,
     Exact,
+    Full,
     InvalidSemanticIdError,
     Latest,
     PathStep,
@@ -109,6 +111,24 @@ def test_a_read_since_something_other_than_an_int_is_refused(since: object) -> N
         AppRuntime(counter.app).read(since)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("since", [-1, 2**64, 2**70])
+def test_a_read_since_a_generation_out_of_the_u64_range_is_refused_as_exact_refuses_it(
+    since: int,
+) -> None:
+    """-1, 2**64 and 2**70 were answered with a Full read."""
+    says = f"since: expected an int from 0 to 2**64-1, got {since}"
+    with pytest.raises(ValueError, match=f"^{re.escape(says)}$"):
+        AppRuntime(counter.app).read(since)
+    with pytest.raises(ValueError, match=f"^{re.escape(says.replace('since', 'generation'))}$"):
+        Exact(since)
+
+
+def test_a_read_since_either_end_of_the_u64_range_is_answered() -> None:
+    runtime = AppRuntime(counter.app)
+    assert not isinstance(runtime.read(0), Rejection)
+    assert isinstance(runtime.read(2**64 - 1), Full)
+
+
 async def _in_session(body: Callable[[SessionActor], Any]) -> MemoryRecorder:
     recorder = MemoryRecorder()
     with trio.fail_after(10):
@@ -134,6 +154,17 @@ async def test_a_session_refuses_a_precondition_of_another_type_before_logging_i
 
     recorder = await _in_session(body)
     assert not [e for _r, e in recorder.events("s") if isinstance(e, ActionRequested)]
+
+
+async def test_a_session_refuses_a_read_since_a_generation_out_of_range_and_goes_on() -> None:
+    """It passed -1 on to the runtime."""
+
+    async def body(actor: SessionActor) -> None:
+        with pytest.raises(ValueError, match=r"^since: expected an int from 0 to 2\*\*64-1"):
+            await actor.read_semantics(-1)
+        assert isinstance(await actor.read_semantics(None), Full)
+
+    await _in_session(body)
 
 
 async def test_a_path_the_wire_refuses_is_refused_and_logged_as_that_call_is() -> None:
