@@ -32,7 +32,7 @@ from ._session import (
     SessionMismatchError,
     check_session_name,
 )
-from ._writer import LogWriter, Pending
+from ._writer import LogWriter, Pending, check_recorder
 
 __all__ = [
     "Actor",
@@ -66,6 +66,7 @@ __all__ = [
     "answered",
     "app_location",
     "check_app_ref",
+    "check_recorder",
     "check_session_name",
     "commit_size",
     "committed_since",

@@ -30,6 +30,7 @@ from semledger.actors import (
     SessionCore,
     StepResult,
     check_app_ref,
+    check_recorder,
     crash_event,
     effect_failure,
     load_app,
@@ -582,7 +583,8 @@ def fuzz_app(
     fewer than one example or step, a seed outside `SEEDS`, an allowed issue that names
     none, or an `app_ref` that names another App than `app`; `TypeError` for an `app` that
     is not an App, an `app_ref` that is not a ``module:attribute`` str, or a `save_to` that
-    is not a function (a recorder: ``lambda: recorder``); `RuntimeError` inside a Trio
+    is not a function (a recorder: ``lambda: recorder``), or returns no recorder once
+    there is a counterexample to save (the error describes it); `RuntimeError` inside a Trio
     run; `FuzzInterrupted`, a `KeyboardInterrupt`, when interrupted after a counterexample
     was found, which it saves first (the smallest so far).
     """
@@ -670,9 +672,28 @@ class _Saver:
     allowed: tuple[str, ...]
 
     def __call__(self, trail: _Trail, error: BaseException) -> str:
-        return _save(
-            self.save_to(), self.app, self.app_ref, trail, error, self.seed, self.allowed
-        )
+        recorder = self.save_to()
+        try:
+            check_recorder(recorder, "save_to")
+        except TypeError:
+            # Called only now, with a counterexample to save: the error must hold it.
+            raise TypeError(
+                f"save_to: expected a function that returns a recorder (lambda:"
+                f" SqliteRecorder(path)), but it returned {type(recorder).__name__}"
+                f" {recorder!r:.80}, so the counterexample found is not saved. It was"
+                f" {_described(error)}, after {_inputs_of(trail)}; fuzzing with seed={self.seed}"
+                " (and the same examples, steps and allow_issues) finds it again"
+            ) from None
+        return _save(recorder, self.app, self.app_ref, trail, error, self.seed, self.allowed)
+
+
+def _inputs_of(trail: _Trail) -> str:
+    """The inputs of `trail` as they are logged, numbered: a counterexample no log holds."""
+    if not trail.inputs:
+        return "no inputs"
+    return "these inputs: " + "; ".join(
+        f"{step}. {event!r}" for step, event in enumerate(trail.inputs, 1)
+    )
 
 
 def _fuzzed(

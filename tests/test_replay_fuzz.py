@@ -493,6 +493,23 @@ def test_a_recorder_given_for_save_to_is_refused_before_fuzzing() -> None:
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder(), examples=1)  # type: ignore[arg-type]
 
 
+def test_a_save_to_returning_no_recorder_says_so_and_what_the_counterexample_was() -> None:
+    """It is called only once there is a counterexample: returning a path, it raised
+    "'str' object has no attribute 'append'", and the counterexample was lost."""
+    import tests_buggy
+
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(TypeError) as raised:
+        fuzz_app(tests_buggy.app, "tests_buggy:app", lambda: "log.db", examples=200, seed=3)  # type: ignore[arg-type, return-value]
+    said = str(raised.value)
+    assert said.startswith("save_to: expected a function that returns a recorder"), said
+    assert "returned str 'log.db', so the counterexample found is not saved" in said
+    assert "ZeroDivisionError: integer division or modulo by zero, after these inputs: 1." in said
+    assert "{'kind': 'activate'}" in said
+    assert "fuzzing with seed=3" in said
+
+
 def test_an_app_or_app_ref_of_the_wrong_kind_is_refused_naming_it() -> None:
     """fuzz_app("x:app", ...) failed with "'str' object has no attribute 'name'"."""
     from semledger.examples import counter
