@@ -218,6 +218,9 @@ class AuditReport:
     """Whether the log masks the passwords typed in the session (``--log-passwords`` keeps
     them), as its start records it (a resume under the other policy is refused); None if
     its start cannot be read."""
+    fuzzed: bool = False
+    """A fuzz counterexample (its start's params hold ``fuzz``): the texts it logs, any
+    passwords among them, are the fuzzer's own, kept in clear for replay."""
 
 
 def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
@@ -261,6 +264,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     ending: Ending | None = None
     adapter: str | None = None
     redact_passwords: bool | None = None
+    fuzzed = False
     last: tuple[StoredEvent, Event | None] | None = None
     run = 0  # the first entry of the server's run being read
     for record, event in _readable(recorder, session, damage):
@@ -337,6 +341,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             running.discard(event.effect_id)
         elif isinstance(event, SessionStarted) and record.seq == 1:
             redact_passwords = event.redact_passwords
+            fuzzed = "fuzz" in event.params
             if event.drives_a_surface:
                 adapter = str(event.params["adapter"])
         elif isinstance(event, SessionStarted):
@@ -432,7 +437,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             _stopped(record, generation, running, effects, entries[run:], ending.served)
         )
     report = AuditReport(
-        entries, incidents, diagnostics, connections, ending, adapter, redact_passwords
+        entries, incidents, diagnostics, connections, ending, adapter, redact_passwords, fuzzed
     )
     if damage:
         raise UnreadableEventError(session, damage, report)

@@ -838,7 +838,9 @@ def _save(
     if isinstance(error, InvariantViolation) and error.check is not None:
         fuzzed["violated"] = {"step": len(trail.inputs), "check": error.check}
     params = {"fuzz": fuzzed}
-    started = SessionStarted(app_ref, "runtime", params, True)
+    # The texts are the fuzzer's own, and replay needs them as typed: a masked password
+    # would replay as other text, and the log would claim to mask what it holds in clear.
+    started = SessionStarted(app_ref, "runtime", params, redact_passwords=False)
     events: list[Event] = [started, *_outputs(app, trail, error)]
     now = time.time()
     tries = 1

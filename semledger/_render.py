@@ -287,7 +287,7 @@ def audit_notes(report: AuditReport) -> Iterator[Text]:
     """What the audit says after its table: what the log keeps of the passwords typed, why
     each call not carried out was refused, what befell the application, the inputs the
     table does not list, and last how the session stands."""
-    yield from _password_lines(report.redact_passwords)
+    yield from _password_lines(report.redact_passwords, report.fuzzed)
     yield from _reason_lines(report.entries)
     yield from _incident_lines(report.incidents, report.adapter)
     count = report.diagnostics_inputs
@@ -299,11 +299,16 @@ def audit_notes(report: AuditReport) -> Iterator[Text]:
     yield ending_line(report.ending)
 
 
-def _password_lines(redact_passwords: bool | None) -> Iterator[Text]:
+def _password_lines(redact_passwords: bool | None, fuzzed: bool) -> Iterator[Text]:
     """What the log keeps of the passwords typed in the session, as its start records it
     (nothing when its start cannot be read)."""
     if redact_passwords:
         yield Text("passwords typed in the session are masked in the log (redact_passwords: true)")
+    elif fuzzed:
+        yield Text(
+            "passwords typed in the session are in the log in clear: they are the fuzzer's,"
+            " kept for replay (redact_passwords: false)"
+        )
     elif redact_passwords is not None:
         yield Text(
             "passwords typed in the session are in the log in clear: it was served with"

@@ -531,3 +531,43 @@ def test_an_app_ref_naming_another_app_is_refused_before_fuzzing() -> None:
     with pytest.raises(ValueError, match="names another App") as refused:
         fuzz_app(counter.app, "semledger.examples.todo:app", MemoryRecorder, examples=1)
     assert f"than the one given ({counter.app.name!r})" in str(refused.value)
+
+
+def test_a_counterexample_typing_a_password_logs_it_in_clear_and_says_so(tmp_path: Path) -> None:
+    """The fuzzer logged its typed passwords in clear under a start that recorded
+    redact_passwords: true, and the audit said they were masked."""
+    from semledger.eventlog import ActionRequested, SessionStarted
+
+    db = tmp_path / "fuzz.db"
+    done = mcp.cli("fuzz", "tests_fuzz_password:app", "--db", str(db), "--seed", "0")
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = re.search(r"saved as session '([^']+)'", done.stdout)
+    assert found is not None, done.stdout
+    session = found.group(1)
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(session)]
+    assert isinstance(events[0], SessionStarted)
+    assert events[0].redact_passwords is False
+    typed = [
+        e.action["value"]
+        for e in events
+        if isinstance(e, ActionRequested) and e.action["kind"] == "set_text"
+    ]
+    assert any(any(c.isdigit() for c in value) for value in typed), events
+    audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="200")
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    assert "masked in the log" not in audited.stdout
+    assert (
+        "passwords typed in the session are in the log in clear: they are the fuzzer's,"
+        " kept for replay (redact_passwords: false)"
+    ) in audited.stdout.splitlines()
+    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="200")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "raised again at step" in replayed.stdout
+    assert "redacted in the log" not in replayed.stdout
+    from semledger.replay import export_test
+
+    with SqliteRecorder(db) as recorder:
+        source = export_test(recorder, session)
+    assert "redacted in the log" not in source
+    exported_test_of(source)()
