@@ -15,7 +15,7 @@ import trio
 
 from semledger.eventlog import Recorder
 
-from ._actor import ActorClosedError, ReportingStatus
+from ._actor import ActorClosedError, ActorError, ReportingStatus
 from ._session import Close, SessionActor, check_session_name
 from ._writer import LogWriter, check_recorder, check_writer
 
@@ -132,17 +132,29 @@ class SessionRegistry:
                 await actor.request(Close(reason, final))
             await stopped.wait()
 
-    async def park(self, name: str) -> None:
-        """Stop session `name`'s actor without ending the session, as a server that stops
-        does: nothing is logged, its claim is released, and the next `open` of it resumes
-        it from the log (its running effects start again there, its timers too). For a
-        session nobody has used for long: it costs no memory and no file meanwhile.
-        Returns once its actor has stopped (one already stopping too)."""
-        stopped = self._stopped.get(name)
-        if self._sessions.pop(name, None) is not None:
-            self._scopes[name].cancel()
+    async def park(self, name: str, reason: str = "parked") -> None:
+        """Stop session `name`'s actor, its end logged for now (`SessionEnded` with
+        `reason`, not final): its claim is released, and the next `open` of it resumes it
+        from the log (its running effects start again there, its timers too). For a session
+        nobody has used for long, or whose server stops: it costs no memory and no file
+        meanwhile, and its audit tells it from a killed server's. Returns once its actor has
+        stopped (one already stopping too); an end that cannot be logged is the actor's
+        `failure`, as any log failure is."""
+        stopped, scope = self._stopped.get(name), self._scopes.get(name)
+        actor = self._sessions.pop(name, None)  # an `open` from now on waits, then resumes it
+        if actor is not None and scope is not None:
+            try:
+                await actor.request(Close(reason))
+            except ActorError:  # ended on its own, its log failed, or no answer in time
+                scope.cancel()
         if stopped is not None:
             await stopped.wait()
+
+    async def park_all(self, reason: str) -> None:
+        """`park` every session at once: one log transaction may hold all their ends."""
+        async with trio.open_nursery() as nursery:
+            for name in list(self._sessions):
+                nursery.start_soon(self.park, name, reason)
 
     async def close_all(self, reason: str = "closed") -> None:
         for name in list(self._sessions):

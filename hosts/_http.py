@@ -23,6 +23,7 @@ from semledger.eventlog import (
     AgentConnected,
     EventLogError,
     SessionClaimedError,
+    session_end,
     session_start,
 )
 from semledger.runtime import App
@@ -348,10 +349,11 @@ class McpHttpApp:
             await connection.host.connected(resumed)
 
     async def park_idle(self, after: float) -> None:
-        """Park each session no request has used for `after` seconds (`SessionRegistry.park`):
-        its client's next request resumes it from the log, as after a restart. Without
-        this, every session a client left without a DELETE held its actor, its memory and
-        a file descriptor (its claim) for as long as the server ran, until none was left."""
+        """Park each session no request has used for `after` seconds (`SessionRegistry.park`,
+        its end logged for now): its client's next request resumes it from the log, as after
+        a restart. Without this, every session a client left without a DELETE held its
+        actor, its memory and a file descriptor (its claim) for as long as the server ran,
+        until none was left."""
         while True:
             await trio.sleep(after / 4)
             now = trio.current_time()
@@ -365,7 +367,7 @@ class McpHttpApp:
                     self._forget(session_id, connection)
                     continue
                 del self._connections[session_id]
-                await self.registry.park(session_id)
+                await self.registry.park(session_id, f"parked: no request for {after:g} s")
 
     def _forget(self, session_id: str, connection: _Connection) -> None:
         """Forget the connection of a session that is over (no server keeps every session
@@ -422,8 +424,9 @@ class McpHttpApp:
         return connection
 
     def _unresumable(self, session_id: str) -> str | None:
-        """Why the log's session cannot be resumed here (none, of another app, ended by its
-        client, crashed), as its summary says without reading its events; None if it can."""
+        """Why the log's session cannot be resumed here (none, of another app, ended for
+        good, crashed), as its summary says (and, of an ended one, its end); None if it can:
+        one ended for now (parked, its server stopped) is resumed."""
         recorder = self.registry.recorder
         summary = recorder.summary(session_id)
         if summary is None:
@@ -437,8 +440,9 @@ class McpHttpApp:
             return f"session {session_id!r} is a session of {summary.app}, not of {self.app_ref}"
         if summary.crashed:
             return f"session {session_id!r} crashed ({summary.end_reason}): it cannot be resumed"
-        if summary.ended:
-            return f"session {session_id!r} has ended ({summary.end_reason})"
+        end = session_end(recorder, session_id) if summary.ended else None
+        if end is not None and end.final:  # by its client (DELETE) or its operator
+            return _for_good(session_id, end.reason)
         return None
 
     async def _session(self, headers: dict[str, str], send: Send) -> tuple[str, _Connection] | None:
@@ -524,6 +528,12 @@ def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
         await send(message)
 
     return sending
+
+
+def _for_good(session_id: str, reason: str) -> str:
+    """The refusal of a session ended for good, by its client or its operator: the same
+    from the server it was deleted on as from any later one."""
+    return f"session {session_id!r} was ended for good ({reason}): no server takes it up again"
 
 
 def _unreadable(session_id: str, error: Exception) -> str:

@@ -73,6 +73,12 @@ STOPPING_GRACE = 30.0
 3, dropped an answer that waited for a log held by another writer)."""
 
 
+ENDING_GRACE = 10.0
+"""Seconds a stopping HTTP server, its requests answered, gives its sessions to log their
+ends for now (`SessionRegistry.park_all`); one that has not by then stops without one, as
+a killed server's do."""
+
+
 def _say(text: str) -> None:
     print(f"semledger: {text}", file=sys.stderr, flush=True)
 
@@ -253,8 +259,8 @@ async def serve_http(
     others.
 
     A session no request has used for `idle_timeout` seconds is parked (None: never):
-    its actor stops with nothing logged, and its client's next request resumes it from the
-    log, as after a restart.
+    its actor stops, its end logged for now, and its client's next request resumes it from
+    the log, as after a restart.
 
     Stopping, it answers the requests it is handling before it closes their connections,
     for up to `STOPPING_GRACE` seconds: an action being logged is answered with its
@@ -263,8 +269,8 @@ async def serve_http(
     Started with ``nursery.start``, it reports the URLs of its endpoint once it listens
     (``http://127.0.0.1:PORT/mcp``; with port 0, the port it was given).
 
-    Sessions are not ended when the server stops: their clients may come back to a new
-    server on the same log, which recovers them.
+    Sessions are ended for now when the server stops (within `ENDING_GRACE` seconds):
+    their clients may come back to a new server on the same log, which recovers them.
     """
     from hypercorn.config import Config
     from hypercorn.trio import serve
@@ -353,7 +359,13 @@ async def serve_http(
                             endpoints = [f"{bound}/mcp" for bound in binds]
                             _say(f"serving {app_ref} at {endpoints[0]}, logging to {db}")
                             task_status.started(endpoints)
-                    # hypercorn has stopped, after answering the requests it was serving
+                    # hypercorn has stopped, after answering the requests it was serving:
+                    # each session's end is logged for now, so that its audit tells this
+                    # stop from a kill, and its client's next request resumes it.
+                    stopped_by = signalled.reason
+                    reason = "the server stopped" + (f" ({stopped_by})" if stopped_by else "")
+                    with trio.move_on_after(ENDING_GRACE):
+                        await registry.park_all(reason)
                     nursery.cancel_scope.cancel()
                     if unbound is None:
                         _say(f"stopped serving {app_ref}; {len(failures)} session(s) failed")

@@ -494,7 +494,7 @@ def _unread_request(
     )
 
 
-_NO_END = "it logged no end (it was killed, or stopped serving it over HTTP, which logs none)"
+_NO_END = "it logged no end (it was killed, or could not log one)"
 _RESUMED = "a server took the session up again from its log"
 _RESTARTED = (
     "started again as the session resumed: the outcome of its first run was never logged,"

@@ -285,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="end a session for good: it is not resumed again",
         description="Append the end of SESSION to the log, so it reads as ended rather than"
         " open, and is not served again. A session whose server was killed stays open, and"
-        " one whose client went away ends for now: serving it again resumes it (restarting"
+        " one whose client went away, or whose HTTP server stopped or parked it, ends for"
+        " now: serving it again resumes it (restarting"
         " the effects it had not finished). End one that must not be resumed (its app"
         " changed, its resume is refused, an effect must not run twice). Refused while the"
         " session is being served.",

@@ -919,7 +919,43 @@ def test_a_session_continues_after_the_server_is_killed_and_restarted(
     with SqliteRecorder(db) as recorder:
         events = [event for _record, event in recorder.events(session_id)]
     assert sum(isinstance(e, ActionReceipt) for e in events) == 3
-    assert not any(isinstance(e, SessionEnded) for e in events)
+    *run, stopped = events  # the kill logged no end; the second server's stop did
+    assert not any(isinstance(e, SessionEnded) for e in run)
+    assert stopped == SessionEnded("the server stopped (signal SIGTERM)")
+
+
+def _audit(db: Path, session_id: str) -> dict[str, Any]:
+    audited = subprocess.run(
+        _semledger("audit", session_id, "--db", str(db), "--json"), capture_output=True
+    )
+    assert audited.returncode == 0, audited.stderr
+    result: dict[str, Any] = json.loads(audited.stdout)
+    return result
+
+
+def test_a_session_its_server_stopped_cleanly_is_ended_for_now_not_audited_as_killed(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """A SIGTERM logged no end: the audit said the server was killed and its answers may
+    not have reached the agent, as after a SIGKILL. Its end is now logged for now, and the
+    client's next request to a new server resumes the session; a kill is still said."""
+    db = tmp_path / "log.db"
+    with serving(db) as before:
+        client = McpClient(http, before.url)
+        session_id = client.initialize()
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"]
+    audited = _audit(db, session_id)
+    assert [i["kind"] for i in audited["incidents"]] == []
+    assert audited["end"]["state"] == "ended"
+    assert (audited["end"]["reason"], audited["end"]["final"]) == (
+        "the server stopped (signal SIGTERM)", False
+    )
+    with serving(db) as after:
+        client.url = after.url
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"]
+        assert client.count() == "2"
+        after.kill()
+    assert [i["kind"] for i in _audit(db, session_id)["incidents"]] == ["resumed", "stopped"]
 
 
 def test_a_client_that_comes_back_after_a_restart_is_logged_as_resumed_and_audited(
@@ -1268,7 +1304,8 @@ def test_after_a_restart_only_live_sessions_of_the_same_app_resume(
         assert status(fresh, other_app.url) == 404
     # Why, rather than "unknown session" for a session the log plainly holds.
     assert said == [
-        f"session {ended.session_id!r} has ended (deleted by the client)",
+        f"session {ended.session_id!r} was ended for good (deleted by the client): no server"
+        " takes it up again",
         f"session {crashed.session_id!r} crashed (crashed: ThirdIncrementError): it cannot be"
         " resumed",
         f"session {live.session_id!r} is a session of {crashy}, not of {COUNTER}",

@@ -258,7 +258,7 @@ def test_an_effect_running_at_the_end_of_an_open_log_is_unknown_unless_it_is_ser
     assert report.ending.served is None
     [stopped, incident] = report.incidents
     assert stopped.error.startswith(
-        "it logged no end (it was killed, or stopped serving it over HTTP, which logs none),"
+        "it logged no end (it was killed, or could not log one),"
         " unless it is serving the session still (this system cannot tell); "
     )
     assert incident.error == (
@@ -268,7 +268,7 @@ def test_an_effect_running_at_the_end_of_an_open_log_is_unknown_unless_it_is_ser
     )
 
 
-NO_END = "it logged no end (it was killed, or stopped serving it over HTTP, which logs none)"
+NO_END = "it logged no end (it was killed, or could not log one)"
 
 
 def test_a_killed_server_is_said_to_have_stopped_after_its_last_event_and_its_answers_unsure(

@@ -34,6 +34,7 @@ from semledger.eventlog import (
 from semledger.examples import counter
 from semledger.hosts import _http, serve_http, serve_stdio
 from semledger.hosts._http import McpHttpApp
+from semledger.replay import audit_report
 
 COUNTER = "semledger.examples.counter:app"
 SEMLEDGER = Path(sys.executable).with_name("semledger")
@@ -590,11 +591,32 @@ async def test_an_http_session_left_idle_is_parked_and_its_next_request_resumes_
             assert _tool_result(answer)["value"]["before"] == "2"  # where it was: the log's
             assert session in app.registry
     events = _events(db, session)
-    parked_at = events[logged - 1]
-    assert not isinstance(parked_at, SessionEnded)  # parking logs nothing: it is no end
+    assert events[logged - 1] == SessionEnded(f"parked: no request for {IDLE:g} s")  # for now
     assert [type(e).__name__ for e in events[logged:logged + 2]] == [
         "SessionResumed", "AgentConnected"
     ]  # fmt: skip
+
+
+async def test_a_parked_session_is_not_audited_as_if_its_server_was_killed(
+    tmp_path: Path,
+) -> None:
+    """Parking logged nothing: every park read in the audit as a server killed under the
+    session (a `stopped` incident, its answers perhaps lost), false alarms that hid real
+    kills. Its end is logged for now, and a session parked last is ended for now."""
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        async with _parking(app, IDLE):
+            for _ in range(2):  # parked, resumed by a request, parked again
+                await _request(app, "POST", INCREMENT, session)
+                await _until_parked(app, session)
+    with SqliteRecorder(db) as recorder:
+        report = audit_report(recorder, session)
+    assert [i.kind for i in report.incidents] == ["resumed"]
+    assert (report.ending.state, report.ending.reason, report.ending.final) == (
+        "ended", f"parked: no request for {IDLE:g} s", False
+    )
 
 
 async def test_a_session_answering_a_request_is_not_parked_however_long_it_takes(
@@ -646,11 +668,11 @@ async def test_a_session_that_ends_while_another_is_parked_does_not_stop_the_ser
         parking, parked = trio.Event(), trio.Event()
         park = app.registry.park
 
-        async def held(name: str) -> None:
+        async def held(name: str, reason: str = "parked") -> None:
             if name == first:
                 parking.set()
                 await parked.wait()
-            await park(name)
+            await park(name, reason)
 
         monkeypatch.setattr(app.registry, "park", held)
         async with _parking(app, IDLE):
