@@ -137,8 +137,8 @@ class McpHttpApp:
         self.redact_passwords = redact_passwords
         self._connections: dict[str, _Connection] = {}
         self._over: dict[str, str] = {}
-        """Sessions this server held that are over, and why: never brought back by this
-        process."""
+        """Sessions this server held that are over, with the refusal that says why: never
+        brought back by this process."""
         self.stopping = False
         """Set by `stop`: every request from then on is a ``503`` and changes nothing, so
         none is applied on a connection that is closing unanswered."""
@@ -375,7 +375,8 @@ class McpHttpApp:
         another process wrote its log, or the log could not be written. Recovering it here
         would write it again."""
         self._connections.pop(session_id, None)
-        self._over[session_id] = connection.host.closed_reason or "the session is closed"
+        why = connection.host.closed_reason or "the session is closed"
+        self._over[session_id] = f"session {session_id!r} is over on this server: {why}"
 
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")
@@ -415,7 +416,7 @@ class McpHttpApp:
             self._forget(session_id, connection)
         over = self._over.get(session_id)
         if over is not None:
-            return f"session {session_id!r} is over on this server: {over}"
+            return over
         unresumable = await trio.to_thread.run_sync(self._unresumable, session_id)
         if unresumable is not None:
             return unresumable
@@ -474,7 +475,7 @@ class McpHttpApp:
         await self._came_back(connection, headers, peer)
         connection.host.close()
         self._connections.pop(session_id, None)
-        self._over[session_id] = "deleted by the client"
+        self._over[session_id] = _for_good(session_id, "deleted by the client")
         try:
             await self.registry.close(session_id, "deleted by the client", final=True)
         except ActorError as error:  # its end could not be logged (a full disk, say)

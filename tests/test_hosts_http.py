@@ -485,6 +485,22 @@ def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Clie
     assert events[-1] == SessionEnded("deleted by the client", final=True)
 
 
+def test_a_deleted_session_is_ended_for_good_on_its_own_server_too(
+    server: Server, http: httpx.Client
+) -> None:
+    """The server it was deleted on said it "is over on this server: deleted by the
+    client", as if another server could take it up; a restarted one said it had ended."""
+    client = McpClient(http, server.url)
+    session_id = client.initialize()
+    assert http.delete(server.url, headers={"Mcp-Session-Id": session_id}).status_code == 204
+    answer = client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    assert answer.status_code == 404
+    assert answer.json()["error"] == (
+        f"session {session_id!r} was ended for good (deleted by the client): no server takes"
+        " it up again"
+    )
+
+
 def test_a_session_its_client_deleted_is_over_for_every_server(
     server: Server, http: httpx.Client
 ) -> None:
