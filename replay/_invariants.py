@@ -13,6 +13,7 @@ import attrs
 from semledger.runtime import (
     AppRuntime,
     Delta,
+    Receipt,
     Rejection,
     SemanticsSnapshot,
     Unchanged,
@@ -40,37 +41,97 @@ class InvariantViolation(AssertionError):  # noqa: N818 - it reads as what it re
         self.check = check
 
 
+Outcome = Receipt | Rejection | dict[str, Any] | None
+"""What an input answered: an action's receipt or rejection, a diagnostics event's answer,
+None for a message, a tick or an effect's result."""
+
+
+def _snapshot(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    _check_snapshot(attribute.name, value)
+
+
+def _check_snapshot(name: str, value: object) -> None:
+    if not isinstance(value, SemanticsSnapshot):
+        raise TypeError(
+            f"{name}: expected a SemanticsSnapshot (runtime.snapshot), got {_shown(value)}"
+        )
+
+
 @attrs.define
 class GenerationChecker:
-    """Feed it the snapshot after each step (and the step's outcome)."""
+    """Checks the generation rules of SPEC §3 input by input: feed `check` the committed
+    snapshot after each input, with the input's outcome (an action's `Receipt` or
+    `Rejection`, a diagnostics event's answer, None for a message, tick or effect result).
 
-    previous: SemanticsSnapshot
+    An input commits once (an action's transaction; a delivered message drains, then
+    commits), so between two checks the generation advances by exactly one when the public
+    snapshot changed and not at all when it did not, never by more; a rejection changes
+    nothing, and a receipt names the generations before and after it."""
+
+    previous: SemanticsSnapshot = attrs.field(validator=_snapshot)
     steps: int = 0
 
-    def check(self, current: SemanticsSnapshot, outcome: object = None) -> None:
+    def check(self, current: SemanticsSnapshot, outcome: Outcome = None) -> None:
+        """Raise `InvariantViolation` (check ``"generation"``) if the input that led from
+        the last snapshot to `current` broke a rule; ``TypeError`` for arguments of
+        another kind."""
+        _check_snapshot("current", current)
+        if not isinstance(outcome, Receipt | Rejection | dict | None):
+            raise TypeError(
+                "outcome: expected a Receipt, a Rejection, a diagnostics answer (a dict) or"
+                f" None, got {_shown(outcome)}"
+            )
         self.steps += 1
-        before, after = self.previous, current
-        where = f"step {self.steps}"
-        if after.generation < before.generation:
-            raise InvariantViolation(
-                f"{where}: the generation went back from {before.generation} to {after.generation}",
-                "generation",
-            )
-        advanced = after.generation != before.generation
-        changed = after.hash != before.hash
-        if advanced and not changed:
-            raise InvariantViolation(
-                f"{where}: generation {after.generation} but nothing public changed", "generation"
-            )
-        if changed and not advanced:
-            raise InvariantViolation(
-                f"{where}: the snapshot changed without a new generation", "generation"
-            )
-        if isinstance(outcome, Rejection) and advanced:
-            raise InvariantViolation(
-                f"{where}: a {outcome.code.value} rejection advanced the generation", "generation"
-            )
+        broken = _broken(self.previous, current, outcome)
+        if broken is not None:
+            raise InvariantViolation(f"step {self.steps}: {broken}", "generation")
         self.previous = current
+
+
+def _broken(before: SemanticsSnapshot, after: SemanticsSnapshot, outcome: Outcome) -> str | None:
+    """Which rule the step from `before` to `after` broke, if any."""
+    old, new = before.generation, after.generation
+    if new < old:
+        return f"the generation went back from {old} to {new}"
+    changed = after.hash != before.hash
+    if new > old + 1:
+        return f"the generation advanced by {new - old}, from {old} to {new}, in one input"
+    if new != old and not changed:
+        return f"generation {new} but nothing public changed"
+    if changed and new == old:
+        return (
+            f"the snapshot changed without a new generation ({_changes(before, after)};"
+            f" still generation {new})"
+        )
+    if isinstance(outcome, Rejection) and new != old:
+        return f"a {outcome.code.value} rejection advanced the generation"
+    if isinstance(outcome, Receipt) and (outcome.before, outcome.after) != (old, new):
+        return (
+            f"the receipt says generation {outcome.before} to {outcome.after}, but the"
+            f" snapshot went from {old} to {new}"
+        )
+    return None
+
+
+def _changes(before: SemanticsSnapshot, after: SemanticsSnapshot) -> str:
+    """What differs between two snapshots: ``nodes 4, 7 changed; focused 3 -> 5``."""
+    ids = sorted(
+        node_id
+        for node_id in {*before.nodes.keys(), *after.nodes.keys()}
+        if before.nodes.get(node_id) != after.nodes.get(node_id)
+    )
+    said = [f"nodes {', '.join(map(str, ids))} changed"] if ids else []
+    for name in ("root", "focused"):
+        was, now = getattr(before, name), getattr(after, name)
+        if was != now:
+            said.append(f"{name} {was} -> {now}")
+    if before.issues != after.issues:
+        said.append("issues changed")
+    return "; ".join(said) or "the hash changed"
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r:.60}"
 
 
 def allowed_issue(text: str) -> str:

@@ -82,6 +82,21 @@ def test_the_readme_s_app_and_its_fuzz_test_run_as_written(tmp_path: Path) -> No
     ]
 
 
+def test_the_generation_checker_example_of_the_apps_page_runs_as_written(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_counter_rules.py").write_text(
+        _python_block("# test_counter_rules.py", "docs/apps.md")
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_counter_rules.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "1 passed" in ran.stdout
+
+
 def test_the_library_example_of_the_architecture_page_runs_as_written(tmp_path: Path) -> None:
     page = "docs/architecture.md"
     (tmp_path / "library.py").write_text(_python_block("# library.py", page))
