@@ -240,6 +240,7 @@ def _plan(
     effects: tuple[int, ...],
     stale: tuple[int, ...],
     budget: int,
+    texts: tuple[str, ...],
 ) -> _Plan | None:
     """The next step, or None to stop. One strategy per step, so a step is one span: the
     shrinker can drop it whole, and hypothesis's mutator can copy it over another (one more
@@ -254,8 +255,8 @@ def _plan(
         return _Tick(_pick(draw, timers), _times(draw, budget))
     if step == "finish":  # any outstanding one: effects run concurrently, finish in any order
         return _Finish(_pick(draw, effects))
-    offered = _offered(draw, snapshot, budget) if step == "act" else None
-    return offered or _invalid(draw, snapshot, stale[-3:])
+    offered = _offered(draw, snapshot, budget, texts) if step == "act" else None
+    return offered or _invalid(draw, snapshot, stale[-3:], texts)
 
 
 @functools.cache
@@ -270,7 +271,9 @@ def _times(draw: Any, budget: int) -> int:
     return times
 
 
-def _offered(draw: Any, snapshot: SemanticsSnapshot, budget: int) -> _Act | None:
+def _offered(
+    draw: Any, snapshot: SemanticsSnapshot, budget: int, texts: tuple[str, ...]
+) -> _Act | None:
     """An action an enabled node offers (None when there is none)."""
     nodes = [snapshot.nodes[i] for i in sorted(snapshot.nodes)]
     enabled = [n for n in nodes if n.actions and not n.state.disabled]
@@ -282,7 +285,7 @@ def _offered(draw: Any, snapshot: SemanticsSnapshot, budget: int) -> _Act | None
         target = {"kind": "semantic_id", "id": str(node.semantic_id)}
     else:
         target = {"kind": "node_id", "id": str(node.node_id)}
-    action = {"kind": kind.value, **_payload(draw, kind.value, node)}
+    action = {"kind": kind.value, **_payload(draw, kind.value, texts, node)}
     submit = kind is ActionKind.SET_TEXT and ActionKind.SUBMIT in node.actions
     submit = submit and budget > 1 and draw(st.booleans())
     times = _times(draw, budget // (1 + submit)) if kind in _REPEATABLE or submit else 1
@@ -303,11 +306,13 @@ def _kind(draw: Any, offered: Sequence[ActionKind]) -> ActionKind:
     return _pick(draw, others)
 
 
-def _invalid(draw: Any, snapshot: SemanticsSnapshot, stale: tuple[int, ...]) -> _Act:
+def _invalid(
+    draw: Any, snapshot: SemanticsSnapshot, stale: tuple[int, ...], texts: tuple[str, ...]
+) -> _Act:
     """Mostly an action on a target that resolves to nothing, or to a node that is disabled
     or does not offer it, or at a stale generation."""
     kind = _pick(draw, _KINDS)
-    action = {"kind": kind, **_payload(draw, kind)}
+    action = {"kind": kind, **_payload(draw, kind, texts)}
     target = _any_target(draw, snapshot)
     generation = _pick(draw, [snapshot.generation, *stale])
     return _Act(target, action, draw(st.booleans()), generation)
@@ -329,10 +334,12 @@ def _any_target(draw: Any, snapshot: SemanticsSnapshot) -> dict[str, Any]:
     }
 
 
-def _payload(draw: Any, kind: str, node: SemanticsNode | None = None) -> dict[str, Any]:
+def _payload(
+    draw: Any, kind: str, texts: tuple[str, ...], node: SemanticsNode | None = None
+) -> dict[str, Any]:
     """The action's payload; a number for `node` from its own min, max and step."""
     if kind == "set_text":
-        return {"value": draw(_TEXTS)}
+        return {"value": _text(draw, texts)}
     if kind == "scroll":
         return {"direction": _pick(draw, _DIRECTIONS)}
     if kind == "set_numeric_value":
@@ -340,6 +347,16 @@ def _payload(draw: Any, kind: str, node: SemanticsNode | None = None) -> dict[st
     if kind == "set_selection":
         return {"start": draw(st.integers(0, 20)), "end": draw(st.integers(0, 20))}
     return {}
+
+
+def _text(draw: Any, texts: tuple[str, ...]) -> str:
+    """One of the user's `texts` half the time, when there are any: the values that pass
+    an app's validation (an email, an age in range, a confirmation word), which generated
+    text all but never does. The shrinker goes toward the first of them."""
+    if texts and not draw(st.booleans()):
+        return _pick(draw, texts)
+    text: str = draw(_TEXTS)
+    return text
 
 
 def _number(draw: Any, numeric: Numeric | None) -> int | float:
@@ -421,8 +438,15 @@ class _Example:
     nothing else fails.
     """
 
-    def __init__(self, app: App[Any, Any], trail: _Trail, allowed: frozenset[str]) -> None:
+    def __init__(
+        self,
+        app: App[Any, Any],
+        trail: _Trail,
+        allowed: frozenset[str],
+        texts: tuple[str, ...] = (),
+    ) -> None:
         self.allowed = allowed
+        self.texts = texts
         self.core = SessionCore(app)
         self.twin = self._again("as it started", "a start", lambda: SessionCore(app))
         self._compare("as it started", None, None)
@@ -441,7 +465,14 @@ class _Example:
             stale = tuple(self.seen[-5:])
             effects = tuple(sorted(self.core.effects))
             plan = data.draw(
-                _plan(runtime.snapshot, runtime.subscriptions(), effects, stale, most - taken),
+                _plan(
+                    runtime.snapshot,
+                    runtime.subscriptions(),
+                    effects,
+                    stale,
+                    most - taken,
+                    self.texts,
+                ),
                 label="step",
             )
             if plan is None:
@@ -565,6 +596,7 @@ def fuzz_app(
     seed: int = 0,
     steps: int = 50,
     allow_issues: Iterable[str] = (),
+    texts: Iterable[str] = (),
     on_progress: Callable[[int, int | None], None] | None = None,
 ) -> FuzzResult:
     """Fuzz `app` with up to `steps` inputs and reads per example; a shrunk counterexample is
@@ -577,12 +609,16 @@ def fuzz_app(
     one), each in a ``trio.run`` of its own on a virtual clock: call this outside a Trio
     run. A view that reports an issue is a counterexample, but for those `allow_issues`
     names, each ``KIND`` or ``KIND:SEMANTIC_ID`` (``duplicate_semantic_id:todo.item``: an id
-    the app gives every row on purpose). `on_progress(done, total)` is called as each
+    the app gives every row on purpose). `texts` are values to type besides the generated
+    ones, each set_text one of them half the time: those that pass the app's validation
+    (``("a@b.c", "42", "DELETE")``), which random text all but never does.
+    `on_progress(done, total)` is called as each
     example starts (`done` at most `examples`); once one has failed the total is None:
     hypothesis is shrinking it, and `done` counts its tries from 1. Raises `ValueError` for
     fewer than one example or step, a seed outside `SEEDS`, an allowed issue that names
-    none, or an `app_ref` that names another App than `app`; `TypeError` for an `app` that
-    is not an App, an `app_ref` that is not a ``module:attribute`` str, or a `save_to` that
+    none, `texts` given as one str, or an `app_ref` that names another App than `app`;
+    `TypeError` for an `app` that is not an App, an `app_ref` that is not a
+    ``module:attribute`` str, `texts` that are not strs, or a `save_to` that
     is not a function (a recorder: ``lambda: recorder``), or returns no recorder once
     there is a counterexample to save (the error describes it); `RuntimeError` inside a Trio
     run; `FuzzInterrupted`, a `KeyboardInterrupt`, when interrupted after a counterexample
@@ -604,6 +640,7 @@ def fuzz_app(
         allowed = tuple(allowed_issue(text) for text in allow_issues)
     except ValueError as error:
         raise ValueError(f"allow_issues: {error}") from None
+    typed = _texts(texts)
     if not callable(save_to):  # found only once a counterexample was, which was then lost
         raise TypeError(
             "save_to: expected a function that opens the log, called only to save a"
@@ -650,7 +687,7 @@ def fuzz_app(
         if on_progress is not None:
             _report(on_progress, state, examples)
         try:
-            _Example(app, state.last, frozenset(allowed)).run(data, steps)
+            _Example(app, state.last, frozenset(allowed), typed).run(data, steps)
         except HypothesisException:
             raise
         except Exception as error:
@@ -659,6 +696,24 @@ def fuzz_app(
 
     with _one_interrupt(state):
         return _fuzzed(run, state, examples, _Saver(save_to, app, app_ref, seed, allowed))
+
+
+def _texts(texts: Iterable[str]) -> tuple[str, ...]:
+    """The user's texts, in order, once each (a repeat would be drawn more often)."""
+    if isinstance(texts, str):
+        raise ValueError(f"texts: expected a list of texts, got the text {texts!r}")
+    try:
+        given = tuple(texts)
+    except TypeError:
+        raise TypeError(
+            f"texts: expected a list of strs, got {type(texts).__name__} {texts!r:.80}"
+        ) from None
+    for index, text in enumerate(given):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"texts[{index}]: expected a str, got {type(text).__name__} {text!r:.80}"
+            )
+    return tuple(dict.fromkeys(given))
 
 
 @attrs.frozen

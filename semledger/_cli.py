@@ -330,6 +330,15 @@ def build_parser() -> argparse.ArgumentParser:
         " (duplicate_semantic_id, missing_relation_target, ambiguous_relation_target), or"
         " one about a semantic id, as duplicate_semantic_id:todo.item",
     )
+    fuzz.add_argument(
+        "--text",
+        action="append",
+        default=[],
+        metavar="VALUE",
+        help="a value to type, besides the generated ones (repeatable): half of what is typed"
+        " is one of them, so give those that pass the app's validation (an email a@b.c, an"
+        " age 42, a confirmation word DELETE), which random text all but never does",
+    )
 
     surface = commands.add_parser("surface", help="the agent surface: adapter conformance")
     surface_commands = surface.add_subparsers(
@@ -859,6 +868,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                 examples=args.examples,
                 seed=args.seed,
                 allow_issues=args.allow_issue,
+                texts=args.text,
                 on_progress=progress,
             )
     except FuzzInterrupted as interrupted:

@@ -61,3 +61,53 @@ def test_the_todo_example_s_shared_item_id_is_found_with_the_readme_s_settings(s
     )
     assert result.failure is not None
     assert "the view reports duplicate_semantic_id (semantic_id='todo.item'" in result.failure
+
+
+def test_a_bug_behind_validation_is_found_with_the_texts_the_user_gives() -> None:
+    """Generated text all but never passed a field's validation (a confirmation word), and
+    there was no way to give the fuzzer the values that do."""
+    import tests_fuzz_validated
+
+    from semledger.replay import fuzz_app
+
+    ref = "tests_fuzz_validated:app"
+    missed = fuzz_app(tests_fuzz_validated.app, ref, MemoryRecorder, examples=100, seed=0)
+    assert missed.failure is None
+    found = fuzz_app(
+        tests_fuzz_validated.app, ref, MemoryRecorder, examples=100, seed=0,
+        texts=("a@b.c", "DELETE"),
+    )
+    assert found.failure == "RuntimeError: a confirmed delete crashes"
+
+
+@pytest.mark.parametrize(
+    ("texts", "error", "said"),
+    [
+        ("DELETE", ValueError, "texts: expected a list of texts, got the text 'DELETE'"),
+        (7, TypeError, "texts: expected a list of strs, got int 7"),
+        (["a", 7], TypeError, "texts[1]: expected a str, got int 7"),
+    ],
+)
+def test_texts_that_are_not_a_list_of_strs_are_refused_naming_the_argument(
+    texts: object, error: type[Exception], said: str
+) -> None:
+    import tests_fuzz_validated
+
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(error) as raised:
+        fuzz_app(
+            tests_fuzz_validated.app, "tests_fuzz_validated:app", MemoryRecorder,
+            texts=texts,  # type: ignore[arg-type]
+        )
+    assert str(raised.value) == said
+
+
+def test_fuzz_types_the_values_given_with_text(tmp_path: Path) -> None:
+    import stdio_client as mcp
+
+    db = str(tmp_path / "fuzz.db")
+    args = ("fuzz", "tests_fuzz_validated:app", "--db", db, "--seed", "0")
+    done = mcp.cli(*args, "--text", "a@b.c", "--text", "DELETE")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "RuntimeError: a confirmed delete crashes" in done.stdout
