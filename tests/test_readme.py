@@ -61,20 +61,27 @@ def _python_block(starting: str, page: str = "README.md") -> str:
     raise AssertionError(f"{page} has no python block starting {starting!r}")
 
 
+def _python(folder: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` run in `folder` as a user would, with no PYTHONPATH of the suite's."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, *args], cwd=folder, env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )
+
+
+def _passes(folder: Path, test_file: str) -> None:
+    """Assert that pytest, run in `folder`, passes the one test of `test_file`."""
+    ran = _python(folder, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file, timeout=300)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "1 passed" in ran.stdout
+
+
 def test_the_readme_s_app_and_its_fuzz_test_run_as_written(tmp_path: Path) -> None:
     (tmp_path / "tiny.py").write_text(_python_block("# tiny.py"))
     (tmp_path / "test_tiny.py").write_text(_python_block("# test_tiny.py"))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ran = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_tiny.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-    assert "1 passed" in ran.stdout
-    app = subprocess.run(
-        [sys.executable, "tiny.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120, check=False,
-    )
+    _passes(tmp_path, "test_tiny.py")
+    app = _python(tmp_path, "tiny.py")
     assert app.stdout.splitlines() == [
         "Receipt(before=1, after=2, pending_work=False)",
         "Rejection(code=<ErrorCode.STALE_GENERATION: 'stale_generation'>, message='expected"
@@ -88,30 +95,17 @@ def test_the_generation_checker_example_of_the_apps_page_runs_as_written(
     (tmp_path / "test_counter_rules.py").write_text(
         _python_block("# test_counter_rules.py", "docs/apps.md")
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ran = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_counter_rules.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-    assert "1 passed" in ran.stdout
+    _passes(tmp_path, "test_counter_rules.py")
 
 
 def test_the_library_example_of_the_architecture_page_runs_as_written(tmp_path: Path) -> None:
     page = "docs/architecture.md"
     (tmp_path / "library.py").write_text(_python_block("# library.py", page))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ran = subprocess.run(
-        [sys.executable, "library.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120, check=False,
-    )
+    ran = _python(tmp_path, "library.py")
     assert ran.returncode == 0, ran.stderr[-3000:]
     text = (ROOT / page).read_text()
     assert f"prints\n\n```\n{ran.stdout}```" in text, ran.stdout
-    replayed = subprocess.run(
-        [sys.executable, "-m", "semledger", "replay", "s1", "--db", "library.db"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )
+    replayed = _python(tmp_path, "-m", "semledger", "replay", "s1", "--db", "library.db")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     said = re.search(r"`(identical — [^`]+)`", text[text.index("# library.py"):])
     assert said is not None
