@@ -203,8 +203,12 @@ def _id_key(request_id: RequestId) -> tuple[type, RequestId]:
 # --- JSON-RPC messages --------------------------------------------------------------------
 
 
+def _result_object(request_id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
 def _response(request_id: RequestId, result: dict[str, Any]) -> Reply:
-    return Reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+    return Reply(_result_object(request_id, result))
 
 
 def _error_object(request_id: RequestId | None, code: int, message: str) -> dict[str, Any]:
@@ -714,7 +718,7 @@ class Router:
             return _error_object(call.request_id, INTERNAL_ERROR, "Internal error")
         try:
             envelope = self._envelope(call.tool, outcome)
-            return {"jsonrpc": "2.0", "id": call.request_id, "result": self._tool_result(envelope)}
+            return _result_object(call.request_id, self._tool_result(envelope))
         except Exception:
             return _error_object(call.request_id, INTERNAL_ERROR, "Internal error")
 
