@@ -173,7 +173,8 @@ class Inspect:
 class Close:
     reason: str = "closed"
     final: bool = False
-    """Ended for good (`SessionEnded.final`): no server takes it up again."""
+    """Ended for good by its client (`SessionEnded.by` ``"client"``): no server takes it up
+    again."""
 
 
 @attrs.frozen
@@ -693,7 +694,8 @@ class SessionActor(Actor[SessionMessage]):
             if not self.ended:
                 self.ended = True
                 self.core.runtime.close()
-                await self._append([SessionEnded(message.reason, message.final)])
+                ended = SessionEnded(message.reason, "client" if message.final else "server")
+                await self._append([ended])
             self.close()
             return None
         if isinstance(message, Refuse):

@@ -9,7 +9,7 @@ lists, and ``dict[str, Any]`` for the JSON wire payloads of SPEC §2.
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
@@ -28,6 +28,7 @@ __all__ = [
     "EffectCompleted",
     "EffectFailed",
     "EffectStarted",
+    "EndedBy",
     "Event",
     "SemanticsTaken",
     "SessionCrashed",
@@ -245,14 +246,24 @@ class SessionCrashed:
     traceback: str
 
 
+EndedBy: TypeAlias = Literal["server", "client", "operator"]
+"""Who ended a session (`SessionEnded.by`)."""
+
+
 @attrs.frozen
 class SessionEnded:
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
     reason: str
-    final: bool = False
-    """Ended by its operator (``semledger end``) or its HTTP client (``DELETE``): no server
-    takes it up again. A session that ended otherwise (end of input, a signal) is resumed by
-    serving it again."""
+    by: EndedBy = "server"
+    """``"server"``: the process serving it (end of input, a signal, a park, a surface that
+    closed), and serving it again resumes it. ``"client"``: its HTTP client (``DELETE``).
+    ``"operator"``: ``semledger end``, logged while no server serves it. An end by the
+    client or the operator is final."""
+
+    @property
+    def final(self) -> bool:
+        """Ended for good: no server takes the session up again."""
+        return self.by != "server"
 
 
 Event: TypeAlias = (

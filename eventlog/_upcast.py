@@ -100,3 +100,24 @@ def _agent_connected_add_resumed(data: dict[str, Any]) -> dict[str, Any]:
 def _session_ended_add_final(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 predates ``semledger end``: every end could be resumed."""
     return {**data, "final": False}
+
+
+_V2_OPERATOR_END = "ended by the operator"
+
+
+@UPCASTERS.register("SessionEnded", 2)
+def _session_ended_say_who(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 said only whether an end was final. Its final ends were an HTTP client's
+    ``DELETE`` or ``semledger end``, whose reasons were ``ended by the operator``, then
+    ``: <its --reason>`` when given."""
+    upcast = {key: value for key, value in data.items() if key != "final"}
+    reason = data.get("reason")
+    if not data.get("final"):
+        upcast["by"] = "server"
+    elif isinstance(reason, str) and (
+        reason == _V2_OPERATOR_END or reason.startswith(f"{_V2_OPERATOR_END}: ")
+    ):
+        upcast["by"] = "operator"
+    else:
+        upcast["by"] = "client"
+    return upcast

@@ -73,6 +73,8 @@ def _for_type(tp: Any, leaves: int) -> st.SearchStrategy[Any]:
         return st.one_of(*(_for_type(arg, leaves) for arg in typing.get_args(tp)))
     if tp is type(None):
         return st.none()
+    if typing.get_origin(tp) is typing.Literal:
+        return st.sampled_from(typing.get_args(tp))
     raise TypeError(f"no strategy for field type {tp!r}")
 
 

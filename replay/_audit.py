@@ -21,6 +21,7 @@ from semledger.eventlog import (
     EffectCompleted,
     EffectFailed,
     EffectStarted,
+    EndedBy,
     Event,
     EventLogError,
     Head,
@@ -186,6 +187,8 @@ class Ending:
     final: bool = False
     """Ended for good, by its operator (``semledger end``) or its HTTP client (``DELETE``):
     no server takes it up again."""
+    by: EndedBy | None = None
+    """Of an ended session: who ended it (`SessionEnded.by`)."""
     step: int | None = None
     """Of a crash: the input it crashed at, as replay numbers its steps (0: as it started)."""
     served: bool | None = None
@@ -369,7 +372,9 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
                     )
                 )
         elif isinstance(event, SessionEnded):
-            ending = Ending("ended", record.seq, record.at, event.reason, final=event.final)
+            ending = Ending(
+                "ended", record.seq, record.at, event.reason, final=event.final, by=event.by
+            )
             why = f"still running when the session ended: {event.reason}"
             incidents.extend(_unfinished(record, generation, running, effects, why))
             running.clear()
@@ -502,15 +507,6 @@ _RESTARTED = (
 )
 
 
-OPERATOR_END = "ended by the operator"
-"""The reason ``semledger end`` logs, followed by ``: <its --reason>`` when given."""
-
-
-def by_the_operator(reason: str) -> bool:
-    """Whether an end's `reason` is one ``semledger end`` logged."""
-    return reason == OPERATOR_END or reason.startswith(f"{OPERATOR_END}: ")
-
-
 def _stopped_before(
     last: tuple[StoredEvent, Event | None] | None, record: StoredEvent, event: Event | None
 ) -> StoredEvent | None:
@@ -522,7 +518,7 @@ def _stopped_before(
     after_a_run = (
         isinstance(event, SessionResumed)
         or (isinstance(event, SessionStarted) and record.seq > 1)
-        or (isinstance(event, SessionEnded) and event.final and by_the_operator(event.reason))
+        or (isinstance(event, SessionEnded) and event.by == "operator")
     )
     if not after_a_run or last is None:
         return None

@@ -796,7 +796,6 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
         SqliteRecorder,
         session_end,
     )
-    from semledger.replay._audit import OPERATOR_END
 
     if not Path(args.db).exists():
         raise UsageError(f"no log at {args.db} (give --db PATH)")
@@ -816,11 +815,10 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
                 " is never resumed, so there is nothing to end (`semledger audit` shows why)"
             )
         # One that ended for now (its client went away) is ended for good, as one still open.
-        # The audit tells this end from an HTTP client's (final too) by it.
-        reason = OPERATOR_END + (f": {args.reason}" if args.reason else "")
+        reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
         try:
             with recorder.claim(args.session):
-                ended = SessionEnded(reason, final=True)
+                ended = SessionEnded(reason, by="operator")
                 recorder.append([NewEvent(args.session, head.seq + 1, ended, time.time())])
         except SessionClaimedError as error:
             raise UsageError(

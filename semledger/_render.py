@@ -323,8 +323,10 @@ def ending_line(ending: Ending) -> Text:
     where = f"{when} (event {ending.seq})"
     reason = shown(ending.reason or "")
     if ending.state == "ended" and ending.final:
+        by = {"client": " by its HTTP client", "operator": " by its operator"}.get(ending.by or "")
         return Text(
-            f"the session was ended for good{where}: {reason}; no server takes it up again"
+            f"the session was ended for good{by or ''}{where}: {reason}; no server takes it up"
+            " again"
         )
     if ending.state == "ended":
         return Text(f"the session ended for now{where}: {reason}; serving it again resumes it")

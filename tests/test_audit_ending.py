@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 
 TODO = "semledger.examples.todo:app"
-END_KEYS = {"state", "seq", "at", "reason", "final", "step", "served"}
+END_KEYS = {"state", "seq", "at", "reason", "final", "by", "step", "served"}
 
 
 def _audit(db: Path, session: str) -> tuple[str, dict[str, Any]]:
@@ -60,8 +60,8 @@ def test_an_audit_says_whether_the_session_ended_for_now_is_served_or_was_left_o
     assert line.endswith(" (event 4): end of input; serving it again resumes it")
     assert isinstance(end.pop("at"), float)
     assert end == {
-        "state": "ended", "seq": 4, "reason": "end of input", "final": False, "step": None,
-        "served": None,
+        "state": "ended", "seq": 4, "reason": "end of input", "final": False, "by": "server",
+        "step": None, "served": None,
     }  # fmt: skip
 
     server = mcp.start(TODO, db, "s")
@@ -85,14 +85,15 @@ def test_an_audit_says_whether_the_session_ended_for_now_is_served_or_was_left_o
     ended = mcp.cli("end", "s", "--db", str(db), "--reason", "its app changed")
     assert ended.returncode == 0, ended.stderr
     line, end = _audit(db, "s")
-    assert line.startswith("the session was ended for good at ")
+    assert line.startswith("the session was ended for good by its operator at ")
     assert line.endswith(
         f" (event {head.seq + 1}): ended by the operator: its app changed; no server takes it"
         " up again"
     )
-    assert (end["state"], end["seq"], end["reason"], end["final"], end["served"]) == (
-        "ended", head.seq + 1, "ended by the operator: its app changed", True, None
+    assert (end["state"], end["seq"], end["reason"], end["final"], end["by"]) == (
+        "ended", head.seq + 1, "ended by the operator: its app changed", True, "operator"
     )
+    assert end["served"] is None
 
 
 def test_an_audit_of_a_crashed_session_ends_saying_at_which_step_it_crashed(
@@ -126,11 +127,11 @@ def test_the_last_end_after_the_last_resume_is_how_a_session_stands() -> None:
     once = _recorded(START, SessionEnded("end of input"), SessionResumed(()))
     assert audit_report(once, "s").ending == Ending("open", 3, 1.7e9 + 3, served=False)
 
-    final = SessionEnded("ended by the operator: x", final=True)
+    final = SessionEnded("ended by the operator: x", by="operator")
     again = _recorded(START, SessionEnded("end of input"), SessionResumed(()),
                       SessionEnded("closed"), final)  # fmt: skip
     assert audit_report(again, "s").ending == Ending(
-        "ended", 5, 1.7e9 + 5, "ended by the operator: x", final=True
+        "ended", 5, 1.7e9 + 5, "ended by the operator: x", final=True, by="operator"
     )
 
 

@@ -19,6 +19,7 @@ from semledger.eventlog import (
     SCHEMA_VERSION,
     ActionReceipt,
     AgentConnected,
+    CorruptEventError,
     EffectFailed,
     NewEvent,
     SemanticsTaken,
@@ -77,7 +78,7 @@ def test_version_1_events_are_upcast_when_read(v1_copy: Path) -> None:
         "SessionEnded",
     ]
     assert decoded[4][1] == ActionReceipt(request_id=1, before=1, after=2, pending_work=False)
-    assert decoded[5][1] == SessionEnded("closed", final=False)  # v1: every end resumable
+    assert decoded[5][1] == SessionEnded("closed", by="server")  # v1: every end resumable
 
 
 def test_the_old_chain_verifies_and_new_events_continue_it(v1_copy: Path) -> None:
@@ -178,3 +179,27 @@ def test_a_version_1_connection_is_upcast_as_one_that_began_with_an_initialize()
 def test_a_version_1_failed_effect_is_upcast_without_a_traceback() -> None:
     body = msgpack.packb({"_type": "EffectFailed", "effect_id": 3, "error": "OSError: down"})
     assert CONVERTER.decode("EffectFailed", 1, body) == EffectFailed(3, "OSError: down", None)
+
+
+@pytest.mark.parametrize(
+    ("reason", "final", "by"),
+    [
+        ("end of input", False, "server"),
+        ("ended by the operator", False, "server"),
+        ("ended by the operator", True, "operator"),
+        ("ended by the operator: its app changed", True, "operator"),
+        ("ended by the operatorless", True, "client"),
+        ("deleted by the client", True, "client"),
+    ],
+)
+def test_a_version_2_end_is_upcast_saying_who_ended_it(reason: str, final: bool, by: str) -> None:
+    body = msgpack.packb({"_type": "SessionEnded", "reason": reason, "final": final})
+    ended = CONVERTER.decode("SessionEnded", 2, body)
+    assert ended == SessionEnded(reason, by)  # type: ignore[arg-type]
+    assert ended.final is final
+
+
+def test_an_end_by_anyone_else_does_not_decode() -> None:
+    body = msgpack.packb({"_type": "SessionEnded", "reason": "x", "by": "the janitor"})
+    with pytest.raises(CorruptEventError, match="the janitor"):
+        CONVERTER.decode("SessionEnded", SessionEnded.VERSION, body)

@@ -482,7 +482,7 @@ def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Clie
     assert server.process.wait(timeout=30) == 0
     with SqliteRecorder(server.db) as recorder:
         events = [event for _record, event in recorder.events(session_id)]
-    assert events[-1] == SessionEnded("deleted by the client", final=True)
+    assert events[-1] == SessionEnded("deleted by the client", by="client")
 
 
 def test_a_deleted_session_is_ended_for_good_on_its_own_server_too(
@@ -515,7 +515,7 @@ def test_a_session_its_client_deleted_is_over_for_every_server(
     assert server.process.wait(timeout=30) == 0
 
     audited = stdio_client.cli("audit", session_id, "--db", str(server.db))
-    assert "the session was ended for good" in audited.stdout, audited.stdout
+    assert "the session was ended for good by its HTTP client" in audited.stdout, audited.stdout
     assert "deleted by the client; no server takes it up again" in audited.stdout
     resumed = stdio_client.cli("serve", COUNTER, "--db", str(server.db), "--session", session_id)
     assert resumed.returncode == 2

@@ -219,11 +219,15 @@ START = SessionStarted("tests_fuzz_effects:app", "runtime", {}, True)
 @pytest.mark.parametrize(
     ("end", "expected"),
     [
-        (SessionEnded("ended by the operator", final=True), (2, STOPPED_RUNNING)),
+        (SessionEnded("ended by the operator", by="operator"), (2, STOPPED_RUNNING)),
         # An HTTP client's DELETE is final too, logged by the server that ran the effect.
-        (SessionEnded("deleted by the client", final=True),
+        (SessionEnded("deleted by the client", by="client"),
          (3, "still running when the session ended: deleted by the client")),
         (SessionEnded("end of input"), (3, "still running when the session ended: end of input")),
+        # Who ended it says it, whatever its reason.
+        (SessionEnded("retired", by="operator"), (2, STOPPED_RUNNING)),
+        (SessionEnded("ended by the operator", by="client"),
+         (3, "still running when the session ended: ended by the operator")),
     ],
 )  # fmt: skip
 def test_only_an_operators_end_comes_after_a_server_that_stopped_without_one(

@@ -467,7 +467,7 @@ async def test_a_surface_session_its_operator_ended_is_not_resumed() -> None:
     await _recorded(recorder, "s", "runtime", COUNTER)
     head = recorder.head("s")
     assert head is not None
-    ended = SessionEnded("ended by the operator", final=True)
+    ended = SessionEnded("ended by the operator", by="operator")
     recorder.append([NewEvent("s", head.seq + 1, ended, 0.0)])
     before = list(recorder.read("s"))
     logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
