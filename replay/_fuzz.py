@@ -727,19 +727,30 @@ class _Saver:
     allowed: tuple[str, ...]
 
     def __call__(self, trail: _Trail, error: BaseException) -> str:
-        recorder = self.save_to()
+        # Called only now, with a counterexample to save: whatever fails must hold it.
+        lost = (
+            f"so the counterexample found is not saved. It was {_described(error)}, after"
+            f" {_inputs_of(trail)}; fuzzing with seed={self.seed} (and the same examples,"
+            " steps and allow_issues) finds it again"
+        )
+        try:
+            recorder = self.save_to()
+        except Exception as failure:
+            failure.add_note(f"opening the log (save_to) failed, {lost}")
+            raise
         try:
             check_recorder(recorder, "save_to")
         except TypeError:
-            # Called only now, with a counterexample to save: the error must hold it.
             raise TypeError(
                 f"save_to: expected a function that returns a recorder (lambda:"
                 f" SqliteRecorder(path)), but it returned {type(recorder).__name__}"
-                f" {recorder!r:.80}, so the counterexample found is not saved. It was"
-                f" {_described(error)}, after {_inputs_of(trail)}; fuzzing with seed={self.seed}"
-                " (and the same examples, steps and allow_issues) finds it again"
+                f" {recorder!r:.80}, {lost}"
             ) from None
-        return _save(recorder, self.app, self.app_ref, trail, error, self.seed, self.allowed)
+        try:
+            return _save(recorder, self.app, self.app_ref, trail, error, self.seed, self.allowed)
+        except Exception as failure:
+            failure.add_note(f"writing to the log failed, {lost}")
+            raise
 
 
 def _inputs_of(trail: _Trail) -> str:

@@ -928,6 +928,13 @@ def _complain(text: str) -> None:
     print(f"semledger: {_printable(text)}", file=sys.stderr)
 
 
+def _complain_of(error: BaseException, prefix: str = "") -> None:
+    """`error` and each of its notes (a fuzz counterexample its log refused), a line each."""
+    _complain(f"{prefix}{error}")
+    for note in getattr(error, "__notes__", ()):
+        _complain(note)
+
+
 def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
     failure = _printable(result.failure or "")  # the app's text: no escape reaches the terminal
     console.print(Text.assemble(("counterexample:", "bold red"), f" {failure}"))
@@ -1336,14 +1343,14 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
             sys.stdout.flush()
         return status
     except CorruptSchemaError as error:
-        _complain(str(error))
+        _complain_of(error)
         return 1
     except (UsageError, LogOpenError, LogBusyError, UnsupportedSchemaError) as error:
-        _complain(str(error))
+        _complain_of(error)
         return 2
     except DAMAGED_LOG_ERRORS as error:
         db = getattr(args, "db", DEFAULT_DB)
-        _complain(f"the log {db} cannot be read: {error}")
+        _complain_of(error, f"the log {db} cannot be read: ")
         return 1
     except KeyboardInterrupt:
         print("semledger: interrupted", file=sys.stderr)

@@ -717,6 +717,25 @@ def test_a_log_on_a_full_disk_is_inspected_and_serve_says_the_disk_is_full(
     assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "log.db"]
 
 
+def test_fuzz_on_a_disk_filled_meanwhile_says_the_counterexample_it_could_not_save(
+    full_disk: Path,
+) -> None:
+    """The log is made only once there is a counterexample to save; on a disk that had
+    filled up by then, fuzz said only that it could not open the log."""
+    db = full_disk / "log.db"
+    _fill(full_disk)
+    done = subprocess.run(
+        [*mcp.COMMAND, "fuzz", "tests_buggy:app", "--db", str(db), "--seed", "3"],
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    said, lost = done.stderr.splitlines()[-2:]
+    assert said.startswith(f"semledger: cannot open the log {db}: the disk is full ("), said
+    assert lost.startswith("semledger: opening the log (save_to) failed, so the"), lost
+    assert "counterexample found is not saved. It was ZeroDivisionError" in lost, lost
+    assert "fuzzing with seed=3" in lost, lost
+
+
 def test_a_log_file_that_may_only_be_read_is_refused_by_serve_and_inspected_as_it_is(
     logged: Path, tmp_path: Path
 ) -> None:

@@ -510,6 +510,45 @@ def test_a_save_to_returning_no_recorder_says_so_and_what_the_counterexample_was
     assert "fuzzing with seed=3" in said
 
 
+def _lost_counterexample(error: BaseException) -> str:
+    """What `error` says of the counterexample it kept from being saved."""
+    (note,) = error.__notes__
+    assert "so the counterexample found is not saved. It was ZeroDivisionError" in note, note
+    assert "after these inputs: 1." in note, note
+    assert "fuzzing with seed=3" in note, note
+    return note
+
+
+def test_a_save_to_that_raises_keeps_the_counterexample_in_its_error() -> None:
+    """The error of a log that could not be opened was all the fuzzer said: the
+    counterexample it found, after all its examples, was lost."""
+    import tests_buggy
+
+    from semledger.replay import fuzz_app
+
+    def unopenable() -> MemoryRecorder:
+        raise PermissionError("the log's folder is read-only")
+
+    with pytest.raises(PermissionError, match="read-only") as raised:
+        fuzz_app(tests_buggy.app, "tests_buggy:app", unopenable, examples=200, seed=3)
+    assert _lost_counterexample(raised.value).startswith("opening the log (save_to) failed, ")
+
+
+class _Refusing(MemoryRecorder):
+    def append(self, events: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_log_that_refuses_the_counterexample_keeps_it_in_its_error() -> None:
+    import tests_buggy
+
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(OSError, match="No space left") as raised:
+        fuzz_app(tests_buggy.app, "tests_buggy:app", _Refusing, examples=200, seed=3)
+    assert _lost_counterexample(raised.value).startswith("writing to the log failed, ")
+
+
 def test_an_app_or_app_ref_of_the_wrong_kind_is_refused_naming_it() -> None:
     """fuzz_app("x:app", ...) failed with "'str' object has no attribute 'name'"."""
     from semledger.examples import counter
