@@ -17,6 +17,14 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The commands the tests run print as they do piped, whatever terminal size the run
+    inherited (a shell's ``COLUMNS``, pytest-xdist's workers): a test that wants a width
+    gives ``COLUMNS`` itself."""
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
+
 @pytest.fixture
 def fresh_checkout(tmp_path: Path) -> Path:
     """A copy of the files git tracks, as a fresh clone would have them."""
