@@ -122,6 +122,17 @@ class SessionRegistry:
             if started and self._on_stopped is not None:
                 self._on_stopped(actor)
 
+    async def settled(self, name: str) -> None:
+        """Wait until session `name` is neither starting nor stopping here: then it runs
+        here (``name in registry``) or not, and no actor of it holds the log's claim."""
+        while True:
+            busy = self._starting.get(name)
+            if busy is None and name not in self._sessions:
+                busy = self._stopped.get(name)
+            if busy is None:
+                return
+            await busy.wait()
+
     async def close(self, name: str, reason: str = "closed", *, final: bool = False) -> None:
         """End session `name` and wait until its actor has stopped, so that it can be
         opened again at once; `final`, for good: no server takes it up again."""

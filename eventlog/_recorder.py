@@ -25,7 +25,7 @@ from ._errors import (
     SequenceConflict,
     UnknownSessionError,
 )
-from ._events import TOPICS, Event, SessionCrashed, SessionEnded, SessionStarted
+from ._events import TOPICS, EndedBy, Event, SessionCrashed, SessionEnded, SessionStarted
 from ._records import (
     Head,
     NewEvent,
@@ -435,6 +435,24 @@ def ended_for_good(recorder: Recorder, session: str) -> str | None:
         f"session {session!r} was ended for good ({end.reason}) and is not served"
         " again: serve a session of another name"
     )
+
+
+def log_final_end(
+    recorder: Recorder, session: str, reason: str, by: EndedBy, at: float
+) -> StoredEvent:
+    """End `session` for good in the log, as no server serves it now: ``semledger end``, or
+    an HTTP ``DELETE`` of a session its server does not hold (parked, or left by a server
+    that stopped). It is not resumed to be ended, so nothing it left unfinished (an effect)
+    starts again. Claimed meanwhile: raises ``SessionClaimedError`` while a server serves
+    it, ``UnknownSessionError`` if the log has no such session."""
+    if by == "server":
+        raise ValueError("by: expected 'client' or 'operator', who end a session for good")
+    with recorder.claim(session):
+        head = recorder.head(session)
+        if head is None:
+            raise UnknownSessionError(session)
+        (ended,) = recorder.append([NewEvent(session, head.seq + 1, SessionEnded(reason, by), at)])
+    return ended
 
 
 def password_policy_refusal(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -23,6 +24,7 @@ from semledger.eventlog import (
     AgentConnected,
     EventLogError,
     SessionClaimedError,
+    log_final_end,
     session_end,
     session_start,
 )
@@ -468,6 +470,13 @@ class McpHttpApp:
         return session_id, connection
 
     async def _delete(self, headers: dict[str, str], send: Send, peer: str | None) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is not None:
+            await self.registry.settled(session_id)  # not being parked or resumed
+            live = self._connections.get(session_id)
+            if live is None or live.host.closed:
+                await self._end_unserved(session_id, live, send)
+                return
         found = await self._session(headers, send)
         if found is None:
             return
@@ -481,6 +490,39 @@ class McpHttpApp:
         except ActorError as error:  # its end could not be logged (a full disk, say)
             await _respond(send, 500, {"error": str(error)})
             return
+        await _respond(send, 204, None)
+
+
+    async def _end_unserved(
+        self, session_id: str, closed: _Connection | None, send: Send
+    ) -> None:
+        """DELETE of a session this server does not serve now (parked, left by a server
+        that stopped): ended in the log as ``semledger end`` ends it. Resuming it only to
+        end it would start again what it left unfinished (an effect that must not run
+        twice), and could not end one whose resume is refused (its app changed)."""
+        if closed is not None:
+            self._forget(session_id, closed)
+        try:
+            refusal = self._over.get(session_id) or await trio.to_thread.run_sync(
+                self._unresumable, session_id
+            )
+            if refusal is not None:
+                await _respond(send, 404, {"error": refusal})
+                return
+            reason = "deleted by the client"
+            await trio.to_thread.run_sync(
+                log_final_end, self.registry.recorder, session_id, reason, "client", time.time()
+            )
+        except SessionClaimedError as error:  # another server on the log serves it
+            await _respond(send, 409, {"error": str(error)})
+            return
+        except DAMAGED_LOG_ERRORS as error:
+            await _respond(send, 500, {"error": _unreadable(session_id, error)})
+            return
+        except EventLogError as error:  # its end could not be logged (a full disk, say)
+            await _respond(send, 500, {"error": str(error)})
+            return
+        self._over[session_id] = _for_good(session_id, reason)
         await _respond(send, 204, None)
 
 

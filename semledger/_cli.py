@@ -790,10 +790,9 @@ def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) ->
 
 def _cmd_end(args: argparse.Namespace, console: Console) -> int:
     from semledger.eventlog import (
-        NewEvent,
         SessionClaimedError,
-        SessionEnded,
         SqliteRecorder,
+        log_final_end,
         session_end,
     )
 
@@ -817,9 +816,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
         # One that ended for now (its client went away) is ended for good, as one still open.
         reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
         try:
-            with recorder.claim(args.session):
-                ended = SessionEnded(reason, by="operator")
-                recorder.append([NewEvent(args.session, head.seq + 1, ended, time.time())])
+            log_final_end(recorder, args.session, reason, "operator", time.time())
         except SessionClaimedError as error:
             raise UsageError(
                 f"session {args.session!r} is being served now: stop its server first"

@@ -41,11 +41,14 @@ from semledger.eventlog import (
     SessionStarted,
     SessionSummary,
     SqliteRecorder,
+    UnknownSessionError,
     UnsupportedSchemaError,
     chain_step,
     checked_sessions,
     encode,
     inspect_log,
+    log_final_end,
+    session_end,
     session_start,
     verify_chain,
 )
@@ -417,6 +420,21 @@ def test_a_closed_recorder_refuses_everything(recorder: Recorder) -> None:
         recorder.head("s")
     with pytest.raises(RecorderClosedError):
         recorder.sessions()
+
+
+def test_a_final_end_is_logged_after_the_last_event_unless_a_server_serves_the_session(
+    recorder: Recorder,
+) -> None:
+    recorder.append([NewEvent("s", 1, started(), 1.0)])
+    with recorder.claim("s"), pytest.raises(SessionClaimedError):
+        log_final_end(recorder, "s", "retired", "operator", 2.0)
+    assert log_final_end(recorder, "s", "retired", "operator", 2.0).seq == 2
+    assert session_end(recorder, "s") == SessionEnded("retired", by="operator")
+    with pytest.raises(UnknownSessionError):
+        log_final_end(recorder, "t", "retired", "client", 2.0)
+    with pytest.raises(ValueError, match=r"^by: expected 'client' or 'operator'"):
+        log_final_end(recorder, "s", "over", "server", 3.0)
+    assert len(list(recorder.read("s"))) == 2
 
 
 # SQLite only: what lives on disk.

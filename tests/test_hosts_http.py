@@ -35,8 +35,10 @@ from semledger.eventlog import (
     ActionRequested,
     AgentConnected,
     CallRefused,
+    EffectStarted,
     SessionEnded,
     SqliteRecorder,
+    session_end,
 )
 
 if TYPE_CHECKING:
@@ -523,6 +525,61 @@ def test_a_session_its_client_deleted_is_over_for_every_server(
         f"semledger: session {session_id!r} was ended for good (deleted by the client) and is"
         " not served again: serve a session of another name"
     )
+
+
+STUCK = {
+    "target": {"kind": "semantic_id", "id": "up.stuck"},
+    "action": {"kind": "activate"},
+    "precondition": {"kind": "latest"},
+}
+
+
+def _parked(db: Path, session_id: str) -> bool:
+    with SqliteRecorder(db) as recorder:
+        last = session_end(recorder, session_id)
+    return last is not None and last.reason.startswith("parked")
+
+
+@pytest.mark.parametrize("left", ["killed", "parked"])
+def test_a_delete_of_a_session_no_server_holds_ends_it_in_the_log_without_resuming_it(
+    tmp_path: Path, http: httpx.Client, left: str
+) -> None:
+    """A DELETE resumed such a session only to end it: the effect it left running started
+    a second time, and a connection nobody made was logged (and one whose resume is
+    refused, its app changed, could not be deleted at all)."""
+    db = tmp_path / "log.db"
+    effects = "tests_fuzz_effects:app"
+    with serving(db, "--idle-timeout", "0.5", app=effects) as before:
+        client = McpClient(http, before.url)
+        session_id = client.initialize()
+        assert client.tool("perform_action", STUCK)["ok"] is True
+        if left == "killed":
+            before.kill()
+        else:
+            deadline = time.monotonic() + 30
+            while not _parked(db, session_id):
+                assert time.monotonic() < deadline, "the session was not parked"
+                time.sleep(0.1)
+            with SqliteRecorder(db) as recorder:
+                head = recorder.head(session_id)
+            deleted = http.delete(before.url, headers={"Mcp-Session-Id": session_id})
+            assert deleted.status_code == 204, deleted.text
+    if left == "killed":
+        with SqliteRecorder(db) as recorder:
+            head = recorder.head(session_id)
+        with serving(db, app=effects) as after:
+            deleted = http.delete(after.url, headers={"Mcp-Session-Id": session_id})
+            assert deleted.status_code == 204, deleted.text
+            again = http.delete(after.url, headers={"Mcp-Session-Id": session_id})
+            assert again.status_code == 404
+
+    assert head is not None
+    with SqliteRecorder(db) as recorder:
+        records = list(recorder.events(session_id))
+    *_, (record, last) = records
+    assert record.seq == head.seq + 1
+    assert last == SessionEnded("deleted by the client", by="client")
+    assert sum(isinstance(event, EffectStarted) for _, event in records) == 1
 
 
 def test_origin_must_be_local(server: Server, http: httpx.Client) -> None:
