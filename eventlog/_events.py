@@ -246,7 +246,7 @@ class SessionCrashed:
     traceback: str
 
 
-EndedBy: TypeAlias = Literal["server", "client", "operator"]
+EndedBy: TypeAlias = Literal["server", "client", "operator", "fuzzer"]
 """Who ended a session (`SessionEnded.by`)."""
 
 
@@ -257,8 +257,9 @@ class SessionEnded:
     by: EndedBy = "server"
     """``"server"``: the process serving it (end of input, a signal, a park, a surface that
     closed), and serving it again resumes it. ``"client"``: its HTTP client (``DELETE``).
-    ``"operator"``: ``semledger end``, logged while no server serves it. An end by the
-    client or the operator is final."""
+    ``"operator"``: ``semledger end``, logged while no server serves it. ``"fuzzer"``: a
+    counterexample the fuzzer saved, a record to replay, not a session to go on with. Every
+    end but the server's is final."""
 
     @property
     def final(self) -> bool:

@@ -445,7 +445,7 @@ def log_final_end(
     that stopped). It is not resumed to be ended, so nothing it left unfinished (an effect)
     starts again. Claimed meanwhile: raises ``SessionClaimedError`` while a server serves
     it, ``UnknownSessionError`` if the log has no such session."""
-    if by == "server":
+    if by not in ("client", "operator"):
         raise ValueError("by: expected 'client' or 'operator', who end a session for good")
     with recorder.claim(session):
         head = recorder.head(session)

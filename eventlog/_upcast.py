@@ -102,21 +102,18 @@ def _session_ended_add_final(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "final": False}
 
 
-_V2_OPERATOR_END = "ended by the operator"
-
-
 @UPCASTERS.register("SessionEnded", 2)
 def _session_ended_say_who(data: dict[str, Any]) -> dict[str, Any]:
     """Version 2 said only whether an end was final. Its final ends were an HTTP client's
     ``DELETE`` or ``semledger end``, whose reasons were ``ended by the operator``, then
-    ``: <its --reason>`` when given."""
+    ``: <its --reason>`` when given; the fuzzer ended the counterexamples it saved, not
+    final then, with ``fuzz counterexample: <the failure>``."""
     upcast = {key: value for key, value in data.items() if key != "final"}
     reason = data.get("reason")
+    said = reason if isinstance(reason, str) else ""
     if not data.get("final"):
-        upcast["by"] = "server"
-    elif isinstance(reason, str) and (
-        reason == _V2_OPERATOR_END or reason.startswith(f"{_V2_OPERATOR_END}: ")
-    ):
+        upcast["by"] = "fuzzer" if said.startswith("fuzz counterexample: ") else "server"
+    elif said == "ended by the operator" or said.startswith("ended by the operator: "):
         upcast["by"] = "operator"
     else:
         upcast["by"] = "client"

@@ -935,7 +935,7 @@ def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Ev
         except Exception as crash:
             return [*events, event, crash_event(crash)]
         events += [event, *result.outputs]
-    return [*events, SessionEnded(f"fuzz counterexample: {error}")]
+    return [*events, SessionEnded(f"fuzz counterexample: {error}", by="fuzzer")]
 
 
 __all__ = ["SEEDS", "FuzzInterrupted", "FuzzResult", "fuzz_app"]

@@ -317,16 +317,22 @@ def _password_lines(redact_passwords: bool | None, fuzzed: bool) -> Iterator[Tex
         )
 
 
+_ENDED_BY = {
+    "client": " by its HTTP client",
+    "operator": " by its operator",
+    "fuzzer": " by the fuzzer",
+}
+
+
 def ending_line(ending: Ending) -> Text:
     """How the session stands at the end of the log, in one line."""
     when = "" if ending.at is None else f" at {_when(ending.at, None)[0]}"
     where = f"{when} (event {ending.seq})"
     reason = shown(ending.reason or "")
     if ending.state == "ended" and ending.final:
-        by = {"client": " by its HTTP client", "operator": " by its operator"}.get(ending.by or "")
+        by = _ENDED_BY.get(ending.by or "", "")
         return Text(
-            f"the session was ended for good{by or ''}{where}: {reason}; no server takes it up"
-            " again"
+            f"the session was ended for good{by}{where}: {reason}; no server takes it up again"
         )
     if ending.state == "ended":
         return Text(f"the session ended for now{where}: {reason}; serving it again resumes it")

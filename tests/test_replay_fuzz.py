@@ -510,6 +510,27 @@ def test_a_save_to_returning_no_recorder_says_so_and_what_the_counterexample_was
     assert "fuzzing with seed=3" in said
 
 
+def test_a_saved_counterexample_is_ended_for_good_by_the_fuzzer_and_never_served_again(
+    tmp_path: Path,
+) -> None:
+    """One that did not crash ended for now: `serve --session` resumed it and logged inputs
+    after the failure, which replay (stopping at the failure) never checked, and its
+    audit called the run identical."""
+    db = tmp_path / "fuzz.db"
+    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), COLUMNS="200")
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = re.search(r"saved as session '([^']+)'", done.stdout)
+    assert found is not None, done.stdout
+    session = found.group(1)
+    served = mcp.cli(
+        "serve", "tests_duplicated:app", "--db", str(db), "--session", session, "--log-passwords"
+    )
+    assert served.returncode == 2, served.stderr
+    assert f"session {session!r} was ended for good (fuzz counterexample: " in served.stderr
+    audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="400")
+    assert "the session was ended for good by the fuzzer at " in audited.stdout, audited.stdout
+
+
 def _lost_counterexample(error: BaseException) -> str:
     """What `error` says of the counterexample it kept from being saved."""
     (note,) = error.__notes__
