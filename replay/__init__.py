@@ -38,6 +38,7 @@ __all__ = [
     "AuditEntry",
     "AuditReport",
     "Connection",
+    "CounterexampleNotSavedError",
     "Damage",
     "Divergence",
     "Ending",
@@ -68,11 +69,16 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._fuzz import SEEDS, FuzzInterrupted, FuzzResult, fuzz_app
+    from ._fuzz import SEEDS, CounterexampleNotSavedError, FuzzInterrupted, FuzzResult, fuzz_app
+
+
+_FUZZ = frozenset(
+    {"SEEDS", "CounterexampleNotSavedError", "FuzzInterrupted", "FuzzResult", "fuzz_app"}
+)
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("SEEDS", "FuzzInterrupted", "FuzzResult", "fuzz_app"):
+    if name in _FUZZ:
         from . import _fuzz
 
         return getattr(_fuzz, name)

@@ -161,6 +161,12 @@ class _Trail:
     """``(inputs before it, since)`` of each read."""
 
 
+class CounterexampleNotSavedError(Exception):
+    """Raised by `fuzz_app` when it found a counterexample but could not save it: opening
+    the log (``save_to``) or writing to it failed, with that error as the ``__cause__``.
+    The message says the failure, its inputs, and the seed that finds it again."""
+
+
 @attrs.define
 class _State:
     """What the examples of one run leave for after it."""
@@ -620,9 +626,11 @@ def fuzz_app(
     `TypeError` for an `app` that is not an App, an `app_ref` that is not a
     ``module:attribute`` str, `texts` that are not strs, or a `save_to` that
     is not a function (a recorder: ``lambda: recorder``), or returns no recorder once
-    there is a counterexample to save (the error describes it); `RuntimeError` inside a Trio
-    run; `FuzzInterrupted`, a `KeyboardInterrupt`, when interrupted after a counterexample
-    was found, which it saves first (the smallest so far).
+    there is a counterexample to save (the error describes it);
+    `CounterexampleNotSavedError` when that log cannot be opened or written (it describes
+    the counterexample); `RuntimeError` inside a Trio run; `FuzzInterrupted`, a
+    `KeyboardInterrupt`, when interrupted after a counterexample was found, which it saves
+    first (the smallest so far).
     """
     check_app(app)
     check_app_ref(app_ref)
@@ -730,14 +738,15 @@ class _Saver:
         # Called only now, with a counterexample to save: whatever fails must hold it.
         lost = (
             f"so the counterexample found is not saved. It was {_described(error)}, after"
-            f" {_inputs_of(trail)}; fuzzing with seed={self.seed} (and the same examples,"
-            " steps and allow_issues) finds it again"
+            f" {_inputs_of(trail)}; fuzzing again with seed={self.seed} and the same examples,"
+            " steps, texts and allowed issues finds it again"
         )
         try:
             recorder = self.save_to()
         except Exception as failure:
-            failure.add_note(f"opening the log (save_to) failed, {lost}")
-            raise
+            raise CounterexampleNotSavedError(
+                f"the log could not be opened ({_described(failure)}), {lost}"
+            ) from failure
         try:
             check_recorder(recorder, "save_to")
         except TypeError:
@@ -749,8 +758,9 @@ class _Saver:
         try:
             return _save(recorder, self.app, self.app_ref, trail, error, self.seed, self.allowed)
         except Exception as failure:
-            failure.add_note(f"writing to the log failed, {lost}")
-            raise
+            raise CounterexampleNotSavedError(
+                f"the log could not be written ({_described(failure)}), {lost}"
+            ) from failure
 
 
 def _inputs_of(trail: _Trail) -> str:
@@ -938,4 +948,4 @@ def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Ev
     return [*events, SessionEnded(f"fuzz counterexample: {error}", by="fuzzer")]
 
 
-__all__ = ["SEEDS", "FuzzInterrupted", "FuzzResult", "fuzz_app"]
+__all__ = ["SEEDS", "CounterexampleNotSavedError", "FuzzInterrupted", "FuzzResult", "fuzz_app"]

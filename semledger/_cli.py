@@ -828,7 +828,14 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
 
 
 def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
-    from semledger.replay import SEEDS, AppLoadError, FuzzInterrupted, fuzz_app, load_app
+    from semledger.replay import (
+        SEEDS,
+        AppLoadError,
+        CounterexampleNotSavedError,
+        FuzzInterrupted,
+        fuzz_app,
+        load_app,
+    )
 
     if args.seed not in SEEDS:
         raise UsageError(
@@ -875,6 +882,9 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             file=sys.stderr,
         )
         return 130
+    except CounterexampleNotSavedError as error:  # found, so not a usage error: status 1
+        _complain(str(error))
+        return 1
     if result.failure is None:
         console.print(f"{result.examples} examples, no counterexample", style="green")
         return 0
@@ -923,13 +933,6 @@ def _complain(text: str) -> None:
     """An error as one line on stderr: text from the log or the operator (an end reason, a
     session name) may hold a newline or an escape sequence."""
     print(f"semledger: {_printable(text)}", file=sys.stderr)
-
-
-def _complain_of(error: BaseException, prefix: str = "") -> None:
-    """`error` and each of its notes (a fuzz counterexample its log refused), a line each."""
-    _complain(f"{prefix}{error}")
-    for note in getattr(error, "__notes__", ()):
-        _complain(note)
 
 
 def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
@@ -1340,14 +1343,14 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
             sys.stdout.flush()
         return status
     except CorruptSchemaError as error:
-        _complain_of(error)
+        _complain(str(error))
         return 1
     except (UsageError, LogOpenError, LogBusyError, UnsupportedSchemaError) as error:
-        _complain_of(error)
+        _complain(str(error))
         return 2
     except DAMAGED_LOG_ERRORS as error:
         db = getattr(args, "db", DEFAULT_DB)
-        _complain_of(error, f"the log {db} cannot be read: ")
+        _complain(f"the log {db} cannot be read: {error}")
         return 1
     except KeyboardInterrupt:
         print("semledger: interrupted", file=sys.stderr)
