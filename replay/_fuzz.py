@@ -161,6 +161,16 @@ class _Trail:
     """``(inputs before it, since)`` of each read."""
 
 
+class _ProgressError(KeyboardInterrupt):
+    """The caller's `on_progress` raised `error`: the run stops. A KeyboardInterrupt, the
+    one exception hypothesis lets through at once; it takes any other for a failure of the
+    example and runs that again, which passes, and the app looks not deterministic."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 class CounterexampleNotSavedError(Exception):
     """Raised by `fuzz_app` when it found a counterexample but could not save it: opening
     the log (``save_to``) or writing to it failed, with that error as the ``__cause__``.
@@ -620,7 +630,9 @@ def fuzz_app(
     (``("a@b.c", "42", "DELETE")``), which random text all but never does.
     `on_progress(done, total)` is called as each
     example starts (`done` at most `examples`); once one has failed the total is None:
-    hypothesis is shrinking it, and `done` counts its tries from 1. Raises `ValueError` for
+    hypothesis is shrinking it, and `done` counts its tries from 1; what it raises stops the
+    run and is raised as it is (a counterexample found so far is not saved). Raises
+    `ValueError` for
     fewer than one example or step, a seed outside `SEEDS`, an allowed issue that names
     none, `texts` given as one str, or an `app_ref` that names another App than `app`;
     `TypeError` for an `app` that is not an App, an `app_ref` that is not a
@@ -693,7 +705,10 @@ def fuzz_app(
         state.ran += 1
         state.last = _Trail()
         if on_progress is not None:
-            _report(on_progress, state, examples)
+            try:
+                _report(on_progress, state, examples)
+            except Exception as error:
+                raise _ProgressError(error) from None
         try:
             _Example(app, state.last, frozenset(allowed), typed).run(data, steps)
         except HypothesisException:
@@ -779,6 +794,8 @@ def _fuzzed(
     flaky = interrupted = False
     try:
         run()
+    except _ProgressError as stopped:
+        raise stopped.error from None
     except Flaky:
         flaky = True
     except HypothesisException:

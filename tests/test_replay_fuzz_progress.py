@@ -43,6 +43,34 @@ def test_a_counterexample_is_shrunk_in_a_phase_of_its_own_counted_from_one() -> 
     assert seen[shrinking:] == [(n, None) for n in range(1, len(seen) - shrinking + 1)]
 
 
+class _BrokenBarError(Exception):
+    pass
+
+
+@pytest.mark.parametrize(("app_ref", "breaks_at"), [
+    ("semledger.examples.counter:app", (5, 20)),  # an app without bugs
+    ("tests_buggy:app", (2, None)),  # while a counterexample is shrunk
+])  # fmt: skip
+def test_a_progress_callback_that_raises_stops_the_run_with_its_own_error(
+    app_ref: str, breaks_at: tuple[int, int | None]
+) -> None:
+    """Hypothesis took the callback's error for the app's failure, ran the example again,
+    which passed, and the app was reported not deterministic, nothing saved."""
+    from semledger.replay import fuzz_app, load_app
+
+    def progress(done: int, total: int | None) -> None:
+        if (done, total) == breaks_at:
+            raise _BrokenBarError("the progress bar broke")
+
+    recorder = MemoryRecorder()
+    with pytest.raises(_BrokenBarError, match="the progress bar broke"):
+        fuzz_app(
+            load_app(app_ref), app_ref, lambda: recorder, examples=20, seed=3,
+            on_progress=progress,
+        )  # fmt: skip
+    assert recorder.sessions() == []
+
+
 def test_the_bar_shows_shrinking_not_a_full_bar_once_a_counterexample_is_found() -> None:
     from semledger._cli import _progress
 
