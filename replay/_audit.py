@@ -184,9 +184,9 @@ class Ending:
     reason: str | None = None
     """The end's reason, the crashed exception's type, or (unknown) ``cannot be read`` or
     ``is missing``."""
-    final: bool = False
-    """Ended for good, by its operator (``semledger end``) or its HTTP client (``DELETE``):
-    no server takes it up again."""
+    final: bool | None = False
+    """Ended for good (by its HTTP client, its operator or the fuzzer): no server takes it
+    up again. None when how the session stands is unknown."""
     by: EndedBy | None = None
     """Of an ended session: who ended it (`SessionEnded.by`)."""
     step: int | None = None
@@ -213,7 +213,7 @@ class AuditReport:
     no `perform_action` and are not in `entries`: what changed generations between them."""
     connections: list[Connection] = attrs.field(factory=list)
     """Each agent client that connected, in order (a resumed session has one a run)."""
-    ending: Ending = Ending("unknown", 1, None, "is missing")
+    ending: Ending = Ending("unknown", 1, None, "is missing", final=None)
     """How the session stands at the end of the log."""
     adapter: str | None = None
     """The adapter a surface session drove, as its start names it; None for an app's."""
@@ -278,7 +278,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             running.clear()
         last = record, event
         if event is None:
-            ending = Ending("unknown", record.seq, record.at, "cannot be read")
+            ending = Ending("unknown", record.seq, record.at, "cannot be read", final=None)
             if record.topic == _REFUSED:  # its row stays, with what is known of it
                 entries.append(_unread_refused(record, generation))
         elif isinstance(event, Committed):
@@ -416,7 +416,7 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
         ending = Ending("open", head.seq, record.at, served=served)
     summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut
-        ending = Ending("unknown", head.seq + 1, None, "is missing")
+        ending = Ending("unknown", head.seq + 1, None, "is missing", final=None)
         damage.append(
             Damage(
                 head.seq + 1,

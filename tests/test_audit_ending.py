@@ -139,8 +139,8 @@ def test_the_last_end_after_the_last_resume_is_how_a_session_stands() -> None:
     ("edit", "expected"),
     [
         ("UPDATE events SET body = X'c1' WHERE seq = 2", Ending("unknown", 2, 1.7e9 + 2,
-                                                                "cannot be read")),
-        ("DELETE FROM events WHERE seq = 2", Ending("unknown", 2, None, "is missing")),
+                                                                "cannot be read", final=None)),
+        ("DELETE FROM events WHERE seq = 2", Ending("unknown", 2, None, "is missing", final=None)),
     ],
 )  # fmt: skip
 def test_a_session_whose_last_event_is_damaged_is_not_said_to_be_open_or_ended(
