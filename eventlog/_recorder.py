@@ -444,13 +444,18 @@ def log_final_end(
     an HTTP ``DELETE`` of a session its server does not hold (parked, or left by a server
     that stopped). It is not resumed to be ended, so nothing it left unfinished (an effect)
     starts again. Claimed meanwhile: raises ``SessionClaimedError`` while a server serves
-    it, ``UnknownSessionError`` if the log has no such session."""
+    it, ``UnknownSessionError`` if the log has no such session, and what reading it raises
+    (``CorruptSummaryError``, ``CorruptEventError``, …) if its events cannot all be read, as
+    resuming it would: damage is named, not ended after."""
     if by not in ("client", "operator"):
         raise ValueError("by: expected 'client' or 'operator', who end a session for good")
     with recorder.claim(session):
         head = recorder.head(session)
         if head is None:
             raise UnknownSessionError(session)
+        check_counted(recorder, session)
+        for _ in recorder.events(session):
+            pass
         (ended,) = recorder.append([NewEvent(session, head.seq + 1, SessionEnded(reason, by), at)])
     return ended
 
