@@ -34,6 +34,7 @@ from ._dispatch import announce, handle_message
 from ._dispatch import answer as answer_call
 from ._router import (
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
     Event,
@@ -51,13 +52,16 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
+SERVER_ERROR: Final = -32000
+"""JSON-RPC's first implementation-defined server error: an HTTP 5xx refusal's code."""
+
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_BODY = 4 << 20
 BODY_TIMEOUT = 30.0
 """Seconds a request's body may take to arrive, once its headers have: a client that
 stalls is answered ``408`` and its connection closed. (Hypercorn's ``read_timeout`` is no
 such limit: it would also drop the connection of a client that waits for a slow answer.)"""
-_STOPPING = {"error": "the server is stopping: a new server on this log resumes the session"}
+_STOPPING = "the server is stopping: a new server on this log resumes the session"
 _CLOSE = [("connection", "close")]
 _ALLOW = "POST, DELETE, OPTIONS"
 _PREFLIGHT_HEADERS = (
@@ -158,13 +162,13 @@ class McpHttpApp:
         origin_ok = self._origin_ok(origin)
         send = _adding_headers(send, _cors_headers(origin if origin_ok else None))
         if self.stopping:
-            await _respond(send, 503, _STOPPING, extra=_CLOSE)
+            await _refuse(send, 503, _STOPPING, extra=_CLOSE)
             return
         if scope["path"].rstrip("/") != "/mcp":
-            await _respond(send, 404, {"error": "not found: the MCP endpoint is /mcp"})
+            await _refuse(send, 404, "not found: the MCP endpoint is /mcp")
             return
         if not origin_ok:
-            await _respond(send, 403, {"error": "origin not allowed"})
+            await _refuse(send, 403, "origin not allowed")
             return
         method = scope["method"]
         if _is_preflight(method, headers):
@@ -172,16 +176,13 @@ class McpHttpApp:
             await _respond(send, 204, None, extra=_PREFLIGHT_HEADERS)
             return
         if self.token is not None and not _bearer_ok(headers.get("authorization"), self.token):
-            await _respond(
-                send,
-                401,
-                {"error": "missing or wrong bearer token"},
-                extra=[("www-authenticate", "Bearer")],
+            await _refuse(
+                send, 401, "missing or wrong bearer token", extra=[("www-authenticate", "Bearer")]
             )
             return
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await _respond(send, 400, {"error": f"unsupported MCP-Protocol-Version {version!r}"})
+            await _refuse(send, 400, f"unsupported MCP-Protocol-Version {version!r}")
             return
         if method == "POST":
             await self._post(headers, receive, send, _peer(scope))
@@ -190,12 +191,8 @@ class McpHttpApp:
         elif method == "OPTIONS":
             await _respond(send, 204, None, extra=[("allow", _ALLOW)])
         else:
-            await _respond(
-                send,
-                405,
-                {"error": "use POST (or DELETE to end a session)"},
-                extra=[("allow", _ALLOW)],
-            )
+            why = "use POST (or DELETE to end a session)"
+            await _refuse(send, 405, why, extra=[("allow", _ALLOW)])
 
     def stop(self) -> None:
         """Called as the server starts to stop. A request whose body is still coming is
@@ -224,7 +221,7 @@ class McpHttpApp:
         unacceptable = _unacceptable(headers)
         if unacceptable is not None:
             status, why = unacceptable
-            await _respond(send, status, {"error": why})
+            await _refuse(send, status, why)
             return
         try:
             message = parse_json(body)
@@ -266,14 +263,13 @@ class McpHttpApp:
                 self._reading.discard(reading)
         if reading.cancelled_caught:
             if self.stopping:
-                await _respond(send, 503, _STOPPING, extra=_CLOSE)
+                await _refuse(send, 503, _STOPPING, extra=_CLOSE)
             else:
                 why = f"the request body did not arrive within {BODY_TIMEOUT:g} seconds"
-                await _respond(send, 408, {"error": why}, extra=_CLOSE)
+                await _refuse(send, 408, why, extra=_CLOSE)
             return None
         if body is None:
-            too_large = {"error": f"request body over {MAX_BODY} bytes"}
-            await _respond(send, 413, too_large, extra=_CLOSE)
+            await _refuse(send, 413, f"request body over {MAX_BODY} bytes", extra=_CLOSE)
         return body
 
     async def _initialize(self, message: object, send: Send, peer: str | None) -> None:
@@ -282,7 +278,7 @@ class McpHttpApp:
         router = self._router()
         events = router.receive_message(message)
         if not events:
-            await _respond(send, 400, {"error": "initialize must be a request, with an id"})
+            await _refuse(send, 400, "initialize must be a request, with an id")
             return
         (reply,) = events  # initialize is answered by the router alone
         assert isinstance(reply, Reply)
@@ -301,7 +297,7 @@ class McpHttpApp:
             )
             if self.on_failure is not None:
                 self.on_failure(why)
-            await _respond(send, 503, {"error": why})
+            await _refuse(send, 503, why)
             return
         except ActorError as error:  # the application raised as it started, say
             if self.on_failure is not None:
@@ -453,19 +449,19 @@ class McpHttpApp:
         been answered with why there is none."""
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            await _respond(send, 400, {"error": "Mcp-Session-Id header required"})
+            await _refuse(send, 400, "Mcp-Session-Id header required")
             return None
         try:
             connection = await self._find(session_id)
         except (ActorError, SessionClaimedError) as error:
             # Another server on the log owns it, or it cannot be resumed here.
-            await _respond(send, 409, {"error": str(error)})
+            await _refuse(send, 409, str(error))
             return None
         except DAMAGED_LOG_ERRORS as error:
-            await _respond(send, 500, {"error": _unreadable(session_id, error)})
+            await _refuse(send, 500, _unreadable(session_id, error))
             return None
         if isinstance(connection, str):
-            await _respond(send, 404, {"error": connection})
+            await _refuse(send, 404, connection)
             return None
         return session_id, connection
 
@@ -488,7 +484,7 @@ class McpHttpApp:
         try:
             await self.registry.close(session_id, "deleted by the client", final=True)
         except ActorError as error:  # its end could not be logged (a full disk, say)
-            await _respond(send, 500, {"error": str(error)})
+            await _refuse(send, 500, str(error))
             return
         await _respond(send, 204, None)
 
@@ -507,20 +503,20 @@ class McpHttpApp:
                 self._unresumable, session_id
             )
             if refusal is not None:
-                await _respond(send, 404, {"error": refusal})
+                await _refuse(send, 404, refusal)
                 return
             reason = "deleted by the client"
             await trio.to_thread.run_sync(
                 log_final_end, self.registry.recorder, session_id, reason, "client", time.time()
             )
         except SessionClaimedError as error:  # another server on the log serves it
-            await _respond(send, 409, {"error": str(error)})
+            await _refuse(send, 409, str(error))
             return
         except DAMAGED_LOG_ERRORS as error:
-            await _respond(send, 500, {"error": _unreadable(session_id, error)})
+            await _refuse(send, 500, _unreadable(session_id, error))
             return
         except EventLogError as error:  # its end could not be logged (a full disk, say)
-            await _respond(send, 500, {"error": str(error)})
+            await _refuse(send, 500, str(error))
             return
         self._over[session_id] = _for_good(session_id, reason)
         await _respond(send, 204, None)
@@ -675,6 +671,16 @@ async def _read_body(receive: Receive) -> bytes | None:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+async def _refuse(
+    send: Send, status: int, why: str, *, extra: Iterable[tuple[str, str]] = ()
+) -> None:
+    """Answer with an HTTP error whose body is a JSON-RPC error (null id) saying `why`: MCP
+    clients, the official SDK's among them, show such a body's message to their user, and
+    a stand-in ("Session terminated") for any other."""
+    code = INVALID_REQUEST if status < 500 else SERVER_ERROR
+    await _respond(send, status, error_reply(None, code, why), extra=extra)
 
 
 async def _respond(

@@ -41,6 +41,9 @@ from semledger.eventlog import (
     session_end,
 )
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import refusal
+
 if TYPE_CHECKING:
     from semledger.adapters._web import WebBrowser
 
@@ -251,7 +254,7 @@ def test_an_initialize_the_router_does_not_accept_opens_no_session(
         assert refused.status_code == status, refused.text
         assert "mcp-session-id" not in refused.headers
         if code is None:
-            assert refused.json() == {"error": "initialize must be a request, with an id"}
+            assert refusal(refused.json()) == "initialize must be a request, with an id"
         else:
             assert refused.json()["error"]["code"] == code
         if code == -32602:  # may be retried: by an initialize that opens the session
@@ -385,7 +388,7 @@ def test_bodies_that_are_not_one_json_message_are_refused(
         {"jsonrpc": "2.0", "id": 9, "method": "ping"}, **{"MCP-Protocol-Version": "1999-01-01"}
     )
     assert wrong_version.status_code == 400
-    assert "1999-01-01" in wrong_version.json()["error"]
+    assert "1999-01-01" in refusal(wrong_version.json())
     assert client.tool("read_semantics", {})["ok"] is True  # the session is unharmed
 
 
@@ -436,7 +439,7 @@ def test_a_post_whose_body_is_not_plain_json_or_whose_client_takes_no_json_is_re
             assert answer.json()["result"]["structuredContent"]["ok"] is True
         else:
             assert answer.headers["content-type"] == "application/json"
-            assert list(answer.json()) == ["error"]
+            assert refusal(answer.json())
     assert client.count() == str(applied)  # nothing refused was applied
 
 
@@ -478,7 +481,7 @@ def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Clie
     assert http.delete(server.url, headers={"Mcp-Session-Id": session_id}).status_code == 404
     anonymous = http.delete(server.url)
     assert anonymous.status_code == 400
-    assert anonymous.json() == {"error": "Mcp-Session-Id header required"}
+    assert refusal(anonymous.json()) == "Mcp-Session-Id header required"
 
     server.process.terminate()
     assert server.process.wait(timeout=30) == 0
@@ -497,7 +500,7 @@ def test_a_deleted_session_is_ended_for_good_on_its_own_server_too(
     assert http.delete(server.url, headers={"Mcp-Session-Id": session_id}).status_code == 204
     answer = client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})
     assert answer.status_code == 404
-    assert answer.json()["error"] == (
+    assert refusal(answer.json()) == (
         f"session {session_id!r} was ended for good (deleted by the client): no server takes"
         " it up again"
     )
@@ -758,7 +761,7 @@ async ({url, token, initialize, call}) => {
     return {
         sessionId, server, initialized: initialized.status, read,
         unauthorized: [unauthorized.status, unauthorized.headers.get("www-authenticate")],
-        unknown: [unknown.status, (await unknown.json()).error],
+        unknown: [unknown.status, (await unknown.json()).error.message],
     };
 }
 """
@@ -1257,7 +1260,7 @@ def test_a_session_that_lost_its_log_to_another_writer_is_not_brought_back(
         assert clash.json()["result"]["structuredContent"]["ok"] is False
         after = act(3)
         assert after.status_code == 404, after.text
-        assert after.json()["error"].startswith(
+        assert refusal(after.json()).startswith(
             f"session {session!r} is over on this server: the session ended: session"
             f" {session!r} is being written by another process"
         )
@@ -1366,7 +1369,7 @@ def test_after_a_restart_only_live_sessions_of_the_same_app_resume(
         client.url = url
         answer = client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
         if answer.status_code == 404:
-            said.append(answer.json()["error"])
+            said.append(refusal(answer.json()))
         return answer.status_code
 
     with serving(db, app=crashy) as after:
@@ -1401,7 +1404,7 @@ def test_a_session_another_live_server_owns_is_refused_with_409_and_left_to_it(
         stolen.session_id = client.session_id
         refused = stolen.post(call(1, "read_semantics", {}))
         assert refused.status_code == 409, refused.text
-        assert "is already being served" in refused.json()["error"]
+        assert "is already being served" in refusal(refused.json())
         with SqliteRecorder(db) as recorder:
             assert list(recorder.read(client.session_id or "")) == before
         assert client.count() == "1"
@@ -1426,7 +1429,7 @@ def test_a_session_started_redacting_is_refused_with_409_by_a_server_logging_pas
         client.http, client.url = http, logging.url
         refused = client.post(call(1, "read_semantics", {}))
         assert refused.status_code == 409, refused.text
-        assert refused.json()["error"].startswith(
+        assert refusal(refused.json()).startswith(
             f"session {session!r} was started redacting typed passwords in its log (its start"
             " records redact_passwords: true): it is not resumed with --log-passwords"
         )
@@ -1461,13 +1464,13 @@ def test_a_session_whose_log_is_damaged_is_a_500_naming_the_damage_and_others_go
         client.url = after.url
         refused = client.post(call(1, "read_semantics", {}))
         assert refused.status_code == 500, refused.text
-        error = refused.json()["error"]
+        error = refusal(refused.json())
         assert client.session_id in error
         assert "cannot be read" in error
         assert says in error
         deleted = http.delete(after.url, headers={"Mcp-Session-Id": client.session_id or ""})
         assert deleted.status_code == 500
-        assert deleted.json()["error"] == error
+        assert refusal(deleted.json()) == error
         assert "Traceback" not in after.errors.read_text()
         fresh = McpClient(http, after.url)
         fresh.initialize()
@@ -1529,7 +1532,7 @@ def test_a_session_not_opened_over_http_is_unknown_to_an_http_client(
                 {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Mcp-Session-Id": name}
             )
             assert answered.status_code == 404
-            assert answered.json() == {"error": f"unknown session {name!r}"}
+            assert refusal(answered.json()) == f"unknown session {name!r}"
     with SqliteRecorder(db) as recorder:
         assert recorder.head("payroll-agent") == before
 

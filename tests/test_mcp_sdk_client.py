@@ -243,3 +243,18 @@ async def test_sdk_client_uses_the_diagnostics_profile(transport: str, tmp_path:
 
         bad = await agent.error("diagnostics_dispatch_command", {"intent": "Explode"})
         assert bad["code"] == "invalid_arguments"
+
+
+async def test_sdk_client_is_told_why_an_http_request_is_refused(tmp_path: Path) -> None:
+    """The server's reason rode in a body of its own shape, which the SDK does not read: its
+    user saw "Server returned an error response" for a wrong token, a stopping server, a
+    body too large, and a bare "Session terminated" for a session ended for good."""
+    from mcp.shared.exceptions import MCPError
+
+    with http_server(tmp_path, "--token", "s3cret") as url:
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            with pytest.raises(MCPError, match=r"^missing or wrong bearer token$"):
+                await session.initialize()

@@ -36,6 +36,9 @@ from semledger.hosts import _http, serve_http, serve_stdio
 from semledger.hosts._http import McpHttpApp
 from semledger.replay import audit_report
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import refusal
+
 COUNTER = "semledger.examples.counter:app"
 SEMLEDGER = Path(sys.executable).with_name("semledger")
 INITIALIZE = {
@@ -273,7 +276,7 @@ async def test_a_request_once_the_http_server_is_stopping_is_a_503_that_changes_
         status, headers, answer = await _request(app, "POST", INCREMENT, session)
     assert status == 503
     assert headers["connection"] == "close"
-    assert "stopping" in answer["error"]
+    assert "stopping" in refusal(answer)
     assert not any(isinstance(e, ActionRequested) for e in _events(db, session))
 
 
@@ -314,9 +317,7 @@ async def test_a_request_whose_body_stalls_is_a_408_that_closes_its_connection(
         start, end = await _sent_after(app, session, json.dumps(INCREMENT).encode(), None)
     assert start["status"] == 408
     assert (b"connection", b"close") in start["headers"]
-    assert json.loads(end["body"]) == {
-        "error": "the request body did not arrive within 0.2 seconds"
-    }
+    assert refusal(json.loads(end["body"])) == "the request body did not arrive within 0.2 seconds"
     assert not any(isinstance(e, ActionRequested) for e in _events(db, session))
 
 
@@ -353,7 +354,7 @@ async def test_a_request_whose_body_is_still_coming_as_the_server_stops_is_a_503
     ((start, end),) = answers
     assert start["status"] == 503
     assert (b"connection", b"close") in start["headers"]
-    assert "stopping" in json.loads(end["body"])["error"]
+    assert "stopping" in refusal(json.loads(end["body"]))
 
 
 async def test_a_signal_sets_the_http_app_stopping_before_hypercorn_stops(
@@ -395,10 +396,10 @@ async def test_deleting_a_session_whose_end_cannot_be_logged_is_a_500_naming_why
         status, _, answer = await _request(app, "DELETE", session=session)
         again, _, _ = await _request(app, "POST", INCREMENT, session)
     assert status == 500
-    assert answer == {
-        "error": f"session {session!r}: its log could not be written"
+    assert refusal(answer) == (
+        f"session {session!r}: its log could not be written"
         " (OperationalError('database or disk is full'))"
-    }
+    )
     assert again == 404  # over, and not brought back by this server
 
 
@@ -481,7 +482,7 @@ async def test_an_http_session_that_cannot_be_opened_for_its_log_is_a_503_its_op
         status, headers, answer = await _request(app, "POST", INITIALIZE)
     assert status == 503
     assert "mcp-session-id" not in headers
-    assert answer == {"error": told[0]}
+    assert refusal(answer) == told[0]
     assert told[0].startswith("could not open a session: session '")
     assert told[0].endswith(
         "its log could not be written (OperationalError('database or disk is full'))"
@@ -645,7 +646,7 @@ async def test_an_idle_session_that_is_over_is_forgotten_but_stays_over(tmp_path
                     await trio.sleep(IDLE / 4)
         status, _, answer = await _request(app, "POST", INCREMENT, session)
     assert status == 404
-    assert answer["error"] == (
+    assert refusal(answer) == (
         f"session {session!r} is over on this server: the session ended: it was closed for"
         " the test"
     )

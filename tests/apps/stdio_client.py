@@ -23,6 +23,16 @@ def env(**extra: str) -> dict[str, str]:
     return out
 
 
+def refusal(body: Any) -> str:
+    """The reason an HTTP refusal's body gives: a JSON-RPC error with a null id, which MCP
+    clients show their user."""
+    assert isinstance(body, dict), body
+    assert (body.get("jsonrpc"), body.get("id")) == ("2.0", None), body
+    message = body["error"]["message"]
+    assert isinstance(message, str), body
+    return message
+
+
 def cli(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     """Run ``semledger ARGS`` to completion."""
     return subprocess.run(
