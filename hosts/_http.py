@@ -62,6 +62,8 @@ BODY_TIMEOUT = 30.0
 stalls is answered ``408`` and its connection closed. (Hypercorn's ``read_timeout`` is no
 such limit: it would also drop the connection of a client that waits for a slow answer.)"""
 _STOPPING = "the server is stopping: a new server on this log resumes the session"
+_NO_SESSION_ID = "Mcp-Session-Id header required"
+_DELETED = "deleted by the client"
 _CLOSE = [("connection", "close")]
 _ALLOW = "POST, DELETE, OPTIONS"
 _PREFLIGHT_HEADERS = (
@@ -449,7 +451,7 @@ class McpHttpApp:
         been answered with why there is none."""
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            await _refuse(send, 400, "Mcp-Session-Id header required")
+            await _refuse(send, 400, _NO_SESSION_ID)
             return None
         try:
             connection = await self._find(session_id)
@@ -467,22 +469,20 @@ class McpHttpApp:
 
     async def _delete(self, headers: dict[str, str], send: Send, peer: str | None) -> None:
         session_id = headers.get("mcp-session-id")
-        if session_id is not None:
-            await self.registry.settled(session_id)  # not being parked or resumed
-            live = self._connections.get(session_id)
-            if live is None or live.host.closed:
-                await self._end_unserved(session_id, live, send)
-                return
-        found = await self._session(headers, send)
-        if found is None:
+        if session_id is None:
+            await _refuse(send, 400, _NO_SESSION_ID)
             return
-        session_id, connection = found
+        await self.registry.settled(session_id)  # not being parked or resumed
+        connection = self._connections.get(session_id)
+        if connection is None or connection.host.closed:
+            await self._end_unserved(session_id, connection, send)
+            return
         await self._came_back(connection, headers, peer)
         connection.host.close()
         self._connections.pop(session_id, None)
-        self._over[session_id] = _for_good(session_id, "deleted by the client")
+        self._over[session_id] = _for_good(session_id, _DELETED)
         try:
-            await self.registry.close(session_id, "deleted by the client", final=True)
+            await self.registry.close(session_id, _DELETED, final=True)
         except ActorError as error:  # its end could not be logged (a full disk, say)
             await _refuse(send, 500, str(error))
             return
@@ -505,9 +505,8 @@ class McpHttpApp:
             if refusal is not None:
                 await _refuse(send, 404, refusal)
                 return
-            reason = "deleted by the client"
             await trio.to_thread.run_sync(
-                log_final_end, self.registry.recorder, session_id, reason, "client", time.time()
+                log_final_end, self.registry.recorder, session_id, _DELETED, "client", time.time()
             )
         except SessionClaimedError as error:  # another server on the log serves it
             await _refuse(send, 409, str(error))
@@ -518,7 +517,7 @@ class McpHttpApp:
         except EventLogError as error:  # its end could not be logged (a full disk, say)
             await _refuse(send, 500, str(error))
             return
-        self._over[session_id] = _for_good(session_id, reason)
+        self._over[session_id] = _for_good(session_id, _DELETED)
         await _respond(send, 204, None)
 
 
