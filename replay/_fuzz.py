@@ -631,10 +631,11 @@ def fuzz_app(
     `on_progress(done, total)` is called as each
     example starts (`done` at most `examples`); once one has failed the total is None:
     hypothesis is shrinking it, and `done` counts its tries from 1; what it raises stops the
-    run and is raised as it is (a counterexample found so far is not saved). Raises
-    `ValueError` for
-    fewer than one example or step, a seed outside `SEEDS`, an allowed issue that names
-    none, `texts` given as one str, or an `app_ref` that names another App than `app`;
+    run and is raised as it is (a counterexample found so far is not saved).
+
+    Raises `ValueError` for fewer than one example or step, a seed outside `SEEDS`, an
+    allowed issue that names none, `texts` given as one str, or an `app_ref` that names
+    another App than `app`;
     `TypeError` for an `app` that is not an App, an `app_ref` that is not a
     ``module:attribute`` str, `texts` that are not strs, or a `save_to` that
     is not a function (a recorder: ``lambda: recorder``), or returns no recorder once
