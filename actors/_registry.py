@@ -7,13 +7,14 @@ takes another session (or the registry) down with it.
 from __future__ import annotations
 
 import contextlib
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 import trio
 
-from semledger.eventlog import Recorder
+from semledger.eventlog import EndedBy, Recorder, SessionEnded, log_final_end
 
 from ._actor import ActorClosedError, ActorError, ReportingStatus
 from ._session import Close, SessionActor, check_session_name
@@ -133,15 +134,26 @@ class SessionRegistry:
                 return
             await busy.wait()
 
-    async def close(self, name: str, reason: str = "closed", *, final: bool = False) -> None:
+    async def close(self, name: str, reason: str = "closed", *, by: EndedBy = "server") -> None:
         """End session `name` and wait until its actor has stopped, so that it can be
-        opened again at once; `final`, for good: no server takes it up again."""
+        opened again at once. `by` says who ends it (`SessionEnded.by`): this server, for
+        now (the next `open` resumes it); or for good its ``"client"`` or its
+        ``"operator"``, which ends it in the log (`log_final_end`) when it does not run
+        here, parked or left by a process that stopped. Raises ``TypeError`` or
+        ``ValueError`` for a `reason` or `by` the log cannot take, and what
+        `log_final_end` raises (``SessionClaimedError``: another process serves it)."""
+        SessionEnded(reason, by)  # checked before anything is done, as the log needs them
+        await self.settled(name)
         actor = self._sessions.get(name)
         if actor is not None:
             stopped = self._stopped[name]
             with contextlib.suppress(ActorClosedError):  # it ended on its own, and is stopping
-                await actor.request(Close(reason, final))
+                await actor.request(Close(reason, by))
             await stopped.wait()
+        elif by != "server":
+            await trio.to_thread.run_sync(
+                log_final_end, self.recorder, name, reason, by, time.time()
+            )
 
     async def park(self, name: str, reason: str = "parked") -> None:
         """Stop session `name`'s actor, its end logged for now (`SessionEnded` with
@@ -151,6 +163,7 @@ class SessionRegistry:
         meanwhile, and its audit tells it from a killed server's. Returns once its actor has
         stopped (one already stopping too); an end that cannot be logged is the actor's
         `failure`, as any log failure is."""
+        SessionEnded(reason)  # checked before anything is done, as the log needs it
         stopped, scope = self._stopped.get(name), self._scopes.get(name)
         actor = self._sessions.pop(name, None)  # an `open` from now on waits, then resumes it
         if actor is not None and scope is not None:

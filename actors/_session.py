@@ -34,6 +34,7 @@ from semledger.eventlog import (
     DiagnosticsDispatched,
     EffectCompleted,
     EffectFailed,
+    EndedBy,
     Event,
     NewEvent,
     Recorder,
@@ -172,9 +173,8 @@ class Inspect:
 @attrs.frozen
 class Close:
     reason: str = "closed"
-    final: bool = False
-    """Ended for good by its client (`SessionEnded.by` ``"client"``): no server takes it up
-    again."""
+    by: EndedBy = "server"
+    """Who ends it (`SessionEnded.by`): any but the server, for good."""
 
 
 @attrs.frozen
@@ -694,8 +694,7 @@ class SessionActor(Actor[SessionMessage]):
             if not self.ended:
                 self.ended = True
                 self.core.runtime.close()
-                ended = SessionEnded(message.reason, "client" if message.final else "server")
-                await self._append([ended])
+                await self._append([SessionEnded(message.reason, message.by)])
             self.close()
             return None
         if isinstance(message, Refuse):

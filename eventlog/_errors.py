@@ -18,6 +18,7 @@ __all__ = [
     "RecorderClosedError",
     "SequenceConflict",
     "SessionClaimedError",
+    "SessionOverError",
     "UnknownSessionError",
     "UnknownTopicError",
     "UnsupportedSchemaError",
@@ -182,6 +183,15 @@ class SessionClaimedError(EventLogError):
             f"session {session!r} is already being served (by this process or another one "
             "using the same log); a session has one owner at a time"
         )
+        self.session = session
+
+
+class SessionOverError(EventLogError):
+    """Raised by ``log_final_end`` for a session that is over already: ended for good, or
+    crashed (never resumed, and an end after the crash would hide it)."""
+
+    def __init__(self, session: str, why: str) -> None:
+        super().__init__(f"session {session!r} is over already: {why}")
         self.session = session
 
 

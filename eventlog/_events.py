@@ -9,7 +9,7 @@ lists, and ``dict[str, Any]`` for the JSON wire payloads of SPEC §2.
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import attrs
 
@@ -250,11 +250,23 @@ EndedBy: TypeAlias = Literal["server", "client", "operator", "fuzzer"]
 """Who ended a session (`SessionEnded.by`)."""
 
 
+def _a_str(_event: object, field: "attrs.Attribute[Any]", value: object) -> None:
+    """An end's reason is checked as it is made: the log's summary keeps it as it is given,
+    and one of another type would read back as damage."""
+    if not isinstance(value, str):
+        raise TypeError(f"{field.name}: expected a str, got {type(value).__name__} {value!r:.80}")
+
+
+def _ended_by(_event: object, _field: "attrs.Attribute[Any]", value: object) -> None:
+    if value not in get_args(EndedBy):
+        raise ValueError(f"by: expected one of {', '.join(get_args(EndedBy))}, got {value!r:.80}")
+
+
 @attrs.frozen
 class SessionEnded:
     VERSION: ClassVar[int] = 3
-    reason: str
-    by: EndedBy = "server"
+    reason: str = attrs.field(validator=_a_str)
+    by: EndedBy = attrs.field(default="server", validator=_ended_by)
     """``"server"``: the process serving it (end of input, a signal, a park, a surface that
     closed), and serving it again resumes it. ``"client"``: its HTTP client (``DELETE``).
     ``"operator"``: ``semledger end``, logged while no server serves it. ``"fuzzer"``: a

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from math import isfinite
 from typing import Any, Final, Protocol
 
 import attrs
@@ -23,6 +25,7 @@ from ._errors import (
     EventLogError,
     MalformedRowError,
     SequenceConflict,
+    SessionOverError,
     UnknownSessionError,
 )
 from ._events import TOPICS, EndedBy, Event, SessionCrashed, SessionEnded, SessionStarted
@@ -145,7 +148,9 @@ def prepare_batch(
     """Check a batch's sequence numbers, encode it and chain it, writing nothing.
 
     ``head_of`` is asked once per session in the batch, for the head before it. Raises
-    ``SequenceConflict`` for the first event that is not the next of its session. This is
+    ``SequenceConflict`` for the first event that is not the next of its session, and
+    ``TypeError`` for a session that is not a str or an ``at`` that is no finite number
+    (what the log would keep but never read back). This is
     most of what an append costs in Python, so it keeps to tuples and locals.
     """
     tips: dict[str, tuple[int, bytes]] = {}
@@ -154,8 +159,16 @@ def prepare_batch(
     stored: list[StoredEvent] = []
     for new in batch:
         session = new.session
+        at = new.at
+        if (type(at) is not float and type(at) is not int) or not isfinite(at):
+            # SQLite would keep it, and every read of the session would then fail.
+            raise TypeError(f"at: expected a finite time in seconds (time.time()), got {at!r:.80}")
         tip = tips.get(session)
         if tip is None:
+            if type(session) is not str:
+                raise TypeError(
+                    f"session: expected a str, got {type(session).__name__} {session!r:.80}"
+                )
             head = head_of(session)
             tip = (0, GENESIS) if head is None else (head.seq, head.chain)
             deltas[session] = SummaryDelta(session, new.at, new.at)
@@ -444,18 +457,28 @@ def log_final_end(
     an HTTP ``DELETE`` of a session its server does not hold (parked, or left by a server
     that stopped). It is not resumed to be ended, so nothing it left unfinished (an effect)
     starts again. Claimed meanwhile: raises ``SessionClaimedError`` while a server serves
-    it, ``UnknownSessionError`` if the log has no such session, and what reading it raises
-    (``CorruptSummaryError``, ``CorruptEventError``, …) if its events cannot all be read, as
-    resuming it would: damage is named, not ended after."""
+    it, ``UnknownSessionError`` if the log has no such session, ``SessionOverError`` if it
+    was ended for good or crashed, and what reading it raises (``CorruptSummaryError``,
+    ``CorruptEventError``, …) if its events cannot all be read, as resuming it would:
+    damage is named, not ended after."""
     if by not in ("client", "operator"):
         raise ValueError("by: expected 'client' or 'operator', who end a session for good")
+    SessionEnded(reason, by)  # checked before anything is done, as the log needs them
     with recorder.claim(session):
         head = recorder.head(session)
         if head is None:
             raise UnknownSessionError(session)
         check_counted(recorder, session)
-        for _ in recorder.events(session):
-            pass
+        read = deque((event for _record, event in recorder.events(session)), maxlen=1)
+        last = read[0] if read else None
+        if isinstance(last, SessionEnded) and last.final:
+            raise SessionOverError(session, f"it was ended for good ({last.reason})")
+        if isinstance(last, SessionCrashed):
+            raise SessionOverError(
+                session,
+                f"it crashed ({last.exception_type}); a crashed session is never resumed, so"
+                " there is nothing to end (`semledger audit` shows why)",
+            )
         (ended,) = recorder.append([NewEvent(session, head.seq + 1, SessionEnded(reason, by), at)])
     return ended
 

@@ -24,6 +24,7 @@ from semledger.eventlog import (
     AgentConnected,
     EventLogError,
     SessionClaimedError,
+    SessionOverError,
     log_final_end,
     session_end,
     session_start,
@@ -482,7 +483,7 @@ class McpHttpApp:
         self._connections.pop(session_id, None)
         self._over[session_id] = _for_good(session_id, _DELETED)
         try:
-            await self.registry.close(session_id, _DELETED, final=True)
+            await self.registry.close(session_id, _DELETED, by="client")
         except ActorError as error:  # its end could not be logged (a full disk, say)
             await _refuse(send, 500, str(error))
             return
@@ -510,6 +511,9 @@ class McpHttpApp:
             )
         except SessionClaimedError as error:  # another server on the log serves it
             await _refuse(send, 409, str(error))
+            return
+        except SessionOverError as error:  # ended or crashed since it was looked at
+            await _refuse(send, 404, str(error))
             return
         except DAMAGED_LOG_ERRORS as error:
             await _refuse(send, 500, _unreadable(session_id, error))

@@ -791,36 +791,27 @@ def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) ->
 def _cmd_end(args: argparse.Namespace, console: Console) -> int:
     from semledger.eventlog import (
         SessionClaimedError,
+        SessionOverError,
         SqliteRecorder,
+        UnknownSessionError,
         log_final_end,
-        session_end,
     )
 
     if not Path(args.db).exists():
         raise UsageError(f"no log at {args.db} (give --db PATH)")
+    # One that ended for now (its client went away) is ended for good, as one still open.
+    reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
     recorder = SqliteRecorder(args.db, create=False)
     try:
-        head = recorder.head(args.session)
-        if head is None:
-            raise UsageError(f"the log has no session {args.session!r}")
-        last = session_end(recorder, args.session)
-        if last is not None and last.final:
-            raise UsageError(f"session {args.session!r} has already ended ({last.reason})")
-        summary = recorder.summary(args.session)
-        if summary is not None and summary.crashed:
-            # Ending it would show it as ended by the operator, the crash out of sight.
-            raise UsageError(
-                f"session {args.session!r} is over ({summary.end_reason}): a crashed session"
-                " is never resumed, so there is nothing to end (`semledger audit` shows why)"
-            )
-        # One that ended for now (its client went away) is ended for good, as one still open.
-        reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
-        try:
-            log_final_end(recorder, args.session, reason, "operator", time.time())
-        except SessionClaimedError as error:
-            raise UsageError(
-                f"session {args.session!r} is being served now: stop its server first"
-            ) from error
+        log_final_end(recorder, args.session, reason, "operator", time.time())
+    except UnknownSessionError:
+        raise UsageError(f"the log has no session {args.session!r}") from None
+    except SessionOverError as error:
+        raise UsageError(str(error)) from error
+    except SessionClaimedError as error:
+        raise UsageError(
+            f"session {args.session!r} is being served now: stop its server first"
+        ) from error
     finally:
         recorder.close()
     console.print(_printable(f"session {args.session!r} {reason}"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,12 @@ import pytest
 import trio
 
 from semledger.actors import LogWriter, SessionActor, SessionRegistry
-from semledger.eventlog import MemoryRecorder, SessionClaimedError, SqliteRecorder
+from semledger.eventlog import (
+    MemoryRecorder,
+    SessionClaimedError,
+    SqliteRecorder,
+    UnknownSessionError,
+)
 from semledger.examples import counter
 from semledger.replay import audit_report
 from semledger.runtime import (
@@ -106,3 +112,59 @@ def test_serving_a_session_another_process_serves_is_a_usage_error_that_logs_not
     with SqliteRecorder(db) as recorder:
         incidents = audit_report(recorder, "s").incidents
     assert [i.kind for i in incidents] == ["resumed"]
+
+
+async def test_closing_for_good_a_session_that_does_not_run_here_ends_it_in_the_log() -> None:
+    """It did nothing, silently: a session its program ended for good while it was parked
+    was resumed by the next open and served again."""
+    recorder = MemoryRecorder()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+
+            def actor() -> SessionActor:
+                return SessionActor("s", counter.app, COUNTER, writer, recorder)
+
+            await registry.open("s", actor)
+            await registry.park("s")
+            await registry.close("s", "retired", by="operator")
+            ending = audit_report(recorder, "s").ending
+            assert (ending.reason, ending.by, ending.final) == ("retired", "operator", True)
+            with pytest.raises(Exception, match="ended for good"):
+                await registry.open("s", actor)
+            with pytest.raises(UnknownSessionError):
+                await registry.close("nobody", "retired", by="client")
+            writer.close()
+
+
+@pytest.mark.parametrize(
+    ("reason", "by", "error"),
+    [
+        (None, "server", "reason: expected a str, got NoneType None"),
+        (b"bye", "client", "reason: expected a str, got bytes b'bye'"),
+        ("bye", "janitor", "by: expected one of server, client, operator, fuzzer, got 'janitor'"),
+    ],
+)
+async def test_an_end_the_log_could_not_take_is_refused_before_anything_is_done(
+    reason: object, by: object, error: str
+) -> None:
+    """A reason of None or bytes was logged, and the log then read as damaged."""
+    recorder = MemoryRecorder()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            await registry.open(
+                "s", lambda: SessionActor("s", counter.app, COUNTER, writer, recorder)
+            )
+            before = list(recorder.read("s"))
+            with pytest.raises((TypeError, ValueError), match=re.escape(error)):
+                await registry.close("s", reason, by=by)  # type: ignore[arg-type]
+            if by == "server":
+                with pytest.raises(TypeError, match=re.escape(error)):
+                    await registry.park("s", reason)  # type: ignore[arg-type]
+            assert list(recorder.read("s")) == before
+            assert "s" in registry
+            await registry.close_all()
+            writer.close()

@@ -68,7 +68,7 @@ def test_an_ended_session_says_why_verifies_and_is_not_served_again(tmp_path: Pa
 
     again = mcp.cli("end", "killed", "--db", str(db))
     assert (again.returncode, again.stderr.strip()) == (
-        2, f"semledger: session 'killed' has already ended ({reason})"
+        2, f"semledger: session 'killed' is over already: it was ended for good ({reason})"
     )  # fmt: skip
 
 
@@ -84,7 +84,7 @@ def test_a_reason_with_a_newline_or_an_escape_is_said_escaped_on_one_line(tmp_pa
     again = mcp.cli("end", "odd", "--db", str(db))
     assert again.returncode == 2
     assert again.stderr == (
-        "semledger: session 'odd' has already ended"
+        "semledger: session 'odd' is over already: it was ended for good"
         " (ended by the operator: one\\ntwo \\x1b[31mred\\x07)\n"
     )
 
@@ -131,8 +131,8 @@ def test_a_crashed_session_is_not_ended_over_its_crash(tmp_path: Path) -> None:
     done = mcp.cli("end", "cr", "--db", str(db), "--reason", "cover-up")
     assert (done.returncode, done.stderr.strip()) == (
         2,
-        "semledger: session 'cr' is over (crashed: ZeroDivisionError): a crashed session is"
-        " never resumed, so there is nothing to end (`semledger audit` shows why)",
+        "semledger: session 'cr' is over already: it crashed (ZeroDivisionError); a crashed"
+        " session is never resumed, so there is nothing to end (`semledger audit` shows why)",
     )
     assert _state(db, "cr") == before == {
         "ended": True, "end_reason": "crashed: ZeroDivisionError", "served": False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -38,6 +39,7 @@ from semledger.eventlog import (
     SessionClaimedError,
     SessionCrashed,
     SessionEnded,
+    SessionOverError,
     SessionStarted,
     SessionSummary,
     SqliteRecorder,
@@ -435,6 +437,46 @@ def test_a_final_end_is_logged_after_the_last_event_unless_a_server_serves_the_s
     with pytest.raises(ValueError, match=r"^by: expected 'client' or 'operator'"):
         log_final_end(recorder, "s", "over", "server", 3.0)
     assert len(list(recorder.read("s"))) == 2
+
+
+def test_a_final_end_is_refused_after_a_crash_or_another_final_end(recorder: Recorder) -> None:
+    """Ending a crashed session hid its crash from the audit, and a second final end was
+    logged after the first."""
+    recorder.append([
+        NewEvent("crashed", 1, started(), 1.0),
+        NewEvent("crashed", 2, SessionCrashed("ZeroDivisionError", "Traceback …"), 2.0),
+        NewEvent("ended", 1, started(), 1.0),
+    ])  # fmt: skip
+    log_final_end(recorder, "ended", "retired", "operator", 2.0)
+    with pytest.raises(SessionOverError, match=r"'crashed' is over already: it crashed \(Zero"):
+        log_final_end(recorder, "crashed", "retired", "operator", 3.0)
+    with pytest.raises(SessionOverError, match=r"it was ended for good \(retired\)"):
+        log_final_end(recorder, "ended", "again", "client", 3.0)
+    assert [recorder.head(s).seq for s in ("crashed", "ended")] == [2, 2]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("session", "at", "error"),
+    [
+        ("s", "now", "at: expected a finite time in seconds (time.time()), got 'now'"),
+        ("s", float("nan"), "at: expected a finite time in seconds (time.time()), got nan"),
+        ("s", True, "at: expected a finite time in seconds (time.time()), got True"),
+        (5, 1.0, "session: expected a str, got int 5"),
+    ],
+)
+def test_an_event_the_log_could_not_read_back_is_refused_and_nothing_is_written(
+    recorder: Recorder, session: object, at: object, error: str
+) -> None:
+    """SQLite kept an `at` of 'now' (a clock returning text), and every read of the session
+    then failed: the log was damaged by one bad argument."""
+    recorder.append([NewEvent("ok", 1, started(), 1.0)])
+    with pytest.raises(TypeError, match=re.escape(error)):
+        recorder.append([
+            NewEvent("ok", 2, SessionEnded("x"), 2.0),
+            NewEvent(session, 1, started(), at),  # type: ignore[arg-type]
+        ])  # fmt: skip
+    assert [r.seq for r in recorder.read("ok")] == [1]
+    assert recorder.head(str(session)) is None
 
 
 # SQLite only: what lives on disk.
