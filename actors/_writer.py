@@ -130,6 +130,7 @@ class LogWriter(Actor[Pending]):
         self.transactions = 0
         self.appended = 0
         self._closing = trio.Event()
+        self._started = False
 
     def close(self) -> None:
         super().close()
@@ -138,8 +139,14 @@ class LogWriter(Actor[Pending]):
     def submit(self, events: Sequence[NewEvent], *, after: Pending | None = None) -> Pending:
         """Queue `events` (one session's, in order) without waiting for them.
 
-        Raises `ActorClosedError` if the writer has stopped.
+        Raises `ActorClosedError` if the writer has stopped, and `RuntimeError` if it was
+        never started: the batch would wait for it, and its session with it, forever.
         """
+        if not self._started:
+            raise RuntimeError(
+                "the log writer has not been started: start it with"
+                " `writer = await nursery.start(LogWriter(recorder).run)`"
+            )
         pending = Pending(tuple(events), after)
         if not pending.events:
             pending._succeed([])
@@ -156,6 +163,7 @@ class LogWriter(Actor[Pending]):
         self, *, task_status: trio.TaskStatus[LogWriter] = trio.TASK_STATUS_IGNORED
     ) -> None:
         try:
+            self._started = True
             task_status.started(self)
             while True:
                 try:

@@ -14,7 +14,7 @@ import pytest
 import trio
 import trio.testing
 
-from semledger.actors import ActorClosedError, LogWriter, SessionActor
+from semledger.actors import ActorClosedError, LogWriter, SessionActor, SessionRegistry
 from semledger.eventlog import (
     ActionReceipt,
     MemoryRecorder,
@@ -310,3 +310,17 @@ def test_a_log_writer_given_a_path_instead_of_a_recorder_is_refused_as_it_is_mad
     """LogWriter("log.db") started, and failed only at the first write, inside it."""
     with pytest.raises(TypeError, match=r"^recorder: expected a Recorder .*got str 'log.db'"):
         LogWriter("log.db")  # type: ignore[arg-type]
+
+
+async def test_a_writer_never_started_refuses_a_batch_instead_of_leaving_it_waiting() -> None:
+    """A registry given a LogWriter nobody started waited forever to open a session."""
+    recorder = MemoryRecorder()
+    writer = LogWriter(recorder)
+    with pytest.raises(RuntimeError, match=r"^the log writer has not been started: start it"):
+        writer.submit([NewEvent("s", 1, SessionEnded("x"), 1.0)])
+    ref = "semledger.examples.counter:app"
+    async with trio.open_nursery() as nursery:
+        registry = SessionRegistry(nursery, writer, recorder)
+        with trio.fail_after(5), pytest.raises(RuntimeError, match="has not been started"):
+            await registry.open("s", lambda: SessionActor("s", counter.app, ref, writer, recorder))
+    assert recorder.head("s") is None
