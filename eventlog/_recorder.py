@@ -461,6 +461,8 @@ def log_final_end(
     was ended for good or crashed, and what reading it raises (``CorruptSummaryError``,
     ``CorruptEventError``, …) if its events cannot all be read, as resuming it would:
     damage is named, not ended after."""
+    if not isinstance(session, str):
+        raise TypeError(f"session: expected a str, got {type(session).__name__} {session!r:.80}")
     if by not in ("client", "operator"):
         raise ValueError("by: expected 'client' or 'operator', who end a session for good")
     SessionEnded(reason, by)  # checked before anything is done, as the log needs them
@@ -593,14 +595,35 @@ def verify_log(
     a server is still writing is not reported to disagree with its own summary.
 
     Raises ``TypeError`` for a str `sessions` (its letters are not names: give
-    ``[name]``), and `UnknownSessionError` for one of them the log has neither events nor
-    a summary of, unless ``anchors`` holds a head of it (then its events are gone).
+    ``[name]``) or a name that is no str, an anchor that is no `Head` of an int and bytes
+    (a head kept as text would be read as a log changed since), and
+    `UnknownSessionError` for one of them the log has neither events nor a summary of,
+    unless ``anchors`` holds a head of it (then its events are gone).
     """
     if isinstance(sessions, str):
         raise TypeError(
             f"sessions: expected a sequence of session names, got the str {sessions!r:.80}"
             f" (one session: [{sessions!r:.80}])"
         )
+    if sessions is not None:
+        sessions = list(sessions)
+        for name in sessions:
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"sessions: expected strs, got {type(name).__name__} {name!r:.80}"
+                )
+    if anchors is not None and not isinstance(anchors, Mapping):
+        raise TypeError(
+            f"anchors: expected a mapping of session names to heads, got {anchors!r:.80}"
+        )
+    for name, head in (anchors or {}).items():
+        if not (
+            isinstance(head, Head) and type(head.seq) is int and isinstance(head.chain, bytes)
+        ):
+            raise TypeError(
+                f"anchors[{name!r:.80}]: expected a Head(seq: int, chain: bytes), as"
+                f" recorder.head() returns it, got {head!r:.80}"
+            )
     with recorder.pinned():
         return _verified(recorder, sessions, anchors, on_progress)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,6 +214,26 @@ def test_verify_log_of_one_name_given_as_a_str_raises() -> None:
     recorder.append([NewEvent("orders", 1, SessionStarted("m:app", "runtime", {}, True), 0.0)])
     with pytest.raises(TypeError, match=r"^sessions: expected a sequence of session names"):
         verify_log(recorder, "orders")
+
+
+@pytest.mark.parametrize(
+    ("sessions", "anchors", "error"),
+    [
+        ([5], None, "sessions: expected strs, got int 5"),
+        (None, ["orders"], "anchors: expected a mapping of session names to heads"),
+        (None, {"orders": "1:ab12"}, "anchors['orders']: expected a Head(seq: int, chain: bytes)"),
+        (None, {"orders": Head(1, "ab12")}, "anchors['orders']: expected a Head(seq: int,"),
+    ],
+)
+def test_verify_log_refuses_names_and_anchors_of_the_wrong_shape(
+    sessions: object, anchors: object, error: str
+) -> None:
+    """A head kept as text, `Head(1, "<hex>")`, was reported as a log changed since the
+    anchor was taken: a false alarm of tampering. Others failed inside with AttributeError."""
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("orders", 1, SessionStarted("m:app", "runtime", {}, True), 0.0)])
+    with pytest.raises(TypeError, match=re.escape(error)):
+        verify_log(recorder, sessions, anchors=anchors)  # type: ignore[arg-type]
 
 
 def test_verify_log_of_an_anchored_session_whose_events_are_gone_reports_them_missing() -> None:

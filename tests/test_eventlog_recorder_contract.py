@@ -436,6 +436,8 @@ def test_a_final_end_is_logged_after_the_last_event_unless_a_server_serves_the_s
         log_final_end(recorder, "t", "retired", "client", 2.0)
     with pytest.raises(ValueError, match=r"^by: expected 'client' or 'operator'"):
         log_final_end(recorder, "s", "over", "server", 3.0)
+    with pytest.raises(TypeError, match=r"^session: expected a str, got int 5"):
+        log_final_end(recorder, 5, "over", "client", 3.0)  # type: ignore[arg-type]
     assert len(list(recorder.read("s"))) == 2
 
 
