@@ -37,6 +37,8 @@ from semledger.eventlog import (
     verify_log,
 )
 
+from ._reads import check_log_and_session
+
 _REFUSED = topic_of(CallRefused)
 
 
@@ -244,6 +246,7 @@ def audit_report(recorder: Recorder, session: str) -> AuditReport:
     ``"ok"`` or the error class, and its generation the number of snapshots taken before it.
 
     The log is read at one moment (``Recorder.pinned``), however much is appended meanwhile."""
+    check_log_and_session(recorder, session)
     with recorder.pinned():
         return _audit(recorder, session)
 

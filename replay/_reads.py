@@ -3,7 +3,7 @@ from the journal its log holds (`semledger.actors.logged_journal`)."""
 
 from __future__ import annotations
 
-from semledger.actors import logged_journal
+from semledger.actors import check_recorder, logged_journal
 from semledger.eventlog import (
     CONVERTER,
     Committed,
@@ -47,6 +47,14 @@ def _last_generation(recorder: Recorder, session: str) -> int:
     return last.generation
 
 
+def check_log_and_session(recorder: object, session: object) -> None:
+    """Raise ``TypeError`` unless `recorder` is a recorder and `session` a name: a path
+    given for the one failed deep inside, and a name of None was "no session None"."""
+    check_recorder(recorder)
+    if not isinstance(session, str):
+        raise TypeError(f"session: expected a str, got {type(session).__name__} {session!r:.80}")
+
+
 def fold(
     recorder: Recorder, session: str, *, until: int | None = None, since: int | None = None
 ) -> Journal:
@@ -61,6 +69,7 @@ def fold(
     `since` out of 0 to 2**64-1, and `UnknownGenerationError` for a generation the session
     never reached (a negative one).
     """
+    check_log_and_session(recorder, session)
     check_since(since)
     check_optional_int(until, "generation")
     if until is not None and until < 0:

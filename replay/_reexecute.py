@@ -54,6 +54,7 @@ from ._invariants import (
     recorded_reads,
     recorded_violation,
 )
+from ._reads import check_log_and_session
 
 COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
 
@@ -447,6 +448,7 @@ def reexecute(
     """Re-run `session` against `app`; the report names the first divergence, if any.
     The log is read at one moment (``Recorder.pinned``): a session still being served
     replays as far as it was. Raises ``TypeError`` unless `app` is an `App`."""
+    check_log_and_session(recorder, session)
     check_app(app)
     with recorder.pinned():
         log = _Log(recorder, session)

@@ -716,3 +716,28 @@ def test_each_row_of_the_text_audit_names_its_event_so_that_it_is_matched_to_its
     assert [line.split("  ")[:2] for line in narrow if line.startswith("#")] == [
         ["#1", f"event {first}"], ["#2", f"event {second}"]
     ]
+
+
+@pytest.mark.parametrize(
+    ("recorder", "session", "error"),
+    [
+        ("k.db", "k", "recorder: expected a Recorder (SqliteRecorder(path) or MemoryRecorder())"),
+        (MemoryRecorder(), None, "session: expected a str, got NoneType None"),
+        (MemoryRecorder(), 5, "session: expected a str, got int 5"),
+    ],
+)
+def test_the_log_tools_refuse_a_path_for_a_recorder_or_a_name_that_is_no_str(
+    recorder: object, session: object, error: str
+) -> None:
+    """A path failed inside with AttributeError ('pinned'), and a name of None or 5 was
+    "the log has no session None"."""
+    from semledger.examples import counter
+    from semledger.replay import audit_report, read_at, reexecute
+
+    for call in (
+        lambda: audit_report(recorder, session),  # type: ignore[arg-type]
+        lambda: read_at(recorder, session),  # type: ignore[arg-type]
+        lambda: reexecute(recorder, session, counter.app),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(TypeError, match=re.escape(error)):
+            call()
