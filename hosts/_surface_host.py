@@ -20,8 +20,10 @@ application through the same router and tools as a semledger app:
   ``checked: "mixed"``, ``modal``, ``multiline``, ``password``), and so do a heading's
   ``level`` and a link's or the page's ``url``. An element the page made anew keeps the
   node id of the one it replaced when their semantic id says they are one (a list rendered
-  again). A node's frame is in the document's
-  coordinates: the surface's box plus how far the root says the page is scrolled
+  again) and both are in one document (under the same ``document`` node, or the root): a
+  navigation makes a new document, whose elements get new node ids whatever their HTML
+  ids, so that an id an agent holds never acts on the next page. A node's frame is in the
+  document's coordinates: the surface's box plus how far the root says the page is scrolled
   (``native["scroll"]``), so a scroll changes no frame.
 - Each node offers the actions its role and states imply (no set_text on a read-only or
   disabled text field, no submit on a multiline one, where Enter starts a new line; set_text
@@ -621,6 +623,18 @@ def _within_modal(page: list[SnapshotNode]) -> list[SnapshotNode]:
     return [item for item in page if item.ref in inside]
 
 
+def _documents(page: list[SnapshotNode]) -> dict[str, str]:
+    """The document each element of `page` is in, by ref: the ref of the nearest ``document``
+    node holding it (itself, for one), else the root's. A navigation replaces the document
+    node (the web adapter's ``<body>``, which the new document's is not), and so does one in
+    an iframe for what the frame shows."""
+    of: dict[str, str] = {}
+    for item in page:
+        holder = None if item.parent is None or item.role == "document" else of.get(item.parent)
+        of[item.ref] = holder or item.ref
+    return of
+
+
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
 
@@ -653,6 +667,8 @@ class SurfaceAgentHost:
         """The live nodes out of the tree, as they were when they left it."""
         self._said: dict[int, str] = {}
         """What each live region out of the tree said when it left it, all of its text."""
+        self._documents: dict[int, str] = {}
+        """The document each node id's element was last seen in, by the document node's ref."""
         self._built: dict[str, tuple[tuple[Any, ...], SemanticsNode]] = {}
         """Each element's node as last built, by ref, with what it was built from."""
         self._next_id = next_node_id
@@ -775,8 +791,11 @@ class SurfaceAgentHost:
     def _adopt_ids(self, page: list[SnapshotNode]) -> None:
         """Give an element the page made anew (a list it rendered again) the node id of the
         one it replaced: the node of its semantic id, whose element is gone. Only where that
-        semantic id was on one node and is on one new element."""
+        semantic id was on one node and is on one new element, in the document the node's
+        element was in: a page's next document has ids of its own (its ``#go`` is another
+        button), and a node id held for the last one must not act on it."""
         on_page = {item.ref for item in page}
+        documents = _documents(page)
         fresh: dict[SemanticId, list[str]] = {}
         for item in page:
             if item.ref not in self._ids:
@@ -789,9 +808,13 @@ class SurfaceAgentHost:
             old_ref = self._refs.get(before[0]) if len(before) == 1 else None
             if len(refs) != 1 or old_ref is None or old_ref in on_page:
                 continue
+            if self._documents.get(before[0]) != documents[refs[0]]:
+                continue
             del self._ids[old_ref]
             self._ids[refs[0]] = before[0]
             self._refs[before[0]] = refs[0]
+        for item in page:
+            self._documents[self._id_for(item.ref)] = documents[item.ref]
 
     def _page_nodes(
         self, snapshot: Snapshot, *, busy: bool = False
@@ -896,6 +919,7 @@ class SurfaceAgentHost:
         while len(departed) > REMEMBERED_REFS:
             forgotten, _ = departed.popitem(last=False)
             self._ids.pop(self._refs.pop(forgotten), None)
+            self._documents.pop(forgotten, None)
             self._left.pop(forgotten, None)
             self._said.pop(forgotten, None)
 

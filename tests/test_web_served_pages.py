@@ -114,6 +114,14 @@ PAGES = {
     "<div role='tabpanel' id='two' aria-label='Second' hidden><button>Reset</button></div>"
     "<script>function show(panel) {"
     " for (const p of [one, two]) p.hidden = p !== panel; }</script>",
+    # Two documents with a button of the same HTML id, which is its semantic id.
+    "draft.html": "<!doctype html><title>Draft</title><button id='go'>Save draft</button>"
+    "<a href='account.html'>Next</a>",
+    "draft_moving_on.html": "<!doctype html><title>Draft</title>"
+    "<button id='go'>Save draft</button>"
+    "<script>setTimeout(() => { location.href = 'account.html'; }, 300);</script>",
+    "account.html": "<!doctype html><title>Account</title>"
+    "<button id='go' onclick=\"this.textContent = 'Deleted'\">Delete account</button>",
 }
 
 
@@ -400,6 +408,33 @@ async def test_a_tab_panel_hidden_and_shown_again_keeps_its_node_ids(
     assert apply.node_id not in {n.node_id for n in second.nodes}
     await _do(host, _one(second, Role.TAB, "One"), ActionKind.SELECT)
     assert _one(await full_read(host), Role.BUTTON, "Apply").node_id == apply.node_id
+
+
+@pytest.mark.parametrize("how", ["link", "timer"])
+async def test_a_node_id_from_before_a_navigation_is_not_found_on_the_next_document(
+    surface: WebSurface, site: str, how: str
+) -> None:
+    """The next document's button with the same HTML id took the node id of the last
+    one's, so an agent's activate on "Save draft" deleted the account."""
+    first = "draft.html" if how == "link" else "draft_moving_on.html"
+    host = await open_host(surface, site + first)
+    draft = await full_read(host)
+    save = _one(draft, Role.BUTTON, "Save draft")
+    if how == "link":
+        await _do(host, _one(draft, Role.LINK, "Next"), ActionKind.ACTIVATE)
+    account = await full_read(host)
+    with trio.fail_after(HANG_GUARD_S):
+        while _root(account).label != "Account":
+            await trio.sleep(0.05)
+            account = await full_read(host)
+    assert _one(account, Role.BUTTON, "Delete account").node_id != save.node_id
+    with trio.fail_after(HANG_GUARD_S):
+        outcome = await host.perform_action(
+            ByNodeId(save.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+        )
+    assert isinstance(outcome, Rejection), outcome
+    assert outcome.code is ErrorCode.TARGET_NOT_FOUND
+    _one(await full_read(host), Role.BUTTON, "Delete account")
 
 
 async def test_a_status_written_behind_an_aria_modal_is_announced_as_the_modal_closes(
