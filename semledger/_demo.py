@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -167,19 +168,31 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
     finally:
         recorder.close()
     elapsed = time.perf_counter() - started
-    log = shlex.quote(db)  # the commands are for pasting into a shell
     console.print(
-        Panel.fit(
-            Text(
-                f"the log is {Path(db).resolve()} ({elapsed:.1f} s)\n\nnext:\n"
-                f"  semledger sessions --db {log}\n"
-                f"  semledger read {session_name} --db {log}\n"
-                f"  semledger audit {session_name} --verify --db {log}\n"
-                f"  semledger replay {session_name} --db {log}\n"
-                f"  semledger fuzz {APP} --examples 50"
-                f" --allow-issue duplicate_semantic_id:todo.item --db {log}"
-            ),
-            title="done",
-        )
+        Panel.fit(Text(f"the log is {Path(db).resolve()} ({elapsed:.1f} s)"), title="done")
     )
+    # Outside the box and never wrapped: each line is a command to paste into a shell.
+    log, semledger = shlex.quote(db), _this_command()
+    console.print("next:")
+    for step in (
+        f"sessions --db {log}",
+        f"read {session_name} --db {log}",
+        f"audit {session_name} --verify --db {log}",
+        f"replay {session_name} --db {log}",
+        f"fuzz {APP} --examples 50 --allow-issue duplicate_semantic_id:todo.item --db {log}",
+    ):
+        console.print(Text(f"  {semledger} {step}"), soft_wrap=True)
     return 0 if report.ok and chain.ok else 1
+
+
+def _this_command() -> str:
+    """semledger as it was run, for commands to paste: ``semledger`` where the shell finds
+    this one by that name, else the path it was run by (``.venv/bin/semledger`` outside
+    an activated environment) or ``python -m semledger``."""
+    run_as = sys.argv[0]
+    if Path(run_as).name == "semledger":
+        found = shutil.which("semledger")
+        if found is not None and Path(found).resolve() == Path(run_as).resolve():
+            return "semledger"
+        return shlex.quote(run_as)
+    return f"{shlex.quote(sys.executable)} -m semledger"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,25 +14,24 @@ import stdio_client as mcp
 def test_every_next_step_the_demo_suggests_names_the_log_it_wrote(tmp_path: Path) -> None:
     """Its fuzz suggestion had no --db: followed, it wrote ./semledger.db instead. A path
     with a space or brackets was printed unquoted (and read as markup), so a pasted step
-    failed."""
+    failed. Each began with a bare `semledger`, which is not found outside an activated
+    environment, and was drawn inside a box whose border a pasted line took along."""
     folder = tmp_path / "my logs [x]"
     folder.mkdir()
     db = folder / "demo.db"
-    done = mcp.cli("demo", "--db", str(db), COLUMNS="300")
+    done = mcp.cli("demo", "--db", str(db), COLUMNS="40")
     assert done.returncode == 0, done.stdout + done.stderr
-    suggested = [
-        line.strip(" │") for line in done.stdout.splitlines() if line.strip(" │").startswith(
-            "semledger "
-        )
-    ]
-    assert [line.split()[1] for line in suggested] == [
-        "sessions", "read", "audit", "replay", "fuzz",
-    ]  # fmt: skip
-    assert all(shlex.split(line)[-2:] == ["--db", str(db)] for line in suggested), suggested
-    listed = mcp.cli(*shlex.split(suggested[0])[1:])
+    lines = done.stdout.splitlines()
+    suggested = [shlex.split(line) for line in lines[lines.index("next:") + 1 :]]
+    assert [argv[:3] for argv in suggested] == [list(mcp.COMMAND)] * 5  # as it was run
+    assert [argv[3] for argv in suggested] == ["sessions", "read", "audit", "replay", "fuzz"]
+    assert all(argv[-2:] == ["--db", str(db)] for argv in suggested), suggested
+    listed = subprocess.run(suggested[0], capture_output=True, text=True, env=mcp.env())
     assert listed.returncode == 0, listed.stderr
     # Seed 4 adds two todos, which share the id `todo.item` on purpose.
-    fuzzed = mcp.cli(*shlex.split(suggested[-1])[1:], "--seed", "4")
+    fuzzed = subprocess.run(
+        [*suggested[-1], "--seed", "4"], capture_output=True, text=True, env=mcp.env()
+    )
     assert fuzzed.returncode == 0, fuzzed.stdout + fuzzed.stderr
 
 
