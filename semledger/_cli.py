@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import itertools
 import json
 import logging
@@ -1295,6 +1296,11 @@ def _silence(stream: IO[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        # Where the locale's encoding is not UTF-8, what it cannot encode (an arrow, a
+        # check mark, a name from the log) is escaped rather than a crash at the end.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     stdout = sys.stdout
     if stdout is not None:
         sys.stdout = cast(TextIO, _Output(stdout))

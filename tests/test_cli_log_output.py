@@ -594,6 +594,23 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
     assert caveat.endswith("replay it a few times")
 
 
+@pytest.mark.parametrize("command", [["replay", "agent"], ["audit", "agent", "--verify"]])
+def test_output_a_locale_cannot_encode_is_escaped_not_a_crash(
+    logged: Path, command: list[str]
+) -> None:
+    """Where output is not UTF-8 (a Latin-1 locale), the verdict's dash and the audit's
+    arrows raised UnicodeEncodeError: a traceback, and exit 1, which reads as a failed
+    check."""
+    done = subprocess.run(
+        [*mcp.COMMAND, *command, "--db", str(logged)],
+        capture_output=True, text=True, timeout=120, check=False,
+        env=mcp.env(PYTHONIOENCODING="latin-1", PYTHONUTF8="0"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "\\u2014" in done.stdout or "\\u2192" in done.stdout, done.stdout
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize(
     "command",
