@@ -1325,6 +1325,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+def _check_utf8(args: argparse.Namespace) -> None:
+    """Raise `UsageError` for an argument that is not UTF-8 (a Latin-1 file name, say):
+    Python keeps its bytes as lone surrogates, which failed deep inside, or were typed into
+    an app by the fuzzer and reported as the app's bug."""
+    for name, value in vars(args).items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and not text.isascii():
+                try:
+                    text.encode()
+                except UnicodeEncodeError:
+                    raise UsageError(f"{name.replace('_', '-')}: {text!r} is not UTF-8") from None
+
+
 def _run(args: argparse.Namespace, serving: bool) -> int:
     # No markup or emoji codes: what the console prints comes from logs, apps and agents,
     # and "[/]" or ":smile:" there is text, not formatting.
@@ -1335,6 +1348,7 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
     width = None if terminal or "COLUMNS" in os.environ else _PIPED_WIDTH
     console = _Console(stderr=serving, width=width, markup=False, emoji=False)
     try:
+        _check_utf8(args)
         status = COMMANDS[args.command](args, console)
         if not serving:
             sys.stdout.flush()
