@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import itertools
 import json
 import logging
 import os
@@ -633,24 +632,11 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
-        from semledger._render import (
-            PLAIN_AUDIT_ROWS,
-            audit_fits,
-            audit_lines,
-            audit_notes,
-            audit_records,
-            audit_table,
-            connection_lines,
-        )
+        from semledger._render import audit_notes, connection_lines, print_audit
 
         for line in connection_lines(audited.connections):
             console.print(line, soft_wrap=True)
-        if len(entries) > PLAIN_AUDIT_ROWS:
-            _print_lines(console, audit_lines(args.session, entries))
-        elif not audit_fits(entries, console.width):
-            _print_lines(console, audit_records(args.session, entries))
-        else:
-            console.print(audit_table(args.session, entries, console.width))
+        print_audit(console, args.session, entries)
         for line in audit_notes(audited):
             console.print(line, soft_wrap=True)
         if report is not None:
@@ -665,12 +651,6 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
     if unreadable is not None:
         print(f"semledger: the log {args.db} is damaged: {unreadable}", file=sys.stderr)
     return 0 if unreadable is None and (report is None or report.ok) else 1
-
-
-def _print_lines(console: Console, lines: Iterator[str]) -> None:
-    """Plain lines as they come, a chunk at a time: nothing waits for the last one."""
-    while chunk := list(itertools.islice(lines, 500)):
-        console.out("\n".join(chunk), highlight=False)
 
 
 def _audited(

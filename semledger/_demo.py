@@ -126,7 +126,7 @@ async def _drive(db: str, session_name: str, console: Console) -> None:
 
 
 def run_demo(console: Console, *, db: str = "semledger.db") -> int:
-    from semledger._render import audit_notes, audit_table, connection_lines, replay_verdict
+    from semledger._render import audit_notes, connection_lines, print_audit, replay_verdict
     from semledger.eventlog import SqliteRecorder
     from semledger.examples.todo import app
     from semledger.replay import audit_report, reexecute, verify
@@ -157,7 +157,7 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
         audited = audit_report(recorder, session_name)
         for line in connection_lines(audited.connections):
             console.print(line)
-        console.print(audit_table(session_name, audited.entries))
+        print_audit(console, session_name, audited.entries)
         for line in audit_notes(audited):
             console.print(line)
         report = reexecute(recorder, session_name, app)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 import attrs
 from rich.cells import cell_len
-from rich.console import Group
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -241,6 +242,21 @@ def _widths(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:
         max([cell_len(header), *(cell_len(row[i]) for row in rows)])
         for i, header in enumerate(headers)
     ]
+
+
+def print_audit(console: Console, session: str, entries: Sequence[AuditEntry]) -> None:
+    """The audit's calls as ``semledger audit`` prints them: a table, or plain lines where
+    one would be slow to lay out (`PLAIN_AUDIT_ROWS`) or folded (a narrow terminal), printed
+    a chunk at a time, so that nothing waits for the last."""
+    if len(entries) > PLAIN_AUDIT_ROWS:
+        lines = audit_lines(session, entries)
+    elif not audit_fits(entries, console.width):
+        lines = audit_records(session, entries)
+    else:
+        console.print(audit_table(session, entries, console.width))
+        return
+    while chunk := list(itertools.islice(lines, 500)):
+        console.out("\n".join(chunk), highlight=False)
 
 
 def audit_lines(session: str, entries: Sequence[AuditEntry]) -> Iterator[str]:
