@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.actors import LogWriter, SessionActor, SessionEndedError, SessionRegistry
 from semledger.eventlog import (
     MemoryRecorder,
     SessionClaimedError,
@@ -131,7 +131,7 @@ async def test_closing_for_good_a_session_that_does_not_run_here_ends_it_in_the_
             await registry.close("s", "retired", by="operator")
             ending = audit_report(recorder, "s").ending
             assert (ending.reason, ending.by, ending.final) == ("retired", "operator", True)
-            with pytest.raises(Exception, match="ended for good"):
+            with pytest.raises(SessionEndedError, match="ended for good"):
                 await registry.open("s", actor)
             with pytest.raises(UnknownSessionError):
                 await registry.close("nobody", "retired", by="client")
