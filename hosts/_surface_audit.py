@@ -8,9 +8,10 @@ with its calls:
 
 - each ``perform_action`` as a runtime session does: an ``ActionRequested`` (the target,
   action and precondition in wire form, a ``set_text`` value redacted by the rule an app
-  session follows, ``logged_action``) before the bridge calls the surface, then the
-  ``Committed`` of every generation the bridge produced and the ``ActionReceipt`` or
-  ``ActionRejected``;
+  session follows, ``logged_action``, at a password in the tree the agent last read or in
+  the one the bridge reads just before acting: the page may have changed on its own in
+  between) once the bridge has read that tree and before it acts, then the ``Committed``
+  of every generation the bridge produced and the ``ActionReceipt`` or ``ActionRejected``;
 - after a ``read_semantics``, the ``Committed`` of the generations it produced;
 - with commits, a read checkpoint (``SemanticsTaken``) when one is due, by the rule an app
   session follows (``commit_size``);
@@ -68,6 +69,7 @@ from semledger.runtime import (
     Receipt,
     Rejection,
     SemanticsAction,
+    SemanticsSnapshot,
     Target,
 )
 from semledger.runtime._wire import (
@@ -162,25 +164,20 @@ class LoggedSurfaceHost:
             return await bridge.perform_action(target, action, precondition)
         request_id = self._next_request
         self._next_request += 1
-        # Resolved where the agent aimed: the bridge's tree before this call refreshes it.
-        logged = logged_action(
-            action,
-            target,
-            bridge.journal.current,
-            redact=self.logged.redact_passwords,
-            keep_length=False,  # nothing re-types it: a re-run repeats the surface calls
-        )
-        await self.logged.append(
-            ActionRequested(
-                request_id,
-                encode_target(target),
-                logged.wire,
-                encode_precondition(precondition),
-                logged.redacted,
+        aimed_at = bridge.journal.current  # the tree the agent last read, or an older one
+        requested = False
+
+        async def request(done_on: SemanticsSnapshot) -> None:
+            nonlocal requested
+            requested = True
+            await self.logged.append(
+                self._requested(request_id, target, action, precondition, aimed_at, done_on)
             )
-        )
+
         before = bridge.generation
-        outcome = await bridge.perform_action(target, action, precondition)
+        outcome = await bridge.perform_action(target, action, precondition, judged_on=request)
+        if not requested:  # answered without its tree: nothing was done
+            await request(bridge.journal.current)
         commits = self._commits(before)
         if self._crash_to_log():
             await self._log_crash(commits)  # the request's end, as a runtime session's crash
@@ -188,6 +185,31 @@ class LoggedSurfaceHost:
             with trio.CancelScope(shield=True):
                 await self.logged.append(*commits, answered(request_id, outcome))
         return outcome
+
+    def _requested(
+        self,
+        request_id: int,
+        target: Target,
+        action: SemanticsAction,
+        precondition: Precondition,
+        aimed_at: SemanticsSnapshot,
+        done_on: SemanticsSnapshot,
+    ) -> ActionRequested:
+        """The request as logged: a ``set_text`` redacted if it is at a password field where
+        the agent aimed it (`aimed_at`) or where it is done (`done_on`, read just before),
+        since the page may have changed between the two on its own."""
+        redact = self.logged.redact_passwords
+        logged = logged_action(action, target, done_on, redact=redact, keep_length=False)
+        if not logged.redacted:
+            # keep_length=False: nothing re-types it, a re-run repeats the surface calls
+            logged = logged_action(action, target, aimed_at, redact=redact, keep_length=False)
+        return ActionRequested(
+            request_id,
+            encode_target(target),
+            logged.wire,
+            encode_precondition(precondition),
+            logged.redacted,
+        )
 
     async def connected(self, connection: AgentConnected) -> None:
         """Log who connected, as a runtime session does."""

@@ -94,7 +94,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Final
 
 import attrs
@@ -941,8 +941,17 @@ class SurfaceAgentHost:
         return self._journal.read(since)
 
     async def perform_action(
-        self, target: Target, action: SemanticsAction, precondition: Precondition
+        self,
+        target: Target,
+        action: SemanticsAction,
+        precondition: Precondition,
+        *,
+        judged_on: Callable[[SemanticsSnapshot], Awaitable[None]] | None = None,
     ) -> Receipt | Rejection:
+        """`judged_on`, when given, is awaited with the tree the request is judged against
+        and its action done on, once it is read and before anything is done (a logged
+        bridge logs the request then: a field may have become a password since the agent's
+        last read); not at all when that tree could not be read."""
         check_request(target, action, precondition)
         if self._closed is not None:
             return _reject(ErrorCode.HOST_CLOSED, self._closed)
@@ -955,6 +964,8 @@ class SurfaceAgentHost:
             return _reject(ErrorCode.HOST_CLOSED, str(error))
         except SurfaceError as error:
             return _unreadable(error)  # nothing was done
+        if judged_on is not None:
+            await judged_on(snapshot)
         stale = check_precondition(precondition, snapshot.generation)
         if stale is not None:
             return stale

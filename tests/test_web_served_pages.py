@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from semledger.adapters import ActionabilityError, LoggedSurface, SessionInit
+from semledger.adapters import ActionabilityError, LoggedSurface, NavigationError, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.eventlog import MemoryRecorder
 from semledger.hosts import LoggedSurfaceHost, SurfaceAgentHost
@@ -22,6 +22,7 @@ from semledger.runtime import (
     ActionKind,
     Announcement,
     ByNodeId,
+    BySemanticId,
     Checked,
     Delta,
     ErrorCode,
@@ -31,6 +32,7 @@ from semledger.runtime import (
     Receipt,
     Rejection,
     Role,
+    SemanticId,
     SemanticsNode,
     SetText,
     SimpleAction,
@@ -122,6 +124,9 @@ PAGES = {
     "<script>setTimeout(() => { location.href = 'account.html'; }, 300);</script>",
     "account.html": "<!doctype html><title>Account</title>"
     "<button id='go' onclick=\"this.textContent = 'Deleted'\">Delete account</button>",
+    "pin.html": "<!doctype html><title>PIN entry</title><input id='pin' aria-label='PIN'>",
+    "pin_secret.html": "<!doctype html><title>Secret PIN</title>"
+    "<input id='pin' type='password' aria-label='PIN'>",
 }
 
 
@@ -435,6 +440,65 @@ async def test_a_node_id_from_before_a_navigation_is_not_found_on_the_next_docum
     assert isinstance(outcome, Rejection), outcome
     assert outcome.code is ErrorCode.TARGET_NOT_FOUND
     _one(await full_read(host), Role.BUTTON, "Delete account")
+
+
+@pytest.mark.parametrize("how", ["type", "navigation"])
+async def test_text_typed_into_a_field_that_became_a_password_since_the_read_is_not_logged(
+    surface: WebSurface, site: str, how: str
+) -> None:
+    """The request was logged as judged on the tree the agent read, where the field was
+    plain text: its value in clear, ``redacted`` false, though the surface's own ``type``
+    call of the same step was masked."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(surface, recorder, "w", "web")
+    with trio.fail_after(HANG_GUARD_S):
+        await logged.open(SessionInit(base_url=site + "pin.html"))
+    host = LoggedSurfaceHost(logged)
+    assert not _one(await full_read(host), Role.TEXT_FIELD, "PIN").state.password
+    # The page changes on its own, unseen by the agent and the log (the unlogged surface).
+    with trio.fail_after(HANG_GUARD_S):
+        if how == "type":
+            await surface.act("evaluate", args={"script": "pin.type = 'password'"})
+        else:
+            await surface.act("evaluate", args={"script": "location.href = 'pin_secret.html'"})
+            while not await _shows(surface, "Secret PIN"):
+                await trio.sleep(0.05)
+        outcome = await host.perform_action(
+            BySemanticId(SemanticId("pin")), SetText("hunter2"), Latest()
+        )
+    assert isinstance(outcome, Receipt), outcome
+    assert _one(await full_read(host), Role.TEXT_FIELD, "PIN").state.password
+    assert [entry.redacted for entry in audit(recorder, "w")] == [True]
+    assert not [r.topic for r in recorder.read("w") if b"hunter2" in r.body]
+
+
+async def test_text_aimed_at_a_password_field_stays_redacted_in_the_request_on_any_page(
+    surface: WebSurface, site: str
+) -> None:
+    """Judged on the tree it is done on as well, a request is redacted still where the agent
+    aimed it at a password field: the next page's field of that id is not one."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(surface, recorder, "w", "web")
+    with trio.fail_after(HANG_GUARD_S):
+        await logged.open(SessionInit(base_url=site + "pin_secret.html"))
+    host = LoggedSurfaceHost(logged)
+    assert _one(await full_read(host), Role.TEXT_FIELD, "PIN").state.password
+    with trio.fail_after(HANG_GUARD_S):
+        await surface.act("evaluate", args={"script": "location.href = 'pin.html'"})
+        while not await _shows(surface, "PIN entry"):
+            await trio.sleep(0.05)
+        await host.perform_action(BySemanticId(SemanticId("pin")), SetText("hunter2"), Latest())
+    assert [(entry.redacted, entry.action) for entry in audit(recorder, "w")] == [
+        (True, {"kind": "set_text", "value": "[redacted]"})
+    ]
+
+
+async def _shows(surface: WebSurface, text: str) -> bool:
+    """Whether the page shows `text`: not while it loads its next document."""
+    try:
+        return text in (await surface.snapshot()).text
+    except NavigationError:
+        return False
 
 
 async def test_a_status_written_behind_an_aria_modal_is_announced_as_the_modal_closes(
