@@ -14,6 +14,7 @@ import contextlib
 import functools
 import logging
 import math
+import re
 import shlex
 import time
 import traceback
@@ -279,16 +280,23 @@ def _checked_on_the_wire(
     return Perform(target, action, precondition)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Unicode's control characters (category Cc)."""
+
+
 def check_session_name(name: object) -> None:
     """Raise ``TypeError`` or ``ValueError`` unless `name` can name a session: a str that
-    is not blank and has no space at either end (tables show a name as it is, so it would
-    pass for none, or for another)."""
+    is not blank, has no space at either end and no control character (tables show a name
+    as it is, so it would pass for none, or for another; one with a newline is shown
+    escaped, and the name shown is then not the name to give)."""
     if not isinstance(name, str):
         raise TypeError(f"expected a session name (a str), got {type(name).__name__} {name!r:.80}")
     if not name:
         raise ValueError("expected a session name, got ''")
     if name != name.strip():
         raise ValueError(f"expected a session name with no space at either end, got {name!r}")
+    if _CONTROL.search(name):
+        raise ValueError(f"expected a session name with no control character, got {name!r:.80}")
 
 
 def _shown(value: object) -> str:

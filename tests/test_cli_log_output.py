@@ -36,7 +36,9 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     typed = ("counter.step", {"kind": "set_text", "value": MARKUP})
     record(db, "[/]", COUNTER, [(MARKUP, {"kind": "activate"}), typed])
     record(db, LONG_NAME, COUNTER, [])
-    record(db, "two\nlines", COUNTER, [])
+    with SqliteRecorder(db) as recorder:  # made before sessions refused control characters
+        started = SessionStarted(COUNTER, "runtime", {}, True)
+        recorder.append([NewEvent("two\nlines", 1, started, 0.0)])
     return db
 
 

@@ -230,6 +230,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             )
             for name in (" ", "prod-agent ", "\tprod")
         },
+        **{
+            f"serve with --session {name!r}": (
+                ["serve", COUNTER, "--db", missing, "--session", name],
+                f"argument --session: expected a session name with no control character, got"
+                f" {name!r}",
+            )
+            for name in ("two\nlines", "tab\there", "bell\a")
+        },
         "serve a surface with an empty --session": (
             ["serve", "--adapter", "runtime", "--app", COUNTER, "--db", missing, "--session", ""],
             "argument --session: expected a session name, got ''",
