@@ -296,6 +296,8 @@ async def serve_http(
             " the app (give a token, or listen on 127.0.0.1)"
         )
     app = load_app(app_ref)
+    made = [Path(db), *(Path(f"{db}{suffix}") for suffix in ("-wal", "-shm", "-claims"))]
+    new_log = not any(path.exists() for path in made)
     recorder = SqliteRecorder(db)
     config = Config()
     config.bind = [bind]
@@ -374,6 +376,13 @@ async def serve_http(
     finally:
         recorder.close()
     if unbound is not None:
+        if new_log:  # made for this run, which served nothing: not left behind
+            for path in made:
+                with contextlib.suppress(OSError):
+                    if path.is_dir():
+                        path.rmdir()
+                    else:
+                        path.unlink(missing_ok=True)
         # Raised after the nurseries, which would wrap it in an exception group.
         raise ServeError(f"cannot listen on {config.bind[0]}: {unbound}") from unbound
     return len(failures)

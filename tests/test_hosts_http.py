@@ -1282,6 +1282,21 @@ async def test_a_port_in_use_is_a_serve_error_naming_the_address_and_the_reason(
             await serve_http(COUNTER, host="127.0.0.1", port=port, db=tmp_path / "log.db")
     in_use = f"[Errno {errno.EADDRINUSE}] {os.strerror(errno.EADDRINUSE)}"
     assert str(raised.value) == f"cannot listen on 127.0.0.1:{port}: {in_use}"
+    assert list(tmp_path.iterdir()) == []  # the log it made for the run is not left behind
+
+
+async def test_a_port_in_use_leaves_a_log_that_was_there_as_it_was(tmp_path: Path) -> None:
+    from semledger.hosts import ServeError, serve_http
+
+    db = tmp_path / "log.db"
+    SqliteRecorder(db).close()
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        with pytest.raises(ServeError, match="cannot listen on"):
+            await serve_http(COUNTER, host="127.0.0.1", port=held.getsockname()[1], db=db)
+    with SqliteRecorder(db) as recorder:
+        assert recorder.sessions() == []
 
 
 @pytest.mark.parametrize("port", [-1, 65536, 99999])
