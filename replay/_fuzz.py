@@ -631,7 +631,8 @@ def fuzz_app(
     `on_progress(done, total)` is called as each
     example starts (`done` at most `examples`); once one has failed the total is None:
     hypothesis is shrinking it, and `done` counts its tries from 1; what it raises stops the
-    run and is raised as it is (a counterexample found so far is not saved).
+    run and is raised as it is, once the smallest counterexample found so far, if any, is
+    saved (a note on the error names its session).
 
     Raises `ValueError` for fewer than one example or step, a seed outside `SEEDS`, an
     allowed issue that names none, `texts` given as one str, or an `app_ref` that names
@@ -793,10 +794,11 @@ def _fuzzed(
 ) -> FuzzResult:
     failure: Exception | None = None
     flaky = interrupted = False
+    progress_failed: Exception | None = None
     try:
         run()
     except _ProgressError as stopped:
-        raise stopped.error from None
+        progress_failed = stopped.error
     except Flaky:
         flaky = True
     except HypothesisException:
@@ -809,6 +811,14 @@ def _fuzzed(
         interrupted = True
     # Saved outside the handlers: the app re-run for the session would raise with the
     # fuzzer's failure as its context, and the logged traceback would hold hypothesis's.
+    if progress_failed is not None:
+        if state.smallest is not None:  # it broke while a counterexample was shrunk
+            saved = _saved(state.smallest, min(state.ran, examples), save)
+            progress_failed.add_note(
+                "on_progress raised while a counterexample was shrunk: the smallest found so"
+                f" far is saved as session {saved.session!r}"
+            )
+        raise progress_failed
     if interrupted and state.smallest is not None:
         ran = min(state.ran, examples)
         raise FuzzInterrupted(_saved(state.smallest, ran, save))

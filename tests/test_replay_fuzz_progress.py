@@ -55,7 +55,8 @@ def test_a_progress_callback_that_raises_stops_the_run_with_its_own_error(
     app_ref: str, breaks_at: tuple[int, int | None]
 ) -> None:
     """Hypothesis took the callback's error for the app's failure, ran the example again,
-    which passed, and the app was reported not deterministic, nothing saved."""
+    which passed, and the app was reported not deterministic, nothing saved. One that
+    breaks while a counterexample is shrunk does not lose it."""
     from semledger.replay import fuzz_app, load_app
 
     def progress(done: int, total: int | None) -> None:
@@ -63,12 +64,21 @@ def test_a_progress_callback_that_raises_stops_the_run_with_its_own_error(
             raise _BrokenBarError("the progress bar broke")
 
     recorder = MemoryRecorder()
-    with pytest.raises(_BrokenBarError, match="the progress bar broke"):
+    with pytest.raises(_BrokenBarError, match="the progress bar broke") as raised:
         fuzz_app(
             load_app(app_ref), app_ref, lambda: recorder, examples=20, seed=3,
             on_progress=progress,
         )  # fmt: skip
-    assert recorder.sessions() == []
+    saved = [summary.name for summary in recorder.sessions()]
+    if breaks_at[1] is not None:  # no counterexample yet: nothing to save
+        assert saved == []
+        assert not hasattr(raised.value, "__notes__")
+    else:  # the one being shrunk is saved, and the error says where
+        (name,) = saved
+        assert raised.value.__notes__ == [
+            "on_progress raised while a counterexample was shrunk: the smallest found so far"
+            f" is saved as session {name!r}"
+        ]
 
 
 def test_the_bar_shows_shrinking_not_a_full_bar_once_a_counterexample_is_found() -> None:
