@@ -111,7 +111,10 @@ returning: a click Playwright had performed (its handler has not returned, or th
 it started has not committed) or a key it had pressed, told by the call log of the last
 attempt. A page still running that handler is then busy, as above. A click whose element
 never took it (hidden, covered, detached, which Playwright retries until the timeout) is the
-ActionabilityError it was.
+ActionabilityError it was. A click on a control that something else covers where it would
+land, or that is out of sight, goes to one of its labels that is shown (the one over it
+first), as a person clicks the label they see: a checkbox hidden in its label
+(``.visually-hidden``) or under it (Bootstrap's ``.btn-check``).
 
 Refusals and choices
 --------------------
@@ -1707,8 +1710,38 @@ async def _live(s: WebSurface, ref: str | None, action: str) -> Locator:
 
 async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     locator = await _live(s, ref, "click")
+    label = (await locator.evaluate_handle(_STAND_IN_LABEL)).as_element()
+    if label is not None:
+        try:
+            await s._navigating_input(label.click(timeout=s._timeout(a)))
+        finally:
+            await label.dispose()
+        return
     own: Position | None = await locator.evaluate(_OWN_POINT)
     await s._navigating_input(locator.click(position=own, timeout=s._timeout(a)))
+
+
+_STAND_IN_LABEL = """(el) => {
+  const labels = Array.from(el.labels ?? []);
+  if (!labels.length) return null;
+  const inView = (r) => {
+    const x = r.x + r.width / 2, y = r.y + r.height / 2;
+    return x >= 0 && y >= 0 && x < innerWidth && y < innerHeight;
+  };
+  if (!inView(el.getBoundingClientRect())) el.scrollIntoView({ block: "center" });
+  const box = el.getBoundingClientRect();
+  const hit = inView(box)
+    ? el.getRootNode().elementFromPoint(box.x + box.width / 2, box.y + box.height / 2)
+    : null;
+  if (hit && (hit === el || el.contains(hit))) return null;
+  const shown = labels.filter((l) =>
+    Array.from(l.getClientRects()).some((r) => r.width > 0 && r.height > 0));
+  return shown.find((l) => hit && l.contains(hit)) ?? shown[0] ?? null;
+}"""
+"""The label to click for a control that a click at its centre would not reach (a checkbox
+hidden in its label, ``.visually-hidden``, or under it, Bootstrap's ``.btn-check``), as a
+person clicks the label they see: the label over it, else one that is shown; null when the
+control takes the click itself, or has no label shown (the click then says what covers it)."""
 
 
 _OWN_POINT = """(el) => {

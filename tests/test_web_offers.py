@@ -16,6 +16,7 @@ from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
     BySemanticId,
+    Checked,
     ErrorCode,
     Full,
     Latest,
@@ -97,6 +98,17 @@ PAGES = {
   });
   city.addEventListener("keydown", (e) => { if (e.key === "Escape") show(false); });
 </script>
+</body></html>
+""",
+    "checks.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Checks</title><style>
+.visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px;
+  overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
+.btn-check { position: absolute; clip: rect(0, 0, 0, 0); pointer-events: none; }
+.btn { display: inline-block; padding: 6px 12px; border: 1px solid #333; }
+</style></head><body>
+<label><input type="checkbox" id="news" class="visually-hidden"><span>Newsletter</span></label>
+<p><input type="checkbox" class="btn-check" id="bold"><label class="btn" for="bold">Bold</label></p>
 </body></html>
 """,
 }
@@ -232,6 +244,16 @@ async def test_collapse_on_a_combo_box_presses_escape_in_it_and_closes_its_list(
     assert _shown(after, "city").state.expanded is False  # a click lands in its text
     assert _node(after, "cities") is None
     assert _shown(after, "city").value == "Ber"
+
+
+@pytest.mark.parametrize("box", ["news", "bold"])
+async def test_activate_on_a_checkbox_hidden_under_its_label_clicks_the_label_and_checks_it(
+    surface: WebSurface, site: str, box: str
+) -> None:
+    checks = await open_host(surface, site + "checks.html")
+    assert ActionKind.ACTIVATE in _shown(await full_read(checks), box).actions
+    await _done(checks, box, SimpleAction(ActionKind.ACTIVATE))
+    assert _shown(await full_read(checks), box).state.checked is Checked.CHECKED
 
 
 async def test_a_static_tables_rows_and_cells_offer_no_select_and_a_grids_do(
