@@ -41,7 +41,9 @@ application through the same router and tools as a semledger app:
   toggles it there, as a ctrl-click does), expand/collapse -> click (press ArrowRight or ArrowLeft
   on a row the surface says keys expand, ``native["expand"] == "keys"``: a desktop tree
   row, which a click selects; collapse on a combo box -> press Escape, as a click lands in
-  its text), dismiss -> press Escape (closeWindow on a page's document,
+  its text, and expand on one a user types into -> press Alt+ArrowDown, then ArrowDown
+  while it stays collapsed, ``handler_rejected`` if it is collapsed after both), dismiss ->
+  press Escape (closeWindow on a page's document,
   offered while the session has another window, ``native["windows"]``),
   increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll -> press
   PageDown/PageUp, set_numeric_value -> type the number, on a range the surface reports
@@ -235,6 +237,8 @@ _ARROW_OF: Final[Mapping[ActionKind, str]] = {
     ActionKind.EXPAND: "ArrowRight",
     ActionKind.COLLAPSE: "ArrowLeft",
 }
+_OPENING_KEYS: Final = ("Alt+ArrowDown", "ArrowDown")
+"""What opens an editable combo box, optional key first (ARIA authoring practices)."""
 _SCROLL_KEYS: Final[Mapping[ScrollDirection, str]] = {
     ScrollDirection.FORWARD: "PageDown",
     ScrollDirection.DOWN: "PageDown",
@@ -1045,6 +1049,12 @@ class SurfaceAgentHost:
             await act("selectOption", select, {"values": values})
         elif kind is ActionKind.COLLAPSE and node.role is Role.COMBO_BOX:
             await act("press", ref, {"key": "Escape"})  # a click lands in its text, or opens it
+        elif (
+            kind is ActionKind.EXPAND
+            and node.role is Role.COMBO_BOX
+            and self._native_of(ref, "editable") == "true"
+        ):
+            await self._open_by_keys(ref, act)  # a click lands in its text
         elif kind in _ARROW_OF and self._expands_by_keys(ref):
             await act("press", ref, {"key": _ARROW_OF[kind]})
         elif kind in _CLICKED:
@@ -1077,10 +1087,38 @@ class SurfaceAgentHost:
     def _expands_by_keys(self, ref: str) -> bool:
         """Whether the surface says ArrowRight and ArrowLeft expand and collapse `ref` (a
         desktop tree row, where a click selects)."""
+        return self._native_of(ref, "expand") == "keys"
+
+    def _native_of(self, ref: str, key: str) -> str | None:
+        """What the last surface snapshot says of `ref` in ``native[key]``."""
         if self.last_snapshot is None:
-            return False
+            return None
         item = next((n for n in self.last_snapshot.nodes if n.ref == ref), None)
-        return item is not None and item.native.get("expand") == "keys"
+        return None if item is None else item.native.get(key)
+
+    async def _open_by_keys(
+        self, ref: str, act: Callable[[str, str, dict[str, Any]], Awaitable[None]]
+    ) -> None:
+        """Expand a combo box one types into with the keys the ARIA pattern opens it with:
+        Alt+ArrowDown, then ArrowDown if it is still collapsed. An ActionabilityError if it
+        is collapsed after both, rather than a receipt for an expand that did not happen."""
+        for key in _OPENING_KEYS:
+            await act("press", ref, {"key": key})
+            if not await self._still_collapsed(ref):
+                return
+        raise ActionabilityError(
+            f"the combo box did not expand: it stayed collapsed after {' and '.join(_OPENING_KEYS)}"
+        )
+
+    async def _still_collapsed(self, ref: str) -> bool:
+        """Whether the surface shows `ref` collapsed now; False when it cannot tell (it
+        cannot be read, the element is gone): the keys were pressed."""
+        try:
+            snapshot = await self._snapshot()
+        except SurfaceError:
+            return False
+        item = next((n for n in snapshot.nodes if n.ref == ref), None)
+        return item is not None and "collapsed" in item.states
 
     def _native_option(self, ref: str, *, toggle: bool = False) -> tuple[str, list[str]] | None:
         """The ref of the ``<select>`` holding the option `ref` and the values to select in

@@ -111,6 +111,23 @@ PAGES = {
 <p><input type="checkbox" class="btn-check" id="bold"><label class="btn" for="bold">Bold</label></p>
 </body></html>
 """,
+    "combo.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Combo</title></head><body>
+<label for="town">Town</label>
+<input id="town" role="combobox" aria-autocomplete="list" aria-expanded="false"
+       aria-controls="towns">
+<ul role="listbox" id="towns" aria-label="Towns" hidden>
+  <li role="option" id="paris" aria-selected="false">Paris</li></ul>
+<script>
+  const town = document.getElementById("town"), towns = document.getElementById("towns");
+  town.addEventListener("keydown", (e) => {
+    if (e.key !== "ArrowDown") return;
+    towns.hidden = false;
+    town.setAttribute("aria-expanded", "true");
+  });
+</script>
+</body></html>
+""",
 }
 
 
@@ -254,6 +271,30 @@ async def test_activate_on_a_checkbox_hidden_under_its_label_clicks_the_label_an
     assert ActionKind.ACTIVATE in _shown(await full_read(checks), box).actions
     await _done(checks, box, SimpleAction(ActionKind.ACTIVATE))
     assert _shown(await full_read(checks), box).state.checked is Checked.CHECKED
+
+
+async def test_expand_on_a_combo_box_one_types_into_presses_arrow_down_and_opens_its_list(
+    surface: WebSurface, site: str
+) -> None:
+    combo = await open_host(surface, site + "combo.html")
+    town = _shown(await full_read(combo), "town")
+    assert town.state.expanded is False
+    assert ActionKind.EXPAND in town.actions
+    await _done(combo, "town", SimpleAction(ActionKind.EXPAND))
+    after = await full_read(combo)
+    assert _shown(after, "town").state.expanded is True
+    assert _shown(after, "paris").label == "Paris"
+
+
+async def test_expand_on_a_combo_box_the_keys_do_not_open_is_refused_not_a_receipt(
+    widgets: SurfaceAgentHost,
+) -> None:
+    assert ActionKind.EXPAND in _shown(await full_read(widgets), "city").actions
+    refused = await _perform(widgets, "city", SimpleAction(ActionKind.EXPAND))
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.HANDLER_REJECTED
+    assert "did not expand" in refused.message
+    assert _shown(await full_read(widgets), "city").state.expanded is False
 
 
 async def test_a_static_tables_rows_and_cells_offer_no_select_and_a_grids_do(
