@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from semledger.eventlog import EffectCompleted, SqliteRecorder
+from semledger.eventlog import EffectCompleted, NewEvent, SqliteRecorder
 from semledger.replay import export_test, write_whole
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -124,10 +124,24 @@ AWKWARD_NAMES = [
 ]
 
 
+def _recorded_as(db: Path, name: str) -> None:
+    """A session of `name` as `record` makes one, for a name sessions now refuse (a control
+    character) but older logs may hold: recorded under another name, then copied."""
+    record(db, "template", COUNTER, [INCREMENT])
+    with SqliteRecorder(db) as recorder:
+        recorder.append([
+            NewEvent(name, stored.seq, event, stored.at)
+            for stored, event in recorder.events("template")
+        ])  # fmt: skip
+
+
 def test_awkward_session_names_export_modules_that_compile_and_pass(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     for name in AWKWARD_NAMES:
-        record(db, name, COUNTER, [INCREMENT])
+        if name.isprintable():
+            record(db, name, COUNTER, [INCREMENT])
+        else:
+            _recorded_as(db, name)
     tests = tmp_path / "exported"
     tests.mkdir()
     with SqliteRecorder(db) as recorder:
