@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 import secrets
 import sqlite3
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -25,7 +24,6 @@ from semledger.eventlog import (
     EventLogError,
     SessionClaimedError,
     SessionOverError,
-    log_final_end,
     session_end,
     session_start,
 )
@@ -469,46 +467,32 @@ class McpHttpApp:
         return session_id, connection
 
     async def _delete(self, headers: dict[str, str], send: Send, peer: str | None) -> None:
+        """End the session for good (`SessionRegistry.close` by its client). One this server
+        does not serve now (parked, left by a server that stopped) is ended in the log, not
+        resumed to be ended: that would start again what it left unfinished (an effect that
+        must not run twice), and could not end one whose resume is refused."""
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             await _refuse(send, 400, _NO_SESSION_ID)
             return
         await self.registry.settled(session_id)  # not being parked or resumed
         connection = self._connections.get(session_id)
-        if connection is None or connection.host.closed:
-            await self._end_unserved(session_id, connection, send)
-            return
-        await self._came_back(connection, headers, peer)
-        connection.host.close()
-        self._connections.pop(session_id, None)
-        self._over[session_id] = _for_good(session_id, _DELETED)
         try:
+            if connection is not None and not connection.host.closed:
+                await self._came_back(connection, headers, peer)
+                connection.host.close()
+                self._connections.pop(session_id, None)
+                self._over[session_id] = _for_good(session_id, _DELETED)
+            else:
+                if connection is not None:
+                    self._forget(session_id, connection)
+                refusal = self._over.get(session_id) or await trio.to_thread.run_sync(
+                    self._unresumable, session_id
+                )
+                if refusal is not None:
+                    await _refuse(send, 404, refusal)
+                    return
             await self.registry.close(session_id, _DELETED, by="client")
-        except ActorError as error:  # its end could not be logged (a full disk, say)
-            await _refuse(send, 500, str(error))
-            return
-        await _respond(send, 204, None)
-
-
-    async def _end_unserved(
-        self, session_id: str, closed: _Connection | None, send: Send
-    ) -> None:
-        """DELETE of a session this server does not serve now (parked, left by a server
-        that stopped): ended in the log as ``semledger end`` ends it. Resuming it only to
-        end it would start again what it left unfinished (an effect that must not run
-        twice), and could not end one whose resume is refused (its app changed)."""
-        if closed is not None:
-            self._forget(session_id, closed)
-        try:
-            refusal = self._over.get(session_id) or await trio.to_thread.run_sync(
-                self._unresumable, session_id
-            )
-            if refusal is not None:
-                await _refuse(send, 404, refusal)
-                return
-            await trio.to_thread.run_sync(
-                log_final_end, self.registry.recorder, session_id, _DELETED, "client", time.time()
-            )
         except SessionClaimedError as error:  # another server on the log serves it
             await _refuse(send, 409, str(error))
             return
@@ -518,7 +502,7 @@ class McpHttpApp:
         except DAMAGED_LOG_ERRORS as error:
             await _refuse(send, 500, _unreadable(session_id, error))
             return
-        except EventLogError as error:  # its end could not be logged (a full disk, say)
+        except (ActorError, EventLogError) as error:  # its end could not be logged (full disk)
             await _refuse(send, 500, str(error))
             return
         self._over[session_id] = _for_good(session_id, _DELETED)
