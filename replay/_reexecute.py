@@ -18,6 +18,7 @@ import attrs
 from semledger.actors import MessageCodecError, SessionCore, crash_event, fold_commit, gap
 from semledger.eventlog import (
     INPUT_CLASSES,
+    TOPICS,
     ActionReceipt,
     ActionRejected,
     ActionRequested,
@@ -304,6 +305,32 @@ def _redaction_note(
     )
 
 
+def _failure_ahead(
+    divergence: Divergence | None,
+    recorder: Recorder,
+    session: str,
+    violated: RecordedViolation | None,
+) -> Divergence | None:
+    """`divergence` with a note when the run it pins fails after it (the crash the log
+    holds, or the check a fuzzer counterexample failed): a fix of that failure may change
+    what the app does earlier too, and a replay cannot tell that apart from a new bug."""
+    if divergence is None or (divergence.note is not None and _FIXED in divergence.note):
+        return divergence
+    if violated is not None and violated.step > divergence.step:
+        failure = f"the recorded {FAILURES[violated.check]} at step {violated.step}"
+    else:
+        crash = recorder.last_of(session, TOPICS[SessionCrashed])
+        if crash is None or crash.seq <= divergence.seq:
+            return divergence
+        failure = f"the recorded crash (log seq {crash.seq})"
+    return _noted(
+        divergence,
+        f"{failure} comes after this step; a fix of it may change earlier steps too, and"
+        " then this divergence is the fix working (a test exported from this session fails"
+        " too: export it again)",
+    )
+
+
 def _noted(divergence: Divergence, note: str) -> Divergence:
     """`divergence` with `note` before the one it has."""
     joined = note if divergence.note is None else f"{note}; {divergence.note}"
@@ -562,6 +589,7 @@ def _reexecute(
                 )
             )
             diverged = _named(_redaction_note(diverged, redacted), step, current)
+            diverged = _failure_ahead(diverged, recorder, session, checks.violated)
             raised = error if crashed is None else _as_logged(error, event, crashed[1])
             return ReplayReport(session, inputs, commits, diverged, raised, step)
         crashed = log.crash()
@@ -583,6 +611,7 @@ def _reexecute(
             f" session's last input (step {step})"
         )
     divergence = _named(_redaction_note(divergence, redacted), step, current)
+    divergence = _failure_ahead(divergence, recorder, session, checks.violated)
     at = None if reproduced is None else step
     return ReplayReport(
         session, inputs, commits, divergence, violation=reproduced, violation_step=at

@@ -634,3 +634,43 @@ def test_a_counterexample_typing_a_password_logs_it_in_clear_and_says_so(tmp_pat
         source = export_test(recorder, session)
     assert "redacted in the log" not in source
     exported_test_of(source)()
+
+
+def _relabelled(app: Any) -> Any:
+    """`app` with the fix of its bug, which also renamed a button: every commit differs,
+    from the first view on."""
+    from semledger.examples import counter
+    from semledger.runtime import View, column, text
+
+    def view(model: Any) -> View[Any]:
+        return column(text("Fixed", "yes", semantic_id="counter.fixed"), app.view(model))
+
+    return attrs.evolve(counter.app, view=view)
+
+
+@pytest.mark.parametrize(
+    ("buggy", "failure"),
+    [("tests_buggy", "the recorded crash (log seq "), ("tests_duplicated", "the recorded view")],
+    ids=["crash", "view-issue"],
+)
+def test_a_divergence_before_the_recorded_failure_says_a_fix_may_explain_it(
+    buggy: str, failure: str
+) -> None:
+    """A fix that also changes what the app showed before its bug struck diverges at that
+    earlier step; the replay said nothing of the failure still ahead, and read as a new
+    bug. Only a divergence at the failing step itself said the fix may be working."""
+    from semledger.replay import fuzz_app, reexecute
+
+    module = __import__(buggy)
+    recorder = MemoryRecorder()
+    found = fuzz_app(module.app, f"{buggy}:app", lambda: recorder, examples=200, seed=3)
+    assert found.session is not None
+    report = reexecute(recorder, found.session, _relabelled(module.app))
+    assert report.divergence is not None
+    assert report.divergence.step == 0
+    assert report.divergence.note is not None
+    assert report.divergence.note.startswith(failure)
+    assert "comes after this step; a fix of it may change earlier steps too" in (
+        report.divergence.note
+    )
+    assert reexecute(recorder, found.session, module.app).ok  # unfixed: reproduced, no note
