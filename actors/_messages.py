@@ -34,11 +34,12 @@ def _check_loggable(data: object, what: str) -> bytes:
     return packed
 
 
-def _equal(restored: object, model: object) -> bool:
-    """Whether a model read back from the log equals the live one; a model that cannot say
-    (its ``__eq__`` raises, as an array's truth value does) is not known to."""
+def _equal(restored: object, live: object) -> bool:
+    """Whether a message or model read back from the log equals the live one: equal, or
+    shown alike where equality cannot say (a NaN is equal to nothing, itself included); one
+    whose ``__eq__`` raises, as an array's truth value does, is not known to."""
     try:
-        return bool(restored == model)
+        return bool(restored == live) or repr(restored) == repr(live)
     except Exception:
         return False
 
@@ -68,12 +69,20 @@ class MessageCodec:
                 f"{name} is not among the app's message_types, so the log cannot record it"
             )
         data = {"type": name, "value": self._converter.unstructure(message)}
-        _check_loggable(data, f"a {name} message")
+        what = f"a {name} message"
+        packed = _check_loggable(data, what)
         try:
-            self.decode(data)
+            restored = self.decode(msgpack.unpackb(packed, strict_map_key=False))
         except MessageCodecError as error:
             # Replay and recovery structure it back; live, the session would stop there.
-            raise MessageCodecError(f"a {name} message cannot be logged: {error}") from error
+            raise MessageCodecError(f"{what} cannot be logged: {error}") from error
+        if not _equal(restored, message):
+            # A naive datetime reads back aware, a tuple under an `Any` field as a list:
+            # replay and recovery would step another message than the live session did.
+            raise MessageCodecError(
+                f"{what} cannot be logged: it reads back as {restored!r:.200}, not equal to"
+                f" {message!r:.200}"
+            )
         return data
 
     def decode(self, data: Any) -> object:

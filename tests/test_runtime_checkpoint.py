@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
+from typing import Any
+
 import attrs
 import msgpack
 import pytest
@@ -144,3 +147,36 @@ def test_a_logged_message_whose_class_changed_names_each_field_that_does_not_fit
     with pytest.raises(MessageCodecError) as caught:
         MessageCodec((_Paid,), None).decode(logged)
     assert str(caught.value) == "cannot decode _Paid: required field missing @ $.total"
+
+
+@attrs.frozen
+class _Due:
+    when: datetime.datetime
+
+
+@attrs.frozen
+class _Reading:
+    value: float
+    extra: Any = None
+
+
+def test_a_message_that_reads_back_changed_is_a_codec_error_not_a_changed_input() -> None:
+    """cattrs reads a naive datetime back aware (UTC) and a tuple under ``Any`` back as a
+    list: the live app got the changed message (and crashed comparing it with a naive
+    one), while an in-process test of the app delivered the original."""
+    codec = MessageCodec((_Due, _Reading), _Reading)
+    with pytest.raises(MessageCodecError, match="a _Due message cannot be logged: it reads back"):
+        codec.encode(_Due(datetime.datetime(2024, 6, 1, 12, 0)))
+    with pytest.raises(MessageCodecError, match=r"reads back as _Reading\(value=1.0, extra=\[1, 2"):
+        codec.encode(_Reading(1.0, (1, 2)))
+    aware = _Due(datetime.datetime(2024, 6, 1, 12, 0, tzinfo=datetime.UTC))
+    assert codec.decode(msgpack.unpackb(msgpack.packb(codec.encode(aware)))) == aware
+    codec.encode(_Reading(1.0, [1, 2]))
+
+
+def test_a_nan_reads_back_as_itself_in_a_message_and_in_a_model() -> None:
+    """NaN equals nothing, itself included: an equality check alone refused it."""
+    codec = MessageCodec((_Reading,), _Reading)
+    nan = _Reading(float("nan"))
+    assert repr(codec.decode(codec.encode(nan))) == repr(nan)
+    assert repr(codec.decode_model(codec.encode_model(nan))) == repr(nan)
