@@ -65,7 +65,7 @@ def crash_event(error: BaseException) -> SessionCrashed:
     return SessionCrashed(type(raised).__qualname__, "".join(traceback.format_exception(error)))
 
 
-def effect_failure(error: Exception) -> str:
+def effect_failure(error: BaseException) -> str:
     """How an effect that raised `error` is logged (``EffectFailed.error``)."""
     return f"{type(error).__qualname__}: {error}"
 

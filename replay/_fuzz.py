@@ -62,6 +62,7 @@ from semledger.runtime import (
     SemanticsSnapshot,
 )
 from semledger.runtime._app import check_app
+from semledger.runtime._errors import APP_FAILURES
 
 from ._invariants import (
     GenerationChecker,
@@ -597,7 +598,7 @@ async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, str | None]:
     with trio.move_on_after(_EFFECT_SECONDS):
         try:
             message = await effect.result()
-        except Exception as error:
+        except APP_FAILURES as error:
             return True, None, effect_failure(error)
         return True, message, None
     return False, None, None

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._app import Effect
+from ._errors import APP_FAILURES
 from ._runtime import AppRuntime
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class EffectRunner:
         try:
             try:
                 message = await effect.result()
-            except Exception:
+            except APP_FAILURES:
                 # The effect is over either way: pending_work must not stay true for good.
                 self._on_result(effect_id, None)
                 raise

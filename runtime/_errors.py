@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Final
+
+APP_FAILURES: Final = (Exception, SystemExit)
+"""What the application's code raises that is its own failure: any ``Exception``, and
+``SystemExit`` (``sys.exit()`` in a library it calls), which would otherwise stop the whole
+server with no crash logged, and stop it again on every resume. Not ``KeyboardInterrupt``,
+which Ctrl-C raises in whatever code runs, nor Trio's ``Cancelled``."""
+
 
 class ApplicationError(Exception):
     """Raised when the application's own init, update, view or handler raised.

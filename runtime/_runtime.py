@@ -29,7 +29,13 @@ from ._actions import (
 )
 from ._app import App, Effect, Every, NotAnEffectError, check_app, split_step
 from ._enums import ActionKind, ErrorCode, Live, Role
-from ._errors import ApplicationError, NotAModelError, NotAProposalError, NotAViewError
+from ._errors import (
+    APP_FAILURES,
+    ApplicationError,
+    NotAModelError,
+    NotAProposalError,
+    NotAViewError,
+)
 from ._ids import SemanticId
 from ._node import (
     AmbiguousRelationTarget,
@@ -391,7 +397,7 @@ class AppRuntime(Generic[Model, Msg]):
             self._busy = True
             try:
                 outcome = handler(action)
-            except Exception as error:
+            except APP_FAILURES as error:
                 raise ApplicationError(f"the {action.kind.value} handler raised") from error
             finally:
                 self._busy = False
@@ -596,7 +602,7 @@ class AppRuntime(Generic[Model, Msg]):
         self._busy = True
         try:
             return fn(*args)
-        except Exception as error:
+        except APP_FAILURES as error:
             raise ApplicationError(
                 f"{getattr(fn, '__name__', 'the application')} raised"
             ) from error

@@ -13,7 +13,7 @@ import attrs
 from ._actions import SemanticsAction
 from ._declaration import Declaration
 from ._enums import ActionKind, Checked, Composition, Live, Relation, Role
-from ._errors import ApplicationError, DuplicateKeyError, NotAViewError
+from ._errors import APP_FAILURES, ApplicationError, DuplicateKeyError, NotAViewError
 from ._ids import SemanticId
 from ._node import Collection, Numeric
 
@@ -165,7 +165,7 @@ class View(Generic[Msg]):
         try:
             built = tuple(children())
             _check_children(built)
-        except Exception as error:
+        except APP_FAILURES as error:
             raise ApplicationError("a lazy view's build raised") from error
         return built
 

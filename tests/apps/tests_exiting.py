@@ -1,0 +1,55 @@
+"""An app whose code calls ``sys.exit()``, as a library it calls might: its effect does on
+Load, its update on Quit."""
+
+from __future__ import annotations
+
+import sys
+
+import attrs
+
+from semledger.runtime import App, Effect, Next, View, button, column, text
+
+
+@attrs.frozen
+class Load:
+    pass
+
+
+@attrs.frozen
+class Quit:
+    pass
+
+
+@attrs.frozen
+class Bump:
+    pass
+
+
+@attrs.frozen
+class Loaded:
+    pass
+
+
+async def _fetch() -> Loaded:
+    sys.exit(3)
+
+
+def update(model: int, msg: Load | Quit | Bump | Loaded) -> int | Next[int, Loaded]:
+    if isinstance(msg, Load):
+        return Next(model, (Effect(_fetch, name="cli.fetch"),))
+    if isinstance(msg, Quit):
+        sys.exit("the library gave up")
+    return model + 1
+
+
+def view(model: int) -> View[Load | Quit | Bump]:
+    return column(
+        text("Bumps", str(model), semantic_id="bumps"),
+        button("Load", Load(), semantic_id="load"),
+        button("Bump", Bump(), semantic_id="bump"),
+        button("Quit", Quit(), semantic_id="quit"),
+    )
+
+
+app = App(init=lambda: 0, update=update, view=view, name="exiting",
+          message_types=(Load, Quit, Bump, Loaded), model_type=int)
