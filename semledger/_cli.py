@@ -745,8 +745,10 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     if report.crash is not None and args.pdb:
         import pdb
 
-        cause = report.crash.__cause__ or report.crash
-        pdb.post_mortem(cause.__traceback__)
+        # The app's error where it raised; one the runtime made of what the app returned
+        # (NotAViewError, say) was never raised: the runtime's refusal of it, then.
+        raised = (report.crash.__cause__, report.crash)
+        pdb.post_mortem(next(e.__traceback__ for e in raised if e and e.__traceback__))
     return 0 if report.ok else 1
 
 

@@ -122,6 +122,24 @@ def test_a_view_that_returns_no_view_is_a_counterexample_that_says_so(tmp_path: 
     assert "as it did live: NotAViewError(" in " ".join(replayed.stdout.split())
 
 
+def test_replay_pdb_stops_where_the_runtime_refused_a_view_that_is_no_view(
+    tmp_path: Path,
+) -> None:
+    """The app's error (NotAViewError) is made, never raised, so it has no traceback of its
+    own: `--pdb` failed with pdb's "A valid traceback must be passed"."""
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_not_a_view:app", "--db", str(db), "--examples", "5")
+    debugged = subprocess.run(
+        [*mcp.COMMAND, "replay", _saved(done), "--db", str(db), "--pdb"],
+        input="where\nq\n", capture_output=True, text=True, env=mcp.env(), timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert "valid traceback" not in debugged.stderr, debugged.stderr
+    assert "(Pdb)" in debugged.stdout, debugged.stdout + debugged.stderr
+    assert "_view" in debugged.stdout  # `where` lists the runtime's check of the view
+    assert debugged.returncode == 0, debugged.stdout + debugged.stderr
+
+
 def test_an_app_that_does_differently_on_the_same_inputs_is_reported_as_not_deterministic(
     tmp_path: Path,
 ) -> None:
