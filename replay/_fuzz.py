@@ -44,6 +44,7 @@ from semledger.eventlog import (
     NewEvent,
     Recorder,
     SequenceConflict,
+    SessionCrashed,
     SessionEnded,
     SessionStarted,
     TimerFired,
@@ -160,6 +161,10 @@ class _Trail:
     inputs: list[Event] = attrs.Factory(list)
     reads: list[tuple[int, int | None]] = attrs.Factory(list)
     """``(inputs before it, since)`` of each read."""
+    unrecorded: SessionCrashed | None = None
+    """The crash on the last input, a message the log cannot record, as a live session logs
+    it: the encoder's error, raised where the message was delivered. Stepping the logged
+    input (its message None) would fail on the None instead."""
 
 
 class _ProgressError(KeyboardInterrupt):
@@ -574,8 +579,9 @@ class _Example:
         it, ``as_input(None)``, before its error is raised."""
         try:
             encoded = self.core.codec.encode(message)
-        except MessageCodecError:
+        except MessageCodecError as error:
             self.trail.inputs.append(as_input(None))
+            self.trail.unrecorded = crash_event(error)
             raise
         self._input(as_input(encoded))
 
@@ -968,7 +974,9 @@ def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Ev
     except Exception as crash:  # the application raised as it started
         return [crash_event(crash)]
     events = list(core.initial_outputs())
-    for event in trail.inputs:
+    for step, event in enumerate(trail.inputs, 1):
+        if step == len(trail.inputs) and trail.unrecorded is not None:
+            return [*events, event, trail.unrecorded]  # as `SessionActor` logs it
         try:
             result = core.step(event)
         except Exception as crash:

@@ -387,6 +387,43 @@ def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reprod
     assert report.crash_step == 1
 
 
+REASON = "Unlisted is not among the app's message_types, so the log cannot record it"
+
+
+def test_a_counterexample_on_an_unrecordable_effect_result_logs_the_reason_a_live_session_does(
+    tmp_path: Path,
+) -> None:
+    """Saving it stepped the logged input again, whose message is None: the crash (audit,
+    replay) said "not an encoded message: None", raised in the fuzzer's saving code, where a
+    live session logs the encoder's reason, raised where the message was delivered."""
+    from semledger.actors import MessageCodecError
+    from semledger.replay import fuzz_app, reexecute
+    from semledger.runtime import App, Effect, Next, button, group
+
+    async def unlisted() -> Unlisted:
+        return Unlisted()
+
+    app: App[int, object] = App(
+        init=lambda: 0,
+        update=lambda saves, _msg: Next(saves + 1, (Effect(unlisted),)),
+        view=lambda _saves: group(button("save", "save"), label="form"),
+    )
+    db = tmp_path / "fuzz.db"
+    result = fuzz_app(app, "tests:form", lambda: SqliteRecorder(db), examples=50, seed=1)
+    assert result.failure == f"MessageCodecError: {REASON}", result
+    assert result.session is not None
+    with SqliteRecorder(db) as recorder:
+        crashed = [e for _r, e in recorder.events(result.session)][-1]
+        report = reexecute(recorder, result.session, app)
+    assert isinstance(crashed, SessionCrashed)
+    assert crashed.traceback.endswith(f"MessageCodecError: {REASON}\n"), crashed.traceback
+    assert "in _deliver\n" in crashed.traceback
+    assert "_outputs" not in crashed.traceback
+    assert report.ok, report
+    assert isinstance(report.crash, MessageCodecError)
+    assert str(report.crash) == REASON
+
+
 @pytest.mark.parametrize("reads", [None, 5, [[1]], "ab", [[1.5, 2]], [[True, 3]], [[-1, 0]]])
 def test_malformed_fuzz_reads_in_a_session_are_a_clear_usage_error(
     tmp_path: Path, reads: object
