@@ -44,7 +44,7 @@ from ._invariants import (
     recorded_reads,
     recorded_violation,
 )
-from ._reexecute import COMPARED, Divergence, FuzzChecks, checked_events
+from ._reexecute import COMPARED, Divergence, FuzzChecks, checked_events, unrecorded_message
 
 _TEMPLATE = '''"""Regression test exported by `semledger replay --export-test`.
 
@@ -123,6 +123,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     issues: frozenset[str] | None = None
     violated: RecordedViolation | None = None
     crash: tuple[int, str] | None = None
+    unrecorded = False
     for _record, event in checked_events(recorder, session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
@@ -131,6 +132,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
             violated = recorded_violation(event.params)
         elif isinstance(event, INPUT_CLASSES):
             steps.append((CONVERTER.unstructure(event), []))
+            unrecorded = unrecorded_message(event)
         elif isinstance(event, COMPARED):
             (steps[-1][1] if steps else initial).append(_plain(event))
         elif isinstance(event, SessionCrashed):
@@ -147,7 +149,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         initial=pprint.pformat(initial, width=96, sort_dicts=False),
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
         checks_doc=_checks_doc(issues is not None, bool(reads)),
-        failure_doc=_failure_doc(crash, violated),
+        failure_doc=_failure_doc(crash, violated, unrecorded=unrecorded),
         reads_block=f"\nREADS = {pprint.pformat(reads, width=96)}\n" if reads else "",
         reads_arg=", READS" if reads else "",
         issues_block=(
@@ -178,9 +180,17 @@ def _wrap(text: str) -> str:
     return textwrap.fill(text, width=92, break_long_words=False, break_on_hyphens=False)
 
 
-def _failure_doc(crash: tuple[int, str] | None, violated: RecordedViolation | None) -> str:
+def _failure_doc(
+    crash: tuple[int, str] | None, violated: RecordedViolation | None, *, unrecorded: bool
+) -> str:
     """How the recorded session failed, as the docstring says it: the test checks that it
-    still does."""
+    still does. `unrecorded`: its last input is a message the log could not record."""
+    if crash is not None and unrecorded:
+        return "\n\n" + _wrap(
+            f"The session crashed at step {crash[0]} on a message the log could not record:"
+            " the test feeds none back, so it raises there again even once the app is fixed,"
+            " and cannot confirm a fix: check one by fuzzing the app again or running it."
+        )
     if crash is not None:
         failed = (
             "The session crashed: the application must raise the same exception type at the"

@@ -5,7 +5,8 @@ rejections, started effects) must come out again, in order. The first one that d
 reported with a node-level diff; an exception the application raised live must be raised
 again at the same step, of the same type, and a check a fuzzer counterexample failed must
 fail again at the same step. A replay pins the recorded run, its failure included: once the
-bug is fixed, it diverges where the failure no longer happens.
+bug is fixed, it diverges where the failure no longer happens (but for a crash on a message
+the log could not record, which replay cannot feed back: `ReplayReport.unrecorded`).
 """
 
 from __future__ import annotations
@@ -110,6 +111,10 @@ class ReplayReport:
     violation: InvariantViolation | None = None
     """The check a fuzzer counterexample failed, failed again at the step it recorded."""
     violation_step: int | None = None
+    unrecorded: bool = False
+    """The crash is on a message the log could not record (`unrecorded_message`): replay
+    feeds none back, and fails on that, so it reproduces the crash even once the app is
+    fixed."""
 
     @property
     def ok(self) -> bool:
@@ -239,14 +244,21 @@ def _raised(error: BaseException) -> str:
     return f"stepping it raised {error!r}"
 
 
+def unrecorded_message(event: Event) -> bool:
+    """Whether `event` is the message of an effect or a timer that the live session could
+    not record: logged as None, and the session crashed on it."""
+    return isinstance(event, EffectCompleted | TimerFired) and event.message is None
+
+
 def _as_logged(error: Exception, event: Event, crash: SessionCrashed) -> Exception:
-    """`error`, raised again at `event`, as a replay reports it. The message of an effect or
-    a timer that the live session could not record is logged as None, and the session
-    crashed on it: stepping that fails only on the None, so the error is made again with
-    the live reason ("Done is not among the app's message_types, ...") the crash logged."""
-    unrecorded = isinstance(event, EffectCompleted | TimerFired) and event.message is None
+    """`error`, raised again at `event`, as a replay reports it. Stepping a message the live
+    session could not record (`unrecorded_message`) fails only on the None logged for it,
+    so the error is made again with the live reason ("Done is not among the app's
+    message_types, ...") the crash logged."""
     reason = _logged_reason(crash)
-    if not (unrecorded and isinstance(error, MessageCodecError) and reason is not None):
+    if not (
+        unrecorded_message(event) and isinstance(error, MessageCodecError) and reason is not None
+    ):
         return error
     return MessageCodecError(reason).with_traceback(error.__traceback__)
 
@@ -590,8 +602,13 @@ def _reexecute(
             )
             diverged = _named(_redaction_note(diverged, redacted), step, current)
             diverged = _failure_ahead(diverged, recorder, session, checks.violated)
-            raised = error if crashed is None else _as_logged(error, event, crashed[1])
-            return ReplayReport(session, inputs, commits, diverged, raised, step)
+            if crashed is None:
+                return ReplayReport(session, inputs, commits, diverged, error, step)
+            raised = _as_logged(error, event, crashed[1])
+            unrecorded = unrecorded_message(event)
+            return ReplayReport(
+                session, inputs, commits, diverged, raised, step, unrecorded=unrecorded
+            )
         crashed = log.crash()
         if crashed is not None:
             seq, crash = crashed

@@ -479,6 +479,13 @@ _PINNED = (
 )
 
 
+_UNRECORDED = (
+    "the crash is on a message the log could not record: replay feeds none back, so it"
+    " reproduces even once the app is fixed; check a fix by fuzzing the app again or running"
+    " it"
+)
+
+
 def _at_step(step: int | None) -> str:
     return f"at step {step}" if step else "as it started"
 
@@ -520,7 +527,7 @@ def replay_verdict(report: ReplayReport) -> Group:
         return Group(
             Text(f"{message}; {said}", style="bold green"),
             Text(how, style="yellow"),
-            Text(_PINNED, style="dim"),
+            Text(_UNRECORDED if report.unrecorded else _PINNED, style="dim"),
         )
     d = report.divergence
     assert d is not None

@@ -390,6 +390,31 @@ def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reprod
 REASON = "Unlisted is not among the app's message_types, so the log cannot record it"
 
 
+def saving_unlisted(*, listed: bool = False) -> Any:
+    """An app whose save button starts an effect that gives an `Unlisted` message, which it
+    does not list in its message_types (its bug) unless `listed`."""
+    from semledger.runtime import App, Effect, Next, button, group
+
+    async def unlisted() -> Unlisted:
+        return Unlisted()
+
+    return App(
+        init=lambda: 0,
+        update=lambda saves, _msg: Next(saves + 1, (Effect(unlisted),)),
+        view=lambda _saves: group(button("save", "save"), label="form"),
+        message_types=(Unlisted,) if listed else (),
+    )
+
+
+def saved_unlisted_counterexample(db: Path) -> str:
+    from semledger.replay import fuzz_app
+
+    found = fuzz_app(saving_unlisted(), "tests:form", lambda: SqliteRecorder(db), seed=1)
+    assert found.failure == f"MessageCodecError: {REASON}", found
+    assert found.session is not None
+    return found.session
+
+
 def test_a_counterexample_on_an_unrecordable_effect_result_logs_the_reason_a_live_session_does(
     tmp_path: Path,
 ) -> None:
@@ -397,24 +422,13 @@ def test_a_counterexample_on_an_unrecordable_effect_result_logs_the_reason_a_liv
     replay) said "not an encoded message: None", raised in the fuzzer's saving code, where a
     live session logs the encoder's reason, raised where the message was delivered."""
     from semledger.actors import MessageCodecError
-    from semledger.replay import fuzz_app, reexecute
-    from semledger.runtime import App, Effect, Next, button, group
+    from semledger.replay import reexecute
 
-    async def unlisted() -> Unlisted:
-        return Unlisted()
-
-    app: App[int, object] = App(
-        init=lambda: 0,
-        update=lambda saves, _msg: Next(saves + 1, (Effect(unlisted),)),
-        view=lambda _saves: group(button("save", "save"), label="form"),
-    )
     db = tmp_path / "fuzz.db"
-    result = fuzz_app(app, "tests:form", lambda: SqliteRecorder(db), examples=50, seed=1)
-    assert result.failure == f"MessageCodecError: {REASON}", result
-    assert result.session is not None
+    session = saved_unlisted_counterexample(db)
     with SqliteRecorder(db) as recorder:
-        crashed = [e for _r, e in recorder.events(result.session)][-1]
-        report = reexecute(recorder, result.session, app)
+        crashed = [e for _r, e in recorder.events(session)][-1]
+        report = reexecute(recorder, session, saving_unlisted())
     assert isinstance(crashed, SessionCrashed)
     assert crashed.traceback.endswith(f"MessageCodecError: {REASON}\n"), crashed.traceback
     assert "in _deliver\n" in crashed.traceback
@@ -422,6 +436,42 @@ def test_a_counterexample_on_an_unrecordable_effect_result_logs_the_reason_a_liv
     assert report.ok, report
     assert isinstance(report.crash, MessageCodecError)
     assert str(report.crash) == REASON
+
+
+def test_replay_and_export_of_a_crash_on_an_unrecordable_message_do_not_promise_to_catch_a_fix(
+    tmp_path: Path,
+) -> None:
+    """Replay feeds back the None logged for the message, not the effect's result: the crash
+    reproduces even once the app lists the message. Both said that once the bug is fixed,
+    the replay diverges and the exported test fails."""
+    from rich.console import Console
+
+    from semledger._render import replay_verdict
+    from semledger.replay import export_test, reexecute
+
+    db = tmp_path / "fuzz.db"
+    session = saved_unlisted_counterexample(db)
+    with SqliteRecorder(db) as recorder:
+        fixed = reexecute(recorder, session, saving_unlisted(listed=True))
+        source = export_test(recorder, session)
+    assert fixed.ok, fixed
+    assert fixed.unrecorded
+    console = Console(record=True, width=300)
+    console.print(replay_verdict(fixed))
+    said = console.export_text()
+    assert "once the bug is fixed" not in said
+    assert (
+        "the crash is on a message the log could not record: replay feeds none back, so it"
+        " reproduces even once the app is fixed; check a fix by fuzzing the app again or"
+        " running it"
+    ) in said
+    docstring = " ".join(source.split('"""')[1].split())
+    assert "fails once it is fixed" not in docstring
+    assert (
+        "The session crashed at step 2 on a message the log could not record: the test feeds"
+        " none back, so it raises there again even once the app is fixed, and cannot confirm"
+        " a fix: check one by fuzzing the app again or running it."
+    ) in docstring
 
 
 @pytest.mark.parametrize("reads", [None, 5, [[1]], "ab", [[1.5, 2]], [[True, 3]], [[-1, 0]]])
