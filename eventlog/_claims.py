@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from ._errors import SessionClaimedError
+from ._errors import LogOpenError, SessionClaimedError
 
 __all__ = ["FileClaims", "ProcessClaims"]
 
@@ -58,10 +58,14 @@ class FileClaims:
     removed may then lock a file no longer there: it checks, after locking, that the name
     still leads to the file it locked, and starts again if not; one whose directory was
     removed under it makes it again.
+
+    A claim that cannot make the directory or its file there (a folder the user may not
+    write, a file in the directory's place) raises `LogOpenError` naming `log`.
     """
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, log: str) -> None:
         self.directory = directory
+        self.log = log
 
     def path_of(self, session: str) -> str:
         name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -113,11 +117,16 @@ class FileClaims:
         """A descriptor of the file `path` names, locked; `SessionClaimedError` if another
         holds the lock."""
         while True:
-            os.makedirs(self.directory, exist_ok=True)
+            try:
+                os.makedirs(self.directory, exist_ok=True)
+            except OSError as error:
+                raise self._unusable(error) from error
             try:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
             except FileNotFoundError:  # the release of the last claim removed the directory
                 continue
+            except OSError as error:
+                raise self._unusable(error) from error
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as error:
@@ -128,6 +137,15 @@ class FileClaims:
             if _same_file(fd, path):
                 return fd
             os.close(fd)  # removed by the release of the claim before this one
+
+    def _unusable(self, error: OSError) -> LogOpenError:
+        """The error of a claim that cannot make its file in the directory."""
+        where = f"its session claims folder {self.directory}"
+        if os.path.lexists(self.directory) and not os.path.isdir(self.directory):
+            return LogOpenError(self.log, f"{where} is a file, not a folder: move it away")
+        return LogOpenError(
+            self.log, f"{where} cannot be made or written: {error.strerror or error}"
+        )
 
 
 def _same_file(fd: int, path: str) -> bool:

@@ -114,7 +114,8 @@ class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users 
 
 class LogOpenError(EventLogError):
     """Raised when a log file cannot be opened or created (a missing folder, no permission,
-    not an SQLite file)."""
+    not an SQLite file); and by a claim, when the log's session claims folder cannot be made
+    or written."""
 
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"cannot open the log {path}: {reason}")

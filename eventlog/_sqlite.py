@@ -704,7 +704,7 @@ class SqliteRecorder:
         self._closed = False
         self._read_only = read_only
         # Beside the file itself: two paths to one log (a symlink) must share its claims.
-        self._claims = FileClaims(os.path.realpath(self.path) + "-claims")
+        self._claims = FileClaims(os.path.realpath(self.path) + "-claims", self.path)
         self._files = _InPlace(self.path, wal=False)
         # Without create, a missing file stays missing (SQLite would make an empty one).
         self._where, self._uri = (self.path, False)

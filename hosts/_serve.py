@@ -26,7 +26,12 @@ from semledger.actors import (
     SessionRegistry,
     check_session_name,
 )
-from semledger.eventlog import DAMAGED_LOG_ERRORS, SessionClaimedError, SqliteRecorder
+from semledger.eventlog import (
+    DAMAGED_LOG_ERRORS,
+    LogOpenError,
+    SessionClaimedError,
+    SqliteRecorder,
+)
 from semledger.replay import load_app
 
 from ._host import AgentDiagnosticsHost, AgentHost
@@ -110,8 +115,16 @@ class Served:
     (`semledger serve` then exits 1)."""
 
 
-_REFUSED: tuple[type[Exception], ...] = (ServeError, SessionLogError, *DAMAGED_LOG_ERRORS)
-"""What opening the session may raise for the serve command to report, not as a crash."""
+_REFUSED: tuple[type[Exception], ...] = (
+    ServeError,
+    SessionLogError,
+    LogOpenError,
+    *DAMAGED_LOG_ERRORS,
+)
+"""What opening the session may raise for the serve command to report, not as a crash
+(`LogOpenError`: its claim cannot be made beside the log)."""
+_UNREADABLE: tuple[type[Exception], ...] = (LogOpenError, *DAMAGED_LOG_ERRORS)
+"""What claiming a surface session and reading its log may raise: not the session's fault."""
 
 
 class _StartFailedError(Exception):
@@ -467,7 +480,7 @@ async def serve_surface(
         ) as error:
             await refused()
             raise ServeError(str(error)) from error
-        except DAMAGED_LOG_ERRORS:
+        except _UNREADABLE:
             await refused()
             raise
         try:

@@ -5,6 +5,7 @@ so it no longer reads as open and no server takes it up again."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -163,3 +164,27 @@ def test_a_log_locked_by_another_process_as_the_session_is_ended_is_said_not_a_t
     )
     monkeypatch.undo()
     assert _state(db, "killed")["ended"] is False
+
+
+def test_serve_and_end_say_in_one_line_that_the_claims_folder_cannot_be_made(
+    tmp_path: Path,
+) -> None:
+    """A file where `<db>-claims` goes (or a folder the user may not write): both crashed
+    with a traceback, exit 1, where a log that cannot be opened is one line, exit 2."""
+    db = tmp_path / "log.db"
+    mcp.serve(APP, db, "s", [mcp.read(1)])
+    claims = Path(f"{os.path.realpath(db)}-claims")
+    claims.write_text("")
+    said = (
+        f"semledger: cannot open the log {db}: its session claims folder {claims} is a file,"
+        " not a folder: move it away"
+    )
+    served = subprocess.run(
+        [*mcp.COMMAND, "serve", APP, "--db", str(db), "--session", "t"],
+        input=mcp.initialize(), capture_output=True, text=True, env=mcp.env(),
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert (served.returncode, served.stderr.strip(), served.stdout) == (2, said, "")
+    ended = mcp.cli("end", "s", "--db", str(db))
+    assert (ended.returncode, ended.stderr.strip()) == (2, said)
+    assert _state(db, "s")["end_reason"] == "end of input"

@@ -628,6 +628,40 @@ def test_a_claim_that_locked_the_file_a_release_removed_takes_the_new_one(
                 pass
 
 
+def test_a_claim_whose_folder_cannot_be_made_raises_log_open_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It raised the bare OSError (FileExistsError, PermissionError), which `serve` and
+    `end` over stdio showed as a traceback (exit 1) instead of the one line of a log that
+    cannot be opened."""
+    import errno
+
+    from semledger.eventlog import _claims
+
+    path = tmp_path / "log.db"
+    folder = f"{os.path.realpath(path)}-claims"
+    with SqliteRecorder(path) as recorder:
+        Path(folder).write_text("not a folder")
+        with pytest.raises(LogOpenError) as in_its_place, recorder.claim("s"):
+            pass
+        assert str(in_its_place.value) == (
+            f"cannot open the log {path}: its session claims folder {folder} is a file, not"
+            " a folder: move it away"
+        )
+        Path(folder).unlink()
+
+        def denied(name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+
+        monkeypatch.setattr(_claims.os, "makedirs", denied)
+        with pytest.raises(LogOpenError) as unwritable, recorder.claim("s"):
+            pass
+        assert str(unwritable.value) == (
+            f"cannot open the log {path}: its session claims folder {folder} cannot be made"
+            " or written: Permission denied"
+        )
+
+
 def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
     with SqliteRecorder(path) as first:
