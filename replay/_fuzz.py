@@ -642,12 +642,12 @@ def fuzz_app(
     saved (a note on the error names its session).
 
     Raises `ValueError` for fewer than one example or step, a seed outside `SEEDS`, an
-    allowed issue that names none, `texts` given as one str, or an `app_ref` that names
-    another App than `app`;
-    `TypeError` for an `app` that is not an App, an `app_ref` that is not a
-    ``module:attribute`` str, `texts` that are not strs, or a `save_to` that
-    is not a function (a recorder: ``lambda: recorder``), or returns no recorder once
-    there is a counterexample to save (the error describes it);
+    allowed issue that names none, `texts` given as one str, an `app_ref` that is not
+    ``module:attribute``, or one that names another App than `app`;
+    `TypeError` for an `app` that is not an App, an `app_ref` that is not a str, `examples`,
+    `steps` or a `seed` that is not an int (a bool is not one), `texts` that are not strs,
+    or a `save_to` that is not a function (a recorder: ``lambda: recorder``), or returns no
+    recorder once there is a counterexample to save (the error describes it);
     `CounterexampleNotSavedError` when that log cannot be opened or written (it describes
     the counterexample); `RuntimeError` inside a Trio run; `FuzzInterrupted`, a
     `KeyboardInterrupt`, when interrupted after a counterexample was found, which it saves
@@ -656,11 +656,11 @@ def fuzz_app(
     check_app(app)
     check_app_ref(app_ref)
     for name, count in (("examples", examples), ("steps", steps)):
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"{name}: expected an int of at least 1, got {count!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        # Before `in SEEDS`: a range tests a float or a str for membership by walking it.
-        raise ValueError(f"seed: expected an int, got {type(seed).__name__} {seed!r}")
+        _check_int(name, count)
+        if count < 1:
+            raise ValueError(f"{name}: expected at least 1, got {count}")
+    # Before `in SEEDS`: a range tests a float or a str for membership by walking it.
+    _check_int("seed", seed)
     if seed not in SEEDS:
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
     if isinstance(allow_issues, str):
@@ -728,6 +728,11 @@ def fuzz_app(
 
     with _one_interrupt(state):
         return _fuzzed(run, state, examples, _Saver(save_to, app, app_ref, seed, allowed))
+
+
+def _check_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r:.80}")
 
 
 def _texts(texts: Iterable[str]) -> tuple[str, ...]:

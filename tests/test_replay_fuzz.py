@@ -207,12 +207,13 @@ def test_fuzz_app_refuses_an_allowed_issue_that_names_none(given: Any, said: str
 
 
 @pytest.mark.parametrize("seed", [1.5, "0", True])
-def test_a_seed_that_is_not_an_int_is_refused_at_once(seed: object) -> None:
-    """It was tested for membership of a range 2**65 long, which walked it."""
+def test_a_seed_that_is_not_an_int_is_refused_at_once_as_a_type_error(seed: object) -> None:
+    """It was tested for membership of a range 2**65 long, which walked it; then refused as
+    a ValueError, where a wrong type is a TypeError."""
     from semledger.examples import counter
     from semledger.replay import fuzz_app
 
-    with pytest.raises(ValueError, match=r"^seed: expected an int, got "):
+    with pytest.raises(TypeError, match=r"^seed: expected an int, got "):
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, seed=seed)  # type: ignore[arg-type]
 
 
@@ -554,9 +555,7 @@ def test_an_app_that_raises_as_it_starts_is_a_counterexample_that_replays_as_tha
 
 
 @pytest.mark.parametrize(
-    ("argument", "given"),
-    [("examples", 0), ("examples", -3), ("steps", 0), ("steps", -1), ("steps", 2.5),
-     ("steps", True)],
+    ("argument", "given"), [("examples", 0), ("examples", -3), ("steps", 0), ("steps", -1)]
 )
 def test_fuzz_app_refuses_fewer_than_one_example_or_step_naming_the_argument(
     argument: str, given: object
@@ -566,7 +565,24 @@ def test_fuzz_app_refuses_fewer_than_one_example_or_step_naming_the_argument(
     from semledger.replay import fuzz_app
 
     arguments: dict[str, Any] = {argument: given}
-    with pytest.raises(ValueError, match=rf"^{argument}: expected an int of at least 1, got "):
+    with pytest.raises(ValueError, match=rf"^{argument}: expected at least 1, got {given}$"):
+        fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, **arguments)
+
+
+@pytest.mark.parametrize(
+    ("argument", "given"),
+    [("examples", True), ("examples", 2.0), ("examples", "3"), ("steps", 2.5), ("steps", False)],
+)
+def test_fuzz_app_refuses_a_count_that_is_not_an_int_as_a_type_error(
+    argument: str, given: object
+) -> None:
+    """They were refused as a ValueError, where a wrong type is a TypeError (a bool is not
+    a count)."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    arguments: dict[str, Any] = {argument: given}
+    with pytest.raises(TypeError, match=rf"^{argument}: expected an int, got "):
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, **arguments)
 
 
@@ -670,6 +686,18 @@ def test_an_app_or_app_ref_of_the_wrong_kind_is_refused_naming_it() -> None:
         fuzz_app(ref, ref, MemoryRecorder, examples=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^app_ref: expected a module:attribute str, got App"):
         fuzz_app(counter.app, counter.app, MemoryRecorder, examples=1)  # type: ignore[arg-type]
+
+
+def test_fuzz_app_says_which_error_an_app_ref_without_a_colon_raises() -> None:
+    """A str with no colon is a wrong value, a ValueError; the docstring said TypeError."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(ValueError, match=r"^app_ref: expected module:attribute"):
+        fuzz_app(counter.app, "counter", MemoryRecorder, examples=1)
+    documented = " ".join((fuzz_app.__doc__ or "").split())
+    assert "an `app_ref` that is not ``module:attribute``" in documented.split("`TypeError`")[0]
+    assert "an `app_ref` that is not a str," in documented.split("`TypeError`")[1]
 
 
 def test_an_app_ref_naming_another_app_is_refused_before_fuzzing() -> None:
