@@ -35,6 +35,7 @@ from ._enums import (
 from ._errors import (
     ApplicationError,
     DuplicateKeyError,
+    NonFiniteNumberError,
     NotAModelError,
     NotAProposalError,
     NotAViewError,
@@ -130,6 +131,7 @@ __all__ = [
     "MissingRelationTarget",
     "Next",
     "NodeState",
+    "NonFiniteNumberError",
     "NotAModelError",
     "NotAProposalError",
     "NotAViewError",

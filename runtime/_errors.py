@@ -50,3 +50,11 @@ class ViewTooDeepError(ValueError):
     """The cause of the `ApplicationError` raised when a view nests deeper than
     `MAX_VIEW_DEPTH` levels: the runtime's tree passes recurse once a level, and past the
     interpreter's recursion limit the session would fail inside the runtime, not the app."""
+
+
+class NonFiniteNumberError(ValueError):
+    """The cause of the `ApplicationError` raised when an app gives the runtime NaN or an
+    infinity (a ``ScrollBy`` delta, a ``Numeric`` field, a layout length), or a layout
+    length so long that laying the view out adds up to an infinity: the snapshot would hold
+    it, NaN equals nothing, so every commit would count as a change, and no JSON reply
+    could carry it. Raised as views are built (`node`) too."""

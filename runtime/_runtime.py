@@ -55,7 +55,7 @@ from ._snapshot import (
 )
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, Element, ElementTree, PaintOp
-from ._view import Proposal, Reject, ScrollBy, SelectText, View
+from ._view import Proposal, Reject, ScrollBy, SelectText, View, check_commit
 from ._wire import decode_node, encode_node, encode_target
 
 Model = TypeVar("Model")
@@ -415,6 +415,8 @@ class AppRuntime(Generic[Model, Msg]):
             )
         proposal: Proposal[Any] = outcome if isinstance(outcome, Proposal) else Proposal()
         _check_messages(action.kind, proposal)
+        for commit in proposal.commits:
+            check_commit(action.kind, element.view, commit)
         before = snapshot.generation
         if action.kind is ActionKind.FOCUS:
             self._tree.set_focus(element)

@@ -13,7 +13,13 @@ import attrs
 from ._actions import SemanticsAction
 from ._declaration import Declaration
 from ._enums import ActionKind, Checked, Composition, Live, Relation, Role
-from ._errors import APP_FAILURES, ApplicationError, DuplicateKeyError, NotAViewError
+from ._errors import (
+    APP_FAILURES,
+    ApplicationError,
+    DuplicateKeyError,
+    NonFiniteNumberError,
+    NotAViewError,
+)
 from ._ids import SemanticId
 from ._node import Collection, Numeric
 
@@ -108,6 +114,9 @@ class LayoutSpec:
     padding: float = 0.0
 
 
+_DEFAULT_LAYOUT: Final = LayoutSpec()
+
+
 @attrs.frozen
 class PaintSpec:
     background: str | None = None
@@ -145,7 +154,7 @@ class View(Generic[Msg]):
     editable: bool = False
     composition: Composition = Composition.TRANSPARENT
     declaration: Declaration = attrs.field(factory=Declaration)
-    layout: LayoutSpec = LayoutSpec()
+    layout: LayoutSpec = _DEFAULT_LAYOUT
     paint: PaintSpec = PaintSpec()
     children: tuple[View[Msg], ...] | Callable[[], Sequence[View[Msg]]] = ()
     mapper: Callable[[Any], Msg] | None = None
@@ -201,6 +210,9 @@ _TEXT_FIELDS = ("label", "value", "description", "url")
 _LOGGABLE_INTS = range(-(2**63), 2**64)
 """The integers the log carries (msgpack's; ``eventlog.LOGGABLE_INTS``, which the pure
 runtime does not import)."""
+_MAX_LENGTH: Final = 2.0**53
+"""The longest layout length (a height, a padding): far beyond any screen, and short
+enough that no sum of them the layout makes reaches an infinity (two of 1e308 did)."""
 
 
 def _refuse(name: str, expected: str, value: object, field: str = "") -> TypeError:
@@ -214,24 +226,25 @@ def _refuse(name: str, expected: str, value: object, field: str = "") -> TypeErr
 # so that a view that is right builds no text: they run for every node of every build.
 
 
-def _check_int(name: str, value: object, field: str = "") -> None:
-    if value is None:
+def _check_int(name: str, value: object, field: str = "", *, optional: bool = True) -> None:
+    if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _refuse(name, "an int or None", value, field)
+        raise _refuse(name, "an int" + (" or None" if optional else ""), value, field)
     if value not in _LOGGABLE_INTS:
         where = f"{name}.{field}" if field else name
         raise ValueError(f"{where}: {value} does not fit in 64 bits, which the log carries")
 
 
-def _check_number(name: str, value: object, field: str = "") -> None:
-    if value is None:
+def _check_number(name: str, value: object, field: str = "", *, optional: bool = True) -> None:
+    if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _refuse(name, "a number or None", value, field)
+        raise _refuse(name, "a number" + (" or None" if optional else ""), value, field)
     if not (math.isfinite(value) if isinstance(value, float) else value in _LOGGABLE_INTS):
         where = f"{name}.{field}" if field else name
-        raise ValueError(f"{where}: expected a finite number that fits in 64 bits, got {value!r}")
+        error = NonFiniteNumberError if isinstance(value, float) else ValueError
+        raise error(f"{where}: expected a finite number that fits in 64 bits, got {value!r}")
 
 
 def _check_bool(name: str, value: object, field: str = "", *, optional: bool = False) -> None:
@@ -295,6 +308,11 @@ def _check_layout(name: str, layout: object) -> None:
         _check_number(name, value, field)
         if value is not None and value < 0:
             raise ValueError(f"{name}.{field}: expected a number of at least 0, got {value!r}")
+        if value is not None and value > _MAX_LENGTH:
+            raise NonFiniteNumberError(
+                f"{name}.{field}: expected a number of at most 2**53, got {value!r} (the layout"
+                " adds lengths up, and ones that long reach an infinity)"
+            )
 
 
 _FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
@@ -312,6 +330,42 @@ _FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
     "focusable": functools.partial(_check_bool, optional=True),
 }
 """What `node` checks of the fields it is given: what the log and the wire carry."""
+
+
+def _described(view: View[Any]) -> str:
+    """``the scroll_view 'c.list'``, for an error to say where the app gave what."""
+    role = "view" if view.role is Role.NONE else view.role.value
+    return f"the {role}" + ("" if view.semantic_id is None else f" {str(view.semantic_id)!r}")
+
+
+def check_view_numbers(view: View[Any]) -> None:
+    """Refuse, as `node` does, a number of `view`'s ``numeric`` or ``layout`` that the
+    snapshot cannot carry: a ``View(...)``, or an ``attrs.evolve`` of one, is not built by
+    `node`. Raises `ApplicationError`: the tree calls it, outside the app's code."""
+    if view.numeric is None and view.layout is _DEFAULT_LAYOUT:
+        return
+    where = _described(view)
+    try:
+        _check_numeric(f"{where}: numeric", view.numeric)
+        _check_layout(f"{where}: layout", view.layout)
+    except (TypeError, ValueError) as error:
+        raise ApplicationError(f"view gave {where} what the snapshot cannot carry") from error
+
+
+def check_commit(kind: ActionKind, view: View[Any], commit: object) -> None:
+    """Refuse a commit the handler of `kind` on `view` proposed that holds what the snapshot
+    cannot carry: ``ScrollBy(nan)`` put NaN in the frames of the children, which equals
+    nothing, so every repeat was a change. Raises `ApplicationError`: the runtime applies
+    commits outside the app's code."""
+    where = f"the {kind.value} handler of {_described(view)}: {type(commit).__name__}"
+    try:
+        if isinstance(commit, ScrollBy):
+            _check_number(where, commit.delta, "delta", optional=False)
+        elif isinstance(commit, SelectText):
+            _check_int(where, commit.start, "start", optional=False)
+            _check_int(where, commit.end, "end", optional=False)
+    except (TypeError, ValueError) as error:
+        raise ApplicationError(f"the {kind.value} handler proposed {commit!r:.80}") from error
 
 
 def node(
@@ -510,9 +564,7 @@ def scroll_view(
     *children: View[Msg], height: float = 240.0, step: float = 48.0, **fields: Any
 ) -> View[Msg]:
     """A viewport of fixed height whose scroll offset is runtime-owned UI state."""
-    _check_number("step", step)
-    if step is None:
-        raise _refuse("step", "a number", step)
+    _check_number("step", step, optional=False)
 
     def handle_scroll(action: SemanticsAction) -> Outcome[Msg]:
         direction = getattr(action, "direction", None)

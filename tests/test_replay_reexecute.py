@@ -260,6 +260,26 @@ def test_an_app_returning_no_effect_or_no_proposal_crashes_on_the_record_and_rep
     assert f"raised again at step 1, as it did live: {cause}(" in done.stdout
 
 
+def test_a_handler_scrolling_by_nan_crashes_the_session_on_the_record_and_replays_so(
+    tmp_path: Path,
+) -> None:
+    """``ScrollBy(nan)`` was applied: NaN in the snapshot, the generation advanced on every
+    repeat with nothing changed, and every later read_semantics answered -32603."""
+    db = tmp_path / "log.db"
+    scroll = ("nan.scroll", {"kind": "activate"})
+    outcomes, _fulls = record(db, "nan", "tests_bad_results:nan_scroll", [scroll])
+    assert outcomes == [None]
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events("nan")]
+    assert isinstance(events[-2], ActionRequested)
+    assert isinstance(events[-1], SessionCrashed)
+    assert events[-1].exception_type == "NonFiniteNumberError"
+    assert "ScrollBy.delta: expected a finite number" in events[-1].traceback
+    done = mcp.cli("replay", "nan", "--db", str(db), **WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "raised again at step 1, as it did live: NonFiniteNumberError(" in done.stdout
+
+
 def _applications_error(cause: Exception) -> ApplicationError:
     try:
         raise ApplicationError("update raised") from cause

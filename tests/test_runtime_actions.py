@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -10,6 +11,7 @@ import pytest
 from semledger.runtime import ActionKind as K
 from semledger.runtime import (
     App,
+    ApplicationError,
     AppRuntime,
     ByNodeId,
     ByPath,
@@ -17,6 +19,7 @@ from semledger.runtime import (
     Exact,
     Full,
     Latest,
+    NonFiniteNumberError,
     PathStep,
     Proposal,
     Receipt,
@@ -26,6 +29,7 @@ from semledger.runtime import (
     Scroll,
     ScrollBy,
     ScrollDirection,
+    SelectText,
     SemanticId,
     SemanticsAction,
     SetSelection,
@@ -413,6 +417,40 @@ def test_scroll_is_a_deferred_commit_that_moves_children() -> None:
     at_top = rt.perform(sid("list"), Scroll(ScrollDirection.UP), NOW)
     assert isinstance(at_top, Receipt)
     assert at_top.before == at_top.after
+
+
+@pytest.mark.parametrize(
+    ("commit", "error", "says"),
+    [
+        (ScrollBy(math.nan), NonFiniteNumberError, "delta: expected a finite number that fits"),
+        (ScrollBy(math.inf), NonFiniteNumberError, "delta: expected a finite number that fits"),
+        (ScrollBy(-math.inf), NonFiniteNumberError, "delta: expected a finite number that fits"),
+        (ScrollBy(None), TypeError, "delta: expected a number, got NoneType None"),  # type: ignore[arg-type]
+        (ScrollBy("48"), TypeError, "delta: expected a number, got str '48'"),  # type: ignore[arg-type]
+        (SelectText(0, math.nan), TypeError, "end: expected an int, got float nan"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_commit_holding_what_the_snapshot_cannot_carry_is_the_application_s_error(
+    commit: ScrollBy | SelectText, error: type[Exception], says: str
+) -> None:
+    """ScrollBy(nan) was applied: NaN in the children's frames, and as NaN equals nothing,
+    every repeat advanced the generation while nothing changed; no read could be served."""
+    rows = [text(f"row {i}") for i in range(20)]
+
+    def scroll(_action: SemanticsAction) -> Proposal[str]:
+        return Proposal(("scrolled",), (commit,))
+
+    view = scroll_view(*rows, height=100.0, semantic_id="list", handlers={K.ACTIVATE: scroll})
+    rt = AppRuntime(App(init=lambda: 0, update=lambda m, msg: m + 1, view=lambda _: view))
+    before = rt.snapshot
+    with pytest.raises(ApplicationError) as raised:
+        rt.perform(sid("list"), ACTIVATE, NOW)
+    assert str(raised.value) == f"the activate handler proposed {commit!r}"
+    cause = raised.value.__cause__
+    assert type(cause) is error
+    kind = type(commit).__name__
+    assert str(cause).startswith(f"the activate handler of the scroll_view 'list': {kind}.{says}")
+    assert (rt.snapshot, rt.model) == (before, 0)  # nothing of it applied, its message neither
 
 
 def test_handlers_only_propose_and_a_rejecting_handler_mutates_nothing() -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 
 from semledger.runtime import ActionKind as K
@@ -23,6 +25,7 @@ from semledger.runtime import (
     Full,
     Latest,
     LayoutSpec,
+    NonFiniteNumberError,
     NotAViewError,
     Numeric,
     Rejection,
@@ -337,7 +340,7 @@ def test_view_text_that_the_wire_cannot_carry_is_refused_where_it_is_built(
         ),
         (
             lambda: node(Role.SLIDER, numeric=Numeric(max=float("nan"))),
-            ValueError,
+            NonFiniteNumberError,
             "numeric.max: expected a finite number that fits in 64 bits, got nan",
         ),
         (
@@ -353,11 +356,20 @@ def test_view_text_that_the_wire_cannot_carry_is_refused_where_it_is_built(
         ),
         (lambda: node(Role.TEXT, live="polite"), TypeError, "live: expected a Live, got str"),
         (lambda: text("a", focusable="x"), TypeError, "focusable: expected True or False or None"),
-        (lambda: scroll_view(step=float("inf")), ValueError, "step: expected a finite number"),
+        (
+            lambda: scroll_view(step=float("inf")),
+            NonFiniteNumberError,
+            "step: expected a finite number",
+        ),
         (
             lambda: node(Role.TEXT, layout=LayoutSpec(height=-1.0)),
             ValueError,
             "layout.height: expected a number of at least 0, got -1.0",
+        ),
+        (
+            lambda: column(text("a", layout=LayoutSpec(padding=1e308)), text("b")),
+            NonFiniteNumberError,
+            "layout.padding: expected a number of at most 2**53, got 1e+308 (the layout adds",
         ),
     ],
 )
@@ -372,6 +384,51 @@ def test_view_fields_the_log_or_the_wire_cannot_carry_are_refused_where_they_are
     with pytest.raises(ApplicationError) as raised:
         runtime(lambda _model: column(build()), 0)  # type: ignore[arg-type]
     assert type(raised.value.__cause__) is error
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (
+            lambda: View(role=Role.SLIDER, numeric=Numeric(current=math.nan)),
+            "the slider: numeric.current: expected a finite number that fits in 64 bits, got nan",
+        ),
+        (
+            lambda: attrs.evolve(node(Role.SLIDER, label="v"), numeric=Numeric(max=math.inf)),
+            "the slider: numeric.max: expected a finite number that fits in 64 bits, got inf",
+        ),
+        (
+            lambda: View(role=Role.TEXT, label="t", layout=LayoutSpec(height=-math.inf)),
+            "the text: layout.height: expected a finite number that fits in 64 bits, got -inf",
+        ),
+        (
+            lambda: View(role=Role.TEXT, label="t", layout=LayoutSpec(height=1e308)),
+            "the text: layout.height: expected a number of at most 2**53, got 1e+308 (the layout",
+        ),
+    ],
+    ids=["View-numeric-nan", "evolved-numeric-inf", "View-layout-minus-inf", "View-layout-huge"],
+)
+def test_a_view_built_without_node_holding_a_non_finite_number_is_the_application_s_error(
+    bad: Callable[[], View[Any]], says: str
+) -> None:
+    """`node` refused NaN in a view's numeric or layout, but a View(...) or an attrs.evolve
+    of one reached the snapshot with it: NaN made every read fail, and as it equals nothing,
+    every commit counted as a change; 1e308 heights laid out added up to an infinity."""
+
+    def view(broken: bool) -> View[Any]:
+        return column(text("ok", "fine", semantic_id="ok"), *([bad()] if broken else []))
+
+    with pytest.raises(ApplicationError) as raised:
+        runtime(view, True)
+    cause = raised.value.__cause__
+    assert type(cause) is NonFiniteNumberError
+    assert str(cause).startswith(says)
+    rt = runtime(view, False)
+    before = rt.snapshot
+    with pytest.raises(ApplicationError) as raised:
+        rt.deliver(True)  # as the view changes, not only as it starts
+    assert type(raised.value.__cause__) is NonFiniteNumberError
+    assert rt.snapshot is before
 
 
 def test_a_message_given_where_a_handler_goes_is_refused_naming_the_handler() -> None:
