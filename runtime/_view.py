@@ -18,6 +18,7 @@ from ._errors import (
     ApplicationError,
     DuplicateKeyError,
     NonFiniteNumberError,
+    NotAProposalError,
     NotAViewError,
 )
 from ._ids import SemanticId
@@ -364,6 +365,19 @@ def check_commit(kind: ActionKind, view: View[Any], commit: object) -> None:
         elif isinstance(commit, SelectText):
             _check_int(where, commit.start, "start", optional=False)
             _check_int(where, commit.end, "end", optional=False)
+            if commit.start < 0:
+                raise ValueError(f"{where}.start: expected at least 0, got {commit.start}")
+            if commit.end < commit.start:
+                raise ValueError(
+                    f"{where}.end: expected at least start ({commit.start}), got {commit.end}"
+                )
+        else:
+            # Ignored, the action would be answered with a receipt for what it never did.
+            raise NotAProposalError(
+                f"the {kind.value} handler of {_described(view)} proposed {commit!r:.80},"
+                " which is not a commit: commits are ScrollBy(delta) or SelectText(start, end)"
+                " values"
+            )
     except (TypeError, ValueError) as error:
         raise ApplicationError(f"the {kind.value} handler proposed {commit!r:.80}") from error
 

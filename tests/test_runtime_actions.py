@@ -20,6 +20,7 @@ from semledger.runtime import (
     Full,
     Latest,
     NonFiniteNumberError,
+    NotAProposalError,
     PathStep,
     Proposal,
     Receipt,
@@ -428,6 +429,8 @@ def test_scroll_is_a_deferred_commit_that_moves_children() -> None:
         (ScrollBy(None), TypeError, "delta: expected a number, got NoneType None"),  # type: ignore[arg-type]
         (ScrollBy("48"), TypeError, "delta: expected a number, got str '48'"),  # type: ignore[arg-type]
         (SelectText(0, math.nan), TypeError, "end: expected an int, got float nan"),  # type: ignore[arg-type]
+        (SelectText(-1, 2), ValueError, "start: expected at least 0, got -1"),
+        (SelectText(5, 2), ValueError, "end: expected at least start (5), got 2"),
     ],
 )
 def test_a_commit_holding_what_the_snapshot_cannot_carry_is_the_application_s_error(
@@ -451,6 +454,25 @@ def test_a_commit_holding_what_the_snapshot_cannot_carry_is_the_application_s_er
     kind = type(commit).__name__
     assert str(cause).startswith(f"the activate handler of the scroll_view 'list': {kind}.{says}")
     assert (rt.snapshot, rt.model) == (before, 0)  # nothing of it applied, its message neither
+
+
+@pytest.mark.parametrize("commit", ["x", ScrollBy], ids=["a-str", "a-commit-class"])
+def test_a_commit_that_is_no_commit_is_the_application_s_error_not_ignored(commit: object) -> None:
+    """It was ignored, and the action answered with a receipt for what it never did."""
+    view = scroll_view(
+        text("row"),
+        semantic_id="list",
+        handlers={K.ACTIVATE: lambda _action: Proposal(("scrolled",), (commit,))},  # type: ignore[arg-type]
+    )
+    rt = AppRuntime(App(init=lambda: 0, update=lambda m, msg: m + 1, view=lambda _: view))
+    with pytest.raises(ApplicationError) as raised:
+        rt.perform(sid("list"), ACTIVATE, NOW)
+    assert type(raised.value.__cause__) is NotAProposalError
+    assert str(raised.value.__cause__) == (
+        f"the activate handler of the scroll_view 'list' proposed {commit!r}, which is not a"
+        " commit: commits are ScrollBy(delta) or SelectText(start, end) values"
+    )
+    assert rt.model == 0
 
 
 def test_handlers_only_propose_and_a_rejecting_handler_mutates_nothing() -> None:
