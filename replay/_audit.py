@@ -234,10 +234,18 @@ def audit(recorder: Recorder, session: str) -> list[AuditEntry]:
     return audit_report(recorder, session).entries
 
 
-def audit_report(recorder: Recorder, session: str) -> AuditReport:
+def audit_report(
+    recorder: Recorder,
+    session: str,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> AuditReport:
     """Every action request in order, paired with its receipt or rejection; what befell the
     application (`Incident`); who connected; how many inputs came through the diagnostics
     tools; how the session stands at the end of the log (`Ending`).
+
+    ``on_progress(seq, head)`` is called every thousand events read and after the last, with
+    the seq of the one just read and the session's last.
 
     A surface session served over MCP logs its requests as an app session does (the bridge's
     ``LoggedSurfaceHost``), and they are its entries; the surface calls that carried them
@@ -248,10 +256,17 @@ def audit_report(recorder: Recorder, session: str) -> AuditReport:
     The log is read at one moment (``Recorder.pinned``), however much is appended meanwhile."""
     check_log_and_session(recorder, session)
     with recorder.pinned():
-        return _audit(recorder, session)
+        return _audit(recorder, session, on_progress)
 
 
-def _audit(recorder: Recorder, session: str) -> AuditReport:
+_PROGRESS_EVERY = 1000
+"""Events read between two calls of `audit_report`'s ``on_progress``: a call for each
+would slow a long audit down, a progress bar being redrawn at each."""
+
+
+def _audit(
+    recorder: Recorder, session: str, on_progress: Callable[[int, int], None] | None
+) -> AuditReport:
     head = recorder.head(session)
     if head is None:
         raise UnknownSessionError(f"the log has no session {session!r}")
@@ -273,7 +288,9 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
     fuzzed = False
     last: tuple[StoredEvent, Event | None] | None = None
     run = 0  # the first entry of the server's run being read
-    for record, event in _readable(recorder, session, damage):
+    for read, (record, event) in enumerate(_readable(recorder, session, damage), 1):
+        if on_progress is not None and read % _PROGRESS_EVERY == 0:
+            on_progress(record.seq, head.seq)
         inputs += isinstance(event, INPUT_CLASSES)
         stopped = _stopped_before(last, record, event)
         if stopped is not None:
@@ -413,6 +430,8 @@ def _audit(recorder: Recorder, session: str) -> AuditReport:
             why = "still running when the application crashed"
             incidents.extend(_unfinished(record, generation, running, effects, why))
             running.clear()
+    if on_progress is not None:
+        on_progress(record.seq, head.seq)
     if ending is None or ending.seq != head.seq:  # anything after an end takes it back
         claimed = recorder.claimed([session])
         served = None if claimed is None else session in claimed

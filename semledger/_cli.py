@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, cast
 
 from rich.console import Console
 from rich.progress import Progress
@@ -384,19 +384,38 @@ def _progress(
     *,
     unit: str = "events",
     then: str | None = None,
-) -> Iterator[Callable[[int, int | None], None]]:
+) -> Iterator[_Shown]:
     """Progress of long work: a rich bar when the output is a terminal; otherwise (a pipe,
     a file, CI) a plain line on stderr every `_PLAIN_EVERY` seconds, ``semledger: fuzzing:
     1200/20000 examples``, so a short command prints none. A None total after a known one
     starts a phase of unknown length, shown as `then` formatted with ``done`` (fuzzing's
     shrinking)."""
     if not enabled:
-        yield lambda _done, _total: None
+        yield _Off()
     elif console.is_terminal:
         with Progress(console=console, transient=True) as progress:
             yield _Bar(progress, label, then)
     else:
         yield _Lines(label, unit, then)
+
+
+class _Shown(Protocol):
+    """Progress as `_progress` shows it: called with ``(done, total)``; `relabel` starts
+    counting another pass over the work under its own label (``audit --verify``: verifying
+    the chain, then auditing), with the lines' interval running on: each is under five
+    seconds on a long log, the two together are not."""
+
+    def __call__(self, done: int, total: int | None) -> None: ...
+
+    def relabel(self, label: str) -> None: ...
+
+
+class _Off:
+    def __call__(self, done: int, total: int | None) -> None:
+        pass
+
+    def relabel(self, label: str) -> None:
+        pass
 
 
 class _Phase:
@@ -419,8 +438,13 @@ class _Lines:
     def __init__(self, label: str, unit: str, then: str | None) -> None:
         self._label = label
         self._unit = unit
+        self._then = then
         self._phase = _Phase(then)
         self._last = time.monotonic()
+
+    def relabel(self, label: str) -> None:
+        self._label = label
+        self._phase = _Phase(self._then)
 
     def __call__(self, done: int, total: int | None) -> None:
         open_ended = self._phase.open_ended(done, total)
@@ -443,8 +467,15 @@ class _Bar:
 
     def __init__(self, progress: Progress, label: str, then: str | None) -> None:
         self._progress = progress
+        self._then = then
         self._task = progress.add_task(label, total=None)
         self._phase = _Phase(then)
+        self._open_ended = False
+
+    def relabel(self, label: str) -> None:
+        self._progress.remove_task(self._task)
+        self._task = self._progress.add_task(label, total=None)
+        self._phase = _Phase(self._then)
         self._open_ended = False
 
     def __call__(self, done: int, total: int | None) -> None:
@@ -667,17 +698,21 @@ def _audited(
 
     unreadable: str | None = None
     report = None
+    checks = args.verify or args.anchor is not None
+    # With --json, stdout is the JSON alone: a bar there would be drawn into it.
+    shown = _Console(stderr=True, markup=False, emoji=False) if args.json else console
     try:
-        if args.verify or args.anchor is not None:
-            with _progress(console, "verifying", not args.json) as progress:
+        with _progress(shown, "verifying" if checks else "auditing", True) as progress:
+            if checks:
                 report = verify(
                     recorder, args.session, anchor=args.anchor, on_progress=progress
                 )
-        try:
-            audited = audit_report(recorder, args.session)
-        except UnreadableEventError as error:  # a tampered body may not even decode
-            audited = error.report
-            unreadable = str(error)
+                progress.relabel("auditing")
+            try:
+                audited = audit_report(recorder, args.session, on_progress=progress)
+            except UnreadableEventError as error:  # a tampered body may not even decode
+                audited = error.report
+                unreadable = str(error)
     except UnknownSessionError as error:
         if args.anchor is None:
             raise UsageError(str(error)) from error
