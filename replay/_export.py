@@ -41,6 +41,7 @@ from ._invariants import (
     InvariantViolation,
     RecordedViolation,
     recorded_issue_check,
+    recorded_nondeterministic,
     recorded_reads,
     recorded_violation,
 )
@@ -50,7 +51,7 @@ _TEMPLATE = '''"""Regression test exported by `semledger replay --export-test`.
 
 Re-drives the inputs of session {session} against {app} and asserts
 that every receipt, rejection, started effect and commit hash comes out as it was
-{checks_doc}{failure_doc}
+{checks_doc}{failure_doc}{nondeterministic_doc}
 """
 
 {math_import}from semledger.replay import check_recorded_steps
@@ -70,6 +71,13 @@ _PINNED = (
     "The test pins the recorded run, failure included: it passes while the bug is there"
     " and fails once it is fixed; export the test again from a session that does not fail"
     " then (or invert this check)."
+)
+
+
+_NONDETERMINISTIC = (
+    "The fuzzer recorded this session as nondeterministic (the app did not do the same on the"
+    " same inputs): while the bug is there, this test is expected to fail, at a step that"
+    " varies from run to run, or now and then to pass."
 )
 
 
@@ -123,13 +131,14 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     issues: frozenset[str] | None = None
     violated: RecordedViolation | None = None
     crash: tuple[int, str] | None = None
-    unrecorded = False
+    unrecorded = nondeterministic = False
     for _record, event in checked_events(recorder, session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
             reads = recorded_reads(event.params)
             issues = recorded_issue_check(event.params)
             violated = recorded_violation(event.params)
+            nondeterministic = recorded_nondeterministic(event.params)
         elif isinstance(event, INPUT_CLASSES):
             steps.append((CONVERTER.unstructure(event), []))
             unrecorded = unrecorded_message(event)
@@ -150,6 +159,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
         checks_doc=_checks_doc(issues is not None, bool(reads)),
         failure_doc=_failure_doc(crash, violated, unrecorded=unrecorded),
+        nondeterministic_doc=f"\n\n{_wrap(_NONDETERMINISTIC)}" if nondeterministic else "",
         reads_block=f"\nREADS = {pprint.pformat(reads, width=96)}\n" if reads else "",
         reads_arg=", READS" if reads else "",
         issues_block=(

@@ -763,7 +763,7 @@ class _Saver:
     seed: int
     allowed: tuple[str, ...]
 
-    def __call__(self, trail: _Trail, error: BaseException) -> str:
+    def __call__(self, trail: _Trail, error: BaseException, *, deterministic: bool) -> str:
         # Called only now, with a counterexample to save: whatever fails must hold it.
         lost = (
             f"so the counterexample found is not saved. It was {_described(error)}, after"
@@ -785,7 +785,16 @@ class _Saver:
                 f" {recorder!r:.80}, {lost}"
             ) from None
         try:
-            return _save(recorder, self.app, self.app_ref, trail, error, self.seed, self.allowed)
+            return _save(
+                recorder,
+                self.app,
+                self.app_ref,
+                trail,
+                error,
+                self.seed,
+                self.allowed,
+                deterministic,
+            )
         except Exception as failure:
             raise CounterexampleNotSavedError(
                 f"the log could not be written ({_described(failure)}), {lost}"
@@ -875,8 +884,8 @@ def _one_interrupt(state: _State) -> Iterator[None]:
 
 def _saved(failed: tuple[_Trail, Exception], examples: int, save: _Saver) -> FuzzResult:
     trail, error = failed
-    name = save(trail, error)
     deterministic = not isinstance(error, _NondeterminismError)
+    name = save(trail, error, deterministic=deterministic)
     return FuzzResult(examples, _described(error), name, deterministic)
 
 
@@ -909,7 +918,7 @@ def _nondeterministic(
         )
         return FuzzResult(examples, failure, deterministic=False)
     trail, error = failed
-    name = save(trail, error)
+    name = save(trail, error, deterministic=False)
     if isinstance(error, _NondeterminismError):  # the twin saw it: its message says so
         return FuzzResult(examples, str(error), name, deterministic=False)
     failure = (
@@ -932,6 +941,7 @@ def _save(
     error: BaseException,
     chosen_seed: int,
     allowed: tuple[str, ...],
+    deterministic: bool,
 ) -> str:
     """Log the counterexample as an ordinary session, under a new name (returned): the same
     events a live one would have, re-made from its inputs.
@@ -942,7 +952,8 @@ def _save(
     issues but the ``allowed_issues``, as the fuzzer did. A check that failed (the app
     raised nothing) is ``params["fuzz"]["violated"]``: which, after how many inputs (the
     trail's, as the fuzzer stops at a failure), so that replay reproduces it as it does a
-    crash.
+    crash. ``params["fuzz"]["deterministic"]`` is False when the app did not do the same on
+    the same inputs: replay then says that it may diverge anywhere.
     """
     fuzzed: dict[str, Any] = {
         "seed": chosen_seed,
@@ -951,6 +962,8 @@ def _save(
         "issues": True,
         "allowed_issues": list(allowed),
     }
+    if not deterministic:
+        fuzzed["deterministic"] = False
     if isinstance(error, InvariantViolation) and error.check is not None:
         fuzzed["violated"] = {"step": len(trail.inputs), "check": error.check}
     params = {"fuzz": fuzzed}

@@ -247,6 +247,18 @@ def recorded_violation(params: dict[str, Any]) -> RecordedViolation | None:
     return RecordedViolation(violated["step"], violated["check"], failure)
 
 
+def recorded_nondeterministic(params: dict[str, Any]) -> bool:
+    """Whether the session is a fuzzer counterexample of an app that did not do the same on
+    the same inputs (``params["fuzz"]["deterministic"]`` False; before the fuzzer recorded
+    that, its failure said so)."""
+    fuzz = params.get("fuzz")
+    if not isinstance(fuzz, dict):
+        return False
+    failure = fuzz.get("failure")
+    said = isinstance(failure, str) and failure.startswith("the app is not deterministic:")
+    return fuzz.get("deterministic") is False or said
+
+
 def recorded_reads(params: dict[str, Any]) -> dict[int, list[int | None]]:
     """The reads a fuzzer counterexample checked, by the number of inputs before each.
 

@@ -53,6 +53,7 @@ from ._invariants import (
     check_issues,
     check_read,
     recorded_issue_check,
+    recorded_nondeterministic,
     recorded_reads,
     recorded_violation,
 )
@@ -115,6 +116,9 @@ class ReplayReport:
     """The crash is on a message the log could not record (`unrecorded_message`): replay
     feeds none back, and fails on that, so it reproduces the crash even once the app is
     fixed."""
+    nondeterministic: bool = False
+    """The session is a fuzzer counterexample of an app that did not do the same on the same
+    inputs: a replay may diverge at any step, another each run, or not at all."""
 
     @property
     def ok(self) -> bool:
@@ -491,10 +495,14 @@ def reexecute(
     check_app(app)
     with recorder.pinned():
         log = _Log(recorder, session)
+        first = log.peek()
         try:
-            return _reexecute(recorder, session, app, on_progress, log)
+            report = _reexecute(recorder, session, app, on_progress, log)
         finally:
             log.close()  # inside the pinned read, whose connection its cursor is on
+    started = None if first is None else first[1]
+    assert isinstance(started, SessionStarted)  # else _reexecute raised
+    return attrs.evolve(report, nondeterministic=recorded_nondeterministic(started.params))
 
 
 def _reexecute(

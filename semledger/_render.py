@@ -510,7 +510,22 @@ def _reproduced(report: ReplayReport) -> tuple[str, str] | None:
     return None
 
 
+_NONDETERMINISTIC = (
+    "the fuzzer recorded this session as nondeterministic (the app did not do the same on the"
+    " same inputs): a replay is expected to diverge, at a step that varies from run to run, or"
+    ' now and then not at all; the fuzzer\'s "input N" is step N here'
+)
+
+
 def replay_verdict(report: ReplayReport) -> Group:
+    verdict = _verdict(report)
+    if not report.nondeterministic:
+        return verdict
+    note = _NONDETERMINISTIC if report.ok else f"  note: {_NONDETERMINISTIC}"
+    return Group(verdict, Text(note, style="yellow"))
+
+
+def _verdict(report: ReplayReport) -> Group:
     lines: list[Text] = []
     if report.ok:
         message = (

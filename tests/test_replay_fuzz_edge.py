@@ -172,6 +172,52 @@ def test_an_app_whose_screens_differ_on_the_same_inputs_is_a_counterexample_thou
     assert "DIVERGED at step 1" in replayed.stdout
 
 
+def test_replay_and_export_of_a_nondeterminism_counterexample_say_it_was_recorded_so(
+    tmp_path: Path,
+) -> None:
+    """Replay said a plain "DIVERGED at step 1" where the fuzzer had said "at input 2", and
+    the exported test failed at random, neither saying that the session is a counterexample
+    of nondeterminism, whose replay diverges at a step that varies from run to run."""
+    import tests_fuzz_random
+    from rich.console import Console
+
+    from semledger._render import replay_verdict
+    from semledger.replay import export_test, fuzz_app, reexecute
+
+    db = tmp_path / "log.db"
+    ref = "tests_fuzz_random:app"
+    found = fuzz_app(tests_fuzz_random.app, ref, lambda: SqliteRecorder(db), examples=20)
+    assert not found.deterministic, found
+    assert found.session is not None
+    with SqliteRecorder(db) as recorder:
+        started = next(e for _r, e in recorder.events(found.session))
+        report = reexecute(recorder, found.session, tests_fuzz_random.app)
+        source = export_test(recorder, found.session)
+    assert isinstance(started, SessionStarted)
+    assert started.params["fuzz"]["deterministic"] is False
+    assert report.nondeterministic, report
+    console = Console(record=True, width=400)
+    console.print(replay_verdict(report))
+    said = console.export_text()
+    assert (
+        "the fuzzer recorded this session as nondeterministic (the app did not do the same on"
+        " the same inputs): a replay is expected to diverge, at a step that varies from run to"
+        ' run, or now and then not at all; the fuzzer\'s "input N" is step N here'
+    ) in said, said
+    docstring = " ".join(source.split('"""')[1].split())
+    assert (
+        "The fuzzer recorded this session as nondeterministic (the app did not do the same on"
+        " the same inputs): while the bug is there, this test is expected to fail, at a step"
+        " that varies from run to run, or now and then to pass."
+    ) in docstring
+    # A session saved before the fuzzer recorded it: its failure says so.
+    from semledger.replay._invariants import recorded_nondeterministic
+
+    assert recorded_nondeterministic({"fuzz": {"failure": "the app is not deterministic: at"}})
+    assert not recorded_nondeterministic({"fuzz": {"failure": "ZeroDivisionError: by zero"}})
+    assert not recorded_nondeterministic({})
+
+
 _TRACE = """
 import hashlib, sys
 from semledger.actors import SessionCore
