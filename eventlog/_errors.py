@@ -120,6 +120,19 @@ class LogOpenError(EventLogError):
     def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"cannot open the log {path}: {reason}")
         self.path = path
+        self.reason = reason
+
+
+class LogUnreadableError(LogOpenError):
+    """Raised by ``SqliteRecorder.to_inspect`` when a log is there but cannot be read for an
+    I/O error: a failing disk, or no room for the ``-shm`` that reading the ``-wal`` beside
+    it needs (a full disk, a quota, a file size limit). Not bad usage: the commands report
+    it as a log that cannot be read (exit 1)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        EventLogError.__init__(self, f"the log {path} cannot be read: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class CorruptSchemaError(LogOpenError):

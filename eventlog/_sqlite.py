@@ -34,6 +34,7 @@ from ._errors import (
     LogBusyError,
     LogMovedError,
     LogOpenError,
+    LogUnreadableError,
     MalformedRowError,
     OutdatedSchemaError,
     RecorderClosedError,
@@ -338,17 +339,19 @@ def _read_write_uri(path: str) -> str:
     return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=rw"
 
 
-def _read_only_uri(path: str) -> str:
+def _read_only_uri(path: str, *, no_room: bool = False) -> str:
     """Read-only; also ``immutable`` when the write-ahead log holds nothing (there is none,
     or an empty one: every event is in the file) and SQLite should make none: where nothing
-    beside the log can be written (a read-only folder, a full disk), SQLite could neither
-    make the ``-shm`` a WAL read needs nor lock; and as a user other than the log's owner,
-    the ``-wal`` and ``-shm`` it made would be theirs, which the owner's server could not
-    write, and it would fail to open the log."""
+    beside the log can be written (a read-only folder, a full disk, or `no_room`: writing
+    there failed, under a quota or a file size limit), SQLite could neither make the
+    ``-shm`` a WAL read needs nor lock; and as a user other than the log's owner, the
+    ``-wal`` and ``-shm`` it made would be theirs, which the owner's server could not write,
+    and it would fail to open the log."""
     absolute = os.path.abspath(path)
     uri = f"file:{urllib.parse.quote(absolute)}?mode=ro"
     if _no_frames(absolute) and (
-        not os.access(os.path.dirname(absolute), os.W_OK)
+        no_room
+        or not os.access(os.path.dirname(absolute), os.W_OK)
         or not _owned_by_us(absolute)
         or _full(absolute)
     ):
@@ -423,6 +426,75 @@ def _busy(error: BaseException) -> bool:
 def _cannot_write(error: BaseException | None) -> bool:
     codes = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
     return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
+
+
+def _io_error(error: BaseException | None) -> bool:
+    """Whether `error` is SQLite failing to read or write a file: as it does making the
+    ``-shm`` of a log where the disk is full or a quota or a file size limit (EDQUOT,
+    EFBIG) leaves no room, which free space (`_full`) does not show."""
+    codes = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
+    return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
+
+
+_MAKING_SHM = (
+    sqlite3.SQLITE_IOERR_SHMOPEN,
+    sqlite3.SQLITE_IOERR_SHMSIZE,
+    sqlite3.SQLITE_IOERR_SHMMAP,
+)
+
+
+def _unread(error: LogOpenError) -> str:
+    """Why a log opened read-only cannot be read, for an I/O error (`error.__cause__`)."""
+    cause = error.__cause__
+    if isinstance(cause, sqlite3.Error) and cause.sqlite_errorcode in _MAKING_SHM:
+        return (
+            f"{error.reason}: reading the -wal beside it needs a -shm, which could not be"
+            " made (a full disk, a quota or a file size limit leaves no room for it)"
+        )
+    return error.reason
+
+
+def _leaving_nothing(path: str, opening: Callable[[], SqliteRecorder]) -> SqliteRecorder:
+    """`opening()` of the log at `path` (its real path: SQLite follows a symlink, and makes
+    its files beside the file itself); if it fails, the ``-wal`` and ``-shm`` it made are
+    removed (see `_remove_made`)."""
+    before = _beside(path)
+    try:
+        return opening()
+    except LogOpenError:
+        _remove_made(path, before)
+        raise
+
+
+def _beside(path: str) -> set[str]:
+    """Which of the ``-wal`` and ``-shm`` of the log at `path` are there."""
+    return {name for name in (f"{path}-wal", f"{path}-shm") if os.path.lexists(name)}
+
+
+def _remove_made(path: str, before: set[str]) -> None:
+    """Remove the ``-wal`` (if empty) and ``-shm`` beside the log at `path` that are not in
+    `before`: those an open that failed made (SQLite leaves them when it cannot fill the
+    ``-shm``), unless another process uses them (holds the lock on the ``-shm`` SQLite takes
+    to use it; a ``-wal`` with no ``-shm`` is used by none)."""
+    wal, shm = f"{path}-wal", f"{path}-shm"
+    made = [name for name in (wal, shm) if name not in before and os.path.lexists(name)]
+    if not made:
+        return
+    try:
+        held = os.open(shm, os.O_RDWR) if os.path.lexists(shm) else None
+    except OSError:
+        return
+    try:
+        if held is not None:
+            fcntl.lockf(held, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, _SHM_IN_USE)
+        for name in made:
+            if name == shm or not os.stat(name).st_size:
+                os.unlink(name)
+    except OSError:
+        pass
+    finally:
+        if held is not None:
+            os.close(held)
 
 
 def _unwritable_beside(path: str) -> str:
@@ -671,6 +743,7 @@ class SqliteRecorder:
         create: bool = True,
         read_only: bool = False,
         busy_timeout: float = 5.0,
+        _make_nothing: bool = False,
     ) -> None:
         self.path = os.fspath(path)
         if self.path == ":memory:" or self.path.startswith("file:"):
@@ -709,7 +782,7 @@ class SqliteRecorder:
         # Without create, a missing file stays missing (SQLite would make an empty one).
         self._where, self._uri = (self.path, False)
         if read_only:
-            self._where, self._uri = _read_only_uri(self.path), True
+            self._where, self._uri = _read_only_uri(self.path, no_room=_make_nothing), True
         elif not create:
             self._where, self._uri = _read_write_uri(self.path), True
         try:
@@ -763,27 +836,48 @@ class SqliteRecorder:
         a connection that may write would fold that ``-wal`` into the file as it closed,
         the last one. Without one, read-write if we may, which makes and then removes the
         ``-wal`` and ``-shm`` SQLite needs and writes nothing; else (the disk is full, say)
-        read-only (``_read_only_uri``), which makes nothing. A log of an older schema is
-        migrated (written) once, if it can be; raises `OutdatedSchemaError` if it cannot.
+        read-only (``_read_only_uri``), which makes nothing. Where making them fails though
+        the disk has room (a quota, a file size limit), what the attempt made is removed
+        and the log is read as on a full disk. A log of an older schema is migrated
+        (written) once, if it can be; raises `OutdatedSchemaError` if it cannot.
         """
         where = os.fspath(path)
         clean = not os.path.exists(f"{where}-wal")
-        absolute = os.path.abspath(where)
+        absolute, real = os.path.abspath(where), os.path.realpath(where)
+        no_room = False
         if clean and _writable(where) and _owned_by_us(absolute) and not _full(absolute):
             try:
-                return cls(where, create=False)
+                return _leaving_nothing(real, functools.partial(cls, where, create=False))
             except LogOpenError as error:
-                if not (_cannot_write(error.__cause__) or _full(absolute)):
+                no_room = _io_error(error.__cause__)
+                if not (no_room or _cannot_write(error.__cause__) or _full(absolute)):
                     raise
         try:
-            return cls(where, read_only=True)
+            return cls._opened_read_only(where, no_room=no_room)
         except OutdatedSchemaError as outdated:
             try:
-                return cls(where, create=False)
+                return _leaving_nothing(real, functools.partial(cls, where, create=False))
             except LogOpenError as error:
-                if _cannot_write(error.__cause__):
+                if _cannot_write(error.__cause__) or _io_error(error.__cause__):
                     raise outdated from None
                 raise
+
+    @classmethod
+    def _opened_read_only(cls, where: str, *, no_room: bool) -> SqliteRecorder:
+        """`where` opened read-only for `to_inspect`: again as on a full disk (making nothing)
+        where SQLite failed to write what it made beside the log; `LogUnreadableError` where
+        it cannot be read even so."""
+        absolute, real = os.path.abspath(where), os.path.realpath(where)
+        while True:
+            opening = functools.partial(cls, where, read_only=True, _make_nothing=no_room)
+            try:
+                return _leaving_nothing(real, opening)
+            except LogOpenError as error:
+                if not _io_error(error.__cause__):
+                    raise
+                if no_room or not _no_frames(absolute):
+                    raise LogUnreadableError(where, _unread(error)) from error.__cause__
+                no_room = True
 
     def __enter__(self) -> SqliteRecorder:
         return self

@@ -28,6 +28,7 @@ from semledger.eventlog import (
     CorruptSchemaError,
     LogBusyError,
     LogOpenError,
+    LogUnreadableError,
     Recorder,
     SessionSummary,
     UnsupportedSchemaError,
@@ -1370,7 +1371,7 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
         if not serving:
             sys.stdout.flush()
         return status
-    except CorruptSchemaError as error:
+    except (CorruptSchemaError, LogUnreadableError) as error:  # no bad usage: a failing log
         _complain(str(error))
         return 1
     except (UsageError, LogOpenError, LogBusyError, UnsupportedSchemaError) as error:

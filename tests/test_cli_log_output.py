@@ -736,6 +736,68 @@ def test_a_log_on_a_full_disk_is_inspected_and_serve_says_the_disk_is_full(
     assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "log.db"]
 
 
+def _under_a_write_limit(*args: str) -> subprocess.CompletedProcess[str]:
+    """`semledger ARGS` allowed to write files of at most 1 KiB (``ulimit -f 1``), as an
+    exhausted disk quota allows nothing: free space (statvfs) shows neither."""
+    return subprocess.run(
+        ["sh", "-c", 'ulimit -f 1 && exec "$@"', "sh", *mcp.COMMAND, *args],
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )  # fmt: skip
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def test_a_log_under_a_write_limit_is_inspected_and_nothing_is_made_beside_it(
+    logged: Path, tmp_path: Path
+) -> None:
+    """Opened read-write to inspect, a cleanly closed log needs a -wal and a -shm, which a
+    quota or a file size limit leaves no room for: the commands said "cannot open the log:
+    disk I/O error" (exit 2) and left a 0-byte -wal and a 3-byte -shm beside it."""
+    db = tmp_path / "log.db"
+    shutil.copy(logged, db)
+    before = _files(tmp_path)
+    for command in (
+        ["sessions"], ["read", "agent"], ["audit", "agent", "--verify"], ["replay", "agent"]
+    ):
+        done = _under_a_write_limit(*command, "--db", str(db))
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        assert _files(tmp_path) == before, command
+    Path(f"{db}-wal").touch()  # empty: what a server left that folded it and was killed
+    before = _files(tmp_path)
+    done = _under_a_write_limit("sessions", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert _files(tmp_path) == before
+
+
+def test_a_wal_that_cannot_be_read_under_a_write_limit_is_a_log_that_cannot_be_read(
+    tmp_path: Path,
+) -> None:
+    """A killed server's -wal with events in it, with no -shm (which reading it needs) and
+    no room to make one: an I/O error, not bad usage (exit 1, not 2), and nothing made."""
+    db, copy = tmp_path / "log.db", tmp_path / "copy" / "log.db"
+    copy.parent.mkdir()
+    record(db, "agent", COUNTER, [INCREMENT])
+    with SqliteRecorder(db) as recorder:
+        recorder.append([NewEvent("other", 1, SessionStarted(COUNTER, "runtime", {}, True), 0.0)])
+        shutil.copy(db, copy)
+        shutil.copy(f"{db}-wal", f"{copy}-wal")
+    before = _files(copy.parent)
+    done = _under_a_write_limit("sessions", "--db", str(copy))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        f"semledger: the log {copy} cannot be read: disk I/O error: reading the -wal beside it"
+        " needs a -shm, which could not be made (a full disk, a quota or a file size limit"
+        " leaves no room for it)\n",
+    )
+    assert _files(copy.parent) == before
+    done = mcp.cli("sessions", "--db", str(copy))
+    assert done.returncode == 0, done.stderr
+    assert "other" in done.stdout
+
+
 def test_fuzz_on_a_disk_filled_meanwhile_says_the_counterexample_it_could_not_save(
     full_disk: Path,
 ) -> None:

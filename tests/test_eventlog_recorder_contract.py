@@ -818,6 +818,45 @@ def test_a_log_on_a_full_disk_is_inspected_without_making_files_and_not_opened_t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.db"]
 
 
+def test_files_an_inspection_that_failed_left_are_removed_unless_another_process_uses_them(
+    tmp_path: Path,
+) -> None:
+    """Under a quota or a file size limit, opening a cleanly closed log to inspect it made
+    a -wal and a -shm it could not fill, and left them beside the log. They are removed,
+    but not a -wal and -shm a server that started meanwhile uses (it holds a lock on the
+    -shm), even an empty -wal."""
+    from semledger.eventlog._sqlite import _remove_made
+
+    path = tmp_path / "log.db"
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    sqlite3.connect(path).close()
+    wal.touch()
+    shm.write_bytes(b"\0\0\0")
+    _remove_made(str(path), set())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.db"]
+
+    server = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import sqlite3, sys\n"
+            "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "conn.execute('PRAGMA journal_mode=WAL')\n"
+            "conn.execute('CREATE TABLE t (x)')\n"
+            "conn.execute('PRAGMA wal_checkpoint(TRUNCATE)')\n"
+            "print('using it', flush=True)\n"
+            "sys.stdin.read()\n"
+        ), str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline() == "using it\n"
+        assert wal.stat().st_size == 0
+        _remove_made(str(path), set())
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["log.db", "log.db-shm", "log.db-wal"]
+    finally:
+        server.communicate("", timeout=30)
+
+
 def test_an_append_while_another_connection_holds_the_write_lock_is_busy_and_writes_nothing(
     tmp_path: Path,
 ) -> None:
