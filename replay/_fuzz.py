@@ -188,6 +188,9 @@ class _State:
     """What the examples of one run leave for after it."""
 
     ran: int = 0
+    """The examples run to their end. Hypothesis also starts examples it discards (their
+    data ran out) and does not count: counted, the run showed all its examples done while a
+    fifth of it was still to run."""
     last: _Trail = attrs.Factory(_Trail)
     """The last example run: after a failure, the shrunk counterexample."""
     failed: tuple[_Trail, Exception] | None = None
@@ -636,7 +639,8 @@ def fuzz_app(
     ones, each set_text one of them half the time: those that pass the app's validation
     (``("a@b.c", "42", "DELETE")``), which random text all but never does.
     `on_progress(done, total)` is called as each
-    example starts (`done` at most `examples`); once one has failed the total is None:
+    example starts (`done`: which of the `examples` it is; hypothesis also runs examples it
+    discards and does not count, which repeat the number); once one has failed the total is None:
     hypothesis is shrinking it, and `done` counts its tries from 1; what it raises stops the
     run and is raised as it is, once the smallest counterexample found so far, if any, is
     saved (a note on the error names its session).
@@ -711,7 +715,6 @@ def fuzz_app(
     def run(data: Any) -> None:
         if state.stopping:  # the app swallowed the KeyboardInterrupt: stop all the same
             raise KeyboardInterrupt
-        state.ran += 1
         state.last = _Trail()
         if on_progress is not None:
             try:
@@ -725,6 +728,7 @@ def fuzz_app(
         except Exception as error:
             state.failing(state.last, error)
             raise
+        state.ran += 1
 
     with _one_interrupt(state):
         return _fuzzed(run, state, examples, _Saver(save_to, app, app_ref, seed, allowed))
@@ -890,11 +894,10 @@ def _saved(failed: tuple[_Trail, Exception], examples: int, save: _Saver) -> Fuz
 
 
 def _report(on_progress: Callable[[int, int | None], None], state: _State, examples: int) -> None:
-    """Examples run of `examples`, or, once one has failed, hypothesis's tries at shrinking
-    it (of no known number). Hypothesis also runs examples it then discards, so more than
-    `examples` may run."""
+    """Which of `examples` is running, or, once one has failed, hypothesis's tries at
+    shrinking it (of no known number)."""
     if state.failed is None:
-        on_progress(min(state.ran, examples), examples)
+        on_progress(min(state.ran + 1, examples), examples)  # the one starting
     else:
         state.shrinking += 1
         on_progress(state.shrinking, None)
