@@ -152,10 +152,14 @@ class LogMovedError(EventLogError):
     the recorder opened at its path (deleted, renamed, replaced): what it committed would
     go where no one opening the path will find it, so it is not durable in any sense an
     agent's receipt may promise. The batch is rolled back (unless the files moved while it
-    was committed). Raised by a read, too, that finds the file gone."""
+    was committed). Raised by a read, too, that finds the file gone.
 
-    def __init__(self, path: str, what: str) -> None:
-        super().__init__(f"{path} {what} while this recorder wrote to it")
+    `what` says what became of the file (``"was moved to /srv/log.db.bak"``), `where` where
+    its events are (``"; its events are there"``), `reading` that the recorder only reads."""
+
+    def __init__(self, path: str, what: str, *, where: str = "", reading: bool = False) -> None:
+        doing = "read" if reading else "wrote to"
+        super().__init__(f"{path} {what} while this recorder {doing} it{where}")
         self.path = path
 
 

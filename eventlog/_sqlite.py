@@ -675,9 +675,9 @@ class _InPlace:
                 found = None
             else:
                 found = (status.st_dev, status.st_ino)
-            if found is None or self._seen.setdefault(path, found) != found:
-                what = "was deleted" if found is None else "was replaced by another file"
-                raise LogMovedError(path, what)
+            seen = self._seen.setdefault(path, found)
+            if found is None or seen != found:
+                raise _moved(path, seen, replaced=found is not None, log=path == self._paths[0])
 
 
     def leave(self) -> None:
@@ -702,6 +702,54 @@ class _InPlace:
             pass
         finally:
             os.close(held)
+
+
+def _moved(
+    path: str, seen: tuple[int, int] | None, *, replaced: bool, log: bool
+) -> LogMovedError:
+    """The error of the file first seen at `path` as `seen` (device, inode), no longer
+    there: what became of it, where the descriptor SQLite holds on it says (renamed: it
+    still has a name; deleted: it has none). A log file's events are where it went; a
+    ``-wal``'s go into the log file (`SqliteRecorder._salvage`)."""
+    now = "was replaced by another file" if replaced else ""
+    named = None if seen is None else _held_open(seen)
+    if named is None:
+        gone = "was moved or deleted"
+        where = "; its events are in the file it was moved to, if it was moved" if log else ""
+        return LogMovedError(path, now or gone, where=where)
+    name, links = named
+    if not links:
+        return LogMovedError(path, now or "was deleted")
+    if name is None:
+        where = "; its events are in that file, under its other name" if log else ""
+        return LogMovedError(path, now or "was moved", where=where)
+    where = (f"; its events are in {name}" if now else "; its events are there") if log else ""
+    return LogMovedError(path, now or f"was moved to {name}", where=where)
+
+
+def _held_open(identity: tuple[int, int]) -> tuple[str | None, int] | None:
+    """The name (None if not found) and the number of names of the file this process holds
+    open as `identity` (device, inode), from the descriptors ``/proc/self/fd`` lists; None
+    where there is no such list (not Linux) or no such descriptor."""
+    try:
+        descriptors = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    for descriptor in descriptors:
+        link = f"/proc/self/fd/{descriptor}"
+        try:
+            status = os.stat(link)
+            if (status.st_dev, status.st_ino) != identity:
+                continue
+            name = os.readlink(link)
+        except OSError:
+            continue
+        with suppress(OSError):
+            named = os.stat(name)
+            if (named.st_dev, named.st_ino) == identity:
+                return name, status.st_nlink
+        return None, status.st_nlink
+    return None
 
 
 _SHM_IN_USE = 128
@@ -1034,7 +1082,9 @@ class SqliteRecorder:
                 )
             except sqlite3.OperationalError:
                 if not os.path.exists(self.path):
-                    raise LogMovedError(self.path, "was deleted") from None
+                    raise LogMovedError(
+                        self.path, "was moved or deleted", reading=self._read_only
+                    ) from None
                 raise
             conn.execute("PRAGMA query_only=ON")
         try:

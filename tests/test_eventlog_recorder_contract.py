@@ -749,6 +749,57 @@ def test_an_append_after_the_log_file_was_deleted_or_replaced_fails_though_sqlit
             recorder.append(batch("b", story()[:1]))
 
 
+def test_a_log_renamed_under_its_writer_is_said_to_be_moved_where_not_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mv log.db log.db.bak` under a server was reported as "log.db was deleted", though
+    every event was in log.db.bak. The file the writer holds open still has a name: it was
+    moved, and that is where its events are. Where the system does not say (no
+    /proc/self/fd), the error says it cannot tell."""
+    path, moved, other = tmp_path / "log.db", tmp_path / "log.db.bak", tmp_path / "old.db"
+    with SqliteRecorder(path) as recorder:
+        kept = recorder.append(batch("a", story()[:2]))
+        path.rename(moved)
+        with pytest.raises(LogMovedError) as renamed:
+            recorder.append(batch("a", story()[2:4], first=3))
+        assert str(renamed.value) == (
+            f"{path} was moved to {moved} while this recorder wrote to it; its events are there"
+        )
+    with SqliteRecorder(moved, read_only=True) as there:
+        assert list(there.read("a")) == kept
+
+    moved.rename(path)
+    with SqliteRecorder(path) as recorder:
+        path.rename(other)
+        path.write_bytes(b"")
+        with pytest.raises(LogMovedError) as replaced:
+            recorder.append(batch("a", story()[2:4], first=3))
+        assert str(replaced.value) == (
+            f"{path} was replaced by another file while this recorder wrote to it; its events"
+            f" are in {other}"
+        )
+    path.unlink()
+
+    other.rename(path)
+    listdir = os.listdir
+
+    def no_proc(folder: str) -> list[str]:
+        if str(folder).startswith("/proc"):
+            raise FileNotFoundError(folder)
+        return listdir(folder)
+
+    with SqliteRecorder(path) as recorder:
+        path.rename(moved)
+        monkeypatch.setattr(os, "listdir", no_proc)
+        with pytest.raises(LogMovedError) as unknown:
+            recorder.append(batch("a", story()[2:4], first=3))
+        monkeypatch.setattr(os, "listdir", listdir)
+        assert str(unknown.value) == (
+            f"{path} was moved or deleted while this recorder wrote to it; its events are in"
+            " the file it was moved to, if it was moved"
+        )
+
+
 @pytest.mark.parametrize("read_first", [False, True])
 def test_a_log_replaced_while_written_keeps_its_events_and_leaves_the_replacement_as_it_was(
     tmp_path: Path, read_first: bool
