@@ -41,7 +41,13 @@ from semledger.eventlog import (
     UnsupportedVersionError,
     check_counted,
 )
-from semledger.runtime import App, ApplicationError, AppRuntime, SemanticsSnapshot
+from semledger.runtime import (
+    App,
+    ApplicationError,
+    AppRuntime,
+    SemanticsNode,
+    SemanticsSnapshot,
+)
 from semledger.runtime._app import check_app
 from semledger.runtime._wire import encode_node
 
@@ -207,6 +213,12 @@ def _describe_pair(logged: Event, produced: Event | None) -> tuple[str, str]:
     return _describe(logged), _describe(produced)
 
 
+def _node_name(node_id: int, node: SemanticsNode) -> str:
+    """A node as a diff names it: its id, and its semantic id, which the app's author knows
+    it by, when it has one."""
+    return f"node {node_id}" if node.semantic_id is None else f"node {node_id} {node.semantic_id!r}"
+
+
 def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[str]:
     """Node by node, how `actual` differs from `expected`."""
     lines: list[str] = []
@@ -219,11 +231,13 @@ def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[st
         if old == new:
             continue
         if old is None:
-            lines.append(f"+ node {node_id} ({new.role.value if new else '?'}) is new")
+            assert new is not None
+            lines.append(f"+ {_node_name(node_id, new)} ({new.role.value}) is new")
             continue
         if new is None:
-            lines.append(f"- node {node_id} ({old.role.value}) is missing")
+            lines.append(f"- {_node_name(node_id, old)} ({old.role.value}) is missing")
             continue
+        name = _node_name(node_id, old)
         a, b = encode_node(old), encode_node(new)
         for key in a:
             if a[key] == b[key]:
@@ -231,10 +245,10 @@ def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[st
             if isinstance(a[key], dict) and isinstance(b[key], dict):  # state, numeric, ...
                 for part in [p for p in a[key] if a[key][p] != b[key].get(p)]:
                     lines.append(
-                        f"~ node {node_id} {key}.{part}: {a[key][part]!r} -> {b[key].get(part)!r}"
+                        f"~ {name} {key}.{part}: {a[key][part]!r} -> {b[key].get(part)!r}"
                     )
             else:
-                lines.append(f"~ node {node_id} {key}: {a[key]!r} -> {b[key]!r}")
+                lines.append(f"~ {name} {key}: {a[key]!r} -> {b[key]!r}")
     if expected.issues != actual.issues:
         lines.append(f"issues: {len(expected.issues)} -> {len(actual.issues)}")
     return lines

@@ -66,8 +66,9 @@ def test_a_variant_app_diverges_at_the_first_changed_commit_with_a_node_diff(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED at step 2" in done.stdout  # the second increment makes the count 2
     assert "after:    perform_action activate on 'counter.increment'" in done.stdout
-    assert "value: '2' -> '2 (two or more)'" in done.stdout
-    assert "state.invalid: False -> True" in done.stdout  # the field of the state that did
+    # Each node named by its semantic id too, which the app's author knows it by.
+    assert "~ node 2 'counter.value' value: '2' -> '2 (two or more)'" in done.stdout
+    assert "~ node 6 'counter.step' state.invalid: False -> True" in done.stdout
     assert done.stdout.count("DIVERGED") == 1  # the first divergence only
 
 
