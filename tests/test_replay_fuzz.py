@@ -88,7 +88,8 @@ def test_replay_of_a_view_issue_counterexample_reproduces_it_and_diverges_once_i
         fixed.stdout
     )
     assert "if the bug is fixed, this divergence is the fix working" in fixed.stdout
-    assert "- node 14 'counter.value' (text) is missing" in fixed.stdout  # what the fix changed there
+    # What the fix changed there:
+    assert "- node 14 'counter.value' (text) is missing" in fixed.stdout
 
     increments = [mcp.perform(n, "counter.increment") for n in (1, 2)]
     mcp.serve("tests_duplicated:app", db, "live", increments)
