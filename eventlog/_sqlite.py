@@ -679,7 +679,6 @@ class _InPlace:
             if found is None or seen != found:
                 raise _moved(path, seen, replaced=found is not None, log=path == self._paths[0])
 
-
     def leave(self) -> None:
         """Remove the ``-wal`` (emptied by `SqliteRecorder._salvage`) and ``-shm`` a writer
         whose log file moved leaves at the path, unless another process uses them (holds

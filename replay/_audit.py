@@ -431,7 +431,7 @@ def _audit(
             incidents.extend(_unfinished(record, generation, running, effects, why))
             running.clear()
     if on_progress is not None:
-        on_progress(record.seq, head.seq)
+        on_progress(head.seq, head.seq)  # read to its end
     if ending is None or ending.seq != head.seq:  # anything after an end takes it back
         claimed = recorder.claimed([session])
         served = None if claimed is None else session in claimed
