@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import pty
 import re
 import subprocess
 import sys
@@ -83,26 +81,12 @@ def test_at_a_terminal_audit_json_draws_its_bar_on_stderr_not_into_the_json(
 ) -> None:
     """Its standard output a terminal, ``audit --json`` must write only the JSON there: a
     bar goes where the lines would, to stderr (a pipe here, so none is drawn)."""
-    leader, follower = pty.openpty()
-    with subprocess.Popen(
-        [*mcp.COMMAND, "audit", "s", "--db", str(long_log), "--verify", "--json"],
-        stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE,
-        env=mcp.env(COLUMNS="100", TERM="xterm-256color"),
-    ) as running:  # fmt: skip
-        os.close(follower)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the child is gone and the terminal closed
-                break
-            if not chunk:
-                break
-            shown += chunk
-        running.wait(timeout=60)
-    os.close(leader)
-    assert running.returncode == 0
-    assert json.loads(shown.decode().replace("\r\n", "\n"))["verify"]["ok"] is True
+    status, shown = mcp.at_a_terminal(
+        "audit", "s", "--db", str(long_log), "--verify", "--json", columns=100,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert status == 0
+    assert json.loads(shown.replace("\r\n", "\n"))["verify"]["ok"] is True
 
 
 def test_at_a_terminal_audit_verify_shows_one_bar_verifying_then_auditing() -> None:

@@ -218,27 +218,7 @@ def test_without_a_terminal_progress_is_a_plain_line_on_stderr_every_few_seconds
 
 def _at_a_terminal(*args: str, columns: int) -> str:
     """What ``semledger ARGS`` writes to a terminal `columns` wide, its escapes left in."""
-    import os
-    import pty
-
-    leader, follower = pty.openpty()
-    with subprocess.Popen(
-        [*mcp.COMMAND, *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower,
-        env=mcp.env(COLUMNS=str(columns), TERM="xterm-256color"),
-    ) as running:  # fmt: skip
-        os.close(follower)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the child is gone and the terminal closed
-                break
-            if not chunk:
-                break
-            shown += chunk
-        running.wait(timeout=60)
-    os.close(leader)
-    return shown.decode()
+    return mcp.at_a_terminal(*args, columns=columns)[1]
 
 
 def test_at_a_terminal_the_replay_hint_is_one_plain_line_and_the_app_s_escapes_are_shown_escaped(

@@ -150,3 +150,32 @@ def ask(server: subprocess.Popen[str], request: str) -> dict[str, Any]:
     assert "result" in reply, reply
     envelope: dict[str, Any] = reply["result"]["structuredContent"]
     return envelope
+
+
+def at_a_terminal(
+    *args: str, columns: int, stderr: int | None = None
+) -> tuple[int, str]:
+    """Run ``semledger ARGS`` with a terminal `columns` wide as its standard output (and its
+    standard error, unless `stderr` says where else it goes); its exit status and what it
+    wrote to the terminal, its escapes left in."""
+    import pty
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [*COMMAND, *args], stdin=subprocess.DEVNULL, stdout=follower,
+        stderr=follower if stderr is None else stderr,
+        env=env(COLUMNS=str(columns), TERM="xterm-256color"),
+    ) as running:  # fmt: skip
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child is gone and the terminal closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        running.wait(timeout=60)
+    os.close(leader)
+    return running.returncode, shown.decode()
