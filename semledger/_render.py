@@ -496,10 +496,11 @@ def _reproduced(report: ReplayReport) -> tuple[str, str] | None:
     if report.crash is not None:
         where = _at_step(report.crash_step)
         raised = report.crash.__cause__ or report.crash
+        # A message the log could not record failed as it was encoded, not in the app.
+        who = "the step" if report.unrecorded else "the application"
         return (
             f"the recorded {report.reproduced} {where} reproduced",
-            f"the application raised again {where}, as it did live: "
-            f"{raised!r}{app_location(raised)}",
+            f"{who} raised again {where}, as it did live: {raised!r}{app_location(raised)}",
         )
     if report.violation is not None:
         where = _at_step(report.violation_step)

@@ -462,6 +462,8 @@ def test_replay_and_export_of_a_crash_on_an_unrecordable_message_do_not_promise_
     console.print(replay_verdict(fixed))
     said = console.export_text()
     assert "once the bug is fixed" not in said
+    assert "the application raised again" not in said  # the encoder did, not the app
+    assert "the step raised again at step 2, as it did live: MessageCodecError(" in said
     assert (
         "the crash is on a message the log could not record: replay feeds none back, so it"
         " reproduces even once the app is fixed; check a fix by fuzzing the app again or"
