@@ -553,6 +553,14 @@ class _Example:
                 f"the app is not deterministic: {when}, the same input was answered"
                 f" {one.outcome!r} once and {other.outcome!r} another time ({_RULE})"
             )
+        timers = self.core.runtime.subscriptions()
+        theirs_timers = self._again(when, repr(timers), self.twin.runtime.subscriptions)
+        if timers != theirs_timers:
+            # Only the first session's timers tick: the twin's were never looked at.
+            raise _NondeterminismError(
+                f"the app is not deterministic: {when}, the same model subscribed to"
+                f" {list(timers)!r} once and {list(theirs_timers)!r} another time ({_RULE})"
+            )
 
     def _ticks(self, timer: Every[Any], times: int) -> int:
         """Tick `timer` `times` times in a row, or until the app no longer subscribes to it;

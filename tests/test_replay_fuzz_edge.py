@@ -155,6 +155,20 @@ def test_an_app_that_does_differently_on_the_same_inputs_is_reported_as_not_dete
         assert recorder.summary(_saved(done)) is not None
 
 
+def test_subscriptions_that_differ_on_the_same_model_are_a_counterexample(tmp_path: Path) -> None:
+    """Only the first session's timers were looked at, each session asked once a model: a
+    global flipped on every call gave each the same phase, and 300 examples found nothing."""
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_flipping_timers:app", "--db", str(db), "--examples", "20")
+    _assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert (
+        "counterexample: the app is not deterministic: as it started, the same model subscribed"
+        " to [] once and [Every(seconds=1.0, message=Increment())] another time"
+    ) in said
+
+
 def test_an_app_whose_screens_differ_on_the_same_inputs_is_a_counterexample_though_it_never_fails(
     tmp_path: Path,
 ) -> None:
