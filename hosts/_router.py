@@ -22,8 +22,13 @@ Decisions beyond the letter of the specs:
 - ``notifications/cancelled`` is understood and deliberately not acted on: an action is a
   logged transaction that is never abandoned half-way, so the request is still answered and
   the client, per MCP, ignores a response that arrives after it cancelled.
-- ``"id": null`` makes a request invalid (MCP forbids null ids); so does a boolean or a
-  fractional id. Such a request is answered ``-32600`` with a null id.
+- An id is a string or an integer, and JSON has one number type: ``1.0`` and ``1e2`` are
+  integers (as JSON Schema, and so MCP's schema, counts them), taken as the ids ``1`` and
+  ``100`` (``1`` and ``1.0`` are one id) and answered with the number as it was read.
+  ``"id": null`` makes a request invalid (MCP forbids null ids); so does a boolean or a
+  fractional id. Such a request is answered ``-32600``: with its id if that is a number
+  (``2.5``), so the client can match the error, else with a null id (JSON-RPC has no
+  boolean id, and a number too large for a double, ``1e400``, cannot be written back).
 - A response (``"jsonrpc": "2.0"``, an id, exactly one of ``result`` and ``error``, no
   ``method``) answers nothing: this server never sends requests, so it is ignored, and
   answering it could start an exchange of errors with a peer that answers them too. Its id
@@ -111,8 +116,12 @@ DEFAULT_INSTRUCTIONS: Final = (
     "you read. Rejections are ordinary results with ok false and a stable error code."
 )
 
-RequestId = str | int
-"""A JSON-RPC request id as MCP allows it: a string or an integer (never null or a bool)."""
+RequestId = str | int | float
+"""A JSON-RPC request id as MCP allows it: a string or an integer (never null or a bool).
+
+An integer written with a fraction or an exponent (``1.0``, ``1e2``) is read as a float
+and kept so, to be answered as it was sent; an error may echo a fractional one (``2.5``).
+"""
 
 
 class RouterUsageError(Exception):
@@ -195,9 +204,10 @@ class ToolCall:
 Event = Reply | ToolCall
 
 
-def _id_key(request_id: RequestId) -> tuple[type, RequestId]:
-    """JSON-RPC ids compare by type too: ``1`` and ``"1"`` are different requests."""
-    return (type(request_id), request_id)
+def _id_key(request_id: RequestId) -> tuple[str, RequestId]:
+    """JSON-RPC ids compare by type too: ``1`` and ``"1"`` are different requests, while
+    ``1`` and ``1.0`` are one JSON number (Python compares them by value)."""
+    return ("string" if isinstance(request_id, str) else "number", request_id)
 
 
 # --- JSON-RPC messages --------------------------------------------------------------------
@@ -219,8 +229,26 @@ def _error(request_id: RequestId | None, code: int, message: str) -> Reply:
     return Reply(_error_object(request_id, code, message))
 
 
+def _is_number(value: object) -> bool:
+    """A JSON number that can be written back: not a bool, not ``inf`` (``1e400`` read)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _is_request_id(value: object) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    """A string or an integer, ``1.0`` included."""
+    if isinstance(value, float):
+        return value.is_integer()  # False for inf and nan
+    return isinstance(value, str) or _is_number(value)
+
+
+def _echoable_id(value: object) -> RequestId | None:
+    """The id an error answers with: a request id, or another number (``2.5``), which the
+    request is refused for but its client can still match; else None."""
+    if isinstance(value, str) or (isinstance(value, int | float) and _is_number(value)):
+        return value
+    return None
 
 
 _WHITESPACE: Final = " \t\n\r"
@@ -255,18 +283,14 @@ def _leading_id(head: bytes) -> RequestId | None:
                 # cut (a number at the cut may itself be cut: 9 of 91): no id to trust.
                 return None
             if key == "id":
-                return value if _is_request_id(value) else None
+                return _echoable_id(value)
             at += 1
     except (ValueError, RecursionError):  # the member that made the line too long, cut
         return None
 
 
 def _readable_id(obj: object) -> RequestId | None:
-    if isinstance(obj, dict):
-        value = obj.get("id")
-        if _is_request_id(value):
-            return value
-    return None
+    return _echoable_id(obj.get("id")) if isinstance(obj, dict) else None
 
 
 def _no_method(message: dict[str, Any]) -> str:
@@ -452,7 +476,7 @@ class Router:
         self._by_name = {tool.name: tool for tool in self.tools}
         self._lifecycle = Lifecycle()
         self._pending: set[ToolCall] = set()
-        self._pending_ids: set[tuple[type, RequestId]] = set()
+        self._pending_ids: set[tuple[str, RequestId]] = set()
         """The ids of the pending calls (`_id_key`): no other request may use one."""
         self._batch_of: dict[ToolCall, tuple[_Batch, int]] = {}
         """The batch of each pending call sent in one, and the call's place in its answers."""
@@ -587,10 +611,12 @@ class Router:
         if not has_id:
             self._notification(method)
             return []
-        if request_id is None:
+        if request_id is None or not _is_request_id(request_id):
             return [
                 _error(
-                    None, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer'
+                    request_id,
+                    INVALID_REQUEST,
+                    'Invalid Request: "id" must be a string or an integer',
                 )
             ]
         return self._request(request_id, method, message, batched)

@@ -19,6 +19,7 @@ from semledger.hosts import (
     ToolCall,
     handle,
 )
+from semledger.hosts._router import encode_json
 from semledger.runtime._reads import Unchanged
 
 
@@ -118,8 +119,9 @@ def test_a_batch_before_initialize_gets_one_invalid_request_with_a_null_id(
         ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
         ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
         ({"jsonrpc": "2.0", "id": False, "method": "ping"}, None),
-        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
-        ({"jsonrpc": "2.0", "id": 1.0, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, 1.5),
+        ({"jsonrpc": "1.0", "id": 1.0, "method": "ping"}, 1.0),
+        ({"jsonrpc": "2.0", "id": float("inf"), "method": "ping"}, None),
         ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, None),
         ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, None),
         ({"jsonrpc": "1.0", "id": None, "method": "ping"}, None),
@@ -185,6 +187,63 @@ def test_string_and_integer_ids_are_echoed_exactly(request_id: object) -> None:
     message = _only(Router().receive_line(line))
     assert message["id"] == request_id
     assert type(message["id"]) is type(request_id)
+
+
+def _with_id(written: str, rest: str) -> str:
+    """A request line whose id is `written` as is (json.dumps would write 1e2 as 100.0)."""
+    return '{"jsonrpc": "2.0", "id": ' + written + ", " + rest + "}"
+
+
+_READ = '"method": "tools/call", "params": {"name": "read_semantics"}'
+
+
+@pytest.mark.parametrize(
+    ("written", "request_id"), [("1.0", 1.0), ("1e2", 100.0), ("-0.0", -0.0), ("2E+0", 2.0)]
+)
+def test_an_integer_id_written_as_a_float_is_accepted_and_answered_as_read(
+    written: str, request_id: float
+) -> None:
+    """JSON has one number type: 1.0 is an integer (JSON Schema's, so MCP's). Its answer
+    carries the number as read (1e2 as 100.0), which the client matches to its request."""
+    message = _only(Router().receive_line(_with_id(written, '"method": "ping"')))
+    assert message == {"jsonrpc": "2.0", "id": request_id, "result": {}}
+    assert type(message["id"]) is float
+    assert json.loads(encode_json(message))["id"] == json.loads(written)
+
+
+def test_a_tool_call_with_an_integer_id_written_as_a_float_is_completed_with_it() -> None:
+    router = Router()
+    (call,) = router.receive_line(_with_id("7.0", _READ))
+    assert isinstance(call, ToolCall)
+    reply = router.complete(call, Unchanged(0))
+    assert reply is not None
+    assert isinstance(reply.message, dict)
+    assert reply.message["id"] == 7.0
+    assert type(reply.message["id"]) is float
+
+
+@pytest.mark.parametrize(("first", "second"), [("1", "1.0"), ("1.0", "1"), ("1e1", "10")])
+def test_an_integer_id_and_the_same_number_written_as_a_float_are_one_id(
+    first: str, second: str
+) -> None:
+    """A client could not tell their answers apart: the second is refused while the first
+    is in progress, with its id as sent."""
+    router = Router()
+    (pending,) = router.receive_line(_with_id(first, _READ))
+    assert isinstance(pending, ToolCall)
+    again = _only(router.receive_line(_with_id(second, _READ)))
+    assert again["id"] == json.loads(second)
+    assert type(again["id"]) is type(json.loads(second))
+    assert "still in progress" in again["error"]["message"]
+    assert isinstance(router.receive_line(_with_id('"1"', '"method": "ping"'))[0], Reply)
+
+
+@pytest.mark.parametrize("written", ["2.5", "-0.5", "1e-3"])
+def test_a_fractional_id_is_refused_with_that_id_so_the_client_can_match_the_error(
+    written: str,
+) -> None:
+    line = _with_id(written, '"method": "tools/list"')
+    assert _error(Router().receive_line(line)) == (json.loads(written), INVALID_REQUEST)
 
 
 @pytest.mark.parametrize(
@@ -358,7 +417,8 @@ def test_completing_a_call_twice_is_a_usage_error() -> None:
         (b'{"jsonrpc":"2.0","method":"tools/call","params":{"v":"x"},"id":9', None),
         (b'{"id": true, "params": "x', None),
         (b'{"id": null, "params": "x', None),
-        (b'{"id": 1.5, "params": "x', None),
+        (b'{"id": 1.5, "params": "x', 1.5),
+        (b'{"id": 1e400, "params": "x', None),
         (b'[{"id": 3}, "x', None),
         (b'not json at all', None),
         (b"", None),
