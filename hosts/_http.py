@@ -362,11 +362,32 @@ class McpHttpApp:
                     continue
                 if connection.busy or now - connection.used < after:
                     continue
-                if connection.host.closed:  # over already: its actor is gone
-                    self._forget(session_id, connection)
+                if self._stale(session_id, connection):  # its actor is gone already
+                    self._drop(session_id, connection)
                     continue
                 del self._connections[session_id]
                 await self.registry.park(session_id, f"parked: no request for {after:g} s")
+
+    def _stale(self, session_id: str, connection: _Connection) -> bool:
+        """Whether the connection's actor no longer serves its session: it ended on its
+        own, or the registry's owner parked or closed it (`SessionRegistry.park`)."""
+        running = self.registry.get(session_id)
+        return connection.host.closed or running is not connection.host.session
+
+    def _drop(self, session_id: str, connection: _Connection) -> None:
+        """Drop a `_stale` connection. A session parked or closed through the registry
+        (its actor stopped, and did not fail) is what its log says, as one this server
+        parked: the next request resumes it, unless it was ended for good. One that ended
+        on its own (its application raised, its log could not be written) is over on this
+        server (`_forget`)."""
+        actor = connection.host.session
+        failure = actor.failure or self.registry.crashes.get(session_id)
+        if failure is None and self.registry.get(session_id) is not actor:
+            self._connections.pop(session_id, None)
+            return
+        if not connection.host.closed:
+            connection.host.close(f"the session ended: {actor.failure or 'its actor failed'}")
+        self._forget(session_id, connection)
 
     def _forget(self, session_id: str, connection: _Connection) -> None:
         """Forget the connection of a session that is over (no server keeps every session
@@ -408,11 +429,12 @@ class McpHttpApp:
         A session resumed here is marked `_Connection.came_back`: the first request its
         client sent this server carried the session id of a server before it.
         """
+        await self.registry.settled(session_id)  # not being parked, closed or resumed
         connection = self._connections.get(session_id)
-        if connection is not None and not connection.host.closed:
+        if connection is not None and not self._stale(session_id, connection):
             return connection
         if connection is not None:
-            self._forget(session_id, connection)
+            self._drop(session_id, connection)
         over = self._over.get(session_id)
         if over is not None:
             return over
@@ -477,15 +499,16 @@ class McpHttpApp:
             return
         await self.registry.settled(session_id)  # not being parked or resumed
         connection = self._connections.get(session_id)
+        if connection is not None and self._stale(session_id, connection):
+            self._drop(session_id, connection)
+            connection = None
         try:
-            if connection is not None and not connection.host.closed:
+            if connection is not None:
                 await self._came_back(connection, headers, peer)
                 connection.host.close()
                 self._connections.pop(session_id, None)
                 self._over[session_id] = _for_good(session_id, _DELETED)
             else:
-                if connection is not None:
-                    self._forget(session_id, connection)
                 refusal = self._over.get(session_id) or await trio.to_thread.run_sync(
                     self._unresumable, session_id
                 )

@@ -693,3 +693,62 @@ async def test_a_session_that_ends_while_another_is_parked_does_not_stop_the_ser
         assert status == 404, answer
         status, _, answer = await _request(app, "POST", INCREMENT, first)
         assert status == 200, answer
+
+
+# --- sessions parked or closed by the embedder, through the registry it gave the app -------
+
+
+@pytest.mark.parametrize("how", ["parked", "closed"])
+async def test_a_session_its_program_parks_or_closes_for_now_is_resumed_by_its_next_request(
+    tmp_path: Path, how: str
+) -> None:
+    """Parked or closed through the `SessionRegistry` the app was given, a session was
+    stranded: its next request a ``host_closed`` result, every later one a 404 "over on
+    this server", while `semledger sessions` listed it as resumable."""
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        if how == "parked":
+            await app.registry.park(session, "parked by my program")
+        else:
+            await app.registry.close(session)
+        for before in ("1", "2"):
+            status, _, answer = await _request(app, "POST", INCREMENT, session)
+            assert status == 200, answer
+            assert _tool_result(answer)["value"]["before"] == before
+        assert session in app.registry
+    kinds = [type(e).__name__ for e in _events(db, session)]
+    resumed = kinds.index("SessionResumed")
+    assert kinds[resumed - 1 : resumed + 2] == ["SessionEnded", "SessionResumed", "AgentConnected"]
+
+
+async def test_a_request_that_found_its_session_parked_under_it_leaves_it_resumable(
+    tmp_path: Path,
+) -> None:
+    """A call the session was parked under answers ``host_closed``; the next one is not
+    told the session is over, but resumes it."""
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        host = app._connections[session].host
+        await app.registry.park(session)
+        assert (await host.read_semantics(None)).code == "host_closed"  # as a call in flight
+        status, _, answer = await _request(app, "POST", INCREMENT, session)
+    assert status == 200, answer
+    assert _tool_result(answer)["value"]["before"] == "1"
+
+
+async def test_a_session_its_program_ends_for_good_is_a_404_saying_it_was_and_why(
+    tmp_path: Path,
+) -> None:
+    """Ended for good by its operator through the registry, it was a ``host_closed``
+    result, then a 404 "over on this server: the session is closed", the reason lost."""
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        await app.registry.close(session, "maintenance", by="operator")
+        ended = f"session {session!r} was ended for good (maintenance): no server takes it up again"
+        for method in ("POST", "DELETE", "POST"):
+            status, _, answer = await _request(app, method, INCREMENT, session)
+            assert (status, refusal(answer)) == (404, ended), method
