@@ -63,7 +63,7 @@ from semledger.runtime import (
     SemanticsSnapshot,
 )
 from semledger.runtime._app import check_app
-from semledger.runtime._errors import APP_FAILURES
+from semledger.runtime._effects import effect_failed
 
 from ._invariants import (
     GenerationChecker,
@@ -615,7 +615,9 @@ async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, str | None]:
     with trio.move_on_after(_EFFECT_SECONDS):
         try:
             message = await effect.result()
-        except APP_FAILURES as error:
+        except BaseException as error:
+            if not effect_failed(error):
+                raise
             return True, None, effect_failure(error)
         return True, message, None
     return False, None, None

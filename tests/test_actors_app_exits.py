@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 
@@ -24,27 +26,38 @@ def _stop(server: subprocess.Popen[str]) -> tuple[int, str]:
     return server.returncode, server.stderr.read()
 
 
-def test_an_effect_that_calls_sys_exit_is_logged_as_failed_and_the_session_goes_on(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("button", "failure"),
+    [
+        ("load", "effect 1 (cli.fetch) failed: SystemExit: 3"),
+        (
+            "wrap",
+            "effect 1 (asyncio.wrapped) failed: CancelledError: the wrapped loop was cancelled",
+        ),
+    ],
+)
+def test_an_effect_that_raises_no_exception_is_logged_as_failed_and_the_session_goes_on(
+    tmp_path: Path, button: str, failure: str
 ) -> None:
-    """SystemExit is no Exception: it went past the effect's handler and stopped the whole
-    server, nothing logged, and again on every resume, which starts the effect again."""
+    """SystemExit, or asyncio's CancelledError, is no Exception: it went past the effect's
+    handler and stopped the whole server, nothing logged, and again on every resume, which
+    starts the effect again."""
     db = tmp_path / "log.db"
     server = mcp.start("tests_exiting:app", db, "fx")
     try:
-        assert mcp.ask(server, mcp.perform(1, "load"))["ok"]
+        assert mcp.ask(server, mcp.perform(1, button))["ok"]
         deadline = time.monotonic() + HANG_GUARD_S
         with SqliteRecorder(db) as recorder:
             while not any(isinstance(e, EffectFailed) for _r, e in recorder.events("fx")):
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
             failed = next(e for _r, e in recorder.events("fx") if isinstance(e, EffectFailed))
-        assert failed.error == "SystemExit: 3"
+        assert failure.endswith(failed.error)
         assert mcp.ask(server, mcp.perform(2, "bump"))["ok"]
     finally:
         status, stderr = _stop(server)
     assert status == 0, stderr
-    assert "effect 1 (cli.fetch) failed: SystemExit: 3" in stderr
+    assert failure in stderr
 
 
 def test_an_update_that_calls_sys_exit_crashes_its_session_on_the_record(tmp_path: Path) -> None:

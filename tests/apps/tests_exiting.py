@@ -1,8 +1,10 @@
 """An app whose code calls ``sys.exit()``, as a library it calls might: its effect does on
-Load, its update on Quit."""
+Load, its update on Quit. Its effect on Wrap raises asyncio's ``CancelledError``, as asyncio
+code an effect wraps may: no ``Exception`` either."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import attrs
@@ -26,6 +28,11 @@ class Bump:
 
 
 @attrs.frozen
+class Wrap:
+    pass
+
+
+@attrs.frozen
 class Loaded:
     pass
 
@@ -34,22 +41,29 @@ async def _fetch() -> Loaded:
     sys.exit(3)
 
 
-def update(model: int, msg: Load | Quit | Bump | Loaded) -> int | Next[int, Loaded]:
+async def _wrapped() -> Loaded:
+    raise asyncio.CancelledError("the wrapped loop was cancelled")
+
+
+def update(model: int, msg: Load | Wrap | Quit | Bump | Loaded) -> int | Next[int, Loaded]:
     if isinstance(msg, Load):
         return Next(model, (Effect(_fetch, name="cli.fetch"),))
+    if isinstance(msg, Wrap):
+        return Next(model, (Effect(_wrapped, name="asyncio.wrapped"),))
     if isinstance(msg, Quit):
         sys.exit("the library gave up")
     return model + 1
 
 
-def view(model: int) -> View[Load | Quit | Bump]:
+def view(model: int) -> View[Load | Wrap | Quit | Bump]:
     return column(
         text("Bumps", str(model), semantic_id="bumps"),
         button("Load", Load(), semantic_id="load"),
+        button("Wrap", Wrap(), semantic_id="wrap"),
         button("Bump", Bump(), semantic_id="bump"),
         button("Quit", Quit(), semantic_id="quit"),
     )
 
 
 app = App(init=lambda: 0, update=update, view=view, name="exiting",
-          message_types=(Load, Quit, Bump, Loaded), model_type=int)
+          message_types=(Load, Wrap, Quit, Bump, Loaded), model_type=int)
