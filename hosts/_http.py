@@ -229,8 +229,9 @@ class McpHttpApp:
         except (ValueError, RecursionError):
             await _respond(send, 400, error_reply(None, PARSE_ERROR, "Parse error"))
             return
-        is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
-        if is_initialize and "mcp-session-id" not in headers:
+        is_initialize = _is_initialize(message)
+        in_a_batch = isinstance(message, list) and any(map(_is_initialize, message))
+        if (is_initialize or in_a_batch) and "mcp-session-id" not in headers:
             await self._initialize(message, send, peer)
             return
         found = await self._session(headers, send)
@@ -275,7 +276,8 @@ class McpHttpApp:
 
     async def _initialize(self, message: object, send: Send, peer: str | None) -> None:
         """An ``initialize`` without a session id opens a session only once its router has
-        answered it: one it refuses (not a valid request, malformed params) opens none."""
+        answered it: one it refuses (not a valid request, malformed params, in a batch)
+        opens none."""
         router = self._router()
         events = router.receive_message(message)
         if not events:
@@ -548,6 +550,10 @@ async def _run(connection: _Connection, events: list[Event]) -> list[ReplyMessag
             if isinstance(event, ToolCall):
                 await nursery.start(run, index, event)
     return [answer for answer in answers if answer is not None]
+
+
+def _is_initialize(message: object) -> bool:
+    return isinstance(message, dict) and message.get("method") == "initialize"
 
 
 def _is_preflight(method: str, headers: dict[str, str]) -> bool:

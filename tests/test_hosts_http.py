@@ -264,6 +264,24 @@ def test_an_initialize_the_router_does_not_accept_opens_no_session(
         assert len(recorder.sessions()) == (1 if code == -32602 else 0)
 
 
+@pytest.mark.parametrize(
+    "batch", [[INITIALIZE], [INITIALIZE, {"jsonrpc": "2.0", "id": 1, "method": "ping"}]]
+)
+def test_a_batch_holding_initialize_without_a_session_id_is_told_to_send_initialize_alone(
+    server: Server, http: httpx.Client, batch: list[dict[str, Any]]
+) -> None:
+    """It was a 400 "Mcp-Session-Id header required", which no client sends with an
+    initialize: the router's refusal says what to do, as it does over stdio."""
+    refused = http.post(server.url, json=batch)
+    assert refused.status_code == 200, refused.text
+    assert "mcp-session-id" not in refused.headers
+    error = refused.json()
+    assert (error["id"], error["error"]["code"]) == (None, -32600)
+    assert "a JSON-RPC batch before initialize; send initialize alone" in error["error"]["message"]
+    with SqliteRecorder(server.db) as recorder:
+        assert len(recorder.sessions()) == 0
+
+
 def test_notifications_and_responses_are_accepted_with_202_and_no_body(
     server: Server, http: httpx.Client
 ) -> None:
