@@ -34,7 +34,6 @@ from ._dispatch import answer as answer_call
 from ._router import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
     Event,
     Reply,
@@ -43,6 +42,7 @@ from ._router import (
     ToolCall,
     encode_json,
     error_reply,
+    parse_error_reply,
     parse_json,
 )
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
@@ -226,8 +226,8 @@ class McpHttpApp:
             return
         try:
             message = parse_json(body)
-        except (ValueError, RecursionError):
-            await _respond(send, 400, error_reply(None, PARSE_ERROR, "Parse error"))
+        except (ValueError, RecursionError) as error:
+            await _respond(send, 400, parse_error_reply(error, "body"))
             return
         is_initialize = _is_initialize(message)
         in_a_batch = isinstance(message, list) and any(map(_is_initialize, message))

@@ -95,6 +95,7 @@ __all__ = [
     "ToolCall",
     "encode_json",
     "error_reply",
+    "parse_error_reply",
     "parse_json",
 ]
 
@@ -329,10 +330,27 @@ def _reject_constant(name: str) -> Any:
 def parse_json(data: str | bytes) -> object:
     """One JSON value as the router reads it: ``NaN`` and ``Infinity`` are not JSON.
 
+    Bytes are UTF-8 (as MCP's transports are), never guessed: UTF-16, UTF-32 and a
+    byte-order mark are not JSON, as ``json.loads`` alone would take them.
+
     Raises ``ValueError`` (a ``UnicodeDecodeError`` or ``json.JSONDecodeError`` among them)
-    or ``RecursionError``; both transports answer either with ``-32700``.
+    or ``RecursionError``; both transports answer either with `parse_error_reply`.
     """
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data).decode("utf-8")
     return json.loads(data, parse_constant=_reject_constant)
+
+
+def parse_error_reply(error: ValueError | RecursionError, source: str = "line") -> dict[str, Any]:
+    """The ``-32700`` answering a `source` (``"line"``, ``"body"``) that `parse_json`
+    raised `error` for: both transports say the same of the same bytes."""
+    if isinstance(error, UnicodeDecodeError):
+        why = "is not UTF-8"
+    elif isinstance(error, RecursionError):
+        why = "nests too deep to read"
+    else:
+        why = "is not JSON"
+    return _error_object(None, PARSE_ERROR, f"Parse error: the {source} {why}")
 
 
 def encode_json(message: object) -> bytes:
@@ -502,19 +520,14 @@ class Router:
 
     def receive_line(self, line: str | bytes) -> list[Event]:
         """One NDJSON line: blank lines give nothing, a line that is not JSON a ``-32700``."""
-        if isinstance(line, bytes | bytearray):
-            try:
-                line = bytes(line).decode("utf-8")
-            except UnicodeDecodeError:
-                return [_error(None, PARSE_ERROR, "Parse error: the line is not UTF-8")]
-        if not line.strip():
-            return []
         try:
+            if isinstance(line, bytes | bytearray):
+                line = bytes(line).decode("utf-8")
+            if not line.strip():
+                return []
             message = parse_json(line)
-        except ValueError:
-            return [_error(None, PARSE_ERROR, "Parse error: the line is not JSON")]
-        except RecursionError:
-            return [_error(None, PARSE_ERROR, "Parse error: the line nests too deep to read")]
+        except (ValueError, RecursionError) as error:
+            return [Reply(parse_error_reply(error))]
         return self.receive_message(message)
 
     def receive_oversized_line(self, limit: int, head: bytes = b"") -> list[Event]:

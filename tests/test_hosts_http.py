@@ -40,6 +40,7 @@ from semledger.eventlog import (
     SqliteRecorder,
     session_end,
 )
+from semledger.hosts import Reply, Router
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 from stdio_client import refusal
@@ -390,13 +391,18 @@ def test_bodies_that_are_not_one_json_message_are_refused(
     client = McpClient(http, server.url)
     client.initialize()
     headers = {"Mcp-Session-Id": client.session_id or "", "content-type": "application/json"}
-    for body in (b"{not json", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 1, "x": NaN}'):
+    for body, why in (
+        (b"{not json", "is not JSON"),
+        (b"\xff\xfe", "is not UTF-8"),
+        (b'{"jsonrpc": "2.0", "id": 1, "x": NaN}', "is not JSON"),
+        (b"[" * 100_000, "nests too deep to read"),
+    ):
         refused = http.post(server.url, content=body, headers=headers)
         assert refused.status_code == 400, body
         assert refused.json() == {
             "jsonrpc": "2.0",
             "id": None,
-            "error": {"code": -32700, "message": "Parse error"},
+            "error": {"code": -32700, "message": f"Parse error: the body {why}"},
         }
     too_big = http.post(server.url, content=b" " * ((4 << 20) + 1), headers=headers)
     assert too_big.status_code == 413
@@ -408,6 +414,30 @@ def test_bodies_that_are_not_one_json_message_are_refused(
     assert wrong_version.status_code == 400
     assert "1999-01-01" in refusal(wrong_version.json())
     assert client.tool("read_semantics", {})["ok"] is True  # the session is unharmed
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-8-sig"])
+def test_a_body_not_in_plain_utf8_is_refused_as_the_same_bytes_on_a_stdio_line_are(
+    server: Server, http: httpx.Client, encoding: str
+) -> None:
+    """json.loads on bytes guesses UTF-16 and UTF-32 and skips a byte-order mark: over
+    HTTP these bodies were answered while the same bytes on a stdio line were not JSON."""
+    client = McpClient(http, server.url)
+    client.initialize()
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode(encoding)
+    headers = {"Mcp-Session-Id": client.session_id or "", "content-type": "application/json"}
+    refused = http.post(server.url, content=body, headers=headers)
+    assert refused.status_code == 400, refused.text
+    (as_a_line,) = Router().receive_line(body)
+    assert isinstance(as_a_line, Reply)
+    assert isinstance(as_a_line.message, dict)
+    line_error = as_a_line.message["error"]
+    assert refused.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {**line_error, "message": line_error["message"].replace("line", "body")},
+    }
+    assert line_error["code"] == -32700
 
 
 _LATEST = increment({"kind": "latest"})

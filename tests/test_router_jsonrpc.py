@@ -19,7 +19,7 @@ from semledger.hosts import (
     ToolCall,
     handle,
 )
-from semledger.hosts._router import encode_json
+from semledger.hosts._router import encode_json, parse_error_reply, parse_json
 from semledger.runtime._reads import Unchanged
 
 
@@ -56,6 +56,16 @@ def _error(events: list[Any]) -> tuple[object, int]:
 )
 def test_a_line_that_is_not_json_is_a_parse_error_with_a_null_id(line: str | bytes) -> None:
     assert _error(Router().receive_line(line)) == (None, PARSE_ERROR)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32-be", "utf-8-sig"])
+def test_parse_json_reads_bytes_as_utf8_only_as_a_line_is_read(encoding: str) -> None:
+    """The HTTP transport parses its body with parse_json: json.loads alone would guess
+    UTF-16 or UTF-32 and skip a byte-order mark, where a stdio line is not JSON."""
+    data = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode(encoding)
+    with pytest.raises((UnicodeDecodeError, json.JSONDecodeError)) as raised:
+        parse_json(data)
+    assert _only([Reply(parse_error_reply(raised.value))]) == _only(Router().receive_line(data))
 
 
 def test_a_json_line_nested_too_deep_to_read_says_so_not_that_it_is_not_json() -> None:
