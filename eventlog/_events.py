@@ -73,9 +73,11 @@ class AgentConnected:
     """``clientInfo`` as the client sent it (``{"name", "version"}``, or anything)."""
     protocol_version: str | None
     transport: str
-    """``"stdio"`` or ``"http"``."""
+    """``"stdio"`` or ``"http"``, or what a program serving a transport of its own names it
+    (``run_stdio(transport=)``, ``announce``)."""
     peer: str | None
-    """Over HTTP, the client's address (``host:port``); None over stdio."""
+    """Over HTTP, the client's address (``host:port``); None over stdio, or what such a
+    program gives."""
     resumed: bool = False
     """The client came back to the session with its id alone, sending no ``initialize``:
     over HTTP, after the server was restarted. ``client`` is then None (it said nothing of

@@ -4,7 +4,7 @@ transports (stdio, Streamable HTTP) that serve logged sessions through it.
 The router modules import no transport and no trio; the transports only move bytes.
 """
 
-from ._dispatch import execute, handle, handle_message
+from ._dispatch import announce, execute, handle, handle_message
 from ._host import (
     AgentDiagnosticsHost,
     AgentHost,
@@ -39,6 +39,10 @@ from ._router import (
     RouterUsageError,
     ToolArguments,
     ToolCall,
+    encode_json,
+    error_reply,
+    parse_error_reply,
+    parse_json,
 )
 from ._serve import Served, ServeError, new_session_name, serve_http, serve_stdio, serve_surface
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
@@ -112,12 +116,17 @@ __all__ = [
     "ToolArguments",
     "ToolCall",
     "ToolDefinition",
+    "announce",
     "aria_to_runtime_role",
+    "encode_json",
+    "error_reply",
     "execute",
     "handle",
     "handle_message",
     "new_session_name",
     "normalize_origin",
+    "parse_error_reply",
+    "parse_json",
     "rerun_surface",
     "run_stdio",
     "serve_http",

@@ -25,8 +25,14 @@ __all__ = ["announce", "execute", "handle", "handle_message"]
 
 
 async def announce(router: Router, host: AgentHost, transport: str, peer: str | None) -> None:
-    """Tell `host` who connected, if it logs that (`ConnectionRecorder`): call once, as
-    soon as `router` has answered an ``initialize`` (its protocol version is set)."""
+    """Tell `host` who connected, if it logs that (`ConnectionRecorder`): the client and
+    version `router` took from its ``initialize``, over `transport` (``"stdio"``,
+    ``"http"``, or what a transport of one's own calls itself) from `peer` (an address, or
+    None). Call once, as soon as `router` has answered an ``initialize`` (its protocol
+    version is set) and before the next call; nothing is logged before that.
+
+    `run_stdio` and the HTTP app do this themselves; a transport that feeds `handle` or
+    `handle_message` does it after the one that answered the ``initialize``."""
     if isinstance(host, ConnectionRecorder) and router.protocol_version is not None:
         from semledger.eventlog import AgentConnected, loggable_json  # a recorder's: loaded
 

@@ -67,8 +67,14 @@ async def run_stdio(
     *,
     receive: trio.abc.ReceiveStream | None = None,
     send: trio.abc.SendStream | None = None,
+    transport: str = "stdio",
+    peer: str | None = None,
 ) -> str:
     """Serve until end of input or the output closing; returns why it stopped.
+
+    NDJSON is read from `receive` and written to `send` (stdin and stdout by default): a
+    program serving it over a stream of its own (a socket, say) passes the stream, and the
+    `transport` and `peer` the log names the agent's connection by (``"tcp"``, its address).
 
     Signals are the composition root's business (`stop_on_signals`): cancel this to stop.
     Calls already started when that happens are still answered and flushed.
@@ -128,7 +134,7 @@ async def run_stdio(
         for event in events:
             if not announced and router.protocol_version is not None:
                 announced = True  # before any call that follows the initialize
-                await announce(router, host, "stdio", None)
+                await announce(router, host, transport, peer)
             await slots.acquire()
             answer = _Answer()
             to_write.send_nowait(answer)  # first: a started call's answer is always written

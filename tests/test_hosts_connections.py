@@ -10,10 +10,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+import trio
+import trio.testing
 
-from semledger.eventlog import AgentConnected, SqliteRecorder
+import semledger.hosts
+from semledger.actors import LogWriter, SessionActor
+from semledger.eventlog import ActionRequested, AgentConnected, MemoryRecorder, SqliteRecorder
+from semledger.examples import counter
+from semledger.hosts import Router, RuntimeAgentHost, announce, handle, run_stdio
 
 COUNTER = "semledger.examples.counter:app"
+CLIENT = {"name": "myagent", "version": "9"}
 
 
 def _initialize(client: Any) -> str:
@@ -80,3 +87,74 @@ def test_a_surface_served_over_mcp_logs_who_connected_too(tmp_path: Path) -> Non
     as_json = json.loads(mcp.cli("audit", "page", "--db", str(db), "--json").stdout)
     [connection] = as_json["connections"]
     assert (connection["client"]["name"], connection["transport"]) == ("semledger-tests", "stdio")
+
+
+def _lines() -> list[str]:
+    return [
+        _initialize(CLIENT).rstrip("\n"),
+        '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        mcp.perform(1, "counter.increment").rstrip("\n"),
+    ]
+
+
+def _connected_then_requested(recorder: MemoryRecorder) -> list[object]:
+    """The session's connections and actions, in the log's order."""
+    kinds = (AgentConnected, ActionRequested)
+    return [e for _r, e in recorder.events("own") if isinstance(e, kinds)]
+
+
+async def test_a_transport_of_ones_own_feeding_handle_logs_the_connection_with_announce() -> (
+    None
+):
+    """Everything the embedding needs is public: handle() answered the initialize, and
+    the connection was logged by no public name (announce was only in hosts._dispatch)."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("own", counter.app, COUNTER, writer, recorder)
+        await nursery.start(actor.run)
+        router, host = Router(), RuntimeAgentHost(actor)
+        announced = False
+        for line in _lines():
+            replies = await handle(router, host, line)
+            if not announced and router.protocol_version is not None:
+                announced = True
+                await announce(router, host, "tcp", "10.0.0.7:4242")
+            assert all("error" not in reply for reply in replies), replies
+        nursery.cancel_scope.cancel()
+    connected, requested = _connected_then_requested(recorder)
+    assert connected == AgentConnected(CLIENT, "2025-06-18", "tcp", "10.0.0.7:4242")
+    assert isinstance(requested, ActionRequested)
+
+
+async def test_run_stdio_over_a_stream_of_ones_own_logs_the_transport_and_peer_given() -> None:
+    """run_stdio(receive=, send=) over a socket logged the connection as over stdio."""
+    recorder = MemoryRecorder()
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    await to_loop.send_all("".join(line + "\n" for line in _lines()).encode())
+    await to_loop.aclose()
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("own", counter.app, COUNTER, writer, recorder)
+        await nursery.start(actor.run)
+        reason = await run_stdio(
+            Router(), RuntimeAgentHost(actor), receive=loop_input, send=loop_output,
+            transport="tcp", peer="10.0.0.7:4242",
+        )  # fmt: skip
+        nursery.cancel_scope.cancel()
+    assert reason == "end of input"
+    assert await from_loop.receive_some()  # answered
+    connected, requested = _connected_then_requested(recorder)
+    assert connected == AgentConnected(CLIENT, "2025-06-18", "tcp", "10.0.0.7:4242")
+    assert isinstance(requested, ActionRequested)
+
+
+def test_the_router_s_public_names_and_announce_are_public_names_of_semledger_hosts() -> None:
+    """encode_json, parse_json and error_reply were in the router's __all__ only."""
+    import semledger.hosts._router as router_module
+
+    public = set(semledger.hosts.__all__)
+    assert set(router_module.__all__) <= public
+    assert {"announce", "handle", "handle_message", "run_stdio"} <= public
+    assert all(hasattr(semledger.hosts, name) for name in public)
