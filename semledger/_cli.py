@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.text import Text
 
+from semledger._text import printable
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     ChainReport,
@@ -833,7 +834,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
         ) from error
     finally:
         recorder.close()
-    console.print(_printable(f"session {args.session!r} {reason}"))
+    console.print(printable(f"session {args.session!r} {reason}"))
     return 0
 
 
@@ -933,20 +934,14 @@ def _stopped_by_one_ctrl_c() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.SIG_IGN if taken else signal.default_int_handler)
 
 
-def _printable(text: str) -> str:
-    """`text` on one line, each character that is not printable (a newline, an escape)
-    written as Python writes it in a string."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def _complain(text: str) -> None:
     """An error as one line on stderr: text from the log or the operator (an end reason, a
     session name) may hold a newline or an escape sequence."""
-    print(f"semledger: {_printable(text)}", file=sys.stderr)
+    print(f"semledger: {printable(text)}", file=sys.stderr)
 
 
 def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
-    failure = _printable(result.failure or "")  # the app's text: no escape reaches the terminal
+    failure = printable(result.failure or "")  # the app's text: no escape reaches the terminal
     console.print(Text.assemble(("counterexample:", "bold red"), f" {failure}"))
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
@@ -988,7 +983,7 @@ class _StatusLines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         # One line, and no escape sequence from an app's error reaches the terminal.
-        print(f"semledger: {_printable(record.getMessage())}", file=sys.stderr, flush=True)
+        print(f"semledger: {printable(record.getMessage())}", file=sys.stderr, flush=True)
 
 
 def _status_lines_on_stderr() -> None:

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from semledger._text import printable
 from semledger.actors import app_location
 from semledger.replay import AuditEntry, AuditReport, Connection, Ending, Incident, ReplayReport
 from semledger.runtime import Collection, Full, NodeState, SemanticsNode
@@ -411,7 +412,7 @@ def _incident_lines(incidents: Sequence[Incident], adapter: str | None) -> Itera
         if incident.kind == "crashed":
             yield Text(f"{crashed} crashed {where}: {shown(incident.error)}", style="red")
             for line in (incident.traceback or "").rstrip().splitlines():
-                yield Text(f"  {line}")
+                yield Text(f"  {printable(line)}")  # the app's text, and what an agent typed
         elif incident.kind == "resumed":
             yield Text(f"the session resumed {where}: {shown(incident.error)}")
         elif incident.kind == "stopped":
@@ -438,7 +439,7 @@ def _incident_lines(incidents: Sequence[Incident], adapter: str | None) -> Itera
                 style="red",
             )
             for line in (incident.traceback or "").rstrip().splitlines():
-                yield Text(f"  {line}")
+                yield Text(f"  {printable(line)}")  # the app's text, and what an agent typed
 
 
 SESSION_COLUMNS = ("session", "app", "surface", "events", "state")

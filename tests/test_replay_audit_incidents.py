@@ -42,6 +42,22 @@ def served(app: str, db: Path, session: str, requests: list[str]) -> None:
     )
 
 
+def test_an_audit_escapes_what_an_agent_typed_into_a_crash_traceback(tmp_path: Path) -> None:
+    """The traceback lines were printed as the log holds them: an agent that typed escape
+    sequences the app put in its error could clear the reviewer's screen, or recolour and
+    overwrite the audit's earlier rows."""
+    db = tmp_path / "log.db"
+    typed = "\x1b]0;owned\x07\x1b[2J\x1b[31mALL CLEAR\x1b[0m"
+    typing = mcp.perform(1, "counter.step", "set_text", value=typed)
+    served("tests_typed_crash:app", db, "s", [typing])
+
+    shown = mcp.cli("audit", "s", "--db", str(db), COLUMNS="200")
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout
+    escaped = r"not a step: \x1b]0;owned\x07\x1b[2J\x1b[31mALL CLEAR\x1b[0m"
+    assert f"  ValueError: {escaped}" in shown.stdout.splitlines()
+
+
 def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
     tmp_path: Path,
 ) -> None:
