@@ -161,9 +161,10 @@ class SessionRegistry:
         from the log (its running effects start again there, its timers too). For a session
         nobody has used for long, or whose server stops: it costs no memory and no file
         meanwhile, and its audit tells it from a killed server's. Returns once its actor has
-        stopped (one already stopping too); an end that cannot be logged is the actor's
-        `failure`, as any log failure is."""
+        stopped (one still starting is parked once started, one already stopping waited
+        for); an end that cannot be logged is the actor's `failure`, as any log failure is."""
         SessionEnded(reason)  # checked before anything is done, as the log needs it
+        await self.settled(name)  # one starting is parked once it has started
         stopped, scope = self._stopped.get(name), self._scopes.get(name)
         actor = self._sessions.pop(name, None)  # an `open` from now on waits, then resumes it
         if actor is not None and scope is not None:

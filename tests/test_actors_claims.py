@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from semledger.actors import LogWriter, SessionActor, SessionEndedError, SessionRegistry
 from semledger.eventlog import (
@@ -135,6 +136,34 @@ async def test_closing_for_good_a_session_that_does_not_run_here_ends_it_in_the_
                 await registry.open("s", actor)
             with pytest.raises(UnknownSessionError):
                 await registry.close("nobody", "retired", by="client")
+            writer.close()
+
+
+async def test_parking_a_session_as_it_starts_parks_it_once_it_has_started() -> None:
+    """`park` waited for ever: the actor being started was not yet among the running
+    sessions, so it was never asked to stop, and park waited for it to stop."""
+    recorder = MemoryRecorder()
+    go = trio.Event()
+
+    class Slow(SessionActor):
+        async def started(self) -> None:
+            await go.wait()
+            await super().started()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            actor = Slow("s", counter.app, COUNTER, writer, recorder)
+            nursery.start_soon(registry.open, "s", lambda: actor)
+            await trio.testing.wait_all_tasks_blocked()
+            async with trio.open_nursery() as parking:
+                parking.start_soon(registry.park, "s", "parked as it started")
+                await trio.testing.wait_all_tasks_blocked()
+                go.set()
+            assert "s" not in registry
+            ending = audit_report(recorder, "s").ending
+            assert (ending.reason, ending.final) == ("parked as it started", False)
             writer.close()
 
 
