@@ -14,7 +14,13 @@ from typing import Any
 
 import trio
 
-from semledger.eventlog import EndedBy, Recorder, SessionEnded, log_final_end
+from semledger.eventlog import (
+    EndedBy,
+    Recorder,
+    SessionEnded,
+    UnknownSessionError,
+    log_final_end,
+)
 
 from ._actor import ActorClosedError, ActorError, ReportingStatus
 from ._session import Close, SessionActor, check_session_name
@@ -140,8 +146,9 @@ class SessionRegistry:
         now (the next `open` resumes it); or for good its ``"client"`` or its
         ``"operator"``, which ends it in the log (`log_final_end`) when it does not run
         here, parked or left by a process that stopped. Raises ``TypeError`` or
-        ``ValueError`` for a `reason` or `by` the log cannot take, and what
-        `log_final_end` raises (``SessionClaimedError``: another process serves it)."""
+        ``ValueError`` for a `reason` or `by` the log cannot take, ``UnknownSessionError``
+        for a session that neither runs here nor is in the log, and what `log_final_end`
+        raises (``SessionClaimedError``: another process serves it)."""
         SessionEnded(reason, by)  # checked before anything is done, as the log needs them
         await self.settled(name)
         actor = self._sessions.get(name)
@@ -150,7 +157,9 @@ class SessionRegistry:
             with contextlib.suppress(ActorClosedError):  # it ended on its own, and is stopping
                 await actor.request(Close(reason, by))
             await stopped.wait()
-        elif by != "server":
+        elif by == "server":  # ended for now already: nothing to do, if the log has it
+            await self._check_logged(name)
+        else:
             await trio.to_thread.run_sync(
                 log_final_end, self.recorder, name, reason, by, time.time()
             )
@@ -162,7 +171,9 @@ class SessionRegistry:
         nobody has used for long, or whose server stops: it costs no memory and no file
         meanwhile, and its audit tells it from a killed server's. Returns once its actor has
         stopped (one still starting is parked once started, one already stopping waited
-        for); an end that cannot be logged is the actor's `failure`, as any log failure is."""
+        for); an end that cannot be logged is the actor's `failure`, as any log failure is.
+        One that does not run here is left as it is; raises ``UnknownSessionError`` if the
+        log has no session `name` either."""
         SessionEnded(reason)  # checked before anything is done, as the log needs it
         await self.settled(name)  # one starting is parked once it has started
         stopped, scope = self._stopped.get(name), self._scopes.get(name)
@@ -174,6 +185,12 @@ class SessionRegistry:
                 scope.cancel()
         if stopped is not None:
             await stopped.wait()
+        else:
+            await self._check_logged(name)
+
+    async def _check_logged(self, name: str) -> None:
+        if await trio.to_thread.run_sync(self.recorder.head, name) is None:
+            raise UnknownSessionError(f"the log has no session {name!r}")
 
     async def park_all(self, reason: str) -> None:
         """`park` every session at once: one log transaction may hold all their ends."""

@@ -469,7 +469,7 @@ def log_final_end(
     with recorder.claim(session):
         head = recorder.head(session)
         if head is None:
-            raise UnknownSessionError(session)
+            raise UnknownSessionError(f"the log has no session {session!r}")
         check_counted(recorder, session)
         read = deque((event for _record, event in recorder.events(session)), maxlen=1)
         last = read[0] if read else None

@@ -167,6 +167,36 @@ async def test_parking_a_session_as_it_starts_parks_it_once_it_has_started() -> 
             writer.close()
 
 
+@pytest.mark.parametrize("end", ["park", "close for now", "close for good"])
+async def test_parking_or_closing_a_session_the_log_does_not_have_raises_whoever_ends_it(
+    end: str,
+) -> None:
+    """`park` and `close` of a name the log does not have returned as if they had done
+    it, while `close` by the operator raised an UnknownSessionError saying only the name.
+    One the log has that does not run here is left as it is."""
+    recorder = MemoryRecorder()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            await registry.open(
+                "s", lambda: SessionActor("s", counter.app, COUNTER, writer, recorder)
+            )
+            await registry.park("s", "parked")
+            await registry.park("s", "parked again")
+            await registry.close("s", "closed")
+            ending = audit_report(recorder, "s").ending
+            assert (ending.reason, ending.final) == ("parked", False)
+            ends = {
+                "park": lambda: registry.park("nope"),
+                "close for now": lambda: registry.close("nope"),
+                "close for good": lambda: registry.close("nope", "gone", by="operator"),
+            }
+            with pytest.raises(UnknownSessionError, match=r"^the log has no session 'nope'$"):
+                await ends[end]()
+            writer.close()
+
+
 @pytest.mark.parametrize(
     ("reason", "by", "error"),
     [
