@@ -5,7 +5,8 @@
 wire dicts, a summary of its result or its error, and the structural hash of every snapshot,
 with its rendering: whole the first time, then the lines changed, ``snapshot_lines``), and a
 ``SessionEnded`` at close. A call answers only once its event is written, as a runtime
-session's receipt does.
+session's receipt does; inside ``typing_judged_later``, an ``act`` that types into an element
+not known to be a password field answers first, and its event is written with the next one.
 
 ``capabilities()`` is synchronous and changes nothing, so it is not logged. Text typed into an
 element whose last snapshot marked it a password (``native["password"] == "true"`` or
@@ -13,7 +14,10 @@ element whose last snapshot marked it a password (``native["password"] == "true"
 ``check`` of it observes or expects, is logged as ``[redacted]`` unless ``redact_passwords``
 is false. So is text typed or a character pressed without a ref (into the focused element)
 while the focus may be on a password field: the calls so far put it there, or do not say
-where it went (a button, a Tab, a navigation) and the page has one.
+where it went (a button, a Tab, a navigation) and the page has one. A page can make a field a
+password field as it is focused or typed into (``oninput="this.type='password'"``): a host
+that answers its agent only once the calls that carried an action out are logged judges the
+typing again on the snapshot after it (``typing_judged_later``).
 
 A name already in the log is resumed only as what it was started as: a surface session of the
 same adapter and app (the label, or the page's base URL), redacting passwords as it did.
@@ -38,9 +42,10 @@ import difflib
 import enum
 import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import attrs
 import trio
 
 from semledger.actors import (
@@ -140,6 +145,9 @@ class LoggedSurface:
         """Where keys sent without a ref go, as far as the calls so far tell."""
         self._lines: list[str] | None = None
         """The rendering of the last snapshot logged, which the next is logged against."""
+        self._judging_later = False
+        self._held: list[_Held] = []
+        """The typing calls answered but not yet logged (`typing_judged_later`), in order."""
 
     @property
     def kind(self) -> SurfaceKind:
@@ -179,9 +187,28 @@ class LoggedSurface:
         await self.append(*before, crash_event(error))
         self._crashed = True
 
+    @contextlib.contextmanager
+    def typing_judged_later(self) -> Iterator[None]:
+        """Within this block, an ``act`` that types text (or a character key) into an element
+        not known to be a password field answers before its event is written: the event is
+        written with the session's next one (the next call's, or one a host appends), and its
+        text masked if the element is a password field by then, as the snapshot of that next
+        call shows it. A page can make a field a password field as it is focused or typed
+        into, after the snapshot that judged it plain: the snapshot after the typing is the
+        first to tell. For a host that takes that snapshot at once and answers its agent only
+        after it (the MCP bridge's ``LoggedSurfaceHost``); a typing call left for no such
+        snapshot is judged on what is known when the next event is written."""
+        self._judging_later = True
+        try:
+            yield
+        finally:
+            self._judging_later = False
+
     async def _append(self, *events: Event) -> None:
         async with self._lock:
             self._check_log()
+            held, self._held = self._held, []
+            events = (*(entry.judged() for entry in held), *events)
             batch = []
             for event in events:
                 self._seq += 1
@@ -277,7 +304,11 @@ class LoggedSurface:
         arguments: dict[str, Any],
         run: Callable[[], Any],
         summarise: Callable[[Any], dict[str, Any] | None],
+        *,
+        held: _Unjudged | None = None,
     ) -> Any:
+        """Run the call and log it, unless it is `held` (`typing_judged_later`). `summarise`
+        runs before anything is logged: what it learns of a snapshot judges held typing."""
         if not self._started:
             await self._start(None)
         self._check_log()
@@ -286,16 +317,23 @@ class LoggedSurface:
         except BaseException as error:
             if isinstance(error, trio.Cancelled):
                 raise
+            failed = SurfaceCalled(method, arguments, None, type(error).__name__, str(error), None)
             with trio.CancelScope(shield=True):
-                await self._append(
-                    SurfaceCalled(method, arguments, None, type(error).__name__, str(error), None)
-                )
+                await self._log_call(failed, held)
             raise
         summary = summarise(result)
         snapshot_hash = result.hash if isinstance(result, Snapshot) else None
         with trio.CancelScope(shield=True):
-            await self._append(SurfaceCalled(method, arguments, summary, None, None, snapshot_hash))
+            await self._log_call(
+                SurfaceCalled(method, arguments, summary, None, None, snapshot_hash), held
+            )
         return result
+
+    async def _log_call(self, event: SurfaceCalled, held: _Unjudged | None) -> None:
+        if held is None:
+            await self._append(event)
+        else:
+            self._held.append(_Held(event, held))
 
     # ---- the surface --------------------------------------------------------------------
 
@@ -340,20 +378,29 @@ class LoggedSurface:
         interactive_only: bool = False,
     ) -> Snapshot:
         arguments = {"root": root, "max_nodes": max_nodes, "interactive_only": interactive_only}
+        # Only a whole tree says which fields are no longer passwords.
+        whole = root is None and max_nodes is None and not interactive_only
+
+        def summarise(taken: Snapshot) -> dict[str, Any]:
+            self._note_fields(taken, whole=whole)  # before the typing held is judged on it
+            return self._snapshot_summary(taken)
+
         snapshot: Snapshot = await self._call(
             "snapshot",
             arguments,
             lambda: self.surface.snapshot(
                 root=root, max_nodes=max_nodes, interactive_only=interactive_only
             ),
-            self._snapshot_summary,
+            summarise,
         )
+        return snapshot
+
+    def _note_fields(self, snapshot: Snapshot, *, whole: bool) -> None:
+        """Note the password fields, the other text fields and the focus `snapshot` shows."""
         seen = {n.ref for n in snapshot.nodes if _is_password(n.native)}
         fields = {n.ref for n in snapshot.nodes if n.role in _TEXT_ROLES} - seen
-        # Only a whole tree says which fields are no longer passwords; a part (a root, a
-        # node limit, the interactive nodes only) adds what it shows, so a field it left
-        # out stays redacted.
-        whole = root is None and max_nodes is None and not interactive_only
+        # A part (a root, a node limit, the interactive nodes only) adds what it shows, so
+        # a field it left out stays redacted.
         if whole:
             self._passwords, self._fields = seen, fields
         else:
@@ -364,7 +411,6 @@ class LoggedSurface:
             self._focus = _Focus.PASSWORD if focused.ref in self._passwords else _Focus.ELSEWHERE
         elif whole:
             self._focus = _Focus.ELSEWHERE  # nothing has the focus
-        return snapshot
 
     def _snapshot_summary(self, snapshot: Snapshot) -> dict[str, Any]:
         """The summary, and the rendering: whole for the segment's first snapshot, then as
@@ -387,26 +433,20 @@ class LoggedSurface:
         ref2: str | None = None,
     ) -> Any:
         logged_args = encode(args)
-        redacted = False
         into_password = self._hides(ref) if ref is not None else self._keys_may_reach_a_password()
         self._follow_focus(action, ref, logged_args)
-        if into_password and isinstance(logged_args, dict):
-            typed = {
-                name: _masked(logged_args[name]) if name == "text" else REDACTED
-                for name in ("text", "key")
-                if logged_args.get(name) is not None
-                and (name == "text" or _types_a_character(logged_args[name]))
-            }
-            if typed:
-                logged_args = {**logged_args, **typed}
-                redacted = True
         arguments: dict[str, Any] = {"action": action, "ref": ref, "args": logged_args}
         if ref2 is not None:
             arguments["ref2"] = ref2
-        if redacted:
-            arguments["redacted"] = True
+        masked = _masked_typing(arguments)
+        held = None
+        if masked is not None and into_password:
+            arguments = masked
+        elif masked is not None and self.redact_passwords and self._judging_later:
+            hides = self._keys_may_reach_a_password if ref is None else lambda: self._hides(ref)
+            held = _Unjudged(masked, hides)
         return await self._call(
-            "act", arguments, lambda: self.surface.act(action, ref, args, ref2), _encoded
+            "act", arguments, lambda: self.surface.act(action, ref, args, ref2), _encoded, held=held
         )
 
     def _keys_may_reach_a_password(self) -> bool:
@@ -501,6 +541,42 @@ class LoggedSurface:
         await self._call(
             "restore", {"state": encode(state)}, lambda: self.surface.restore(state), _none
         )
+
+
+@attrs.frozen
+class _Unjudged:
+    """How a typing call held by `typing_judged_later` is logged if its element turns out to
+    be a password field (`hides`, asked as it is written)."""
+
+    masked: dict[str, Any]
+    hides: Callable[[], bool]
+
+
+@attrs.frozen
+class _Held:
+    event: SurfaceCalled
+    unjudged: _Unjudged
+
+    def judged(self) -> SurfaceCalled:
+        if self.unjudged.hides():
+            return attrs.evolve(self.event, arguments=self.unjudged.masked)
+        return self.event
+
+
+def _masked_typing(arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """An act's `arguments` with what it types masked (text as one bullet a character, a
+    character key as ``REDACTED``) and ``redacted: true``; None when it types nothing."""
+    args = arguments["args"]
+    if not isinstance(args, dict):
+        return None
+    typed = {
+        name: _masked(args[name]) if name == "text" else REDACTED
+        for name in ("text", "key")
+        if args.get(name) is not None and (name == "text" or _types_a_character(args[name]))
+    }
+    if not typed:
+        return None
+    return {**arguments, "args": {**args, **typed}, "redacted": True}
 
 
 class _Focus(enum.Enum):

@@ -10,8 +10,11 @@ with its calls:
   action and precondition in wire form, a ``set_text`` value redacted by the rule an app
   session follows, ``logged_action``, at a password in the tree the agent last read or in
   the one the bridge reads just before acting: the page may have changed on its own in
-  between) once the bridge has read that tree and before it acts, then the ``Committed``
-  of every generation the bridge produced and the ``ActionReceipt`` or ``ActionRejected``;
+  between; on a web page, at any single-line field, `_may_become_a_password`) once the
+  bridge has read that tree and before it acts, then the ``Committed`` of every generation
+  the bridge produced and the ``ActionReceipt`` or ``ActionRejected``. The surface calls
+  that type the text are logged once the snapshot after them shows whether the field is a
+  password field (``LoggedSurface.typing_judged_later``);
 - after a ``read_semantics``, the ``Committed`` of the generations it produced;
 - with commits, a read checkpoint (``SemanticsTaken``) when one is due, by the rule an app
   session follows (``commit_size``);
@@ -58,6 +61,7 @@ from semledger.eventlog import (
     Recorder,
     SemanticsTaken,
     decode,
+    redact_action,
     topic_of,
 )
 from semledger.replay import fold
@@ -70,7 +74,9 @@ from semledger.runtime import (
     Rejection,
     SemanticsAction,
     SemanticsSnapshot,
+    SetText,
     Target,
+    resolve_target,
 )
 from semledger.runtime._wire import (
     encode_precondition,
@@ -175,7 +181,8 @@ class LoggedSurfaceHost:
             )
 
         before = bridge.generation
-        outcome = await bridge.perform_action(target, action, precondition, judged_on=request)
+        with self.logged.typing_judged_later():  # logged with the snapshot after it
+            outcome = await bridge.perform_action(target, action, precondition, judged_on=request)
         if not requested:  # answered without its tree: nothing was done
             await request(bridge.journal.current)
         commits = self._commits(before)
@@ -197,19 +204,33 @@ class LoggedSurfaceHost:
     ) -> ActionRequested:
         """The request as logged: a ``set_text`` redacted if it is at a password field where
         the agent aimed it (`aimed_at`) or where it is done (`done_on`, read just before),
-        since the page may have changed between the two on its own."""
+        since the page may have changed between the two on its own, or if the field may
+        become one as it is typed into (`_may_become_a_password`)."""
         redact = self.logged.redact_passwords
         logged = logged_action(action, target, done_on, redact=redact, keep_length=False)
         if not logged.redacted:
             # keep_length=False: nothing re-types it, a re-run repeats the surface calls
             logged = logged_action(action, target, aimed_at, redact=redact, keep_length=False)
+        wire, redacted = logged.wire, logged.redacted
+        if redact and not redacted and self._may_become_a_password(action, target, done_on):
+            wire, redacted = redact_action(wire), True
         return ActionRequested(
-            request_id,
-            encode_target(target),
-            logged.wire,
-            encode_precondition(precondition),
-            logged.redacted,
+            request_id, encode_target(target), wire, encode_precondition(precondition), redacted
         )
+
+    def _may_become_a_password(
+        self, action: SemanticsAction, target: Target, done_on: SemanticsSnapshot
+    ) -> bool:
+        """Whether a ``set_text`` is typed into a field of a web page that is no password
+        field yet but may become one as it is focused or typed into: any ``<input>`` (a
+        page's script can set its type to ``password``; a ``<textarea>`` or an editing
+        host, multiline, never is one). The request is logged before the text is typed, so
+        before the page has said; the surface's ``type`` call, logged after, holds the text
+        unless the field became a password field."""
+        if not isinstance(action, SetText) or self.logged.kind != "web":
+            return False
+        node = resolve_target(target, done_on)
+        return not isinstance(node, Rejection) and not node.state.multiline
 
     async def connected(self, connection: AgentConnected) -> None:
         """Log who connected, as a runtime session does."""

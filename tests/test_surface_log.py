@@ -364,6 +364,46 @@ async def test_a_snapshot_that_shows_the_focus_elsewhere_lets_keys_be_logged_aga
     assert _typed(recorder) == ["Tab", "\u2022" * 6, "ada"]
 
 
+async def test_typing_a_host_judges_later_is_masked_if_the_snapshot_after_shows_a_password() -> (
+    None
+):
+    """A page can make a field a password field as it is typed into: the typing was logged as
+    judged on the snapshot before it, in clear. Within ``typing_judged_later`` it is logged
+    with the next snapshot's event, before it, masked if that snapshot shows a password."""
+    logged, recorder, _password, username, surface = await _keyboard_session()
+    whole = surface.snapshot
+
+    async def username_a_password(**options: Any) -> Snapshot:
+        taken = await whole(**options)
+        nodes = tuple(
+            attrs.evolve(n, native={**n.native, "password": "true"}) if n.ref == username else n
+            for n in taken.nodes
+        )
+        return attrs.evolve(taken, nodes=nodes)
+
+    def calls() -> list[tuple[str, Any]]:
+        return [
+            (e.method, e.arguments["args"].get("text") if e.method == "act" else None)
+            for _r, e in recorder.events("g")
+            if isinstance(e, SurfaceCalled)
+        ][2:]  # after the open and the first snapshot
+
+    with logged.typing_judged_later():
+        await logged.act("type", username, {"text": "ada"})
+        assert calls() == []  # answered, logged with the next event
+        await logged.snapshot()
+        await logged.act("type", username, {"text": "hunter22"})
+        surface.snapshot = username_a_password
+        await logged.snapshot()
+    await logged.act("type", username, {"text": "hunter22"})  # known now: masked at once
+    await logged.close()
+    assert calls() == [
+        ("act", "ada"), ("snapshot", None), ("act", BULLETS_8), ("snapshot", None),
+        ("act", BULLETS_8), ("close", None),
+    ]  # fmt: skip
+    assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
+
+
 async def test_keys_sent_without_a_ref_on_a_page_without_password_fields_are_logged() -> None:
     recorder = MemoryRecorder()
     logged = LoggedSurface(_surface(), recorder, "c", "runtime")  # type: ignore[arg-type]

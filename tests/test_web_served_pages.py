@@ -9,14 +9,15 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Final
 
 import pytest
 import trio
 
 from semledger.adapters import ActionabilityError, LoggedSurface, NavigationError, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
-from semledger.eventlog import MemoryRecorder
-from semledger.hosts import LoggedSurfaceHost, SurfaceAgentHost
+from semledger.eventlog import MemoryRecorder, SurfaceCalled
+from semledger.hosts import LoggedSurfaceHost, SurfaceAgentHost, rerun_surface
 from semledger.replay import audit, read_at
 from semledger.runtime import (
     ActionKind,
@@ -127,6 +128,13 @@ PAGES = {
     "pin.html": "<!doctype html><title>PIN entry</title><input id='pin' aria-label='PIN'>",
     "pin_secret.html": "<!doctype html><title>Secret PIN</title>"
     "<input id='pin' type='password' aria-label='PIN'>",
+    # Fields the page makes password fields as they are focused or typed into.
+    "retyped.html": "<!doctype html><title>Sign in</title>"
+    "<input id='user' aria-label='User'>"
+    "<input id='pf' aria-label='PIN' onfocus=\"this.type = 'password'\">"
+    "<input id='pk' aria-label='Code' onkeydown=\"this.type = 'password'\">"
+    "<input id='pi' aria-label='Secret' oninput=\"this.type = 'password'\">"
+    "<textarea id='notes' aria-label='Notes'></textarea>",
 }
 
 
@@ -491,6 +499,71 @@ async def test_text_aimed_at_a_password_field_stays_redacted_in_the_request_on_a
     assert [(entry.redacted, entry.action) for entry in audit(recorder, "w")] == [
         (True, {"kind": "set_text", "value": "[redacted]"})
     ]
+
+
+RETYPED: Final = {
+    "pf": "hunter2-onfocus",
+    "pk": "hunter2-onkeydown",
+    "pi": "hunter2-oninput",
+    "user": "ada-lovelace",
+    "notes": "call back at noon",
+}
+"""What is typed into each field of retyped.html, by its id: the first three are password
+fields once typed into."""
+
+
+async def _typed_into_retyped_fields(surface: WebSurface, site: str) -> MemoryRecorder:
+    """A served session of retyped.html: read, then every text of `RETYPED` typed."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(surface, recorder, "w", "web")
+    with trio.fail_after(HANG_GUARD_S):
+        await logged.open(SessionInit(base_url=site + "retyped.html"))
+    host = LoggedSurfaceHost(logged)
+    assert not [n for n in (await full_read(host)).nodes if n.state.password]
+    for semantic_id, text in RETYPED.items():
+        with trio.fail_after(HANG_GUARD_S):
+            outcome = await host.perform_action(
+                BySemanticId(SemanticId(semantic_id)), SetText(text), Latest()
+            )
+        assert isinstance(outcome, Receipt), outcome
+    shown = {n.semantic_id: n.state.password for n in (await full_read(host)).nodes}
+    assert [shown[SemanticId(name)] for name in RETYPED] == [True, True, True, False, False]
+    return recorder
+
+
+async def test_text_typed_into_a_field_the_page_makes_a_password_as_it_is_typed_is_not_logged(
+    surface: WebSurface, site: str
+) -> None:
+    """The request and the surface's ``type`` call were judged on the snapshot before the
+    typing, where the field was plain text: the text was in both in clear (in the ``type``
+    call alone for a field made one as it was focused, whose request named no read tree)."""
+    recorder = await _typed_into_retyped_fields(surface, site)
+    logged = b"".join(record.body for record in recorder.read("w"))
+    assert b"hunter2" not in logged
+    # A request is logged before its text is typed: at any input, which a page may make a
+    # password field, it is masked; the plain field's type call, judged after, is not.
+    requests = [(entry.action["value"], entry.redacted) for entry in audit(recorder, "w")]
+    assert requests == [
+        *[("[redacted]", True)] * 4, ("call back at noon", False),
+    ]  # fmt: skip
+    typed = [
+        event.arguments["args"]["text"]
+        for _record, event in recorder.events("w")
+        if isinstance(event, SurfaceCalled) and event.arguments.get("action") == "type"
+    ]
+    secret, plain = list(RETYPED.values())[:3], list(RETYPED.values())[3:]
+    assert typed == [*("\u2022" * len(text) for text in secret), *plain]
+
+
+async def test_a_session_that_typed_into_fields_made_passwords_as_typed_re_runs_identically(
+    surface: WebSurface, site: str, browser: WebBrowser
+) -> None:
+    """The re-run types the logged mask into each field the page made a password field, as
+    many characters as were typed, and the clear text into the others."""
+    recorder = await _typed_into_retyped_fields(surface, site)
+    with trio.fail_after(HANG_GUARD_S * 2):
+        report = await rerun_surface(recorder, "w", config={"adapter": "web", "browser": browser})
+    assert report.ok, report.divergence
 
 
 async def _shows(surface: WebSurface, text: str) -> bool:
