@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -48,10 +49,34 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """Bad usage ends with exit status 2 and a one-line reason on stderr."""
+    """Bad usage ends with exit status 2 and a one-line reason on stderr. Every argument
+    that takes text is UTF-8 (`_utf8`)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"semledger: {message} (see '{self.prog} --help')\n")
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        if kwargs.get("action", "store") in ("store", "append"):
+            kwargs["type"] = _utf8(kwargs.get("type"))
+        return super().add_argument(*args, **kwargs)
+
+
+def _utf8(parse: Callable[[str], Any] | None) -> Callable[[str], Any]:
+    """`parse` (an argparse type; None: the text itself), refusing first an argument that is
+    not UTF-8 (a Latin-1 file name, say): Python keeps its bytes as lone surrogates, which
+    failed deep inside, or were typed into an app by the fuzzer and reported as the app's
+    bug. Made here, the refusal names the argument as argparse does (``argument --db``)."""
+
+    @functools.wraps(parse or str)
+    def parsed(text: str) -> Any:
+        if not text.isascii():
+            try:
+                text.encode()
+            except UnicodeEncodeError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not UTF-8") from None
+        return text if parse is None else parse(text)
+
+    return parsed
 
 
 def _whole(text: str) -> int:
@@ -1338,19 +1363,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
-def _check_utf8(args: argparse.Namespace) -> None:
-    """Raise `UsageError` for an argument that is not UTF-8 (a Latin-1 file name, say):
-    Python keeps its bytes as lone surrogates, which failed deep inside, or were typed into
-    an app by the fuzzer and reported as the app's bug."""
-    for name, value in vars(args).items():
-        for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str) and not text.isascii():
-                try:
-                    text.encode()
-                except UnicodeEncodeError:
-                    raise UsageError(f"{name.replace('_', '-')}: {text!r} is not UTF-8") from None
-
-
 def _run(args: argparse.Namespace, serving: bool) -> int:
     # No markup or emoji codes: what the console prints comes from logs, apps and agents,
     # and "[/]" or ":smile:" there is text, not formatting.
@@ -1361,7 +1373,6 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
     width = None if terminal or "COLUMNS" in os.environ else _PIPED_WIDTH
     console = _Console(stderr=serving, width=width, markup=False, emoji=False)
     try:
-        _check_utf8(args)
         status = COMMANDS[args.command](args, console)
         if not serving:
             sys.stdout.flush()

@@ -437,21 +437,26 @@ def test_an_interrupted_command_says_so_in_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["serve", COUNTER, "--session", "bad\udcff"], "session: 'bad\\udcff' is not UTF-8"),
-        (["read", "bad\udcff"], "session: 'bad\\udcff' is not UTF-8"),
-        (["fuzz", COUNTER, "--text", "caf\udce9"], "text: 'caf\\udce9' is not UTF-8"),
+        (["serve", COUNTER, "--session", "bad\udcff"], "argument --session: 'bad\\udcff'"),
+        (["read", "bad\udcff"], "argument SESSION: 'bad\\udcff'"),
+        (["fuzz", COUNTER, "--text", "caf\udce9"], "argument --text: 'caf\\udce9'"),
+        (["sessions", "--db", "caf\udce9.db"], "argument --db: 'caf\\udce9.db'"),
     ],
-    ids=["serve-session", "read-session", "fuzz-text"],
+    ids=["serve-session", "read-session", "fuzz-text", "sessions-db"],
 )
 def test_an_argument_that_is_not_utf8_is_bad_usage_naming_it(
     tmp_path: Path, args: list[str], said: str
 ) -> None:
     """Bytes no UTF-8 decodes (a Latin-1 name) failed with a traceback deep inside, or were
-    typed by the fuzzer and reported as the app's bug."""
+    typed by the fuzzer and reported as the app's bug. Each is named as argparse names an
+    argument: an option was named by its dest (``db:`` for ``--db``)."""
     db = tmp_path / "log.db"
     done = subprocess.run(
         [*mcp.COMMAND, *args, "--db", str(db)], input="", capture_output=True, text=True,
         env=mcp.env(), timeout=120, check=False,
     )  # fmt: skip
-    assert (done.returncode, done.stderr) == (2, f"semledger: {said}\n")
+    help_of = f"semledger {args[0]} --help"
+    assert (done.returncode, done.stderr) == (
+        2, f"semledger: {said} is not UTF-8 (see '{help_of}')\n"
+    )  # fmt: skip
     assert not db.exists()
