@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,20 @@ from semledger.runtime import (
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as client
 from tests_record import COUNTER
+
+
+@contextlib.asynccontextmanager
+async def _serving_a_counter(recorder: MemoryRecorder) -> AsyncIterator[SessionRegistry]:
+    """A registry serving the counter as session "s", its log writer closed at the end."""
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            await registry.open(
+                "s", lambda: SessionActor("s", counter.app, COUNTER, writer, recorder)
+            )
+            yield registry
+            writer.close()
 
 
 async def test_a_second_actor_for_a_live_session_is_refused_and_the_first_goes_on() -> None:
@@ -175,26 +191,19 @@ async def test_parking_or_closing_a_session_the_log_does_not_have_raises_whoever
     it, while `close` by the operator raised an UnknownSessionError saying only the name.
     One the log has that does not run here is left as it is."""
     recorder = MemoryRecorder()
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-            registry = SessionRegistry(nursery, writer, recorder)
-            await registry.open(
-                "s", lambda: SessionActor("s", counter.app, COUNTER, writer, recorder)
-            )
-            await registry.park("s", "parked")
-            await registry.park("s", "parked again")
-            await registry.close("s", "closed")
-            ending = audit_report(recorder, "s").ending
-            assert (ending.reason, ending.final) == ("parked", False)
-            ends = {
-                "park": lambda: registry.park("nope"),
-                "close for now": lambda: registry.close("nope"),
-                "close for good": lambda: registry.close("nope", "gone", by="operator"),
-            }
-            with pytest.raises(UnknownSessionError, match=r"^the log has no session 'nope'$"):
-                await ends[end]()
-            writer.close()
+    async with _serving_a_counter(recorder) as registry:
+        await registry.park("s", "parked")
+        await registry.park("s", "parked again")
+        await registry.close("s", "closed")
+        ending = audit_report(recorder, "s").ending
+        assert (ending.reason, ending.final) == ("parked", False)
+        ends = {
+            "park": lambda: registry.park("nope"),
+            "close for now": lambda: registry.close("nope"),
+            "close for good": lambda: registry.close("nope", "gone", by="operator"),
+        }
+        with pytest.raises(UnknownSessionError, match=r"^the log has no session 'nope'$"):
+            await ends[end]()
 
 
 @pytest.mark.parametrize(
@@ -210,20 +219,13 @@ async def test_an_end_the_log_could_not_take_is_refused_before_anything_is_done(
 ) -> None:
     """A reason of None or bytes was logged, and the log then read as damaged."""
     recorder = MemoryRecorder()
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-            registry = SessionRegistry(nursery, writer, recorder)
-            await registry.open(
-                "s", lambda: SessionActor("s", counter.app, COUNTER, writer, recorder)
-            )
-            before = list(recorder.read("s"))
-            with pytest.raises((TypeError, ValueError), match=re.escape(error)):
-                await registry.close("s", reason, by=by)  # type: ignore[arg-type]
-            if by == "server":
-                with pytest.raises(TypeError, match=re.escape(error)):
-                    await registry.park("s", reason)  # type: ignore[arg-type]
-            assert list(recorder.read("s")) == before
-            assert "s" in registry
-            await registry.close_all()
-            writer.close()
+    async with _serving_a_counter(recorder) as registry:
+        before = list(recorder.read("s"))
+        with pytest.raises((TypeError, ValueError), match=re.escape(error)):
+            await registry.close("s", reason, by=by)  # type: ignore[arg-type]
+        if by == "server":
+            with pytest.raises(TypeError, match=re.escape(error)):
+                await registry.park("s", reason)  # type: ignore[arg-type]
+        assert list(recorder.read("s")) == before
+        assert "s" in registry
+        await registry.close_all()
