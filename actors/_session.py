@@ -70,7 +70,7 @@ from semledger.runtime import (
 )
 from semledger.runtime._actions import check_request, check_since
 from semledger.runtime._app import check_app
-from semledger.runtime._effects import effect_failed
+from semledger.runtime._errors import app_failed
 from semledger.runtime._wire import (
     WireError,
     decode_perform_action,
@@ -914,7 +914,7 @@ class SessionActor(Actor[SessionMessage]):
         try:
             message = await effect.result()
         except BaseException as error:
-            if not effect_failed(error):
+            if not app_failed(error):
                 raise
             done = _EffectDone(
                 effect_id, None, effect_failure(error), "".join(traceback.format_exception(error))

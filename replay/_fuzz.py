@@ -63,7 +63,7 @@ from semledger.runtime import (
     SemanticsSnapshot,
 )
 from semledger.runtime._app import check_app
-from semledger.runtime._effects import effect_failed
+from semledger.runtime._errors import app_failed
 
 from ._invariants import (
     GenerationChecker,
@@ -616,7 +616,7 @@ async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, str | None]:
         try:
             message = await effect.result()
         except BaseException as error:
-            if not effect_failed(error):
+            if not app_failed(error):
                 raise
             return True, None, effect_failure(error)
         return True, message, None

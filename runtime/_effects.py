@@ -10,25 +10,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._app import Effect
+from ._errors import app_failed
 from ._runtime import AppRuntime
 
 if TYPE_CHECKING:
     import trio
-
-
-def effect_failed(error: BaseException) -> bool:
-    """Whether `error`, raised by an effect, is the effect's own failure (logged as
-    ``EffectFailed``): anything but Trio's ``Cancelled`` and Ctrl-C's ``KeyboardInterrupt``,
-    which may land in any task, there or in an exception group. asyncio's
-    ``CancelledError`` or a ``GeneratorExit`` from the code an effect wraps is its failure:
-    let through, it stopped the whole server, logged nothing, and again on every resume,
-    which starts the effect again."""
-    import trio
-
-    stops = (trio.Cancelled, KeyboardInterrupt)
-    if isinstance(error, BaseExceptionGroup):
-        return error.split(stops)[0] is None
-    return not isinstance(error, stops)
 
 
 class EffectRunner:
@@ -71,7 +57,7 @@ class EffectRunner:
             try:
                 message = await effect.result()
             except BaseException as error:
-                if effect_failed(error):
+                if app_failed(error):
                     # The effect is over: pending_work must not stay true for good.
                     self._on_result(effect_id, None)
                 raise

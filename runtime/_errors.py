@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Final
+import sys
 
-APP_FAILURES: Final = (Exception, SystemExit)
-"""What the application's code raises that is its own failure: any ``Exception``, and
-``SystemExit`` (``sys.exit()`` in a library it calls), which would otherwise stop the whole
-server with no crash logged, and stop it again on every resume. Not ``KeyboardInterrupt``,
-which Ctrl-C raises in whatever code runs, nor Trio's ``Cancelled``."""
+
+def app_failed(error: BaseException) -> bool:
+    """Whether `error`, raised by the application's code (init, update, view, a handler, an
+    effect), is its own failure: anything but Ctrl-C's ``KeyboardInterrupt``, which lands
+    in whatever code runs, and Trio's ``Cancelled``, there or in an exception group. A
+    ``SystemExit`` (``sys.exit()`` in a library it calls), asyncio's ``CancelledError`` or a
+    ``GeneratorExit`` is the app's: let through, it stopped the whole server with nothing
+    logged, and again on every resume, which starts an outstanding effect again.
+
+    Trio is looked up, not imported: the pure runtime does not load it, and without it
+    loaded nothing raises its ``Cancelled``."""
+    trio = sys.modules.get("trio")
+    stops = (KeyboardInterrupt,) if trio is None else (KeyboardInterrupt, trio.Cancelled)
+    if isinstance(error, BaseExceptionGroup):
+        return error.split(stops)[0] is None
+    return not isinstance(error, stops)
 
 
 class ApplicationError(Exception):

@@ -30,11 +30,11 @@ from ._actions import (
 from ._app import App, Effect, Every, NotAnEffectError, check_app, split_step
 from ._enums import ActionKind, ErrorCode, Live, Role
 from ._errors import (
-    APP_FAILURES,
     ApplicationError,
     NotAModelError,
     NotAProposalError,
     NotAViewError,
+    app_failed,
 )
 from ._ids import SemanticId
 from ._node import (
@@ -397,7 +397,9 @@ class AppRuntime(Generic[Model, Msg]):
             self._busy = True
             try:
                 outcome = handler(action)
-            except APP_FAILURES as error:
+            except BaseException as error:
+                if not app_failed(error):
+                    raise
                 raise ApplicationError(f"the {action.kind.value} handler raised") from error
             finally:
                 self._busy = False
@@ -604,7 +606,9 @@ class AppRuntime(Generic[Model, Msg]):
         self._busy = True
         try:
             return fn(*args)
-        except APP_FAILURES as error:
+        except BaseException as error:
+            if not app_failed(error):
+                raise
             raise ApplicationError(
                 f"{getattr(fn, '__name__', 'the application')} raised"
             ) from error

@@ -14,12 +14,12 @@ from ._actions import SemanticsAction
 from ._declaration import Declaration
 from ._enums import ActionKind, Checked, Composition, Live, Relation, Role
 from ._errors import (
-    APP_FAILURES,
     ApplicationError,
     DuplicateKeyError,
     NonFiniteNumberError,
     NotAProposalError,
     NotAViewError,
+    app_failed,
 )
 from ._ids import SemanticId
 from ._node import Collection, Numeric
@@ -175,7 +175,9 @@ class View(Generic[Msg]):
         try:
             built = tuple(children())
             _check_children(built)
-        except APP_FAILURES as error:
+        except BaseException as error:
+            if not app_failed(error):
+                raise
             raise ApplicationError("a lazy view's build raised") from error
         return built
 
