@@ -146,9 +146,10 @@ class SessionRegistry:
         now (the next `open` resumes it); or for good its ``"client"`` or its
         ``"operator"``, which ends it in the log (`log_final_end`) when it does not run
         here, parked or left by a process that stopped. Raises ``TypeError`` or
-        ``ValueError`` for a `reason` or `by` the log cannot take, ``UnknownSessionError``
-        for a session that neither runs here nor is in the log, and what `log_final_end`
-        raises (``SessionClaimedError``: another process serves it)."""
+        ``ValueError`` for a `name`, `reason` or `by` the log cannot take,
+        ``UnknownSessionError`` for a session that neither runs here nor is in the log, and
+        what `log_final_end` raises (``SessionClaimedError``: another process serves it)."""
+        check_session_name(name)
         SessionEnded(reason, by)  # checked before anything is done, as the log needs them
         await self.settled(name)
         actor = self._sessions.get(name)
@@ -173,7 +174,9 @@ class SessionRegistry:
         stopped (one still starting is parked once started, one already stopping waited
         for); an end that cannot be logged is the actor's `failure`, as any log failure is.
         One that does not run here is left as it is; raises ``UnknownSessionError`` if the
-        log has no session `name` either."""
+        log has no session `name` either, and ``TypeError`` or ``ValueError`` for a `name`
+        or `reason` the log cannot take."""
+        check_session_name(name)
         SessionEnded(reason)  # checked before anything is done, as the log needs it
         await self.settled(name)  # one starting is parked once it has started
         stopped, scope = self._stopped.get(name), self._scopes.get(name)

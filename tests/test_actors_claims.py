@@ -229,3 +229,29 @@ async def test_an_end_the_log_could_not_take_is_refused_before_anything_is_done(
         assert list(recorder.read("s")) == before
         assert "s" in registry
         await registry.close_all()
+
+
+@pytest.mark.parametrize("end", ["park", "close for now", "close for good"])
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        (b"s", TypeError("expected a session name (a str), got bytes b's'")),
+        ("s\nt", ValueError("expected a session name with no control character, got 's\\nt'")),
+    ],
+)
+async def test_parking_or_closing_a_name_no_session_can_have_says_what_is_wrong_with_it(
+    end: str, name: object, error: Exception
+) -> None:
+    """`park` and `close` of such a name said the log has no such session, while `open`
+    of it said what is wrong with the name."""
+    recorder = MemoryRecorder()
+    async with _serving_a_counter(recorder) as registry:
+        ends = {
+            "park": lambda: registry.park(name),  # type: ignore[arg-type]
+            "close for now": lambda: registry.close(name),  # type: ignore[arg-type]
+            "close for good": lambda: registry.close(name, "gone", by="operator"),  # type: ignore[arg-type]
+        }
+        with pytest.raises(type(error), match=f"^{re.escape(str(error))}$"):
+            await ends[end]()
+        assert "s" in registry
+        await registry.close_all()
