@@ -443,6 +443,9 @@ class McpHttpApp:
         unresumable = await trio.to_thread.run_sync(self._unresumable, session_id)
         if unresumable is not None:
             return unresumable
+        await self.registry.settled(session_id)
+        if session_id in self._connections:  # a request that came with this one resumed it
+            return await self._find(session_id)
         connection = await self._open(session_id)
         connection.came_back = True
         return connection

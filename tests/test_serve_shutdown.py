@@ -723,6 +723,35 @@ async def test_a_session_its_program_parks_or_closes_for_now_is_resumed_by_its_n
     assert kinds[resumed - 1 : resumed + 2] == ["SessionEnded", "SessionResumed", "AgentConnected"]
 
 
+async def test_requests_that_come_together_after_a_park_resume_the_session_once(
+    tmp_path: Path,
+) -> None:
+    """Each request that came while the first resumed the session opened a connection of
+    its own, with a router of its own, and logged its client as resumed again."""
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        await app.registry.park(session)
+        answers: list[Any] = []
+
+        async def increment(request_id: int) -> None:
+            message = {**INCREMENT, "id": request_id}
+            answers.append(await _request(app, "POST", message, session))
+
+        async with trio.open_nursery() as nursery:
+            for request_id in (1, 2, 3):
+                nursery.start_soon(increment, request_id)
+    assert [status for status, _, _ in answers] == [200, 200, 200]
+    assert sorted(_tool_result(answer)["value"]["before"] for *_, answer in answers) == [
+        "1", "2", "3",
+    ]
+    kinds = [type(e).__name__ for e in _events(db, session)]
+    resumed = kinds.index("SessionResumed")
+    assert kinds.count("SessionResumed") == 1
+    assert kinds[resumed:].count("AgentConnected") == 1
+
+
 async def test_a_request_that_found_its_session_parked_under_it_leaves_it_resumable(
     tmp_path: Path,
 ) -> None:
