@@ -7,6 +7,7 @@ takes another session (or the registry) down with it.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import traceback
 from collections.abc import Callable
@@ -156,7 +157,7 @@ class SessionRegistry:
         if actor is not None:
             stopped = self._stopped[name]
             with contextlib.suppress(ActorClosedError):  # it ended on its own, and is stopping
-                await actor.request(Close(reason, by))
+                await actor.request(Close(reason, by), timeout=math.inf)
             await stopped.wait()
         elif by == "server":  # ended for now already: nothing to do, if the log has it
             await self._check_logged(name)
@@ -183,8 +184,8 @@ class SessionRegistry:
         actor = self._sessions.pop(name, None)  # an `open` from now on waits, then resumes it
         if actor is not None and scope is not None:
             try:
-                await actor.request(Close(reason))
-            except ActorError:  # ended on its own, its log failed, or no answer in time
+                await actor.request(Close(reason), timeout=math.inf)
+            except ActorError:  # it ended on its own, or its log failed
                 scope.cancel()
         if stopped is not None:
             await stopped.wait()

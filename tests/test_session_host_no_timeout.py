@@ -26,9 +26,21 @@ import pytest
 import trio
 import trio.testing
 
-from semledger.actors import ActorError, LogWriter, SessionActor, SessionLogError
+from semledger.actors import (
+    ActorError,
+    LogWriter,
+    SessionActor,
+    SessionLogError,
+    SessionRegistry,
+)
 from semledger.actors._actor import DEFAULT_TIMEOUT
-from semledger.eventlog import ActionRequested, MemoryRecorder, NewEvent, StoredEvent
+from semledger.eventlog import (
+    ActionRequested,
+    MemoryRecorder,
+    NewEvent,
+    SessionEnded,
+    StoredEvent,
+)
 from semledger.examples import counter
 from semledger.hosts import Router
 from semledger.hosts._session_host import RuntimeAgentHost
@@ -181,6 +193,41 @@ def test_a_session_actors_own_perform_action_waits_for_the_log_as_the_host_does(
     _run_on_mock_clock(main, log)
     assert isinstance(seen["answer"], Receipt), seen["answer"]
     assert seen["waited"] >= SHUT_FOR > DEFAULT_TIMEOUT
+
+
+@pytest.mark.parametrize("end", ["close", "park"])
+def test_ending_a_session_waits_for_the_log_however_long_it_takes(end: str) -> None:
+    """`SessionRegistry.close` raised `RequestTimeoutError` after `DEFAULT_TIMEOUT` while
+    the end was logged all the same, and `park` cut the actor off; under the mock clock
+    pytest-trio's ``autojump_clock`` gives, any write on the log writer's thread could take
+    that long, so a test's teardown failed at random."""
+    log = ShutLog()
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(log).run)
+            registry = SessionRegistry(nursery, writer, log)
+            await registry.open(
+                "s", lambda: SessionActor("s", counter.app, COUNTER, writer, log)
+            )
+            log.open.clear()
+
+            async def open_the_log_later() -> None:
+                await trio.sleep(SHUT_FOR)
+                log.open.set()
+
+            nursery.start_soon(open_the_log_later)
+            start = trio.current_time()
+            await (registry.close("s", "done") if end == "close" else registry.park("s", "done"))
+            seen["waited"] = trio.current_time() - start
+            writer.close()
+
+    _run_on_mock_clock(main, log)
+    assert seen["waited"] >= SHUT_FOR > DEFAULT_TIMEOUT
+    *_, (_record, last) = log.events("s")
+    assert isinstance(last, SessionEnded)
+    assert last.reason == "done"
 
 
 async def test_a_session_actor_that_was_never_started_refuses_calls_at_once() -> None:
