@@ -43,6 +43,13 @@ def load_app(reference: str) -> App[Any, Any]:
         raise AppLoadError(
             f"{reference!r}: expected module:attribute, e.g. semledger.examples.todo:app"
         )
+    if _is_a_file_path(module_name):
+        name, folder = _dotted(module_name, here)
+        where = "" if folder is None else f", run from {folder}"
+        raise AppLoadError(
+            f"{reference!r}: APP is a module name, not a file path:"
+            f" did you mean {name}:{attribute}{where}?"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -70,6 +77,23 @@ def load_app(reference: str) -> App[Any, Any]:
         kind = type(value).__name__
         raise AppLoadError(f"{reference!r} is not a semledger App: it is of type {kind}")
     return value
+
+
+def _is_a_file_path(module_name: str) -> bool:
+    """A module name has no slash, and ends in ``.py`` only for a submodule named ``py``."""
+    return "/" in module_name or os.sep in module_name or module_name.endswith(".py")
+
+
+def _dotted(path: str, here: str) -> tuple[str, str | None]:
+    """The module name that imports the file at `path` from the folder `here` (``tiny`` for
+    ``./tiny.py``, ``pkg.mod`` for ``pkg/mod.py``), or, for a file outside `here`, its stem
+    and the folder to run from."""
+    file = Path(here, path).resolve().with_suffix("")
+    try:
+        parts = file.relative_to(Path(here).resolve()).parts
+    except ValueError:
+        return file.name, str(file.parent)
+    return ".".join(parts), None
 
 
 def app_location(error: BaseException) -> str:

@@ -81,3 +81,28 @@ def test_a_missing_attribute_is_told_which_apps_the_module_holds(
     )
     said = _refused(tmp_path, monkeypatch, "import json\n")
     assert said.endswith("app_module has no app (it holds no App)")
+
+
+@pytest.mark.parametrize(
+    ("path", "meant"),
+    [
+        ("here_app.py", "here_app:app"),
+        ("./here_app.py", "here_app:app"),
+        ("{tmp}/here_app.py", "here_app:app"),
+        ("pkg/mod.py", "pkg.mod:app"),
+        ("/elsewhere/there.py", "there:app, run from /elsewhere"),
+    ],
+)
+def test_an_app_given_as_a_file_path_is_told_its_module_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str, meant: str
+) -> None:
+    """``tiny.py:app`` was told to run from the folder that holds it (while there), and
+    ``./tiny.py:app`` that importing it raised a TypeError, as if the module were at fault."""
+    (tmp_path / "here_app.py").write_text("from semledger.examples.counter import app\n")
+    monkeypatch.chdir(tmp_path)
+    reference = f"{path.format(tmp=tmp_path)}:app"
+    with pytest.raises(AppLoadError) as raised:
+        load_app(reference)
+    assert str(raised.value) == (
+        f"{reference!r}: APP is a module name, not a file path: did you mean {meant}?"
+    )

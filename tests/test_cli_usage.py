@@ -172,6 +172,19 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["replay", "known", "--db", str(db), "--app", "no_such_module:app"],
             "cannot import",
         ),
+        **{
+            f"{command} an APP given as a file path": (
+                [*args, "--db", str(db) if command == "replay" else missing],
+                f"{file}:app': APP is a module name, not a file path: did you mean my_app:app,"
+                f" run from {db.parent}?",
+            )
+            for file in [db.parent / "my_app.py"]
+            for command, args in (
+                ("serve", ["serve", f"{file}:app"]),
+                ("fuzz", ["fuzz", f"{file}:app"]),
+                ("replay", ["replay", "known", "--app", f"{file}:app"]),
+            )
+        },
         "APP without attribute": (
             ["fuzz", "semledger.examples.counter", "--db", missing],
             "expected module:attribute",
