@@ -21,6 +21,23 @@ Msg = TypeVar("Msg")
 def _effect_run(_instance: object, _attribute: object, run: Any) -> None:
     if not callable(run):
         raise TypeError(f"Effect.run: expected an async function of no arguments, got {run!r:.80}")
+    required = _required_parameters(run)
+    if required:
+        raise TypeError(
+            f"Effect.run: expected an async function of no arguments, got {run!r:.80}, which"
+            f" needs {', '.join(required)} (bind them: lambda: fetch(url), functools.partial)"
+        )
+
+
+def _required_parameters(function: Callable[..., Any]) -> list[str]:
+    """The parameters a call without arguments would miss: it would fail only once the
+    effect ran, logged as the effect's failure, which tests and the fuzzer take in stride."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a callable whose signature cannot be told
+        return []
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return [p.name for p in parameters if p.default is p.empty and p.kind not in variadic]
 
 
 def _effect_name(_instance: object, _attribute: object, name: Any) -> None:

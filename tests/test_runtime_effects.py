@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -535,11 +536,28 @@ def test_a_timer_of_a_message_class_is_refused_as_a_button_of_one_is() -> None:
     [
         ({"run": None}, "Effect.run: expected an async function of no arguments, got None"),
         ({"run": trio.lowlevel.checkpoint, "name": 3}, "Effect.name: expected a str, got int 3"),
+        ({"run": trio.sleep}, "<function sleep at 0x"),
+        ({"run": trio.sleep}, "which needs seconds (bind them: lambda: fetch(url)"),
+        ({"run": lambda url, *, timeout: None}, "which needs url, timeout (bind them"),
     ],
 )
 def test_an_effect_that_cannot_run_or_be_named_is_refused_where_it_is_made(
     fields: dict[str, Any], says: str
 ) -> None:
-    """Made with no function, an effect failed only once update had asked for it."""
+    """Made with no function, or one that needs arguments, an effect failed only once
+    update had asked for it and it ran: logged as its failure, which the fuzzer passed."""
     with pytest.raises(TypeError, match=re.escape(says)):
         Effect(**fields)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        functools.partial(trio.sleep, 0),
+        lambda seconds=0: trio.sleep(seconds),
+        lambda *args, **kwargs: trio.sleep(0),
+        print,
+    ],
+)
+def test_an_effect_of_a_function_that_needs_no_arguments_is_made(run: Any) -> None:
+    assert Effect(run).run is run
