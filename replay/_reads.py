@@ -9,6 +9,7 @@ from semledger.eventlog import (
     Committed,
     Recorder,
     SessionStarted,
+    SurfaceCalled,
     UnknownSessionError,
     check_counted,
     topic_of,
@@ -23,8 +24,13 @@ class UnknownGenerationError(LookupError):
 
 class SurfaceSessionError(LookupError):
     """Raised when a read is asked of a session that drove a surface (a web page, a desktop
-    application) through the Python API alone: its log holds the surface's calls, not
-    generations to read. (One served over MCP logs the generations its agent was shown.)"""
+    application) and has no generation: a surface session logs the generations its agent
+    was shown over MCP, and none was (no call was made, or the calls came through the
+    Python API). `called` says whether the surface was called beyond its open and close."""
+
+    def __init__(self, message: str, *, called: bool) -> None:
+        super().__init__(message)
+        self.called = called
 
 
 def _last_generation(recorder: Recorder, session: str) -> int:
@@ -37,14 +43,30 @@ def _last_generation(recorder: Recorder, session: str) -> int:
             raise UnknownSessionError(f"the log has no session {session!r}")
         first = opening[0][1]
         if isinstance(first, SessionStarted) and first.drives_a_surface:
-            raise SurfaceSessionError(
-                f"session {session!r} drove a surface and was not served over MCP: its log"
-                " holds the surface's calls, not generations to read"
-            )
+            raise _no_generation(recorder, session)
         return 0
     last = CONVERTER.decode(record.topic, record.version, record.body)
     assert isinstance(last, Committed)
     return last.generation
+
+
+def _no_generation(recorder: Recorder, session: str) -> SurfaceSessionError:
+    """Why the surface session `session`, which committed no generation, has none to read."""
+    called = any(
+        isinstance(event, SurfaceCalled) and event.method not in ("open", "close")
+        for _, event in recorder.events(session)
+    )
+    if called:
+        why = (
+            "its log holds the surface's calls but no generation an agent was shown over"
+            " MCP, so there is nothing to read"
+        )
+    else:
+        why = (
+            "no read or action was made in it, so it has no generation yet (a surface"
+            " session has the generations its agent was shown over MCP to read)"
+        )
+    return SurfaceSessionError(f"surface session {session!r}: {why}", called=called)
 
 
 def check_log_and_session(recorder: object, session: object) -> None:

@@ -621,8 +621,8 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         except DAMAGED_LOG_ERRORS as error:
             full, damage = _read_before(recorder, args.session, args.generation, error), error
         except SurfaceSessionError as error:
-            why = f"{error} (semledger audit {args.session} lists its actions)"
-            raise UsageError(why) from error
+            audit = f" (semledger audit {args.session} lists its actions)" if error.called else ""
+            raise UsageError(f"{error}{audit}") from error
         except (UnknownSessionError, UnknownGenerationError) as error:
             raise UsageError(str(error)) from error
         summary = recorder.summary(args.session) if full.generation == 0 else None

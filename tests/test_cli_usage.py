@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from semledger.eventlog import NewEvent, SessionStarted, SqliteRecorder
+from semledger.eventlog import NewEvent, SessionStarted, SqliteRecorder, SurfaceCalled
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -31,6 +31,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with SqliteRecorder(path) as recorder:  # what LoggedSurface starts a surface session with
         started = SessionStarted(COUNTER, "runtime", {"adapter": "runtime"}, True)
         recorder.append([NewEvent("surfaced", 1, started, 0.0)])
+        act = SurfaceCalled("act", {"action": "click", "ref": "r3"}, {}, None, None, None)
+        recorder.append([NewEvent("called", 1, started, 0.0), NewEvent("called", 2, act, 0.0)])
         started = SessionStarted(COUNTER, "runtime", {}, True)  # and nothing after it
         recorder.append([NewEvent("uncommitted", 1, started, 0.0)])
     (path.parent / "empty.db").touch()
@@ -70,9 +72,17 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "schema version 99",
         ),
         "unknown session for read": (["read", "nope", "--db", str(db)], "no session 'nope'"),
-        "read of a surface session": (
+        "read of a surface session with no call": (
             ["read", "surfaced", "--db", str(db)],
-            "drove a surface and was not served over MCP: its log holds the surface's calls",
+            "semledger: surface session 'surfaced': no read or action was made in it, so it has"
+            " no generation yet (a surface session has the generations its agent was shown"
+            " over MCP to read)\n",
+        ),
+        "read of a surface session called through the Python API": (
+            ["read", "called", "--db", str(db)],
+            "semledger: surface session 'called': its log holds the surface's calls but no"
+            " generation an agent was shown over MCP, so there is nothing to read (semledger"
+            " audit called lists its actions)\n",
         ),
         "export of a surface session": (
             ["replay", "surfaced", "--db", str(db), "--export-test", ""],

@@ -30,6 +30,7 @@ from semledger.eventlog import (
     SnapshotTaken,
     SqliteRecorder,
     StoredEvent,
+    SurfaceCalled,
 )
 from semledger.examples import counter, gallery, todo
 from semledger.replay import SurfaceSessionError, UnknownGenerationError, full_at, read_at
@@ -151,12 +152,39 @@ def test_reads_served_from_an_sqlite_log_equal_the_live_reads(data: Any) -> None
         check_log_reads(data, recorder)
 
 
-def test_a_read_of_a_session_that_drove_a_surface_says_so_instead_of_an_empty_tree() -> None:
+def _surface_session(*methods: str) -> MemoryRecorder:
+    """A log of surface session ``page`` whose surface was called with `methods`."""
     recorder = MemoryRecorder()
     started = SessionStarted("https://example.com/", "web", {"adapter": "web"}, True)
-    recorder.append([NewEvent("page", 1, started, 0.0)])
-    with pytest.raises(SurfaceSessionError, match="drove a surface"):
-        read_at(recorder, "page")
+    calls = [SurfaceCalled(method, {}, None, None, None, None) for method in methods]
+    recorder.append([NewEvent("page", seq, event, 0.0)
+                     for seq, event in enumerate([started, *calls], start=1)])  # fmt: skip
+    return recorder
+
+
+def test_a_read_of_a_session_that_drove_a_surface_says_so_instead_of_an_empty_tree() -> None:
+    with pytest.raises(SurfaceSessionError) as raised:
+        read_at(_surface_session("open", "snapshot", "act", "close"), "page")
+    assert str(raised.value) == (
+        "surface session 'page': its log holds the surface's calls but no generation an agent"
+        " was shown over MCP, so there is nothing to read"
+    )
+    assert raised.value.called
+
+
+@pytest.mark.parametrize("methods", [(), ("open",), ("open", "close")])
+def test_a_read_of_a_surface_session_with_no_call_says_none_was_made(
+    methods: tuple[str, ...],
+) -> None:
+    """Served over MCP and closed before the agent read, it was told it was not served over
+    MCP and that its audit listed its actions, of which it had none."""
+    with pytest.raises(SurfaceSessionError) as raised:
+        read_at(_surface_session(*methods), "page")
+    assert str(raised.value) == (
+        "surface session 'page': no read or action was made in it, so it has no generation"
+        " yet (a surface session has the generations its agent was shown over MCP to read)"
+    )
+    assert not raised.value.called
 
 
 class CountingRecorder(MemoryRecorder):
