@@ -200,7 +200,8 @@ def _announced(commit: Committed) -> list[str]:
 
 def _describe_pair(logged: Event, produced: Event | None) -> tuple[str, str]:
     """How a divergence names the logged and the produced output: commits with the same
-    hash that announced other things, by what they announced."""
+    hash that announced other things, by what they announced; two outputs that read alike
+    (receipts for different requests, say), with the fields they differ in."""
     if (
         isinstance(logged, Committed)
         and isinstance(produced, Committed)
@@ -210,7 +211,21 @@ def _describe_pair(logged: Event, produced: Event | None) -> tuple[str, str]:
             f"{_describe(logged)} announcing {_announced(logged)!r}",
             f"{_describe(produced)} announcing {_announced(produced)!r}",
         )
-    return _describe(logged), _describe(produced)
+    said = _describe(logged), _describe(produced)
+    if produced is None or said[0] != said[1]:
+        return said
+    if type(logged) is not type(produced):
+        return repr(logged), repr(produced)
+    differing = [
+        field.name
+        for field in attrs.fields(type(logged))
+        if getattr(logged, field.name) != getattr(produced, field.name)
+    ]
+    return said[0] + _fields(logged, differing), said[1] + _fields(produced, differing)
+
+
+def _fields(event: Event, names: list[str]) -> str:
+    return "".join(f", {name}={getattr(event, name)!r}" for name in names)
 
 
 def _node_name(node_id: int, node: SemanticsNode) -> str:

@@ -205,3 +205,24 @@ def test_a_summary_counting_fewer_events_is_damage_to_audit_too_and_said_so(
     assert [entry["outcome"] for entry in out["actions"]] == ["receipt", "receipt"]
     table = mcp.cli("audit", "agent", "--db", str(db))
     assert (table.returncode, table.stderr) == (1, audited.stderr)
+
+
+def _answers_request_seven(data: Any) -> None:
+    data["request_id"] = 7
+
+
+def test_replay_names_the_field_a_receipt_diverges_in_when_it_reads_alike(
+    logged: Path, tmp_path: Path
+) -> None:
+    """A receipt edited to answer another request diverged with two identical lines."""
+    db = rewritten(logged, tmp_path, 5, _answers_request_seven)
+    done = mcp.cli("replay", "agent", "--db", str(db))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DIVERGED at step 1 (log seq 5)" in done.stdout
+    logged_line, replayed_line = [
+        line.split(":", 1)[1].strip()
+        for line in done.stdout.splitlines()
+        if line.lstrip().startswith(("logged:", "replayed:"))
+    ]
+    assert logged_line.endswith("request_id=7"), done.stdout
+    assert replayed_line.endswith("request_id=1"), done.stdout
