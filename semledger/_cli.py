@@ -774,6 +774,10 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         write_whole,
     )
 
+    if args.pdb and args.export_test is not None:
+        raise UsageError(
+            "--pdb applies only to a replay, not with --export-test (which writes a test instead)"
+        )
     recorder = _recorder(args.db)
     if recorder.head(args.session) is None:
         raise UsageError(f"the log has no session {args.session!r}")

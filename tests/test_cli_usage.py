@@ -176,6 +176,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ],
             "cannot import",
         ),
+        "export a test and stop in pdb": (
+            [
+                "replay", "known", "--db", str(db), "--pdb",
+                "--export-test", str(db.parent / "exported.py"),
+            ],
+            "semledger: --pdb applies only to a replay, not with --export-test (which writes a"
+            " test instead)\n",
+        ),
         "unknown session for audit": (["audit", "nope", "--db", str(db)], "no session 'nope'"),
         "unknown session for replay": (["replay", "nope", "--db", str(db)], "no session 'nope'"),
         "bad APP for replay": (
