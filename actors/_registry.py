@@ -53,9 +53,11 @@ class SessionRegistry:
         """Set once a session's actor has ended, its claim on the session released."""
         self._scopes: dict[str, trio.CancelScope] = {}
         self.crashes: dict[str, str] = {}
-        """The traceback of each session whose actor itself failed (its log could not be
-        written, say). An application that raised is not one: its session ended on the
-        record (``SessionCrashed``, `SessionActor.failure`), and its actor ended normally."""
+        """The traceback of each session whose actor itself failed once started (its log
+        could not be written, say). An application that raised is not one: its session ended
+        on the record (``SessionCrashed``, `SessionActor.failure`), and its actor ended
+        normally. Nor is one that could not start: `open` raised that to its caller, and a
+        later `open` may start it."""
 
     def __contains__(self, name: str) -> bool:
         return name in self._sessions
@@ -120,9 +122,9 @@ class SessionRegistry:
             with trio.CancelScope() as self._scopes[actor.name]:
                 await actor.run(task_status=ReportingStatus(on_started))
         except Exception as error:
-            self.crashes[actor.name] = "".join(traceback.format_exception(error))
-            if not started:
+            if not started:  # no session ran (no claim could be taken, say): its opener hears
                 raise
+            self.crashes[actor.name] = "".join(traceback.format_exception(error))
         finally:
             self._sessions.pop(actor.name, None)
             del self._stopped[actor.name], self._scopes[actor.name]

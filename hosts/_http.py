@@ -75,6 +75,11 @@ _PREFLIGHT_HEADERS = (
 )
 """The answer to a CORS preflight from an allowed origin: what its page may send."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNOPENED: Final = (SessionLogError, EventLogError, sqlite3.Error, OSError)
+"""What opening or resuming a session raises when its log cannot be written or read (a
+full disk, a deleted file) or no claim can be made (out of file descriptors): not a bug
+inside the server, and perhaps over soon: a ``503``. A resume answers two kinds among
+them otherwise: `SessionClaimedError` and the `DAMAGED_LOG_ERRORS`."""
 TRANSPORT: Final = "http"
 """How its sessions' starts (``params["transport"]``) and connections name this transport:
 a server resumes only sessions whose start says so."""
@@ -291,16 +296,8 @@ class McpHttpApp:
         session_id = secrets.token_hex(16)
         try:
             connection = await self._open(session_id, router)
-        except (SessionLogError, EventLogError, sqlite3.Error, OSError) as error:
-            # The log cannot be written or read (a full disk, a deleted file), or no claim
-            # can be made (out of file descriptors): not a bug inside the server, and
-            # perhaps over soon.
-            why = "could not open a session: " + (
-                str(error) if isinstance(error, SessionLogError) else f"its log: {error}"
-            )
-            if self.on_failure is not None:
-                self.on_failure(why)
-            await _refuse(send, 503, why)
+        except _UNOPENED as error:
+            await _refuse(send, 503, self._unopened("could not open a session", error))
             return
         except ActorError as error:  # the application raised as it started, say
             if self.on_failure is not None:
@@ -400,6 +397,16 @@ class McpHttpApp:
         why = connection.host.closed_reason or "the session is closed"
         self._over[session_id] = f"session {session_id!r} is over on this server: {why}"
 
+    def _unopened(self, what: str, error: Exception) -> str:
+        """Why a session could not be opened or resumed for its log (one of `_UNOPENED`),
+        told to the operator too: the client only learns that it has no session."""
+        why = f"{what}: " + (
+            str(error) if isinstance(error, SessionLogError) else f"its log: {error}"
+        )
+        if self.on_failure is not None:
+            self.on_failure(why)
+        return why
+
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")
 
@@ -481,12 +488,18 @@ class McpHttpApp:
             return None
         try:
             connection = await self._find(session_id)
-        except (ActorError, SessionClaimedError) as error:
-            # Another server on the log owns it, or it cannot be resumed here.
-            await _refuse(send, 409, str(error))
-            return None
         except DAMAGED_LOG_ERRORS as error:
             await _refuse(send, 500, _unreadable(session_id, error))
+            return None
+        except SessionClaimedError as error:  # another server on the log owns it
+            await _refuse(send, 409, str(error))
+            return None
+        except _UNOPENED as error:
+            why = self._unopened(f"could not resume session {session_id!r}", error)
+            await _refuse(send, 503, why)
+            return None
+        except ActorError as error:  # it cannot be resumed here
+            await _refuse(send, 409, str(error))
             return None
         if isinstance(connection, str):
             await _refuse(send, 404, connection)

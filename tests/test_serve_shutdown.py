@@ -489,6 +489,36 @@ async def test_an_http_session_that_cannot_be_opened_for_its_log_is_a_503_its_op
     )
 
 
+async def test_a_parked_http_session_whose_claim_cannot_be_taken_is_a_503_its_operator_hears_of(
+    tmp_path: Path,
+) -> None:
+    """Its resume was an empty 500 and an "Error in ASGI Framework" traceback (out of file
+    descriptors, as a file where the claims folder goes is), where a new session's
+    ``initialize`` was a 503 that said why. The session stays resumable once it can be."""
+    db = tmp_path / "log.db"
+    claims = tmp_path / "log.db-claims"
+    told: list[str] = []
+    async with _asgi(db) as app:
+        app.on_failure = told.append
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        for before in ("1", "2"):
+            await app.registry.park(session, "parked by my program")
+            claims.write_text("")
+            status, headers, answer = await _request(app, "POST", INCREMENT, session)
+            assert status == 503, answer
+            assert refusal(answer) == told[-1]
+            assert told[-1] == (
+                f"could not resume session {session!r}: its log: cannot open the log {db}:"
+                f" its session claims folder {claims} is a file, not a folder: move it away"
+            )
+            claims.unlink()
+            status, _, answer = await _request(app, "POST", INCREMENT, session)
+            assert status == 200, answer
+            assert _tool_result(answer)["value"]["before"] == before
+    assert len(told) == 2
+
+
 def test_a_log_deleted_under_its_recorder_is_not_made_again_by_a_read(tmp_path: Path) -> None:
     """A server whose log was deleted answered the next initialize with a 500 and a
     traceback ('no such table: events'), having made an empty file at its path."""
