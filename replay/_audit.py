@@ -48,13 +48,14 @@ class Damage:
 
     seq: int
     what: str
-    """What is wrong with it: ``cannot be read: <why>``, ``is missing: <where>``, or ``is
-    not counted: <why>`` (the log's summary counts fewer events than the log holds)."""
+    """What is wrong with it: ``cannot be read: <why>``, ``is missing: <where>``, ``is
+    not counted: <why>`` (the log's summary counts fewer events than the log holds), or
+    ``answers request #<id>, <why not>`` (an answer to no request awaiting one)."""
 
 
 class UnreadableEventError(EventLogError):
-    """Raised by `audit` when events of the session do not decode, are missing, or are
-    more than the log's summary counts (a damaged log).
+    """Raised by `audit` when events of the session do not decode, are missing, are more
+    than the log's summary counts, or answer no request awaiting an answer (a damaged log).
 
     The audit goes on past each: ``report`` is the whole audit of the events that are
     there and decode (``entries`` its entries), and ``damage`` names each that is not, in
@@ -279,6 +280,7 @@ def _audit(
     connections: list[Connection] = []
     damage: list[Damage] = []
     open_requests: dict[int, int] = {}
+    answered: dict[int, int] = {}  # request id: the seq of its answer
     generation = 0
     surface_calls = 0
     inputs = 0
@@ -319,6 +321,7 @@ def _audit(
                 )
             )
         elif isinstance(event, ActionReceipt) and event.request_id in open_requests:
+            answered[event.request_id] = record.seq
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
                 entries[index],
@@ -328,12 +331,15 @@ def _audit(
                 pending_work=event.pending_work,
             )
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
+            answered[event.request_id] = record.seq
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
                 entries[index], generation=generation, outcome=event.code, details=_why(event)
             )
         elif isinstance(event, ActionReceipt | ActionRejected) and damage:
             entries.append(_unread_request(damage[-1].seq, record.at, event, generation))
+        elif isinstance(event, ActionReceipt | ActionRejected):
+            damage.append(Damage(record.seq, _unasked(event.request_id, answered)))
         elif isinstance(event, CallRefused):
             entries.append(_refused_entry(record.seq, record.at, event, generation))
         elif isinstance(event, SurfaceCalled) and not requested:
@@ -519,6 +525,13 @@ def _unread_request(
         after=answer.after,
         pending_work=answer.pending_work,
     )
+
+
+def _unasked(request_id: int, answered: dict[int, int]) -> str:
+    """What is wrong with an answer to request `request_id`, which no request awaits."""
+    if request_id in answered:
+        return f"answers request #{request_id} again: event {answered[request_id]} answered it"
+    return f"answers request #{request_id}, which no event before it made"
 
 
 _NO_END = "it logged no end (it was killed, or could not log one)"

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
 import trio
 
@@ -194,6 +195,39 @@ def test_verify_names_the_first_of_two_swapped_events(
     move = "UPDATE events SET seq = ? WHERE session = 'agent' AND seq = ?"
     tamper(db, (move, (-1, 6)), (move, (6, 7)), (move, (7, -1)))
     assert verify_problem(db).startswith("event 6 out of order")
+
+
+@pytest.mark.parametrize(
+    ("named", "says"),
+    [
+        (9, "answers request #9, which no event before it made"),
+        (1, "answers request #1 again: event {first} answered it"),
+    ],
+    ids=["never requested", "answered already"],
+)
+def test_an_answer_to_no_request_awaiting_one_is_damage_the_audit_names(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path, named: int, says: str
+) -> None:
+    """A receipt re-encoded to name another request (its body still decodes) left request
+    #2 `unanswered` in a session that ended normally, said nothing of the receipt, exit 0."""
+    db = copy_of(logged[0], tmp_path)
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT seq, body FROM events WHERE session = 'agent' AND topic = 'ActionReceipt'"
+    ).fetchall()
+    conn.close()
+    receipts = {msgpack.unpackb(body)["request_id"]: (seq, body) for seq, body in rows}
+    seq, body = receipts[2]
+    edited = {**msgpack.unpackb(body), "request_id": named}
+    update = "UPDATE events SET body = ? WHERE session = 'agent' AND seq = ?"
+    tamper(db, (update, (msgpack.packb(edited), seq)))
+    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = json.loads(done.stdout)
+    expected = f"event {seq} of session 'agent' " + says.format(first=receipts[1][0])
+    assert out["unreadable"] == expected
+    assert done.stderr == f"semledger: the log {db} is damaged: {expected}\n"
+    assert [a["request_id"] for a in out["actions"]] == list(range(1, 8))  # the rest listed
 
 
 def cut_tail_and_fix_summary(db: Path) -> None:
