@@ -19,6 +19,7 @@ from semledger.runtime import (
     Unchanged,
     apply_delta,
 )
+from semledger.runtime._ids import semantic_id_problem
 from semledger.runtime._wire import ISSUE_KINDS, encode_issue, encode_read
 
 FAILURES = {
@@ -143,6 +144,9 @@ def allowed_issue(text: str) -> str:
         raise ValueError(
             f"{text!r}: expected KIND or KIND:SEMANTIC_ID, KIND one of {', '.join(ISSUE_KINDS)}"
         )
+    problem = semantic_id_problem(semantic_id) if colon else None
+    if problem is not None:  # no view can report an issue about it: allowing it does nothing
+        raise ValueError(f"{text!r}: {semantic_id!r} is no semantic id: {problem}")
     return text
 
 

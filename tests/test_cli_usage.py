@@ -169,6 +169,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "argument --allow-issue: 'duplicate:counter.value': expected KIND or"
             " KIND:SEMANTIC_ID, KIND one of duplicate_semantic_id,",
         ),
+        "an allowed issue about an id no view can have": (
+            [
+                "fuzz", "semledger.examples.counter:app", "--db", missing,
+                "--allow-issue", "duplicate_semantic_id:todo item",
+            ],
+            "argument --allow-issue: 'duplicate_semantic_id:todo item': 'todo item' is no"
+            " semantic id: a semantic id must not contain whitespace or control character U+0020",
+        ),
         "export for an app that cannot load": (
             [
                 "replay", "known", "--db", str(db), "--app", "no_such_module:app",

@@ -207,6 +207,26 @@ def test_fuzz_app_refuses_an_allowed_issue_that_names_none(given: Any, said: str
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, allow_issues=given)
 
 
+@pytest.mark.parametrize(
+    ("semantic_id", "problem"),
+    [
+        ("todo item", "must not contain whitespace or control character U+0020"),
+        ("x" * 256, "is at most 255 UTF-8 bytes, got 256"),
+    ],
+)
+def test_fuzz_app_refuses_an_allowed_issue_about_an_id_no_view_can_have(
+    semantic_id: str, problem: str
+) -> None:
+    """A typo'd id (``todo item`` for ``todo.item``) was accepted, and allowed nothing."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    given = f"duplicate_semantic_id:{semantic_id}"
+    said = f"allow_issues: {given!r}: {semantic_id!r} is no semantic id: a semantic id {problem}"
+    with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
+        fuzz_app(counter.app, COUNTER, MemoryRecorder, allow_issues=[given])
+
+
 @pytest.mark.parametrize("seed", [1.5, "0", True])
 def test_a_seed_that_is_not_an_int_is_refused_at_once_as_a_type_error(seed: object) -> None:
     """It was tested for membership of a range 2**65 long, which walked it; then refused as
