@@ -482,9 +482,8 @@ class McpHttpApp:
     async def _session(self, headers: dict[str, str], send: Send) -> tuple[str, _Connection] | None:
         """The session a request names and its connection, or None once the request has
         been answered with why there is none."""
-        session_id = headers.get("mcp-session-id")
+        session_id = await _session_id(headers, send)
         if session_id is None:
-            await _refuse(send, 400, _NO_SESSION_ID)
             return None
         try:
             connection = await self._find(session_id)
@@ -511,9 +510,8 @@ class McpHttpApp:
         does not serve now (parked, left by a server that stopped) is ended in the log, not
         resumed to be ended: that would start again what it left unfinished (an effect that
         must not run twice), and could not end one whose resume is refused."""
-        session_id = headers.get("mcp-session-id")
+        session_id = await _session_id(headers, send)
         if session_id is None:
-            await _refuse(send, 400, _NO_SESSION_ID)
             return
         await self.registry.settled(session_id)  # not being parked or resumed
         connection = self._connections.get(session_id)
@@ -548,6 +546,22 @@ class McpHttpApp:
             return
         self._over[session_id] = _for_good(session_id, _DELETED)
         await _respond(send, 204, None)
+
+
+async def _session_id(headers: dict[str, str], send: Send) -> str | None:
+    """The session id a request names, or None once it has been answered ``400``: it names
+    none, or one no server gives (the ids are ASCII, and a header's other bytes, read as
+    Latin-1, would be shown garbled)."""
+    session_id = headers.get("mcp-session-id")
+    if session_id is None:
+        await _refuse(send, 400, _NO_SESSION_ID)
+        return None
+    if not session_id.isascii():
+        sent = session_id.encode("latin-1").decode("utf-8", "backslashreplace")
+        why = f"Mcp-Session-Id {sent!r} is not ASCII: send the id the server gave"
+        await _refuse(send, 400, why)
+        return None
+    return session_id
 
 
 async def _run(connection: _Connection, events: list[Event]) -> list[ReplyMessage]:

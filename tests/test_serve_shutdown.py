@@ -519,6 +519,18 @@ async def test_a_parked_http_session_whose_claim_cannot_be_taken_is_a_503_its_op
     assert len(told) == 2
 
 
+@pytest.mark.parametrize("method", ["POST", "DELETE"])
+async def test_a_session_id_that_is_not_ascii_is_refused_as_sent_not_garbled(
+    tmp_path: Path, method: str
+) -> None:
+    """``Mcp-Session-Id: é`` was a 404 for the unknown session 'Ã©': its UTF-8 bytes read
+    as Latin-1."""
+    async with _asgi(tmp_path / "log.db") as app:
+        status, _, answer = await _request(app, method, INCREMENT, "é")
+    assert status == 400
+    assert refusal(answer) == "Mcp-Session-Id 'é' is not ASCII: send the id the server gave"
+
+
 def test_a_log_deleted_under_its_recorder_is_not_made_again_by_a_read(tmp_path: Path) -> None:
     """A server whose log was deleted answered the next initialize with a 500 and a
     traceback ('no such table: events'), having made an empty file at its path."""
