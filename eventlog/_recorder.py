@@ -45,6 +45,7 @@ __all__ = [
     "SessionProblem",
     "check_counted",
     "checked_sessions",
+    "known_head",
     "loggable_json",
     "redact_action",
     "refused_arguments",
@@ -404,17 +405,30 @@ def _state(ended: bool, reason: str | None) -> str:
 def check_counted(recorder: Recorder, session: str) -> None:
     """Raise ``CorruptSummaryError`` if the session's summary counts other events than its
     log holds: its tail was cut (or events were added by hand), and what is read of it
-    would not be what its agent was shown. Two indexed lookups."""
+    would not be what its agent was shown. Two indexed lookups. A session the summary
+    lists and the log holds no event of has had them all deleted: damage too."""
     head = recorder.head(session)
     summary = recorder.summary(session)
-    if head is None or summary is None or summary.events == head.seq:
+    held = 0 if head is None else head.seq
+    if summary is None or summary.events == held:
         return
-    why = "removed" if summary.events > head.seq else "added"
+    why = "removed" if summary.events > held else "added"
     raise CorruptSummaryError(
         session,
-        f"it counts {summary.events} events where the log holds {head.seq} (events were"
-        f" {why}, or the row edited): `semledger audit --verify` names the damage",
+        f"it counts {summary.events} events where the log holds {held or 'none'} (events"
+        f" were {why}, or the row edited): `semledger audit --verify` names the damage",
     )
+
+
+def known_head(recorder: Recorder, session: str) -> Head:
+    """The session's head. Raises ``UnknownSessionError`` if the log has no session of that
+    name, and ``CorruptSummaryError`` if its summary lists one whose events are all gone:
+    they were deleted, which is damage (exit 1), not a name mistyped (exit 2)."""
+    head = recorder.head(session)
+    if head is None:
+        check_counted(recorder, session)
+        raise UnknownSessionError(f"the log has no session {session!r}")
+    return head
 
 
 def session_start(recorder: Recorder, session: str) -> SessionStarted | None:
@@ -467,9 +481,7 @@ def log_final_end(
         raise ValueError("by: expected 'client' or 'operator', who end a session for good")
     SessionEnded(reason, by)  # checked before anything is done, as the log needs them
     with recorder.claim(session):
-        head = recorder.head(session)
-        if head is None:
-            raise UnknownSessionError(f"the log has no session {session!r}")
+        head = known_head(recorder, session)
         check_counted(recorder, session)
         read = deque((event for _record, event in recorder.events(session)), maxlen=1)
         last = read[0] if read else None
@@ -662,6 +674,7 @@ def _verified(
         anchor = None if anchors is None else anchors.get(name)
         ends = _Ends()
         report = verify_chain(ends.watch(recorder.read(name)), anchor=anchor, on_progress=relay)
+        report = attrs.evolve(report, session=name)  # (no events: verify_chain cannot name it)
         finished += seen[0]
         if report.problem is None:
             problem = _against_summary(summaries.get(name), report.verified, ends)

@@ -33,8 +33,8 @@ from semledger.adapters import (
     snapshot_lines,
     text_digest,
 )
-from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled
-from semledger.replay import Divergence, ReplayReport, UnknownSessionError
+from semledger.eventlog import Recorder, SessionStarted, SurfaceCalled, known_head
+from semledger.replay import Divergence, ReplayReport
 
 
 async def _call(surface: AgentSurface, call: SurfaceCalled) -> Any:
@@ -134,9 +134,7 @@ async def rerun_surface(
     """Re-run a logged surface session; the report names the first call that differs.
 
     `config`, when given, makes the surface of every segment instead of the logged config."""
-    head = recorder.head(session)
-    if head is None:
-        raise UnknownSessionError(f"the log has no session {session!r}")
+    head = known_head(recorder, session)
     records = recorder.events(session)
     first, started = next(records)
     if not isinstance(started, SessionStarted) or not started.drives_a_surface:

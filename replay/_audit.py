@@ -270,7 +270,7 @@ def _audit(
 ) -> AuditReport:
     head = recorder.head(session)
     if head is None:
-        raise UnknownSessionError(f"the log has no session {session!r}")
+        raise _all_gone(recorder, session)
     requested = recorder.last_of(session, topic_of(ActionRequested)) is not None
     entries: list[AuditEntry] = []
     incidents: list[Incident] = []
@@ -688,6 +688,16 @@ def _surface_entry(
     )
 
 
+def _all_gone(recorder: Recorder, session: str) -> Exception:
+    """What auditing `session`, which has no events, raises: damage if the log's summary
+    lists it (its events were deleted), or ``UnknownSessionError``."""
+    summary = recorder.summary(session)
+    if summary is None or summary.events == 0:
+        return UnknownSessionError(f"the log has no session {session!r}")
+    what = f"is missing: the log's summary counts {summary.events} events, the log holds none"
+    return UnreadableEventError(session, [Damage(1, what)], AuditReport([], []))
+
+
 def verify(
     recorder: Recorder,
     session: str,
@@ -704,8 +714,6 @@ def verify(
         kind = type(anchor).__name__
         raise TypeError(f"anchor: expected a Head (a report's head), got {kind} {anchor!r:.80}")
     with recorder.pinned():
-        if recorder.head(session) is None and anchor is None:
-            # (With an anchor, a session once there is checked as one whose events are gone.)
-            raise UnknownSessionError(f"the log has no session {session!r}")
+        # One whose events are gone is reported so: the summary (or the anchor) lists it.
         anchors = None if anchor is None else {session: anchor}
         return verify_log(recorder, [session], anchors=anchors, on_progress=on_progress)[session]

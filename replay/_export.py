@@ -31,7 +31,7 @@ from semledger.eventlog import (
     Recorder,
     SessionCrashed,
     SessionStarted,
-    UnknownSessionError,
+    known_head,
 )
 from semledger.runtime import AppRuntime
 
@@ -123,8 +123,7 @@ def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None)
 
 
 def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
-    if recorder.head(session) is None:
-        raise UnknownSessionError(f"the log has no session {session!r}")
+    known_head(recorder, session)
     initial: list[dict[str, Any]] = []
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     reads: dict[int, list[int | None]] = {}

@@ -10,8 +10,8 @@ from semledger.eventlog import (
     Recorder,
     SessionStarted,
     SurfaceCalled,
-    UnknownSessionError,
     check_counted,
+    known_head,
     topic_of,
 )
 from semledger.runtime import Full, Journal, ReadResult
@@ -40,7 +40,7 @@ def _last_generation(recorder: Recorder, session: str) -> int:
     if record is None:
         opening = list(recorder.events(session, start=1, stop=2))
         if not opening:
-            raise UnknownSessionError(f"the log has no session {session!r}")
+            known_head(recorder, session)  # raises: an unknown name, or all events deleted
         first = opening[0][1]
         if isinstance(first, SessionStarted) and first.drives_a_surface:
             raise _no_generation(recorder, session)

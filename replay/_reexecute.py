@@ -36,10 +36,10 @@ from semledger.eventlog import (
     SessionStarted,
     StoredEvent,
     TimerFired,
-    UnknownSessionError,
     UnknownTopicError,
     UnsupportedVersionError,
     check_counted,
+    known_head,
 )
 from semledger.runtime import (
     App,
@@ -541,9 +541,7 @@ def _reexecute(
     on_progress: Callable[[int, int], None] | None,
     log: _Log,
 ) -> ReplayReport:
-    head = recorder.head(session)
-    if head is None:
-        raise UnknownSessionError(f"the log has no session {session!r}")
+    head = known_head(recorder, session)
     check_counted(recorder, session)
     first = log.peek()
     if first is None or not isinstance(first[1], SessionStarted):

@@ -778,10 +778,13 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(
             "--pdb applies only to a replay, not with --export-test (which writes a test instead)"
         )
+    from semledger.eventlog import known_head, session_start
+
     recorder = _recorder(args.db)
-    if recorder.head(args.session) is None:
-        raise UsageError(f"the log has no session {args.session!r}")
-    from semledger.eventlog import session_start
+    try:
+        known_head(recorder, args.session)  # or its events were deleted: damage, exit 1
+    except UnknownSessionError as error:
+        raise UsageError(str(error)) from error
 
     started = session_start(recorder, args.session)  # chained, unlike the summary's app
     if started is not None and started.drives_a_surface:

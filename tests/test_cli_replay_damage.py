@@ -168,6 +168,47 @@ def test_export_refuses_a_damaged_log_as_replay_does_and_writes_nothing(
     assert list(tmp_path.iterdir()) == [db]
 
 
+def test_a_session_whose_events_were_all_deleted_is_damage_not_an_unknown_name(
+    logged: Path, tmp_path: Path
+) -> None:
+    """Its summary row kept, read, replay and audit --verify said "the log has no session",
+    exit 2 (bad usage), and audit --json printed no JSON."""
+    db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent'")
+    exported = tmp_path / "test_agent.py"
+    counted = (
+        "the summary of session 'agent' is malformed: it counts 9 events where the log holds"
+        " none (events were removed, or the row edited)"
+    )
+    for command in (
+        ["read", "agent"],
+        ["replay", "agent"],
+        ["replay", "agent", "--export-test", str(exported)],
+        ["end", "agent"],
+    ):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {counted}")
+    assert not exported.exists()
+    says = (
+        "event 1 of session 'agent' is missing: the log's summary counts 9 events, the log"
+        " holds none"
+    )
+    audited = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    assert audited.returncode == 1, audited.stdout + audited.stderr
+    assert audited.stderr == f"semledger: the log {db} is damaged: {says}\n"
+    out = json.loads(audited.stdout)
+    assert (out["unreadable"], out["actions"]) == (says, [])
+    assert out["verify"]["ok"] is False
+    assert out["verify"]["problem"] == "event 1 missing: the log's summary counts 9 events"
+    table = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    assert (table.returncode, table.stderr) == (1, audited.stderr)
+    verdict = "integrity chain: session 'agent': event 1 missing: the log's summary counts 9"
+    assert verdict in table.stdout
+    unknown = mcp.cli("audit", "nobody", "--db", str(db), "--verify")
+    assert unknown.returncode == 2, unknown.stderr
+    assert unknown.stderr == "semledger: the log has no session 'nobody'\n"
+
+
 def test_export_refuses_a_commit_whose_delta_was_edited_under_its_hash(
     logged: Path, tmp_path: Path
 ) -> None:
