@@ -208,8 +208,28 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, looked up only when asked for (the
+    package metadata takes tens of milliseconds to find, which every command would pay)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            said = version("semledger")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            said = "unknown (not installed)"
+        with contextlib.suppress(BrokenPipeError):  # the reader went away, as after --help
+            sys.stdout.write(f"semledger {said}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="semledger", description=__doc__)
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_Parser
     )

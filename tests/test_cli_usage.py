@@ -445,6 +445,15 @@ def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     assert {path: path.read_bytes() for path in untouched} == untouched
 
 
+def test_version_prints_the_installed_package_version() -> None:
+    from importlib.metadata import version
+
+    done = mcp.cli("--version")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"semledger {version('semledger')}\n", ""
+    )  # fmt: skip
+
+
 def test_a_token_in_the_environment_is_no_error_over_stdio(tmp_path: Path) -> None:
     """Only an explicit --token is refused without --http: SEMLEDGER_TOKEN may be exported
     for an HTTP server and still be set when the same shell serves over stdio."""
