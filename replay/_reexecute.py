@@ -490,6 +490,18 @@ class _Log:
         return self._next[0].seq, self._next[1]
 
 
+def logged_start(recorder: Recorder, session: str) -> SessionStarted | None:
+    """The session's start, read as replay reads it (None if its first event is another
+    one). Raises ``UnknownSessionError`` for no such session, and for damage, naming the
+    session and the event: a start that is missing or does not decode
+    (``InconsistentLogError``), events all deleted (``CorruptSummaryError``)."""
+    known_head(recorder, session)
+    log = _Log(recorder, session)
+    first = log.peek()
+    log.close()
+    return first[1] if first is not None and isinstance(first[1], SessionStarted) else None
+
+
 def checked_events(
     recorder: Recorder, session: str
 ) -> Generator[tuple[StoredEvent, Event], None, None]:

@@ -798,15 +798,14 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(
             "--pdb applies only to a replay, not with --export-test (which writes a test instead)"
         )
-    from semledger.eventlog import known_head, session_start
+    from semledger.replay._reexecute import logged_start
 
     recorder = _recorder(args.db)
     try:
-        known_head(recorder, args.session)  # or its events were deleted: damage, exit 1
+        # Chained, unlike the summary's app; missing or undecodable, it is damage (exit 1).
+        started = logged_start(recorder, args.session)
     except UnknownSessionError as error:
         raise UsageError(str(error)) from error
-
-    started = session_start(recorder, args.session)  # chained, unlike the summary's app
     if started is not None and started.drives_a_surface:
         return _rerun_surface(args, console, recorder)
     app_ref = args.app or (None if started is None else started.app)

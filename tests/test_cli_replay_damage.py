@@ -209,6 +209,36 @@ def test_a_session_whose_events_were_all_deleted_is_damage_not_an_unknown_name(
     assert unknown.stderr == "semledger: the log has no session 'nobody'\n"
 
 
+@pytest.mark.parametrize(
+    ("statement", "says"),
+    [
+        (
+            "DELETE FROM events WHERE session = 'agent' AND seq = 1",
+            "missing: the session's events start at event 2",
+        ),
+        (
+            "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 1",
+            "cannot decode SessionStarted version 2: not msgpack (FormatError)",
+        ),
+    ],
+    ids=["deleted", "undecodable"],
+)
+def test_replay_names_a_start_missing_or_undecodable_as_damage(
+    logged: Path, tmp_path: Path, statement: str, says: str
+) -> None:
+    """A deleted start was "session 'agent' names no app: give --app" (exit 2), bad usage;
+    one that does not decode was named by neither its session nor its event."""
+    db = damaged(logged, tmp_path, statement)
+    exported = tmp_path / "test_agent.py"
+    for command in (["replay", "agent"], ["replay", "agent", "--export-test", str(exported)]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"semledger: the log {db} cannot be read: session 'agent', event 1: {says}\n"
+        )
+    assert not exported.exists()
+
+
 def test_export_refuses_a_commit_whose_delta_was_edited_under_its_hash(
     logged: Path, tmp_path: Path
 ) -> None:
