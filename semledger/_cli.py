@@ -392,7 +392,12 @@ def build_parser() -> argparse.ArgumentParser:
         dest="surface_command", metavar="COMMAND", required=True, parser_class=_Parser
     )
     conform = surface_commands.add_parser("conform", help="run the conformance suite")
-    conform.add_argument("--adapter", required=True, metavar="NAME")
+    conform.add_argument(
+        "--adapter",
+        required=True,
+        metavar="NAME",
+        help="the adapter to check: runtime, web or atspi",
+    )
     conform.add_argument("--suite", metavar="S", help="default: the adapter's own suite")
     conform.add_argument("--only", metavar="IDS", help="comma-separated case ids")
     conform.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -452,6 +453,23 @@ def test_version_prints_the_installed_package_version() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (
         0, f"semledger {version('semledger')}\n", ""
     )  # fmt: skip
+
+
+def test_every_option_of_every_command_is_described_in_its_help() -> None:
+    """``surface conform --help`` showed ``--adapter NAME`` and nothing of what NAME was."""
+    import argparse
+
+    from semledger._cli import build_parser
+
+    def undescribed(parser: argparse.ArgumentParser, prog: str) -> Iterator[str]:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from undescribed(sub, f"{prog} {name}")
+            elif action.help is None:
+                yield f"{prog} {'/'.join(action.option_strings) or action.dest}"
+
+    assert list(undescribed(build_parser(), "semledger")) == []
 
 
 def test_a_token_in_the_environment_is_no_error_over_stdio(tmp_path: Path) -> None:
