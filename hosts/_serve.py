@@ -379,12 +379,17 @@ async def serve_http(
                     # stop from a kill, and its client's next request resumes it.
                     stopped_by = signalled.reason
                     reason = "the server stopped" + (f" ({stopped_by})" if stopped_by else "")
-                    with trio.move_on_after(ENDING_GRACE):
-                        await registry.park_all(reason)
+                    for name in await _end_for_now(registry, reason):
+                        failure(
+                            f"session {name!r} stopped with no end logged: the log did not"
+                            f" take it within {ENDING_GRACE:g} s (as after a kill, it resumes"
+                            " from its last logged event)"
+                        )
                     nursery.cancel_scope.cancel()
-                    if unbound is None:
-                        _say(f"stopped serving {app_ref}; {len(failures)} session(s) failed")
                 writer.close()  # what the sessions handed it is written before it ends
+            # After the writer's last word: it says what it gave up writing.
+            if unbound is None:
+                _say(f"stopped serving {app_ref}; {len(failures)} session(s) failed")
             signalled.settled = True  # every session's end is written
     finally:
         recorder.close()
@@ -399,6 +404,23 @@ async def serve_http(
         # Raised after the nurseries, which would wrap it in an exception group.
         raise ServeError(f"cannot listen on {config.bind[0]}: {unbound}") from unbound
     return len(failures)
+
+
+async def _end_for_now(registry: SessionRegistry, reason: str) -> list[str]:
+    """End every session for now (`SessionRegistry.park`, all at once: one log transaction
+    may hold all their ends), for up to `ENDING_GRACE` seconds; the names of those whose
+    end was not logged by then (a lock another process holds on the log, say)."""
+    unended = set(registry.names)
+
+    async def park(name: str) -> None:
+        await registry.park(name, reason)
+        unended.discard(name)
+
+    with trio.move_on_after(ENDING_GRACE):
+        async with trio.open_nursery() as nursery:
+            for name in sorted(unended):
+                nursery.start_soon(park, name)
+    return sorted(unended)
 
 
 async def serve_surface(

@@ -377,6 +377,49 @@ async def test_a_signal_sets_the_http_app_stopping_before_hypercorn_stops(
     assert app.stopping is True
 
 
+async def test_an_http_session_whose_end_a_locked_log_does_not_take_as_it_stops_has_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stopped while another process held the log's write lock, the server exited 0, "0
+    session(s) failed", with the session's end (and an action's events) given up; the same
+    stop on a full disk exits 1."""
+    from functools import partial
+    from urllib.request import Request, urlopen
+
+    from semledger.hosts import _serve
+
+    monkeypatch.setattr(_serve, "ENDING_GRACE", 0.5)
+    monkeypatch.setattr(_serve, "SqliteRecorder", partial(SqliteRecorder, busy_timeout=0.1))
+    db = tmp_path / "log.db"
+
+    def post(url: str) -> str:
+        headers = {"content-type": "application/json"}
+        request = Request(url, json.dumps(INITIALIZE).encode(), headers, method="POST")
+        with urlopen(request, timeout=10) as answer:
+            return str(answer.headers["mcp-session-id"])
+
+    failed: list[int] = []
+    async with trio.open_nursery() as nursery:
+
+        async def serve(task_status: trio.TaskStatus[list[str]]) -> None:
+            failed.append(await serve_http(COUNTER, port=0, db=db, task_status=task_status))
+
+        (url,) = await nursery.start(serve)
+        session = await trio.to_thread.run_sync(post, url)
+        lock = sqlite3.connect(db, isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")
+        os.kill(os.getpid(), signal.SIGTERM)
+    lock.close()
+    assert failed == [1]
+    said = [line for line in capsys.readouterr().err.splitlines() if "locked" not in line]
+    assert said[-2:] == [
+        f"semledger: session {session!r} stopped with no end logged: the log did not take it"
+        " within 0.5 s (as after a kill, it resumes from its last logged event)",
+        f"semledger: stopped serving {COUNTER}; 1 session(s) failed",
+    ]
+    assert not any(isinstance(event, SessionEnded) for event in _events(db, session))
+
+
 def _recording_init(init: Any, apps: list[McpHttpApp]) -> Any:
     def recording(app: McpHttpApp, *args: Any, **kwargs: Any) -> None:
         init(app, *args, **kwargs)
