@@ -141,11 +141,26 @@ class FileClaims:
     def _unusable(self, error: OSError) -> LogOpenError:
         """The error of a claim that cannot make its file in the directory."""
         where = f"its session claims folder {self.directory}"
+        if error.errno in _OUT_OF_DESCRIPTORS:
+            who, how = _OUT_OF_DESCRIPTORS[error.errno]
+            return LogOpenError(
+                self.log,
+                f"{who} is out of file descriptors ({error.strerror}), and a session's claim"
+                f" in {self.directory} needs one: {how}",
+            )
         if os.path.lexists(self.directory) and not os.path.isdir(self.directory):
             return LogOpenError(self.log, f"{where} is a file, not a folder: move it away")
         return LogOpenError(
             self.log, f"{where} cannot be made or written: {error.strerror or error}"
         )
+
+
+_OUT_OF_DESCRIPTORS = {
+    errno.EMFILE: ("this process", "raise its limit (ulimit -n), or serve fewer sessions at once"),
+    errno.ENFILE: ("the system", "close files elsewhere, or raise the system's limit"),
+}
+"""Who ran out of file descriptors, and what its operator can do, by ``errno``: nothing is
+wrong with the claims folder then."""
 
 
 def _same_file(fd: int, path: str) -> bool:

@@ -662,6 +662,46 @@ def test_a_claim_whose_folder_cannot_be_made_raises_log_open_error_naming_it(
         )
 
 
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        (
+            "EMFILE",
+            "this process is out of file descriptors (Too many open files), and a session's"
+            " claim in {folder} needs one: raise its limit (ulimit -n), or serve fewer"
+            " sessions at once",
+        ),
+        (
+            "ENFILE",
+            "the system is out of file descriptors (Too many open files in system), and a"
+            " session's claim in {folder} needs one: close files elsewhere, or raise the"
+            " system's limit",
+        ),
+    ],
+)
+def test_a_claim_with_no_file_descriptor_left_says_so_not_that_its_folder_is_unwritable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, says: str
+) -> None:
+    """Out of file descriptors, a claim said "its session claims folder ... cannot be made
+    or written: Too many open files", which reads as a path or permission problem."""
+    import errno
+
+    from semledger.eventlog import _claims
+
+    path = tmp_path / "log.db"
+    folder = f"{os.path.realpath(path)}-claims"
+
+    def exhausted(name: str, flags: int, mode: int = 0o777) -> int:
+        number = getattr(errno, code)
+        raise OSError(number, os.strerror(number), name)
+
+    with SqliteRecorder(path) as recorder:
+        monkeypatch.setattr(_claims.os, "open", exhausted)
+        with pytest.raises(LogOpenError) as out, recorder.claim("s"):
+            pass
+    assert str(out.value) == f"cannot open the log {path}: " + says.format(folder=folder)
+
+
 def test_reopening_an_sqlite_log_keeps_everything(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
     with SqliteRecorder(path) as first:
