@@ -11,7 +11,7 @@ from ._core import (
     crash_event,
     effect_failure,
 )
-from ._journal import fold_commit, gap, logged_journal
+from ._journal import fold_commit, gap, logged_event, logged_journal
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._requests import LoggedAction, answered, logged_action, refusal
@@ -76,6 +76,7 @@ __all__ = [
     "gap",
     "load_app",
     "logged_action",
+    "logged_event",
     "logged_journal",
     "refusal",
 ]

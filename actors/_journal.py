@@ -17,9 +17,14 @@ import attrs
 from semledger.eventlog import (
     CONVERTER,
     Committed,
+    CorruptEventError,
+    Event,
     InconsistentLogError,
     Recorder,
     SemanticsTaken,
+    StoredEvent,
+    UnknownTopicError,
+    UnsupportedVersionError,
     topic_of,
 )
 from semledger.runtime import (
@@ -32,9 +37,19 @@ from semledger.runtime import (
 )
 from semledger.runtime._wire import decode_read
 
-__all__ = ["gap", "logged_journal"]
+__all__ = ["gap", "logged_event", "logged_journal"]
 
 _COMMITTED = topic_of(Committed)
+
+
+def logged_event(record: StoredEvent) -> Event:
+    """`record`'s event. One that does not decode is damage named by its session and event
+    (``InconsistentLogError``), as replay and audit name it: the codec's error names
+    neither."""
+    try:
+        return CONVERTER.decode(record.topic, record.version, record.body)
+    except (CorruptEventError, UnknownTopicError, UnsupportedVersionError) as error:
+        raise InconsistentLogError(record.session, record.seq, str(error)) from error
 
 
 def _rebuilt(checkpoint: SemanticsTaken) -> SemanticsSnapshot | None:
@@ -58,7 +73,7 @@ def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnaps
     topic = topic_of(SemanticsTaken)
     record = recorder.last_of(session, topic)
     while record is not None:
-        event = CONVERTER.decode(record.topic, record.version, record.body)
+        event = logged_event(record)
         assert isinstance(event, SemanticsTaken)
         if event.generation <= bound:
             snapshot = _rebuilt(event)
@@ -117,7 +132,12 @@ def logged_journal(
         expected = record.seq + 1
         if record.topic != _COMMITTED:
             continue  # (not decoded: a fold reads past inputs and checkpoints it never uses)
-        event = CONVERTER.decode(record.topic, record.version, record.body)
+        try:
+            event = logged_event(record)
+        except InconsistentLogError:
+            if missing is None:
+                raise
+            break  # the event missing before it is named, first
         assert isinstance(event, Committed)
         if event.generation > until:
             break

@@ -3,9 +3,8 @@ from the journal its log holds (`semledger.actors.logged_journal`)."""
 
 from __future__ import annotations
 
-from semledger.actors import check_recorder, logged_journal
+from semledger.actors import check_recorder, logged_event, logged_journal
 from semledger.eventlog import (
-    CONVERTER,
     Committed,
     Recorder,
     SessionStarted,
@@ -45,7 +44,7 @@ def _last_generation(recorder: Recorder, session: str) -> int:
         if isinstance(first, SessionStarted) and first.drives_a_surface:
             raise _no_generation(recorder, session)
         return 0
-    last = CONVERTER.decode(record.topic, record.version, record.body)
+    last = logged_event(record)
     assert isinstance(last, Committed)
     return last.generation
 

@@ -129,7 +129,9 @@ def test_a_body_that_does_not_decode_is_named_in_one_line(logged: Path, tmp_path
     done = mcp.cli("read", "agent", "--db", str(db))
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: cannot decode ")
+    # (The last commit, read first, is the one named.)
+    says = "session 'agent', event 7: cannot decode "
+    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {says}")
     assert "not msgpack (FormatError)" in done.stderr
 
 
@@ -143,7 +145,8 @@ def test_a_body_edited_into_text_is_named_as_a_bad_body_not_dumped(
     done = mcp.cli("read", "agent", "--db", str(db))
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: cannot decode ")
+    says = "session 'agent', event 2: cannot decode "
+    assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {says}")
     verified = mcp.cli("audit", "agent", "--db", str(db), "--verify", COLUMNS="200")
     assert verified.returncode == 1, verified.stdout + verified.stderr
     assert "event 2 changed" in verified.stdout
@@ -438,7 +441,7 @@ def test_a_cut_tail_is_damage_to_audit_read_and_replay_not_a_shorter_session(
         (
             "UPDATE events SET body = x'c1' WHERE session = 'agent' AND seq = 7",
             2,
-            "cannot decode Committed version 1: not msgpack",
+            "session 'agent', event 7: cannot decode Committed version 1: not msgpack",
         ),
         (
             "DELETE FROM events WHERE session = 'agent' AND seq >= 8",
@@ -472,8 +475,8 @@ def test_a_read_of_the_generation_whose_commit_does_not_decode_prints_nothing(
     done = mcp.cli("read", "agent", "--db", str(db), "--generation", "3")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
-        f"semledger: the log {db} cannot be read: cannot decode Committed version 1: not msgpack"
-        " (FormatError)\n"
+        f"semledger: the log {db} cannot be read: session 'agent', event 7: cannot decode"
+        " Committed version 1: not msgpack (FormatError)\n"
     )
 
 

@@ -72,6 +72,29 @@ def test_replay_names_the_session_and_event_of_a_body_that_does_not_decode(
     )
 
 
+@pytest.mark.parametrize("seq", [4, 7], ids=["a-commit-before-the-last", "the-last-commit"])
+def test_every_command_names_the_session_and_event_of_a_commit_that_does_not_decode(
+    logged: Path, tmp_path: Path, seq: int
+) -> None:
+    """read said "cannot decode Committed version 1: not msgpack (FormatError)" alone,
+    where replay and audit named the session and the event."""
+    edit = f"UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = {seq}"
+    db = damaged(logged, tmp_path, edit)
+    says = "cannot decode Committed version 1: not msgpack (FormatError)"
+    for command in (["read", "agent"], ["replay", "agent"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"semledger: the log {db} cannot be read: session 'agent', event {seq}: {says}\n"
+        )
+    audited = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    assert audited.returncode == 1, audited.stdout + audited.stderr
+    assert audited.stderr == (
+        f"semledger: the log {db} is damaged: event {seq} of session 'agent' cannot be read:"
+        f" {says}\n"
+    )
+
+
 def test_replay_names_a_gap_before_a_body_that_does_not_decode(
     logged: Path, tmp_path: Path
 ) -> None:
