@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._records import StoredEvent
 
 __all__ = [
     "DAMAGED_LOG_ERRORS",
@@ -86,9 +90,19 @@ class MalformedRowError(EventLogError):
     """Raised when a row of the log's events holds a value of another type than the recorder
     writes in one of its columns (a seq edited into text, a time that is no number): SQLite
     keeps whatever a hand edit puts there. ``seq`` is the row's seq as stored, ``column``
-    the first column found wrong."""
+    the first column found wrong. ``record``: when its time alone is wrong, the row with
+    ``at`` NaN, which the chain does not cover, so that a reader may go past it (None
+    otherwise)."""
 
-    def __init__(self, session: str, seq: object, column: str, value: object, expected: str):
+    def __init__(
+        self,
+        session: str,
+        seq: object,
+        column: str,
+        value: object,
+        expected: str,
+        record: StoredEvent | None = None,
+    ):
         event = "an event" if column == "seq" else f"event {seq}"
         self.what = f"{event} is malformed: its {column} is {value!r}, not {expected}"
         """What is wrong, without the session's name."""
@@ -96,6 +110,7 @@ class MalformedRowError(EventLogError):
         self.session = session
         self.seq = seq
         self.column = column
+        self.record = record
 
 
 class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users know

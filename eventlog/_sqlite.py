@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import itertools
+import math
 import os
 import secrets
 import sqlite3
@@ -586,7 +587,8 @@ def _checked(row: tuple[Any, ...]) -> StoredEvent:
     and the value would fail far from here (a TypeError adding 1 to a text seq)."""
     for index, column, types, expected in _ROW_TYPES:
         if not isinstance(row[index], types):
-            raise MalformedRowError(row[0], row[1], column, row[index], expected)
+            timeless = None if column != "at" else stored_event((*row[:4], math.nan, *row[5:]))
+            raise MalformedRowError(row[0], row[1], column, row[index], expected, timeless)
     return stored_event(row)
 
 

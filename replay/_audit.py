@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ from semledger.eventlog import (
     Event,
     EventLogError,
     Head,
+    MalformedRowError,
     Recorder,
     SessionCrashed,
     SessionEnded,
@@ -183,7 +185,7 @@ class Ending:
     seq: int
     """The end's event; of an open session its last one; of an unknown one the damaged."""
     at: float | None
-    """When `seq` was logged; None for an event that is missing."""
+    """When `seq` was logged; None for an event that is missing or whose time is malformed."""
     reason: str | None = None
     """The end's reason, the crashed exception's type, or (unknown) ``cannot be read`` or
     ``is missing``."""
@@ -271,7 +273,7 @@ def _audit(
     head = recorder.head(session)
     if head is None:
         raise _all_gone(recorder, session)
-    requested = recorder.last_of(session, topic_of(ActionRequested)) is not None
+    requested = _has_requests(recorder, session)
     entries: list[AuditEntry] = []
     incidents: list[Incident] = []
     effects: dict[int, str] = {}
@@ -300,7 +302,8 @@ def _audit(
             running.clear()
         last = record, event
         if event is None:
-            ending = Ending("unknown", record.seq, record.at, "cannot be read", final=None)
+            at = None if math.isnan(record.at) else record.at  # (its time is malformed)
+            ending = Ending("unknown", record.seq, at, "cannot be read", final=None)
             if record.topic == _REFUSED:  # its row stays, with what is known of it
                 entries.append(_unread_refused(record, generation))
         elif isinstance(event, Committed):
@@ -477,6 +480,15 @@ def _audit(
     return report
 
 
+def _has_requests(recorder: Recorder, session: str) -> bool:
+    """Whether the session logged any ``ActionRequested`` (its last may be malformed: the
+    walk over the events names that)."""
+    try:
+        return recorder.last_of(session, topic_of(ActionRequested)) is not None
+    except MalformedRowError:
+        return True
+
+
 def _readable(
     recorder: Recorder, session: str, damage: list[Damage]
 ) -> Iterator[tuple[StoredEvent, Event | None]]:
@@ -500,13 +512,19 @@ def _readable(
                 yield record, event
             return
         except EventLogError as error:
-            bad = next(recorder.read(session, start=start), None)
+            bad = _timeless(error) or next(recorder.read(session, start=start), None)
             if bad is None:
                 raise
             check(bad.seq)
             damage.append(Damage(bad.seq, f"cannot be read: {error}"))
             start = bad.seq + 1
             yield bad, None
+
+
+def _timeless(error: EventLogError) -> StoredEvent | None:
+    """The record of an event whose time alone is malformed, read with no time (NaN), as
+    one that cannot be read: its seq, topic and body are still there, the chain intact."""
+    return error.record if isinstance(error, MalformedRowError) else None
 
 
 def _unread_request(

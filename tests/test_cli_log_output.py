@@ -251,7 +251,6 @@ def test_a_seq_edited_into_text_is_named_in_one_line_by_every_command(
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
-        ("at = 'yesterday'", "its at is 'yesterday', not a number of seconds"),
         ("version = '1a'", "its version is '1a', not an integer"),
         ("topic = X'41'", "its topic is b'A', not text"),
     ],
@@ -259,8 +258,7 @@ def test_a_seq_edited_into_text_is_named_in_one_line_by_every_command(
 def test_an_event_column_edited_into_another_type_is_damage_in_one_line(
     logged: Path, tmp_path: Path, edit: str, says: str
 ) -> None:
-    """A time of 'yesterday' was listed as it was, verified ok (exit 0) and given by --json as
-    "at": "yesterday"; a text version or a bytes topic ended in a traceback."""
+    """A text version or a bytes topic ended in a traceback."""
     db = damaged(logged, tmp_path, f"UPDATE events SET {edit} WHERE session = 'agent' AND seq = 3")
     for command in (["audit", "agent", "--verify"], ["audit", "agent", "--json"]):
         done = mcp.cli(*command, "--db", str(db))
@@ -270,6 +268,33 @@ def test_an_event_column_edited_into_another_type_is_damage_in_one_line(
             f"semledger: the log {db} cannot be read: session 'agent': event 3 is malformed:"
             f" {says}\n",
         ), command
+
+
+def test_an_audit_lists_every_action_and_verifies_the_chain_past_a_time_edited_into_text(
+    logged: Path, tmp_path: Path
+) -> None:
+    """`audit --verify --json` printed no JSON, no action and no verdict, only the event
+    malformed (exit 1): the time, which the chain does not cover, stopped the whole audit.
+    (Session 'agent': 3 request 1, 5 its receipt, 6 request 2, 8 its receipt.)"""
+    edit = "UPDATE events SET at = 'yesterday' WHERE session = 'agent' AND seq = 6"
+    db = damaged(logged, tmp_path, edit)
+    says = (
+        "event 6 of session 'agent' cannot be read: session 'agent': event 6 is malformed:"
+        " its at is 'yesterday', not a number of seconds"
+    )
+    done = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr == f"semledger: the log {db} is damaged: {says}\n"
+    out = json.loads(done.stdout)
+    assert out["unreadable"] == says
+    assert out["verify"]["ok"] is True, out["verify"]
+    first, second = out["actions"]
+    assert (first["request_id"], first["outcome"], first["unread"]) == (1, "receipt", False)
+    assert (second["request_id"], second["seq"], second["unread"]) == (2, 6, True)
+    assert second["outcome"] == "receipt"
+    table = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    assert (table.returncode, table.stderr) == (1, done.stderr)
+    assert "integrity chain: session 'agent': ok" in table.stdout
 
 
 @pytest.mark.parametrize(
