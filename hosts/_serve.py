@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
+import logging
 import math
 import secrets
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,49 @@ a killed server's do."""
 
 def _say(text: str) -> None:
     print(f"semledger: {text}", file=sys.stderr, flush=True)
+
+
+_ACCEPT_ADVICE = {
+    errno.EMFILE: "this process is out of file descriptors: raise its limit (ulimit -n)",
+    errno.ENFILE: "the system is out of file descriptors",
+}
+
+
+class _AcceptFailures(logging.Handler):
+    """What trio's accept loop logs when accept fails for want of resources: a traceback
+    each time, every 0.1 s while it does (hundreds, out of file descriptors). Said in one
+    line, once each burst: a burst ends when none has failed for `quiet` seconds."""
+
+    quiet = 1.0
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self._last = -math.inf
+
+    def emit(self, record: logging.LogRecord) -> None:
+        now = time.monotonic()
+        if now - self._last > self.quiet:
+            error = record.exc_info[1] if record.exc_info else None
+            if isinstance(error, OSError) and error.errno is not None:
+                advice = _ACCEPT_ADVICE.get(error.errno, "the system is short of memory")
+                why = f"{error.strerror} ({advice})"
+            else:
+                why = record.getMessage()
+            _say(f"cannot accept connections: {why}; retrying until it can")
+        self._last = now
+
+
+@contextlib.contextmanager
+def _accept_failures_in_one_line() -> Iterator[None]:
+    logger = logging.getLogger("trio.serve_listeners")
+    handler, propagate = _AcceptFailures(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 @attrs.frozen
@@ -356,16 +401,16 @@ async def serve_http(
                         asgi.stop()
 
                     framework: Any = asgi
+
+                    async def serving(task_status: trio.TaskStatus[list[str]]) -> None:
+                        with _accept_failures_in_one_line():  # of hypercorn's accept loop
+                            await serve(
+                                framework, config, shutdown_trigger=stopped, task_status=task_status
+                            )
+
                     async with trio.open_nursery() as http:
                         try:
-                            binds = await http.start(
-                                lambda task_status: serve(
-                                    framework,
-                                    config,
-                                    shutdown_trigger=stopped,
-                                    task_status=task_status,
-                                )
-                            )
+                            binds = await http.start(serving)
                         except* OSError as failed:
                             # Starting hypercorn is binding its socket; an OSError once it
                             # serves is a failure of the run, and propagates as it is.

@@ -420,6 +420,42 @@ async def test_an_http_session_whose_end_a_locked_log_does_not_take_as_it_stops_
     assert not any(isinstance(event, SessionEnded) for event in _events(db, session))
 
 
+async def test_an_http_server_out_of_file_descriptors_says_so_once_not_in_tracebacks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """trio's accept loop logged a traceback each time accept failed, every 0.1 s while
+    the process had no file descriptor left: hundreds of them flooded stderr."""
+    import errno
+
+    real_accept = trio.SocketListener.accept
+    failures = 5
+
+    async def accept(listener: trio.SocketListener) -> trio.SocketStream:
+        nonlocal failures
+        if failures:
+            failures -= 1
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return await real_accept(listener)
+
+    monkeypatch.setattr(trio.SocketListener, "accept", accept)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: serve_http(
+                COUNTER, port=0, db=tmp_path / "log.db", task_status=task_status
+            )
+        )
+        with trio.fail_after(10):
+            while failures:
+                await trio.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+    said = capsys.readouterr().err.splitlines()
+    assert said[1:] == [
+        "semledger: cannot accept connections: Too many open files (this process is out of"
+        " file descriptors: raise its limit (ulimit -n)); retrying until it can",
+        f"semledger: stopped serving {COUNTER}; 0 session(s) failed",
+    ]
+
+
 def _recording_init(init: Any, apps: list[McpHttpApp]) -> Any:
     def recording(app: McpHttpApp, *args: Any, **kwargs: Any) -> None:
         init(app, *args, **kwargs)
