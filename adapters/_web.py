@@ -36,7 +36,10 @@ the current frame (``switchFrame`` changes it) and the frames shown in it: an if
 ``generic`` node named by its title, holding its frame's document (``document``) and what
 that holds, in the page's coordinates; a ref in a frame is acted on without switching to it.
 A frame that cannot be read as the snapshot is taken (it is being navigated) shows as its
-iframe alone. A password's value is masked, one ``•`` per character. An editable element
+iframe alone. Page text that is not valid Unicode (a lone UTF-16 surrogate: an emoji a
+script cut in half) reads as U+FFFD, as Chromium draws it, wherever it shows: names, values,
+the title, a dialog's message, what an action answers, an error.
+A password's value is masked, one ``•`` per character. An editable element
 (the outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is
 inside it is its content, not nodes. A tree item is named by its own content, not its nested
 items' (a click lands on that content: an expanded item's centre is over its children). A
@@ -244,6 +247,7 @@ from ._surface import (
     SurfaceKind,
 )
 from ._web_js import ASSIGN, CALL, FIND_ROLE, POINT, REF_ATTRIBUTE, evaluate_script
+from ._well_formed import well_formed, well_formed_error
 
 T = TypeVar("T")
 
@@ -526,16 +530,23 @@ class WebSurface:
         return self._browser
 
     async def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """`fn()` on the browser's loop. Every answer and error leaves the browser thread
+        here, so here the page's text is made valid Unicode (see `well_formed`)."""
+
         async def guarded() -> T:
             try:
-                return await fn()
+                return well_formed(await fn())
             except (SessionError, PlaywrightError) as exc:
                 # Its page and context look closed too: the cause is not theirs.
                 if not self._browser.browser.is_connected():
                     raise SessionError(_BROWSER_GONE) from exc
                 if isinstance(exc, SurfaceError):
+                    well_formed_error(exc)
                     raise
-                raise _translate(exc, None) from exc
+                raise well_formed_error(_translate(exc, None)) from exc
+            except SurfaceError as exc:
+                well_formed_error(exc)
+                raise
 
         return await self._browser.call(guarded)
 

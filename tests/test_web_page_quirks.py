@@ -1,0 +1,84 @@
+"""Pages that hold what a browser copes with and the web adapter once did not: text that is
+not valid Unicode, elements that only look editable, a modal in a frame."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from semledger.adapters._web import WebBrowser, WebSurface
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    SemanticsAction,
+    SemanticsNode,
+    SimpleAction,
+)
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from served_pages import HANG_GUARD_S, full_read, open_host
+
+PAGES = {
+    "cut.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Cut</title></head><body>
+<p id="msg">Ready</p>
+<button onclick="msg.textContent = 'Great job \\u{1F600}!'.slice(0, 11);
+  document.title = 'Half \\uD83D'">Preview</button>
+<button onclick="alert('Cut \\uDE00 here')">Warn</button>
+</body></html>
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> str:
+    directory = tmp_path_factory.mktemp("quirks")
+    for name, html in PAGES.items():
+        (directory / name).write_text(html, encoding="utf-8")
+    return Path(directory).as_uri() + "/"
+
+
+@pytest.fixture
+async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
+    opened = WebSurface({"browser": browser})
+    yield opened
+    with trio.CancelScope(shield=True):
+        await opened.close()
+
+
+def _labelled(full: Full, label: str) -> SemanticsNode:
+    found = [n for n in full.nodes if n.label == label]
+    assert len(found) == 1, f"no single node {label!r} in {[n.label for n in full.nodes]}"
+    return found[0]
+
+
+async def _perform(
+    host: SurfaceAgentHost, node: SemanticsNode, action: SemanticsAction
+) -> Receipt | Rejection:
+    with trio.fail_after(HANG_GUARD_S):
+        return await host.perform_action(ByNodeId(node.node_id), action, Latest())
+
+
+async def test_lone_surrogates_in_page_text_title_and_dialog_read_as_replacement_characters(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "cut.html")
+    page = await full_read(host)
+    shown = await _perform(host, _labelled(page, "Preview"), SimpleAction(ActionKind.ACTIVATE))
+    assert isinstance(shown, Receipt), shown
+    after = await full_read(host)
+    assert next(n for n in after.nodes if n.node_id == after.root).label == "Half \ufffd"
+    assert _labelled(after, "Great job \ufffd")
+    warned = await _perform(host, _labelled(after, "Warn"), SimpleAction(ActionKind.ACTIVATE))
+    assert isinstance(warned, Receipt), warned
+    (dialog,) = (await full_read(host)).nodes
+    assert dialog.label == "Cut \ufffd here"
