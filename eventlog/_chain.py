@@ -146,6 +146,15 @@ def _chain_of(previous: bytes, seq: int, record: StoredEvent) -> bytes:
     return chain_step(previous, record.session, seq, record.topic, record.version, record.body)
 
 
+def _found(later: StoredEvent, label: int, expected: int) -> str:
+    """Where an event out of order was found (`later`), and, when the record in its place
+    is labelled otherwise, that record's label."""
+    found = f"it is further on, in the record labelled seq {later.seq}"
+    if label == expected:
+        return found
+    return f"{found}; the record in its place is labelled seq {label}"
+
+
 def verify_chain(
     records: Iterable[StoredEvent],
     *,
@@ -203,11 +212,8 @@ def verify_chain(
         label = record.seq
         for later in map(counted, iterator):
             if _chain_of(previous, expected, later) == later.chain:
-                problem = ChainProblem(
-                    expected,
-                    Problem.OUT_OF_ORDER,
-                    f"found labelled seq {later.seq} after a record labelled seq {label}",
-                )
+                found = _found(later, label, expected)
+                problem = ChainProblem(expected, Problem.OUT_OF_ORDER, found)
                 break
         if problem is None:
             if label > expected:

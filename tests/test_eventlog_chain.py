@@ -101,6 +101,35 @@ def test_two_swapped_events_are_named(log: tuple[SqliteRecorder, Path]) -> None:
     assert report.verified == 1
 
 
+def test_an_event_out_of_order_is_said_to_be_further_on_where_its_record_is(
+    log: tuple[SqliteRecorder, Path],
+) -> None:
+    """It read "found labelled seq 4 after a record labelled seq 2": which record was found
+    where, and which one is event 2, was left to be worked out."""
+    recorder, path = log
+    conn = sqlite3.connect(path)
+    with conn:
+        where = "WHERE session = 's' AND seq = ?"
+        second, fourth = (
+            conn.execute(f"SELECT body, chain FROM events {where}", (seq,)).fetchone()
+            for seq in (2, 4)
+        )
+        conn.execute(f"UPDATE events SET body = ?, chain = ? {where}", (*fourth, 2))
+        conn.execute(f"UPDATE events SET body = ?, chain = ? {where}", (*second, 4))
+    conn.close()
+    assert str(verify_chain(recorder.read("s")).problem) == (
+        "event 2 out of order: it is further on, in the record labelled seq 4"
+    )
+    memory = MemoryRecorder()
+    memory.append([NewEvent("s", i, ActionReceipt(i, i, i, False), 0.0) for i in (1, 2, 3, 4)])
+    shuffled = list(memory.read("s"))
+    shuffled[1], shuffled[2] = shuffled[2], shuffled[1]
+    assert str(verify_chain(shuffled).problem) == (
+        "event 2 out of order: it is further on, in the record labelled seq 2; the record in"
+        " its place is labelled seq 3"
+    )
+
+
 def test_records_given_out_of_order_are_named() -> None:
     recorder = MemoryRecorder()
     recorder.append([NewEvent("s", i, ActionReceipt(i, i, i, False), 0.0) for i in (1, 2, 3, 4)])
