@@ -777,7 +777,11 @@ class SqliteRecorder:
 
     With ``read_only=True`` the log is only read, so it may sit where nothing can be
     written (a read-only file or folder, an archive); appending fails, and a log whose
-    schema would need migrating is refused with ``LogOpenError``.
+    schema would need migrating is refused with ``LogOpenError``. Where SQLite may write
+    beside a cleanly closed log, its reads make an empty ``-wal`` and a ``-shm`` there and
+    leave them at ``close``: a read-only connection cannot remove them, and removing them
+    here is unsafe, as another connection of this process may use them unseen (POSIX locks
+    are per process; see docs/log.md). ``to_inspect`` reads a log leaving nothing beside it.
 
     ``busy_timeout`` is how many seconds a write waits for a lock another connection holds
     (SQLite's busy timeout) before ``append`` raises ``LogBusyError``, having written nothing.

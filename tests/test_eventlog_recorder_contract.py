@@ -1070,6 +1070,27 @@ def test_a_read_only_sqlite_recorder_reads_and_never_writes(tmp_path: Path) -> N
         SqliteRecorder(empty, read_only=True)
 
 
+def test_a_read_only_recorder_leaves_at_close_the_files_a_writer_of_its_process_uses(
+    tmp_path: Path,
+) -> None:
+    """A read-only recorder's reads make a -wal and -shm beside a cleanly closed log, which
+    it leaves (docs/log.md): removed at its close, as a failed open's are, they were those
+    of a writer this process opened meanwhile, which found its -wal deleted. To leave
+    nothing beside the log, to_inspect."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as writer:
+        writer.append(batch("s", story()))
+    clean = sorted(tmp_path.iterdir())
+    reader = SqliteRecorder(path, read_only=True)
+    assert [s.name for s in reader.sessions()] == ["s"]
+    with SqliteRecorder(path) as writer:
+        reader.close()
+        writer.append(batch("t", story()))
+    with SqliteRecorder.to_inspect(path) as inspected:
+        assert [s.name for s in inspected.sessions()] == ["s", "t"]
+    assert sorted(tmp_path.iterdir()) == clean
+
+
 def test_the_sqlite_log_is_wal_with_the_chosen_synchronous_level(tmp_path: Path) -> None:
     with SqliteRecorder(tmp_path / "full.db") as full:
         assert full._writer.execute("PRAGMA journal_mode").fetchone() == ("wal",)
