@@ -41,8 +41,10 @@ script cut in half) reads as U+FFFD, as Chromium draws it, wherever it shows: na
 the title, a dialog's message, what an action answers, an error.
 A password's value is masked, one ``•`` per character. An editable element
 (the outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is
-inside it is its content, not nodes. A tree item is named by its own content, not its nested
-items' (a click lands on that content: an expanded item's centre is over its children). A
+inside it is its content, not nodes; a ``textbox`` role on an element that takes no text
+(no input, textarea or editable element) is ``readonly``, as set_text cannot fill it. A tree
+item is named by its own content, not its nested items' (a click lands on that content: an
+expanded item's centre is over its children). A
 shadow root is walked as shown: a slot holds what is assigned to it, else its fallback; an
 id inside a shadow root is unique only there, so it is no ``id`` in ``native``. Content
 under ``inert`` is ``disabled``. Boxes are in the viewport's coordinates, with how far the

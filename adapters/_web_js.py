@@ -220,6 +220,10 @@ function isHidden(el) {
   return !el.checkVisibility({ visibilityProperty: true });
 }
 
+function unwritable(el, r) {  // a role="textbox" on what takes no text: no input, textarea or editable element
+  return (r === "textbox" || r === "searchbox") && el.tagName !== "INPUT" && el.tagName !== "TEXTAREA" && !el.isContentEditable;
+}
+
 let inertShown = null;  // during a walk, whether the document has inert content at all
 
 function states(el, r, hidden, active) {
@@ -241,7 +245,7 @@ function states(el, r, hidden, active) {
   if (el === active && !UNFOCUSED.has(el.tagName)) out.push("focused");
   if (((tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") && el.required) || el.getAttribute("aria-required") === "true") out.push("required");
   if ((((tag === "INPUT" && !["checkbox","radio","button","submit","reset","file","range","image"].includes(el.type)) || tag === "TEXTAREA") && el.readOnly)
-      || el.getAttribute("aria-readonly") === "true") out.push("readonly");
+      || el.getAttribute("aria-readonly") === "true" || unwritable(el, r)) out.push("readonly");
   if (hidden) out.push("hidden");
   return out;
 }

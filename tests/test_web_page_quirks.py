@@ -15,12 +15,14 @@ from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
     ByNodeId,
+    ErrorCode,
     Full,
     Latest,
     Receipt,
     Rejection,
     SemanticsAction,
     SemanticsNode,
+    SetText,
     SimpleAction,
 )
 
@@ -34,6 +36,13 @@ PAGES = {
 <button onclick="msg.textContent = 'Great job \\u{1F600}!'.slice(0, 11);
   document.title = 'Half \\uD83D'">Preview</button>
 <button onclick="alert('Cut \\uDE00 here')">Warn</button>
+</body></html>
+""",
+    "boxes.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Boxes</title></head><body>
+<div role="textbox" aria-label="Shown only">x</div>
+<div role="textbox" contenteditable="false" aria-label="Switched off">y</div>
+<div role="textbox" contenteditable="true" aria-label="Typed into">z</div>
 </body></html>
 """,
 }
@@ -82,3 +91,21 @@ async def test_lone_surrogates_in_page_text_title_and_dialog_read_as_replacement
     assert isinstance(warned, Receipt), warned
     (dialog,) = (await full_read(host)).nodes
     assert dialog.label == "Cut \ufffd here"
+
+
+async def test_a_textbox_role_on_an_element_that_takes_no_text_is_read_only_without_set_text(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "boxes.html")
+    page = await full_read(host)
+    for label in ("Shown only", "Switched off"):
+        box = _labelled(page, label)
+        assert box.state.read_only, box
+        assert ActionKind.SET_TEXT not in box.actions, box
+        refused = await _perform(host, box, SetText("zz"))
+        assert isinstance(refused, Rejection), refused
+        assert refused.code is ErrorCode.ACTION_UNAVAILABLE, refused
+    typed_into = _labelled(page, "Typed into")
+    assert not typed_into.state.read_only
+    assert isinstance(await _perform(host, typed_into, SetText("zz")), Receipt)
+    assert _labelled(await full_read(host), "Typed into").value == "zz"
