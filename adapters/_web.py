@@ -36,13 +36,16 @@ the current frame (``switchFrame`` changes it) and the frames shown in it: an if
 ``generic`` node named by its title, holding its frame's document (``document``) and what
 that holds, in the page's coordinates; a ref in a frame is acted on without switching to it.
 A frame that cannot be read as the snapshot is taken (it is being navigated) shows as its
-iframe alone. Page text that is not valid Unicode (a lone UTF-16 surrogate: an emoji a
-script cut in half) reads as U+FFFD, as Chromium draws it, wherever it shows: names, values,
-the title, a dialog's message, what an action answers, an error.
-A password's value is masked, one ``•`` per character. An editable element
-(the outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is
-inside it is its content, not nodes; a ``textbox`` role on an element that takes no text
-(no input, textarea or editable element) is ``readonly``, as set_text cannot fill it. A tree
+iframe alone. A modal in a frame (a ``<dialog>`` it showed with ``showModal``,
+``aria-modal``) confines what that frame shows to it, not the page: the frame's other
+content is out of the tree, and the dialog is no ``modal`` of it, so the page around the
+frame stays in the tree and takes input, as in Chromium. Page text that is not valid Unicode
+(a lone UTF-16 surrogate: an emoji a script cut in half) reads as U+FFFD, as Chromium draws
+it, wherever it shows: names, values, the title, a dialog's message, what an action answers,
+an error. A password's value is masked, one ``•`` per character. An editable element (the
+outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is inside
+it is its content, not nodes; a ``textbox`` role on an element that takes no text (no input,
+textarea or editable element) is ``readonly``, as set_text cannot fill it. A tree
 item is named by its own content, not its nested items' (a click lands on that content: an
 expanded item's centre is over its children). A
 shadow root is walked as shown: a slot holds what is assigned to it, else its fallback; an
@@ -982,6 +985,7 @@ class WebSurface:
             held: list[Any] = got["rows"]
             for inner in held:
                 self._ref_frames[inner[0]] = child
+            held = _confined(held)
             deeper = None if budget is None else budget - len(held)
             held = await self._with_frames(child, held, opts, deeper)
             if budget is not None:
@@ -1517,6 +1521,25 @@ _ERROR_PAGE = "chrome-error://"
 _SCRIPT_REQUESTS = frozenset({"fetch", "xhr"})
 """The requests a page's script sends and waits on (an event stream or a web socket stays
 open for as long as the page)."""
+
+
+def _confined(rows: list[Any]) -> list[Any]:
+    """A frame's snapshot rows (its document first), or, while an element in it is modal
+    (a ``<dialog>`` it showed with ``showModal``, ``aria-modal``), its document holding the
+    deepest such one and what is inside it. A modal in a frame makes the rest of that
+    frame's document inert, not the page around it (a person can still click the page), so
+    it is no modal of the whole tree: its ``modal`` would make it the tree's root."""
+    modal = [at for at, row in enumerate(rows) if row[8].get("modal") == "true"]
+    if not modal:
+        return rows
+    start = max(reversed(modal), key=lambda at: rows[at][7])
+    depth = rows[start][7]
+    end = start + 1
+    while end < len(rows) and rows[end][7] > depth:
+        end += 1
+    inside = [[*row[:7], row[7] - depth + 1, row[8]] for row in rows[start:end]]
+    inside[0][8] = {key: value for key, value in inside[0][8].items() if key != "modal"}
+    return [rows[0], *inside]
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:

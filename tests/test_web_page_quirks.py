@@ -45,6 +45,13 @@ PAGES = {
 <div role="textbox" contenteditable="true" aria-label="Typed into">z</div>
 </body></html>
 """,
+    "framed.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Framed</title></head><body>
+<iframe title="Widget" srcdoc="<button onclick=&quot;d.showModal()&quot;>Open</button>
+  <button>Behind</button><dialog id='d'><p>Inside the frame</p></dialog>"></iframe>
+<button onclick="this.textContent = 'Top clicked'">Top</button>
+</body></html>
+""",
 }
 
 
@@ -109,3 +116,21 @@ async def test_a_textbox_role_on_an_element_that_takes_no_text_is_read_only_with
     assert not typed_into.state.read_only
     assert isinstance(await _perform(host, typed_into, SetText("zz")), Receipt)
     assert _labelled(await full_read(host), "Typed into").value == "zz"
+
+
+async def test_a_modal_dialog_in_a_frame_confines_the_frame_and_the_page_stays_in_reach(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "framed.html")
+    page = await full_read(host)
+    opened = await _perform(host, _labelled(page, "Open"), SimpleAction(ActionKind.ACTIVATE))
+    assert isinstance(opened, Receipt), opened
+    shown = await full_read(host)
+    labels = [n.label for n in shown.nodes]
+    assert "Inside the frame" in labels
+    assert "Behind" not in labels
+    assert "Open" not in labels
+    assert shown.root == page.root
+    clicked = await _perform(host, _labelled(shown, "Top"), SimpleAction(ActionKind.ACTIVATE))
+    assert isinstance(clicked, Receipt), clicked
+    assert _labelled(await full_read(host), "Top clicked")
