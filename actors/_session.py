@@ -492,6 +492,10 @@ class SessionActor(Actor[SessionMessage]):
                 item = _next_held(held)
 
     async def started(self) -> None:
+        # A log whose tail was cut: resumed, the session would answer again with generations
+        # the agent was already shown, under seqs the log had used; with every event cut,
+        # it would be started again over what the summary still lists.
+        await trio.to_thread.run_sync(check_counted, self.recorder, self.name)
         head = await trio.to_thread.run_sync(self.recorder.head, self.name)
         if head is None:
             start = SessionStarted(self.app_ref, "runtime", self.params, self.redact_passwords)
@@ -507,9 +511,6 @@ class SessionActor(Actor[SessionMessage]):
                 ) from error
             await self._append([start, *self.core.initial_outputs()])
         else:
-            # A log whose tail was cut: resumed, the session would answer again with
-            # generations the agent was already shown, under seqs the log had used.
-            await trio.to_thread.run_sync(check_counted, self.recorder, self.name)
             self._core = await trio.to_thread.run_sync(self._recover, limiter=_recoveries())
             self._seq = head.seq
             self.recovered = True

@@ -58,12 +58,14 @@ from semledger.actors import (
 )
 from semledger.eventlog import (
     REDACTED,
+    CorruptSummaryError,
     Event,
     NewEvent,
     Recorder,
     SessionEnded,
     SessionStarted,
     SurfaceCalled,
+    check_counted,
     ended_for_good,
     password_policy_refusal,
     session_start,
@@ -231,12 +233,18 @@ class LoggedSurface:
         resumed as this one, writing nothing; the first call does it when this was not
         called. For a host that reads the session's log before it writes to it.
 
-        Raises ``SessionClaimedError``, ``SessionEndedError``, ``SessionCrashedError`` or
-        ``SessionMismatchError`` (and owns nothing then).
+        Raises ``SessionClaimedError``, ``SessionEndedError``, ``SessionCrashedError``,
+        ``SessionMismatchError`` or ``CorruptSummaryError`` (its log was cut: its next call
+        would take a seq the log had used) and owns nothing then.
         """
         if self._claimed:
             return
         self._owner.enter_context(self._recorder.claim(self.session_name))
+        try:
+            check_counted(self._recorder, self.session_name)
+        except CorruptSummaryError:
+            self._owner.close()
+            raise
         app = self.app
         if app is None:
             base_url = getattr(init, "base_url", None)

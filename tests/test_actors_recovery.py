@@ -653,20 +653,22 @@ def test_serving_a_session_that_diverged_on_resuming_is_a_usage_error_and_logs_n
         assert list(recorder.read("s")) == before
 
 
+@pytest.mark.parametrize(("cut_from", "holds"), [(11, "10"), (1, "none")])
 async def test_a_log_whose_tail_was_cut_is_not_resumed_and_nothing_is_written(
-    tmp_path: Path,
+    tmp_path: Path, cut_from: int, holds: str
 ) -> None:
     """Resumed from the cut log, the session would answer generations the agent was
-    already shown again, under seqs the log had used."""
+    already shown again, under seqs the log had used. With every event cut, it was
+    started again as a new session, over what its summary still listed."""
     db = tmp_path / "log.db"
     with SqliteRecorder(db) as recorder:
         await in_session(recorder, "s", lambda actor: drive(actor, BEFORE))
     with sqlite3.connect(db) as conn:
-        conn.execute("DELETE FROM events WHERE seq > 10")
+        conn.execute("DELETE FROM events WHERE seq >= ?", (cut_from,))
     conn.close()
     with SqliteRecorder(db) as recorder:
         message = await refused(recorder, todo.app, app_ref=TODO, error=CorruptSummaryError)
-    assert "it counts 27 events where the log holds 10 (events were removed" in message
+    assert f"it counts 27 events where the log holds {holds} (events were removed" in message
     done = subprocess.run(
         [*mcp.COMMAND, "serve", TODO, "--db", str(db), "--session", "s"],
         input="", capture_output=True, text=True, env=mcp.env(), timeout=60, check=False,

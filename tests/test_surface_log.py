@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from semledger.adapters import (
 )
 from semledger.eventlog import (
     REDACTED,
+    CorruptSummaryError,
     MemoryRecorder,
     NewEvent,
     SessionClaimedError,
@@ -489,6 +491,32 @@ async def test_a_surface_session_is_not_resumed_as_another_adapters_or_apps(
     again = LoggedSurface(_surface(), recorder, "s", adapter, app=app)  # type: ignore[arg-type]
     await again.open({})  # the refusal let go of the session
     await again.close()
+
+
+@pytest.mark.parametrize(("cut_from", "holds"), [(3, "2"), (1, "none")])
+async def test_a_surface_session_whose_log_was_cut_is_not_resumed_and_nothing_is_written(
+    tmp_path: Path, cut_from: int, holds: str
+) -> None:
+    """Its next call was logged under a seq the log had used; with every event cut, the
+    session was started again as a new one over what its summary still listed."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+        await _drive(logged)
+        await logged.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM events WHERE seq >= ?", (cut_from,))
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        counted = recorder.summary("s")
+        before = list(recorder.read("s"))
+        again = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+        with pytest.raises(CorruptSummaryError, match=f"where the log holds {holds} "):
+            await again.open({})
+        assert list(recorder.read("s")) == before
+        assert recorder.summary("s") == counted
+        with recorder.claim("s"):  # the refusal let go of the session
+            pass
 
 
 async def test_an_app_session_is_not_resumed_as_a_surface_session() -> None:
