@@ -19,7 +19,7 @@ from semledger.eventlog import (
     EndedBy,
     Recorder,
     SessionEnded,
-    UnknownSessionError,
+    known_head,
     log_final_end,
 )
 
@@ -150,7 +150,8 @@ class SessionRegistry:
         ``"operator"``, which ends it in the log (`log_final_end`) when it does not run
         here, parked or left by a process that stopped. Raises ``TypeError`` or
         ``ValueError`` for a `name`, `reason` or `by` the log cannot take,
-        ``UnknownSessionError`` for a session that neither runs here nor is in the log, and
+        ``UnknownSessionError`` for a session that neither runs here nor is in the log
+        (``CorruptSummaryError`` for one only its summary lists: its events were cut), and
         what `log_final_end` raises (``SessionClaimedError``: another process serves it)."""
         check_session_name(name)
         SessionEnded(reason, by)  # checked before anything is done, as the log needs them
@@ -177,7 +178,8 @@ class SessionRegistry:
         stopped (one still starting is parked once started, one already stopping waited
         for); an end that cannot be logged is the actor's `failure`, as any log failure is.
         One that does not run here is left as it is; raises ``UnknownSessionError`` if the
-        log has no session `name` either, and ``TypeError`` or ``ValueError`` for a `name`
+        log has no session `name` either (``CorruptSummaryError`` if only its summary lists
+        it), and ``TypeError`` or ``ValueError`` for a `name`
         or `reason` the log cannot take."""
         check_session_name(name)
         SessionEnded(reason)  # checked before anything is done, as the log needs it
@@ -195,8 +197,7 @@ class SessionRegistry:
             await self._check_logged(name)
 
     async def _check_logged(self, name: str) -> None:
-        if await trio.to_thread.run_sync(self.recorder.head, name) is None:
-            raise UnknownSessionError(f"the log has no session {name!r}")
+        await trio.to_thread.run_sync(known_head, self.recorder, name)
 
     async def park_all(self, reason: str) -> None:
         """`park` every session at once: one log transaction may hold all their ends."""

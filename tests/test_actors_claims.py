@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -15,7 +16,9 @@ import trio.testing
 
 from semledger.actors import LogWriter, SessionActor, SessionEndedError, SessionRegistry
 from semledger.eventlog import (
+    CorruptSummaryError,
     MemoryRecorder,
+    Recorder,
     SessionClaimedError,
     SqliteRecorder,
     UnknownSessionError,
@@ -38,7 +41,7 @@ from tests_record import COUNTER
 
 
 @contextlib.asynccontextmanager
-async def _serving_a_counter(recorder: MemoryRecorder) -> AsyncIterator[SessionRegistry]:
+async def _serving_a_counter(recorder: Recorder) -> AsyncIterator[SessionRegistry]:
     """A registry serving the counter as session "s", its log writer closed at the end."""
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
@@ -255,3 +258,19 @@ async def test_parking_or_closing_a_name_no_session_can_have_says_what_is_wrong_
             await ends[end]()
         assert "s" in registry
         await registry.close_all()
+
+
+@pytest.mark.parametrize("end", ["park", "close for now"])
+async def test_parking_or_closing_a_session_whose_events_were_cut_names_the_damage(
+    tmp_path: Path, end: str
+) -> None:
+    """The log's summary still listed the session, and they said the log had none."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        async with _serving_a_counter(recorder) as registry:
+            await registry.park("s")
+            with sqlite3.connect(db) as conn:
+                conn.execute("DELETE FROM events WHERE session = 's'")
+            conn.close()
+            with pytest.raises(CorruptSummaryError, match="where the log holds none"):
+                await (registry.park("s") if end == "park" else registry.close("s"))
