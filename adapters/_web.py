@@ -149,8 +149,9 @@ a page is there to read and act on once its DOM is; ``waitFor`` without a ref st
 for the whole ``load``.
 
 Config keys: ``testid_attributes`` (list of attribute names reported in ``native`` and
-describe; default ``["data-testid"]``), ``timeout_ms`` (default 5000), ``headless``
-(default true), ``executable_path`` (default ``$PLAYWRIGHT_CHROMIUM_EXECUTABLE`` or
+describe; default ``["data-testid"]``), ``timeout_ms`` (default 5000: how long each call
+waits, a page load as much as any other; ``SessionInit.timeout_ms`` overrides it),
+``headless`` (default true), ``executable_path`` (default ``$PLAYWRIGHT_CHROMIUM_EXECUTABLE`` or
 ``/usr/bin/chromium``), ``args`` (extra Chromium switches) and ``browser`` (a started
 `WebBrowser` to share: each surface then only makes its own browser context, which is how
 the conformance suite and the tests avoid a launch per case).
@@ -639,7 +640,7 @@ class WebSurface:
         page.on("requestfinished", self._on_request_over)
         page.on("requestfailed", self._on_request_over)
         page.set_default_timeout(self._timeout_ms)
-        page.set_default_navigation_timeout(max(self._timeout_ms, 10_000))
+        page.set_default_navigation_timeout(self._timeout_ms)
 
     async def _hear_window_opens(self, page: Page) -> None:
         """Count the windows `page` asks for while an action runs (Chromium's
@@ -1702,7 +1703,7 @@ async def _navigate(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None
     if not a.url:
         raise DataError("navigate needs a url", path="args.url")
     page = s._require_page()
-    await page.goto(a.url, wait_until="domcontentloaded", timeout=max(s._timeout(a), 10_000))
+    await page.goto(a.url, wait_until="domcontentloaded", timeout=s._timeout(a))
     s._frame = None
 
 

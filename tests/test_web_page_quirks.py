@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from semledger.adapters import SessionError, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
@@ -50,6 +51,11 @@ PAGES = {
 <iframe title="Widget" srcdoc="<button onclick=&quot;d.showModal()&quot;>Open</button>
   <button>Behind</button><dialog id='d'><p>Inside the frame</p></dialog>"></iframe>
 <button onclick="this.textContent = 'Top clicked'">Top</button>
+</body></html>
+""",
+    "stuck.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Stuck</title></head><body><p>Loading</p>
+<script>const until = Date.now() + 3000; while (Date.now() < until) {}</script>
 </body></html>
 """,
 }
@@ -134,3 +140,14 @@ async def test_a_modal_dialog_in_a_frame_confines_the_frame_and_the_page_stays_i
     clicked = await _perform(host, _labelled(shown, "Top"), SimpleAction(ActionKind.ACTIVATE))
     assert isinstance(clicked, Receipt), clicked
     assert _labelled(await full_read(host), "Top clicked")
+
+
+async def test_a_page_load_gives_up_after_the_sessions_timeout_not_a_longer_hidden_one(
+    surface: WebSurface, site: str
+) -> None:
+    """The page's script holds its document back for 3 s; the session waits 1 s for it."""
+    started = trio.current_time()
+    with pytest.raises(SessionError, match="Timeout 1000ms exceeded"):
+        with trio.fail_after(HANG_GUARD_S):
+            await surface.open(SessionInit(base_url=site + "stuck.html", timeout_ms=1000))
+    assert trio.current_time() - started < 2.5
