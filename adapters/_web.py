@@ -47,13 +47,16 @@ outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; wha
 it is its content, not nodes; a ``textbox`` role on an element that takes no text (no input,
 textarea or editable element) is ``readonly``, as set_text cannot fill it. A tree
 item is named by its own content, not its nested items' (a click lands on that content: an
-expanded item's centre is over its children). A
-shadow root is walked as shown: a slot holds what is assigned to it, else its fallback; an
-id inside a shadow root is unique only there, so it is no ``id`` in ``native``. Content
-under ``inert`` is ``disabled``. Boxes are in the viewport's coordinates, with how far the
-page is scrolled on the root (``native["scroll"]``, ``"x y"``, when it is); an element an
-animation or transition is moving (its transform, position or size) keeps the box it had as
-it began until it stops, so a spinner spinning is not a change.
+expanded item's centre is over its children). A shadow root is walked as shown: a slot holds
+what is assigned to it, else its fallback; an id inside a shadow root is unique only there,
+so it is no ``id`` in ``native``. A closed shadow root (``attachShadow({mode: "closed"})``)
+is not in the tree: neither the page's script nor Playwright's selectors can reach into one,
+so its host shows with its own children as if it had none, and what the root shows (a
+button, say) can be neither read nor targeted. Content under ``inert`` is ``disabled``.
+Boxes are in the viewport's coordinates, with how far the page is scrolled on the root
+(``native["scroll"]``, ``"x y"``, when it is); an element an animation or transition is
+moving (its transform, position or size) keeps the box it had as it began until it stops, so
+a spinner spinning is not a change.
 What the normalised states cannot say is in ``native``:
 ``invalid`` (``aria-invalid``, or a field the browser's validation refused once the user
 was at it, ``:user-invalid``, whose message is then its description), ``busy``
