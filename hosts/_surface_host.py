@@ -176,9 +176,16 @@ class AdapterFailedError(Exception):
         self.what = what
         self.error = error
 
+    shown = 200
+    """Characters of the error's repr the sentence shows: a driver's error may quote a whole
+    page, which the agent is told and stderr says (the log keeps it whole)."""
+
     @classmethod
     def raised(cls, error: Exception, call: str) -> AdapterFailedError:
-        return cls(f"raised {error!r} in {call}", error)
+        text = repr(error)
+        if len(text) > cls.shown:
+            text = text[: cls.shown - 1] + "…"
+        return cls(f"raised {text} in {call}", error)
 
     @classmethod
     def returned(cls, result: object, call: str, expected: str) -> AdapterFailedError:

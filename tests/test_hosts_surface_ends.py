@@ -168,7 +168,22 @@ def _snapshot_raises_after_the_first(surface: Any) -> None:
     surface.snapshot = snapshot_once
 
 
+PAGE_ERROR = DriverExplodedError("cannot encode the page: " + "Great job! " * 5000)
+"""What a driver may raise: a message that quotes the whole page."""
+
+
+def _act_raises_with_the_page(surface: Any) -> None:
+    async def act_and_quote_the_page(*_args: Any) -> Any:
+        raise PAGE_ERROR
+
+    surface.act = act_and_quote_the_page
+
+
 BROKEN = {
+    "act raises with the whole page": (
+        _act_raises_with_the_page, "DriverExplodedError",
+        f"raised {repr(PAGE_ERROR)[:199]}… in act('click')",
+    ),
     "act raises": (
         _act_raises, "DriverExplodedError",
         "raised DriverExplodedError('the driver exploded') in act('click')",
