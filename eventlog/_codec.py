@@ -15,7 +15,7 @@ import msgpack  # type: ignore[import-untyped, unused-ignore]
 from cattrs.preconf.msgpack import MsgpackConverter, make_converter
 from cattrs.strategies import configure_tagged_union
 
-from ._errors import CorruptEventError, UnknownTopicError
+from ._errors import CorruptEventError, EventLogError, UnknownTopicError
 from ._events import EVENT_CLASSES, TOPICS, Event
 from ._upcast import UPCASTERS, Upcasters
 
@@ -77,6 +77,15 @@ def _passthrough_structure(_type: Any) -> Callable[[Any, Any], Any]:
 def _why(error: Exception) -> str:
     """What msgpack said, or what it raised when it said nothing."""
     return str(error) or type(error).__name__
+
+
+def _kind(data: object) -> str:
+    """A decoded body that is not a map, as msgpack calls it."""
+    if isinstance(data, list):
+        return "an array"
+    if data is None:
+        return "nil"
+    return f"a {type(data).__name__}"
 
 
 class LogConverter:
@@ -153,8 +162,10 @@ class LogConverter:
                 raise CorruptEventError(topic, version, f"not msgpack ({_why(exc)})") from exc
         except Exception as exc:
             raise CorruptEventError(topic, version, f"not msgpack ({_why(exc)})") from exc
+        if not isinstance(data, dict):
+            raise CorruptEventError(topic, version, f"body is {_kind(data)}, not a map")
         if version != current:
-            data = self.upcasters.upcast(topic, version, current, data)
+            data = self._upcast(topic, version, current, data)
         try:
             event = self._structure(data, Event)
         except Exception as exc:
@@ -162,6 +173,18 @@ class LogConverter:
         if type(event) is not self._classes[topic]:
             raise CorruptEventError(topic, version, f"body is tagged {TOPICS[type(event)]}")
         return event
+
+    def _upcast(self, topic: str, version: int, current: int, data: dict[str, Any]) -> Any:
+        """The upcasters' dict. An upcaster is written for the shape its version had: one
+        that fails on a body without it (a field edited into another type) has found the
+        body corrupt, not a bug of its own."""
+        try:
+            return self.upcasters.upcast(topic, version, current, data)
+        except EventLogError:
+            raise
+        except Exception as exc:
+            reason = f"upcasting it raised {type(exc).__name__}: {exc}"
+            raise CorruptEventError(topic, version, reason) from exc
 
     def decode_records(self, records: Iterable[R]) -> Iterator[tuple[R, Event]]:
         """Each record with its decoded event: what a recorder's ``events()`` yields."""

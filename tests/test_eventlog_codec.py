@@ -154,6 +154,30 @@ def test_a_corrupt_body_raises_a_typed_error(body: bytes) -> None:
         list(CONVERTER.decode_records([record]))
 
 
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [([], "an array"), ("text", "a str"), (None, "nil")],
+    ids=["list", "str", "nil"],
+)
+def test_an_old_version_body_that_is_not_a_map_is_corrupt_not_a_type_error(
+    data: object, kind: str
+) -> None:
+    body = msgpack.packb(data)
+    with pytest.raises(CorruptEventError, match=f"SessionEnded version 1: body is {kind}, not"):
+        decode("SessionEnded", 1, body)
+    record = StoredEvent("s", 1, "SessionEnded", 1, 0.0, body, b"")
+    with pytest.raises(CorruptEventError):
+        list(CONVERTER.decode_records([record]))
+
+
+def test_an_upcaster_failing_on_a_damaged_body_makes_it_corrupt() -> None:
+    upcasters = Upcasters()
+    upcasters.add("SessionStarted", 1, lambda data: {**data, "surface": data["app"].lower()})
+    body = msgpack.packb({TAG: "SessionStarted", "app": 7, "params": {}, "redact_passwords": 0})
+    with pytest.raises(CorruptEventError, match="version 1: upcasting it raised AttributeError"):
+        LogConverter(upcasters).decode("SessionStarted", 1, body)
+
+
 def test_a_body_tagged_with_another_topic_is_corrupt() -> None:
     body = encode(SessionStarted("a:b", "runtime", {}, False)).body
     with pytest.raises(CorruptEventError, match="tagged SessionStarted"):
