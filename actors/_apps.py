@@ -43,19 +43,16 @@ def load_app(reference: str) -> App[Any, Any]:
         raise AppLoadError(
             f"{reference!r}: expected module:attribute, e.g. semledger.examples.todo:app"
         )
-    if _is_a_file_path(module_name):
-        name, folder = _dotted(module_name, here)
-        where = "" if folder is None else f", run from {folder}"
-        raise AppLoadError(
-            f"{reference!r}: APP is a module name, not a file path:"
-            f" did you mean {name}:{attribute}{where}?"
-        )
+    if "/" in module_name or os.sep in module_name:  # never a module name: import nothing
+        raise _a_file_path(reference, module_name, attribute, here)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         missing = error.name if isinstance(error, ModuleNotFoundError) else None
         hint = app_location(error)
         if missing is not None and f"{module_name}.".startswith(f"{missing}."):
+            if module_name.endswith(".py"):  # no module mod.py (package mod, submodule py)
+                raise _a_file_path(reference, module_name, attribute, here) from None
             hint = " (run from the folder that holds it, or add that folder to PYTHONPATH)"
         raise AppLoadError(f"{reference!r}: cannot import {module_name}: {error}{hint}") from error
     except Exception as error:  # the module's own code raised as it ran
@@ -79,19 +76,25 @@ def load_app(reference: str) -> App[Any, Any]:
     return value
 
 
-def _is_a_file_path(module_name: str) -> bool:
-    """A module name has no slash, and ends in ``.py`` only for a submodule named ``py``."""
-    return "/" in module_name or os.sep in module_name or module_name.endswith(".py")
+def _a_file_path(reference: str, path: str, attribute: str, here: str) -> AppLoadError:
+    name, folder = _dotted(path, here)
+    where = "" if folder is None else f", run from {folder}"
+    return AppLoadError(
+        f"{reference!r}: APP is a module name, not a file path:"
+        f" did you mean {name}:{attribute}{where}?"
+    )
 
 
 def _dotted(path: str, here: str) -> tuple[str, str | None]:
     """The module name that imports the file at `path` from the folder `here` (``tiny`` for
-    ``./tiny.py``, ``pkg.mod`` for ``pkg/mod.py``), or, for a file outside `here`, its stem
-    and the folder to run from."""
+    ``./tiny.py``, ``pkg.mod`` for ``pkg/mod.py``), or, for a file outside `here` or under a
+    folder whose name is no identifier (``my.dir/t.py``), its stem and the folder to run from."""
     file = Path(here, path).resolve().with_suffix("")
     try:
         parts = file.relative_to(Path(here).resolve()).parts
     except ValueError:
+        parts = ()
+    if not parts or not all(part.isidentifier() for part in parts):
         return file.name, str(file.parent)
     return ".".join(parts), None
 

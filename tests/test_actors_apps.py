@@ -91,6 +91,7 @@ def test_a_missing_attribute_is_told_which_apps_the_module_holds(
         ("{tmp}/here_app.py", "here_app:app"),
         ("pkg/mod.py", "pkg.mod:app"),
         ("/elsewhere/there.py", "there:app, run from /elsewhere"),
+        ("my.dir/t.py", "t:app, run from {tmp}/my.dir"),
     ],
 )
 def test_an_app_given_as_a_file_path_is_told_its_module_name(
@@ -104,5 +105,19 @@ def test_an_app_given_as_a_file_path_is_told_its_module_name(
     with pytest.raises(AppLoadError) as raised:
         load_app(reference)
     assert str(raised.value) == (
-        f"{reference!r}: APP is a module name, not a file path: did you mean {meant}?"
+        f"{reference!r}: APP is a module name, not a file path:"
+        f" did you mean {meant.format(tmp=tmp_path)}?"
     )
+
+
+def test_a_module_named_like_a_file_is_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``mod.py:app``, submodule ``py`` of package ``mod``, imports: it is no file path."""
+    (tmp_path / "dotpy_pkg").mkdir()
+    (tmp_path / "dotpy_pkg" / "__init__.py").write_text("")
+    (tmp_path / "dotpy_pkg" / "py.py").write_text("from semledger.examples.counter import app\n")
+    monkeypatch.chdir(tmp_path)
+    for name in ("dotpy_pkg", "dotpy_pkg.py"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    assert load_app("dotpy_pkg.py:app").name == "counter"
