@@ -220,8 +220,12 @@ function isHidden(el) {
   return !el.checkVisibility({ visibilityProperty: true });
 }
 
-function unwritable(el, r) {  // a role="textbox" on what takes no text: no input, textarea or editable element
-  return (r === "textbox" || r === "searchbox") && el.tagName !== "INPUT" && el.tagName !== "TEXTAREA" && !el.isContentEditable;
+const TEXTLESS = new Set(["checkbox","radio","button","submit","reset","image","file","hidden"]);  // a range or color input takes its value as text
+
+function unwritable(el, r) {  // a role="textbox" on what takes no text: an input of a type that holds none, or no input, textarea or editable element
+  if (r !== "textbox" && r !== "searchbox") return false;
+  if (el.tagName === "INPUT") return TEXTLESS.has(el.type);
+  return el.tagName !== "TEXTAREA" && !el.isContentEditable;
 }
 
 let inertShown = null;  // during a walk, whether the document has inert content at all

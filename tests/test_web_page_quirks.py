@@ -46,6 +46,18 @@ PAGES = {
 <div role="textbox" contenteditable="true" aria-label="Typed into">z</div>
 </body></html>
 """,
+    "inputs.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Inputs</title></head><body>
+<input type="checkbox" role="textbox" aria-label="Checkbox">
+<input type="radio" role="textbox" aria-label="Radio">
+<input type="button" role="textbox" aria-label="Button" value="b">
+<input type="file" role="textbox" aria-label="File">
+<input type="submit" role="searchbox" aria-label="Submit">
+<input type="text" role="textbox" aria-label="Text">
+<input type="range" role="textbox" aria-label="Range">
+<input type="color" role="textbox" aria-label="Colour">
+</body></html>
+""",
     "framed.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Framed</title></head><body>
 <iframe title="Widget" srcdoc="<button onclick=&quot;d.showModal()&quot;>Open</button>
@@ -122,6 +134,25 @@ async def test_a_textbox_role_on_an_element_that_takes_no_text_is_read_only_with
     assert not typed_into.state.read_only
     assert isinstance(await _perform(host, typed_into, SetText("zz")), Receipt)
     assert _labelled(await full_read(host), "Typed into").value == "zz"
+
+
+async def test_a_textbox_role_on_an_input_that_takes_no_text_is_read_only_without_set_text(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "inputs.html")
+    page = await full_read(host)
+    for label in ("Checkbox", "Radio", "Button", "File", "Submit"):
+        box = _labelled(page, label)
+        assert box.state.read_only, box
+        assert ActionKind.SET_TEXT not in box.actions, box
+        refused = await _perform(host, box, SetText("7"))
+        assert isinstance(refused, Rejection), refused
+        assert refused.code is ErrorCode.ACTION_UNAVAILABLE, refused
+    for label, text in (("Text", "7"), ("Range", "7"), ("Colour", "#123456")):
+        field = _labelled(page, label)
+        assert not field.state.read_only, field
+        assert isinstance(await _perform(host, field, SetText(text)), Receipt)
+        assert _labelled(await full_read(host), label).value == text
 
 
 async def test_a_modal_dialog_in_a_frame_confines_the_frame_and_the_page_stays_in_reach(
