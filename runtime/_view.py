@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import reprlib
+import types
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
@@ -428,12 +429,34 @@ def node(
 
 
 def send(msg: Msg) -> Handler[Msg]:
-    """A handler that proposes one fixed message. Raises `TypeError` for a class given
-    where its instance was meant (``button("Save", Save)``): update's ``case Save():``
-    would not match it, and the action would do nothing without a word."""
+    """A handler that proposes one fixed message. Raises `TypeError` for a message class
+    or a handler given as `msg` (see `_send`)."""
+    return _send("send", msg)
+
+
+_HANDLERS: Final = (
+    types.FunctionType,
+    types.MethodType,
+    types.BuiltinFunctionType,
+    functools.partial,
+)
+
+
+def _send(builder: str, msg: Msg) -> Handler[Msg]:
+    """`send` for `builder`. Raises `TypeError` for a class given where its instance was
+    meant (``button("Save", Save)``), which update's ``case Save():`` would not match, and
+    for a handler given where its message was meant (``button("Save", send(Save()))``),
+    which update would get as the message: the action would do nothing without a word."""
     if isinstance(msg, type):
         name = msg.__qualname__
         raise TypeError(f"{name} is a message class, not a message: give one, {name}()")
+    if isinstance(msg, _HANDLERS):
+        made_by_send = getattr(msg, "__qualname__", "") == "_send.<locals>.<lambda>"
+        name = "send(...)" if made_by_send else getattr(msg, "__name__", "partial")
+        raise TypeError(
+            f"{builder}: expected a message, got a handler ({name}): pass the message"
+            f" itself ({builder} makes the handler that proposes it)"
+        )
     proposal: Proposal[Msg] = Proposal((msg,))
     return lambda _action: proposal
 
@@ -468,7 +491,7 @@ def button(
     ``handlers`` given). A `disabled` one refuses every action."""
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_activate is not None:
-        handlers[ActionKind.ACTIVATE] = send(on_activate)
+        handlers[ActionKind.ACTIVATE] = _send("button", on_activate)
     state = _state(fields, disabled=disabled)
     return node(Role.BUTTON, label=label, handlers=handlers, state=state, **fields)
 
@@ -550,7 +573,7 @@ def checkbox(
     `on_toggle`, and the model's update decides what is checked next."""
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_toggle is not None:
-        handlers[ActionKind.ACTIVATE] = send(on_toggle)
+        handlers[ActionKind.ACTIVATE] = _send("checkbox", on_toggle)
     state = _state(
         fields,
         checked=Checked.CHECKED if checked else Checked.UNCHECKED,

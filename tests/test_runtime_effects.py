@@ -32,8 +32,10 @@ from semledger.runtime import (
     SimpleAction,
     View,
     button,
+    checkbox,
     group,
     node,
+    send,
     text,
 )
 
@@ -498,6 +500,41 @@ def test_a_message_class_given_for_a_message_is_refused_where_the_view_is_built(
         AppRuntime(App(init=lambda: 0, update=lambda m, _msg: m, view=view))
     assert str(raised.value.__cause__) == (
         "Loaded is a message class, not a message: give one, Loaded()"
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "said"),
+    [
+        (
+            lambda: button("Load", send(Loaded()), semantic_id="load"),
+            "button: expected a message, got a handler (send(...))",
+        ),
+        (
+            lambda: checkbox("Load", False, send(Loaded())),
+            "checkbox: expected a message, got a handler (send(...))",
+        ),
+        (lambda: send(send(Loaded())), "send: expected a message, got a handler (send(...))"),
+        (
+            lambda: button("Load", functools.partial(print)),
+            "button: expected a message, got a handler (partial)",
+        ),
+    ],
+)
+def test_a_handler_given_for_a_message_is_refused_where_the_view_is_built(
+    build: Any, said: str
+) -> None:
+    """``button("Load", send(Loaded()))`` was accepted: update got the handler as its
+    message, and the agent a receipt for a click that did nothing."""
+
+    def view(_model: int) -> View[Loaded]:
+        return group(build())
+
+    with pytest.raises(ApplicationError) as raised:
+        AppRuntime(App(init=lambda: 0, update=lambda m, _msg: m, view=view))
+    assert str(raised.value.__cause__) == (
+        f"{said}: pass the message itself ({said.partition(':')[0]} makes the handler that"
+        " proposes it)"
     )
 
 
