@@ -43,10 +43,12 @@ frame stays in the tree and takes input, as in Chromium. Page text that is not v
 (a lone UTF-16 surrogate: an emoji a script cut in half) reads as U+FFFD, as Chromium draws
 it, wherever it shows: names, values, the title, a dialog's message, what an action answers,
 an error. A password's value is masked, one ``•`` per character. An editable element (the
-outermost ``contenteditable`` one) is a ``textbox`` whose value is its text; what is inside
-it is its content, not nodes; a ``textbox`` role on an element that takes no text (an input
-of a type that holds none, such as a checkbox, or no input, textarea or editable element) is
-``readonly``, as set_text cannot fill it. A tree
+outermost ``contenteditable`` one) is a ``textbox`` whose value is its text, a line per line
+shown, so text typed into it reads back as typed (``innerText`` would add a line for each blank
+line Chromium types as ``<div><br></div>``); what is inside it is its content, not nodes; a
+``textbox`` role on an element that takes no text (an input of a type that holds none, such as
+a checkbox, or no input, textarea or editable element) is ``readonly``, as set_text cannot
+fill it. A tree
 item is named by its own content, not its nested items' (a click lands on that content: an
 expanded item's centre is over its children). A shadow root is walked as shown: a slot holds
 what is assigned to it, else its fallback; an id inside a shadow root is unique only there,

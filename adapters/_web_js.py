@@ -185,6 +185,41 @@ function name(el, r) {
   return "";
 }
 
+const KEPT_SPACE = new Set(["pre", "pre-wrap", "break-spaces"]);
+
+function editedText(host) {  // an editable element's text, a line per line shown: innerText adds one for each empty line's <br> in its own block (Chromium's <div><br></div>)
+  const lines = [];
+  let cur = null;  // the line being read, null between lines
+  let soft = false;  // whether it ends in a collapsible space, which the line's end drops
+  const end = () => { lines.push(soft ? cur.slice(0, -1) : cur ?? ""); cur = null; soft = false; };
+  const close = () => { if (cur !== null) end(); };
+  const text = (data, ws) => {
+    const kept = KEPT_SPACE.has(ws);
+    const shown = kept ? data : ws === "pre-line" ? data.replace(/[ \t\r]+/g, " ") : data.replace(/[ \t\n\r]+/g, " ");
+    shown.split("\n").forEach((part, i) => {
+      if (i) end();
+      if (!kept && part.startsWith(" ") && (cur === null || soft)) part = part.slice(1);
+      if (!part) return;
+      cur = (cur ?? "") + part;
+      soft = !kept && part.endsWith(" ");
+    });
+  };
+  const visit = (node, ws) => {
+    if (node.nodeType === 3) return text(node.data, ws);
+    if (node.nodeType !== 1 || SKIP.has(node.tagName) || !node.checkVisibility()) return;
+    if (node.tagName === "BR") return end();  // ends its line; the last in a block ends it no later than the block does
+    const style = getComputedStyle(node);
+    const block = !/^(inline|contents|ruby)/.test(style.display);
+    if (block) close();
+    for (const kid of node.childNodes) visit(kid, style.whiteSpace);
+    if (block) close();
+  };
+  const ws = getComputedStyle(host).whiteSpace;
+  for (const kid of host.childNodes) visit(kid, ws);
+  close();
+  return lines.join("\n");
+}
+
 function value(el, r) {
   const tag = el.tagName;
   if (tag === "SELECT") return Array.from(el.selectedOptions).map((o) => norm(o.label)).join(", ");
@@ -199,7 +234,7 @@ function value(el, r) {
     return el.value;
   }
   if (tag === "PROGRESS" || tag === "METER") return String(el.value);
-  if (r === "textbox" && editingHost(el)) return el.innerText.replace(/\n$/, "");
+  if (r === "textbox" && editingHost(el)) return editedText(el);
   if (VALUED.has(r)) return el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow") || "";
   return "";
 }

@@ -58,6 +58,17 @@ PAGES = {
 <input type="color" role="textbox" aria-label="Colour">
 </body></html>
 """,
+    "editor.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Editing</title></head><body>
+<div contenteditable="true" aria-label="Editor"></div>
+<div contenteditable="true" aria-label="Paragraphs"
+  onfocus="document.execCommand('defaultParagraphSeparator', false, 'p')"></div>
+<div contenteditable="true" aria-label="Written">
+  <p>Hello   there</p>
+  <p>x<br></p><div style="white-space: pre">  kept  </div>
+</div>
+</body></html>
+""",
     "framed.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Framed</title></head><body>
 <iframe title="Widget" srcdoc="<button onclick=&quot;d.showModal()&quot;>Open</button>
@@ -153,6 +164,19 @@ async def test_a_textbox_role_on_an_input_that_takes_no_text_is_read_only_withou
         assert not field.state.read_only, field
         assert isinstance(await _perform(host, field, SetText(text)), Receipt)
         assert _labelled(await full_read(host), label).value == text
+
+
+async def test_text_typed_into_an_editable_element_reads_back_as_typed_blank_lines_and_all(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "editor.html")
+    page = await full_read(host)
+    assert _labelled(page, "Written").value == "Hello there\nx\n  kept  "
+    for label in ("Editor", "Paragraphs"):
+        for text in ("a\nb\n\nc", "\n\nlead", "x\n\n", "\n", "one", ""):
+            typed = await _perform(host, _labelled(page, label), SetText(text))
+            assert isinstance(typed, Receipt), typed
+            assert _labelled(await full_read(host), label).value == (text or None), (label, text)
 
 
 async def test_a_modal_dialog_in_a_frame_confines_the_frame_and_the_page_stays_in_reach(
