@@ -78,8 +78,9 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _UNOPENED: Final = (SessionLogError, EventLogError, sqlite3.Error, OSError)
 """What opening or resuming a session raises when its log cannot be written or read (a
 full disk, a deleted file) or no claim can be made (out of file descriptors): not a bug
-inside the server, and perhaps over soon: a ``503``. A resume answers two kinds among
-them otherwise: `SessionClaimedError` and the `DAMAGED_LOG_ERRORS`."""
+inside the server, and perhaps over soon: a ``503``. A resume, or the end of a session
+this server does not serve, answers two kinds among them otherwise (`_log_refusal`):
+`SessionClaimedError` and the `DAMAGED_LOG_ERRORS`."""
 TRANSPORT: Final = "http"
 """How its sessions' starts (``params["transport"]``) and connections name this transport:
 a server resumes only sessions whose start says so."""
@@ -398,7 +399,7 @@ class McpHttpApp:
         self._over[session_id] = f"session {session_id!r} is over on this server: {why}"
 
     def _unopened(self, what: str, error: Exception) -> str:
-        """Why a session could not be opened or resumed for its log (one of `_UNOPENED`),
+        """Why a session could not be opened, resumed or ended for its log (`_UNOPENED`),
         told to the operator too: the client only learns that it has no session."""
         why = f"{what}: " + (
             str(error) if isinstance(error, SessionLogError) else f"its log: {error}"
@@ -406,6 +407,20 @@ class McpHttpApp:
         if self.on_failure is not None:
             self.on_failure(why)
         return why
+
+    def _log_refusal(self, doing: str, session_id: str, error: Exception) -> tuple[int, str]:
+        """The status and reason of a request that would take a session up from the log
+        (resume it, or end it for good there) and that `error` (one of `_UNOPENED`) stopped
+        before anything was done: the session is as it was. A damaged log is a ``500``, a
+        claim another server holds a ``409``, and a log that cannot be opened or written a
+        ``503`` its operator hears of: the client may send the request again. (SQLite's
+        `OperationalError`, a full disk or an I/O error, is no damage.)"""
+        damaged = isinstance(error, DAMAGED_LOG_ERRORS)
+        if damaged and not isinstance(error, sqlite3.OperationalError):
+            return 500, _unreadable(session_id, error)
+        if isinstance(error, SessionClaimedError):  # another server on the log owns it
+            return 409, str(error)
+        return 503, self._unopened(f"could not {doing} session {session_id!r}", error)
 
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")
@@ -487,15 +502,8 @@ class McpHttpApp:
             return None
         try:
             connection = await self._find(session_id)
-        except DAMAGED_LOG_ERRORS as error:
-            await _refuse(send, 500, _unreadable(session_id, error))
-            return None
-        except SessionClaimedError as error:  # another server on the log owns it
-            await _refuse(send, 409, str(error))
-            return None
         except _UNOPENED as error:
-            why = self._unopened(f"could not resume session {session_id!r}", error)
-            await _refuse(send, 503, why)
+            await _refuse(send, *self._log_refusal("resume", session_id, error))
             return None
         except ActorError as error:  # it cannot be resumed here
             await _refuse(send, 409, str(error))
@@ -506,10 +514,7 @@ class McpHttpApp:
         return session_id, connection
 
     async def _delete(self, headers: dict[str, str], send: Send, peer: str | None) -> None:
-        """End the session for good (`SessionRegistry.close` by its client). One this server
-        does not serve now (parked, left by a server that stopped) is ended in the log, not
-        resumed to be ended: that would start again what it left unfinished (an effect that
-        must not run twice), and could not end one whose resume is refused."""
+        """End the session for good (`SessionRegistry.close` by its client)."""
         session_id = await _session_id(headers, send)
         if session_id is None:
             return
@@ -518,34 +523,57 @@ class McpHttpApp:
         if connection is not None and self._stale(session_id, connection):
             self._drop(session_id, connection)
             connection = None
-        try:
-            if connection is not None:
-                await self._came_back(connection, headers, peer)
-                connection.host.close()
-                self._connections.pop(session_id, None)
-                self._over[session_id] = _for_good(session_id, _DELETED)
-            else:
-                refusal = self._over.get(session_id) or await trio.to_thread.run_sync(
-                    self._unresumable, session_id
-                )
-                if refusal is not None:
-                    await _refuse(send, 404, refusal)
-                    return
-            await self.registry.close(session_id, _DELETED, by="client")
-        except SessionClaimedError as error:  # another server on the log serves it
-            await _refuse(send, 409, str(error))
-            return
-        except SessionOverError as error:  # ended or crashed since it was looked at
-            await _refuse(send, 404, str(error))
-            return
-        except DAMAGED_LOG_ERRORS as error:
-            await _refuse(send, 500, _unreadable(session_id, error))
-            return
-        except (ActorError, EventLogError) as error:  # its end could not be logged (full disk)
-            await _refuse(send, 500, str(error))
+        if connection is None:
+            refusal = await self._end_unserved(session_id)
+        else:
+            refusal = await self._end_served(session_id, connection, headers, peer)
+        if refusal is not None:
+            await _refuse(send, *refusal)
             return
         self._over[session_id] = _for_good(session_id, _DELETED)
         await _respond(send, 204, None)
+
+    async def _end_served(
+        self, session_id: str, connection: _Connection, headers: dict[str, str], peer: str | None
+    ) -> tuple[int, str] | None:
+        """End a session this server serves, or say why not with its status. It is over here
+        before its end is logged: one whose end cannot be logged is a ``500``, over all the
+        same."""
+        try:
+            await self._came_back(connection, headers, peer)
+            connection.host.close()
+            self._connections.pop(session_id, None)
+            self._over[session_id] = _for_good(session_id, _DELETED)
+            await self.registry.close(session_id, _DELETED, by="client")
+        except SessionClaimedError as error:  # another server on the log serves it
+            return 409, str(error)
+        except SessionOverError as error:  # ended or crashed since it was looked at
+            return 404, str(error)
+        except DAMAGED_LOG_ERRORS as error:
+            return 500, _unreadable(session_id, error)
+        except (ActorError, EventLogError) as error:  # its end could not be logged (full disk)
+            return 500, str(error)
+        return None
+
+    async def _end_unserved(self, session_id: str) -> tuple[int, str] | None:
+        """End in the log a session this server does not serve now (parked, left by a server
+        that stopped), or say why not with its status. It is not resumed to be ended: that
+        would start again what it left unfinished (an effect that must not run twice), and
+        could not end one whose resume is refused. A log that cannot take its end leaves it
+        as it was, resumable, and is refused as its resume would be (`_log_refusal`): the
+        client may send the DELETE again."""
+        try:
+            refusal = self._over.get(session_id) or await trio.to_thread.run_sync(
+                self._unresumable, session_id
+            )
+            if refusal is not None:
+                return 404, refusal
+            await self.registry.close(session_id, _DELETED, by="client")
+        except SessionOverError as error:  # ended or crashed since it was looked at
+            return 404, str(error)
+        except _UNOPENED as error:
+            return self._log_refusal("end", session_id, error)
+        return None
 
 
 async def _session_id(headers: dict[str, str], send: Send) -> str | None:

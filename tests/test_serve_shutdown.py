@@ -610,6 +610,45 @@ async def test_a_session_id_that_is_not_ascii_is_refused_as_sent_not_garbled(
     assert refusal(answer) == "Mcp-Session-Id 'é' is not ASCII: send the id the server gave"
 
 
+@pytest.mark.parametrize("blocked", ["claims-folder-a-file", "full-disk"])
+async def test_deleting_a_parked_session_its_log_cannot_end_is_a_503_that_ends_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blocked: str
+) -> None:
+    """It was a 500 (over all the same, by docs/wire.md) that its operator never heard of
+    (for a full disk, one saying the log "cannot be read"), and the session it had not
+    ended answered the next request once the log could be written. It stays as it was,
+    and the DELETE sent again ends it."""
+    db = tmp_path / "log.db"
+    claims = tmp_path / "log.db-claims"
+    disk = _FullDisk(monkeypatch)
+    told: list[str] = []
+    async with _asgi(db) as app:
+        app.on_failure = told.append
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        await app.registry.park(session, "parked by my program")
+        if blocked == "full-disk":
+            disk.full = True
+            why = "database or disk is full"
+        else:
+            claims.write_text("")
+            why = (
+                f"cannot open the log {db}: its session claims folder {claims} is a file,"
+                " not a folder: move it away"
+            )
+        status, _, answer = await _request(app, "DELETE", session=session)
+        assert status == 503, answer
+        assert refusal(answer) == told[-1] == f"could not end session {session!r}: its log: {why}"
+        disk.full = False
+        claims.unlink(missing_ok=True)
+        status, _, answer = await _request(app, "DELETE", session=session)
+        assert status == 204, answer
+        again, _, answer = await _request(app, "POST", INCREMENT, session)
+    assert again == 404
+    assert refusal(answer) == _http._for_good(session, "deleted by the client")
+    assert len(told) == 1
+
+
 def test_a_log_deleted_under_its_recorder_is_not_made_again_by_a_read(tmp_path: Path) -> None:
     """A server whose log was deleted answered the next initialize with a 500 and a
     traceback ('no such table: events'), having made an empty file at its path."""
