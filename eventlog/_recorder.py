@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from math import isfinite
+from math import isfinite, nan
 from typing import Any, Final, Protocol
 
 import attrs
@@ -269,8 +269,10 @@ class SessionProblem:
 
 
 def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[SessionProblem]]:
-    """Every session that has events, as its events say, and each way the log's summary
-    disagrees with them, naming the session: what `semledger sessions` shows.
+    """Every session, as its events say, and each way the log's summary disagrees with
+    them, naming the session: what `semledger sessions` shows. A session whose events
+    cannot say what it is (it has none, or its head, first or last row is malformed) is
+    listed as far as the summary says it, and its problem says why.
 
     The summary is not chained and may have been edited: each row is checked against its
     session's events, cheaply, with indexed lookups of its head (the count), its first
@@ -288,14 +290,17 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[Ses
         for name in sorted(logged | set(rows)):
             row = rows.get(name)
             if name not in logged:
+                assert row is not None
                 problems.append(
                     SessionProblem(name, "the log's summary lists it; it has no events")
                 )
+                found.append(attrs.evolve(row, events=0))
                 continue
             try:
                 logged_as = _as_logged(recorder, name, row)
             except MalformedRowError as error:  # its head, first or last row was edited
                 problems.append(SessionProblem(name, error.what))
+                found.append(_unchecked(recorder, name, row))
                 continue
             if logged_as is None:
                 problems.append(
@@ -305,6 +310,7 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[Ses
                         " (SQLite's `PRAGMA integrity_check` names the damage)",
                     )
                 )
+                found.append(_unchecked(recorder, name, row))
                 continue
             summary, differences = logged_as
             if row is None and name not in malformed:
@@ -314,6 +320,20 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[Ses
                 problems.append(SessionProblem(name, "; ".join(differences)))
             found.append(summary)
     return found, problems
+
+
+def _unchecked(recorder: Recorder, name: str, row: SessionSummary | None) -> SessionSummary:
+    """What is listed of a session whose events cannot say what it is (its problem says
+    why): its summary row, unchecked; without one, its name and its count if its head can
+    be read, its times NaN (unknown)."""
+    if row is not None:
+        return row
+    try:
+        head = recorder.head(name)
+    except MalformedRowError:
+        head = None
+    events = 0 if head is None else head.seq
+    return SessionSummary(name, None, None, nan, nan, events, False, False)
 
 
 def _summary_rows(

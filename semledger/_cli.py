@@ -8,6 +8,7 @@ import functools
 import io
 import json
 import logging
+import math
 import os
 import re
 import signal
@@ -601,7 +602,8 @@ def _state(summary: SessionSummary, served: set[str] | None) -> str:
 
 def _final(recorder: Recorder, summary: SessionSummary) -> bool | None:
     """Whether the session was ended for good (`SessionEnded.final`), as audit's
-    ``end.final`` says; None when its last event cannot be read."""
+    ``end.final`` says; None when its last event cannot be read, or is not the end its
+    summary says."""
     from semledger.eventlog import session_end
 
     if not summary.ended or summary.crashed:
@@ -610,7 +612,9 @@ def _final(recorder: Recorder, summary: SessionSummary) -> bool | None:
         end = session_end(recorder, summary.name)
     except DAMAGED_LOG_ERRORS:
         return None
-    return end is not None and end.final
+    if end is None:  # listed from its summary row, as its events cannot say
+        return None
+    return end.final
 
 
 def _summary_json(
@@ -626,7 +630,11 @@ def _summary_json(
 
     being_served = None if served is None else summary.name in served
     problem = None if not problems else "; ".join(problems)
-    return {**attrs.asdict(summary), "final": final, "served": being_served, "problem": problem}
+    fields = attrs.asdict(summary)
+    for key in ("first_at", "last_at"):  # NaN for a session whose events cannot say
+        if not math.isfinite(fields[key]):
+            fields[key] = None
+    return {**fields, "final": final, "served": being_served, "problem": problem}
 
 
 def _cmd_read(args: argparse.Namespace, console: Console) -> int:

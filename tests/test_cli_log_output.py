@@ -244,7 +244,9 @@ def test_a_seq_edited_into_text_is_named_in_one_line_by_every_command(
         ), command
     listed = mcp.cli("sessions", "--json", "--db", str(db))
     assert listed.returncode == 1, listed.stderr
-    assert {row["name"] for row in json.loads(listed.stdout)} == {"[/]", LONG_NAME, "two\nlines"}
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == {"agent", "[/]", LONG_NAME, "two\nlines"}
+    assert f"session 'agent': {rows['agent']['problem']}" == says
     assert listed.stderr == f"semledger: the log {db} is damaged: {says}\n"
 
 
@@ -354,7 +356,8 @@ def test_sessions_names_a_summary_row_that_disagrees_with_the_events_and_lists_t
     assert done.returncode == 1, done.stderr
     assert done.stderr == "".join(f"semledger: the log {db} is damaged: {line}\n" for line in says)
     listed = {s["name"]: s for s in json.loads(done.stdout)}
-    assert sorted(listed) == sorted(["agent", "[/]", "two\nlines", LONG_NAME])
+    ghosts = ["ghost"] if "ghost" in edit else []
+    assert sorted(listed) == sorted(["agent", "[/]", "two\nlines", LONG_NAME, *ghosts])
     agent = listed["agent"]
     assert (agent["app"], agent["surface"], agent["events"]) == (COUNTER, "runtime", 9)
     assert (agent["ended"], agent["end_reason"]) == (True, "script over")
@@ -366,7 +369,59 @@ def test_sessions_names_a_summary_row_that_disagrees_with_the_events_and_lists_t
     table = mcp.cli("sessions", "--db", str(db))
     assert (table.returncode, table.stderr) == (1, done.stderr)
     assert "│ agent " in table.stdout
-    assert "ghost" not in table.stdout
+    if "ghost" in listed:  # a row of no events: listed as the summary has it, with no events
+        assert listed["ghost"]["events"] == 0
+        assert listed["ghost"]["problem"] == "the log's summary lists it; it has no events"
+        assert "│ ghost " in table.stdout
+
+
+@pytest.mark.parametrize(
+    ("edit", "events", "final", "says"),
+    [
+        ("DELETE FROM events WHERE session = 'agent'", 0, None,
+         "the log's summary lists it; it has no events"),
+        ("UPDATE events SET at = 'yesterday' WHERE session = 'agent' AND seq = 9", 9, None,
+         "event 9 is malformed: its at is 'yesterday', not a number of seconds"),
+        ("UPDATE events SET at = 'yesterday' WHERE session = 'agent' AND seq = 1", 9, False,
+         "event 1 is malformed: its at is 'yesterday', not a number of seconds"),
+    ],
+    ids=["events deleted", "last at", "first at"],
+)  # fmt: skip
+def test_sessions_lists_a_session_whose_events_cannot_say_what_it_is_with_its_problem(
+    logged: Path, tmp_path: Path, edit: str, events: int, final: bool | None, says: str
+) -> None:
+    """It was named on stderr alone, left out of the table and of the JSON."""
+    db = damaged(logged, tmp_path, edit)
+    done = mcp.cli("sessions", "--json", "--db", str(db))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"semledger: the log {db} is damaged: session 'agent': {says}\n"
+    listed = {row["name"]: row for row in json.loads(done.stdout)}
+    assert set(listed) == {"agent", "[/]", LONG_NAME, "two\nlines"}
+    agent = listed["agent"]
+    assert (agent["app"], agent["events"], agent["problem"]) == (COUNTER, events, says)
+    assert (agent["ended"], agent["end_reason"], agent["final"]) == (True, "script over", final)
+    table = mcp.cli("sessions", "--db", str(db))
+    assert (table.returncode, table.stderr) == (1, done.stderr)
+    assert "│ agent " in table.stdout
+
+
+def test_sessions_json_lists_a_session_without_a_summary_row_or_readable_events_by_name(
+    logged: Path, tmp_path: Path
+) -> None:
+    db = damaged(
+        logged,
+        tmp_path,
+        "DELETE FROM sessions WHERE name = 'agent'",
+        "UPDATE events SET at = 'yesterday' WHERE session = 'agent' AND seq = 9",
+    )
+    done = mcp.cli("sessions", "--json", "--db", str(db))
+    assert done.returncode == 1, done.stderr
+    agent = {row["name"]: row for row in json.loads(done.stdout)}["agent"]
+    assert (agent["app"], agent["events"], agent["first_at"], agent["last_at"]) == (
+        None, 9, None, None,
+    )  # fmt: skip
+    says = "event 9 is malformed: its at is 'yesterday', not a number of seconds"
+    assert agent["problem"] == says
 
 
 def test_audit_json_has_every_key_null_when_it_has_nothing_to_say(logged: Path) -> None:
