@@ -8,6 +8,7 @@ outlives the server process and is recovered from the log when its client comes 
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable
@@ -189,7 +190,7 @@ class McpHttpApp:
             return
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await _refuse(send, 400, f"unsupported MCP-Protocol-Version {version!r}")
+            await _refuse(send, 400, f"unsupported MCP-Protocol-Version {_shown(version)}")
             return
         if method == "POST":
             await self._post(headers, receive, send, _peer(scope))
@@ -240,7 +241,7 @@ class McpHttpApp:
         if (is_initialize or in_a_batch) and "mcp-session-id" not in headers:
             await self._initialize(message, send, peer)
             return
-        found = await self._session(headers, send)
+        found = await self._session(headers, send, initialize=is_initialize)
         if found is None:
             return
         session_id, connection = found
@@ -494,10 +495,12 @@ class McpHttpApp:
             return _for_good(session_id, end.reason)
         return None
 
-    async def _session(self, headers: dict[str, str], send: Send) -> tuple[str, _Connection] | None:
-        """The session a request names and its connection, or None once the request has
-        been answered with why there is none."""
-        session_id = await _session_id(headers, send)
+    async def _session(
+        self, headers: dict[str, str], send: Send, *, initialize: bool = False
+    ) -> tuple[str, _Connection] | None:
+        """The session a request (an ``initialize`` if `initialize`) names and its
+        connection, or None once the request has been answered with why there is none."""
+        session_id = await _session_id(headers, send, initialize=initialize)
         if session_id is None:
             return None
         try:
@@ -576,20 +579,35 @@ class McpHttpApp:
         return None
 
 
-async def _session_id(headers: dict[str, str], send: Send) -> str | None:
-    """The session id a request names, or None once it has been answered ``400``: it names
-    none, or one no server gives (the ids are ASCII, and a header's other bytes, read as
-    Latin-1, would be shown garbled)."""
+async def _session_id(
+    headers: dict[str, str], send: Send, *, initialize: bool = False
+) -> str | None:
+    """The session id a request (an ``initialize`` if `initialize`) names, or None once it
+    has been answered ``400``: it names none, or one no server gives (the ids are ASCII)."""
     session_id = headers.get("mcp-session-id")
     if session_id is None:
         await _refuse(send, 400, _NO_SESSION_ID)
         return None
     if not session_id.isascii():
-        sent = session_id.encode("latin-1").decode("utf-8", "backslashreplace")
-        why = f"Mcp-Session-Id {sent!r} is not ASCII: send the id the server gave"
+        what = f"Mcp-Session-Id {_shown(session_id)} is not ASCII"
+        if initialize:
+            why = f"{what}, so no server gave it: to open a session, send initialize without it"
+        else:
+            why = f"{what}: send the id the server gave"
         await _refuse(send, 400, why)
         return None
     return session_id
+
+
+_ESCAPED_BYTE: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")
+
+
+def _shown(value: str) -> str:
+    """A header's value quoted as its client sent it. ASGI gives a header's bytes read as
+    Latin-1, which shows UTF-8 garbled (``'Ã©'`` for ``'é'``): they are read as UTF-8, and
+    a byte that is not UTF-8 is shown ``\\xNN`` (`repr` would double its backslash)."""
+    text = value.encode("latin-1").decode("utf-8", "surrogateescape")
+    return _ESCAPED_BYTE.sub(r"\1\\x\2", repr(text))
 
 
 async def _run(connection: _Connection, events: list[Event]) -> list[ReplyMessage]:
@@ -668,15 +686,17 @@ def _unacceptable(headers: dict[str, str]) -> tuple[int, str] | None:
     """Why a POST is refused for how it is sent, with its status, if it is: a body that is
     not plain JSON (``415``), or a client that takes no JSON answer (``406``). A header left
     out (or blank) is taken as the MCP clients that leave it out mean it."""
-    encoding = headers.get("content-encoding", "").strip().lower()
-    if encoding not in ("", "identity"):
-        return 415, f"Content-Encoding {encoding!r} is not supported: send the body as it is"
+    encoding = headers.get("content-encoding", "")
+    if encoding.strip().lower() not in ("", "identity"):
+        why = f"Content-Encoding {_shown(encoding)} is not supported: send the body as it is"
+        return 415, why
     content_type = headers.get("content-type", "")
     if content_type.strip() and _media_range(content_type) != "application/json":
-        return 415, f"Content-Type must be application/json, not {content_type!r}"
+        return 415, f"Content-Type must be application/json, not {_shown(content_type)}"
     accept = headers.get("accept", "")
     if accept.strip() and not _accepts_json(accept):
-        return 406, f"the answer is application/json, which Accept {accept!r} does not take"
+        why = f"the answer is application/json, which Accept {_shown(accept)} does not take"
+        return 406, why
     return None
 
 

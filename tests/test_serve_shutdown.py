@@ -246,9 +246,15 @@ async def _asgi(db: Path) -> AsyncIterator[McpHttpApp]:
 
 
 async def _request(
-    app: McpHttpApp, method: str, message: object = None, session: str | None = None
+    app: McpHttpApp,
+    method: str,
+    message: object = None,
+    session: str | None = None,
+    *,
+    extra: Sequence[tuple[bytes, bytes]] = (),
 ) -> tuple[int, dict[str, str], Any]:
     headers = [] if session is None else [(b"mcp-session-id", session.encode())]
+    headers.extend(extra)
     scope = {"type": "http", "method": method, "path": "/mcp", "headers": headers}
     body = b"" if message is None else json.dumps(message).encode()
     sent: list[dict[str, Any]] = []
@@ -647,6 +653,59 @@ async def test_deleting_a_parked_session_its_log_cannot_end_is_a_503_that_ends_n
     assert again == 404
     assert refusal(answer) == _http._for_good(session, "deleted by the client")
     assert len(told) == 1
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "says"),
+    [
+        ("mcp-protocol-version", "é".encode(), "unsupported MCP-Protocol-Version 'é'"),
+        (
+            "content-type",
+            "application/jsoné".encode(),
+            "Content-Type must be application/json, not 'application/jsoné'",
+        ),
+        (
+            "content-encoding",
+            "GZIPé".encode(),
+            "Content-Encoding 'GZIPé' is not supported: send the body as it is",
+        ),
+        (
+            "accept",
+            "text/é".encode(),
+            "the answer is application/json, which Accept 'text/é' does not take",
+        ),
+        (
+            "mcp-session-id",
+            b"\xe9",
+            "Mcp-Session-Id '\\xe9' is not ASCII: send the id the server gave",
+        ),
+    ],
+    ids=["protocol-version", "content-type", "content-encoding", "accept", "session-id-byte"],
+)
+async def test_a_header_that_is_not_ascii_is_shown_as_sent_not_garbled(
+    tmp_path: Path, header: str, value: bytes, says: str
+) -> None:
+    """Each was echoed as its bytes read as Latin-1 (``'Ã©'`` for ``'é'``), and a byte that
+    is no UTF-8 with its backslash doubled (``'\\\\xe9'``): only the session id's UTF-8 was
+    read as such."""
+    async with _asgi(tmp_path / "log.db") as app:
+        status, _, answer = await _request(app, "POST", INCREMENT, extra=[(header.encode(), value)])
+    assert status in (400, 406, 415)
+    assert refusal(answer) == says
+
+
+async def test_an_initialize_with_a_session_id_that_is_not_ascii_is_told_to_leave_it_out(
+    tmp_path: Path,
+) -> None:
+    """It was told to "send the id the server gave", where no server gave one."""
+    async with _asgi(tmp_path / "log.db") as app:
+        status, headers, answer = await _request(app, "POST", INITIALIZE, "é")
+    assert status == 400
+    assert "mcp-session-id" not in headers
+    assert refusal(answer) == (
+        "Mcp-Session-Id 'é' is not ASCII, so no server gave it: to open a session, send"
+        " initialize without it"
+    )
 
 
 def test_a_log_deleted_under_its_recorder_is_not_made_again_by_a_read(tmp_path: Path) -> None:
