@@ -40,6 +40,7 @@ from semledger.runtime._wire import decode_read
 __all__ = ["gap", "logged_event", "logged_journal"]
 
 _COMMITTED = topic_of(Committed)
+_CHECKPOINT = topic_of(SemanticsTaken)
 
 
 def logged_event(record: StoredEvent) -> Event:
@@ -69,18 +70,53 @@ def _rebuilt(checkpoint: SemanticsTaken) -> SemanticsSnapshot | None:
 
 def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnapshot, int]:
     """Where folding starts: the latest read checkpoint at or before generation `bound`
-    and the seq after it, walking back from the last one; else the empty snapshot, seq 1."""
-    topic = topic_of(SemanticsTaken)
-    record = recorder.last_of(session, topic)
-    while record is not None:
+    and the seq after it; else the empty snapshot, seq 1.
+
+    Checkpoints are logged in generation order, so that one is found by bisecting their
+    seqs (an index seek), reading only the generation of each checkpoint tried, not its
+    tree: a read costs its tree and the fold after it, not the checkpoints after it. One
+    whose tree does not serve (a damaged log) is passed over for the one before it.
+    """
+    checkpoints = recorder.seqs_of(session, _CHECKPOINT)
+    low, high = 0, len(checkpoints)
+    while low < high:
+        middle = (low + high) // 2
+        generation = _generation_at(recorder, session, checkpoints[middle])
+        if generation is not None and generation <= bound:
+            low = middle + 1
+        else:
+            high = middle
+    for seq in reversed(checkpoints[:low]):
+        record = _record_at(recorder, session, seq)
+        if record is None:
+            continue
         event = logged_event(record)
         assert isinstance(event, SemanticsTaken)
-        if event.generation <= bound:
-            snapshot = _rebuilt(event)
-            if snapshot is not None:
-                return snapshot, record.seq + 1
-        record = recorder.last_of(session, topic, before=record.seq)
+        snapshot = _rebuilt(event) if event.generation <= bound else None
+        if snapshot is not None:
+            return snapshot, seq + 1
     return SemanticsSnapshot.empty(), 1
+
+
+def _record_at(recorder: Recorder, session: str, seq: int) -> StoredEvent | None:
+    """The read checkpoint at `seq`, found as the last one below the next seq: an index
+    seek (and not a read, which is what a fold makes)."""
+    record = recorder.last_of(session, _CHECKPOINT, before=seq + 1)
+    return record if record is not None and record.seq == seq else None
+
+
+def _generation_at(recorder: Recorder, session: str, seq: int) -> int | None:
+    """The generation of the read checkpoint at `seq`, its tree left undecoded where its
+    body allows (one of an older version is decoded); None if it has no row."""
+    record = _record_at(recorder, session, seq)
+    if record is None:
+        return None
+    generation = CONVERTER.peek(record.topic, record.version, record.body, "generation")
+    if type(generation) is int:
+        return generation
+    event = logged_event(record)  # (raises for a body that does not decode)
+    assert isinstance(event, SemanticsTaken)
+    return event.generation
 
 
 def fold_commit(

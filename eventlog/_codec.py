@@ -6,6 +6,7 @@ A body is the msgpack encoding of the unstructured event with its topic inside u
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
@@ -173,6 +174,26 @@ class LogConverter:
         if type(event) is not self._classes[topic]:
             raise CorruptEventError(topic, version, f"body is tagged {TOPICS[type(event)]}")
         return event
+
+    def peek(self, topic: str, version: int, body: bytes, name: str) -> object:
+        """The field `name` of a stored event of its topic's current version, read without
+        decoding the rest of its body (a read checkpoint's generation, beside its tree).
+
+        None where it cannot be read so: the body of an older version (which upcasting may
+        change), or one that is no msgpack map holding that field. Decoding the event then
+        says what it holds, or names the damage.
+        """
+        if self._versions.get(topic) != version:
+            return None
+        unpacker = msgpack.Unpacker(io.BytesIO(body), strict_map_key=False)
+        try:
+            for _ in range(unpacker.read_map_header()):
+                if unpacker.unpack() == name:
+                    return unpacker.unpack()
+                unpacker.skip()
+        except Exception:  # (msgpack raises several: not a map, cut short, malformed)
+            return None
+        return None
 
     def _upcast(self, topic: str, version: int, current: int, data: dict[str, Any]) -> Any:
         """The upcasters' dict. An upcaster is written for the shape its version had: one

@@ -150,6 +150,13 @@ class MemoryRecorder:
                 (records[i] for i in range(end - 1, -1, -1) if records[i].topic == topic), None
             )
 
+    def seqs_of(self, session: str, topic: str) -> list[int]:
+        with self._lock:
+            self._check_open()
+            records = self._events.get(session, [])
+            end = self._length(session, records)
+            return [records[i].seq for i in range(end) if records[i].topic == topic]
+
     def sessions(self) -> list[SessionSummary]:
         with self._lock:
             self._check_open()

@@ -97,6 +97,12 @@ class Recorder(Protocol):
         with `before`, the last one whose seq is below it."""
         ...
 
+    def seqs_of(self, session: str, topic: str) -> list[int]:
+        """The seqs of the session's records of `topic`, in order, without reading them:
+        where its read checkpoints are (``SemanticsTaken``, which the SQLite log indexes;
+        any other topic is found by a scan of the session's records)."""
+        ...
+
     def pinned(self) -> AbstractContextManager[None]:
         """Read the log at one moment: every read this thread makes inside the context
         (summaries, heads, records) sees the log as it was when it was entered, and none

@@ -42,7 +42,7 @@ from ._errors import (
     SequenceConflict,
     UnsupportedSchemaError,
 )
-from ._events import Event, SessionCrashed, SessionEnded, SessionStarted
+from ._events import TOPICS, Event, SemanticsTaken, SessionCrashed, SessionEnded, SessionStarted
 from ._recorder import prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
 
@@ -55,9 +55,13 @@ __all__ = ["SCHEMA_VERSION", "LogInfo", "SqliteRecorder", "inspect_log"]
 Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """1: ``schema_version`` and ``events``. 2: adds ``sessions``, the per-session summary.
-3: adds ``sessions.end_reason``. 4: a session resumed after it ended is not ended."""
+3: adds ``sessions.end_reason``. 4: a session resumed after it ended is not ended.
+5: adds ``events_read_checkpoints``, an index of the read checkpoints."""
+_READABLE_FROM = 4
+"""The oldest schema a read-only open reads as it is: version 5 adds only an index, which
+reads use where it exists and do without (scanning) where it does not."""
 
 _COLUMNS = "session, seq, topic, version, at, body, chain"
 _SELECTED = "session, seq, topic, version, at, CAST(body AS BLOB), CAST(chain AS BLOB)"
@@ -77,6 +81,21 @@ _REPLAY = (
 _LAST_OF = (
     f"SELECT {_SELECTED} FROM events WHERE session = ? AND topic = ? AND seq < ?"
     " ORDER BY seq DESC LIMIT 1"
+)
+_CHECKPOINT = TOPICS[SemanticsTaken]
+_CHECKPOINTS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS events_read_checkpoints ON events (session, seq)"
+    f" WHERE topic = '{_CHECKPOINT}'"
+)
+"""Read checkpoints by session and seq. Partial: an append of any other event (nearly all
+of them) leaves it as it was. A query uses it only where it names the topic as a literal."""
+_LAST_CHECKPOINT = (
+    f"SELECT {_SELECTED} FROM events WHERE session = ? AND topic = '{_CHECKPOINT}'"
+    " AND seq < ? ORDER BY seq DESC LIMIT 1"
+)
+_SEQS_OF = "SELECT seq FROM events WHERE session = ? AND topic = ? ORDER BY seq"
+_CHECKPOINT_SEQS = (
+    f"SELECT seq FROM events WHERE session = ? AND topic = '{_CHECKPOINT}' ORDER BY seq"
 )
 _PIN = "SELECT version FROM schema_version"
 """A read that starts a read transaction (a ``BEGIN`` alone takes no snapshot)."""
@@ -210,11 +229,18 @@ def _reopen_resumed(db: sqlite_utils.Database, _converter: LogConverter) -> None
     )
 
 
+def _index_checkpoints(db: sqlite_utils.Database, _converter: LogConverter) -> None:
+    """Index the read checkpoints, so that a read finds them by an index seek, not by a
+    scan of the session's events (one pass over the events, once)."""
+    db.execute(_CHECKPOINTS_INDEX)
+
+
 _MIGRATIONS: dict[int, Callable[[sqlite_utils.Database, LogConverter], None]] = {
     1: _create_events,
     2: _create_sessions,
     3: _add_end_reasons,
     4: _reopen_resumed,
+    5: _index_checkpoints,
 }
 
 
@@ -536,7 +562,7 @@ def _readable_version(conn: sqlite3.Connection, path: str) -> int:
         raise LogOpenError(path, "it holds no semledger log")
     if found > SCHEMA_VERSION:
         raise UnsupportedSchemaError(path, found, SCHEMA_VERSION)
-    if found < SCHEMA_VERSION:
+    if found < _READABLE_FROM:
         raise OutdatedSchemaError(
             path,
             f"it is read-only and its schema version {found} needs migrating to"
@@ -1156,8 +1182,23 @@ class SqliteRecorder:
         self._check_open()
         bound = _NO_SEQ_BOUND if before is None else before
         with self._reader() as conn:
-            row = conn.execute(_LAST_OF, (session, topic, bound)).fetchone()
+            if topic == _CHECKPOINT:
+                row = conn.execute(_LAST_CHECKPOINT, (session, bound)).fetchone()
+            else:
+                row = conn.execute(_LAST_OF, (session, topic, bound)).fetchone()
         return None if row is None else _checked(row)
+
+    def seqs_of(self, session: str, topic: str) -> list[int]:
+        """An index seek for read checkpoints (``SemanticsTaken``); for any other topic,
+        a scan of the session's rows. A seq edited into another type is left out: reading
+        its row names the damage."""
+        self._check_open()
+        with self._reader() as conn:
+            if topic == _CHECKPOINT:
+                rows = conn.execute(_CHECKPOINT_SEQS, (session,)).fetchall()
+            else:
+                rows = conn.execute(_SEQS_OF, (session, topic)).fetchall()
+        return [seq for (seq,) in rows if type(seq) is int]
 
     def sessions(self) -> list[SessionSummary]:
         self._check_open()

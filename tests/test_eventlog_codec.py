@@ -21,6 +21,7 @@ from semledger.eventlog import (
     EffectCompleted,
     Event,
     LogConverter,
+    SemanticsTaken,
     SessionStarted,
     StoredEvent,
     UnknownTopicError,
@@ -187,3 +188,18 @@ def test_a_body_tagged_with_another_topic_is_corrupt() -> None:
 def test_encoding_a_non_event_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="not a log event"):
         encode(object())  # type: ignore[arg-type]
+
+
+def test_peek_reads_one_field_of_a_current_body_and_none_it_cannot_read_so() -> None:
+    """A read checkpoint's generation is read without decoding its tree; a body it cannot
+    be read so from (an older version, no such field, no map) is left to decoding."""
+    tree = {"nodes": [{"id": str(i)} for i in range(100)]}
+    topic, version, body = CONVERTER.encode_parts(SemanticsTaken(7, tree, 12))
+    assert CONVERTER.peek(topic, version, body, "generation") == 7
+    assert CONVERTER.peek(topic, version, body, "next_node_id") == 12  # (after the tree)
+    assert CONVERTER.peek(topic, version, body, "nothing") is None
+    old = msgpack.packb({TAG: topic, "generation": 4, "semantics": tree})
+    assert CONVERTER.peek(topic, 1, old, "generation") is None  # (upcasting may change it)
+    for damaged in (b"", b"\xc1", msgpack.packb([7]), body[:3]):
+        assert CONVERTER.peek(topic, version, damaged, "generation") is None
+    assert CONVERTER.peek("NoSuchTopic", 1, body, "generation") is None

@@ -35,6 +35,7 @@ from semledger.eventlog import (
     NewEvent,
     Recorder,
     RecorderClosedError,
+    SemanticsTaken,
     SequenceConflict,
     SessionClaimedError,
     SessionCrashed,
@@ -54,6 +55,7 @@ from semledger.eventlog import (
     session_start,
     verify_chain,
 )
+from semledger.eventlog._sqlite import _CHECKPOINT_SEQS, _LAST_CHECKPOINT
 
 Factory = Callable[[], Recorder]
 
@@ -156,6 +158,19 @@ def test_last_of_before_a_seq_finds_the_latest_record_of_a_topic_below_it(
         below = [r for r in stored if r.topic == topic and r.seq < before]
         assert recorder.last_of("s", topic, before=before) == (below[-1] if below else None)
     assert recorder.last_of("nobody", topic, before=5) is None
+
+
+def test_seqs_of_lists_the_seqs_of_a_topics_records_in_order(recorder: Recorder) -> None:
+    checkpoints = [SemanticsTaken(1, {"generation": "1"}, 2), SemanticsTaken(2, {}, 3)]
+    events = [*story()[:-1], checkpoints[0], *story()[1:4], checkpoints[1]]
+    stored = recorder.append(batch("s", events))
+    recorder.append(batch("t", story()))
+    for topic in {record.topic for record in stored}:
+        assert recorder.seqs_of("s", topic) == [r.seq for r in stored if r.topic == topic]
+    assert recorder.seqs_of("s", "SemanticsTaken") == [6, 10]
+    assert recorder.seqs_of("t", "SemanticsTaken") == []
+    assert recorder.seqs_of("s", "NoSuchTopic") == []
+    assert recorder.seqs_of("nobody", "SemanticsTaken") == []
 
 
 @pytest.mark.parametrize(
@@ -1111,6 +1126,73 @@ def test_a_schema_newer_than_the_code_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(UnsupportedSchemaError, match="schema version 99"):
         SqliteRecorder(path)
+
+
+def _checkpointed_log(path: Path) -> None:
+    """A log of two sessions, each with read checkpoints between its other events."""
+    with SqliteRecorder(path) as recorder:
+        for session in ("a", "b"):
+            events = [*story()[:-1], SemanticsTaken(2, {}, 3), *story()[1:4]]
+            recorder.append(batch(session, events))
+
+
+def _plan(path: Path, sql: str, *parameters: object) -> str:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        rows = conn.execute(f"EXPLAIN QUERY PLAN {sql}", parameters).fetchall()
+    return " / ".join(row[-1] for row in rows)
+
+
+def test_read_checkpoints_are_found_by_an_index_seek_not_a_scan_of_the_session(
+    tmp_path: Path,
+) -> None:
+    """An early read walked back over every read checkpoint with a scan of the rows between
+    them: nothing indexed the topic, so finding them cost the whole session."""
+    path = tmp_path / "log.db"
+    _checkpointed_log(path)
+    for sql, parameters in [(_CHECKPOINT_SEQS, ("a",)), (_LAST_CHECKPOINT, ("a", 9))]:
+        assert "USING INDEX events_read_checkpoints (session=?" in _plan(path, sql, *parameters)
+    with SqliteRecorder(path) as recorder:
+        assert recorder.seqs_of("a", "SemanticsTaken") == [6]
+        assert recorder.last_of("b", "SemanticsTaken", before=6) is None
+        last = recorder.last_of("b", "SemanticsTaken")
+        assert last is not None
+        assert (last.session, last.seq) == ("b", 6)
+
+
+def _set_back_to_version_4(path: Path) -> None:
+    """The log as schema version 4 left it: without the index of read checkpoints."""
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("DROP INDEX events_read_checkpoints")
+        conn.execute("UPDATE schema_version SET version = 4")
+
+
+def test_a_log_of_schema_version_4_is_migrated_to_index_its_read_checkpoints(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "log.db"
+    _checkpointed_log(path)
+    _set_back_to_version_4(path)
+    with SqliteRecorder(path) as recorder:
+        assert recorder.found_schema_version == 4
+        assert recorder.seqs_of("b", "SemanticsTaken") == [6]
+    assert inspect_log(path).schema_version == SCHEMA_VERSION
+    assert "USING INDEX events_read_checkpoints" in _plan(path, _LAST_CHECKPOINT, "a", 9)
+
+
+def test_a_log_of_schema_version_4_is_read_read_only_as_it_is(tmp_path: Path) -> None:
+    """Version 5 adds only an index: a read-only open reads version 4 without it."""
+    path = tmp_path / "log.db"
+    _checkpointed_log(path)
+    _set_back_to_version_4(path)
+    before = path.read_bytes()
+    with SqliteRecorder(path, read_only=True) as recorder:
+        assert recorder.found_schema_version == 4
+        assert recorder.seqs_of("a", "SemanticsTaken") == [6]
+        last = recorder.last_of("a", "SemanticsTaken")
+        assert last is not None
+        assert last.seq == 6
+    assert path.read_bytes() == before
+    assert inspect_log(path).schema_version == 4
 
 
 def test_inspect_log_describes_without_migrating(tmp_path: Path) -> None:

@@ -245,6 +245,44 @@ def test_a_read_folds_only_the_commits_after_the_latest_checkpoint_that_serves_i
     assert 100 < recorder.replayed < 200
 
 
+class CheckpointCountingRecorder(MemoryRecorder):
+    """Counts the read checkpoints (``SemanticsTaken`` rows) it hands out, however asked."""
+
+    checkpoints = 0
+
+    def read(
+        self, session: str, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[StoredEvent]:
+        for record in super().read(session, start=start, stop=stop):
+            self.checkpoints += record.topic == "SemanticsTaken"
+            yield record
+
+    def last_of(self, session: str, topic: str, *, before: int | None = None) -> StoredEvent | None:
+        record = super().last_of(session, topic, before=before)
+        self.checkpoints += record is not None and record.topic == "SemanticsTaken"
+        return record
+
+
+def test_an_early_read_reads_few_of_the_read_checkpoints_after_it() -> None:
+    """Reading an early generation walked back over every later read checkpoint, decoding
+    each: its cost grew with the rest of the session, not with its tree."""
+    recorder = CheckpointCountingRecorder()
+    trio.run(partial(run_counter, recorder, 240, checkpoint_every=2))
+    checkpoints = len(recorder.seqs_of("c", "SemanticsTaken"))
+    plain = MemoryRecorder()
+    trio.run(partial(run_counter, plain, 240, checkpoint_every=None))
+    assert checkpoints >= 50
+    for generation in [*range(0, 241, 9), 1, 2, 239, 240]:
+        for since in [None, *(s for s in (generation - 1, generation - 70) if s >= 0)]:
+            recorder.checkpoints = 0
+            read = read_at(recorder, "c", generation=generation, since=since)
+            assert encode_read(read) == encode_read(
+                read_at(plain, "c", generation=generation, since=since)
+            ), (generation, since)
+            # (a bisection of the checkpoints, then the one chosen, read whole)
+            assert recorder.checkpoints <= checkpoints.bit_length() + 2, (generation, since)
+
+
 def test_a_commit_that_does_not_apply_is_named_by_its_seq_after_a_deleted_event(
     tmp_path: Path,
 ) -> None:
