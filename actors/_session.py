@@ -53,6 +53,7 @@ from semledger.eventlog import (
     password_policy_refusal,
     session_start,
     topic_of,
+    unstarted,
 )
 from semledger.runtime import (
     JOURNAL_SIZE,
@@ -628,8 +629,8 @@ class SessionActor(Actor[SessionMessage]):
         if refusal is not None:
             raise SessionEndedError(refusal)
         started = session_start(self.recorder, self.name)
-        if started is None:
-            raise SessionMismatchError(f"session {self.name!r} does not begin with its start")
+        if started is None:  # (it has events: it is being resumed) an edited log
+            raise unstarted(self.recorder, self.name)
         if started.drives_a_surface:
             raise SessionMismatchError(
                 f"session {self.name!r} was recorded by a {started.params['adapter']} surface, "

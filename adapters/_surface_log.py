@@ -60,6 +60,7 @@ from semledger.eventlog import (
     REDACTED,
     CorruptSummaryError,
     Event,
+    EventLogError,
     NewEvent,
     Recorder,
     SessionEnded,
@@ -69,6 +70,7 @@ from semledger.eventlog import (
     ended_for_good,
     password_policy_refusal,
     session_start,
+    unstarted,
 )
 
 from ._calls import CheckResult, ElementDescription
@@ -234,8 +236,9 @@ class LoggedSurface:
         called. For a host that reads the session's log before it writes to it.
 
         Raises ``SessionClaimedError``, ``SessionEndedError``, ``SessionCrashedError``,
-        ``SessionMismatchError`` or ``CorruptSummaryError`` (its log was cut: its next call
-        would take a seq the log had used) and owns nothing then.
+        ``SessionMismatchError``, ``CorruptSummaryError`` (its log was cut: its next call
+        would take a seq the log had used) or ``InconsistentLogError`` (its event 1 is
+        missing or is not its start) and owns nothing then.
         """
         if self._claimed:
             return
@@ -254,7 +257,12 @@ class LoggedSurface:
         ended = ended_for_good(self._recorder, self.session_name)
         summary = self._recorder.summary(self.session_name)
         crashed = summary is not None and summary.crashed
-        refusal = None if self._recorder.head(self.session_name) is None else self._refusal(app)
+        try:
+            logged = self._recorder.head(self.session_name) is not None
+            refusal = self._refusal(app) if logged else None
+        except EventLogError:  # its start is missing, is another event or does not decode
+            self._owner.close()
+            raise
         if ended is not None or crashed or refusal is not None:
             self._owner.close()
             if ended is not None:
@@ -292,11 +300,11 @@ class LoggedSurface:
     def _refusal(self, app: str) -> str | None:
         """Why the session the log holds under this name cannot be resumed as this one, if
         it cannot: it was started as another kind of session or under the other password
-        policy, or does not begin with a start."""
+        policy. One that does not begin with a start is damage (``InconsistentLogError``)."""
         name = self.session_name
         started = session_start(self._recorder, name)
         if started is None:
-            return f"session {name!r} does not begin with its start; it cannot be resumed"
+            raise unstarted(self._recorder, name)
         this = f"{_a(self.adapter_name)} surface session of {app}"
         if not started.drives_a_surface:
             was = f"an app session of {started.app}"

@@ -75,11 +75,13 @@ from ._recorder import (
     known_head,
     log_final_end,
     loggable_json,
+    not_a_start,
     password_policy_refusal,
     redact_action,
     refused_arguments,
     session_end,
     session_start,
+    unstarted,
     verify_log,
 )
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
@@ -165,12 +167,14 @@ __all__ = [
     "known_head",
     "log_final_end",
     "loggable_json",
+    "not_a_start",
     "password_policy_refusal",
     "redact_action",
     "refused_arguments",
     "session_end",
     "session_start",
     "topic_of",
+    "unstarted",
     "verify_chain",
     "verify_log",
 ]

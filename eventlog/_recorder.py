@@ -23,6 +23,7 @@ from ._codec import CONVERTER
 from ._errors import (
     CorruptSummaryError,
     EventLogError,
+    InconsistentLogError,
     MalformedRowError,
     SequenceConflict,
     SessionOverError,
@@ -47,9 +48,11 @@ __all__ = [
     "checked_sessions",
     "known_head",
     "loggable_json",
+    "not_a_start",
     "redact_action",
     "refused_arguments",
     "session_start",
+    "unstarted",
     "verify_log",
 ]
 
@@ -467,6 +470,21 @@ def session_start(recorder: Recorder, session: str) -> SessionStarted | None:
     if first is None or not isinstance(first[1], SessionStarted):
         return None
     return first[1]
+
+
+def not_a_start(topic: str) -> str:
+    """What is wrong with a session's event 1 of `topic`."""
+    return f"a {topic}, not the {TOPICS[SessionStarted]} a session begins with"
+
+
+def unstarted(recorder: Recorder, session: str) -> InconsistentLogError:
+    """The damage of a session that has events, and whose event 1 is missing or is not its
+    start (``session_start`` is None): an edited log, not a session of another kind."""
+    first = next(iter(recorder.read(session)), None)
+    if first is not None and first.seq == 1:
+        return InconsistentLogError(session, 1, f"it is {not_a_start(first.topic)}")
+    where = "" if first is None else f": the session's events start at event {first.seq}"
+    return InconsistentLogError(session, 1, f"missing{where}")
 
 
 def session_end(recorder: Recorder, session: str) -> SessionEnded | None:

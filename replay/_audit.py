@@ -35,6 +35,7 @@ from semledger.eventlog import (
     StoredEvent,
     SurfaceCalled,
     UnknownSessionError,
+    not_a_start,
     topic_of,
     verify_log,
 )
@@ -51,8 +52,9 @@ class Damage:
     seq: int
     what: str
     """What is wrong with it: ``cannot be read: <why>``, ``is missing: <where>``, ``is
-    not counted: <why>`` (the log's summary counts fewer events than the log holds), or
-    ``answers request #<id>, <why not>`` (an answer to no request awaiting one)."""
+    not counted: <why>`` (the log's summary counts fewer events than the log holds),
+    ``answers request #<id>, <why not>`` (an answer to no request awaiting one), or, of
+    event 1, ``is a <topic>, not the SessionStarted a session begins with``."""
 
 
 class UnreadableEventError(EventLogError):
@@ -492,8 +494,10 @@ def _has_requests(recorder: Recorder, session: str) -> bool:
 def _readable(
     recorder: Recorder, session: str, damage: list[Damage]
 ) -> Iterator[tuple[StoredEvent, Event | None]]:
-    """The session's events in order, None for each that does not decode; that one, and
-    each seq missing between two that are there, is added to `damage`.
+    """The session's events in order, None for each that does not decode, and for an event
+    1 that is not the session's start (taken for a run of its own, it would tell of a
+    server that stopped after it); that one, and each seq missing between two that are
+    there, is added to `damage`.
 
     Reading goes on after a damaged event from the one after it, so a damaged log costs
     one more lookup per damaged event, and a healthy one nothing more than its events.
@@ -509,6 +513,10 @@ def _readable(
             for record, event in recorder.events(session, start=start):
                 check(record.seq)
                 start = record.seq + 1
+                if record.seq == 1 and not isinstance(event, SessionStarted):
+                    damage.append(Damage(1, f"is {not_a_start(record.topic)}"))
+                    yield record, None
+                    continue
                 yield record, event
             return
         except EventLogError as error:

@@ -40,6 +40,7 @@ from semledger.eventlog import (
     UnsupportedVersionError,
     check_counted,
     known_head,
+    unstarted,
 )
 from semledger.runtime import (
     App,
@@ -490,16 +491,18 @@ class _Log:
         return self._next[0].seq, self._next[1]
 
 
-def logged_start(recorder: Recorder, session: str) -> SessionStarted | None:
-    """The session's start, read as replay reads it (None if its first event is another
-    one). Raises ``UnknownSessionError`` for no such session, and for damage, naming the
-    session and the event: a start that is missing or does not decode
-    (``InconsistentLogError``), events all deleted (``CorruptSummaryError``)."""
+def logged_start(recorder: Recorder, session: str) -> SessionStarted:
+    """The session's start, read as replay reads it. Raises ``UnknownSessionError`` for no
+    such session, and for damage, naming the session and the event: a start that is
+    missing, does not decode or is another event (``InconsistentLogError``), events all
+    deleted (``CorruptSummaryError``)."""
     known_head(recorder, session)
     log = _Log(recorder, session)
     first = log.peek()
     log.close()
-    return first[1] if first is not None and isinstance(first[1], SessionStarted) else None
+    if first is None or not isinstance(first[1], SessionStarted):
+        raise unstarted(recorder, session)
+    return first[1]
 
 
 def checked_events(
@@ -515,6 +518,8 @@ def checked_events(
     try:
         while log.peek() is not None:
             record, event = log.take()
+            if record.seq == 1 and not isinstance(event, SessionStarted):
+                raise unstarted(recorder, session)
             if isinstance(event, Committed):
                 snapshot = fold_commit(session, record.seq, snapshot, event)[0]
             yield record, event
@@ -557,7 +562,7 @@ def _reexecute(
     check_counted(recorder, session)
     first = log.peek()
     if first is None or not isinstance(first[1], SessionStarted):
-        raise ValueError(f"session {session!r} does not begin with SessionStarted")
+        raise unstarted(recorder, session)
     log.take()
     params = first[1].params
     checks = FuzzChecks(

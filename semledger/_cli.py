@@ -815,15 +815,14 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
     recorder = _recorder(args.db)
     try:
-        # Chained, unlike the summary's app; missing or undecodable, it is damage (exit 1).
+        # Chained, unlike the summary's app; missing, undecodable or another event, it is
+        # damage (exit 1).
         started = logged_start(recorder, args.session)
     except UnknownSessionError as error:
         raise UsageError(str(error)) from error
-    if started is not None and started.drives_a_surface:
+    if started.drives_a_surface:
         return _rerun_surface(args, console, recorder)
-    app_ref = args.app or (None if started is None else started.app)
-    if app_ref is None:
-        raise UsageError(f"session {args.session!r} names no app: give --app")
+    app_ref = args.app or started.app
     try:
         app = load_app(app_ref)  # first: an export for an app that cannot load would not run
     except AppLoadError as error:

@@ -31,6 +31,7 @@ from semledger.eventlog import (
     EffectCompleted,
     EffectFailed,
     EffectStarted,
+    InconsistentLogError,
     MemoryRecorder,
     NewEvent,
     Recorder,
@@ -506,19 +507,22 @@ async def test_resuming_from_a_checkpoint_with_another_app_is_refused() -> None:
     assert message == f"session 's' was recorded with {COUNTER}, not tests_variant:app"
 
 
-@pytest.mark.parametrize(
-    ("first", "says"),
-    [
-        (SessionStarted("web:surface", "web", {"adapter": "web"}, True), "by a web surface"),
-        (SessionEnded("no start"), "does not begin with its start"),
-    ],
-    ids=["surface session", "no start"],
-)
-async def test_resuming_a_log_no_app_session_wrote_is_refused(first: Any, says: str) -> None:
+async def test_resuming_a_log_no_app_session_wrote_is_refused() -> None:
     recorder = MemoryRecorder()
-    recorder.append([NewEvent("s", 1, first, 0.0)])
+    started = SessionStarted("web:surface", "web", {"adapter": "web"}, True)
+    recorder.append([NewEvent("s", 1, started, 0.0)])
     message = await refused(recorder, counter.app, error=SessionMismatchError)
-    assert says in message
+    assert "by a web surface" in message
+
+
+async def test_resuming_a_session_whose_event_1_is_not_its_start_is_damage() -> None:
+    """It was refused as a session of another kind (exit 2 from serve), not named damage."""
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", 1, SessionEnded("no start"), 0.0)])
+    message = await refused(recorder, counter.app, error=InconsistentLogError)
+    assert message == (
+        "session 's', event 1: it is a SessionEnded, not the SessionStarted a session begins with"
+    )
 
 
 async def test_resuming_with_the_unchanged_app_from_a_checkpoint_goes_on() -> None:

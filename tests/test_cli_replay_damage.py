@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -260,6 +261,51 @@ def test_replay_names_a_start_missing_or_undecodable_as_damage(
             f"semledger: the log {db} cannot be read: session 'agent', event 1: {says}\n"
         )
     assert not exported.exists()
+
+
+SWAP_1_AND_2 = (
+    "CREATE TEMP TABLE two AS SELECT seq, topic, version, at, body, chain FROM events"
+    " WHERE session = 'agent' AND seq IN (1, 2)",
+    "UPDATE events SET (topic, version, at, body, chain) = (SELECT topic, version, at, body,"
+    " chain FROM two WHERE two.seq = 3 - events.seq) WHERE session = 'agent' AND seq IN (1, 2)",
+)
+"""Events 1 and 2 of 'agent' swapped in content: its event 1 is a commit, its start event 2."""
+
+
+def test_every_command_names_an_event_1_that_is_not_the_start_as_damage(
+    logged: Path, tmp_path: Path
+) -> None:
+    """replay and --export-test said "names no app: give --app" (exit 2); replay --app named
+    the session twice (exit 2), serve exited 2; a plain audit exited 0 and told of a server
+    that stopped after event 1."""
+    db = damaged(logged, tmp_path, *SWAP_1_AND_2)
+    wrong = "a Committed, not the SessionStarted a session begins with"
+    says = f"session 'agent', event 1: it is {wrong}"
+    exported = tmp_path / "test_agent.py"
+    for command in (
+        ["replay", "agent"],
+        ["replay", "agent", "--export-test", str(exported)],
+        ["replay", "agent", "--app", COUNTER],
+        ["serve", COUNTER, "--session", "agent"],
+    ):
+        done = subprocess.run(
+            [*mcp.COMMAND, *command, "--db", str(db)],
+            input="",
+            capture_output=True,
+            text=True,
+            env=mcp.env(),
+            timeout=120,
+            check=False,
+        )
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr == f"semledger: the log {db} cannot be read: {says}\n", command
+    assert not exported.exists()
+    audited = f"event 1 of session 'agent' is {wrong}"
+    for command in (["audit", "agent"], ["audit", "agent", "--verify"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert done.stderr == f"semledger: the log {db} is damaged: {audited}\n", command
+        assert "stopped after event 1" not in done.stdout
 
 
 def test_export_refuses_a_commit_whose_delta_was_edited_under_its_hash(
