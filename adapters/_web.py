@@ -57,9 +57,11 @@ is not in the tree: neither the page's script nor Playwright's selectors can rea
 so its host shows with its own children as if it had none, and what the root shows (a
 button, say) can be neither read nor targeted. Content under ``inert`` is ``disabled``.
 Boxes are in the viewport's coordinates, with how far the page is scrolled on the root
-(``native["scroll"]``, ``"x y"``, when it is); an element an animation or transition is
+(``native["scroll"]``, ``"x y"``, when it is); a text node's is the box around its lines (a
+``Range`` over it), not its element's. An element an animation or transition is
 moving (its transform, position or size) keeps the box it had as it began until it stops, so
-a spinner spinning is not a change.
+a spinner spinning is not a change; text in it keeps the box the movement's first snapshot
+gave it.
 What the normalised states cannot say is in ``native``:
 ``invalid`` (``aria-invalid``, or a field the browser's validation refused once the user
 was at it, ``:user-invalid``, whose message is then its description), ``busy``

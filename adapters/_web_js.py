@@ -317,14 +317,35 @@ function movingTargets() {  // the elements an animation or transition is moving
 
 function shownBox(el, moving) {  // one that an animation is moving: where it was as it began
   const kept = moving ? still.get(el) : undefined;
-  if (kept !== undefined) return kept && [Math.round((kept[0] - scrollX) * 10) / 10, Math.round((kept[1] - scrollY) * 10) / 10, kept[2], kept[3]];
+  if (kept !== undefined) return kept && inView(kept);
   const b = box(el);
   still.set(el, b && [b[0] + scrollX, b[1] + scrollY, b[2], b[3]]);
   return b;
 }
 
-function box(el) {
-  const b = el.getBoundingClientRect();
+const inView = (kept) => [Math.round((kept[0] - scrollX) * 10) / 10, Math.round((kept[1] - scrollY) * 10) / 10, kept[2], kept[3]];
+const stillText = new WeakMap();  // a moving text node's box as the last snapshot gave it, and that snapshot's number
+let snaps = 0;
+
+function textBox(node, moving) {  // one an animation is moving: as the movement's first snapshot gave it (only those are stored: storing every text node's box costs more than measuring it)
+  if (!moving) return box(node);
+  const kept = stillText.get(node);
+  if (kept !== undefined && kept.snap >= snaps - 1) { kept.snap = snaps; return kept.box && inView(kept.box); }
+  const b = box(node);
+  stillText.set(node, { box: b && [b[0] + scrollX, b[1] + scrollY, b[2], b[3]], snap: snaps });
+  return b;
+}
+
+let textRange = null;  // during a walk, one Range moved over each text node measured
+
+function box(node) {  // an element's box, or a text node's: the box around its lines
+  let b;
+  if (node.nodeType === 1) b = node.getBoundingClientRect();
+  else {
+    textRange = textRange || document.createRange();
+    textRange.selectNodeContents(node);
+    b = textRange.getBoundingClientRect();
+  }
   if (b.width === 0 && b.height === 0) return null;
   return [Math.round(b.x * 10) / 10, Math.round(b.y * 10) / 10, Math.round(b.width * 10) / 10, Math.round(b.height * 10) / 10];
 }
@@ -464,6 +485,7 @@ function snap(opts) {
   const moved = movingTargets();
   inertShown = document.querySelector("[inert]") !== null;
   let stop = false;
+  snaps++;
   function push(node, r, nm, val, desc, st, bx, depth, nat) {
     if (rows.length >= max) { stop = true; return null; }
     const ref = refFor(node, counter);
@@ -503,11 +525,11 @@ function snap(opts) {
         const t = norm(kid.data);
         if (!t) continue;
         const hidden = hiddenHere || isHidden(el);
-        push(kid, "text", t, "", "", hidden ? ["hidden"] : [], null, childDepth, {});
+        push(kid, "text", t, "", "", hidden ? ["hidden"] : [], hidden ? null : textBox(kid, moving), childDepth, {});
       }
     }
   }
-  try { walk(rootEl, 0, false, false, true, false); } finally { inertShown = null; }
+  try { walk(rootEl, 0, false, false, true, false); } finally { inertShown = null; textRange = null; }
   // A relation names the nodes of this snapshot it points at, once every one has its ref.
   const included = new Set(rows.map((row) => row[0]));
   for (const [nat, targets] of related) {

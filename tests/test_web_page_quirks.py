@@ -17,6 +17,7 @@ from semledger.runtime import (
     ActionKind,
     ByNodeId,
     ErrorCode,
+    Frame,
     Full,
     Latest,
     Receipt,
@@ -67,6 +68,13 @@ PAGES = {
   <p>Hello   there</p>
   <p>x<br></p><div style="white-space: pre">  kept  </div>
 </div>
+</body></html>
+""",
+    "words.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Words</title></head><body>
+<p>Before error</p>
+<label>Name <input aria-label="Field"></label>
+<iframe title="Inset" style="margin-left: 50px" srcdoc="<p>Framed words</p>"></iframe>
 </body></html>
 """,
     "framed.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -177,6 +185,33 @@ async def test_text_typed_into_an_editable_element_reads_back_as_typed_blank_lin
             typed = await _perform(host, _labelled(page, label), SetText(text))
             assert isinstance(typed, Receipt), typed
             assert _labelled(await full_read(host), label).value == (text or None), (label, text)
+
+
+def _within(inner: Frame, outer: Frame) -> bool:
+    return (
+        outer.origin.x <= inner.origin.x
+        and outer.origin.y <= inner.origin.y
+        and inner.origin.x + inner.size.width <= outer.origin.x + outer.size.width
+        and inner.origin.y + inner.size.height <= outer.origin.y + outer.size.height
+    )
+
+
+async def test_page_text_has_the_box_it_is_drawn_in_not_a_zero_frame(
+    surface: WebSurface, site: str
+) -> None:
+    host = await open_host(surface, site + "words.html")
+    page = await full_read(host)
+    held: dict[str, tuple[Frame, Frame]] = {}
+    for label in ("Before error", "Name", "Framed words"):
+        text = _labelled(page, label)
+        assert text.frame.size.width > 0, text
+        assert text.frame.size.height > 0, text
+        (holder,) = [n for n in page.nodes if text.node_id in n.children]
+        assert _within(text.frame, holder.frame), (text.frame, holder.frame)
+        held[label] = (text.frame, holder.frame)
+    words, paragraph = held["Before error"]
+    assert words.size.width < paragraph.size.width / 2  # the words' box, not the paragraph's
+    assert held["Framed words"][0].origin.x > _labelled(page, "Inset").frame.origin.x
 
 
 async def test_a_modal_dialog_in_a_frame_confines_the_frame_and_the_page_stays_in_reach(
