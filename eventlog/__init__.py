@@ -20,6 +20,7 @@ from ._errors import (
     CorruptSchemaError,
     CorruptSummaryError,
     EventLogError,
+    EventTooLargeError,
     InconsistentLogError,
     LogBusyError,
     LogMovedError,
@@ -65,6 +66,7 @@ from ._events import (
 )
 from ._memory import MemoryRecorder
 from ._recorder import (
+    EVENT_SIZE_LIMIT,
     LOGGABLE_INTS,
     REDACTED,
     Recorder,
@@ -92,6 +94,7 @@ __all__ = [
     "CONVERTER",
     "DAMAGED_LOG_ERRORS",
     "EVENT_CLASSES",
+    "EVENT_SIZE_LIMIT",
     "GENESIS",
     "INPUT_CLASSES",
     "LOGGABLE_INTS",
@@ -120,6 +123,7 @@ __all__ = [
     "EndedBy",
     "Event",
     "EventLogError",
+    "EventTooLargeError",
     "Head",
     "InconsistentLogError",
     "LogBusyError",

@@ -14,6 +14,7 @@ __all__ = [
     "CorruptSchemaError",
     "CorruptSummaryError",
     "EventLogError",
+    "EventTooLargeError",
     "InconsistentLogError",
     "LogBusyError",
     "LogMovedError",
@@ -125,6 +126,23 @@ class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users 
         self.session = session
         self.seq = seq
         self.expected = expected
+
+
+class EventTooLargeError(EventLogError):
+    """Raised by ``append`` for an event whose row would be larger than the log holds in one
+    (SQLite's length limit, a billion bytes unless lowered). The whole batch is refused:
+    nothing of it is written, and the log is as it was, not damaged."""
+
+    def __init__(self, session: str, seq: int, topic: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"session {session!r}, event {seq} ({topic}) is too large for the log: its row"
+            f" would take {size:,} bytes, more than the {limit:,} it holds in one"
+        )
+        self.session = session
+        self.seq = seq
+        self.topic = topic
+        self.size = size
+        self.limit = limit
 
 
 class LogOpenError(EventLogError):

@@ -12,7 +12,7 @@ from ._claims import ProcessClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import RecorderClosedError
 from ._events import Event
-from ._recorder import prepare_batch
+from ._recorder import EVENT_SIZE_LIMIT, prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
 
 __all__ = ["MemoryRecorder"]
@@ -37,6 +37,9 @@ class MemoryRecorder:
     Safe to read from one thread while another appends: a read sees the events that were
     committed when its iteration started.
     """
+
+    size_limit: int = EVENT_SIZE_LIMIT
+    """The most bytes an event's row may take, as in the SQLite log (a test may lower it)."""
 
     def __init__(self, *, converter: LogConverter = CONVERTER) -> None:
         self._converter = converter
@@ -90,7 +93,7 @@ class MemoryRecorder:
         with self._lock:
             self._check_open()
             encode = self._converter.encode_parts
-            stored, deltas = prepare_batch(events, self._head_unlocked, encode)
+            stored, deltas = prepare_batch(events, self._head_unlocked, encode, self.size_limit)
             for record in stored:
                 self._events.setdefault(record.session, []).append(record)
             for name, delta in deltas.items():

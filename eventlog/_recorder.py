@@ -23,6 +23,7 @@ from ._codec import CONVERTER
 from ._errors import (
     CorruptSummaryError,
     EventLogError,
+    EventTooLargeError,
     InconsistentLogError,
     MalformedRowError,
     SequenceConflict,
@@ -41,6 +42,7 @@ from ._records import (
 )
 
 __all__ = [
+    "EVENT_SIZE_LIMIT",
     "REDACTED",
     "Recorder",
     "SessionProblem",
@@ -150,15 +152,25 @@ _TOPIC_FIELDS: dict[str, bytes] = {}
 """Each topic `length_prefixed`, made once: there are only as many as event classes."""
 
 
+EVENT_SIZE_LIMIT: Final = 1_000_000_000
+"""The most bytes a row of the log holds: SQLite's ``SQLITE_MAX_LENGTH`` as built, which a
+connection may lower (``SQLITE_LIMIT_LENGTH``); a memory log holds as much."""
+_ROW_OVERHEAD: Final = 128
+"""What a row holds besides its body, session and topic, generously: the chain (32 bytes),
+three numbers and the row's header; SQLite refuses a row, not a body, over its limit."""
+
+
 def prepare_batch(
     batch: Sequence[NewEvent],
     head_of: Callable[[str], Head | None],
     encode: Callable[[Event], tuple[str, int, bytes]],
+    limit: int = EVENT_SIZE_LIMIT,
 ) -> tuple[list[StoredEvent], dict[str, SummaryDelta]]:
     """Check a batch's sequence numbers, encode it and chain it, writing nothing.
 
     ``head_of`` is asked once per session in the batch, for the head before it. Raises
-    ``SequenceConflict`` for the first event that is not the next of its session, and
+    ``SequenceConflict`` for the first event that is not the next of its session,
+    ``EventTooLargeError`` for one whose row would take more than `limit` bytes, and
     ``TypeError`` for a session that is not a str or an ``at`` that is no finite number
     (what the log would keep but never read back). This is
     most of what an append costs in Python, so it keeps to tuples and locals.
@@ -190,6 +202,9 @@ def prepare_batch(
         topic_field = _TOPIC_FIELDS.get(topic)
         if topic_field is None:
             topic_field = _TOPIC_FIELDS[topic] = length_prefixed(topic)
+        size = len(body) + len(prefixed[session]) + len(topic_field) + _ROW_OVERHEAD
+        if size > limit:
+            raise EventTooLargeError(session, seq, topic, size, limit)
         chain = chain_step_prefixed(tip[1], prefixed[session], seq, topic_field, version, body)
         stored.append(stored_event((session, seq, topic, version, new.at, body, chain)))
         tips[session] = (seq, chain)

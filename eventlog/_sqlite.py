@@ -1000,7 +1000,8 @@ class SqliteRecorder:
                     raise LogBusyError(self.path, self.busy_timeout) from error
                 raise
             try:
-                stored, deltas = prepare_batch(events, head_of, self._converter.encode_parts)
+                limit = conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+                stored, deltas = prepare_batch(events, head_of, self._converter.encode_parts, limit)
                 try:
                     self._insert_rows(stored)
                 except sqlite3.IntegrityError as exc:  # only if a head moved under us

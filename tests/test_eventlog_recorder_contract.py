@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from semledger.eventlog import (
+    DAMAGED_LOG_ERRORS,
     GENESIS,
     SCHEMA_VERSION,
     ActionReceipt,
@@ -26,6 +27,7 @@ from semledger.eventlog import (
     CorruptEventError,
     EffectCompleted,
     Event,
+    EventTooLargeError,
     Head,
     LogBusyError,
     LogMovedError,
@@ -241,6 +243,56 @@ def test_a_seq_repeated_inside_one_batch_conflicts(recorder: Recorder) -> None:
     with pytest.raises(SequenceConflict):
         recorder.append([NewEvent("s", 1, started(), 0.0), NewEvent("s", 1, started(), 0.0)])
     assert recorder.head("s") is None
+
+
+def lower_size_limit(recorder: Recorder, limit: int) -> None:
+    """As a log built with a smaller SQLITE_MAX_LENGTH holds: a billion bytes, the default,
+    are not allocated in a test."""
+    if isinstance(recorder, SqliteRecorder):
+        recorder._writer.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
+    else:
+        assert isinstance(recorder, MemoryRecorder)
+        recorder.size_limit = limit
+
+
+def test_an_event_too_large_for_the_log_is_refused_naming_it_and_writes_nothing(
+    recorder: Recorder,
+) -> None:
+    """SQLite's `string or blob too big` came out raw, a DatabaseError: what the commands
+    and the HTTP server take for a damaged log."""
+    lower_size_limit(recorder, 4000)
+    recorder.append([NewEvent("s", 1, started(), 0.0)])
+    before = (list(recorder.read("s")), recorder.sessions())
+    huge = EffectCompleted(1, "x" * 4000)
+    with pytest.raises(EventTooLargeError) as caught:
+        recorder.append([NewEvent("s", 2, story()[1], 1.0), NewEvent("s", 3, huge, 2.0)])
+    error = caught.value
+    assert (error.session, error.seq, error.topic, error.limit) == ("s", 3, "EffectCompleted", 4000)
+    assert error.size > 4000
+    assert str(error).startswith(
+        "session 's', event 3 (EffectCompleted) is too large for the log: its row would take "
+    )
+    assert str(error).endswith(" bytes, more than the 4,000 it holds in one")
+    assert not isinstance(error, DAMAGED_LOG_ERRORS)
+    assert (list(recorder.read("s")), recorder.sessions()) == before
+    recorder.append([NewEvent("s", 2, story()[1], 1.0)])  # the recorder goes on
+
+
+def test_no_event_near_the_size_limit_reaches_sqlite_too_large(tmp_path: Path) -> None:
+    """Each is stored or refused as too large: SQLite never raises `string or blob too big`
+    (it limits the whole row, which holds more than the body)."""
+    with SqliteRecorder(tmp_path / "log.db", synchronous="OFF") as recorder:
+        lower_size_limit(recorder, 2000)
+        session = "a-session-name-that-takes-room-in-the-row"
+        recorder.append([NewEvent(session, 1, started(), 0.0)])
+        seq, refused = 2, 0
+        for length in range(1700, 2000):
+            try:
+                recorder.append([NewEvent(session, seq, EffectCompleted(1, "x" * length), 0.5)])
+                seq += 1
+            except EventTooLargeError:
+                refused += 1
+        assert 0 < refused < 300
 
 
 def test_an_unencodable_event_writes_nothing(recorder: Recorder) -> None:
