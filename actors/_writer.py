@@ -21,7 +21,14 @@ import attrs
 import outcome
 import trio
 
-from semledger.eventlog import LogBusyError, NewEvent, Recorder, SequenceConflict, StoredEvent
+from semledger.eventlog import (
+    EventTooLargeError,
+    LogBusyError,
+    NewEvent,
+    Recorder,
+    SequenceConflict,
+    StoredEvent,
+)
 
 from ._actor import Actor, ActorClosedError, _Envelope
 
@@ -240,8 +247,9 @@ class LogWriter(Actor[Pending]):
             error = result.error
             if isinstance(error, LogBusyError):
                 return error  # nothing of it is written: it may be written again
-            if isinstance(error, SequenceConflict) and len(batch) > 1:
-                # Someone else wrote that session: refuse its batches, write the rest together.
+            if isinstance(error, SequenceConflict | EventTooLargeError) and len(batch) > 1:
+                # Someone else wrote that session, or it sent an event too large for the log:
+                # refuse its batches, write the rest together.
                 refused = [p for p in batch if p.events[0].session == error.session]
                 for pending in refused:
                     pending._fail(error)

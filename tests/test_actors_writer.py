@@ -17,6 +17,7 @@ import trio.testing
 from semledger.actors import ActorClosedError, LogWriter, SessionActor, SessionRegistry
 from semledger.eventlog import (
     ActionReceipt,
+    EventTooLargeError,
     MemoryRecorder,
     NewEvent,
     SequenceConflict,
@@ -182,6 +183,28 @@ async def test_a_head_moved_by_another_process_refuses_only_that_session(tmp_pat
     finally:
         ours.close()
         theirs.close()
+
+
+async def test_an_event_too_large_for_the_log_refuses_only_its_sessions_batches() -> None:
+    """Written together with other sessions' batches, it failed them all: their agents were
+    told the log could not be written, for an event they did not send."""
+    recorder = MemoryRecorder()
+    recorder.size_limit = 2_000
+    huge = NewEvent("b", 1, SessionEnded("x" * 5_000), 0.0)
+    results: dict[str, object] = {}
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        pendings = {"a": writer.submit([note("a", 1)]), "b": writer.submit([huge])}
+        pendings["b2"] = writer.submit([note("b", 2)], after=pendings["b"])
+        pendings["c"] = writer.submit([note("c", 1)])
+        for name, pending in pendings.items():
+            try:
+                results[name] = [r.seq for r in await pending.durable()]
+            except EventTooLargeError as error:
+                results[name] = (error.session, error.seq)
+        writer.close()
+    assert results == {"a": [1], "b": ("b", 1), "b2": ("b", 1), "c": [1]}
+    assert recorder.head("b") is None
 
 
 async def test_a_failing_recorder_fails_every_append_of_the_batch() -> None:
