@@ -7,7 +7,7 @@ logs written by older code keep decoding. Field values are plain msgpack data: i
 lists, and ``dict[str, Any]`` for the JSON wire payloads of SPEC §2.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
@@ -42,6 +42,34 @@ __all__ = [
 ]
 
 
+_Validator: TypeAlias = Callable[[object, "attrs.Attribute[Any]", object], None]
+
+
+def _of(*kinds: type) -> _Validator:
+    """A validator of a field of an event made rarely (a session's start and end, a
+    connection, a crash, a refused call, a failed effect).
+
+    The log's summary keeps an app, a surface and an end's reason as they are given, and
+    decoding reads every field back as its declared type (None as ``'None'``, 1 as True):
+    one of another type would read back as damage, or as what was not given. The events
+    made for each action are not checked, for the log writer's sake: the runtime makes them.
+    """
+    expected = " or ".join("None" if kind is type(None) else kind.__name__ for kind in kinds)
+
+    def check(_event: object, field: "attrs.Attribute[Any]", value: object) -> None:
+        if not isinstance(value, kinds):
+            shown = f"{type(value).__name__} {value!r:.80}"
+            raise TypeError(f"{field.name}: expected a {expected}, got {shown}")
+
+    return check
+
+
+_a_str = _of(str)
+_a_str_or_none = _of(str, type(None))
+_a_bool = _of(bool)
+_a_dict = _of(dict)
+
+
 @attrs.frozen
 class SessionStarted:
     """The first event of a session.
@@ -51,10 +79,10 @@ class SessionStarted:
     """
 
     VERSION: ClassVar[int] = 2
-    app: str
-    surface: str
-    params: dict[str, Any]
-    redact_passwords: bool
+    app: str = attrs.field(validator=_a_str)
+    surface: str = attrs.field(validator=_a_str)
+    params: dict[str, Any] = attrs.field(validator=_a_dict)
+    redact_passwords: bool = attrs.field(validator=_a_bool)
 
     @property
     def drives_a_surface(self) -> bool:
@@ -71,14 +99,14 @@ class AgentConnected:
     VERSION: ClassVar[int] = 2
     client: Any
     """``clientInfo`` as the client sent it (``{"name", "version"}``, or anything)."""
-    protocol_version: str | None
-    transport: str
+    protocol_version: str | None = attrs.field(validator=_a_str_or_none)
+    transport: str = attrs.field(validator=_a_str)
     """``"stdio"`` or ``"http"``, or what a program serving a transport of its own names it
     (``run_stdio(transport=)``, ``announce``)."""
-    peer: str | None
+    peer: str | None = attrs.field(validator=_a_str_or_none)
     """Over HTTP, the client's address (``host:port``); None over stdio, or what such a
     program gives."""
-    resumed: bool = False
+    resumed: bool = attrs.field(default=False, validator=_a_bool)
     """The client came back to the session with its id alone, sending no ``initialize``:
     over HTTP, after the server was restarted. ``client`` is then None (it said nothing of
     itself to this server) and ``protocol_version`` the ``MCP-Protocol-Version`` header it
@@ -134,9 +162,9 @@ class EffectCompleted:
 class EffectFailed:
     VERSION: ClassVar[int] = 2
     effect_id: int
-    error: str
+    error: str = attrs.field(validator=_a_str)
     """``Type: message`` of what the effect raised, or why it was not run or finished."""
-    traceback: str | None = None
+    traceback: str | None = attrs.field(default=None, validator=_a_str_or_none)
     """Where the effect raised, for the audit; None when it did not raise."""
 
 
@@ -195,11 +223,11 @@ class CallRefused:
     """
 
     VERSION: ClassVar[int] = 1
-    tool: str
-    arguments: dict[str, Any]
-    code: str
-    message: str
-    redacted: bool
+    tool: str = attrs.field(validator=_a_str)
+    arguments: dict[str, Any] = attrs.field(validator=_a_dict)
+    code: str = attrs.field(validator=_a_str)
+    message: str = attrs.field(validator=_a_str)
+    redacted: bool = attrs.field(validator=_a_bool)
 
 
 @attrs.frozen
@@ -244,19 +272,12 @@ class SurfaceCalled:
 @attrs.frozen
 class SessionCrashed:
     VERSION: ClassVar[int] = 1
-    exception_type: str
-    traceback: str
+    exception_type: str = attrs.field(validator=_a_str)
+    traceback: str = attrs.field(validator=_a_str)
 
 
 EndedBy: TypeAlias = Literal["server", "client", "operator", "fuzzer"]
 """Who ended a session (`SessionEnded.by`)."""
-
-
-def _a_str(_event: object, field: "attrs.Attribute[Any]", value: object) -> None:
-    """An end's reason is checked as it is made: the log's summary keeps it as it is given,
-    and one of another type would read back as damage."""
-    if not isinstance(value, str):
-        raise TypeError(f"{field.name}: expected a str, got {type(value).__name__} {value!r:.80}")
 
 
 def _ended_by(_event: object, _field: "attrs.Attribute[Any]", value: object) -> None:

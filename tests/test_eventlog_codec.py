@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
@@ -16,12 +17,16 @@ from semledger.eventlog import (
     TAG,
     TOPICS,
     ActionReceipt,
+    AgentConnected,
+    CallRefused,
     Committed,
     CorruptEventError,
     EffectCompleted,
+    EffectFailed,
     Event,
     LogConverter,
     SemanticsTaken,
+    SessionCrashed,
     SessionStarted,
     StoredEvent,
     UnknownTopicError,
@@ -183,6 +188,38 @@ def test_a_body_tagged_with_another_topic_is_corrupt() -> None:
     body = encode(SessionStarted("a:b", "runtime", {}, False)).body
     with pytest.raises(CorruptEventError, match="tagged SessionStarted"):
         decode("ActionReceipt", 1, body)
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda: SessionStarted(None, "runtime", {}, True), "app: expected a str, got NoneType"),
+        (lambda: SessionStarted("m:app", 5, {}, True), "surface: expected a str, got int 5"),
+        (lambda: SessionStarted("m:app", "runtime", [], True), "params: expected a dict, got"),
+        (
+            lambda: SessionStarted("m:app", "runtime", {}, 1),
+            "redact_passwords: expected a bool, got int 1",
+        ),
+        (
+            lambda: AgentConnected(None, 5, "stdio", None),
+            "protocol_version: expected a str or None, got int 5",
+        ),
+        (lambda: AgentConnected(None, None, "http", ("h", 1)), "peer: expected a str or None"),
+        (lambda: EffectFailed(1, ValueError("x")), "error: expected a str, got ValueError"),
+        (lambda: SessionCrashed(ValueError, "tb"), "exception_type: expected a str, got type"),
+        (
+            lambda: CallRefused("perform_action", {}, "invalid_arguments", "m", None),
+            "redacted: expected a bool, got NoneType None",
+        ),
+    ],
+)
+def test_a_field_of_a_rare_event_of_another_type_is_refused_not_read_back_as_damage(
+    make: Any, said: str
+) -> None:
+    """``SessionStarted(app=None, ...)`` was logged: its summary held NULL, the event read
+    back as app 'None', and the intact log was reported damaged."""
+    with pytest.raises(TypeError, match=re.escape(said)):
+        make()
 
 
 def test_encoding_a_non_event_is_a_type_error() -> None:
