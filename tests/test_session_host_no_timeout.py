@@ -78,6 +78,16 @@ class ShutLog(MemoryRecorder):
         self.open.wait()
         return super().append(events)
 
+    def shut_for_a_while(self, nursery: trio.Nursery) -> None:
+        """Shut the log now; open it again after `SHUT_FOR` seconds of the run's clock."""
+        self.open.clear()
+
+        async def open_later() -> None:
+            await trio.sleep(SHUT_FOR)
+            self.open.set()
+
+        nursery.start_soon(open_later)
+
 
 class Output(trio.abc.SendStream):
     """The loop's stdout, kept so the test can look at it at any time."""
@@ -178,13 +188,7 @@ def test_a_session_actors_own_perform_action_waits_for_the_log_as_the_host_does(
             writer = await nursery.start(LogWriter(log).run)
             actor = SessionActor("direct", counter.app, COUNTER, writer, log)
             await nursery.start(actor.run)
-            log.open.clear()
-
-            async def open_the_log_later() -> None:
-                await trio.sleep(SHUT_FOR)
-                log.open.set()
-
-            nursery.start_soon(open_the_log_later)
+            log.shut_for_a_while(nursery)
             start = trio.current_time()
             seen["answer"] = await actor.perform_action(INCREMENT, ACTIVATE, Latest())
             seen["waited"] = trio.current_time() - start
@@ -211,13 +215,7 @@ def test_ending_a_session_waits_for_the_log_however_long_it_takes(end: str) -> N
             await registry.open(
                 "s", lambda: SessionActor("s", counter.app, COUNTER, writer, log)
             )
-            log.open.clear()
-
-            async def open_the_log_later() -> None:
-                await trio.sleep(SHUT_FOR)
-                log.open.set()
-
-            nursery.start_soon(open_the_log_later)
+            log.shut_for_a_while(nursery)
             start = trio.current_time()
             await (registry.close("s", "done") if end == "close" else registry.park("s", "done"))
             seen["waited"] = trio.current_time() - start

@@ -30,7 +30,7 @@ from semledger.runtime import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import HANG_GUARD_S, full_read, open_host
+from served_pages import HANG_GUARD_S, full_read, open_host, surface_on, written
 
 PAGES = {
     "keys.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -133,18 +133,13 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> str:
-    directory = tmp_path_factory.mktemp("offers")
-    for name, html in PAGES.items():
-        (directory / name).write_text(html, encoding="utf-8")
-    return Path(directory).as_uri() + "/"
+    return written(tmp_path_factory.mktemp("offers"), PAGES)
 
 
 @pytest.fixture
 async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
-    opened = WebSurface({"browser": browser})
-    yield opened
-    with trio.CancelScope(shield=True):
-        await opened.close()
+    async with surface_on(browser) as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from semledger.runtime import (
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
-from served_pages import HANG_GUARD_S, full_read, open_host
+from served_pages import HANG_GUARD_S, full_read, open_host, surface_on
 
 ACTION_TIMEOUT_MS = 500
 """The surface's action timeout, kept short so a click given up on is given up on soon."""
@@ -103,10 +103,8 @@ def site() -> Iterator[Site]:
 
 @pytest.fixture
 async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
-    opened = WebSurface({"browser": browser, "timeout_ms": ACTION_TIMEOUT_MS})
-    yield opened
-    with trio.CancelScope(shield=True):
-        await opened.close()
+    async with surface_on(browser, timeout_ms=ACTION_TIMEOUT_MS) as opened:
+        yield opened
 
 
 

@@ -33,21 +33,34 @@ async def full_read(host: SurfaceAgentHost) -> Full:
     return read
 
 
+def written(directory: Path, pages: Mapping[str, str]) -> str:
+    """`pages` (file name: HTML) written to `directory`; the file URL they are under."""
+    for name, html in pages.items():
+        (directory / name).write_text(html, encoding="utf-8")
+    return directory.as_uri() + "/"
+
+
 @contextmanager
 def served(directory: Path, pages: Mapping[str, str]) -> Iterator[str]:
     """`pages` (file name: HTML) written to `directory` and served; yields the base URL."""
-    for name, html in pages.items():
-        (directory / name).write_text(html, encoding="utf-8")
+    written(directory, pages)
     with serve_directory(directory) as url:
         yield url
 
 
 @asynccontextmanager
-async def hosted(browser: WebBrowser, url: str) -> AsyncIterator[SurfaceAgentHost]:
-    """The bridge to a surface of its own on `browser`, opened on `url`, closed after."""
-    surface = WebSurface({"browser": browser})
+async def surface_on(browser: WebBrowser, **config: object) -> AsyncIterator[WebSurface]:
+    """A surface of its own on `browser` with `config`, closed after (even when cancelled)."""
+    surface = WebSurface({"browser": browser, **config})
     try:
-        yield await open_host(surface, url)
+        yield surface
     finally:
         with trio.CancelScope(shield=True):
             await surface.close()
+
+
+@asynccontextmanager
+async def hosted(browser: WebBrowser, url: str) -> AsyncIterator[SurfaceAgentHost]:
+    """The bridge to a surface of its own on `browser`, opened on `url`, closed after."""
+    async with surface_on(browser) as surface:
+        yield await open_host(surface, url)
