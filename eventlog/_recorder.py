@@ -401,6 +401,9 @@ def _as_logged(
         differences.append(f"its summary counts {row.events} events, the log holds {head.seq}")
     app, surface = (None, None) if row is None else (row.app, row.surface)
     started = _decoded(first, "first", differences)
+    if started is not None and not isinstance(started, SessionStarted):
+        assert first is not None
+        differences.append(f"its first event is {not_a_start(first.topic)}")
     if isinstance(started, SessionStarted):
         if row is not None and (app, surface) != (started.app, started.surface):
             differences.append(
@@ -542,6 +545,8 @@ def log_final_end(
     with recorder.claim(session):
         head = known_head(recorder, session)
         check_counted(recorder, session)
+        if session_start(recorder, session) is None:
+            raise unstarted(recorder, session)
         read = deque((event for _record, event in recorder.events(session)), maxlen=1)
         last = read[0] if read else None
         if isinstance(last, SessionEnded) and last.final:

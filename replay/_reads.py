@@ -11,7 +11,9 @@ from semledger.eventlog import (
     SurfaceCalled,
     check_counted,
     known_head,
+    session_start,
     topic_of,
+    unstarted,
 )
 from semledger.runtime import Full, Journal, ReadResult
 from semledger.runtime._actions import check_optional_int, check_since
@@ -102,6 +104,8 @@ def fold(
 def _fold(recorder: Recorder, session: str, until: int | None, since: int | None) -> Journal:
     last = _last_generation(recorder, session)
     check_counted(recorder, session)
+    if session_start(recorder, session) is None:
+        raise unstarted(recorder, session)
     if until is None:
         until = last
     elif until > last:

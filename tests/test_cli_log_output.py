@@ -424,6 +424,24 @@ def test_sessions_json_lists_a_session_without_a_summary_row_or_readable_events_
     assert agent["problem"] == says
 
 
+def test_sessions_names_an_event_1_that_is_not_the_start_as_damage(
+    logged: Path, tmp_path: Path
+) -> None:
+    """It was listed with no problem, exit 0, while replay refused the log as damaged."""
+    db = damaged(
+        logged,
+        tmp_path,
+        "UPDATE events SET seq = -1 WHERE session = 'agent' AND seq = 1",
+        "UPDATE events SET seq = 1 WHERE session = 'agent' AND seq = 2",
+        "UPDATE events SET seq = 2 WHERE session = 'agent' AND seq = -1",
+    )
+    done = mcp.cli("sessions", "--json", "--db", str(db))
+    assert done.returncode == 1, done.stderr
+    agent = {row["name"]: row for row in json.loads(done.stdout)}["agent"]
+    assert agent["problem"].startswith("its first event is a "), agent["problem"]
+    assert agent["problem"].endswith(", not the SessionStarted a session begins with")
+
+
 def test_audit_json_has_every_key_null_when_it_has_nothing_to_say(logged: Path) -> None:
     """`unreadable` and `verify` were left out then: a strict schema could not be written."""
     done = mcp.cli("audit", "agent", "--db", str(logged), "--json")

@@ -277,7 +277,7 @@ def test_every_command_names_an_event_1_that_is_not_the_start_as_damage(
 ) -> None:
     """replay and --export-test said "names no app: give --app" (exit 2); replay --app named
     the session twice (exit 2), serve exited 2; a plain audit exited 0 and told of a server
-    that stopped after event 1."""
+    that stopped after event 1; read printed the tree and end ended the session, exit 0."""
     db = damaged(logged, tmp_path, *SWAP_1_AND_2)
     wrong = "a Committed, not the SessionStarted a session begins with"
     says = f"session 'agent', event 1: it is {wrong}"
@@ -287,6 +287,8 @@ def test_every_command_names_an_event_1_that_is_not_the_start_as_damage(
         ["replay", "agent", "--export-test", str(exported)],
         ["replay", "agent", "--app", COUNTER],
         ["serve", COUNTER, "--session", "agent"],
+        ["read", "agent"],
+        ["end", "agent"],
     ):
         done = subprocess.run(
             [*mcp.COMMAND, *command, "--db", str(db)],
