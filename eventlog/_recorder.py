@@ -311,10 +311,12 @@ def checked_sessions(recorder: Recorder) -> tuple[list[SessionSummary], list[Ses
         problems: list[SessionProblem] = []
         malformed: set[str] = set()
         rows = _summary_rows(recorder, logged, problems, malformed)
-        for name in sorted(logged | set(rows)):
+        for name in sorted(logged | set(rows) | malformed):
             row = rows.get(name)
             if name not in logged:
-                assert row is not None
+                if row is None:  # its row is malformed, its problem noted
+                    found.append(_unchecked(recorder, name, None))
+                    continue
                 problems.append(
                     SessionProblem(name, "the log's summary lists it; it has no events")
                 )
@@ -365,11 +367,19 @@ def _summary_rows(
 ) -> dict[str, SessionSummary]:
     """The summary's rows by name. If one is malformed, the rows of the sessions that have
     events, one by one, the malformed ones noted in `problems` and `malformed`: one bad row
-    must not hide the others. (Rows of sessions without events are then not found.)"""
+    must not hide the others. (Rows of sessions without events are then not found, but for
+    the first malformed one, whose events were deleted too: it is noted as such.)"""
     try:
         return {row.name: row for row in recorder.sessions()}
-    except CorruptSummaryError:
-        pass
+    except CorruptSummaryError as error:
+        if error.session not in logged:
+            problems.append(
+                SessionProblem(
+                    error.session,
+                    f"its row in the log's summary is malformed: {error.reason}; it has no events",
+                )
+            )
+            malformed.add(error.session)
     rows: dict[str, SessionSummary] = {}
     for name in logged:
         try:

@@ -424,6 +424,24 @@ def test_sessions_json_lists_a_session_without_a_summary_row_or_readable_events_
     assert agent["problem"] == says
 
 
+def test_sessions_lists_a_session_whose_row_is_malformed_and_events_all_deleted(
+    logged: Path, tmp_path: Path
+) -> None:
+    """With both kinds of damage it was left out of the table and the JSON, exit 0."""
+    db = damaged(
+        logged,
+        tmp_path,
+        "UPDATE sessions SET first_at = 'x' WHERE name = 'agent'",
+        "DELETE FROM events WHERE session = 'agent'",
+    )
+    done = mcp.cli("sessions", "--json", "--db", str(db))
+    assert done.returncode == 1, done.stderr
+    says = "its row in the log's summary is malformed: its first_at is 'x'; it has no events"
+    assert done.stderr == f"semledger: the log {db} is damaged: session 'agent': {says}\n"
+    agent = {row["name"]: row for row in json.loads(done.stdout)}["agent"]
+    assert (agent["events"], agent["problem"]) == (0, says)
+
+
 def test_sessions_names_an_event_1_that_is_not_the_start_as_damage(
     logged: Path, tmp_path: Path
 ) -> None:
