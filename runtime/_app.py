@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar, cast
 
 import attrs
 
-from ._view import View
+from ._view import View, refuse_handler
 
 Model = TypeVar("Model")
 Msg = TypeVar("Msg")
@@ -89,6 +89,7 @@ def _hashable(_instance: object, _attribute: object, message: Any) -> None:
         raise TypeError(
             f"Every.message: {name} is a message class, not a message: give one, {name}()"
         )
+    refuse_handler("Every.message", message, "each tick delivers it to update as it is")
     try:
         hash(message)
     except TypeError:

@@ -450,15 +450,21 @@ def _send(builder: str, msg: Msg) -> Handler[Msg]:
     if isinstance(msg, type):
         name = msg.__qualname__
         raise TypeError(f"{name} is a message class, not a message: give one, {name}()")
+    refuse_handler(builder, msg, f"{builder} makes the handler that proposes it")
+    proposal: Proposal[Msg] = Proposal((msg,))
+    return lambda _action: proposal
+
+
+def refuse_handler(where: str, msg: object, why: str) -> None:
+    """Raise `TypeError` if `msg` is a handler (``send(Tick())``, a function) given to
+    `where` in place of the message it would propose."""
     if isinstance(msg, _HANDLERS):
         made_by_send = getattr(msg, "__qualname__", "") == "_send.<locals>.<lambda>"
         name = "send(...)" if made_by_send else getattr(msg, "__name__", "partial")
         raise TypeError(
-            f"{builder}: expected a message, got a handler ({name}): pass the message"
-            f" itself ({builder} makes the handler that proposes it)"
+            f"{where}: expected a message, got a handler ({name}): pass the message itself"
+            f" ({why})"
         )
-    proposal: Proposal[Msg] = Proposal((msg,))
-    return lambda _action: proposal
 
 
 def lazy(

@@ -568,6 +568,16 @@ def test_a_timer_of_a_message_class_is_refused_as_a_button_of_one_is() -> None:
         Every(1.0, Loaded)
 
 
+def test_a_timer_of_a_handler_is_refused_as_a_button_of_one_is() -> None:
+    """``Every(1.0, send(Tick()))`` was accepted, and each tick gave update the handler."""
+    with pytest.raises(TypeError) as raised:
+        Every(1.0, send(Loaded()))
+    assert str(raised.value) == (
+        "Every.message: expected a message, got a handler (send(...)): pass the message itself"
+        " (each tick delivers it to update as it is)"
+    )
+
+
 @pytest.mark.parametrize(
     ("fields", "says"),
     [
