@@ -12,7 +12,7 @@ from ._claims import ProcessClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import RecorderClosedError
 from ._events import Event
-from ._recorder import EVENT_SIZE_LIMIT, prepare_batch
+from ._recorder import EVENT_SIZE_LIMIT, check_range, check_seq, prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
 
 __all__ = ["MemoryRecorder"]
@@ -104,6 +104,7 @@ class MemoryRecorder:
         self, session: str, *, start: int = 0, stop: int | None = None
     ) -> Iterator[StoredEvent]:
         self._check_open()
+        check_range(start, stop)
         return self._stream(session, start, stop)
 
     def _stream(self, session: str, start: int, stop: int | None) -> Iterator[StoredEvent]:
@@ -119,6 +120,7 @@ class MemoryRecorder:
         self, session: str, *, start: int = 0, stop: int | None = None
     ) -> Iterator[tuple[StoredEvent, Event]]:
         self._check_open()
+        check_range(start, stop)
         return self._decoded(session, start, stop)
 
     def _decoded(
@@ -128,6 +130,7 @@ class MemoryRecorder:
 
     def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
         self._check_open()
+        check_seq("start", start)
         return self._converter.decode_rows(
             (r.topic, r.version, r.body) for r in self._stream(session, start, None)
         )
@@ -144,6 +147,7 @@ class MemoryRecorder:
     ) -> StoredEvent | None:
         with self._lock:
             self._check_open()
+            check_seq("before", before, optional=True)
             records = self._events.get(session, [])
             end = self._length(session, records)
             if before is not None:

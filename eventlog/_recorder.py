@@ -148,6 +148,22 @@ class Recorder(Protocol):
         ...
 
 
+def check_seq(name: str, value: object, *, optional: bool = False) -> None:
+    """Raise `TypeError` unless `value`, the read argument `name`, is an int (or None if
+    `optional`): SQLite would compare a str such as ``"2"`` as the number, a memory log
+    would not compare it at all."""
+    if optional and value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name}: expected an int seq, got {type(value).__name__} {value!r:.80}")
+
+
+def check_range(start: object, stop: object) -> None:
+    """`check_seq` for a read's `start` and optional `stop`."""
+    check_seq("start", start)
+    check_seq("stop", stop, optional=True)
+
+
 _TOPIC_FIELDS: dict[str, bytes] = {}
 """Each topic `length_prefixed`, made once: there are only as many as event classes."""
 

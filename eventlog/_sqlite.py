@@ -43,7 +43,7 @@ from ._errors import (
     UnsupportedSchemaError,
 )
 from ._events import TOPICS, Event, SemanticsTaken, SessionCrashed, SessionEnded, SessionStarted
-from ._recorder import prepare_batch
+from ._recorder import check_range, check_seq, prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
 
 if TYPE_CHECKING:
@@ -1132,6 +1132,7 @@ class SqliteRecorder:
         self, session: str, *, start: int = 0, stop: int | None = None
     ) -> Iterator[StoredEvent]:
         self._check_open()
+        check_range(start, stop)
         return self._read(session, start, stop)
 
     def _read(self, session: str, start: int, stop: int | None) -> Iterator[StoredEvent]:
@@ -1152,6 +1153,7 @@ class SqliteRecorder:
         self, session: str, *, start: int = 0, stop: int | None = None
     ) -> Iterator[tuple[StoredEvent, Event]]:
         self._check_open()
+        check_range(start, stop)
         return self._events(session, start, stop)
 
     def _events(
@@ -1161,6 +1163,7 @@ class SqliteRecorder:
 
     def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
         self._check_open()
+        check_seq("start", start)
         return self._replay(session, start)
 
     def _replay(self, session: str, start: int) -> Iterator[Event]:
@@ -1181,6 +1184,7 @@ class SqliteRecorder:
         self, session: str, topic: str, *, before: int | None = None
     ) -> StoredEvent | None:
         self._check_open()
+        check_seq("before", before, optional=True)
         bound = _NO_SEQ_BOUND if before is None else before
         with self._reader() as conn:
             if topic == _CHECKPOINT:

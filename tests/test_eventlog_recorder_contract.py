@@ -188,6 +188,25 @@ def test_read_selects_start_inclusive_stop_exclusive(
     assert [r.seq for r, _ in recorder.events("s", start=start, stop=stop)] == seqs
 
 
+@pytest.mark.parametrize(
+    ("read", "said"),
+    [
+        (lambda r: r.read("s", start="2"), "start: expected an int seq, got str '2'"),
+        (lambda r: r.events("s", stop=2.0), "stop: expected an int seq, got float 2.0"),
+        (lambda r: r.replay("s", start=None), "start: expected an int seq, got NoneType None"),
+        (lambda r: r.last_of("s", "Committed", before="9"), "before: expected an int seq"),
+    ],
+)
+def test_a_read_bound_that_is_not_an_int_is_refused_by_every_recorder(
+    recorder: Recorder, read: Callable[[Recorder], object], said: str
+) -> None:
+    """SQLite compared ``start="2"`` as 2 and a memory log raised only when iterated: the
+    same call gave events on one recorder and a TypeError deep in a loop on the other."""
+    recorder.append(batch("s", story()))
+    with pytest.raises(TypeError, match=re.escape(said)):
+        read(recorder)
+
+
 def test_the_chain_continues_across_appends(new_recorder: Factory) -> None:
     one_by_one, all_at_once = new_recorder(), new_recorder()
     for new in batch("s", story()):
