@@ -27,6 +27,7 @@ from semledger.eventlog import (
     SessionOverError,
     session_end,
     session_start,
+    unstarted,
 )
 from semledger.runtime import App
 
@@ -476,13 +477,16 @@ class McpHttpApp:
     def _unresumable(self, session_id: str) -> str | None:
         """Why the log's session cannot be resumed here (none, of another app, ended for
         good, crashed), as its summary says (and, of an ended one, its end); None if it can:
-        one ended for now (parked, its server stopped) is resumed."""
+        one ended for now (parked, its server stopped) is resumed. Raises
+        `InconsistentLogError` for one whose event 1 is missing or is not its start."""
         recorder = self.registry.recorder
         summary = recorder.summary(session_id)
         if summary is None:
             return f"unknown session {session_id!r}"
         started = session_start(recorder, session_id)
-        if started is None or started.params.get("transport") != TRANSPORT:
+        if started is None:  # its event 1 is gone or is no start: whatever it was, damage
+            raise unstarted(recorder, session_id)
+        if started.params.get("transport") != TRANSPORT:
             # A stdio or surface session, named by its operator or by the clock: a name
             # that can be guessed is no credential, and the answer says nothing about it.
             return f"unknown session {session_id!r}"

@@ -1506,14 +1506,19 @@ def test_a_session_started_redacting_is_refused_with_409_by_a_server_logging_pas
         ("UPDATE sessions SET events = 'many' WHERE name = ?", "summary"),
         ("UPDATE events SET body = x'c1' WHERE session = ? AND seq = 2", "cannot decode"),
         ("UPDATE sessions SET events = events + 5 WHERE name = ?", "where the log holds"),
+        (
+            "DELETE FROM events WHERE session = ? AND seq = 1",
+            "event 1: missing: the session's events start at event 2",
+        ),
     ],
-    ids=["summary-row", "event-body", "tail-cut"],
+    ids=["summary-row", "event-body", "tail-cut", "start-deleted"],
 )
 def test_a_session_whose_log_is_damaged_is_a_500_naming_the_damage_and_others_go_on(
     tmp_path: Path, http: httpx.Client, damage: str, says: str
 ) -> None:
     """Resuming reads the session's summary and events: a hand-edited row must be one
-    JSON error for that session, not a server traceback, and the server keeps serving."""
+    JSON error for that session, not a server traceback, and the server keeps serving.
+    (A session without its start was a 404 "unknown session", though the log holds it.)"""
     db = tmp_path / "log.db"
     with serving(db) as before:
         client = McpClient(http, before.url)
