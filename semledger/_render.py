@@ -18,7 +18,7 @@ from rich.tree import Tree
 from semledger._text import printable
 from semledger.actors import app_location
 from semledger.replay import AuditEntry, AuditReport, Connection, Ending, Incident, ReplayReport
-from semledger.runtime import Collection, Full, NodeState, SemanticsNode
+from semledger.runtime import Collection, Full, NodeState, Numeric, SemanticsNode
 
 _FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
 """Every yes-or-no state, each shown when it is true (a password field, a multi-line one,
@@ -32,6 +32,13 @@ def _describe(node: SemanticsNode) -> Text:
         text.append(f" {node.label!r}")
     if node.value:
         text.append(f" = {node.value!r}")
+    numeric = node.numeric
+    if numeric is not None:
+        shown = [] if numeric.current is None else [_number(numeric.current)]
+        if numeric.value_text:
+            shown.append(repr(numeric.value_text))
+        if shown:
+            text.append(f" = {' '.join(shown)}")
     if node.semantic_id:
         text.append(f" #{node.semantic_id}", style="cyan")
     state = node.state
@@ -43,10 +50,32 @@ def _describe(node: SemanticsNode) -> Text:
     if node.level is not None:
         flags.append(f"level {node.level}")
     flags.extend(_places(node.collection))
+    flags.extend(_range(numeric))
     if flags:
         text.append(f" [{', '.join(flags)}]", style="yellow")
     text.append(f"  id {node.node_id}", style="dim")
     return text
+
+
+def _range(numeric: Numeric | None) -> Iterator[str]:
+    """A numeric node's bounds and step: "0 to 100", "step 5" ("at least 0" if unbounded)."""
+    if numeric is None:
+        return
+    low, high = numeric.min, numeric.max
+    if low is not None and high is not None:
+        yield f"{_number(low)} to {_number(high)}"
+    elif low is not None:
+        yield f"at least {_number(low)}"
+    elif high is not None:
+        yield f"at most {_number(high)}"
+    if numeric.step is not None:
+        yield f"step {_number(numeric.step)}"
+
+
+def _number(x: float) -> str:
+    """`x` in full, without a trailing ``.0``: an auditor must see 1234567, not 1.23e+06."""
+    x = float(x)  # (an int, from a log or an adapter, has no is_integer before 3.12)
+    return str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x)
 
 
 def _places(collection: Collection | None) -> Iterator[str]:

@@ -7,7 +7,15 @@ import io
 from rich.console import Console
 
 from semledger._render import render_full
-from semledger.runtime import Checked, Collection, Full, NodeState, Role, SemanticsNode
+from semledger.runtime import (
+    Checked,
+    Collection,
+    Full,
+    NodeState,
+    Numeric,
+    Role,
+    SemanticsNode,
+)
 
 
 def _printed(*nodes: SemanticsNode) -> str:
@@ -47,3 +55,20 @@ def test_a_node_shows_where_it_sits_in_its_set_and_its_table() -> None:
     assert "option [item 42]  id 3" in lines[3]
     assert "cell [row 7, column 3]  id 4" in lines[4]
     assert "grid [500 rows, 4 columns]  id 5" in lines[5]
+
+
+def test_a_numeric_node_shows_its_value_and_range() -> None:
+    """A slider's or a progress bar's value, its only state, was left out of the tree."""
+    numbers = (
+        SemanticsNode(
+            2, None, Role.SLIDER, label="Volume",
+            numeric=Numeric(current=35.0, min=0.0, max=100.0, step=5.0, value_text="35%"),
+        ),
+        SemanticsNode(3, None, Role.PROGRESS, numeric=Numeric(current=0.25, min=0.0)),
+        SemanticsNode(4, None, Role.SLIDER, numeric=Numeric(max=1234567.0, value_text="none")),
+    )
+    root = SemanticsNode(1, None, Role.GROUP, children=(2, 3, 4))
+    lines = _printed(root, *numbers).splitlines()
+    assert "slider 'Volume' = 35 '35%' [0 to 100, step 5]  id 2" in lines[2]
+    assert "progress = 0.25 [at least 0]  id 3" in lines[3]
+    assert "slider = 'none' [at most 1234567]  id 4" in lines[4]
