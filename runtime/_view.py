@@ -479,15 +479,22 @@ def text(label: str | None = None, value: str | None = None, **fields: Any) -> V
     return node(Role.TEXT, label=label, value=value, **fields)
 
 
-def _state(fields: dict[str, Any], **setting: Any) -> State:
-    """A builder's state: the ``state`` given (a pressed button, say), with what the
-    builder's own arguments set on it (an argument left at its default changes nothing)."""
+def _state(builder: str, fields: dict[str, Any], **flags: bool) -> State:
+    """A builder's state: the ``state`` given (a pressed button, say), with the flags the
+    builder's own arguments set on it (one left False changes nothing). A flag that is not
+    a bool is refused: taken for its truth, ``disabled="no"`` disabled and ``0`` did not."""
     given = fields.pop("state", None)
     if given is None:
         given = State()
     elif not isinstance(given, State):
         raise TypeError(f"state: expected a State, got {reprlib.repr(given)}")
-    return attrs.evolve(given, **{name: value for name, value in setting.items() if value})
+    setting: dict[str, Any] = {}
+    for name, value in flags.items():
+        if value is True:
+            setting[name] = True
+        elif value is not False:
+            raise _refuse(builder, "True or False", value, name)
+    return attrs.evolve(given, **setting) if setting else given
 
 
 def button(
@@ -498,7 +505,7 @@ def button(
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_activate is not None:
         handlers[ActionKind.ACTIVATE] = _send("button", on_activate)
-    state = _state(fields, disabled=disabled)
+    state = _state("button", fields, disabled=disabled)
     return node(Role.BUTTON, label=label, handlers=handlers, state=state, **fields)
 
 
@@ -519,6 +526,7 @@ def text_field(
     field is not editable), and submit is handled by `on_submit`."""
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     state = _state(
+        "text_field",
         fields,
         password=password,
         invalid=invalid,
@@ -569,23 +577,41 @@ def select_within(value: str) -> Handler[Any]:
 
 def checkbox(
     label: str,
-    checked: bool,
+    checked: bool | Checked,
     on_toggle: Msg | None = None,
     *,
     disabled: bool = False,
     **fields: Any,
 ) -> View[Msg]:
-    """A checkbox, checked as `checked` says: activating it delivers the message
+    """A checkbox, checked as `checked` says (True, False, or a `Checked`: ``MIXED`` for a
+    "select all" box over a partial selection): activating it delivers the message
     `on_toggle`, and the model's update decides what is checked next."""
+    mark = _checked(checked)
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     if on_toggle is not None:
         handlers[ActionKind.ACTIVATE] = _send("checkbox", on_toggle)
-    state = _state(
-        fields,
-        checked=Checked.CHECKED if checked else Checked.UNCHECKED,
-        disabled=disabled,
-    )
+    state = _state("checkbox", fields, disabled=disabled)
+    if state.checked is not None and state.checked is not mark:
+        raise ValueError(
+            f"checkbox: checked={_shown(checked)} and"
+            f" state=State(checked={_shown(state.checked)}) disagree: say it once, as checked"
+        )
+    state = attrs.evolve(state, checked=mark)
     return node(Role.CHECKBOX, label=label, handlers=handlers, state=state, **fields)
+
+
+def _shown(checked: object) -> str:
+    return f"Checked.{checked.name}" if isinstance(checked, Checked) else repr(checked)
+
+
+def _checked(checked: object) -> Checked:
+    """`checkbox`'s `checked` as a `Checked`. Taken for its truth, ``"no"``,
+    ``Checked.UNCHECKED`` and ``Checked.MIXED`` were all checked."""
+    if isinstance(checked, bool):
+        return Checked.CHECKED if checked else Checked.UNCHECKED
+    if isinstance(checked, Checked):
+        return checked
+    raise _refuse("checkbox", "True, False or a Checked", checked, "checked")
 
 
 def column(*children: View[Msg], **fields: Any) -> View[Msg]:

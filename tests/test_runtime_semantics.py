@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -593,6 +594,59 @@ def test_builders_take_a_state_and_a_text_field_can_be_disabled_required_or_read
     assert name.state.disabled
     with pytest.raises(TypeError, match="state: expected a State, got 'pressed'"):
         button("Bold", "b", state="pressed")
+
+
+def test_a_checkbox_is_checked_unchecked_or_mixed_as_its_checked_says() -> None:
+    """Taken for its truth, checked=Checked.UNCHECKED and Checked.MIXED were both served as
+    checked: a "select all" box over a partial selection could not be made at all."""
+    given = (True, False, Checked.CHECKED, Checked.UNCHECKED, Checked.MIXED)
+
+    def view(_model: Any) -> View[Any]:
+        return group(*(checkbox(f"c{i}", c) for i, c in enumerate(given)), label="g")
+
+    f = full(make(view))
+    served = [by_label(f, f"c{i}").state.checked for i in range(len(given))]
+    assert served == [Checked.CHECKED, Checked.UNCHECKED, *given[2:]]
+    mixed = checkbox("All", Checked.MIXED, state=State(checked=Checked.MIXED, required=True))
+    assert (mixed.state.checked, mixed.state.required) == (Checked.MIXED, True)
+
+
+@pytest.mark.parametrize(
+    ("build", "says"),
+    [
+        (lambda: checkbox("C", "no"), "checkbox.checked: expected True, False or a Checked, got"),
+        (lambda: checkbox("C", "false"), "checkbox.checked: expected True, False or a Checked"),
+        (lambda: checkbox("C", None), "checkbox.checked: expected True, False or a Checked"),
+        (lambda: checkbox("C", 2.5), "checkbox.checked: expected True, False or a Checked"),
+        (lambda: checkbox("C", 1), "checkbox.checked: expected True, False or a Checked"),
+        (lambda: checkbox("C", True, disabled=1), "checkbox.disabled: expected True or False"),
+        (lambda: button("B", "b", disabled=0), "button.disabled: expected True or False, got int"),
+        (lambda: button("B", "b", disabled=None), "button.disabled: expected True or False"),
+        (lambda: text_field("T", "", read_only=""), "text_field.read_only: expected True or"),
+        (lambda: text_field("T", "", password="no"), "text_field.password: expected True or"),
+    ],
+    ids=[
+        *(f"checked-{v}" for v in ("no", "false", "None", "2.5", "1")),
+        "checkbox-disabled-1",
+        "button-disabled-0",
+        "button-disabled-None",
+        "text_field-read_only-empty",
+        "text_field-password-no",
+    ],
+)
+def test_a_builder_flag_that_is_not_a_bool_is_refused_naming_the_builder_and_argument(
+    build: Any, says: str
+) -> None:
+    """A builder took its flags for their truth: checkbox("C", "no") was checked, a falsy
+    disabled=0 or None passed unnoticed, while node refuses a State flag that is no bool."""
+    with pytest.raises(TypeError, match=re.escape(says)):
+        build()
+
+
+def test_a_checkbox_whose_checked_and_state_disagree_is_refused() -> None:
+    """state=State(checked=Checked.MIXED) was silently overridden by checked=False."""
+    with pytest.raises(ValueError, match=re.escape("checked=False and state=State(checked=Ch")):
+        checkbox("C", False, state=State(checked=Checked.MIXED))
 
 
 def test_a_field_read_only_by_its_state_is_not_offered_set_text_and_refuses_it() -> None:
