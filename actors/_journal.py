@@ -75,7 +75,8 @@ def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnaps
     Checkpoints are logged in generation order, so that one is found by bisecting their
     seqs (an index seek), reading only the generation of each checkpoint tried, not its
     tree: a read costs its tree and the fold after it, not the checkpoints after it. One
-    whose tree does not serve (a damaged log) is passed over for the one before it.
+    whose tree does not serve (a damaged log) is passed over for the one before it; one
+    that serves a tree its generation's commit does not name is damage.
     """
     checkpoints = recorder.seqs_of(session, _CHECKPOINT)
     low, high = 0, len(checkpoints)
@@ -94,8 +95,46 @@ def _start(recorder: Recorder, session: str, bound: int) -> tuple[SemanticsSnaps
         assert isinstance(event, SemanticsTaken)
         snapshot = _rebuilt(event) if event.generation <= bound else None
         if snapshot is not None:
+            _check_checkpoint(recorder, session, seq, snapshot)
             return snapshot, seq + 1
     return SemanticsSnapshot.empty(), 1
+
+
+def _check_checkpoint(
+    recorder: Recorder, session: str, seq: int, snapshot: SemanticsSnapshot
+) -> None:
+    """Raise ``InconsistentLogError`` naming the read checkpoint at `seq` unless its tree,
+    `snapshot`, is the one the commit of its generation names by its hash.
+
+    A fold checks each commit it applies against its hash, not the tree it starts from: a
+    checkpoint edited so that it still decodes was served as it read. It is logged after the
+    commit of its generation, with no commit between them: the last one before it.
+    """
+    why = _unlike_its_commit(recorder.last_of(session, _COMMITTED, before=seq), snapshot)
+    if why is not None:
+        reason = f"{why}: the log was changed (audit --verify names the first event changed)"
+        raise InconsistentLogError(session, seq, reason)
+
+
+def _unlike_its_commit(record: StoredEvent | None, snapshot: SemanticsSnapshot) -> str | None:
+    """How a read checkpoint's tree, `snapshot`, differs from the last commit before it,
+    `record`; None if it is the snapshot that commit made."""
+    generation = snapshot.generation
+    if record is None:
+        return f"the read checkpoint holds generation {generation}, which no commit before it made"
+    commit = logged_event(record)
+    assert isinstance(commit, Committed)
+    if commit.generation != generation:
+        return (
+            f"the read checkpoint holds generation {generation}, but the last commit before"
+            f" it (event {record.seq}) made generation {commit.generation}"
+        )
+    if commit.snapshot_hash != snapshot.hash:
+        return (
+            "the read checkpoint's tree is not the snapshot the commit of generation"
+            f" {generation} (event {record.seq}) names by its hash"
+        )
+    return None
 
 
 def _record_at(recorder: Recorder, session: str, seq: int) -> StoredEvent | None:

@@ -319,6 +319,34 @@ def test_a_commit_whose_delta_was_changed_is_named_instead_of_read(tmp_path: Pat
     assert "its delta does not make the snapshot its hash names" in str(caught.value)
 
 
+def test_a_read_checkpoint_whose_tree_was_changed_is_named_instead_of_read(
+    tmp_path: Path,
+) -> None:
+    """Its tree still decodes; the commit of its generation names another snapshot. A read
+    at its generation served the changed tree, and one after it blamed the next commit."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        trio.run(partial(run_counter, recorder, 12, checkpoint_every=5))
+        checkpoint = [r for r in recorder.read("c") if r.topic == SemanticsTaken.__name__][-1]
+    event = CONVERTER.decode(checkpoint.topic, checkpoint.version, checkpoint.body)
+    assert isinstance(event, SemanticsTaken)
+    nodes = [{**n, "label": "forged"} for n in event.semantics["nodes"]]
+    body = CONVERTER.encode(attrs.evolve(event, semantics={**event.semantics, "nodes": nodes}))
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE events SET body = ? WHERE session = 'c' AND seq = ?",
+            (body.body, checkpoint.seq),
+        )
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        for generation in (event.generation, event.generation + 1, None):
+            with pytest.raises(InconsistentLogError) as caught:
+                read_at(recorder, "c", generation=generation)
+            assert caught.value.seq == checkpoint.seq, generation
+            assert "the read checkpoint's tree is not the snapshot the commit" in str(caught.value)
+        assert read_at(recorder, "c", generation=event.generation - 1)  # before it: intact
+
+
 def test_reads_at_the_edge_of_the_journal_equal_the_live_ones_from_any_checkpoint() -> None:
     """Live, a delta is possible from the last JOURNAL_SIZE generations only; a fold that
     starts at a checkpoint answers each `since` exactly as the live runtime did."""
