@@ -55,7 +55,7 @@ from ._snapshot import (
 )
 from ._targets import check_precondition, resolve_target
 from ._tree import Counters, Element, ElementTree, PaintOp
-from ._view import Proposal, Reject, ScrollBy, SelectText, View, check_commit
+from ._view import Proposal, Reject, ScrollBy, SelectText, View, check_commit, check_node_text
 from ._wire import decode_node, encode_node, encode_target
 
 Model = TypeVar("Model")
@@ -698,9 +698,20 @@ class AppRuntime(Generic[Model, Msg]):
             upserted, removed = self._tree_changes(previous, synthetic, changes, removal_order)
         self._scoped = scoped
         focused = None if tree.focused is None else tree.focused.node_id
-        derived = previous.derive(
-            upserted=upserted, removed=removed, root=root, focused=focused, issues=previous.issues
-        )
+        try:
+            derived = previous.derive(
+                upserted=upserted,
+                removed=removed,
+                root=root,
+                focused=focused,
+                issues=previous.issues,
+            )
+        except UnicodeEncodeError:
+            # Packing the nodes found text UTF-8 cannot encode: the app's, at some node.
+            for node in upserted:
+                element = tree.by_node.get(node.node_id)
+                check_node_text(node, None if element is None else element.view)
+            raise
         issues = self._issues(derived, previous, upserted, removed)
         announcements = announcements_of(previous, derived.generation, upserted, left=self._left)
         self._note_left(previous, upserted, removed, tree.take_unmounted())

@@ -23,7 +23,7 @@ from ._errors import (
     app_failed,
 )
 from ._ids import SemanticId
-from ._node import Collection, Numeric
+from ._node import Collection, Numeric, SemanticsNode
 
 Msg = TypeVar("Msg")
 Out = TypeVar("Out")
@@ -354,6 +354,33 @@ def check_view_numbers(view: View[Any]) -> None:
         _check_layout(f"{where}: layout", view.layout)
     except (TypeError, ValueError) as error:
         raise ApplicationError(f"view gave {where} what the snapshot cannot carry") from error
+
+
+def check_node_text(node: SemanticsNode, view: View[Any] | None) -> None:
+    """Refuse text of `node` (built from `view`) that UTF-8 cannot encode: a lone
+    surrogate, as a file name from ``os.listdir`` decodes to, which the log and the wire
+    cannot carry. Called only once packing the snapshot failed, so a commit whose text is
+    valid pays nothing for it. Raises `ApplicationError`, naming the node and the field."""
+    numeric = node.numeric
+    texts = (
+        ("label", node.label),
+        ("value", node.value),
+        ("description", node.description),
+        ("url", node.url),
+        ("numeric.value_text", None if numeric is None else numeric.value_text),
+    )
+    for field, text in texts:
+        try:
+            (text or "").encode("utf-8")
+        except UnicodeEncodeError as error:
+            where = f"node {node.node_id}" if view is None else _described(view)
+            lone = ord(error.object[error.start])
+            raise ApplicationError(f"view gave {where} what the snapshot cannot carry") from (
+                ValueError(
+                    f"{where}: {field}: expected valid UTF-8 text (it contains a lone"
+                    f" surrogate U+{lone:04X} at index {error.start})"
+                )
+            )
 
 
 def check_commit(kind: ActionKind, view: View[Any], commit: object) -> None:

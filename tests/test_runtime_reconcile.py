@@ -30,6 +30,7 @@ from semledger.runtime import (
     Numeric,
     Rejection,
     Role,
+    SemanticId,
     SimpleAction,
     State,
     View,
@@ -429,6 +430,58 @@ def test_a_view_built_without_node_holding_a_non_finite_number_is_the_applicatio
         rt.deliver(True)  # as the view changes, not only as it starts
     assert type(raised.value.__cause__) is NonFiniteNumberError
     assert rt.snapshot is before
+
+
+LONE = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+"""A file name as ``os.listdir`` gives it when its bytes are not UTF-8: 'caf\\udce9.txt'."""
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (lambda: text("File", LONE, semantic_id="f.name"), "the text 'f.name': value: expected"),
+        (lambda: button(LONE, "open"), "the button: label: expected valid UTF-8 text (it cont"),
+        (lambda: text("F", description=LONE), "the text: description: expected valid UTF-8"),
+        (lambda: node(Role.LINK, label="a", url=LONE), "the link: url: expected valid UTF-8"),
+        (
+            lambda: node(Role.SLIDER, label="s", numeric=Numeric(value_text=LONE)),
+            "the slider: numeric.value_text: expected valid UTF-8",
+        ),
+        (
+            lambda: View(role=Role.TEXT, semantic_id=SemanticId("f.name"), label=LONE),
+            "the text 'f.name': label: expected valid UTF-8 text (it contains a lone surrogate"
+            " U+DCE9 at index 3)",
+        ),
+    ],
+    ids=["text-value", "button-label", "description", "url", "value_text", "View-label"],
+)
+def test_text_with_a_lone_surrogate_is_the_application_s_error_naming_the_node(
+    bad: Callable[[], View[Any]], says: str
+) -> None:
+    """A lone surrogate in a node's text passed the builder, then msgpack raised a bare
+    UnicodeEncodeError as the snapshot was packed: served, the session failed as the
+    runtime's fault; replayed, it pointed at msgpack's packer, with no node named."""
+
+    def view(shown: bool) -> View[Any]:
+        return column(text("ok", "fine", semantic_id="ok"), *([bad()] if shown else []))
+
+    with pytest.raises(ApplicationError) as raised:
+        runtime(view, True)
+    cause = raised.value.__cause__
+    assert type(cause) is ValueError
+    assert str(cause).startswith(says)
+    rt = runtime(view, False)
+    before = rt.snapshot
+    with pytest.raises(ApplicationError) as raised:
+        rt.deliver(True)  # as the view changes, not only as it starts
+    assert type(raised.value.__cause__) is ValueError
+    assert rt.snapshot is before
+
+
+def test_a_password_field_holding_a_lone_surrogate_is_served_masked() -> None:
+    """Only the masked value reaches the snapshot: nothing there to refuse."""
+    rt = runtime(lambda _model: column(text_field("PIN", LONE, password=True)), 0)
+    assert [n.value for n in full(rt).nodes if n.role is Role.TEXT_FIELD] == ["\u2022" * 8]
 
 
 def test_a_message_given_where_a_handler_goes_is_refused_naming_the_handler() -> None:
