@@ -30,8 +30,40 @@ def _check_loggable(data: object, what: str) -> bytes:
     try:
         packed: bytes = msgpack.packb(data)
     except (TypeError, ValueError, OverflowError) as error:
-        raise MessageCodecError(f"{what} cannot be logged: {error}") from error
+        raise MessageCodecError(f"{what} cannot be logged: {_unpackable(data, error)}") from error
     return packed
+
+
+def _unpackable(data: object, error: Exception) -> str:
+    """Why msgpack could not pack `data`: for an int, which one (msgpack names none)."""
+    if isinstance(error, OverflowError):
+        big = _big_int(data)
+        if big is not None:
+            return f"{_shown_int(big)} does not fit in 64 bits, which the log carries"
+    return str(error)
+
+
+def _shown_int(value: int) -> str:
+    """`value` in decimal while that is short (and possible: `str` refuses an int of more
+    than 4300 digits), else its size."""
+    if value.bit_length() <= 128:
+        return str(value)
+    return f"an int of {value.bit_length()} bits"
+
+
+def _big_int(data: object) -> int | None:
+    """The first int in `data` (unstructured: lists and dicts of plain values) that msgpack
+    cannot pack."""
+    if isinstance(data, int):
+        return None if -(2**63) <= data < 2**64 else data
+    if isinstance(data, dict):
+        data = [*data.keys(), *data.values()]
+    if isinstance(data, list | tuple):
+        for item in data:
+            big = _big_int(item)
+            if big is not None:
+                return big
+    return None
 
 
 def _equal(restored: object, live: object) -> bool:
@@ -62,7 +94,11 @@ class MessageCodec:
 
     def encode(self, message: object) -> dict[str, Any]:
         if isinstance(message, _PLAIN):
-            return {"type": None, "value": message}
+            # An int past 64 bits, a str with a lone surrogate: the log cannot hold them.
+            plain = {"type": None, "value": message}
+            what = "an int" if isinstance(message, int) else f"a {type(message).__name__}"
+            _check_loggable(plain, f"{what} message")
+            return plain
         name = type(message).__qualname__
         if self._types.get(name) is not type(message):
             raise MessageCodecError(

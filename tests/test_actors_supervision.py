@@ -166,7 +166,7 @@ async def _one_session(
     ("app", "why"),
     [
         pytest.param(tests_opaque, "StructureHandlerNotFoundError", id="does-not-decode-back"),
-        pytest.param(tests_huge, "Integer value out of range", id="does-not-pack"),
+        pytest.param(tests_huge, f"{2**70} does not fit in 64 bits", id="does-not-pack"),
     ],
 )
 async def test_an_effect_message_the_log_cannot_record_crashes_the_session_on_the_record(

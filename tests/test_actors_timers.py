@@ -298,6 +298,51 @@ async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_nam
     )
 
 
+BIG = 2**70
+"""An int msgpack cannot pack: the log carries ints of 64 bits."""
+BIG_REASON = (
+    f"an int message cannot be logged: {BIG} does not fit in 64 bits, which the log carries"
+)
+
+
+async def test_a_tick_of_an_int_beyond_64_bits_crashes_the_session_as_a_message_it_cannot_log() -> (
+    None
+):
+    """A bare int was logged unchecked: the writer failed on it, and the session ended as one
+    whose log could not be written, with no crash logged, resumed (and failed) every time."""
+    app = App(
+        init=lambda: (True, 0),
+        update=update,
+        view=view,
+        subscriptions=lambda _m: [Every(PERIOD, BIG)],
+    )
+    recorder = await _crashed_on_an_unrecordable_message(app, "clock")
+    report = reexecute(recorder, "clock", app)
+    assert report.ok, report
+    assert report.crash_step == 1
+    assert str(report.crash) == BIG_REASON
+
+
+async def test_an_effect_result_of_an_int_beyond_64_bits_crashes_the_session_it_cannot_log() -> (
+    None
+):
+    async def big() -> int:
+        return BIG
+
+    def start(model: tuple[bool, int], msg: str) -> Next[tuple[bool, int], Any]:
+        return Next(update(model, msg), (Effect(big),) if msg == "toggle" else ())
+
+    async def toggle(actor: SessionActor) -> None:
+        assert isinstance(await actor.perform_action(TOGGLE, ACTIVATE, Latest()), Receipt)
+
+    app = App(init=lambda: (False, 0), update=start, view=view)
+    recorder = await _crashed_on_an_unrecordable_message(app, "fx", toggle)
+    report = reexecute(recorder, "fx", app)
+    assert report.ok, report
+    assert report.crash_step == 2
+    assert str(report.crash) == BIG_REASON
+
+
 async def test_new_timers_are_numbered_in_the_order_the_model_lists_them() -> None:
     """Not in set order, which for string messages changes with PYTHONHASHSEED."""
     listed = [Every(PERIOD, f"tick {name}") for name in "kdqavmzbt"]

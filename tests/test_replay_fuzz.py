@@ -409,6 +409,37 @@ def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reprod
     assert report.crash_step == 1
 
 
+def test_an_effect_result_of_an_int_beyond_64_bits_is_a_counterexample_replay_reproduces(
+    tmp_path: Path,
+) -> None:
+    """The codec passed a bare int through unchecked and nothing in the fuzzer packs it: "no
+    counterexample", while a live session of the app failed writing its log."""
+    from semledger.replay import fuzz_app, reexecute
+    from semledger.runtime import App, Effect, Next, button, group
+
+    async def big() -> int:
+        return 2**70
+
+    app: App[int, object] = App(
+        init=lambda: 0,
+        update=lambda loads, msg: Next(loads + 1, (Effect(big),) if msg == "load" else ()),
+        view=lambda _loads: group(button("load", "load"), label="form"),
+    )
+    db = tmp_path / "fuzz.db"
+    result = fuzz_app(app, "tests:form", lambda: SqliteRecorder(db), examples=20, seed=1)
+    assert result.failure == (
+        f"MessageCodecError: an int message cannot be logged: {2**70} does not fit in 64 bits,"
+        " which the log carries"
+    ), result
+    assert result.session is not None
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(result.session)]
+        assert isinstance(events[-1], SessionCrashed)
+        report = reexecute(recorder, result.session, app)
+    assert report.ok, report
+    assert report.crash_step == 2
+
+
 REASON = "Unlisted is not among the app's message_types, so the log cannot record it"
 
 

@@ -141,6 +141,27 @@ class _Paid:
     reference: str
 
 
+def test_an_int_beyond_64_bits_is_a_codec_error_naming_it_bare_in_a_message_or_a_model() -> None:
+    """A bare int was passed through unchecked, and the log writer failed on it."""
+    codec = MessageCodec((_Paid,), _Paid)
+    fits = "does not fit in 64 bits, which the log carries"
+    cannot = "message cannot be logged:"
+    with pytest.raises(MessageCodecError, match=f"^an int {cannot} {2**70} {fits}$"):
+        codec.encode(2**70)
+    with pytest.raises(MessageCodecError, match=f"^an int {cannot} {-(2**63) - 1} {fits}$"):
+        codec.encode(-(2**63) - 1)
+    with pytest.raises(MessageCodecError, match=f"^a _Paid {cannot} {2**64} {fits}$"):
+        codec.encode(_Paid(2**64, "r7"))
+    with pytest.raises(MessageCodecError, match=rf"^the model \(a _Paid\) .* {2**70} {fits}$"):
+        codec.encode_model(_Paid(2**70, "r7"))
+    with pytest.raises(MessageCodecError, match=f"{cannot} an int of 16610 bits {fits}$"):
+        codec.encode(10**5000)  # too long for str() to show
+    with pytest.raises(MessageCodecError, match=f"^a str {cannot} 'utf-8' codec can't encode"):
+        codec.encode("\ud800")
+    assert codec.encode(2**64 - 1) == {"type": None, "value": 2**64 - 1}
+    assert codec.encode(-(2**63)) == {"type": None, "value": -(2**63)}
+
+
 def test_a_logged_message_whose_class_changed_names_each_field_that_does_not_fit() -> None:
     """A field renamed since the session was logged (`amount` is now `total`)."""
     logged = {"type": "_Paid", "value": {"amount": 3, "reference": "r7"}}
