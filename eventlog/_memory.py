@@ -12,7 +12,7 @@ from ._claims import ProcessClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import RecorderClosedError
 from ._events import Event
-from ._recorder import EVENT_SIZE_LIMIT, check_range, check_seq, prepare_batch
+from ._recorder import EVENT_SIZE_LIMIT, EVERY_SEQ, check_range, check_seq, prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
 
 __all__ = ["MemoryRecorder"]
@@ -101,7 +101,7 @@ class MemoryRecorder:
             return stored
 
     def read(
-        self, session: str, *, start: int = 0, stop: int | None = None
+        self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[StoredEvent]:
         self._check_open()
         check_range(start, stop)
@@ -117,7 +117,7 @@ class MemoryRecorder:
             yield records[index]
 
     def events(
-        self, session: str, *, start: int = 0, stop: int | None = None
+        self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[tuple[StoredEvent, Event]]:
         self._check_open()
         check_range(start, stop)
@@ -128,7 +128,7 @@ class MemoryRecorder:
     ) -> Iterator[tuple[StoredEvent, Event]]:
         yield from self._converter.decode_records(self._stream(session, start, stop))
 
-    def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
+    def replay(self, session: str, *, start: int = EVERY_SEQ) -> Iterator[Event]:
         self._check_open()
         check_seq("start", start)
         return self._converter.decode_rows(

@@ -60,6 +60,11 @@ __all__ = [
 
 REDACTED = "[redacted]"
 
+EVERY_SEQ: Final = -(2**63)
+"""A read's default start, SQLite's smallest integer: a read from it returns every row of
+the session, seq 1 on, and also a row an edit labelled 0 or below, which then is damage
+where a command reads the session from its start (a start of 0 left out those below 0)."""
+
 
 class Recorder(Protocol):
     """Where a log lives. Implementations: ``SqliteRecorder``, ``MemoryRecorder``.
@@ -78,18 +83,18 @@ class Recorder(Protocol):
         ...
 
     def read(
-        self, session: str, *, start: int = 0, stop: int | None = None
+        self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[StoredEvent]:
         """The session's records with ``start <= seq < stop``, in seq order, streamed."""
         ...
 
     def events(
-        self, session: str, *, start: int = 0, stop: int | None = None
+        self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[tuple[StoredEvent, Event]]:
         """Like ``read``, each record with its decoded (upcast) event."""
         ...
 
-    def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
+    def replay(self, session: str, *, start: int = EVERY_SEQ) -> Iterator[Event]:
         """Just the session's decoded events from ``start``: the fast path for replaying."""
         ...
 
@@ -678,7 +683,7 @@ def loggable_json(value: Any) -> Any:
 def _past_malformed_times(recorder: Recorder, session: str) -> Iterator[StoredEvent]:
     """The session's records, one whose time alone is malformed read with its time unknown
     (`MalformedRowError.record`): the chain does not cover the time, so it verifies past it."""
-    start = 0
+    start = EVERY_SEQ
     while True:
         try:
             for record in recorder.read(session, start=start):

@@ -43,7 +43,7 @@ from ._errors import (
     UnsupportedSchemaError,
 )
 from ._events import TOPICS, Event, SemanticsTaken, SessionCrashed, SessionEnded, SessionStarted
-from ._recorder import check_range, check_seq, prepare_batch
+from ._recorder import EVERY_SEQ, check_range, check_seq, prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
 
 if TYPE_CHECKING:
@@ -1129,7 +1129,7 @@ class SqliteRecorder:
                     self._pool.append(conn)
 
     def read(
-        self, session: str, *, start: int = 0, stop: int | None = None
+        self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[StoredEvent]:
         self._check_open()
         check_range(start, stop)
@@ -1150,7 +1150,7 @@ class SqliteRecorder:
                     cursor.close()
 
     def events(
-        self, session: str, *, start: int = 0, stop: int | None = None
+        self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[tuple[StoredEvent, Event]]:
         self._check_open()
         check_range(start, stop)
@@ -1161,7 +1161,7 @@ class SqliteRecorder:
     ) -> Iterator[tuple[StoredEvent, Event]]:
         yield from self._converter.decode_records(self._read(session, start, stop))
 
-    def replay(self, session: str, *, start: int = 0) -> Iterator[Event]:
+    def replay(self, session: str, *, start: int = EVERY_SEQ) -> Iterator[Event]:
         self._check_open()
         check_seq("start", start)
         return self._replay(session, start)

@@ -197,6 +197,27 @@ def test_verify_names_the_first_of_two_swapped_events(
     assert verify_problem(db).startswith("event 6 out of order")
 
 
+@pytest.mark.parametrize("seq", [0, -1, -(2**63)])
+def test_verify_and_replay_name_a_row_labelled_below_seq_1(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path, seq: int
+) -> None:
+    """A copy of an event inserted below seq 1: seq 0 was named, a negative seq read past
+    (`audit --verify` said ok, replay was identical), since reads started at seq 0."""
+    db = copy_of(logged[0], tmp_path)
+    copy = (
+        "INSERT INTO events SELECT session, ?, topic, version, at, body, chain FROM events"
+        " WHERE session = 'agent' AND seq = 4"
+    )
+    tamper(db, (copy, (seq,)))
+    assert verify_problem(db) == (
+        "event 1 out of order: it is further on, in the record labelled seq 1; the record in"
+        f" its place is labelled seq {seq}"
+    )
+    done = mcp.cli("replay", "agent", "--db", str(db))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"event 1: missing: the session's events start at event {seq}" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("named", "says"),
     [
