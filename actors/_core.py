@@ -40,7 +40,7 @@ from semledger.runtime._wire import (
     encode_read,
 )
 
-from ._messages import MessageCodec, MessageCodecError
+from ._messages import MessageCodec, MessageCodecError, check_loggable
 from ._requests import answered
 
 
@@ -121,9 +121,12 @@ class SessionCore:
 
     def checkpoint(self) -> dict[str, Any]:
         """Everything recovery needs to resume here; raises `MessageCodecError` if the app
-        declares no model type the log can encode."""
+        declares no model type the log can encode, or keys its views with a value msgpack
+        cannot pack (a UUID, a frozenset): the runtime's state holds every element's key."""
+        runtime = self.runtime.checkpoint()
+        check_loggable(runtime["elements"], "the view's keys")
         state = {
-            "runtime": self.runtime.checkpoint(),
+            "runtime": runtime,
             "model": self.codec.encode_model(self.runtime.model),
             "next_request": self._next_request,
         }

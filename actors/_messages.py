@@ -23,7 +23,7 @@ class MessageCodecError(ValueError):
     """Raised when a message or model cannot be encoded or decoded for the log."""
 
 
-def _check_loggable(data: object, what: str) -> bytes:
+def check_loggable(data: object, what: str) -> bytes:
     """`data` packed, or `MessageCodecError` if msgpack cannot pack it: cattrs passes what it
     has no hook for through as it is (an object under a wrongly declared type, say), and the
     log writer would fail on it later, for the whole batch, with the session's step taken."""
@@ -97,7 +97,7 @@ class MessageCodec:
             # An int past 64 bits, a str with a lone surrogate: the log cannot hold them.
             plain = {"type": None, "value": message}
             what = "an int" if isinstance(message, int) else f"a {type(message).__name__}"
-            _check_loggable(plain, f"{what} message")
+            check_loggable(plain, f"{what} message")
             return plain
         name = type(message).__qualname__
         if self._types.get(name) is not type(message):
@@ -106,7 +106,7 @@ class MessageCodec:
             )
         data = {"type": name, "value": self._converter.unstructure(message)}
         what = f"a {name} message"
-        packed = _check_loggable(data, what)
+        packed = check_loggable(data, what)
         try:
             restored = self.decode(msgpack.unpackb(packed, strict_map_key=False))
         except MessageCodecError as error:
@@ -141,7 +141,7 @@ class MessageCodec:
             raise MessageCodecError("the app declares no model_type")
         data = self._converter.unstructure(model, self.model_type)
         what = f"the model (a {type(model).__qualname__}) as model_type {self.model_type!r}"
-        packed = _check_loggable(data, what)
+        packed = check_loggable(data, what)
         try:
             restored = self.decode_model(msgpack.unpackb(packed, strict_map_key=False))
         except MessageCodecError as error:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,9 @@ from semledger.runtime import (
     SemanticsAction,
     SetText,
     SimpleAction,
+    button,
+    column,
+    text,
 )
 from semledger.runtime._wire import encode_read
 
@@ -726,3 +730,37 @@ async def test_sessions_that_come_back_together_are_recovered_one_at_a_time(
             writer.close()
     assert all(actor.recovered for actor in actors)
     assert most == 1
+
+
+def _keyed_app(key: object) -> App[int, str]:
+    return App(
+        init=lambda: 0,
+        update=lambda count, _msg: count + 1,
+        view=lambda count: column(
+            button("Go", "go", semantic_id="go"), text("Count", str(count), key=key)
+        ),
+        model_type=int,
+        message_types=(str,),
+    )
+
+
+@pytest.mark.parametrize(
+    "key",
+    [uuid.UUID(int=7), frozenset({1}), "caf\udce9.txt"],
+    ids=["uuid", "frozenset", "lone-surrogate"],
+)
+async def test_a_view_key_the_log_cannot_hold_leaves_recovery_to_replay_not_the_session_dead(
+    key: object,
+) -> None:
+    """A key the log cannot pack (a UUID, as an item's id) served, then failed the first
+    recovery checkpoint: the session ended as if its log could not be written."""
+    recorder = MemoryRecorder()
+    app = _keyed_app(key)
+    go = [("go", ACTIVATE)] * 5
+    first = await record(recorder, app, go, app_ref="tests:keyed", every=2, end=False)
+    topics = [type(event).__name__ for _r, event in recorder.events("s")]
+    assert "SnapshotTaken" not in topics
+    assert "SessionCrashed" not in topics
+    again = await record(recorder, app, go, app_ref="tests:keyed", every=2)
+    assert again.generation == first.generation + 5
+    assert [n.node_id for n in again.nodes] == [n.node_id for n in first.nodes]
