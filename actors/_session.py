@@ -895,9 +895,12 @@ class SessionActor(Actor[SessionMessage]):
         assert self._nursery is not None
         for timer in [t for t in wanted if t not in self._timers]:
             scope = trio.CancelScope()
-            self._timers[timer] = (self._next_timer, scope)
+            number = self._next_timer
+            self._timers[timer] = (number, scope)
             self._next_timer += 1
-            self._nursery.start_soon(self._run_timer, timer, scope, name=f"timer {timer!r}")
+            # Not named by its repr: a message's may raise (str() refuses an int of over
+            # 4300 digits), and the session would stop here, before the tick is refused.
+            self._nursery.start_soon(self._run_timer, timer, scope, name=f"timer {number}")
 
     async def _run_timer(self, timer: Every[Any], scope: trio.CancelScope) -> None:
         """Tell the session a tick every period; each is handled (and logged) as an input."""

@@ -473,7 +473,7 @@ class _Example:
         self.allowed = allowed
         self.texts = texts
         self.core = SessionCore(app)
-        self.twin = self._again("as it started", "a start", lambda: SessionCore(app))
+        self.twin = self._again("as it started", lambda: "a start", lambda: SessionCore(app))
         self._compare("as it started", None, None)
         self.trail = trail
         check_issues(self.core.runtime.snapshot, "as it started", allowed)
@@ -530,13 +530,14 @@ class _Example:
         return len(actions)
 
     @staticmethod
-    def _again(when: str, first: str, call: Callable[[], _T]) -> _T:
-        """`call` on the twin, which must not raise where the first session did not."""
+    def _again(when: str, first: Callable[[], str], call: Callable[[], _T]) -> _T:
+        """`call` on the twin, which must not raise where the first session did not; `first`
+        tells what the first session gave, shown only then (a message's repr may raise)."""
         try:
             return call()
         except Exception as error:
             raise _NondeterminismError(
-                f"the app is not deterministic: {when}, the same inputs gave {first} once and"
+                f"the app is not deterministic: {when}, the same inputs gave {first()} once and"
                 f" {_described(error)} another time ({_RULE})"
             ) from error
 
@@ -554,7 +555,7 @@ class _Example:
                 f" {one.outcome!r} once and {other.outcome!r} another time ({_RULE})"
             )
         timers = self.core.runtime.subscriptions()
-        theirs_timers = self._again(when, repr(timers), self.twin.runtime.subscriptions)
+        theirs_timers = self._again(when, lambda: repr(timers), self.twin.runtime.subscriptions)
         if timers != theirs_timers:
             # Only the first session's timers tick: the twin's were never looked at.
             raise _NondeterminismError(
@@ -600,7 +601,7 @@ class _Example:
         self.trail.inputs.append(event)
         result = self.core.step(event)
         when = f"at input {len(self.trail.inputs)}"
-        twin = self._again(when, repr(result.outcome), lambda: self.twin.step(event))
+        twin = self._again(when, lambda: repr(result.outcome), lambda: self.twin.step(event))
         self._compare(when, result, twin)
         self.checker.check(self.core.runtime.snapshot, result.outcome)
         check_issues(self.core.runtime.snapshot, when, self.allowed)

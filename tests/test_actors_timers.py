@@ -323,6 +323,25 @@ async def test_a_tick_of_an_int_beyond_64_bits_crashes_the_session_as_a_message_
     assert str(report.crash) == BIG_REASON
 
 
+async def test_a_timer_whose_message_has_no_repr_crashes_the_session_at_its_tick() -> None:
+    """The timer's task was named by its repr, which raised for an int str() refuses (over
+    4300 digits): the session stopped as it started, with no crash logged."""
+    app = App(
+        init=lambda: (True, 0),
+        update=update,
+        view=view,
+        subscriptions=lambda _m: [Every(PERIOD, 10**5000)],
+    )
+    recorder = await _crashed_on_an_unrecordable_message(app, "clock")
+    report = reexecute(recorder, "clock", app)
+    assert report.ok, report
+    assert report.crash_step == 1
+    assert str(report.crash) == (
+        "an int message cannot be logged: an int of 16610 bits does not fit in 64 bits,"
+        " which the log carries"
+    )
+
+
 async def test_an_effect_result_of_an_int_beyond_64_bits_crashes_the_session_it_cannot_log() -> (
     None
 ):

@@ -440,6 +440,26 @@ def test_an_effect_result_of_an_int_beyond_64_bits_is_a_counterexample_replay_re
     assert report.crash_step == 2
 
 
+def test_a_timer_whose_message_has_no_repr_is_a_counterexample_on_its_message() -> None:
+    """The fuzzer showed the timers by their repr before it ticked them, which raised for an
+    int str() refuses (over 4300 digits): the counterexample was that ValueError, on no
+    input."""
+    from semledger.replay import fuzz_app
+    from semledger.runtime import App, Every, group, text
+
+    app: App[int, object] = App(
+        init=lambda: 0,
+        update=lambda ticks, _msg: ticks + 1,
+        view=lambda ticks: group(text("ticks", str(ticks)), label="clock"),
+        subscriptions=lambda _ticks: [Every(1.0, 10**5000)],
+    )
+    result = fuzz_app(app, "tests:clock", MemoryRecorder, examples=5, seed=1)
+    assert result.failure == (
+        "MessageCodecError: an int message cannot be logged: an int of 16610 bits does not fit"
+        " in 64 bits, which the log carries"
+    ), result
+
+
 REASON = "Unlisted is not among the app's message_types, so the log cannot record it"
 
 
