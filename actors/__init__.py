@@ -11,7 +11,7 @@ from ._core import (
     crash_event,
     effect_failure,
 )
-from ._journal import fold_commit, gap, logged_event, logged_journal
+from ._journal import fold_commit, gap, logged_event, logged_journal, repeated, twice
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._requests import LoggedAction, answered, logged_action, refusal
@@ -79,4 +79,6 @@ __all__ = [
     "logged_event",
     "logged_journal",
     "refusal",
+    "repeated",
+    "twice",
 ]

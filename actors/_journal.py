@@ -37,7 +37,7 @@ from semledger.runtime import (
 )
 from semledger.runtime._wire import decode_read
 
-__all__ = ["gap", "logged_event", "logged_journal"]
+__all__ = ["gap", "logged_event", "logged_journal", "repeated", "twice"]
 
 _COMMITTED = topic_of(Committed)
 _CHECKPOINT = topic_of(SemanticsTaken)
@@ -203,6 +203,8 @@ def logged_journal(
     records = recorder.read(session, start=start) if snapshot.generation != until else ()
     for record in records:
         if record.seq != expected and missing is None:
+            if repeated(record.seq, expected):
+                raise InconsistentLogError(session, record.seq, f"it {twice(record.seq)}")
             missing = (expected, gap(expected - 1, record.seq))
         expected = record.seq + 1
         if record.topic != _COMMITTED:
@@ -241,3 +243,15 @@ def gap(before: int, after: int) -> str:
     if before == 0:
         return f"the session's events start at event {after}"
     return f"the session's events go from event {before} to event {after}"
+
+
+def repeated(seq: int, expected: int) -> bool:
+    """Whether a record labelled `seq`, read in seq order where event `expected` was next,
+    is a second event `seq`: one of a table that lost its primary key. (A seq below 1 is
+    not that: it comes before event 1.)"""
+    return 0 < seq < expected
+
+
+def twice(seq: int) -> str:
+    """What is wrong with event `seq` where a second record labelled `seq` follows it."""
+    return f"appears twice: a second record labelled seq {seq} follows it"

@@ -84,6 +84,9 @@ class Problem(enum.Enum):
     """No event at ``seq`` verifies there, and none later does either: it was removed."""
     OUT_OF_ORDER = "out of order"
     """The genuine event ``seq`` is present, but not where it belongs."""
+    REPEATED = "appears twice"
+    """Event ``seq`` verifies, and the record after it is labelled ``seq`` too (a copy of
+    it, or another record: the table lost its primary key)."""
     NOT_SUMMARISED = "not as the summary says"
     """The events verify, but the log's summary row disagrees with them from ``seq`` on (it
     counts fewer events, or names another app or surface): the row was edited."""
@@ -146,6 +149,13 @@ def _chain_of(previous: bytes, seq: int, record: StoredEvent) -> bytes:
     return chain_step(previous, record.session, seq, record.topic, record.version, record.body)
 
 
+def _repeated(record: StoredEvent, last: StoredEvent) -> str:
+    """How `record` follows the verified event `last`, whose seq it is labelled with."""
+    if record == last:
+        return "the record after it is a copy of it"
+    return f"the record after it is labelled seq {last.seq} too"
+
+
 def _found(later: StoredEvent, label: int, expected: int) -> str:
     """Where an event out of order was found (`later`), and, when the record in its place
     is labelled otherwise, that record's label."""
@@ -169,7 +179,8 @@ def verify_chain(
     does not verify as event ``k`` (the next expected seq), the rest is scanned for a
     record that verifies as event ``k`` in its place: if one does, event ``k`` is
     ``OUT_OF_ORDER``; if not, it is ``MISSING`` when the record found there is labelled
-    later than ``k`` and ``CHANGED`` otherwise.
+    later than ``k`` and ``CHANGED`` otherwise. A record labelled with the seq of the event
+    verified before it is that event ``REPEATED``.
 
     ``anchor``, a head recorded elsewhere (e.g. printed by an earlier audit), also catches
     a rewrite that recomputed the whole chain, and a truncated tail.
@@ -202,19 +213,24 @@ def verify_chain(
             reported = done
         return record
 
+    last: StoredEvent | None = None
     for record in map(counted, iterator):
         if record.seq == expected and _chain_of(previous, expected, record) == record.chain:
             previous = record.chain
             if anchor is not None and expected == anchor.seq:
                 anchor_chain = previous
             expected += 1
+            last = record
             continue
         label = record.seq
-        for later in map(counted, iterator):
-            if _chain_of(previous, expected, later) == later.chain:
-                found = _found(later, label, expected)
-                problem = ChainProblem(expected, Problem.OUT_OF_ORDER, found)
-                break
+        if last is not None and label == last.seq:
+            problem = ChainProblem(label, Problem.REPEATED, _repeated(record, last))
+        else:
+            for later in map(counted, iterator):
+                if _chain_of(previous, expected, later) == later.chain:
+                    found = _found(later, label, expected)
+                    problem = ChainProblem(expected, Problem.OUT_OF_ORDER, found)
+                    break
         if problem is None:
             if label > expected:
                 problem = ChainProblem(

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import gap
+from semledger.actors import gap, repeated, twice
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -504,14 +504,21 @@ def _readable(
     """
     start = 1
 
-    def check(seq: int) -> None:
+    def check(seq: int) -> bool:
+        """Whether the record labelled `seq` is the next event (or one after missing ones),
+        not a second record of an event read already, which is passed over."""
+        if repeated(seq, start):
+            damage.append(Damage(seq, twice(seq)))
+            return False
         if seq != start:
             damage.append(Damage(start, f"is missing: {gap(start - 1, seq)}"))
+        return True
 
     while True:
         try:
             for record, event in recorder.events(session, start=start):
-                check(record.seq)
+                if not check(record.seq):
+                    continue
                 start = record.seq + 1
                 if record.seq == 1 and not isinstance(event, SessionStarted):
                     damage.append(Damage(1, f"is {not_a_start(record.topic)}"))

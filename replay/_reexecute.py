@@ -16,7 +16,15 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import MessageCodecError, SessionCore, crash_event, fold_commit, gap
+from semledger.actors import (
+    MessageCodecError,
+    SessionCore,
+    crash_event,
+    fold_commit,
+    gap,
+    repeated,
+    twice,
+)
 from semledger.eventlog import (
     INPUT_CLASSES,
     TOPICS,
@@ -454,6 +462,8 @@ class _Log:
         expected = 1
 
         def check(seq: int) -> None:
+            if repeated(seq, expected):
+                raise InconsistentLogError(session, seq, f"it {twice(seq)}")
             if seq != expected:
                 missing = f"missing: {gap(expected - 1, seq)}"
                 raise InconsistentLogError(session, expected, missing)

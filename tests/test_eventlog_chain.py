@@ -145,6 +145,23 @@ def test_records_given_out_of_order_are_named() -> None:
     assert (report.problem.seq, report.problem.problem) == (3, Problem.OUT_OF_ORDER)
 
 
+def test_an_event_whose_record_is_repeated_after_it_is_said_to_appear_twice() -> None:
+    """It read "event 3 out of order: it is further on, in the record labelled seq 3; the
+    record in its place is labelled seq 2": events 2 and 3 are intact, the copy is extra."""
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", i, ActionReceipt(i, i, i, False), 0.0) for i in (1, 2, 3, 4)])
+    records = list(recorder.read("s"))
+    copied = [*records[:2], records[1], *records[2:]]
+    report = verify_chain(copied)
+    assert str(report.problem) == "event 2 appears twice: the record after it is a copy of it"
+    assert report.verified == 2
+    other = records[2]._replace(seq=2)
+    report = verify_chain([*records[:2], other, *records[2:]])
+    assert str(report.problem) == (
+        "event 2 appears twice: the record after it is labelled seq 2 too"
+    )
+
+
 def test_a_changed_chain_value_is_named(log: tuple[SqliteRecorder, Path]) -> None:
     recorder, path = log
     tamper(path, "UPDATE events SET chain = zeroblob(32) WHERE session = 's' AND seq = 5")

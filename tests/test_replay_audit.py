@@ -218,6 +218,30 @@ def test_verify_and_replay_name_a_row_labelled_below_seq_1(
     assert f"event 1: missing: the session's events start at event {seq}" in done.stderr
 
 
+def test_an_event_repeated_in_a_table_without_its_primary_key_is_said_to_appear_twice(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path
+) -> None:
+    """Event 7 was named out of order (`--verify`) or missing, "the session's events go
+    from event 6 to event 6" (audit, replay): events 6 and 7 are intact, 6 is there twice."""
+    db = copy_of(logged[0], tmp_path)
+    tamper(
+        db,
+        ("CREATE TABLE copy AS SELECT * FROM events", ()),
+        ("DROP TABLE events", ()),
+        ("ALTER TABLE copy RENAME TO events", ()),
+        ("INSERT INTO events SELECT * FROM events WHERE session = 'agent' AND seq = 6", ()),
+    )
+    assert verify_problem(db) == "event 6 appears twice: the record after it is a copy of it"
+    said = "a second record labelled seq 6 follows it"
+    audit = mcp.cli("audit", "agent", "--db", str(db))
+    assert audit.returncode == 1, audit.stdout + audit.stderr
+    assert f"event 6 of session 'agent' appears twice: {said}\n" in audit.stderr
+    for command in ("replay", "read"):
+        done = mcp.cli(command, "agent", "--db", str(db))
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert f"session 'agent', event 6: it appears twice: {said}\n" in done.stderr, command
+
+
 @pytest.mark.parametrize(
     ("named", "says"),
     [
