@@ -118,6 +118,8 @@ class _Connection:
     """Resumed by this server and not yet logged: its client is logged as ``resumed``
     before its first call, unless the first message is an ``initialize`` its router accepts
     (logged as that connection instead)."""
+    parked_version: str | None = None
+    """Of a session this server parked and resumed, the protocol version its client spoke."""
     busy: int = 0
     """Requests being answered: a session is never parked under one."""
     used: float = attrs.field(factory=trio.current_time)
@@ -154,6 +156,9 @@ class McpHttpApp:
         self._over: dict[str, str] = {}
         """Sessions this server held that are over, with the refusal that says why: never
         brought back by this process."""
+        self._parked_versions: dict[str, str] = {}
+        """The protocol version each session this server parked spoke: its client, whose next
+        request resumes it, goes on as it negotiated, header or not."""
         self.stopping = False
         """Set by `stop`: every request from then on is a ``503`` and changes nothing, so
         none is applied on a connection that is closing unanswered."""
@@ -344,8 +349,10 @@ class McpHttpApp:
             connection.came_back = False
             version = headers.get("mcp-protocol-version")
             # Its router never negotiated: MCP says to assume 2025-03-26 without the header
-            # (which 2025-06-18 and later clients send), and batches are judged by that.
-            connection.router.assumed_version = version or "2025-03-26"
+            # (which 2025-06-18 and later clients send) unless the version is known some
+            # other way, and batches are judged by that.
+            assumed = version or connection.parked_version or "2025-03-26"
+            connection.router.assumed_version = assumed
             resumed = AgentConnected(None, version, TRANSPORT, peer, resumed=True)
             await connection.host.connected(resumed)
 
@@ -368,6 +375,10 @@ class McpHttpApp:
                     self._drop(session_id, connection)
                     continue
                 del self._connections[session_id]
+                router = connection.router
+                spoke = router.protocol_version or router.assumed_version
+                if spoke is not None:
+                    self._parked_versions[session_id] = spoke
                 await self.registry.park(session_id, f"parked: no request for {after:g} s")
 
     def _stale(self, session_id: str, connection: _Connection) -> bool:
@@ -472,6 +483,7 @@ class McpHttpApp:
             return await self._find(session_id)
         connection = await self._open(session_id)
         connection.came_back = True
+        connection.parked_version = self._parked_versions.pop(session_id, None)
         return connection
 
     def _unresumable(self, session_id: str) -> str | None:
@@ -538,6 +550,7 @@ class McpHttpApp:
             await _refuse(send, *refusal)
             return
         self._over[session_id] = _for_good(session_id, _DELETED)
+        self._parked_versions.pop(session_id, None)
         await _respond(send, 204, None)
 
     async def _end_served(
