@@ -89,7 +89,7 @@ from ._actor import (
     _Envelope,
     single_error,
 )
-from ._apps import check_app_ref
+from ._apps import app_location, check_app_ref
 from ._core import SessionCore, app_raised, commit_size, crash_event, effect_failure
 from ._journal import logged_journal
 from ._messages import MessageCodecError
@@ -393,6 +393,9 @@ class SessionActor(Actor[SessionMessage]):
         self.failure: str | None = None
         """Why the session ended other than by a ``Close``: its application raised, or its
         log could not be written."""
+        self.failed_at = ""
+        """Where in the app's own code its failure was raised (`app_location`:
+        `` (at FILE, line N)``), for its operator's line, not its agent's: "" if nowhere."""
         self._crashed = False
         """Whether it ended on the record as crashed (``SessionCrashed``)."""
         self._seq = 0
@@ -838,6 +841,7 @@ class SessionActor(Actor[SessionMessage]):
         self.ended = True
         self._crashed = True
         self.failure = why or f"its application raised {app_raised(error)!r}"
+        self.failed_at = app_location(app_raised(error))
         self.core.runtime.close()
         await self._append([*([] if event is None else [event]), crash_event(error)])
         self.close()

@@ -251,7 +251,7 @@ async def serve_stdio(
             call told ``host_closed``, before the last line says it again."""
             if actor.failure is not None and not closing:
                 _say(
-                    f"session {actor.name!r} ended: {actor.failure};"
+                    f"session {actor.name!r} ended: {actor.failure}{actor.failed_at};"
                     " answering host_closed until end of input"
                 )
 
@@ -291,7 +291,7 @@ async def serve_stdio(
             host,
             SessionDiagnosticsHost(host) if diagnostics else None,
             close,
-            lambda: actor.failure,
+            lambda: actor.failure and actor.failure + actor.failed_at,
         )
 
     return await _serve_logged_stdio(db, name, open_session, **stdio)
@@ -369,7 +369,7 @@ async def serve_http(
     def ended(actor: SessionActor) -> None:
         """One line for each session that ended on its own, as `serve` over stdio says."""
         if actor.failure is not None:
-            failure(f"session {actor.name!r} ended: {actor.failure}")
+            failure(f"session {actor.name!r} ended: {actor.failure}{actor.failed_at}")
 
     def failure(why: str) -> None:
         failures.append(why)

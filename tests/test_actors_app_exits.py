@@ -73,6 +73,7 @@ def test_an_update_that_calls_sys_exit_crashes_its_session_on_the_record(tmp_pat
     assert done.stderr.splitlines()[-1] == (
         "semledger: session 'quit' ended: its application raised"
         " SystemExit('the library gave up')"
+        f" (at {Path(__file__).parent / 'apps' / 'tests_exiting.py'}, line 54)"
     )
     assert mcp.envelopes(done.stdout)[1]["error"]["code"] == "host_closed", done.stdout
     with SqliteRecorder(db) as recorder:

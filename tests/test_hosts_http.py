@@ -1560,6 +1560,7 @@ def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
     assert (
         f"semledger: session '{crashed.session_id}' ended: its application raised"
         " ThirdIncrementError('the count may not reach 3')"
+        f" (at {Path(__file__).parent / 'apps' / 'tests_crashy.py'}, line 19)"
     ) in said
     assert said[-1] == "semledger: stopped serving tests_crashy:app; 1 session(s) failed"
 

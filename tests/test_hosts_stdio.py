@@ -1055,10 +1055,11 @@ def test_serve_exits_1_naming_the_crash_when_its_application_raised(tmp_path: Pa
     )
     stderr = done.stderr.decode()
     assert done.returncode == 1, stderr
+    crashy = Path(__file__).parent / "apps" / "tests_crashy.py"
     assert stderr.splitlines()[-1] == (
         "semledger: session 'c' ended: its application raised "
-        "ThirdIncrementError('the count may not reach 3')"
-    )
+        f"ThirdIncrementError('the count may not reach 3') (at {crashy}, line 19)"
+    )  # where in the app, for its operator (the agent is told what, not where)
 
 
 def test_serve_exits_1_when_its_application_raises_as_it_starts(tmp_path: Path) -> None:
