@@ -919,15 +919,15 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         app = load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
-    # The log is checked before the run, not after it: a file there must already be a log
-    # (another program's database is not made one) that can be written (a counterexample
-    # would be lost), and a new log is made only to save a counterexample, so a clean run
-    # leaves no file behind.
+    # The log is checked before the run, not after it: a file there is opened as `serve`
+    # opens it (an empty one is made a log, another program's database is refused) and
+    # must be writable (a counterexample would be lost), and a new file is made only to
+    # save a counterexample, so a clean run leaves no file behind.
     recorder = None
     if Path(args.db).exists():
         from semledger.eventlog import SqliteRecorder
 
-        recorder = SqliteRecorder(args.db, create=False)
+        recorder = SqliteRecorder(args.db)
     folder = Path(args.db).parent
     if recorder is None and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
         raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")

@@ -399,6 +399,7 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
                 ("serve", ["serve", COUNTER]),
                 ("serve a surface", ["serve", "--adapter", "runtime", "--app", COUNTER]),
                 ("demo", ["demo"]),
+                ("fuzz", ["fuzz", COUNTER, "--examples", "1"]),
             )
         },
         "serve over HTTP with --session": (

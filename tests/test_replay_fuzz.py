@@ -55,6 +55,24 @@ def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path
     assert "raised again at step" in replayed.stdout
 
 
+def test_fuzz_saves_its_counterexample_in_an_empty_file_as_serve_makes_it_a_log(
+    tmp_path: Path,
+) -> None:
+    """`serve` and `SqliteRecorder(path)` make a log in an empty file; fuzz refused one
+    (``it holds no semledger log``, exit 2), having opened an existing file only as a log."""
+    db = tmp_path / "empty.db"
+    db.touch()
+    done = mcp.cli(
+        "fuzz", "tests_buggy:app", "--db", str(db), "--examples", "200", "--seed", "3",
+        COLUMNS="200",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = re.search(r"saved as session '([^']+)'", done.stdout)
+    assert found is not None, done.stdout
+    with SqliteRecorder(db, create=False) as recorder:
+        assert isinstance([e for _r, e in recorder.events(found.group(1))][-1], SessionCrashed)
+
+
 def test_replay_of_a_view_issue_counterexample_reproduces_it_and_diverges_once_it_is_fixed(
     tmp_path: Path,
 ) -> None:
