@@ -189,8 +189,10 @@ class A11yBus:
                     session = session_bus or os.environ.get("DBUS_SESSION_BUS_ADDRESS")
                     if not session:
                         raise SessionError(
-                            "no D-Bus session bus: set DBUS_SESSION_BUS_ADDRESS or pass"
-                            " session_bus in the adapter config"
+                            "no D-Bus session bus: run semledger inside a desktop session,"
+                            " or under `dbus-run-session` with a display (Xvfb where there"
+                            " is none), or set DBUS_SESSION_BUS_ADDRESS (from Python, pass"
+                            " session_bus in the adapter config)"
                         )
                     conn = await open_dbus_connection(session)
                     try:

@@ -407,6 +407,24 @@ async def test_a_ref_whose_element_is_gone_is_a_locate_error() -> None:
     assert (await surface.check({"kind": "hidden"}, "ref", greet)).ok
 
 
+async def test_without_a_session_bus_the_error_says_how_to_get_one_from_the_command_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`semledger serve --adapter atspi` with no desktop session was told to pass
+    session_bus in the adapter config, which the command line has no way to do."""
+    from semledger.adapters._atspi_dbus import A11yBus
+
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.delenv("AT_SPI_BUS_ADDRESS", raising=False)
+    with pytest.raises(SessionError) as raised:
+        await A11yBus.connect(timeout=5)
+    said = str(raised.value)
+    assert said.startswith("no D-Bus session bus: run semledger inside a desktop session,")
+    assert "`dbus-run-session`" in said
+    assert "set DBUS_SESSION_BUS_ADDRESS" in said
+    assert said.endswith("(from Python, pass session_bus in the adapter config)")
+
+
 async def test_an_attached_session_never_quits_its_application() -> None:
     surface, _backend = await _open()
     with pytest.raises(SessionError):
