@@ -272,17 +272,34 @@ async def test_a_tick_the_log_cannot_record_crashes_the_session_and_replays_as_t
     assert report.crash_step == 1
 
 
-async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_naming_its_cause() -> (
-    None
-):
-    """The log holds None for the message it could not record; replay, failing on that None,
-    said "not an encoded message: None" where the live session named the unlisted class."""
+BIG = 2**70
+"""An int msgpack cannot pack: the log carries ints of 64 bits."""
+BIG_REASON = (
+    f"an int message cannot be logged: {BIG} does not fit in 64 bits, which the log carries"
+)
 
-    async def unlisted() -> Unlisted:
-        return Unlisted()
+
+@pytest.mark.parametrize(
+    ("result", "reason"),
+    [
+        (Unlisted(), "Unlisted is not among the app's message_types, so the log cannot record it"),
+        (BIG, BIG_REASON),
+    ],
+    ids=["unlisted-class", "int-beyond-64-bits"],
+)
+async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_naming_its_cause(
+    result: object, reason: str
+) -> None:
+    """The log holds None for the message it could not record; replay, failing on that None,
+    said "not an encoded message: None" where the live session named the unlisted class. A
+    bare int was not checked at all: the writer failed on it, and the session ended as one
+    whose log could not be written, with no crash logged."""
+
+    async def unrecordable() -> object:
+        return result
 
     def start(model: tuple[bool, int], msg: str) -> Next[tuple[bool, int], Any]:
-        return Next(update(model, msg), (Effect(unlisted),) if msg == "toggle" else ())
+        return Next(update(model, msg), (Effect(unrecordable),) if msg == "toggle" else ())
 
     async def toggle(actor: SessionActor) -> None:
         assert isinstance(await actor.perform_action(TOGGLE, ACTIVATE, Latest()), Receipt)
@@ -293,73 +310,39 @@ async def test_an_unrecordable_effect_result_crashes_the_session_and_replays_nam
     assert report.ok, report
     assert report.crash_step == 2
     assert isinstance(report.crash, MessageCodecError)
-    assert str(report.crash) == (
-        "Unlisted is not among the app's message_types, so the log cannot record it"
-    )
+    assert str(report.crash) == reason
 
 
-BIG = 2**70
-"""An int msgpack cannot pack: the log carries ints of 64 bits."""
-BIG_REASON = (
-    f"an int message cannot be logged: {BIG} does not fit in 64 bits, which the log carries"
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        (BIG, BIG_REASON),
+        (
+            10**5000,
+            "an int message cannot be logged: an int of 16610 bits does not fit in 64 bits,"
+            " which the log carries",
+        ),
+    ],
+    ids=["int-beyond-64-bits", "int-with-no-repr"],
 )
-
-
-async def test_a_tick_of_an_int_beyond_64_bits_crashes_the_session_as_a_message_it_cannot_log() -> (
-    None
-):
+async def test_a_tick_the_log_cannot_record_crashes_the_session_as_a_message_it_cannot_log(
+    message: int, reason: str
+) -> None:
     """A bare int was logged unchecked: the writer failed on it, and the session ended as one
-    whose log could not be written, with no crash logged, resumed (and failed) every time."""
-    app = App(
-        init=lambda: (True, 0),
-        update=update,
-        view=view,
-        subscriptions=lambda _m: [Every(PERIOD, BIG)],
-    )
-    recorder = await _crashed_on_an_unrecordable_message(app, "clock")
-    report = reexecute(recorder, "clock", app)
-    assert report.ok, report
-    assert report.crash_step == 1
-    assert str(report.crash) == BIG_REASON
-
-
-async def test_a_timer_whose_message_has_no_repr_crashes_the_session_at_its_tick() -> None:
-    """The timer's task was named by its repr, which raised for an int str() refuses (over
+    whose log could not be written, with no crash logged, resumed (and failed) every time.
+    The timer's task was named by its repr, which raised for an int str() refuses (over
     4300 digits): the session stopped as it started, with no crash logged."""
     app = App(
         init=lambda: (True, 0),
         update=update,
         view=view,
-        subscriptions=lambda _m: [Every(PERIOD, 10**5000)],
+        subscriptions=lambda _m: [Every(PERIOD, message)],
     )
     recorder = await _crashed_on_an_unrecordable_message(app, "clock")
     report = reexecute(recorder, "clock", app)
     assert report.ok, report
     assert report.crash_step == 1
-    assert str(report.crash) == (
-        "an int message cannot be logged: an int of 16610 bits does not fit in 64 bits,"
-        " which the log carries"
-    )
-
-
-async def test_an_effect_result_of_an_int_beyond_64_bits_crashes_the_session_it_cannot_log() -> (
-    None
-):
-    async def big() -> int:
-        return BIG
-
-    def start(model: tuple[bool, int], msg: str) -> Next[tuple[bool, int], Any]:
-        return Next(update(model, msg), (Effect(big),) if msg == "toggle" else ())
-
-    async def toggle(actor: SessionActor) -> None:
-        assert isinstance(await actor.perform_action(TOGGLE, ACTIVATE, Latest()), Receipt)
-
-    app = App(init=lambda: (False, 0), update=start, view=view)
-    recorder = await _crashed_on_an_unrecordable_message(app, "fx", toggle)
-    report = reexecute(recorder, "fx", app)
-    assert report.ok, report
-    assert report.crash_step == 2
-    assert str(report.crash) == BIG_REASON
+    assert str(report.crash) == reason
 
 
 async def test_new_timers_are_numbered_in_the_order_the_model_lists_them() -> None:

@@ -402,10 +402,24 @@ class Unlisted:
     """A timer message the app does not list in message_types: the log cannot record it."""
 
 
+def _crash_step_replayed(db: Path, result: Any, app: Any) -> int | None:
+    """The step at which replay of the saved counterexample `result` (a session that crashed
+    on the record) raised again, having found every commit as logged."""
+    from semledger.replay import reexecute
+
+    assert result.session is not None
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(result.session)]
+        assert isinstance(events[-1], SessionCrashed)
+        report = reexecute(recorder, result.session, app)
+    assert report.ok, report
+    return report.crash_step
+
+
 def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reproduces(
     tmp_path: Path,
 ) -> None:
-    from semledger.replay import fuzz_app, reexecute
+    from semledger.replay import fuzz_app
     from semledger.runtime import App, Every, group, text
 
     app: App[int, object] = App(
@@ -418,13 +432,7 @@ def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reprod
     result = fuzz_app(app, "tests:clock", lambda: SqliteRecorder(db), examples=50, seed=1)
     assert result.failure is not None
     assert result.failure.startswith("MessageCodecError"), result
-    assert result.session is not None
-    with SqliteRecorder(db) as recorder:
-        events = [e for _r, e in recorder.events(result.session)]
-        assert isinstance(events[-1], SessionCrashed)
-        report = reexecute(recorder, result.session, app)
-    assert report.ok, report
-    assert report.crash_step == 1
+    assert _crash_step_replayed(db, result, app) == 1
 
 
 def test_an_effect_result_of_an_int_beyond_64_bits_is_a_counterexample_replay_reproduces(
@@ -432,7 +440,7 @@ def test_an_effect_result_of_an_int_beyond_64_bits_is_a_counterexample_replay_re
 ) -> None:
     """The codec passed a bare int through unchecked and nothing in the fuzzer packs it: "no
     counterexample", while a live session of the app failed writing its log."""
-    from semledger.replay import fuzz_app, reexecute
+    from semledger.replay import fuzz_app
     from semledger.runtime import App, Effect, Next, button, group
 
     async def big() -> int:
@@ -449,13 +457,7 @@ def test_an_effect_result_of_an_int_beyond_64_bits_is_a_counterexample_replay_re
         f"MessageCodecError: an int message cannot be logged: {2**70} does not fit in 64 bits,"
         " which the log carries"
     ), result
-    assert result.session is not None
-    with SqliteRecorder(db) as recorder:
-        events = [e for _r, e in recorder.events(result.session)]
-        assert isinstance(events[-1], SessionCrashed)
-        report = reexecute(recorder, result.session, app)
-    assert report.ok, report
-    assert report.crash_step == 2
+    assert _crash_step_replayed(db, result, app) == 2
 
 
 def test_a_timer_whose_message_has_no_repr_is_a_counterexample_on_its_message() -> None:
