@@ -387,6 +387,27 @@ def test_view_fields_the_log_or_the_wire_cannot_carry_are_refused_where_they_are
     assert type(raised.value.__cause__) is error
 
 
+def _refused_as_it_starts_and_as_it_changes(bad: Callable[[], View[Any]]) -> BaseException:
+    """The app's error (`ApplicationError`) for a view that shows `bad()`, raised alike as
+    the runtime starts and as the view changes to it, the snapshot left as it was; its
+    cause."""
+
+    def view(shown: bool) -> View[Any]:
+        return column(text("ok", "fine", semantic_id="ok"), *([bad()] if shown else []))
+
+    with pytest.raises(ApplicationError) as raised:
+        runtime(view, True)
+    cause = raised.value.__cause__
+    assert cause is not None
+    rt = runtime(view, False)
+    before = rt.snapshot
+    with pytest.raises(ApplicationError) as changed:
+        rt.deliver(True)
+    assert type(changed.value.__cause__) is type(cause)
+    assert rt.snapshot is before
+    return cause
+
+
 @pytest.mark.parametrize(
     ("bad", "says"),
     [
@@ -415,21 +436,9 @@ def test_a_view_built_without_node_holding_a_non_finite_number_is_the_applicatio
     """`node` refused NaN in a view's numeric or layout, but a View(...) or an attrs.evolve
     of one reached the snapshot with it: NaN made every read fail, and as it equals nothing,
     every commit counted as a change; 1e308 heights laid out added up to an infinity."""
-
-    def view(broken: bool) -> View[Any]:
-        return column(text("ok", "fine", semantic_id="ok"), *([bad()] if broken else []))
-
-    with pytest.raises(ApplicationError) as raised:
-        runtime(view, True)
-    cause = raised.value.__cause__
+    cause = _refused_as_it_starts_and_as_it_changes(bad)
     assert type(cause) is NonFiniteNumberError
     assert str(cause).startswith(says)
-    rt = runtime(view, False)
-    before = rt.snapshot
-    with pytest.raises(ApplicationError) as raised:
-        rt.deliver(True)  # as the view changes, not only as it starts
-    assert type(raised.value.__cause__) is NonFiniteNumberError
-    assert rt.snapshot is before
 
 
 LONE = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
@@ -461,21 +470,9 @@ def test_text_with_a_lone_surrogate_is_the_application_s_error_naming_the_node(
     """A lone surrogate in a node's text passed the builder, then msgpack raised a bare
     UnicodeEncodeError as the snapshot was packed: served, the session failed as the
     runtime's fault; replayed, it pointed at msgpack's packer, with no node named."""
-
-    def view(shown: bool) -> View[Any]:
-        return column(text("ok", "fine", semantic_id="ok"), *([bad()] if shown else []))
-
-    with pytest.raises(ApplicationError) as raised:
-        runtime(view, True)
-    cause = raised.value.__cause__
+    cause = _refused_as_it_starts_and_as_it_changes(bad)
     assert type(cause) is ValueError
     assert str(cause).startswith(says)
-    rt = runtime(view, False)
-    before = rt.snapshot
-    with pytest.raises(ApplicationError) as raised:
-        rt.deliver(True)  # as the view changes, not only as it starts
-    assert type(raised.value.__cause__) is ValueError
-    assert rt.snapshot is before
 
 
 def test_a_password_field_holding_a_lone_surrogate_is_served_masked() -> None:
