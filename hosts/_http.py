@@ -171,8 +171,8 @@ class McpHttpApp:
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        origin = headers.get("origin")
+        headers, repeated = _read_headers(scope["headers"])
+        origin = None if "origin" in repeated else headers.get("origin")
         origin_ok = self._origin_ok(origin)
         send = _adding_headers(send, _cors_headers(origin if origin_ok else None))
         if self.stopping:
@@ -180,6 +180,9 @@ class McpHttpApp:
             return
         if scope["path"].rstrip("/") != "/mcp":
             await _refuse(send, 404, "not found: the MCP endpoint is /mcp")
+            return
+        if repeated:
+            await _refuse(send, 400, _sent_twice(repeated))
             return
         if not origin_ok:
             await _refuse(send, 403, "origin not allowed")
@@ -614,6 +617,48 @@ async def _session_id(
         await _refuse(send, 400, why)
         return None
     return session_id
+
+
+_ONCE: Final = {
+    "mcp-session-id": "Mcp-Session-Id",
+    "mcp-protocol-version": "MCP-Protocol-Version",
+    "authorization": "Authorization",
+    "origin": "Origin",
+    "content-type": "Content-Type",
+    "content-encoding": "Content-Encoding",
+}
+"""The headers the server reads that a request sends once, as the refusals name them: one
+sent again with another value is refused, as no value can be chosen over the other."""
+
+
+def _read_headers(
+    raw: Iterable[tuple[bytes, bytes]],
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """A request's headers by lower-cased name, and the values of each of `_ONCE` that it
+    sends with more than one value. Any other header sent more than once is one list, its
+    values joined with commas (RFC 9110 §5.3)."""
+    headers: dict[str, str] = {}
+    repeated: dict[str, list[str]] = {}
+    for raw_name, raw_value in raw:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        if name not in headers:
+            headers[name] = value
+        elif name not in _ONCE:
+            headers[name] = f"{headers[name]}, {value}"
+        elif value not in repeated.setdefault(name, [headers[name]]):
+            repeated[name].append(value)
+    return headers, {name: values for name, values in repeated.items() if len(values) > 1}
+
+
+def _sent_twice(repeated: dict[str, list[str]]) -> str:
+    """Why a request that sends a header of `_ONCE` with more than one value is refused
+    (the first such header): its values, but a credential's."""
+    name, values = next(iter(repeated.items()))
+    what = f"the request sends {len(values)} different {_ONCE[name]} headers"
+    if name == "authorization":
+        return f"{what}: send one"
+    *others, last = map(_shown, values)
+    return f"{what}, {', '.join(others)} and {last}: send one"
 
 
 _ESCAPED_BYTE: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")

@@ -515,6 +515,25 @@ def test_a_notification_or_response_the_server_cannot_accept_is_a_400_with_its_e
     assert "not both" in both.json()["error"]["message"]
 
 
+def test_a_request_naming_two_sessions_is_a_400_that_applies_nothing(
+    server: Server, http: httpx.Client
+) -> None:
+    """Two Mcp-Session-Id headers, each a live session's: the call was applied to the last
+    one, silently."""
+    first, second = McpClient(http, server.url), McpClient(http, server.url)
+    named = [first.initialize(), second.initialize()]
+    sent = call(1, "perform_action", increment({"kind": "latest"}))
+    both = [("Mcp-Session-Id", session_id) for session_id in named]
+    for method, body in (("POST", json.dumps(sent)), ("DELETE", None)):
+        answer = http.request(method, server.url, content=body, headers=both)
+        assert answer.status_code == 400, answer.text
+        assert refusal(answer.json()) == (
+            f"the request sends 2 different Mcp-Session-Id headers, {named[0]!r} and"
+            f" {named[1]!r}: send one"
+        )
+    assert first.count() == second.count() == "0"
+
+
 def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Client) -> None:
     client = McpClient(http, server.url)
     session_id = client.initialize()

@@ -694,6 +694,43 @@ async def test_a_header_that_is_not_ascii_is_shown_as_sent_not_garbled(
     assert refusal(answer) == says
 
 
+@pytest.mark.parametrize(
+    ("header", "name", "first"),
+    [
+        ("mcp-protocol-version", "MCP-Protocol-Version", "2025-06-18"),
+        ("content-type", "Content-Type", "application/json"),
+        ("content-encoding", "Content-Encoding", "identity"),
+        ("origin", "Origin", "http://localhost"),
+        ("authorization", "Authorization", "Bearer secret"),
+    ],
+)
+async def test_a_header_sent_once_sent_again_with_another_value_is_a_400_naming_both(
+    tmp_path: Path, header: str, name: str, first: str
+) -> None:
+    """The last of them was taken, silently: which one counted was the client's guess.
+    (A credential's values are not shown.)"""
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        session = headers["mcp-session-id"]
+        sent = [first.encode(), first.encode(), b"x"]
+        twice = [(header.encode(), value) for value in sent]
+        status, headers, answer = await _request(app, "POST", INCREMENT, session, extra=twice)
+    shown = "" if header == "authorization" else f", {first!r} and 'x'"
+    assert status == 400
+    assert refusal(answer) == f"the request sends 2 different {name} headers{shown}: send one"
+    assert "access-control-allow-origin" not in headers
+    assert not any(isinstance(e, ActionRequested) for e in _events(tmp_path / "log.db", session))
+
+
+async def test_a_list_header_sent_more_than_once_is_read_as_one_list(tmp_path: Path) -> None:
+    """Only the last Accept header was read: a client taking JSON in its first one was
+    refused with a 406."""
+    accepts = [(b"accept", b"application/json"), (b"accept", b"text/event-stream")]
+    async with _asgi(tmp_path / "log.db") as app:
+        status, _, answer = await _request(app, "POST", INITIALIZE, extra=accepts)
+    assert status == 200, answer
+
+
 async def test_an_initialize_with_a_session_id_that_is_not_ascii_is_told_to_leave_it_out(
     tmp_path: Path,
 ) -> None:
