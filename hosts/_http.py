@@ -436,7 +436,7 @@ class McpHttpApp:
             return 500, _unreadable(session_id, error)
         if isinstance(error, SessionClaimedError):  # another server on the log owns it
             return 409, str(error)
-        return 503, self._unopened(f"could not {doing} session {session_id!r}", error)
+        return 503, self._unopened(f"could not {doing} session {_shown(session_id)}", error)
 
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")
@@ -497,14 +497,14 @@ class McpHttpApp:
         recorder = self.registry.recorder
         summary = recorder.summary(session_id)
         if summary is None:
-            return f"unknown session {session_id!r}"
+            return f"unknown session {_shown(session_id)}"
         started = session_start(recorder, session_id)
         if started is None:  # its event 1 is gone or is no start: whatever it was, damage
             raise unstarted(recorder, session_id)
         if started.params.get("transport") != TRANSPORT:
             # A stdio or surface session, named by its operator or by the clock: a name
             # that can be guessed is no credential, and the answer says nothing about it.
-            return f"unknown session {session_id!r}"
+            return f"unknown session {_shown(session_id)}"
         if summary.app != self.app_ref:
             return f"session {session_id!r} is a session of {summary.app}, not of {self.app_ref}"
         if summary.crashed:
@@ -664,12 +664,20 @@ def _sent_twice(repeated: dict[str, list[str]]) -> str:
 _ESCAPED_BYTE: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])")
 
 
+SHOWN_MAX: Final = 200
+"""The characters of a header's value a refusal shows: a longer one is cut, and its length
+said (a 20 KB session id was echoed whole)."""
+
+
 def _shown(value: str) -> str:
     """A header's value quoted as its client sent it. ASGI gives a header's bytes read as
     Latin-1, which shows UTF-8 garbled (``'Ã©'`` for ``'é'``): they are read as UTF-8, and
     a byte that is not UTF-8 is shown ``\\xNN`` (`repr` would double its backslash)."""
     text = value.encode("latin-1").decode("utf-8", "surrogateescape")
-    return _ESCAPED_BYTE.sub(r"\1\\x\2", repr(text))
+    shown = _ESCAPED_BYTE.sub(r"\1\\x\2", repr(text[:SHOWN_MAX]))
+    if len(text) <= SHOWN_MAX:
+        return shown
+    return f"{shown}… ({len(value)} bytes)"
 
 
 async def _run(connection: _Connection, events: list[Event]) -> list[ReplyMessage]:
@@ -732,7 +740,7 @@ def _for_good(session_id: str, reason: str) -> str:
 def _unreadable(session_id: str, error: Exception) -> str:
     """Why a session the log holds cannot be resumed: its events or summary are damaged.
     The server goes on serving every other session."""
-    return f"session {session_id!r} cannot be resumed: its log cannot be read: {error}"
+    return f"session {_shown(session_id)} cannot be resumed: its log cannot be read: {error}"
 
 
 def _peer(scope: Scope) -> str | None:

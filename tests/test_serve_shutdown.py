@@ -695,6 +695,28 @@ async def test_a_header_that_is_not_ascii_is_shown_as_sent_not_garbled(
 
 
 @pytest.mark.parametrize(
+    ("header", "value", "says"),
+    [
+        ("mcp-session-id", "a" * 20_000, f"unknown session {'a' * 200!r}… (20000 bytes)"),
+        (
+            "content-type",
+            "é" * 300,
+            f"Content-Type must be application/json, not {'é' * 200!r}… (600 bytes)",
+        ),
+    ],
+    ids=["session-id", "content-type"],
+)
+async def test_a_long_header_is_shown_cut_with_its_length_not_whole(
+    tmp_path: Path, header: str, value: str, says: str
+) -> None:
+    """A 20 KB unknown session id came back whole in the 404's message."""
+    extra = [(header.encode(), value.encode())]
+    async with _asgi(tmp_path / "log.db") as app:
+        _, _, answer = await _request(app, "POST", INCREMENT, extra=extra)
+    assert refusal(answer) == says
+
+
+@pytest.mark.parametrize(
     ("header", "name", "first"),
     [
         ("mcp-protocol-version", "MCP-Protocol-Version", "2025-06-18"),
