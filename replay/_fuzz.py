@@ -918,7 +918,16 @@ def _described(error: BaseException) -> str:
     if isinstance(error, _NondeterminismError):
         return str(error)
     cause = (error.__cause__ or error) if isinstance(error, ApplicationError) else error
-    return f"{type(cause).__name__}: {cause}"
+    return f"{type(cause).__name__}: {_str_of(cause)}"
+
+
+def _str_of(error: BaseException) -> str:
+    """``str(error)``, or what it raised: an app's exception may have a ``__str__`` that
+    raises, and describing the counterexample must not lose it."""
+    try:
+        return str(error)
+    except Exception as failure:
+        return f"<str() raised {type(failure).__name__}>"
 
 
 def _nondeterministic(
@@ -971,7 +980,7 @@ def _save(
     """
     fuzzed: dict[str, Any] = {
         "seed": chosen_seed,
-        "failure": str(error),
+        "failure": _str_of(error),
         "reads": trail.reads,
         "issues": True,
         "allowed_issues": list(allowed),
@@ -1014,7 +1023,7 @@ def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Ev
         except Exception as crash:
             return [*events, event, crash_event(crash)]
         events += [event, *result.outputs]
-    return [*events, SessionEnded(f"fuzz counterexample: {error}", by="fuzzer")]
+    return [*events, SessionEnded(f"fuzz counterexample: {_str_of(error)}", by="fuzzer")]
 
 
 __all__ = ["SEEDS", "CounterexampleNotSavedError", "FuzzInterrupted", "FuzzResult", "fuzz_app"]

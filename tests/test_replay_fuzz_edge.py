@@ -122,6 +122,35 @@ def test_a_view_that_returns_no_view_is_a_counterexample_that_says_so(tmp_path: 
     assert "as it did live: NotAViewError(" in " ".join(replayed.stdout.split())
 
 
+def test_an_app_error_that_cannot_be_turned_into_text_is_a_saved_counterexample(
+    tmp_path: Path,
+) -> None:
+    """Its ``__str__`` raised, and so did fuzz, as it described the error: a traceback, and
+    no counterexample saved."""
+    import tests_fuzz_unprintable
+
+    from semledger.replay import fuzz_app
+
+    said = "UnprintableError: <str() raised ValueError>"
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_unprintable:app", "--db", str(db), "--examples", "20")
+    _assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"counterexample: {said}\n" in done.stdout
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(_saved(done))]
+    assert isinstance(events[-1], SessionCrashed)
+    assert events[-1].exception_type == "UnprintableError"
+    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    log = MemoryRecorder()
+    result = fuzz_app(
+        tests_fuzz_unprintable.app, "tests_fuzz_unprintable:app", lambda: log, examples=20
+    )
+    assert result.failure == said
+    assert result.session in {s.name for s in log.sessions()}
+
+
 def test_replay_pdb_stops_where_the_runtime_refused_a_view_that_is_no_view(
     tmp_path: Path,
 ) -> None:
