@@ -64,6 +64,7 @@ from semledger.runtime import (
 )
 from semledger.runtime._app import check_app
 from semledger.runtime._errors import app_failed
+from semledger.runtime._ids import has_lone_surrogate
 
 from ._invariants import (
     GenerationChecker,
@@ -657,7 +658,8 @@ def fuzz_app(
     saved (a note on the error names its session).
 
     Raises `ValueError` for fewer than one example or step, a seed outside `SEEDS`, an
-    allowed issue that names none, `texts` given as one str, an `app_ref` that is not
+    allowed issue that names none, `texts` given as one str or holding one that is not
+    UTF-8 (a lone surrogate, which the log cannot hold), an `app_ref` that is not
     ``module:attribute``, or one that names another App than `app`;
     `TypeError` for an `app` that is not an App, an `app_ref` that is not a str, `examples`,
     `steps` or a `seed` that is not an int (a bool is not one), `texts` that are not strs,
@@ -764,6 +766,11 @@ def _texts(texts: Iterable[str]) -> tuple[str, ...]:
         if not isinstance(text, str):
             raise TypeError(
                 f"texts[{index}]: expected a str, got {type(text).__name__} {text!r:.80}"
+            )
+        if has_lone_surrogate(text):  # typed, the app would be blamed, then the log
+            raise ValueError(
+                f"texts[{index}]: {text!r:.80} is not UTF-8 (it holds a lone surrogate), which"
+                " the log cannot hold"
             )
     return tuple(dict.fromkeys(given))
 

@@ -71,10 +71,10 @@ def _utf8(parse: Callable[[str], Any] | None) -> Callable[[str], Any]:
     @functools.wraps(parse or str)
     def parsed(text: str) -> Any:
         if not text.isascii():
-            try:
-                text.encode()
-            except UnicodeEncodeError:
-                raise argparse.ArgumentTypeError(f"{text!r} is not UTF-8") from None
+            from semledger.runtime._ids import has_lone_surrogate  # fuzz_app's check too
+
+            if has_lone_surrogate(text):
+                raise argparse.ArgumentTypeError(f"{text!r} is not UTF-8")
         return text if parse is None else parse(text)
 
     return parsed

@@ -103,6 +103,27 @@ def test_texts_that_are_not_a_list_of_strs_are_refused_naming_the_argument(
     assert str(raised.value) == said
 
 
+def test_a_text_utf8_cannot_encode_is_refused_before_fuzzing_naming_it() -> None:
+    """It was typed into the app, which the fuzzer reported as the app's bug, and then
+    blamed the log that could not hold it (CounterexampleNotSavedError)."""
+    import tests_fuzz_validated
+
+    from semledger.replay import fuzz_app
+
+    opened: list[object] = []
+    with pytest.raises(ValueError, match="lone surrogate") as raised:
+        fuzz_app(
+            tests_fuzz_validated.app, "tests_fuzz_validated:app",
+            lambda: opened.append(1),  # type: ignore[arg-type, func-returns-value]
+            texts=["a@b.c", "\ud800abc"],
+        )  # fmt: skip
+    assert str(raised.value) == (
+        "texts[1]: '\\ud800abc' is not UTF-8 (it holds a lone surrogate), which the log"
+        " cannot hold"
+    )
+    assert not opened
+
+
 def test_fuzz_types_the_values_given_with_text(tmp_path: Path) -> None:
     import stdio_client as mcp
 
