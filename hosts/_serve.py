@@ -331,9 +331,9 @@ async def serve_http(
     their clients may come back to a new server on the same log, which recovers them.
     """
     from hypercorn.config import Config
-    from hypercorn.trio import serve
 
     from ._http import McpHttpApp, normalize_origin
+    from ._hypercorn import serve
 
     try:
         origins = tuple(normalize_origin(origin) for origin in allowed_origins)

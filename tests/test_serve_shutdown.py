@@ -3,6 +3,7 @@ requests arriving as an HTTP server stops, and when a session's end cannot be lo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,6 +22,12 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from hypercorn.config import Config
+from hypercorn.trio import run as hypercorn_run
+from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import ConnectionState
+from hypercorn.utils import wrap_app
 
 from semledger.actors import LogWriter, SessionRegistry
 from semledger.eventlog import (
@@ -381,6 +388,73 @@ async def test_a_signal_sets_the_http_app_stopping_before_hypercorn_stops(
         assert app.stopping is False
         os.kill(os.getpid(), signal.SIGTERM)
     assert app.stopping is True
+
+
+async def _read_back_as_hypercorn_stops(
+    app: McpHttpApp, connection: type[TCPServer], turns: int
+) -> bytes:
+    """All a client reads back of a POST waiting in its connection's socket, which
+    hypercorn serves as a `connection` and, `turns` scheduler turns later, tells that its
+    server is stopping."""
+    context = WorkerContext(None)
+    served, client = socket.socketpair()
+    client.sendall(_post(INCREMENT, "0" * 32))
+
+    async def stop() -> None:
+        for _ in range(turns):
+            await trio.lowlevel.checkpoint()
+        await context.terminated.set()
+
+    stream = trio.SocketStream(trio.socket.from_stdlib_socket(served))
+    server = connection(wrap_app(app, 0, None), Config(), context, ConnectionState({}), stream)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(stop)
+        await server.run()
+    answer = b""
+    with client, contextlib.suppress(ConnectionResetError):  # closed with the POST unread
+        while chunk := client.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _whole_503(answer: bytes) -> bool:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length: (\d+)\r?$", head)
+    return (
+        head.startswith(b"HTTP/1.1 503 ")
+        and b"\r\nconnection: close" in head.lower()
+        and length is not None
+        and int(length.group(1)) == len(body)
+        and "stopping" in refusal(json.loads(body))
+    )
+
+
+async def test_a_request_read_as_the_http_server_stops_is_answered_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request that came as SIGTERM did got, 1 time in 3, its 503's headers
+    (``content-length: 132``) and then its connection closed, with no body: hypercorn's
+    keep-alive timer, woken by the stop, closed a connection it had taken for idle just
+    after it read the request. Whatever the turn the stop comes on, the answer is whole or
+    there is none."""
+    monkeypatch.setattr(hypercorn_run, "TCPServer", TCPServer)
+    async with trio.open_nursery() as nursery:  # serve_http makes hypercorn's connections
+        await nursery.start(
+            lambda task_status: serve_http(
+                COUNTER, port=0, db=tmp_path / "served.db", task_status=task_status
+            )
+        )
+        os.kill(os.getpid(), signal.SIGTERM)
+    connection = hypercorn_run.TCPServer
+    answers: list[bytes] = []
+    async with _asgi(tmp_path / "log.db") as app:
+        app.stop()
+        for _ in range(50):
+            for turns in range(12):  # the request is being read after 4 or so
+                answers.append(await _read_back_as_hypercorn_stops(app, connection, turns))
+    assert [answer for answer in answers if answer and not _whole_503(answer)] == []
+    assert b"" in answers  # the stop came before the request was read
+    assert any(answers)
 
 
 async def test_an_http_session_whose_end_a_locked_log_does_not_take_as_it_stops_has_failed(
