@@ -130,10 +130,17 @@ class Actor(Generic[Message]):
             raise self._closed_error("is closed") from None
 
     async def _send(self, envelope: _Envelope[Message]) -> None:
+        """Refused by a closed actor, it still lets other tasks run, as Trio's own calls do:
+        the channel refuses without one, and a caller that retries on `ActorClosedError`
+        would hold the run loop (its timeout never fired, its actor never stopped)."""
         try:
             await self._mailbox.send(envelope)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise self._closed_error("is closed") from None
+            pass
+        else:
+            return
+        await trio.lowlevel.cancel_shielded_checkpoint()  # `send` checked for a cancel first
+        raise self._closed_error("is closed")
 
     def _closed_error(self, what: str) -> ActorClosedError:
         """What a sender is told once the actor takes no more messages (`what`: it "is

@@ -74,8 +74,12 @@ class SessionRegistry:
     ) -> SessionActor:
         """The running session `name`, starting (or recovering) it first when needed with
         the actor `factory` makes; raises ``ValueError`` if that is of another session,
-        ``TypeError`` if it is no ``SessionActor``."""
+        ``TypeError`` if it is no ``SessionActor``.
+
+        A checkpoint first, found session or not: a caller that opens again after
+        `ActorClosedError` lets the stopped actor's task leave the registry meanwhile."""
         check_session_name(name)
+        await trio.lowlevel.checkpoint()
         while name in self._starting:
             await self._starting[name].wait()
         existing = self._sessions.get(name)
@@ -135,6 +139,7 @@ class SessionRegistry:
     async def settled(self, name: str) -> None:
         """Wait until session `name` is neither starting nor stopping here: then it runs
         here (``name in registry``) or not, and no actor of it holds the log's claim."""
+        await trio.lowlevel.checkpoint()
         while True:
             busy = self._starting.get(name)
             if busy is None and name not in self._sessions:
@@ -201,10 +206,12 @@ class SessionRegistry:
 
     async def park_all(self, reason: str) -> None:
         """`park` every session at once: one log transaction may hold all their ends."""
+        await trio.lowlevel.checkpoint()
         async with trio.open_nursery() as nursery:
             for name in list(self._sessions):
                 nursery.start_soon(self.park, name, reason)
 
     async def close_all(self, reason: str = "closed") -> None:
+        await trio.lowlevel.checkpoint()
         for name in list(self._sessions):
             await self.close(name, reason)

@@ -949,7 +949,7 @@ class SessionActor(Actor[SessionMessage]):
         """Raises ``TypeError`` unless `since` is None or an int, ``ValueError`` unless it
         is from 0 to 2**64-1, and `ActorError` if the actor was never started."""
         check_since(since)
-        self._check_running()
+        await self._check_running()
         result: ReadResult | Rejection = await self.request(Read(since), timeout=math.inf)
         return result
 
@@ -960,7 +960,7 @@ class SessionActor(Actor[SessionMessage]):
         (an int given as the precondition was logged, and taken, as latest), and
         `ActorError` if the actor was never started."""
         check_request(target, action, precondition)
-        self._check_running()
+        await self._check_running()
         result: Receipt | Rejection = await self.request(
             _checked_on_the_wire(target, action, precondition), timeout=math.inf
         )
@@ -973,9 +973,11 @@ class SessionActor(Actor[SessionMessage]):
         ended = "crashed" if self._crashed else "ended"
         return ActorClosedError(f"session {self.name!r} {ended}: {self.failure}")
 
-    def _check_running(self) -> None:
-        """Without a running actor a request would wait for good (it has no timeout)."""
+    async def _check_running(self) -> None:
+        """Without a running actor a request would wait for good (it has no timeout).
+        Refused, it lets other tasks run all the same (see `Actor._send`)."""
         if self._nursery is None:
+            await trio.lowlevel.checkpoint()
             raise ActorError(
                 f"session actor {self.name!r} has not been started: start it with"
                 " `await nursery.start(actor.run)`, or open it with SessionRegistry.open"
