@@ -11,6 +11,7 @@ import secrets
 import signal
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal
@@ -32,7 +33,6 @@ from semledger.actors import (
     check_app_ref,
     check_recorder,
     crash_event,
-    effect_failure,
     load_app,
 )
 from semledger.eventlog import (
@@ -456,6 +456,12 @@ class _NondeterminismError(Exception):
     """Raised when the example's twin, given the same inputs, did not do the same."""
 
 
+class _EffectFailedError(Exception):
+    """Raised when an effect the app started raised: a live session logs an `EffectFailed`
+    and the app gets no message for it, so a screen that waits for one waits for good. An
+    effect whose outside world may fail catches that and returns a message saying so."""
+
+
 class _Example:
     """One example: a fresh session of the app driven by hypothesis's draws.
 
@@ -577,12 +583,17 @@ class _Example:
 
     def _finish(self, effect_id: int) -> int:
         """Run the effect as a live session does, but on a virtual clock, and step its
-        message or its failure. One that runs past `_EFFECT_SECONDS` stays outstanding."""
+        message; or step its failure, as a live session logs it, which is a counterexample.
+        One that runs past `_EFFECT_SECONDS` stays outstanding."""
+        effect = self.core.effects[effect_id]
         clock = trio.testing.MockClock(autojump_threshold=0)
-        finished, message, error = trio.run(_outcome, self.core.effects[effect_id], clock=clock)
+        finished, message, error = trio.run(_outcome, effect, clock=clock)
         if error is not None:
-            self._input(EffectFailed(effect_id, error))
-        elif finished:
+            failure = f"{type(error).__qualname__}: {_str_of(error)}"  # as `effect_failure`
+            where = "".join(traceback.format_exception(error))
+            self._input(EffectFailed(effect_id, failure, where))
+            raise _EffectFailedError(f"effect {effect_id} ({effect.name}) failed: {failure}")
+        if finished:
             self._deliver(message, functools.partial(EffectCompleted, effect_id))
         return 1
 
@@ -612,15 +623,15 @@ class _Example:
             raise InvariantViolation(f"an action answered {result.outcome!r}")
 
 
-async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, str | None]:
-    """Whether `effect` finished in time, its message, and its failure as logged."""
+async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, BaseException | None]:
+    """Whether `effect` finished in time, its message, and what it raised."""
     with trio.move_on_after(_EFFECT_SECONDS):
         try:
             message = await effect.result()
         except BaseException as error:
             if not app_failed(error):
                 raise
-            return True, None, effect_failure(error)
+            return True, None, error
         return True, message, None
     return False, None, None
 
@@ -645,9 +656,10 @@ def fuzz_app(
     on the same inputs (its update, view, handlers or subscriptions depend on something
     besides their arguments). The effects the app starts really run (so a step finishes
     one), each in a ``trio.run`` of its own on a virtual clock: call this outside a Trio
-    run. A view that reports an issue is a counterexample, but for those `allow_issues`
-    names, each ``KIND`` or ``KIND:SEMANTIC_ID`` (``duplicate_semantic_id:todo.item``: an id
-    the app gives every row on purpose). `texts` are values to type besides the generated
+    run. One that raises is a counterexample too (the app gets no message for it). A view
+    that reports an issue is a counterexample, but for those `allow_issues` names, each
+    ``KIND`` or ``KIND:SEMANTIC_ID`` (``duplicate_semantic_id:todo.item``: an id the app
+    gives every row on purpose). `texts` are values to type besides the generated
     ones, each set_text one of them half the time: those that pass the app's validation
     (``("a@b.c", "42", "DELETE")``), which random text all but never does.
     `on_progress(done, total)` is called as each
@@ -922,7 +934,7 @@ def _report(on_progress: Callable[[int, int | None], None], state: _State, examp
 
 
 def _described(error: BaseException) -> str:
-    if isinstance(error, _NondeterminismError):
+    if isinstance(error, _NondeterminismError | _EffectFailedError):
         return str(error)
     cause = (error.__cause__ or error) if isinstance(error, ApplicationError) else error
     return f"{type(cause).__name__}: {_str_of(cause)}"

@@ -350,11 +350,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="property-based fuzzing of generation semantics",
         description="Drive fresh sessions of APP with random actions, reads and timer ticks and"
         " check the generation invariants. Exit status 0: no counterexample; 1: a"
-        " counterexample (the app raised, its view returned something that is not a View,"
-        " a generation invariant broke, its view reported an issue, or the app behaved"
-        " differently on the same inputs), saved as a session in the log; 2: bad usage (an app"
-        " that cannot be imported, a --db that is not a log or cannot be created, a --seed out"
-        " of range).",
+        " counterexample (the app or an effect it started raised, its view returned something"
+        " that is not a View, a generation invariant broke, its view reported an issue, or the"
+        " app behaved differently on the same inputs), saved as a session in the log; 2: bad"
+        " usage (an app that cannot be imported, a --db that is not a log or cannot be"
+        " created, a --seed out of range).",
     )
     fuzz.add_argument("app", metavar="APP", help="module:attribute of an App")
     _add_db(fuzz)

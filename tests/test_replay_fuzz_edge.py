@@ -17,11 +17,13 @@ import pytest
 from semledger.eventlog import (
     ActionRequested,
     EffectCompleted,
+    EffectFailed,
     MemoryRecorder,
     NewEvent,
     Recorder,
     SequenceConflict,
     SessionCrashed,
+    SessionEnded,
     SessionStarted,
     SqliteRecorder,
     StoredEvent,
@@ -437,7 +439,36 @@ def test_a_bug_reached_only_when_effects_finish_is_found_and_replayed(tmp_path: 
     assert "raised again at step 4" in replayed.stdout
 
 
-def test_effects_that_raise_or_never_finish_leave_the_fuzzer_going(tmp_path: Path) -> None:
+def test_an_effect_that_raises_is_a_counterexample_naming_it_that_replay_feeds_back(
+    tmp_path: Path,
+) -> None:
+    """It was stepped as EffectFailed and the run went on: "no counterexample", exit 0,
+    while the app was left waiting for a message that never came."""
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_failing_effect:app", "--db", str(db), "--examples", "20")
+    _assert_no_traceback(done)
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = "effect 1 (backend.fetch) failed: ConnectionError: backend down"
+    assert f"counterexample: {said}\n" in done.stdout
+    session = _saved(done)
+    with SqliteRecorder(db) as recorder:
+        events = [e for _r, e in recorder.events(session)]
+    [failed] = [e for e in events if isinstance(e, EffectFailed)]
+    assert (failed.effect_id, failed.error) == (1, "ConnectionError: backend down")
+    assert failed.traceback is not None
+    assert "in _fetch" in failed.traceback  # where it raised, for the audit, as serve logs it
+    assert isinstance(events[-1], SessionEnded)
+    assert events[-1].reason == f"fuzz counterexample: {said}"
+    replayed = mcp.cli("replay", session, "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "identical" in replayed.stdout
+    audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="300")
+    assert "effect 1 (backend.fetch) failed at " in audited.stdout, audited.stdout
+
+
+def test_effects_that_fail_and_say_so_or_never_finish_leave_the_fuzzer_going(
+    tmp_path: Path,
+) -> None:
     from tests_fuzz_effects import fixed
 
     from semledger.replay import fuzz_app
@@ -450,15 +481,20 @@ def test_an_effect_finishes_for_the_fuzzer_as_it_does_in_a_live_session() -> Non
     import tests_fuzz_effects as uploader
     import trio.testing
 
+    from semledger.actors import effect_failure
     from semledger.replay._fuzz import _outcome
     from semledger.runtime import Effect
 
-    def outcome(run: Any) -> tuple[bool, Any, str | None]:
+    def outcome(run: Any) -> tuple[bool, Any, BaseException | None]:
         clock = trio.testing.MockClock(autojump_threshold=0)
-        return cast(tuple[bool, Any, str | None], trio.run(_outcome, Effect(run), clock=clock))
+        ran = trio.run(_outcome, Effect(run), clock=clock)
+        return cast(tuple[bool, Any, BaseException | None], ran)
 
     assert outcome(uploader._upload(3).run) == (True, uploader.Uploaded(3), None)
-    assert outcome(uploader._flaky) == (True, None, "ConnectionError: the server hung up")
+    finished, message, error = outcome(uploader._flaky)
+    assert (finished, message, effect_failure(error)) == (
+        True, None, "ConnectionError: the server hung up"
+    )  # fmt: skip
     assert outcome(uploader._stuck) == (False, None, None)  # an hour of virtual time, at once
 
 

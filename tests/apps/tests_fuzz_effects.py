@@ -1,7 +1,8 @@
 """An uploader whose bug is reached only through its effects: the second upload to finish
 crashes the app. An upload takes a minute (a sleep, which the fuzzer's virtual clock skips);
-a flaky upload raises; a stuck one never finishes. A fuzzer that never lets an effect
-finish never sees the bug. ``fixed`` is the same app without it."""
+a flaky upload fails, and says so in its message (an effect that raised would be a
+counterexample); a stuck one never finishes. A fuzzer that never lets an effect finish
+never sees the bug. ``fixed`` is the same app without it."""
 
 from __future__ import annotations
 
@@ -43,7 +44,12 @@ class Uploaded:
     number: int
 
 
-Msg = Upload | UploadFlaky | UploadStuck | Uploaded
+@attrs.frozen
+class UploadFailed:
+    error: str
+
+
+Msg = Upload | UploadFlaky | UploadStuck | Uploaded | UploadFailed
 
 
 def _upload(number: int) -> Effect[Msg]:
@@ -59,6 +65,13 @@ async def _flaky() -> Msg:
     raise ConnectionError("the server hung up")
 
 
+async def _flaky_told() -> Msg:
+    try:
+        return await _flaky()
+    except ConnectionError as error:
+        return UploadFailed(str(error))
+
+
 async def _stuck() -> Msg:
     await trio.sleep_forever()
     raise AssertionError("unreachable")
@@ -69,9 +82,11 @@ def update(model: Model, msg: Msg, *, buggy: bool = True) -> Model | Next[Model,
     if isinstance(msg, Upload):
         return Next(attrs.evolve(model, started=started), (_upload(started),))
     if isinstance(msg, UploadFlaky):
-        return Next(attrs.evolve(model, started=started), (Effect(_flaky, name="flaky"),))
+        return Next(attrs.evolve(model, started=started), (Effect(_flaky_told, name="flaky"),))
     if isinstance(msg, UploadStuck):
         return Next(attrs.evolve(model, started=started), (Effect(_stuck, name="stuck"),))
+    if isinstance(msg, UploadFailed):
+        return model
     if buggy and model.uploaded == 1:
         raise SecondUploadError(f"upload {msg.number} finished after another one")
     return attrs.evolve(model, uploaded=model.uploaded + 1)
@@ -91,7 +106,7 @@ app: App[Model, Msg] = App(
     update=update,
     view=view,
     name="uploader",
-    message_types=(Upload, UploadFlaky, UploadStuck, Uploaded),
+    message_types=(Upload, UploadFlaky, UploadStuck, Uploaded, UploadFailed),
     model_type=Model,
 )
 
