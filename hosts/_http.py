@@ -11,14 +11,20 @@ import hmac
 import re
 import secrets
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import attrs
 import trio
 
-from semledger.actors import ActorError, SessionActor, SessionLogError, SessionRegistry
+from semledger.actors import (
+    ActorError,
+    SessionActor,
+    SessionLogError,
+    SessionRegistry,
+    check_app_ref,
+)
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     AgentConnected,
@@ -30,6 +36,7 @@ from semledger.eventlog import (
     unstarted,
 )
 from semledger.runtime import App
+from semledger.runtime._app import check_app
 
 from ._dispatch import announce, handle_message
 from ._dispatch import answer as answer_call
@@ -49,9 +56,11 @@ from ._router import (
 )
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Scope = Mapping[str, Any]
+Receive = Callable[[], Awaitable[Mapping[str, Any]]]
+Send = Callable[[Any], Awaitable[None]]
+"""ASGI's callables as loosely as an ASGI server's own types (hypercorn's TypedDicts, say)
+are accepted for them: `McpHttpApp` is passed to such a server as it is."""
 
 SERVER_ERROR: Final = -32000
 """JSON-RPC's first implementation-defined server error: an HTTP 5xx refusal's code."""
@@ -142,6 +151,18 @@ class McpHttpApp:
         redact_passwords: bool = True,
         on_failure: Callable[[str], None] | None = None,
     ) -> None:
+        if not isinstance(registry, SessionRegistry):
+            raise TypeError(
+                f"registry: expected a SessionRegistry, got {type(registry).__name__}"
+                f" {registry!r:.80}"
+            )
+        check_app(app)
+        check_app_ref(app_ref)
+        if isinstance(allowed_origins, str):
+            raise TypeError(
+                f"allowed_origins: expected a list of origins, got the str {allowed_origins!r:.80}"
+                f" (give [{allowed_origins!r:.80}])"
+            )
         self.registry = registry
         self.on_failure = on_failure
         """Told why, each time a session cannot be opened for its log (its operator must

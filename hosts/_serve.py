@@ -400,12 +400,10 @@ async def serve_http(
                         # as it closes one would be applied and its answer dropped.
                         asgi.stop()
 
-                    framework: Any = asgi
-
                     async def serving(task_status: trio.TaskStatus[list[str]]) -> None:
                         with _accept_failures_in_one_line():  # of hypercorn's accept loop
                             await serve(
-                                framework, config, shutdown_trigger=stopped, task_status=task_status
+                                asgi, config, shutdown_trigger=stopped, task_status=task_status
                             )
 
                     async with trio.open_nursery() as http:

@@ -47,6 +47,10 @@ class RuntimeAgentHost:
     """Each call is in the session's mailbox before it first yields (`Actor.request`)."""
 
     def __init__(self, session: SessionActor) -> None:
+        if not isinstance(session, SessionActor):
+            raise TypeError(
+                f"session: expected a SessionActor, got {type(session).__name__} {session!r:.80}"
+            )
         self.session = session
         self._closed: str | None = None
 

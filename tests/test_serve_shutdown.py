@@ -39,7 +39,7 @@ from semledger.eventlog import (
     StoredEvent,
 )
 from semledger.examples import counter
-from semledger.hosts import _http, serve_http, serve_stdio
+from semledger.hosts import RuntimeAgentHost, _http, serve_http, serve_stdio
 from semledger.hosts._http import McpHttpApp
 from semledger.replay import audit_report
 
@@ -1150,3 +1150,25 @@ async def test_a_session_its_program_ends_for_good_is_a_404_saying_it_was_and_wh
         for method in ("POST", "DELETE", "POST"):
             status, _, answer = await _request(app, method, INCREMENT, session)
             assert (status, refusal(answer)) == (404, ended), method
+
+
+async def test_an_http_app_made_with_a_wrong_argument_is_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    """Each was accepted, and every request was then an empty 500 with a traceback in the
+    server's log (an app_ref of ``module.app`` only when a session's start was logged)."""
+    async with _asgi(tmp_path / "log.db") as made:
+        registry, app = made.registry, counter.app
+        refused = {
+            "registry": lambda: McpHttpApp(None, app, COUNTER),  # type: ignore[arg-type]
+            "app": lambda: McpHttpApp(registry, None, COUNTER),  # type: ignore[arg-type]
+            "app_ref": lambda: McpHttpApp(registry, app, "semledger.examples.counter.app"),
+            "allowed_origins": lambda: McpHttpApp(
+                registry, app, COUNTER, allowed_origins="http://x"
+            ),
+            "session": lambda: RuntimeAgentHost(None),  # type: ignore[arg-type]
+        }
+        for argument, make in refused.items():
+            with pytest.raises((TypeError, ValueError)) as raised:
+                make()
+            assert str(raised.value).startswith(f"{argument}: expected"), raised.value
