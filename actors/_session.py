@@ -94,6 +94,8 @@ from ._core import SessionCore, app_raised, commit_size, crash_event, effect_fai
 from ._journal import logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
+from ._str_hash import PARAM as STR_HASH
+from ._str_hash import str_hashing
 from ._writer import LogWriter, Pending, check_recorder, check_writer
 
 _log = logging.getLogger("semledger.actors")
@@ -502,7 +504,8 @@ class SessionActor(Actor[SessionMessage]):
         await trio.to_thread.run_sync(check_counted, self.recorder, self.name)
         head = await trio.to_thread.run_sync(self.recorder.head, self.name)
         if head is None:
-            start = SessionStarted(self.app_ref, "runtime", self.params, self.redact_passwords)
+            params = {**self.params, STR_HASH: str_hashing()}
+            start = SessionStarted(self.app_ref, "runtime", params, self.redact_passwords)
             try:
                 self._core = SessionCore(self.app)
             except ApplicationError as error:

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from semledger.actors import SessionCore, check_app_ref, crash_event, load_app
+from semledger.actors._str_hash import PARAM as STR_HASH
+from semledger.actors._str_hash import str_hashing_note
 from semledger.eventlog import (
     CONVERTER,
     INPUT_CLASSES,
@@ -33,7 +35,7 @@ from semledger.eventlog import (
     SessionStarted,
     known_head,
 )
-from semledger.runtime import AppRuntime
+from semledger.runtime import App, AppRuntime
 
 from ._invariants import (
     FAILURES,
@@ -61,10 +63,12 @@ APP = {app_literal}
 INITIAL = {initial}
 
 STEPS = {steps}
-{reads_block}{issues_block}{crash_block}{violation_block}
+{reads_block}{issues_block}{crash_block}{violation_block}{str_hash_block}
 
 def test_{name}_replays_as_recorded() -> None:
-    check_recorded_steps(APP, INITIAL, STEPS{reads_arg}{crash_arg}{issues_arg}{violation_arg})
+    check_recorded_steps(
+        APP, INITIAL, STEPS{reads_arg}{crash_arg}{issues_arg}{violation_arg}{str_hash_arg}
+    )
 '''
 
 _PINNED = (
@@ -131,9 +135,11 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     violated: RecordedViolation | None = None
     crash: tuple[int, str] | None = None
     unrecorded = nondeterministic = False
+    str_hash: Any = None
     for _record, event in checked_events(recorder, session):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
+            str_hash = event.params.get(STR_HASH)
             reads = recorded_reads(event.params)
             issues = recorded_issue_check(event.params)
             violated = recorded_violation(event.params)
@@ -171,6 +177,8 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
             f"\nVIOLATION = {(violated.step, violated.check)!r}\n" if violated else ""
         ),
         violation_arg=", violation=VIOLATION" if violated else "",
+        str_hash_block="" if str_hash is None else f"\nSTR_HASH = {str_hash!r}\n",
+        str_hash_arg="" if str_hash is None else ", str_hash=STR_HASH",
     )
 
 
@@ -311,6 +319,7 @@ def check_recorded_steps(
     *,
     issues: list[str] | None = None,
     violation: tuple[int, str] | None = None,
+    str_hash: dict[str, Any] | None = None,
 ) -> None:
     """Assert that re-driving `steps` against the app reproduces every recorded output and
     keeps the generation invariants, and that each read in `reads` (``since`` values by the
@@ -321,13 +330,33 @@ def check_recorded_steps(
     `crash` is the step (0: as the app started) and exception type the recorded session
     crashed with: the app must raise that type there, where the steps end. `violation` is
     the step and the check (``"generation"``, ``"issues"``, ``"read"``) a fuzzer
-    counterexample failed: that check must fail there, where the steps end."""
+    counterexample failed: that check must fail there, where the steps end. `str_hash` is
+    how the recorded run hashed str (its ``params["str_hash"]``): where the steps differ and
+    this process hashes otherwise, the failure notes that this may be why."""
+    app = load_app(app_ref)
+    try:
+        _check_steps(app, initial, steps, reads, crash, issues, violation)
+    except Exception as error:
+        note = str_hashing_note(str_hash)
+        if note is not None:
+            error.add_note(f"note: {note}")
+        raise
+
+
+def _check_steps(
+    app: App[Any, Any],
+    initial: list[dict[str, Any]],
+    steps: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+    reads: dict[int, list[int | None]] | None,
+    crash: tuple[int, str] | None,
+    issues: list[str] | None,
+    violation: tuple[int, str] | None,
+) -> None:
     checks = FuzzChecks(
         reads or {},
         None if issues is None else frozenset(issues),
         None if violation is None else RecordedViolation(*violation, ""),
     )
-    app = load_app(app_ref)
     if crash is not None and crash[0] == 0:
         with _crashes("the app, as it started,", crash[1]):
             SessionCore(app)

@@ -35,6 +35,8 @@ from semledger.actors import (
     crash_event,
     load_app,
 )
+from semledger.actors._str_hash import PARAM as STR_HASH
+from semledger.actors._str_hash import str_hashing
 from semledger.eventlog import (
     LOGGABLE_INTS,
     ActionRequested,
@@ -1008,7 +1010,7 @@ def _save(
         fuzzed["deterministic"] = False
     if isinstance(error, InvariantViolation) and error.check is not None:
         fuzzed["violated"] = {"step": len(trail.inputs), "check": error.check}
-    params = {"fuzz": fuzzed}
+    params = {"fuzz": fuzzed, STR_HASH: str_hashing()}
     # The texts are the fuzzer's own, and replay needs them as typed: a masked password
     # would replay as other text, and the log would claim to mask what it holds in clear.
     started = SessionStarted(app_ref, "runtime", params, redact_passwords=False)

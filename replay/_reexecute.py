@@ -25,6 +25,8 @@ from semledger.actors import (
     repeated,
     twice,
 )
+from semledger.actors._str_hash import PARAM as STR_HASH
+from semledger.actors._str_hash import str_hashing_note
 from semledger.eventlog import (
     INPUT_CLASSES,
     TOPICS,
@@ -558,7 +560,20 @@ def reexecute(
             log.close()  # inside the pinned read, whose connection its cursor is on
     started = None if first is None else first[1]
     assert isinstance(started, SessionStarted)  # else _reexecute raised
-    return attrs.evolve(report, nondeterministic=recorded_nondeterministic(started.params))
+    return attrs.evolve(
+        report,
+        divergence=_hashing_note(report.divergence, started.params),
+        nondeterministic=recorded_nondeterministic(started.params),
+    )
+
+
+def _hashing_note(divergence: Divergence | None, params: dict[str, Any]) -> Divergence | None:
+    """`divergence` with a note when the recorded run may have hashed str otherwise than this
+    process does (`str_hashing_note`), ahead of any that says it is the fix working."""
+    if divergence is None:
+        return None
+    note = str_hashing_note(params.get(STR_HASH))
+    return divergence if note is None else _noted(divergence, note)
 
 
 def _reexecute(
