@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.text import Text
 
-from semledger._text import printable
+from semledger._text import printable, shortened
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     ChainReport,
@@ -1004,7 +1004,8 @@ def _complain(text: str) -> None:
 
 
 def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
-    failure = printable(result.failure or "")  # the app's text: no escape reaches the terminal
+    # The app's text: no escape reaches the terminal, nor a message of megabytes.
+    failure = printable(shortened(result.failure or ""))
     console.print(Text.assemble(("counterexample:", "bold red"), f" {failure}"))
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")

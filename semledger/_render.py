@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from semledger._text import printable
+from semledger._text import printable, shortened
 from semledger.actors import app_location
 from semledger.replay import AuditEntry, AuditReport, Connection, Ending, Incident, ReplayReport
 from semledger.runtime import Collection, Full, NodeState, Numeric, SemanticsNode
@@ -530,7 +530,8 @@ def _reproduced(report: ReplayReport) -> tuple[str, str] | None:
         who = "the step" if report.unrecorded else "the application"
         return (
             f"the recorded {report.reproduced} {where} reproduced",
-            f"{who} raised again {where}, as it did live: {raised!r}{app_location(raised)}",
+            f"{who} raised again {where}, as it did live: {shortened(repr(raised))}"
+            f"{app_location(raised)}",
         )
     if report.violation is not None:
         where = _at_step(report.violation_step)
@@ -585,10 +586,11 @@ def _verdict(report: ReplayReport) -> Group:
     )
     if d.input is not None:
         lines.append(Text(f"  after:    {d.input}"))
-    lines.append(Text(f"  logged:   {d.expected}"))
-    lines.append(Text(f"  replayed: {d.actual}"))
+    # Each may hold the app's error message, and the fuzzer's record of it.
+    lines.append(Text(f"  logged:   {shortened(d.expected)}"))
+    lines.append(Text(f"  replayed: {shortened(d.actual)}"))
     if d.note:
-        lines.append(Text(f"  note: {d.note}", style="yellow"))
+        lines.append(Text(f"  note: {shortened(d.note)}", style="yellow"))
     lines.extend(Text(f"  {line}") for line in d.diff[:40])
     if len(d.diff) > 40:
         lines.append(Text(f"  … and {len(d.diff) - 40} more lines"))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["printable"]
+__all__ = ["printable", "shortened"]
+
+SHOWN = 500
+"""The most characters of an app's message a command prints."""
 
 
 def printable(text: str) -> str:
@@ -10,3 +13,11 @@ def printable(text: str) -> str:
     written as Python writes it in a string: no escape sequence an app or an agent put in
     it reaches the terminal."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def shortened(text: str, most: int = SHOWN) -> str:
+    """`text`, or its first `most` characters and how long it is: an app's error may carry
+    a whole payload in its message, which buried the rest of what a command printed."""
+    if len(text) <= most:
+        return text
+    return f"{text[:most]}… ({len(text)} characters)"

@@ -153,6 +153,23 @@ def test_an_app_error_that_cannot_be_turned_into_text_is_a_saved_counterexample(
     assert result.session in {s.name for s in log.sessions()}
 
 
+def test_fuzz_and_replay_print_the_start_of_a_long_error_message_and_its_length(
+    tmp_path: Path,
+) -> None:
+    """An app error of 200,000 characters was printed whole, by fuzz and by replay."""
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_long_error:app", "--db", str(db), "--examples", "20")
+    assert done.returncode == 1, done.stdout[:2000] + done.stderr[:2000]
+    said = "".join(done.stdout.partition("saved as session")[0].split())  # as wrapped
+    assert said == "counterexample:ValueError:" + "x" * 488 + "…(200012characters)"
+    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout[:2000] + replayed.stderr[:2000]
+    assert "asitdidlive:ValueError('" + "x" * 488 + "…(200014characters)(at" in "".join(
+        replayed.stdout.split()
+    )
+    assert len(replayed.stdout) < 2000
+
+
 def test_replay_pdb_stops_where_the_runtime_refused_a_view_that_is_no_view(
     tmp_path: Path,
 ) -> None:
