@@ -135,6 +135,8 @@ _T = TypeVar("_T")
 @attrs.frozen
 class FuzzResult:
     examples: int
+    """The examples run: all those asked for when none failed, else those up to and with
+    the first that failed (hypothesis's tries at shrinking it are not counted)."""
     failure: str | None = None
     session: str | None = None
     """The counterexample's session; None when there is none, or nothing to save (an app
@@ -198,6 +200,8 @@ class _State:
     """The last example run: after a failure, the shrunk counterexample."""
     failed: tuple[_Trail, Exception] | None = None
     """The last example that failed, and how."""
+    found_at: int | None = None
+    """The examples run as the first failed, that one included."""
     shrinking: int = 0
     """The examples run since one failed: hypothesis's tries at shrinking it."""
     smallest: tuple[_Trail, Exception] | None = None
@@ -207,9 +211,15 @@ class _State:
     """A Ctrl-C was taken: the run stops, and saves the smallest counterexample if any."""
 
     def failing(self, trail: _Trail, error: Exception) -> None:
+        if self.failed is None:
+            self.found_at = self.ran + 1
         self.failed = (trail, error)
         if self.smallest is None or _size(trail) <= _size(self.smallest[0]):
             self.smallest = (trail, error)
+
+    def examples(self, asked: int) -> int:
+        """The examples run, as `FuzzResult.examples` counts them."""
+        return min(self.ran, asked) if self.found_at is None else self.found_at
 
 
 def _size(trail: _Trail) -> tuple[int, int]:
@@ -870,20 +880,20 @@ def _fuzzed(
     # fuzzer's failure as its context, and the logged traceback would hold hypothesis's.
     if progress_failed is not None:
         if state.smallest is not None:  # it broke while a counterexample was shrunk
-            saved = _saved(state.smallest, min(state.ran, examples), save)
+            saved = _saved(state.smallest, state.examples(examples), save)
             progress_failed.add_note(
                 "on_progress raised while a counterexample was shrunk: the smallest found so"
                 f" far is saved as session {saved.session!r}"
             )
         raise progress_failed
+    ran = state.examples(examples)
     if interrupted and state.smallest is not None:
-        ran = min(state.ran, examples)
         raise FuzzInterrupted(_saved(state.smallest, ran, save))
     if flaky:
-        return _nondeterministic(state.failed, examples, save)
+        return _nondeterministic(state.failed, ran, save)
     if failure is None:
-        return FuzzResult(examples)
-    return _saved((state.last, failure), examples, save)
+        return FuzzResult(ran)
+    return _saved((state.last, failure), ran, save)
 
 
 @contextmanager

@@ -931,6 +931,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     folder = Path(args.db).parent
     if recorder is None and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
         raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")
+    passed = _Passed()
     try:
         with (
             _stopped_by_one_ctrl_c(),
@@ -945,7 +946,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                 seed=args.seed,
                 allow_issues=args.allow_issue,
                 texts=args.text,
-                on_progress=progress,
+                on_progress=passed.counting(progress),
             )
     except FuzzInterrupted as interrupted:
         _print_counterexample(console, interrupted.result, args.db)
@@ -959,6 +960,13 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     except CounterexampleNotSavedError as error:  # found, so not a usage error: status 1
         _complain(str(error))
         return 1
+    except KeyboardInterrupt:  # before any counterexample: nothing saved
+        print(
+            f"semledger: interrupted: {passed.examples} of {args.examples} examples passed,"
+            " no counterexample",
+            file=sys.stderr,
+        )
+        return 130
     if result.failure is None:
         console.print(f"{result.examples} examples, no counterexample", style="green")
         return 0
@@ -967,6 +975,26 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
 
 
 _SHRINKING = "shrinking a counterexample: try {done}"
+
+
+class _Passed:
+    """The examples that passed, as `fuzz_app`'s progress tells (it reports each example as
+    it starts): those before the one running."""
+
+    def __init__(self) -> None:
+        self.examples = 0
+
+    def counting(
+        self, shown: Callable[[int, int | None], None]
+    ) -> Callable[[int, int | None], None]:
+        """`shown`, counting as it goes."""
+
+        def progress(done: int, total: int | None) -> None:
+            if total is not None:
+                self.examples = done - 1
+            shown(done, total)
+
+        return progress
 
 
 @contextmanager

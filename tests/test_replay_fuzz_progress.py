@@ -139,6 +139,67 @@ def test_an_interrupt_while_shrinking_saves_the_smallest_counterexample_so_far()
     assert isinstance(events[-1], SessionCrashed)
 
 
+def test_the_result_counts_the_examples_run_up_to_the_first_that_failed() -> None:
+    """It said all the examples asked for, though the failure came at the seventh, and
+    after an interrupt it counted hypothesis's tries at shrinking too."""
+    import tests_buggy
+
+    from semledger.replay import FuzzInterrupted, fuzz_app
+
+    seen: list[tuple[int, int | None]] = []
+
+    def interrupt_shrinking(done: int, total: int | None) -> None:
+        seen.append((done, total))
+        if (done, total) == (20, None):
+            raise KeyboardInterrupt
+
+    result = fuzz_app(
+        tests_buggy.app, "tests_buggy:app", MemoryRecorder, examples=200, seed=3,
+        on_progress=lambda done, total: seen.append((done, total)),
+    )  # fmt: skip
+    failed_at = max(done for done, total in seen if total is not None)
+    assert failed_at < 200  # a precondition: it failed early
+    assert result.examples == failed_at
+    seen.clear()
+    with pytest.raises(FuzzInterrupted) as interrupted:
+        fuzz_app(
+            tests_buggy.app, "tests_buggy:app", MemoryRecorder, examples=200, seed=3,
+            on_progress=interrupt_shrinking,
+        )  # fmt: skip
+    assert interrupted.value.result.examples == failed_at
+
+
+def test_ctrl_c_before_any_counterexample_says_how_many_examples_passed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said only "semledger: interrupted"."""
+    from semledger import _cli
+
+    shown = _cli._Lines.__call__
+
+    def press_ctrl_c(self: _cli._Lines, done: int, total: int | None) -> None:
+        if done == 12:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # a signal interrupts the sleep: its handler runs here
+        shown(self, done, total)
+
+    monkeypatch.setattr(_cli._Lines, "__call__", press_ctrl_c)
+    db = tmp_path / "fuzz.db"
+    try:
+        status: int | BaseException = _cli.main(
+            ["fuzz", "semledger.examples.counter:app", "--db", str(db)]
+        )
+    except BaseException as error:  # a bare KeyboardInterrupt would end pytest's run
+        status = error
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    out, err = capsys.readouterr()
+    assert status == 130, err
+    assert out == ""
+    assert err == "semledger: interrupted: 11 of 100 examples passed, no counterexample\n"
+    assert not db.exists()
+
+
 def test_an_interrupt_before_any_counterexample_saves_nothing() -> None:
     from semledger.examples import counter
     from semledger.replay import fuzz_app
