@@ -76,10 +76,13 @@ class SessionRegistry:
         the actor `factory` makes; raises ``ValueError`` if that is of another session,
         ``TypeError`` if it is no ``SessionActor``.
 
-        A checkpoint first, found session or not: a caller that opens again after
-        `ActorClosedError` lets the stopped actor's task leave the registry meanwhile."""
+        A checkpoint, found session or not, as Trio's calls are: a caller that opens again
+        after `ActorClosedError` lets the stopped actor's task leave the registry. Yet no
+        other task runs before a session it starts is marked starting: a caller that saw it
+        `settled`, and not running, opens it knowing no other caller started it meanwhile
+        (the HTTP host's requests that come together resume a session once)."""
         check_session_name(name)
-        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint_if_cancelled()
         while name in self._starting:
             await self._starting[name].wait()
         existing = self._sessions.get(name)
@@ -88,8 +91,10 @@ class SessionRegistry:
             await stopping.wait()  # its claim is released as it stops: then it can start
             return await self.open(name, factory)
         if existing is not None:
+            await trio.lowlevel.cancel_shielded_checkpoint()
             return existing
         if factory is None:
+            await trio.lowlevel.cancel_shielded_checkpoint()
             raise KeyError(f"no session {name!r} and nothing to start it with")
         ready = self._starting[name] = trio.Event()
         try:

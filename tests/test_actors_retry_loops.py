@@ -80,18 +80,59 @@ async def test_reopening_after_actor_closed_gets_the_session_back() -> None:
             make = lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder)  # noqa: E731
             await registry.open("s", make)
             nursery.start_soon(registry.close, "s")
-            answers = []
+            receipts = 0
             for _ in range(TRIES):
                 session = await registry.open("s", make)
                 try:
-                    answers.append(await session.perform_action(INCREMENT, ACTIVATE, Latest()))
+                    answer = await session.perform_action(INCREMENT, ACTIVATE, Latest())
                 except ActorClosedError:
                     continue
-                if len(answers) == 3:
+                # (host_closed: sent as the close was handled, it came after it)
+                receipts += isinstance(answer, Receipt)
+                if receipts == 3:
                     break
-            assert [type(answer) for answer in answers] == [Receipt] * 3
+            assert receipts == 3
             await registry.close_all()
             writer.close()
+
+
+class _FirstStep(trio.abc.Instrument):
+    """Whether `made` held anything when the task named `name` first yielded."""
+
+    def __init__(self, name: str, made: list[SessionActor]) -> None:
+        self.name = name
+        self.made = made
+        self.made_before_yielding: bool | None = None
+
+    def after_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task.name == self.name and self.made_before_yielding is None:
+            self.made_before_yielding = bool(self.made)
+
+
+async def test_open_marks_the_session_starting_before_another_task_runs() -> None:
+    """`open` let other tasks run before it marked the session starting: the HTTP host's
+    requests that came together after a park each found the session `settled` and not
+    running, each opened it, and the session logged its client as back more than once."""
+    recorder = MemoryRecorder()
+    made: list[SessionActor] = []
+
+    def make() -> SessionActor:  # called once the session is marked starting
+        made.append(SessionActor("s", counter.app, COUNTER_REF, writer, recorder))
+        return made[-1]
+
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)
+        first_step = _FirstStep("opener", made)
+        trio.lowlevel.add_instrument(first_step)
+        try:
+            async with trio.open_nursery() as opening:
+                opening.start_soon(registry.open, "s", make, name="opener")
+        finally:
+            trio.lowlevel.remove_instrument(first_step)
+        assert first_step.made_before_yielding
+        await registry.close_all()
+        writer.close()
 
 
 async def test_refused_calls_and_registry_calls_are_checkpoints() -> None:
