@@ -10,6 +10,7 @@ from ._core import (
     committed_since,
     crash_event,
     effect_failure,
+    str_of,
 )
 from ._journal import fold_commit, gap, logged_event, logged_journal, repeated, twice
 from ._messages import MessageCodec, MessageCodecError
@@ -80,5 +81,6 @@ __all__ = [
     "logged_journal",
     "refusal",
     "repeated",
+    "str_of",
     "twice",
 ]

@@ -65,9 +65,18 @@ def crash_event(error: BaseException) -> SessionCrashed:
     return SessionCrashed(type(raised).__qualname__, "".join(traceback.format_exception(error)))
 
 
+def str_of(error: BaseException) -> str:
+    """``str(error)``, or what it raised: an app's exception may have a ``__str__`` that
+    raises, and logging or describing the failure must not lose it."""
+    try:
+        return str(error)
+    except Exception as failure:
+        return f"<str() raised {type(failure).__name__}>"
+
+
 def effect_failure(error: BaseException) -> str:
     """How an effect that raised `error` is logged (``EffectFailed.error``)."""
-    return f"{type(error).__qualname__}: {error}"
+    return f"{type(error).__qualname__}: {str_of(error)}"
 
 
 def commit_size(commit: Committed) -> int:

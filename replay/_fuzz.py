@@ -33,7 +33,9 @@ from semledger.actors import (
     check_app_ref,
     check_recorder,
     crash_event,
+    effect_failure,
     load_app,
+    str_of,
 )
 from semledger.actors._str_hash import PARAM as STR_HASH
 from semledger.actors._str_hash import str_hashing
@@ -601,7 +603,7 @@ class _Example:
         clock = trio.testing.MockClock(autojump_threshold=0)
         finished, message, error = trio.run(_outcome, effect, clock=clock)
         if error is not None:
-            failure = f"{type(error).__qualname__}: {_str_of(error)}"  # as `effect_failure`
+            failure = effect_failure(error)
             where = "".join(traceback.format_exception(error))
             self._input(EffectFailed(effect_id, failure, where))
             raise _EffectFailedError(f"effect {effect_id} ({effect.name}) failed: {failure}")
@@ -949,16 +951,7 @@ def _described(error: BaseException) -> str:
     if isinstance(error, _NondeterminismError | _EffectFailedError):
         return str(error)
     cause = (error.__cause__ or error) if isinstance(error, ApplicationError) else error
-    return f"{type(cause).__name__}: {_str_of(cause)}"
-
-
-def _str_of(error: BaseException) -> str:
-    """``str(error)``, or what it raised: an app's exception may have a ``__str__`` that
-    raises, and describing the counterexample must not lose it."""
-    try:
-        return str(error)
-    except Exception as failure:
-        return f"<str() raised {type(failure).__name__}>"
+    return f"{type(cause).__name__}: {str_of(cause)}"
 
 
 def _nondeterministic(
@@ -1011,7 +1004,7 @@ def _save(
     """
     fuzzed: dict[str, Any] = {
         "seed": chosen_seed,
-        "failure": _str_of(error),
+        "failure": str_of(error),
         "reads": trail.reads,
         "issues": True,
         "allowed_issues": list(allowed),
@@ -1054,7 +1047,7 @@ def _outputs(app: App[Any, Any], trail: _Trail, error: BaseException) -> list[Ev
         except Exception as crash:
             return [*events, event, crash_event(crash)]
         events += [event, *result.outputs]
-    return [*events, SessionEnded(f"fuzz counterexample: {_str_of(error)}", by="fuzzer")]
+    return [*events, SessionEnded(f"fuzz counterexample: {str_of(error)}", by="fuzzer")]
 
 
 __all__ = ["SEEDS", "CounterexampleNotSavedError", "FuzzInterrupted", "FuzzResult", "fuzz_app"]

@@ -14,8 +14,15 @@ import stdio_client as mcp
 
 from semledger.eventlog import EffectFailed, SessionCrashed, SqliteRecorder
 
+EXITING = Path(__file__).parent / "apps" / "tests_exiting.py"
+
 HANG_GUARD_S = 60
 """Not a measurement: a bound on a wait that, broken, never ends."""
+
+
+def _line_of(path: Path, code: str) -> int:
+    """The number of the line of `path` that holds `code`."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if code in line)
 
 
 def _stop(server: subprocess.Popen[str]) -> tuple[int, str]:
@@ -34,6 +41,7 @@ def _stop(server: subprocess.Popen[str]) -> tuple[int, str]:
             "wrap",
             "effect 1 (asyncio.wrapped) failed: CancelledError: the wrapped loop was cancelled",
         ),
+        ("mute", "effect 1 (unprintable) failed: UnprintableError: <str() raised ValueError>"),
     ],
 )
 def test_an_effect_that_raises_no_exception_is_logged_as_failed_and_the_session_goes_on(
@@ -41,7 +49,8 @@ def test_an_effect_that_raises_no_exception_is_logged_as_failed_and_the_session_
 ) -> None:
     """SystemExit, or asyncio's CancelledError, is no Exception: it went past the effect's
     handler and stopped the whole server, nothing logged, and again on every resume, which
-    starts the effect again."""
+    starts the effect again. An exception whose ``__str__`` raises did the same: logging its
+    failure raised."""
     db = tmp_path / "log.db"
     server = mcp.start("tests_exiting:app", db, "fx")
     try:
@@ -70,10 +79,10 @@ def test_an_update_that_calls_sys_exit_crashes_its_session_on_the_record(tmp_pat
         env=mcp.env(), timeout=HANG_GUARD_S, check=False,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
+    line = _line_of(EXITING, 'sys.exit("the library gave up")')
     assert done.stderr.splitlines()[-1] == (
         "semledger: session 'quit' ended: its application raised"
-        " SystemExit('the library gave up')"
-        f" (at {Path(__file__).parent / 'apps' / 'tests_exiting.py'}, line 54)"
+        f" SystemExit('the library gave up') (at {EXITING}, line {line})"
     )
     assert mcp.envelopes(done.stdout)[1]["error"]["code"] == "host_closed", done.stdout
     with SqliteRecorder(db) as recorder:
