@@ -85,11 +85,11 @@ class SessionRegistry:
         await trio.lowlevel.checkpoint_if_cancelled()
         while name in self._starting:
             await self._starting[name].wait()
-        existing = self._sessions.get(name)
-        stopping = self._stopped.get(name)
-        if existing is None and stopping is not None:
+        stopping = self._stopping(name)
+        if stopping is not None:
             await stopping.wait()  # its claim is released as it stops: then it can start
             return await self.open(name, factory)
+        existing = self._sessions.get(name)
         if existing is not None:
             await trio.lowlevel.cancel_shielded_checkpoint()
             return existing
@@ -147,11 +147,21 @@ class SessionRegistry:
         await trio.lowlevel.checkpoint()
         while True:
             busy = self._starting.get(name)
-            if busy is None and name not in self._sessions:
-                busy = self._stopped.get(name)
+            if busy is None:
+                busy = self._stopping(name)
             if busy is None:
                 return
             await busy.wait()
+
+    def _stopping(self, name: str) -> trio.Event | None:
+        """Set once the actor of session `name` has stopped, if it serves no more: parked
+        (no longer listed), or over on its own (crashed, closed, its log lost) and not yet
+        stopped, its claim still held. Opened, such a session is started again once it
+        stopped, or refused for why it ended (a crash); never its dead actor handed back."""
+        actor = self._sessions.get(name)
+        if actor is not None and not actor.ended:
+            return None
+        return self._stopped.get(name)
 
     async def close(self, name: str, reason: str = "closed", *, by: EndedBy = "server") -> None:
         """End session `name` and wait until its actor has stopped, so that it can be

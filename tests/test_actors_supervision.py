@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,14 @@ from semledger.actors import (
     SessionCrashedError,
     SessionRegistry,
 )
-from semledger.eventlog import ActionRequested, EffectCompleted, MemoryRecorder, SessionCrashed
+from semledger.eventlog import (
+    ActionRequested,
+    EffectCompleted,
+    MemoryRecorder,
+    NewEvent,
+    SessionCrashed,
+    StoredEvent,
+)
 from semledger.examples import counter
 from semledger.hosts import RuntimeAgentHost
 from semledger.replay import reexecute
@@ -283,6 +291,90 @@ async def test_a_python_call_after_a_crash_names_the_session_and_its_crash() -> 
         )
 
     await _one_session(tests_crashy.app, "tests_crashy:app", MemoryRecorder(), drive)
+
+
+async def test_a_session_that_just_crashed_is_settled_once_stopped_then_refused_open() -> None:
+    """After SessionCrashedError, `settled` returned while the crashed actor was still
+    stopping (listed in the registry, its claim held) and `open` handed that dead actor
+    back, its calls raising ActorClosedError; 50 ms later `open` raised the crash."""
+    recorder = MemoryRecorder()
+    stop = trio.Event()
+
+    class SlowToStop(SessionActor):
+        async def stopped(self) -> None:
+            await stop.wait()
+            await super().stopped()
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            make = lambda: SlowToStop(  # noqa: E731
+                "s", tests_crashy.app, "tests_crashy:app", writer, recorder
+            )
+            crashy = await registry.open("s", make)
+            for _ in range(tests_crashy.CRASH_AT - 1):
+                await crashy.perform_action(INCREMENT, ACTIVATE, Latest())
+            with pytest.raises(SessionCrashedError):
+                await crashy.perform_action(INCREMENT, ACTIVATE, Latest())
+            settled = trio.Event()
+
+            async def settle() -> None:
+                await registry.settled("s")
+                settled.set()
+
+            async with trio.open_nursery() as settling:
+                settling.start_soon(settle)
+                await trio.testing.wait_all_tasks_blocked()
+                assert not settled.is_set()  # its actor is still stopping
+                stop.set()
+            assert "s" not in registry
+            with pytest.raises(SessionCrashedError, match=r"^session 's' crashed .* cannot be"):
+                await registry.open("s", make)
+            writer.close()
+
+
+class _GatedLog(MemoryRecorder):
+    """A log whose appends wait (on the log writer's thread) while `open` is clear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = threading.Event()
+        self.open.set()
+
+    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        self.open.wait()
+        return super().append(events)
+
+
+async def test_a_session_opened_while_it_is_being_closed_is_resumed_once_closed() -> None:
+    """`open` during `close` handed back the closing actor: a call then was answered
+    host_closed ("the session is closed"), though the session was to be resumed."""
+    recorder = _GatedLog()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            make = lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder)  # noqa: E731
+            closing = await registry.open("s", make)
+            recorder.open.clear()
+            nursery.start_soon(registry.close, "s")
+            await trio.testing.wait_all_tasks_blocked()  # its end waits for the log
+            assert closing.ended
+            opened: list[SessionActor] = []
+
+            async def reopen() -> None:
+                opened.append(await registry.open("s", make))
+
+            async with trio.open_nursery() as waiting:
+                waiting.start_soon(reopen)
+                await trio.testing.wait_all_tasks_blocked()
+                recorder.open.set()
+            assert opened[0] is not closing
+            answer = await opened[0].perform_action(INCREMENT, ACTIVATE, Latest())
+            assert isinstance(answer, Receipt), answer
+            await registry.close_all()
+            writer.close()
 
 
 async def test_a_python_call_after_a_close_names_the_session() -> None:
