@@ -485,6 +485,26 @@ def test_checked_sessions_names_a_session_its_index_lists_but_cannot_find() -> N
     ]
 
 
+def test_checked_sessions_names_a_last_event_that_appears_twice(tmp_path: Path) -> None:
+    """In a table whose primary key was dropped and its last row copied, `sessions` ended
+    in a traceback (too many values to unpack) where every other command names the copy."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append(batch("a", story()))
+    with sqlite3.connect(db) as conn:
+        conn.executescript(
+            "CREATE TABLE copy AS SELECT * FROM events;"
+            " INSERT INTO copy SELECT * FROM events WHERE seq = (SELECT max(seq) FROM events);"
+            " DROP TABLE events; ALTER TABLE copy RENAME TO events;"
+        )
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        _found, problems = checked_sessions(recorder)
+    assert [str(problem) for problem in problems] == [
+        f"session 'a': its last event, {len(story())}, appears 2 times"
+    ]
+
+
 def test_an_abandoned_read_does_not_block_appends(recorder: Recorder) -> None:
     recorder.append(batch("s", story()[:3]))
     reading = recorder.read("s")
