@@ -178,8 +178,9 @@ class McpHttpApp:
         """Sessions this server held that are over, with the refusal that says why: never
         brought back by this process."""
         self._parked_versions: dict[str, str] = {}
-        """The protocol version each session this server parked spoke: its client, whose next
-        request resumes it, goes on as it negotiated, header or not."""
+        """The protocol version each session parked while this server served it spoke (parked
+        by the server or through its registry): its client, whose next request resumes it,
+        goes on as it negotiated, header or not."""
         self.stopping = False
         """Set by `stop`: every request from then on is a ``503`` and changes nothing, so
         none is applied on a connection that is closing unanswered."""
@@ -399,11 +400,16 @@ class McpHttpApp:
                     self._drop(session_id, connection)
                     continue
                 del self._connections[session_id]
-                router = connection.router
-                spoke = router.protocol_version or router.assumed_version
-                if spoke is not None:
-                    self._parked_versions[session_id] = spoke
+                self._remember_version(session_id, connection)
                 await self.registry.park(session_id, f"parked: no request for {after:g} s")
+
+    def _remember_version(self, session_id: str, connection: _Connection) -> None:
+        """Keep the protocol version the client of a session being parked (here, or through
+        the registry by its owner) spoke, for the request that resumes it."""
+        router = connection.router
+        spoke = router.protocol_version or router.assumed_version
+        if spoke is not None:
+            self._parked_versions[session_id] = spoke
 
     def _stale(self, session_id: str, connection: _Connection) -> bool:
         """Whether the connection's actor no longer serves its session: it ended on its
@@ -421,6 +427,7 @@ class McpHttpApp:
         failure = actor.failure or self.registry.crashes.get(session_id)
         if failure is None and self.registry.get(session_id) is not actor:
             self._connections.pop(session_id, None)
+            self._remember_version(session_id, connection)
             return
         if not connection.host.closed:
             connection.host.close(f"the session ended: {actor.failure or 'its actor failed'}")

@@ -950,18 +950,24 @@ async def test_an_http_session_left_idle_is_parked_and_its_next_request_resumes_
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("by", ["server", "registry"])
 async def test_a_session_parked_and_resumed_by_its_server_keeps_its_negotiated_version(
-    tmp_path: Path,
+    tmp_path: Path, by: str
 ) -> None:
     """After a park its router had forgotten the 2025-06-18 it negotiated: a request sent
-    without the header was taken as 2025-03-26, and its batch was accepted."""
+    without the header was taken as 2025-03-26, and its batch was accepted. So too for a
+    park by the program that embeds the server, through its registry."""
     batch = [{"jsonrpc": "2.0", "id": 5, "method": "ping"}]
     async with _asgi(tmp_path / "log.db") as app:
         _, headers, _ = await _request(app, "POST", INITIALIZE)  # 2025-06-18
         session = headers["mcp-session-id"]
-        async with _parking(app, IDLE):
-            await _until_parked(app, session)
+        if by == "registry":
+            await app.registry.park(session)
             status, _, answer = await _request(app, "POST", batch, session)
+        else:
+            async with _parking(app, IDLE):
+                await _until_parked(app, session)
+                status, _, answer = await _request(app, "POST", batch, session)
     assert status == 200
     assert answer["error"]["code"] == -32600
     assert "2025-06-18 removed batching" in answer["error"]["message"]
