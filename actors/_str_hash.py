@@ -72,10 +72,15 @@ def str_hashing_note(recorded: object) -> str | None:
             " want to reproduce"
         )
     return (
-        f"the recorded run hashed str with {where}: an app that iterates a set or dict of str"
-        " may take another path here, and then this divergence is that, not a change of the"
-        f" app; {advice}"
+        f"the recorded run hashed str with {where}: if the app iterates a set or dict of str,"
+        f" that alone may explain this divergence; {advice}"
     )
+
+
+def seed_recorded(recorded: object) -> bool:
+    """Whether `recorded` (a start's ``params["str_hash"]``) names a seed a run can be given
+    again: its note is the first thing to try, where a random seed's is only a caveat."""
+    return isinstance(recorded, dict) and isinstance(recorded.get("seed"), int)
 
 
 def _a_seed(value: object) -> bool:

@@ -26,7 +26,7 @@ from semledger.actors import (
     twice,
 )
 from semledger.actors._str_hash import PARAM as STR_HASH
-from semledger.actors._str_hash import str_hashing_note
+from semledger.actors._str_hash import seed_recorded, str_hashing_note
 from semledger.eventlog import (
     INPUT_CLASSES,
     TOPICS,
@@ -387,9 +387,12 @@ def _failure_ahead(
     )
 
 
-def _noted(divergence: Divergence, note: str) -> Divergence:
-    """`divergence` with `note` before the one it has."""
-    joined = note if divergence.note is None else f"{note}; {divergence.note}"
+def _noted(divergence: Divergence, note: str, *, after: bool = False) -> Divergence:
+    """`divergence` with `note` before the one it has (or `after` it)."""
+    if divergence.note is None:
+        joined = note
+    else:
+        joined = f"{divergence.note}; {note}" if after else f"{note}; {divergence.note}"
     return attrs.evolve(divergence, note=joined)
 
 
@@ -569,11 +572,14 @@ def reexecute(
 
 def _hashing_note(divergence: Divergence | None, params: dict[str, Any]) -> Divergence | None:
     """`divergence` with a note when the recorded run may have hashed str otherwise than this
-    process does (`str_hashing_note`), ahead of any that says it is the fix working."""
-    if divergence is None:
-        return None
-    note = str_hashing_note(params.get(STR_HASH))
-    return divergence if note is None else _noted(divergence, note)
+    process does (`str_hashing_note`): ahead of any that says it is the fix working when the
+    recorded seed can be given again, after it when it was random (as most runs' is: a
+    caveat, which must not drown a fix that works)."""
+    recorded = params.get(STR_HASH)
+    note = None if divergence is None else str_hashing_note(recorded)
+    if divergence is None or note is None:
+        return divergence
+    return _noted(divergence, note, after=not seed_recorded(recorded))
 
 
 def _reexecute(

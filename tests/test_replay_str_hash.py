@@ -21,7 +21,7 @@ import stdio_client as mcp
 
 SET_ORDER = "tests_set_order:app"
 """Where "work" comes first in its set, an increment adds 2 and a reset raises."""
-NOTED = "an app that iterates a set or dict of str may take another path here"
+NOTED = "if the app iterates a set or dict of str, that alone may explain this divergence"
 
 
 @cache
