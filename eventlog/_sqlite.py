@@ -101,6 +101,13 @@ _PIN = "SELECT version FROM schema_version"
 """A read that starts a read transaction (a ``BEGIN`` alone takes no snapshot)."""
 _NO_SEQ_BOUND = 2**63 - 1
 """Above every seq: SQLite's largest integer."""
+
+
+def _in_range(bound: int) -> int:
+    """A read's seq bound as SQLite can take it: one past its integers (which no seq is)
+    reads as its end, as a memory log reads it, not an ``OverflowError``."""
+    return min(max(bound, EVERY_SEQ), _NO_SEQ_BOUND)
+
 _READ_STOP = (
     f"SELECT {_SELECTED} FROM events WHERE session = ? AND seq >= ? AND seq < ? ORDER BY seq"
 )
@@ -1138,9 +1145,9 @@ class SqliteRecorder:
     def _read(self, session: str, start: int, stop: int | None) -> Iterator[StoredEvent]:
         with self._reader() as conn:
             if stop is None:
-                cursor = conn.execute(_READ, (session, start))
+                cursor = conn.execute(_READ, (session, _in_range(start)))
             else:
-                cursor = conn.execute(_READ_STOP, (session, start, stop))
+                cursor = conn.execute(_READ_STOP, (session, _in_range(start), _in_range(stop)))
             try:
                 yield from _checked_rows(cursor)
             finally:
@@ -1168,7 +1175,7 @@ class SqliteRecorder:
 
     def _replay(self, session: str, start: int) -> Iterator[Event]:
         with self._reader() as conn:
-            cursor = conn.execute(_REPLAY, (session, start))
+            cursor = conn.execute(_REPLAY, (session, _in_range(start)))
             try:
                 yield from self._converter.decode_rows(cursor)
             finally:
@@ -1185,7 +1192,7 @@ class SqliteRecorder:
     ) -> StoredEvent | None:
         self._check_open()
         check_seq("before", before, optional=True)
-        bound = _NO_SEQ_BOUND if before is None else before
+        bound = _NO_SEQ_BOUND if before is None else _in_range(before)
         with self._reader() as conn:
             if topic == _CHECKPOINT:
                 row = conn.execute(_LAST_CHECKPOINT, (session, bound)).fetchone()

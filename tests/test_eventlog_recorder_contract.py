@@ -207,6 +207,18 @@ def test_a_read_bound_that_is_not_an_int_is_refused_by_every_recorder(
         read(recorder)
 
 
+def test_a_read_bound_beyond_64_bits_reads_as_one_past_every_seq(recorder: Recorder) -> None:
+    """SQLite raised OverflowError (its integers are of 64 bits) where a memory log read."""
+    recorder.append(batch("s", story()))
+    every = [r.seq for r in recorder.read("s")]
+    assert [r.seq for r in recorder.read("s", start=-(2**70), stop=2**64)] == every
+    assert list(recorder.read("s", start=2**63)) == []
+    assert [r.seq for r, _ in recorder.events("s", stop=2**70)] == every
+    assert len(list(recorder.replay("s", start=-(2**64)))) == len(every)
+    last = recorder.last_of("s", "SessionStarted", before=2**64)
+    assert last is not None and last.seq == 1
+
+
 def test_the_chain_continues_across_appends(new_recorder: Factory) -> None:
     one_by_one, all_at_once = new_recorder(), new_recorder()
     for new in batch("s", story()):
