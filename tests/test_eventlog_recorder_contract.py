@@ -216,7 +216,8 @@ def test_a_read_bound_beyond_64_bits_reads_as_one_past_every_seq(recorder: Recor
     assert [r.seq for r, _ in recorder.events("s", stop=2**70)] == every
     assert len(list(recorder.replay("s", start=-(2**64)))) == len(every)
     last = recorder.last_of("s", "SessionStarted", before=2**64)
-    assert last is not None and last.seq == 1
+    assert last is not None
+    assert last.seq == 1
 
 
 def test_the_chain_continues_across_appends(new_recorder: Factory) -> None:
