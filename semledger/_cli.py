@@ -578,7 +578,7 @@ def _sessions_table(
             shown(s.app or ""),
             shown(s.surface or ""),
             str(s.events),
-            shown(_state(s, served)),
+            shown(shortened(_state(s, served))),  # a fuzz end carries the app's message
         )
         for s in summaries
     ]

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 from tests_record import COUNTER, INCREMENT, damaged, record
 
-from semledger.eventlog import NewEvent, SessionStarted, SqliteRecorder
+from semledger.eventlog import NewEvent, SessionEnded, SessionStarted, SqliteRecorder
 
 MARKUP = "[bold]x[/bold][/]:smile:"
 """Text an agent may send (as a target id, as typed text) that rich would take for markup
@@ -60,6 +60,21 @@ def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path)
     assert done.returncode == 0, done.stderr
     assert LONG_NAME in done.stdout
     assert "'two\\nlines'" in done.stdout
+
+
+def test_the_sessions_table_shows_a_long_end_reason_cut_with_its_length(tmp_path: Path) -> None:
+    """A fuzz counterexample's end carries the app's message, printed whole: a payload of an
+    error buried the table."""
+    db = tmp_path / "log.db"
+    reason = "fuzz counterexample: " + "x" * 2000
+    with SqliteRecorder(db) as recorder:
+        started = SessionStarted(COUNTER, "runtime", {}, True)
+        ended = SessionEnded(reason)
+        recorder.append([NewEvent("f", 1, started, 0.0), NewEvent("f", 2, ended, 1.0)])
+    listed = mcp.cli("sessions", "--db", str(db), COLUMNS="2000")
+    assert listed.returncode == 0, listed.stderr
+    assert f"… ({len('ended: ' + reason)} characters)" in listed.stdout
+    assert "x" * 1000 not in listed.stdout
 
 
 def test_a_name_with_a_space_at_an_end_is_shown_quoted_not_as_another(tmp_path: Path) -> None:
