@@ -25,7 +25,7 @@ from semledger.eventlog import (
 
 from ._actor import ActorClosedError, ActorError, ReportingStatus
 from ._session import Close, SessionActor, check_session_name
-from ._writer import LogWriter, check_recorder, check_writer
+from ._writer import LogWriter, check_recorder, check_same_log, check_writer
 
 
 class SessionRegistry:
@@ -43,6 +43,7 @@ class SessionRegistry:
         (closed, crashed or its log lost): a server tells its operator there."""
         check_writer(writer)
         check_recorder(recorder)
+        check_same_log(writer, recorder)
         self._nursery = nursery
         self._on_stopped = on_stopped
         self.writer = writer

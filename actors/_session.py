@@ -96,7 +96,7 @@ from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
 from ._str_hash import PARAM as STR_HASH
 from ._str_hash import str_hashing
-from ._writer import LogWriter, Pending, check_recorder, check_writer
+from ._writer import LogWriter, Pending, check_recorder, check_same_log, check_writer
 
 _log = logging.getLogger("semledger.actors")
 """Where a session says what its log holds but no answer shows (a failed effect)."""
@@ -365,6 +365,7 @@ class SessionActor(Actor[SessionMessage]):
         check_app_ref(app_ref)
         check_writer(writer)
         check_recorder(recorder)
+        check_same_log(writer, recorder)
         if not isinstance(redact_passwords, bool):
             raise TypeError(f"redact_passwords: expected a bool, got {_shown(redact_passwords)}")
         _check_params(params)

@@ -114,6 +114,26 @@ def check_writer(writer: object) -> None:
         )
 
 
+def check_same_log(writer: object, recorder: object) -> None:
+    """Raise ``ValueError`` unless `recorder` is the one `writer` writes to (a stand-in
+    writer that names none is taken at its word). Given another, a session took its claim
+    and read its past in one log and wrote its events to the other: the next run started
+    it afresh there and failed, blaming "another process"."""
+    written = getattr(writer, "recorder", recorder)
+    if written is not recorder:
+        raise ValueError(
+            f"recorder: expected the log writer's own (writer.recorder, {_named(written)}),"
+            f" got {_named(recorder)}: a session's claim and resume reads would go to one"
+            " log and its events to the other"
+        )
+
+
+def _named(recorder: object) -> str:
+    path = getattr(recorder, "path", None)
+    where = f"({str(path)!r})" if path is not None else f" at {id(recorder):#x}"
+    return f"{type(recorder).__name__}{where}"
+
+
 class LogWriter(Actor[Pending]):
     """Owns the recorder's write side.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
 import threading
@@ -28,6 +29,7 @@ from semledger.eventlog import (
     MemoryRecorder,
     NewEvent,
     SessionCrashed,
+    SqliteRecorder,
     StoredEvent,
 )
 from semledger.examples import counter
@@ -537,6 +539,31 @@ async def test_a_registry_given_its_writer_and_recorder_swapped_is_refused_as_it
         with pytest.raises(TypeError, match=r"^recorder: expected a Recorder .*got LogWriter"):
             SessionRegistry(nursery, writer, writer)  # type: ignore[arg-type]
         writer.close()
+
+
+@pytest.mark.parametrize("made", ["registry", "session actor"])
+async def test_a_recorder_other_than_the_writers_is_refused_as_it_is_made(
+    made: str, tmp_path: Path
+) -> None:
+    """Given a writer on SQLite and a MemoryRecorder, the session took its claim and read
+    its past in memory and wrote its events to SQLite: the next run started it afresh
+    there and died with SessionConflictError, "being written by another process"."""
+    with SqliteRecorder(tmp_path / "log.db") as logged:
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(logged).run)
+            other = MemoryRecorder()
+            make: Callable[[], object] = (
+                functools.partial(SessionRegistry, nursery, writer, other)
+                if made == "registry"
+                else functools.partial(SessionActor, "s", counter.app, COUNTER_REF, writer, other)
+            )
+            with pytest.raises(
+                ValueError,
+                match=r"^recorder: expected the log writer's own \(writer.recorder,"
+                r" SqliteRecorder\('.*log.db'\)\), got MemoryRecorder at 0x",
+            ):
+                make()
+            writer.close()
 
 
 async def test_open_names_a_name_or_a_factory_result_of_the_wrong_kind() -> None:
