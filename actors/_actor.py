@@ -52,11 +52,14 @@ class Actor(Generic[Message]):
         send, receive = trio.open_memory_channel[_Envelope[Message]](self.mailbox_size)
         self._mailbox = send
         self._inbox = receive
+        self._run_token: trio.lowlevel.TrioToken | None = None
+        """The Trio run the actor runs in, once started: only its tasks may send to it."""
 
     async def handle(self, message: Message) -> Any:
         raise NotImplementedError
 
     async def run(self, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
+        self._run_token = trio.lowlevel.current_trio_token()
         try:
             await self.started()
             task_status.started(self)
@@ -124,6 +127,7 @@ class Actor(Generic[Message]):
         await self._send(_Envelope(message, None))
 
     def tell_nowait(self, message: Message) -> None:
+        self._check_run()
         try:
             self._mailbox.send_nowait(_Envelope(message, None))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -133,6 +137,7 @@ class Actor(Generic[Message]):
         """Refused by a closed actor, it still lets other tasks run, as Trio's own calls do:
         the channel refuses without one, and a caller that retries on `ActorClosedError`
         would hold the run loop (its timeout never fired, its actor never stopped)."""
+        self._check_run()
         try:
             await self._mailbox.send(envelope)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -142,10 +147,32 @@ class Actor(Generic[Message]):
         await trio.lowlevel.cancel_shielded_checkpoint()  # `send` checked for a cancel first
         raise self._closed_error("is closed")
 
+    def _check_run(self) -> None:
+        """Raise ``RuntimeError`` unless called from the Trio run the actor runs in (if it
+        runs): a message sent from another (another thread's ``trio.run``) woke the actor's
+        task from the wrong run, failed with a bare ``AssertionError`` inside Trio, and left
+        the actor waiting for good (its registry's ``close`` too)."""
+        if self._run_token is None:
+            return
+        try:
+            token: trio.lowlevel.TrioToken | None = trio.lowlevel.current_trio_token()
+        except RuntimeError:  # no Trio run in this thread
+            token = None
+        if token is not self._run_token:
+            raise RuntimeError(
+                f"{self._subject()} was called from outside the Trio run it runs in (from"
+                " another thread or another trio.run): call it from a task of that run, or"
+                " from a thread that run started (trio.to_thread) with trio.from_thread.run"
+            )
+
+    def _subject(self) -> str:
+        """The actor, as errors name it."""
+        return type(self).__name__
+
     def _closed_error(self, what: str) -> ActorClosedError:
         """What a sender is told once the actor takes no more messages (`what`: it "is
         closed", or "ended before answering"); an actor that knows why it ended says so."""
-        return ActorClosedError(f"{type(self).__name__} {what}")
+        return ActorClosedError(f"{self._subject()} {what}")
 
     def close(self) -> None:
         """Take no more messages; the actor ends after handling those already sent."""

@@ -970,6 +970,9 @@ class SessionActor(Actor[SessionMessage]):
         )
         return result
 
+    def _subject(self) -> str:
+        return f"session {self.name!r}"
+
     def _closed_error(self, what: str) -> ActorClosedError:
         """Names the session, and why it ended when it did on its own."""
         if self.failure is None:

@@ -189,6 +189,7 @@ class LogWriter(Actor[Pending]):
     async def run(
         self, *, task_status: trio.TaskStatus[LogWriter] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        self._run_token = trio.lowlevel.current_trio_token()
         try:
             self._started = True
             task_status.started(self)

@@ -379,6 +379,35 @@ async def test_a_session_opened_while_it_is_being_closed_is_resumed_once_closed(
             writer.close()
 
 
+async def test_a_call_from_another_threads_trio_run_is_refused_and_leaves_the_session_be() -> None:
+    """`trio.run(session.perform_action, ...)` on another thread failed with a bare
+    AssertionError from inside Trio, and the session answered nothing more: its next call
+    and the registry's `close` waited for good."""
+    recorder = MemoryRecorder()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            session = await registry.open(
+                "s", lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder)
+            )
+
+            def from_another_run() -> None:
+                trio.run(session.perform_action, INCREMENT, ACTIVATE, Latest())
+
+            with pytest.raises(
+                RuntimeError,
+                match=r"^session 's' was called from outside the Trio run it runs in .*"
+                r" with trio.from_thread.run$",
+            ):
+                await trio.to_thread.run_sync(from_another_run)
+            answer = await session.perform_action(INCREMENT, ACTIVATE, Latest())
+            assert isinstance(answer, Receipt)
+            assert answer.before == 1  # the refused call was not taken
+            await registry.close("s")
+            writer.close()
+
+
 async def test_a_python_call_after_a_close_names_the_session() -> None:
     actor = await _one_session(counter.app, COUNTER_REF, MemoryRecorder(), _nothing)
     with pytest.raises(ActorClosedError, match=r"^session 's' is closed$"):
