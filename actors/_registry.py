@@ -10,9 +10,10 @@ import contextlib
 import math
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 import trio
 
 from semledger.eventlog import (
@@ -26,6 +27,33 @@ from semledger.eventlog import (
 from ._actor import ActorClosedError, ActorError, ReportingStatus
 from ._session import Close, SessionActor, check_session_name
 from ._writer import LogWriter, check_recorder, check_same_log, check_writer
+
+
+def _made(name: str, factory: Callable[[], SessionActor]) -> SessionActor:
+    """The actor `factory` makes for session `name`, checked."""
+    actor = factory()
+    if not isinstance(actor, SessionActor):
+        raise TypeError(
+            f"the factory of session {name!r} returned {type(actor).__name__}"
+            f" {actor!r:.80}: expected a SessionActor"
+        )
+    if actor.name != name:  # kept under one name, it would stop under the other
+        raise ValueError(
+            f"the factory of session {name!r} made an actor of session {actor.name!r}:"
+            " it must make the session it is opened for"
+        )
+    return actor
+
+
+@attrs.define(eq=False)
+class _Start:
+    """A session `SessionRegistry.open` started in the registry's nursery."""
+
+    woken: trio.Event = attrs.Factory(trio.Event)
+    """Set for its opener once it started, or failed to (`error`)."""
+    error: BaseException | None = None
+    abandoned: bool = False
+    """Its opener stopped waiting: the actor's task says it started, once it has."""
 
 
 class SessionRegistry:
@@ -81,7 +109,10 @@ class SessionRegistry:
         after `ActorClosedError` lets the stopped actor's task leave the registry. Yet no
         other task runs before a session it starts is marked starting: a caller that saw it
         `settled`, and not running, opens it knowing no other caller started it meanwhile
-        (the HTTP host's requests that come together resume a session once)."""
+        (the HTTP host's requests that come together resume a session once).
+
+        The session starts in the registry's nursery: a caller that stops waiting (a timeout
+        around `open`) leaves it to start, and `close_all` or `park_all` ends it."""
         check_session_name(name)
         await trio.lowlevel.checkpoint_if_cancelled()
         while name in self._starting:
@@ -97,47 +128,66 @@ class SessionRegistry:
         if factory is None:
             await trio.lowlevel.cancel_shielded_checkpoint()
             raise KeyError(f"no session {name!r} and nothing to start it with")
-        ready = self._starting[name] = trio.Event()
+        self._starting[name] = trio.Event()
         try:
-            actor = factory()
-            if not isinstance(actor, SessionActor):
-                raise TypeError(
-                    f"the factory of session {name!r} returned {type(actor).__name__}"
-                    f" {actor!r:.80}: expected a SessionActor"
-                )
-            if actor.name != name:  # kept under one name, it would stop under the other
-                raise ValueError(
-                    f"the factory of session {name!r} made an actor of session {actor.name!r}:"
-                    " it must make the session it is opened for"
-                )
-            await self._nursery.start(self._supervise, actor)
-            self._sessions[name] = actor
-            return actor
-        finally:
-            del self._starting[name]
-            ready.set()
+            actor = _made(name, factory)
+        except BaseException:
+            self._done_starting(name)
+            raise
+        # Started in the registry's nursery, not under this call: a caller that stops
+        # waiting (its timeout) leaves the session to start, and to end on the record later
+        # as any other; cancelled as it resumed, it stopped with no end logged, and its
+        # audit said its server was killed.
+        start = _Start()
+        self._nursery.start_soon(self._supervise, actor, start)
+        try:
+            await start.woken.wait()
+        except BaseException:
+            if start.woken.is_set() and start.error is None:  # it started as this was stopped
+                self._done_starting(name)
+            else:
+                start.abandoned = True  # its actor says it started, once it has
+            raise
+        if start.error is not None:
+            raise start.error
+        # Said here, not by the actor's task: this caller goes on (the HTTP host keeps the
+        # session's connection) before a caller waiting for the start does.
+        self._done_starting(name)
+        return actor
 
-    async def _supervise(
-        self, actor: SessionActor, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED
-    ) -> None:
+    def _done_starting(self, name: str) -> None:
+        self._starting.pop(name).set()
+
+    async def _supervise(self, actor: SessionActor, start: _Start) -> None:
+        name = actor.name
         started = False
-        stopped = self._stopped[actor.name] = trio.Event()
+        stopped = self._stopped[name] = trio.Event()
 
         def on_started(value: Any = None) -> None:
             nonlocal started
             started = True
-            task_status.started(value)
+            self._sessions[name] = actor
+            if start.abandoned:
+                self._done_starting(name)
+            else:
+                start.woken.set()
 
         try:
-            with trio.CancelScope() as self._scopes[actor.name]:
+            with trio.CancelScope() as self._scopes[name]:
                 await actor.run(task_status=ReportingStatus(on_started))
         except Exception as error:
             if not started:  # no session ran (no claim could be taken, say): its opener hears
-                raise
-            self.crashes[actor.name] = "".join(traceback.format_exception(error))
+                start.error = error
+            else:
+                self.crashes[name] = "".join(traceback.format_exception(error))
         finally:
-            self._sessions.pop(actor.name, None)
-            del self._stopped[actor.name], self._scopes[actor.name]
+            if not started:
+                if start.error is None:  # cancelled: the registry's nursery is ending
+                    start.error = ActorClosedError(f"session {name!r} was stopped as it started")
+                self._done_starting(name)
+                start.woken.set()
+            self._sessions.pop(name, None)
+            del self._stopped[name], self._scopes[name]
             stopped.set()
             if started and self._on_stopped is not None:
                 self._on_stopped(actor)
@@ -221,13 +271,26 @@ class SessionRegistry:
         await trio.to_thread.run_sync(known_head, self.recorder, name)
 
     async def park_all(self, reason: str) -> None:
-        """`park` every session at once: one log transaction may hold all their ends."""
+        """`park` every session at once: one log transaction may hold all their ends.
+        Those still starting are parked once started (their openers may have stopped
+        waiting: they start all the same)."""
         await trio.lowlevel.checkpoint()
         async with trio.open_nursery() as nursery:
-            for name in list(self._sessions):
-                nursery.start_soon(self.park, name, reason)
+            for name in self._running_or_starting():
+                nursery.start_soon(self._end_if_started, self.park, name, reason)
 
     async def close_all(self, reason: str = "closed") -> None:
+        """`close` every session, those still starting once started (see `park_all`)."""
         await trio.lowlevel.checkpoint()
-        for name in list(self._sessions):
-            await self.close(name, reason)
+        for name in self._running_or_starting():
+            await self._end_if_started(self.close, name, reason)
+
+    def _running_or_starting(self) -> list[str]:
+        return sorted({*self._sessions, *self._starting})
+
+    async def _end_if_started(
+        self, end: Callable[[str, str], Awaitable[None]], name: str, reason: str
+    ) -> None:
+        await self.settled(name)
+        if name in self._sessions:  # (not if it failed to start, or stopped meanwhile)
+            await end(name, reason)

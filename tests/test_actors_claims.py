@@ -7,7 +7,7 @@ import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -184,6 +184,44 @@ async def test_parking_a_session_as_it_starts_parks_it_once_it_has_started() -> 
             ending = audit_report(recorder, "s").ending
             assert (ending.reason, ending.final) == ("parked as it started", False)
             writer.close()
+
+
+@pytest.mark.parametrize("end", ["close_all", "park_all"])
+async def test_a_session_its_opener_stopped_waiting_for_starts_and_ends_on_the_record(
+    end: str,
+) -> None:
+    """Cancelling the caller of `open` (a timeout around it) as the session started or
+    resumed cancelled the actor too: it stopped with no end logged, and its audit said
+    "it logged no end (it was killed …)" though the process lived. The start goes on in
+    the registry's nursery, and the registry's `close_all` or `park_all` ends it."""
+    recorder = MemoryRecorder()
+    go = trio.Event()
+
+    class Slow(SessionActor):
+        async def started(self) -> None:
+            await super().started()  # its start is logged
+            await go.wait()
+
+    async def once_blocked(do: Callable[[], object]) -> None:
+        await trio.testing.wait_all_tasks_blocked()
+        do()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            with trio.CancelScope() as waiting:
+                nursery.start_soon(once_blocked, waiting.cancel)
+                await registry.open("s", lambda: Slow("s", counter.app, COUNTER, writer, recorder))
+            assert waiting.cancelled_caught
+            nursery.start_soon(once_blocked, go.set)
+            await (registry.close_all("done") if end == "close_all" else registry.park_all("done"))
+            assert "s" not in registry
+            writer.close()
+    report = audit_report(recorder, "s")
+    ending = report.ending
+    assert (ending.state, ending.reason, ending.final) == ("ended", "done", False)
+    assert [incident.kind for incident in report.incidents] == []
 
 
 @pytest.mark.parametrize("end", ["park", "close for now", "close for good"])
