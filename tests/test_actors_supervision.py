@@ -6,8 +6,7 @@ import contextlib
 import functools
 import re
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,8 @@ from semledger.eventlog import (
     ActionRequested,
     EffectCompleted,
     MemoryRecorder,
-    NewEvent,
     SessionCrashed,
     SqliteRecorder,
-    StoredEvent,
 )
 from semledger.examples import counter
 from semledger.hosts import RuntimeAgentHost
@@ -52,6 +49,7 @@ import tests_crashy
 import tests_huge
 import tests_opaque
 from full_log import FullRecorder
+from shut_log import ShutLog
 
 INCREMENT = BySemanticId(SemanticId.new("counter.increment"))
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
@@ -336,23 +334,10 @@ async def test_a_session_that_just_crashed_is_settled_once_stopped_then_refused_
             writer.close()
 
 
-class _GatedLog(MemoryRecorder):
-    """A log whose appends wait (on the log writer's thread) while `open` is clear."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.open = threading.Event()
-        self.open.set()
-
-    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        self.open.wait()
-        return super().append(events)
-
-
 async def test_a_session_opened_while_it_is_being_closed_is_resumed_once_closed() -> None:
     """`open` during `close` handed back the closing actor: a call then was answered
     host_closed ("the session is closed"), though the session was to be resumed."""
-    recorder = _GatedLog()
+    recorder = ShutLog()
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             writer: LogWriter = await nursery.start(LogWriter(recorder).run)

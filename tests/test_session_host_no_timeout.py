@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +36,7 @@ from semledger.actors._actor import DEFAULT_TIMEOUT
 from semledger.eventlog import (
     ActionRequested,
     MemoryRecorder,
-    NewEvent,
     SessionEnded,
-    StoredEvent,
 )
 from semledger.examples import counter
 from semledger.hosts import Router
@@ -56,6 +53,7 @@ from semledger.runtime import (
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from shut_log import ShutLog
 from trio_thread import run_watched
 
 COUNTER = "semledger.examples.counter:app"
@@ -64,29 +62,6 @@ CALLS = 20
 SHUT_FOR = 2 * DEFAULT_TIMEOUT
 INCREMENT = BySemanticId(SemanticId.new("counter.increment"))
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
-
-
-class ShutLog(MemoryRecorder):
-    """A log whose appends wait (on the log writer's worker thread) until `open` is set."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.open = threading.Event()
-        self.open.set()
-
-    def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        self.open.wait()
-        return super().append(events)
-
-    def shut_for_a_while(self, nursery: trio.Nursery) -> None:
-        """Shut the log now; open it again after `SHUT_FOR` seconds of the run's clock."""
-        self.open.clear()
-
-        async def open_later() -> None:
-            await trio.sleep(SHUT_FOR)
-            self.open.set()
-
-        nursery.start_soon(open_later)
 
 
 class Output(trio.abc.SendStream):
@@ -188,7 +163,7 @@ def test_a_session_actors_own_perform_action_waits_for_the_log_as_the_host_does(
             writer = await nursery.start(LogWriter(log).run)
             actor = SessionActor("direct", counter.app, COUNTER, writer, log)
             await nursery.start(actor.run)
-            log.shut_for_a_while(nursery)
+            log.shut_for_a_while(nursery, SHUT_FOR)
             start = trio.current_time()
             seen["answer"] = await actor.perform_action(INCREMENT, ACTIVATE, Latest())
             seen["waited"] = trio.current_time() - start
@@ -215,7 +190,7 @@ def test_ending_a_session_waits_for_the_log_however_long_it_takes(end: str) -> N
             await registry.open(
                 "s", lambda: SessionActor("s", counter.app, COUNTER, writer, log)
             )
-            log.shut_for_a_while(nursery)
+            log.shut_for_a_while(nursery, SHUT_FOR)
             start = trio.current_time()
             await (registry.close("s", "done") if end == "close" else registry.park("s", "done"))
             seen["waited"] = trio.current_time() - start
