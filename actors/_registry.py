@@ -276,17 +276,25 @@ class SessionRegistry:
         waiting: they start all the same)."""
         await trio.lowlevel.checkpoint()
         async with trio.open_nursery() as nursery:
-            for name in self._running_or_starting():
-                nursery.start_soon(self._end_if_started, self.park, name, reason)
+            for name in self.open_names:
+                nursery.start_soon(self.park_once_started, name, reason)
 
     async def close_all(self, reason: str = "closed") -> None:
         """`close` every session, those still starting once started (see `park_all`)."""
         await trio.lowlevel.checkpoint()
-        for name in self._running_or_starting():
+        for name in self.open_names:
             await self._end_if_started(self.close, name, reason)
 
-    def _running_or_starting(self) -> list[str]:
+    @property
+    def open_names(self) -> list[str]:
+        """The sessions running here or starting (their openers may have stopped waiting:
+        they start all the same): those `park_all` and `close_all` end."""
         return sorted({*self._sessions, *self._starting})
+
+    async def park_once_started(self, name: str, reason: str) -> None:
+        """`park` session `name` once it has started; nothing if it failed to start, or
+        stopped meanwhile."""
+        await self._end_if_started(self.park, name, reason)
 
     async def _end_if_started(
         self, end: Callable[[str, str], Awaitable[None]], name: str, reason: str

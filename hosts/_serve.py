@@ -452,11 +452,12 @@ async def serve_http(
 async def _end_for_now(registry: SessionRegistry, reason: str) -> list[str]:
     """End every session for now (`SessionRegistry.park`, all at once: one log transaction
     may hold all their ends), for up to `ENDING_GRACE` seconds; the names of those whose
-    end was not logged by then (a lock another process holds on the log, say)."""
-    unended = set(registry.names)
+    end was not logged by then (a lock another process holds on the log, say). Those still
+    starting are ended once started, as `SessionRegistry.park_all` ends them."""
+    unended = set(registry.open_names)
 
     async def park(name: str) -> None:
-        await registry.park(name, reason)
+        await registry.park_once_started(name, reason)
         unended.discard(name)
 
     with trio.move_on_after(ENDING_GRACE):
