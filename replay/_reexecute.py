@@ -469,6 +469,9 @@ class _Log:
         def check(seq: int) -> None:
             if repeated(seq, expected):
                 raise InconsistentLogError(session, seq, f"it {twice(seq)}")
+            if seq < expected:  # (below seq 1: reads start there, to see such an edit)
+                wrong = f"the record in its place is labelled seq {seq}"
+                raise InconsistentLogError(session, expected, wrong)
             if seq != expected:
                 missing = f"missing: {gap(expected - 1, seq)}"
                 raise InconsistentLogError(session, expected, missing)

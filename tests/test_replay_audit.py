@@ -202,7 +202,8 @@ def test_verify_and_replay_name_a_row_labelled_below_seq_1(
     logged: tuple[Path, dict[int, Any]], tmp_path: Path, seq: int
 ) -> None:
     """A copy of an event inserted below seq 1: seq 0 was named, a negative seq read past
-    (`audit --verify` said ok, replay was identical), since reads started at seq 0."""
+    (`audit --verify` said ok, replay was identical), since reads started at seq 0; then
+    replay named it "missing: the session's events start at event -1"."""
     db = copy_of(logged[0], tmp_path)
     copy = (
         "INSERT INTO events SELECT session, ?, topic, version, at, body, chain FROM events"
@@ -215,7 +216,7 @@ def test_verify_and_replay_name_a_row_labelled_below_seq_1(
     )
     done = mcp.cli("replay", "agent", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"event 1: missing: the session's events start at event {seq}" in done.stderr
+    assert f"event 1: the record in its place is labelled seq {seq}\n" in done.stderr
 
 
 def test_an_event_repeated_in_a_table_without_its_primary_key_is_said_to_appear_twice(
