@@ -512,6 +512,7 @@ class SessionActor(Actor[SessionMessage]):
             except ApplicationError as error:
                 # Logged like any crash, so that `semledger replay` raises it again.
                 self.ended = True
+                self.failed_at = app_location(app_raised(error))
                 await self._append([start, crash_event(error)])
                 raise SessionCrashedError(
                     f"session {self.name!r}: the application raised as it started: "

@@ -327,14 +327,16 @@ class McpHttpApp:
             await _respond(send, 200, reply.message)
             return
         session_id = secrets.token_hex(16)
+        made: list[SessionActor] = []
         try:
-            connection = await self._open(session_id, router)
+            connection = await self._open(session_id, router, made)
         except _UNOPENED as error:
             await _refuse(send, 503, self._unopened("could not open a session", error))
             return
         except ActorError as error:  # the application raised as it started, say
             if self.on_failure is not None:
-                self.on_failure(f"session {session_id!r} could not start: {error}")
+                where = made[-1].failed_at if made else ""
+                self.on_failure(f"session {session_id!r} could not start: {error}{where}")
             await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"no session: {error}"))
             return
         await announce(router, connection.host, TRANSPORT, peer)
@@ -469,10 +471,14 @@ class McpHttpApp:
     def _router(self) -> Router:
         return Router(profile="diagnostics" if self.diagnostics else "default")
 
-    async def _open(self, session_id: str, router: Router | None = None) -> _Connection:
-        actor = await self.registry.open(
-            session_id,
-            lambda: SessionActor(
+    async def _open(
+        self, session_id: str, router: Router | None = None, made: list[SessionActor] | None = None
+    ) -> _Connection:
+        """The session's connection, its actor started (and appended to `made`, whose
+        `failed_at` tells where its app raised if it raised as it started)."""
+
+        def make() -> SessionActor:
+            actor = SessionActor(
                 session_id,
                 self.app,
                 self.app_ref,
@@ -480,8 +486,12 @@ class McpHttpApp:
                 self.registry.recorder,
                 redact_passwords=self.redact_passwords,
                 params={"transport": TRANSPORT},
-            ),
-        )
+            )
+            if made is not None:
+                made.append(actor)
+            return actor
+
+        actor = await self.registry.open(session_id, make)
         host = RuntimeAgentHost(actor)
         connection = _Connection(
             router or self._router(),

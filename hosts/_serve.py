@@ -271,7 +271,7 @@ async def serve_stdio(
             raise  # not bad usage: the session failed as it started (a full disk, say)
         except ActorError as error:
             if made and made[-1].ended:  # its application raised as it started, logged
-                raise _StartFailedError(str(error)) from error
+                raise _StartFailedError(f"{error}{made[-1].failed_at}") from error
             raise ServeError(str(error)) from error  # a session it may not resume, say
         except SessionClaimedError as error:
             raise ServeError(str(error)) from error

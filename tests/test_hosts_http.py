@@ -1404,8 +1404,8 @@ def test_an_os_error_once_listening_is_a_failure_not_a_cannot_listen_usage_error
 def test_initialize_of_an_app_that_raises_as_it_starts_is_an_error_reply_not_a_500(
     tmp_path: Path, http: httpx.Client
 ) -> None:
-    """... and its operator hears of each (it was the client alone, and the server exited
-    0, '0 session(s) failed')."""
+    """... and its operator hears of each, and where the app raised (it was the client
+    alone, and the server exited 0, '0 session(s) failed')."""
     db = tmp_path / "log.db"
     with serving(db, app="tests_broken_start:app", exits=1) as server:
         for _ in range(2):  # and the server goes on serving
@@ -1423,6 +1423,7 @@ def test_initialize_of_an_app_that_raises_as_it_starts_is_an_error_reply_not_a_5
     failed = [line for line in said if "could not start" in line]
     assert sorted(line.split("'")[1] for line in failed) == sorted(s.name for s in summaries)
     assert all("BrokenViewError" in line and "the view is broken" in line for line in failed)
+    assert all(line.endswith("tests_broken_start.py, line 18)") for line in failed)
     assert said[-1] == "semledger: stopped serving tests_broken_start:app; 2 session(s) failed"
 
 

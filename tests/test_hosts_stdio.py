@@ -1064,7 +1064,8 @@ def test_serve_exits_1_naming_the_crash_when_its_application_raised(tmp_path: Pa
 
 def test_serve_exits_1_when_its_application_raises_as_it_starts(tmp_path: Path) -> None:
     """It exited 2, as for bad usage, where over HTTP such a session is a failure (exit 1).
-    Nothing is served: the session is over before its first line is read."""
+    Nothing is served: the session is over before its first line is read. The line ends
+    with where the app raised, as it does for a session that crashes later."""
     db = tmp_path / "log.db"
     done = subprocess.run(
         _semledger("serve", "tests_broken_start:app", "--db", str(db), "--session", "b"),
@@ -1078,7 +1079,8 @@ def test_serve_exits_1_when_its_application_raises_as_it_starts(tmp_path: Path) 
     assert done.returncode == 1, stderr
     assert stderr == (
         "semledger: session 'b': the application raised as it started: BrokenViewError('the"
-        f" view is broken') (`semledger replay b --db {db}` raises it again)\n"
+        f" view is broken') (`semledger replay b --db {db}` raises it again)"
+        f" (at {Path(__file__).parent / 'apps' / 'tests_broken_start.py'}, line 18)\n"
     )
     assert done.stdout == b""
     with SqliteRecorder(db) as recorder:
