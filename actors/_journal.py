@@ -41,6 +41,11 @@ __all__ = ["gap", "logged_event", "logged_journal", "repeated", "twice"]
 
 _COMMITTED = topic_of(Committed)
 _CHECKPOINT = topic_of(SemanticsTaken)
+_CHANGED = (
+    "the log was changed (audit --verify names the first event changed, unless the chain was"
+    " recomputed too, which only an audit --anchor taken earlier shows)"
+)
+"""Where to look for an edit that a fold catches: the chain, unless it was rewritten too."""
 
 
 def logged_event(record: StoredEvent) -> Event:
@@ -112,7 +117,7 @@ def _check_checkpoint(
     """
     why = _unlike_its_commit(recorder.last_of(session, _COMMITTED, before=seq), snapshot)
     if why is not None:
-        reason = f"{why}: the log was changed (audit --verify names the first event changed)"
+        reason = f"{why}: {_CHANGED}"
         raise InconsistentLogError(session, seq, reason)
 
 
@@ -177,8 +182,7 @@ def fold_commit(
         raise InconsistentLogError(
             session,
             seq,
-            "its delta does not make the snapshot its hash names: the log was changed"
-            " (audit --verify names the first event changed)",
+            f"its delta does not make the snapshot its hash names: {_CHANGED}",
         )
     return folded, delta
 

@@ -69,7 +69,8 @@ class CorruptEventError(EventLogError):
 class InconsistentLogError(EventLogError):
     """Raised when an event decodes but does not follow from the ones before it (a commit
     whose delta starts at another generation): the log was edited or damaged, and
-    ``audit --verify`` names where."""
+    ``audit --verify`` names where, unless the chain was recomputed too (which only an
+    anchor taken earlier shows)."""
 
     def __init__(self, session: str, seq: int, reason: str) -> None:
         super().__init__(f"session {session!r}, event {seq}: {reason}")

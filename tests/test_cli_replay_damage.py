@@ -14,6 +14,8 @@ from typing import Any
 import msgpack
 import pytest
 
+from semledger.eventlog import GENESIS, chain_step
+
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 from tests_record import COUNTER, INCREMENT, damaged, record
@@ -128,11 +130,57 @@ def test_replay_refuses_a_commit_whose_delta_was_edited_under_its_hash(
     assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
     assert done.stderr == (
         f"semledger: the log {db} cannot be read: session 'agent', event 4: its delta does not"
-        " make the snapshot its hash names: the log was changed (audit --verify names the"
-        " first event changed)\n"
+        f" make the snapshot its hash names: {CHANGED}\n"
     )
     read = mcp.cli("read", "agent", "--db", str(db))
     assert read.stderr == done.stderr
+
+
+CHANGED = (
+    "the log was changed (audit --verify names the first event changed, unless the chain was"
+    " recomputed too, which only an audit --anchor taken earlier shows)"
+)
+
+
+def _rechained(db: Path, session: str) -> None:
+    """Recompute the chain of every event of `session` in `db`, as an editor of the log
+    who knows the chain's formula can."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT seq, topic, version, body FROM events WHERE session = ? ORDER BY seq",
+            (session,),
+        ).fetchall()
+        chain = GENESIS
+        for seq, topic, version, body in rows:
+            chain = chain_step(chain, session, seq, topic, version, body)
+            conn.execute(
+                "UPDATE events SET chain = ? WHERE session = ? AND seq = ?", (chain, session, seq)
+            )
+    conn.close()
+
+
+def _hash_of_zeros(data: Any) -> None:
+    data["snapshot_hash"] = "0" * 64
+
+
+def test_a_commit_edited_with_its_chain_recomputed_is_not_sent_to_verify_alone(
+    logged: Path, tmp_path: Path
+) -> None:
+    """read and replay said "audit --verify names the first event changed", and
+    audit --verify said ok: a recomputed chain verifies, only an anchor taken before
+    shows the edit."""
+    db = rewritten(logged, tmp_path, 7, _hash_of_zeros)
+    _rechained(db, "agent")
+    for command in ("read", "replay"):
+        done = mcp.cli(command, "agent", "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"semledger: the log {db} cannot be read: session 'agent', event 7: its delta does"
+            f" not make the snapshot its hash names: {CHANGED}\n"
+        ), command
+    verified = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "integrity chain: session 'agent': ok, 9 events" in verified.stdout
 
 
 TODO = "semledger.examples.todo:app"
