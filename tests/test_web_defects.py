@@ -295,9 +295,9 @@ async def test_a_click_that_times_out_says_why_in_the_adapters_words_not_playwri
     try:
         (subscribe,) = await surface.locate({"by": "id", "value": "subscribe"})
         with pytest.raises(ActionabilityError) as clicked:
-            await surface.act("click", subscribe, {"timeout_ms": 100})
+            await surface.act("click", subscribe, {"timeout_ms": 1000})
         assert clicked.value.message == (
-            "the element could not take click within 100 ms: it is not visible"
+            "the element could not take click within 1000 ms: it is not visible"
             " (hidden, or of no size)"
         )
     finally:
@@ -311,9 +311,9 @@ async def test_playwright_errors_are_one_line_without_the_call_log(
     try:
         (code,) = await surface.locate({"by": "id", "value": "code"})
         with pytest.raises(ActionabilityError) as typed:
-            await surface.act("type", code, {"text": "x", "timeout_ms": 100})
+            await surface.act("type", code, {"text": "x", "timeout_ms": 1000})
         assert typed.value.message == (
-            "the element could not take type within 100 ms: it is not editable (read-only)"
+            "the element could not take type within 1000 ms: it is not editable (read-only)"
         )
         script = "() => { throw new Error('boom') }"
         with pytest.raises(ScriptError) as thrown:
