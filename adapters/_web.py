@@ -1645,7 +1645,10 @@ _HELD_BACK: Final = (
     (re.compile(r"element is not stable"), "it kept moving"),
     (re.compile(r"element is outside of the viewport"), "it is outside the viewport"),
     (re.compile(r"not attached|detached"), "it left the page"),
-    (re.compile(r"(<.*>) intercepts pointer events"), "another element, {}, covers it"),
+    (
+        re.compile(r"(<.*?>)(?: from (<.*>) subtree)? intercepts pointer events"),
+        "another element, {}, covers it",
+    ),
 )
 """What kept an element from taking an action, by the lines of Playwright's call log."""
 
@@ -1655,15 +1658,23 @@ _TIMEOUT_MS: Final = re.compile(r"Timeout (\d+)ms exceeded")
 def _held_back(log: str) -> str:
     """Why the element did not take the action: the reason logged last."""
     found = [
-        (match.start(), why.format(*match.groups()))
+        (match.start(), why.format(_covering(match)) if match.groups() else why)
         for pattern, why in _HELD_BACK
         for match in pattern.finditer(log)
     ]
     if found:
         return max(found)[1]
-    if "locator resolved to" not in log:
+    if "waiting for locator" in log and "locator resolved to" not in log:
         return "no element matched it"
     return "it did not become ready"
+
+
+def _covering(match: re.Match[str]) -> str:
+    """What covers the element, as a person would point at it: the root of the subtree
+    Playwright names (``<div></div> from <div id="overlay">…</div> subtree``) rather than
+    the innermost element the click would hit, else that element."""
+    hit, subtree = match.groups()
+    return str(subtree or hit)
 
 
 def _timed_out(message: str, action: str | None) -> str:

@@ -54,6 +54,18 @@ FIELDS = """<!doctype html>
 """
 
 
+COVERED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Covered</title></head>
+<body><div style="position: relative">
+<label><input type="checkbox" id="agree"> Agree</label><br>
+<button id="plain">Plain</button>
+<div id="overlay" style="position: absolute; left: 0; top: 0; width: 400px; height: 80px">
+  <div style="width: 400px; height: 80px; background: rgba(0, 0, 0, 0.1)"></div>
+</div>
+</div></body></html>
+"""
+
+
 @pytest.fixture(scope="module")
 def pages() -> Iterator[str]:
     with serve_directory() as url:
@@ -321,6 +333,35 @@ async def test_playwright_errors_are_one_line_without_the_call_log(
         assert thrown.value.message == "Frame.evaluate: Error: boom"
     finally:
         await surface.close()
+
+
+async def test_a_control_an_overlay_covers_is_refused_naming_the_overlay(
+    browser: WebBrowser, tmp_path: Path
+) -> None:
+    """Playwright logs a cover with children as its child "from <root> subtree"; the reason
+    was read as "no element matched it" for a checkbox (clicked through its label, whose
+    log names no locator) and "it did not become ready" for a button."""
+    (tmp_path / "covered.html").write_text(COVERED, encoding="utf-8")
+    with serve_directory(tmp_path) as url:
+        surface = WebSurface({"browser": browser, "timeout_ms": 1000})
+        await surface.open(SessionInit(base_url=url + "covered.html"))
+        host = SurfaceAgentHost(surface)
+        try:
+            full = await _full(host)
+            for control in (
+                _labelled(full, Role.CHECKBOX, "Agree"),
+                _labelled(full, Role.BUTTON, "Plain"),
+            ):
+                refused = await host.perform_action(
+                    ByNodeId(control.node_id), _simple(ActionKind.ACTIVATE), Latest()
+                )
+                assert isinstance(refused, Rejection)
+                assert refused.code is ErrorCode.HANDLER_REJECTED
+                assert refused.message.endswith(
+                    'another element, <div id="overlay">…</div>, covers it'
+                ), refused.message
+        finally:
+            await surface.close()
 
 
 @pytest.fixture
