@@ -27,6 +27,7 @@ __all__ = [
     "ChainProblem",
     "ChainReport",
     "Problem",
+    "TimeProblem",
     "canonical_bytes",
     "chain_step",
     "verify_chain",
@@ -106,17 +107,33 @@ class ChainProblem:
 
 
 @attrs.frozen
+class TimeProblem:
+    """The first event whose time is no finite number, or is earlier than the time of the
+    event before it. The chain does not cover times: not a verdict, since a clock set back
+    does this too, but a time that may have been edited."""
+
+    seq: int
+    detail: str
+
+    def __str__(self) -> str:
+        return f"event {self.seq} {self.detail}"
+
+
+@attrs.frozen
 class ChainReport:
     """The outcome of ``verify_chain``: ``problem`` is the FIRST thing found wrong.
 
     ``verified`` counts the events verified before it (all of them when the chain verifies
     but does not lead to the anchor); ``head`` is the last verified event (None if none was).
+    ``times`` is what ``verify_log`` saw of the session's times (``verify_chain`` leaves it
+    None): they are not chained, so it is no part of the verdict.
     """
 
     session: str | None
     verified: int
     head: Head | None
     problem: ChainProblem | None
+    times: TimeProblem | None = None
 
     @property
     def ok(self) -> bool:

@@ -15,6 +15,7 @@ from ._chain import (
     ChainProblem,
     ChainReport,
     Problem,
+    TimeProblem,
     chain_step_prefixed,
     length_prefixed,
     verify_chain,
@@ -244,15 +245,28 @@ class _Ends:
     first: StoredEvent | None = None
     last: StoredEvent | None = None
     crashed: bool = False
+    times: TimeProblem | None = None
 
     def watch(self, records: Iterable[StoredEvent]) -> Iterator[StoredEvent]:
         for record in records:
             if self.first is None:
                 self.first = record
+            if self.times is None:
+                self.times = _out_of_time(self.last, record)
             self.last = record
             if record.topic == _CRASHED:
                 self.crashed = True
             yield record
+
+
+def _out_of_time(before: StoredEvent | None, record: StoredEvent) -> TimeProblem | None:
+    """What is wrong with the time of `record`, read after `before`: no finite number (a
+    time that is no number is read as NaN), or earlier than the one before it."""
+    if not isfinite(record.at):
+        return TimeProblem(record.seq, "has no finite time")
+    if before is not None and record.at < before.at:
+        return TimeProblem(record.seq, f"is timed before event {before.seq}")
+    return None
 
 
 def _against_summary(
@@ -789,7 +803,8 @@ def _verified(
         ends = _Ends()
         read = _past_malformed_times(recorder, name)
         report = verify_chain(ends.watch(read), anchor=anchor, on_progress=relay)
-        report = attrs.evolve(report, session=name)  # (no events: verify_chain cannot name it)
+        # (no events: verify_chain cannot name the session)
+        report = attrs.evolve(report, session=name, times=ends.times)
         finished += seen[0]
         if report.problem is None:
             problem = _against_summary(summaries.get(name), report.verified, ends)

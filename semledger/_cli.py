@@ -34,6 +34,7 @@ from semledger.eventlog import (
     LogUnreadableError,
     Recorder,
     SessionSummary,
+    TimeProblem,
     UnsupportedSchemaError,
 )
 
@@ -720,6 +721,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 "verified": report.verified,
                 "problem": (None if report.problem is None else str(report.problem)),
                 "head": _head_text(report),
+                "times": None if report.times is None else report.times.seq,
             }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
@@ -733,6 +735,8 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
         if report is not None:
             style = "green" if report.ok else "bold red"
             console.print(f"integrity chain: {report}", style=style)
+            if report.times is not None:
+                console.print(_times_note(args.session, report.times), style="yellow")
             head = _head_text(report)
             if head is not None:
                 console.print(
@@ -778,6 +782,15 @@ def _audited(
             raise UsageError(str(error)) from error
         audited = AuditReport([], [])  # every event is gone: the anchor's report says so
     return audited, report, unreadable
+
+
+def _times_note(session: str, times: TimeProblem) -> str:
+    """The line under a verdict for a session whose times run backwards or are no finite
+    number (before the chain head's line, which a script takes as the last one)."""
+    return (
+        f"event times: session {session!r}: {times}; times are not covered by the chain, so"
+        " they may have been edited or the clock set back"
+    )
 
 
 def _head_text(report: ChainReport) -> str | None:

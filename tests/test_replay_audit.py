@@ -130,11 +130,14 @@ def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) 
         "verified": count,
         "problem": None,
         "head": f"{count}:{head.chain.hex()}",
+        "times": None,
     }
     table = mcp.cli("audit", "agent", "--db", str(db), "--verify")
-    assert table.stdout.splitlines()[-1] == (
-        f"chain head (a later audit --anchor checks against it): {count}:{head.chain.hex()}"
-    )
+    assert table.stdout.splitlines()[-2:] == [
+        f"integrity chain: session 'agent': ok, {count} events",
+        f"chain head (a later audit --anchor checks against it): {count}:{head.chain.hex()}",
+    ]
+    assert "event times" not in table.stdout
 
 
 def tamper(db: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
@@ -338,6 +341,43 @@ def test_an_anchor_from_an_earlier_audit_catches_what_verify_alone_cannot(
     assert verdict["head"] is None
 
 
+UNCHAINED_TIMES = (
+    "times are not covered by the chain, so they may have been edited or the clock set back"
+)
+
+
+@pytest.mark.parametrize(
+    ("at", "said"),
+    [
+        ("at - 400 * 86400", "is timed before event 3"),
+        ("-1e20", "is timed before event 3"),
+        ("0", "is timed before event 3"),
+        ("1e999", "has no finite time"),
+        ("-1e999", "has no finite time"),
+    ],
+    ids=["400 days back", "-1e20", "0", "inf", "-inf"],
+)
+def test_verify_and_an_anchor_warn_of_an_event_whose_time_is_impossible(
+    logged: tuple[Path, dict[int, Any]], tmp_path: Path, at: str, said: str
+) -> None:
+    """An action timed before its own session started, or at no finite time, verified as
+    a bare "ok": the chain does not cover times. The verdict stays ok; a line warns."""
+    db = copy_of(logged[0], tmp_path)
+    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    anchor = json.loads(earlier.stdout)["verify"]["head"]
+    tamper(db, (f"UPDATE events SET at = {at} WHERE session = 'agent' AND seq = 4", ()))
+    warning = f"event times: session 'agent': event 4 {said}; {UNCHAINED_TIMES}"
+    head_line = f"chain head (a later audit --anchor checks against it): {anchor}"
+    for check in (["--verify"], ["--anchor", anchor]):
+        done = mcp.cli("audit", "agent", "--db", str(db), *check)
+        assert done.returncode == 0, (check, done.stdout, done.stderr)
+        verdict, line, head = done.stdout.splitlines()[-3:]
+        assert verdict.startswith("integrity chain: session 'agent': ok, "), check
+        assert (line, head) == (warning, head_line), check
+        verified = json.loads(mcp.cli("audit", "agent", "--db", str(db), *check, "--json").stdout)
+        assert (verified["verify"]["ok"], verified["verify"]["times"]) == (True, 4), check
+
+
 def test_a_mistyped_anchor_is_not_told_as_proof_of_a_rewrite(
     logged: tuple[Path, dict[int, Any]],
 ) -> None:
@@ -423,7 +463,13 @@ def test_a_wrong_anchor_on_an_intact_log_says_the_chain_verifies_but_not_to_the_
     as_json = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, "--json")
     assert as_json.returncode == 1
     verdict = json.loads(as_json.stdout)["verify"]
-    assert verdict == {"ok": False, "verified": count, "problem": expected, "head": None}
+    assert verdict == {
+        "ok": False,
+        "verified": count,
+        "problem": expected,
+        "head": None,
+        "times": None,
+    }
 
 
 @pytest.mark.parametrize(
