@@ -22,9 +22,12 @@ from semledger.eventlog import (
     InconsistentLogError,
     Recorder,
     SemanticsTaken,
+    SessionCrashed,
+    SessionEnded,
     StoredEvent,
     UnknownTopicError,
     UnsupportedVersionError,
+    past_end,
     topic_of,
 )
 from semledger.runtime import (
@@ -41,6 +44,7 @@ __all__ = ["gap", "logged_event", "logged_journal", "repeated", "twice"]
 
 _COMMITTED = topic_of(Committed)
 _CHECKPOINT = topic_of(SemanticsTaken)
+_ENDS = frozenset({topic_of(SessionEnded), topic_of(SessionCrashed)})
 _CHANGED = (
     "the log was changed (audit --verify names the first event changed, unless the chain was"
     " recomputed too, which only an audit --anchor taken earlier shows)"
@@ -195,7 +199,8 @@ def logged_journal(
 
     Raises ``InconsistentLogError`` where the log's commits do not follow each other (an
     event missing, a delta that does not apply, or one that makes another snapshot than the
-    hash logged with it names) or do not reach `until`.
+    hash logged with it names) or do not reach `until`, and where an event it reads comes
+    after the session's end where nothing logs one (`past_end`).
     """
     # A delta from `since` needs the journal to hold it; otherwise any start will do.
     bound = since if since is not None and until - JOURNAL_SIZE <= since < until else until
@@ -203,6 +208,7 @@ def logged_journal(
     journal = Journal(snapshot)
     expected = max(start, 1)
     missing: tuple[int, str] | None = None
+    closed: tuple[int, SessionEnded | SessionCrashed] | None = None  # the end just folded past
     # Generations follow each other: once `until` is folded, what comes after is not read.
     records = recorder.read(session, start=start) if snapshot.generation != until else ()
     for record in records:
@@ -211,6 +217,8 @@ def logged_journal(
                 raise InconsistentLogError(session, record.seq, f"it {twice(record.seq)}")
             missing = (expected, gap(expected - 1, record.seq))
         expected = record.seq + 1
+        if closed is not None or record.topic in _ENDS:
+            closed = None if missing is not None else _past_an_end(closed, record)
         if record.topic != _COMMITTED:
             continue  # (not decoded: a fold reads past inputs and checkpoints it never uses)
         try:
@@ -239,6 +247,22 @@ def logged_journal(
             session, expected, f"its commits reach generation {snapshot.generation}, not {until}"
         )
     return journal
+
+
+def _past_an_end(
+    closed: tuple[int, SessionEnded | SessionCrashed] | None, record: StoredEvent
+) -> tuple[int, SessionEnded | SessionCrashed] | None:
+    """The end `record` is, if it is one (None otherwise); raises ``InconsistentLogError``
+    if it comes right after the end `closed` where nothing logs it (`past_end`). Only an
+    end and the event after it are decoded: one of those that does not decode is left to
+    what reads it (a fold reads past what it never uses)."""
+    try:
+        event = logged_event(record)
+    except InconsistentLogError:
+        return None
+    if closed is not None and (why := past_end(*closed, event)) is not None:
+        raise InconsistentLogError(record.session, record.seq, f"it {why}")
+    return (record.seq, event) if isinstance(event, SessionEnded | SessionCrashed) else None
 
 
 def gap(before: int, after: int) -> str:

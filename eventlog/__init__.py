@@ -63,6 +63,7 @@ from ._events import (
     SnapshotTaken,
     SurfaceCalled,
     TimerFired,
+    past_end,
     topic_of,
 )
 from ._memory import MemoryRecorder
@@ -175,6 +176,7 @@ __all__ = [
     "loggable_json",
     "not_a_start",
     "password_policy_refusal",
+    "past_end",
     "redact_action",
     "refused_arguments",
     "session_end",

@@ -38,6 +38,7 @@ __all__ = [
     "SnapshotTaken",
     "SurfaceCalled",
     "TimerFired",
+    "past_end",
     "topic_of",
 ]
 
@@ -364,3 +365,23 @@ def topic_of(event: Event | type[Event]) -> str:
     """The topic of an event or event class; ``KeyError`` if it is not a log event."""
     cls = event if isinstance(event, type) else type(event)
     return TOPICS[cls]
+
+
+def past_end(seq: int, end: SessionEnded | SessionCrashed, event: Event) -> str | None:
+    """What is wrong with `event`, logged right after `end` (event `seq`), where nothing
+    logs it; None where something does.
+
+    After a server's end (for now) come the first event of a server resuming the session
+    (an app session's `SessionResumed`, a surface session's new `SessionStarted`), or an end
+    for good logged without resuming it (``semledger end``, an HTTP ``DELETE`` of a parked
+    session). After an end for good, or a crash, nothing does: each is refused a resume.
+    """
+    if isinstance(end, SessionCrashed):
+        return f"follows the session's crash at event {seq}, after which nothing is logged"
+    if end.final:
+        return f"follows the session's end for good at event {seq}, after which nothing is logged"
+    if isinstance(event, SessionResumed | SessionStarted):
+        return None
+    if isinstance(event, SessionEnded) and event.by in ("client", "operator"):
+        return None
+    return f"follows the session's end at event {seq} with no resume"

@@ -36,6 +36,7 @@ from semledger.eventlog import (
     SurfaceCalled,
     UnknownSessionError,
     not_a_start,
+    past_end,
     topic_of,
     verify_log,
 )
@@ -53,13 +54,16 @@ class Damage:
     what: str
     """What is wrong with it: ``cannot be read: <why>``, ``is missing: <where>``, ``is
     not counted: <why>`` (the log's summary counts fewer events than the log holds),
-    ``answers request #<id>, <why not>`` (an answer to no request awaiting one), or, of
-    event 1, ``is a <topic>, not the SessionStarted a session begins with``."""
+    ``answers request #<id>, <why not>`` (an answer to no request awaiting one), ``follows
+    the session's end at event <seq> …`` (the first event logged past an end where nothing
+    logs one: `past_end`; the session stands at that end), or, of event 1, ``is a <topic>,
+    not the SessionStarted a session begins with``."""
 
 
 class UnreadableEventError(EventLogError):
     """Raised by `audit` when events of the session do not decode, are missing, are more
-    than the log's summary counts, or answer no request awaiting an answer (a damaged log).
+    than the log's summary counts, answer no request awaiting an answer, or follow its end
+    where nothing logs them (a damaged log).
 
     The audit goes on past each: ``report`` is the whole audit of the events that are
     there and decode (``entries`` its entries), and ``damage`` names each that is not, in
@@ -294,6 +298,9 @@ def _audit(
     fuzzed = False
     last: tuple[StoredEvent, Event | None] | None = None
     run = 0  # the first entry of the server's run being read
+    # The end the events read so far stand at, and whether events past it were named.
+    closed: tuple[int, SessionEnded | SessionCrashed] | None = None
+    past = False
     for read, (record, event) in enumerate(_readable(recorder, session, damage), 1):
         if on_progress is not None and read % _PROGRESS_EVERY == 0:
             on_progress(record.seq, head.seq)
@@ -302,6 +309,13 @@ def _audit(
         if stopped is not None:
             incidents.extend(_stopped(stopped, generation, running, effects, entries[run:]))
             running.clear()
+        if closed is not None:
+            why = _past(closed, last, record, event)
+            if why is None:
+                closed = None
+            elif not past:
+                damage.append(Damage(record.seq, why))
+                past = True
         last = record, event
         if event is None:
             at = None if math.isnan(record.at) else record.at  # (its time is malformed)
@@ -403,6 +417,7 @@ def _audit(
                     )
                 )
         elif isinstance(event, SessionEnded):
+            closed = record.seq, event
             ending = Ending(
                 "ended", record.seq, record.at, event.reason, final=event.final, by=event.by
             )
@@ -424,6 +439,7 @@ def _audit(
                 )
             )
         elif isinstance(event, SessionCrashed):
+            closed = record.seq, event
             ending = Ending("crashed", record.seq, record.at, event.exception_type, step=inputs)
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
@@ -443,7 +459,8 @@ def _audit(
             running.clear()
     if on_progress is not None:
         on_progress(head.seq, head.seq)  # read to its end
-    if ending is None or ending.seq != head.seq:  # anything after an end takes it back
+    # Anything after an end takes it back, but what nothing logs there (damage, named).
+    if ending is None or (ending.seq != head.seq and closed is None):
         claimed = recorder.claimed([session])
         served = None if claimed is None else session in claimed
         ending = Ending("open", head.seq, record.at, served=served)
@@ -573,6 +590,21 @@ _RESTARTED = (
     "started again as the session resumed: the outcome of its first run was never logged,"
     " so it may have run twice"
 )
+
+
+def _past(
+    closed: tuple[int, SessionEnded | SessionCrashed],
+    last: tuple[StoredEvent, Event | None] | None,
+    record: StoredEvent,
+    event: Event | None,
+) -> str | None:
+    """What is wrong with `event` (`record`), read after the end `closed` with nothing but
+    events past it between them (`last` the one before), if nothing logs it there; None if
+    something does, or if that cannot be told: it or the one before it cannot be read or is
+    missing (that one may have been a resume), which is damage named already."""
+    if event is None or last is None or last[1] is None or last[0].seq != record.seq - 1:
+        return None
+    return past_end(*closed, event)
 
 
 def _stopped_before(

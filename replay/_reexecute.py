@@ -43,6 +43,7 @@ from semledger.eventlog import (
     InconsistentLogError,
     Recorder,
     SessionCrashed,
+    SessionEnded,
     SessionStarted,
     StoredEvent,
     TimerFired,
@@ -50,6 +51,7 @@ from semledger.eventlog import (
     UnsupportedVersionError,
     check_counted,
     known_head,
+    past_end,
     unstarted,
 )
 from semledger.runtime import (
@@ -453,8 +455,9 @@ _UNDECODABLE = (CorruptEventError, UnknownTopicError, UnsupportedVersionError)
 
 class _Log:
     """The session's records, read lazily, with one record of look-ahead; a seq missing
-    between two of them, or a body that does not decode, is damage (``InconsistentLogError``
-    naming the event), not the app's divergence."""
+    between two of them, a body that does not decode, or an event past the session's end
+    that nothing logs there (`past_end`) is damage (``InconsistentLogError`` naming the
+    event), not the app's divergence."""
 
     def __init__(self, recorder: Recorder, session: str) -> None:
         self._records = self._whole(recorder, session)
@@ -476,10 +479,16 @@ class _Log:
                 missing = f"missing: {gap(expected - 1, seq)}"
                 raise InconsistentLogError(session, expected, missing)
 
+        closed: tuple[int, SessionEnded | SessionCrashed] | None = None
         try:
             for record, event in recorder.events(session):
                 check(record.seq)
                 expected += 1
+                if closed is not None and (why := past_end(*closed, event)) is not None:
+                    raise InconsistentLogError(session, record.seq, f"it {why}")
+                closed = None
+                if isinstance(event, SessionEnded | SessionCrashed):
+                    closed = record.seq, event
                 yield record, event
         except _UNDECODABLE as error:
             # The decoder does not say which record it failed on: the next one there is it.

@@ -6,23 +6,32 @@ killed server's session looked like one that ended."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from semledger.eventlog import (
+    ActionRejected,
+    ActionRequested,
+    AgentConnected,
+    Committed,
+    InconsistentLogError,
     MemoryRecorder,
     NewEvent,
+    SessionCrashed,
     SessionEnded,
     SessionResumed,
     SessionStarted,
     SqliteRecorder,
 )
-from semledger.replay import Ending, UnreadableEventError, audit_report
+from semledger.replay import Ending, UnreadableEventError, audit_report, full_at
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -215,3 +224,137 @@ def test_the_logs_page_names_every_key_of_sessions_json_and_audit_json(tmp_path:
         keys |= set(audited[part][0])
     page = (Path(__file__).parent.parent / "docs" / "log.md").read_text()
     assert sorted(key for key in keys if f"`{key}`" not in page) == []
+
+
+# What follows an end: a resume, or an end for good logged without one; nothing else.
+
+
+def _past_the_end(db: Path, session: str, *events: Any) -> int:
+    """Append `events` after the session's last event, the chain carried on over them as
+    any append carries it: what no server logs after an end. The end's seq."""
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head(session)
+        assert head is not None
+        at = time.time()
+        recorder.append([NewEvent(session, head.seq + n, e, at) for n, e in enumerate(events, 1)])
+    return head.seq
+
+
+def test_a_call_logged_after_the_session_ended_with_no_resume_is_damage_and_the_end_stands(
+    tmp_path: Path,
+) -> None:
+    """Events added after an end for now, the chain carried on, verified, and the audit
+    credited the call to the agent whose session had ended, said its server was killed
+    after the last of them, and named the end nowhere (exit 0)."""
+    db = tmp_path / "log.db"
+    _serve(db, "s", TODO, [mcp.read(1)])
+    target = {"kind": "semantic_id", "id": "todo.input"}
+    end = _past_the_end(
+        db,
+        "s",
+        ActionRequested(3, target, {"kind": "submit"}, {"kind": "latest"}, redacted=False),
+        ActionRejected(3, "handler_rejected", "the todo text is empty", {}),
+    )
+    why = f"follows the session's end at event {end} with no resume"
+    for verify in ((), ("--verify",)):
+        shown = mcp.cli("audit", "s", "--db", str(db), *verify, COLUMNS="200")
+        assert shown.returncode == 1
+        assert f"event {end + 1} of session 's' {why}" in shown.stderr
+        assert "the session ended for now at " in shown.stdout
+        assert f"(event {end}): end of input; serving it again resumes it" in shown.stdout
+        assert "server stopped" not in shown.stdout
+    as_json = json.loads(mcp.cli("audit", "s", "--db", str(db), "--json").stdout)
+    assert (as_json["end"]["state"], as_json["end"]["seq"]) == ("ended", end)
+    assert as_json["incidents"] == []
+    replayed = mcp.cli("replay", "s", "--db", str(db))
+    assert replayed.returncode == 1
+    assert f"session 's', event {end + 1}: it {why}" in replayed.stderr
+
+
+CRASH = SessionCrashed("ZeroDivisionError", "Traceback …")
+
+
+@pytest.mark.parametrize(
+    ("end", "after", "why"),
+    [
+        (SessionEnded("end of input"), AgentConnected(None, None, "stdio", None),
+         "follows the session's end at event 2 with no resume"),
+        (SessionEnded("end of input"), SessionEnded("closed"),
+         "follows the session's end at event 2 with no resume"),
+        (SessionEnded("its app changed", by="operator"), SessionResumed(()),
+         "follows the session's end for good at event 2, after which nothing is logged"),
+        (SessionEnded("deleted by the client", by="client"), SessionEnded("closed"),
+         "follows the session's end for good at event 2, after which nothing is logged"),
+        (CRASH, SessionResumed(()),
+         "follows the session's crash at event 2, after which nothing is logged"),
+    ],
+)  # fmt: skip
+def test_what_no_server_logs_after_an_end_is_damage_named_by_the_end_it_follows(
+    end: Any, after: Any, why: str
+) -> None:
+    """Named once, at the first event past the end: those after it are past it too."""
+    more = AgentConnected(None, None, "stdio", None)
+    recorder = _recorded(START, end, after, more)
+    with pytest.raises(UnreadableEventError) as raised:
+        audit_report(recorder, "s")
+    assert [(d.seq, d.what) for d in raised.value.damage] == [(3, why)]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        SessionResumed(()),
+        SessionStarted(TODO, "web", {"adapter": "web"}, True),  # a surface session's resume
+        SessionEnded("ended by the operator: x", by="operator"),  # `semledger end`
+        SessionEnded("deleted by the client", by="client"),  # a DELETE of a parked session
+    ],
+)
+def test_a_resume_or_an_end_for_good_may_follow_an_end_for_now(after: Any) -> None:
+    recorder = _recorded(START, SessionEnded("parked: no request for 1 s"), after)
+    assert audit_report(recorder, "s").ending.seq == 3
+
+
+def test_a_session_stopped_resumed_and_ended_by_its_operator_audits_replays_and_reads_clean(
+    tmp_path: Path,
+) -> None:
+    """What a server logs first as it resumes a session that ended for now, over stdio, is
+    its `SessionResumed` (over HTTP, test_hosts_http's restarts audit clean too)."""
+    db = tmp_path / "log.db"
+    for _ in range(2):
+        _serve(db, "s", TODO, [mcp.perform(1, "todo.input", "set_text", value="milk")])
+    assert mcp.cli("end", "s", "--db", str(db)).returncode == 0
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events("s")]
+    ends = [n for n, event in enumerate(events) if isinstance(event, SessionEnded)]
+    assert [type(events[n + 1]) for n in ends[:-1]] == [SessionResumed, SessionEnded]
+    for command in ("audit", "replay", "read"):
+        done = mcp.cli(command, "s", "--db", str(db))
+        assert (done.returncode, done.stderr) == (0, ""), command
+
+
+def test_a_read_that_folds_past_an_end_with_no_resume_names_the_event_as_replay_does(
+    tmp_path: Path,
+) -> None:
+    """A generation committed after the end, the chain carried on, was served as the
+    session's last."""
+    db = tmp_path / "log.db"
+    _serve(db, "s", TODO, [mcp.perform(1, "todo.input", "set_text", value="milk")])
+    with SqliteRecorder(db) as recorder:
+        record = recorder.last_of("s", "Committed")
+        assert record is not None
+        [(_record, commit)] = recorder.events("s", start=record.seq, stop=record.seq + 1)
+    assert isinstance(commit, Committed)
+    target = {"kind": "semantic_id", "id": "todo.input"}
+    forged = attrs.evolve(commit, generation=commit.generation + 1)
+    end = _past_the_end(
+        db, "s", ActionRequested(2, target, {"kind": "submit"}, {"kind": "latest"}, False), forged
+    )
+    why = f"event {end + 1}: it follows the session's end at event {end} with no resume"
+    for command in ("read", "replay"):
+        done = mcp.cli(command, "s", "--db", str(db))
+        assert done.returncode == 1, command
+        assert why in done.stderr, command
+    with SqliteRecorder(db) as recorder, pytest.raises(InconsistentLogError, match=re.escape(why)):
+        full_at(recorder, "s")
+    with SqliteRecorder(db) as recorder:  # one before the end is read as it was
+        assert full_at(recorder, "s", commit.generation).generation == commit.generation
