@@ -560,7 +560,7 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
                 for s in summaries
             ]
     if args.json:
-        print(json.dumps(listed, indent=2))
+        _print_json(listed, ensure_ascii=True)
     else:
         _sessions_table(args.db, summaries, served, console)
     for problem in problems:
@@ -631,10 +631,8 @@ def _summary_json(
 
     being_served = None if served is None else summary.name in served
     problem = None if not problems else "; ".join(problems)
+    # (A time that is NaN, for a session whose events cannot say, is printed as null.)
     fields = attrs.asdict(summary)
-    for key in ("first_at", "last_at"):  # NaN for a session whose events cannot say
-        if not math.isfinite(fields[key]):
-            fields[key] = None
     return {**fields, "final": final, "served": being_served, "problem": problem}
 
 
@@ -664,7 +662,7 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         why = " (its application raised as it started)" if summary and summary.crashed else ""
         raise UsageError(f"session {args.session!r} has no commit{why}")
     if args.json:
-        print(json.dumps(encode_read(full), ensure_ascii=False, indent=2))
+        _print_json(encode_read(full))
     else:
         from semledger._render import render_full
 
@@ -723,7 +721,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 "head": _head_text(report),
                 "times": None if report.times is None else report.times.seq,
             }
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        _print_json(out)
     else:
         from semledger._render import audit_notes, connection_lines, print_audit
 
@@ -791,6 +789,23 @@ def _times_note(session: str, times: TimeProblem) -> str:
         f"event times: session {session!r}: {times}; times are not covered by the chain, so"
         " they may have been edited or the clock set back"
     )
+
+
+def _print_json(value: object, *, ensure_ascii: bool = False) -> None:
+    """Print `value` as strict JSON (RFC 8259): a number that is not finite, which only an
+    edited or an old log holds (a time of ``inf``), is null, not the ``Infinity`` or ``NaN``
+    that strict parsers refuse."""
+    print(json.dumps(_finite(value), ensure_ascii=ensure_ascii, indent=2, allow_nan=False))
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _head_text(report: ChainReport) -> str | None:
@@ -1328,7 +1343,7 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
     if args.report is not None:
         _write_or_refuse(args.report, lambda path: write_whole(path, report.to_markdown()))
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        _print_json(report.to_json())
     else:
         counts = report.counts()
         verdict = "conformant" if report.conformant else "NOT conformant"

@@ -1106,3 +1106,26 @@ def test_another_users_inspection_leaves_nothing_the_logs_owner_cannot_write(
         "(its -wal file belongs to nobody, and this user may not write it: with no server"
         f" running on the log, remove {db}-wal)"
     ) in served.stderr
+
+
+def _strict_json(text: str) -> object:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("at", ["1e999", "-1e999"])
+def test_json_output_of_a_time_that_is_not_finite_is_null_not_infinity(
+    logged: Path, tmp_path: Path, at: str
+) -> None:
+    """An edited time printed as `Infinity` in audit's JSON, which strict parsers (jq,
+    JavaScript's JSON.parse) refuse: the auditor's tooling lost the whole report."""
+    edit = f"UPDATE events SET at = {at} WHERE session = 'agent' AND seq = 3"
+    db = damaged(logged, tmp_path, edit)
+    audit = mcp.cli("audit", "agent", "--db", str(db), "--json", "--verify")
+    assert audit.returncode == 0, audit.stderr
+    out = _strict_json(audit.stdout)
+    assert isinstance(out, dict)
+    (action,) = [row for row in out["actions"] if row["seq"] == 3]
+    assert action["at"] is None
