@@ -26,7 +26,7 @@ from typing import Any
 
 from semledger.actors import SessionCore, check_app_ref, crash_event, load_app
 from semledger.actors._str_hash import PARAM as STR_HASH
-from semledger.actors._str_hash import str_hashing_note
+from semledger.actors._str_hash import seed_recorded, str_hashing_note
 from semledger.eventlog import (
     CONVERTER,
     INPUT_CLASSES,
@@ -268,6 +268,11 @@ def write_whole(path: str | os.PathLike[str], source: str) -> None:
         raise
 
 
+class _FailureGoneError(AssertionError):
+    """The recorded failure no longer happens: the fix working, which `check_recorded_steps`
+    fails with as a plain ``AssertionError`` (pytest would print this type's module path)."""
+
+
 @contextmanager
 def _crashes(where: str, exception_type: str) -> Iterator[None]:
     """Assert that the block raises what the recorded session logged as `exception_type`."""
@@ -280,7 +285,7 @@ def _crashes(where: str, exception_type: str) -> Iterator[None]:
                 f"{where} raised {raised}, where the recorded session raised {exception_type}"
             ) from error
     else:
-        raise AssertionError(
+        raise _FailureGoneError(
             f"{where} succeeded, where the recorded session raised {exception_type}: the"
             f" recorded crash no longer happens. {_PINNED}"
         )
@@ -332,15 +337,28 @@ def check_recorded_steps(
     the step and the check (``"generation"``, ``"issues"``, ``"read"``) a fuzzer
     counterexample failed: that check must fail there, where the steps end. `str_hash` is
     how the recorded run hashed str (its ``params["str_hash"]``): where the steps differ and
-    this process hashes otherwise, the failure notes that this may be why."""
+    this process hashes otherwise, the failure notes that this may be why (as replay does:
+    not where the recorded failure no longer happens, unless the recorded seed can be given
+    again)."""
     app = load_app(app_ref)
     try:
         _check_steps(app, initial, steps, reads, crash, issues, violation)
+    except _FailureGoneError as gone:
+        plain = AssertionError(*gone.args)
+        _note_hashing(plain, str_hash, fix_working=True)
+        raise plain from None
     except Exception as error:
-        note = str_hashing_note(str_hash)
-        if note is not None:
-            error.add_note(f"note: {note}")
+        _note_hashing(error, str_hash, fix_working=False)
         raise
+
+
+def _note_hashing(error: Exception, str_hash: object, *, fix_working: bool) -> None:
+    """Note on `error` that the recorded run hashed str otherwise (`str_hashing_note`); of
+    a random seed, not on the recorded failure no longer happening: every process hashes
+    otherwise then, so it would be on every check of a fix."""
+    note = str_hashing_note(str_hash)
+    if note is not None and (not fix_working or seed_recorded(str_hash)):
+        error.add_note(f"note: {note}")
 
 
 def _check_steps(
@@ -410,7 +428,7 @@ def _same_outputs(
     differs = _difference(recorded, produced)
     gone = checks.gone(step, 0, runtime)
     if gone is not None:
-        raise AssertionError(f"{where}{masked}: {_gone(gone)} (and {differs})")
+        raise _FailureGoneError(f"{where}{masked}: {_gone(gone)} (and {differs})")
     raise AssertionError(f"{where} differs{masked}: {differs}")
 
 
@@ -437,4 +455,4 @@ def _failed_as_recorded(
         return checks.reproduced is not None
     if violation is not None:
         raise violation
-    raise AssertionError(f"{where}: {_gone(divergence)}")
+    raise _FailureGoneError(f"{where}: {_gone(divergence)}")

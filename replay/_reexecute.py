@@ -372,7 +372,7 @@ def _failure_ahead(
     """`divergence` with a note when the run it pins fails after it (the crash the log
     holds, or the check a fuzzer counterexample failed): a fix of that failure may change
     what the app does earlier too, and a replay cannot tell that apart from a new bug."""
-    if divergence is None or (divergence.note is not None and _FIXED in divergence.note):
+    if divergence is None or _fix_working(divergence):
         return divergence
     if violated is not None and violated.step > divergence.step:
         failure = f"the recorded {FAILURES[violated.check]} at step {violated.step}"
@@ -387,6 +387,11 @@ def _failure_ahead(
         " then this divergence is the fix working (a test exported from this session fails"
         " too: export it again)",
     )
+
+
+def _fix_working(divergence: Divergence) -> bool:
+    """Whether `divergence` is that the recorded failure no longer happens (`_no_longer`)."""
+    return divergence.note is not None and _FIXED in divergence.note
 
 
 def _noted(divergence: Divergence, note: str, *, after: bool = False) -> Divergence:
@@ -585,13 +590,17 @@ def reexecute(
 def _hashing_note(divergence: Divergence | None, params: dict[str, Any]) -> Divergence | None:
     """`divergence` with a note when the recorded run may have hashed str otherwise than this
     process does (`str_hashing_note`): ahead of any that says it is the fix working when the
-    recorded seed can be given again, after it when it was random (as most runs' is: a
-    caveat, which must not drown a fix that works)."""
+    recorded seed can be given again (a replay under it tells which). Of a random seed (as
+    most runs' is), which every other process hashes otherwise, it is a caveat after the
+    others, and none where the recorded failure no longer happens: there it would be on
+    every check of a fix, which no run can tell apart from the hashing."""
     recorded = params.get(STR_HASH)
     note = None if divergence is None else str_hashing_note(recorded)
     if divergence is None or note is None:
         return divergence
-    return _noted(divergence, note, after=not seed_recorded(recorded))
+    if seed_recorded(recorded):
+        return _noted(divergence, note)
+    return divergence if _fix_working(divergence) else _noted(divergence, note, after=True)
 
 
 def _reexecute(

@@ -104,7 +104,7 @@ def test_replay_of_a_crash_says_it_reproduced_it_and_once_fixed_that_it_no_longe
     fixed = mcp.cli("replay", "crashed", "--db", str(db), "--app", COUNTER, **WIDE)
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr
     assert "replayed: the step succeeded: the recorded crash no longer happens\n" in fixed.stdout
-    said = " ".join(fixed.stdout.split())  # a note of how the recording hashed str comes after
+    said = " ".join(fixed.stdout.split())  # (the console wraps the note)
     assert "note: a replay pins the recorded run, failure included: if the bug is fixed" in said
 
 

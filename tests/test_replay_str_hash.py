@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 
 SET_ORDER = "tests_set_order:app"
+COUNTER = "semledger.examples.counter:app"
 """Where "work" comes first in its set, an increment adds 2 and a reset raises."""
 NOTED = "if the app iterates a set or dict of str, that alone may explain this divergence"
 
@@ -124,6 +125,75 @@ def test_a_counterexample_replayed_under_another_hash_seed_is_not_called_fixed_a
     assert failed.returncode == 1, said(failed)
     assert "the recorded crash no longer happens" in said(failed)
     assert hashed in said(failed)
+
+
+def fuzzed(db: Path, app: str, seed: str) -> str:
+    """The session of the counterexample `semledger fuzz` saved for `app` under `seed`."""
+    done = mcp.cli(
+        "fuzz", app, "--db", str(db), "--examples", "100", "--seed", "1",
+        PYTHONHASHSEED=seed, COLUMNS="300",
+    )  # fmt: skip
+    found = re.search(r"saved as session '([^']+)'", done.stdout)
+    assert found is not None, said(done)
+    return found.group(1)
+
+
+@pytest.mark.parametrize(
+    ("app", "failure"),
+    [("tests_buggy:app", "crash"), ("tests_duplicated:app", "view issue")],
+    ids=["crash", "view-issue"],
+)
+def test_a_fix_checked_against_a_run_under_a_random_seed_is_not_blamed_on_str_hashing(
+    tmp_path: Path, app: str, failure: str
+) -> None:
+    """A counterexample fuzzed from a shell with PYTHONHASHSEED unset, replayed (and its
+    exported test run) against the fixed app: every other process hashes str otherwise, so
+    each check of the fix said the hashing alone may explain the failure no longer
+    happening."""
+    db = tmp_path / "log.db"
+    session = fuzzed(db, app, "random")
+    assert started(db, session).params["str_hash"]["seed"] is None
+
+    fixed = replay(db, session, "random", "--app", COUNTER)
+    assert fixed.returncode == 1, said(fixed)
+    assert f"the recorded {failure} no longer happens" in said(fixed)
+    assert "this divergence is the fix working" in said(fixed)
+    assert "hashed str with" not in said(fixed)
+
+    exported = tmp_path / "test_fixed.py"
+    export = replay(db, session, "random", "--app", COUNTER, "--export-test", str(exported))
+    assert export.returncode == 0, said(export)
+    failed = pytest_on(exported, "random")
+    assert failed.returncode == 1, said(failed)
+    assert f"the recorded {failure} no longer happens" in said(failed)
+    assert "hashed str with" not in said(failed)
+
+
+def test_another_exception_than_a_random_seed_run_recorded_is_still_noted_as_maybe_str_hashing(
+    tmp_path: Path,
+) -> None:
+    """Not the recorded failure gone, but another one: the hashing may explain that."""
+    db = tmp_path / "log.db"
+    session = fuzzed(db, "tests_buggy:app", "random")
+    caveat = (
+        "note: the recorded run hashed str with a random seed (PYTHONHASHSEED unset) and this"
+        f" one with another random seed: {NOTED}"
+    )
+
+    otherwise = replay(db, session, "random", "--app", "tests_drifted:raising_reset")
+    assert otherwise.returncode == 1, said(otherwise)
+    assert "logged: the app to raise ZeroDivisionError" in said(otherwise)
+    assert caveat in said(otherwise)
+
+    exported = tmp_path / "test_otherwise.py"
+    assert replay(db, session, "random", "--export-test", str(exported)).returncode == 0
+    exported.write_text(exported.read_text().replace(
+        "APP = 'tests_buggy:app'", "APP = 'tests_drifted:raising_reset'"
+    ))  # fmt: skip
+    failed = pytest_on(exported, "random")
+    assert failed.returncode == 1, said(failed)
+    assert "raised ResetError, where the recorded session raised ZeroDivisionError" in said(failed)
+    assert caveat in said(failed)
 
 
 def test_an_app_that_does_not_depend_on_str_hashing_replays_identically_under_any_seed(
