@@ -67,7 +67,7 @@ STEPS = {steps}
 
 def test_{name}_replays_as_recorded() -> None:
     check_recorded_steps(
-        APP, INITIAL, STEPS{reads_arg}{crash_arg}{issues_arg}{violation_arg}{str_hash_arg}
+        APP, INITIAL, STEPS{arguments}
     )
 '''
 
@@ -79,10 +79,11 @@ _PINNED = (
 
 
 _NONDETERMINISTIC = (
-    "The fuzzer recorded this session as nondeterministic (the app did not do the same on the"
+    "the fuzzer recorded this session as nondeterministic (the app did not do the same on the"
     " same inputs): while the bug is there, this test is expected to fail, at a step that"
-    " varies from run to run, or now and then to pass."
+    " varies from run to run, or now and then to pass"
 )
+"""As the module's docstring says it, and its failure notes it."""
 
 
 def _plain(event: Any) -> dict[str, Any]:
@@ -164,21 +165,30 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
         checks_doc=_checks_doc(issues is not None, bool(reads)),
         failure_doc=_failure_doc(crash, violated, unrecorded=unrecorded),
-        nondeterministic_doc=f"\n\n{_wrap(_NONDETERMINISTIC)}" if nondeterministic else "",
+        nondeterministic_doc=(
+            f"\n\n{_wrap(f'{_NONDETERMINISTIC[0].upper()}{_NONDETERMINISTIC[1:]}.')}"
+            if nondeterministic
+            else ""
+        ),
         reads_block=f"\nREADS = {pprint.pformat(reads, width=96)}\n" if reads else "",
-        reads_arg=", READS" if reads else "",
         issues_block=(
             "" if issues is None else f"\nALLOWED_ISSUES: list[str] = {sorted(issues)!r}\n"
         ),
-        issues_arg="" if issues is None else ", issues=ALLOWED_ISSUES",
         crash_block=f"\nCRASH = {crash!r}\n" if crash else "",
-        crash_arg=", crash=CRASH" if crash else "",
         violation_block=(
             f"\nVIOLATION = {(violated.step, violated.check)!r}\n" if violated else ""
         ),
-        violation_arg=", violation=VIOLATION" if violated else "",
         str_hash_block="" if str_hash is None else f"\nSTR_HASH = {str_hash!r}\n",
-        str_hash_arg="" if str_hash is None else ", str_hash=STR_HASH",
+        arguments="".join(
+            [
+                ", READS" if reads else "",
+                ", crash=CRASH" if crash else "",
+                "" if issues is None else ", issues=ALLOWED_ISSUES",
+                ", violation=VIOLATION" if violated else "",
+                "" if str_hash is None else ", str_hash=STR_HASH",
+                ", nondeterministic=True" if nondeterministic else "",
+            ]
+        ),
     )
 
 
@@ -325,6 +335,7 @@ def check_recorded_steps(
     issues: list[str] | None = None,
     violation: tuple[int, str] | None = None,
     str_hash: dict[str, Any] | None = None,
+    nondeterministic: bool = False,
 ) -> None:
     """Assert that re-driving `steps` against the app reproduces every recorded output and
     keeps the generation invariants, and that each read in `reads` (``since`` values by the
@@ -339,23 +350,29 @@ def check_recorded_steps(
     how the recorded run hashed str (its ``params["str_hash"]``): where the steps differ and
     this process hashes otherwise, the failure notes that this may be why (as replay does:
     not where the recorded failure no longer happens, unless the recorded seed can be given
-    again)."""
+    again). `nondeterministic`: the fuzzer recorded the session as nondeterministic, which
+    the failure notes first."""
     app = load_app(app_ref)
     try:
         _check_steps(app, initial, steps, reads, crash, issues, violation)
     except _FailureGoneError as gone:
         plain = AssertionError(*gone.args)
-        _note_hashing(plain, str_hash, fix_working=True)
+        _note_why(plain, str_hash, nondeterministic, fix_working=True)
         raise plain from None
     except Exception as error:
-        _note_hashing(error, str_hash, fix_working=False)
+        _note_why(error, str_hash, nondeterministic, fix_working=False)
         raise
 
 
-def _note_hashing(error: Exception, str_hash: object, *, fix_working: bool) -> None:
-    """Note on `error` that the recorded run hashed str otherwise (`str_hashing_note`); of
-    a random seed, not on the recorded failure no longer happening: every process hashes
-    otherwise then, so it would be on every check of a fix."""
+def _note_why(
+    error: Exception, str_hash: object, nondeterministic: bool, *, fix_working: bool
+) -> None:
+    """Note on `error` what may explain it with the app unchanged: that the fuzzer recorded
+    the session as nondeterministic, that the recorded run hashed str otherwise
+    (`str_hashing_note`; of a random seed, not on the recorded failure no longer happening:
+    every process hashes otherwise then, so it would be on every check of a fix)."""
+    if nondeterministic:
+        error.add_note(f"note: {_NONDETERMINISTIC}")
     note = str_hashing_note(str_hash)
     if note is not None and (not fix_working or seed_recorded(str_hash)):
         error.add_note(f"note: {note}")

@@ -280,6 +280,36 @@ def test_replay_and_export_of_a_nondeterminism_counterexample_say_it_was_recorde
     assert not recorded_nondeterministic({})
 
 
+def test_an_exported_nondeterminism_counterexample_fails_saying_it_was_recorded_so(
+    tmp_path: Path,
+) -> None:
+    """Its docstring said so, but its failure ("step 1 differs") did not: the one note it
+    could have was that of how the run hashed str, which sent the user after set order."""
+    import tests_fuzz_random
+
+    from semledger.replay import export_test, fuzz_app
+
+    db = tmp_path / "log.db"
+    found = fuzz_app(
+        tests_fuzz_random.app, "tests_fuzz_random:app", lambda: SqliteRecorder(db), examples=20
+    )
+    assert not found.deterministic, found
+    assert found.session is not None
+    with SqliteRecorder(db) as recorder:
+        source = export_test(recorder, found.session)
+    assert "nondeterministic=True" in source
+    module: dict[str, Any] = {}
+    exec(compile(source, "exported", "exec"), module)
+    (test,) = (v for k, v in module.items() if k.startswith("test_"))
+    with pytest.raises(AssertionError, match=r"differs: output 1 was recorded as") as failed:
+        test()  # the increment adds another random amount
+    assert getattr(failed.value, "__notes__", [])[:1] == [
+        "note: the fuzzer recorded this session as nondeterministic (the app did not do the same"
+        " on the same inputs): while the bug is there, this test is expected to fail, at a step"
+        " that varies from run to run, or now and then to pass"
+    ]
+
+
 _TRACE = """
 import hashlib, sys
 from semledger.actors import SessionCore
