@@ -188,6 +188,16 @@ def _anchor(text: str) -> Any:
     return head
 
 
+def _test_module(text: str) -> str:
+    """An argparse type: the file `--export-test` writes, which pytest runs only if its name
+    ends in ``.py`` (given by name on its command line too)."""
+    if Path(text).suffix != ".py":
+        raise argparse.ArgumentTypeError(
+            f"expected a path ending in .py (pytest runs no other file), got {text!r}"
+        )
+    return text
+
+
 def _log_path(text: str) -> str:
     """An argparse type: the log's file path; not ``:memory:`` or a ``file:`` URI, which
     SQLite reads as no file at all or as options (``./file:x.db`` names such a file)."""
@@ -327,7 +337,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_db(replay)
     replay.add_argument("--app", metavar="APP", help="default: the app the session recorded")
     replay.add_argument("--pdb", action="store_true", help="stop in pdb where the app raised")
-    replay.add_argument("--export-test", metavar="FILE", help="write a pytest module instead")
+    replay.add_argument(
+        "--export-test",
+        metavar="FILE",
+        type=_test_module,
+        help="write a pytest module (FILE ends in .py) instead",
+    )
 
     end = commands.add_parser(
         "end",

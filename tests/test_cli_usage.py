@@ -86,7 +86,7 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             " audit called lists its actions)\n",
         ),
         "export of a surface session": (
-            ["replay", "surfaced", "--db", str(db), "--export-test", ""],
+            ["replay", "surfaced", "--db", str(db), "--export-test", str(db.parent / "t.py")],
             "--export-test and --pdb apply to app sessions, not surface ones",
         ),
         "another app for a surface session": (

@@ -163,10 +163,9 @@ def test_awkward_session_names_export_modules_that_compile_and_pass(tmp_path: Pa
 @pytest.mark.parametrize(
     ("where", "reason"),
     [
-        (".", "Is a directory"),
+        ("a_directory.py", "Is a directory"),
         ("missing/test_out.py", "No such file or directory"),
-        ("", "No such file or directory"),
-        ("sub/", "Is a directory"),
+        ("sub.py/", "Is a directory"),
     ],
 )
 def test_an_export_path_that_cannot_be_written_is_a_one_line_usage_error(
@@ -174,12 +173,33 @@ def test_an_export_path_that_cannot_be_written_is_a_one_line_usage_error(
 ) -> None:
     db = tmp_path / "log.db"
     record(db, "counter", COUNTER, [INCREMENT])
+    (tmp_path / "a_directory.py").mkdir()
     before = sorted(tmp_path.rglob("*"))
-    path = f"{tmp_path}{os.sep}{where}" if where else ""
+    path = f"{tmp_path}{os.sep}{where}"
     done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr == f"semledger: cannot write {path!r}: {reason}\n"
     assert "identical" not in done.stdout
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("where", ["t.txt", "test_t.PY", ".py", "test_t.py.txt", "sub/", ".", ""])
+def test_an_export_path_pytest_would_not_run_is_refused_before_anything_is_done(
+    tmp_path: Path, where: str
+) -> None:
+    """`--export-test exported/t.txt` wrote a module and said "run it with pytest", which
+    runs no file whose name does not end in .py, even named on its command line."""
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT])
+    before = sorted(tmp_path.rglob("*"))
+    path = f"{tmp_path}{os.sep}{where}" if where else ""
+    done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        "semledger: argument --export-test: expected a path ending in .py (pytest runs no"
+        f" other file), got {path!r} (see 'semledger replay --help')\n"
+    )
+    assert done.stdout == ""
     assert sorted(tmp_path.rglob("*")) == before
 
 
@@ -255,11 +275,16 @@ def test_an_export_onto_a_fifo_is_refused_and_leaves_it_as_it_was(tmp_path: Path
 def test_an_export_onto_the_log_or_its_files_is_refused_and_the_log_stays(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     record(db, "counter", COUNTER, [INCREMENT])
-    (tmp_path / "link.db").symlink_to(db)
-    for where in (db, tmp_path / "link.db", Path(f"{db}-wal"), Path(f"{db}-shm")):
+    (tmp_path / "link.py").symlink_to(db)
+    for where in (db, tmp_path / "link.py", Path(f"{db}-wal"), Path(f"{db}-shm")):
         done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", str(where))
         assert done.returncode == 2, (where, done.stdout, done.stderr)
-        assert done.stderr == f"semledger: cannot write {str(where)!r}: it is the log {db}\n"
+        refused = (
+            f"semledger: cannot write {str(where)!r}: it is the log {db}\n"
+            if where.suffix == ".py"
+            else "semledger: argument --export-test: expected a path ending in .py"
+        )
+        assert done.stderr.startswith(refused), (where, done.stderr)
     assert mcp.cli("audit", "counter", "--db", str(db), "--verify").returncode == 0
 
 
