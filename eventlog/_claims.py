@@ -32,9 +32,9 @@ class ProcessClaims:
         self._held: set[str] = set()
         self._lock = threading.Lock()
 
-    def claimed(self, sessions: Iterable[str]) -> set[str]:
+    def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
         with self._lock:
-            return self._held.intersection(sessions)
+            return {session: session in self._held for session in sessions}
 
     @contextmanager
     def claim(self, session: str) -> Iterator[None]:
@@ -71,33 +71,28 @@ class FileClaims:
         name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         return os.path.join(self.directory, name)
 
-    def claimed(self, sessions: Iterable[str]) -> set[str] | None:
-        """Which of `sessions` a process holds the claim of now; None where the system does
-        not list its locks (``/proc/locks``). Takes no lock, so it never stands in the way
-        of a claimer. A claim file that is there but not locked is a killed owner's."""
+    def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
+        """Whether a process holds the claim of each of `sessions` now. Takes no lock, so it
+        never stands in the way of a claimer.
+
+        A claim file that is there but not locked is a killed owner's: False. Where there is
+        none, this directory cannot tell (None): a released claim removes its file, but a
+        copy of the log has no claims beside it, and its session may be served from the
+        original. Nor can a system that does not list its locks (``/proc/locks``).
+        """
+        answers: dict[str, bool | None] = {}
         inodes: dict[int, list[str]] = {}
         for session in sessions:
+            answers[session] = None
             try:
                 inodes.setdefault(os.stat(self.path_of(session)).st_ino, []).append(session)
             except FileNotFoundError:
                 continue
-        if not inodes:
-            return set()
-        try:
-            with open("/proc/locks", encoding="ascii", errors="replace") as listing:
-                lines = listing.read().splitlines()
-        except OSError:
-            return None
-        held: set[str] = set()
-        for line in lines:
-            # "1: FLOCK  ADVISORY  WRITE 11700 fe:00:2400414 0 EOF": the device as the lock
-            # sees it may differ from stat's (an overlay), so the inode alone is matched.
-            fields = line.split()
-            if "FLOCK" in fields and len(fields) > 5:
-                inode = fields[5].rpartition(":")[2]
-                if inode.isdigit():
-                    held.update(inodes.get(int(inode), ()))
-        return held
+        locked = _locked_inodes() if inodes else None
+        if locked is not None:
+            for inode, named in inodes.items():
+                answers.update((session, inode in locked) for session in named)
+        return answers
 
     @contextmanager
     def claim(self, session: str) -> Iterator[None]:
@@ -161,6 +156,25 @@ _OUT_OF_DESCRIPTORS = {
 }
 """Who ran out of file descriptors, and what its operator can do, by ``errno``: nothing is
 wrong with the claims folder then."""
+
+
+def _locked_inodes() -> set[int] | None:
+    """The inodes of the files ``flock``-ed now; None where the system does not list them."""
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as listing:
+            lines = listing.read().splitlines()
+    except OSError:
+        return None
+    locked: set[int] = set()
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 11700 fe:00:2400414 0 EOF": the device as the lock sees
+        # it may differ from stat's (an overlay), so the inode alone is matched.
+        fields = line.split()
+        if "FLOCK" in fields and len(fields) > 5:
+            inode = fields[5].rpartition(":")[2]
+            if inode.isdigit():
+                locked.add(int(inode))
+    return locked
 
 
 def _same_file(fd: int, path: str) -> bool:

@@ -72,8 +72,8 @@ class MemoryRecorder:
         moment = self._pins.moment
         return len(records) if moment is None else moment.lengths.get(session, 0)
 
-    def claimed(self, sessions: Iterable[str]) -> set[str]:
-        return self._claims.claimed(sessions)
+    def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
+        return self._claims.served(sessions)
 
     def claim(self, session: str) -> AbstractContextManager[None]:
         return self._claims.claim(session)

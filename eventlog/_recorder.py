@@ -130,9 +130,10 @@ class Recorder(Protocol):
         already has an owner. Session actors hold it from their start to their end."""
         ...
 
-    def claimed(self, sessions: Iterable[str]) -> set[str] | None:
-        """Which of `sessions` have an owner now (are being served, in this process or
-        another); None if that cannot be told here. Takes no claim."""
+    def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
+        """Whether each of `sessions` has an owner now (is being served, in this process or
+        another); None where that cannot be told here (a copy of a SQLite log has no claims
+        beside it). Takes no claim."""
         ...
 
     def sessions(self) -> list[SessionSummary]:

@@ -975,8 +975,8 @@ class SqliteRecorder:
         if self._closed:
             raise RecorderClosedError(f"the recorder of {self.path} is closed")
 
-    def claimed(self, sessions: Iterable[str]) -> set[str] | None:
-        return self._claims.claimed(sessions)
+    def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
+        return self._claims.served(sessions)
 
     def claim(self, session: str) -> AbstractContextManager[None]:
         """A ``flock`` on a file under ``<path>-claims/``, so the claim holds across

@@ -203,8 +203,9 @@ class Ending:
     step: int | None = None
     """Of a crash: the input it crashed at, as replay numbers its steps (0: as it started)."""
     served: bool | None = None
-    """Of an open session: whether a server is serving it now (``Recorder.claimed``); None
-    when that cannot be told here, or the session is not open."""
+    """Of an open session: whether a server is serving it now (``Recorder.served``); None
+    when that cannot be told here (a copy of the log has no claims beside it), or the
+    session is not open."""
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -461,8 +462,7 @@ def _audit(
         on_progress(head.seq, head.seq)  # read to its end
     # Anything after an end takes it back, but what nothing logs there (damage, named).
     if ending is None or (ending.seq != head.seq and closed is None):
-        claimed = recorder.claimed([session])
-        served = None if claimed is None else session in claimed
+        served = recorder.served([session])[session]
         ending = Ending("open", head.seq, record.at, served=served)
     summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut

@@ -565,7 +565,7 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     recorder = _recorder(args.db)
     with recorder.pinned():  # each end read is the one the summaries were checked against
         summaries, problems = checked_sessions(recorder)
-        served = recorder.claimed(s.name for s in summaries if not s.ended)
+        served = recorder.served(s.name for s in summaries if not s.ended)
         if args.json:
             found: dict[str, list[str]] = {}
             for problem in problems:
@@ -584,7 +584,7 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
 
 
 def _sessions_table(
-    db: str, summaries: list[SessionSummary], served: set[str] | None, console: Console
+    db: str, summaries: list[SessionSummary], served: dict[str, bool | None], console: Console
 ) -> None:
     from semledger._render import SESSION_COLUMNS, plain_lines, sessions_table, shown
 
@@ -606,11 +606,12 @@ def _sessions_table(
         console.out("\n".join(plain_lines(title, SESSION_COLUMNS, rows)), highlight=False)
 
 
-def _state(summary: SessionSummary, served: set[str] | None) -> str:
+def _state(summary: SessionSummary, served: dict[str, bool | None]) -> str:
     """``open``, ``open, not served``, ``ended: <reason>``, or ``crashed: <exception type>``."""
     if not summary.ended:
         # Not served and not ended: its server was killed; serving it again resumes it.
-        return "open" if served is None or summary.name in served else "open, not served"
+        # (Open alone where that cannot be told: a copy of the log has no claims.)
+        return "open, not served" if served[summary.name] is False else "open"
     if summary.crashed:
         return str(summary.end_reason or "crashed")
     return f"ended: {summary.end_reason}" if summary.end_reason else "ended"
@@ -636,15 +637,15 @@ def _final(recorder: Recorder, summary: SessionSummary) -> bool | None:
 def _summary_json(
     summary: SessionSummary,
     final: bool | None,
-    served: set[str] | None,
+    served: dict[str, bool | None],
     problems: list[str] | None,
 ) -> dict[str, Any]:
     """The summary; whether it was ended for good; whether the session is being served now
-    (null: unknown here); and how the log's summary disagrees with its events (null: it
-    does not), as stderr says too."""
+    (false for an ended one; null: unknown here, as of a copy of the log); and how the
+    log's summary disagrees with its events (null: it does not), as stderr says too."""
     import attrs
 
-    being_served = None if served is None else summary.name in served
+    being_served = served.get(summary.name, False)  # (not asked of an ended one)
     problem = None if not problems else "; ".join(problems)
     # (A time that is NaN, for a session whose events cannot say, is printed as null.)
     fields = attrs.asdict(summary)

@@ -391,7 +391,10 @@ def ending_line(ending: Ending) -> Text:
         )
     if ending.state == "open":
         if ending.served is None:
-            now = "it is being served, or its server stopped without one"
+            now = (
+                "it is being served, or its server stopped without one (which cannot be told"
+                " here: a copied log, say, has no claims beside it)"
+            )
         elif ending.served:
             now = "it is being served now"
         else:

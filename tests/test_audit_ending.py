@@ -358,3 +358,46 @@ def test_a_read_that_folds_past_an_end_with_no_resume_names_the_event_as_replay_
         full_at(recorder, "s")
     with SqliteRecorder(db) as recorder:  # one before the end is read as it was
         assert full_at(recorder, "s", commit.generation).generation == commit.generation
+
+
+def _copied(db: Path, copy: Path) -> None:
+    """`db` copied as the log's page advises while a server writes it: SQLite's backup."""
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
+def test_a_copy_of_a_live_sessions_log_cannot_tell_whether_it_is_served_its_original_can(
+    tmp_path: Path,
+) -> None:
+    """A copy has no claims beside it: its audit said the live session's server "was
+    killed", `served` false, as `sessions` had it "open, not served"."""
+    db, copy = tmp_path / "log.db", tmp_path / "copy.db"
+    server = mcp.start(TODO, db, "s")
+    try:
+        assert mcp.ask(server, mcp.read(1))["ok"]
+        _copied(db, copy)
+        line, end = _audit(db, "s")
+        assert (line.endswith(": it is being served now"), end["served"]) == (True, True)
+        line, end = _audit(copy, "s")
+        assert end["served"] is None
+        assert line.endswith(
+            ": it is being served, or its server stopped without one (which cannot be told"
+            " here: a copied log, say, has no claims beside it)"
+        )
+        shown = mcp.cli("audit", "s", "--db", str(copy), COLUMNS="200").stdout
+        assert "unless it is serving the session still (this system cannot tell)" in shown
+        [listed] = json.loads(mcp.cli("sessions", "--db", str(copy), "--json").stdout)
+        assert listed["served"] is None
+        assert "│ open " in mcp.cli("sessions", "--db", str(copy), COLUMNS="200").stdout
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    # Killed, its claim file is left unlocked beside the original: that one is told.
+    line, end = _audit(db, "s")
+    assert end["served"] is False
+    assert line.endswith(": its server stopped without one (serving it again resumes it)")
+    assert _audit(copy, "s")[1]["served"] is None

@@ -621,13 +621,17 @@ def test_a_session_has_one_claim_at_a_time_and_a_released_one_can_be_taken_again
         pass
 
 
-def test_claimed_names_the_sessions_being_served_and_takes_no_claim(recorder: Recorder) -> None:
-    assert recorder.claimed(["s", "t"]) == set()
+def test_served_says_whether_each_session_is_being_served_and_takes_no_claim(
+    recorder: Recorder,
+) -> None:
+    """A session with no claim file beside a SQLite log (a copy's) cannot be told: None."""
+    unclaimed = None if isinstance(recorder, SqliteRecorder) else False
+    assert recorder.served(["s", "t"]) == {"s": unclaimed, "t": unclaimed}
     with recorder.claim("s"):
-        assert recorder.claimed(["s", "t", "u"]) == {"s"}
+        assert recorder.served(["s", "t", "u"]) == {"s": True, "t": unclaimed, "u": unclaimed}
         with recorder.claim("t"):
             pass
-    assert recorder.claimed(["s", "t"]) == set()
+    assert recorder.served(["s", "t"]) == {"s": unclaimed, "t": unclaimed}
     with recorder.claim("s"):  # asking took nothing
         pass
 
@@ -657,7 +661,7 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
         assert holder.stdout is not None
         assert holder.stdout.readline() == "held\n"
         with SqliteRecorder(path) as recorder:
-            assert recorder.claimed(["s", "another session"]) == {"s"}
+            assert recorder.served(["s", "another session"]) == {"s": True, "another session": None}
             with pytest.raises(SessionClaimedError), recorder.claim("s"):
                 pass
             with recorder.claim("another session"):
@@ -666,7 +670,7 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
             holder.wait(timeout=30)
             # Its claim file is still there, and unlocked: the owner was killed.
             assert (tmp_path / "log.db-claims").exists()
-            assert recorder.claimed(["s"]) == set()
+            assert recorder.served(["s"]) == {"s": False}
             with recorder.claim("s"):
                 pass
     finally:

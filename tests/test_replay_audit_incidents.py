@@ -258,8 +258,8 @@ def test_only_an_operators_end_comes_after_a_server_that_stopped_without_one(
 class _Unlisted(MemoryRecorder):
     """A recorder on a system that does not list its locks."""
 
-    def claimed(self, sessions: Iterable[str]) -> None:  # type: ignore[override]
-        return None
+    def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
+        return dict.fromkeys(sessions)
 
 
 def test_an_effect_running_at_the_end_of_an_open_log_is_unknown_unless_it_is_served() -> None:
