@@ -61,7 +61,12 @@ class _Agent:
         expect: str = "ok",
         generation: str | None = None,
     ) -> dict[str, Any]:
-        precondition = {"kind": "exact", "generation": generation or self.generation}
+        """Act at `generation` (default: the last one seen), or at the latest if "latest"."""
+        precondition = (
+            {"kind": "latest"}
+            if generation == "latest"
+            else {"kind": "exact", "generation": generation or self.generation}
+        )
         envelope = await self.call(
             "perform_action", {"target": target, "action": action, "precondition": precondition}
         )
@@ -112,7 +117,13 @@ async def _drive(db: str, session_name: str, console: Console) -> None:
                 expect="stale_generation",
                 generation=first,
             )
-            await agent.act(_sid("todo.item"), {"kind": "activate"}, expect="target_ambiguous")
+            # (At the latest: the save may have finished, and made a generation, already.)
+            await agent.act(
+                _sid("todo.item"),
+                {"kind": "activate"},
+                expect="target_ambiguous",
+                generation="latest",
+            )
             deadline = time.monotonic() + 5
             while True:
                 nodes = (await agent.read())["nodes"]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -41,3 +44,22 @@ def test_the_demo_audit_names_the_agent_that_drove_it(tmp_path: Path) -> None:
     [agent] = [line for line in done.stdout.splitlines() if line.startswith("agent: ")]
     assert agent.startswith("agent: mcp ")  # the official SDK's clientInfo
     assert ", over stdio), connected at " in agent
+
+
+def test_the_demo_passes_however_soon_the_save_it_starts_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its call that meets two todos named the generation of the save's receipt: a save
+    finished by then (a loaded machine, 50 ms) made it a `stale_generation`, not the
+    `target_ambiguous` it shows, and the demo failed."""
+    from rich.console import Console
+
+    from semledger import _demo
+
+    monkeypatch.setattr(_demo, "APP", "tests_instant_save:app")
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent / "apps"))
+    out = io.StringIO()
+    assert _demo.run_demo(Console(file=out, width=200), db=str(tmp_path / "demo.db")) == 0, (
+        out.getvalue()
+    )
+    assert "activate  todo.item  →  target_ambiguous" in out.getvalue()
