@@ -23,4 +23,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-exec .venv/bin/python -m pytest "$@"
+# One worker per core, at most four: the suite waits on subprocesses and browsers as much as it
+# computes, and more workers would only crowd a bigger machine's other work. (loadgroup: the
+# tests marked with one xdist_group run on one worker.)
+exec .venv/bin/python -m pytest --numprocesses=auto --maxprocesses=4 --dist=loadgroup "$@"

@@ -31,6 +31,9 @@ SEMLEDGER = Path(sys.executable).with_name("semledger")
 NPM_CACHE = Path(tempfile.gettempdir()) / "semledger-test-npm-cache"
 URL_LINE = re.compile(r"semledger: serving \S+ at (http://\S+/mcp)")
 
+# On one test worker: npx fetching into one npm cache from two processes at once can fail.
+pytestmark = pytest.mark.xdist_group("npm-cache")
+
 
 def _semledger(*args: str) -> list[str]:
     if SEMLEDGER.exists():
