@@ -132,6 +132,13 @@ land, or that is out of sight, goes to one of its labels that is shown (the one 
 first), as a person clicks the label they see: a checkbox hidden in its label
 (``.visually-hidden``) or under it (Bootstrap's ``.btn-check``).
 
+An action whose page goes to another document as it runs (a focus or hover handler the
+action set off, a timer of the page's) and that fails for it is a NavigationError saying so,
+with the URL in ``details["navigated"]``; a ref of a document the page has left since is
+a LocateError saying so, with the same detail. A click whose element leaves the page as it
+is given (its hover handler removed it) is an ActionabilityError saying so at once
+(``details["left"]``).
+
 Refusals and choices
 --------------------
 ``quit`` raises NavigationError: the seed has a web adapter refuse it "exactly as a desktop
@@ -520,6 +527,13 @@ class WebSurface:
         self._listeners: set[asyncio.Future[Any]] = set()
         self._failed: dict[Page, tuple[str, str]] = {}
         self._navigation_requested: asyncio.Event | None = None
+        self._documents_requested = 0
+        """How many documents the current page's main frame has asked for so far."""
+        self._loads: dict[Frame, int] = {}
+        """How many times each frame has navigated, and so replaced its document (or moved
+        in it: a fragment, ``pushState``)."""
+        self._ref_loads: dict[str, int] = {}
+        """How many times its frame had navigated when each ref was given out."""
         self._busy: asyncio.Future[Any] | None = None
         self._navigations = 0
         self._last_result: str | None = None
@@ -685,6 +699,7 @@ class WebSurface:
             return
         self._loading[frame.page] = request
         if self._navigation_requested is not None and frame.page is self._page:
+            self._documents_requested += 1
             self._navigation_requested.set()
 
     def _on_request_over(self, request: Request) -> None:
@@ -702,6 +717,7 @@ class WebSurface:
             self._dialog_opened.set()
 
     def _on_navigated(self, frame: Frame) -> None:
+        self._loads[frame] = self._loads.get(frame, 0) + 1
         if frame.parent_frame is None:
             self._navigations += 1
             if not frame.url.startswith(_ERROR_PAGE):
@@ -825,10 +841,20 @@ class WebSurface:
             raise LocateError(f"ref {ref!r} belongs to a frame that is gone", details={"ref": ref})
         return frame
 
+    def _issued(self, ref: str, frame: Frame) -> None:
+        self._ref_frames[ref] = frame
+        self._ref_loads[ref] = self._loads.get(frame, 0)
+
     async def _locator(self, ref: str) -> Locator:
         frame = await self._frame_of(ref)
         found = await self._js(frame, "resolve", ref)
         status = found["status"]
+        if status == "unknown" and self._loads.get(frame, 0) != self._ref_loads.get(ref):
+            where = "page" if frame.parent_frame is None else "frame"
+            raise LocateError(
+                f"ref {ref!r} is gone: its {where} navigated to {frame.url} since it was read",
+                details={"ref": ref, "status": status, "navigated": frame.url},
+            )
         if status != "ok":
             what = "is no longer in the page" if status == "detached" else "is not current"
             raise LocateError(f"ref {ref!r} {what}", details={"ref": ref, "status": status})
@@ -840,7 +866,7 @@ class WebSurface:
             self._next_ref = out["next"]
         refs: list[str] = out["refs"]
         for ref in refs:
-            self._ref_frames[ref] = frame
+            self._issued(ref, frame)
         return refs
 
     # -- snapshot --------------------------------------------------------------------------
@@ -924,7 +950,7 @@ class WebSurface:
                 raise LocateError(f"root ref {root!r} is not in the page", details={"ref": root})
             rows: list[Any] = out["rows"]
             for row in rows:
-                self._ref_frames[row[0]] = frame
+                self._issued(row[0], frame)
             budget = None if max_nodes is None else max_nodes - len(rows)
             rows = await self._with_frames(frame, rows, {**opts, "root": None}, budget)
         if root is None and frame.parent_frame is None:
@@ -993,7 +1019,7 @@ class WebSurface:
             self._next_ref = got["next"]
             held: list[Any] = got["rows"]
             for inner in held:
-                self._ref_frames[inner[0]] = child
+                self._issued(inner[0], child)
             held = _confined(held)
             deeper = None if budget is None else budget - len(held)
             held = await self._with_frames(child, held, opts, deeper)
@@ -1063,7 +1089,7 @@ class WebSurface:
                 out = await evaluate_script(frame.evaluate, POINT, [c.x, c.y, self._next_ref])
                 self._next_ref = out["next"]
             for ref in out["refs"]:
-                self._ref_frames[ref] = frame
+                self._issued(ref, frame)
             return list(out["refs"])
         locator = self._candidate_locator(frame, c)
         if locator is None:
@@ -1083,7 +1109,7 @@ class WebSurface:
             out = await evaluate_script(frame.evaluate, FIND_ROLE, opts)
             self._next_ref = out["next"]
         for ref in out["refs"]:
-            self._ref_frames[ref] = frame
+            self._issued(ref, frame)
         return list(out["refs"])
 
     async def describe(self, ref: str) -> ElementDescription:
@@ -1162,8 +1188,11 @@ class WebSurface:
         sent: set[Request] = set()
         opened: list[Page] = []
         self._sent, self._opened, self._opening = sent, opened, 0
+        work = handler(self, ref, args, ref2)
         try:
-            task = await self._unless_dialog(handler(self, ref, args, ref2))
+            task = await self._unless_dialog(
+                work if action in _UNWAITED else self._unless_replaced(work, page)
+            )
             if action in _INPUTS and self._taken(task, page):
                 await self._unless_dialog(self._settle(page))
             await self._windows_arrive(opened)
@@ -1193,6 +1222,38 @@ class WebSurface:
             result=result,
             pending=bool(sent),
             opened=any(not p.is_closed() for p in opened),
+        )
+
+    async def _unless_replaced(self, work: Awaitable[T], page: Page) -> T:
+        """`work`, an action on `page`, or the error saying that the page went to another
+        document while it ran, or that its element left the page. What the action began (a
+        focus or hover handler of the page's) may have done that, or a timer of the
+        page's; either way the element it was for is gone."""
+        requested = self._documents_requested
+        try:
+            return await work
+        except (PlaywrightError, LocateError) as exc:
+            if isinstance(exc, PlaywrightError) and _dispatched(exc):
+                raise  # its input reached the page: the action happened (see `_act`)
+            if self._documents_requested != requested and not page.is_closed():
+                raise self._navigated_away(page.main_frame) from exc
+            if isinstance(exc, PlaywrightError) and _NOT_ATTACHED.search(_one_line(exc.message)):
+                raise ActionabilityError(
+                    "the element left the page during the action (a focus or hover"
+                    " handler of the page's may have run): read again",
+                    details={"left": "true"},
+                ) from exc
+            raise
+
+    def _navigated_away(self, frame: Frame) -> NavigationError:
+        """The error for an action whose frame went to another document as it ran."""
+        loading = self._loading.get(frame.page) if frame.parent_frame is None else None
+        url = loading.url if loading is not None else frame.url
+        where = "page" if frame.parent_frame is None else "frame"
+        return NavigationError(
+            f"the {where} navigated to {url} during the action (a focus or hover handler"
+            " of the page's may have run): read again",
+            details={"navigated": url},
         )
 
     def _taken(self, task: asyncio.Future[Any], page: Page) -> bool:
@@ -1504,6 +1565,9 @@ class WebSurface:
 _COMMIT_GRACE_S = 1.0
 """How long an input waits for the navigation it started to commit before it returns."""
 
+_NOT_ATTACHED: Final = re.compile(r"not attached to the DOM")
+"""Playwright's word that an element handle's element left the page as it was acted on."""
+
 _INPUTS: Final = frozenset({
     "click", "doubleClick", "rightClick", "hover", "hoverAndClick", "pressAndHold", "release",
     "dragTo", "type", "clear", "press", "focus", "keyDown", "keyUp", "submit", "upload",
@@ -1774,7 +1838,14 @@ async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
             await label.dispose()
         return
     own: Position | None = await locator.evaluate(_OWN_POINT)
-    await s._navigating_input(locator.click(position=own, timeout=s._timeout(a)))
+    # On its element, not the locator: a locator that loses its element (a hover handler
+    # removed it) waits the whole timeout for it to come back; the element fails at once.
+    element = await locator.element_handle(timeout=s._timeout(a))
+    try:
+        await s._navigating_input(element.click(position=own, timeout=s._timeout(a)))
+    finally:
+        with contextlib.suppress(PlaywrightError):
+            await element.dispose()
 
 
 _STAND_IN_LABEL = """(el) => {

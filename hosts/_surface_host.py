@@ -55,7 +55,12 @@ application through the same router and tools as a semledger app:
   A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
   carries, SessionError -> host_closed, closing the host), and changes nothing in the
-  bridge's generation.
+  bridge's generation. Its message names elements by node id, never by the surface's refs.
+  One saying the page went to another document as the action ran (``details["navigated"]``),
+  or that a later step of an action done in several (set_text: clear, then type) found the
+  page loading another, is ``handler_rejected`` "the page navigated to URL during the action (a focus or
+  hover handler of the page's may have run): read again": what the action began (a focus
+  handler that navigates) may have changed the page, which the next read shows.
   A surface that cannot be read (any other SurfaceError from ``snapshot``: a script error,
   a page that keeps navigating) is ``handler_rejected`` with ``details["failure"]``, for a
   read or before an action (nothing done); after an action the receipt says
@@ -1008,7 +1013,7 @@ class SurfaceAgentHost:
             return _reject(ErrorCode.HOST_CLOSED, str(error))
         except SurfaceError as error:
             return _rejection(
-                error, echoed, action.kind.value, self._refs.get(node.node_id), node.node_id
+                error, echoed, action.kind.value, self._refs.get(node.node_id), self._ids
             )
         try:
             after = await self.refresh()
@@ -1038,10 +1043,18 @@ class SurfaceAgentHost:
         """Perform `action` on `ref`; whether requests it sent are still unanswered."""
         kind = action.kind
         pending = False
+        steps = 0
 
         async def act(name: str, target: str, args: dict[str, Any] | None = None) -> None:
-            nonlocal pending
-            done = await self._act_on(name, target, args)
+            nonlocal pending, steps
+            steps += 1
+            try:
+                done = await self._act_on(name, target, args)
+            except NavigationError as error:
+                loading = error.details.get("pending")
+                if steps == 1 or not isinstance(loading, str):
+                    raise
+                raise _navigated_away(loading) from error  # the step before started it
             pending |= done.pending
             if done.opened:  # the user's browser shows the tab or popup the action opened
                 await self._act_on("switchWindow", None, {"target": "newest"})
@@ -1175,6 +1188,31 @@ def _in_range(value: float, numeric: Numeric | None) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
+def _navigated_away(url: str) -> NavigationError:
+    """The error for an action of several steps whose page began loading `url` after the
+    first (a field's focus handler, which clearing it for set_text ran, say)."""
+    return NavigationError(
+        f"the page navigated to {url} during the action (a focus or hover handler of the"
+        " page's may have run): read again",
+        details={"navigated": url},
+    )
+
+
+def _agents_words(error: SurfaceError, ref: str | None, ids: Mapping[str, int]) -> str:
+    """`error`'s message naming elements by the node ids an agent knows (``node 7``) instead
+    of the surface's refs: any the surface quotes (``ref 'e27'``; one no node stands for is
+    "an element") and the target's `ref` wherever it stands alone (``e7``)."""
+
+    def node(match: re.Match[str]) -> str:
+        node_id = ids.get(match.group(1))
+        return "an element" if node_id is None else f"node {node_id}"
+
+    message = re.sub(r"\bref '([^']*)'", node, error.message)
+    if ref is not None and ref in ids:
+        message = re.sub(rf"(?<![\w-]){re.escape(ref)}(?![\w-])", f"node {ids[ref]}", message)
+    return message
+
+
 def _loading(snapshot: SemanticsSnapshot) -> bool:
     root = None if snapshot.root is None else snapshot.nodes.get(snapshot.root)
     return root is not None and root.state.busy
@@ -1191,13 +1229,18 @@ def _unreadable(error: SurfaceError) -> Rejection:
 
 
 def _rejection(
-    error: SurfaceError, echoed: dict[str, Any], action: str, ref: str | None, node_id: int
+    error: SurfaceError,
+    echoed: dict[str, Any],
+    action: str,
+    ref: str | None,
+    ids: Mapping[str, int],
 ) -> Rejection:
-    """The rejection `error` stands for, its message naming the target by the node id an
-    agent knows instead of the surface's `ref`."""
-    message = error.message
-    if ref is not None:
-        message = re.sub(rf"(?<![\w-]){re.escape(ref)}(?![\w-])", f"node {node_id}", message)
+    """The rejection `error` stands for, in the agent's words (`_agents_words`)."""
+    navigated = error.details.get("navigated")
+    if isinstance(navigated, str):  # as the action began: the page changed, not the target
+        message = _navigated_away(navigated).message
+        return _reject(ErrorCode.HANDLER_REJECTED, message, target=echoed, action=action)
+    message = _agents_words(error, ref, ids)
     code = error.details.get("code")
     if isinstance(code, str):
         try:

@@ -364,6 +364,102 @@ async def test_a_control_an_overlay_covers_is_refused_naming_the_overlay(
             await surface.close()
 
 
+MOVING = {
+    "focus.html": """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Focus</title></head><body>
+<label>Search <input id="search" onfocus="location.href = 'next.html'"></label>
+</body></html>
+""",
+    "hover.html": """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Hover</title></head><body>
+<button id="delete" onmouseover="record.remove(); this.remove()">Delete</button>
+<p id="record">Account record</p>
+</body></html>
+""",
+    "choice.html": """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Choice</title></head><body>
+<label>Size <select id="size"><option>Small</option><option>Large</option></select></label>
+<label>Tiny <select id="tiny" style="width: 0; height: 0; padding: 0; border: 0">
+  <option>Low</option><option>High</option></select></label>
+</body></html>
+""",
+    "next.html": """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Next</title></head><body>
+<h1>Next page</h1></body></html>
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def moving(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Pages whose handlers move the page away from under an action."""
+    directory = tmp_path_factory.mktemp("moving")
+    for name, html in MOVING.items():
+        (directory / name).write_text(html, encoding="utf-8")
+    with serve_directory(directory) as url:
+        yield url
+
+
+async def _refused(host: SurfaceAgentHost, node: int, action: SemanticsAction) -> Rejection:
+    outcome = await host.perform_action(ByNodeId(node), action, Latest())
+    assert isinstance(outcome, Rejection), outcome
+    return outcome
+
+
+async def _arrives(host: SurfaceAgentHost, text: str) -> bool:
+    """Whether the page shows `text` within five seconds (a document still loading reads as
+    the one before, busy)."""
+    for _ in range(100):
+        if _shows(await _full(host), text):
+            return True
+        await trio.sleep(0.05)
+    return False
+
+
+async def test_a_field_whose_focus_navigates_is_refused_saying_the_page_navigated(
+    browser: WebBrowser, moving: str
+) -> None:
+    """set_text clears the field first, which focuses it; its focus handler went to the
+    next page, and the type that followed was refused as "ref 'node 2' is not current"
+    (target_not_found), naming the adapter's ref of a node the agent had just read."""
+    surface = await _opened(browser, moving + "focus.html")
+    host = SurfaceAgentHost(surface)
+    try:
+        field = _labelled(await _full(host), Role.TEXT_FIELD, "Search")
+        refused = await _refused(host, field.node_id, SetText("hello"))
+        assert refused.code is ErrorCode.HANDLER_REJECTED
+        assert refused.message == (
+            f"the page navigated to {moving}next.html during the action (a focus or hover"
+            " handler of the page's may have run): read again"
+        )
+        assert await _arrives(host, "Next page")
+    finally:
+        await surface.close()
+
+
+async def test_a_button_whose_hover_removes_it_is_refused_at_once_saying_it_left(
+    browser: WebBrowser, moving: str
+) -> None:
+    """Playwright's hover before the click ran the button's mouseover, which removed it;
+    the click waited its whole timeout for the button to come back."""
+    surface = WebSurface({"browser": browser, "timeout_ms": 10_000})
+    await surface.open(SessionInit(base_url=moving + "hover.html"))
+    host = SurfaceAgentHost(surface)
+    try:
+        button = _labelled(await _full(host), Role.BUTTON, "Delete")
+        started = trio.current_time()
+        refused = await _refused(host, button.node_id, _simple(ActionKind.ACTIVATE))
+        assert trio.current_time() - started < 5  # not the 10 s timeout
+        assert refused.code is ErrorCode.HANDLER_REJECTED
+        assert refused.message == (
+            "the element left the page during the action (a focus or hover handler of the"
+            " page's may have run): read again"
+        )
+        assert not _shows(await _full(host), "Account record")
+    finally:
+        await surface.close()
+
+
 @pytest.fixture
 def refused_url() -> Iterator[str]:
     """A local port bound but not listening: connecting to it is refused."""
