@@ -133,8 +133,9 @@ first), as a person clicks the label they see: a checkbox hidden in its label
 (``.visually-hidden``) or under it (Bootstrap's ``.btn-check``).
 
 An action whose page goes to another document as it runs (a focus or hover handler the
-action set off, a timer of the page's) and that fails for it is a NavigationError saying so,
-with the URL in ``details["navigated"]``; a ref of a document the page has left since is
+action set off, a timer of the page's) is a NavigationError saying so, with the URL in
+``details["navigated"]``, as soon as the next document commits, rather than a wait for its
+element in that document until the timeout; a ref of a document the page has left since is
 a LocateError saying so, with the same detail. A click whose element leaves the page as it
 is given (its hover handler removed it) is an ActionabilityError saying so at once
 (``details["left"]``).
@@ -527,6 +528,7 @@ class WebSurface:
         self._listeners: set[asyncio.Future[Any]] = set()
         self._failed: dict[Page, tuple[str, str]] = {}
         self._navigation_requested: asyncio.Event | None = None
+        self._committed: asyncio.Event | None = None
         self._documents_requested = 0
         """How many documents the current page's main frame has asked for so far."""
         self._loads: dict[Frame, int] = {}
@@ -719,6 +721,8 @@ class WebSurface:
     def _on_navigated(self, frame: Frame) -> None:
         self._loads[frame] = self._loads.get(frame, 0) + 1
         if frame.parent_frame is None:
+            if self._committed is not None and frame.page is self._page:
+                self._committed.set()
             self._navigations += 1
             if not frame.url.startswith(_ERROR_PAGE):
                 self._failed.pop(frame.page, None)
@@ -745,6 +749,7 @@ class WebSurface:
         self._ref_lock = asyncio.Lock()
         self._dialog_opened = asyncio.Event()
         self._navigation_requested = asyncio.Event()
+        self._committed = asyncio.Event()
         if init.timeout_ms is not None:
             self._timeout_ms = init.timeout_ms
         viewport = (
@@ -1191,7 +1196,9 @@ class WebSurface:
         work = handler(self, ref, args, ref2)
         try:
             task = await self._unless_dialog(
-                work if action in _UNWAITED else self._unless_replaced(work, page)
+                work
+                if action in _UNWAITED
+                else self._unless_replaced(work, page, cut=action in _CUT_SHORT)
             )
             if action in _INPUTS and self._taken(task, page):
                 await self._unless_dialog(self._settle(page))
@@ -1224,14 +1231,45 @@ class WebSurface:
             opened=any(not p.is_closed() for p in opened),
         )
 
-    async def _unless_replaced(self, work: Awaitable[T], page: Page) -> T:
-        """`work`, an action on `page`, or the error saying that the page went to another
-        document while it ran, or that its element left the page. What the action began (a
-        focus or hover handler of the page's) may have done that, or a timer of the
-        page's; either way the element it was for is gone."""
-        requested = self._documents_requested
+    async def _unless_replaced(self, work: Awaitable[T], page: Page, *, cut: bool) -> T:
+        """`work`, an action on `page`, or, as soon as the adapter can tell, the error saying
+        that the page went to another document while it ran, or that its element left the
+        page. What the action began (a focus or hover handler of the page's) may have done
+        that, or a timer of the page's; either way the element it was for is gone, and
+        Playwright would wait its whole timeout for it to come back.
+
+        With `cut`, a navigation that commits while `work` is still running ends the wait
+        once `work` has had `_REPLACED_GRACE_S` to finish (a click that started it returns
+        as it commits); one still waiting for its server is the action's to wait for (a
+        click returns then, see `_navigating_input`)."""
+        committed = self._committed
+        assert committed is not None
+        requested, navigations = self._documents_requested, self._navigations
+        task = asyncio.ensure_future(work)
         try:
-            return await work
+            while cut and not task.done():
+                if (
+                    self._documents_requested != requested
+                    and self._navigations != navigations
+                    and page not in self._loading
+                ):
+                    await asyncio.wait({task}, timeout=_REPLACED_GRACE_S)
+                    if not task.done():
+                        raise self._navigated_away(page.main_frame)
+                    break
+                committed.clear()
+                waiter = asyncio.ensure_future(committed.wait())
+                try:
+                    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+            await asyncio.wait({task})
+        except BaseException:
+            task.cancel()
+            task.add_done_callback(_retrieved)
+            raise
+        try:
+            return task.result()
         except (PlaywrightError, LocateError) as exc:
             if isinstance(exc, PlaywrightError) and _dispatched(exc):
                 raise  # its input reached the page: the action happened (see `_act`)
@@ -1565,6 +1603,9 @@ class WebSurface:
 _COMMIT_GRACE_S = 1.0
 """How long an input waits for the navigation it started to commit before it returns."""
 
+_REPLACED_GRACE_S = 0.5
+"""How long an action still running when its page's next document commits has to finish."""
+
 _NOT_ATTACHED: Final = re.compile(r"not attached to the DOM")
 """Playwright's word that an element handle's element left the page as it was acted on."""
 
@@ -1574,6 +1615,10 @@ _INPUTS: Final = frozenset({
     "selectOption", "deselectOption", "deselectAll", "setChecked",
 })  # fmt: skip
 """Actions that reach the page's handlers as a user's input does."""
+
+_CUT_SHORT: Final = _INPUTS - {"submit"}
+"""Actions on an element that no navigation of the page's completes: one that commits while
+they run has taken their element away (``submit`` waits for the document it sends for)."""
 
 _SETTLE = (
     "() => new Promise((done) => {"

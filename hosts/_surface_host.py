@@ -55,10 +55,11 @@ application through the same router and tools as a semledger app:
   A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
   carries, SessionError -> host_closed, closing the host), and changes nothing in the
-  bridge's generation. Its message names elements by node id, never by the surface's refs.
-  One saying the page went to another document as the action ran (``details["navigated"]``),
-  or that a later step of an action done in several (set_text: clear, then type) found the
-  page loading another, is ``handler_rejected`` "the page navigated to URL during the action (a focus or
+  bridge's generation. Its message names elements by node id, never by the surface's refs,
+  and the action by the agent's kind (``select``, not ``selectOption``). One saying the page
+  went to another document as the action ran (``details["navigated"]``), or that a later
+  step of an action done in several (set_text: clear, then type) found the page loading
+  another, is ``handler_rejected`` "the page navigated to URL during the action (a focus or
   hover handler of the page's may have run): read again": what the action began (a focus
   handler that navigates) may have changed the page, which the next read shows.
   A surface that cannot be read (any other SurfaceError from ``snapshot``: a script error,
@@ -1198,10 +1199,12 @@ def _navigated_away(url: str) -> NavigationError:
     )
 
 
-def _agents_words(error: SurfaceError, ref: str | None, ids: Mapping[str, int]) -> str:
+def _agents_words(error: SurfaceError, action: str, ref: str | None, ids: Mapping[str, int]) -> str:
     """`error`'s message naming elements by the node ids an agent knows (``node 7``) instead
     of the surface's refs: any the surface quotes (``ref 'e27'``; one no node stands for is
-    "an element") and the target's `ref` wherever it stands alone (``e7``)."""
+    "an element") and the target's `ref` wherever it stands alone (``e7``); and the action
+    by the kind the agent asked for (``select``) instead of the surface's action it was done
+    with (``selectOption``)."""
 
     def node(match: re.Match[str]) -> str:
         node_id = ids.get(match.group(1))
@@ -1210,6 +1213,9 @@ def _agents_words(error: SurfaceError, ref: str | None, ids: Mapping[str, int]) 
     message = re.sub(r"\bref '([^']*)'", node, error.message)
     if ref is not None and ref in ids:
         message = re.sub(rf"(?<![\w-]){re.escape(ref)}(?![\w-])", f"node {ids[ref]}", message)
+    done_with = error.details.get("action")
+    if isinstance(done_with, str) and done_with != action:
+        message = message.replace(f"could not take {done_with} ", f"could not take {action} ")
     return message
 
 
@@ -1240,7 +1246,7 @@ def _rejection(
     if isinstance(navigated, str):  # as the action began: the page changed, not the target
         message = _navigated_away(navigated).message
         return _reject(ErrorCode.HANDLER_REJECTED, message, target=echoed, action=action)
-    message = _agents_words(error, ref, ids)
+    message = _agents_words(error, action, ref, ids)
     code = error.details.get("code")
     if isinstance(code, str):
         try:

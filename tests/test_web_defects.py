@@ -460,6 +460,58 @@ async def test_a_button_whose_hover_removes_it_is_refused_at_once_saying_it_left
         await surface.close()
 
 
+async def test_a_select_the_page_navigates_away_from_is_refused_at_once_naming_the_page(
+    browser: WebBrowser, moving: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page that navigates while selectOption runs (a timer of its, here started just as
+    the option is chosen): Playwright waited its whole timeout for the ``<select>`` in the
+    next document, and the agent read "could not take selectOption within 5000 ms: no
+    element matched it"."""
+    from playwright.async_api import Locator
+
+    real = Locator.select_option
+
+    async def navigated_under(self: Locator, *args: Any, **kwargs: Any) -> Any:
+        await self.page.evaluate("location.href = 'next.html'")
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Locator, "select_option", navigated_under)
+    surface = WebSurface({"browser": browser, "timeout_ms": 10_000})
+    await surface.open(SessionInit(base_url=moving + "choice.html"))
+    host = SurfaceAgentHost(surface)
+    try:
+        large = _labelled(await _full(host), Role.OPTION, "Large")
+        started = trio.current_time()
+        refused = await _refused(host, large.node_id, _simple(ActionKind.SELECT))
+        assert trio.current_time() - started < 5  # not the 10 s timeout
+        assert refused.code is ErrorCode.HANDLER_REJECTED
+        assert refused.message == (
+            f"the page navigated to {moving}next.html during the action (a focus or hover"
+            " handler of the page's may have run): read again"
+        )
+    finally:
+        await surface.close()
+
+
+async def test_a_refused_select_names_the_agents_action_not_the_adapters(
+    browser: WebBrowser, moving: str
+) -> None:
+    """A native option is chosen with the adapter's selectOption, which the agent never
+    asked for: "could not take selectOption"."""
+    surface = WebSurface({"browser": browser, "timeout_ms": 1000})
+    await surface.open(SessionInit(base_url=moving + "choice.html"))
+    host = SurfaceAgentHost(surface)
+    try:
+        high = _labelled(await _full(host), Role.OPTION, "High")
+        refused = await _refused(host, high.node_id, _simple(ActionKind.SELECT))
+        assert refused.message == (
+            "the element could not take select within 1000 ms: it is not visible (hidden, or"
+            " of no size)"
+        )
+    finally:
+        await surface.close()
+
+
 @pytest.fixture
 def refused_url() -> Iterator[str]:
     """A local port bound but not listening: connecting to it is refused."""
