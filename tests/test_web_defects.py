@@ -343,7 +343,8 @@ async def test_a_control_an_overlay_covers_is_refused_naming_the_overlay(
     log names no locator) and "it did not become ready" for a button."""
     (tmp_path / "covered.html").write_text(COVERED, encoding="utf-8")
     with serve_directory(tmp_path) as url:
-        surface = WebSurface({"browser": browser, "timeout_ms": 1000})
+        # Time for Playwright's first look at what the click would hit on a loaded machine.
+        surface = WebSurface({"browser": browser, "timeout_ms": 3000})
         await surface.open(SessionInit(base_url=url + "covered.html"))
         host = SurfaceAgentHost(surface)
         try:
