@@ -18,7 +18,7 @@ import re
 import shlex
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 import attrs
@@ -37,6 +37,7 @@ from semledger.eventlog import (
     EffectFailed,
     EndedBy,
     Event,
+    InconsistentLogError,
     NewEvent,
     Recorder,
     SemanticsTaken,
@@ -46,11 +47,13 @@ from semledger.eventlog import (
     SessionResumed,
     SessionStarted,
     SnapshotTaken,
+    StoredEvent,
     TimerFired,
     check_counted,
     decode,
     ended_for_good,
     password_policy_refusal,
+    past_end,
     session_start,
     topic_of,
     unstarted,
@@ -228,6 +231,20 @@ def _differs(logged: Committed, mine: Committed | None) -> str:
         f"the log commits it with hash {logged.snapshot_hash[:12]}, "
         f"re-execution with {mine.snapshot_hash[:12]}"
     )
+
+
+def _within_ends(
+    session: str, events: Iterable[tuple[StoredEvent, Event]]
+) -> Iterator[tuple[StoredEvent, Event]]:
+    """`events`, the session's in order; raises ``InconsistentLogError`` at one logged right
+    after an end where nothing logs one (`past_end`), as replay does. Re-executed, it would
+    pass for the app's divergence, or the session be resumed over it. One check an event."""
+    closed: tuple[int, SessionEnded | SessionCrashed] | None = None
+    for record, event in events:
+        if closed is not None and (why := past_end(*closed, event)) is not None:
+            raise InconsistentLogError(session, record.seq, f"it {why}")
+        closed = (record.seq, event) if isinstance(event, SessionEnded | SessionCrashed) else None
+        yield record, event
 
 
 @attrs.frozen
@@ -564,7 +581,7 @@ class SessionActor(Actor[SessionMessage]):
         # The inputs toward the next checkpoint go on from the log, not from this run: a
         # session restarted more often than `checkpoint_every` would never take one.
         inputs = 0
-        events = self.recorder.events(self.name, start=start)
+        events = _within_ends(self.name, self.recorder.events(self.name, start=start))
         for record, event in events:
             if isinstance(event, Committed):
                 mine = made.popleft() if made else None
@@ -585,6 +602,7 @@ class SessionActor(Actor[SessionMessage]):
                 except Exception as error:  # as the live session takes it: see `_step`
                     following = next(events, None)
                     if following is not None and isinstance(following[1], SessionCrashed):
+                        next(events, None)  # one logged past the crash is damage, named so
                         raise SessionCrashedError(
                             f"session {self.name!r} crashed (log event {following[0].seq}, on"
                             f" the input at event {record.seq}) and cannot be resumed;"
@@ -603,6 +621,7 @@ class SessionActor(Actor[SessionMessage]):
                 if core.redacted:
                     self._redacted_effects.update(effect_id for effect_id, _ in result.effects)
             elif isinstance(event, SessionCrashed):
+                next(events, None)  # one logged past the crash is damage, named so
                 raise SessionCrashedError(
                     f"session {self.name!r} crashed (see its log); it cannot be resumed, "
                     "but `semledger replay` reproduces the crash"

@@ -27,6 +27,7 @@ from semledger.actors import (
 )
 from semledger.eventlog import (
     ActionRequested,
+    AgentConnected,
     Committed,
     CorruptSummaryError,
     EffectCompleted,
@@ -527,6 +528,70 @@ async def test_resuming_a_session_whose_event_1_is_not_its_start_is_damage() -> 
     assert message == (
         "session 's', event 1: it is a SessionEnded, not the SessionStarted a session begins with"
     )
+
+
+def _past_the_end(db: Path, *events: Any) -> int:
+    """Append `events` after session ``s``'s last event, the chain carried on over them as
+    any append carries it: what no server logs after an end. The seq of the first."""
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head("s")
+        assert head is not None
+        recorder.append([NewEvent("s", head.seq + n, e, 0.0) for n, e in enumerate(events, 1)])
+    return head.seq + 1
+
+
+AGENT = AgentConnected(None, None, "stdio", None)
+CRASH = SessionCrashed("ZeroDivisionError", "Traceback …")
+SUBMITTED = ActionRequested(
+    9, {"kind": "semantic_id", "id": "counter.increment"}, {"kind": "activate"},
+    {"kind": "latest"}, redacted=False,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("end", "forged", "why"),
+    [
+        (True, [AGENT], "follows the session's end at event {end} with no resume"),
+        (True, [SUBMITTED], "follows the session's end at event {end} with no resume"),
+        (False, [CRASH, AGENT], "follows the session's crash at event {end}, after which"),
+    ],
+    ids=["resumed-over-it", "diverged", "crashed"],
+)
+async def test_resuming_a_session_with_an_event_logged_past_its_end_names_the_damage(
+    tmp_path: Path, end: bool, forged: list[Any], why: str
+) -> None:
+    """Recovery re-executed past the end: the session was resumed over the added event, or
+    refused as diverged ("the application changed") or as crashed."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        await record(recorder, counter.app, [INCREMENT], end=end)
+    first = _past_the_end(db, *forged)
+    at = first + len(forged) - 1
+    expected = f"session 's', event {at}: it {why.format(end=at - 1)}"
+    with SqliteRecorder(db) as recorder:
+        message = await refused(recorder, counter.app, error=InconsistentLogError)
+    assert message.startswith(expected), message
+
+
+def test_serving_a_session_with_an_event_logged_past_its_end_names_the_damage_exit_1(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    mcp.serve(TODO, db, "s", [mcp.perform(1, "todo.input", "set_text", value="milk")])
+    target = {"kind": "semantic_id", "id": "todo.input"}
+    seq = _past_the_end(
+        db, ActionRequested(2, target, {"kind": "submit"}, {"kind": "latest"}, False)
+    )
+    with SqliteRecorder(db) as recorder:
+        before = list(recorder.read("s"))
+    done = mcp.cli("serve", TODO, "--db", str(db), "--session", "s")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 's', event {seq}: it follows the"
+        f" session's end at event {seq - 1} with no resume\n"
+    )
+    with SqliteRecorder(db) as recorder:
+        assert list(recorder.read("s")) == before
 
 
 async def test_resuming_with_the_unchanged_app_from_a_checkpoint_goes_on() -> None:

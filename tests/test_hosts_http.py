@@ -36,6 +36,7 @@ from semledger.eventlog import (
     AgentConnected,
     CallRefused,
     EffectStarted,
+    NewEvent,
     SessionEnded,
     SqliteRecorder,
     session_end,
@@ -1563,6 +1564,35 @@ def test_a_session_whose_log_is_damaged_is_a_500_naming_the_damage_and_others_go
         fresh = McpClient(http, after.url)
         fresh.initialize()
         assert fresh.count() == "0"
+
+
+def test_resuming_a_session_with_an_event_logged_past_its_end_is_a_500_naming_the_damage(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """An event appended after the end its server logged as it stopped, the chain carried
+    on: recovery re-executed past the end and resumed the session over it."""
+    db = tmp_path / "log.db"
+    with serving(db) as before:
+        client = McpClient(http, before.url)
+        session = client.initialize()
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"] is True
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head(session)
+        assert head is not None
+        forged = AgentConnected(None, None, "http", None)
+        recorder.append([NewEvent(session, head.seq + 1, forged, time.time())])
+        before_resume = list(recorder.read(session))
+    with serving(db) as after:
+        client.url = after.url
+        refused = client.post(call(1, "read_semantics", {}))
+        assert refused.status_code == 500, refused.text
+        assert refusal(refused.json()) == (
+            f"session {session!r} cannot be resumed: its log cannot be read: session"
+            f" {session!r}, event {head.seq + 1}: it follows the session's end at event"
+            f" {head.seq} with no resume"
+        )
+    with SqliteRecorder(db) as recorder:
+        assert list(recorder.read(session)) == before_resume
 
 
 def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
