@@ -37,7 +37,6 @@ from semledger.eventlog import (
     EffectFailed,
     EndedBy,
     Event,
-    InconsistentLogError,
     NewEvent,
     Recorder,
     SemanticsTaken,
@@ -53,7 +52,6 @@ from semledger.eventlog import (
     decode,
     ended_for_good,
     password_policy_refusal,
-    past_end,
     session_start,
     topic_of,
     unstarted,
@@ -94,7 +92,7 @@ from ._actor import (
 )
 from ._apps import app_location, check_app_ref
 from ._core import SessionCore, app_raised, commit_size, crash_event, effect_failure
-from ._journal import logged_journal
+from ._journal import LogOrder, logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
 from ._str_hash import PARAM as STR_HASH
@@ -233,17 +231,16 @@ def _differs(logged: Committed, mine: Committed | None) -> str:
     )
 
 
-def _within_ends(
-    session: str, events: Iterable[tuple[StoredEvent, Event]]
+def _in_order(
+    session: str, events: Iterable[tuple[StoredEvent, Event]], start: int
 ) -> Iterator[tuple[StoredEvent, Event]]:
-    """`events`, the session's in order; raises ``InconsistentLogError`` at one logged right
-    after an end where nothing logs one (`past_end`), as replay does. Re-executed, it would
-    pass for the app's divergence, or the session be resumed over it. One check an event."""
-    closed: tuple[int, SessionEnded | SessionCrashed] | None = None
+    """`events`, the session's from seq `start`; raises ``InconsistentLogError`` at one out
+    of order (`LogOrder`: a seq missing, or an event past an end that nothing logs), as
+    replay does. Re-executed, it would pass for the app's divergence, or the session be
+    resumed over it. One check an event."""
+    order = LogOrder(session, start)
     for record, event in events:
-        if closed is not None and (why := past_end(*closed, event)) is not None:
-            raise InconsistentLogError(session, record.seq, f"it {why}")
-        closed = (record.seq, event) if isinstance(event, SessionEnded | SessionCrashed) else None
+        order.check(record, event)
         yield record, event
 
 
@@ -581,7 +578,7 @@ class SessionActor(Actor[SessionMessage]):
         # The inputs toward the next checkpoint go on from the log, not from this run: a
         # session restarted more often than `checkpoint_every` would never take one.
         inputs = 0
-        events = _within_ends(self.name, self.recorder.events(self.name, start=start))
+        events = _in_order(self.name, self.recorder.events(self.name, start=start), start)
         for record, event in events:
             if isinstance(event, Committed):
                 mine = made.popleft() if made else None

@@ -17,13 +17,11 @@ from typing import Any
 import attrs
 
 from semledger.actors import (
+    LogOrder,
     MessageCodecError,
     SessionCore,
     crash_event,
     fold_commit,
-    gap,
-    repeated,
-    twice,
 )
 from semledger.actors._str_hash import PARAM as STR_HASH
 from semledger.actors._str_hash import seed_recorded, str_hashing_note
@@ -43,7 +41,6 @@ from semledger.eventlog import (
     InconsistentLogError,
     Recorder,
     SessionCrashed,
-    SessionEnded,
     SessionStarted,
     StoredEvent,
     TimerFired,
@@ -51,7 +48,6 @@ from semledger.eventlog import (
     UnsupportedVersionError,
     check_counted,
     known_head,
-    past_end,
     unstarted,
 )
 from semledger.runtime import (
@@ -472,35 +468,17 @@ class _Log:
     def _whole(
         recorder: Recorder, session: str
     ) -> Generator[tuple[StoredEvent, Event], None, None]:
-        expected = 1
-
-        def check(seq: int) -> None:
-            if repeated(seq, expected):
-                raise InconsistentLogError(session, seq, f"it {twice(seq)}")
-            if seq < expected:  # (below seq 1: reads start there, to see such an edit)
-                wrong = f"the record in its place is labelled seq {seq}"
-                raise InconsistentLogError(session, expected, wrong)
-            if seq != expected:
-                missing = f"missing: {gap(expected - 1, seq)}"
-                raise InconsistentLogError(session, expected, missing)
-
-        closed: tuple[int, SessionEnded | SessionCrashed] | None = None
+        order = LogOrder(session)
         try:
             for record, event in recorder.events(session):
-                check(record.seq)
-                expected += 1
-                if closed is not None and (why := past_end(*closed, event)) is not None:
-                    raise InconsistentLogError(session, record.seq, f"it {why}")
-                closed = None
-                if isinstance(event, SessionEnded | SessionCrashed):
-                    closed = record.seq, event
+                order.check(record, event)
                 yield record, event
         except _UNDECODABLE as error:
             # The decoder does not say which record it failed on: the next one there is it.
-            bad = next(recorder.read(session, start=expected), None)
+            bad = next(recorder.read(session, start=order.expected), None)
             if bad is None:
                 raise
-            check(bad.seq)
+            order.check_seq(bad.seq)
             raise InconsistentLogError(session, bad.seq, str(error)) from error
 
     def peek(self) -> tuple[StoredEvent, Event] | None:

@@ -594,6 +594,27 @@ def test_serving_a_session_with_an_event_logged_past_its_end_names_the_damage_ex
         assert list(recorder.read("s")) == before
 
 
+def test_serving_a_session_with_an_event_deleted_from_its_log_names_it_missing_exit_1(
+    tmp_path: Path,
+) -> None:
+    """Resumed, it re-executed past the gap and was refused as "re-executing its log differs
+    ... likely the application changed" (exit 2), as replay names it: missing."""
+    db = tmp_path / "log.db"
+    mcp.serve(TODO, db, "s", [mcp.perform(1, "todo.input", "set_text", value="milk")])
+    with sqlite3.connect(db) as conn:
+        (seq,) = conn.execute(
+            "SELECT seq FROM events WHERE session = 's' AND topic = 'ActionRequested'"
+        ).fetchone()
+        conn.execute("DELETE FROM events WHERE session = 's' AND seq = ?", (seq,))
+    conn.close()
+    done = mcp.cli("serve", TODO, "--db", str(db), "--session", "s")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 's', event {seq}: missing: the"
+        f" session's events go from event {seq - 1} to event {seq + 1}\n"
+    )
+
+
 async def test_resuming_with_the_unchanged_app_from_a_checkpoint_goes_on() -> None:
     recorder = MemoryRecorder()
     before = await record(recorder, counter.app, [INCREMENT] * 7, every=3, end=False)
