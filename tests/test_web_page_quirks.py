@@ -86,7 +86,7 @@ PAGES = {
 """,
     "stuck.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Stuck</title></head><body><p>Loading</p>
-<script>const until = Date.now() + 3000; while (Date.now() < until) {}</script>
+<script>const until = Date.now() + 6000; while (Date.now() < until) {}</script>
 </body></html>
 """,
 }
@@ -230,9 +230,10 @@ async def test_a_modal_dialog_in_a_frame_confines_the_frame_and_the_page_stays_i
 async def test_a_page_load_gives_up_after_the_sessions_timeout_not_a_longer_hidden_one(
     surface: WebSurface, site: str
 ) -> None:
-    """The page's script holds its document back for 3 s; the session waits 1 s for it."""
+    """The page's script holds its document back for 6 s; the session waits 1 s for it
+    (and a loaded machine takes a while more to start and to stop the load)."""
     started = trio.current_time()
     with pytest.raises(SessionError, match="Timeout 1000ms exceeded"):
         with trio.fail_after(HANG_GUARD_S):
             await surface.open(SessionInit(base_url=site + "stuck.html", timeout_ms=1000))
-    assert trio.current_time() - started < 2.5
+    assert trio.current_time() - started < 5

@@ -122,7 +122,8 @@ PAGES = {
     "<a href='account.html'>Next</a>",
     "draft_moving_on.html": "<!doctype html><title>Draft</title>"
     "<button id='go'>Save draft</button>"
-    "<script>setTimeout(() => { location.href = 'account.html'; }, 300);</script>",
+    # (Late enough for a loaded machine's first read to see the draft.)
+    "<script>setTimeout(() => { location.href = 'account.html'; }, 2000);</script>",
     "account.html": "<!doctype html><title>Account</title>"
     "<button id='go' onclick=\"this.textContent = 'Deleted'\">Delete account</button>",
     "pin.html": "<!doctype html><title>PIN entry</title><input id='pin' aria-label='PIN'>",

@@ -39,8 +39,9 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
 from served_pages import HANG_GUARD_S, full_read, open_host, surface_on
 
-ACTION_TIMEOUT_MS = 500
-"""The surface's action timeout, kept short so a click given up on is given up on soon."""
+ACTION_TIMEOUT_MS = 2000
+"""The surface's action timeout, kept short so a click given up on is given up on soon,
+and long enough for a click a loaded machine is slow to carry out."""
 
 START = (
     "<!doctype html><title>Start</title><h1>Start</h1>"
@@ -105,10 +106,6 @@ def site() -> Iterator[Site]:
 async def surface(browser: WebBrowser) -> AsyncIterator[WebSurface]:
     async with surface_on(browser, timeout_ms=ACTION_TIMEOUT_MS) as opened:
         yield opened
-
-
-
-
 
 
 async def _activate(host: SurfaceAgentHost, node: SemanticsNode) -> Receipt | Rejection:
