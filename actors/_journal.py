@@ -27,6 +27,7 @@ from semledger.eventlog import (
     StoredEvent,
     UnknownTopicError,
     UnsupportedVersionError,
+    checked_end,
     past_end,
     topic_of,
 )
@@ -262,7 +263,7 @@ def _past_an_end(
         return None
     if closed is not None and (why := past_end(*closed, event)) is not None:
         raise InconsistentLogError(record.session, record.seq, f"it {why}")
-    return (record.seq, event) if isinstance(event, SessionEnded | SessionCrashed) else None
+    return checked_end(record.seq, record.version, event)
 
 
 class LogOrder:
@@ -294,9 +295,7 @@ class LogOrder:
         self.expected += 1
         if self._closed is not None and (why := past_end(*self._closed, event)) is not None:
             raise InconsistentLogError(self.session, record.seq, f"it {why}")
-        self._closed = None
-        if isinstance(event, SessionEnded | SessionCrashed):
-            self._closed = (record.seq, event)
+        self._closed = checked_end(record.seq, record.version, event)
 
 
 def gap(before: int, after: int) -> str:

@@ -63,6 +63,7 @@ from ._events import (
     SnapshotTaken,
     SurfaceCalled,
     TimerFired,
+    checked_end,
     past_end,
     topic_of,
 )
@@ -166,6 +167,7 @@ __all__ = [
     "canonical_bytes",
     "chain_step",
     "check_counted",
+    "checked_end",
     "checked_sessions",
     "decode",
     "encode",

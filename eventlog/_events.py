@@ -38,6 +38,7 @@ __all__ = [
     "SnapshotTaken",
     "SurfaceCalled",
     "TimerFired",
+    "checked_end",
     "past_end",
     "topic_of",
 ]
@@ -365,6 +366,18 @@ def topic_of(event: Event | type[Event]) -> str:
     """The topic of an event or event class; ``KeyError`` if it is not a log event."""
     cls = event if isinstance(event, type) else type(event)
     return TOPICS[cls]
+
+
+def checked_end(
+    seq: int, version: int, event: Event
+) -> tuple[int, SessionEnded | SessionCrashed] | None:
+    """``(seq, event)`` where `event`, logged as event `seq` at `version`, is an end whose
+    next event `past_end` checks; None for any other event, and for a server's end logged
+    at version 1: servers then resumed with no `SessionResumed`, which a log of theirs
+    cannot tell from an edit."""
+    if isinstance(event, SessionCrashed) or (isinstance(event, SessionEnded) and version > 1):
+        return seq, event
+    return None
 
 
 def past_end(seq: int, end: SessionEnded | SessionCrashed, event: Event) -> str | None:

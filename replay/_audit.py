@@ -35,6 +35,7 @@ from semledger.eventlog import (
     StoredEvent,
     SurfaceCalled,
     UnknownSessionError,
+    checked_end,
     not_a_start,
     past_end,
     topic_of,
@@ -418,7 +419,7 @@ def _audit(
                     )
                 )
         elif isinstance(event, SessionEnded):
-            closed = record.seq, event
+            closed = checked_end(record.seq, record.version, event)
             ending = Ending(
                 "ended", record.seq, record.at, event.reason, final=event.final, by=event.by
             )

@@ -401,3 +401,26 @@ def test_a_copy_of_a_live_sessions_log_cannot_tell_whether_it_is_served_its_orig
     assert end["served"] is False
     assert line.endswith(": its server stopped without one (serving it again resumes it)")
     assert _audit(copy, "s")[1]["served"] is None
+
+
+def test_a_log_resumed_before_resumes_were_logged_is_no_damage(tmp_path: Path) -> None:
+    """The fixture was written by semledger at c581882: a counter session served, ended by
+    the end of its input and served again, whose resume logged no SessionResumed. Its
+    AgentConnected right after the end was named as damage ("follows the session's end at
+    event 7 with no resume"): audit, read and replay refused it, and serve would not
+    resume it."""
+    import shutil
+
+    db = tmp_path / "old.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "resumed_before_session_resumed.db", db)
+    audit = mcp.cli("audit", "old", "--db", str(db), "--verify")
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "follows" not in audit.stdout + audit.stderr
+    assert mcp.cli("read", "old", "--db", str(db)).returncode == 0
+    replayed = mcp.cli("replay", "old", "--db", str(db))
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "identical" in replayed.stdout
+    counter = "semledger.examples.counter:app"
+    resumed = mcp.cli("serve", counter, "--db", str(db), "--session", "old")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed session 'old'" in resumed.stderr
