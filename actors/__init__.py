@@ -12,7 +12,7 @@ from ._core import (
     effect_failure,
     str_of,
 )
-from ._journal import LogOrder, fold_commit, gap, logged_event, logged_journal, repeated, twice
+from ._journal import fold_commit, logged_event, logged_journal
 from ._messages import MessageCodec, MessageCodecError
 from ._registry import SessionRegistry
 from ._requests import LoggedAction, answered, logged_action, refusal
@@ -44,7 +44,6 @@ __all__ = [
     "Connect",
     "Diagnose",
     "Inspect",
-    "LogOrder",
     "LogWriter",
     "LoggedAction",
     "MessageCodec",
@@ -75,13 +74,10 @@ __all__ = [
     "crash_event",
     "effect_failure",
     "fold_commit",
-    "gap",
     "load_app",
     "logged_action",
     "logged_event",
     "logged_journal",
     "refusal",
-    "repeated",
     "str_of",
-    "twice",
 ]

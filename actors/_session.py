@@ -37,6 +37,7 @@ from semledger.eventlog import (
     EffectFailed,
     EndedBy,
     Event,
+    LogOrder,
     NewEvent,
     Recorder,
     SemanticsTaken,
@@ -92,7 +93,7 @@ from ._actor import (
 )
 from ._apps import app_location, check_app_ref
 from ._core import SessionCore, app_raised, commit_size, crash_event, effect_failure
-from ._journal import LogOrder, logged_journal
+from ._journal import logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
 from ._str_hash import PARAM as STR_HASH

@@ -68,6 +68,7 @@ from ._events import (
     topic_of,
 )
 from ._memory import MemoryRecorder
+from ._order import LogOrder, gap, repeated, twice
 from ._recorder import (
     EVENT_SIZE_LIMIT,
     LOGGABLE_INTS,
@@ -134,6 +135,7 @@ __all__ = [
     "LogInfo",
     "LogMovedError",
     "LogOpenError",
+    "LogOrder",
     "LogUnreadableError",
     "MalformedRowError",
     "MemoryRecorder",
@@ -172,6 +174,7 @@ __all__ = [
     "decode",
     "encode",
     "ended_for_good",
+    "gap",
     "inspect_log",
     "known_head",
     "log_final_end",
@@ -181,9 +184,11 @@ __all__ = [
     "past_end",
     "redact_action",
     "refused_arguments",
+    "repeated",
     "session_end",
     "session_start",
     "topic_of",
+    "twice",
     "unstarted",
     "verify_chain",
     "verify_log",

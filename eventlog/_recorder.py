@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from math import isfinite, nan
@@ -32,6 +31,7 @@ from ._errors import (
     UnknownSessionError,
 )
 from ._events import TOPICS, EndedBy, Event, SessionCrashed, SessionEnded, SessionStarted
+from ._order import LogOrder
 from ._records import (
     Head,
     NewEvent,
@@ -583,8 +583,9 @@ def log_final_end(
     starts again. Claimed meanwhile: raises ``SessionClaimedError`` while a server serves
     it, ``UnknownSessionError`` if the log has no such session, ``SessionOverError`` if it
     was ended for good or crashed, and what reading it raises (``CorruptSummaryError``,
-    ``CorruptEventError``, …) if its events cannot all be read, as resuming it would:
-    damage is named, not ended after."""
+    ``CorruptEventError``, …) if its events cannot all be read, or `InconsistentLogError`
+    if they are out of order (`LogOrder`), as resuming it would: damage is named, not
+    ended after."""
     if not isinstance(session, str):
         raise TypeError(f"session: expected a str, got {type(session).__name__} {session!r:.80}")
     if by not in ("client", "operator"):
@@ -595,8 +596,10 @@ def log_final_end(
         check_counted(recorder, session)
         if session_start(recorder, session) is None:
             raise unstarted(recorder, session)
-        read = deque((event for _record, event in recorder.events(session)), maxlen=1)
-        last = read[0] if read else None
+        order = LogOrder(session)
+        last: Event | None = None
+        for record, last in recorder.events(session):
+            order.check(record, last)
         if isinstance(last, SessionEnded) and last.final:
             raise SessionOverError(session, f"it was ended for good ({last.reason})")
         if isinstance(last, SessionCrashed):

@@ -8,7 +8,6 @@ from typing import Any
 
 import attrs
 
-from semledger.actors import gap, repeated, twice
 from semledger.eventlog import (
     INPUT_CLASSES,
     ActionReceipt,
@@ -36,9 +35,12 @@ from semledger.eventlog import (
     SurfaceCalled,
     UnknownSessionError,
     checked_end,
+    gap,
     not_a_start,
     past_end,
+    repeated,
     topic_of,
+    twice,
     verify_log,
 )
 

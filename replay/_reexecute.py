@@ -17,7 +17,6 @@ from typing import Any
 import attrs
 
 from semledger.actors import (
-    LogOrder,
     MessageCodecError,
     SessionCore,
     crash_event,
@@ -39,6 +38,7 @@ from semledger.eventlog import (
     EffectStarted,
     Event,
     InconsistentLogError,
+    LogOrder,
     Recorder,
     SessionCrashed,
     SessionStarted,

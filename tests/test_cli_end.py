@@ -188,3 +188,27 @@ def test_serve_and_end_say_in_one_line_that_the_claims_folder_cannot_be_made(
     ended = mcp.cli("end", "s", "--db", str(db))
     assert (ended.returncode, ended.stderr.strip()) == (2, said)
     assert _state(db, "s")["end_reason"] == "end of input"
+
+
+def test_a_session_with_an_event_logged_past_its_end_is_named_damaged_not_ended(
+    tmp_path: Path,
+) -> None:
+    """It was ended for good over the damage (exit 0, the end appended after it), where
+    audit, replay, read and serve name it: ``end`` names damage, as resuming would."""
+    from semledger.eventlog import AgentConnected, NewEvent, SqliteRecorder
+
+    db = tmp_path / "log.db"
+    mcp.serve(APP, db, "gone", [mcp.read(1)])
+    with SqliteRecorder(db) as recorder:
+        head = recorder.head("gone")
+        assert head is not None
+        past = AgentConnected(None, None, "stdio", None)
+        recorder.append([NewEvent("gone", head.seq + 1, past, 0.0)])
+    done = mcp.cli("end", "gone", "--db", str(db))
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"semledger: the log {db} cannot be read: session 'gone', event {head.seq + 1}: it"
+        f" follows the session's end at event {head.seq} with no resume\n",
+    )
+    with SqliteRecorder(db) as recorder:
+        assert recorder.head("gone").seq == head.seq + 1  # type: ignore[union-attr]
