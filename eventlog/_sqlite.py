@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -978,10 +978,18 @@ class SqliteRecorder:
     def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
         return self._claims.served(sessions)
 
-    def claim(self, session: str) -> AbstractContextManager[None]:
+    @contextmanager
+    def claim(self, session: str) -> Iterator[None]:
         """A ``flock`` on a file under ``<path>-claims/``, so the claim holds across
-        processes and ends with the process that holds it (see ``FileClaims``)."""
-        return self._claims.claim(session)
+        processes and ends with the process that holds it (see ``FileClaims``).
+
+        The session's head this recorder wrote last is forgotten as the claim is taken:
+        another process may have served the session since, and the next seq its claimer
+        reads from the log would be refused against that head as not the next one."""
+        with self._claims.claim(session):
+            with self._lock:
+                self._heads.pop(session, None)
+            yield
 
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
         if not events:

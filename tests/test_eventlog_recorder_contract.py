@@ -43,6 +43,7 @@ from semledger.eventlog import (
     SessionCrashed,
     SessionEnded,
     SessionOverError,
+    SessionResumed,
     SessionStarted,
     SessionSummary,
     SqliteRecorder,
@@ -676,6 +677,25 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
     finally:
         holder.kill()
         holder.wait(timeout=30)
+
+
+def test_a_claim_taken_again_after_another_process_served_the_session_appends_at_its_head(
+    tmp_path: Path,
+) -> None:
+    """A server whose session another server served (and parked) meanwhile kept the head it
+    had written: its next resume read the log's head and was refused as "seq 5 is not the
+    next one (expected 3)", a 409 to the agent; its DELETE a 503."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as first, SqliteRecorder(db) as second:
+        for recorder in (first, second, first):
+            with recorder.claim("s"):
+                head = recorder.head("s")
+                seq = 1 if head is None else head.seq + 1
+                begun = started() if head is None else SessionResumed(())
+                parked = SessionEnded("parked", "server")
+                batch = [NewEvent("s", seq, begun, 0.0), NewEvent("s", seq + 1, parked, 0.0)]
+                recorder.append(batch)
+        assert [r.seq for r in first.read("s")] == [1, 2, 3, 4, 5, 6]
 
 
 def test_released_sqlite_claims_leave_no_file_or_directory_behind(tmp_path: Path) -> None:
