@@ -121,6 +121,12 @@ def _message_types(
     for cls in message_types:
         if not isinstance(cls, type):
             raise TypeError(f"App.message_types: {cls!r:.80} is not a class")
+        if cls.__module__ == "builtins" and cls not in _PACKED_BUILTINS:
+            raise TypeError(
+                f"App.message_types: {cls.__qualname__} is a built-in type whose values the log"
+                " cannot record (it records None, bool, int, float, str, bytes, and lists,"
+                " tuples and dicts of them): list the classes of the messages themselves"
+            )
         if not _recordable(cls):
             raise TypeError(
                 f"App.message_types: {cls.__module__}.{cls.__qualname__} is a plain class,"
@@ -136,10 +142,14 @@ def _message_types(
             )
 
 
+_PACKED_BUILTINS = (type(None), bool, int, float, str, bytes, list, tuple, dict)
+"""The built-in types msgpack packs as they are."""
+
+
 def _recordable(cls: type) -> bool:
     """Whether the log's converter (cattrs) can take a message of `cls` apart and back: a
     class of one's own that is none of these it passes through whole, which msgpack cannot
-    pack. (A built-in type, such as str or dict, is left to the codec.)"""
+    pack. (A built-in type msgpack packs, such as str or dict, is left to the codec.)"""
     return (
         cls.__module__ == "builtins"
         or attrs.has(cls)

@@ -340,6 +340,9 @@ def _another_loaded() -> type:
         ((Loaded, "Tick"), "'Tick' is not a class"),
         ((Loaded, _another_loaded()), "share the name 'Loaded', which is how the log names"),
         ((Loaded, _Plain), "test_runtime_effects._Plain is a plain class, whose messages the"),
+        # (Accepted: an effect's object() then crashed the session, as the log refused it.)
+        ((Loaded, object), "object is a built-in type whose values the log cannot record"),
+        ((set,), "set is a built-in type whose values the log cannot record"),
     ],
 )
 def test_message_types_the_log_could_not_tell_apart_are_refused_when_the_app_is_made(
