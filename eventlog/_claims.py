@@ -17,7 +17,7 @@ import fcntl
 import hashlib
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from ._errors import LogOpenError, SessionClaimedError
@@ -95,14 +95,20 @@ class FileClaims:
         return answers
 
     @contextmanager
-    def claim(self, session: str) -> Iterator[None]:
+    def claim(
+        self, session: str, *, untouched: Callable[[], bool] = lambda: False
+    ) -> Iterator[None]:
+        """Hold the claim of `session` for the block. A claim file a killed owner left
+        stays as it was when the block leaves the session `untouched` (a resume refused
+        before it logged anything): it still tells that the session's server was killed."""
         path = self.path_of(session)
+        found = os.path.exists(path)
         fd = self._locked(session, path)
         try:
             yield
         finally:
             try:
-                if _same_file(fd, path):
+                if _same_file(fd, path) and not (found and untouched()):
                     os.unlink(path)
                     _remove_if_empty(self.directory)
             finally:

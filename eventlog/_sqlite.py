@@ -986,9 +986,18 @@ class SqliteRecorder:
         The session's head this recorder wrote last is forgotten as the claim is taken:
         another process may have served the session since, and the next seq its claimer
         reads from the log would be refused against that head as not the next one."""
-        with self._claims.claim(session):
+        before: list[Head | None] = []  # (none where the head cannot be read: touched)
+
+        def untouched() -> bool:
+            with suppress(EventLogError, sqlite3.Error):
+                return bool(before) and self.head(session) == before[0]
+            return False
+
+        with self._claims.claim(session, untouched=untouched):
             with self._lock:
                 self._heads.pop(session, None)
+            with suppress(EventLogError, sqlite3.Error):
+                before.append(self.head(session))
             yield
 
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:

@@ -679,6 +679,47 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
         holder.wait(timeout=30)
 
 
+def test_a_claim_that_logs_nothing_leaves_a_killed_owners_claim_file_telling_so(
+    tmp_path: Path,
+) -> None:
+    """A resume refused before it logged anything (another app, say) released the claim
+    and removed the file the killed server had left: the session then read as "cannot be
+    told" (open) where it had read as not served, its server killed."""
+    path = tmp_path / "log.db"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from semledger.eventlog import SqliteRecorder\n"
+            "claim = SqliteRecorder(sys.argv[1]).claim('s')\n"
+            "claim.__enter__()\n"
+            "print('held', flush=True)\n"
+            "time.sleep(600)\n",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "held\n"
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+        if holder.stdout is not None:
+            holder.stdout.close()
+    with SqliteRecorder(path) as recorder:
+        assert recorder.served(["s"]) == {"s": False}
+        with recorder.claim("s"):  # refused before it logged anything
+            pass
+        assert recorder.served(["s"]) == {"s": False}
+        with recorder.claim("s"):  # resumed: the killed server's file is done with
+            recorder.append([NewEvent("s", 1, started(), 0.0)])
+        assert recorder.served(["s"]) == {"s": None}
+        assert not (tmp_path / "log.db-claims").exists()
+
+
 def test_a_claim_taken_again_after_another_process_served_the_session_appends_at_its_head(
     tmp_path: Path,
 ) -> None:
