@@ -29,6 +29,7 @@ from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     ChainReport,
     CorruptSchemaError,
+    Head,
     LogBusyError,
     LogOpenError,
     LogUnreadableError,
@@ -748,7 +749,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
             console.print(line, soft_wrap=True)
         if report is not None:
             style = "green" if report.ok else "bold red"
-            console.print(f"integrity chain: {report}", style=style)
+            console.print(f"integrity chain: {_chain_verdict(report, args.anchor)}", style=style)
             if report.times is not None:
                 console.print(_times_note(args.session, report.times), style="yellow")
             head = _head_text(report)
@@ -796,6 +797,14 @@ def _audited(
             raise UsageError(str(error)) from error
         audited = AuditReport([], [])  # every event is gone: the anchor's report says so
     return audited, report, unreadable
+
+
+def _chain_verdict(report: ChainReport, anchor: Head | None) -> str:
+    """The chain's verdict; a verified one says it reaches the anchor it was given, as a
+    plain ``--verify``'s verdict does not."""
+    if not report.ok or anchor is None:
+        return str(report)
+    return f"{report}, through the anchor at event {anchor.seq}"
 
 
 def _times_note(session: str, times: TimeProblem) -> str:

@@ -393,6 +393,21 @@ def test_a_mistyped_anchor_is_not_told_as_proof_of_a_rewrite(
     )
 
 
+def test_a_verdict_that_reaches_the_anchor_says_so(logged: tuple[Path, dict[int, Any]]) -> None:
+    """It read "ok, N events", as a plain --verify does: nothing said the anchor was met."""
+    db, _ = logged
+    with SqliteRecorder(db) as recorder:
+        records = list(recorder.read("agent"))
+    for at in (3, len(records)):
+        anchor = f"{at}:{records[at - 1].chain.hex()}"
+        done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.splitlines()[-2] == (
+            f"integrity chain: session 'agent': ok, {len(records)} events, through the anchor"
+            f" at event {at}"
+        )
+
+
 def _append_a_start(recorder: Any, session: str) -> None:
     head = recorder.head(session)
     start = SessionStarted(COUNTER, "runtime", {}, True)
