@@ -150,6 +150,7 @@ class McpHttpApp:
         allowed_origins: Iterable[str] = (),
         redact_passwords: bool = True,
         on_failure: Callable[[str], None] | None = None,
+        on_event: Callable[[str], None] | None = None,
     ) -> None:
         if not isinstance(registry, SessionRegistry):
             raise TypeError(
@@ -167,6 +168,10 @@ class McpHttpApp:
         self.on_failure = on_failure
         """Told why, each time a session cannot be opened for its log (its operator must
         hear of it: the client only learns that it has no session)."""
+        self.on_event = on_event
+        """Told, in one line, each time a session is parked, resumed from the log, ended by
+        its client, or refused a request for its log (``409``, ``500``): what its operator
+        could not see otherwise."""
         self.app = app
         self.app_ref = app_ref
         self.diagnostics = diagnostics
@@ -403,7 +408,10 @@ class McpHttpApp:
                     continue
                 del self._connections[session_id]
                 self._remember_version(session_id, connection)
-                await self.registry.park(session_id, f"parked: no request for {after:g} s")
+                reason = f"parked: no request for {after:g} s"
+                await self.registry.park(session_id, reason)
+                if connection.host.session.failure is None:  # else it says it ended, and why
+                    self._tell(f"session {_shown(session_id)} {reason}")
 
     def _remember_version(self, session_id: str, connection: _Connection) -> None:
         """Keep the protocol version the client of a session being parked (here, or through
@@ -453,6 +461,18 @@ class McpHttpApp:
         if self.on_failure is not None:
             self.on_failure(why)
         return why
+
+    def _tell(self, news: str) -> None:
+        if self.on_event is not None:
+            self.on_event(news)
+
+    async def _refuse_session(self, send: Send, session_id: str, status: int, why: str) -> None:
+        """Refuse a request for a session; its operator hears of a ``409`` or a ``500`` (a
+        ``503`` is told by `_unopened`; a ``404``, an unknown or ended session, is the
+        client's own business)."""
+        if status in (409, 500):
+            self._tell(f"session {_shown(session_id)} refused ({status}): {why}")
+        await _refuse(send, status, why)
 
     def _log_refusal(self, doing: str, session_id: str, error: Exception) -> tuple[int, str]:
         """The status and reason of a request that would take a session up from the log
@@ -525,6 +545,7 @@ class McpHttpApp:
         connection = await self._open(session_id)
         connection.came_back = True
         connection.parked_version = self._parked_versions.pop(session_id, None)
+        self._tell(f"session {_shown(session_id)} resumed (from its log)")
         return connection
 
     def _unresumable(self, session_id: str) -> str | None:
@@ -563,10 +584,11 @@ class McpHttpApp:
         try:
             connection = await self._find(session_id)
         except _UNOPENED as error:
-            await _refuse(send, *self._log_refusal("resume", session_id, error))
+            refusal = self._log_refusal("resume", session_id, error)
+            await self._refuse_session(send, session_id, *refusal)
             return None
         except ActorError as error:  # it cannot be resumed here
-            await _refuse(send, 409, str(error))
+            await self._refuse_session(send, session_id, 409, str(error))
             return None
         if isinstance(connection, str):
             await _refuse(send, 404, connection)
@@ -588,10 +610,11 @@ class McpHttpApp:
         else:
             refusal = await self._end_served(session_id, connection, headers, peer)
         if refusal is not None:
-            await _refuse(send, *refusal)
+            await self._refuse_session(send, session_id, *refusal)
             return
         self._over[session_id] = _for_good(session_id, _DELETED)
         self._parked_versions.pop(session_id, None)
+        self._tell(f"session {_shown(session_id)} ended by its client")
         await _respond(send, 204, None)
 
     async def _end_served(

@@ -390,6 +390,7 @@ async def serve_http(
                         allowed_origins=origins,
                         redact_passwords=redact_passwords,
                         on_failure=failure,
+                        on_event=_say,
                     )
                     if idle_timeout is not None:
                         nursery.start_soon(asgi.park_idle, idle_timeout)

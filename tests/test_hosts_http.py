@@ -1615,6 +1615,77 @@ def test_the_operator_is_told_of_each_session_that_failed_and_of_the_stop(
     assert said[-1] == "semledger: stopped serving tests_crashy:app; 1 session(s) failed"
 
 
+def _said_about(server: Server, session: str | None) -> list[str]:
+    """The server's stderr lines that name `session`."""
+    return [line for line in server.errors.read_text().splitlines() if f"'{session}'" in line]
+
+
+def test_the_operator_is_told_of_each_session_parked_resumed_or_ended_by_its_client(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """Only the sessions that ended on their own were said: a session parked for being idle,
+    resumed by its client's next request, or deleted by it left no line on stderr."""
+    token = "not-for-stderr"
+    bearer = {"Authorization": f"Bearer {token}"}
+    with serving(tmp_path / "log.db", "--idle-timeout", "1", "--token", token) as server:
+        served, parked = McpClient(http, server.url, bearer), McpClient(http, server.url, bearer)
+        served.initialize()
+        parked.initialize()
+        deadline = time.monotonic() + 30
+        while not all(_said_about(server, c.session_id) for c in (served, parked)):  # parked
+            assert time.monotonic() < deadline, server.errors.read_text()
+            time.sleep(0.05)
+        assert served.count() == "0"  # resumed
+        for client in (served, parked):  # the one it serves, then the one it parked
+            named = {**bearer, "Mcp-Session-Id": client.session_id or ""}
+            assert http.delete(server.url, headers=named).status_code == 204
+    for client in (served, parked):
+        said = _said_about(server, client.session_id)
+        line = f"semledger: session '{client.session_id}'"
+        lines = {
+            "parked": f"{line} parked: no request for 1 s",
+            "resumed": f"{line} resumed (from its log)",
+            "ended": f"{line} ended by its client",
+        }
+        assert said[0] == lines["parked"]
+        assert said[-1] == lines["ended"]
+        assert set(said) <= set(lines.values())  # parked again, on a slow machine
+        assert (lines["resumed"] in said) is (client is served)
+    assert token not in server.errors.read_text()
+
+
+def test_the_operator_is_told_of_each_request_refused_for_its_session_s_owner_or_log(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """A 409 (another server on the log serves the session) and a 500 (its log is damaged)
+    reached the client alone: the operator of the server that refused heard nothing."""
+    db = tmp_path / "log.db"
+    with serving(db) as first:
+        client = McpClient(http, first.url)
+        session = client.initialize()
+        with serving(db) as second:
+            stolen = McpClient(http, second.url)
+            stolen.session_id = session
+            assert stolen.post(call(1, "read_semantics", {})).status_code == 409
+    with SqliteRecorder(db) as recorder:  # an event past the end its server logged as it stopped
+        head = recorder.head(session)
+        assert head is not None
+        forged = AgentConnected(None, None, "http", None)
+        recorder.append([NewEvent(session, head.seq + 1, forged, time.time())])
+    with serving(db) as third:
+        client.url = third.url
+        refused = client.post(call(1, "read_semantics", {}))
+        assert refused.status_code == 500, refused.text
+    assert _said_about(second, session) == [
+        f"semledger: session {session!r} refused (409): session {session!r} is already being"
+        " served (by this process or another one using the same log); a session has one owner"
+        " at a time"
+    ]
+    assert _said_about(third, session) == [
+        f"semledger: session {session!r} refused (500): {refusal(refused.json())}"
+    ]
+
+
 @pytest.mark.parametrize("token", ["pässwort", "two words\t", " "])
 def test_a_token_no_header_can_carry_is_refused_at_start(tmp_path: Path, token: str) -> None:
     done = subprocess.run(
