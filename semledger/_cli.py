@@ -567,25 +567,28 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     with recorder.pinned():  # each end read is the one the summaries were checked against
         summaries, problems = checked_sessions(recorder)
         served = recorder.served(s.name for s in summaries if not s.ended)
-        if args.json:
-            found: dict[str, list[str]] = {}
-            for problem in problems:
-                found.setdefault(problem.session, []).append(problem.what)
-            listed = [
-                _summary_json(s, _final(recorder, s), served, found.get(s.name))
-                for s in summaries
-            ]
+        final = {s.name: _final(recorder, s) for s in summaries}
     if args.json:
+        found: dict[str, list[str]] = {}
+        for problem in problems:
+            found.setdefault(problem.session, []).append(problem.what)
+        listed = [
+            _summary_json(s, final[s.name], served, found.get(s.name)) for s in summaries
+        ]
         _print_json(listed, ensure_ascii=True)
     else:
-        _sessions_table(args.db, summaries, served, console)
+        _sessions_table(args.db, summaries, served, final, console)
     for problem in problems:
         print(f"semledger: the log {args.db} is damaged: {problem}", file=sys.stderr)
     return 1 if problems else 0
 
 
 def _sessions_table(
-    db: str, summaries: list[SessionSummary], served: dict[str, bool | None], console: Console
+    db: str,
+    summaries: list[SessionSummary],
+    served: dict[str, bool | None],
+    final: dict[str, bool | None],
+    console: Console,
 ) -> None:
     from semledger._render import SESSION_COLUMNS, plain_lines, sessions_table, shown
 
@@ -595,7 +598,7 @@ def _sessions_table(
             shown(s.app or ""),
             shown(s.surface or ""),
             str(s.events),
-            shown(shortened(_state(s, served))),  # a fuzz end carries the app's message
+            shown(shortened(_state(s, served, final[s.name]))),  # a fuzz end: the app's message
         )
         for s in summaries
     ]
@@ -607,15 +610,18 @@ def _sessions_table(
         console.out("\n".join(plain_lines(title, SESSION_COLUMNS, rows)), highlight=False)
 
 
-def _state(summary: SessionSummary, served: dict[str, bool | None]) -> str:
-    """``open``, ``open, not served``, ``ended: <reason>``, or ``crashed: <exception type>``."""
+def _state(summary: SessionSummary, served: dict[str, bool | None], final: bool | None) -> str:
+    """``open``, ``open, not served``, ``ended for now: <reason>`` (serving it again resumes
+    it), ``ended for good: <reason>``, or ``crashed: <exception type>``, as audit tells
+    its end; ``ended: <reason>`` when its last event cannot say which end it was."""
     if not summary.ended:
         # Not served and not ended: its server was killed; serving it again resumes it.
         # (Open alone where that cannot be told: a copy of the log has no claims.)
         return "open, not served" if served[summary.name] is False else "open"
     if summary.crashed:
         return str(summary.end_reason or "crashed")
-    return f"ended: {summary.end_reason}" if summary.end_reason else "ended"
+    ended = {True: "ended for good", False: "ended for now", None: "ended"}[final]
+    return f"{ended}: {summary.end_reason}" if summary.end_reason else ended
 
 
 def _final(recorder: Recorder, summary: SessionSummary) -> bool | None:

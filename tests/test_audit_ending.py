@@ -199,6 +199,32 @@ def test_sessions_json_says_whether_each_session_was_ended_for_good_as_its_audit
         assert audited["end"]["final"] == listing["final"], name
 
 
+def test_the_sessions_table_tells_an_end_for_now_from_an_end_for_good(tmp_path: Path) -> None:
+    """Both read `ended: <reason>`: only `--json` had `final`."""
+    db = tmp_path / "log.db"
+    ends = {
+        "parked": SessionEnded("parked: no request for 2 s"),
+        "deleted": SessionEnded("deleted by the client", by="client"),
+        "retired": SessionEnded("ended by the operator: done", by="operator"),
+        "unreadable": SessionEnded("end of input"),
+    }
+    with SqliteRecorder(db) as recorder:
+        for name, end in ends.items():
+            recorder.append([NewEvent(name, 1, START, 1.7e9 + 1),
+                             NewEvent(name, 2, end, 1.7e9 + 2)])  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = X'c1' WHERE session = 'unreadable' AND seq = 2")
+    conn.close()
+    shown = mcp.cli("sessions", "--db", str(db), COLUMNS="200").stdout
+    rows = [line.split("│") for line in shown.splitlines() if line.startswith("│")]
+    assert {row[1].strip(): row[5].strip() for row in rows} == {
+        "deleted": "ended for good: deleted by the client",
+        "parked": "ended for now: parked: no request for 2 s",
+        "retired": "ended for good: ended by the operator: done",
+        "unreadable": "ended: end of input",  # which end it was cannot be read
+    }
+
+
 def test_sessions_json_cannot_say_a_session_ended_for_good_when_its_end_cannot_be_read(
     tmp_path: Path,
 ) -> None:

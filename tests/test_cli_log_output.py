@@ -73,7 +73,7 @@ def test_the_sessions_table_shows_a_long_end_reason_cut_with_its_length(tmp_path
         recorder.append([NewEvent("f", 1, started, 0.0), NewEvent("f", 2, ended, 1.0)])
     listed = mcp.cli("sessions", "--db", str(db), COLUMNS="2000")
     assert listed.returncode == 0, listed.stderr
-    assert f"… ({len('ended: ' + reason)} characters)" in listed.stdout
+    assert f"… ({len('ended for now: ' + reason)} characters)" in listed.stdout
     assert "x" * 1000 not in listed.stdout
 
 
@@ -120,7 +120,7 @@ def test_a_name_too_long_for_the_table_lists_every_session_in_plain_columns(
     listed = {row.split()[0]: row.split()[1:] for row in rows}
     for name in (LONG_NAME, longest, "agent"):
         assert listed[name][:2] == [COUNTER, "runtime"], name
-    assert listed[longest][2:] == ["3", "ended:", "script", "over"]
+    assert listed[longest][2:] == ["3", "ended", "for", "now:", "script", "over"]
     assert len({row.index(COUNTER) for row in rows}) == 1  # aligned
 
 

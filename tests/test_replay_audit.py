@@ -516,7 +516,7 @@ def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
     assert listed["one"]["end_reason"] == "script over"  # what the recording closed with
     assert listed["two"]["end_reason"].startswith("crashed: ")
     table = mcp.cli("sessions", "--db", str(db), COLUMNS="200")
-    assert "ended: script over" in table.stdout
+    assert "ended for now: script over" in table.stdout
     assert listed["two"]["end_reason"] in table.stdout
 
 
