@@ -590,7 +590,7 @@ def _sessions_table(
     final: dict[str, bool | None],
     console: Console,
 ) -> None:
-    from semledger._render import SESSION_COLUMNS, plain_lines, sessions_table, shown
+    from semledger._render import print_sessions, shown
 
     rows = [
         (
@@ -602,12 +602,7 @@ def _sessions_table(
         )
         for s in summaries
     ]
-    title = f"sessions in {db}"
-    table = sessions_table(title, rows, console.width)
-    if table is not None:
-        console.print(table)
-    else:
-        console.out("\n".join(plain_lines(title, SESSION_COLUMNS, rows)), highlight=False)
+    print_sessions(console, f"sessions in {db}", rows)
 
 
 def _state(summary: SessionSummary, served: dict[str, bool | None], final: bool | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import attrs
@@ -476,30 +476,94 @@ def _incident_lines(incidents: Sequence[Incident], adapter: str | None) -> Itera
 
 SESSION_COLUMNS = ("session", "app", "surface", "events", "state")
 _NARROWEST = 10
-"""Folded to fit, a column of the sessions table other than the name keeps at least this
+"""Wrapped to fit, a column of the sessions table other than the name keeps at least this
 many cells (or all of its text, if shorter): wider than each header."""
+_INDENT = "    "
+
+
+def print_sessions(console: Console, title: str, rows: Sequence[Sequence[str]]) -> None:
+    """The sessions as ``semledger sessions`` prints them: a table, or where that would
+    fold a word, each session on two lines or so, as `audit_records` lays out calls."""
+    table = sessions_table(title, rows, console.width)
+    if table is not None:
+        console.print(table)
+    else:
+        console.out("\n".join([title, *_session_records(console, rows)]), highlight=False)
 
 
 def sessions_table(title: str, rows: Sequence[Sequence[str]], width: int) -> Table | None:
-    """The sessions as a table `width` cells wide, or None if it cannot have one.
+    """The sessions as a table `width` cells wide, or None if it would fold a word.
 
-    A name is what the next command takes: never cut, never folded. The other columns fold
-    to make room, down to `_NARROWEST`; a table that does not fit even so is better shown
-    as `plain_lines` (a long name, a pipe's line of any length) than squeezed to a few
-    cells a line. Rich folds the widest columns first, so each keeps that floor whenever
-    the floors fit.
+    A name is what the next command takes: never cut, never folded. The other columns wrap
+    at spaces to make room, the widest first, down to their longest word or `_NARROWEST`;
+    a word folded mid-way (``semledger.e / xamples.tod / o:app``) or a state a word a
+    line is harder to read than `_session_records`.
     """
     natural = _widths(SESSION_COLUMNS, rows)
-    borders = 3 * len(SESSION_COLUMNS) + 1
-    if natural[0] + sum(min(w, _NARROWEST) for w in natural[1:]) + borders > width:
+    floors = [natural[0]] + [
+        min(natural[i], max(_longest_word([header, *(row[i] for row in rows)]), _NARROWEST))
+        for i, header in enumerate(SESSION_COLUMNS) if i > 0
+    ]
+    widths = _fitted(natural, floors, width - 3 * len(SESSION_COLUMNS) - 1)
+    if widths is None:
         return None
     table = Table(title=title, title_justify="left")
-    table.add_column(SESSION_COLUMNS[0], no_wrap=True)
-    for column in SESSION_COLUMNS[1:]:
-        table.add_column(column, overflow="fold")
+    table.add_column(SESSION_COLUMNS[0], width=widths[0], no_wrap=True)
+    for column, column_width in zip(SESSION_COLUMNS[1:], widths[1:], strict=True):
+        table.add_column(column, width=column_width, overflow="fold")
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def _longest_word(cells: Iterable[str]) -> int:
+    return max((cell_len(word) for cell in cells for word in cell.split()), default=0)
+
+
+def _fitted(natural: Sequence[int], floors: Sequence[int], room: int) -> list[int] | None:
+    """Column widths that sum to at most `room`, the widest cut first and none below its
+    floor; None if the floors do not fit. (Rich cuts the widest first too, but below any
+    floor: a column's ``min_width``, applied after its cut, widens the table past `room`.)"""
+    if sum(floors) > room:
+        return None
+    level = max(natural)
+    widths = list(natural)
+    while sum(widths) > room:
+        level -= 1
+        widths = [max(floor, min(w, level)) for w, floor in zip(natural, floors, strict=True)]
+    return widths
+
+
+def _session_records(console: Console, rows: Sequence[Sequence[str]]) -> Iterator[str]:
+    """The sessions for a terminal too narrow for their table, no word folded: each one's
+    name, app, surface and event count on a line (in aligned columns where those fit), then
+    its state, indented and wrapped at spaces (a word longer than a line is folded)."""
+    width = console.width
+    firsts = [(*row[:3], _count(int(row[3]), "event")) for row in rows]
+    widths = _widths(("",) * 4, firsts)
+    aligned = sum(widths) + 2 * (len(widths) - 1) <= width
+    for first, row in zip(firsts, rows, strict=True):
+        if aligned:
+            pairs = zip(first, widths, strict=True)
+            yield "  ".join(cell + " " * (w - cell_len(cell)) for cell, w in pairs).rstrip()
+        else:
+            yield from _packed([cell for cell in first if cell], width)
+        for line in Text(row[4]).wrap(console, max(width - len(_INDENT), _NARROWEST)):
+            yield _INDENT + line.plain.rstrip()
+
+
+def _packed(cells: Sequence[str], width: int) -> Iterator[str]:
+    """`cells` two spaces apart, a line breaking between two of them where the next would
+    not fit `width`: a name longer than a line is left whole for the terminal to wrap,
+    whose copy of it is then the name."""
+    line = cells[0]
+    for cell in cells[1:]:
+        if cell_len(line) + 2 + cell_len(cell) > width:
+            yield line
+            line = _INDENT + cell
+        else:
+            line = f"{line}  {cell}"
+    yield line
 
 
 def _count(number: int, noun: str) -> str:

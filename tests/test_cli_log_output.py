@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -106,37 +107,85 @@ def _sessions(db: Path, columns: str | None) -> list[str]:
 
 
 @pytest.mark.parametrize("columns", ["80", None], ids=["terminal", "piped"])
-def test_a_name_too_long_for_the_table_lists_every_session_in_plain_columns(
+def test_a_name_too_long_for_the_table_is_listed_whole_on_a_line_of_its_own(
     logged: Path, tmp_path: Path, columns: str | None
 ) -> None:
     db = tmp_path / "long.db"
     shutil.copy(logged, db)
     longest = "x" * 5000
     record(db, longest, COUNTER, [])
-    title, header, rule, *rows = _sessions(db, columns)
+    title, *lines = _sessions(db, columns)
     assert title == f"sessions in {db}"
-    assert set(rule.replace("  ", "")) == {"-"}
-    assert header.split() == ["session", "app", "surface", "events", "state"]
-    listed = {row.split()[0]: row.split()[1:] for row in rows}
-    for name in (LONG_NAME, longest, "agent"):
-        assert listed[name][:2] == [COUNTER, "runtime"], name
-    assert listed[longest][2:] == ["3", "ended", "for", "now:", "script", "over"]
-    assert len({row.index(COUNTER) for row in rows}) == 1  # aligned
+    assert not any("│" in line for line in lines)
+    at = lines.index(longest)  # never folded: a terminal wraps it, and copies it whole
+    assert lines[at + 1 : at + 3] == [f"    {COUNTER}  runtime  3 events",
+                                      "    ended for now: script over"]  # fmt: skip
+    assert LONG_NAME in (line.split()[0] for line in lines)
+    assert any(line.startswith(f"agent  {COUNTER}  runtime  ") for line in lines)
 
 
-def test_on_a_narrow_terminal_the_sessions_table_folds_no_column_below_its_header(
-    tmp_path: Path,
+DEMO = "demo-20261206-193748-17331"
+FUZZ_REASON = (
+    "fuzz counterexample: at input 4: the view reports duplicate_semantic_id"
+    " (semantic_id='todo.item', nodes=['10', '14']) (if the app means it, allow it:"
+    " duplicate_semantic_id:todo.item)"
+)
+
+
+def _ended(db: Path, ends: dict[str, tuple[str, SessionEnded]]) -> None:
+    """Sessions of these names, each of its app, started and ended so."""
+    with SqliteRecorder(db) as recorder:
+        for name, (app, end) in ends.items():
+            started = SessionStarted(app, "runtime", {}, True)
+            recorder.append([NewEvent(name, 1, started, 0.0), NewEvent(name, 2, end, 1.0)])
+
+
+def _words(lines: list[str]) -> set[str]:
+    return {word for line in lines for word in line.replace("│", " ").split()}
+
+
+def test_at_80_columns_the_sessions_list_folds_no_word(tmp_path: Path) -> None:
+    """The table folded the app mid-word over three lines (``semledger.e / xamples.tod /
+    o:app``) and a fuzz counterexample's state over twenty, a few letters a line."""
+    db = tmp_path / "log.db"
+    todo = "semledger.examples.todo:app"
+    fuzz = "fuzz-20261206-193824-0-474dc6"
+    _ended(db, {DEMO: (todo, SessionEnded("end of input")),
+                fuzz: (todo, SessionEnded(FUZZ_REASON, "fuzzer"))})  # fmt: skip
+    lines = _sessions(db, "80")
+    assert max(map(cell_len, lines[1:])) <= 80  # (the title names the log, however long)
+    assert lines[1:3] == [f"{DEMO}     {todo}  runtime  2 events",  # aligned
+                          "    ended for now: end of input"]  # fmt: skip
+    state = f"ended for good: {FUZZ_REASON}"
+    assert " ".join(line.strip() for line in lines[4:]) == state
+    assert _words(lines) >= set(state.split())
+
+
+@pytest.mark.parametrize("columns", ["56", "40"])
+def test_on_a_narrow_terminal_each_session_breaks_between_its_cells_not_in_them(
+    tmp_path: Path, columns: str
 ) -> None:
     db = tmp_path / "log.db"
     record(db, "agent", COUNTER, [])
-    lines = _sessions(db, "56")
-    assert max(map(len, lines)) <= 56
-    header = next(line for line in lines if line.startswith("┃"))
-    assert header.split() == ["┃", "session", "┃", "app", "┃", "surface", "┃", "events", "┃",
-                              "state", "┃"]
-    cells = [line.split("│")[2].strip() for line in lines if line.startswith("│")]
-    assert "".join(cells) == COUNTER
-    assert min(map(len, cells[:-1])) >= 10
+    _ended(db, {DEMO: (COUNTER, SessionEnded("deleted by the client", "client"))})
+    lines = _sessions(db, columns)
+    assert max(map(cell_len, lines[1:])) <= int(columns)
+    assert _words(lines) >= {"agent", DEMO, COUNTER, "runtime", "deleted", "client"}
+    assert not any("│" in line for line in lines)
+
+
+def test_a_wide_terminal_wraps_a_long_app_and_state_at_spaces_only(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    app = "an.application.under.test.with_a_long_module_path.for_the_sessions_table:make_app"
+    _ended(db, {DEMO: (app, SessionEnded(FUZZ_REASON * 2, "fuzzer")), "agent":
+                (COUNTER, SessionEnded("end of input"))})  # fmt: skip
+    lines = _sessions(db, "200")
+    assert max(map(cell_len, lines)) <= 200
+    assert any(line.startswith("┃ session") for line in lines)  # a table still
+    state = f"ended for good: {FUZZ_REASON * 2}"
+    assert _words(lines) >= {*state.split(), app, DEMO, COUNTER}
+    cells = [line.split("│")[5].strip() for line in lines if line.startswith("│")]
+    assert " ".join(cell for cell in cells if cell) == f"ended for now: end of input {state}"
 
 
 def test_a_body_that_does_not_decode_is_named_in_one_line(logged: Path, tmp_path: Path) -> None:
