@@ -637,12 +637,8 @@ def test_served_says_whether_each_session_is_being_served_and_takes_no_claim(
         pass
 
 
-def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_dies(
-    tmp_path: Path,
-) -> None:
-    """A second recorder on the file is refused, as is another process; once that process
-    is killed (no chance to release anything) the claim is free."""
-    path = tmp_path / "log.db"
+def _holding_s(path: Path) -> subprocess.Popen[str]:
+    """Another process, holding the claim of session ``s`` on the log at `path`."""
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -658,9 +654,24 @@ def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_d
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None
+    said = holder.stdout.readline()
+    holder.stdout.close()
+    if said != "held\n":
+        holder.kill()
+        holder.wait(timeout=30)
+        raise AssertionError(f"the claim holder said {said!r}")
+    return holder
+
+
+def test_an_sqlite_claim_holds_across_recorders_and_processes_until_its_holder_dies(
+    tmp_path: Path,
+) -> None:
+    """A second recorder on the file is refused, as is another process; once that process
+    is killed (no chance to release anything) the claim is free."""
+    path = tmp_path / "log.db"
+    holder = _holding_s(path)
     try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline() == "held\n"
         with SqliteRecorder(path) as recorder:
             assert recorder.served(["s", "another session"]) == {"s": True, "another session": None}
             with pytest.raises(SessionClaimedError), recorder.claim("s"):
@@ -686,29 +697,9 @@ def test_a_claim_that_logs_nothing_leaves_a_killed_owners_claim_file_telling_so(
     and removed the file the killed server had left: the session then read as "cannot be
     told" (open) where it had read as not served, its server killed."""
     path = tmp_path / "log.db"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from semledger.eventlog import SqliteRecorder\n"
-            "claim = SqliteRecorder(sys.argv[1]).claim('s')\n"
-            "claim.__enter__()\n"
-            "print('held', flush=True)\n"
-            "time.sleep(600)\n",
-            str(path),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline() == "held\n"
-    finally:
-        holder.kill()
-        holder.wait(timeout=30)
-        if holder.stdout is not None:
-            holder.stdout.close()
+    holder = _holding_s(path)
+    holder.kill()
+    holder.wait(timeout=30)
     with SqliteRecorder(path) as recorder:
         assert recorder.served(["s"]) == {"s": False}
         with recorder.claim("s"):  # refused before it logged anything
