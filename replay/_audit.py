@@ -443,7 +443,7 @@ def _audit(
                 )
             )
         elif isinstance(event, SessionCrashed):
-            closed = record.seq, event
+            closed = checked_end(record.seq, record.version, event)
             ending = Ending("crashed", record.seq, record.at, event.exception_type, step=inputs)
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")

@@ -3,6 +3,8 @@ refusal, and every `SessionRegistry` call, is a Trio checkpoint."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import trio
 import trio.testing
@@ -33,6 +35,11 @@ TRIES = 1000
 """More than a loop that lets other tasks run needs, by far: a bound, not a timing."""
 
 
+def _counter(writer: LogWriter, recorder: MemoryRecorder) -> Callable[[], SessionActor]:
+    """What makes session "s" of the counter, as `SessionRegistry.open` takes it."""
+    return lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder)
+
+
 async def test_a_retry_loop_on_a_closed_session_ends_at_its_deadline(
     mock_clock: trio.testing.MockClock,
 ) -> None:
@@ -43,7 +50,7 @@ async def test_a_retry_loop_on_a_closed_session_ends_at_its_deadline(
     async with trio.open_nursery() as nursery:
         writer: LogWriter = await nursery.start(LogWriter(recorder).run)
         registry = SessionRegistry(nursery, writer, recorder)
-        make = lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder)  # noqa: E731
+        make = _counter(writer, recorder)
         session = await registry.open("s", make)
         await registry.close("s")
 
@@ -77,7 +84,7 @@ async def test_reopening_after_actor_closed_gets_the_session_back() -> None:
         async with trio.open_nursery() as nursery:
             writer: LogWriter = await nursery.start(LogWriter(recorder).run)
             registry = SessionRegistry(nursery, writer, recorder)
-            make = lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder)  # noqa: E731
+            make = _counter(writer, recorder)
             await registry.open("s", make)
             nursery.start_soon(registry.close, "s")
             receipts = 0
@@ -141,7 +148,7 @@ async def test_refused_calls_and_registry_calls_are_checkpoints() -> None:
     async with trio.open_nursery() as nursery:
         writer: LogWriter = await nursery.start(LogWriter(recorder).run)
         registry = SessionRegistry(nursery, writer, recorder)
-        make = lambda: SessionActor("s", counter.app, COUNTER_REF, writer, recorder)  # noqa: E731
+        make = _counter(writer, recorder)
         session = await registry.open("s", make)
         with trio.testing.assert_checkpoints():
             assert await registry.open("s", make) is session
