@@ -158,6 +158,8 @@ async def run_stdio(
                 while (end := buffer.find(b"\n", searched)) >= 0:
                     line = bytes(buffer[start:end])
                     start = searched = end + 1
+                    if line.endswith(b"\r"):
+                        line = line[:-1]  # CRLF: the CR is part of the line end, not the line
                     if skipping:
                         skipping = False
                     elif len(line) > MAX_LINE:
@@ -166,7 +168,7 @@ async def run_stdio(
                         await take(router.receive_line(line))
                 del buffer[:start]
                 searched = len(buffer)
-                if searched > MAX_LINE:
+                if searched - buffer.endswith(b"\r") > MAX_LINE:  # (a CR may end the line)
                     if not skipping:
                         skipping = True
                         head = bytes(buffer[:MAX_LINE])  # as much as a line may hold, always

@@ -539,6 +539,30 @@ async def test_a_line_over_the_limit_is_a_parse_error_and_the_next_line_is_read(
     ]
 
 
+async def test_a_crlf_line_of_exactly_the_limit_is_read_whole_however_it_arrives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CR of a CRLF line end is not part of the line: a line of exactly MAX_LINE bytes
+    was refused as "over" the limit when it ended in CRLF, and accepted when it ended in LF
+    (and over HTTP). The first line here arrives cut between its CR and its LF."""
+    import semledger.hosts._stdio as stdio
+
+    monkeypatch.setattr(stdio, "MAX_LINE", 1000)
+
+    def ping(request_id: str) -> bytes:
+        head = _line({"jsonrpc": "2.0", "id": request_id, "method": "ping", "params": {"_": ""}})
+        line = head.replace(b'"_": ""', b'"_": "' + b"x" * (1000 - len(head)) + b'"')
+        assert len(line) == 1000
+        return line
+
+    monkeypatch.setattr(stdio, "_CHUNK", 1001)  # the first read ends on the first line's CR
+    replies, _ = await _serve(ping("cut") + b"\r\n" + ping("whole") + b"\r\n", RuntimeAgentHost)
+    assert replies == [
+        {"jsonrpc": "2.0", "id": "cut", "result": {}},
+        {"jsonrpc": "2.0", "id": "whole", "result": {}},
+    ]
+
+
 async def test_the_loop_stops_when_nobody_reads_its_output() -> None:
     recorder = MemoryRecorder()
     to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
