@@ -254,6 +254,9 @@ def _echoable_id(value: object) -> RequestId | None:
 
 _WHITESPACE: Final = " \t\n\r"
 
+_NOTIFICATIONS: Final = ("notifications/initialized", "notifications/cancelled")
+"""The notifications the router understands: sent with an id, each is refused as one."""
+
 
 def _leading_id(head: bytes) -> RequestId | None:
     """The ``id`` of the JSON object `head` begins, if one of its members read whole before
@@ -618,7 +621,7 @@ class Router:
                 _error(
                     request_id,
                     INVALID_REQUEST,
-                    'Invalid Request: a request has no "result" or "error"',
+                    'Invalid Request: a request must not carry a "result" or an "error"',
                 )
             ]
         if not has_id:
@@ -659,6 +662,10 @@ class Router:
                 why = "Invalid Request: initialize must not be part of a JSON-RPC batch"
                 return [_error(request_id, INVALID_REQUEST, why)]
             return [self._initialize(request_id, params if has_params else None)]
+        if method in _NOTIFICATIONS:
+            # "Method not found" sent its client looking for a missing capability.
+            why = f'Invalid Request: {method} is a notification: send it without an "id"'
+            return [_error(request_id, INVALID_REQUEST, why)]
         if method not in ("ping", "tools/list", "tools/call"):
             return [_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")]
         self._lifecycle.step(LifecycleEvent.REQUEST)

@@ -160,6 +160,10 @@ _RESPONSE_ID = (
         ({"jsonrpc": "2.0", "result": {}}, _RESPONSE_ID),
         ({"jsonrpc": "2.0", "id": 3}, '"method" must be a string'),
         ({"jsonrpc": "2.0", "id": 5, "method": 5, "result": {}}, '"method" must be a string'),
+        (
+            {"jsonrpc": "2.0", "id": 7, "method": "ping", "result": {}},
+            'a request must not carry a "result" or an "error"',
+        ),
     ],
 )
 def test_a_message_meant_as_a_response_is_told_what_makes_it_none(
@@ -262,6 +266,21 @@ def test_a_fractional_id_is_refused_with_that_id_so_the_client_can_match_the_err
 def test_unknown_method_is_method_not_found(method: str) -> None:
     message = {"jsonrpc": "2.0", "id": 11, "method": method}
     assert _error(Router().receive_message(message)) == (11, METHOD_NOT_FOUND)
+
+
+@pytest.mark.parametrize("method", ["notifications/initialized", "notifications/cancelled"])
+def test_a_notification_sent_with_an_id_is_told_to_drop_it_not_that_it_is_unknown(
+    method: str,
+) -> None:
+    router = Router()
+    params = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    router.receive_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    answer = _only(router.receive_message({"jsonrpc": "2.0", "id": 9, "method": method}))
+    assert answer["error"] == {
+        "code": INVALID_REQUEST,
+        "message": f'Invalid Request: {method} is a notification: send it without an "id"',
+    }
+    assert router.state.value == "initializing"
 
 
 @pytest.mark.parametrize(
