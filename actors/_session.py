@@ -546,10 +546,13 @@ class SessionActor(Actor[SessionMessage]):
             redacted = sorted(self._redacted_effects & outstanding)
             restarted = tuple(sorted(outstanding - self._redacted_effects))
             await self._append([SessionResumed(restarted)])
-            for effect_id in lost:
-                await self._step(EffectFailed(effect_id, "lost when the session was recovered"))
-            for effect_id in redacted:
-                await self._step(EffectFailed(effect_id, _REDACTED_EFFECT))
+            failed: list[tuple[int, str | None, str]] = [
+                *((i, None, "lost when the session was recovered") for i in lost),
+                *((i, self.core.effects[i].name, _REDACTED_EFFECT) for i in redacted),
+            ]
+            for effect_id, name, why in failed:
+                self._tell_effect_failed(effect_id, name, why)
+                await self._step(EffectFailed(effect_id, why))
             if self._checkpoint_due():
                 # Due already: the next recovery should not re-execute all of this again,
                 # whether or not an input comes in this run.
@@ -928,6 +931,15 @@ class SessionActor(Actor[SessionMessage]):
             # 4300 digits), and the session would stop here, before the tick is refused.
             self._nursery.start_soon(self._run_timer, timer, scope, name=f"timer {number}")
 
+    def _tell_effect_failed(self, effect_id: int, name: str | None, error: str) -> None:
+        """The operator's line for an effect logged as failed: run, or failed on a resume
+        (`name`: None for one whose effect the resume no longer has)."""
+        _log.warning(
+            "session %r: effect %d%s failed: %s (logged as EffectFailed; the app gets no"
+            " message for it)",
+            self.name, effect_id, "" if name is None else f" ({name})", error,
+        )
+
     async def _run_timer(self, timer: Every[Any], scope: trio.CancelScope) -> None:
         """Tell the session a tick every period; each is handled (and logged) as an input."""
         with scope, contextlib.suppress(ActorError):
@@ -947,13 +959,10 @@ class SessionActor(Actor[SessionMessage]):
         except BaseException as error:
             if not app_failed(error):
                 raise
+            failure = effect_failure(error)
+            self._tell_effect_failed(effect_id, effect.name, failure)
             done = _EffectDone(
-                effect_id, None, effect_failure(error), "".join(traceback.format_exception(error))
-            )
-            _log.warning(
-                "session %r: effect %d (%s) failed: %s (logged as EffectFailed; the app gets"
-                " no message for it)",
-                self.name, effect_id, effect.name, done.error,
+                effect_id, None, failure, "".join(traceback.format_exception(error))
             )
         else:
             done = _EffectDone(effect_id, message, None)
