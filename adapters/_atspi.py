@@ -175,7 +175,12 @@ KEYSYMS: Final[Mapping[str, int]] = {
     **{f"f{n}": 0xFFBD + n for n in range(1, 13)},
 }
 DEFAULT_TIMEOUT_MS: Final = 20_000
-QUIT_WAIT_S: Final = 3.0
+QUIT_WAIT_S: Final = 1.5
+"""How long the application's own Quit control gets, finding and activating it included."""
+SIGNAL_WAIT_S: Final = 1.0
+"""How long it then gets after SIGTERM, and after SIGKILL. All three fit inside an MCP
+client's shutdown (the SDK's stdio client closes stdin, waits 2 s, sends SIGTERM and SIGKILL
+2 s later): the server logs the session's end only once its surface is closed."""
 EXIT_WAIT_S: Final = 0.5
 """How long an application gone from the registry gets to show how it ended."""
 ACTIVATION_WAIT_S: Final = 1.0
@@ -917,22 +922,35 @@ class AtspiSurface:
                 " attached session does not quit it"
             )
         process = self._process
-        with contextlib.suppress(Exception):
-            control = await self._quit_control()
-            if control is not None:
-                names = control.actions or await backend.actions(app, control.path)
-                index = amap.choose_action(names, "click")
-                if index is not None:
-                    await backend.do_action(app, control.path, index)
-        if await _exited(process, QUIT_WAIT_S):
+        with trio.move_on_after(QUIT_WAIT_S):
+            if await self._activate_quit_control(backend, app):
+                await process.wait()
+        if process.poll() is not None:
             self._ended = True
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
             _signal_group(process.pid, sig)
-            if await _exited(process, QUIT_WAIT_S):
+            if await _exited(process, SIGNAL_WAIT_S):
                 self._ended = True
                 return
         raise SessionError(f"{app.name} (pid {process.pid}) survived its quit, SIGTERM and SIGKILL")
+
+    async def _activate_quit_control(self, backend: Backend, app: AppInfo) -> bool:
+        """Whether the application's own Quit, Exit or Close control was activated: with
+        none, SIGTERM is not kept waiting for an exit nothing asked for."""
+        try:
+            control = await self._quit_control()
+            if control is None:
+                return False
+            names = control.actions or await backend.actions(app, control.path)
+        except Exception:
+            return False
+        index = amap.choose_action(names, "click")
+        if index is None:
+            return False
+        with contextlib.suppress(Exception):  # it may be gone before it answers
+            await backend.do_action(app, control.path, index)
+        return True
 
     async def _quit_control(self) -> amap.RawNode | None:
         tree = await self._read()

@@ -3,6 +3,7 @@ desktop, brought to agents over MCP and logged like every other surface."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -11,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from semledger.adapters._atspi_desktop import (
     GTK_FIXTURE,
@@ -201,3 +204,77 @@ def test_a_killed_server_takes_the_application_it_launched_with_it(tmp_path: Pat
         while _running(app) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _running(app)
+
+
+STUBBORN_APP = """
+import signal
+import gi
+gi.require_version("Gtk", "3.0")
+from gi.repository import Gtk
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+window = Gtk.Window(title="Stubborn")
+window.connect("destroy", Gtk.main_quit)
+window.add(Gtk.Button(label={label!r}))
+window.show_all()
+Gtk.main()
+"""
+"""A GTK app that ignores SIGTERM (as one busy in a modal loop does), with one button."""
+
+
+@pytest.mark.parametrize(
+    ("button", "grace"),
+    [("Hello", 2.0), ("Quit", 4.0)],
+    ids=["no-quit-control", "a-quit-control-that-does-nothing"],
+)
+def test_an_mcp_clients_shutdown_leaves_serve_time_to_log_the_sessions_end(
+    tmp_path: Path, button: str, grace: float
+) -> None:
+    """The MCP SDK's stdio client closes stdin, waits 2 s, sends SIGTERM to the server's
+    process group, waits 2 s more and sends SIGKILL. Closing waited 3 s for a quit even
+    when the app had no Quit control, then 3 s after SIGTERM: the server was killed before
+    it logged the session's end. Without a Quit control, SIGTERM comes at once."""
+    require({SYSTEM_PYTHON: "python3"})
+    require_gtk_python()
+    app = tmp_path / "stubborn.py"
+    app.write_text(STUBBORN_APP.format(label=button))
+    db = tmp_path / "desktop.db"
+    with PrivateDesktop() as desktop:
+        server = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "semledger", "serve", "--adapter", "atspi"),
+                *("--launch", shlex.join([SYSTEM_PYTHON, str(app)])),
+                *("--db", str(db), "--session", "stubborn"),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **desktop.env},
+            start_new_session=True,
+        )
+        try:
+            assert server.stdin is not None
+            assert server.stdout is not None
+            server.stdin.write(mcp.initialize())
+            server.stdin.flush()
+            assert "result" in json.loads(server.stdout.readline())
+            assert mcp.ask(server, mcp.call(1, "read_semantics", {}))["ok"]
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+        started = time.monotonic()
+        try:
+            server.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+        took = time.monotonic() - started
+    stderr = server.stderr.read() if server.stderr else ""
+    assert server.returncode == 0, stderr
+    assert took < grace, (took, stderr)
+    ended = [e for _r, e in SqliteRecorder(db).events("stubborn") if isinstance(e, SessionEnded)]
+    assert len(ended) == 1, stderr
