@@ -541,9 +541,11 @@ class WebSurface:
         self._last_result: str | None = None
         self._tracing = False
         self._mouse_down = False
-        self._cleared: tuple[str, str] | None = None
-        """The ref and former value of the date, time or color input `clear` last emptied,
-        put back if the `type` that follows it is refused."""
+        self._held_clear: tuple[str, ActArgs] | None = None
+        """A `clear` of a date, time or color input not done yet: its ref and arguments. The
+        `type` into it that follows (set_text clears, then types) sets the value in one step,
+        and leaves the field as it was when the text does not fit; any other call clears it
+        first."""
 
     # -- basics ------------------------------------------------------------------------
 
@@ -559,12 +561,16 @@ class WebSurface:
         """The WebBrowser this surface runs on (its own unless one was configured)."""
         return self._browser
 
-    async def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
-        """`fn()` on the browser's loop. Every answer and error leaves the browser thread
-        here, so here the page's text is made valid Unicode (see `well_formed`)."""
+    async def _run(
+        self, fn: Callable[[], Awaitable[T]], *, typing_into: str | None = None
+    ) -> T:
+        """`fn()` on the browser's loop, after the clear held back, unless `fn` types into
+        its input (`typing_into`). Every answer and error leaves the browser thread here, so
+        here the page's text is made valid Unicode (see `well_formed`)."""
 
         async def guarded() -> T:
             try:
+                await self._clear_held(typing_into)
                 return well_formed(await fn())
             except (SessionError, PlaywrightError) as exc:
                 # Its page and context look closed too: the cause is not theirs.
@@ -577,8 +583,18 @@ class WebSurface:
             except SurfaceError as exc:
                 well_formed_error(exc)
                 raise
+            finally:
+                if typing_into is not None:
+                    self._held_clear = None  # the type took it, done or refused
 
         return await self._browser.call(guarded)
+
+    async def _clear_held(self, typing_into: str | None) -> None:
+        held, self._held_clear = self._held_clear, None
+        if held is not None and held[0] == typing_into:
+            self._held_clear = held
+        elif held is not None:
+            await self._act("clear", held[0], held[1], None, handler=_clear_now)
 
     def _require_page(self) -> Page:
         if self._page is None or self._page.is_closed():
@@ -782,6 +798,7 @@ class WebSurface:
                 raise SessionError(f"cannot open {url}: {message}") from exc
 
     async def close(self) -> None:
+        self._held_clear = None
         if self._context is not None and self._browser.running:
             with contextlib.suppress(Exception):  # closing is best effort and idempotent
                 await self._run(self._close_context)
@@ -1160,14 +1177,23 @@ class WebSurface:
                 raise DataError("sleep needs ms", path="args.ms")
             await trio.sleep(parsed.ms / 1000)
             return await self._run(self._result_now)
-        return await self._run(lambda: self._act(action, ref, parsed, ref2))
+        return await self._run(
+            lambda: self._act(action, ref, parsed, ref2),
+            typing_into=ref if action == "type" else None,
+        )
 
     async def _result_now(self) -> ActResult:
         page = self._require_page()
         return ActResult(url=page.url)
 
     async def _act(
-        self, action: str, ref: str | None, args: ActArgs, ref2: str | None
+        self,
+        action: str,
+        ref: str | None,
+        args: ActArgs,
+        ref2: str | None,
+        *,
+        handler: _Handler | None = None,
     ) -> ActResult:
         if action == "quit":
             raise NavigationError(
@@ -1177,7 +1203,7 @@ class WebSurface:
             )
         if action == "invoke":
             raise DataError("invoke (story composition) is performed above the surface")
-        handler = _ACTIONS.get(action)
+        handler = handler or _ACTIONS.get(action)
         if handler is None:
             raise DataError(f"unknown action {action!r}", path="action")
         if action == "dialog":
@@ -1186,8 +1212,6 @@ class WebSurface:
             self._no_dialog()
         else:
             self._ready()
-        if action != "type":
-            self._cleared = None
         page = self._require_page()
         before = (self._navigations, page.url)
         sent: set[Request] = set()
@@ -2025,11 +2049,7 @@ _SET_VALUE: Final = """(el, v) => {
   el.dispatchEvent(new Event("change", {bubbles: true}));
 }"""
 
-_FORMER_VALUE: Final = """(el, kinds) =>
-  el.tagName === "INPUT" && kinds.includes(el.type) ? el.value : null"""
-"""The value of a date, time or color input, which a refused `type` after `clear` puts back
-(setting text a value replaces it in one step; clearing first, as set_text does, would
-otherwise leave the field empty); null for any other element."""
+_KIND: Final = "el => el.tagName === 'INPUT' ? el.type : ''"
 
 
 async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -2038,8 +2058,9 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
     if ref is None:
         await s._require_page().keyboard.type(a.text)
         return
+    held, s._held_clear = s._held_clear, None
     locator = await _live(s, ref, "type")
-    kind = await locator.evaluate("el => el.tagName === 'INPUT' ? el.type : ''")
+    kind = await locator.evaluate(_KIND)
     if kind in ("range", "number"):
         nearest = list(dict.fromkeys(await locator.evaluate(_NEAREST_STEPS, a.text) or ()))
         if nearest:
@@ -2048,15 +2069,14 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
                 f"{a.text} is between the {kind}'s steps: the nearest {said}"
                 f" {' and '.join(nearest)}"
             )
-    cleared, s._cleared = s._cleared, None
     if kind in _FORMATS and a.text and not await locator.evaluate(_HOLDS, a.text):
-        if cleared is not None and cleared[0] == ref:
-            await locator.evaluate(_SET_VALUE, cleared[1])
         raise ActionabilityError(
             f"{a.text!r} does not fit the {kind} field: it takes {_FORMATS[kind]}",
             details={"ref": ref, "expected": _FORMATS[kind]},
         )
-    if kind in ("range", "color", "date", "time", "datetime-local", "month", "week"):
+    if kind == "range" or kind in _FORMATS:
+        if held is not None:
+            await locator.focus(timeout=s._timeout(a))  # as the clear would have
         await locator.evaluate(_SET_VALUE, a.text)
         return
     await locator.fill(a.text, timeout=s._timeout(a))
@@ -2064,10 +2084,14 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
 
 async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     locator = await s._need(ref, "clear")
-    former = await locator.evaluate(_FORMER_VALUE, list(_FORMATS))
+    if ref is not None and await locator.evaluate(_KIND) in _FORMATS:
+        s._held_clear = (ref, a)  # the text a type then sets may not fit: see WebSurface
+        return
     await locator.clear(timeout=s._timeout(a))
-    if ref is not None and former:
-        s._cleared = (ref, former)
+
+
+async def _clear_now(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    await (await s._need(ref, "clear")).clear(timeout=s._timeout(a))
 
 
 _FOCUS_IN: Final = """(el) => {

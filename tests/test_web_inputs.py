@@ -170,6 +170,17 @@ DATES = """<!doctype html>
 """
 
 
+DUE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Due date</title></head>
+<body>
+<button>First</button>
+<label>Due <input type="date" id="due" value="2024-01-05"
+  onchange="log.textContent += ' change:' + (this.value || 'EMPTY')"></label>
+<p id="log">log:</p>
+</body></html>
+"""
+
+
 SERVED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Served</title></head>
 <body>
@@ -190,6 +201,7 @@ PAGES = {
     "sets.html": SETS,
     "choices.html": CHOICES,
     "dates.html": DATES,
+    "due.html": DUE,
     "served.html": SERVED,
 }
 
@@ -512,6 +524,48 @@ async def test_text_a_date_or_time_field_cannot_hold_is_refused_naming_its_forma
         done = await dates.perform_action(ByNodeId(born.node_id), SetText("2000-01-31"), Latest())
         assert isinstance(done, Receipt), done
         assert _labelled(await _full(dates), "Born").value == "2000-01-31"
+
+
+async def test_a_refused_date_leaves_the_field_its_focus_and_the_generation_as_they_were(
+    browser: WebBrowser, pages: str
+) -> None:
+    """SPEC 2.6: a rejection changes nothing. set_text clears, then types: a date field
+    emptied before the text was found not to fit had its change handler see it empty (a
+    page saving on change saved no date), and took the focus."""
+    async for due in _host(browser, pages + "due.html"):
+        full = await _full(due)
+        first = _labelled(full, "First")
+        await due.perform_action(ByNodeId(first.node_id), SimpleAction(ActionKind.FOCUS), Latest())
+        before = await _full(due)
+        field = _labelled(before, "Due")
+        refused = await due.perform_action(ByNodeId(field.node_id), SetText("2024-13-01"), Latest())
+        assert isinstance(refused, Rejection), refused
+        after = await _full(due)
+        assert (after.generation, after.focused) == (before.generation, first.node_id)
+        assert [n.label for n in after.nodes if n.label and n.label.startswith("log")] == ["log:"]
+        for text in ("2024-02-01", ""):
+            done = await due.perform_action(ByNodeId(field.node_id), SetText(text), Latest())
+            assert isinstance(done, Receipt), done
+        after = await _full(due)
+    assert _labelled(after, "Due").value is None
+    assert after.focused == field.node_id
+    said = [n.label for n in after.nodes if n.label and n.label.startswith("log")]
+    assert said == ["log: change:2024-02-01 change:EMPTY"]
+
+
+async def test_a_date_field_cleared_reads_empty_to_whatever_asks_next(
+    browser: WebBrowser, pages: str
+) -> None:
+    """The clear of a date field waits for the text set_text types next; anything else the
+    surface is asked finds it done."""
+    surface = WebSurface({"browser": browser})
+    await surface.open(SessionInit(base_url=pages + "due.html"))
+    try:
+        (due,) = await surface.locate({"by": "id", "value": "due"})
+        await surface.act("clear", due)
+        assert await surface.read("value", due) == ""
+    finally:
+        await surface.close()
 
 
 async def test_a_fields_relations_point_at_the_nodes_holding_its_hint_and_error(
