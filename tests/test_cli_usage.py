@@ -528,3 +528,40 @@ def test_an_argument_that_is_not_utf8_is_bad_usage_naming_it(
         2, f"semledger: {said} is not UTF-8 (see '{help_of}')\n"
     )  # fmt: skip
     assert not db.exists()
+
+
+_INTERRUPTED_AT_IMPORT = """
+import os, runpy, signal, sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["INTERRUPTED_AT"]:
+            os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C does, while it is imported
+        return None
+
+sys.meta_path.insert(0, Interrupting())
+runpy.run_module("semledger", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [
+        ("argparse", ["sessions"]),
+        ("rich.progress", ["sessions"]),
+        ("semledger.eventlog", ["serve", COUNTER]),
+        ("semledger.runtime._ids", ["sessions", "--db", "é.db"]),  # as the arguments are read
+    ],
+)
+def test_ctrl_c_as_a_command_starts_says_so_in_one_line(
+    tmp_path: Path, module: str, args: list[str]
+) -> None:
+    """Ctrl-C in the first 50 ms of any command printed a traceback from an import in
+    semledger._cli and died of SIGINT, where from 0.2 s on it says it in one line."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_AT_IMPORT, *args], capture_output=True, text=True,
+        cwd=tmp_path, env=mcp.env(INTERRUPTED_AT=module), timeout=120, check=False,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "semledger: interrupted\n")
+    assert list(tmp_path.iterdir()) == []
