@@ -333,7 +333,8 @@ def _migrate(conn: sqlite3.Connection, path: str, converter: LogConverter) -> in
             conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # a COMMIT that failed to write may have rolled back
+            conn.execute("ROLLBACK")
         raise
     return found
 
@@ -342,7 +343,7 @@ def _made_whole(path: str, converter: LogConverter) -> bool:
     """Make the new log at `path` whole or not at all, and say whether this did: built in a
     file beside it, then linked into place, so that a creation cut short (a Ctrl-C, a full
     disk) leaves no file there that holds no log, which every later open but a creating one
-    would refuse.
+    would refuse. One that could not be written whole raises `LogOpenError`, leaving nothing.
 
     If another process makes the log first, its log is kept. Where the new file cannot be
     made or linked (a read-only folder, a file system without hard links), nothing is done:
@@ -355,18 +356,41 @@ def _made_whole(path: str, converter: LogConverter) -> bool:
     except OSError:
         return False
     try:
-        conn = sqlite3.connect(building, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            _migrate(conn, building, converter)
-        finally:
-            conn.close()  # the last connection: SQLite folds and removes the -wal and -shm
+        _build(building, converter)
         os.link(building, path)
-    except (sqlite3.Error, OSError):  # FileExistsError: another process made it first
+    except sqlite3.Error as error:
+        raise LogOpenError(path, _not_built(folder, error)) from error
+    except OSError:  # FileExistsError: another process made it first
         return False
     finally:
-        os.unlink(building)
+        for made in (building, f"{building}-journal", f"{building}-wal", f"{building}-shm"):
+            with suppress(FileNotFoundError):
+                os.unlink(made)
     return True
+
+
+def _build(building: str, converter: LogConverter) -> None:
+    """Write a new log's schema into the file `building`, then set it to WAL mode in place.
+
+    Its journal is kept in memory, so the schema is in the file itself once committed, or
+    the commit fails. Built in WAL mode, the schema stayed in a ``-wal`` until the last
+    connection closed, and a close that cannot fold it in (no room left) raises nothing."""
+    conn = sqlite3.connect(building, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=MEMORY")
+        _migrate(conn, building, converter)
+        conn.execute("PRAGMA journal_mode=WAL")
+    finally:
+        conn.close()
+
+
+def _not_built(folder: str, error: sqlite3.Error) -> str:
+    if not _io_error(error):
+        return str(error)
+    return (
+        f"it could not be written in {folder} (a full disk, a quota or a file size limit"
+        f" leaves no room for it): {error}"
+    )
 
 
 def _read_write_uri(path: str) -> str:

@@ -881,14 +881,20 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(folder)], check=True)
 
 
-def _fill(folder: Path) -> None:
+def _fill(folder: Path, leaving: int = 0) -> None:
+    """Fill the disk of `folder` up to `leaving` bytes free."""
     filler = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
     try:
         with contextlib.suppress(OSError):
-            while os.write(filler, b"\0" * 4096):
+            while _free(folder) > leaving and os.write(filler, b"\0" * 4096):
                 pass
     finally:
         os.close(filler)
+
+
+def _free(folder: Path) -> int:
+    stats = os.statvfs(folder)
+    return stats.f_bavail * stats.f_frsize
 
 
 def test_a_log_on_a_full_disk_is_inspected_and_serve_says_the_disk_is_full(
@@ -917,6 +923,31 @@ def test_a_log_on_a_full_disk_is_inspected_and_serve_says_the_disk_is_full(
     assert f"cannot open the log {db}: the disk is full (" in served.stderr
     assert db.read_bytes() == before
     assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "log.db"]
+
+
+def test_a_new_log_on_a_nearly_full_disk_is_made_whole_and_served_once_there_is_room(
+    full_disk: Path,
+) -> None:
+    """With 90 KiB free (more than the 64 KiB checked for), the new log was linked into
+    place before its -wal, which closing could not fold into it on the full disk, held its
+    schema: every command then called the log malformed, and the -wal and -shm it was built
+    with were left beside it."""
+    db = full_disk / "log.db"
+    _fill(full_disk, leaving=90 * 1024)
+    served = subprocess.run(
+        [*mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "agent"],
+        input="", capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert "malformed" not in served.stderr
+    assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "log.db"]
+    (full_disk / "filler").unlink()
+    for command in (["sessions"], ["serve", COUNTER, "--session", "agent"]):
+        done = subprocess.run(
+            [*mcp.COMMAND, *command, "--db", str(db)],
+            input="", capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (command, done.stderr)
+    assert sorted(p.name for p in full_disk.iterdir()) == ["log.db"]
 
 
 def _under_a_write_limit(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1387,3 +1387,28 @@ def test_a_creation_cut_short_leaves_no_file_that_holds_no_log(
     with SqliteRecorder(db, create=False) as opened:
         assert opened.found_schema_version == SCHEMA_VERSION
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".new")]
+
+
+def test_a_new_log_that_could_not_be_written_leaves_nothing_and_is_made_next_time(
+    tmp_path: Path,
+) -> None:
+    """Where no room was left to make a new log (a full disk, a quota, a file size limit),
+    an empty file was left at the path, which the inspection commands refused, or a log
+    whose schema was still in the -wal it was built with, which every command called
+    malformed; that -wal and its -shm were left beside it."""
+    db = tmp_path / "new.db"
+    probe = f"from semledger.eventlog import SqliteRecorder as R; R({str(db)!r})"
+    done = subprocess.run(
+        ["sh", "-c", 'ulimit -f 1 && exec "$@"', "sh", sys.executable, "-c", probe],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"semledger.eventlog._errors.LogOpenError: cannot open the log {db}: it could not be"
+        f" written in {tmp_path} (a full disk, a quota or a file size limit leaves no room for"
+        " it): disk I/O error"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    with SqliteRecorder(db) as made:
+        assert made.found_schema_version == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.db"]
