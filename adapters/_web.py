@@ -2168,9 +2168,13 @@ async def _key_up(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) 
 _SUBMITTER: Final = """el => {
   const form = el.tagName === 'FORM' ? el : (el.form || el.closest('form'));
   if (!form) return null;
-  return form.querySelector('button:not([type]), button[type=submit], input[type=submit],'
-    + ' input[type=image]') || form;
+  const buttons = form.getRootNode().querySelectorAll(
+    'button, input[type=submit], input[type=image]');
+  return Array.from(buttons).find(
+    (b) => b.form === form && (b.type === 'submit' || b.type === 'image')) || form;
 }"""
+"""The form's default button (its first submit button, a ``form=`` attribute's included),
+else the form."""
 
 
 async def _submit(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -2185,8 +2189,16 @@ async def _submit(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) 
     is_form = await handle.evaluate("el => el.tagName === 'FORM'")
     if is_form:
         await handle.evaluate("f => f.requestSubmit()")
-    else:
+    elif await handle.evaluate("b => b.matches(':disabled')"):
+        raise ActionabilityError(
+            "the form's default button (its first submit button) is disabled: the browser"
+            " does not submit the form",
+            details={"ref": ref},
+        )
+    elif await handle.is_visible():
         await handle.click(timeout=s._timeout(a))
+    else:  # Enter in a field clicks it all the same: the browser's implicit submission
+        await handle.evaluate("b => b.click()")
     await handle.dispose()
     await page.wait_for_load_state("domcontentloaded")
 

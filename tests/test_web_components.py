@@ -58,6 +58,12 @@ PAGE = """<!doctype html>
   <input aria-label="Nick"></form>
 <form aria-label="Mail" onsubmit="event.preventDefault(); said.textContent = 'sent'">
   <input type="email" aria-label="Email" required><button>Send</button></form>
+<form aria-label="Login"
+      onsubmit="event.preventDefault(); said.textContent = 'in by ' + event.submitter.textContent">
+  <input aria-label="User"><div hidden><button>Advanced</button></div>
+  <button type="submit">Sign in</button></form>
+<form aria-label="Closed" onsubmit="event.preventDefault(); said.textContent = 'closed sent'">
+  <input aria-label="Why"><div hidden><button disabled>Go</button></div></form>
 <div inert><button>Behind</button></div>
 <button aria-busy="true">Saving</button>
 <label>Attach <input type="file"></label>
@@ -132,6 +138,25 @@ async def test_submit_on_a_form_submits_it(host: SurfaceAgentHost) -> None:
     form = _one(await _full(host), Role.FORM, "Sign up")
     await _do(host, form, SimpleAction(ActionKind.SUBMIT))
     assert _says(await _full(host), "signed up")
+
+
+async def test_submit_on_a_form_whose_default_button_is_hidden_submits_it_as_enter_does(
+    host: SurfaceAgentHost,
+) -> None:
+    """Enter in a field clicks the form's first submit button, shown or not (the browser's
+    implicit submission); a click as a user's waited for the hidden one to show."""
+    form = _one(await _full(host), Role.FORM, "Login")
+    await _do(host, form, SimpleAction(ActionKind.SUBMIT))
+    assert _says(await _full(host), "in by Advanced")
+    closed = _one(await _full(host), Role.FORM, "Closed")
+    refused = await host.perform_action(
+        ByNodeId(closed.node_id), SimpleAction(ActionKind.SUBMIT), Latest()
+    )
+    assert isinstance(refused, Rejection), refused
+    assert refused.message == (
+        "the form's default button (its first submit button) is disabled: the browser does"
+        " not submit the form"
+    )
 
 
 async def test_a_field_the_browsers_validation_refused_is_invalid_and_says_why(
