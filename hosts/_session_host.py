@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -30,6 +31,8 @@ from semledger.runtime import (
 )
 
 from ._host import PointerEvent
+
+_log = logging.getLogger("semledger.hosts")
 
 
 def _closed(why: str = "the session is closed") -> Rejection:
@@ -81,6 +84,13 @@ class RuntimeAgentHost:
             self.close(f"the session ended: {failure}" if failure else "the session is closed")
         except (SessionCrashedError, SessionConflictError, SessionLogError) as error:
             self.close(f"the session ended: {error}")
+        except Exception as error:  # a bug: its agent is told ``-32603``, its operator why
+            _log.error(
+                "session %r: a call failed inside the server, answered -32603 (Internal"
+                " error): %r",
+                self.session.name, error, exc_info=error,
+            )
+            raise
         return _closed(self._closed or "")
 
     async def read_semantics(self, since: int | None) -> ReadResult | Rejection:

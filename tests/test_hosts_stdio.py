@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import queue
 import signal
@@ -39,7 +40,7 @@ from semledger.eventlog import (
     SqliteRecorder,
 )
 from semledger.examples import counter
-from semledger.hosts import Router
+from semledger.hosts import Router, handle
 from semledger.hosts._session_host import RuntimeAgentHost
 from semledger.hosts._stdio import run_stdio
 
@@ -773,7 +774,7 @@ def test_a_signal_ends_the_serving_process_cleanly(signum: signal.Signals, tmp_p
 HUNG_SERVER = """
 import sys
 import trio
-from semledger.hosts import Router
+from semledger.hosts import Router, handle
 from semledger.hosts._stdio import run_stdio, stop_on_signals
 
 class Hung:
@@ -1275,3 +1276,35 @@ async def test_serve_refuses_an_empty_session_name_instead_of_making_one_up(
     with pytest.raises(ValueError, match="expected a session name, got ''"):
         await serve_stdio(COUNTER, db=tmp_path / "log.db", session="")
     assert not (tmp_path / "log.db").exists()
+
+
+async def test_a_call_that_fails_inside_the_server_is_a_32603_its_operator_hears_of(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A call the session host failed on for a reason it did not foresee was answered
+    ``-32603`` with nothing on stderr: if it happens, its operator has no trace of it."""
+    caplog.set_level(logging.WARNING, logger="semledger")
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("s", counter.app, COUNTER, writer, recorder)
+        await nursery.start(actor.run)
+
+        async def failing(message: object, timeout: float) -> None:
+            raise RuntimeError("a bug inside the server")
+
+        monkeypatch.setattr(actor, "request", failing)
+        router, host = Router(), RuntimeAgentHost(actor)
+        await handle(router, host, _line(_initialize("2025-06-18")))
+        (reply,) = await handle(router, host, _line(_tool_call(1, "read_semantics", {})))
+        nursery.cancel_scope.cancel()
+    assert reply["error"] == {"code": -32603, "message": "Internal error"}
+    (record,) = caplog.records
+    assert record.levelno == logging.ERROR
+    assert record.getMessage() == (
+        "session 's': a call failed inside the server, answered -32603 (Internal error):"
+        " RuntimeError('a bug inside the server')"
+    )
+    assert record.exc_info is not None
+    assert isinstance(record.exc_info[1], RuntimeError)  # its traceback, for a handler to show
+    assert not host.closed  # the next call is tried: the session itself is whole
