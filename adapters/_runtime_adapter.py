@@ -27,8 +27,13 @@ Decisions this adapter documents:
   for what is inside it, where a runtime node's own is all it has. The MCP bridge serving
   the surface announces their changes (an atomic one with all of its text, its children's
   too, as it does a web page's).
+- A node says the actions it offers in ``native["runtime_actions"]`` (their kinds,
+  space-separated): the MCP bridge serving the surface offers those, not what its role
+  would imply.
 - ``type`` appends to the field's value (``clear`` empties it); a password field's value is
-  masked in the semantics, so typing into a non-empty one is refused: clear it first.
+  masked in the semantics, so typing into a non-empty one is refused: clear it first. On a
+  node that takes a number and no text (a slider), ``type`` sets the number. Escape on a
+  node that offers collapse and not dismiss (an open combo box) collapses it.
 - ``state()`` is a log position: the generation, the snapshot hash and the inputs accepted so
   far (``extras``). ``restore`` re-executes those inputs on a fresh runtime and checks it
   lands on the same generation and hash. The inputs travel in ``extras["log"]`` (JSON) when
@@ -69,6 +74,7 @@ from semledger.runtime import (
     SemanticsAction,
     SemanticsNode,
     SemanticsSnapshot,
+    SetNumericValue,
     SetText,
     SimpleAction,
 )
@@ -252,7 +258,7 @@ def _native(node: SemanticsNode, inherited: Live = Live.OFF) -> dict[str, str]:
     rule 5), so that the MCP bridge serving the surface gives an agent the node the app
     committed. `inherited` is the ``live`` of its parent in the snapshot, which a surface's
     node not saying otherwise takes (a runtime node's own is all it has)."""
-    native = {"runtime_role": node.role.value}
+    native = {"runtime_role": node.role.value, "runtime_actions": " ".join(node.actions)}
     if node.semantic_id is not None:
         native["automationId"] = str(node.semantic_id)
     state = node.state
@@ -279,6 +285,17 @@ def _native(node: SemanticsNode, inherited: Live = Live.OFF) -> dict[str, str]:
     if node.atomic:
         native["atomic"] = "true"
     return native
+
+
+def _number(text: str) -> float:
+    """The number `text` types into a node that takes one; a DataError if it is none."""
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise DataError(f"expected a finite number, got {text!r}", path="args.text")
+    return number
 
 
 def _numeric_native(numeric: Numeric) -> Iterator[tuple[str, str]]:
@@ -652,6 +669,9 @@ class RuntimeSurface:
     ) -> None:
         if args.text is None:
             raise DataError("type needs args.text", path="args.text")
+        if ActionKind.SET_NUMERIC_VALUE in node.actions and ActionKind.SET_TEXT not in node.actions:
+            self._perform(runtime, node, SetNumericValue(_number(args.text)))
+            return
         current = node.value or ""
         if node.state.password and current:
             raise ActionabilityError(
@@ -698,6 +718,9 @@ class RuntimeSurface:
                 details={"key": key},
             )
         if action.kind is ActionKind.DISMISS and ActionKind.DISMISS not in node.actions:
+            if ActionKind.COLLAPSE in node.actions:
+                self._perform(runtime, node, SimpleAction(ActionKind.COLLAPSE))
+                return
             root = runtime.snapshot.root
             if root is not None:
                 node = runtime.snapshot.nodes[root]

@@ -25,8 +25,10 @@ application through the same router and tools as a semledger app:
   ids, so that an id an agent holds never acts on the next page. A node's frame is in the
   document's coordinates: the surface's box plus how far the root says the page is scrolled
   (``native["scroll"]``), so a scroll changes no frame.
-- Each node offers the actions its role and states imply (no set_text on a read-only or
-  disabled text field, no submit on a multiline one, where Enter starts a new line; set_text
+- Each node offers the actions its surface says it takes (``native["runtime_actions"]``: a
+  runtime app's own, but set_selection, which no surface call sets); where it says
+  nothing, those its role and states imply (no set_text on a read-only or disabled text
+  field, no submit on a multiline one, where Enter starts a new line; set_text
   on a combo box one types into, ``native["editable"]``; no select on a row or cell the
   surface says has no selection, ``native["selectable"] == "false"``: a static table's);
   focus exactly where the surface says the element takes the focus (``native["focusable"]``,
@@ -260,6 +262,8 @@ _SCROLL_KEYS: Final[Mapping[ScrollDirection, str]] = {
 }
 _NOT_EDITABLE: Final = frozenset({"readonly", "disabled"})
 _ORDER: Final = tuple(ActionKind)
+_UNCARRIED: Final = frozenset({ActionKind.SET_SELECTION})
+"""What no surface call can do: a node never offers it, whatever its surface says."""
 
 
 def aria_to_runtime_role(role: str, native: Mapping[str, str] | None = None) -> Role:
@@ -310,6 +314,10 @@ def _numeric(native: Mapping[str, str]) -> Numeric | None:
 def _actions(
     role: Role, states: frozenset[str], native: Mapping[str, str]
 ) -> tuple[ActionKind, ...]:
+    declared = native.get("runtime_actions")
+    if declared is not None:  # the surface's word for what the node takes (a runtime app's)
+        named = set(declared.split())
+        return tuple(k for k in _ORDER if k.value in named and k not in _UNCARRIED)
     kinds: set[ActionKind] = set()
     focusable = native.get("focusable")  # the surface's word, where it gives it
     if native.get("type") == "file":  # a click opens the system's file chooser, out of reach

@@ -223,6 +223,26 @@ async def test_gallery_states_cover_checkable_expandable_and_selected(
         await gallery.act("selectOption", _by_id(after, "gallery.fruit").ref, {"values": ["Kiwi"]})
 
 
+async def test_type_sets_a_slider_and_escape_collapses_an_open_combo_box(
+    gallery: RuntimeSurface,
+) -> None:
+    """What the MCP bridge's set_numeric_value and a combo box's collapse ask of the
+    surface: type appended the number to the slider's value as text (refused, the slider
+    takes none), and Escape went to the root as dismiss."""
+    snapshot = await gallery.snapshot()
+    volume, fruit = _by_id(snapshot, "gallery.volume"), _by_id(snapshot, "gallery.fruit")
+    assert volume.native["runtime_actions"] == "focus increment decrement set_numeric_value"
+    await gallery.act("type", volume.ref, {"text": "30"})
+    with pytest.raises(DataError, match="expected a finite number, got 'loud'"):
+        await gallery.act("type", volume.ref, {"text": "loud"})
+    await gallery.act("click", fruit.ref)
+    assert "expanded" in _by_id(await gallery.snapshot(), "gallery.fruit").states
+    await gallery.act("press", fruit.ref, {"key": "Escape"})
+    after = await gallery.snapshot()
+    assert _by_id(after, "gallery.volume").native["valuenow"] == "30.0"
+    assert "collapsed" in _by_id(after, "gallery.fruit").states
+
+
 def _saved_view(_model: object) -> View[object]:
     status = node(
         Role.STATUS,

@@ -33,6 +33,7 @@ from semledger.runtime import (
     Role,
     SemanticId,
     SemanticsNode,
+    SetNumericValue,
     SetText,
     SimpleAction,
     State,
@@ -493,3 +494,56 @@ async def test_an_app_served_as_a_surface_keeps_every_state_its_nodes_have_serve
     finally:
         await surface.close()
         direct.close()
+
+
+@pytest.mark.parametrize(
+    "app",
+    [_STATED, "semledger.examples.counter:app", "semledger.examples.todo:app",
+     "semledger.examples.gallery:app"],
+    ids=["stated", "counter", "todo", "gallery"],
+)
+async def test_an_app_served_as_a_surface_offers_the_actions_its_nodes_declare(
+    app: App[int, object] | str,
+) -> None:
+    """The bridge guessed a runtime node's actions from its role: the counter's step field
+    offered submit, which the app then refused as action_unavailable, and a disabled button
+    offered focus. It offers what the app declares, but set_selection, which no surface
+    call can carry."""
+    from semledger.actors import load_app
+
+    loaded = app if isinstance(app, App) else load_app(app)
+    direct = AppRuntime(loaded, width=800.0)
+    surface = create_surface({"adapter": "runtime", "app": app})
+    await surface.open({})
+    try:
+        served = await _full(SurfaceAgentHost(surface))
+        assert [n.actions for n in served.nodes] == [
+            tuple(k for k in n.actions if k is not ActionKind.SET_SELECTION)
+            for n in direct.snapshot.ordered()
+        ]
+    finally:
+        await surface.close()
+        direct.close()
+
+
+async def test_a_runtime_slider_and_combo_box_take_the_actions_they_offer() -> None:
+    """set_numeric_value typed the number onto the slider's value as text, and collapse
+    pressed Escape, which the runtime adapter sent to the root as dismiss."""
+    surface = await _surface("gallery")
+    host = SurfaceAgentHost(surface)
+    try:
+
+        async def done(semantic_id: str, action: Any) -> SemanticsNode:
+            receipt = await host.perform_action(BySemanticId(semantic_id), action, Latest())
+            assert isinstance(receipt, Receipt), receipt
+            return next(n for n in (await _full(host)).nodes if n.semantic_id == semantic_id)
+
+        volume = await done("gallery.volume", SetNumericValue(30.0))
+        assert volume.numeric is not None
+        assert volume.numeric.current == 30.0
+        fruit = await done("gallery.fruit", SimpleAction(ActionKind.EXPAND))
+        assert fruit.state.expanded is True
+        fruit = await done("gallery.fruit", SimpleAction(ActionKind.COLLAPSE))
+        assert fruit.state.expanded is False
+    finally:
+        await surface.close()
