@@ -381,7 +381,8 @@ function numericOf(el, r, out) {
   const text = el.getAttribute("aria-valuetext"); if (text !== null) out.valuetext = text;
 }
 
-function focusable(el) {  // whether el.focus() takes: the browser's tab index, but for a link with no href, a disabled or inert element, and what takes focus with no tab index of its own
+function focusable(el) {  // whether el.focus() takes: the browser's tab index, but for a link with no href, a disabled or inert element, and what takes focus with no tab index of its own; a frame passes it to its document, where it is on no element
+  if (UNFOCUSED.has(el.tagName)) return false;
   if (el.matches(":disabled") || inertShown !== false && el.closest("[inert]")) return false;
   if (/^\s*[-+]?[0-9]/.test(el.getAttribute("tabindex") || "")) return true;
   if (el.tagName === "A" || el.tagName === "AREA") return el.hasAttribute("href");

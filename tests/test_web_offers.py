@@ -82,6 +82,7 @@ PAGES = {
 <div role="slider" id="vol" aria-label="Volume" aria-valuenow="3"></div>
 <div role="button" id="fake" aria-label="Not focusable"></div>
 <button id="gone" disabled>Disabled</button>
+<iframe id="frame" title="Inner" srcdoc="<button id='inner'>Inside</button>"></iframe>
 <script>
   const city = document.getElementById("city"), cities = document.getElementById("cities");
   function show(open) { cities.hidden = !open; city.setAttribute("aria-expanded", String(open)); }
@@ -311,7 +312,9 @@ async def test_focus_is_offered_exactly_on_the_elements_that_take_the_focus(
     full = await full_read(widgets)
     offered = {
         semantic_id: ActionKind.FOCUS in _shown(full, semantic_id).actions
-        for semantic_id in ("city", "fruit", "tab1", "tab2", "vol", "fake", "gone", "apple")
+        for semantic_id in (
+            "city", "fruit", "tab1", "tab2", "vol", "fake", "gone", "apple", "frame", "inner"
+        )
     }
     assert offered == {
         "city": True,
@@ -322,6 +325,8 @@ async def test_focus_is_offered_exactly_on_the_elements_that_take_the_focus(
         "fake": False,
         "gone": False,
         "apple": False,
+        "frame": False,  # focus() puts it in the frame's document, on no element of it
+        "inner": True,
     }
     await _done(widgets, "tab2", SimpleAction(ActionKind.FOCUS))
     assert _shown(await full_read(widgets), "tab2").state.focused
