@@ -21,8 +21,9 @@ import math
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from types import FrameType
 from typing import Any, NoReturn
 
 import attrs
@@ -197,7 +198,8 @@ class SignalStop:
     requested: trio.Event = attrs.Factory(trio.Event)
     settled: bool = False
     """Set once what the server was stopping is written: a later signal has nothing left to
-    cut short, and is ignored rather than ending the process by that signal."""
+    cut short, and is ignored rather than ending the process by that signal (until the
+    process exits, once `ignore_stop_signals_after_serving` was called)."""
 
 
 @asynccontextmanager
@@ -213,7 +215,7 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
     still in flight were never answered. Once ``stop.settled`` is set, it is ignored.
     """
     stop = SignalStop()
-    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+    with _ignored_once_settled(stop), trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         async with trio.open_nursery() as nursery:
 
             async def watch() -> None:
@@ -230,6 +232,45 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
                 yield stop
             finally:
                 nursery.cancel_scope.cancel()
+
+
+_ignored_after_serving = False
+
+
+def ignore_stop_signals_after_serving() -> None:
+    """For a process that exits once its server returns (`semledger serve`): a stop signal
+    that comes once the server's ends are written (``SignalStop.settled``) stays ignored
+    until the process has exited, which takes tens of milliseconds more. Without it, the
+    handlers `stop_on_signals` found are put back as it returns."""
+    global _ignored_after_serving
+    _ignored_after_serving = True
+
+
+@contextmanager
+def _ignored_once_settled(stop: SignalStop) -> Iterator[None]:
+    """The stop signals' handlers under trio's receiver, which puts them back as it closes
+    and hands them any signal it took that no task read: once ``stop.settled``, that signal
+    and any other until the block ends is ignored; before, each is handled as it was."""
+    found = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if stop.settled:
+            return
+        handler = found[signal.Signals(signum)]
+        if callable(handler):
+            handler(signum, frame)
+        elif handler != signal.SIG_IGN:  # the default action: ended by the signal
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, handle)
+    try:
+        yield
+    finally:
+        ignored = stop.settled and _ignored_after_serving
+        for signum, handler in found.items():
+            signal.signal(signum, signal.SIG_IGN if ignored else handler or signal.SIG_DFL)
 
 
 def _die_of(signum: int) -> NoReturn:

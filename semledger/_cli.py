@@ -1477,6 +1477,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         serving = args.command == "serve"
         if serving:
             sys.stdout = stdout  # the transport's: its own errors are its own
+            if argv is None:  # run as the command: the process exits once it has served
+                from semledger.hosts._stdio import ignore_stop_signals_after_serving
+
+                ignore_stop_signals_after_serving()
         elif stdout is None:  # started with its standard output closed
             print("semledger: standard output is closed: nowhere to print to", file=sys.stderr)
             return 1

@@ -629,6 +629,66 @@ async def test_a_second_signal_once_the_sessions_end_is_written_is_ignored_not_f
         assert died == [signal.SIGINT]
 
 
+async def test_a_signal_taken_once_the_end_is_written_but_not_yet_read_is_ignored() -> None:
+    """trio hands a signal its receiver took but no task read, as it closes, to the handler
+    it found: by default SIGTERM's, which killed a server whose session had just ended. It
+    is ignored; the handler found is put back for the signals after the block."""
+    from semledger.hosts import _stdio
+
+    handled: list[int] = []
+    found = signal.signal(signal.SIGTERM, lambda signum, _frame: handled.append(signum))
+    try:
+        async with _stdio.stop_on_signals() as stop:
+            os.kill(os.getpid(), signal.SIGHUP)
+            await stop.requested.wait()
+            stop.settled = True
+            signal.raise_signal(signal.SIGTERM)  # taken, and the block ends before it is read
+        assert handled == []
+        signal.raise_signal(signal.SIGTERM)
+        assert handled == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, found)
+
+
+@pytest.mark.parametrize(
+    ("transport", "signum"),
+    [("stdio", signal.SIGINT), ("stdio", signal.SIGTERM), ("http", signal.SIGTERM)],
+)
+def test_signals_after_the_end_is_written_until_the_process_exits_are_ignored(
+    tmp_path: Path, transport: str, signum: signal.Signals
+) -> None:
+    """A second signal 10 to 40 ms after the first, once the session's end was written and
+    said, killed `serve` by that signal (exit 130 or 143 in a shell) instead of 0: trio put
+    the default handlers back as it stopped listening, before the process exited."""
+    db = str(tmp_path / "log.db")
+    over = ["--session", "s"] if transport == "stdio" else ["--http", "127.0.0.1:0"]
+    process = subprocess.Popen(
+        _semledger("serve", COUNTER, "--db", db, *over),
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as at a terminal
+    )  # fmt: skip
+    assert process.stderr is not None
+    said = [process.stderr.readline().decode()]  # started, or serving
+    try:
+        process.send_signal(signum)
+        said.append(process.stderr.readline().decode())  # ended, or stopped serving
+        while process.poll() is None:  # as the process exits
+            process.send_signal(signum)
+            time.sleep(0.001)
+        said.append(process.stderr.read().decode())
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        assert process.stdin is not None
+        process.stdin.close()
+    assert process.returncode == 0, said
+    if transport == "stdio":
+        assert said[1:] == [f"semledger: session 's' ended: signal {signum.name}\n", ""]
+    else:
+        assert said[1:] == ["semledger: stopped serving " + COUNTER + "; 0 session(s) failed\n", ""]
+
+
 async def test_an_http_session_that_cannot_be_opened_for_its_log_is_a_503_its_operator_hears_of(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
