@@ -17,6 +17,7 @@ import math
 import os
 import secrets
 import sqlite3
+import stat
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -691,6 +692,28 @@ def _moved_head(conn: sqlite3.Connection, stored: list[StoredEvent]) -> Sequence
     return SequenceConflict(first.session, first.seq, first.seq)
 
 
+_NOT_FILES = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _refuse_unless_file(path: str) -> None:
+    """Raise `LogOpenError` where `path` is there and is not a file, before anything opens
+    it: SQLite calls a directory or a device a disk I/O error (and makes its journal beside
+    a device, in /dev), and opening a named pipe waits for its other end, forever."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # not there (or not to be looked at): opening it says why
+    if not stat.S_ISREG(mode):
+        kind = next((kind for is_kind, kind in _NOT_FILES if is_kind(mode)), None)
+        raise LogOpenError(path, f"it is {kind}, not a file" if kind else "it is not a file")
+
+
 def _hard_links(path: str) -> int:
     """How many names the file at `path` has (0 for none yet)."""
     try:
@@ -860,8 +883,7 @@ class SqliteRecorder:
             raise ValueError("SqliteRecorder needs a file path; use MemoryRecorder in memory")
         if synchronous not in _SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
-        if os.path.isdir(self.path):  # SQLite would call it a disk I/O error
-            raise LogOpenError(self.path, "it is a directory, not a file")
+        _refuse_unless_file(self.path)
         links = _hard_links(self.path)
         if links > 1:
             raise LogOpenError(
@@ -952,6 +974,7 @@ class SqliteRecorder:
         (written) once, if it can be; raises `OutdatedSchemaError` if it cannot.
         """
         where = os.fspath(path)
+        _refuse_unless_file(where)
         clean = not os.path.exists(f"{where}-wal")
         absolute, real = os.path.abspath(where), os.path.realpath(where)
         no_room = False

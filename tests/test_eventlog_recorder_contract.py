@@ -1412,3 +1412,28 @@ def test_a_new_log_that_could_not_be_written_leaves_nothing_and_is_made_next_tim
     with SqliteRecorder(db) as made:
         assert made.found_schema_version == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.db"]
+
+
+def test_a_path_that_is_not_a_file_is_refused_before_it_is_opened_naming_what_it_is(
+    tmp_path: Path,
+) -> None:
+    """The inspection commands waited forever on a named pipe (opening it to write waits for
+    a reader); serve called it, or /dev/null, a "disk I/O error", and made /dev/null-journal
+    beside /dev/null."""
+    fifo = tmp_path / "fifo.db"
+    os.mkfifo(fifo)
+    probe = f"from semledger.eventlog import SqliteRecorder as R; R.to_inspect({str(fifo)!r})"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=20, check=False
+    )
+    assert done.stderr.splitlines()[-1] == (
+        f"semledger.eventlog._errors.LogOpenError: cannot open the log {fifo}: it is a named"
+        " pipe (FIFO), not a file"
+    )
+    for path, kind in ((str(fifo), "a named pipe (FIFO)"), (os.devnull, "a character device")):
+        for read_only in (False, True):
+            with pytest.raises(LogOpenError) as refused:
+                SqliteRecorder(path, read_only=read_only)
+            assert str(refused.value) == f"cannot open the log {path}: it is {kind}, not a file"
+    assert not os.path.lexists(f"{os.devnull}-journal")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo.db"]
