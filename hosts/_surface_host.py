@@ -127,6 +127,8 @@ from semledger.adapters._snapshot import structure_problems
 from semledger.runtime import (
     ActionKind,
     Announcement,
+    ByNodeId,
+    BySemanticId,
     Checked,
     Collection,
     ErrorCode,
@@ -997,7 +999,7 @@ class SurfaceAgentHost:
         echoed = encode_target(target)
         resolved = resolve_target(target, snapshot)
         if isinstance(resolved, Rejection):
-            return resolved if self._dialog is None else self._dialog.blocking(resolved)
+            return self._not_found(target, resolved)
         node = resolved
         if node.state.disabled:
             return _reject(ErrorCode.TARGET_DISABLED, "the target is disabled", target=echoed)
@@ -1035,6 +1037,29 @@ class SurfaceAgentHost:
             # Done, but not yet seen: pending work says to read again.
             return Receipt(before, before, True)
         return Receipt(before, after.generation, pending or _loading(after))
+
+    def _not_found(self, target: Target, rejection: Rejection) -> Rejection:
+        """`rejection`, naming the modal or native dialog in the way, when `target` may be
+        on the page behind it; the plain ``target_not_found`` when it names nothing there."""
+        if self._gone(target):
+            gone = resolve_target(target, SemanticsSnapshot.empty())
+            assert isinstance(gone, Rejection)
+            return gone
+        return rejection if self._dialog is None else self._dialog.blocking(rejection)
+
+    def _gone(self, target: Target) -> bool:
+        """Whether `target` is a node id or semantic id that no element of the page has,
+        behind a modal or not, hidden or not (a page behind an ARIA modal is aria-hidden).
+        A path starts at the root, which the modal is; and a surface that shows only its
+        modal (the runtime's) does not say what is behind it."""
+        page = [] if self.last_snapshot is None else self.last_snapshot.nodes
+        if not page or page[0].native.get("modal") == "true":
+            return False
+        if isinstance(target, ByNodeId):
+            return all(self._ids.get(item.ref) != target.id for item in page)
+        if isinstance(target, BySemanticId):
+            return all(_semantic_id(item.native) != target.id for item in page)
+        return False
 
     async def _answer(self, dialog: _Dialog, action: SemanticsAction) -> None:
         """set_text keeps a prompt's text until submit accepts the dialog with it."""

@@ -547,3 +547,72 @@ async def test_a_runtime_slider_and_combo_box_take_the_actions_they_offer() -> N
         assert fruit.state.expanded is False
     finally:
         await surface.close()
+
+
+class _Modal:
+    """A surface whose document holds the button "behind" and, while `dialog` names one, a
+    modal dialog of that ref holding an OK button, the button behind it aria-hidden (as a
+    React modal leaves the page); with `alert`, a native alert is open."""
+
+    def __init__(self) -> None:
+        self.dialog: str | None = None
+        self.alert = False
+
+    async def snapshot(self, **options: Any) -> Any:
+        from semledger.adapters import DialogError, SnapshotNode, build_snapshot
+
+        if self.alert:
+            raise DialogError("an alert is open", details={"dialog": "alert", "message": "Hi"})
+        nodes = [
+            SnapshotNode(ref="doc", role="document", depth=0),
+            SnapshotNode(ref="behind", role="button", name="Behind", depth=1, parent="doc",
+                         native={"automationId": "behind"},
+                         states=("hidden",) if self.dialog is not None else ()),
+        ]
+        if self.dialog is not None:
+            nodes += [
+                SnapshotNode(ref=self.dialog, role="dialog", name="Ask", depth=1, parent="doc",
+                             native={"modal": "true"}),
+                SnapshotNode(ref=f"{self.dialog}.ok", role="button", name="OK", depth=2,
+                             parent=self.dialog),
+            ]
+        return build_snapshot("doc", nodes)
+
+
+async def test_only_a_node_behind_a_dialog_is_said_to_wait_for_it_to_close() -> None:
+    """A modal dialog answered and opened again is a new node: the old one's id was
+    answered as if it could be targeted once the new one closed, and so was an id no node
+    ever had, behind a modal or a native alert alike."""
+    surface = _Modal()
+    host = SurfaceAgentHost(surface)  # type: ignore[arg-type]
+    surface.dialog = "first"
+    old = next(n.node_id for n in (await _full(host)).nodes if n.role is Role.DIALOG)
+    surface.dialog = None
+    behind = next(n.node_id for n in (await _full(host)).nodes if n.label == "Behind")
+    surface.dialog = "second"
+    new = next(n.node_id for n in (await _full(host)).nodes if n.role is Role.DIALOG)
+
+    async def refused(target: Any) -> str:
+        rejection = await host.perform_action(target, SimpleAction(ActionKind.FOCUS), Latest())
+        assert isinstance(rejection, Rejection)
+        assert rejection.code is ErrorCode.TARGET_NOT_FOUND
+        return rejection.message
+
+    waiting = (
+        f"no node has that id in the tree: a modal dialog (node {new}) is open, and only what"
+        " it holds can be targeted until it closes"
+    )
+    assert await refused(ByNodeId(behind)) == waiting
+    assert await refused(BySemanticId(SemanticId("behind"))) == waiting.replace(
+        "that id", "that semantic id"
+    )
+    assert await refused(ByNodeId(old)) == "no node has that id"
+    assert await refused(ByNodeId(999)) == "no node has that id"
+    assert await refused(BySemanticId(SemanticId("gone"))) == "no node has that semantic id"
+    surface.alert = True
+    alert = next(n.node_id for n in (await _full(host)).nodes if n.role is Role.DIALOG)
+    assert await refused(ByNodeId(behind)) == (
+        f"the page is behind an open alert dialog ('Hi'); answer it first: submit or dismiss"
+        f" node {alert}"
+    )
+    assert await refused(ByNodeId(999)) == "no node has that id"
