@@ -403,15 +403,17 @@ def _read_only_uri(path: str, *, no_room: bool = False) -> str:
     or an empty one: every event is in the file) and SQLite should make none: where nothing
     beside the log can be written (a read-only folder, a full disk, or `no_room`: writing
     there failed, under a quota or a file size limit), SQLite could neither make the
-    ``-shm`` a WAL read needs nor lock; and as a user other than the log's owner, the
-    ``-wal`` and ``-shm`` it made would be theirs, which the owner's server could not write,
-    and it would fail to open the log."""
+    ``-shm`` a WAL read needs nor lock; as a user other than the log's owner, the ``-wal``
+    and ``-shm`` it made would be theirs, which the owner's server could not write, and it
+    would fail to open the log; and beside a log we may not write (mode 0444), they would
+    have its mode, and fail the server opening it once its mode is set back."""
     absolute = os.path.abspath(path)
     uri = f"file:{urllib.parse.quote(absolute)}?mode=ro"
     if _no_frames(absolute) and (
         no_room
         or not os.access(os.path.dirname(absolute), os.W_OK)
         or not _owned_by_us(absolute)
+        or not _writable(absolute)
         or _full(absolute)
     ):
         uri += "&immutable=1"
@@ -483,7 +485,11 @@ def _busy(error: BaseException) -> bool:
 
 
 def _cannot_write(error: BaseException | None) -> bool:
+    """Whether `error` is SQLite, or the check before it (an `OSError`), refusing to write
+    the log."""
     codes = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
+    if isinstance(error, OSError):
+        return True
     return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
 
 
@@ -558,7 +564,8 @@ def _remove_made(path: str, before: set[str]) -> None:
 
 def _unwritable_beside(path: str) -> str:
     """Why a log we may write cannot be written, when the cause is a file beside it: the
-    ``-wal`` or ``-shm`` another user's read made, which are theirs."""
+    ``-wal`` or ``-shm`` another user's read made, which are theirs, or one of ours whose
+    mode does not let us write it (made beside a log that was read-only then)."""
     import pwd  # POSIX only, and needed only here
 
     if not _writable(path):
@@ -567,24 +574,35 @@ def _unwritable_beside(path: str) -> str:
         beside = f"{path}{suffix}"
         if os.path.exists(beside) and not _writable(beside):
             try:
-                owner = pwd.getpwuid(os.stat(beside).st_uid).pw_name
-            except (KeyError, OSError):
+                status = os.stat(beside)
+            except OSError:
+                continue
+            if status.st_uid == os.geteuid():  # ours: the mode it was made with
+                why = f"is read-only (mode {stat.S_IMODE(status.st_mode):04o})"
+            else:
                 owner = "another user"
+                with suppress(KeyError):
+                    owner = pwd.getpwuid(status.st_uid).pw_name
+                why = f"belongs to {owner}, and this user may not write it"
             return (
-                f" (its {suffix} file belongs to {owner}, and this user may not write it:"
-                f" with no server running on the log, remove {beside})"
+                f" (its {suffix} file {why}: with no server running on the log, remove"
+                f" {beside})"
             )
     return ""
 
 
 def _writable(path: str) -> bool:
-    """Whether this process may open `path` to write, by trying (``os.access`` asks with
-    the real user's rights, which is not what SQLite gets)."""
+    return _write_refusal(path) is None
+
+
+def _write_refusal(path: str) -> OSError | None:
+    """Why this process may not open `path` to write (None if it may), found by trying
+    (``os.access`` asks with the real user's rights, which is not what SQLite gets)."""
     try:
         os.close(os.open(path, os.O_WRONLY))
-    except OSError:
-        return False
-    return True
+    except OSError as error:
+        return error
+    return None
 
 
 def _readable_version(conn: sqlite3.Connection, path: str) -> int:
@@ -892,6 +910,9 @@ class SqliteRecorder:
                 " name it was opened by, so each name would keep its own and damage the log,"
                 " and a session claimed by one name would not be by another; keep one name",
             )
+        refused = None if read_only or not links else _write_refusal(self.path)
+        if refused is not None:  # before SQLite makes a -wal and -shm with the log's mode
+            raise LogOpenError(self.path, "attempt to write a readonly database") from refused
         if not read_only and _full(self.path):  # before SQLite makes files it cannot fill
             raise LogOpenError(self.path, _no_room(self.path))
         made = create and not read_only and links == 0 and _made_whole(self.path, converter)
@@ -917,6 +938,8 @@ class SqliteRecorder:
             self._where, self._uri = _read_only_uri(self.path, no_room=_make_nothing), True
         elif not create:
             self._where, self._uri = _read_write_uri(self.path), True
+        real = os.path.realpath(self.path)
+        beside = set() if read_only else _beside(real)
         try:
             self._writer = sqlite3.connect(
                 self._where,
@@ -949,6 +972,8 @@ class SqliteRecorder:
             self._rows_per_insert = 1 << (min(limit, _ROWS_PER_INSERT).bit_length() - 1)
         except sqlite3.DatabaseError as error:
             self._writer.close()
+            if not read_only:  # what SQLite made and could not remove (see `_remove_made`)
+                _remove_made(real, beside)
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
                 raise  # a log whose pages are damaged, not a file that is no log
             reason = _disk_full_reason(self.path, error) or str(error)

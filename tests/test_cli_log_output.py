@@ -985,6 +985,19 @@ def test_a_log_under_a_write_limit_is_inspected_and_nothing_is_made_beside_it(
     assert _files(tmp_path) == before
 
 
+def test_serve_refused_under_a_write_limit_leaves_the_log_as_it_found_it(
+    logged: Path, tmp_path: Path
+) -> None:
+    """SQLite made a -wal and a -shm it could not fill, failed with "disk I/O error", and
+    the refused open left them beside the log."""
+    db = tmp_path / "log.db"
+    shutil.copy(logged, db)
+    before = _files(tmp_path)
+    done = _under_a_write_limit("serve", COUNTER, "--db", str(db), "--session", "agent")
+    assert done.returncode == 2, done.stderr
+    assert _files(tmp_path) == before
+
+
 def test_a_wal_that_cannot_be_read_under_a_write_limit_is_a_log_that_cannot_be_read(
     tmp_path: Path,
 ) -> None:
@@ -1050,9 +1063,17 @@ def test_a_log_file_that_may_only_be_read_is_refused_by_serve_and_inspected_as_i
         f"semledger: cannot open the log {db}: attempt to write a readonly database\n"
     )
     assert served.stdout == ""
+    ended = _without_write_rights("end", "agent", "--db", str(db))
+    assert (ended.returncode, ended.stderr) == (2, served.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["readonly.db"]
     listed = _without_write_rights("sessions", "--db", str(db))
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert "agent" in listed.stdout
+    db.chmod(0o644)  # the operator sets its mode right: nothing left beside it refuses it
+    served = _without_write_rights(
+        "serve", "semledger.examples.counter:app", "--db", str(db), "--session", "agent"
+    )
+    assert served.returncode == 0, served.stdout + served.stderr
 
 
 def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:

@@ -1189,24 +1189,59 @@ def test_a_log_file_with_a_second_name_is_refused_by_either_name(
         assert len(list(again.read("a"))) == len(story())
 
 
-def test_a_log_file_that_may_only_be_read_is_refused_as_it_opens_not_at_the_first_append(
+def _without_write_rights(code: str, path: Path) -> subprocess.CompletedProcess[str]:
+    """Python's `code` (``%r`` given `path`) unable to write where permissions say it may
+    not (root ignores them unless it drops the capabilities that let it)."""
+    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
+    return subprocess.run(
+        [*(drop if os.geteuid() == 0 else []), sys.executable, "-c", code % str(path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+_OPEN = "from semledger.eventlog import SqliteRecorder as R; R(%r).close()"
+
+
+def test_a_log_file_that_may_only_be_read_is_refused_as_it_opens_leaving_nothing_beside_it(
     tmp_path: Path,
 ) -> None:
+    """Refused by the write probe, the open left the -wal and -shm SQLite had made with the
+    log's mode (0444), and the -shm still refused every open once the log's mode was set
+    back to 0644."""
     path = tmp_path / "log.db"
     with SqliteRecorder(path) as recorder:
         recorder.append(batch("a", story()))
     path.chmod(0o444)
-    probe = [sys.executable, "-c", "from semledger.eventlog import SqliteRecorder as R; R(%r)"]
-    drop = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
-    done = subprocess.run(
-        [*(drop if os.geteuid() == 0 else []), probe[0], probe[1], probe[2] % str(path)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )
+    done = _without_write_rights(_OPEN, path)
     assert done.returncode == 1, done.stderr
-    assert "LogOpenError: cannot open the log" in done.stderr
-    assert "attempt to write a readonly database" in done.stderr
-    with SqliteRecorder(path, read_only=True) as reader:
+    assert done.stderr.splitlines()[-1] == (
+        f"semledger.eventlog._errors.LogOpenError: cannot open the log {path}: attempt to"
+        " write a readonly database"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.db"]
+    with SqliteRecorder.to_inspect(path) as reader:
         assert len(list(reader.read("a"))) == len(story())
+    path.chmod(0o644)
+    done = _without_write_rights(_OPEN, path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_wal_or_shm_of_this_users_own_it_may_not_write_is_named_by_its_mode_not_its_owner(
+    tmp_path: Path,
+) -> None:
+    """A -shm left with mode 0444 (by an older semledger refused on a 0444 log) was said to
+    belong to the user, who "may not write it", as if another user owned it."""
+    path = tmp_path / "log.db"
+    SqliteRecorder(path).close()
+    shm = Path(f"{path}-shm")
+    shm.write_bytes(bytes(32768))
+    shm.chmod(0o444)
+    done = _without_write_rights(_OPEN, path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1].endswith(
+        f"cannot open the log {path}: attempt to write a readonly database (its -shm file is"
+        f" read-only (mode 0444): with no server running on the log, remove {shm})"
+    ), done.stderr
 
 
 def test_a_clash_in_a_later_insert_statement_writes_nothing_of_the_batch(
