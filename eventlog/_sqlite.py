@@ -591,6 +591,25 @@ def _unwritable_beside(path: str) -> str:
     return ""
 
 
+def _unwritable_reason(path: str, error: sqlite3.Error) -> str:
+    """Why SQLite could not write the log at `path`, for an error that says it could not
+    ("" for another error, or no cause found): a file beside it this user may not write,
+    or its folder, where SQLite makes the log's ``-wal`` and ``-shm`` (and a new log)."""
+    if not _cannot_write(error):
+        return ""
+    beside = _unwritable_beside(path)
+    if beside:
+        return f"{error}{beside}"
+    folder = os.path.dirname(os.path.realpath(path))
+    effective = os.access in os.supports_effective_ids  # the rights SQLite gets
+    if os.access(folder, os.W_OK | os.X_OK, effective_ids=effective):
+        return ""
+    return (
+        f"this user may not write in its folder {folder}, where the log and its -wal and -shm"
+        f" are kept: {error}"
+    )
+
+
 def _writable(path: str) -> bool:
     return _write_refusal(path) is None
 
@@ -951,7 +970,7 @@ class SqliteRecorder:
         except sqlite3.Error as error:
             folder = os.path.dirname(os.path.abspath(self.path))
             why = f"its folder {folder} does not exist" if not os.path.isdir(folder) else ""
-            why = why or _disk_full_reason(self.path, error)
+            why = why or _disk_full_reason(self.path, error) or _unwritable_reason(self.path, error)
             raise LogOpenError(self.path, why or str(error)) from error
         try:
             if not (create or read_only) and _current_version(self._writer, self.path) == 0:
@@ -976,10 +995,8 @@ class SqliteRecorder:
                 _remove_made(real, beside)
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
                 raise  # a log whose pages are damaged, not a file that is no log
-            reason = _disk_full_reason(self.path, error) or str(error)
-            if _cannot_write(error):
-                reason += _unwritable_beside(self.path)
-            raise LogOpenError(self.path, reason) from error
+            reason = _disk_full_reason(self.path, error) or _unwritable_reason(self.path, error)
+            raise LogOpenError(self.path, reason or str(error)) from error
         except BaseException:
             self._writer.close()
             raise

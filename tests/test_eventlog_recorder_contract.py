@@ -1244,6 +1244,38 @@ def test_a_wal_or_shm_of_this_users_own_it_may_not_write_is_named_by_its_mode_no
     ), done.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "code", "said"),
+    [
+        ("log.db", _OPEN, "attempt to write a readonly database"),
+        ("log.db", _OPEN.replace("%r", "%r, create=False"), "attempt to write a readonly database"),
+        ("new.db", _OPEN, "unable to open database file"),
+    ],
+    ids=["served", "ended", "new"],
+)
+def test_a_log_in_a_folder_this_user_may_not_write_is_refused_naming_the_folder(
+    tmp_path: Path, name: str, code: str, said: str
+) -> None:
+    """SQLite makes a log's -wal and -shm, and a new log, in its folder: where this user may
+    not write it, a log it may write was said to be "a readonly database", and a new one
+    "unable to open database file"; the folder was not named."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    SqliteRecorder(folder / "log.db").close()
+    folder.chmod(0o555)
+    try:
+        done = _without_write_rights(code, folder / name)
+    finally:
+        folder.chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"semledger.eventlog._errors.LogOpenError: cannot open the log {folder / name}: this"
+        f" user may not write in its folder {os.path.realpath(folder)}, where the log and its"
+        f" -wal and -shm are kept: {said}"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["log.db"]
+
+
 def test_a_clash_in_a_later_insert_statement_writes_nothing_of_the_batch(
     tmp_path: Path,
 ) -> None:
