@@ -54,10 +54,10 @@ class FileClaims:
 
     A released claim removes its file (while it still holds the lock), and the directory
     when that was the last file in it: the directory holds a file only for a session being
-    served, or one whose owner was killed. A claimer that opened the file before it was
-    removed may then lock a file no longer there: it checks, after locking, that the name
-    still leads to the file it locked, and starts again if not; one whose directory was
-    removed under it makes it again.
+    served, or one whose owner was killed or stopped with no end logged. A claimer that
+    opened the file before it was removed may then lock a file no longer there: it checks,
+    after locking, that the name still leads to the file it locked, and starts again if not;
+    one whose directory was removed under it makes it again.
 
     A claim that cannot make the directory or its file there (a folder the user may not
     write, a file in the directory's place) raises `LogOpenError` naming `log`.
@@ -96,11 +96,18 @@ class FileClaims:
 
     @contextmanager
     def claim(
-        self, session: str, *, untouched: Callable[[], bool] = lambda: False
+        self,
+        session: str,
+        *,
+        untouched: Callable[[], bool] = lambda: False,
+        unended: Callable[[], bool] = lambda: False,
     ) -> Iterator[None]:
         """Hold the claim of `session` for the block. A claim file a killed owner left
         stays as it was when the block leaves the session `untouched` (a resume refused
-        before it logged anything): it still tells that the session's server was killed."""
+        before it logged anything): it still tells that the session's server was killed.
+        So does the block's own when it leaves the session logged but `unended` (no end
+        as its last event: its log could not be written, say): no server serves it, and
+        with no file it would read as one whose server cannot be told (a copied log's)."""
         path = self.path_of(session)
         found = os.path.exists(path)
         fd = self._locked(session, path)
@@ -108,7 +115,7 @@ class FileClaims:
             yield
         finally:
             try:
-                if _same_file(fd, path) and not (found and untouched()):
+                if _same_file(fd, path) and not ((found and untouched()) or unended()):
                     os.unlink(path)
                     _remove_if_empty(self.directory)
             finally:

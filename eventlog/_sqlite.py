@@ -1082,7 +1082,13 @@ class SqliteRecorder:
                 return bool(before) and self.head(session) == before[0]
             return False
 
-        with self._claims.claim(session, untouched=untouched):
+        def unended() -> bool:
+            with suppress(EventLogError, sqlite3.Error):
+                summary = self.summary(session)
+                return summary is not None and not summary.ended
+            return False
+
+        with self._claims.claim(session, untouched=untouched, unended=unended):
             with self._lock:
                 self._heads.pop(session, None)
             with suppress(EventLogError, sqlite3.Error):

@@ -939,7 +939,8 @@ def test_a_new_log_on_a_nearly_full_disk_is_made_whole_and_served_once_there_is_
         input="", capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
     )  # fmt: skip
     assert "malformed" not in served.stderr
-    assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "log.db"]
+    # its session started, then its log filled: its claim tells it is not served
+    assert sorted(p.name for p in full_disk.iterdir()) == ["filler", "log.db", "log.db-claims"]
     (full_disk / "filler").unlink()
     for command in (["sessions"], ["serve", COUNTER, "--session", "agent"]):
         done = subprocess.run(

@@ -705,8 +705,9 @@ def test_a_claim_that_logs_nothing_leaves_a_killed_owners_claim_file_telling_so(
         with recorder.claim("s"):  # refused before it logged anything
             pass
         assert recorder.served(["s"]) == {"s": False}
-        with recorder.claim("s"):  # resumed: the killed server's file is done with
-            recorder.append([NewEvent("s", 1, started(), 0.0)])
+        with recorder.claim("s"):  # resumed and ended: the killed server's file is done with
+            end = SessionEnded("end of input")
+            recorder.append([NewEvent("s", 1, started(), 0.0), NewEvent("s", 2, end, 0.0)])
         assert recorder.served(["s"]) == {"s": None}
         assert not (tmp_path / "log.db-claims").exists()
 
@@ -1504,3 +1505,20 @@ def test_a_path_that_is_not_a_file_is_refused_before_it_is_opened_naming_what_it
             assert str(refused.value) == f"cannot open the log {path}: it is {kind}, not a file"
     assert not os.path.lexists(f"{os.devnull}-journal")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo.db"]
+
+
+def test_a_claim_released_with_its_session_logged_but_unended_leaves_its_file_telling_so(
+    tmp_path: Path,
+) -> None:
+    """A server that stopped because its log could not be written released its claim as
+    after a clean end: its session read as `served` null (as on a copied log), where a
+    killed server's reads False."""
+    claims = tmp_path / "log.db-claims"
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        with recorder.claim("s"):
+            recorder.append([NewEvent("s", 1, started(), 0.0)])  # and no end: the disk filled
+        assert recorder.served(["s"]) == {"s": False}
+        with recorder.claim("s"):  # served again, and ended this time
+            recorder.append([NewEvent("s", 2, SessionEnded("end of input"), 0.0)])
+        assert recorder.served(["s"]) == {"s": None}
+    assert not claims.exists()

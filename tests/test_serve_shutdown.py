@@ -1238,3 +1238,42 @@ async def test_an_http_app_made_with_a_wrong_argument_is_refused_naming_it(
             with pytest.raises((TypeError, ValueError)) as raised:
                 make()
             assert str(raised.value).startswith(f"{argument}: expected"), raised.value
+
+
+async def test_a_stdio_session_whose_log_could_not_be_written_reads_as_not_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its server, stopped for a full disk, released its claim as after a clean end: the
+    session read as `open` (served: null, as a live one on a copy of the log) and its audit
+    blamed a copied log, where a killed server's reads `open, not served`."""
+    db = tmp_path / "log.db"
+    disk = _FullDisk(monkeypatch)
+    to_server, stdin = trio.testing.memory_stream_one_way_pair()
+    stdout, from_server = trio.testing.memory_stream_one_way_pair()
+    async with trio.open_nursery() as nursery:
+        served: list[Any] = []
+
+        async def serve() -> None:
+            served.append(
+                await serve_stdio(COUNTER, db=db, session="s", receive=stdin, send=stdout)
+            )
+
+        nursery.start_soon(serve)
+        await to_server.send_all(_line(INCREMENT))
+        await from_server.receive_some()
+        disk.full = True
+        await to_server.send_all(_line(INCREMENT))
+        await from_server.receive_some()  # host_closed: its log could not be written
+        await to_server.aclose()
+    assert served[0].failed is True
+    disk.full = False
+    with SqliteRecorder(db) as recorder:
+        assert recorder.served(["s"]) == {"s": False}
+    # Served again, it resumes and ends: its claim goes with its end.
+    ended, stdin = trio.testing.memory_stream_one_way_pair()
+    await ended.aclose()
+    again = await serve_stdio(COUNTER, db=db, session="s", receive=stdin, send=stdout)
+    assert again.failed is False
+    with SqliteRecorder(db) as recorder:
+        assert recorder.served(["s"]) == {"s": None}
+    assert not (tmp_path / "log.db-claims").exists()
