@@ -471,6 +471,25 @@ def _carried(nodes: tuple[SemanticsNode, ...]) -> list[tuple[object, ...]]:
     ]
 
 
+async def _served_and_direct(
+    app: App[int, object] | str,
+) -> tuple[tuple[SemanticsNode, ...], tuple[SemanticsNode, ...]]:
+    """The nodes of `app`'s first commit served through the runtime adapter, and run
+    directly."""
+    from semledger.actors import load_app
+
+    loaded = app if isinstance(app, App) else load_app(app)
+    direct = AppRuntime(loaded, width=800.0)
+    surface = create_surface({"adapter": "runtime", "app": app})
+    await surface.open({})
+    try:
+        served = await _full(SurfaceAgentHost(surface))
+        return served.nodes, tuple(direct.snapshot.ordered())
+    finally:
+        await surface.close()
+        direct.close()
+
+
 @pytest.mark.parametrize(
     "app",
     [_STATED, _STATED_OPEN, "semledger.examples.counter:app", "semledger.examples.todo:app",
@@ -482,18 +501,8 @@ async def test_an_app_served_as_a_surface_keeps_every_state_its_nodes_have_serve
 ) -> None:
     """Through the runtime adapter a heading lost its level, a pressed button, an invalid
     multiline field and a modal dialog their states, and a mixed checkbox read unchecked."""
-    from semledger.actors import load_app
-
-    loaded = app if isinstance(app, App) else load_app(app)
-    direct = AppRuntime(loaded, width=800.0)
-    surface = create_surface({"adapter": "runtime", "app": app})
-    await surface.open({})
-    try:
-        served = await _full(SurfaceAgentHost(surface))
-        assert _carried(served.nodes) == _carried(tuple(direct.snapshot.ordered()))
-    finally:
-        await surface.close()
-        direct.close()
+    served, direct = await _served_and_direct(app)
+    assert _carried(served) == _carried(direct)
 
 
 @pytest.mark.parametrize(
@@ -509,21 +518,10 @@ async def test_an_app_served_as_a_surface_offers_the_actions_its_nodes_declare(
     offered submit, which the app then refused as action_unavailable, and a disabled button
     offered focus. It offers what the app declares, but set_selection, which no surface
     call can carry."""
-    from semledger.actors import load_app
-
-    loaded = app if isinstance(app, App) else load_app(app)
-    direct = AppRuntime(loaded, width=800.0)
-    surface = create_surface({"adapter": "runtime", "app": app})
-    await surface.open({})
-    try:
-        served = await _full(SurfaceAgentHost(surface))
-        assert [n.actions for n in served.nodes] == [
-            tuple(k for k in n.actions if k is not ActionKind.SET_SELECTION)
-            for n in direct.snapshot.ordered()
-        ]
-    finally:
-        await surface.close()
-        direct.close()
+    served, direct = await _served_and_direct(app)
+    assert [n.actions for n in served] == [
+        tuple(k for k in n.actions if k is not ActionKind.SET_SELECTION) for n in direct
+    ]
 
 
 async def test_a_runtime_slider_and_combo_box_take_the_actions_they_offer() -> None:

@@ -562,23 +562,29 @@ async def test_deleting_a_session_whose_end_cannot_be_logged_is_a_500_naming_why
     assert again == 404  # over, and not brought back by this server
 
 
+@asynccontextmanager
+async def _stdio_session(
+    db: Path,
+) -> AsyncIterator[tuple[trio.abc.SendStream, trio.abc.ReceiveStream, list[Any]]]:
+    """Session "s" of the counter served over stdio in memory for the block: its input,
+    its output, and what `serve_stdio` returned, once the block has closed the input."""
+    to_server, stdin = trio.testing.memory_stream_one_way_pair()
+    stdout, from_server = trio.testing.memory_stream_one_way_pair()
+    served: list[Any] = []
+
+    async def serve() -> None:
+        served.append(await serve_stdio(COUNTER, db=db, session="s", receive=stdin, send=stdout))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serve)
+        yield to_server, from_server, served
+
+
 async def test_a_stdio_session_whose_end_cannot_be_logged_fails_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     disk = _FullDisk(monkeypatch)
-    to_server, stdin = trio.testing.memory_stream_one_way_pair()
-    stdout, from_server = trio.testing.memory_stream_one_way_pair()
-    async with trio.open_nursery() as nursery:
-        served: list[Any] = []
-
-        async def serve() -> None:
-            served.append(
-                await serve_stdio(
-                    COUNTER, db=tmp_path / "log.db", session="s", receive=stdin, send=stdout
-                )
-            )
-
-        nursery.start_soon(serve)
+    async with _stdio_session(tmp_path / "log.db") as (to_server, from_server, served):
         await to_server.send_all(_line(INCREMENT))
         reply = json.loads(await from_server.receive_some())
         assert reply["result"]["structuredContent"]["ok"] is True
@@ -1248,17 +1254,7 @@ async def test_a_stdio_session_whose_log_could_not_be_written_reads_as_not_serve
     blamed a copied log, where a killed server's reads `open, not served`."""
     db = tmp_path / "log.db"
     disk = _FullDisk(monkeypatch)
-    to_server, stdin = trio.testing.memory_stream_one_way_pair()
-    stdout, from_server = trio.testing.memory_stream_one_way_pair()
-    async with trio.open_nursery() as nursery:
-        served: list[Any] = []
-
-        async def serve() -> None:
-            served.append(
-                await serve_stdio(COUNTER, db=db, session="s", receive=stdin, send=stdout)
-            )
-
-        nursery.start_soon(serve)
+    async with _stdio_session(db) as (to_server, from_server, served):
         await to_server.send_all(_line(INCREMENT))
         await from_server.receive_some()
         disk.full = True
@@ -1270,9 +1266,9 @@ async def test_a_stdio_session_whose_log_could_not_be_written_reads_as_not_serve
     with SqliteRecorder(db) as recorder:
         assert recorder.served(["s"]) == {"s": False}
     # Served again, it resumes and ends: its claim goes with its end.
-    ended, stdin = trio.testing.memory_stream_one_way_pair()
-    await ended.aclose()
-    again = await serve_stdio(COUNTER, db=db, session="s", receive=stdin, send=stdout)
+    async with _stdio_session(db) as (to_server, _from_server, again_served):
+        await to_server.aclose()
+    (again,) = again_served
     assert again.failed is False
     with SqliteRecorder(db) as recorder:
         assert recorder.served(["s"]) == {"s": None}
