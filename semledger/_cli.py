@@ -2,47 +2,42 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import functools
+import io
+import json
+import logging
+import math
+import os
+import re
+import signal
 import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, cast
 
-try:  # Ctrl-C as the command starts, importing for 0.1 s, is said as a later one is
-    import argparse
-    import contextlib
-    import functools
-    import io
-    import json
-    import logging
-    import math
-    import os
-    import re
-    import signal
-    import threading
-    import time
-    from collections.abc import Awaitable, Callable, Iterator, Sequence
-    from contextlib import contextmanager
-    from pathlib import Path
-    from typing import IO, TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, cast
+from rich.console import Console
+from rich.progress import Progress
+from rich.text import Text
 
-    from rich.console import Console
-    from rich.progress import Progress
-    from rich.text import Text
-
-    from semledger._text import printable, shortened
-    from semledger.eventlog import (
-        DAMAGED_LOG_ERRORS,
-        ChainReport,
-        CorruptSchemaError,
-        Head,
-        LogBusyError,
-        LogOpenError,
-        LogUnreadableError,
-        Recorder,
-        SessionSummary,
-        TimeProblem,
-        UnsupportedSchemaError,
-    )
-except KeyboardInterrupt:
-    print("semledger: interrupted", file=sys.stderr)
-    raise SystemExit(130) from None
+from semledger._text import printable, shortened
+from semledger.eventlog import (
+    DAMAGED_LOG_ERRORS,
+    ChainReport,
+    CorruptSchemaError,
+    Head,
+    LogBusyError,
+    LogOpenError,
+    LogUnreadableError,
+    Recorder,
+    SessionSummary,
+    TimeProblem,
+    UnsupportedSchemaError,
+)
 
 if TYPE_CHECKING:
     from semledger.hosts import Served
