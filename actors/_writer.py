@@ -134,6 +134,20 @@ def _named(recorder: object) -> str:
     return f"{type(recorder).__name__}{where}"
 
 
+def _check_options(max_batch: object, warn_every: object) -> None:
+    """Checked as the writer is made: found at the first batch, it failed inside its task."""
+    if isinstance(max_batch, bool) or not isinstance(max_batch, int):
+        kind = type(max_batch).__name__
+        raise TypeError(f"max_batch: expected an int, got {kind} {max_batch!r:.80}")
+    if max_batch < 1:
+        raise ValueError(f"max_batch: expected at least 1, got {max_batch}")
+    if isinstance(warn_every, bool) or not isinstance(warn_every, int | float):
+        kind = type(warn_every).__name__
+        raise TypeError(f"warn_every: expected a number of seconds, got {kind} {warn_every!r:.80}")
+    if not (math.isfinite(warn_every) and warn_every > 0):
+        raise ValueError(f"warn_every: expected a finite number above 0, got {warn_every}")
+
+
 class LogWriter(Actor[Pending]):
     """Owns the recorder's write side.
 
@@ -151,6 +165,7 @@ class LogWriter(Actor[Pending]):
     ) -> None:
         super().__init__()
         check_recorder(recorder)
+        _check_options(max_batch, warn_every)
         self.recorder = recorder
         self.max_batch = max_batch
         self.warn_every = warn_every

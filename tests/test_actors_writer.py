@@ -335,6 +335,31 @@ def test_a_log_writer_given_a_path_instead_of_a_recorder_is_refused_as_it_is_mad
         LogWriter("log.db")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"max_batch": "5"}, TypeError, r"^max_batch: expected an int, got str '5'$"),
+        ({"max_batch": True}, TypeError, r"^max_batch: expected an int, got bool True$"),
+        ({"max_batch": 0}, ValueError, r"^max_batch: expected at least 1, got 0$"),
+        ({"warn_every": "30"}, TypeError, r"^warn_every: expected a number of seconds, got str"),
+        ({"warn_every": False}, TypeError, r"^warn_every: expected a number of seconds, got bool"),
+        ({"warn_every": 0}, ValueError, r"^warn_every: expected a finite number above 0, got 0$"),
+        (
+            {"warn_every": float("nan")},
+            ValueError,
+            r"^warn_every: expected a finite number above 0, got nan$",
+        ),
+    ],
+)
+def test_a_log_writer_refuses_a_bad_option_as_it_is_made(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """LogWriter(recorder, max_batch="5") was taken, and failed at the first batch inside
+    the writer's task, naming neither the option nor the writer."""
+    with pytest.raises(error, match=message):
+        LogWriter(MemoryRecorder(), **options)
+
+
 async def test_a_writer_never_started_refuses_a_batch_instead_of_leaving_it_waiting() -> None:
     """A registry given a LogWriter nobody started waited forever to open a session."""
     recorder = MemoryRecorder()
