@@ -90,13 +90,15 @@ def fold(
     checkpoint, not the whole session. The log is read at one moment (``Recorder.pinned``).
     Raises ``TypeError`` unless `until` and `since` are None or ints, ``ValueError`` for a
     `since` out of 0 to 2**64-1, and `UnknownGenerationError` for a generation the session
-    never reached (a negative one).
+    never reached (one below 1: a session's first commit is generation 1).
     """
     check_log_and_session(recorder, session)
     check_since(since)
     check_optional_int(until, "generation")
-    if until is not None and until < 0:
-        raise UnknownGenerationError(f"session {session!r} has no generation {until}")
+    if until is not None and until < 1:
+        raise UnknownGenerationError(
+            f"session {session!r} has no generation {until}: its first commit is generation 1"
+        )
     with recorder.pinned():
         return _fold(recorder, session, until, since)
 

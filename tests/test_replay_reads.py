@@ -33,7 +33,7 @@ from semledger.eventlog import (
     SurfaceCalled,
 )
 from semledger.examples import counter, gallery, todo
-from semledger.replay import SurfaceSessionError, UnknownGenerationError, full_at, read_at
+from semledger.replay import SurfaceSessionError, UnknownGenerationError, fold, full_at, read_at
 from semledger.runtime import (
     JOURNAL_SIZE,
     ActionKind,
@@ -272,7 +272,7 @@ def test_an_early_read_reads_few_of_the_read_checkpoints_after_it() -> None:
     plain = MemoryRecorder()
     trio.run(partial(run_counter, plain, 240, checkpoint_every=None))
     assert checkpoints >= 50
-    for generation in [*range(0, 241, 9), 1, 2, 239, 240]:
+    for generation in [*range(9, 241, 9), 1, 2, 239, 240]:
         for since in [None, *(s for s in (generation - 1, generation - 70) if s >= 0)]:
             recorder.checkpoints = 0
             read = read_at(recorder, "c", generation=generation, since=since)
@@ -391,6 +391,7 @@ def test_a_read_checkpoint_that_is_not_a_full_read_of_its_generation_is_passed_o
     ("asked", "error", "said"),
     [
         ({"generation": -1}, UnknownGenerationError, "session 'c' has no generation -1"),
+        ({"generation": 0}, UnknownGenerationError, "session 'c' has no generation 0"),
         ({"generation": "2"}, TypeError, "generation: expected an int or None, got str"),
         ({"since": "1"}, TypeError, "since: expected an int or None, got str '1'"),
     ],
@@ -404,6 +405,17 @@ def test_a_read_at_a_generation_no_session_has_is_the_caller_s_error_not_a_damag
     with pytest.raises(error) as refused:
         read_at(recorder, "c", **asked)
     assert str(refused.value).startswith(said)
+
+
+def test_generation_0_is_no_generation_a_session_reached() -> None:
+    """full_at(recorder, s, 0) answered an empty tree no agent was shown, where `semledger
+    read --generation 0` refuses it: a session's first commit is generation 1."""
+    recorder = MemoryRecorder()
+    trio.run(partial(run_counter, recorder, 1, checkpoint_every=None))
+    for read in (partial(full_at, recorder, "c", 0), partial(fold, recorder, "c", until=0)):
+        with pytest.raises(UnknownGenerationError, match="its first commit is generation 1"):
+            read()
+    assert full_at(recorder, "c", 1).generation == 1
 
 
 def test_a_session_without_checkpoints_is_read_by_folding_from_generation_0() -> None:
