@@ -118,6 +118,21 @@ def normalize_origin(text: str) -> str:
     return f"{parts.scheme}://{host}:{port}"
 
 
+def check_token(token: object) -> None:
+    """Raise ``TypeError`` unless `token` is a str or None, ``ValueError`` unless a str is
+    visible ASCII: a header carries nothing else, so any other token could never be matched,
+    and an empty one matched a bare ``Bearer``. The token is a secret: never shown."""
+    if token is None:
+        return
+    if not isinstance(token, str):
+        raise TypeError(f"token: expected a str or None, got {type(token).__name__}")
+    if not (token.isascii() and token.isprintable() and token.strip()):
+        got = "others too" if token.strip() else "none"
+        raise ValueError(
+            f"token: expected visible ASCII characters (it travels in a header), got {got}"
+        )
+
+
 @attrs.define
 class _Connection:
     router: Router
@@ -159,6 +174,7 @@ class McpHttpApp:
             )
         check_app(app)
         check_app_ref(app_ref)
+        check_token(token)
         if isinstance(allowed_origins, str):
             raise TypeError(
                 f"allowed_origins: expected a list of origins, got the str {allowed_origins!r:.80}"

@@ -332,16 +332,19 @@ async def serve_http(
     """
     from hypercorn.config import Config
 
-    from ._http import McpHttpApp, normalize_origin
+    from ._http import McpHttpApp, check_token, normalize_origin
     from ._hypercorn import serve
 
     try:
         origins = tuple(normalize_origin(origin) for origin in allowed_origins)
     except ValueError as error:
         raise ServeError(f"allowed origin {error}") from error
-    if token is not None and not (token.isascii() and token.isprintable() and token.strip()):
-        # A header carries visible ASCII: any other token could never be matched.
-        raise ServeError("the token must be visible ASCII characters (it travels in a header)")
+    try:
+        check_token(token)
+    except ValueError:
+        raise ServeError(
+            "the token must be visible ASCII characters (it travels in a header)"
+        ) from None
     bare = host.strip("[]")  # "[::1]" or "::1"
     bind = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
     if not 0 <= port <= 65535:

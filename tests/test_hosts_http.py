@@ -1703,6 +1703,34 @@ def test_a_token_no_header_can_carry_is_refused_at_start(tmp_path: Path, token: 
     assert not (tmp_path / "log.db").exists()
 
 
+@pytest.mark.parametrize(
+    ("token", "error", "message"),
+    [
+        ("", ValueError, r"^token: expected visible ASCII characters \(.*\), got none$"),
+        (" ", ValueError, r"^token: expected visible ASCII characters \(.*\), got none$"),
+        ("pässwort", ValueError, r"^token: expected visible ASCII characters \(.*\), got others"),
+        (5, TypeError, r"^token: expected a str or None, got int$"),
+    ],
+)
+async def test_an_embedded_http_app_refuses_a_token_no_header_can_carry(
+    token: object, error: type[Exception], message: str
+) -> None:
+    """McpHttpApp(token="") let in a request whose Authorization was a bare "Bearer", and
+    token=5 answered every request with a 500: refused as `serve_http` refuses them."""
+    from semledger.actors import LogWriter, SessionRegistry
+    from semledger.eventlog import MemoryRecorder
+    from semledger.examples import counter
+    from semledger.hosts import McpHttpApp
+
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)
+        with pytest.raises(error, match=message):
+            McpHttpApp(registry, counter.app, COUNTER, token=token)  # type: ignore[arg-type]
+        writer.close()
+
+
 def test_a_session_not_opened_over_http_is_unknown_to_an_http_client(
     tmp_path: Path, http: httpx.Client
 ) -> None:
