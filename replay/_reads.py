@@ -92,9 +92,16 @@ def fold(
     `since` out of 0 to 2**64-1, and `UnknownGenerationError` for a generation the session
     never reached (one below 1: a session's first commit is generation 1).
     """
+    return _checked_fold(recorder, session, until, since, "until")
+
+
+def _checked_fold(
+    recorder: Recorder, session: str, until: int | None, since: int | None, name: str
+) -> Journal:
+    """`fold`, naming `until` as its caller calls it (`name`) when it refuses it."""
     check_log_and_session(recorder, session)
     check_since(since)
-    check_optional_int(until, "generation")
+    check_optional_int(until, name)
     if until is not None and until < 1:
         raise UnknownGenerationError(
             f"session {session!r} has no generation {until}: its first commit is generation 1"
@@ -119,7 +126,7 @@ def read_at(
     recorder: Recorder, session: str, *, generation: int | None = None, since: int | None = None
 ) -> ReadResult:
     """What `read_semantics(since)` answered when the session was at `generation` (or last)."""
-    return fold(recorder, session, until=generation, since=since).read(since)
+    return _checked_fold(recorder, session, generation, since, "generation").read(since)
 
 
 def full_at(recorder: Recorder, session: str, generation: int | None = None) -> Full:

@@ -418,6 +418,14 @@ def test_generation_0_is_no_generation_a_session_reached() -> None:
     assert full_at(recorder, "c", 1).generation == 1
 
 
+def test_a_fold_refused_for_its_until_names_until() -> None:
+    """fold(until="2") named an argument `generation` it does not have."""
+    recorder = MemoryRecorder()
+    trio.run(partial(run_counter, recorder, 1, checkpoint_every=None))
+    with pytest.raises(TypeError, match=r"^until: expected an int or None, got str '2'$"):
+        fold(recorder, "c", until="2")  # type: ignore[arg-type]
+
+
 def test_a_session_without_checkpoints_is_read_by_folding_from_generation_0() -> None:
     """As every log written before sessions logged their semantics."""
     recorder = CountingRecorder()
