@@ -12,7 +12,14 @@ from ._claims import ProcessClaims
 from ._codec import CONVERTER, LogConverter
 from ._errors import RecorderClosedError
 from ._events import Event
-from ._recorder import EVENT_SIZE_LIMIT, EVERY_SEQ, check_range, check_seq, prepare_batch
+from ._recorder import (
+    EVENT_SIZE_LIMIT,
+    EVERY_SEQ,
+    check_not_one_name,
+    check_range,
+    check_seq,
+    prepare_batch,
+)
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
 
 __all__ = ["MemoryRecorder"]
@@ -73,6 +80,7 @@ class MemoryRecorder:
         return len(records) if moment is None else moment.lengths.get(session, 0)
 
     def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
+        check_not_one_name(sessions)
         return self._claims.served(sessions)
 
     def claim(self, session: str) -> AbstractContextManager[None]:

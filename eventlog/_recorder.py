@@ -133,7 +133,7 @@ class Recorder(Protocol):
     def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
         """Whether each of `sessions` has an owner now (is being served, in this process or
         another); None where that cannot be told here (a copy of a SQLite log has no claims
-        beside it). Takes no claim."""
+        beside it). Takes no claim. Raises ``TypeError`` for a str `sessions`."""
         ...
 
     def sessions(self) -> list[SessionSummary]:
@@ -153,6 +153,15 @@ class Recorder(Protocol):
     def close(self) -> None:
         """Release the recorder; any later use raises ``RecorderClosedError``. Idempotent."""
         ...
+
+
+def check_not_one_name(sessions: object) -> None:
+    """Raise ``TypeError`` for a str `sessions`: its letters would be taken as names."""
+    if isinstance(sessions, str):
+        raise TypeError(
+            f"sessions: expected a sequence of session names, got the str {sessions!r:.80}"
+            f" (one session: [{sessions!r:.80}])"
+        )
 
 
 def check_seq(name: str, value: object, *, optional: bool = False) -> None:
@@ -744,11 +753,7 @@ def verify_log(
     `UnknownSessionError` for one of them the log has neither events nor a summary of,
     unless ``anchors`` holds a head of it (then its events are gone).
     """
-    if isinstance(sessions, str):
-        raise TypeError(
-            f"sessions: expected a sequence of session names, got the str {sessions!r:.80}"
-            f" (one session: [{sessions!r:.80}])"
-        )
+    check_not_one_name(sessions)
     if sessions is not None:
         sessions = list(sessions)
         for name in sessions:

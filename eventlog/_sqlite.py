@@ -44,7 +44,7 @@ from ._errors import (
     UnsupportedSchemaError,
 )
 from ._events import TOPICS, Event, SemanticsTaken, SessionCrashed, SessionEnded, SessionStarted
-from ._recorder import EVERY_SEQ, check_range, check_seq, prepare_batch
+from ._recorder import EVERY_SEQ, check_not_one_name, check_range, check_seq, prepare_batch
 from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
 
 if TYPE_CHECKING:
@@ -1065,6 +1065,7 @@ class SqliteRecorder:
             raise RecorderClosedError(f"the recorder of {self.path} is closed")
 
     def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
+        check_not_one_name(sessions)
         return self._claims.served(sessions)
 
     @contextmanager

@@ -637,6 +637,12 @@ def test_served_says_whether_each_session_is_being_served_and_takes_no_claim(
         pass
 
 
+def test_served_of_one_name_given_as_a_str_raises(recorder: Recorder) -> None:
+    """served("s1x") answered for sessions 's', '1' and 'x'."""
+    with pytest.raises(TypeError, match=r"^sessions: expected a sequence of session names"):
+        recorder.served("s1x")
+
+
 def _holding_s(path: Path) -> subprocess.Popen[str]:
     """Another process, holding the claim of session ``s`` on the log at `path`."""
     holder = subprocess.Popen(
