@@ -116,13 +116,17 @@ class MalformedRowError(EventLogError):
 
 
 class SequenceConflict(EventLogError):  # noqa: N818 - the name the log's users know
-    """Raised by ``append`` when a ``(session, seq)`` is taken or is not the next one.
+    """Raised by ``append`` when a ``(session, seq)`` is taken, is not the next one, or is
+    below 1.
 
     The whole batch is refused: nothing of it is written.
     """
 
     def __init__(self, session: str, seq: int, expected: int) -> None:
-        taken = "is taken" if seq < expected else "is not the next one"
+        if seq < 1:
+            taken = "is out of range: sequence numbers start at 1"
+        else:
+            taken = "is taken" if seq < expected else "is not the next one"
         super().__init__(f"session {session!r}: seq {seq} {taken} (expected {expected})")
         self.session = session
         self.seq = seq

@@ -267,9 +267,20 @@ def test_a_batch_of_any_size_is_stored_whole_and_in_order(recorder: Recorder, si
 def test_a_first_event_must_have_seq_1(recorder: Recorder) -> None:
     with pytest.raises(SequenceConflict, match="'s': seq 2 is not the next one"):
         recorder.append([NewEvent("s", 2, started(), 0.0)])
-    with pytest.raises(SequenceConflict, match="'s': seq 0 is taken"):
-        recorder.append([NewEvent("s", 0, started(), 0.0)])
     assert recorder.sessions() == []
+
+
+def test_a_seq_below_1_is_said_to_be_out_of_range_not_taken(recorder: Recorder) -> None:
+    """Seq 0 of a new session was "taken (expected 1)", though nothing had taken it."""
+    below = "seq 0 is out of range: sequence numbers start at 1 (expected 1)"
+    with pytest.raises(SequenceConflict, match=rf"^session 's': {re.escape(below)}$"):
+        recorder.append([NewEvent("s", 0, started(), 0.0)])
+    recorder.append([NewEvent("s", 1, started(), 0.0)])
+    with pytest.raises(SequenceConflict, match="'s': seq -1 is out of range"):
+        recorder.append([NewEvent("s", -1, started(), 0.0)])
+    with pytest.raises(SequenceConflict, match="'s': seq 1 is taken"):
+        recorder.append([NewEvent("s", 1, started(), 0.0)])
+    assert recorder.summary("s") is not None
 
 
 def test_a_seq_repeated_inside_one_batch_conflicts(recorder: Recorder) -> None:
