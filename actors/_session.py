@@ -519,6 +519,10 @@ class SessionActor(Actor[SessionMessage]):
         # it would be started again over what the summary still lists.
         await trio.to_thread.run_sync(check_counted, self.recorder, self.name)
         head = await trio.to_thread.run_sync(self.recorder.head, self.name)
+        # A thread cannot be cancelled: a cancellation that came while one read the log is
+        # taken before the session writes. Its writer, cancelled with it, may have closed,
+        # and the start would fail as a log error instead of ending cancelled, unlogged.
+        await trio.lowlevel.checkpoint_if_cancelled()
         if head is None:
             params = {**self.params, STR_HASH: str_hashing()}
             start = SessionStarted(self.app_ref, "runtime", params, self.redact_passwords)
@@ -536,6 +540,7 @@ class SessionActor(Actor[SessionMessage]):
             await self._append([start, *self.core.initial_outputs()])
         else:
             self._core = await trio.to_thread.run_sync(self._recover, limiter=_recoveries())
+            await trio.lowlevel.checkpoint_if_cancelled()  # (as after the head's read)
             self._seq = head.seq
             self.recovered = True
             outstanding = set(self.core.effects)

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import re
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -432,6 +433,74 @@ async def test_a_session_that_cannot_start_raises_its_error_not_a_group_of_its_n
         with pytest.raises(RecorderClosedError):
             await nursery.start(actor.run)
         writer.close()
+
+
+class HeldRead(MemoryRecorder):
+    """A memory recorder whose worker-thread calls of the method `hold` names wait for
+    `release` (a slow disk), once `skip` of them went through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold: str | None = None
+        self.skip = 0
+        self.reading = threading.Event()
+        self.release = threading.Event()
+
+    def _held(self, method: str) -> None:
+        if method == self.hold and threading.current_thread() is not threading.main_thread():
+            if self.skip:
+                self.skip -= 1
+                return
+            self.hold = None
+            self.reading.set()
+            self.release.wait(10)
+
+    def head(self, session: str) -> Any:
+        self._held("head")
+        return super().head(session)
+
+    def events(self, session: str, *args: Any, **kwargs: Any) -> Any:
+        self._held("events")
+        return super().events(session, *args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("resumed", "held", "skip"),
+    [(False, "head", 1), (True, "events", 0)],  # (the first head is the count's check)
+)
+async def test_a_program_cancelled_as_a_session_starts_ends_cancelled_with_nothing_logged(
+    resumed: bool, held: str, skip: int
+) -> None:
+    """Cancelled while the starting session read the log on a thread (which cannot be
+    cancelled), the program got a SessionLogError ("the log writer stopped before it wrote
+    its events") out of its own cancel scope, inside an exception group: the session went on
+    to write to the writer the cancellation had closed."""
+    recorder = HeldRead()
+
+    def actor() -> SessionActor:
+        return SessionActor("s", counter.app, COUNTER_REF, writer, recorder)
+
+    if resumed:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            await registry.open("s", actor)
+            await registry.park("s")
+            writer.close()
+    logged = recorder.head("s")
+    recorder.hold, recorder.skip = held, skip
+    with trio.CancelScope() as program:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            nursery.start_soon(registry.open, "s", actor)
+            await trio.to_thread.run_sync(recorder.reading.wait)
+            program.cancel()
+            with trio.CancelScope(shield=True):
+                await trio.testing.wait_all_tasks_blocked()  # the writer has stopped
+                recorder.release.set()
+    assert program.cancelled_caught
+    assert recorder.head("s") == logged
 
 
 async def test_a_factory_making_an_actor_of_another_session_is_refused_at_open() -> None:
