@@ -633,15 +633,17 @@ def password_policy_refusal(
     if started.redact_passwords:
         return (
             f"session {session!r} was started redacting typed passwords in its log (its start"
-            " records redact_passwords: true): it is not resumed with --log-passwords, which"
-            " would log them in clear from here on; resume it without --log-passwords, or"
-            " serve a session of another name"
+            " records redact_passwords: true): it is not resumed with --log-passwords"
+            " (redact_passwords=False), which would log them in clear from here on; resume it"
+            " without --log-passwords (redact_passwords=True), or serve a session of another"
+            " name"
         )
     return (
-        f"session {session!r} was started with --log-passwords (its start records"
-        " redact_passwords: false): it is not resumed without it, which would mask typed"
-        " passwords from here on while its log keeps the earlier ones in clear; resume it"
-        " with --log-passwords, or serve a session of another name"
+        f"session {session!r} was started logging typed passwords in clear (its start records"
+        " redact_passwords: false): it is not resumed without --log-passwords"
+        " (redact_passwords=True), which would mask typed passwords from here on while its log"
+        " keeps the earlier ones in clear; resume it with --log-passwords"
+        " (redact_passwords=False), or serve a session of another name"
     )
 
 

@@ -19,15 +19,16 @@ GALLERY = "semledger.examples.gallery:app"
 SECRET = "first-secret"
 REDACTING = (
     "session 's' was started redacting typed passwords in its log (its start records"
-    " redact_passwords: true): it is not resumed with --log-passwords, which would log them"
-    " in clear from here on; resume it without --log-passwords, or serve a session of another"
-    " name"
+    " redact_passwords: true): it is not resumed with --log-passwords (redact_passwords=False),"
+    " which would log them in clear from here on; resume it without --log-passwords"
+    " (redact_passwords=True), or serve a session of another name"
 )
 LOGGING = (
-    "session 's' was started with --log-passwords (its start records redact_passwords:"
-    " false): it is not resumed without it, which would mask typed passwords from here on"
-    " while its log keeps the earlier ones in clear; resume it with --log-passwords, or serve"
-    " a session of another name"
+    "session 's' was started logging typed passwords in clear (its start records"
+    " redact_passwords: false): it is not resumed without --log-passwords"
+    " (redact_passwords=True), which would mask typed passwords from here on while its log"
+    " keeps the earlier ones in clear; resume it with --log-passwords (redact_passwords=False),"
+    " or serve a session of another name"
 )
 POLICIES = [((), ("--log-passwords",), REDACTING), (("--log-passwords",), (), LOGGING)]
 """The flags a session is started with, the other ones, and why those are refused."""
