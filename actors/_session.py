@@ -452,6 +452,28 @@ class SessionActor(Actor[SessionMessage]):
                 if started:
                     raise
                 raise single_error(group) from None
+            finally:
+                await self._written_out()
+
+    async def _written_out(self) -> None:
+        """Wait until the writer is done with the session's last batch, unless it waits out
+        a lock on the log: a cancelled session released its claim while its batch was being
+        committed, and the claim, seeing no event logged yet, removed its file (the session,
+        logged with no end, then read as served from a log that cannot tell, a copy's)."""
+        last = self._last
+        stalled = getattr(self.writer, "stalled", None)  # (none for a stand-in writer)
+        if last is None or last.settled or not isinstance(stalled, trio.Event):
+            return
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as waiting:
+
+                async def until_settled() -> None:
+                    await last.settled_now()
+                    waiting.cancel_scope.cancel()
+
+                waiting.start_soon(until_settled)
+                await stalled.wait()
+                waiting.cancel_scope.cancel()
 
     async def _serve(self, task_status: trio.TaskStatus[Any]) -> None:
         async with trio.open_nursery() as replies:

@@ -76,6 +76,13 @@ class Pending:
         assert self._error is not None
         raise self._error
 
+    async def settled_now(self) -> None:
+        """Wait until the batch is settled, however."""
+        if not self._settled:
+            if self._wakeup is None:
+                self._wakeup = trio.Event()
+            await self._wakeup.wait()
+
     def _succeed(self, stored: list[StoredEvent]) -> None:
         self._stored = stored
         self._settle()
@@ -173,6 +180,9 @@ class LogWriter(Actor[Pending]):
         self.appended = 0
         self._closing = trio.Event()
         self._started = False
+        self.stalled = trio.Event()
+        """Set while the writer waits out a lock another process holds on the log: a batch
+        may then wait as long as the lock lasts."""
 
     def close(self) -> None:
         super().close()
@@ -241,6 +251,14 @@ class LogWriter(Actor[Pending]):
             busy = await self._commit(batch)
         if busy is None:  # the log was not locked: nothing more to do, or to count
             return True
+        self.stalled.set()
+        try:
+            return await self._wait_out_lock(batch, busy)
+        finally:
+            self.stalled = trio.Event()
+
+    async def _wait_out_lock(self, batch: list[Pending], busy: LogBusyError | None) -> bool:
+        assert busy is not None
         since = trio.current_time() - busy.timeout  # the attempt waited that long already
         warned = -math.inf
         while busy is not None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -319,3 +322,43 @@ async def test_parking_or_closing_a_session_whose_events_were_cut_names_the_dama
             conn.close()
             with pytest.raises(CorruptSummaryError, match="where the log holds none"):
                 await (registry.park("s") if end == "park" else registry.close("s"))
+
+
+class _HeldAppend(SqliteRecorder):
+    """A log whose first append waits for `release` (a slow disk's fsync)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.writing = threading.Event()
+        self.release = threading.Event()
+
+    def append(self, events: Any) -> Any:
+        if not self.writing.is_set():
+            self.writing.set()
+            self.release.wait(10)
+        return super().append(events)
+
+
+async def test_a_session_cancelled_as_its_first_events_are_written_keeps_its_claim_file(
+    tmp_path: Path,
+) -> None:
+    """Its claim was released while the writer committed its start, and, no event of it
+    logged yet, removed its file: logged with no end, it then read as served from a log that
+    cannot tell (a copy's), not as a session no server serves."""
+    recorder = _HeldAppend(tmp_path / "log.db")
+    with trio.CancelScope() as program:
+        async with trio.open_nursery() as nursery:
+            writer = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            actor = functools.partial(SessionActor, "s", counter.app, COUNTER, writer, recorder)
+            nursery.start_soon(registry.open, "s", actor)
+            await trio.to_thread.run_sync(recorder.writing.wait)
+            program.cancel()
+            with trio.CancelScope(shield=True):
+                await trio.testing.wait_all_tasks_blocked()  # the session has stopped waiting
+                recorder.release.set()
+    summary = recorder.summary("s")
+    assert summary is not None
+    assert not summary.ended
+    assert recorder.served(["s"]) == {"s": False}
+    recorder.close()
