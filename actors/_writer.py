@@ -68,9 +68,7 @@ class Pending:
         if self._settled:
             await trio.lowlevel.checkpoint()
         else:
-            if self._wakeup is None:
-                self._wakeup = trio.Event()
-            await self._wakeup.wait()
+            await self.settled_now()
         if self._stored is not None:
             return self._stored
         assert self._error is not None
