@@ -26,7 +26,8 @@ CHECK_SUBJECTS: Final[tuple[str, ...]] = get_args(CheckSubject)
 @attrs.frozen(kw_only=True)
 class ActArgs:
     """The arguments of one action; each action reads the fields it needs: ``url``
-    (navigate), ``text`` (type), ``key`` (press, keyDown, keyUp), ``values`` (selectOption,
+    (navigate), ``text`` (type; optional on clear: the text a type sets next, see
+    docs/surface.md), ``key`` (press, keyDown, keyUp), ``values`` (selectOption,
     deselectOption), ``checked`` (setChecked), ``files`` (upload), ``ms`` (sleep),
     ``wait_state`` (waitFor), ``width``/``height`` (resizeWindow), ``target`` (switchWindow,
     switchFrame), ``accept``/``prompt_text`` (dialog), ``script`` (evaluate), ``path``

@@ -159,10 +159,11 @@ moves: the key would reach whatever had the focus. ``closeWindow`` (beyond the s
 closes the current window (see Windows). Playwright's errors are told in
 their first line, without the call log. ``selectOption`` sets exactly the given values
 (matched by value or label); ``deselectOption``/``deselectAll`` clear options of a
-multi-select. Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait
-for the document to be ready (DOMContentLoaded), not for its images, frames and trackers:
-a page is there to read and act on once its DOM is; ``waitFor`` without a ref still waits
-for the whole ``load``.
+multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves a date, time or color
+input as it is, focused, or refuses text not in its format (see ``_clear``). Opening a
+session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait for the document to be
+ready (DOMContentLoaded), not for its images, frames and trackers: a page is there to read
+and act on once its DOM is; ``waitFor`` without a ref still waits for the whole ``load``.
 
 Config keys: ``testid_attributes`` (list of attribute names reported in ``native`` and
 describe; default ``["data-testid"]``), ``timeout_ms`` (default 5000: how long each call
@@ -541,11 +542,6 @@ class WebSurface:
         self._last_result: str | None = None
         self._tracing = False
         self._mouse_down = False
-        self._held_clear: tuple[str, ActArgs] | None = None
-        """A `clear` of a date, time or color input not done yet: its ref and arguments. The
-        `type` into it that follows (set_text clears, then types) sets the value in one step,
-        and leaves the field as it was when the text does not fit; any other call clears it
-        first."""
 
     # -- basics ------------------------------------------------------------------------
 
@@ -561,16 +557,12 @@ class WebSurface:
         """The WebBrowser this surface runs on (its own unless one was configured)."""
         return self._browser
 
-    async def _run(
-        self, fn: Callable[[], Awaitable[T]], *, typing_into: str | None = None
-    ) -> T:
-        """`fn()` on the browser's loop, after the clear held back, unless `fn` types into
-        its input (`typing_into`). Every answer and error leaves the browser thread here, so
-        here the page's text is made valid Unicode (see `well_formed`)."""
+    async def _run(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """`fn()` on the browser's loop. Every answer and error leaves the browser thread
+        here, so here the page's text is made valid Unicode (see `well_formed`)."""
 
         async def guarded() -> T:
             try:
-                await self._clear_held(typing_into)
                 return well_formed(await fn())
             except (SessionError, PlaywrightError) as exc:
                 # Its page and context look closed too: the cause is not theirs.
@@ -583,18 +575,8 @@ class WebSurface:
             except SurfaceError as exc:
                 well_formed_error(exc)
                 raise
-            finally:
-                if typing_into is not None:
-                    self._held_clear = None  # the type took it, done or refused
 
         return await self._browser.call(guarded)
-
-    async def _clear_held(self, typing_into: str | None) -> None:
-        held, self._held_clear = self._held_clear, None
-        if held is not None and held[0] == typing_into:
-            self._held_clear = held
-        elif held is not None:
-            await self._act("clear", held[0], held[1], None, handler=_clear_now)
 
     def _require_page(self) -> Page:
         if self._page is None or self._page.is_closed():
@@ -798,7 +780,6 @@ class WebSurface:
                 raise SessionError(f"cannot open {url}: {message}") from exc
 
     async def close(self) -> None:
-        self._held_clear = None
         if self._context is not None and self._browser.running:
             with contextlib.suppress(Exception):  # closing is best effort and idempotent
                 await self._run(self._close_context)
@@ -1177,23 +1158,14 @@ class WebSurface:
                 raise DataError("sleep needs ms", path="args.ms")
             await trio.sleep(parsed.ms / 1000)
             return await self._run(self._result_now)
-        return await self._run(
-            lambda: self._act(action, ref, parsed, ref2),
-            typing_into=ref if action == "type" else None,
-        )
+        return await self._run(lambda: self._act(action, ref, parsed, ref2))
 
     async def _result_now(self) -> ActResult:
         page = self._require_page()
         return ActResult(url=page.url)
 
     async def _act(
-        self,
-        action: str,
-        ref: str | None,
-        args: ActArgs,
-        ref2: str | None,
-        *,
-        handler: _Handler | None = None,
+        self, action: str, ref: str | None, args: ActArgs, ref2: str | None
     ) -> ActResult:
         if action == "quit":
             raise NavigationError(
@@ -1203,7 +1175,7 @@ class WebSurface:
             )
         if action == "invoke":
             raise DataError("invoke (story composition) is performed above the surface")
-        handler = handler or _ACTIONS.get(action)
+        handler = _ACTIONS.get(action)
         if handler is None:
             raise DataError(f"unknown action {action!r}", path="action")
         if action == "dialog":
@@ -2058,7 +2030,6 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
     if ref is None:
         await s._require_page().keyboard.type(a.text)
         return
-    held, s._held_clear = s._held_clear, None
     locator = await _live(s, ref, "type")
     kind = await locator.evaluate(_KIND)
     if kind in ("range", "number"):
@@ -2069,29 +2040,33 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
                 f"{a.text} is between the {kind}'s steps: the nearest {said}"
                 f" {' and '.join(nearest)}"
             )
-    if kind in _FORMATS and a.text and not await locator.evaluate(_HOLDS, a.text):
-        raise ActionabilityError(
-            f"{a.text!r} does not fit the {kind} field: it takes {_FORMATS[kind]}",
-            details={"ref": ref, "expected": _FORMATS[kind]},
-        )
+    if kind in _FORMATS and a.text:
+        await _must_hold(locator, kind, a.text, ref)
     if kind == "range" or kind in _FORMATS:
-        if held is not None:
-            await locator.focus(timeout=s._timeout(a))  # as the clear would have
         await locator.evaluate(_SET_VALUE, a.text)
         return
     await locator.fill(a.text, timeout=s._timeout(a))
 
 
+async def _must_hold(locator: Locator, kind: str, text: str, ref: str) -> None:
+    if not await locator.evaluate(_HOLDS, text):
+        raise ActionabilityError(
+            f"{text!r} does not fit the {kind} field: it takes {_FORMATS[kind]}",
+            details={"ref": ref, "expected": _FORMATS[kind]},
+        )
+
+
 async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    """With the `text` a `type` sets next (set_text), a date, time or color input is left
+    as it is, focused as a clear leaves it, or refused with nothing touched when the text
+    does not fit: that `type` sets its value whole, and emptying it first would have the
+    page's change handler see it empty."""
     locator = await s._need(ref, "clear")
-    if ref is not None and await locator.evaluate(_KIND) in _FORMATS:
-        s._held_clear = (ref, a)  # the text a type then sets may not fit: see WebSurface
+    if ref is not None and a.text and (kind := await locator.evaluate(_KIND)) in _FORMATS:
+        await _must_hold(locator, kind, a.text, ref)
+        await locator.focus(timeout=s._timeout(a))
         return
     await locator.clear(timeout=s._timeout(a))
-
-
-async def _clear_now(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    await (await s._need(ref, "clear")).clear(timeout=s._timeout(a))
 
 
 _FOCUS_IN: Final = """(el) => {

@@ -1116,7 +1116,7 @@ class SurfaceAgentHost:
         elif kind is ActionKind.FOCUS:
             await act("focus", ref)
         elif isinstance(action, SetText):
-            await act("clear", ref)
+            await act("clear", ref, {"text": action.value} if action.value else None)
             if action.value:
                 await act("type", ref, {"text": action.value})
         elif isinstance(action, SetNumericValue):

@@ -556,8 +556,8 @@ async def test_a_refused_date_leaves_the_field_its_focus_and_the_generation_as_t
 async def test_a_date_field_cleared_reads_empty_to_whatever_asks_next(
     browser: WebBrowser, pages: str
 ) -> None:
-    """The clear of a date field waits for the text set_text types next; anything else the
-    surface is asked finds it done."""
+    """A clear with no text to set after it (set_text "", a direct caller) empties a date
+    field then and there."""
     surface = WebSurface({"browser": browser})
     await surface.open(SessionInit(base_url=pages + "due.html"))
     try:

@@ -32,6 +32,7 @@ from semledger.runtime import (
     Rejection,
     Role,
     SemanticsNode,
+    SetText,
     SimpleAction,
 )
 
@@ -58,6 +59,10 @@ START = (
 )
 ARRIVED = "<!doctype html><title>Arrived</title><h1>Arrived</h1>"
 PICTURED = "<!doctype html><title>Pictured</title><h1>Pictured</h1><img src='/held' alt='Late'>"
+DATED = (
+    "<!doctype html><title>Dated</title>"
+    "<label>Due <input type='date' value='2024-01-05' onchange=\"fetch('/held')\"></label>"
+)
 
 
 @attrs.frozen
@@ -78,6 +83,8 @@ def site() -> Iterator[Site]:
                 body = ARRIVED
             elif self.path == "/pictured":
                 body = PICTURED
+            elif self.path == "/dated":
+                body = DATED
             else:
                 body = START
             data = body.encode()
@@ -197,6 +204,22 @@ async def test_activating_a_button_whose_fetch_is_unanswered_is_a_receipt_with_p
     assert not _root(await full_read(host)).state.busy  # the page is not loading a document
     site.release.set()
     await _read_until(host, "Fetched")
+
+
+async def test_set_text_on_a_date_field_whose_change_fetches_is_a_receipt_with_pending_work(
+    surface: WebSurface, site: Site
+) -> None:
+    """What a date field's change handler started (a request, a navigation) is the action's,
+    as for any field: set_text "" once held its clear back until the next call, the snapshot
+    after it, which did the clear and dropped what it tracked."""
+    host = await open_host(surface, site.url + "dated")
+    for text in ("", "2024-03-03"):
+        due = _one(await full_read(host), Role.TEXT_FIELD, "Due")
+        with trio.fail_after(HANG_GUARD_S):
+            done = await host.perform_action(ByNodeId(due.node_id), SetText(text), Latest())
+        assert isinstance(done, Receipt), (text, done)
+        assert done.pending_work, text
+        assert _one(await full_read(host), Role.TEXT_FIELD, "Due").value == (text or None)
 
 
 async def test_activating_a_covered_button_is_a_rejection_and_nothing_happens(
