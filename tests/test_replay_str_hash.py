@@ -100,13 +100,7 @@ def test_a_counterexample_replayed_under_another_hash_seed_is_not_called_fixed_a
     in replay's verdict and in the exported test's failure."""
     work, home = seeds()["work"], seeds()["home"]
     db = tmp_path / "log.db"
-    fuzzed = mcp.cli(
-        "fuzz", SET_ORDER, "--db", str(db), "--examples", "100", "--seed", "1",
-        PYTHONHASHSEED=work, COLUMNS="300",
-    )  # fmt: skip
-    found = re.search(r"saved as session '([^']+)'", fuzzed.stdout)
-    assert found is not None, said(fuzzed)
-    session = found.group(1)
+    session = fuzzed(db, SET_ORDER, work)
     assert started(db, session).params["str_hash"]["seed"] == int(work)
 
     diverged = replay(db, session, home)

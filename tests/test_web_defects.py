@@ -39,6 +39,7 @@ from semledger.runtime import (
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from served_pages import hosted, served
 
 FIELDS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Fields</title></head>
@@ -74,9 +75,7 @@ def pages() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def fields(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("fields")
-    (directory / "fields.html").write_text(FIELDS, encoding="utf-8")
-    with serve_directory(directory) as url:
+    with served(tmp_path_factory.mktemp("fields"), {"fields.html": FIELDS}) as url:
         yield url + "fields.html"
 
 
@@ -394,10 +393,7 @@ MOVING = {
 @pytest.fixture(scope="module")
 def moving(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Pages whose handlers move the page away from under an action."""
-    directory = tmp_path_factory.mktemp("moving")
-    for name, html in MOVING.items():
-        (directory / name).write_text(html, encoding="utf-8")
-    with serve_directory(directory) as url:
+    with served(tmp_path_factory.mktemp("moving"), MOVING) as url:
         yield url
 
 
@@ -423,9 +419,7 @@ async def test_a_field_whose_focus_navigates_is_refused_saying_the_page_navigate
     """set_text clears the field first, which focuses it; its focus handler went to the
     next page, and the type that followed was refused as "ref 'node 2' is not current"
     (target_not_found), naming the adapter's ref of a node the agent had just read."""
-    surface = await _opened(browser, moving + "focus.html")
-    host = SurfaceAgentHost(surface)
-    try:
+    async with hosted(browser, moving + "focus.html") as host:
         field = _labelled(await _full(host), Role.TEXT_FIELD, "Search")
         refused = await _refused(host, field.node_id, SetText("hello"))
         assert refused.code is ErrorCode.HANDLER_REJECTED
@@ -434,8 +428,6 @@ async def test_a_field_whose_focus_navigates_is_refused_saying_the_page_navigate
             " handler of the page's may have run): read again"
         )
         assert await _arrives(host, "Next page")
-    finally:
-        await surface.close()
 
 
 async def test_a_button_whose_hover_removes_it_is_refused_at_once_saying_it_left(
@@ -443,10 +435,7 @@ async def test_a_button_whose_hover_removes_it_is_refused_at_once_saying_it_left
 ) -> None:
     """Playwright's hover before the click ran the button's mouseover, which removed it;
     the click waited its whole timeout for the button to come back."""
-    surface = WebSurface({"browser": browser, "timeout_ms": 10_000})
-    await surface.open(SessionInit(base_url=moving + "hover.html"))
-    host = SurfaceAgentHost(surface)
-    try:
+    async with hosted(browser, moving + "hover.html", timeout_ms=10_000) as host:
         button = _labelled(await _full(host), Role.BUTTON, "Delete")
         started = trio.current_time()
         refused = await _refused(host, button.node_id, _simple(ActionKind.ACTIVATE))
@@ -457,8 +446,6 @@ async def test_a_button_whose_hover_removes_it_is_refused_at_once_saying_it_left
             " page's may have run): read again"
         )
         assert not _shows(await _full(host), "Account record")
-    finally:
-        await surface.close()
 
 
 async def test_a_select_the_page_navigates_away_from_is_refused_at_once_naming_the_page(
@@ -477,10 +464,7 @@ async def test_a_select_the_page_navigates_away_from_is_refused_at_once_naming_t
         return await real(self, *args, **kwargs)
 
     monkeypatch.setattr(Locator, "select_option", navigated_under)
-    surface = WebSurface({"browser": browser, "timeout_ms": 10_000})
-    await surface.open(SessionInit(base_url=moving + "choice.html"))
-    host = SurfaceAgentHost(surface)
-    try:
+    async with hosted(browser, moving + "choice.html", timeout_ms=10_000) as host:
         large = _labelled(await _full(host), Role.OPTION, "Large")
         started = trio.current_time()
         refused = await _refused(host, large.node_id, _simple(ActionKind.SELECT))
@@ -490,8 +474,6 @@ async def test_a_select_the_page_navigates_away_from_is_refused_at_once_naming_t
             f"the page navigated to {moving}next.html during the action (a focus or hover"
             " handler of the page's may have run): read again"
         )
-    finally:
-        await surface.close()
 
 
 async def test_a_refused_select_names_the_agents_action_not_the_adapters(

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from semledger.adapters import SessionInit
-from semledger.adapters._cases_web import serve_directory
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
@@ -37,6 +36,7 @@ from semledger.runtime import (
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from served_pages import served
 
 RANGES = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Ranges</title></head>
@@ -208,10 +208,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("inputs")
-    for name, html in PAGES.items():
-        (directory / name).write_text(html, encoding="utf-8")
-    with serve_directory(directory) as url:
+    with served(tmp_path_factory.mktemp("inputs"), PAGES) as url:
         yield url
 
 

@@ -41,7 +41,7 @@ from semledger.runtime import (
 from semledger.runtime._wire import encode_read
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import HANG_GUARD_S, full_read, open_host
+from served_pages import HANG_GUARD_S, full_read, open_host, written
 
 PAGES = {
     "load_alert.html": "<!doctype html><title>Loads</title><p>loaded</p>"
@@ -141,10 +141,7 @@ PAGES = {
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> str:
-    directory = tmp_path_factory.mktemp("served")
-    for name, html in PAGES.items():
-        (directory / name).write_text(html, encoding="utf-8")
-    return Path(directory).as_uri() + "/"
+    return written(tmp_path_factory.mktemp("served"), PAGES)
 
 
 @pytest.fixture

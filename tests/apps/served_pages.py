@@ -60,7 +60,10 @@ async def surface_on(browser: WebBrowser, **config: object) -> AsyncIterator[Web
 
 
 @asynccontextmanager
-async def hosted(browser: WebBrowser, url: str) -> AsyncIterator[SurfaceAgentHost]:
-    """The bridge to a surface of its own on `browser`, opened on `url`, closed after."""
-    async with surface_on(browser) as surface:
+async def hosted(
+    browser: WebBrowser, url: str, **config: object
+) -> AsyncIterator[SurfaceAgentHost]:
+    """The bridge to a surface of its own on `browser` with `config`, opened on `url`,
+    closed after."""
+    async with surface_on(browser, **config) as surface:
         yield await open_host(surface, url)
