@@ -403,6 +403,18 @@ async def _refused(host: SurfaceAgentHost, node: int, action: SemanticsAction) -
     return outcome
 
 
+async def _refused_at_once(
+    host: SurfaceAgentHost, role: Role, label: str, kind: ActionKind
+) -> Rejection:
+    """The refusal of `kind` on the node labelled `label`, told well before the surface's
+    10 s timeout (a surface opened with ``timeout_ms=10_000``)."""
+    node = _labelled(await _full(host), role, label)
+    started = trio.current_time()
+    refused = await _refused(host, node.node_id, _simple(kind))
+    assert trio.current_time() - started < 5  # not the 10 s timeout
+    return refused
+
+
 async def _arrives(host: SurfaceAgentHost, text: str) -> bool:
     """Whether the page shows `text` within five seconds (a document still loading reads as
     the one before, busy)."""
@@ -436,10 +448,7 @@ async def test_a_button_whose_hover_removes_it_is_refused_at_once_saying_it_left
     """Playwright's hover before the click ran the button's mouseover, which removed it;
     the click waited its whole timeout for the button to come back."""
     async with hosted(browser, moving + "hover.html", timeout_ms=10_000) as host:
-        button = _labelled(await _full(host), Role.BUTTON, "Delete")
-        started = trio.current_time()
-        refused = await _refused(host, button.node_id, _simple(ActionKind.ACTIVATE))
-        assert trio.current_time() - started < 5  # not the 10 s timeout
+        refused = await _refused_at_once(host, Role.BUTTON, "Delete", ActionKind.ACTIVATE)
         assert refused.code is ErrorCode.HANDLER_REJECTED
         assert refused.message == (
             "the element left the page during the action (a focus or hover handler of the"
@@ -465,10 +474,7 @@ async def test_a_select_the_page_navigates_away_from_is_refused_at_once_naming_t
 
     monkeypatch.setattr(Locator, "select_option", navigated_under)
     async with hosted(browser, moving + "choice.html", timeout_ms=10_000) as host:
-        large = _labelled(await _full(host), Role.OPTION, "Large")
-        started = trio.current_time()
-        refused = await _refused(host, large.node_id, _simple(ActionKind.SELECT))
-        assert trio.current_time() - started < 5  # not the 10 s timeout
+        refused = await _refused_at_once(host, Role.OPTION, "Large", ActionKind.SELECT)
         assert refused.code is ErrorCode.HANDLER_REJECTED
         assert refused.message == (
             f"the page navigated to {moving}next.html during the action (a focus or hover"
