@@ -120,8 +120,9 @@ def normalize_origin(text: str) -> str:
 
 def check_token(token: object) -> None:
     """Raise ``TypeError`` unless `token` is a str or None, ``ValueError`` unless a str is
-    visible ASCII: a header carries nothing else, so any other token could never be matched,
-    and an empty one matched a bare ``Bearer``. The token is a secret: never shown."""
+    visible ASCII with no space at either end: a header carries nothing else and loses
+    those spaces, so any other token could never be matched, and an empty one matched a
+    bare ``Bearer``. The token is a secret: never shown."""
     if token is None:
         return
     if not isinstance(token, str):
@@ -130,6 +131,11 @@ def check_token(token: object) -> None:
         got = "others too" if token.strip() else "none"
         raise ValueError(
             f"token: expected visible ASCII characters (it travels in a header), got {got}"
+        )
+    if token != token.strip(" "):
+        raise ValueError(
+            "token: expected no space at its start or end (a header's value loses them),"
+            " got some"
         )
 
 

@@ -341,10 +341,8 @@ async def serve_http(
         raise ServeError(f"allowed origin {error}") from error
     try:
         check_token(token)
-    except ValueError:
-        raise ServeError(
-            "the token must be visible ASCII characters (it travels in a header)"
-        ) from None
+    except ValueError as error:
+        raise ServeError(str(error)) from None
     bare = host.strip("[]")  # "[::1]" or "::1"
     bind = f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
     if not 0 <= port <= 65535:
