@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import attrs
 import trio
-from jeepney import DBusAddress, HeaderFields, Message, MessageType, new_method_call
-from jeepney.io.trio import DBusConnection, open_dbus_connection
+from jeepney import DBusAddress, HeaderFields, Message, MessageType, message_bus, new_method_call
+from jeepney.io.trio import DBusConnection, DBusRouter, open_dbus_connection
 
+from ._atspi_desktop import BUS_LAUNCHER
 from ._atspi_map import (
     RELATION_NAMES,
     ROLE_NAMES,
@@ -54,6 +56,7 @@ ATSPI: Final = "org.a11y.atspi."
 ACCESSIBLE: Final = ATSPI + "Accessible"
 PROPERTIES: Final = "org.freedesktop.DBus.Properties"
 REGISTRY_BUS: Final = "org.a11y.atspi.Registry"
+A11Y_BUS: Final = "org.a11y.Bus"
 DEC_PATH: Final = "/org/a11y/atspi/registry/deviceeventcontroller"
 SCREEN_COORDS: Final = 0
 KEY_SYM: Final = 3
@@ -167,6 +170,32 @@ def _get(path: str, bus: str, interface: str, prop: str) -> Call:
     return _call(path, bus, PROPERTIES, "Get", "ss", (interface, prop))
 
 
+async def _launch_quietly(router: DBusRouter) -> None:
+    """Start the AT-SPI bus launcher if nothing owns ``org.a11y.Bus`` yet, with its output
+    (and that of the bus and registry it starts) away from ours.
+
+    Started by the session bus instead, it inherits the bus daemon's stdout: under
+    ``dbus-run-session``, the way to serve without a desktop, that is the MCP pipe the
+    server answers on, and the registry writes a banner there. If the launcher cannot be
+    started, or exits without owning the name, the session bus starts one as before.
+    """
+    if await _owned(router, A11Y_BUS) or not BUS_LAUNCHER.exists():
+        return
+    launcher = subprocess.Popen(
+        [str(BUS_LAUNCHER), "--launch-immediately"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    while launcher.poll() is None and not await _owned(router, A11Y_BUS):
+        await trio.sleep(0.02)
+
+
+async def _owned(router: DBusRouter, name: str) -> bool:
+    reply = await router.send_and_get_reply(message_bus.NameHasOwner(name))
+    return ok(reply) and bool(reply.body[0])
+
+
 class A11yBus:
     """One connection to the accessibility bus, with pipelined calls (one at a time)."""
 
@@ -197,9 +226,10 @@ class A11yBus:
                     conn = await open_dbus_connection(session)
                     try:
                         async with conn.router() as router:
+                            await _launch_quietly(router)
                             reply = await router.send_and_get_reply(
                                 new_method_call(
-                                    DBusAddress("/org/a11y/bus", "org.a11y.Bus", "org.a11y.Bus"),
+                                    DBusAddress("/org/a11y/bus", A11Y_BUS, A11Y_BUS),
                                     "GetAddress",
                                 )
                             )

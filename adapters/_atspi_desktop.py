@@ -138,8 +138,11 @@ class PrivateDesktop:
     registry; ``bus_address`` is the session bus the adapter finds the accessibility bus
     on (``create_surface({"adapter": "atspi", **desktop.surface_config})``)."""
 
-    def __init__(self, *, width: int = 1280, height: int = 1024) -> None:
+    def __init__(self, *, width: int = 1280, height: int = 1024, bus: bool = True) -> None:
         self._size = f"{width}x{height}x24"
+        self._bus = bus
+        """False: the display alone, as under ``dbus-run-session``, which brings its own
+        session bus and nothing on it (``env`` then names no bus)."""
         self._tmp: Path | None = None
         self._xvfb: subprocess.Popen[bytes] | None = None
         self._dbus: subprocess.Popen[bytes] | None = None
@@ -171,10 +174,11 @@ class PrivateDesktop:
                 GSETTINGS_BACKEND="memory",
             )
             base.pop("DBUS_SESSION_BUS_ADDRESS", None)
-            self._start_dbus(base, timeout)
-            base["DBUS_SESSION_BUS_ADDRESS"] = self.bus_address
             self.env = base
-            self._start_launcher(timeout)
+            if self._bus:
+                self._start_dbus(base, timeout)
+                base["DBUS_SESSION_BUS_ADDRESS"] = self.bus_address
+                self._start_launcher(timeout)
         except BaseException:
             self.stop()
             raise

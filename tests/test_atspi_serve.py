@@ -278,3 +278,31 @@ def test_an_mcp_clients_shutdown_leaves_serve_time_to_log_the_sessions_end(
     assert took < grace, (took, stderr)
     ended = [e for _r, e in SqliteRecorder(db).events("stubborn") if isinstance(e, SessionEnded)]
     assert len(ended) == 1, stderr
+
+
+def test_the_readmes_recipe_without_a_desktop_writes_only_json_rpc_to_stdout(
+    tmp_path: Path,
+) -> None:
+    """`Xvfb :99 & DISPLAY=:99 dbus-run-session -- semledger serve --adapter atspi ...`:
+    the new session bus started the AT-SPI bus launcher on its own stdout, which is the
+    MCP pipe, and the registry the launcher started printed a banner there ahead of the
+    first answer."""
+    require({SYSTEM_PYTHON: "python3", "dbus-run-session": "dbus-daemon"})
+    require_gtk_python()
+    with PrivateDesktop(bus=False) as display:
+        done = subprocess.run(
+            [
+                *("dbus-run-session", "--", sys.executable, "-m", "semledger", "serve"),
+                *("--adapter", "atspi", "--launch", shlex.join([SYSTEM_PYTHON, str(GTK_FIXTURE)])),
+                *("--db", str(tmp_path / "desktop.db")),
+            ],
+            input=mcp.initialize() + mcp.call(1, "read_semantics", {}),
+            capture_output=True,
+            text=True,
+            env={**os.environ, **display.env},
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line for line in lines if not line.startswith("{")] == []
+    assert [json.loads(line).get("id") for line in lines] == [0, 1]
