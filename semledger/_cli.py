@@ -58,6 +58,25 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"semledger: {message} (see '{self.prog} --help')\n")
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but an argument no parser took is refused by the subcommand's
+        parser, whose help lists its options: the top level's lists none of them."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self._chosen(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+    def _chosen(self, parsed: argparse.Namespace) -> _Parser:
+        """The innermost (sub)command parser `parsed` went through."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, ""))
+                if isinstance(chosen, _Parser):
+                    return chosen._chosen(parsed)
+        return self
+
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         if kwargs.get("action", "store") in ("store", "append"):
             kwargs["type"] = _utf8(kwargs.get("type"))

@@ -162,6 +162,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["surface"],
             "the following arguments are required: COMMAND (see 'semledger surface --help')",
         ),
+        "an option audit does not have": (
+            ["audit", "known", "--db", str(db), "--bogus"],
+            "unrecognized arguments: --bogus (see 'semledger audit --help')",
+        ),
+        "an option surface conform does not have": (
+            ["surface", "conform", "--adapter", "runtime", "--bogus"],
+            "unrecognized arguments: --bogus (see 'semledger surface conform --help')",
+        ),
         "an allowed issue of no kind": (
             [
                 "fuzz", "semledger.examples.counter:app", "--db", missing,
