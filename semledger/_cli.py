@@ -298,7 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--session",
         type=_session_name,
         metavar="NAME",
-        help="name the stdio session (resumes it)",
+        help="name the stdio session (resumes it); default: 'stdio-' or the adapter's name,"
+        " then the date, the time and random hex",
     )
     serve.add_argument("--diagnostics", action="store_true", help="add the diagnostics tools")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead")
