@@ -294,8 +294,9 @@ async def _run_case(
     elif trio.current_time() >= limit.deadline:
         # Over its limit in a call that blocked the thread, which no cancellation reaches.
         outcome.fail(
-            f"{item.id} took {time.perf_counter() - started:.1f} s, past its limit of"
-            f" {timeout:g} s (a call that blocks the thread cannot be cut off)"
+            f"{item.id} took {time.perf_counter() - started:.3g} s, past its limit of"
+            f" {timeout:g} s, in work that never awaited, which cannot be cut off (a call"
+            " that blocks the thread, or a loop that never yields)"
         )
     if opened and watched is not None:
         problem = await _close_twice(watched, timeout)
