@@ -129,7 +129,7 @@ def _target(target: Any) -> str:
     if kind == "path":
         return "path " + json.dumps(target.get("path"), separators=(",", ":"))
     if kind == "node_id":
-        return f"node {target.get('id')}"
+        return f"node {shown(str(target.get('id')))}"
     if kind in ("semantic_id", "ref"):
         return shown(str(target.get("id")))
     return json.dumps(target, separators=(",", ":"))
@@ -150,11 +150,12 @@ def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | No
 def _action(action: Any, redacted: bool) -> str:
     if not isinstance(action, dict) or not action:
         return _sent(action)
+    kind = shown(str(action.get("kind")))
     extra = {k: v for k, v in action.items() if k != "kind"}
     if not extra:
-        return str(action.get("kind"))
-    body = ", ".join(f"{k}={_value(v)}" for k, v in extra.items())
-    return f"{action.get('kind')}({body})" + (" [redacted]" if redacted else "")
+        return kind
+    body = ", ".join(f"{shown(str(k))}={_value(v)}" for k, v in extra.items())
+    return f"{kind}({body})" + (" [redacted]" if redacted else "")
 
 
 _LONGEST_VALUE = 80

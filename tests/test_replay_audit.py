@@ -806,6 +806,47 @@ def test_the_audit_table_shows_a_precondition_of_no_known_shape_as_it_was_sent(
     assert f"  {cell}  " in row
 
 
+@pytest.mark.parametrize(
+    ("target", "action", "cell"),
+    [
+        ({"kind": "semantic_id", "id": "a"}, {"kind": "\x1b[1A\x1b[2K"}, r"'\x1b[1A\x1b[2K'"),
+        (
+            {"kind": "semantic_id", "id": "a"},
+            {"kind": "activate", "K\x1b[31m": 1},
+            r"activate('K\x1b[31m'=1)",
+        ),
+        (
+            {"kind": "node_id", "id": "N\x1b]0;owned\x07"},
+            {"kind": "activate"},
+            r"node 'N\x1b]0;owned\x07'",
+        ),
+    ],
+)
+def test_an_action_kind_a_field_name_or_a_node_id_sent_with_escapes_is_shown_escaped(
+    target: dict[str, Any], action: dict[str, Any], cell: str
+) -> None:
+    """A refused call's action kind, action field names and node-id target reached every
+    layout of the audit as sent: an agent could move the cursor and erase rows above."""
+    import io
+
+    from rich.console import Console
+
+    from semledger._render import audit_lines, audit_records, audit_table
+    from semledger.replay import AuditEntry
+
+    entry = AuditEntry(None, 3, 0.0, target, action, {"kind": "latest"}, 1, "invalid_arguments")
+    out = io.StringIO()
+    Console(file=out, width=300, markup=False).print(audit_table("s", [entry], width=300))
+    layouts = {
+        "table": out.getvalue(),
+        "narrow": "\n".join(audit_records("s", [entry])),
+        "plain": "\n".join(audit_lines("s", [entry])),
+    }
+    for layout, text in layouts.items():
+        assert not {"\x1b", "\x07"} & set(text), layout
+        assert cell in text, layout
+
+
 def test_an_audit_too_wide_for_the_terminal_prints_each_call_on_two_unfolded_lines(
     logged: tuple[Path, dict[int, Any]],
 ) -> None:
