@@ -18,7 +18,16 @@ from rich.tree import Tree
 from semledger._text import printable, shortened
 from semledger.actors import app_location
 from semledger.replay import AuditEntry, AuditReport, Connection, Ending, Incident, ReplayReport
-from semledger.runtime import Collection, Full, NodeState, Numeric, SemanticsNode
+from semledger.runtime import (
+    Collection,
+    DuplicateSemanticId,
+    Full,
+    Issue,
+    MissingRelationTarget,
+    NodeState,
+    Numeric,
+    SemanticsNode,
+)
 
 _FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
 """Every yes-or-no state, each shown when it is true (a password field, a multi-line one,
@@ -94,7 +103,8 @@ def _places(collection: Collection | None) -> Iterator[str]:
             yield f"{count} {name}"
 
 
-def render_full(full: Full) -> Tree:
+def render_full(full: Full) -> Group:
+    """The snapshot's tree, then the issues it reports, a line each (none when it has none)."""
     tree = Tree(f"generation {full.generation}")
     nodes = {n.node_id: n for n in full.nodes}
 
@@ -106,7 +116,24 @@ def render_full(full: Full) -> Tree:
 
     if full.root is not None:
         add(tree, full.root)
-    return tree
+    if not full.issues:
+        return Group(tree)
+    issues = [Text(f"  {_issue(issue)}") for issue in full.issues]
+    return Group(tree, Text("issues the snapshot reports:"), *issues)
+
+
+def _issue(issue: Issue) -> str:
+    """An issue as its wire kind, then what it names, as the tree names nodes."""
+    if isinstance(issue, DuplicateSemanticId):
+        return f"duplicate_semantic_id: #{issue.semantic_id} is on {_ids(issue.nodes)}"
+    pointer = f"id {issue.source} {issue.relation.value} #{issue.semantic_id}"
+    if isinstance(issue, MissingRelationTarget):
+        return f"missing_relation_target: {pointer}, which no node has"
+    return f"ambiguous_relation_target: {pointer}, which {_ids(issue.nodes)} have"
+
+
+def _ids(nodes: Sequence[int]) -> str:
+    return "ids " + ", ".join(map(str, nodes))  # an issue names two nodes or more
 
 
 def shown(text: str) -> str:

@@ -8,12 +8,17 @@ from rich.console import Console
 
 from semledger._render import render_full
 from semledger.runtime import (
+    AmbiguousRelationTarget,
     Checked,
     Collection,
+    DuplicateSemanticId,
     Full,
+    MissingRelationTarget,
     NodeState,
     Numeric,
+    Relation,
     Role,
+    SemanticId,
     SemanticsNode,
 )
 
@@ -72,3 +77,29 @@ def test_a_numeric_node_shows_its_value_and_range() -> None:
     assert "slider 'Volume' = 35 '35%' [0 to 100, step 5]  id 2" in lines[2]
     assert "progress = 0.25 [at least 0]  id 3" in lines[3]
     assert "slider = 'none' [at most 1234567]  id 4" in lines[4]
+
+
+def test_the_issues_of_the_snapshot_are_listed_after_the_tree_one_a_line() -> None:
+    """The text read showed the tree alone: a snapshot whose relation points at no node, or
+    two nodes with one semantic id, read as sound; only --json listed its issues."""
+    hint, twin = SemanticId("r.hint"), SemanticId("r.twin")
+    issues = (
+        DuplicateSemanticId(twin, (3, 4)),
+        MissingRelationTarget(2, Relation.DESCRIBED_BY, hint),
+        AmbiguousRelationTarget(2, Relation.LABELLED_BY, twin, (3, 4)),
+    )
+    nodes = (
+        SemanticsNode(1, None, Role.GROUP, children=(2, 3, 4)),
+        SemanticsNode(2, SemanticId("r.email"), Role.TEXT_FIELD, label="Email"),
+        SemanticsNode(3, twin, Role.TEXT),
+        SemanticsNode(4, twin, Role.TEXT),
+    )
+    out = io.StringIO()
+    Console(file=out, width=200).print(render_full(Full(1, 1, None, nodes, issues)))
+    assert out.getvalue().splitlines()[5:] == [
+        "issues the snapshot reports:",
+        "  duplicate_semantic_id: #r.twin is on ids 3, 4",
+        "  missing_relation_target: id 2 described_by #r.hint, which no node has",
+        "  ambiguous_relation_target: id 2 labelled_by #r.twin, which ids 3, 4 have",
+    ]
+    assert "issues" not in _printed(SemanticsNode(1, None, Role.GROUP))
