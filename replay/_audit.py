@@ -43,6 +43,7 @@ from semledger.eventlog import (
     twice,
     verify_log,
 )
+from semledger.runtime import parse_u64
 
 from ._reads import check_log_and_session
 
@@ -98,9 +99,10 @@ class AuditEntry:
     action: Any
     precondition: Any
     generation: int
-    """The generation the request was judged at: current when it arrived, or for a
-    rejection, when it was answered (a served surface is read afresh, and its changes
-    committed, before a request is checked against it)."""
+    """The generation the request was judged at: a receipt's `before`; for a rejection, the
+    one current when it was answered (a served surface is read afresh, and its changes
+    committed, before a request is checked against it); else the one current when it
+    arrived."""
     outcome: str
     """``"receipt"``, an error code, or ``"crashed"`` / ``"unanswered"``, or
     ``"unreadable"`` when an event after the request that may have been its answer cannot
@@ -345,9 +347,11 @@ def _audit(
             )
         elif isinstance(event, ActionReceipt) and event.request_id in open_requests:
             answered[event.request_id] = record.seq
+            generation = _current(event, generation)
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
                 entries[index],
+                generation=event.before,
                 outcome="receipt",
                 before=event.before,
                 after=event.after,
@@ -355,11 +359,13 @@ def _audit(
             )
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             answered[event.request_id] = record.seq
+            generation = _current(event, generation)
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
                 entries[index], generation=generation, outcome=event.code, details=_why(event)
             )
         elif isinstance(event, ActionReceipt | ActionRejected) and damage:
+            generation = _current(event, generation)
             entries.append(_unread_request(damage[-1].seq, record.at, event, generation))
         elif isinstance(event, ActionReceipt | ActionRejected):
             damage.append(Damage(record.seq, _unasked(event.request_id, answered)))
@@ -578,6 +584,20 @@ def _unread_request(
         after=answer.after,
         pending_work=answer.pending_work,
     )
+
+
+def _current(answer: ActionReceipt | ActionRejected, generation: int) -> int:
+    """The generation current when `answer` was logged: a receipt's ``after``, the current
+    one a stale rejection names; for any other rejection `generation`, the last one the
+    events read so far name. A commit before it that cannot be read leaves `generation`
+    behind, and the answer sets it right."""
+    if isinstance(answer, ActionReceipt):
+        return answer.after
+    if answer.code == "stale_generation":
+        current = parse_u64(answer.details.get("current"))
+        if current is not None:
+            return current
+    return generation
 
 
 def _unasked(request_id: int, answered: dict[int, int]) -> str:

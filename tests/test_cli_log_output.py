@@ -1120,7 +1120,7 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
     assert rows[0].split()[4:] == ["row.1", "activate", "exact", "1", "receipt", "1", "→", "2"]
     assert rows[-1].split()[:2] == [str(count), str(len(events) - 1)]
     assert rows[-1].split()[3:] == [
-        f"row.{count}", "activate", "exact", str(count), "stale_generation", "at", "0"
+        f"row.{count}", "activate", "exact", str(count), "stale_generation", "at", str(count)
     ]
     assert len({row.index("activate") for row in rows}) == 1  # aligned
 

@@ -286,9 +286,10 @@ def test_a_served_surface_session_killed_and_resumed_replays_and_audits(tmp_path
     assert audited.returncode == 0, audited.stderr
     out = json.loads(audited.stdout)
     assert out["verify"]["ok"]
+    # Each at the generation it was judged at: #1 once the bridge had read the surface afresh.
     assert [
         (a["request_id"], a["generation"], a["outcome"]) for a in out["actions"]
-    ] == [(1, "0", "receipt"), (2, "3", "stale_generation"), (3, "3", "receipt")]
+    ] == [(1, "1", "receipt"), (2, "3", "stale_generation"), (3, "3", "receipt")]
     assert (out["end"]["state"], out["end"]["final"]) == ("ended", False)  # resumed, then ended
     before = json.loads(_semledger(db, "read", "k", "--generation", "2", "--json").stdout)
     after = json.loads(_semledger(db, "read", "k", "--generation", "3", "--json").stdout)
