@@ -87,6 +87,7 @@ from ._recorder import (
     refused_arguments,
     session_end,
     session_start,
+    uncounted_gap,
     unstarted,
     verify_log,
 )
@@ -189,6 +190,7 @@ __all__ = [
     "session_start",
     "topic_of",
     "twice",
+    "uncounted_gap",
     "unstarted",
     "verify_chain",
     "verify_log",

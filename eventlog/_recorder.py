@@ -55,6 +55,7 @@ __all__ = [
     "redact_action",
     "refused_arguments",
     "session_start",
+    "uncounted_gap",
     "unstarted",
     "verify_log",
 ]
@@ -455,7 +456,7 @@ def _as_logged(
     if copies:  # a table whose primary key was dropped, then the row copied
         differences.append(f"its last event, {head.seq}, appears {len(copies) + 1} times")
     if row is not None and row.events != head.seq:
-        differences.append(f"its summary counts {row.events} events, the log holds {head.seq}")
+        differences.append(_miscounted(recorder, name, row.events, head.seq))
     app, surface = (None, None) if row is None else (row.app, row.surface)
     started = _decoded(first, "first", differences)
     if started is not None and not isinstance(started, SessionStarted):
@@ -490,6 +491,15 @@ def _as_logged(
     )
 
 
+def _miscounted(recorder: Recorder, session: str, counted: int, held: int) -> str:
+    """How a session's summary, counting `counted` events, and its head, labelled `held`,
+    disagree: the event missing past the count if there is one (`uncounted_gap`)."""
+    skipped = uncounted_gap(recorder, session, counted) if counted < held else None
+    if skipped is not None:
+        return f"event {skipped[0]} is missing: the next record is labelled seq {skipped[1]}"
+    return f"its summary counts {counted} events, the log holds {held}"
+
+
 def _decoded(record: StoredEvent | None, which: str, differences: list[str]) -> Event | None:
     """`record`'s event; None, noted in `differences`, if it is missing or does not decode."""
     if record is None:
@@ -510,18 +520,41 @@ def check_counted(recorder: Recorder, session: str) -> None:
     """Raise ``CorruptSummaryError`` if the session's summary counts other events than its
     log holds: its tail was cut (or events were added by hand), and what is read of it
     would not be what its agent was shown. Two indexed lookups. A session the summary
-    lists and the log holds no event of has had them all deleted: damage too."""
+    lists and the log holds no event of has had them all deleted: damage too. Where the
+    records past the count do not go on from it (`uncounted_gap`), ``InconsistentLogError``
+    names the event missing there instead."""
     head = recorder.head(session)
     summary = recorder.summary(session)
     held = 0 if head is None else head.seq
     if summary is None or summary.events == held:
         return
+    skipped = uncounted_gap(recorder, session, summary.events) if summary.events < held else None
+    if skipped is not None:  # the count is right, the labels past it are not
+        missing, label = skipped
+        raise InconsistentLogError(
+            session,
+            missing,
+            f"missing: the next record is labelled seq {label}; `semledger audit --verify`"
+            " names the first damage",
+        )
     why = "removed" if summary.events > held else "added"
     raise CorruptSummaryError(
         session,
         f"it counts {summary.events} events where the log holds {held or 'none'} (events"
         f" were {why}, or the row edited): `semledger audit --verify` names the damage",
     )
+
+
+def uncounted_gap(recorder: Recorder, session: str, counted: int) -> tuple[int, int] | None:
+    """Of a session whose last record is labelled past the `counted` events its summary
+    counts: if the records from there do not go on from the count, the first event missing
+    there and the label of the record after it (an event relabelled, say its last as seq 40:
+    its count is no sign of events added); None if they do. Two indexed lookups."""
+    for expected in range(max(counted, 1), counted + 2):
+        found = next(recorder.read(session, start=expected), None)
+        if found is not None and found.seq != expected:
+            return expected, found.seq
+    return None
 
 
 def known_head(recorder: Recorder, session: str) -> Head:

@@ -41,6 +41,7 @@ from semledger.eventlog import (
     repeated,
     topic_of,
     twice,
+    uncounted_gap,
     verify_log,
 )
 from semledger.runtime import parse_u64
@@ -487,7 +488,11 @@ def _audit(
         for index in open_requests.values():
             if damage[-1].seq > entries[index].seq:
                 entries[index] = attrs.evolve(entries[index], outcome="unreadable")
-    if summary is not None and summary.events < head.seq:  # they are all there and read
+    if (
+        summary is not None
+        and summary.events < head.seq  # they are all there and read
+        and uncounted_gap(recorder, session, summary.events) is None  # not a gap named above
+    ):
         damage.append(
             Damage(
                 summary.events + 1,

@@ -397,6 +397,34 @@ def test_a_summary_counting_fewer_events_is_damage_to_audit_too_and_said_so(
     assert (table.returncode, table.stderr) == (1, audited.stderr)
 
 
+def test_a_last_event_relabelled_past_the_end_is_named_missing_not_the_summary(
+    logged: Path, tmp_path: Path
+) -> None:
+    """With event 9 relabelled seq 40 (the summary untouched, counting 9 events, as many as
+    the log holds), read, replay and end said the summary "counts 9 events where the log
+    holds 40 (events were added)", sessions that the log holds 40, and audit named an
+    event 10 that no record holds as damaged too."""
+    db = damaged(logged, tmp_path, "UPDATE events SET seq = 40 WHERE session = 'agent' AND seq = 9")
+    says = "session 'agent', event 9: missing: the next record is labelled seq 40; "
+    for command in (["read", "agent"], ["replay", "agent"], ["end", "agent"]):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {says}"), command
+    listed = mcp.cli("sessions", "--db", str(db))
+    assert listed.returncode == 1, listed.stdout + listed.stderr
+    assert listed.stderr == (
+        f"semledger: the log {db} is damaged: session 'agent': event 9 is missing: the next"
+        " record is labelled seq 40\n"
+    )
+    audited = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    assert audited.returncode == 1, audited.stdout + audited.stderr
+    assert audited.stderr == (
+        f"semledger: the log {db} is damaged: event 9 of session 'agent' is missing: the"
+        " session's events go from event 8 to event 40\n"
+    )
+    assert "event 9 missing: the next record is labelled seq 40" in audited.stdout
+
+
 def _answers_request_seven(data: Any) -> None:
     data["request_id"] = 7
 
