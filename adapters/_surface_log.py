@@ -58,7 +58,6 @@ from semledger.actors import (
 )
 from semledger.eventlog import (
     REDACTED,
-    CorruptSummaryError,
     Event,
     EventLogError,
     NewEvent,
@@ -237,30 +236,27 @@ class LoggedSurface:
 
         Raises ``SessionClaimedError``, ``SessionEndedError``, ``SessionCrashedError``,
         ``SessionMismatchError``, ``CorruptSummaryError`` (its log was cut: its next call
-        would take a seq the log had used) or ``InconsistentLogError`` (its event 1 is
-        missing or is not its start) and owns nothing then.
+        would take a seq the log had used) or another ``EventLogError`` of a damaged log
+        (``InconsistentLogError``: an event is missing, or event 1 is not its start) and
+        owns nothing then.
         """
         if self._claimed:
             return
         self._owner.enter_context(self._recorder.claim(self.session_name))
-        try:
-            check_counted(self._recorder, self.session_name)
-        except CorruptSummaryError:
-            self._owner.close()
-            raise
         app = self.app
         if app is None:
             base_url = getattr(init, "base_url", None)
             if base_url is None and isinstance(init, Mapping):
                 base_url = init.get("base_url")
             app = str(base_url) if base_url else self.adapter_name
-        ended = ended_for_good(self._recorder, self.session_name)
-        summary = self._recorder.summary(self.session_name)
-        crashed = summary is not None and summary.crashed
         try:
+            check_counted(self._recorder, self.session_name)
+            ended = ended_for_good(self._recorder, self.session_name)
+            summary = self._recorder.summary(self.session_name)
+            crashed = summary is not None and summary.crashed
             logged = self._recorder.head(self.session_name) is not None
             refusal = self._refusal(app) if logged else None
-        except EventLogError:  # its start is missing, is another event or does not decode
+        except EventLogError:  # a damaged log: its start or an event missing, or unreadable
             self._owner.close()
             raise
         if ended is not None or crashed or refusal is not None:

@@ -25,6 +25,7 @@ from semledger.adapters import (
 from semledger.eventlog import (
     REDACTED,
     CorruptSummaryError,
+    InconsistentLogError,
     MemoryRecorder,
     NewEvent,
     SessionClaimedError,
@@ -515,6 +516,28 @@ async def test_a_surface_session_whose_log_was_cut_is_not_resumed_and_nothing_is
             await again.open({})
         assert list(recorder.read("s")) == before
         assert recorder.summary("s") == counted
+        with recorder.claim("s"):  # the refusal let go of the session
+            pass
+
+
+async def test_a_surface_session_whose_last_event_was_relabelled_is_refused_and_let_go(
+    tmp_path: Path,
+) -> None:
+    """Refused for the missing event, the claim was kept: the session stayed claimed by a
+    surface that would never serve it."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+        await _drive(logged)
+        await logged.close()
+        last = recorder.summary("s").events  # type: ignore[union-attr]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET seq = 40 WHERE session = 's' AND seq = ?", (last,))
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        again = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
+        with pytest.raises(InconsistentLogError, match=f"event {last}: missing"):
+            again.claim()
         with recorder.claim("s"):  # the refusal let go of the session
             pass
 
