@@ -281,7 +281,7 @@ class McpHttpApp:
     async def _post(
         self, headers: dict[str, str], receive: Receive, send: Send, peer: str | None
     ) -> None:
-        body = await self._body(receive, send)
+        body = await self._body(receive, send, headers.get("content-length"))
         if body is None:
             return
         unacceptable = _unacceptable(headers)
@@ -316,10 +316,15 @@ class McpHttpApp:
             (reply,) = replies  # one message in (a batch is one), at most one answer out
             await _respond(send, _status(message), reply, extra=extra)
 
-    async def _body(self, receive: Receive, send: Send) -> bytes | None:
+    async def _body(self, receive: Receive, send: Send, declared: str | None) -> bytes | None:
         """The request's body; or None once the request has been answered with why there
         is none, or its client has gone. Such an answer closes the connection: the rest
-        of the body is never read, so it cannot carry another request."""
+        of the body is never read, so it cannot carry another request. A body whose
+        `declared` length (its Content-Length) is over the limit is refused before any of
+        it is read."""
+        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+            await _refuse(send, 413, f"request body over {MAX_BODY} bytes", extra=_CLOSE)
+            return None
         with trio.move_on_after(BODY_TIMEOUT) as reading:
             self._reading.add(reading)
             try:
