@@ -7,6 +7,11 @@ could go on to close the connection after a request came on it: its answer went 
 off, its headers sent (``content-length`` included) and its body not. Here the timer
 leaves such a connection alone: it is closed after its answer, as hypercorn closes every
 connection once its server stops.
+
+A connection closed after its answer (its server stopping, or the answer saying
+``Connection: close``) with the next request already read in part is one whose reader
+waits for hypercorn to take that request up (h11's ``PAUSED``), which it never does: the
+stop waited out its grace for it. Here closing the connection ends its reader too.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ from collections.abc import Awaitable, Callable
 
 import trio
 from hypercorn.config import Config
-from hypercorn.events import Event, Updated
+from hypercorn.events import Closed, Event, Updated
 from hypercorn.trio import run as hypercorn_run
 from hypercorn.trio import serve as hypercorn_serve
 from hypercorn.trio.tcp_server import TCPServer
-from hypercorn.typing import Framework
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import AppWrapper, Framework, LifespanState
 
 
 class IdleClosingTCPServer(TCPServer):
@@ -29,10 +35,29 @@ class IdleClosingTCPServer(TCPServer):
     """Whether a request has been read that is not answered yet (hypercorn says so by
     ``Updated(idle=False)``, before the application is called)."""
 
+    def __init__(
+        self,
+        app: AppWrapper,
+        config: Config,
+        context: WorkerContext,
+        state: LifespanState,
+        stream: trio.SSLStream[trio.SocketStream],
+    ) -> None:
+        super().__init__(app, config, context, state, stream)
+        self._reading = trio.CancelScope()
+
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, Updated):
             self._answering = not event.idle
         await super().protocol_send(event)
+        if isinstance(event, Closed):
+            # Sent once the last answer went out whole (or on a request h11 refused):
+            # what its reader would take next is never answered.
+            self._reading.cancel()
+
+    async def _read_data(self) -> None:
+        with self._reading:
+            await super()._read_data()
 
     async def _initiate_server_close(self) -> None:
         # With no request under way, hypercorn's close does not yield until the socket is

@@ -1120,6 +1120,50 @@ def test_a_session_its_server_stopped_cleanly_is_ended_for_now_not_audited_as_ki
     assert [i["kind"] for i in _audit(db, session_id)["incidents"]] == ["resumed", "stopped"]
 
 
+def _raw_post(message: object, session_id: str) -> bytes:
+    body = json.dumps(message).encode()
+    return (
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Mcp-Session-Id: {session_id}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
+def test_a_stop_does_not_wait_for_a_request_sent_behind_the_last_answer_of_its_connection(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """Stopped while clients sent on keep-alive connections, the server often sat out its
+    whole 30 s grace with every request answered: a connection closed after its answer,
+    the next request on it already read, kept hypercorn waiting to take that request up.
+    The answer being sent as the server stops still goes out whole; the request behind it
+    gets none, and the session's end is logged."""
+    db = tmp_path / "log.db"
+    with serving(db) as server:
+        session_id = McpClient(http, server.url).initialize()
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # the action waits for the log: it is being answered
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as conn:
+            post = _raw_post(call(1, "perform_action", increment({"kind": "latest"})), session_id)
+            conn.sendall(post + post)  # the second is read behind the first
+            time.sleep(1)  # the first is read, its action waiting for the log
+            server.process.send_signal(signal.SIGTERM)
+            time.sleep(0.5)
+            holder.close()
+            answer = b"".join(iter(lambda: conn.recv(65536), b""))  # until it closes
+        try:
+            server.process.wait(timeout=15)  # the grace is 30 s; none of it is needed
+        except subprocess.TimeoutExpired:
+            server.kill()
+            pytest.fail("the server waited out its grace with every request answered")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), answer
+    length = re.search(rb"(?im)^content-length: (\d+)\r?$", head)
+    assert length is not None, answer
+    assert int(length.group(1)) == len(body), answer  # one answer, whole
+    assert json.loads(body)["result"]["structuredContent"]["ok"] is True
+    assert _audit(db, session_id)["end"]["reason"] == "the server stopped (signal SIGTERM)"
+
+
 def test_a_client_that_comes_back_after_a_restart_is_logged_as_resumed_and_audited(
     tmp_path: Path, http: httpx.Client
 ) -> None:
