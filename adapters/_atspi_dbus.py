@@ -170,9 +170,10 @@ def _get(path: str, bus: str, interface: str, prop: str) -> Call:
     return _call(path, bus, PROPERTIES, "Get", "ss", (interface, prop))
 
 
-async def _launch_quietly(router: DBusRouter) -> None:
-    """Start the AT-SPI bus launcher if nothing owns ``org.a11y.Bus`` yet, with its output
-    (and that of the bus and registry it starts) away from ours.
+async def _launch_quietly(router: DBusRouter, session_bus: str) -> None:
+    """Start the AT-SPI bus launcher on `session_bus` (`router`'s) if nothing owns
+    ``org.a11y.Bus`` there yet, with its output (and that of the bus and registry it
+    starts) away from ours.
 
     Started by the session bus instead, it inherits the bus daemon's stdout: under
     ``dbus-run-session``, the way to serve without a desktop, that is the MCP pipe the
@@ -183,6 +184,7 @@ async def _launch_quietly(router: DBusRouter) -> None:
         return
     launcher = subprocess.Popen(
         [str(BUS_LAUNCHER), "--launch-immediately"],
+        env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": session_bus},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         start_new_session=True,
@@ -226,7 +228,7 @@ class A11yBus:
                     conn = await open_dbus_connection(session)
                     try:
                         async with conn.router() as router:
-                            await _launch_quietly(router)
+                            await _launch_quietly(router, session)
                             reply = await router.send_and_get_reply(
                                 new_method_call(
                                     DBusAddress("/org/a11y/bus", A11Y_BUS, A11Y_BUS),

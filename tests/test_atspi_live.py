@@ -6,6 +6,7 @@ installs them all)."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -128,6 +129,50 @@ async def test_a_bus_without_the_registry_is_a_session_error(desktop: PrivateDes
 
     with pytest.raises(SessionError, match="refused our event listener"):
         await A11yBus.connect(a11y_bus=desktop.bus_address, timeout=5)
+
+
+@contextlib.contextmanager
+def _bare_bus(env: dict[str, str]) -> Iterator[str]:
+    """The address of a new session bus with nothing on it, as ``dbus-run-session`` makes."""
+    daemon = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert daemon.stdout is not None
+        yield daemon.stdout.readline().strip()
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)
+        assert daemon.stdout is not None
+        daemon.stdout.close()
+
+
+async def test_the_accessibility_bus_is_started_on_the_configured_session_bus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With `session_bus` naming another bus than $DBUS_SESSION_BUS_ADDRESS and neither
+    running the AT-SPI bus, the launcher the adapter started went to the environment's bus,
+    and open waited for it on the configured one until its time ran out."""
+    require({SYSTEM_PYTHON: "python3"})
+    require_gtk_python()
+    with (
+        PrivateDesktop(bus=False) as display,
+        _bare_bus(display.env) as elsewhere,
+        _bare_bus(display.env) as configured,
+    ):
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", elsewhere)
+        config = {"session_bus": configured, "env": display.env, "timeout_ms": 10_000}
+        surface = create_surface({"adapter": "atspi", **config})
+        try:
+            await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+            assert await surface.locate({"by": "automationId", "value": "greet"})
+        finally:
+            await surface.close()
 
 
 async def test_focus_moves_the_keyboard_focus_to_the_element(desktop: PrivateDesktop) -> None:
