@@ -65,17 +65,26 @@ class _Parser(argparse.ArgumentParser):
         parser, whose help lists its options: the top level's lists none of them."""
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
-            self._chosen(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+            self._refuse(extra, parsed, list(sys.argv[1:] if args is None else args))
         return parsed
 
-    def _chosen(self, parsed: argparse.Namespace) -> _Parser:
-        """The innermost (sub)command parser `parsed` went through."""
+    def _refuse(self, extra: list[str], parsed: argparse.Namespace, argv: list[str]) -> NoReturn:
+        """Refuse the `extra` arguments of `argv` from the innermost (sub)command parser
+        `parsed` went through; those given before a command's name from the one above it,
+        saying that they go after the name."""
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
-                chosen = action.choices.get(getattr(parsed, action.dest, ""))
-                if isinstance(chosen, _Parser):
-                    return chosen._chosen(parsed)
-        return self
+                name = getattr(parsed, action.dest, "")
+                chosen = action.choices.get(name)
+                if isinstance(chosen, _Parser) and name in argv:
+                    at = argv.index(name)
+                    if early := [arg for arg in extra if arg in argv[:at]]:
+                        self.error(
+                            f"unrecognized arguments before {name!r}: {' '.join(early)};"
+                            " a command's options go after its name"
+                        )
+                    chosen._refuse(extra, parsed, argv[at + 1 :])
+        self.error(f"unrecognized arguments: {' '.join(extra)}")
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         if kwargs.get("action", "store") in ("store", "append"):

@@ -170,6 +170,16 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["surface", "conform", "--adapter", "runtime", "--bogus"],
             "unrecognized arguments: --bogus (see 'semledger surface conform --help')",
         ),
+        "an option of a command given before its name": (
+            ["--json", "sessions", "--db", str(db)],
+            "unrecognized arguments before 'sessions': --json; a command's options go after"
+            " its name (see 'semledger --help')",
+        ),
+        "an option of a subcommand given before its name": (
+            ["surface", "--json", "conform", "--adapter", "runtime"],
+            "unrecognized arguments before 'conform': --json; a command's options go after"
+            " its name (see 'semledger surface --help')",
+        ),
         "an allowed issue of no kind": (
             [
                 "fuzz", "semledger.examples.counter:app", "--db", missing,
