@@ -293,8 +293,9 @@ async def _run_case(
         outcome.fail(_timed_out(item.id, timeout, watched))
     elif trio.current_time() >= limit.deadline:
         # Over its limit in a call that blocked the thread, which no cancellation reaches.
+        took = time.perf_counter() - started
         outcome.fail(
-            f"{item.id} took {time.perf_counter() - started:.3g} s, past its limit of"
+            f"{item.id} took {took:.3f} s, past its limit of"
             f" {timeout:g} s, in work that never awaited, which cannot be cut off (a call"
             " that blocks the thread, or a loop that never yields)"
         )
