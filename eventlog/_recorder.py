@@ -493,7 +493,7 @@ def _as_logged(
 
 def _miscounted(recorder: Recorder, session: str, counted: int, held: int) -> str:
     """How a session's summary, counting `counted` events, and its head, labelled `held`,
-    disagree: the event missing past the count if there is one (`uncounted_gap`)."""
+    disagree: the counted event missing if there is one (`uncounted_gap`)."""
     skipped = uncounted_gap(recorder, session, counted) if counted < held else None
     if skipped is not None:
         return f"event {skipped[0]} is missing: the next record is labelled seq {skipped[1]}"
@@ -519,17 +519,17 @@ def _state(ended: bool, reason: str | None) -> str:
 def check_counted(recorder: Recorder, session: str) -> None:
     """Raise ``CorruptSummaryError`` if the session's summary counts other events than its
     log holds: its tail was cut (or events were added by hand), and what is read of it
-    would not be what its agent was shown. Two indexed lookups. A session the summary
-    lists and the log holds no event of has had them all deleted: damage too. Where the
-    records past the count do not go on from it (`uncounted_gap`), ``InconsistentLogError``
-    names the event missing there instead."""
+    would not be what its agent was shown. Two indexed lookups while the two agree. A
+    session the summary lists and the log holds no event of has had them all deleted:
+    damage too. Where an event the summary counts is missing (`uncounted_gap`: relabelled
+    past the end), ``InconsistentLogError`` names it instead."""
     head = recorder.head(session)
     summary = recorder.summary(session)
     held = 0 if head is None else head.seq
     if summary is None or summary.events == held:
         return
     skipped = uncounted_gap(recorder, session, summary.events) if summary.events < held else None
-    if skipped is not None:  # the count is right, the labels past it are not
+    if skipped is not None:  # the count is right, a label is not
         missing, label = skipped
         raise InconsistentLogError(
             session,
@@ -547,13 +547,16 @@ def check_counted(recorder: Recorder, session: str) -> None:
 
 def uncounted_gap(recorder: Recorder, session: str, counted: int) -> tuple[int, int] | None:
     """Of a session whose last record is labelled past the `counted` events its summary
-    counts: if the records from there do not go on from the count, the first event missing
-    there and the label of the record after it (an event relabelled, say its last as seq 40:
-    its count is no sign of events added); None if they do. Two indexed lookups."""
-    for expected in range(max(counted, 1), counted + 2):
-        found = next(recorder.read(session, start=expected), None)
-        if found is not None and found.seq != expected:
-            return expected, found.seq
+    counts: the first event missing among its records and the label of the record in its
+    place, where that event is one the summary counts or the next (an event relabelled, say
+    as seq 40: its label is no sign of events added); None where the records go on one by
+    one past the count (events were added). Reads the session's records without decoding
+    them: it is asked only of a log already found damaged."""
+    expected = 1
+    for record in recorder.read(session):
+        if record.seq != expected:
+            return (expected, record.seq) if expected <= counted + 1 else None
+        expected += 1
     return None
 
 

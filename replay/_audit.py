@@ -287,6 +287,7 @@ def _audit(
     if head is None:
         raise _all_gone(recorder, session)
     requested = _has_requests(recorder, session)
+    summary = recorder.summary(session)
     entries: list[AuditEntry] = []
     incidents: list[Incident] = []
     effects: dict[int, str] = {}
@@ -308,7 +309,8 @@ def _audit(
     # The end the events read so far stand at, and whether events past it were named.
     closed: tuple[int, SessionEnded | SessionCrashed] | None = None
     past = False
-    for read, (record, event) in enumerate(_readable(recorder, session, damage), 1):
+    counted = None if summary is None else summary.events
+    for read, (record, event) in enumerate(_readable(recorder, session, damage, counted), 1):
         if on_progress is not None and read % _PROGRESS_EVERY == 0:
             on_progress(record.seq, head.seq)
         inputs += isinstance(event, INPUT_CLASSES)
@@ -474,7 +476,6 @@ def _audit(
     if ending is None or (ending.seq != head.seq and closed is None):
         served = recorder.served([session])[session]
         ending = Ending("open", head.seq, record.at, served=served)
-    summary = recorder.summary(session)
     if summary is not None and summary.events > head.seq:  # its tail was cut
         ending = Ending("unknown", head.seq + 1, None, "is missing", final=None)
         damage.append(
@@ -523,12 +524,14 @@ def _has_requests(recorder: Recorder, session: str) -> bool:
 
 
 def _readable(
-    recorder: Recorder, session: str, damage: list[Damage]
+    recorder: Recorder, session: str, damage: list[Damage], counted: int | None
 ) -> Iterator[tuple[StoredEvent, Event | None]]:
     """The session's events in order, None for each that does not decode, and for an event
     1 that is not the session's start (taken for a run of its own, it would tell of a
     server that stopped after it); that one, and each seq missing between two that are
-    there, is added to `damage`.
+    there, is added to `damage`. Past the `counted` events of the session's summary, seqs
+    missing after damage named already are not: an event relabelled past the end (seq 40)
+    leaves such a gap, and the session never had the events it would name.
 
     Reading goes on after a damaged event from the one after it, so a damaged log costs
     one more lookup per damaged event, and a healthy one nothing more than its events.
@@ -541,7 +544,7 @@ def _readable(
         if repeated(seq, start):
             damage.append(Damage(seq, twice(seq)))
             return False
-        if seq != start:
+        if seq != start and not (damage and counted is not None and start > counted):
             damage.append(Damage(start, f"is missing: {gap(start - 1, seq)}"))
         return True
 

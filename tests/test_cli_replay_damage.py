@@ -397,32 +397,48 @@ def test_a_summary_counting_fewer_events_is_damage_to_audit_too_and_said_so(
     assert (table.returncode, table.stderr) == (1, audited.stderr)
 
 
-def test_a_last_event_relabelled_past_the_end_is_named_missing_not_the_summary(
-    logged: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("relabelled", "next_label", "verified"),
+    [
+        (9, 40, "event 9 missing: the next record is labelled seq 40"),
+        (4, 5, "event 4 out of order: it is further on, in the record labelled seq 40"),
+        (1, 2, "event 1 out of order: it is further on, in the record labelled seq 40"),
+    ],
+    ids=["last", "middle", "first"],
+)
+def test_an_event_relabelled_past_the_end_is_named_missing_not_the_summary(
+    logged: Path, tmp_path: Path, relabelled: int, next_label: int, verified: str
 ) -> None:
     """With event 9 relabelled seq 40 (the summary untouched, counting 9 events, as many as
     the log holds), read, replay and end said the summary "counts 9 events where the log
     holds 40 (events were added)", sessions that the log holds 40, and audit named an
-    event 10 that no record holds as damaged too."""
-    db = damaged(logged, tmp_path, "UPDATE events SET seq = 40 WHERE session = 'agent' AND seq = 9")
-    says = "session 'agent', event 9: missing: the next record is labelled seq 40; "
+    event 10 that no record holds as damaged too; with event 4 relabelled, they named that
+    event 10 as missing, which the session never had."""
+    db = damaged(
+        logged,
+        tmp_path,
+        f"UPDATE events SET seq = 40 WHERE session = 'agent' AND seq = {relabelled}",
+    )
+    says = f"session 'agent', event {relabelled}: missing: "
     for command in (["read", "agent"], ["replay", "agent"], ["end", "agent"]):
         done = mcp.cli(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {says}"), command
     listed = mcp.cli("sessions", "--db", str(db))
     assert listed.returncode == 1, listed.stdout + listed.stderr
-    assert listed.stderr == (
-        f"semledger: the log {db} is damaged: session 'agent': event 9 is missing: the next"
-        " record is labelled seq 40\n"
+    assert listed.stderr.startswith(
+        f"semledger: the log {db} is damaged: session 'agent': event {relabelled} is missing:"
+        f" the next record is labelled seq {next_label}"
     )
     audited = mcp.cli("audit", "agent", "--db", str(db), "--verify")
     assert audited.returncode == 1, audited.stdout + audited.stderr
-    assert audited.stderr == (
-        f"semledger: the log {db} is damaged: event 9 of session 'agent' is missing: the"
-        " session's events go from event 8 to event 40\n"
+    went = "start at event 2" if relabelled == 1 else f"go from event {relabelled - 1} to event"
+    assert audited.stderr.startswith(
+        f"semledger: the log {db} is damaged: event {relabelled} of session 'agent' is"
+        f" missing: the session's events {went}"
     )
-    assert "event 9 missing: the next record is labelled seq 40" in audited.stdout
+    assert "damaged too" not in audited.stderr
+    assert verified in audited.stdout
 
 
 def _answers_request_seven(data: Any) -> None:
