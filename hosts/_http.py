@@ -319,29 +319,33 @@ class McpHttpApp:
     async def _body(self, receive: Receive, send: Send, declared: str | None) -> bytes | None:
         """The request's body; or None once the request has been answered with why there
         is none, or its client has gone. Such an answer closes the connection: the rest
-        of the body is never read, so it cannot carry another request. A body whose
-        `declared` length (its Content-Length) is over the limit is refused before any of
-        it is read."""
-        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
-            await _refuse(send, 413, f"request body over {MAX_BODY} bytes", extra=_CLOSE)
-            return None
+        of the body is never read, so it cannot carry another request.
+
+        A body whose `declared` length (its Content-Length) is over the limit is read to its
+        end and dropped, then refused as too large, also if it is late or the server stops
+        meanwhile: closed with data unread, the connection is reset, and the reset loses
+        the answer for a client that writes its whole body before it reads (the MCP SDK's
+        does); a late body was told it was late, never that it was too large.
+        """
+        over = declared is not None and declared.isdigit() and int(declared) > MAX_BODY
         with trio.move_on_after(BODY_TIMEOUT) as reading:
             self._reading.add(reading)
             try:
-                body = await _read_body(receive)
+                body = await _read_body(receive, keep=not over)
             except _ClientGoneError:  # before its body ended: nothing to answer, or apply
                 return None
             finally:
                 self._reading.discard(reading)
-        if reading.cancelled_caught:
+        if reading.cancelled_caught and not over:
             if self.stopping:
                 await _refuse(send, 503, _STOPPING, extra=_CLOSE)
             else:
                 why = f"the request body did not arrive within {BODY_TIMEOUT:g} seconds"
                 await _refuse(send, 408, why, extra=_CLOSE)
             return None
-        if body is None:
+        if over or body is None:
             await _refuse(send, 413, f"request body over {MAX_BODY} bytes", extra=_CLOSE)
+            return None
         return body
 
     async def _initialize(self, message: object, send: Send, peer: str | None) -> None:
@@ -908,21 +912,23 @@ class _ClientGoneError(Exception):
     """Raised when the client closed its connection before its request's body ended."""
 
 
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole body, or None once it is over `MAX_BODY`."""
+async def _read_body(receive: Receive, *, keep: bool = True) -> bytes | None:
+    """The whole body, or None once it is over `MAX_BODY`; not `keep`: None once it has
+    been read to its end, and dropped."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise _ClientGoneError
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
+        if keep:
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                return None
+            chunks.append(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks)
+            return b"".join(chunks) if keep else None
 
 
 async def _refuse(

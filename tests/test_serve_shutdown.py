@@ -294,11 +294,16 @@ async def test_a_request_once_the_http_server_is_stopping_is_a_503_that_changes_
 
 
 async def _sent_after(
-    app: McpHttpApp, session: str, body: bytes, then: dict[str, Any] | None
+    app: McpHttpApp,
+    session: str,
+    body: bytes,
+    then: dict[str, Any] | None,
+    *,
+    extra: Sequence[tuple[bytes, bytes]] = (),
 ) -> list[dict[str, Any]]:
     """What `app` sends for a POST whose body starts with `body` and does not end there,
     its client sending `then` next (None: nothing ever)."""
-    headers = [(b"mcp-session-id", session.encode())]
+    headers = [(b"mcp-session-id", session.encode()), *extra]
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
     received = [{"type": "http.request", "body": body, "more_body": True}]
     sent: list[dict[str, Any]] = []
@@ -332,6 +337,23 @@ async def test_a_request_whose_body_stalls_is_a_408_that_closes_its_connection(
     assert (b"connection", b"close") in start["headers"]
     assert refusal(json.loads(end["body"])) == "the request body did not arrive within 0.2 seconds"
     assert not any(isinstance(e, ActionRequested) for e in _events(db, session))
+
+
+async def test_a_stalled_body_declared_over_the_limit_is_told_it_is_too_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client on a slow link was told its body was late (408), never that its size,
+    which its Content-Length said, was the problem: it would send the same body again."""
+    monkeypatch.setattr(_http, "BODY_TIMEOUT", 0.2)
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        declared = [(b"content-length", str((4 << 20) + 1).encode())]
+        start, end = await _sent_after(
+            app, headers["mcp-session-id"], b" " * 1000, None, extra=declared
+        )
+    assert start["status"] == 413
+    assert (b"connection", b"close") in start["headers"]
+    assert refusal(json.loads(end["body"])) == f"request body over {4 << 20} bytes"
 
 
 async def test_a_request_whose_client_left_before_its_body_ended_is_not_applied(
