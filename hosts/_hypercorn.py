@@ -12,20 +12,56 @@ A connection closed after its answer (its server stopping, or the answer saying
 ``Connection: close``) with the next request already read in part is one whose reader
 waits for hypercorn to take that request up (h11's ``PAUSED``), which it never does: the
 stop waited out its grace for it. Here closing the connection ends its reader too.
+
+A connection speaks HTTP/1.1 only, all MCP's Streamable HTTP needs: hypercorn's HTTP/2,
+taken up by a client that assumes it (h2c prior knowledge), raised on a stream it had
+reset as its server stopped (``KeyError``), which took the whole server down with a
+traceback, the sessions' ends unlogged. Such a client is told to use HTTP/1.1 (a
+``GOAWAY`` with ``HTTP_1_1_REQUIRED``); a request asking to upgrade to it is answered in
+HTTP/1.1, as the upgrade lets a server do.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 
+import h11
 import trio
 from hypercorn.config import Config
-from hypercorn.events import Closed, Event, Updated
+from hypercorn.events import Closed, Event, RawData, Updated
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.trio import run as hypercorn_run
 from hypercorn.trio import serve as hypercorn_serve
-from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, Framework, LifespanState
+
+_HTTP2_REFUSAL = b"this server speaks HTTP/1.1 only"
+_HTTP2_REFUSED = (
+    bytes.fromhex("000000" "04" "00" "00000000")  # an empty SETTINGS: the server's preface
+    + len(_HTTP2_REFUSAL + bytes(8)).to_bytes(3, "big") + bytes.fromhex("07" "00" "00000000")
+    + bytes.fromhex("00000000" "0000000d")  # GOAWAY: no stream taken, HTTP_1_1_REQUIRED
+    + _HTTP2_REFUSAL
+)
+"""What a client that assumes HTTP/2 (h2c prior knowledge) is answered, in HTTP/2."""
+
+REFUSAL_LINGER = 1.0
+"""Seconds a connection refused HTTP/2 reads on, until its client closes it: closed with
+what the client sent still unread, it would be reset, its refusal thrown away."""
+
+
+class _Http2RefusedError(Exception):
+    """Raised on a connection opened with HTTP/2's preface, once it is refused."""
+
+
+class _Http11Protocol(H11Protocol):
+    """hypercorn's HTTP/1.1, never switching to its HTTP/2."""
+
+    async def _check_protocol(self, event: h11.Request) -> None:
+        if event.method == b"PRI" and event.target == b"*" and event.http_version == b"2.0":
+            await self.send(RawData(_HTTP2_REFUSED))
+            raise _Http2RefusedError
 
 
 class IdleClosingTCPServer(TCPServer):
@@ -56,8 +92,30 @@ class IdleClosingTCPServer(TCPServer):
             self._reading.cancel()
 
     async def _read_data(self) -> None:
+        wrapper = self.protocol  # made by hypercorn before it reads (with no TLS, HTTP/1.1)
+        wrapper.protocol = _Http11Protocol(
+            wrapper.app,
+            wrapper.config,
+            wrapper.context,
+            wrapper.task_group,
+            wrapper.state,
+            wrapper.ssl,
+            wrapper.client,
+            wrapper.server,
+            wrapper.send,
+        )
         with self._reading:
-            await super()._read_data()
+            try:
+                await super()._read_data()
+            except _Http2RefusedError:
+                await self._linger()
+
+    async def _linger(self) -> None:
+        with trio.move_on_after(REFUSAL_LINGER):
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self.stream.send_eof()
+                while await self.stream.receive_some(MAX_RECV):
+                    pass
 
     async def _initiate_server_close(self) -> None:
         # With no request under way, hypercorn's close does not yield until the socket is

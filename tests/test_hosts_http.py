@@ -578,6 +578,35 @@ def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Clie
     assert events[-1] == SessionEnded("deleted by the client", by="client")
 
 
+def test_a_client_that_assumes_http2_is_told_to_use_http_1_1(server: Server) -> None:
+    """hypercorn spoke HTTP/2 to a client that assumed it (h2c prior knowledge, as httpx's
+    ``http2=True`` does): stopped under its load, the server crashed with a traceback
+    (``KeyError`` on a stream it had reset), exit 1, its sessions' ends unlogged."""
+    with (
+        httpx.Client(http1=False, http2=True, timeout=10) as http2,
+        pytest.raises(httpx.RemoteProtocolError, match="error_code:13"),  # HTTP_1_1_REQUIRED
+    ):
+        http2.post(server.url, json=INITIALIZE)
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes.fromhex("000000040000000000")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+        client.sendall(preface)
+        answer = b""
+        while chunk := client.recv(65536):  # the server closes the connection
+            answer += chunk
+    goaway = bytes.fromhex("07" "00" "00000000" "00000000" "0000000d")
+    assert goaway in answer
+    assert answer.endswith(b"this server speaks HTTP/1.1 only")
+
+
+def test_a_request_to_upgrade_to_http2_is_answered_in_http_1_1(server: Server) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+        client.sendall(
+            b"OPTIONS /mcp HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+            b"Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
+        )
+        assert client.recv(65536).startswith(b"HTTP/1.1 204 ")
+
+
 def test_a_deleted_session_is_ended_for_good_on_its_own_server_too(
     server: Server, http: httpx.Client
 ) -> None:
