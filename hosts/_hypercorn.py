@@ -82,6 +82,23 @@ class IdleClosingTCPServer(TCPServer):
         super().__init__(app, config, context, state, stream)
         self._reading = trio.CancelScope()
 
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._closed_once_cancelled)
+            await super().run()
+            nursery.cancel_scope.cancel()
+
+    async def _closed_once_cancelled(self) -> None:
+        """hypercorn writes with cancellation shielded (a write cut off would garble the
+        stream), so an answer its client does not read held its server, stopping, past
+        its grace and without limit. Cancelled (the grace is over), its socket is closed,
+        which ends such a write; otherwise it is closed already."""
+        try:
+            await trio.sleep_forever()
+        finally:
+            with trio.CancelScope(shield=True):
+                await self.stream.aclose()
+
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, Updated):
             self._answering = not event.idle

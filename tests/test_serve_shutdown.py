@@ -978,6 +978,73 @@ def test_a_stopping_http_server_answers_a_call_that_waits_longer_than_hypercorns
     assert any(isinstance(e, ActionRequested) for e in _events(db, session))
 
 
+async def test_an_answer_its_client_does_not_read_holds_a_stopping_server_for_its_grace_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that asked for a large answer (a todo item of 3 MB: a tree of 6 MB) and
+    read none of it held the stopping server past its grace for as long as it kept its
+    connection open: hypercorn writes with cancellation shielded. Killed then, the server
+    logged no session's end."""
+    from urllib.request import Request, urlopen
+
+    from semledger.hosts import _serve
+
+    monkeypatch.setattr(_serve, "STOPPING_GRACE", 1.0)
+    todo = "semledger.examples.todo:app"
+    db = tmp_path / "log.db"
+
+    def filled(url: str) -> str:
+        def post(message: object, session: str | None = None) -> str:
+            headers = {"content-type": "application/json"}
+            if session is not None:
+                headers["mcp-session-id"] = session
+            request = Request(url, json.dumps(message).encode(), headers, method="POST")
+            with urlopen(request, timeout=30) as answer:
+                return str(answer.headers["mcp-session-id"])
+
+        session = post(INITIALIZE)
+        for action in ({"kind": "set_text", "value": "x" * 3_000_000}, {"kind": "submit"}):
+            target = {"kind": "semantic_id", "id": "todo.input"}
+            arguments = {"target": target, "action": action, "precondition": {"kind": "latest"}}
+            post(_call("perform_action", arguments), session)
+        return session
+
+    unread = socket.socket()
+    unread.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    without_limit = threading.Timer(30, unread.close)  # without the fix, only this ends it
+    failed: list[int] = []
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def serve(task_status: trio.TaskStatus[list[str]]) -> None:
+                failed.append(await serve_http(todo, port=0, db=db, task_status=task_status))
+
+            (url,) = await nursery.start(serve)
+            session = await trio.to_thread.run_sync(filled, url)
+            unread.connect(("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0])))
+            unread.sendall(_post(_call("read_semantics", {}), session))
+            await trio.sleep(1.0)  # the answer is being written: more than the socket holds
+            without_limit.start()
+            signalled = trio.current_time()
+            os.kill(os.getpid(), signal.SIGTERM)
+        took = trio.current_time() - signalled
+    finally:
+        without_limit.cancel()
+        unread.close()
+    assert took < 10, f"stopped {took:.1f} s after the signal, its grace 1 s"
+    assert failed == [0]
+    assert _events(db, session)[-1] == SessionEnded("the server stopped (signal SIGTERM)")
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
 # --- parked sessions: stopped for being idle, resumed by their next request ----------------
 
 
