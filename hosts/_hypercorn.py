@@ -26,6 +26,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 
+import h2.config
+import h2.connection
+import h2.errors
 import h11
 import trio
 from hypercorn.config import Config
@@ -37,14 +40,18 @@ from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, Framework, LifespanState
 
-_HTTP2_REFUSAL = b"this server speaks HTTP/1.1 only"
-_HTTP2_REFUSED = (
-    bytes.fromhex("000000" "04" "00" "00000000")  # an empty SETTINGS: the server's preface
-    + len(_HTTP2_REFUSAL + bytes(8)).to_bytes(3, "big") + bytes.fromhex("07" "00" "00000000")
-    + bytes.fromhex("00000000" "0000000d")  # GOAWAY: no stream taken, HTTP_1_1_REQUIRED
-    + _HTTP2_REFUSAL
-)
-"""What a client that assumes HTTP/2 (h2c prior knowledge) is answered, in HTTP/2."""
+
+def _http2_refusal() -> bytes:
+    """What a client that assumes HTTP/2 (h2c prior knowledge) is answered, in HTTP/2: the
+    server's preface, then a ``GOAWAY`` that takes no stream, with ``HTTP_1_1_REQUIRED``."""
+    connection = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+    connection.initiate_connection()
+    connection.close_connection(
+        error_code=h2.errors.ErrorCodes.HTTP_1_1_REQUIRED,
+        additional_data=b"this server speaks HTTP/1.1 only",
+    )
+    return connection.data_to_send()
+
 
 REFUSAL_LINGER = 1.0
 """Seconds a connection refused HTTP/2 reads on, until its client closes it: closed with
@@ -60,7 +67,7 @@ class _Http11Protocol(H11Protocol):
 
     async def _check_protocol(self, event: h11.Request) -> None:
         if event.method == b"PRI" and event.target == b"*" and event.http_version == b"2.0":
-            await self.send(RawData(_HTTP2_REFUSED))
+            await self.send(RawData(_http2_refusal()))
             raise _Http2RefusedError
 
 
