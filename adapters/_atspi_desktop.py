@@ -131,6 +131,28 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def start_session_bus(
+    env: Mapping[str, str], timeout: float = 20.0
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A new session bus with nothing on it, as ``dbus-run-session`` starts one: its daemon
+    (stopped if it does not say its address within `timeout` seconds) and its address."""
+    daemon = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert daemon.stdout is not None
+    try:
+        return daemon, _read_line(daemon.stdout.fileno(), timeout, "dbus-daemon")
+    except BaseException:
+        _stop(daemon)
+        daemon.stdout.close()
+        raise
+
+
 class PrivateDesktop:
     """Xvfb + a private session bus + the AT-SPI registry; a context manager.
 
@@ -214,16 +236,7 @@ class PrivateDesktop:
                 os.close(write_end)
 
     def _start_dbus(self, env: dict[str, str], timeout: float) -> None:
-        self._dbus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        assert self._dbus.stdout is not None
-        self.bus_address = _read_line(self._dbus.stdout.fileno(), timeout, "dbus-daemon")
+        self._dbus, self.bus_address = start_session_bus(env, timeout)
 
     def _start_launcher(self, timeout: float) -> None:
         from jeepney import DBusAddress, new_method_call

@@ -28,6 +28,7 @@ from semledger.adapters._atspi_desktop import (
     PrivateDesktop,
     require,
     require_gtk_python,
+    start_session_bus,
 )
 from semledger.adapters._conformance import run_conformance
 
@@ -134,17 +135,9 @@ async def test_a_bus_without_the_registry_is_a_session_error(desktop: PrivateDes
 @contextlib.contextmanager
 def _bare_bus(env: dict[str, str]) -> Iterator[str]:
     """The address of a new session bus with nothing on it, as ``dbus-run-session`` makes."""
-    daemon = subprocess.Popen(
-        ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    daemon, address = start_session_bus(env)
     try:
-        assert daemon.stdout is not None
-        yield daemon.stdout.readline().strip()
+        yield address
     finally:
         daemon.terminate()
         daemon.wait(timeout=10)
