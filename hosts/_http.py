@@ -7,6 +7,7 @@ outlives the server process and is recovered from the log when its client comes 
 
 from __future__ import annotations
 
+import functools
 import hmac
 import re
 import secrets
@@ -227,14 +228,15 @@ class McpHttpApp:
         if self.stopping:
             await _refuse(send, 503, _STOPPING, extra=_CLOSE)
             return
+        refuse = functools.partial(self._refuse_unread, receive, send)
         if scope["path"].rstrip("/") != "/mcp":
-            await _refuse(send, 404, "not found: the MCP endpoint is /mcp")
+            await refuse(404, "not found: the MCP endpoint is /mcp")
             return
         if repeated:
-            await _refuse(send, 400, _sent_twice(repeated))
+            await refuse(400, _sent_twice(repeated))
             return
         if not origin_ok:
-            await _refuse(send, 403, "origin not allowed")
+            await refuse(403, "origin not allowed")
             return
         method = scope["method"]
         if _is_preflight(method, headers):
@@ -242,13 +244,13 @@ class McpHttpApp:
             await _respond(send, 204, None, extra=_PREFLIGHT_HEADERS)
             return
         if self.token is not None and not _bearer_ok(headers.get("authorization"), self.token):
-            await _refuse(
-                send, 401, "missing or wrong bearer token", extra=[("www-authenticate", "Bearer")]
+            await refuse(
+                401, "missing or wrong bearer token", extra=[("www-authenticate", "Bearer")]
             )
             return
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await _refuse(send, 400, f"unsupported MCP-Protocol-Version {_shown(version)}")
+            await refuse(400, f"unsupported MCP-Protocol-Version {_shown(version)}")
             return
         if method == "POST":
             await self._post(headers, receive, send, _peer(scope))
@@ -258,7 +260,30 @@ class McpHttpApp:
             await _respond(send, 204, None, extra=[("allow", _ALLOW)])
         else:
             why = "use POST (or DELETE to end a session)"
-            await _refuse(send, 405, why, extra=[("allow", _ALLOW)])
+            await refuse(405, why, extra=[("allow", _ALLOW)])
+
+    async def _refuse_unread(
+        self,
+        receive: Receive,
+        send: Send,
+        status: int,
+        why: str,
+        *,
+        extra: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        """`_refuse` a request whose body is not read yet, once it is read and dropped (for
+        up to the body timeout): a connection closed with data unread is reset, and the
+        reset loses the answer for a client that writes its whole body before it reads
+        (httpx's async client, the MCP SDK's); a 401 came to it as a ReadError."""
+        with trio.move_on_after(BODY_TIMEOUT) as reading:
+            self._reading.add(reading)
+            try:
+                await _read_body(receive)
+            except _ClientGoneError:
+                return
+            finally:
+                self._reading.discard(reading)
+        await _refuse(send, status, why, extra=extra)
 
     def stop(self) -> None:
         """Called as the server starts to stop. A request whose body is still coming is
@@ -318,20 +343,20 @@ class McpHttpApp:
 
     async def _body(self, receive: Receive, send: Send, declared: str | None) -> bytes | None:
         """The request's body; or None once the request has been answered with why there
-        is none, or its client has gone. Such an answer closes the connection: the rest
-        of the body is never read, so it cannot carry another request.
+        is none, or its client has gone. Such an answer closes the connection: what is
+        left of a body cut off by the time limit is never read, so it cannot carry another
+        request.
 
-        A body whose `declared` length (its Content-Length) is over the limit is read to its
-        end and dropped, then refused as too large, also if it is late or the server stops
-        meanwhile: closed with data unread, the connection is reset, and the reset loses
-        the answer for a client that writes its whole body before it reads (the MCP SDK's
-        does); a late body was told it was late, never that it was too large.
+        A body over the limit is read to its end and dropped (`_read_body`), then refused
+        as too large; one whose `declared` length (its Content-Length) is over the limit is
+        so refused also if it is late or the server stops meanwhile: a late body was told
+        it was late, never that it was too large.
         """
         over = declared is not None and declared.isdigit() and int(declared) > MAX_BODY
         with trio.move_on_after(BODY_TIMEOUT) as reading:
             self._reading.add(reading)
             try:
-                body = await _read_body(receive, keep=not over)
+                body = await _read_body(receive)
             except _ClientGoneError:  # before its body ended: nothing to answer, or apply
                 return None
             finally:
@@ -912,23 +937,22 @@ class _ClientGoneError(Exception):
     """Raised when the client closed its connection before its request's body ended."""
 
 
-async def _read_body(receive: Receive, *, keep: bool = True) -> bytes | None:
-    """The whole body, or None once it is over `MAX_BODY`; not `keep`: None once it has
-    been read to its end, and dropped."""
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole body, or None if it is over `MAX_BODY`: read to its end all the same, and
+    dropped, since a connection closed with data unread is reset, and the reset loses the
+    answer for a client that writes its whole body before it reads."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise _ClientGoneError
-        if keep:
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_BODY:
-                return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size <= MAX_BODY:
             chunks.append(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks) if keep else None
+            return b"".join(chunks) if size <= MAX_BODY else None
 
 
 async def _refuse(

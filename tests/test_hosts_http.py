@@ -18,7 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -417,24 +417,57 @@ def test_bodies_that_are_not_one_json_message_are_refused(
     assert client.tool("read_semantics", {})["ok"] is True  # the session is unharmed
 
 
-@pytest.mark.parametrize("size", [(4 << 20) + 1, 16 << 20])
-def test_a_body_over_the_limit_is_answered_413_to_a_client_that_writes_it_all_first(
-    server: Server, size: int
-) -> None:
-    """httpx's async client (the MCP SDK's) writes the whole body before it reads: closed
-    with the body's rest unread, the connection was reset and the reset lost the 413, a
-    ReadError for the client, all its session's calls gone for the SDK."""
+def _posted_whole_first(
+    url: str, body: bytes | AsyncIterator[bytes], headers: dict[str, str]
+) -> httpx.Response:
+    """A POST by httpx's async client (the MCP SDK's), which writes its whole body before
+    it reads the answer."""
     import asyncio
 
     async def post() -> httpx.Response:
         async with httpx.AsyncClient(timeout=60) as client:
-            headers = {"content-type": "application/json"}
-            return await client.post(server.url, content=b" " * size, headers=headers)
+            return await client.post(url, content=body, headers=headers)
 
-    refused = asyncio.run(post())
+    return asyncio.run(post())
+
+
+async def _chunked(body: bytes) -> AsyncIterator[bytes]:
+    """`body` sent chunked (no Content-Length), a MiB at a time."""
+    for start in range(0, len(body), 1 << 20):
+        yield body[start : start + (1 << 20)]
+
+
+@pytest.mark.parametrize(
+    ("size", "sent"),
+    [((4 << 20) + 1, bytes), (16 << 20, bytes), (16 << 20, _chunked)],
+    ids=["4MiB+1", "16MiB", "16MiB-chunked"],
+)
+def test_a_body_over_the_limit_is_answered_413_to_a_client_that_writes_it_all_first(
+    server: Server, size: int, sent: Callable[[bytes], Any]
+) -> None:
+    """Closed with the body's rest unread, the connection was reset, and the reset lost
+    the 413: a ReadError for the client, all its session's calls gone for the SDK."""
+    headers = {"content-type": "application/json"}
+    refused = _posted_whole_first(server.url, sent(b" " * size), headers)
     assert refused.status_code == 413
     assert refused.headers["connection"] == "close"
     assert refusal(refused.json()) == f"request body over {4 << 20} bytes"
+
+
+def test_a_refusal_before_the_body_is_read_reaches_a_client_that_writes_it_all_first(
+    tmp_path: Path,
+) -> None:
+    """A wrong token's 401 (or a 404, a 400) was sent before the body was read: the reset
+    of the connection closed with the body unread lost it, and the MCP SDK lost its whole
+    session instead of showing "missing or wrong bearer token"."""
+    with serving(tmp_path / "log.db", "--token", "s3cret") as running:
+        wrong = {"content-type": "application/json", "authorization": "Bearer wrong"}
+        refused = _posted_whole_first(running.url, b" " * (4 << 20), wrong)
+        assert refused.status_code == 401
+        assert refusal(refused.json()) == "missing or wrong bearer token"
+        right = {"content-type": "application/json", "authorization": "Bearer s3cret"}
+        elsewhere = _posted_whole_first(running.url + "/x", b" " * (4 << 20), right)
+        assert elsewhere.status_code == 404
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-8-sig"])
