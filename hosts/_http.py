@@ -275,15 +275,22 @@ class McpHttpApp:
         up to the body timeout): a connection closed with data unread is reset, and the
         reset loses the answer for a client that writes its whole body before it reads
         (httpx's async client, the MCP SDK's); a 401 came to it as a ReadError."""
+        try:
+            await self._read_in_time(receive)
+        except _ClientGoneError:
+            return
+        await _refuse(send, status, why, extra=extra)
+
+    async def _read_in_time(self, receive: Receive) -> tuple[bytes | None, bool]:
+        """`_read_body` within the body timeout, which `stop` ends at once: the body (None
+        if over the limit) and whether it came whole in time. Raises `_ClientGoneError`."""
         with trio.move_on_after(BODY_TIMEOUT) as reading:
             self._reading.add(reading)
             try:
-                await _read_body(receive)
-            except _ClientGoneError:
-                return
+                return await _read_body(receive), True
             finally:
                 self._reading.discard(reading)
-        await _refuse(send, status, why, extra=extra)
+        return None, False
 
     def stop(self) -> None:
         """Called as the server starts to stop. A request whose body is still coming is
@@ -353,15 +360,11 @@ class McpHttpApp:
         it was late, never that it was too large.
         """
         over = declared is not None and declared.isdigit() and int(declared) > MAX_BODY
-        with trio.move_on_after(BODY_TIMEOUT) as reading:
-            self._reading.add(reading)
-            try:
-                body = await _read_body(receive)
-            except _ClientGoneError:  # before its body ended: nothing to answer, or apply
-                return None
-            finally:
-                self._reading.discard(reading)
-        if reading.cancelled_caught and not over:
+        try:
+            body, whole = await self._read_in_time(receive)
+        except _ClientGoneError:  # before its body ended: nothing to answer, or apply
+            return None
+        if not whole and not over:
             if self.stopping:
                 await _refuse(send, 503, _STOPPING, extra=_CLOSE)
             else:
