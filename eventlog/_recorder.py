@@ -494,10 +494,20 @@ def _as_logged(
 def _miscounted(recorder: Recorder, session: str, counted: int, held: int) -> str:
     """How a session's summary, counting `counted` events, and its head, labelled `held`,
     disagree: the counted event missing if there is one (`uncounted_gap`)."""
-    skipped = uncounted_gap(recorder, session, counted) if counted < held else None
-    if skipped is not None:
-        return f"event {skipped[0]} is missing: the next record is labelled seq {skipped[1]}"
+    if (skipped := _relabelled(recorder, session, counted, held)) is not None:
+        return f"event {skipped[0]} is missing: {skipped[1]}"
     return f"its summary counts {counted} events, the log holds {held}"
+
+
+def _relabelled(
+    recorder: Recorder, session: str, counted: int, held: int
+) -> tuple[int, str] | None:
+    """Of a session whose summary counts `counted` events and whose head is labelled
+    `held`: the counted event missing, and what is in its place (`uncounted_gap`)."""
+    skipped = uncounted_gap(recorder, session, counted) if counted < held else None
+    if skipped is None:
+        return None
+    return skipped[0], f"the next record is labelled seq {skipped[1]}"
 
 
 def _decoded(record: StoredEvent | None, which: str, differences: list[str]) -> Event | None:
@@ -528,14 +538,12 @@ def check_counted(recorder: Recorder, session: str) -> None:
     held = 0 if head is None else head.seq
     if summary is None or summary.events == held:
         return
-    skipped = uncounted_gap(recorder, session, summary.events) if summary.events < held else None
-    if skipped is not None:  # the count is right, a label is not
-        missing, label = skipped
+    if (skipped := _relabelled(recorder, session, summary.events, held)) is not None:
+        missing, instead = skipped  # the count is right, a label is not
         raise InconsistentLogError(
             session,
             missing,
-            f"missing: the next record is labelled seq {label}; `semledger audit --verify`"
-            " names the first damage",
+            f"missing: {instead}; `semledger audit --verify` names the first damage",
         )
     why = "removed" if summary.events > held else "added"
     raise CorruptSummaryError(

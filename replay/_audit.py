@@ -44,7 +44,7 @@ from semledger.eventlog import (
     uncounted_gap,
     verify_log,
 )
-from semledger.runtime import parse_u64
+from semledger.runtime import ErrorCode, parse_u64
 
 from ._reads import check_log_and_session
 
@@ -326,6 +326,8 @@ def _audit(
                 damage.append(Damage(record.seq, why))
                 past = True
         last = record, event
+        if isinstance(event, ActionReceipt | ActionRejected):
+            generation = _current(event, generation)
         if event is None:
             at = None if math.isnan(record.at) else record.at  # (its time is malformed)
             ending = Ending("unknown", record.seq, at, "cannot be read", final=None)
@@ -350,7 +352,6 @@ def _audit(
             )
         elif isinstance(event, ActionReceipt) and event.request_id in open_requests:
             answered[event.request_id] = record.seq
-            generation = _current(event, generation)
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
                 entries[index],
@@ -362,13 +363,11 @@ def _audit(
             )
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             answered[event.request_id] = record.seq
-            generation = _current(event, generation)
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
                 entries[index], generation=generation, outcome=event.code, details=_why(event)
             )
         elif isinstance(event, ActionReceipt | ActionRejected) and damage:
-            generation = _current(event, generation)
             entries.append(_unread_request(damage[-1].seq, record.at, event, generation))
         elif isinstance(event, ActionReceipt | ActionRejected):
             damage.append(Damage(record.seq, _unasked(event.request_id, answered)))
@@ -601,7 +600,7 @@ def _current(answer: ActionReceipt | ActionRejected, generation: int) -> int:
     behind, and the answer sets it right."""
     if isinstance(answer, ActionReceipt):
         return answer.after
-    if answer.code == "stale_generation":
+    if answer.code == ErrorCode.STALE_GENERATION:
         current = parse_u64(answer.details.get("current"))
         if current is not None:
             return current
