@@ -274,12 +274,14 @@ class McpHttpApp:
         """`_refuse` a request whose body is not read yet, once it is read and dropped (for
         up to the body timeout): a connection closed with data unread is reset, and the
         reset loses the answer for a client that writes its whole body before it reads
-        (httpx's async client, the MCP SDK's); a 401 came to it as a ReadError."""
+        (httpx's async client, the MCP SDK's); a 401 came to it as a ReadError. A body not
+        whole in time (or at a stop) leaves the rest unread: the answer closes the
+        connection, which could not carry another request."""
         try:
-            await self._read_in_time(receive)
+            _, whole = await self._read_in_time(receive)
         except _ClientGoneError:
             return
-        await _refuse(send, status, why, extra=extra)
+        await _refuse(send, status, why, extra=[*extra, *(() if whole else _CLOSE)])
 
     async def _read_in_time(self, receive: Receive) -> tuple[bytes | None, bool]:
         """`_read_body` within the body timeout, which `stop` ends at once: the body (None

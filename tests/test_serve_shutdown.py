@@ -356,6 +356,23 @@ async def test_a_stalled_body_declared_over_the_limit_is_told_it_is_too_large(
     assert refusal(json.loads(end["body"])) == f"request body over {4 << 20} bytes"
 
 
+async def test_a_refusal_whose_body_stalls_closes_its_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refusal reads its request's body first; one not whole in time leaves the rest
+    unread, which the connection cannot be used after."""
+    monkeypatch.setattr(_http, "BODY_TIMEOUT", 0.2)
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", INITIALIZE)
+        elsewhere = [(b"origin", b"https://elsewhere.example")]
+        start, end = await _sent_after(
+            app, headers["mcp-session-id"], b" " * 1000, None, extra=elsewhere
+        )
+    assert start["status"] == 403
+    assert (b"connection", b"close") in start["headers"]
+    assert refusal(json.loads(end["body"])) == "origin not allowed"
+
+
 async def test_a_request_whose_client_left_before_its_body_ended_is_not_applied(
     tmp_path: Path,
 ) -> None:
