@@ -35,6 +35,7 @@ from ._host import AgentDiagnosticsHost, AgentHost, overlapping_calls_allowed
 from ._router import Event, Reply, ReplyMessage, Router, ToolCall, encode_json
 
 _CHUNK = 1 << 16
+_CR = ord("\r")
 
 MAX_OUTSTANDING = 256
 """Calls a reading-ahead loop has started and not yet answered before it stops reading."""
@@ -157,10 +158,10 @@ async def run_stdio(
                 buffer += chunk
                 start = 0
                 while (end := buffer.find(b"\n", searched)) >= 0:
-                    line = bytes(buffer[start:end])
+                    # CRLF: the CR is part of the line's end, not of the line
+                    crlf = end > start and buffer[end - 1] == _CR
+                    line = bytes(buffer[start : end - crlf])
                     start = searched = end + 1
-                    if line.endswith(b"\r"):
-                        line = line[:-1]  # CRLF: the CR is part of the line end, not the line
                     if skipping:
                         skipping = False
                     elif len(line) > MAX_LINE:
