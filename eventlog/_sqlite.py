@@ -519,18 +519,6 @@ def _unread(error: LogOpenError) -> str:
     return error.reason
 
 
-def _leaving_nothing(path: str, opening: Callable[[], SqliteRecorder]) -> SqliteRecorder:
-    """`opening()` of the log at `path` (its real path: SQLite follows a symlink, and makes
-    its files beside the file itself); if it fails, the ``-wal`` and ``-shm`` it made are
-    removed (see `_remove_made`)."""
-    before = _beside(path)
-    try:
-        return opening()
-    except LogOpenError:
-        _remove_made(path, before)
-        raise
-
-
 def _beside(path: str) -> set[str]:
     """Which of the ``-wal`` and ``-shm`` of the log at `path` are there."""
     return {name for name in (f"{path}-wal", f"{path}-shm") if os.path.lexists(name)}
@@ -958,7 +946,22 @@ class SqliteRecorder:
         elif not create:
             self._where, self._uri = _read_write_uri(self.path), True
         real = os.path.realpath(self.path)
-        beside = set() if read_only else _beside(real)
+        beside = _beside(real)
+        try:
+            self._connect(busy_timeout, create, read_only, made, synchronous, converter)
+        except (LogOpenError, sqlite3.DatabaseError):  # SQLite follows a symlink
+            _remove_made(real, beside)  # what it made beside the log, and could not remove
+            raise
+
+    def _connect(
+        self,
+        busy_timeout: float,
+        create: bool,
+        read_only: bool,
+        made: bool,
+        synchronous: str,
+        converter: LogConverter,
+    ) -> None:
         try:
             self._writer = sqlite3.connect(
                 self._where,
@@ -991,8 +994,6 @@ class SqliteRecorder:
             self._rows_per_insert = 1 << (min(limit, _ROWS_PER_INSERT).bit_length() - 1)
         except sqlite3.DatabaseError as error:
             self._writer.close()
-            if not read_only:  # what SQLite made and could not remove (see `_remove_made`)
-                _remove_made(real, beside)
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
                 raise  # a log whose pages are damaged, not a file that is no log
             reason = _disk_full_reason(self.path, error) or _unwritable_reason(self.path, error)
@@ -1018,11 +1019,11 @@ class SqliteRecorder:
         where = os.fspath(path)
         _refuse_unless_file(where)
         clean = not os.path.exists(f"{where}-wal")
-        absolute, real = os.path.abspath(where), os.path.realpath(where)
+        absolute = os.path.abspath(where)
         no_room = False
         if clean and _writable(where) and _owned_by_us(absolute) and not _full(absolute):
             try:
-                return _leaving_nothing(real, functools.partial(cls, where, create=False))
+                return cls(where, create=False)
             except LogOpenError as error:
                 no_room = _io_error(error.__cause__)
                 if not (no_room or _cannot_write(error.__cause__) or _full(absolute)):
@@ -1031,7 +1032,7 @@ class SqliteRecorder:
             return cls._opened_read_only(where, no_room=no_room)
         except OutdatedSchemaError as outdated:
             try:
-                return _leaving_nothing(real, functools.partial(cls, where, create=False))
+                return cls(where, create=False)
             except LogOpenError as error:
                 if _cannot_write(error.__cause__) or _io_error(error.__cause__):
                     raise outdated from None
@@ -1042,11 +1043,10 @@ class SqliteRecorder:
         """`where` opened read-only for `to_inspect`: again as on a full disk (making nothing)
         where SQLite failed to write what it made beside the log; `LogUnreadableError` where
         it cannot be read even so."""
-        absolute, real = os.path.abspath(where), os.path.realpath(where)
+        absolute = os.path.abspath(where)
         while True:
-            opening = functools.partial(cls, where, read_only=True, _make_nothing=no_room)
             try:
-                return _leaving_nothing(real, opening)
+                return cls(where, read_only=True, _make_nothing=no_room)
             except LogOpenError as error:
                 if not _io_error(error.__cause__):
                     raise
