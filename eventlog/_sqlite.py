@@ -10,6 +10,7 @@ writer and see a consistent snapshot while they stream.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import itertools
@@ -603,12 +604,14 @@ def _writable(path: str) -> bool:
 
 
 def _write_refusal(path: str) -> OSError | None:
-    """Why this process may not open `path` to write (None if it may), found by trying
-    (``os.access`` asks with the real user's rights, which is not what SQLite gets)."""
+    """Why this process may not open `path` to write (None if it may, or if trying failed
+    otherwise: SQLite then says why), found by trying (``os.access`` asks with the real
+    user's rights, which is not what SQLite gets)."""
     try:
         os.close(os.open(path, os.O_WRONLY))
     except OSError as error:
-        return error
+        if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return error
     return None
 
 
