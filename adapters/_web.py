@@ -2004,6 +2004,18 @@ _FORMATS: Final = {
 }
 """What each input whose value the browser sanitizes takes, in the words of its refusal."""
 
+_TIME_SHAPE: Final = r"[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,3})?)?"
+_SHAPES: Final = {
+    "date": (r"[0-9]{4,}-[0-9]{2}-[0-9]{2}", "date"),
+    "time": (_TIME_SHAPE, "time"),
+    "datetime-local": (r"[0-9]{4,}-[0-9]{2}-[0-9]{2}[T ]" + _TIME_SHAPE, "date and time"),
+    "month": (r"[0-9]{4,}-[0-9]{2}", "month"),
+    "week": (r"[0-9]{4,}-W[0-9]{2}", "week"),
+}
+"""The shape of each date or time input's format, and what a value of it is: text of that
+shape the browser still empties names no day, time or week there is (2024-02-30, 24:00,
+2023-W53), and its refusal says so rather than naming a format the text already has."""
+
 _HOLDS: Final = """(el, v) => {
   const probe = document.createElement("input");
   probe.type = el.type;
@@ -2050,8 +2062,14 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
 
 async def _must_hold(locator: Locator, kind: str, text: str, ref: str) -> None:
     if not await locator.evaluate(_HOLDS, text):
+        shape, noun = _SHAPES.get(kind, (None, ""))
+        why = (
+            f"there is no such {noun}"
+            if shape is not None and re.fullmatch(shape, text)
+            else f"it takes {_FORMATS[kind]}"
+        )
         raise ActionabilityError(
-            f"{text!r} does not fit the {kind} field: it takes {_FORMATS[kind]}",
+            f"{text!r} does not fit the {kind} field: {why}",
             details={"ref": ref, "expected": _FORMATS[kind]},
         )
 

@@ -523,6 +523,32 @@ async def test_text_a_date_or_time_field_cannot_hold_is_refused_naming_its_forma
         assert _labelled(await _full(dates), "Born").value == "2000-01-31"
 
 
+async def test_a_date_or_time_in_its_fields_format_that_does_not_exist_is_refused_saying_so(
+    browser: WebBrowser, pages: str
+) -> None:
+    """2024-02-30 is written as a date field takes it: naming the format would send the
+    agent looking for a fault the text does not have."""
+    cases = (
+        ("Born", "2024-02-30", "date"),
+        ("At", "24:00", "time"),
+        ("Starts", "2024-02-28T24:00", "date and time"),
+        ("Month", "2024-13", "month"),
+        ("Week", "2023-W53", "week"),
+    )
+    async for dates in _host(browser, pages + "dates.html"):
+        full = await _full(dates)
+        for label, text, noun in cases:
+            field = _labelled(full, label)
+            refused = await dates.perform_action(ByNodeId(field.node_id), SetText(text), Latest())
+            assert isinstance(refused, Rejection), (label, refused)
+            kind = "datetime-local" if noun == "date and time" else noun
+            why = f"{text!r} does not fit the {kind} field: there is no such {noun}"
+            assert (refused.code, refused.message) == (ErrorCode.HANDLER_REJECTED, why)
+        after = await _full(dates)
+        for label, _, _ in cases:
+            assert _labelled(after, label).value == _labelled(full, label).value, label
+
+
 async def test_a_refused_date_leaves_the_field_its_focus_and_the_generation_as_they_were(
     browser: WebBrowser, pages: str
 ) -> None:
