@@ -174,6 +174,7 @@ function name(el, r) {
   if (tag === "FIELDSET") { const l = el.querySelector(":scope > legend"); if (l) { n = norm(textOf(l, 0)); if (n) return n; } }
   if (tag === "FIGURE") { const c = el.querySelector(":scope > figcaption"); if (c) { n = norm(textOf(c, 0)); if (n) return n; } }
   if (tag === "TABLE") { const c = el.querySelector(":scope > caption"); if (c) { n = norm(textOf(c, 0)); if (n) return n; } }
+  if (tag === "OPTGROUP" || tag === "OPTION") { n = norm(el.getAttribute("label")); if (n) return n; }
   if (tag === "BODY") return norm(document.title);
   if (FROM_CONTENT.has(r) && tag !== "INPUT" && tag !== "SELECT" && tag !== "TEXTAREA") {
     n = norm(textOf(el, 0, r === "treeitem"));

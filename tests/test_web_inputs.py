@@ -157,6 +157,17 @@ CHOICES = """<!doctype html>
 """
 
 
+GROUPED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Grouped</title></head>
+<body>
+<label>Produce <select>
+  <optgroup label="Fruits"><option>Apple</option><option>Pear</option></optgroup>
+  <optgroup label="Veg"><option label="Kale">Kale (curly, from the farm)</option></optgroup>
+</select></label>
+</body></html>
+"""
+
+
 DATES = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Dates</title></head>
 <body>
@@ -200,6 +211,7 @@ PAGES = {
     "tree.html": TREE,
     "sets.html": SETS,
     "choices.html": CHOICES,
+    "grouped.html": GROUPED,
     "dates.html": DATES,
     "due.html": DUE,
     "served.html": SERVED,
@@ -478,6 +490,28 @@ async def test_activate_toggles_an_option_of_a_multiple_select_where_select_only
 async def _options(host: SurfaceAgentHost) -> dict[str, SemanticsNode]:
     full = await _full(host)
     return {n.label: n for n in full.nodes if n.role is Role.OPTION}
+
+
+async def test_an_option_group_and_an_option_are_named_by_their_label_attribute(
+    browser: WebBrowser, pages: str
+) -> None:
+    """An <optgroup> has no name but its `label`; an <option>'s `label` is what its select
+    shows for it, in place of its text."""
+    async for grouped in _host(browser, pages + "grouped.html"):
+        full = await _full(grouped)
+        by_id = {n.node_id: n for n in full.nodes}
+        produce = _labelled(full, "Produce")
+        groups = [by_id[kid] for kid in produce.children]
+        assert [(g.role, g.label) for g in groups] == [(Role.GROUP, "Fruits"), (Role.GROUP, "Veg")]
+        assert [[by_id[kid].label for kid in g.children] for g in groups] == [
+            ["Apple", "Pear"], ["Kale"]
+        ]
+        kale = by_id[groups[1].children[0]]
+        done = await grouped.perform_action(
+            ByNodeId(kale.node_id), SimpleAction(ActionKind.SELECT), Latest()
+        )
+        assert isinstance(done, Receipt), done
+        assert _labelled(await _full(grouped), "Produce").value == "Kale"
 
 
 async def test_text_a_date_or_time_field_cannot_hold_is_refused_naming_its_format(
