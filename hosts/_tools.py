@@ -91,6 +91,13 @@ def _obj(properties: Schema, required: list[str] | None = None, **extra: Any) ->
 
 
 def _nullable(schema: Schema) -> Schema:
+    """`schema` or null, as a type list or an enum where one says it: a validator checks
+    those in one step where it descends into each branch of an ``anyOf``, and a client that
+    validates every result (the official SDK does) checks a large tree's nodes sooner."""
+    if isinstance(schema.get("type"), str):  # other keywords constrain only their own type
+        return {**schema, "type": [schema["type"], "null"]}
+    if set(schema) == {"enum"}:
+        return {"enum": [*schema["enum"], None]}
     return {"anyOf": [schema, {"type": "null"}]}
 
 
@@ -408,10 +415,11 @@ def _envelope(value: Schema, defs: Schema | None = None) -> Schema:
     return {
         "$schema": _DIALECT,
         "type": "object",
+        # What value and error hold is checked once, by the branch of the oneOf that applies.
         "properties": {
             "ok": _BOOL,
-            "value": {"$ref": "#/$defs/value"},
-            "error": {"$ref": "#/$defs/error"},
+            "value": {"description": "The tool's answer, when ok is true."},
+            "error": {"description": "Why there is no answer, when ok is false."},
         },
         "required": ["ok"],
         "additionalProperties": False,

@@ -7,6 +7,7 @@ what is checked is the router and the output schemas against what the runtime re
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import jsonschema
@@ -151,3 +152,39 @@ async def test_diagnostics_of_a_real_runtime_validate(example: str) -> None:
     for intent in CommandIntent:
         await session.call("diagnostics_dispatch_command", {"intent": intent.value})
     await session.call("diagnostics_read_paint")
+
+
+
+def _keyword_uses(schema: dict[str, Any], envelope: dict[str, Any]) -> Counter[str]:
+    """How many times validating `envelope` against `schema` applies each keyword: to the
+    first node of the read (as ``"properties on the node"``) and in all."""
+    node = envelope["value"]["nodes"][0]
+    uses: Counter[str] = Counter()
+    base = jsonschema.Draft202012Validator
+
+    def counting(keyword: str) -> Any:
+        def check(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+            uses[keyword] += 1
+            if keyword == "properties" and instance is node:
+                uses["properties on the node"] += 1
+            yield from base.VALIDATORS[keyword](validator, value, instance, schema)
+
+        return check
+
+    validator = jsonschema.validators.extend(
+        base, {keyword: counting(keyword) for keyword in base.VALIDATORS}
+    )
+    validator(schema).validate(envelope)
+    return uses
+
+
+async def test_a_client_validating_a_full_read_checks_each_node_once_and_directly() -> None:
+    """A client that validates every result (the official SDK does) checked the whole value
+    twice, and each nullable field of a node through an anyOf: a large tree took seconds."""
+    session = Session("gallery")
+    full = await session.call("read_semantics")
+    schema = next(t.output_schema for t in session.router.tools if t.name == "read_semantics")
+    uses = _keyword_uses(schema, full)
+    assert uses["properties on the node"] == 1
+    nodes = len(full["value"]["nodes"])
+    assert uses["anyOf"] <= nodes + 2, uses  # a node's semantic id, the root, the focus
