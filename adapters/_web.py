@@ -148,7 +148,8 @@ to leave the page's application, which a tab cannot do); ``details["refused"]`` 
 ``invoke`` (story composition) belongs above the surface and is a DataError. While a dialog
 is open every call that needs the page raises DialogError (unexpected and present) instead
 of hanging, with the dialog's ``type``, ``message`` and prompt ``default`` in ``details``
-(the MCP bridge shows the dialog from them); ``check(..., "dialog")``, ``act("dialog")``,
+(the MCP bridge shows the dialog from them; a ``beforeunload`` one, which has no message of
+the page's, has the words Chromium shows in it); ``check(..., "dialog")``, ``act("dialog")``,
 ``read("url"|"result")`` still work. ``focus`` (an action beyond the seed's set, as the
 runtime adapter has it) gives the element keyboard focus, and is an ActionabilityError on
 one that cannot take it. ``press`` on a ref sends the key
@@ -597,12 +598,13 @@ class WebSurface:
     def _no_dialog(self) -> None:
         dialog = self._dialog
         if dialog is not None:
+            message = _shown_message(dialog)
             raise DialogError(
-                f"the page has an open {dialog.type} dialog ({dialog.message!r});"
+                f"the page has an open {dialog.type} dialog ({message!r});"
                 " answer it with the dialog action first",
                 details={
                     "dialog": dialog.type,
-                    "message": dialog.message,
+                    "message": message,
                     "default": dialog.default_value,
                 },
             )
@@ -1383,7 +1385,7 @@ class WebSurface:
                 await dialog.dismiss()
         except PlaywrightError as exc:
             raise DialogError(f"cannot answer the dialog: {_one_line(exc.message)}") from exc
-        self._last_result = dialog.message
+        said = self._last_result = _shown_message(dialog)
         blocked = list(self._blocked)
         if blocked:
             # What the dialog held up goes on, unless it opens another dialog first.
@@ -1397,7 +1399,7 @@ class WebSurface:
             finished.cancel()
             opened.cancel()
         page = self._require_page()
-        return ActResult(url=page.url, result=dialog.message)
+        return ActResult(url=page.url, result=said)
 
     def _timeout(self, args: ActArgs) -> float:
         return float(args.timeout_ms if args.timeout_ms is not None else self._timeout_ms)
@@ -1703,8 +1705,20 @@ def _storage_state(state: SessionState) -> dict[str, Any]:
     }
 
 
+_LEAVING: Final = "Leave site? Changes you made may not be saved."
+"""What Chromium's leave-page confirmation says: a page's ``beforeunload`` handler asks for
+it, but the text it may give is not shown (nor given: the dialog's message is empty)."""
+
+
+def _shown_message(dialog: Dialog) -> str:
+    """The text the browser shows in `dialog`."""
+    if dialog.type == "beforeunload" and not dialog.message:
+        return _LEAVING
+    return dialog.message
+
+
 def _check_dialog(pred: Predicate, dialog: Dialog | None) -> CheckResult:
-    message = dialog.message if dialog is not None else None
+    message = _shown_message(dialog) if dialog is not None else None
     if isinstance(pred, Visible | Hidden):
         return CheckResult(
             ok=(dialog is not None) == isinstance(pred, Visible),

@@ -55,6 +55,18 @@ FIELDS = """<!doctype html>
 """
 
 
+LEAVING = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Draft</title></head>
+<body>
+<label>Draft <input id="draft" oninput="window.dirty = true"></label>
+<a href="fields.html">Leave</a>
+<script>
+  addEventListener("beforeunload", (e) => { if (window.dirty) e.preventDefault(); });
+</script>
+</body></html>
+"""
+
+
 COVERED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Covered</title></head>
 <body><div style="position: relative">
@@ -75,7 +87,9 @@ def pages() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def fields(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("fields"), {"fields.html": FIELDS}) as url:
+    with served(
+        tmp_path_factory.mktemp("fields"), {"fields.html": FIELDS, "leaving.html": LEAVING}
+    ) as url:
         yield url + "fields.html"
 
 
@@ -178,6 +192,24 @@ async def test_an_alert_is_accepted_with_submit(dialogs: SurfaceAgentHost) -> No
     assert unavailable.code is ErrorCode.ACTION_UNAVAILABLE
     await _perform(dialogs, dialog.node_id, _simple(ActionKind.SUBMIT))
     assert _shows(await _full(dialogs), "alerted")
+
+
+async def test_a_leave_page_confirmation_is_labelled_as_the_browser_words_it(
+    browser: WebBrowser, fields: str
+) -> None:
+    """A beforeunload dialog has no message of the page's (browsers show none): it was a
+    dialog labelled '', which told the agent nothing of what submit or dismiss would do."""
+    async with hosted(browser, fields.replace("fields.html", "leaving.html")) as host:
+        page = await _full(host)
+        await _perform(host, _labelled(page, Role.TEXT_FIELD, "Draft").node_id, SetText("x"))
+        leave = _labelled(page, Role.LINK, "Leave")
+        await _perform(host, leave.node_id, _simple(ActionKind.ACTIVATE))
+        (dialog,) = (await _full(host)).nodes
+        assert (dialog.role, dialog.label, dialog.description) == (
+            Role.DIALOG, "Leave site? Changes you made may not be saved.", "beforeunload"
+        )
+        await _perform(host, dialog.node_id, _simple(ActionKind.DISMISS))
+        assert _labelled(await _full(host), Role.TEXT_FIELD, "Draft").value == "x"
 
 
 async def test_a_status_an_alert_s_handler_writes_is_announced_once_it_is_answered(
