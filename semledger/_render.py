@@ -48,6 +48,8 @@ def _describe(node: SemanticsNode) -> Text:
             shown.append(repr(numeric.value_text))
         if shown:
             text.append(f" = {' '.join(shown)}")
+    if node.description:
+        text.append(f" described as {node.description!r}")
     if node.semantic_id:
         text.append(f" #{node.semantic_id}", style="cyan")
     state = node.state
@@ -646,10 +648,12 @@ _NONDETERMINISTIC = (
 
 def replay_verdict(report: ReplayReport) -> Group:
     verdict = _verdict(report)
-    if not report.nondeterministic:
-        return verdict
-    note = _NONDETERMINISTIC if report.ok else f"  note: {_NONDETERMINISTIC}"
-    return Group(verdict, Text(note, style="yellow"))
+    notes = [Text(f"  note: {shortened(said)}", style="yellow") for said in report.unrepeated]
+    if report.nondeterministic:
+        notes.append(
+            Text(_NONDETERMINISTIC if report.ok else f"  note: {_NONDETERMINISTIC}", style="yellow")
+        )
+    return Group(verdict, *notes) if notes else verdict
 
 
 def _verdict(report: ReplayReport) -> Group:

@@ -79,6 +79,20 @@ def test_a_numeric_node_shows_its_value_and_range() -> None:
     assert "slider = 'none' [at most 1234567]  id 4" in lines[4]
 
 
+def test_a_node_shows_its_description() -> None:
+    """The text read showed no node's description: a field's hint was missing, and an
+    alert read as a confirm did (a native dialog's type is its description)."""
+    described = (
+        SemanticsNode(2, None, Role.DIALOG, label="Sure?", description="confirm"),
+        SemanticsNode(3, None, Role.TEXT_FIELD, label="Email", value="a@b.c",
+                      description="We never share it"),
+    )  # fmt: skip
+    root = SemanticsNode(1, None, Role.GROUP, children=(2, 3))
+    lines = _printed(root, *described).splitlines()
+    assert "dialog 'Sure?' described as 'confirm'  id 2" in lines[2]
+    assert "text_field 'Email' = 'a@b.c' described as 'We never share it'  id 3" in lines[3]
+
+
 def test_the_issues_of_the_snapshot_are_listed_after_the_tree_one_a_line() -> None:
     """The text read showed the tree alone: a snapshot whose relation points at no node, or
     two nodes with one semantic id, read as sound; only --json listed its issues."""
