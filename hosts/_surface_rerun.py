@@ -14,7 +14,10 @@ live (each call is logged as it ends, so a little longer: by the call's own time
 A resumed session holds one segment per ``SessionStarted``: each server opened a surface of
 its own, whether or not the one before closed its (it may have been killed). So each start
 closes the surface of the segment before it, if its calls did not, and makes a fresh one from
-that start's config. Events other than calls (what the MCP bridge logs of the agent's
+that start's config. A call that failed as the surface's session ended (a `SessionError`:
+its browser was killed, or closed) which does not fail so again is no divergence: what ended
+it came from outside, and the re-run goes on from the next start, saying so. Events other
+than calls (what the MCP bridge logs of the agent's
 requests, its commits) are the bridge's, not the surface's, and are skipped.
 """
 
@@ -28,6 +31,7 @@ import trio
 
 from semledger.adapters import (
     AgentSurface,
+    SessionError,
     Snapshot,
     create_surface,
     snapshot_lines,
@@ -120,6 +124,26 @@ def _config(started: SessionStarted, session: str, seq: int) -> dict[str, Any]:
     return made
 
 
+def _session_errors(cls: type[BaseException] = SessionError) -> set[str]:
+    """The names of `SessionError` and of its subclasses (an adapter's own, once imported)."""
+    return {cls.__name__}.union(*(_session_errors(sub) for sub in cls.__subclasses__()))
+
+
+def _ended_outside(
+    event: SurfaceCalled, error: BaseException | None, call: int, seq: int
+) -> str | None:
+    """Why `event`, which ended the logged surface's session, could not end the re-run's,
+    in words; None when it did not end the session, or ended the re-run's too."""
+    if event.error_class not in _session_errors() or isinstance(error, SessionError):
+        return None
+    return (
+        f"call {call} (log seq {seq}, {event.method}) found the surface's session ended"
+        f" ({event.error_message}); the re-run's was not: what ended it (a browser or an"
+        " application killed or closed) cannot be repeated: the re-run went on from the"
+        " session's next start, if any"
+    )
+
+
 MAX_PAUSE_S = 30.0
 """The longest a re-run waits between two calls, however long the agent waited."""
 
@@ -142,6 +166,8 @@ async def rerun_surface(
     surface = create_surface(config or _config(started, session, first.seq))
     calls = 0
     closed = False
+    ended = False  # the logged session ended in this segment as the re-run's did not
+    unrepeated: list[str] = []
     lines: list[str] | None = None  # the rendering of the last snapshot logged
     redacted: int | None = None  # the first call whose text the log redacted
     paced: tuple[float, float] | None = None  # the last call: when logged, when re-run
@@ -152,6 +178,7 @@ async def rerun_surface(
             if isinstance(event, SessionStarted):
                 lines = None
                 paced = None
+                ended = False
                 made = config or _config(event, session, record.seq)
                 if not closed:
                     closed = True
@@ -159,7 +186,7 @@ async def rerun_surface(
                 surface = create_surface(made)
                 closed = False
                 continue
-            if not isinstance(event, SurfaceCalled):
+            if not isinstance(event, SurfaceCalled) or ended:
                 continue
             calls += 1
             if paced is not None:
@@ -178,13 +205,23 @@ async def rerun_surface(
                 redacted = calls
             if event.method == "snapshot" and event.error_class is None:
                 lines = snapshot_lines(event.result, lines)
+            outside = _ended_outside(event, error, calls, record.seq)
+            if outside is not None:
+                unrepeated.append(outside)
+                ended = closed = True
+                await surface.close()
+                continue
             difference = _difference(event, result, error, lines)
             if difference is not None:
                 expected, actual, diff = difference
                 note = _redaction_note(redacted, event)
                 divergence = Divergence(calls, record.seq, expected, actual, diff, note)
-                return ReplayReport(session, calls, calls, divergence, surface=True)
+                return ReplayReport(
+                    session, calls, calls, divergence, surface=True, unrepeated=tuple(unrepeated)
+                )
     finally:
         if not closed:
             await surface.close()
-    return ReplayReport(session, calls, calls, None, surface=True)
+    return ReplayReport(
+        session, calls, calls, None, surface=True, unrepeated=tuple(unrepeated)
+    )

@@ -134,6 +134,10 @@ class ReplayReport:
     nondeterministic: bool = False
     """The session is a fuzzer counterexample of an app that did not do the same on the same
     inputs: a replay may diverge at any step, another each run, or not at all."""
+    unrepeated: tuple[str, ...] = ()
+    """A surface session's re-run: each place where the logged surface's session ended (its
+    browser was killed, say) and the re-run's did not, said in words. Nothing done outside
+    the session can be repeated: the re-run goes on from the session's next start."""
 
     @property
     def ok(self) -> bool:

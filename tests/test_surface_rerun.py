@@ -12,7 +12,9 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
 
+from semledger._render import replay_verdict
 from semledger.adapters import (
     LocateError,
     LoggedSurface,
@@ -199,3 +201,60 @@ async def test_a_divergence_after_a_redacted_call_names_that_call() -> None:
     assert report.divergence is not None
     assert report.divergence.note is not None
     assert report.divergence.note.startswith("call 3 typed text the log redacted")
+
+
+def _ended_in_first_segment(recorder: MemoryRecorder) -> tuple[MemoryRecorder, int]:
+    """`recorder`'s session with the first segment's last snapshot failed as a killed
+    browser fails it; and that call's seq."""
+    stored = list(recorder.events("s"))
+    second = max(r.seq for r, event in stored if isinstance(event, SessionStarted))
+    snapshots = [r.seq for r, e in stored if getattr(e, "method", "") == "snapshot"]
+    last = max(seq for seq in snapshots if seq < second)
+    edited = MemoryRecorder()
+    for record, event in stored:
+        if record.seq == last:
+            event = attrs.evolve(
+                event,
+                result=None,
+                error_class="SessionError",
+                error_message="Target page, context or browser has been closed",
+                snapshot_hash=None,
+            )
+        edited.append([NewEvent("s", record.seq, event, record.at)])
+    return edited, last
+
+
+async def test_a_surface_ended_from_outside_is_said_and_the_next_segment_is_re_run() -> None:
+    """A session that lived through a killed browser was reported as diverged at the call
+    that found it gone, and what the next server did was never re-run."""
+    recorder = MemoryRecorder()
+    await _killed_then_resumed(recorder, "s")
+    edited, seq = _ended_in_first_segment(recorder)
+    report = await rerun_surface(edited, "s")
+    assert report.ok, report.divergence
+    assert report.inputs == 11
+    (said,) = report.unrepeated
+    assert said.startswith(f"call 6 (log seq {seq}, snapshot) found the surface's session ended")
+    assert "(Target page, context or browser has been closed)" in said
+    console = Console(width=300, record=True)
+    console.print(replay_verdict(report))
+    shown = console.export_text()
+    assert shown.startswith("replay of 's': identical — 11 calls made again")
+    assert f"  note: call 6 (log seq {seq}, snapshot) found" in shown
+
+
+async def test_after_a_surface_ended_from_outside_a_later_difference_is_reported() -> None:
+    recorder = MemoryRecorder()
+    await _killed_then_resumed(recorder, "s")
+    edited, _seq = _ended_in_first_segment(recorder)
+    events = [(r, e) for r, e in edited.events("s")]
+    last = max(r.seq for r, e in events if getattr(e, "method", "") == "snapshot")
+    altered = MemoryRecorder()
+    for record, event in events:
+        if record.seq == last:
+            event = attrs.evolve(event, snapshot_hash="0" * 64)
+        altered.append([NewEvent("s", record.seq, event, record.at)])
+    report = await rerun_surface(altered, "s")
+    assert report.divergence is not None
+    assert report.divergence.seq == last
+    assert len(report.unrepeated) == 1
