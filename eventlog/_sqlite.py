@@ -729,6 +729,44 @@ _NOT_FILES = (
 )
 
 
+def _checked_path(path: object) -> str:
+    """`path` as a str, or ``TypeError``/``ValueError`` naming it before any file is made.
+    SQLite takes ``""`` and ``":memory:"`` for a log that vanishes on close and a
+    ``file:`` name for a URI."""
+    where = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+    if not isinstance(where, str):
+        hint = ": decode it first (os.fsdecode)" if isinstance(where, bytes) else ""
+        raise TypeError(
+            f"path: expected a file path (a str or os.PathLike), got"
+            f" {type(path).__name__} {path!r:.80}{hint}"
+        )
+    if where in ("", ":memory:"):
+        raise ValueError(
+            f"path: expected a file path, got {where!r}: use MemoryRecorder() for a log in memory"
+        )
+    if where.startswith("file:"):
+        raise ValueError(f"path: expected a file path, not an SQLite URI, got {where!r:.80}")
+    if "\0" in where:
+        raise ValueError(f"path: expected a file path with no NUL character, got {where!r:.80}")
+    return where
+
+
+def _check_options(synchronous: object, create: object, read_only: object, timeout: object) -> None:
+    """Checked before any file is made: SQLite took a wrong type, a negative or NaN
+    timeout, and any object for a flag (as true or false) without a word."""
+    if synchronous not in _SYNCHRONOUS:
+        error = ValueError if isinstance(synchronous, str) else TypeError
+        raise error(f"synchronous: expected one of {_SYNCHRONOUS}, got {synchronous!r:.80}")
+    for name, flag in (("create", create), ("read_only", read_only)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name}: expected a bool, got {type(flag).__name__} {flag!r:.80}")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        kind = type(timeout).__name__
+        raise TypeError(f"busy_timeout: expected a number of seconds, got {kind} {timeout!r:.80}")
+    if not (math.isfinite(timeout) and timeout >= 0):
+        raise ValueError(f"busy_timeout: expected a finite number of at least 0, got {timeout}")
+
+
 def _refuse_unless_file(path: str) -> None:
     """Raise `LogOpenError` where `path` is there and is not a file, before anything opens
     it: SQLite calls a directory or a device a disk I/O error (and makes its journal beside
@@ -906,11 +944,8 @@ class SqliteRecorder:
         busy_timeout: float = 5.0,
         _make_nothing: bool = False,
     ) -> None:
-        self.path = os.fspath(path)
-        if self.path == ":memory:" or self.path.startswith("file:"):
-            raise ValueError("SqliteRecorder needs a file path; use MemoryRecorder in memory")
-        if synchronous not in _SYNCHRONOUS:
-            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, not {synchronous!r}")
+        self.path = _checked_path(path)
+        _check_options(synchronous, create, read_only, busy_timeout)
         _refuse_unless_file(self.path)
         links = _hard_links(self.path)
         if links > 1:
@@ -1019,7 +1054,7 @@ class SqliteRecorder:
         and the log is read as on a full disk. A log of an older schema is migrated
         (written) once, if it can be; raises `OutdatedSchemaError` if it cannot.
         """
-        where = os.fspath(path)
+        where = _checked_path(path)
         _refuse_unless_file(where)
         clean = not os.path.exists(f"{where}-wal")
         absolute = os.path.abspath(where)

@@ -1363,6 +1363,38 @@ def test_the_sqlite_log_is_wal_with_the_chosen_synchronous_level(tmp_path: Path)
         SqliteRecorder(":memory:")
 
 
+@pytest.mark.parametrize(
+    ("path", "options", "error", "message"),
+    [
+        (None, {}, TypeError, "path: expected a file path .* got NoneType None"),
+        (5, {}, TypeError, "path: expected a file path .* got int 5"),
+        (b"log.db", {}, TypeError, r"path: .* got bytes b'log.db': decode it first \(os.fsdecode"),
+        ("", {}, ValueError, "path: expected a file path, got '': use MemoryRecorder"),
+        ("log.db", {"busy_timeout": "5"}, TypeError, "busy_timeout: expected a number of seconds"),
+        ("log.db", {"busy_timeout": -1}, ValueError, "busy_timeout: expected a finite number"),
+        ("log.db", {"busy_timeout": float("nan")}, ValueError, "busy_timeout: .* got nan"),
+        ("log.db", {"read_only": "yes"}, TypeError, "read_only: expected a bool, got str 'yes'"),
+        ("log.db", {"create": "no"}, TypeError, "create: expected a bool, got str 'no'"),
+        ("log.db", {"synchronous": 2}, TypeError, "synchronous: expected one of"),
+    ],
+)
+def test_a_sqlite_recorder_refuses_a_wrong_argument_by_name_and_makes_no_file(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    path: object,
+    options: dict[str, object],
+    error: type[Exception],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(error, match=message):
+        SqliteRecorder(path, **options)  # type: ignore[arg-type]
+    if not options:
+        with pytest.raises(error, match=message):
+            SqliteRecorder.to_inspect(path)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_schema_newer_than_the_code_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "future.db"
     SqliteRecorder(path).close()
