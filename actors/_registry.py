@@ -29,6 +29,17 @@ from ._session import Close, SessionActor, check_session_name
 from ._writer import LogWriter, check_recorder, check_same_log, check_writer
 
 
+def _check_factory(factory: object) -> None:
+    """Checked before the registry is changed: an actor given for its factory was called,
+    and failed as "'SessionActor' object is not callable"."""
+    if factory is None or callable(factory):
+        return
+    shown = f"{type(factory).__name__} {factory!r:.80}"
+    if isinstance(factory, SessionActor):
+        shown = "a SessionActor: pass lambda: SessionActor(...)"
+    raise TypeError(f"factory: expected a callable returning a SessionActor, got {shown}")
+
+
 def _made(name: str, factory: Callable[[], SessionActor]) -> SessionActor:
     """The actor `factory` makes for session `name`, checked."""
     actor = factory()
@@ -103,7 +114,7 @@ class SessionRegistry:
     ) -> SessionActor:
         """The running session `name`, starting (or recovering) it first when needed with
         the actor `factory` makes; raises ``ValueError`` if that is of another session,
-        ``TypeError`` if it is no ``SessionActor``.
+        ``TypeError`` if it is no ``SessionActor`` (or `factory` is not callable).
 
         A checkpoint, found session or not, as Trio's calls are: a caller that opens again
         after `ActorClosedError` lets the stopped actor's task leave the registry. Yet no
@@ -114,6 +125,7 @@ class SessionRegistry:
         The session starts in the registry's nursery: a caller that stops waiting (a timeout
         around `open`) leaves it to start, and `close_all` or `park_all` ends it."""
         check_session_name(name)
+        _check_factory(factory)
         await trio.lowlevel.checkpoint_if_cancelled()
         while name in self._starting:
             await self._starting[name].wait()

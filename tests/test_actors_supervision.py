@@ -663,3 +663,25 @@ async def test_open_names_a_name_or_a_factory_result_of_the_wrong_kind() -> None
             await registry.open("s", lambda: None)  # type: ignore[arg-type, return-value]
         assert registry.names == []
         writer.close()
+
+
+async def test_open_given_an_actor_for_its_factory_says_to_pass_a_function() -> None:
+    """An actor given instead of a function that makes one failed as "'SessionActor' object
+    is not callable"."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        registry = SessionRegistry(nursery, writer, recorder)
+        actor = SessionActor("s", counter.app, COUNTER_REF, writer, recorder)
+        with pytest.raises(
+            TypeError,
+            match=r"^factory: expected a callable returning a SessionActor, got a SessionActor:"
+            r" pass lambda: SessionActor\(\.\.\.\)$",
+        ):
+            await registry.open("s", actor)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"^factory: expected a callable .*, got int 5$"):
+            await registry.open("s", 5)  # type: ignore[arg-type]
+        assert registry.open_names == []
+        assert await registry.open("s", lambda: actor) is actor
+        await registry.close_all()
+        writer.close()
