@@ -28,6 +28,7 @@ from semledger.runtime import (
     ApplicationError,
     AppRuntime,
     Effect,
+    ErrorCode,
     Every,
     Journal,
     Receipt,
@@ -107,6 +108,15 @@ class StepResult:
     effects: tuple[tuple[int, Effect[Any]], ...]
     timers: tuple[Every[Any], ...] = ()
     """The timers the model subscribes to after this input."""
+
+    @property
+    def reached_the_app(self) -> bool:
+        """Whether the input can have reached the application: anything but an action refused
+        before its handler was asked (a target not found, ambiguous or disabled, an action not
+        offered, a stale generation). Text the log redacted in an action refused so was never
+        typed anywhere, and cannot be why re-executing differs later."""
+        outcome = self.outcome
+        return not isinstance(outcome, Rejection) or outcome.code is ErrorCode.HANDLER_REJECTED
 
 
 class SessionCore:

@@ -623,8 +623,7 @@ class SessionActor(Actor[SessionMessage]):
             elif isinstance(event, INPUT_CLASSES):
                 if made:
                     raise self._diverged(made_by, made[0].generation, _EXTRA)
-                if isinstance(event, ActionRequested) and event.redacted:
-                    core.redacted = True
+                typed = isinstance(event, ActionRequested) and event.redacted
                 try:
                     result = core.step(event)
                 except Exception as error:  # as the live session takes it: see `_step`
@@ -641,8 +640,9 @@ class SessionActor(Actor[SessionMessage]):
                         core.runtime.generation,
                         f"re-executing the input there raised {app_raised(error)!r}, "
                         "which the live session did not",
-                        redacted=core.redacted,
+                        redacted=core.redacted or typed,
                     ) from error
+                core.redacted = core.redacted or (typed and result.reached_the_app)
                 made.extend(o for o in result.outputs if isinstance(o, Committed))
                 made_by = record.seq
                 inputs += 1

@@ -668,11 +668,12 @@ def _reexecute(
         step += 1
         inputs += 1
         current = _input(event)
-        if isinstance(event, ActionRequested) and event.redacted:
-            redacted.append((step, record.seq))
+        typed = isinstance(event, ActionRequested) and event.redacted
         try:
             result = core.step(event)
         except Exception as error:
+            if typed:
+                redacted.append((step, record.seq))
             # Not only the app's own errors: a message the log cannot record or decode ends
             # a session as a crash too, and the fuzzer saves anything raised as one.
             crashed = log.crash()
@@ -695,6 +696,8 @@ def _reexecute(
             return ReplayReport(
                 session, inputs, commits, diverged, raised, step, unrecorded=unrecorded
             )
+        if typed and result.reached_the_app:
+            redacted.append((step, record.seq))
         crashed = log.crash()
         if crashed is not None:
             seq, crash = crashed

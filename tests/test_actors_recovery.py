@@ -62,6 +62,7 @@ from semledger.runtime import (
     Next,
     Precondition,
     Receipt,
+    Rejection,
     SemanticId,
     SemanticsAction,
     SetText,
@@ -498,6 +499,37 @@ async def test_resuming_with_an_app_whose_view_changed_is_refused_where_it_first
     seq, second = commits(recorder)[2]  # the first build's, then count 1, then count 2
     assert f"at log seq {seq}, generation {second.generation} " in message
     assert_names_the_causes(message)
+
+
+@pytest.mark.parametrize(
+    "typo",
+    [("counter.nope", SetText("hi")), ("counter.increment", SetText("hi"))],
+    ids=["no such target", "not a text field"],
+)
+async def test_a_refused_redacted_input_is_not_blamed_when_resuming_a_changed_app(
+    typo: tuple[str, SemanticsAction],
+) -> None:
+    """A set_text that no field took is logged masked, and was named as the likely cause
+    (with --log-passwords as the cure) in place of the application's change."""
+    recorder = MemoryRecorder()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder)
+            actor = await registry.open("s", opener(counter.app, COUNTER, writer, recorder, None))
+            semantic_id, action = typo
+            refusal = await actor.perform_action(target(semantic_id), action, LATEST)
+            assert isinstance(refusal, Rejection)
+            await drive(actor, [INCREMENT, INCREMENT])
+            await registry.close_all()
+            writer.close()
+    assert next(e.redacted for _r, e in recorder.events("s") if isinstance(e, ActionRequested))
+    message = await refused(recorder, tests_variant.app)
+    assert_names_the_causes(message)
+    assert "likely an input before it was a password" not in message
+    report = reexecute(recorder, "s", tests_variant.app)
+    assert report.divergence is not None
+    assert report.divergence.note is None
 
 
 async def test_resuming_with_an_app_that_no_longer_commits_a_logged_generation_is_refused() -> None:
