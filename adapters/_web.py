@@ -36,7 +36,10 @@ the current frame (``switchFrame`` changes it) and the frames shown in it: an if
 ``generic`` node named by its title, holding its frame's document (``document``) and what
 that holds, in the page's coordinates; a ref in a frame is acted on without switching to it.
 A frame that cannot be read as the snapshot is taken (it is being navigated) shows as its
-iframe alone. A modal in a frame (a ``<dialog>`` it showed with ``showModal``,
+iframe alone. An element's id (``native["id"]``, which the MCP bridge makes its semantic id)
+is unique only in its document: one in a frame shown in the snapshot is no ``id`` there,
+as two frames of one page may each have an ``#email``.
+A modal in a frame (a ``<dialog>`` it showed with ``showModal``,
 ``aria-modal``) confines what that frame shows to it, not the page: the frame's other
 content is out of the tree, and the dialog is no ``modal`` of it, so the page around the
 frame stays in the tree and takes input, as in Chromium. Page text that is not valid Unicode
@@ -1016,7 +1019,9 @@ class WebSurface:
             try:
                 got = json.loads(
                     await self._js(
-                        child, "snap", {**opts, "maxNodes": budget, "start": self._next_ref}
+                        child,
+                        "snap",
+                        {**opts, "maxNodes": budget, "start": self._next_ref, "framed": True},
                     )
                 )
             except PlaywrightError:

@@ -395,7 +395,7 @@ function selectable(el, r) {  // a row's or cell's: ARIA gives it a selection, a
   return (r === "row" || r === "gridcell") && el.closest('[role="grid"], [role="treegrid"]') !== null;
 }
 
-function nativeOf(el, testids, r) {
+function nativeOf(el, testids, r, framed) {  // framed: el's document is a frame shown inside the snapshot's
   const out = { tag: el.tagName.toLowerCase(), focusable: String(focusable(el)) };
   if (CELLS.has(r)) out.selectable = String(selectable(el, r));
   const invalid = el.getAttribute("aria-invalid");
@@ -414,7 +414,7 @@ function nativeOf(el, testids, r) {
   if (r === "combobox" && (el.tagName === "INPUT" && TYPED.has(el.type) || editingHost(el))) out.editable = "true";
   if (el.tagName === "BODY") { out.url = location.href; if (scrollX || scrollY) out.scroll = scrollX + " " + scrollY; }
   for (const a of testids) { const v = el.getAttribute(a); if (v !== null) out[a] = v; }
-  const id = el.id; if (id && el.getRootNode() === document) out.id = id;  // a shadow root's ids are its own
+  const id = el.id; if (id && el.getRootNode() === document && !framed) out.id = id;  // a shadow root's ids are its own, and a frame's
   const nm = el.getAttribute("name"); if (nm !== null) out.name = nm;
   if ((el.tagName === "A" || el.tagName === "AREA") && el.hasAttribute("href")) { out.href = el.getAttribute("href"); out.url = el.href; }
   if (el.tagName === "INPUT") out.type = (el.type || "text");
@@ -511,7 +511,7 @@ function snap(opts) {
       const val = value(el, r);
       let desc = idsText(el, "aria-describedby") || (userInvalid(el) ? el.validationMessage : "");
       if (!desc && el.hasAttribute("title") && norm(el.getAttribute("title")) !== nm) desc = norm(el.getAttribute("title"));
-      const nat = nativeOf(el, testids, r);
+      const nat = nativeOf(el, testids, r, !!opts.framed);
       const ref = push(el, r, nm, val, desc, states(el, r, hidden, active), hidden ? null : shownBox(el, moving), depth, nat);
       if (ref === null) return;
       if (relating.sources.has(el)) related.push([nat, relationTargets(el)]);

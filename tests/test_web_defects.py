@@ -24,6 +24,7 @@ from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
     ByNodeId,
+    BySemanticId,
     Delta,
     ErrorCode,
     Full,
@@ -31,6 +32,7 @@ from semledger.runtime import (
     Receipt,
     Rejection,
     Role,
+    SemanticId,
     SemanticsAction,
     SemanticsNode,
     SetText,
@@ -67,6 +69,22 @@ LEAVING = """<!doctype html>
 """
 
 
+CARD = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Card</title></head>
+<body><label>Card email <input id="email"></label></body></html>
+"""
+
+
+CHECKOUT = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Checkout</title></head>
+<body>
+<label>Email <input id="email"></label>
+<iframe src="card.html" title="Payer"></iframe>
+<iframe src="card.html" title="Payee"></iframe>
+</body></html>
+"""
+
+
 COVERED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Covered</title></head>
 <body><div style="position: relative">
@@ -88,8 +106,10 @@ def pages() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def fields(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with served(
-        tmp_path_factory.mktemp("fields"), {"fields.html": FIELDS, "leaving.html": LEAVING}
-    ) as url:
+        tmp_path_factory.mktemp("fields"),
+        {"fields.html": FIELDS, "leaving.html": LEAVING, "checkout.html": CHECKOUT,
+         "card.html": CARD},
+    ) as url:  # fmt: skip
         yield url + "fields.html"
 
 
@@ -680,6 +700,25 @@ async def framed(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentH
     surface = await _opened(browser, pages + "frames.html")
     yield SurfaceAgentHost(surface)
     await surface.close()
+
+
+async def test_only_the_pages_own_html_ids_are_semantic_ids_not_those_inside_its_frames(
+    browser: WebBrowser, fields: str
+) -> None:
+    """Ids are unique per document: two frames (and the page) may each have an #email. All
+    three were semantic id 'email', a duplicate_semantic_id, and a target 'email' was
+    ambiguous, though the page's own field is the only one its id names."""
+    async with hosted(browser, fields.replace("fields.html", "checkout.html")) as host:
+        full = await _full(host)
+        fields_shown = [n for n in full.nodes if n.role is Role.TEXT_FIELD]
+        assert [(n.label, n.semantic_id) for n in fields_shown] == [
+            ("Email", "email"), ("Card email", None), ("Card email", None)
+        ]
+        assert full.issues == ()
+        email = BySemanticId(SemanticId("email"))
+        done = await host.perform_action(email, SetText("a@b"), Latest())
+        assert isinstance(done, Receipt), done
+        assert _labelled(await _full(host), Role.TEXT_FIELD, "Email").value == "a@b"
 
 
 async def test_what_an_iframe_shows_is_under_its_node_and_takes_actions(
