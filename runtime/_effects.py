@@ -6,6 +6,7 @@ router, which reads its types) loads without it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +17,18 @@ from ._runtime import AppRuntime
 if TYPE_CHECKING:
     import trio
 
+_log = logging.getLogger("semledger.runtime")
+
 
 class EffectRunner:
     """Starts a runtime's effects in a nursery and feeds each result back as an input.
 
     ``on_result`` sees every finished effect before its message is delivered (a session actor
     logs it there); by default the message goes straight to `AppRuntime.complete_effect`.
+
+    An effect that raises (anything but Trio's cancellation and Ctrl-C, as in a session)
+    only ends its pending work: ``on_result`` gets None for it, the error is kept in
+    `failures` and logged as a warning, and the nursery and the other effects in it go on.
     """
 
     def __init__(
@@ -39,6 +46,8 @@ class EffectRunner:
         self._on_result = on_result or runtime.complete_effect
         self._idle = trio.Event()
         self._running = 0
+        self.failures: dict[int, BaseException] = {}
+        """What each effect that raised raised, by effect id."""
 
     def start_pending(self) -> int:
         """Start every effect the runtime has handed out; returns how many were started."""
@@ -57,10 +66,15 @@ class EffectRunner:
             try:
                 message = await effect.result()
             except BaseException as error:
-                if app_failed(error):
-                    # The effect is over: pending_work must not stay true for good.
-                    self._on_result(effect_id, None)
-                raise
+                if not app_failed(error):
+                    raise
+                self.failures[effect_id] = error
+                _log.warning(
+                    "effect %d (%s) failed: the app gets no message for it",
+                    effect_id, effect.name, exc_info=error,
+                )
+                self._on_result(effect_id, None)  # its pending work ends
+                return
             self._on_result(effect_id, message)
             self.start_pending()
         finally:

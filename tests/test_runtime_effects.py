@@ -69,6 +69,10 @@ class EffectApp:
     async def silent(self) -> None:
         await trio.sleep(0)
 
+    async def failing(self) -> str:
+        await trio.sleep(0)
+        raise ConnectionError("backend down")
+
     def update(self, model: Model, msg: str) -> Next[Model, str] | Model:
         new = Model((*model.log, msg))
         if msg == "A":
@@ -79,6 +83,8 @@ class EffectApp:
             return Next(new, (Effect(self.second),))
         if msg == "quiet":
             return Next(new, (Effect(self.silent),))
+        if msg == "fail":
+            return Next(new, (Effect(self.failing, name="failing"),))
         return new
 
     def view(self, model: Model) -> View[str]:
@@ -176,6 +182,29 @@ async def test_on_result_sees_every_effect_before_its_message_is_delivered() -> 
         ("chain-2", ("chain", "chain-1")),
     ]
     assert seen[0][0] < seen[1][0]
+
+
+async def test_an_effect_that_raises_only_ends_its_pending_work_the_nursery_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """As in a session (docs/apps.md): the error came out of the caller's nursery as an
+    ExceptionGroup, and cancelled the other effects running there, their work pending
+    for good."""
+    app = EffectApp()
+    async with trio.open_nursery() as nursery:
+        runner = EffectRunner(app.rt, nursery)
+        act(app.rt, "ab")
+        app.rt.deliver("fail")
+        assert runner.start_pending() == 2
+        await trio.testing.wait_all_tasks_blocked()
+        assert app.rt.pending_work
+        app.gate.set()
+        await runner.wait_idle()
+    assert app.rt.model.log == ("A", "B", "fail", "effect")
+    assert not app.rt.pending_work
+    [(effect_id, error)] = runner.failures.items()
+    assert isinstance(error, ConnectionError)
+    assert f"effect {effect_id} (failing) failed" in caplog.text
 
 
 def test_effects_are_handed_out_once_with_unique_ids() -> None:
