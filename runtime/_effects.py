@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 _log = logging.getLogger("semledger.runtime")
 
 
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r:.80}"
+
+
 class EffectRunner:
     """Starts a runtime's effects in a nursery and feeds each result back as an input.
 
@@ -40,6 +44,18 @@ class EffectRunner:
     ) -> None:
         import trio
 
+        if not isinstance(runtime, AppRuntime):
+            raise TypeError(f"runtime: expected an AppRuntime, got {_shown(runtime)}")
+        if not callable(getattr(nursery, "start_soon", None)):
+            raise TypeError(
+                "nursery: expected a Trio nursery (async with trio.open_nursery() as nursery),"
+                f" got {_shown(nursery)}"
+            )
+        if on_result is not None and not callable(on_result):
+            raise TypeError(
+                f"on_result: expected a function of an effect id and its message, or None,"
+                f" got {_shown(on_result)}"
+            )
         self._event = trio.Event
         self._runtime = runtime
         self._nursery = nursery

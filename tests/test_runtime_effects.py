@@ -207,6 +207,27 @@ async def test_an_effect_that_raises_only_ends_its_pending_work_the_nursery_goes
     assert f"effect {effect_id} (failing) failed" in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ((None, None), "runtime: expected an AppRuntime, got NoneType None"),
+        (("app", None), "runtime: expected an AppRuntime, got str 'app'"),
+        ((EffectApp().rt, None), "nursery: expected a Trio nursery (async with"),
+    ],
+)
+def test_an_effect_runner_refuses_a_wrong_argument_by_name(
+    arguments: tuple[Any, Any], says: str
+) -> None:
+    with pytest.raises(TypeError, match=re.escape(says)):
+        EffectRunner(*arguments)
+
+
+async def test_an_effect_runner_refuses_an_on_result_it_cannot_call() -> None:
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(TypeError, match=r"^on_result: expected a function of an effect id"):
+            EffectRunner(EffectApp().rt, nursery, on_result=5)  # type: ignore[arg-type]
+
+
 def test_effects_are_handed_out_once_with_unique_ids() -> None:
     app = EffectApp()
     act(app.rt, "ab")
