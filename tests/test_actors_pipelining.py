@@ -267,6 +267,7 @@ async def test_a_write_that_fails_ends_the_session_and_the_host_answers_host_clo
 
 
 async def test_answers_held_for_the_log_end_at_once_when_the_session_is_cancelled() -> None:
+    """At once: while the log is still stuck (the session's own end waits for it)."""
     recorder = GatedRecorder()
     refused: list[BaseException] = []
     async with trio.open_nursery() as nursery:
@@ -279,16 +280,21 @@ async def test_answers_held_for_the_log_end_at_once_when_the_session_is_cancelle
             except ActorClosedError as error:
                 refused.append(error)
 
+        async def unstick_once_refused() -> None:
+            try:
+                with trio.fail_after(5):  # requests have no timeout: only the cancel answers
+                    while len(refused) < 3:
+                        await trio.sleep(0.01)
+            finally:
+                recorder.gate.set()
+
         async with trio.open_nursery() as sessions:
             await sessions.start(actor.run)
             recorder.gate.clear()
             for _ in range(3):
                 nursery.start_soon(act)
             await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(unstick_once_refused)
             sessions.cancel_scope.cancel()
-        with trio.fail_after(5):  # requests have no timeout: only the cancel answers them
-            while len(refused) < 3:
-                await trio.sleep(0.01)
-        recorder.gate.set()
         writer.close()
     assert all("ended before answering" in str(error) for error in refused)
