@@ -16,7 +16,7 @@ from semledger.eventlog import (
     unstarted,
 )
 from semledger.runtime import Full, Journal, ReadResult
-from semledger.runtime._actions import check_optional_int, check_since
+from semledger.runtime._actions import check_since
 
 
 class UnknownGenerationError(LookupError):
@@ -88,9 +88,9 @@ def fold(
     `since` as the live one did (at or before `since`, when a delta from it was possible)
     and applies the logged deltas after it: a read costs the commits since that
     checkpoint, not the whole session. The log is read at one moment (``Recorder.pinned``).
-    Raises ``TypeError`` unless `until` and `since` are None or ints, ``ValueError`` for a
-    `since` out of 0 to 2**64-1, and `UnknownGenerationError` for a generation the session
-    never reached (one below 1: a session's first commit is generation 1).
+    Raises ``TypeError`` unless `until` and `since` are None or ints, ``ValueError`` for
+    either out of 0 to 2**64-1 (as ``Exact`` does), and `UnknownGenerationError` for a
+    generation the session never reached (0 too: a session's first commit is generation 1).
     """
     return _checked_fold(recorder, session, until, since, "until")
 
@@ -101,8 +101,8 @@ def _checked_fold(
     """`fold`, naming `until` as its caller calls it (`name`) when it refuses it."""
     check_log_and_session(recorder, session)
     check_since(since)
-    check_optional_int(until, name)
-    if until is not None and until < 1:
+    check_since(until, name)
+    if until == 0:
         raise UnknownGenerationError(
             f"session {session!r} has no generation {until}: its first commit is generation 1"
         )

@@ -390,7 +390,9 @@ def test_a_read_checkpoint_that_is_not_a_full_read_of_its_generation_is_passed_o
 @pytest.mark.parametrize(
     ("asked", "error", "said"),
     [
-        ({"generation": -1}, UnknownGenerationError, "session 'c' has no generation -1"),
+        ({"generation": -1}, ValueError, "generation: expected an int from 0 to 2**64-1, got -1"),
+        ({"generation": 2**64}, ValueError, "generation: expected an int from 0 to 2**64-1"),
+        ({"since": -1}, ValueError, "since: expected an int from 0 to 2**64-1, got -1"),
         ({"generation": 0}, UnknownGenerationError, "session 'c' has no generation 0"),
         ({"generation": "2"}, TypeError, "generation: expected an int or None, got str"),
         ({"since": "1"}, TypeError, "since: expected an int or None, got str '1'"),
@@ -399,7 +401,9 @@ def test_a_read_checkpoint_that_is_not_a_full_read_of_its_generation_is_passed_o
 def test_a_read_at_a_generation_no_session_has_is_the_caller_s_error_not_a_damaged_log(
     asked: dict[str, Any], error: type[Exception], said: str
 ) -> None:
-    """Generation -1 was reported as a log whose commits do not reach it."""
+    """Generation -1 was reported as a log whose commits do not reach it, then as
+    UnknownGenerationError where since=-1 is a ValueError: a number no generation can be
+    is refused as Exact(-1) refuses it."""
     recorder = CountingRecorder()
     trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
     with pytest.raises(error) as refused:
@@ -424,6 +428,8 @@ def test_a_fold_refused_for_its_until_names_until() -> None:
     trio.run(partial(run_counter, recorder, 1, checkpoint_every=None))
     with pytest.raises(TypeError, match=r"^until: expected an int or None, got str '2'$"):
         fold(recorder, "c", until="2")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^until: expected an int from 0 to 2\*\*64-1, got -1$"):
+        fold(recorder, "c", until=-1)
 
 
 def test_a_session_without_checkpoints_is_read_by_folding_from_generation_0() -> None:
