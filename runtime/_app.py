@@ -73,11 +73,12 @@ class Next(Generic[Model, Msg]):
 
 
 def _positive(_instance: object, _attribute: object, seconds: float) -> None:
-    if (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, int | float)
-        or not 0 < seconds < math.inf
-    ):
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise TypeError(
+            f"Every.seconds: expected a number of seconds, got {type(seconds).__name__}"
+            f" {seconds!r:.80}"
+        )
+    if not 0 < seconds < math.inf:
         raise ValueError(
             f"Every.seconds: expected a positive finite number of seconds, got {seconds!r}"
         )

@@ -5,6 +5,7 @@ tick or an effect result the log cannot record crashes the session as replay doe
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -161,9 +162,19 @@ async def test_subscriptions_that_raise_crash_the_session_at_that_step_and_repla
     assert report.crash_step == 2
 
 
-@pytest.mark.parametrize("seconds", [0, -1, math.inf, math.nan, True, "1"])
+@pytest.mark.parametrize("seconds", [0, -1, math.inf, math.nan])
 def test_a_timer_needs_a_positive_finite_period(seconds: Any) -> None:
     with pytest.raises(ValueError, match=r"Every\.seconds: expected a positive finite number"):
+        Every(seconds, "tick")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"), [(True, "bool True"), ("1", "str '1'"), (None, "NoneType None")]
+)
+def test_a_timer_period_that_is_no_number_is_a_type_error(seconds: Any, shown: str) -> None:
+    """Every("1", message) raised ValueError, as for a number out of range."""
+    says = f"Every.seconds: expected a number of seconds, got {shown}"
+    with pytest.raises(TypeError, match=f"^{re.escape(says)}$"):
         Every(seconds, "tick")
 
 
