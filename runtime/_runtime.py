@@ -453,8 +453,14 @@ class AppRuntime(Generic[Model, Msg]):
     def complete_effect(self, effect_id: int, message: Msg | None) -> int:
         """An effect finished: its message (if any) enters the queue like any other input.
 
-        Raises ``ValueError`` for an effect that is not outstanding (never started, or
-        finished already): its message would be delivered as if it had run."""
+        Raises ``TypeError`` for an `effect_id` that is no int, ``ValueError`` for an effect
+        that is not outstanding (never started, or finished already): its message would be
+        delivered as if it had run."""
+        if isinstance(effect_id, bool) or not isinstance(effect_id, int):
+            raise TypeError(
+                "effect_id: expected an int (an id take_effects handed out), got"
+                f" {type(effect_id).__name__} {effect_id!r:.80}"
+            )
         if effect_id not in self._pending:
             outstanding = ", ".join(map(str, sorted(self._pending))) or "none"
             raise ValueError(

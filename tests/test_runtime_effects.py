@@ -251,13 +251,25 @@ def test_an_effect_that_is_not_outstanding_cannot_be_completed() -> None:
     [(first, _), (second, _)] = app.rt.take_effects()
     app.rt.complete_effect(first, "done")
     generation, model = app.rt.generation, app.rt.model
-    for effect_id in (first, 99, str(second)):
+    for effect_id in (first, 99):
         said = f"effect {effect_id!r} is not outstanding (outstanding: {second})"
         with pytest.raises(ValueError, match=f"^{re.escape(said)}$"):
-            app.rt.complete_effect(effect_id, "again")  # type: ignore[arg-type]
+            app.rt.complete_effect(effect_id, "again")
     assert (app.rt.generation, app.rt.model) == (generation, model)
     app.rt.complete_effect(second, None)
     assert not app.rt.pending_work
+
+
+@pytest.mark.parametrize(("effect_id", "shown"), [("1", "str '1'"), (True, "bool True")])
+def test_an_effect_id_that_is_no_int_is_a_type_error(effect_id: Any, shown: str) -> None:
+    """complete_effect("1", None) said "effect '1' is not outstanding", and True was
+    taken for effect 1."""
+    app = EffectApp()
+    act(app.rt, "ab")
+    says = f"effect_id: expected an int (an id take_effects handed out), got {shown}"
+    with pytest.raises(TypeError, match=f"^{re.escape(says)}$"):
+        app.rt.complete_effect(effect_id, None)
+    assert app.rt.pending_work
 
 
 def test_an_effect_result_after_close_changes_nothing() -> None:
