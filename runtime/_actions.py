@@ -174,14 +174,14 @@ def check_request(target: object, action: object, precondition: object) -> None:
 
 
 def check_optional_int(value: object, name: str) -> None:
-    """Raise ``TypeError`` unless `value` is None or an int (``True`` read as 1)."""
+    """Raise ``TypeError`` unless `value` is None or an int (not a bool)."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise TypeError(f"{name}: expected an int or None, got {_shown(value)}")
 
 
 def check_since(since: object, name: str = "since") -> None:
     """Raise ``TypeError`` unless `since` (a generation, called `name`) is None or an int
-    (``True`` read as since 1), ``ValueError`` unless it is a u64, as ``Exact`` checks."""
+    (not a bool), ``ValueError`` unless it is a u64, as ``Exact`` checks."""
     check_optional_int(since, name)
     if isinstance(since, int) and not 0 <= since <= U64_MAX:
         raise ValueError(f"{name}: expected an int from 0 to 2**64-1, got {since}")
