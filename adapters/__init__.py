@@ -93,6 +93,7 @@ from ._errors import (
     ScriptError,
     SessionError,
     SurfaceError,
+    SurfaceGoneError,
     SurfaceTimeoutError,
     classify,
 )
@@ -346,6 +347,7 @@ __all__ = [
     "SupportsTrace",
     "SurfaceAction",
     "SurfaceError",
+    "SurfaceGoneError",
     "SurfaceKind",
     "SurfaceTimeoutError",
     "TestIdCandidate",

@@ -98,6 +98,7 @@ from ._errors import (
     NavigationError,
     ScriptError,
     SessionError,
+    SurfaceGoneError,
     SurfaceTimeoutError,
 )
 from ._reaper import Reaper
@@ -398,10 +399,10 @@ class AtspiSurface:
         if self._app is None:
             raise SessionError("the session is not open")
         if self._ended:
-            raise SessionError(f"{self._app.name} has quit")
+            raise SurfaceGoneError(f"{self._app.name} has quit")
         if self._process is not None and self._process.poll() is not None:
             self._ended = True
-            raise SessionError(f"{self._app.name} {_ended_how(self._process.poll())}")
+            raise SurfaceGoneError(f"{self._app.name} {_ended_how(self._process.poll())}")
         return backend, self._app
 
     # -- the tree ---------------------------------------------------------------------
@@ -426,8 +427,8 @@ class AtspiSurface:
                     await self._process.wait()
             code = None if self._process is None else self._process.poll()
             if code is not None:
-                raise SessionError(f"{app.name} {_ended_how(code)}") from exc
-            raise SessionError(f"{app.name} is gone: {exc}") from exc
+                raise SurfaceGoneError(f"{app.name} {_ended_how(code)}") from exc
+            raise SurfaceGoneError(f"{app.name} is gone: {exc}") from exc
         entries: list[_Entry] = []
         stack: list[_Entry] = []
         children: dict[str, list[_Entry]] = {}

@@ -50,7 +50,7 @@ from ._atspi_map import (
     state_names,
 )
 from ._atspi_wire import method_call
-from ._errors import SessionError, SurfaceTimeoutError
+from ._errors import SessionError, SurfaceGoneError, SurfaceTimeoutError
 
 ATSPI: Final = "org.a11y.atspi."
 ACCESSIBLE: Final = ATSPI + "Accessible"
@@ -281,7 +281,7 @@ class A11yBus:
         if not messages:
             return []
         if self.broken:
-            raise SessionError("the AT-SPI connection was lost")
+            raise SurfaceGoneError("the AT-SPI connection was lost")
         results: list[Message | None] = [None] * len(messages)
         async with self._lock:
             try:
@@ -295,7 +295,7 @@ class A11yBus:
                 ) from None
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 self.broken = True
-                raise SessionError(f"the AT-SPI connection was lost: {exc}") from exc
+                raise SurfaceGoneError(f"the AT-SPI connection was lost: {exc}") from exc
         return [r for r in results if r is not None]
 
     async def _pipeline(

@@ -95,6 +95,12 @@ class SessionError(SurfaceError):
     failure_class: ClassVar[FailureClass] = "infrastructure"
 
 
+class SurfaceGoneError(SessionError):
+    """Raised when what the session drives went away under it: the browser crashed, was
+    killed or closed its page; the application quit, was killed, or its accessibility bus
+    connection was lost. A re-run of the session finds its own surface there."""
+
+
 class DataError(SurfaceError):
     """Raised when a value is missing or of the wrong type: every decoder raises it for an
     invalid document, with ``path`` naming the offending field (``candidate.by``,

@@ -253,6 +253,7 @@ from ._errors import (
     ScriptError,
     SessionError,
     SurfaceError,
+    SurfaceGoneError,
     SurfaceTimeoutError,
 )
 from ._schemas import (
@@ -571,7 +572,7 @@ class WebSurface:
             except (SessionError, PlaywrightError) as exc:
                 # Its page and context look closed too: the cause is not theirs.
                 if not self._browser.browser.is_connected():
-                    raise SessionError(_BROWSER_GONE) from exc
+                    raise SurfaceGoneError(_BROWSER_GONE) from exc
                 if isinstance(exc, SurfaceError):
                     well_formed_error(exc)
                     raise
@@ -1821,7 +1822,7 @@ def _translate(exc: PlaywrightError, action: str | None) -> SurfaceError:
     lowered = exc.message.lower()
     details = {"action": action} if action else {}
     if "has been closed" in lowered or "target closed" in lowered or "browser closed" in lowered:
-        return SessionError(message, details=details)
+        return SurfaceGoneError(message, details=details)
     if action in _NAVIGATING or "net::err" in lowered:
         return NavigationError(message, details=details)
     if "execution context was destroyed" in lowered:

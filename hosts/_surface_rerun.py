@@ -14,10 +14,10 @@ live (each call is logged as it ends, so a little longer: by the call's own time
 A resumed session holds one segment per ``SessionStarted``: each server opened a surface of
 its own, whether or not the one before closed its (it may have been killed). So each start
 closes the surface of the segment before it, if its calls did not, and makes a fresh one from
-that start's config. A call that failed as the surface's session ended (a `SessionError`:
-its browser was killed, or closed) which does not fail so again is no divergence: what ended
-it came from outside, and the re-run goes on from the next start, saying so. Events other
-than calls (what the MCP bridge logs of the agent's
+that start's config. A call that found what the session drove gone (a `SurfaceGoneError`:
+its browser killed, its application quit) and succeeds in the re-run is no divergence: what
+ended it came from outside, and the re-run goes on from the next start, saying so. Events
+other than calls (what the MCP bridge logs of the agent's
 requests, its commits) are the bridge's, not the surface's, and are skipped.
 """
 
@@ -31,8 +31,8 @@ import trio
 
 from semledger.adapters import (
     AgentSurface,
-    SessionError,
     Snapshot,
+    SurfaceGoneError,
     create_surface,
     snapshot_lines,
     text_digest,
@@ -124,23 +124,24 @@ def _config(started: SessionStarted, session: str, seq: int) -> dict[str, Any]:
     return made
 
 
-def _session_errors(cls: type[BaseException] = SessionError) -> set[str]:
-    """The names of `SessionError` and of its subclasses (an adapter's own, once imported)."""
-    return {cls.__name__}.union(*(_session_errors(sub) for sub in cls.__subclasses__()))
+def _gone_errors(cls: type[BaseException] = SurfaceGoneError) -> set[str]:
+    """The names of `SurfaceGoneError` and of its subclasses (an adapter's own, once
+    imported)."""
+    return {cls.__name__}.union(*(_gone_errors(sub) for sub in cls.__subclasses__()))
 
 
 def _ended_outside(
     event: SurfaceCalled, error: BaseException | None, call: int, seq: int
 ) -> str | None:
-    """Why `event`, which ended the logged surface's session, could not end the re-run's,
-    in words; None when it did not end the session, or ended the re-run's too."""
-    if event.error_class not in _session_errors() or isinstance(error, SessionError):
+    """Why `event`, which found what the logged session drove gone, succeeded in the
+    re-run, in words; None unless it did both."""
+    if error is not None or event.error_class not in _gone_errors():
         return None
     return (
-        f"call {call} (log seq {seq}, {event.method}) found the surface's session ended"
-        f" ({event.error_message}); the re-run's was not: what ended it (a browser or an"
-        " application killed or closed) cannot be repeated: the re-run went on from the"
-        " session's next start, if any"
+        f"call {call} (log seq {seq}, {event.method}) found what the session drove gone"
+        f" ({event.error_message}); in the re-run it was there: what ended it (a browser or"
+        " an application killed, crashed or closed) cannot be repeated, and the re-run went"
+        " on from the session's next start, if any"
     )
 
 

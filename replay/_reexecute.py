@@ -135,8 +135,8 @@ class ReplayReport:
     """The session is a fuzzer counterexample of an app that did not do the same on the same
     inputs: a replay may diverge at any step, another each run, or not at all."""
     unrepeated: tuple[str, ...] = ()
-    """A surface session's re-run: each place where the logged surface's session ended (its
-    browser was killed, say) and the re-run's did not, said in words. Nothing done outside
+    """A surface session's re-run: each call that found what the session drove gone (its
+    browser killed, say) and succeeded in the re-run, said in words. Nothing done outside
     the session can be repeated: the re-run goes on from the session's next start."""
 
     @property

@@ -203,9 +203,13 @@ async def test_a_divergence_after_a_redacted_call_names_that_call() -> None:
     assert report.divergence.note.startswith("call 3 typed text the log redacted")
 
 
-def _ended_in_first_segment(recorder: MemoryRecorder) -> tuple[MemoryRecorder, int]:
-    """`recorder`'s session with the first segment's last snapshot failed as a killed
-    browser fails it; and that call's seq."""
+def _ended_in_first_segment(
+    recorder: MemoryRecorder,
+    error_class: str = "SurfaceGoneError",
+    error_message: str = "Target page, context or browser has been closed",
+) -> tuple[MemoryRecorder, int]:
+    """`recorder`'s session with the first segment's last snapshot failed (by default as a
+    killed browser fails it); and that call's seq."""
     stored = list(recorder.events("s"))
     second = max(r.seq for r, event in stored if isinstance(event, SessionStarted))
     snapshots = [r.seq for r, e in stored if getattr(e, "method", "") == "snapshot"]
@@ -216,8 +220,8 @@ def _ended_in_first_segment(recorder: MemoryRecorder) -> tuple[MemoryRecorder, i
             event = attrs.evolve(
                 event,
                 result=None,
-                error_class="SessionError",
-                error_message="Target page, context or browser has been closed",
+                error_class=error_class,
+                error_message=error_message,
                 snapshot_hash=None,
             )
         edited.append([NewEvent("s", record.seq, event, record.at)])
@@ -234,7 +238,7 @@ async def test_a_surface_ended_from_outside_is_said_and_the_next_segment_is_re_r
     assert report.ok, report.divergence
     assert report.inputs == 11
     (said,) = report.unrepeated
-    assert said.startswith(f"call 6 (log seq {seq}, snapshot) found the surface's session ended")
+    assert said.startswith(f"call 6 (log seq {seq}, snapshot) found what the session drove gone")
     assert "(Target page, context or browser has been closed)" in said
     console = Console(width=300, record=True)
     console.print(replay_verdict(report))
@@ -258,3 +262,25 @@ async def test_after_a_surface_ended_from_outside_a_later_difference_is_reported
     assert report.divergence is not None
     assert report.divergence.seq == last
     assert len(report.unrepeated) == 1
+
+
+@pytest.mark.parametrize(
+    ("error_class", "error_message"),
+    [
+        ("SessionError", "the application shows nothing: its tree is empty"),
+        ("LocateError", "no element has that ref"),
+    ],
+)
+async def test_a_failure_of_the_surface_itself_that_the_re_run_does_not_repeat_diverges(
+    error_class: str, error_message: str
+) -> None:
+    """An app or a page that ended its own session (an empty tree), then changed: a re-run
+    that does not end there differs, however the session ended."""
+    recorder = MemoryRecorder()
+    await _killed_then_resumed(recorder, "s")
+    edited, seq = _ended_in_first_segment(recorder, error_class, error_message)
+    report = await rerun_surface(edited, "s")
+    assert report.divergence is not None
+    assert report.divergence.seq == seq
+    assert report.divergence.expected == f"snapshot to fail with {error_class}"
+    assert not report.unrepeated

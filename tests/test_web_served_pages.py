@@ -14,7 +14,13 @@ from typing import Final
 import pytest
 import trio
 
-from semledger.adapters import ActionabilityError, LoggedSurface, NavigationError, SessionInit
+from semledger.adapters import (
+    ActionabilityError,
+    LoggedSurface,
+    NavigationError,
+    SessionInit,
+    SurfaceGoneError,
+)
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.eventlog import MemoryRecorder, SurfaceCalled
 from semledger.hosts import LoggedSurfaceHost, SurfaceAgentHost, rerun_surface
@@ -668,5 +674,7 @@ async def test_a_browser_killed_under_its_surface_is_said_so_not_a_page_that_clo
                 read = await host.read_semantics(None)
         assert read.code is ErrorCode.HOST_CLOSED
         assert "the browser is gone: Chromium crashed or was killed" in read.message
+        with pytest.raises(SurfaceGoneError):  # what a re-run of the session cannot repeat
+            await own.snapshot()
     finally:
         await own.close()
