@@ -118,13 +118,16 @@ def _whole(text: str) -> int:
     return int(text)
 
 
-def _at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: a whole number no smaller than `low` (else a one-line usage error)."""
+def _at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number no smaller than `low`, nor larger than `high` when
+    given (else a one-line usage error)."""
 
     def parse(text: str) -> int:
         value = _whole(text)
         if value < low:
             raise argparse.ArgumentTypeError(f"expected at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"expected at most {high}, got {value}")
         return value
 
     return parse
@@ -345,7 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(read)
     read.add_argument(
-        "--generation", type=_at_least(1), metavar="N", help="from 1; default: the last one"
+        "--generation",
+        type=_at_least(1, 2**64 - 1),
+        metavar="N",
+        help="from 1; default: the last one",
     )
     read.add_argument("--json", action="store_true", help="print the read's wire form")
 

@@ -134,6 +134,10 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["read", "known", "--db", str(db), "--generation", "-1"],
             "argument --generation: expected at least 1, got -1",
         ),
+        "generation past a u64": (  # it was a traceback
+            ["read", "known", "--db", str(db), "--generation", str(2**64)],
+            f"argument --generation: expected at most {2**64 - 1}, got {2**64}",
+        ),
         **{
             f"generation {text!r}": (
                 ["read", "known", "--db", str(db), "--generation", text],
