@@ -952,8 +952,11 @@ class WebSurface:
             "interactiveOnly": interactive_only,
             "testids": list(self._testids),
         }
+        framed = frame.parent_frame is not None  # then its ids are no semantic ids either
         async with self._lock():
-            out = json.loads(await self._snap(frame, {**opts, "start": self._next_ref}))
+            out = json.loads(
+                await self._snap(frame, {**opts, "start": self._next_ref, "framed": framed})
+            )
             self._next_ref = out["next"]
             if "error" in out:
                 raise LocateError(f"root ref {root!r} is not in the page", details={"ref": root})

@@ -721,6 +721,24 @@ async def test_only_the_pages_own_html_ids_are_semantic_ids_not_those_inside_its
         assert _labelled(await _full(host), Role.TEXT_FIELD, "Email").value == "a@b"
 
 
+async def test_a_snapshot_rooted_in_a_frame_shows_no_html_id_of_it_either(
+    browser: WebBrowser, fields: str
+) -> None:
+    """The same element showed its id in a snapshot rooted in its frame, none in the whole
+    page's."""
+    surface = await _opened(browser, fields.replace("fields.html", "checkout.html"))
+    try:
+        whole = await surface.snapshot()
+        documents = [n for n in whole.nodes if n.role == "document" and n.parent is not None]
+        assert len(documents) == 2
+        rooted = await surface.snapshot(root=documents[0].ref)
+        fields_shown = [n for n in rooted.nodes if n.role == "textbox"]
+        assert [n.name for n in fields_shown] == ["Card email"]
+        assert [n.native.get("id") for n in fields_shown] == [None]
+    finally:
+        await surface.close()
+
+
 async def test_what_an_iframe_shows_is_under_its_node_and_takes_actions(
     framed: SurfaceAgentHost,
 ) -> None:
