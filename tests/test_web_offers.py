@@ -82,7 +82,7 @@ PAGES = {
 <div role="slider" id="vol" aria-label="Volume" aria-valuenow="3"></div>
 <div role="button" id="fake" aria-label="Not focusable"></div>
 <button id="gone" disabled>Disabled</button>
-<iframe id="frame" title="Inner" srcdoc="<button id='inner'>Inside</button>"></iframe>
+<iframe id="frame" title="Inner" srcdoc="<button data-testid='inner'>Inside</button>"></iframe>
 <script>
   const city = document.getElementById("city"), cities = document.getElementById("cities");
   function show(open) { cities.hidden = !open; city.setAttribute("aria-expanded", String(open)); }
