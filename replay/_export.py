@@ -283,6 +283,12 @@ class _FailureGoneError(AssertionError):
     fails with as a plain ``AssertionError`` (pytest would print this type's module path)."""
 
 
+class _DiffersBeforeFailureError(AssertionError):
+    """A step before the recorded failure differs: maybe a fix of that failure, which may
+    change earlier steps too. `check_recorded_steps` fails with it as a plain
+    ``AssertionError``, noted so (as `semledger replay` notes it)."""
+
+
 @contextmanager
 def _crashes(where: str, exception_type: str) -> Iterator[None]:
     """Assert that the block raises what the recorded session logged as `exception_type`."""
@@ -359,6 +365,16 @@ def check_recorded_steps(
         plain = AssertionError(*gone.args)
         _note_why(plain, str_hash, nondeterministic, fix_working=True)
         raise plain from None
+    except _DiffersBeforeFailureError as differs:
+        message, ahead = differs.args
+        plain = AssertionError(message)
+        plain.add_note(
+            f"note: {ahead} comes after this step; a fix of it may change earlier steps too,"
+            " and then this difference is the fix working: export the test again once it is"
+            " fixed (`semledger replay` shows the nodes that differ)"
+        )
+        _note_why(plain, str_hash, nondeterministic, fix_working=True)
+        raise plain from None
     except Exception as error:
         _note_why(error, str_hash, nondeterministic, fix_working=False)
         raise
@@ -398,7 +414,8 @@ def _check_steps(
         return
     core = SessionCore(app)
     first = [_plain(e) for e in core.initial_outputs()]
-    _same_outputs(checks, core.runtime, 0, "the first build", initial, first)
+    ahead = _failure_ahead(crash, violation, 0)
+    _same_outputs(checks, core.runtime, 0, "the first build", initial, first, ahead=ahead)
     if _failed_as_recorded(checks, 0, "as it started", checks.after(core.runtime, 0)):
         return
     checker = GenerationChecker(core.runtime.snapshot)
@@ -418,7 +435,8 @@ def _check_steps(
             return
         produced = [_plain(e) for e in result.outputs]
         masked = _masked(redacted, number)
-        _same_outputs(checks, core.runtime, number, where, expected, produced, masked)
+        ahead = _failure_ahead(crash, violation, number)
+        _same_outputs(checks, core.runtime, number, where, expected, produced, masked, ahead)
         if _failed_as_recorded(checks, number, where, checks.after(core.runtime, number)):
             return
     assert crash is None, f"the recorded session crashed at step {crash[0]}, after the last step"
@@ -436,17 +454,32 @@ def _same_outputs(
     recorded: list[dict[str, Any]],
     produced: list[dict[str, Any]],
     masked: str = "",
+    ahead: str | None = None,
 ) -> None:
     """Assert that `step` produced the `recorded` outputs; where they differ at the step whose
     check a fuzzer counterexample failed, say first if that check no longer fails there (a
-    fix of the bug changes the view that had it)."""
+    fix of the bug changes the view that had it); `ahead` names the recorded failure when it
+    comes after `step`."""
     if produced == recorded:
         return
     differs = _difference(recorded, produced)
     gone = checks.gone(step, 0, runtime)
     if gone is not None:
         raise _FailureGoneError(f"{where}{masked}: {_gone(gone)} (and {differs})")
+    if ahead is not None:
+        raise _DiffersBeforeFailureError(f"{where} differs{masked}: {differs}", ahead)
     raise AssertionError(f"{where} differs{masked}: {differs}")
+
+
+def _failure_ahead(
+    crash: tuple[int, str] | None, violation: tuple[int, str] | None, step: int
+) -> str | None:
+    """The recorded failure, named, if it comes after `step`."""
+    if crash is not None and crash[0] > step:
+        return f"the recorded crash ({crash[1]}) at step {crash[0]}"
+    if violation is not None and violation[0] > step:
+        return f"the recorded {FAILURES.get(violation[1], 'failure')} at step {violation[0]}"
+    return None
 
 
 def _gone(divergence: Divergence) -> str:

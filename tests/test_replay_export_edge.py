@@ -92,6 +92,26 @@ def test_an_exported_crash_says_it_pins_the_crash_and_once_fixed_that_it_no_long
         exported_test_of(with_app(source, COUNTER))()
 
 
+def test_an_exported_crash_whose_fix_changes_an_earlier_step_says_it_may_be_the_fix(
+    tmp_path: Path,
+) -> None:
+    """A fix that also changes what the app shows before the crash failed the exported test
+    with a bare hash mismatch, where replay says the fix may be why."""
+    db = tmp_path / "log.db"
+    record(db, "crashed", BUGGY, [INCREMENT, INCREMENT, RESET])
+    with SqliteRecorder(db) as recorder:
+        source = export_test(recorder, "crashed")
+    assert "CRASH = (3, 'ZeroDivisionError')" in source
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) differs: ") as failed:
+        exported_test_of(with_app(source, "tests_variant:app"))()  # its view changes from 2 on
+    assert getattr(failed.value, "__notes__", [])[0] == (
+        "note: the recorded crash (ZeroDivisionError) at step 3 comes after this step; a fix"
+        " of it may change earlier steps too, and then this difference is the fix working:"
+        " export the test again once it is fixed (`semledger replay` shows the nodes that"
+        " differ)"
+    )
+
+
 def exported_module_doc(source: str) -> str:
     module: dict[str, Any] = {}
     exec(compile(source, "exported", "exec"), module)
