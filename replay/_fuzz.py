@@ -118,14 +118,19 @@ _ASCII_AND_EMOJI = st.characters(max_codepoint=0x7F) | st.characters(
 )
 _TEXTS = st.one_of(
     st.text(max_size=12),
-    st.integers(13, _LONG_TEXT).flatmap(lambda size: st.text(min_size=size, max_size=size)),
+    st.integers(0, _LONG_TEXT).flatmap(lambda size: st.text(min_size=size, max_size=_LONG_TEXT)),
     st.text(_BLANKS, min_size=1, max_size=4),
     st.one_of(st.integers(), st.floats(allow_nan=False)).map(str),
     st.text(_ASCII_AND_EMOJI, max_size=12),
 )
 """What a set_text types, each one time in five: short text; long text, past a field's width
 or length limit; blank text (spaces, tabs, line breaks); a number; ASCII mixed with emoji.
-Hypothesis's text takes any character but surrogates, but seldom the last three."""
+Hypothesis's text takes any character but surrogates, but seldom the last three.
+
+A long text is at least a drawn length (from 0), not exactly it: the shrinker lowers that
+length to 0, then shortens the text, so a bug any text with an ``@`` shows is reported as
+``'@'``. (Drawn 13 to 300 long, it came out as ``'000000000000@'``: the shrinker does not
+move a value to another branch whose draws do not line up with it.)"""
 _ANY_NUMBER = st.integers(-1000, 1000) | st.floats(allow_nan=False, allow_infinity=False)
 """A number for a node that gives no range."""
 _EXACT_INTS = 2**53

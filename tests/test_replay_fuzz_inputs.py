@@ -132,3 +132,17 @@ def test_fuzz_types_the_values_given_with_text(tmp_path: Path) -> None:
     done = mcp.cli(*args, "--text", "a@b.c", "--text", "DELETE")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "RuntimeError: a confirmed delete crashes" in done.stdout
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_text_counterexample_shrinks_to_the_shortest_text_that_fails(seed: int) -> None:
+    """Long text was 13 to 300 characters long, and a counterexample drawn there never left
+    it: any text with an @ failing was reported as '000000000000@'."""
+    import tests_fuzz_at_sign
+
+    from semledger.replay import fuzz_app
+
+    result = fuzz_app(
+        tests_fuzz_at_sign.app, "tests_fuzz_at_sign:app", MemoryRecorder, examples=100, seed=seed
+    )
+    assert result.failure == "ValueError: cannot take '@'"
