@@ -1,7 +1,7 @@
 """Trio actors: mailboxes, the log writer (group commit), session actors and their registry."""
 
 from ._actor import Actor, ActorClosedError, ActorError, RequestTimeoutError
-from ._apps import AppLoadError, app_location, check_app_ref, load_app
+from ._apps import AppLoadError, app_location, check_app_ref, check_same_app, load_app
 from ._core import (
     SessionCore,
     StepResult,
@@ -68,6 +68,7 @@ __all__ = [
     "app_location",
     "check_app_ref",
     "check_recorder",
+    "check_same_app",
     "check_session_name",
     "commit_size",
     "committed_since",

@@ -10,7 +10,7 @@ from typing import Any
 
 from semledger.runtime import App
 
-__all__ = ["AppLoadError", "app_location", "check_app_ref", "load_app"]
+__all__ = ["AppLoadError", "app_location", "check_app_ref", "check_same_app", "load_app"]
 
 
 class AppLoadError(ValueError):
@@ -30,6 +30,59 @@ def check_app_ref(app_ref: object) -> None:
         raise ValueError(
             f"app_ref: expected module:attribute, e.g. semledger.examples.todo:app, got {app_ref!r}"
         )
+
+
+def check_same_app(app: App[Any, Any], app_ref: str, *, function: str, command: str) -> None:
+    """Raise ``ValueError`` when `app_ref` loads another App than `app`, which `function`
+    (``fuzz_app``) was given: a session saved under it would be replayed with that one. A
+    ref that does not load here passes (replay would say why). `command` is the CLI command
+    that takes the ref itself (``semledger fuzz``), which the message suggests when the
+    module runs as a script.
+
+    Two Apps of one name most often come from a module that runs as a script
+    (``python tiny.py``, as ``__main__``) and is imported again under its name by `app_ref`
+    (``tiny:app``): its code runs a second time and makes a second App."""
+    try:
+        named = load_app(app_ref)
+    except AppLoadError:
+        return
+    if named is app:
+        return
+    said = (
+        f"app_ref {app_ref!r} names another App ({named.name!r}) than the one given"
+        f" ({app.name!r}): a session saved under it would be replayed with that one"
+    )
+    module_name, _, attribute = app_ref.partition(":")
+    twice = _runs_as_script(module_name)
+    if twice or named.name == app.name or _main_holds(attribute, app):
+        likely = "" if twice else "likely "
+        loaded = f"from {module_name} import {attribute}"
+        if "." in attribute:
+            loaded = f"import {module_name}; {module_name}.{attribute}"
+        said += (
+            f". {module_name} {likely}runs as a script (__main__), and app_ref imported it"
+            f" again as {module_name}, which made an App of its own: call {function} from"
+            f" another module (or run {command} {app_ref}), or pass the App loaded from the module"
+            f" ({loaded})"
+        )
+    raise ValueError(said)
+
+
+def _runs_as_script(module_name: str) -> bool:
+    """Whether the module `module_name` is the file ``__main__`` runs too."""
+    main = getattr(sys.modules.get("__main__"), "__file__", None)
+    module = getattr(sys.modules.get(module_name), "__file__", None)
+    if not isinstance(main, str) or not isinstance(module, str):
+        return False
+    return Path(main).resolve() == Path(module).resolve()
+
+
+def _main_holds(attribute: str, app: App[Any, Any]) -> bool:
+    """Whether `app` is ``__main__``'s `attribute`, as the App of a script is."""
+    value: Any = sys.modules.get("__main__")
+    for part in attribute.split("."):
+        value = getattr(value, part, None)
+    return value is app
 
 
 def load_app(reference: str) -> App[Any, Any]:

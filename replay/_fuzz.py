@@ -26,15 +26,14 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky, HypothesisException
 
 from semledger.actors import (
-    AppLoadError,
     MessageCodecError,
     SessionCore,
     StepResult,
     check_app_ref,
     check_recorder,
+    check_same_app,
     crash_event,
     effect_failure,
-    load_app,
     str_of,
 )
 from semledger.actors._str_hash import PARAM as STR_HASH
@@ -729,15 +728,7 @@ def fuzz_app(
             "fuzz_app runs the app's effects in Trio runs of their own: call it outside a"
             " Trio run (trio.to_thread.run_sync(fuzz_app, ...) from one)"
         )
-    try:
-        named: App[Any, Any] | None = load_app(app_ref)
-    except AppLoadError:  # one the caller cannot import here: replay would tell
-        named = None
-    if named is not None and named is not app:
-        raise ValueError(
-            f"app_ref {app_ref!r} names another App ({named.name!r}) than the one given"
-            f" ({app.name!r}): a counterexample saved under it would be replayed with that one"
-        )
+    check_same_app(app, app_ref, function="fuzz_app", command="semledger fuzz")
     state = _State()
 
     @settings(

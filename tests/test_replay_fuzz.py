@@ -803,6 +803,53 @@ def test_an_app_ref_naming_another_app_is_refused_before_fuzzing() -> None:
     with pytest.raises(ValueError, match="names another App") as refused:
         fuzz_app(counter.app, "semledger.examples.todo:app", MemoryRecorder, examples=1)
     assert f"than the one given ({counter.app.name!r})" in str(refused.value)
+    assert "script" not in str(refused.value)
+
+
+def test_a_script_fuzzing_its_own_app_by_its_module_s_ref_is_told_it_ran_twice(
+    tmp_path: Path,
+) -> None:
+    """``python tiny.py`` fuzzing "tiny:app" loads tiny.py twice (as __main__, then as
+    tiny): the refusal named two Apps both called 'tiny', with no clue why they differ."""
+    import subprocess
+
+    script = tmp_path / "tiny.py"
+    script.write_text(
+        "from semledger.eventlog import MemoryRecorder\n"
+        "from semledger.examples.counter import init, update, view\n"
+        "from semledger.replay import fuzz_app\n"
+        "from semledger.runtime import App\n"
+        "app = App(init, update, view, name='tiny')\n"
+        "if __name__ == '__main__':\n"
+        "    fuzz_app(app, 'tiny:app', MemoryRecorder, examples=1)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path, env=mcp.env(), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 1
+    assert (
+        "ValueError: app_ref 'tiny:app' names another App ('tiny') than the one given ('tiny'):"
+        " a session saved under it would be replayed with that one. tiny runs as a script"
+        " (__main__), and app_ref imported it again as tiny, which made an App of its own:"
+        " call fuzz_app from another module (or run semledger fuzz tiny:app), or pass the App"
+        " loaded from the module (from tiny import app)"
+    ) in done.stderr, done.stderr
+
+
+def test_an_app_ref_naming_another_app_of_the_same_name_says_the_likely_cause() -> None:
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+    from semledger.runtime import App
+
+    twin = App(counter.init, counter.update, counter.view, name=counter.app.name)
+    with pytest.raises(ValueError, match="names another App") as refused:
+        fuzz_app(twin, COUNTER, MemoryRecorder, examples=1)
+    assert (
+        "semledger.examples.counter likely runs as a script (__main__), and app_ref imported"
+        " it again as semledger.examples.counter"
+    ) in str(refused.value)
+    assert "(from semledger.examples.counter import app)" in str(refused.value)
 
 
 def test_a_counterexample_typing_a_password_logs_it_in_clear_and_says_so(tmp_path: Path) -> None:
