@@ -230,6 +230,19 @@ def _test_module(text: str) -> str:
     return text
 
 
+def _how_to_run(test: str) -> str:
+    """How to run the test module `test`: pytest finds one by itself only by its name."""
+    import fnmatch
+    import shlex
+
+    if any(fnmatch.fnmatchcase(Path(test).name, name) for name in ("test_*.py", "*_test.py")):
+        return "run it with pytest"
+    return (
+        f"run it with pytest {shlex.quote(test)} (by itself, pytest collects only"
+        " test_*.py and *_test.py files)"
+    )
+
+
 def _log_path(text: str) -> str:
     """An argparse type: the log's file path; not ``:memory:`` or a ``file:`` URI, which
     SQLite reads as no file at all or as options (``./file:x.db`` names such a file)."""
@@ -922,7 +935,7 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
                 raise UsageError(f"cannot write {args.export_test!r}: it is the log {args.db}")
             source = export_test(recorder, args.session, app_ref=app_ref)
             _write_or_refuse(args.export_test, lambda path: write_whole(path, source))
-            console.print(f"wrote {args.export_test}: run it with pytest")
+            console.print(f"wrote {args.export_test}: {_how_to_run(args.export_test)}")
             return 0
         with _progress(console, "replaying", True) as progress:
             report = reexecute(recorder, args.session, app, on_progress=progress)

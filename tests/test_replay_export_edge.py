@@ -223,6 +223,36 @@ def test_an_export_path_pytest_would_not_run_is_refused_before_anything_is_done(
     assert sorted(tmp_path.rglob("*")) == before
 
 
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("test_counter.py", "run it with pytest"),
+        ("counter_test.py", "run it with pytest"),
+        (
+            "regress.py",
+            "run it with pytest {path} (by itself, pytest collects only test_*.py and *_test.py"
+            " files)",
+        ),
+        (
+            "my regress.py",
+            "run it with pytest '{path}' (by itself, pytest collects only test_*.py and"
+            " *_test.py files)",
+        ),
+    ],
+)
+def test_the_export_says_to_name_the_file_to_pytest_when_pytest_would_not_collect_it(
+    tmp_path: Path, name: str, said: str
+) -> None:
+    """`--export-test t2/regress.py` said "run it with pytest", and `pytest` in t2/ ran
+    nothing: it collects only test_*.py and *_test.py files by itself."""
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT])
+    path = str(tmp_path / name)
+    done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", path, COLUMNS="1000")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == f"wrote {path}: {said.format(path=path)}\n"
+
+
 def test_a_write_that_fails_leaves_the_old_file_and_no_partial_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
