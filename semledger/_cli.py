@@ -419,12 +419,19 @@ def build_parser() -> argparse.ArgumentParser:
         " that is not a View, a generation invariant broke, its view reported an issue, or the"
         " app behaved differently on the same inputs), saved as a session in the log; 2: bad"
         " usage (an app that cannot be imported, a --db that is not a log or cannot be"
-        " created, a --seed out of range).",
+        " created, a --seed out of range, --examples or --steps below 1).",
     )
     fuzz.add_argument("app", metavar="APP", help="module:attribute of an App")
     _add_db(fuzz)
     fuzz.add_argument(
         "--examples", type=_at_least(1), default=100, metavar="N", help="default: 100"
+    )
+    fuzz.add_argument(
+        "--steps",
+        type=_at_least(1),
+        default=50,
+        metavar="N",
+        help="the most inputs and reads an example takes (default: 50); most stop sooner",
     )
     fuzz.add_argument(
         "--seed",
@@ -1046,6 +1053,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                 lambda: recorder if recorder is not None else _recorder(args.db, must_exist=False),
                 examples=args.examples,
                 seed=args.seed,
+                steps=args.steps,
                 allow_issues=args.allow_issue,
                 texts=args.text,
                 on_progress=passed.counting(progress),

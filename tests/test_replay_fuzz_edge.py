@@ -457,6 +457,33 @@ def test_a_bug_seven_clicks_deep_is_found_with_the_default_example_count(
     assert isinstance(events[-1], SessionCrashed)
 
 
+def test_fuzz_steps_bounds_the_inputs_of_an_example(tmp_path: Path) -> None:
+    """The command had no --steps, though fuzz_app takes steps=: six inputs cannot reach
+    the seventh click the default 50 reach (as above, with seed 0)."""
+    db = tmp_path / "log.db"
+    done = _fuzz("tests_fuzz_deep:app", "--db", str(db), "--seed", "0", "--steps", "6")
+    assert (done.returncode, done.stdout) == (0, "100 examples, no counterexample\n"), (
+        done.stdout + done.stderr
+    )
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [("0", "expected at least 1, got 0"), ("2.5", "expected a whole number, got '2.5'")],
+)
+def test_fuzz_steps_that_are_not_a_whole_number_from_1_are_bad_usage(
+    tmp_path: Path, given: str, said: str
+) -> None:
+    done = _fuzz(
+        "semledger.examples.counter:app", "--db", str(tmp_path / "log.db"), "--steps", given
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        f"semledger: argument --steps: {said} (see 'semledger fuzz --help')\n"
+    )
+
+
 def test_an_app_whose_first_screen_differs_now_and_then_is_told_in_one_sentence(
     tmp_path: Path,
 ) -> None:
