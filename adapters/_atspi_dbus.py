@@ -205,7 +205,8 @@ class A11yBus:
         self._conn = conn
         self._lock = trio.Lock()
         self._timeout = timeout
-        self.broken = False
+        self.lost: SessionError | None = None
+        """Why the connection cannot be used any more; None while it can."""
 
     @classmethod
     async def connect(
@@ -280,22 +281,23 @@ class A11yBus:
         """Send every message, at most WINDOW in flight, and return the replies in order."""
         if not messages:
             return []
-        if self.broken:
-            raise SurfaceGoneError("the AT-SPI connection was lost")
+        if self.lost is not None:
+            raise type(self.lost)(str(self.lost))
         results: list[Message | None] = [None] * len(messages)
         async with self._lock:
             try:
                 with trio.fail_after(self._timeout):
                     await self._pipeline(messages, results)
             except trio.TooSlowError:
-                self.broken = True
+                # The connection stays usable: late replies are read and dropped by the
+                # calls after (serials are never reused), unless a write was cut short.
                 raise SurfaceTimeoutError(
                     f"the application did not answer {len(messages)} AT-SPI calls within"
                     f" {self._timeout:.0f}s"
                 ) from None
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-                self.broken = True
-                raise SurfaceGoneError(f"the AT-SPI connection was lost: {exc}") from exc
+                self.lost = SurfaceGoneError(f"the AT-SPI connection was lost: {exc}")
+                raise SurfaceGoneError(str(self.lost)) from exc
         return [r for r in results if r is not None]
 
     async def _pipeline(
@@ -322,7 +324,7 @@ class A11yBus:
                         else method_call(serial, *item)
                     )
                     position += 1
-                await _send_all(sock, b"".join(chunk))
+                await self._send_all(b"".join(chunk))
             message = parser.get_next_message()
             if message is None:
                 data = await sock.recv(1 << 16)
@@ -335,18 +337,28 @@ class A11yBus:
                 results[index] = message
                 remaining -= 1
 
+    async def _send_all(self, data: bytes) -> None:
+        """Write all of `data`. Each ``send`` is all or nothing under cancellation, but a
+        timeout between two of them leaves a message half written, which the bus would
+        read on into the next one: the connection is then lost."""
+        view = memoryview(data)
+        while view:
+            try:
+                sent = await self._conn.socket.send(view)
+            except trio.Cancelled:
+                if len(view) < len(data):
+                    self.lost = SessionError(
+                        "the AT-SPI connection cannot be used any more: a call to the"
+                        f" application was cut off half written after {self._timeout:.0f}s"
+                    )
+                raise
+            view = view[sent:]
+
     async def call(self, message: Call | Message) -> Message:
         return (await self.call_many([message]))[0]
 
     async def aclose(self) -> None:
         await self._conn.aclose()
-
-
-async def _send_all(sock: Any, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        sent = await sock.send(view)
-        view = view[sent:]
 
 
 def _get_actions(path: str, bus: str) -> Call:
