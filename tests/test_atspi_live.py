@@ -355,3 +355,33 @@ async def test_a_launched_application_is_first_read_with_its_focus(
         assert [n.ref for n in first.nodes if "focused" in n.states] == [name], first.text
     finally:
         await surface.close()
+
+
+async def test_an_application_that_stops_answering_a_while_is_a_timeout_then_read_again(
+    desktop: PrivateDesktop,
+) -> None:
+    """An application that does not answer within the timeout (stopped here, busy in a
+    handler for real) makes that read a SurfaceTimeoutError; once it answers again, so
+    does the surface: the connection was never lost."""
+    import os
+    import signal
+
+    from semledger.adapters import SurfaceTimeoutError
+
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    try:
+        surface._backend.bus._timeout = 1.0  # type: ignore[attr-defined]
+        pid = surface._process.pid  # type: ignore[attr-defined]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(SurfaceTimeoutError, match="did not answer"):
+                await surface.snapshot()
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        snap = await surface.snapshot()
+        assert '- button "Greet" [ref=' in snap.text
+        [greet] = await surface.locate({"by": "automationId", "value": "greet"})
+        await surface.act("click", greet)
+    finally:
+        await surface.close()
