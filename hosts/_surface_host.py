@@ -47,7 +47,9 @@ application through the same router and tools as a semledger app:
   while it stays collapsed, ``handler_rejected`` if it is collapsed after both), dismiss ->
   press Escape (closeWindow on a page's document,
   offered while the session has another window, ``native["windows"]``),
-  increment/decrement -> press ArrowUp/ArrowDown, show_menu -> rightClick, scroll -> press
+  increment/decrement -> press ArrowUp/ArrowDown (type the value one step on, within the
+  bounds, on a desktop range the surface reports settable and shows the value and step of:
+  a GTK scale takes ArrowUp as a step towards its start), show_menu -> rightClick, scroll -> press
   PageDown/PageUp, set_numeric_value -> type the number, on a range the surface reports
   settable (``native["valuesettable"]``) and never outside the bounds it shows).
   A range's ``numeric`` comes from ``native`` too (``valuenow``, ``valuemin``, ...). A
@@ -250,6 +252,7 @@ _KEY_OF: Final[Mapping[ActionKind, str]] = {
     ActionKind.INCREMENT: "ArrowUp",
     ActionKind.DECREMENT: "ArrowDown",
 }
+_STEP_SIGN: Final[Mapping[ActionKind, int]] = {ActionKind.INCREMENT: 1, ActionKind.DECREMENT: -1}
 _ARROW_OF: Final[Mapping[ActionKind, str]] = {
     ActionKind.EXPAND: "ArrowRight",
     ActionKind.COLLAPSE: "ArrowLeft",
@@ -1121,6 +1124,8 @@ class SurfaceAgentHost:
                 await act("type", ref, {"text": action.value})
         elif isinstance(action, SetNumericValue):
             await act("type", ref, {"text": _in_range(action.value, node.numeric)})
+        elif kind in _STEP_SIGN and (stepped := self._stepped(ref, node, kind)) is not None:
+            await act("type", ref, {"text": stepped})
         elif kind is ActionKind.DISMISS and node.role is Role.WEB_VIEW:
             await act("closeWindow", ref)
         elif kind is ActionKind.SUBMIT and node.role is Role.FORM:
@@ -1137,6 +1142,29 @@ class SurfaceAgentHost:
         else:
             raise ActionabilityError(f"the surface has no way to {kind.value}")
         return pending
+
+    def _stepped(self, ref: str, node: SemanticsNode, kind: ActionKind) -> str | None:
+        """The value one step on from the range's for increment or decrement, within its
+        bounds, where the surface sets it (``native["valuesettable"]``) and shows its value
+        and step; None where the keys step it: on a page, whose range and number inputs
+        take ArrowUp as a step up and whose ARIA sliders hear nothing else. A desktop
+        toolkit's keys follow the range's orientation: a GTK scale takes ArrowUp as a step
+        towards its start, down."""
+        numeric = node.numeric
+        if (
+            self.surface.kind == "web"
+            or self._native_of(ref, "valuesettable") != "true"
+            or numeric is None
+            or numeric.current is None
+            or not numeric.step
+        ):
+            return None
+        value = numeric.current + _STEP_SIGN[kind] * numeric.step
+        if numeric.max is not None:
+            value = min(value, numeric.max)
+        if numeric.min is not None:
+            value = max(value, numeric.min)
+        return _in_range(float(f"{value:.12g}"), numeric)  # 0.1 + 0.2 is 0.3, as shown
 
     def _expands_by_keys(self, ref: str) -> bool:
         """Whether the surface says ArrowRight and ArrowLeft expand and collapse `ref` (a

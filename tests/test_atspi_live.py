@@ -357,6 +357,48 @@ async def test_a_launched_application_is_first_read_with_its_focus(
         await surface.close()
 
 
+async def test_increment_raises_a_gtk_slider_by_its_step_and_decrement_lowers_it(
+    desktop: PrivateDesktop,
+) -> None:
+    """The bridge pressed ArrowUp for increment, which a GTK scale, horizontal or vertical,
+    takes as a step towards its start: the value went down, under a receipt. It now sets
+    the value one step on, through the range's Value interface."""
+    from semledger.hosts import SurfaceAgentHost
+    from semledger.runtime import ActionKind, ByNodeId, Latest, Receipt, Role, SimpleAction
+
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=Launch(WIDGET_FACTORY)))
+    host = SurfaceAgentHost(surface)
+    try:
+        await host.refresh()
+
+        def sliders() -> dict[int, Any]:
+            shown = host.journal.current.nodes.values()
+            return {
+                n.node_id: n.numeric
+                for n in shown
+                if n.role is Role.SLIDER
+                and ActionKind.INCREMENT in n.actions
+                and not n.state.disabled
+                and n.numeric is not None
+                and n.numeric.step
+                and n.numeric.min < n.numeric.current < n.numeric.max
+            }
+
+        moved = sliders()
+        assert len(moved) >= 4, moved  # a spin button, two horizontal scales, a vertical one
+        for node_id, numeric in moved.items():
+            for kind, sign in ((ActionKind.INCREMENT, 1), (ActionKind.DECREMENT, -1)):
+                was = host.journal.current.nodes[node_id].numeric
+                receipt = await host.perform_action(ByNodeId(node_id), SimpleAction(kind), Latest())
+                assert isinstance(receipt, Receipt), receipt
+                now = host.journal.current.nodes[node_id].numeric
+                expected = min(max(was.current + sign * was.step, was.min), was.max)
+                assert (kind, now.current) == (kind, expected), (node_id, numeric)
+    finally:
+        await surface.close()
+
+
 async def test_an_application_that_stops_answering_a_while_is_a_timeout_then_read_again(
     desktop: PrivateDesktop,
 ) -> None:
