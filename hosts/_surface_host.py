@@ -69,7 +69,9 @@ application through the same router and tools as a semledger app:
   A surface that cannot be read (any other SurfaceError from ``snapshot``: a script error,
   a page that keeps navigating) is ``handler_rejected`` with ``details["failure"]``, for a
   read or before an action (nothing done); after an action the receipt says
-  ``pending_work``: done, not yet seen, read again.
+  ``pending_work``: done, not yet seen, read again. So does the receipt of an action after
+  which the surface's session ended (a Quit button, an application that crashed), whose
+  read answers ``host_closed``, naming why.
   A surface whose page is loading its next document (a NavigationError with
   ``details["pending"]``, which the web adapter raises instead of waiting on the server) is
   read as the tree last committed with its root ``busy`` until that document arrives; an
@@ -1034,8 +1036,10 @@ class SurfaceAgentHost:
         except AdapterFailedError as failed:
             return self._crashed(failed)
         except SessionError as error:
+            # Done, and the surface went away after (a Quit button, a crash): the read
+            # pending work calls for answers host_closed, saying why.
             self.close(str(error))
-            return Receipt(before, before, False)
+            return Receipt(before, before, True)
         except SurfaceError:
             # Done, but not yet seen: pending work says to read again.
             return Receipt(before, before, True)

@@ -427,3 +427,39 @@ async def test_an_application_that_stops_answering_a_while_is_a_timeout_then_rea
         await surface.act("click", greet)
     finally:
         await surface.close()
+
+
+async def test_an_action_that_quits_the_application_says_read_again_which_says_it_is_gone(
+    desktop: PrivateDesktop,
+) -> None:
+    """The click on Quit was answered with a receipt saying nothing changed and nothing was
+    pending, though the bridge had already found the application gone. The receipt now says
+    pending_work (done, not yet seen), and the read it calls for answers host_closed."""
+    from semledger.hosts import SurfaceAgentHost
+    from semledger.runtime import (
+        ActionKind,
+        BySemanticId,
+        ErrorCode,
+        Latest,
+        Receipt,
+        Rejection,
+        SemanticId,
+        SimpleAction,
+    )
+
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    host = SurfaceAgentHost(surface)
+    try:
+        await host.refresh()
+        with trio.fail_after(10):
+            receipt = await host.perform_action(
+                BySemanticId(SemanticId.new("quit")), SimpleAction(ActionKind.ACTIVATE), Latest()
+            )
+        assert isinstance(receipt, Receipt), receipt
+        assert (receipt.after, receipt.pending_work) == (receipt.before, True)
+        read = await host.read_semantics(None)
+        assert isinstance(read, Rejection)
+        assert (read.code, read.message) == (ErrorCode.HOST_CLOSED, host.closed_reason)
+    finally:
+        await surface.close()

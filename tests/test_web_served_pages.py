@@ -271,7 +271,9 @@ async def test_a_page_that_closes_itself_is_a_receipt_then_host_closed_saying_so
     host = await open_host(surface, site + "opener.html")
     await _do(host, _one(await full_read(host), Role.BUTTON, "Open"), ActionKind.ACTIVATE)
     await surface.act("closeOtherWindows")
-    await _do(host, _one(await full_read(host), Role.BUTTON, "Close"), ActionKind.ACTIVATE)
+    close = _one(await full_read(host), Role.BUTTON, "Close")
+    closing = await _do(host, close, ActionKind.ACTIVATE)
+    assert closing.pending_work  # done, not yet seen: read again
     with trio.fail_after(HANG_GUARD_S):
         read = await host.read_semantics(None)
     assert isinstance(read, Rejection)
