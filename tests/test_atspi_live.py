@@ -7,8 +7,10 @@ installs them all)."""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from semledger.adapters import (
     Launch,
     SessionError,
     SessionInit,
+    SurfaceTimeoutError,
     create_surface,
     snapshot_problems,
 )
@@ -31,6 +34,22 @@ from semledger.adapters._atspi_desktop import (
     start_session_bus,
 )
 from semledger.adapters._conformance import run_conformance
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    BySemanticId,
+    Checked,
+    ErrorCode,
+    Latest,
+    Numeric,
+    Receipt,
+    Rejection,
+    Role,
+    SemanticId,
+    SetNumericValue,
+    SimpleAction,
+)
 
 FIXTURE_LAUNCH = Launch(SYSTEM_PYTHON, (str(GTK_FIXTURE),))
 
@@ -41,6 +60,19 @@ def desktop() -> Iterator[PrivateDesktop]:
     require_gtk_python()
     with PrivateDesktop() as started:
         yield started
+
+
+@contextlib.asynccontextmanager
+async def _bridged(
+    desktop: PrivateDesktop, launch: Launch = FIXTURE_LAUNCH
+) -> AsyncIterator[SurfaceAgentHost]:
+    """An atspi surface running `launch`, opened, under the MCP bridge; closed at the end."""
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=launch))
+    try:
+        yield SurfaceAgentHost(surface)
+    finally:
+        await surface.close()
 
 
 async def test_launch_snapshot_act_and_quit_the_fixture_app(desktop: PrivateDesktop) -> None:
@@ -192,23 +224,7 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
     (a click on a cell did), expand and collapse open and close a row, and the tree says
     what the state words alone could not (a range's bounds among them, and the labels of
     form controls, which GTK gives them only as relations)."""
-    from semledger.hosts import SurfaceAgentHost
-    from semledger.runtime import (
-        ActionKind,
-        ByNodeId,
-        Checked,
-        Latest,
-        Numeric,
-        Receipt,
-        Rejection,
-        SetNumericValue,
-        SimpleAction,
-    )
-
-    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
-    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
-    host = SurfaceAgentHost(surface)
-    try:
+    async with _bridged(desktop) as host:
         tree = await host.refresh()
 
         def node(label: str) -> Any:
@@ -256,8 +272,6 @@ async def test_an_agent_selects_expands_and_reads_gtk_controls_truthfully(
         beyond = await host.perform_action(ByNodeId(count.node_id), SetNumericValue(11), Latest())
         assert isinstance(beyond, Rejection)  # not clamped to 10 unseen
         assert beyond.message == "11 is above the maximum, 10"
-    finally:
-        await surface.close()
 
 
 async def test_a_button_that_runs_a_modal_dialog_leaves_the_application_answering(
@@ -266,13 +280,7 @@ async def test_a_button_that_runs_a_modal_dialog_leaves_the_application_answerin
     """GTK runs an AT-SPI DoAction inside its dispatch of accessibility calls: a button
     whose handler ran ``Gtk.Dialog.run`` clicked that way left the application answering
     no call until the dialog closed, and the session ended as a lost connection."""
-    from semledger.hosts import SurfaceAgentHost
-    from semledger.runtime import ActionKind, ByNodeId, Latest, Receipt, SimpleAction
-
-    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
-    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
-    host = SurfaceAgentHost(surface)
-    try:
+    async with _bridged(desktop) as host:
         await host.refresh()
 
         async def activate(label: str) -> None:
@@ -290,8 +298,6 @@ async def test_a_button_that_runs_a_modal_dialog_leaves_the_application_answerin
         labels = {n.label for n in host.journal.current.nodes.values()}
         assert "Sent" in labels
         assert "Send the greeting?" not in labels
-    finally:
-        await surface.close()
 
 
 async def test_a_check_box_cell_shows_its_state_and_toggles_without_activating_its_row(
@@ -301,21 +307,7 @@ async def test_a_check_box_cell_shows_its_state_and_toggles_without_activating_i
     checkable), and its Toggle action activates the row instead: the agent saw a plain
     cell, and toggling it ran the row's action. A cell whose row draws no check box reads
     the same: toggling it is refused, not a receipt for nothing."""
-    from semledger.hosts import SurfaceAgentHost
-    from semledger.runtime import (
-        ActionKind,
-        ByNodeId,
-        Checked,
-        Latest,
-        Receipt,
-        Rejection,
-        SimpleAction,
-    )
-
-    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
-    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
-    host = SurfaceAgentHost(surface)
-    try:
+    async with _bridged(desktop) as host:
         await host.refresh()
 
         def boxes() -> list[Any]:
@@ -337,8 +329,6 @@ async def test_a_check_box_cell_shows_its_state_and_toggles_without_activating_i
         )
         assert isinstance(refused, Rejection), refused
         assert "did not change when toggled" in refused.message
-    finally:
-        await surface.close()
 
 
 async def test_a_launched_application_is_first_read_with_its_focus(
@@ -363,13 +353,7 @@ async def test_increment_raises_a_gtk_slider_by_its_step_and_decrement_lowers_it
     """The bridge pressed ArrowUp for increment, which a GTK scale, horizontal or vertical,
     takes as a step towards its start: the value went down, under a receipt. It now sets
     the value one step on, through the range's Value interface."""
-    from semledger.hosts import SurfaceAgentHost
-    from semledger.runtime import ActionKind, ByNodeId, Latest, Receipt, Role, SimpleAction
-
-    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
-    await surface.open(SessionInit(launch=Launch(WIDGET_FACTORY)))
-    host = SurfaceAgentHost(surface)
-    try:
+    async with _bridged(desktop, Launch(WIDGET_FACTORY)) as host:
         await host.refresh()
 
         def sliders() -> dict[int, Any]:
@@ -395,8 +379,6 @@ async def test_increment_raises_a_gtk_slider_by_its_step_and_decrement_lowers_it
                 now = host.journal.current.nodes[node_id].numeric
                 expected = min(max(was.current + sign * was.step, was.min), was.max)
                 assert (kind, now.current) == (kind, expected), (node_id, numeric)
-    finally:
-        await surface.close()
 
 
 async def test_an_application_that_stops_answering_a_while_is_a_timeout_then_read_again(
@@ -405,11 +387,6 @@ async def test_an_application_that_stops_answering_a_while_is_a_timeout_then_rea
     """An application that does not answer within the timeout (stopped here, busy in a
     handler for real) makes that read a SurfaceTimeoutError; once it answers again, so
     does the surface: the connection was never lost."""
-    import os
-    import signal
-
-    from semledger.adapters import SurfaceTimeoutError
-
     surface = create_surface({"adapter": "atspi", **desktop.surface_config})
     await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
     try:
@@ -435,22 +412,7 @@ async def test_an_action_that_quits_the_application_says_read_again_which_says_i
     """The click on Quit was answered with a receipt saying nothing changed and nothing was
     pending, though the bridge had already found the application gone. The receipt now says
     pending_work (done, not yet seen), and the read it calls for answers host_closed."""
-    from semledger.hosts import SurfaceAgentHost
-    from semledger.runtime import (
-        ActionKind,
-        BySemanticId,
-        ErrorCode,
-        Latest,
-        Receipt,
-        Rejection,
-        SemanticId,
-        SimpleAction,
-    )
-
-    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
-    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
-    host = SurfaceAgentHost(surface)
-    try:
+    async with _bridged(desktop) as host:
         await host.refresh()
         with trio.fail_after(10):
             receipt = await host.perform_action(
@@ -461,5 +423,3 @@ async def test_an_action_that_quits_the_application_says_read_again_which_says_i
         read = await host.read_semantics(None)
         assert isinstance(read, Rejection)
         assert (read.code, read.message) == (ErrorCode.HOST_CLOSED, host.closed_reason)
-    finally:
-        await surface.close()
