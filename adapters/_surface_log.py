@@ -296,7 +296,12 @@ class LoggedSurface:
     def _refusal(self, app: str) -> str | None:
         """Why the session the log holds under this name cannot be resumed as this one, if
         it cannot: it was started as another kind of session or under the other password
-        policy. One that does not begin with a start is damage (``InconsistentLogError``)."""
+        policy. One that does not begin with a start is damage (``InconsistentLogError``).
+
+        A session of this adapter is resumed on the application its first start names, and
+        on another (``--launch``, ``--url``) when it never opened one or the last it opened
+        is that one: a session that could not open may be served again with its command put
+        right."""
         name = self.session_name
         started = session_start(self._recorder, name)
         if started is None:
@@ -304,11 +309,25 @@ class LoggedSurface:
         this = f"{_a(self.adapter_name)} surface session of {app}"
         if not started.drives_a_surface:
             was = f"an app session of {started.app}"
-        elif (started.params["adapter"], started.app) != (self.adapter_name, app):
+        elif started.params["adapter"] != self.adapter_name:
             was = f"{_a(started.params['adapter'])} surface session of {started.app}"
+        elif started.app != app and (opened := self._last_opened()) not in (None, app):
+            was = f"{_a(self.adapter_name)} surface session of {opened}"
         else:
             return password_policy_refusal(name, started, self.redact_passwords)
         return f"session {name!r} was started as {was}; it cannot be resumed as {this}"
+
+    def _last_opened(self) -> str | None:
+        """The application of the session's last start whose surface opened, if any (a scan
+        of the log, made only when the first start names another)."""
+        start: str | None = None
+        opened: str | None = None
+        for _record, event in self._recorder.events(self.session_name):
+            if isinstance(event, SessionStarted):
+                start = event.app
+            elif isinstance(event, SurfaceCalled) and event.method == "open":
+                opened = start if event.error_class is None else opened
+        return opened
 
     async def _call(
         self,

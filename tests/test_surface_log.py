@@ -19,6 +19,7 @@ from semledger.adapters import (
     LocateError,
     LoggedSurface,
     NavigationError,
+    SessionError,
     Snapshot,
     create_surface,
 )
@@ -492,6 +493,47 @@ async def test_a_surface_session_is_not_resumed_as_another_adapters_or_apps(
     again = LoggedSurface(_surface(), recorder, "s", adapter, app=app)  # type: ignore[arg-type]
     await again.open({})  # the refusal let go of the session
     await again.close()
+
+
+class _Unopenable:
+    """A surface whose application cannot be started: open raises, as a wrong --launch."""
+
+    def __init__(self) -> None:
+        self._inner = _surface()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def open(self, init: object) -> None:
+        raise SessionError("no such program")
+
+
+async def _unopened(recorder: MemoryRecorder, app: str) -> None:
+    """A start of session ``s`` on `app` whose surface could not open."""
+    logged = LoggedSurface(_Unopenable(), recorder, "s", "runtime", app=app)  # type: ignore[arg-type]
+    with pytest.raises(SessionError):
+        await logged.open({})
+    await logged.close()
+
+
+async def test_a_surface_session_that_could_not_open_is_served_again_with_its_command_put_right(
+) -> None:
+    """Its first start named the command that failed, and every other was refused as
+    another application's: the session could only be ended and another named."""
+    recorder = MemoryRecorder()
+    await _unopened(recorder, TODO)
+    await _recorded(recorder, "s", "runtime", COUNTER)  # put right: it opens
+    await _recorded(recorder, "s", "runtime", COUNTER)  # and is resumed as that one
+    other = "semledger.examples.gallery:app"
+    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=other)  # type: ignore[arg-type]
+    with pytest.raises(SessionMismatchError) as refused:
+        await logged.open({})
+    assert str(refused.value) == (
+        f"session 's' was started as a runtime surface session of {COUNTER}; it cannot be"
+        f" resumed as a runtime surface session of {other}"
+    )
+    opened = [e for _r, e in recorder.events("s") if getattr(e, "method", "") == "open"]
+    assert [e.error_class for e in opened] == ["SessionError", None, None]
 
 
 @pytest.mark.parametrize(("cut_from", "holds"), [(3, "2"), (1, "none")])
