@@ -150,6 +150,8 @@ OPTION_ROLES: Final = frozenset(
         "option",
     }
 )
+PAGE_KEYS: Final = frozenset({"pagedown", "pageup"})
+"""The keys that scroll a scroll pane, through its scroll bar's value."""
 KEYSYMS: Final[Mapping[str, int]] = {
     "enter": 0xFF0D,
     "return": 0xFF0D,
@@ -822,10 +824,39 @@ class AtspiSurface:
         if lowered in {"space", " "} and raw.has("Action"):
             await self._do(raw, ref, "click")
             return
+        if lowered in PAGE_KEYS and await self._scroll_page(raw, down=lowered == "pagedown"):
+            return
         backend, app = self._require_app()
         if raw.has("Component"):
             await backend.grab_focus(app, raw.path)
         await self._key(key)
+
+    async def _scroll_page(self, raw: amap.RawNode, *, down: bool) -> bool:
+        """Scroll the scroll pane `raw` a page down or up (nine tenths of what it shows, as
+        GTK's PageDown does) by setting its vertical scroll bar's value; False for anything
+        else, and for a pane that shows no such bar. A key would go to the focused control,
+        and a scrolled window takes the focus only to hand it to its first row."""
+        if raw.role_name != "scroll pane" or raw.extents is None:
+            return False
+        backend, app = self._require_app()
+        bar = next(
+            (
+                n
+                for n in await backend.read_tree(app, raw.path)
+                if n.depth == 1
+                and n.role_name == "scroll bar"
+                and "vertical" in n.state_set
+                and n.value is not None
+                and n.bounds is not None
+            ),
+            None,
+        )
+        if bar is None or bar.value is None or bar.bounds is None:
+            return False
+        low, high, _step = bar.bounds
+        page = 0.9 * raw.extents[3] * (1 if down else -1)
+        await backend.set_value(app, bar.path, min(max(bar.value + page, low), high))
+        return True
 
     async def _focus(self, raw: amap.RawNode, ref: str) -> None:
         """``focus``, beyond the contract's actions: what the MCP bridge's focus does."""

@@ -567,11 +567,14 @@ def native_of(raw: RawNode) -> dict[str, str]:
     (``valuesettable``); and the states the snapshot's state words cannot say, under the
     keys the web adapter uses: ``password`` (a password text, whose typing the log
     redacts), ``checked: "mixed"`` (a checkable in GTK's inconsistent state, drawn as a
-    dash whether or not it is also checked), ``multiline``, ``modal`` and ``invalid``; and
+    dash whether or not it is also checked), ``multiline``, ``modal`` and ``invalid``;
     ``expand: "keys"`` on a tree row, which ArrowRight expands (a click selects it), and
-    its ``level``."""
+    its ``level``; and ``runtime_role: "scroll_view"`` on a scroll pane, which ARIA can only
+    call a ``group``: the bridge offers scroll on it."""
     out = {f"attr:{key}": value for key, value in raw.attributes.items()}
     out["atspiRole"] = raw.role_name
+    if raw.role_name == "scroll pane":
+        out["runtime_role"] = "scroll_view"
     ident = automation_id(raw)
     if ident:
         out["automationId"] = ident

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,12 +47,15 @@ from semledger.runtime import (
     Receipt,
     Rejection,
     Role,
+    Scroll,
+    ScrollDirection,
     SemanticId,
     SetNumericValue,
     SimpleAction,
 )
 
 FIXTURE_LAUNCH = Launch(SYSTEM_PYTHON, (str(GTK_FIXTURE),))
+SCROLLED_LIST = Launch(SYSTEM_PYTHON, (str(Path(__file__).parent / "apps/gtk_scrolled_list.py"),))
 
 
 @pytest.fixture(scope="module")
@@ -423,3 +427,38 @@ async def test_an_action_that_quits_the_application_says_read_again_which_says_i
         read = await host.read_semantics(None)
         assert isinstance(read, Rejection)
         assert (read.code, read.message) == (ErrorCode.HOST_CLOSED, host.closed_reason)
+
+
+async def test_scroll_on_a_gtk_scrolled_window_brings_rows_below_into_the_tree(
+    desktop: PrivateDesktop,
+) -> None:
+    """A scroll pane came through as a group offering nothing: scroll was action_unavailable
+    and the rows below the visible ones were out of reach. It is a scroll view, and scroll
+    moves it a page down, then back up, through its scroll bar."""
+    async with _bridged(desktop, SCROLLED_LIST) as host:
+        await host.refresh()
+
+        def rows() -> set[str]:
+            shown = host.journal.current.nodes.values()
+            return {n.label for n in shown if n.label is not None and n.label.startswith("Row")}
+
+        scroller = host.journal.current.nodes[
+            next(
+                n.node_id
+                for n in host.journal.current.nodes.values()
+                if n.semantic_id == SemanticId.new("scroller")
+            )
+        ]
+        assert scroller.role is Role.SCROLL_VIEW
+        assert ActionKind.SCROLL in scroller.actions
+        before = rows()
+        assert "Row 29" not in before
+        for direction in (ScrollDirection.DOWN, ScrollDirection.UP):
+            receipt = await host.perform_action(
+                ByNodeId(scroller.node_id), Scroll(direction), Latest()
+            )
+            assert isinstance(receipt, Receipt), receipt
+            assert receipt.after > receipt.before
+            if direction is ScrollDirection.DOWN:
+                assert rows() - before, rows()
+        assert rows() == before

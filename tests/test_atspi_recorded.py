@@ -151,6 +151,12 @@ def test_a_message_dialog_or_a_file_chooser_window_is_a_dialog_and_a_menu_bar_a_
     assert (menubar.role, menubar.actions) == (Role.GROUP, ())
 
 
+def test_a_scroll_pane_is_a_scroll_view_offering_scroll() -> None:
+    """ARIA has no role for a scroll pane: it came through as a group offering nothing."""
+    pane = _agents_node(_raw("scroll pane", SHOWN))
+    assert (pane.role, pane.actions) == (Role.SCROLL_VIEW, (ActionKind.SCROLL,))
+
+
 def test_a_combo_box_is_not_named_by_its_selection() -> None:
     """GTK and Qt name a combo box by the item it shows: with no label, the agent read
     the value twice, as label and as value."""
