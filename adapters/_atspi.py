@@ -434,12 +434,15 @@ class AtspiSurface:
         entries: list[_Entry] = []
         stack: list[_Entry] = []
         children: dict[str, list[_Entry]] = {}
+        places = amap.set_places(raws)
         for raw in raws:
             while stack and stack[-1].raw.depth >= raw.depth:
                 stack.pop()
             parent = stack[-1] if stack else None
             ref = self._ref(raw.path)
-            node = amap.to_snapshot_node(raw, ref, parent.ref if parent else None, len(stack))
+            node = amap.to_snapshot_node(
+                raw, ref, parent.ref if parent else None, len(stack), places.get(raw.path)
+            )
             entry = _Entry(ref, raw, node)
             entries.append(entry)
             if parent is not None:

@@ -612,7 +612,53 @@ _NATIVE_STATES: Final = (
 )
 
 
-def to_snapshot_node(raw: RawNode, ref: str, parent: str | None, depth: int) -> SnapshotNode:
+IN_SET_ROLES: Final = frozenset({"listitem", "option", "tab", "treeitem"})
+"""The ARIA roles whose nodes are told their place among their siblings of the role."""
+
+
+def scrolled_out(raw: RawNode) -> bool:
+    """Visible but not showing: a row scrolled out of its list's view, which GTK keeps in
+    the tree (and the agent's tree leaves out, as hidden)."""
+    states = raw.state_set
+    return "visible" in states and "showing" not in states
+
+
+def set_places(raws: Sequence[RawNode]) -> dict[str, tuple[int, int]]:
+    """The place (1-based position, set size) of each shown list item, option, tab and tree
+    item among its parent's children of its role, scrolled-out ones counted, by path: for
+    the sets some of whose members are scrolled out, whose count the shown ones alone would
+    understate (``[1 of 5]`` for a list of 30). `raws` are in document order."""
+    sets: dict[tuple[int, str], list[RawNode]] = {}
+    stack: list[tuple[int, int]] = []  # (index, depth) of the ancestors of the next node
+    for index, raw in enumerate(raws):
+        while stack and stack[-1][1] >= raw.depth:
+            stack.pop()
+        role = aria_role(raw)
+        if stack and role in IN_SET_ROLES:
+            sets.setdefault((stack[-1][0], role), []).append(raw)
+        stack.append((index, raw.depth))
+    places = {}
+    for members in sets.values():
+        counted = [m for m in members if not is_hidden(m) or scrolled_out(m)]
+        if len(counted) == sum(not is_hidden(m) for m in members):
+            continue
+        for position, member in enumerate(counted, 1):
+            if not is_hidden(member):
+                places[member.path] = (position, len(counted))
+    return places
+
+
+def to_snapshot_node(
+    raw: RawNode,
+    ref: str,
+    parent: str | None,
+    depth: int,
+    place: tuple[int, int] | None = None,
+) -> SnapshotNode:
+    """`raw` as a snapshot node; `place` is its place in its set (``set_places``)."""
+    native = native_of(raw)
+    if place is not None:
+        native["posinset"], native["setsize"] = str(place[0]), str(place[1])
     return SnapshotNode(
         ref=ref,
         role=aria_role(raw),
@@ -623,7 +669,7 @@ def to_snapshot_node(raw: RawNode, ref: str, parent: str | None, depth: int) -> 
         box=box_of(raw),
         depth=depth,
         parent=parent,
-        native=native_of(raw),
+        native=native,
     )
 
 

@@ -462,3 +462,32 @@ async def test_scroll_on_a_gtk_scrolled_window_brings_rows_below_into_the_tree(
             if direction is ScrollDirection.DOWN:
                 assert rows() - before, rows()
         assert rows() == before
+
+
+async def test_a_row_of_a_gtk_list_scrolled_partly_out_of_view_counts_every_row(
+    desktop: PrivateDesktop,
+) -> None:
+    """The rows GTK scrolled out of view are left out of the tree: the first row shown read
+    as 1 of the few shown, not 1 of the list's 30, and after a scroll the first row shown
+    said it was the first."""
+    async with _bridged(desktop, SCROLLED_LIST) as host:
+        await host.refresh()
+
+        def places() -> list[tuple[int | None, int | None]]:
+            items = [n for n in host.journal.current.nodes.values() if n.role is Role.LIST_ITEM]
+            return sorted(
+                (n.collection.set_position, n.collection.set_size)
+                for n in items
+                if n.collection is not None
+            )
+
+        assert places()[0] == (1, 30)
+        scroller = next(
+            n for n in host.journal.current.nodes.values() if n.role is Role.SCROLL_VIEW
+        )
+        await host.perform_action(
+            ByNodeId(scroller.node_id), Scroll(ScrollDirection.DOWN), Latest()
+        )
+        shown = places()
+        assert shown[0][0] > 1
+        assert {size for _position, size in shown} == {30}

@@ -157,6 +157,31 @@ def test_a_scroll_pane_is_a_scroll_view_offering_scroll() -> None:
     assert (pane.role, pane.actions) == (Role.SCROLL_VIEW, (ActionKind.SCROLL,))
 
 
+def test_a_row_of_a_list_scrolled_partly_out_of_view_is_counted_among_all_its_rows() -> None:
+    """GTK keeps the rows scrolled out of a list's view in the tree, not showing: the agent,
+    shown only the others, read the first shown row as ``[1 of 5]`` of a list of 30."""
+    scrolled_out = {"visible", "sensitive", "enabled"}
+    rows = [
+        ("list item", scrolled_out),
+        ("list item", SHOWN),
+        ("list item", SHOWN),
+        ("list item", scrolled_out),
+        ("list item", {"sensitive", "enabled"}),  # a row its application hid: not in the set
+    ]
+    listbox = attrs.evolve(_raw("list box", SHOWN), path="/list", depth=0)
+    raws = [listbox] + [
+        attrs.evolve(_raw(role, states), path=f"/row{i}", depth=1)
+        for i, (role, states) in enumerate(rows)
+    ]
+    places = amap.set_places(raws)
+    assert places == {"/row1": (2, 4), "/row2": (3, 4)}
+    shown = amap.to_snapshot_node(raws[3], "a4", "a1", 1, places["/row2"])
+    row = _bridge_node(shown, 4, (), in_set=(2, 2))  # what the bridge counts: 2 of 2 shown
+    assert row.collection is not None
+    assert (row.collection.set_position, row.collection.set_size) == (3, 4)
+    assert amap.set_places([listbox, raws[2], raws[3]]) == {}  # all shown: the bridge counts
+
+
 def test_a_combo_box_is_not_named_by_its_selection() -> None:
     """GTK and Qt name a combo box by the item it shows: with no label, the agent read
     the value twice, as label and as value."""
