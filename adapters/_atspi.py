@@ -231,6 +231,8 @@ class AtspiSurface:
         self._reaper: Reaper | None = None
         self._launched = False
         self._ended = False
+        self._ended_as: type[SessionError] = SessionError
+        """What a call raises once the application has ended: as its end was first found."""
         self._refs: dict[str, str] = {}
         self._paths: dict[str, str] = {}
         self._tree: _Tree | None = None
@@ -401,11 +403,21 @@ class AtspiSurface:
         if self._app is None:
             raise SessionError("the session is not open")
         if self._ended:
-            raise SurfaceGoneError(f"{self._app.name} has quit")
+            raise self._ended_as(f"{self._app.name} has quit")
         if self._process is not None and self._process.poll() is not None:
-            self._ended = True
-            raise SurfaceGoneError(f"{self._app.name} {_ended_how(self._process.poll())}")
+            raise self._end(self._app.name, self._process.poll())
         return backend, self._app
+
+    def _end(self, name: str, code: int | None) -> SessionError:
+        """The error of the application `name` found ended with return code `code` (None:
+        not known), which every later call raises too: a `SurfaceGoneError` when a signal
+        from outside killed it, which a re-run of the session cannot repeat; a plain
+        `SessionError` when it ended itself (it exited, aborted or crashed), which a re-run
+        repeats unless the application changed."""
+        self._ended = True
+        outside = code is not None and code < 0 and -code in _OUTSIDE_SIGNALS
+        self._ended_as = SurfaceGoneError if outside else SessionError
+        return self._ended_as(f"{name} {_ended_how(code)}")
 
     # -- the tree ---------------------------------------------------------------------
 
@@ -429,8 +441,8 @@ class AtspiSurface:
                     await self._process.wait()
             code = None if self._process is None else self._process.poll()
             if code is not None:
-                raise SurfaceGoneError(f"{app.name} {_ended_how(code)}") from exc
-            raise SurfaceGoneError(f"{app.name} is gone: {exc}") from exc
+                raise self._end(app.name, code) from exc
+            raise SessionError(f"{app.name} is gone: {exc}") from exc
         entries: list[_Entry] = []
         stack: list[_Entry] = []
         children: dict[str, list[_Entry]] = {}
@@ -1136,6 +1148,13 @@ def _descends(pid: int, ancestor: int) -> bool:
         if pid <= 1:
             return False
     return False
+
+
+_OUTSIDE_SIGNALS: Final = frozenset(
+    s.value for s in (signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+)
+"""The signals another process sends to end an application (SIGABRT, SIGSEGV and the like
+come from its own code)."""
 
 
 def _ended_how(code: int | None) -> str:

@@ -97,8 +97,10 @@ class SessionError(SurfaceError):
 
 class SurfaceGoneError(SessionError):
     """Raised when what the session drives went away under it: the browser crashed, was
-    killed or closed its page; the application quit, was killed, or its accessibility bus
-    connection was lost. A re-run of the session finds its own surface there."""
+    killed or closed its page; the application was killed by a signal from outside
+    (SIGKILL, SIGTERM, ...), or its accessibility bus connection was lost. A re-run of the
+    session finds its own surface there. (An application that exits, aborts or crashes by
+    itself raises a plain `SessionError`: a re-run repeats that.)"""
 
 
 class DataError(SurfaceError):

@@ -15,7 +15,7 @@ A resumed session holds one segment per ``SessionStarted``: each server opened a
 its own, whether or not the one before closed its (it may have been killed). So each start
 closes the surface of the segment before it, if its calls did not, and makes a fresh one from
 that start's config. A call that found what the session drove gone (a `SurfaceGoneError`:
-its browser killed, its application quit) and succeeds in the re-run is no divergence: what
+its browser or application killed) and succeeds in the re-run is no divergence: what
 ended it came from outside, and the re-run goes on from the next start, saying so. Events
 other than calls (what the MCP bridge logs of the agent's
 requests, its commits) are the bridge's, not the surface's, and are skipped.
@@ -139,9 +139,9 @@ def _ended_outside(
         return None
     return (
         f"call {call} (log seq {seq}, {event.method}) found what the session drove gone"
-        f" ({event.error_message}); in the re-run it was there: what ended it (a browser or"
-        " an application killed, crashed or closed) cannot be repeated, and the re-run went"
-        " on from the session's next start, if any"
+        f" ({event.error_message}); in the re-run it was there: what ended it from outside"
+        " (a browser that crashed, a kill) cannot be repeated, and the re-run went on from"
+        " the session's next start, if any"
     )
 
 

@@ -21,6 +21,7 @@ from semledger.adapters import (
     Launch,
     SessionError,
     SessionInit,
+    SurfaceGoneError,
     SurfaceTimeoutError,
     create_surface,
     snapshot_problems,
@@ -491,3 +492,29 @@ async def test_a_row_of_a_gtk_list_scrolled_partly_out_of_view_counts_every_row(
         shown = places()
         assert shown[0][0] > 1
         assert {size for _position, size in shown} == {30}
+
+
+@pytest.mark.parametrize("ending", ["killed", "quit by itself"])
+async def test_only_an_application_killed_from_outside_is_gone_beyond_a_re_run(
+    desktop: PrivateDesktop, ending: str
+) -> None:
+    """Every end was a SurfaceGoneError, which a re-run takes as done from outside: an app
+    that quit or aborted by itself, then changed not to, re-ran as identical."""
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    try:
+        process = surface._process  # type: ignore[attr-defined]
+        if ending == "killed":
+            os.kill(process.pid, signal.SIGKILL)
+        else:
+            [quit_] = await surface.locate({"by": "automationId", "value": "quit"})
+            await surface.act("click", quit_)
+        with trio.fail_after(10):
+            await process.wait()
+        with pytest.raises(SessionError) as ended:
+            await surface.snapshot()
+        assert isinstance(ended.value, SurfaceGoneError) is (ending == "killed"), ended.value
+        said = "was killed by SIGKILL" if ending == "killed" else "exited with status 0"
+        assert said in str(ended.value)
+    finally:
+        await surface.close()
