@@ -39,9 +39,11 @@ def check_same_app(app: App[Any, Any], app_ref: str, *, function: str, command: 
     that takes the ref itself (``semledger fuzz``), which the message suggests when the
     module runs as a script.
 
-    Two Apps of one name most often come from a module that runs as a script
-    (``python tiny.py``, as ``__main__``) and is imported again under its name by `app_ref`
-    (``tiny:app``): its code runs a second time and makes a second App."""
+    A module that runs as a script (``python tiny.py``, as ``__main__``) and is imported
+    again under its name by `app_ref` (``tiny:app``) runs a second time and makes a second
+    App: the message says so where the ref's module is the file ``__main__`` runs, or
+    (likely) where ``__main__`` holds `app` under the ref's attribute and both Apps share a
+    name; not for two unrelated Apps of one name."""
     try:
         named = load_app(app_ref)
     except AppLoadError:
@@ -54,7 +56,7 @@ def check_same_app(app: App[Any, Any], app_ref: str, *, function: str, command: 
     )
     module_name, _, attribute = app_ref.partition(":")
     twice = _runs_as_script(module_name)
-    if twice or named.name == app.name or _main_holds(attribute, app):
+    if twice or (named.name == app.name and _main_holds(attribute, app)):
         likely = "" if twice else "likely "
         loaded = f"from {module_name} import {attribute}"
         if "." in attribute:

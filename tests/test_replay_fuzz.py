@@ -837,7 +837,9 @@ def test_a_script_fuzzing_its_own_app_by_its_module_s_ref_is_told_it_ran_twice(
     ) in done.stderr, done.stderr
 
 
-def test_an_app_ref_naming_another_app_of_the_same_name_says_the_likely_cause() -> None:
+def test_an_app_ref_naming_another_app_of_the_same_name_blames_no_script() -> None:
+    """Two Apps of one name from modules that do not run as scripts: the refusal said the
+    ref's module likely ran as one, and to pass its App, which is another app."""
     from semledger.examples import counter
     from semledger.replay import fuzz_app
     from semledger.runtime import App
@@ -845,11 +847,7 @@ def test_an_app_ref_naming_another_app_of_the_same_name_says_the_likely_cause() 
     twin = App(counter.init, counter.update, counter.view, name=counter.app.name)
     with pytest.raises(ValueError, match="names another App") as refused:
         fuzz_app(twin, COUNTER, MemoryRecorder, examples=1)
-    assert (
-        "semledger.examples.counter likely runs as a script (__main__), and app_ref imported"
-        " it again as semledger.examples.counter"
-    ) in str(refused.value)
-    assert "(from semledger.examples.counter import app)" in str(refused.value)
+    assert "script" not in str(refused.value)
 
 
 def test_a_counterexample_typing_a_password_logs_it_in_clear_and_says_so(tmp_path: Path) -> None:
