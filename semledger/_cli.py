@@ -114,8 +114,16 @@ def _whole(text: str) -> int:
     """An argparse type: a whole number in ASCII decimal digits (``int`` alone would also
     take ``'1_0'``, ``' +3'`` or Arabic-Indic digits)."""
     if re.fullmatch(r"-?[0-9]+", text) is None:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r:.80}")
+    if len(text) > _DIGITS:  # (int() refuses past Python's limit, quoting every digit)
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of at most {_DIGITS} digits, got one of {len(text)}"
+        )
     return int(text)
+
+
+_DIGITS = 40
+"""More digits than any number a command takes (a seed, a generation: under 2**64)."""
 
 
 def _at_least(low: int, high: int | None = None) -> Callable[[str], int]:

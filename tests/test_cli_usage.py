@@ -134,6 +134,11 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["read", "known", "--db", str(db), "--generation", "-1"],
             "argument --generation: expected at least 1, got -1",
         ),
+        "generation of 5000 digits": (  # every digit was quoted back
+            ["read", "known", "--db", str(db), "--generation", "9" * 5000],
+            "argument --generation: expected a whole number of at most 40 digits, got one of"
+            " 5000",
+        ),
         "generation past a u64": (  # it was a traceback
             ["read", "known", "--db", str(db), "--generation", str(2**64)],
             f"argument --generation: expected at most {2**64 - 1}, got {2**64}",
