@@ -469,6 +469,16 @@ async def _recorded(recorder: MemoryRecorder, name: str, adapter: str, app: str)
     await logged.close()
 
 
+async def _refusal(recorder: MemoryRecorder, app: str) -> str:
+    """Why serving session ``s`` as a runtime surface on `app` is refused; nothing written."""
+    before = list(recorder.read("s"))
+    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=app)  # type: ignore[arg-type]
+    with pytest.raises(SessionMismatchError) as refused:
+        await logged.open({})
+    assert list(recorder.read("s")) == before
+    return str(refused.value)
+
+
 @pytest.mark.parametrize(
     ("adapter", "app", "was"),
     [
@@ -481,15 +491,10 @@ async def test_a_surface_session_is_not_resumed_as_another_adapters_or_apps(
 ) -> None:
     recorder = MemoryRecorder()
     await _recorded(recorder, "s", adapter, app)
-    before = list(recorder.read("s"))
-    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=COUNTER)  # type: ignore[arg-type]
-    with pytest.raises(SessionMismatchError) as refused:
-        await logged.open({})
-    assert str(refused.value) == (
+    assert await _refusal(recorder, COUNTER) == (
         f"session 's' was started as {was}; it cannot be resumed as a runtime surface"
         f" session of {COUNTER}"
     )
-    assert list(recorder.read("s")) == before
     again = LoggedSurface(_surface(), recorder, "s", adapter, app=app)  # type: ignore[arg-type]
     await again.open({})  # the refusal let go of the session
     await again.close()
@@ -525,10 +530,7 @@ async def test_a_surface_session_that_could_not_open_is_served_again_with_its_co
     await _recorded(recorder, "s", "runtime", COUNTER)  # put right: it opens
     await _recorded(recorder, "s", "runtime", COUNTER)  # and is resumed as that one
     other = "semledger.examples.gallery:app"
-    logged = LoggedSurface(_surface(), recorder, "s", "runtime", app=other)  # type: ignore[arg-type]
-    with pytest.raises(SessionMismatchError) as refused:
-        await logged.open({})
-    assert str(refused.value) == (
+    assert await _refusal(recorder, other) == (
         f"session 's' was started as a runtime surface session of {COUNTER}; it cannot be"
         f" resumed as a runtime surface session of {other}"
     )
