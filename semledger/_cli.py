@@ -114,10 +114,11 @@ def _whole(text: str) -> int:
     """An argparse type: a whole number in ASCII decimal digits (``int`` alone would also
     take ``'1_0'``, ``' +3'`` or Arabic-Indic digits)."""
     if re.fullmatch(r"-?[0-9]+", text) is None:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r:.80}")
-    if len(text) > _DIGITS:  # (int() refuses past Python's limit, quoting every digit)
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {shortened(text, 80)!r}")
+    digits = len(text.lstrip("-").lstrip("0"))
+    if digits > _DIGITS:  # (int() refuses past Python's limit, quoting every digit)
         raise argparse.ArgumentTypeError(
-            f"expected a whole number of at most {_DIGITS} digits, got one of {len(text)}"
+            f"expected a whole number of at most {_DIGITS} digits, got one of {digits}"
         )
     return int(text)
 

@@ -139,6 +139,14 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "argument --generation: expected a whole number of at most 40 digits, got one of"
             " 5000",
         ),
+        "examples of 41 digits after leading zeros": (  # the zeros counted as digits
+            ["fuzz", COUNTER, "--db", missing, "--examples", "-" + "0" * 10 + "1" * 41],
+            "expected a whole number of at most 40 digits, got one of 41",
+        ),
+        "steps of long text": (
+            ["fuzz", "semledger.examples.counter:app", "--db", missing, "--steps", "1" + "x" * 200],
+            "expected a whole number, got '1" + "x" * 79 + "… (201 characters)'",
+        ),
         "generation past a u64": (  # it was a traceback
             ["read", "known", "--db", str(db), "--generation", str(2**64)],
             f"argument --generation: expected at most {2**64 - 1}, got {2**64}",
