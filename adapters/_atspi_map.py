@@ -626,15 +626,18 @@ def scrolled_out(raw: RawNode) -> bool:
 def set_places(raws: Sequence[RawNode]) -> dict[str, tuple[int, int]]:
     """The place (1-based position, set size) of each shown list item, option, tab and tree
     item among its parent's children of its role, scrolled-out ones counted, by path: for
-    the sets some of whose members are scrolled out, whose count the shown ones alone would
-    understate (``[1 of 5]`` for a list of 30). `raws` are in document order."""
+    the sets in a scroll pane some of whose members are scrolled out, whose count the shown
+    ones alone would understate (``[1 of 5]`` for a list of 30). Outside a scroll pane a
+    member visible but not showing is one the application filtered out (a list box's
+    filter), which is no member. `raws` are in document order."""
     sets: dict[tuple[int, str], list[RawNode]] = {}
     stack: list[tuple[int, int]] = []  # (index, depth) of the ancestors of the next node
     for index, raw in enumerate(raws):
         while stack and stack[-1][1] >= raw.depth:
             stack.pop()
         role = aria_role(raw)
-        if stack and role in IN_SET_ROLES:
+        scrolled = any(raws[i].role_name == "scroll pane" for i, _depth in stack)
+        if scrolled and role in IN_SET_ROLES:
             sets.setdefault((stack[-1][0], role), []).append(raw)
         stack.append((index, raw.depth))
     places = {}

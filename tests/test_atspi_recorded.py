@@ -168,18 +168,31 @@ def test_a_row_of_a_list_scrolled_partly_out_of_view_is_counted_among_all_its_ro
         ("list item", scrolled_out),
         ("list item", {"sensitive", "enabled"}),  # a row its application hid: not in the set
     ]
-    listbox = attrs.evolve(_raw("list box", SHOWN), path="/list", depth=0)
-    raws = [listbox] + [
-        attrs.evolve(_raw(role, states), path=f"/row{i}", depth=1)
+    pane = attrs.evolve(_raw("scroll pane", SHOWN), path="/pane", depth=0)
+    listbox = attrs.evolve(_raw("list box", SHOWN), path="/list", depth=1)
+    raws = [pane, listbox] + [
+        attrs.evolve(_raw(role, states), path=f"/row{i}", depth=2)
         for i, (role, states) in enumerate(rows)
     ]
     places = amap.set_places(raws)
     assert places == {"/row1": (2, 4), "/row2": (3, 4)}
-    shown = amap.to_snapshot_node(raws[3], "a4", "a1", 1, places["/row2"])
+    shown = amap.to_snapshot_node(raws[4], "a4", "a1", 1, places["/row2"])
     row = _bridge_node(shown, 4, (), in_set=(2, 2))  # what the bridge counts: 2 of 2 shown
     assert row.collection is not None
     assert (row.collection.set_position, row.collection.set_size) == (3, 4)
-    assert amap.set_places([listbox, raws[2], raws[3]]) == {}  # all shown: the bridge counts
+    assert amap.set_places([pane, listbox, raws[3], raws[4]]) == {}  # all shown: the bridge's
+
+
+def test_rows_a_list_filtered_out_outside_a_scroll_pane_are_no_members_of_its_set() -> None:
+    """A list box's filter leaves its other rows visible but not showing, as scrolled-out
+    ones are: a list showing 3 of 30 rows said [1 of 30], [11 of 30], [21 of 30]."""
+    filtered = {"visible", "sensitive", "enabled"}
+    listbox = attrs.evolve(_raw("list box", SHOWN), path="/list", depth=0)
+    raws = [listbox] + [
+        attrs.evolve(_raw("list item", SHOWN if i % 2 else filtered), path=f"/row{i}", depth=1)
+        for i in range(6)
+    ]
+    assert amap.set_places(raws) == {}  # the bridge counts the shown ones: 1 to 3 of 3
 
 
 def test_a_combo_box_is_not_named_by_its_selection() -> None:
