@@ -443,6 +443,7 @@ class AtspiSurface:
             if code is not None:
                 raise self._end(app.name, code) from exc
             raise SessionError(f"{app.name} is gone: {exc}") from exc
+        raws = amap.showing_holders(raws)
         entries: list[_Entry] = []
         stack: list[_Entry] = []
         children: dict[str, list[_Entry]] = {}

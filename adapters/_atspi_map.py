@@ -623,6 +623,28 @@ def scrolled_out(raw: RawNode) -> bool:
     return "visible" in states and "showing" not in states
 
 
+def showing_holders(raws: Sequence[RawNode]) -> list[RawNode]:
+    """`raws` with each visible node that holds a showing one said showing too: GTK stops
+    saying a scrolled window's viewport is showing once it is scrolled two pages down,
+    while it says the list box and the rows it shows are, and the agent's tree left out
+    the viewport, and all it holds, as hidden. `raws` are in document order."""
+    out = list(raws)
+    stack: list[int] = []  # the indices of the ancestors of the next node
+    for index, raw in enumerate(raws):
+        while stack and raws[stack[-1]].depth >= raw.depth:
+            stack.pop()
+        if not is_hidden(raw):
+            for above in reversed(stack):
+                held = out[above]
+                if "visible" not in held.state_set or "showing" in held.state_set:
+                    break
+                out[above] = attrs.evolve(
+                    held, states=state_words(held.state_set | {"showing"})
+                )
+        stack.append(index)
+    return out
+
+
 def set_places(raws: Sequence[RawNode]) -> dict[str, tuple[int, int]]:
     """The place (1-based position, set size) of each shown list item, option, tab and tree
     item among its parent's children of its role, scrolled-out ones counted, by path: for

@@ -465,6 +465,26 @@ async def test_scroll_on_a_gtk_scrolled_window_brings_rows_below_into_the_tree(
         assert rows() == before
 
 
+async def test_a_gtk_list_scrolled_to_its_end_shows_its_last_rows(
+    desktop: PrivateDesktop,
+) -> None:
+    """GTK stops saying a scrolled window's viewport is showing two pages down, though its
+    rows are: the tree lost the viewport and every row in it, and the list's end was out
+    of reach."""
+    async with _bridged(desktop, SCROLLED_LIST) as host:
+        await host.refresh()
+        nodes = host.journal.current.nodes
+        scroller = next(n for n in nodes.values() if n.semantic_id == SemanticId.new("scroller"))
+        for _ in range(4):
+            receipt = await host.perform_action(
+                ByNodeId(scroller.node_id), Scroll(ScrollDirection.DOWN), Latest()
+            )
+            assert isinstance(receipt, Receipt), receipt
+            labels = {n.label for n in host.journal.current.nodes.values()}
+            assert labels & {f"Row {i}" for i in range(30)}, labels
+        assert "Row 29" in {n.label for n in host.journal.current.nodes.values()}
+
+
 async def test_a_row_of_a_gtk_list_scrolled_partly_out_of_view_counts_every_row(
     desktop: PrivateDesktop,
 ) -> None:

@@ -553,3 +553,15 @@ async def test_capabilities_are_all_false_and_the_kind_is_desktop() -> None:
     )
     assert not hasattr(surface, "trace")
     assert not hasattr(surface, "observe")
+
+
+def test_a_node_holding_a_shown_one_is_shown_though_gtk_says_it_is_not() -> None:
+    """GTK stops saying a scrolled window's viewport is showing two pages down, though its
+    list and rows are: the viewport, and all it held, were left out as hidden. A node the
+    application hid (not visible) stays hidden, whatever it holds."""
+    viewport = attrs.evolve(_raw("viewport", {"visible"}), path="/v", depth=0)
+    row = attrs.evolve(_raw("list item", SHOWN), path="/v/r", depth=1)
+    hidden = attrs.evolve(_raw("panel", set()), path="/h", depth=0)
+    inside = attrs.evolve(_raw("list item", SHOWN), path="/h/r", depth=1)
+    raws = amap.showing_holders([viewport, row, hidden, inside])
+    assert [amap.is_hidden(raw) for raw in raws] == [False, False, True, False]
