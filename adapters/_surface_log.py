@@ -308,14 +308,15 @@ class LoggedSurface:
             raise unstarted(self._recorder, name)
         this = f"{_a(self.adapter_name)} surface session of {app}"
         if not started.drives_a_surface:
-            was = f"an app session of {started.app}"
+            was = f"started as an app session of {started.app}"
         elif started.params["adapter"] != self.adapter_name:
-            was = f"{_a(started.params['adapter'])} surface session of {started.app}"
+            was = f"started as {_a(started.params['adapter'])} surface session of {started.app}"
         elif started.app != app and (opened := self._last_opened()) not in (None, app):
-            was = f"{_a(self.adapter_name)} surface session of {opened}"
+            how = "started" if opened == started.app else "last opened"
+            was = f"{how} as {_a(self.adapter_name)} surface session of {opened}"
         else:
             return password_policy_refusal(name, started, self.redact_passwords)
-        return f"session {name!r} was started as {was}; it cannot be resumed as {this}"
+        return f"session {name!r} was {was}; it cannot be resumed as {this}"
 
     def _last_opened(self) -> str | None:
         """The application of the session's last start whose surface opened, if any (a scan

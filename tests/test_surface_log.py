@@ -531,8 +531,8 @@ async def test_a_surface_session_that_could_not_open_is_served_again_with_its_co
     await _recorded(recorder, "s", "runtime", COUNTER)  # and is resumed as that one
     other = "semledger.examples.gallery:app"
     assert await _refusal(recorder, other) == (
-        f"session 's' was started as a runtime surface session of {COUNTER}; it cannot be"
-        f" resumed as a runtime surface session of {other}"
+        f"session 's' was last opened as a runtime surface session of {COUNTER}; it cannot"
+        f" be resumed as a runtime surface session of {other}"
     )
     opened = [e for _r, e in recorder.events("s") if getattr(e, "method", "") == "open"]
     assert [e.error_class for e in opened] == ["SessionError", None, None]
