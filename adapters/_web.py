@@ -571,7 +571,9 @@ class WebSurface:
                 return well_formed(await fn())
             except (SessionError, PlaywrightError) as exc:
                 # Its page and context look closed too: the cause is not theirs.
-                if not self._browser.browser.is_connected():
+                if not self._browser.browser.is_connected() or await _going(
+                    self._browser.browser, exc
+                ):
                     raise SurfaceGoneError(_BROWSER_GONE) from exc
                 if isinstance(exc, SurfaceError):
                     well_formed_error(exc)
@@ -1712,6 +1714,19 @@ def _storage_state(state: SessionState) -> dict[str, Any]:
             for o in state.origins
         ],
     }
+
+
+async def _going(browser: Browser, error: BaseException) -> bool:
+    """Whether `error`, a page's "Target crashed", is the browser going away: a killed
+    Chromium's renderers die a moment before it is seen gone, and the page's crash was
+    said instead of the browser's."""
+    if "target crashed" not in str(error).lower():
+        return False
+    for _ in range(20):
+        await asyncio.sleep(0.05)
+        if not browser.is_connected():
+            return True
+    return False
 
 
 _LEAVING: Final = "Leave site? Changes you made may not be saved."
