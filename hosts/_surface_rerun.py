@@ -135,7 +135,7 @@ def _ended_outside(
 ) -> str | None:
     """Why `event`, which found what the logged session drove gone, succeeded in the
     re-run, in words; None unless it did both."""
-    if error is not None or event.error_class not in _gone_errors():
+    if error is not None or event.error_class is None or event.error_class not in _gone_errors():
         return None
     return (
         f"call {call} (log seq {seq}, {event.method}) found what the session drove gone"
