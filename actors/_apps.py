@@ -34,10 +34,12 @@ def check_app_ref(app_ref: object) -> None:
 
 def check_same_app(app: App[Any, Any], app_ref: str, *, function: str, command: str) -> None:
     """Raise ``ValueError`` when `app_ref` loads another App than `app`, which `function`
-    (``fuzz_app``) was given: a session saved under it would be replayed with that one. A
-    ref that does not load here passes (replay would say why). `command` is the CLI command
-    that takes the ref itself (``semledger fuzz``), which the message suggests when the
-    module runs as a script.
+    (``fuzz_app``) was given: a session saved under it would be replayed with that one; or
+    when its module imports but holds no App by that name (``tiny:ap``), which replay would
+    fail to load alike. A ref whose module does not import here passes (replay, run
+    elsewhere, may import it, or would say why). `command` is the CLI command that takes the
+    ref itself (``semledger fuzz``), which the message suggests when the module runs as a
+    script.
 
     A module that runs as a script (``python tiny.py``, as ``__main__``) and is imported
     again under its name by `app_ref` (``tiny:app``) runs a second time and makes a second
@@ -46,7 +48,9 @@ def check_same_app(app: App[Any, Any], app_ref: str, *, function: str, command: 
     name; not for two unrelated Apps of one name."""
     try:
         named = load_app(app_ref)
-    except AppLoadError:
+    except AppLoadError as error:
+        if app_ref.partition(":")[0] in sys.modules:  # it imported: the rest of it is wrong
+            raise ValueError(f"app_ref names no App to replay the session with: {error}") from None
         return
     if named is app:
         return

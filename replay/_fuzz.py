@@ -690,7 +690,8 @@ def fuzz_app(
     Raises `ValueError` for fewer than one example or step, a seed outside `SEEDS`, an
     allowed issue that names none, `texts` given as one str or holding one that is not
     UTF-8 (a lone surrogate, which the log cannot hold), an `app_ref` that is not
-    ``module:attribute``, or one that names another App than `app`;
+    ``module:attribute``, one that names another App than `app`, or one whose module
+    imports but holds no App by that name;
     `TypeError` for an `app` that is not an App, an `app_ref` that is not a str, `examples`,
     `steps` or a `seed` that is not an int (a bool is not one), `texts` that are not strs,
     or a `save_to` that is not a function (a recorder: ``lambda: recorder``), or returns no

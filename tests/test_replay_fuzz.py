@@ -385,7 +385,7 @@ def test_an_app_with_timers_is_fuzzed_with_their_ticks_too(tmp_path: Path) -> No
         subscriptions=lambda _ticks: [Every(1.0, "tick")],
     )
     db = tmp_path / "fuzz.db"
-    result = fuzz_app(app, "tests:clock", lambda: SqliteRecorder(db), examples=100, seed=2)
+    result = fuzz_app(app, "clock_app:clock", lambda: SqliteRecorder(db), examples=100, seed=2)
     assert result.failure == "RuntimeError: the fourth tick", result
     assert result.session is not None
     with SqliteRecorder(db) as recorder:
@@ -429,7 +429,7 @@ def test_a_timer_message_the_log_cannot_record_is_a_counterexample_replay_reprod
         subscriptions=lambda _ticks: [Every(1.0, Unlisted())],
     )
     db = tmp_path / "fuzz.db"
-    result = fuzz_app(app, "tests:clock", lambda: SqliteRecorder(db), examples=50, seed=1)
+    result = fuzz_app(app, "clock_app:clock", lambda: SqliteRecorder(db), examples=50, seed=1)
     assert result.failure is not None
     assert result.failure.startswith("MessageCodecError"), result
     assert _crash_step_replayed(db, result, app) == 1
@@ -452,7 +452,7 @@ def test_an_effect_result_of_an_int_beyond_64_bits_is_a_counterexample_replay_re
         view=lambda _loads: group(button("load", "load"), label="form"),
     )
     db = tmp_path / "fuzz.db"
-    result = fuzz_app(app, "tests:form", lambda: SqliteRecorder(db), examples=20, seed=1)
+    result = fuzz_app(app, "form_app:form", lambda: SqliteRecorder(db), examples=20, seed=1)
     assert result.failure == (
         f"MessageCodecError: an int message cannot be logged: {2**70} does not fit in 64 bits,"
         " which the log carries"
@@ -473,7 +473,7 @@ def test_a_timer_whose_message_has_no_repr_is_a_counterexample_on_its_message() 
         view=lambda ticks: group(text("ticks", str(ticks)), label="clock"),
         subscriptions=lambda _ticks: [Every(1.0, 10**5000)],
     )
-    result = fuzz_app(app, "tests:clock", MemoryRecorder, examples=5, seed=1)
+    result = fuzz_app(app, "clock_app:clock", MemoryRecorder, examples=5, seed=1)
     assert result.failure == (
         "MessageCodecError: an int message cannot be logged: an int of 16610 bits does not fit"
         " in 64 bits, which the log carries"
@@ -502,7 +502,7 @@ def saving_unlisted(*, listed: bool = False) -> Any:
 def saved_unlisted_counterexample(db: Path) -> str:
     from semledger.replay import fuzz_app
 
-    found = fuzz_app(saving_unlisted(), "tests:form", lambda: SqliteRecorder(db), seed=1)
+    found = fuzz_app(saving_unlisted(), "form_app:form", lambda: SqliteRecorder(db), seed=1)
     assert found.failure == f"MessageCodecError: {REASON}", found
     assert found.session is not None
     return found.session
@@ -804,6 +804,26 @@ def test_an_app_ref_naming_another_app_is_refused_before_fuzzing() -> None:
         fuzz_app(counter.app, "semledger.examples.todo:app", MemoryRecorder, examples=1)
     assert f"than the one given ({counter.app.name!r})" in str(refused.value)
     assert "script" not in str(refused.value)
+
+
+def test_an_app_ref_whose_module_holds_no_such_app_is_refused_before_fuzzing() -> None:
+    """A mistyped attribute (``counter:ap``) was taken: the counterexample was saved under
+    it, and `semledger replay` of that session could not load its app."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(ValueError, match="app_ref names no App") as refused:
+        fuzz_app(counter.app, "semledger.examples.counter:ap", MemoryRecorder, examples=1)
+    assert "semledger.examples.counter has no ap (its App: app)" in str(refused.value)
+
+
+def test_an_app_ref_whose_module_does_not_import_here_is_taken() -> None:
+    """Replay may run where the module imports (another folder, another PYTHONPATH)."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    result = fuzz_app(counter.app, "no_such_module_here:app", MemoryRecorder, examples=2)
+    assert result.session is None
 
 
 def test_a_script_fuzzing_its_own_app_by_its_module_s_ref_is_told_it_ran_twice(
