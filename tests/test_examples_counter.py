@@ -131,6 +131,27 @@ def test_non_integer_step_marks_invalid_and_keeps_the_old_step(
     assert find(rt, "counter.value").value == "3"
 
 
+@pytest.mark.parametrize("text", ["9" * 4300, "-1" + "0" * 100, "1" + "0" * 100])
+def test_a_step_of_a_hundred_digits_or_more_is_invalid_and_keeps_the_old_step(
+    rt: Runtime, text: str
+) -> None:
+    """A step of 4,300 nines was taken: two increments made a count Python will not turn
+    into a decimal string, and the app crashed, ending its session."""
+    accepted(rt, "counter.step", SetText("3"))
+    accepted(rt, "counter.step", SetText(text))
+    assert find(rt, "counter.step").state.invalid
+    accepted(rt, "counter.increment", ACTIVATE)
+    accepted(rt, "counter.increment", ACTIVATE)
+    assert find(rt, "counter.value").value == "6"
+
+
+def test_a_step_of_ninety_nine_digits_is_taken(rt: Runtime) -> None:
+    accepted(rt, "counter.step", SetText("9" * 99))
+    assert not find(rt, "counter.step").state.invalid
+    accepted(rt, "counter.increment", ACTIVATE)
+    assert find(rt, "counter.value").value == "9" * 99
+
+
 def test_valid_step_after_an_invalid_one_clears_invalid(rt: Runtime) -> None:
     accepted(rt, "counter.step", SetText("x"))
     accepted(rt, "counter.step", SetText("2"))

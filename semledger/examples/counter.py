@@ -37,6 +37,10 @@ class SetStep:
 
 Msg = Increment | Decrement | Reset | SetStep
 
+_STEP_LIMIT = 10**100
+"""A step is below this in size: a count of over 4300 digits could not be shown (Python's
+int-to-str limit), and no step so far from it takes the count there."""
+
 
 def init() -> Model:
     return Model()
@@ -52,6 +56,8 @@ def update(model: Model, msg: Msg) -> Model:
     try:
         step = int(msg.text)
     except ValueError:
+        step = _STEP_LIMIT
+    if abs(step) >= _STEP_LIMIT:
         return attrs.evolve(model, step_text=msg.text, step_invalid=True)
     return attrs.evolve(model, step=step, step_text=msg.text, step_invalid=False)
 
