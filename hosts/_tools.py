@@ -24,6 +24,7 @@ from semledger.runtime._enums import (
     ScrollDirection,
 )
 from semledger.runtime._ids import U64_MAX
+from semledger.runtime._wire import MAX_PATH_STEPS
 
 from ._host import CommandIntent, PointerPhase
 
@@ -190,7 +191,11 @@ _TARGET_INPUT: Final = {
         _obj(
             {
                 "kind": _const_kind("path"),
-                "path": {**_array(_PATH_STEP_INPUT), "minItems": 1},
+                "path": {
+                    **_array(_PATH_STEP_INPUT),
+                    "minItems": 1,
+                    "maxItems": MAX_PATH_STEPS,
+                },
             }
         ),
     ],

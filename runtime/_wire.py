@@ -61,6 +61,7 @@ from ._outcomes import Receipt, Rejection
 from ._reads import Delta, Full, ReadResult, Unchanged
 
 __all__ = [
+    "MAX_PATH_STEPS",
     "WireError",
     "decode_action",
     "decode_announcement",
@@ -121,6 +122,12 @@ _GENERATION_EXPECTED: Final = (
 _NODE_ID_EXPECTED: Final = (
     'expected a node id: a canonical decimal string from "1" to "18446744073709551615"'
 )
+
+MAX_PATH_STEPS: Final = 1024
+"""The most steps a path target may have: four times the deepest view (`MAX_VIEW_DEPTH`),
+and room for a served page's or desktop app's deeper tree. A rejection echoes its target
+with every filter of every step, so an unbounded path made a call's answer (and its log
+record) many times the call's size."""
 
 _TARGET_KINDS: Final = ("semantic_id", "node_id", "path")
 _STEP_KEYS: Final = frozenset({"index", "role", "label", "value", "semantic_id"})
@@ -256,13 +263,16 @@ def decode_perform_action(args: object) -> tuple[Target, SemanticsAction, Precon
     obj = _object(args, "")
     _exact_keys(obj, "", ("target", "action", "precondition"))
     return (
-        decode_target(obj["target"]),
+        decode_target(obj["target"], max_steps=MAX_PATH_STEPS),
         decode_action(obj["action"]),
         decode_precondition(obj["precondition"]),
     )
 
 
-def decode_target(value: object, where: str = "target") -> Target:
+def decode_target(value: object, where: str = "target", *, max_steps: int | None = None) -> Target:
+    """A target; a path of more than `max_steps` steps is refused unread. Unbounded by
+    default, as a log's targets are read: one logged before `MAX_PATH_STEPS` was set is
+    re-executed (and its session resumed) as it was first carried out."""
     obj = _object(value, where)
     if "kind" not in obj:
         _fail(_at(where, "kind"), "required")
@@ -275,15 +285,17 @@ def decode_target(value: object, where: str = "target") -> Target:
         return ByNodeId(_node_id(obj["id"], _at(where, "id")))
     if kind == "path":
         _exact_keys(obj, where, ("kind", "path"))
-        return ByPath(_path(obj["path"], _at(where, "path")))
+        return ByPath(_path(obj["path"], _at(where, "path"), max_steps))
     _fail(_at(where, "kind"), f"expected one of {', '.join(_TARGET_KINDS)}")
 
 
-def _path(value: object, where: str) -> tuple[PathStep, ...]:
+def _path(value: object, where: str, max_steps: int | None) -> tuple[PathStep, ...]:
     if not isinstance(value, list):
         _fail(where, "expected an array of path steps")
     if not value:
         _fail(where, "expected at least one path step")
+    if max_steps is not None and len(value) > max_steps:
+        _fail(where, f"expected at most {max_steps} path steps, got {len(value)}")
     return tuple(_step(step, f"{where}[{i}]") for i, step in enumerate(value))
 
 

@@ -51,7 +51,7 @@ from semledger.runtime._node import (
 )
 from semledger.runtime._outcomes import Receipt, Rejection
 from semledger.runtime._reads import Delta, Full, ReadResult, Unchanged
-from semledger.runtime._wire import encode_target
+from semledger.runtime._wire import MAX_PATH_STEPS, encode_target
 
 ROOT = SemanticsNode(node_id=1, semantic_id=None, role=Role.GROUP, children=(2, 3))
 COUNT = SemanticsNode(
@@ -743,3 +743,27 @@ def test_the_id_patterns_accept_exactly_what_the_server_takes(schema: str, small
         assert (pattern.fullmatch(text) is not None) == taken, text
 
     check()
+
+
+async def test_a_path_over_the_step_limit_is_refused_in_a_short_answer() -> None:
+    """The refusal names the argument and the count: it does not echo the path."""
+    router = Router()
+    host = FakeHost()
+    steps = [{"role": "button"}] * 200_000
+    messages = await handle(
+        router, host, _call("perform_action", {**ACT, "target": {"kind": "path", "path": steps}})
+    )
+    assert len(json.dumps(messages)) < 1_000
+    assert _result(messages)["structuredContent"]["error"] == {
+        "code": "invalid_arguments",
+        "message": f"target.path: expected at most {MAX_PATH_STEPS} path steps, got 200000",
+        "details": {},
+    }
+    assert host.actions == []
+
+
+def test_the_input_schema_bounds_a_path_as_the_decoder_does() -> None:
+    validator = jsonschema.Draft202012Validator(_tools_list(Router())[1]["inputSchema"])
+    for steps, valid in [(MAX_PATH_STEPS, True), (MAX_PATH_STEPS + 1, False)]:
+        target = {"kind": "path", "path": [{"role": "button"}] * steps}
+        assert validator.is_valid({**ACT, "target": target}) is valid
