@@ -91,6 +91,22 @@ def test_the_readme_s_app_and_its_fuzz_test_run_as_written(tmp_path: Path) -> No
     ]
 
 
+def test_the_readme_s_sdk_agent_runs_as_written(tmp_path: Path) -> None:
+    """It reads, then acts at the generation it read, through a real server it starts."""
+    (tmp_path / "agent.py").write_text(_python_block("# agent.py"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    ran = subprocess.run(
+        [sys.executable, "agent.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert ran.stdout.splitlines() == [
+        "{'ok': True, 'value': {'before': '1', 'after': '2', 'pending_work': False}}"
+    ]
+    assert (tmp_path / "agent.db").exists()
+
+
 def test_the_generation_checker_example_of_the_apps_page_runs_as_written(
     tmp_path: Path,
 ) -> None:
