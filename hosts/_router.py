@@ -29,6 +29,9 @@ Decisions beyond the letter of the specs:
   fractional id. Such a request is answered ``-32600``: with its id if that is a number
   (``2.5``), so the client can match the error, else with a null id (JSON-RPC has no
   boolean id, and a number too large for a double, ``1e400``, cannot be written back).
+  An integer of more digits than Python reads from text (4300) is read as ``1e400`` is,
+  infinite with its sign, wherever it is (`parse_json`): its line is JSON, and its request
+  is answered by the rules for such a number, not with ``-32700``.
 - A response (``"jsonrpc": "2.0"``, an id, exactly one of ``result`` and ``error``, no
   ``method``) answers nothing: this server never sends requests, so it is ignored, and
   answering it could start an exchange of errors with a peer that answers them too. Its id
@@ -263,7 +266,7 @@ def _leading_id(head: bytes) -> RequestId | None:
     `head` ends, and followed by another, is ``id``; else None (SPEC: a line known not to
     be JSON is answered with a null id). Reads member by member, never past a cut one."""
     text = head.decode("utf-8", "replace")
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
     def skip(at: int) -> int:
         while at < len(text) and text[at] in _WHITESPACE:
@@ -291,6 +294,17 @@ def _leading_id(head: bytes) -> RequestId | None:
             at += 1
     except (ValueError, RecursionError):  # the member that made the line too long, cut
         return None
+
+
+def _bad_id(value: object) -> str:
+    """Why a request's id is refused: one too large to write back is told so, as it is
+    an integer to JSON (``1e400``, or of more digits than Python reads)."""
+    if isinstance(value, float) and math.isinf(value):
+        return (
+            'Invalid Request: "id" is a number too large to write back: '
+            "send a string or an integer of at most 4300 digits"
+        )
+    return 'Invalid Request: "id" must be a string or an integer'
 
 
 def _readable_id(obj: object) -> RequestId | None:
@@ -330,6 +344,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _parse_int(text: str) -> int | float:
+    """An integer as JSON writes it. One of more digits than Python reads (4300, unless
+    the program says otherwise) is read as ``1e400`` is, as a number past a double's range,
+    with its sign: valid JSON, its request answered by the rules for such a number."""
+    try:
+        return int(text)
+    except ValueError:
+        return -math.inf if text.startswith("-") else math.inf
+
+
 def parse_json(data: str | bytes) -> object:
     """One JSON value as the router reads it: ``NaN`` and ``Infinity`` are not JSON.
 
@@ -341,7 +365,7 @@ def parse_json(data: str | bytes) -> object:
     """
     if isinstance(data, bytes | bytearray):
         data = bytes(data).decode("utf-8")
-    return json.loads(data, parse_constant=_reject_constant)
+    return json.loads(data, parse_constant=_reject_constant, parse_int=_parse_int)
 
 
 def parse_error_reply(error: ValueError | RecursionError, source: str = "line") -> dict[str, Any]:
@@ -628,13 +652,7 @@ class Router:
             self._notification(method)
             return []
         if request_id is None or not _is_request_id(request_id):
-            return [
-                _error(
-                    request_id,
-                    INVALID_REQUEST,
-                    'Invalid Request: "id" must be a string or an integer',
-                )
-            ]
+            return [_error(request_id, INVALID_REQUEST, _bad_id(message["id"]))]
         return self._request(request_id, method, message, batched)
 
     def _notification(self, method: str) -> None:

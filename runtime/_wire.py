@@ -177,8 +177,12 @@ def _nonneg_int(value: object, where: str) -> int:
     (msgpack) holds every request with its integers, which JSON does not bound.
 
     A number with no fraction (``1.0``) is an integer, as JSON Schema's ``"integer"`` in
-    the tools' input schemas says: clients that write every number as a float pass it.
+    the tools' input schemas says: clients that write every number as a float pass it. So
+    is one past a double's range (``1e400``, or more digits than Python reads, which the
+    router reads as infinite): past ``U64_MAX`` too.
     """
+    if value == math.inf:
+        return U64_MAX
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from semledger.hosts import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    PerformActionArguments,
+    RefusedArguments,
     Reply,
     Router,
     RouterUsageError,
@@ -20,6 +23,7 @@ from semledger.hosts import (
     handle,
 )
 from semledger.hosts._router import encode_json, parse_error_reply, parse_json
+from semledger.runtime._actions import ByPath
 from semledger.runtime._reads import Unchanged
 
 
@@ -258,6 +262,64 @@ def test_a_fractional_id_is_refused_with_that_id_so_the_client_can_match_the_err
 ) -> None:
     line = _with_id(written, '"method": "tools/list"')
     assert _error(Router().receive_line(line)) == (json.loads(written), INVALID_REQUEST)
+
+
+_LONG = "9" * 5000
+"""An integer of more digits than Python reads from text (4300): valid JSON all the same."""
+ACTIVATE = {"kind": "activate"}
+
+
+def _long(message: object) -> str:
+    """`message` as a line, each string "LONG" in it written as the integer `_LONG`."""
+    return json.dumps(message).replace('"LONG"', _LONG)
+
+
+def _perform(action: dict[str, Any], step: dict[str, Any] | None = None) -> str:
+    target = {"kind": "path", "path": [step or {"role": "button"}]}
+    arguments = {"target": target, "action": action, "precondition": {"kind": "latest"}}
+    params = {"name": "perform_action", "arguments": arguments}
+    return _long({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params})
+
+
+@pytest.mark.parametrize("written", [_LONG, "-" + _LONG, "1e400"])
+def test_an_id_too_large_to_write_back_is_an_invalid_request_that_says_so(written: str) -> None:
+    """It was "Parse error: the line is not JSON" for an integer of over 4300 digits."""
+    message = _only(Router().receive_line(_with_id(written, '"method": "ping"')))
+    assert message["id"] is None
+    assert message["error"] == {
+        "code": INVALID_REQUEST,
+        "message": 'Invalid Request: "id" is a number too large to write back: '
+        "send a string or an integer of at most 4300 digits",
+    }
+
+
+def test_an_over_long_integer_anywhere_else_is_read_as_a_number_past_a_doubles_range() -> None:
+    """As 1e400 is: the request is answered with its id, its arguments judged by the rules
+    of the tool (one past 2**64-1 is an index out of range, not a double a value)."""
+    ping = _long({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"_meta": "LONG"}})
+    assert _only(Router().receive_line(ping)) == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    (call,) = Router().receive_line(_perform(ACTIVATE, {"index": "LONG", "role": "button"}))
+    assert isinstance(call, ToolCall)
+    assert isinstance(call.arguments, PerformActionArguments)
+    assert isinstance(call.arguments.target, ByPath)
+    assert call.arguments.target.steps[0].index == 2**64 - 1
+    for action, why in [
+        ({"kind": "set_numeric_value", "value": "LONG"}, "action.value: expected a finite number"),
+        ({"kind": "set_selection", "start": 0, "end": "LONG"}, None),
+    ]:
+        (call,) = Router().receive_line(_perform(action))
+        assert isinstance(call, ToolCall)
+        assert call.request_id == 5
+        if why is None:
+            assert isinstance(call.arguments, PerformActionArguments)
+        else:
+            assert isinstance(call.arguments, RefusedArguments)
+            assert call.arguments.rejection.message.startswith(why)
+
+
+def test_parse_json_reads_an_over_long_integer_as_infinite_with_its_sign() -> None:
+    """The HTTP transport reads its bodies so, as the router reads a line."""
+    assert parse_json("[" + _LONG + ", -" + _LONG + ", 12]") == [math.inf, -math.inf, 12]
 
 
 @pytest.mark.parametrize(
