@@ -12,7 +12,7 @@ Node ids and generations are ``int`` inside the runtime and canonical decimal st
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
 from ._actions import (
@@ -144,6 +144,40 @@ def _fail(where: str, expected: str) -> NoReturn:
     raise WireError(f"{where or 'arguments'}: {expected}")
 
 
+def _received(value: object) -> str:
+    """What came where a string was wanted, for a message (a string never is: it is told
+    what it should have been, and the log holds it)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):  # shown only if short: Python writes no int of 4300 digits
+        return f"the number {value}" if abs(value) < 10**30 else "a number of over 30 digits"
+    if isinstance(value, float):
+        return f"the number {value!r}" if math.isfinite(value) else "a number past a double's range"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return f"a {type(value).__name__}"
+
+
+def _not_a_string(
+    where: str, expected: str, value: object, takes: Callable[[str], bool] = lambda _: True
+) -> NoReturn:
+    """`expected` and what came instead, with the string to send when a number came that
+    `takes` as that string (an MCP client's ``since=2`` sends the number 2)."""
+    message = f"{expected}, got {_received(value)}"
+    number = int(value) if isinstance(value, float) and value.is_integer() else value
+    if isinstance(number, int) and not isinstance(number, bool) and abs(number) < 10**30:
+        text = str(number)
+        if takes(text):
+            message += f': send it as a string, "{text}"'
+    _fail(where, message)
+
+
 def _object(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
         _fail(where, "expected an object")
@@ -192,7 +226,7 @@ def _nonneg_int(value: object, where: str) -> int:
 
 def _string(value: object, where: str) -> str:
     if not isinstance(value, str):
-        _fail(where, "expected a string")
+        _not_a_string(where, "expected a string", value)
     return value
 
 
@@ -207,6 +241,8 @@ def _free_text(value: object, where: str) -> str:
 def _generation(value: object, where: str) -> int:
     parsed = parse_u64(value)
     if parsed is None:
+        if not isinstance(value, str):
+            _not_a_string(where, _GENERATION_EXPECTED, value, lambda t: parse_u64(t) is not None)
         _fail(where, _GENERATION_EXPECTED)
     return parsed
 
@@ -214,13 +250,20 @@ def _generation(value: object, where: str) -> int:
 def _node_id(value: object, where: str) -> int:
     parsed = parse_node_id(value)
     if parsed is None:
+        if not isinstance(value, str):
+            _not_a_string(where, _NODE_ID_EXPECTED, value, lambda t: parse_node_id(t) is not None)
         _fail(where, _NODE_ID_EXPECTED)
     return parsed
 
 
 def _semantic_id(value: object, where: str) -> SemanticId:
     if not isinstance(value, str):
-        _fail(where, "expected a semantic id (a string)")
+        _not_a_string(
+            where,
+            "expected a semantic id (a string)",
+            value,
+            lambda t: semantic_id_problem(t) is None,
+        )
     problem = semantic_id_problem(value)
     if problem is not None:
         _fail(where, f"expected a semantic id: {problem}")
