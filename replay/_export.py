@@ -116,10 +116,14 @@ def _test_name(session: str) -> str:
     return re.sub(r"\W+", "_", session, flags=re.ASCII).strip("_").lower() or "session"
 
 
+_NOT_EXPORTED = "no test is written of an edited log"
+
+
 def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None) -> str:
     """The source of a pytest module for `session`. A log replay refuses as damaged is
-    refused alike (``CorruptSummaryError``, ``InconsistentLogError``): the test would
-    re-drive what the session's agent never did, or check what it was never shown.
+    refused alike (``CorruptSummaryError``, ``InconsistentLogError``), one that breaks its
+    integrity chain among them: the test would re-drive what the session's agent never
+    did, or check what it was never shown.
     `app_ref` (default: the one the session recorded) must be ``module:attribute``."""
     if app_ref is not None:
         check_app_ref(app_ref)
@@ -137,7 +141,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     crash: tuple[int, str] | None = None
     unrecorded = nondeterministic = False
     str_hash: Any = None
-    for _record, event in checked_events(recorder, session):
+    for _record, event in checked_events(recorder, session, refused=_NOT_EXPORTED):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
             str_hash = event.params.get(STR_HASH)

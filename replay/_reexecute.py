@@ -25,11 +25,13 @@ from semledger.actors import (
 from semledger.actors._str_hash import PARAM as STR_HASH
 from semledger.actors._str_hash import seed_recorded, str_hashing_note
 from semledger.eventlog import (
+    GENESIS,
     INPUT_CLASSES,
     TOPICS,
     ActionReceipt,
     ActionRejected,
     ActionRequested,
+    ChainProblem,
     Committed,
     CorruptEventError,
     DiagnosticsDispatched,
@@ -39,6 +41,7 @@ from semledger.eventlog import (
     Event,
     InconsistentLogError,
     LogOrder,
+    Problem,
     Recorder,
     SessionCrashed,
     SessionStarted,
@@ -46,6 +49,7 @@ from semledger.eventlog import (
     TimerFired,
     UnknownTopicError,
     UnsupportedVersionError,
+    chain_step,
     check_counted,
     known_head,
     unstarted,
@@ -60,6 +64,7 @@ from semledger.runtime import (
 from semledger.runtime._app import check_app
 from semledger.runtime._wire import encode_node
 
+from ._audit import verify
 from ._invariants import (
     FAILURES,
     GenerationChecker,
@@ -462,20 +467,27 @@ class _Log:
     """The session's records, read lazily, with one record of look-ahead; a seq missing
     between two of them, a body that does not decode, or an event past the session's end
     that nothing logs there (`past_end`) is damage (``InconsistentLogError`` naming the
-    event), not the app's divergence."""
+    event), not the app's divergence. Each record read is checked against the integrity
+    chain too, on the same pass; `check_chain` reports the first that breaks it."""
 
     def __init__(self, recorder: Recorder, session: str) -> None:
+        self._recorder = recorder
+        self._session = session
+        self._chain = GENESIS
+        self._chained = 0
+        """The seq of the last record verified against the chain."""
+        self._broken = False
         self._records = self._whole(recorder, session)
         self._next: tuple[StoredEvent, Event] | None = next(self._records, None)
 
-    @staticmethod
     def _whole(
-        recorder: Recorder, session: str
+        self, recorder: Recorder, session: str
     ) -> Generator[tuple[StoredEvent, Event], None, None]:
         order = LogOrder(session)
         try:
             for record, event in recorder.events(session):
                 order.check(record, event)
+                self._verify(record)
                 yield record, event
         except _UNDECODABLE as error:
             # The decoder does not say which record it failed on: the next one there is it.
@@ -484,6 +496,41 @@ class _Log:
                 raise
             order.check_seq(bad.seq)
             raise InconsistentLogError(session, bad.seq, str(error)) from error
+
+    def _verify(self, record: StoredEvent) -> None:
+        """Take `record` as the next event of the chain, unless it broke already."""
+        if self._broken:
+            return
+        seq = self._chained + 1
+        fields = (record.topic, record.version, record.body)
+        if (
+            record.seq != seq
+            or chain_step(self._chain, self._session, seq, *fields) != record.chain
+        ):
+            self._broken = True
+            return
+        self._chain = record.chain
+        self._chained = seq
+
+    def check_chain(
+        self, refused: str, on_progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        """Raise ``InconsistentLogError`` naming the first event that breaks the session's
+        integrity chain, as ``audit --verify`` names it: the records read so far, and the
+        rest, which a replay that stopped early (a divergence, a crash raised again) did not
+        read. A verdict on the app is worth nothing of an edited log. `refused` says what is
+        not done of one."""
+        self.close()
+        if not self._broken:
+            head = self._recorder.head(self._session)
+            for record in self._recorder.read(self._session, start=self._chained + 1):
+                self._verify(record)
+                if self._broken:
+                    break
+                if on_progress is not None and head is not None and record.seq % 1000 == 0:
+                    on_progress(record.seq, head.seq)
+        if self._broken:
+            raise _chain_broken(self._recorder, self._session, self._chained + 1, refused)
 
     def peek(self) -> tuple[StoredEvent, Event] | None:
         return self._next
@@ -505,6 +552,42 @@ class _Log:
         return self._next[0].seq, self._next[1]
 
 
+def _chain_broken(recorder: Recorder, session: str, seq: int, refused: str) -> InconsistentLogError:
+    """The damage where the chain breaks at event `seq` of `session`, named by the audit's
+    own verification (read again: this is the rare path), so that it says what
+    ``audit --verify`` says: changed, missing, out of order."""
+    problem = verify(recorder, session).problem
+    if problem is None or problem.problem in (Problem.NOT_SUMMARISED, Problem.NOT_ANCHORED):
+        problem = ChainProblem(seq, Problem.CHANGED, "the record there does not verify")
+    return _edited(session, problem, refused)
+
+
+def check_chain(
+    recorder: Recorder,
+    session: str,
+    refused: str,
+    *,
+    on_progress: Callable[[int, int | None], None] | None = None,
+) -> None:
+    """Verify `session`'s integrity chain as ``audit --verify`` does, before anything is made
+    of it (a surface session's re-run, which reads its log otherwise): raise the damage,
+    saying that `refused`, at the first event that breaks it. An edited summary row alone
+    is no damage to what the events say."""
+    problem = verify(recorder, session, on_progress=on_progress).problem
+    if problem is not None and problem.problem is not Problem.NOT_SUMMARISED:
+        raise _edited(session, problem, refused)
+
+
+def _edited(session: str, problem: ChainProblem, refused: str) -> InconsistentLogError:
+    return InconsistentLogError(
+        session,
+        problem.seq,
+        f"{problem.problem.value}: {problem.detail}; its integrity chain breaks there: the log"
+        f" was edited after it was written, which `semledger audit --verify` shows, and"
+        f" {refused}",
+    )
+
+
 def logged_start(recorder: Recorder, session: str) -> SessionStarted:
     """The session's start, read as replay reads it. Raises ``UnknownSessionError`` for no
     such session, and for damage, naming the session and the event: a start that is
@@ -520,12 +603,13 @@ def logged_start(recorder: Recorder, session: str) -> SessionStarted:
 
 
 def checked_events(
-    recorder: Recorder, session: str
+    recorder: Recorder, session: str, *, refused: str = "nothing is made of it"
 ) -> Generator[tuple[StoredEvent, Event], None, None]:
     """The session's events, each checked as replay checks what it reads: the summary's
     count first, then a missing seq, a body that does not decode or a commit that does not
     fold onto the ones before it raise (``CorruptSummaryError``, ``InconsistentLogError``)
-    as they are reached. Read inside ``Recorder.pinned``."""
+    as they are reached, and, once the last is taken, an event that breaks the integrity
+    chain (its damage saying that `refused`). Read inside ``Recorder.pinned``."""
     check_counted(recorder, session)
     log = _Log(recorder, session)
     snapshot = SemanticsSnapshot.empty()
@@ -537,8 +621,12 @@ def checked_events(
             if isinstance(event, Committed):
                 snapshot = fold_commit(session, record.seq, snapshot, event)[0]
             yield record, event
+        log.check_chain(refused)
     finally:
         log.close()
+
+
+NOT_REPLAYED = "an edited log is not replayed"
 
 
 def reexecute(
@@ -557,7 +645,12 @@ def reexecute(
         log = _Log(recorder, session)
         first = log.peek()
         try:
-            report = _reexecute(recorder, session, app, on_progress, log)
+            try:
+                report = _reexecute(recorder, session, app, on_progress, log)
+            except ValueError:  # of what the start records, which may be what was edited
+                log.check_chain(NOT_REPLAYED)
+                raise
+            log.check_chain(NOT_REPLAYED, on_progress)
         finally:
             log.close()  # inside the pinned read, whose connection its cursor is on
     started = None if first is None else first[1]

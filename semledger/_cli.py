@@ -977,11 +977,15 @@ def _rerun_surface(args: argparse.Namespace, console: Console, recorder: Any) ->
     from semledger._render import replay_verdict
     from semledger.adapters import AdapterRegistryError, SurfaceError
     from semledger.hosts import rerun_surface
+    from semledger.replay._reexecute import NOT_REPLAYED, check_chain
 
     if args.app is not None or args.export_test is not None or args.pdb:
         raise UsageError("--app, --export-test and --pdb apply to app sessions, not surface ones")
     try:
-        with _progress(console, "re-running", True) as progress:
+        with _progress(console, "verifying", True) as progress:
+            # The re-run reads the log its own way; an edit would read as the page's doing.
+            check_chain(recorder, args.session, NOT_REPLAYED, on_progress=progress)
+            progress.relabel("re-running")
             report = trio.run(lambda: rerun_surface(recorder, args.session, on_progress=progress))
     except (AdapterRegistryError, SurfaceError) as error:
         raise UsageError(f"cannot re-run {args.session!r}: {error}") from error

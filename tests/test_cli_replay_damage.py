@@ -13,11 +13,15 @@ from typing import Any
 
 import msgpack
 import pytest
+import trio
 
-from semledger.eventlog import GENESIS, chain_step
+from semledger.adapters import LoggedSurface, create_surface
+from semledger.eventlog import GENESIS, InconsistentLogError, SqliteRecorder, chain_step
+from semledger.replay import reexecute
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+import tests_variant
 from tests_record import COUNTER, INCREMENT, damaged, record
 
 # Session 'agent': 1 start, 2 commit of generation 1, 3 request 1, 4 commit of generation 2,
@@ -31,16 +35,23 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def rewritten(logged: Path, tmp_path: Path, seq: int, edit: Callable[[Any], None]) -> Path:
-    """A copy of the log whose event `seq` of 'agent' is edited and encoded again: its body
+def rewritten(
+    logged: Path,
+    tmp_path: Path,
+    seq: int,
+    edit: Callable[[Any], None],
+    *,
+    session: str = "agent",
+) -> Path:
+    """A copy of the log whose event `seq` of `session` is edited and encoded again: its body
     still decodes (the chain no longer verifies)."""
     db = damaged(logged, tmp_path)
     with sqlite3.connect(db) as conn:
-        where = "WHERE session = 'agent' AND seq = ?"
-        (body,) = conn.execute(f"SELECT body FROM events {where}", (seq,)).fetchone()
+        where = "WHERE session = ? AND seq = ?"
+        (body,) = conn.execute(f"SELECT body FROM events {where}", (session, seq)).fetchone()
         data = msgpack.unpackb(body)
         edit(data)
-        conn.execute(f"UPDATE events SET body = ? {where}", (msgpack.packb(data), seq))
+        conn.execute(f"UPDATE events SET body = ? {where}", (msgpack.packb(data), session, seq))
     conn.close()
     return db
 
@@ -203,6 +214,7 @@ def test_replay_diverges_on_a_commit_logged_announcing_what_it_did_not(tmp_path:
         data["delta"]["announcements"][0]["text"] = "9 items left"
         conn.execute("UPDATE events SET body = ? WHERE seq = ?", (msgpack.packb(data), seq))
     conn.close()
+    _rechained(db, "todo")  # as an app that announced otherwise would have logged it
     done = mcp.cli("replay", "todo", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED" in done.stdout
@@ -450,6 +462,7 @@ def test_replay_names_the_field_a_receipt_diverges_in_when_it_reads_alike(
 ) -> None:
     """A receipt edited to answer another request diverged with two identical lines."""
     db = rewritten(logged, tmp_path, 5, _answers_request_seven)
+    _rechained(db, "agent")  # else the edit is damage, not a divergence
     done = mcp.cli("replay", "agent", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED at step 1 (log seq 5)" in done.stdout
@@ -460,3 +473,111 @@ def test_replay_names_the_field_a_receipt_diverges_in_when_it_reads_alike(
     ]
     assert logged_line.endswith("request_id=7"), done.stdout
     assert replayed_line.endswith("request_id=1"), done.stdout
+
+
+def _receipt_after_seven(data: Any) -> None:
+    data["after"] = 7
+
+
+SWAP_5_AND_6 = (
+    "UPDATE events SET seq = -1 WHERE session = 'agent' AND seq = 5",
+    "UPDATE events SET seq = 5 WHERE session = 'agent' AND seq = 6",
+    "UPDATE events SET seq = 6 WHERE session = 'agent' AND seq = -1",
+)
+"""Request 2 (event 6) and the receipt of request 1 (event 5) of 'agent' relabelled: each
+still decodes, in the other's place."""
+EDITED = (
+    "; its integrity chain breaks there: the log was edited after it was written, which"
+    " `semledger audit --verify` shows, and {}"
+).format
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("receipt", "event 5: changed: the record there (its content or chain) does not verify"),
+        ("swap", "event 5: out of order: it is further on, in the record labelled seq 6"),
+    ],
+    ids=["receipt-edited-still-decoding", "request-and-answer-swapped"],
+)
+def test_replay_and_export_refuse_an_edited_log_naming_the_first_event_that_does_not_verify(
+    logged: Path, tmp_path: Path, edit: str, says: str
+) -> None:
+    """Replay said `DIVERGED at step 1`, logged `receipt 1 -> 7` against replayed `1 -> 2`
+    (or a rejection logged where it replayed nothing), noted as if the app, a redaction or
+    the hash seed could explain it; --export-test wrote a test of either (exit 0)."""
+    if edit == "receipt":
+        db = rewritten(logged, tmp_path, 5, _receipt_after_seven)
+    else:
+        db = damaged(logged, tmp_path, *SWAP_5_AND_6)
+    exported = tmp_path / "test_agent.py"
+    said = f"semledger: the log {db} cannot be read: session 'agent', {says}"
+    for command, refused in (
+        (["replay", "agent"], "an edited log is not replayed"),
+        (
+            ["replay", "agent", "--export-test", str(exported)],
+            "no test is written of an edited log",
+        ),
+    ):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr == f"{said}{EDITED(refused)}\n", command
+    assert not exported.exists()
+    verified = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    assert f"integrity chain: session 'agent': {says.replace(':', '', 1)}" in verified.stdout
+
+
+def _ended_otherwise(data: Any) -> None:
+    data["reason"] = "an edited reason"
+
+
+def test_replay_that_stops_early_still_checks_the_chain_to_the_end(tmp_path: Path) -> None:
+    """A divergence (or a crash raised again) ends the replay before the log's last events:
+    an edit past it was not seen, and the log called fit to replay."""
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT] * 3)  # its end is event 12
+    edited = rewritten(db, tmp_path, 12, _ended_otherwise, session="counter")
+    done = mcp.cli("replay", "counter", "--db", str(edited), "--app", "tests_variant:app")
+    assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
+    changed = "event 12: changed: the record there (its content or chain) does not verify"
+    assert done.stderr == (
+        f"semledger: the log {edited} cannot be read: session 'counter', {changed}"
+        f"{EDITED('an edited log is not replayed')}\n"
+    )
+    with SqliteRecorder(edited) as recorder, pytest.raises(InconsistentLogError) as raised:
+        reexecute(recorder, "counter", tests_variant.app)
+    assert raised.value.seq == 12
+    plain = mcp.cli("replay", "counter", "--db", str(db), "--app", "tests_variant:app")
+    assert "DIVERGED at step 2" in plain.stdout, plain.stdout + plain.stderr
+
+
+async def _surface_session(db: Path) -> None:
+    config = {"adapter": "runtime", "app": COUNTER}
+    with SqliteRecorder(db) as recorder:
+        logged = LoggedSurface(create_surface(config), recorder, "page", "runtime", config=config)
+        await logged.open({})
+        for _ in range(2):
+            snapshot = await logged.snapshot()
+            increment = next(n.ref for n in snapshot.nodes if n.name == "Increment")
+            await logged.act("click", increment)
+        await logged.snapshot()
+        await logged.close()
+
+
+def test_replay_refuses_a_surface_session_whose_log_was_edited(tmp_path: Path) -> None:
+    """Its re-run diverged at the edited snapshot, as if the surface now answered otherwise."""
+    db = tmp_path / "log.db"
+    trio.run(_surface_session, db)
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT seq, body FROM events WHERE topic = 'SurfaceCalled'")
+        seq, data = [(s, d) for s, b in rows if (d := msgpack.unpackb(b))["snapshot_hash"]][-1]
+        data["snapshot_hash"] = "0" * 64
+        conn.execute("UPDATE events SET body = ? WHERE seq = ?", (msgpack.packb(data), seq))
+    conn.close()
+    done = mcp.cli("replay", "page", "--db", str(db))
+    assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
+    changed = f"event {seq}: changed: the record there (its content or chain) does not verify"
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 'page', {changed}"
+        f"{EDITED('an edited log is not replayed')}\n"
+    )

@@ -15,6 +15,7 @@ from rich.console import Console
 from semledger._render import replay_verdict
 from semledger.actors import MessageCodecError
 from semledger.eventlog import (
+    GENESIS,
     ActionRejected,
     ActionRequested,
     Committed,
@@ -22,6 +23,7 @@ from semledger.eventlog import (
     SessionCrashed,
     SessionStarted,
     SqliteRecorder,
+    chain_step,
     encode,
 )
 from semledger.examples import gallery, todo
@@ -89,6 +91,16 @@ def test_a_rejection_whose_message_changed_diverges_showing_both_messages(
             "UPDATE events SET body = ? WHERE session = 'todo' AND seq = ?",
             (encode(edited).body, record_.seq),
         )
+        # As an app of that wording would have logged it: else the edit is damage.
+        chain = GENESIS
+        for seq, topic, version, body in conn.execute(
+            "SELECT seq, topic, version, body FROM events WHERE session = 'todo' ORDER BY seq"
+        ).fetchall():
+            chain = chain_step(chain, "todo", seq, topic, version, body)
+            conn.execute(
+                "UPDATE events SET chain = ? WHERE session = 'todo' AND seq = ?", (chain, seq)
+            )
+    conn.close()
     with SqliteRecorder(db) as recorder:
         divergence = reexecute(recorder, "todo", todo.app).divergence
     assert divergence is not None
