@@ -16,6 +16,7 @@ import functools
 import itertools
 import math
 import os
+import re
 import secrets
 import sqlite3
 import stat
@@ -781,11 +782,43 @@ def _refuse_unless_file(path: str) -> None:
 
 
 def _hard_links(path: str) -> int:
-    """How many names the file at `path` has (0 for none yet)."""
+    """How many names the file at `path` has (0 for none yet), not counting the temporary
+    name another process building the log links it into place from (`_made_whole`), which
+    that process removes right after: an open in between must not take it for a second
+    name the operator gave."""
+    links = _names(path)
+    while links > 1:
+        building = _building_names(path)
+        now = _names(path)
+        if now == links:  # else a name was removed while looking: look again
+            return links - building
+        links = now
+    return links
+
+
+def _names(path: str) -> int:
     try:
         return os.stat(path).st_nlink
     except FileNotFoundError:
         return 0
+
+
+def _building_names(path: str) -> int:
+    """How many of the temporary names `_made_whole` gives a new log name the file at
+    `path`."""
+    folder, name = os.path.split(os.path.abspath(path))
+    pattern = re.compile(rf"\.{re.escape(name)}\.[0-9a-f]{{8}}\.new")
+    try:
+        status = os.stat(path)
+        entries = [entry for entry in os.scandir(folder) if pattern.fullmatch(entry.name)]
+    except OSError:
+        return 0
+    found = 0
+    for entry in entries:
+        with suppress(OSError):
+            named = entry.stat(follow_symlinks=False)
+            found += (named.st_dev, named.st_ino) == (status.st_dev, status.st_ino)
+    return found
 
 
 def _probe_write(conn: sqlite3.Connection) -> None:
