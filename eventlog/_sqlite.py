@@ -824,8 +824,17 @@ def _building_names(path: str) -> int:
 def _probe_write(conn: sqlite3.Connection) -> None:
     """Raise SQLite's ``SQLITE_READONLY`` error now if the log cannot be written: SQLite
     opens a file it may only read (mode 0444 in a folder it may write) read-only without a
-    word, and only the first append would fail. The probe writes nothing."""
-    conn.execute("BEGIN IMMEDIATE")
+    word, and only the first append would fail. The probe writes nothing.
+
+    A write lock another connection holds past the busy timeout passes: SQLite refuses a
+    log it cannot write before it asks for the lock, and servers started together would
+    otherwise starve behind each other's appends. Their appends wait the lock out."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        if error.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+            return
+        raise
     try:
         conn.execute("DELETE FROM schema_version WHERE 0")
     finally:
@@ -1068,6 +1077,11 @@ class SqliteRecorder:
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
                 raise  # a log whose pages are damaged, not a file that is no log
             reason = _disk_full_reason(self.path, error) or _unwritable_reason(self.path, error)
+            if not reason and _busy(error):
+                reason = (
+                    f"it is locked by another process (its write lock was held for more than"
+                    f" the busy timeout of {busy_timeout:g} s): {error}"
+                )
             raise LogOpenError(self.path, reason or str(error)) from error
         except BaseException:
             self._writer.close()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from semledger.eventlog import (
+    LogBusyError,
     LogOpenError,
     NewEvent,
     SessionStarted,
@@ -61,3 +63,46 @@ def test_a_second_name_like_a_temporary_one_but_of_another_file_is_no_excuse(
     with pytest.raises(LogOpenError, match="the file has 2 names \\(hard links\\)"):
         SqliteRecorder(path)
 
+
+def test_a_log_whose_write_lock_another_process_holds_opens_and_its_writes_wait(
+    tmp_path: Path,
+) -> None:
+    """Opening a log took its write lock (a probe that writes nothing): servers started
+    together, the later ones starved behind the earlier ones' writes past the busy timeout
+    and stopped with a bare "database is locked". The lock is another's, not a log that
+    cannot be written: the open succeeds, and its appends wait the lock out as any does."""
+    path = tmp_path / "log.db"
+    SqliteRecorder(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with SqliteRecorder(path, busy_timeout=0.1) as recorder:
+            with pytest.raises(LogBusyError):
+                recorder.append(_started("a"))
+            holder.execute("COMMIT")
+            assert [record.seq for record in recorder.append(_started("a"))] == [1]
+        holder.execute("BEGIN IMMEDIATE")
+        with SqliteRecorder(path, busy_timeout=0.1, create=False) as ending:
+            assert ending.head("a") is not None
+    finally:
+        holder.close()
+
+
+def test_a_log_to_migrate_whose_write_lock_another_process_holds_is_said_to_be_locked(
+    tmp_path: Path,
+) -> None:
+    """Migrating needs the lock: the open is refused, saying so, not a bare SQLite error."""
+    path = tmp_path / "log.db"
+    SqliteRecorder(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("UPDATE schema_version SET version = 4")  # version 5 adds an index
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(LogOpenError) as caught:
+            SqliteRecorder(path, busy_timeout=0.1)
+    finally:
+        holder.close()
+    assert str(caught.value) == (
+        f"cannot open the log {path}: it is locked by another process (its write lock was held"
+        " for more than the busy timeout of 0.1 s): database is locked"
+    )
