@@ -590,14 +590,28 @@ def _unwritable_reason(path: str, error: sqlite3.Error) -> str:
     beside = _unwritable_beside(path)
     if beside:
         return f"{error}{beside}"
+    folder = _unwritable_folder(path)
+    if not folder:
+        return ""
+    return f"{folder}, where the log and its -wal and -shm are kept: {error}"
+
+
+def _unwritable_folder(path: str) -> str:
+    """Why nothing can be made in the folder of the log at `path` ("" if it can)."""
     folder = os.path.dirname(os.path.realpath(path))
+    if _read_only_file_system(folder):
+        return f"its folder {folder} is on a read-only file system"
     effective = os.access in os.supports_effective_ids  # the rights SQLite gets
     if os.access(folder, os.W_OK | os.X_OK, effective_ids=effective):
         return ""
-    return (
-        f"this user may not write in its folder {folder}, where the log and its -wal and -shm"
-        f" are kept: {error}"
-    )
+    return f"this user may not write in its folder {folder}"
+
+
+def _read_only_file_system(path: str) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _writable(path: str) -> bool:
@@ -999,7 +1013,10 @@ class SqliteRecorder:
             )
         refused = None if read_only or not links else _write_refusal(self.path)
         if refused is not None:  # before SQLite makes a -wal and -shm with the log's mode
-            raise LogOpenError(self.path, "attempt to write a readonly database") from refused
+            said = "attempt to write a readonly database"
+            if refused.errno == errno.EROFS:
+                said = f"it is on a read-only file system, where it cannot be written ({said})"
+            raise LogOpenError(self.path, said) from refused
         if not read_only and _full(self.path):  # before SQLite makes files it cannot fill
             raise LogOpenError(self.path, _no_room(self.path))
         made = create and not read_only and links == 0 and _made_whole(self.path, converter)
