@@ -614,6 +614,30 @@ def _read_only_file_system(path: str) -> bool:
         return False
 
 
+def _unread_wal(path: str, error: sqlite3.Error) -> str:
+    """Why a log opened read-only cannot be read, when SQLite could not open it because
+    of a ``-wal`` with events and no ``-shm`` beside it (a killed server's log copied
+    without it), which SQLite needs to read the ``-wal`` and cannot make in its folder
+    ("" for another error or cause). Opened ``immutable`` instead, the events in the
+    ``-wal`` would be silently left out."""
+    real = os.path.realpath(path)
+    if (
+        error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CANTOPEN
+        or _no_frames(real)
+        or os.path.lexists(f"{real}-shm")
+    ):
+        return ""
+    folder = _unwritable_folder(path)
+    if not folder:
+        return ""
+    return (
+        f"its -wal holds events not yet in the log file, and reading them needs a -shm beside"
+        f" it, which is not there and cannot be made ({folder}): copy the log and its -wal to"
+        f" a folder this user may write and read them there, or copy the -shm with them"
+        f" ({error})"
+    )
+
+
 def _writable(path: str) -> bool:
     return _write_refusal(path) is None
 
@@ -1093,7 +1117,10 @@ class SqliteRecorder:
             self._writer.close()
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
                 raise  # a log whose pages are damaged, not a file that is no log
-            reason = _disk_full_reason(self.path, error) or _unwritable_reason(self.path, error)
+            reason = _disk_full_reason(self.path, error) or (
+                _unread_wal(self.path, error) if read_only else ""
+            )
+            reason = reason or _unwritable_reason(self.path, error)
             if not reason and _busy(error):
                 reason = (
                     f"it is locked by another process (its write lock was held for more than"

@@ -50,6 +50,33 @@ def _killed_servers_files(tmp_path: Path, folder: Path) -> None:
     assert os.path.getsize(folder / "log.db-wal") > 0
 
 
+def test_a_log_and_its_wal_copied_without_the_shm_into_a_read_only_folder_says_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """Reading the -wal needs a -shm, which SQLite cannot make there: every command said
+    only that this user may not write in the folder, not that the -shm was missing or what
+    to do about it."""
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    _killed_servers_files(tmp_path, folder)
+    folder.chmod(0o555)
+    try:
+        done = _as_a_user(_INSPECT, folder / "log.db")
+    finally:
+        folder.chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"semledger.eventlog._errors.LogOpenError: cannot open the log {folder / 'log.db'}:"
+        " its -wal holds events not yet in the log file, and reading them needs a -shm beside"
+        " it, which is not there and cannot be made (this user may not write in its folder"
+        f" {os.path.realpath(folder)}): copy the log and its -wal to a folder this user may"
+        " write and read them there, or copy the -shm with them (unable to open database file)"
+    )
+    assert sorted(p.name for p in folder.iterdir()) == ["log.db", "log.db-wal"]
+    done = _as_a_user(_INSPECT, folder / "log.db")  # the folder may be written again
+    assert (done.returncode, done.stdout) == (0, "1\n"), done.stderr
+
+
 @pytest.fixture
 def read_only_mount(tmp_path: Path) -> Iterator[Path]:
     """A folder on a file system mounted read-only, holding a log (``ok.db``) and a killed
@@ -82,8 +109,13 @@ def read_only_mount(tmp_path: Path) -> Iterator[Path]:
          " (attempt to write a readonly database)"),
         ("new.db", _SERVE, "its folder {folder} is on a read-only file system, where the log"
          " and its -wal and -shm are kept: unable to open database file"),
+        ("killed.db", _INSPECT, "its -wal holds events not yet in the log file, and reading"
+         " them needs a -shm beside it, which is not there and cannot be made (its folder"
+         " {folder} is on a read-only file system): copy the log and its -wal to a folder this"
+         " user may write and read them there, or copy the -shm with them (unable to open"
+         " database file)"),
     ],
-    ids=["served", "new"],
+    ids=["served", "new", "killed"],
 )  # fmt: skip
 def test_a_log_on_a_read_only_file_system_is_said_to_be_there_not_a_permission(
     read_only_mount: Path, name: str, code: str, said: str
