@@ -654,6 +654,44 @@ def _write_refusal(path: str) -> OSError | None:
     return None
 
 
+_HEADER = b"SQLite format 3\0"
+
+
+def _cut_short(error: sqlite3.DatabaseError, path: str) -> sqlite3.DatabaseError | None:
+    """SQLite's `error` for a malformed page, saying that the log file at `path` was cut
+    short, where its size shows it (not a whole number of pages, or fewer than its header
+    counts, or where it keeps no count); None for another error, or a file that does not
+    look cut short. Not said with events in the ``-wal``, which may hold the pages the file
+    lacks."""
+    if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CORRUPT or not _no_frames(path):
+        return None
+    try:
+        with open(path, "rb") as file:
+            header = file.read(100)
+            size = os.fstat(file.fileno()).st_size
+    except OSError:
+        return None
+    if len(header) < 100 or not header.startswith(_HEADER):
+        return None
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(header[28:32], "big")
+    counted = pages > 0 and header[24:28] == header[92:96]  # else the count is stale
+    if counted and size < pages * page:
+        said = f"the file is {size:,} bytes, but its header counts {pages:,} pages of {page:,}"
+    elif not counted and size % page:
+        said = f"the file is {size:,} bytes, not a whole number of its {page:,}-byte pages"
+    else:
+        return None
+    described = sqlite3.DatabaseError(
+        f"{error}: {said}, so it was cut short (a copy or a transfer that did not finish, a"
+        " full disk): copy it again from where it came from, or restore it from a backup"
+    )
+    described.sqlite_errorcode = error.sqlite_errorcode
+    described.sqlite_errorname = error.sqlite_errorname
+    return described
+
+
 def _readable_version(conn: sqlite3.Connection, path: str) -> int:
     """The schema version of a log opened read-only, which cannot be migrated."""
     found = _current_version(conn, path)
@@ -1116,7 +1154,10 @@ class SqliteRecorder:
         except sqlite3.DatabaseError as error:
             self._writer.close()
             if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
-                raise  # a log whose pages are damaged, not a file that is no log
+                described = _cut_short(error, self.path)
+                if described is None:
+                    raise  # a log whose pages are damaged, not a file that is no log
+                raise described from error
             reason = _disk_full_reason(self.path, error) or (
                 _unread_wal(self.path, error) if read_only else ""
             )
@@ -1339,6 +1380,17 @@ class SqliteRecorder:
 
     @contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection]:
+        try:
+            with self._pooled() as conn:
+                yield conn
+        except sqlite3.DatabaseError as error:
+            described = _cut_short(error, self.path)
+            if described is None:
+                raise
+            raise described from error
+
+    @contextmanager
+    def _pooled(self) -> Iterator[sqlite3.Connection]:
         pinned = self._pins.conn
         if pinned is not None:
             yield pinned
