@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
@@ -150,18 +151,42 @@ def _sent(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+_OTHER_CELLS = frozenset({"-", "None", "unreadable"})
+"""What the table shows for a part not sent or an event not read, and what reads as no
+value: an id or an action kind sent as one of these is quoted."""
+
+
+def _name(text: str) -> str:
+    """An id or action kind as `shown`, quoted too where it would read as another cell: a
+    word above, a part shown as the JSON it was sent as (``null``, ``5``, ``{}``), or a
+    target of another kind (``node 5``, ``path [...]``)."""
+    if text in _OTHER_CELLS or text.startswith(("node ", "path ", "'")) or _is_json(text):
+        return repr(text)
+    return shown(text)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _target(target: Any) -> str:
-    """A target as an agent reads it, and as JSON one of no known kind (a refused call's)."""
+    """A target as an agent reads it; as JSON one of no known kind, or one whose id or path
+    is missing or not of its type (a refused call's: as it was sent, null apart from
+    missing)."""
     if not isinstance(target, dict):
         return _sent(target)
-    kind = target.get("kind")
-    if kind == "path":
-        return "path " + json.dumps(target.get("path"), separators=(",", ":"))
-    if kind == "node_id":
-        return f"node {shown(str(target.get('id')))}"
-    if kind in ("semantic_id", "ref"):
-        return shown(str(target.get("id")))
-    return json.dumps(target, separators=(",", ":"))
+    kind, sent_id = target.get("kind"), target.get("id")
+    if kind == "path" and isinstance(target.get("path"), list):
+        return "path " + json.dumps(target["path"], separators=(",", ":"))
+    if kind == "node_id" and isinstance(sent_id, str):  # decimal on the wire: else quoted
+        return f"node {sent_id if re.fullmatch(r'[0-9]+', sent_id) else repr(sent_id)}"
+    if kind in ("semantic_id", "ref") and isinstance(sent_id, str):
+        return _name(sent_id)
+    return _sent(target)
 
 
 def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | None]:
@@ -177,9 +202,9 @@ def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | No
 
 
 def _action(action: Any, redacted: bool) -> str:
-    if not isinstance(action, dict) or not action:
-        return _sent(action)
-    kind = shown(str(action.get("kind")))
+    if not isinstance(action, dict) or not isinstance(action.get("kind"), str):
+        return _sent(action)  # as a refused call sent it: with no kind, or null
+    kind = _name(action["kind"])
     extra = {k: v for k, v in action.items() if k != "kind"}
     if not extra:
         return kind
