@@ -19,9 +19,11 @@ from __future__ import annotations
 import collections
 import math
 import os
+import select
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
 from typing import Any, NoReturn
@@ -203,36 +205,80 @@ class SignalStop:
     process exits, once `ignore_stop_signals_after_serving` was called)."""
 
 
+STOPPING_SAID_AFTER = 2.0
+"""Seconds a stop may take after its signal before stderr says what it waits for."""
+
+
 @asynccontextmanager
 async def stop_on_signals() -> AsyncIterator[SignalStop]:
     """The first of `STOP_SIGNALS` names the reason, cancels ``stop.scope`` and sets
     ``stop.requested``; the block ends once the calls already started are answered and the
     session is ended, so the first signal never kills the process halfway through ending
-    its session.
+    its session. If that takes more than `STOPPING_SAID_AFTER` seconds, stderr says what
+    it waits for: the application (running synchronous code that holds up the event loop),
+    or the calls in flight and the log (another process may hold it).
 
     A second signal ends the process at once, as if it had no handler: for a call or a
-    clean-up that does not finish (a surface whose browser hangs, say). The log survives
-    that as it survives a crash: every answer the agent was sent is durable, and the calls
-    still in flight were never answered. Once ``stop.settled`` is set, it is ignored.
+    clean-up that does not finish (a surface whose browser hangs, say). The handler does
+    it itself, not the event loop, which an application stuck in its ``update`` blocks.
+    The log survives that as it survives a crash: every answer the agent was sent is
+    durable, and the calls still in flight were never answered. Once ``stop.settled`` is
+    set, it is ignored.
     """
     stop = SignalStop()
-    with _ignored_once_settled(stop), trio.open_signal_receiver(*STOP_SIGNALS) as signals:
-        async with trio.open_nursery() as nursery:
+    token = trio.lowlevel.current_trio_token()
+    taken: list[int] = []
 
-            async def watch() -> None:
-                async for signum in signals:
-                    if stop.reason is None:
-                        stop.reason = f"signal {signal.Signals(signum).name}"
-                        stop.scope.cancel()
-                        stop.requested.set()
-                    elif not stop.settled:
-                        _die_of(signum)
+    def act(signum: int) -> None:  # in the event loop, once it runs
+        stop.reason = f"signal {signal.Signals(signum).name}"
+        stop.scope.cancel()
+        stop.requested.set()
 
-            nursery.start_soon(watch)
-            try:
-                yield stop
-            finally:
-                nursery.cancel_scope.cancel()
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        if stop.settled:
+            return
+        if taken:
+            _die_of(signum)
+            return  # (only where a test stands in for `_die_of`)
+        taken.append(signum)
+        token.run_sync_soon(act, signum)
+        said_if_slow(signum)
+
+    with _said_when_slow(stop) as said_if_slow, _handled_by(handle, stop):
+        yield stop
+
+
+@contextmanager
+def _said_when_slow(stop: SignalStop) -> Iterator[Callable[[int], object]]:
+    """A function for the first signal's handler to call: a thread then says on stderr
+    what the stop waits for if the block has not ended `STOPPING_SAID_AFTER` seconds later.
+    A thread, as the event loop may be what the stop waits for; told through a pipe, as a
+    signal handler may interrupt any lock it could be told through."""
+    read_end, write_end = os.pipe()
+
+    def watch() -> None:
+        try:
+            signum = os.read(read_end, 1)
+            if signum and not select.select([read_end], [], [], STOPPING_SAID_AFTER)[0]:
+                name = signal.Signals(signum[0]).name
+                waited = (
+                    "the calls in flight are answered and the log is written"
+                    if stop.requested.is_set()
+                    else "the application returns from what it is running"
+                )
+                print(
+                    f"semledger: {name}: stopping once {waited}; a second signal stops at once",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            os.close(read_end)
+
+    threading.Thread(target=watch, name="semledger stopping", daemon=True).start()
+    try:
+        yield lambda signum: os.write(write_end, bytes([signum]))
+    finally:
+        os.close(write_end)  # the block has ended: nothing left to say
 
 
 _ignored_after_serving = False
@@ -248,24 +294,13 @@ def ignore_stop_signals_after_serving() -> None:
 
 
 @contextmanager
-def _ignored_once_settled(stop: SignalStop) -> Iterator[None]:
-    """The stop signals' handlers under trio's receiver, which puts them back as it closes
-    and hands them any signal it took that no task read: once ``stop.settled``, that signal
-    and any other until the block ends is ignored; before, each is handled as it was."""
-    found = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        if stop.settled:
-            return
-        handler = found[signal.Signals(signum)]
-        if callable(handler):
-            handler(signum, frame)
-        elif handler != signal.SIG_IGN:  # the default action: ended by the signal
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, handle)
+def _handled_by(
+    handle: Callable[[int, FrameType | None], None], stop: SignalStop
+) -> Iterator[None]:
+    """`STOP_SIGNALS` handled by `handle` for the block; then by the handlers found, or
+    ignored until the process exits once ``stop.settled`` (with
+    `ignore_stop_signals_after_serving`)."""
+    found = {signum: signal.signal(signum, handle) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -275,8 +310,10 @@ def _ignored_once_settled(stop: SignalStop) -> Iterator[None]:
 
 
 def _die_of(signum: int) -> NoReturn:
+    """Called by a signal handler: written as one `os.write`, since the handler may have
+    interrupted a write to ``sys.stderr``, which a second one would raise on."""
     name = signal.Signals(signum).name
-    print(f"semledger: {name} again: stopping at once", file=sys.stderr, flush=True)
+    os.write(2, f"semledger: {name} again: stopping at once\n".encode())
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
     os._exit(128 + signum)  # (only if the signal was blocked)
