@@ -218,15 +218,27 @@ def _origin(text: str) -> str:
 def _anchor(text: str) -> Any:
     from semledger.eventlog import Head
 
-    seq, _, chain = text.partition(":")
-    head = None
-    if re.fullmatch(r"[0-9]+:[0-9a-fA-F]{64}", text) is not None:  # (fromhex skips spaces)
-        head = Head(int(seq), bytes.fromhex(chain))
-    if head is None or head.seq < 1:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected SEQ:HEX, a chain head as `audit --verify` prints it"
-        )
-    return head
+    seq, colon, chain = text.partition(":")
+    not_hex = re.search(r"[^0-9a-fA-F]", chain)  # (fromhex would skip spaces)
+    if not colon:
+        wrong = "it has no ':' between SEQ and HEX"
+    elif re.fullmatch(r"[0-9]+", seq) is None:
+        wrong = f"its SEQ {shortened(seq, 40)!r} is no whole number"
+    elif not seq.strip("0"):
+        wrong = f"its SEQ is {seq}: events are numbered from 1"
+    elif len(seq.lstrip("0")) > _DIGITS:
+        wrong = f"its SEQ has {len(seq.lstrip('0'))} digits, more than any event number"
+    elif not_hex is not None:
+        wrong = f"its HEX holds {not_hex.group()!r}, which is no hex digit"
+    elif len(chain) != 64:
+        wrong = f"its HEX has {len(chain)} digits, not the 64 of a chain value"
+    else:
+        return Head(int(seq), bytes.fromhex(chain))
+    raise argparse.ArgumentTypeError(
+        f"{shortened(text, 160)!r}: {wrong}; expected SEQ:HEX, a chain head as"
+        " `audit --verify` prints it: SEQ an event number from 1, HEX the 64 hex digits of its"
+        " chain"
+    )
 
 
 def _test_module(text: str) -> str:

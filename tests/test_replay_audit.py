@@ -501,6 +501,29 @@ def test_an_anchor_that_is_no_chain_head_is_a_usage_error(
     assert "expected SEQ:HEX" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("anchor", "wrong"),
+    [
+        ("0:" + "00" * 32, "its SEQ is 0: events are numbered from 1"),
+        ("3:" + "0" * 63, "its HEX has 63 digits, not the 64 of a chain value"),
+        ("3:" + "0" * 65, "its HEX has 65 digits, not the 64 of a chain value"),
+        ("3:" + "0" * 63 + "g", "its HEX holds 'g', which is no hex digit"),
+        ("x:" + "00" * 32, "its SEQ 'x' is no whole number"),
+        ("12", "it has no ':' between SEQ and HEX"),
+    ],
+    ids=["seq-0", "63-digits", "65-digits", "not-hex", "seq-not-a-number", "no-colon"],
+)
+def test_an_anchor_that_is_no_chain_head_is_refused_saying_what_is_wrong_with_it(
+    logged: tuple[Path, dict[int, Any]], anchor: str, wrong: str
+) -> None:
+    """Each was answered `expected SEQ:HEX` alone: a seq of 0, or a hash a digit short,
+    reads as that."""
+    done = mcp.cli("audit", "agent", "--db", str(logged[0]), "--anchor", anchor)
+    assert done.returncode == 2
+    assert f"--anchor: {anchor!r}: {wrong}; expected SEQ:HEX" in done.stderr, done.stderr
+    assert "SEQ an event number from 1, HEX the 64 hex digits of its chain" in done.stderr
+
+
 def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     record(db, "one", COUNTER, [INCREMENT])
