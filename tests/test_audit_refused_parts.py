@@ -3,6 +3,7 @@ field missing from it, or sent as null, apart from a string that reads like eith
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,21 @@ def test_a_part_missing_a_field_or_sent_as_null_is_shown_as_sent_and_a_string_ap
     showed as `None`; a missing node id as `node None`, a missing path as `path null`, an
     action kind sent as null as `None`."""
     assert tuple(table[number][3:6]) == shown
+
+
+def test_a_part_sent_as_null_is_null_in_json_told_from_an_unread_event_by_unread(
+    tmp_path: Path,
+) -> None:
+    """docs/log.md said a part is null only of an event that cannot be read (`unread`
+    true); a call refused for its precondition sent as null is null too, as it was sent."""
+    db = tmp_path / "log.db"
+    arguments = {"target": INCREMENT, "action": ACTIVATE, "precondition": None}
+    mcp.serve(COUNTER, db, "n", [mcp.call(1, "perform_action", arguments)])
+    audited = mcp.cli("audit", "n", "--db", str(db), "--json")
+    (row,) = json.loads(audited.stdout)["actions"]
+    assert (row["precondition"], row["unsent"], row["unread"]) == (None, [], False)
+    table = mcp.cli("audit", "n", "--db", str(db), COLUMNS="250")
+    (line,) = [line for line in table.stdout.splitlines() if line.startswith("│ -")]
+    assert [cell.strip() for cell in line.strip("│ ").split("│")][3:6] == [
+        "counter.increment", "activate", "null",
+    ]  # fmt: skip
