@@ -135,20 +135,13 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     known_head(recorder, session)
     initial: list[dict[str, Any]] = []
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-    reads: dict[int, list[int | None]] = {}
-    issues: frozenset[str] | None = None
-    violated: RecordedViolation | None = None
     crash: tuple[int, str] | None = None
-    unrecorded = nondeterministic = False
-    str_hash: Any = None
+    unrecorded = False
+    params: dict[str, Any] = {}
     for _record, event in checked_events(recorder, session, refused=_NOT_EXPORTED):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
-            str_hash = event.params.get(STR_HASH)
-            reads = recorded_reads(event.params)
-            issues = recorded_issue_check(event.params)
-            violated = recorded_violation(event.params)
-            nondeterministic = recorded_nondeterministic(event.params)
+            params = event.params
         elif isinstance(event, INPUT_CLASSES):
             steps.append((CONVERTER.unstructure(event), []))
             unrecorded = unrecorded_message(event)
@@ -156,6 +149,12 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
             (steps[-1][1] if steps else initial).append(_plain(event))
         elif isinstance(event, SessionCrashed):
             crash = (len(steps), event.exception_type)
+    # Read once the chain verified: an edit of them is damage, not a malformed session.
+    str_hash: Any = params.get(STR_HASH)
+    reads = recorded_reads(params)
+    issues = recorded_issue_check(params)
+    violated = recorded_violation(params)
+    nondeterministic = recorded_nondeterministic(params)
     if app_ref is None:
         raise ValueError(f"session {session!r} names no app; pass --app")
     non_finite = sorted(_non_finite_names([initial, steps]))

@@ -581,3 +581,38 @@ def test_replay_refuses_a_surface_session_whose_log_was_edited(tmp_path: Path) -
         f"semledger: the log {db} cannot be read: session 'page', {changed}"
         f"{EDITED('an edited log is not replayed')}\n"
     )
+
+
+def _reads_garbage(data: Any) -> None:
+    data["params"]["fuzz"] = {"reads": "garbage"}
+
+
+def _violated_malformed(data: Any) -> None:
+    data["params"]["fuzz"] = {"violated": {"step": "x"}}
+
+
+@pytest.mark.parametrize("edit", [_reads_garbage, _violated_malformed], ids=["reads", "violated"])
+def test_export_names_an_edited_start_as_damage_as_replay_does(
+    logged: Path, tmp_path: Path, edit: Callable[[Any], None]
+) -> None:
+    """With what a fuzzer saves in the start (params['fuzz']) edited, replay named the edit
+    (exit 1), and --export-test took the edit for a malformed session: "params['fuzz']
+    ['reads']: expected [after, since] pairs" (exit 2, bad usage)."""
+    db = rewritten(logged, tmp_path, 1, edit)
+    exported = tmp_path / "test_agent.py"
+    said = (
+        f"semledger: the log {db} cannot be read: session 'agent', event 1: changed: the"
+        " record there (its content or chain) does not verify"
+    )
+    for command, refused in (
+        (["replay", "agent"], "an edited log is not replayed"),
+        (
+            ["replay", "agent", "--export-test", str(exported)],
+            "no test is written of an edited log",
+        ),
+    ):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr == f"{said}{EDITED(refused)}\n", command
+    assert not exported.exists()
+
