@@ -571,9 +571,14 @@ def check_chain(
 ) -> None:
     """Verify `session`'s integrity chain as ``audit --verify`` does, before anything is made
     of it (a surface session's re-run, which reads its log otherwise): raise the damage,
-    saying that `refused`, at the first event that breaks it. An edited summary row alone
-    is no damage to what the events say."""
-    problem = verify(recorder, session, on_progress=on_progress).problem
+    saying that `refused`, at the first event that breaks it. First, as replay does, the
+    summary's count (`check_counted`): a row counting other events than the log holds is
+    refused saying so, whether events were cut off or the row edited, which the chain
+    cannot tell apart. A summary row naming another app or surface is no damage to what
+    the events say."""
+    with recorder.pinned():
+        check_counted(recorder, session)
+        problem = verify(recorder, session, on_progress=on_progress).problem
     if problem is not None and problem.problem is not Problem.NOT_SUMMARISED:
         raise _edited(session, problem, refused)
 

@@ -616,3 +616,27 @@ def test_export_names_an_edited_start_as_damage_as_replay_does(
         assert done.stderr == f"{said}{EDITED(refused)}\n", command
     assert not exported.exists()
 
+
+@pytest.mark.parametrize(("more", "why"), [(2, "removed"), (-2, "added")])
+def test_a_surface_session_whose_summary_row_was_edited_is_refused_as_an_app_session_is(
+    logged: Path, tmp_path: Path, more: int, why: str
+) -> None:
+    """A surface session's re-run said of a summary counting more events than the log holds
+    that "its integrity chain breaks there", which it does not, and re-ran one counting
+    fewer as identical; an app session's replay refuses either, saying the summary row
+    disagrees with the events."""
+    surface = tmp_path / "surface.db"
+    trio.run(_surface_session, surface)
+    for db, session in ((surface, "page"), (damaged(logged, tmp_path), "agent")):
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE sessions SET events = events + ? WHERE name = ?", (more, session))
+            (held,) = conn.execute("SELECT max(seq) FROM events WHERE session = ?", (session,))
+        conn.close()
+        done = mcp.cli("replay", session, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (session, done.stdout, done.stderr)
+        assert done.stderr == (
+            f"semledger: the log {db} cannot be read: the summary of session {session!r} is"
+            f" malformed: it counts {held[0] + more} events where the log holds {held[0]}"
+            f" (events were {why}, or the row edited): `semledger audit --verify` names the"
+            " damage\n"
+        ), session
