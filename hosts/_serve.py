@@ -432,10 +432,11 @@ async def serve_http(
                         )
                     nursery.cancel_scope.cancel()
                 writer.close()  # what the sessions handed it is written before it ends
+            # Before the line that says so: a signal handler may run between any two lines.
+            signalled.settled = True  # every session's end is written
             # After the writer's last word: it says what it gave up writing.
             if unbound is None:
                 _say(f"stopped serving {app_ref}; {len(failures)} session(s) failed")
-            signalled.settled = True  # every session's end is written
     finally:
         recorder.close()
     if unbound is not None:
