@@ -116,7 +116,7 @@ def _test_name(session: str) -> str:
     return re.sub(r"\W+", "_", session, flags=re.ASCII).strip("_").lower() or "session"
 
 
-_NOT_EXPORTED = "no test is written of an edited log"
+NOT_EXPORTED = "no test is written of an edited log"
 
 
 def export_test(recorder: Recorder, session: str, *, app_ref: str | None = None) -> str:
@@ -138,7 +138,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     crash: tuple[int, str] | None = None
     unrecorded = False
     params: dict[str, Any] = {}
-    for _record, event in checked_events(recorder, session, refused=_NOT_EXPORTED):
+    for _record, event in checked_events(recorder, session, refused=NOT_EXPORTED):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
             params = event.params

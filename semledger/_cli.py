@@ -941,7 +941,8 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(
             "--pdb applies only to a replay, not with --export-test (which writes a test instead)"
         )
-    from semledger.replay._reexecute import logged_start
+    from semledger.replay._export import NOT_EXPORTED
+    from semledger.replay._reexecute import NOT_REPLAYED, check_chain, logged_start
 
     recorder = _recorder(args.db)
     try:
@@ -956,6 +957,9 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     try:
         app = load_app(app_ref)  # first: an export for an app that cannot load would not run
     except AppLoadError as error:
+        if args.app is None:  # the log's own ref, which an edit may have made: damage, then
+            refused = NOT_REPLAYED if args.export_test is None else NOT_EXPORTED
+            check_chain(recorder, args.session, refused)
         raise UsageError(str(error)) from error
     try:
         if args.export_test is not None:

@@ -591,13 +591,22 @@ def _violated_malformed(data: Any) -> None:
     data["params"]["fuzz"] = {"violated": {"step": "x"}}
 
 
-@pytest.mark.parametrize("edit", [_reads_garbage, _violated_malformed], ids=["reads", "violated"])
+def _app_that_does_not_load(data: Any) -> None:
+    data["app"] = "no_such_module_here:app"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [_reads_garbage, _violated_malformed, _app_that_does_not_load],
+    ids=["reads", "violated", "app"],
+)
 def test_export_names_an_edited_start_as_damage_as_replay_does(
     logged: Path, tmp_path: Path, edit: Callable[[Any], None]
 ) -> None:
     """With what a fuzzer saves in the start (params['fuzz']) edited, replay named the edit
     (exit 1), and --export-test took the edit for a malformed session: "params['fuzz']
-    ['reads']: expected [after, since] pairs" (exit 2, bad usage)."""
+    ['reads']: expected [after, since] pairs" (exit 2, bad usage). With its app edited to one
+    that does not load, both said "cannot import" (exit 2)."""
     db = rewritten(logged, tmp_path, 1, edit)
     exported = tmp_path / "test_agent.py"
     said = (
