@@ -458,11 +458,17 @@ def _no_room(path: str) -> str:
     )
 
 
+def _code(error: BaseException | None) -> int:
+    """SQLite's extended result code of `error`; 0 for an error the ``sqlite3`` module
+    raised itself (a text column that is not UTF-8, a closed connection), which has none."""
+    return getattr(error, "sqlite_errorcode", 0) if isinstance(error, sqlite3.Error) else 0
+
+
 def _disk_full_reason(path: str, error: sqlite3.Error) -> str:
     """What to say for an error SQLite gave on a full disk (it says "disk I/O error" when
     it cannot make its ``-shm``); "" if the disk is not full or the error is another."""
     codes = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
-    if error.sqlite_errorcode & 0xFF not in codes or not _full(path):
+    if _code(error) & 0xFF not in codes or not _full(path):
         return ""
     return f"{_no_room(path)}: {error}"
 
@@ -480,10 +486,8 @@ def _owned_by_us(path: str) -> bool:
 def _busy(error: BaseException) -> bool:
     """Whether `error` is SQLite giving up on a lock another connection held past the busy
     timeout (``SQLITE_BUSY`` and its extended codes)."""
-    return (
-        isinstance(error, sqlite3.OperationalError)
-        and error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
-    )
+    busy = _code(error) & 0xFF == sqlite3.SQLITE_BUSY
+    return busy and isinstance(error, sqlite3.OperationalError)
 
 
 def _cannot_write(error: BaseException | None) -> bool:
@@ -492,7 +496,7 @@ def _cannot_write(error: BaseException | None) -> bool:
     codes = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN)
     if isinstance(error, OSError):
         return True
-    return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
+    return _code(error) & 0xFF in codes
 
 
 def _io_error(error: BaseException | None) -> bool:
@@ -500,7 +504,7 @@ def _io_error(error: BaseException | None) -> bool:
     ``-shm`` of a log where the disk is full or a quota or a file size limit (EDQUOT,
     EFBIG) leaves no room, which free space (`_full`) does not show."""
     codes = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
-    return isinstance(error, sqlite3.Error) and error.sqlite_errorcode & 0xFF in codes
+    return _code(error) & 0xFF in codes
 
 
 _MAKING_SHM = (
@@ -513,7 +517,7 @@ _MAKING_SHM = (
 def _unread(error: LogOpenError) -> str:
     """Why a log opened read-only cannot be read, for an I/O error (`error.__cause__`)."""
     cause = error.__cause__
-    if isinstance(cause, sqlite3.Error) and cause.sqlite_errorcode in _MAKING_SHM:
+    if _code(cause) in _MAKING_SHM:
         return (
             f"{error.reason}: reading the -wal beside it needs a -shm, which could not be"
             " made (a full disk, a quota or a file size limit leaves no room for it)"
@@ -622,7 +626,7 @@ def _unread_wal(path: str, error: sqlite3.Error) -> str:
     ``-wal`` would be silently left out."""
     real = os.path.realpath(path)
     if (
-        error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CANTOPEN
+        _code(error) & 0xFF != sqlite3.SQLITE_CANTOPEN
         or _no_frames(real)
         or os.path.lexists(f"{real}-shm")
     ):
@@ -663,7 +667,7 @@ def _cut_short(error: sqlite3.DatabaseError, path: str) -> sqlite3.DatabaseError
     counts, or where it keeps no count); None for another error, or a file that does not
     look cut short. Not said with events in the ``-wal``, which may hold the pages the file
     lacks."""
-    if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CORRUPT or not _no_frames(path):
+    if _code(error) & 0xFF != sqlite3.SQLITE_CORRUPT or not _no_frames(path):
         return None
     try:
         with open(path, "rb") as file:
@@ -908,7 +912,7 @@ def _probe_write(conn: sqlite3.Connection) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as error:
-        if error.sqlite_errorcode == sqlite3.SQLITE_BUSY:
+        if _code(error) == sqlite3.SQLITE_BUSY:
             return
         raise
     try:
@@ -1153,7 +1157,7 @@ class SqliteRecorder:
             self._rows_per_insert = 1 << (min(limit, _ROWS_PER_INSERT).bit_length() - 1)
         except sqlite3.DatabaseError as error:
             self._writer.close()
-            if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_CORRUPT:
+            if _code(error) & 0xFF == sqlite3.SQLITE_CORRUPT:
                 described = _cut_short(error, self.path)
                 if described is None:
                     raise  # a log whose pages are damaged, not a file that is no log

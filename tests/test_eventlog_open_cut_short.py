@@ -57,3 +57,18 @@ def test_a_log_file_damaged_otherwise_is_not_said_to_be_cut_short(tmp_path: Path
     with pytest.raises(sqlite3.DatabaseError) as caught:
         _read_all(path)
     assert "cut short" not in str(caught.value)
+
+
+def test_a_text_column_that_is_not_utf8_is_the_sqlite3_module_s_error_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """The sqlite3 module's own errors carry no SQLite code: asking one whether it was a
+    malformed page raised AttributeError, and every command ended in a traceback."""
+    path = tmp_path / "log.db"
+    _log(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE sessions SET app = CAST(x'ff41' AS TEXT)")
+    conn.close()
+    with pytest.raises(DAMAGED_LOG_ERRORS) as caught:
+        _read_all(path)
+    assert str(caught.value) == "Could not decode to UTF-8 column 'app' with text '\ufffdA'"
