@@ -1167,9 +1167,11 @@ class SqliteRecorder:
             )
             reason = reason or _unwritable_reason(self.path, error)
             if not reason and _busy(error):
+                # Not "held past the busy timeout": SQLite does not wait to switch a log to
+                # WAL, the first open of a log written before it used WAL.
                 reason = (
-                    f"it is locked by another process (its write lock was held for more than"
-                    f" the busy timeout of {busy_timeout:g} s): {error}"
+                    "it is locked by another process, and opening it must first bring its"
+                    f" schema or journal up to date: {error}"
                 )
             raise LogOpenError(self.path, reason or str(error)) from error
         except BaseException:

@@ -103,6 +103,28 @@ def test_a_log_to_migrate_whose_write_lock_another_process_holds_is_said_to_be_l
     finally:
         holder.close()
     assert str(caught.value) == (
-        f"cannot open the log {path}: it is locked by another process (its write lock was held"
-        " for more than the busy timeout of 0.1 s): database is locked"
+        f"cannot open the log {path}: it is locked by another process, and opening it must"
+        " first bring its schema or journal up to date: database is locked"
+    )
+
+
+def test_a_version_1_log_opened_under_another_process_s_read_lock_claims_no_wait(
+    tmp_path: Path,
+) -> None:
+    """A log of before WAL is switched to it as it opens, which SQLite may not wait for:
+    refused at once under a write lock, the open said the lock was held past the busy
+    timeout."""
+    path = tmp_path / "log.db"
+    path.write_bytes((Path(__file__).parent / "fixtures" / "eventlog_v1.db").read_bytes())
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        holder.execute("BEGIN")
+        holder.execute("SELECT count(*) FROM events").fetchone()
+        with pytest.raises(LogOpenError) as caught:
+            SqliteRecorder(path, busy_timeout=0.1)
+    finally:
+        holder.close()
+    assert str(caught.value) == (
+        f"cannot open the log {path}: it is locked by another process, and opening it must"
+        " first bring its schema or journal up to date: database is locked"
     )
