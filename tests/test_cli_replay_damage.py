@@ -475,6 +475,21 @@ def test_replay_names_the_field_a_receipt_diverges_in_when_it_reads_alike(
     assert replayed_line.endswith("request_id=1"), done.stdout
 
 
+def _replay_and_export_refuse_it_as_edited(db: Path, said: str, exported: Path) -> None:
+    """Both say `said` and that an edited log is not used (exit 1); no test is written."""
+    for command, refused in (
+        (["replay", "agent"], "an edited log is not replayed"),
+        (
+            ["replay", "agent", "--export-test", str(exported)],
+            "no test is written of an edited log",
+        ),
+    ):
+        done = mcp.cli(*command, "--db", str(db))
+        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
+        assert done.stderr == f"{said}{EDITED(refused)}\n", command
+    assert not exported.exists()
+
+
 def _receipt_after_seven(data: Any) -> None:
     data["after"] = 7
 
@@ -510,19 +525,8 @@ def test_replay_and_export_refuse_an_edited_log_naming_the_first_event_that_does
         db = rewritten(logged, tmp_path, 5, _receipt_after_seven)
     else:
         db = damaged(logged, tmp_path, *SWAP_5_AND_6)
-    exported = tmp_path / "test_agent.py"
     said = f"semledger: the log {db} cannot be read: session 'agent', {says}"
-    for command, refused in (
-        (["replay", "agent"], "an edited log is not replayed"),
-        (
-            ["replay", "agent", "--export-test", str(exported)],
-            "no test is written of an edited log",
-        ),
-    ):
-        done = mcp.cli(*command, "--db", str(db))
-        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
-        assert done.stderr == f"{said}{EDITED(refused)}\n", command
-    assert not exported.exists()
+    _replay_and_export_refuse_it_as_edited(db, said, tmp_path / "test_agent.py")
     verified = mcp.cli("audit", "agent", "--db", str(db), "--verify")
     assert f"integrity chain: session 'agent': {says.replace(':', '', 1)}" in verified.stdout
 
@@ -608,22 +612,11 @@ def test_export_names_an_edited_start_as_damage_as_replay_does(
     ['reads']: expected [after, since] pairs" (exit 2, bad usage). With its app edited to one
     that does not load, both said "cannot import" (exit 2)."""
     db = rewritten(logged, tmp_path, 1, edit)
-    exported = tmp_path / "test_agent.py"
     said = (
         f"semledger: the log {db} cannot be read: session 'agent', event 1: changed: the"
         " record there (its content or chain) does not verify"
     )
-    for command, refused in (
-        (["replay", "agent"], "an edited log is not replayed"),
-        (
-            ["replay", "agent", "--export-test", str(exported)],
-            "no test is written of an edited log",
-        ),
-    ):
-        done = mcp.cli(*command, "--db", str(db))
-        assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
-        assert done.stderr == f"{said}{EDITED(refused)}\n", command
-    assert not exported.exists()
+    _replay_and_export_refuse_it_as_edited(db, said, tmp_path / "test_agent.py")
 
 
 @pytest.mark.parametrize(("more", "why"), [(2, "removed"), (-2, "added")])
