@@ -236,7 +236,7 @@ class McpHttpApp:
             await refuse(400, _sent_twice(repeated))
             return
         if not origin_ok:
-            await refuse(403, "origin not allowed")
+            await refuse(403, _refused_origin(origin or ""))
             return
         method = scope["method"]
         if _is_preflight(method, headers):
@@ -822,6 +822,16 @@ async def _run(connection: _Connection, events: list[Event]) -> list[ReplyMessag
 
 def _is_initialize(message: object) -> bool:
     return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+def _refused_origin(origin: str) -> str:
+    """Why a page of `origin` may not call: its developer, who sees only this, learns
+    which origin was refused and what its server's operator can do."""
+    shown = origin if len(origin) <= 100 else f"{origin[:100]}…"
+    return (
+        f"origin not allowed: {shown!r} is no local page (the server's operator may allow it"
+        " with --allow-origin)"
+    )
 
 
 def _is_preflight(method: str, headers: dict[str, str]) -> bool:

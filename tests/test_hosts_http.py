@@ -826,6 +826,24 @@ def test_a_refused_origin_is_refused_with_no_cors_headers(
             assert "mcp-session-id" not in refused.headers
 
 
+def test_a_refused_origin_is_named_with_the_option_that_allows_it(
+    server: Server, http: httpx.Client
+) -> None:
+    """The refusal said only "origin not allowed": a page's developer could not tell which
+    origin the browser sent, nor that the server may be told to allow it."""
+    for origin, shown in (
+        ("http://evil.example", "'http://evil.example'"),
+        ("null", "'null'"),
+        ("http://" + "a" * 200, repr("http://" + "a" * 93 + "…")),
+    ):
+        refused = http.post(server.url, json=INITIALIZE, headers={"Origin": origin})
+        assert refused.status_code == 403, origin
+        assert refusal(refused.json()) == (
+            f"origin not allowed: {shown} is no local page (the server's operator may allow it"
+            " with --allow-origin)"
+        )
+
+
 def test_every_answer_to_an_allowed_origin_can_be_read_by_its_page(
     tmp_path: Path, http: httpx.Client
 ) -> None:

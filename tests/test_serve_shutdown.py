@@ -370,7 +370,10 @@ async def test_a_refusal_whose_body_stalls_closes_its_connection(
         )
     assert start["status"] == 403
     assert (b"connection", b"close") in start["headers"]
-    assert refusal(json.loads(end["body"])) == "origin not allowed"
+    assert refusal(json.loads(end["body"])) == (
+        "origin not allowed: 'https://elsewhere.example' is no local page (the server's"
+        " operator may allow it with --allow-origin)"
+    )
 
 
 async def test_a_request_whose_client_left_before_its_body_ended_is_not_applied(
