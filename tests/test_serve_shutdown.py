@@ -44,7 +44,7 @@ from semledger.hosts._http import McpHttpApp
 from semledger.replay import audit_report
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from stdio_client import refusal
+from stdio_client import http_post, refusal
 
 COUNTER = "semledger.examples.counter:app"
 SEMLEDGER = Path(sys.executable).with_name("semledger")
@@ -162,7 +162,7 @@ def test_a_second_signal_stops_a_stopping_http_server_at_once_without_a_tracebac
         holder = sqlite3.connect(db, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")  # the server's next write waits for it
         stuck = socket.create_connection(("127.0.0.1", port))
-        stuck.sendall(_post(INCREMENT, session))
+        stuck.sendall(http_post(INCREMENT, session))
         time.sleep(0.5)  # the call is waiting for the log
         process.send_signal(signal.SIGINT)
         deadline = time.monotonic() + 30
@@ -177,22 +177,10 @@ def test_a_second_signal_stops_a_stopping_http_server_at_once_without_a_tracebac
     assert "Traceback" not in stderr.decode()
 
 
-def _post(message: object, session: str | None = None) -> bytes:
-    """`message` as a raw HTTP request to /mcp."""
-    body = json.dumps(message).encode()
-    named = b"" if session is None else f"Mcp-Session-Id: {session}\r\n".encode()
-    return (
-        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        + named
-        + f"Content-Length: {len(body)}\r\n\r\n".encode()
-        + body
-    )
-
-
 def _initialized(port: int) -> str:
     """A new session's id."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
-        client.sendall(_post(INITIALIZE))
+        client.sendall(http_post(INITIALIZE))
         answer = client.recv(65536).decode()
     (session,) = re.findall(r"(?im)^mcp-session-id: (\w+)", answer)
     return str(session)
@@ -205,7 +193,7 @@ def test_a_request_whose_body_never_comes_does_not_hold_up_a_stop_and_is_a_503(
     grace period (30 s), and the client got no answer."""
     with _http_server(tmp_path / "log.db") as (process, port):
         stuck = socket.create_connection(("127.0.0.1", port), timeout=30)
-        stuck.sendall(_post(INITIALIZE)[:-1].replace(b"Length: ", b"Length: 1"))
+        stuck.sendall(http_post(INITIALIZE)[:-1].replace(b"Length: ", b"Length: 1"))
         time.sleep(0.5)  # the body is being read
         started = time.monotonic()
         process.send_signal(signal.SIGTERM)
@@ -440,7 +428,7 @@ async def _read_back_as_hypercorn_stops(
     server is stopping."""
     context = WorkerContext(None)
     served, client = socket.socketpair()
-    client.sendall(_post(INCREMENT, "0" * 32))
+    client.sendall(http_post(INCREMENT, "0" * 32))
 
     async def stop() -> None:
         for _ in range(turns):
@@ -1042,7 +1030,7 @@ async def test_an_answer_its_client_does_not_read_holds_a_stopping_server_for_it
             (url,) = await nursery.start(serve)
             session = await trio.to_thread.run_sync(filled, url)
             unread.connect(("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0])))
-            unread.sendall(_post(_call("read_semantics", {}), session))
+            unread.sendall(http_post(_call("read_semantics", {}), session))
             await trio.sleep(1.0)  # the answer is being written: more than the socket holds
             without_limit.start()
             signalled = trio.current_time()

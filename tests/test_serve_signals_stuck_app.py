@@ -25,6 +25,9 @@ import pytest
 
 from semledger.eventlog import ActionRequested, SqliteRecorder
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import http_post
+
 SEMLEDGER = Path(sys.executable).with_name("semledger")
 APPS = Path(__file__).parent / "apps"
 STUCK_APP = """
@@ -101,17 +104,6 @@ def _call(request_id: int, semantic_id: str) -> dict[str, Any]:
 
 def _line(message: object) -> bytes:
     return json.dumps(message).encode() + b"\n"
-
-
-def _post(message: object, session: str | None = None) -> bytes:
-    body = json.dumps(message).encode()
-    named = b"" if session is None else f"Mcp-Session-Id: {session}\r\n".encode()
-    return (
-        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        + named
-        + f"Content-Length: {len(body)}\r\n\r\n".encode()
-        + body
-    )
 
 
 class _Lines:
@@ -247,7 +239,7 @@ def test_a_second_signal_stops_an_http_server_whose_app_is_stuck_in_its_update(
         line = stderr.until("semledger: serving")
         port = int(line.rsplit(":", 1)[1].split("/")[0])
         with socket.create_connection(("127.0.0.1", port), timeout=DEADLINE) as client:
-            client.sendall(_post(INITIALIZE))
+            client.sendall(http_post(INITIALIZE))
             answer = client.recv(65536).decode()
         session = next(
             line.split(":", 1)[1].strip()
@@ -255,7 +247,7 @@ def test_a_second_signal_stops_an_http_server_whose_app_is_stuck_in_its_update(
             if line.lower().startswith("mcp-session-id:")
         )  # fmt: skip
         with socket.create_connection(("127.0.0.1", port), timeout=DEADLINE) as stuck:
-            stuck.sendall(_post(_call(1, "stick"), session))
+            stuck.sendall(http_post(_call(1, "stick"), session))
             _until_stuck(tmp_path)
             _stopped_by_a_second(process, stderr, signal.SIGTERM, "the application")
 

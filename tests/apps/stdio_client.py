@@ -23,6 +23,18 @@ def env(**extra: str) -> dict[str, str]:
     return out
 
 
+def http_post(message: object, session: str | None = None) -> bytes:
+    """`message` as a raw HTTP request to /mcp, for a test that writes to the socket itself."""
+    body = json.dumps(message).encode()
+    named = b"" if session is None else f"Mcp-Session-Id: {session}\r\n".encode()
+    return (
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + named
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
 def refusal(body: Any) -> str:
     """The reason an HTTP refusal's body gives: a JSON-RPC error with a null id, which MCP
     clients show their user."""
