@@ -7,6 +7,7 @@ takes another session (or the registry) down with it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 import traceback
@@ -25,8 +26,27 @@ from semledger.eventlog import (
 )
 
 from ._actor import ActorClosedError, ActorError, ReportingStatus
+from ._core import str_of
 from ._session import Close, SessionActor, check_session_name
 from ._writer import LogWriter, check_recorder, check_same_log, check_writer
+
+_log = logging.getLogger("semledger.actors")
+
+
+def _check_nursery(nursery: object) -> None:
+    if not callable(getattr(nursery, "start_soon", None)):
+        raise TypeError(
+            "nursery: expected a Trio nursery (async with trio.open_nursery() as nursery),"
+            f" got {type(nursery).__name__} {nursery!r:.80}"
+        )
+
+
+def _check_on_stopped(on_stopped: object) -> None:
+    if on_stopped is not None and not callable(on_stopped):
+        raise TypeError(
+            "on_stopped: expected a callable taking the actor, or None,"
+            f" got {type(on_stopped).__name__} {on_stopped!r:.80}"
+        )
 
 
 def _check_factory(factory: object) -> None:
@@ -79,7 +99,11 @@ class SessionRegistry:
         on_stopped: Callable[[SessionActor], None] | None = None,
     ) -> None:
         """`on_stopped` is called with each session actor that started, once it stopped
-        (closed, crashed or its log lost): a server tells its operator there."""
+        (closed, crashed or its log lost): a server tells its operator there. One that
+        raises is logged with its traceback (the ``semledger.actors`` logger), and takes no
+        session down: the next is told all the same."""
+        _check_nursery(nursery)
+        _check_on_stopped(on_stopped)
         check_writer(writer)
         check_recorder(recorder)
         check_same_log(writer, recorder)
@@ -201,8 +225,21 @@ class SessionRegistry:
             self._sessions.pop(name, None)
             del self._stopped[name], self._scopes[name]
             stopped.set()
-            if started and self._on_stopped is not None:
-                self._on_stopped(actor)
+            if started:
+                self._tell_stopped(actor)
+
+    def _tell_stopped(self, actor: SessionActor) -> None:
+        """Call `on_stopped`; its error is logged, not raised: raised, it ended the
+        registry's nursery, every other session with it, none ending on the record."""
+        if self._on_stopped is None:
+            return
+        try:
+            self._on_stopped(actor)
+        except Exception as error:
+            _log.error(
+                "session %r: on_stopped raised %s: %s (the registry goes on)",
+                actor.name, type(error).__name__, str_of(error), exc_info=error,
+            )
 
     async def settled(self, name: str) -> None:
         """Wait until session `name` is neither starting nor stopping here: then it runs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import re
 import sys
 import threading
@@ -685,3 +686,58 @@ async def test_open_given_an_actor_for_its_factory_says_to_pass_a_function() -> 
         assert await registry.open("s", lambda: actor) is actor
         await registry.close_all()
         writer.close()
+
+
+async def test_a_registry_given_no_nursery_or_a_stop_callback_it_cannot_call_is_refused() -> None:
+    """SessionRegistry(None, ...) failed with AttributeError at its first open, and
+    on_stopped=5 at the first session that stopped: a TypeError from the registry's
+    supervisor, which cancelled the caller's nursery and every other session with it."""
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        with pytest.raises(TypeError, match=r"^nursery: expected a Trio nursery .*got NoneType"):
+            SessionRegistry(None, writer, recorder)  # type: ignore[arg-type]
+        with pytest.raises(
+            TypeError,
+            match=r"^on_stopped: expected a callable taking the actor, or None, got int 5$",
+        ):
+            SessionRegistry(nursery, writer, recorder, on_stopped=5)  # type: ignore[arg-type]
+        writer.close()
+
+
+async def test_an_on_stopped_that_raises_is_logged_and_takes_no_other_session_down(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An on_stopped that raised ended the registry's supervisor with its error: the
+    caller's nursery was cancelled, and every other session with it, none ending on the
+    record."""
+    caplog.set_level(logging.ERROR, logger="semledger")
+    stopped: list[str] = []
+
+    def on_stopped(actor: SessionActor) -> None:
+        stopped.append(actor.name)
+        if actor.name == "a":
+            raise ZeroDivisionError("division by zero")
+
+    recorder = MemoryRecorder()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(nursery, writer, recorder, on_stopped=on_stopped)
+            for name in ("a", "b"):
+                make = functools.partial(
+                    SessionActor, name, counter.app, COUNTER_REF, writer, recorder
+                )
+                await registry.open(name, make)
+            await registry.close("a")
+            b = registry.get("b")
+            assert b is not None
+            assert isinstance(await b.perform_action(INCREMENT, ACTIVATE, Latest()), Receipt)
+            await registry.close_all()
+            writer.close()
+    assert stopped == ["a", "b"]
+    assert [(s.name, s.ended) for s in recorder.sessions()] == [("a", True), ("b", True)]
+    [record] = [r for r in caplog.records if "on_stopped" in r.getMessage()]
+    assert record.getMessage().startswith("session 'a': on_stopped raised ZeroDivisionError")
+    assert record.exc_info is not None
+    assert record.exc_info[0] is ZeroDivisionError
