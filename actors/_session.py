@@ -591,15 +591,44 @@ class SessionActor(Actor[SessionMessage]):
         self._sync_timers(self.core.runtime.subscriptions())
 
     def _recover(self) -> SessionCore:
-        """Rebuild the core from the last checkpoint (or the start) and the inputs after it.
+        """Rebuild the core from the last checkpoint (or the start) and the inputs after it;
+        from an earlier one (or the start) if effects started before it are outstanding.
 
         Every commit re-execution makes must be the one logged there, in order (generation
         and snapshot hash): otherwise the session would serve other content under
         generations its agent already saw, and compute its next deltas from there.
         """
         self._check_started()
+        core, start = self._reexecute(None, 0)
+        lost = core.runtime.pending_effects - set(core.effects)
+        if lost:
+            # Started before the checkpoint and never finished: re-executing from before
+            # the first of them was made makes their effects again, to be started again.
+            self._redacted_effects.clear()
+            core, _ = self._reexecute(self._made_after(min(lost), start), start)
+        return core
+
+    def _made_after(self, effect_id: int, seq: int) -> int:
+        """The seq bound below which the latest recovery checkpoint was taken before effect
+        `effect_id` was made (1: none was, re-execute from the first input). Walks back one
+        checkpoint at a time from `seq`: each costs less than the inputs re-executed after
+        it, which the recovery must re-execute anyway."""
+        topic = topic_of(SnapshotTaken)
+        while (record := self.recorder.last_of(self.name, topic, before=seq)) is not None:
+            seq = record.seq
+            event = decode(record.topic, record.version, record.body)
+            assert isinstance(event, SnapshotTaken)
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                if int(event.state["runtime"]["next_effect_id"]) <= effect_id:
+                    return seq + 1
+        return 1
+
+    def _reexecute(self, before: int | None, counted_from: int) -> tuple[SessionCore, int]:
+        """The core re-executed from the last checkpoint below seq `before` (None: the last
+        one) to the end of the log, and the seq it re-executed from. Inputs from seq
+        `counted_from` on count toward the next checkpoint."""
         try:
-            core, start, made = self._from_checkpoint()
+            core, start, made = self._from_checkpoint(before)
         except ApplicationError as error:
             raise SessionCrashedError(
                 f"session {self.name!r} cannot be resumed: the application raised as it "
@@ -645,7 +674,8 @@ class SessionActor(Actor[SessionMessage]):
                 core.redacted = core.redacted or (typed and result.reached_the_app)
                 made.extend(o for o in result.outputs if isinstance(o, Committed))
                 made_by = record.seq
-                inputs += 1
+                if record.seq >= counted_from:
+                    inputs += 1
                 if core.redacted:
                     self._redacted_effects.update(effect_id for effect_id, _ in result.effects)
             elif isinstance(event, SessionCrashed):
@@ -659,7 +689,7 @@ class SessionActor(Actor[SessionMessage]):
         if start > 0:
             self._adopt_logged_journal(core)
         self._inputs = inputs
-        return core
+        return core, start
 
     def _adopt_logged_journal(self, core: SessionCore) -> None:
         """Give a core recovered from a checkpoint the journal a session that never stopped
@@ -724,12 +754,15 @@ class SessionActor(Actor[SessionMessage]):
             f"`{self._replay_command()}` shows the node-level difference"
         )
 
-    def _from_checkpoint(self) -> tuple[SessionCore, int, collections.deque[Committed]]:
-        """The core to re-execute from, the seq to re-execute from, and the commits it
-        made that the log holds after that seq (the first build's, from the start)."""
+    def _from_checkpoint(
+        self, before: int | None
+    ) -> tuple[SessionCore, int, collections.deque[Committed]]:
+        """The core to re-execute from (the last checkpoint below seq `before`), the seq to
+        re-execute from, and the commits it made that the log holds after that seq (the
+        first build's, from the start)."""
         record = None
         if self.checkpoint_every is not None:
-            record = self.recorder.last_of(self.name, topic_of(SnapshotTaken))
+            record = self.recorder.last_of(self.name, topic_of(SnapshotTaken), before=before)
         if record is not None:
             event = decode(record.topic, record.version, record.body)
             assert isinstance(event, SnapshotTaken)

@@ -1,0 +1,98 @@
+"""Effects across a recovery: one still running when its session stopped is started again
+and its message reaches the app, whichever checkpoints the log took while it ran."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from semledger.actors import Close, LogWriter, SessionActor
+from semledger.eventlog import (
+    EffectCompleted,
+    EffectFailed,
+    Recorder,
+    SessionResumed,
+    SnapshotTaken,
+    SqliteRecorder,
+)
+from semledger.examples import todo
+from semledger.runtime import (
+    ActionKind,
+    BySemanticId,
+    Full,
+    Latest,
+    Receipt,
+    SemanticId,
+    SetText,
+    SimpleAction,
+)
+
+ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
+
+
+async def in_session(
+    recorder: Recorder, body: Callable[[SessionActor], Awaitable[Any]], **options: Any
+) -> tuple[SessionActor, Any]:
+    """Start (or recover) session "s" of the todo app, run `body` against it, close it."""
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            actor = SessionActor(
+                "s", todo.app, "semledger.examples.todo:app", writer, recorder, **options
+            )
+            async with trio.open_nursery() as sessions:
+                await sessions.start(actor.run)
+                result = await body(actor)
+                await actor.request(Close("test over"))
+            writer.close()
+    return actor, result
+
+
+async def act(actor: SessionActor, semantic_id: str, action: Any = ACTIVATE) -> None:
+    target = BySemanticId(SemanticId.new(semantic_id))
+    outcome = await actor.perform_action(target, action, Latest())
+    assert isinstance(outcome, Receipt), (semantic_id, outcome)
+
+
+async def _save_then(actor: SessionActor, more: int) -> None:
+    """Add an item, start a save (which never finishes in this run), then take `more`
+    inputs."""
+    await act(actor, "todo.input", SetText("milk"))
+    await act(actor, "todo.input", SimpleAction(ActionKind.SUBMIT))
+    await act(actor, "todo.save")
+    for _ in range(more):
+        await act(actor, "todo.item.1.done")
+
+
+async def _saved(actor: SessionActor) -> str | None:
+    """The save status once a save started again has had time to finish."""
+    await trio.sleep(0.3)
+    read = await actor.read_semantics(None)
+    assert isinstance(read, Full)
+    return next(n.value for n in read.nodes if n.semantic_id == "todo.save_status")
+
+
+@pytest.mark.parametrize(("every", "more"), [(1, 0), (2, 5)])
+async def test_an_effect_outstanding_across_a_checkpoint_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, every: int, more: int
+) -> None:
+    """Recovery from the last checkpoint had no Effect for one started before it (or by
+    the input it was taken after): it goes back to before the effect was made, and
+    re-executing the input that made it makes it again."""
+    monkeypatch.setattr(todo, "SAVE_SECONDS", 3600.0)  # the save never finishes live
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        await in_session(recorder, lambda a: _save_then(a, more), checkpoint_every=every)
+        monkeypatch.setattr(todo, "SAVE_SECONDS", 0.01)
+        again, status = await in_session(recorder, _saved, checkpoint_every=every)
+        events = [e for _r, e in recorder.events("s")]
+    assert again.recovered
+    checkpoints = [e for e in events if isinstance(e, SnapshotTaken)]
+    assert any(c.state["runtime"]["pending_effects"] == [1] for c in checkpoints)
+    assert [e for e in events if isinstance(e, SessionResumed)] == [SessionResumed((1,))]
+    assert not any(isinstance(e, EffectFailed) for e in events)
+    assert [e.effect_id for e in events if isinstance(e, EffectCompleted)] == [1]
+    assert status == "Saved 1 items"
