@@ -59,11 +59,15 @@ def app_raised(error: BaseException) -> BaseException:
     return error if cause is None else cause
 
 
-def crash_event(error: BaseException) -> SessionCrashed:
+def crash_event(error: BaseException, about: str = "") -> SessionCrashed:
     """The event that logs `error` ending a session: what `app_raised` names, and the whole
-    traceback."""
+    traceback, headed by `about` when given (a line saying where the error came from that
+    the traceback does not show: ``effect 1 (todo.save) returned a message:``)."""
     raised = app_raised(error)
-    return SessionCrashed(type(raised).__qualname__, "".join(traceback.format_exception(error)))
+    head = f"{about}\n" if about else ""
+    return SessionCrashed(
+        type(raised).__qualname__, head + "".join(traceback.format_exception(error))
+    )
 
 
 def str_of(error: BaseException) -> str:

@@ -815,26 +815,34 @@ class SessionActor(Actor[SessionMessage]):
             if timer is None or timer[1] is not message.run:
                 return None  # its run was dropped after this tick was sent: it never happened
             return await self._deliver_message(
-                message.timer.message, functools.partial(TimerFired, timer[0])
+                message.timer.message, functools.partial(TimerFired, timer[0]), f"timer {timer[0]}"
             )
         if message.error is not None:
             return await self._step(
                 EffectFailed(message.effect_id, message.error, message.traceback)
             )
+        effect = self.core.effects.get(message.effect_id)
+        source = f"effect {message.effect_id}" + ("" if effect is None else f" ({effect.name})")
         return await self._deliver_message(
-            message.message, functools.partial(EffectCompleted, message.effect_id)
+            message.message, functools.partial(EffectCompleted, message.effect_id), source
         )
 
-    async def _deliver_message(self, msg: object, as_input: Callable[[Any], Event]) -> Any:
-        """Step the app message of an effect or a timer, logged as ``as_input(encoded)``.
+    async def _deliver_message(
+        self, msg: object, as_input: Callable[[Any], Event], source: str
+    ) -> Any:
+        """Step the app message of an effect or a timer (`source`, as the operator is told:
+        ``effect 1 (todo.save)``, ``timer 2``), logged as ``as_input(encoded)``.
 
         A message the log cannot record is logged without it (``as_input(None)``), and the
         session crashes: re-executing that input fails the same way, so replay crashes there.
+        The crash names `source`, which neither the codec's error nor the input logged does;
+        its traceback's last line stays the codec's error, which replay reports again.
         """
         try:
             encoded = self.core.codec.encode(msg)
         except MessageCodecError as error:
-            await self._crash(as_input(None), error, f"its log cannot record a message: {error}")
+            why = f"its log cannot record a message: {error}; {source} returned it"
+            await self._crash(as_input(None), error, why, about=f"{source} returned a message:")
             return None
         return await self._step(as_input(encoded))
 
@@ -922,13 +930,17 @@ class SessionActor(Actor[SessionMessage]):
             self._changed = 0
         return out
 
-    async def _crash(self, event: Event | None, error: BaseException, why: str = "") -> None:
+    async def _crash(
+        self, event: Event | None, error: BaseException, why: str = "", *, about: str = ""
+    ) -> None:
+        """End the session on the record: `event` (its input, if any) and the crash, whose
+        traceback `about` heads (see `crash_event`)."""
         self.ended = True
         self._crashed = True
         self.failure = why or f"its application raised {app_raised(error)!r}"
         self.failed_at = app_location(app_raised(error))
         self.core.runtime.close()
-        await self._append([*([] if event is None else [event]), crash_event(error)])
+        await self._append([*([] if event is None else [event]), crash_event(error, about)])
         self.close()
 
     async def _append(self, events: list[Event]) -> None:
