@@ -5,7 +5,9 @@ asserts that the application produces every receipt, rejection and commit hash a
 failing agent run becomes a regression test in one command. A session that crashed becomes
 a test that the application still raises the same exception type at the same step, and a
 fuzzer counterexample whose check failed, one that the check still fails there: the test pins
-the recorded run, failure included, as replay does, so a fix of the bug makes it fail.
+the recorded run, failure included, as replay does, so a fix of the bug makes it fail. Such
+a test has a switch, ``FIXED``: set True, it checks the fix instead, that the same inputs no
+longer fail, without comparing the outputs a fix may change.
 """
 
 from __future__ import annotations
@@ -22,20 +24,29 @@ import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from semledger.actors import SessionCore, check_app_ref, crash_event, load_app
+from semledger.actors import (
+    SessionCore,
+    StepResult,
+    UnsubscribedTimerError,
+    check_app_ref,
+    crash_event,
+    load_app,
+)
 from semledger.actors._str_hash import PARAM as STR_HASH
 from semledger.actors._str_hash import seed_recorded, str_hashing_note
 from semledger.eventlog import (
     CONVERTER,
     INPUT_CLASSES,
+    EffectCompleted,
+    EffectFailed,
     Recorder,
     SessionCrashed,
     SessionStarted,
     known_head,
 )
-from semledger.runtime import App, AppRuntime
+from semledger.runtime import App, AppRuntime, Rejection
 
 from ._invariants import (
     FAILURES,
@@ -63,7 +74,7 @@ APP = {app_literal}
 INITIAL = {initial}
 
 STEPS = {steps}
-{reads_block}{issues_block}{crash_block}{violation_block}{str_hash_block}
+{reads_block}{issues_block}{crash_block}{violation_block}{fixed_block}{str_hash_block}
 
 def test_{name}_replays_as_recorded() -> None:
     check_recorded_steps(
@@ -73,8 +84,31 @@ def test_{name}_replays_as_recorded() -> None:
 
 _PINNED = (
     "The test pins the recorded run, failure included: it passes while the bug is there"
-    " and fails once it is fixed; export the test again from a session that does not fail"
-    " then (or invert this check)."
+    " and fails once it is fixed. Then set FIXED = True below: the test re-drives the same"
+    " inputs and checks that the recorded failure no longer happens (nothing raises, no"
+    " check fails) and that every step keeps the generation invariants, without comparing"
+    " the outputs, which a fix may change. A step the recording accepted must still be"
+    " accepted: where the fix rejects it (a stale generation, a node id no longer there),"
+    " the inputs no longer lead to the failure, and the test fails saying so; export the"
+    " test again from a run of the fixed app then."
+)
+
+_FIXED_BLOCK = """
+# Set True once the bug is fixed: the test then checks that the recorded failure no longer
+# happens, without comparing the outputs the fix may change (see the docstring).
+FIXED = False
+"""
+
+_SET_FIXED = (
+    "If the bug is fixed, this is the fix working: set FIXED = True in the test's module"
+    " (one exported without it: pass fixed=True to check_recorded_steps) to check the fix."
+)
+"""What a pinned test failing as the fix makes it fail says to do."""
+
+_NO_LONGER = (
+    ": the fix changed what the recorded inputs meet (the generations or node ids they"
+    " name), so they no longer lead to the recorded failure and this test cannot check it;"
+    " export the test again from a run of the fixed app"
 )
 
 
@@ -157,6 +191,8 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     nondeterministic = recorded_nondeterministic(params)
     if app_ref is None:
         raise ValueError(f"session {session!r} names no app; pass --app")
+    # A crash on a message the log could not record happens again whatever the fix.
+    fixable = (crash is not None and not unrecorded) or violated is not None
     non_finite = sorted(_non_finite_names([initial, steps]))
     return _TEMPLATE.format(
         math_import=f"from math import {', '.join(non_finite)}\n\n" if non_finite else "",
@@ -181,6 +217,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         violation_block=(
             f"\nVIOLATION = {(violated.step, violated.check)!r}\n" if violated else ""
         ),
+        fixed_block=_FIXED_BLOCK if fixable else "",
         str_hash_block="" if str_hash is None else f"\nSTR_HASH = {str_hash!r}\n",
         arguments="".join(
             [
@@ -190,6 +227,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
                 ", violation=VIOLATION" if violated else "",
                 "" if str_hash is None else ", str_hash=STR_HASH",
                 ", nondeterministic=True" if nondeterministic else "",
+                ", fixed=FIXED" if fixable else "",
             ]
         ),
     )
@@ -306,7 +344,7 @@ def _crashes(where: str, exception_type: str) -> Iterator[None]:
     else:
         raise _FailureGoneError(
             f"{where} succeeded, where the recorded session raised {exception_type}: the"
-            f" recorded crash no longer happens. {_PINNED}"
+            f" recorded crash no longer happens. {_SET_FIXED}"
         )
 
 
@@ -345,6 +383,7 @@ def check_recorded_steps(
     violation: tuple[int, str] | None = None,
     str_hash: dict[str, Any] | None = None,
     nondeterministic: bool = False,
+    fixed: bool = False,
 ) -> None:
     """Assert that re-driving `steps` against the app reproduces every recorded output and
     keeps the generation invariants, and that each read in `reads` (``since`` values by the
@@ -360,10 +399,24 @@ def check_recorded_steps(
     this process hashes otherwise, the failure notes that this may be why (as replay does:
     not where the recorded failure no longer happens, unless the recorded seed can be given
     again). `nondeterministic`: the fuzzer recorded the session as nondeterministic, which
-    the failure notes first."""
+    the failure notes first.
+
+    `fixed`: the bug that made the recorded session fail is fixed. The same inputs are
+    re-driven, and nothing must raise, every step must keep the generation invariants and
+    pass the fuzzer's checks, the failed one among them; the outputs are not compared (the
+    fix may change them), but an action the recording accepted (or crashed on) must reach
+    the app again, lest the check pass without the inputs reaching what failed."""
     app = load_app(app_ref)
+    checks = FuzzChecks(
+        reads or {},
+        None if issues is None else frozenset(issues),
+        None if violation is None else RecordedViolation(*violation, ""),
+    )
     try:
-        _check_steps(app, initial, steps, reads, crash, issues, violation)
+        if fixed:
+            _check_fixed(app, steps, crash, checks)
+        else:
+            _check_steps(app, initial, steps, checks, crash, violation)
     except _FailureGoneError as gone:
         plain = AssertionError(*gone.args)
         _note_why(plain, str_hash, nondeterministic, fix_working=True)
@@ -373,8 +426,8 @@ def check_recorded_steps(
         plain = AssertionError(message)
         plain.add_note(
             f"note: {ahead} comes after this step; a fix of it may change earlier steps too,"
-            " and then this difference is the fix working: export the test again once it is"
-            " fixed (`semledger replay` shows the nodes that differ)"
+            " and then this difference is the fix working: set FIXED = True once it is fixed"
+            " (`semledger replay` shows the nodes that differ)"
         )
         _note_why(plain, str_hash, nondeterministic, fix_working=True)
         raise plain from None
@@ -401,16 +454,10 @@ def _check_steps(
     app: App[Any, Any],
     initial: list[dict[str, Any]],
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]],
-    reads: dict[int, list[int | None]] | None,
+    checks: FuzzChecks,
     crash: tuple[int, str] | None,
-    issues: list[str] | None,
     violation: tuple[int, str] | None,
 ) -> None:
-    checks = FuzzChecks(
-        reads or {},
-        None if issues is None else frozenset(issues),
-        None if violation is None else RecordedViolation(*violation, ""),
-    )
     if crash is not None and crash[0] == 0:
         with _crashes("the app, as it started,", crash[1]):
             SessionCore(app)
@@ -447,6 +494,92 @@ def _check_steps(
         f"the recorded session failed its {violation[1]} check at step {violation[0]}, after"
         " the last step"
     )
+
+
+_T = TypeVar("_T")
+
+
+def _check_fixed(
+    app: App[Any, Any],
+    steps: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+    crash: tuple[int, str] | None,
+    checks: FuzzChecks,
+) -> None:
+    """`check_recorded_steps` with `fixed`: the steps re-driven, no output compared."""
+    core = _unraised(lambda: SessionCore(app), "the app, as it started,", crash, 0)
+    _checks_hold(checks, core.runtime, 0, "as it started")
+    checker = GenerationChecker(core.runtime.snapshot)
+    for number, (event, recorded) in enumerate(steps, start=1):
+        decoded = CONVERTER.structure(event)
+        where = f"step {number} ({event['_type']})"
+        effect = decoded.effect_id if isinstance(decoded, EffectCompleted | EffectFailed) else None
+        if effect is not None and effect not in core.effects:
+            raise AssertionError(
+                f"{where}: the recording completed effect {effect}, which the app has not"
+                f" started{_NO_LONGER}"
+            )
+        result = _unraised(functools.partial(core.step, decoded), where, crash, number)
+        crashed = crash is not None and crash[0] == number
+        _check_let_through(where, result, recorded, crashed=crashed)
+        broken = _violation(functools.partial(checker.check, core.runtime.snapshot, result.outcome))
+        if broken is not None:
+            raise _still(checks, number, broken)
+        _checks_hold(checks, core.runtime, number, where)
+
+
+def _unraised(call: Callable[[], _T], where: str, crash: tuple[int, str] | None, step: int) -> _T:
+    """What `call` returns; `AssertionError` saying what it raised, if it raised."""
+    try:
+        return call()
+    except UnsubscribedTimerError as error:
+        raise AssertionError(f"{where}: {error}{_NO_LONGER}") from error
+    except Exception as error:  # as `reexecute` takes it: whatever the session crashed with
+        raised = crash_event(error).exception_type
+        still = ": the recorded crash still happens" if crash == (step, raised) else ""
+        raise AssertionError(f"{where} raised {raised}{still}") from error
+
+
+def _check_let_through(
+    where: str, result: StepResult, recorded: list[dict[str, Any]], *, crashed: bool
+) -> None:
+    """Raise if the recording accepted the action (or `crashed` on it) and it is now refused
+    before it reaches the app: a check of the fix would pass without the inputs reaching
+    what failed."""
+    outcome = result.outcome
+    if result.reached_the_app or not isinstance(outcome, Rejection):
+        return
+    if crashed:
+        did = "crashed on it"
+    elif any(output.get("_type") == "ActionReceipt" for output in recorded):
+        did = "accepted it"
+    else:
+        return
+    raise AssertionError(
+        f"{where}: the recorded run {did}, and the app now rejects it"
+        f" ({outcome.code.value}: {outcome.message}){_NO_LONGER}"
+    )
+
+
+def _checks_hold(checks: FuzzChecks, runtime: AppRuntime[Any, Any], step: int, where: str) -> None:
+    """Raise if a check the fuzzer made after `step` inputs fails, or reads a generation the
+    app has not reached (the fix changed which steps commit)."""
+    for since in checks.reads.get(step, ()):
+        if since is not None and since > runtime.generation:
+            raise AssertionError(
+                f"{where}: the recording read since generation {since}, which the app, at"
+                f" {runtime.generation}, has not reached{_NO_LONGER}"
+            )
+    violation = checks.after(runtime, step)
+    if violation is not None:
+        raise _still(checks, step, violation)
+
+
+def _still(checks: FuzzChecks, step: int, violation: InvariantViolation) -> AssertionError:
+    """`violation`, said to be the recorded failure if it is that."""
+    recorded = checks.violated
+    if recorded is None or (recorded.step, recorded.check) != (step, violation.check):
+        return violation
+    return AssertionError(f"{violation}: the recorded {FAILURES[recorded.check]} still happens")
 
 
 def _same_outputs(
@@ -486,7 +619,7 @@ def _failure_ahead(
 
 
 def _gone(divergence: Divergence) -> str:
-    return f"recorded: {divergence.expected}; now: {divergence.actual}. {_PINNED}"
+    return f"recorded: {divergence.expected}; now: {divergence.actual}. {_SET_FIXED}"
 
 
 def _violation(check: Callable[[], None]) -> InvariantViolation | None:

@@ -87,8 +87,8 @@ def test_an_exported_crash_says_it_pins_the_crash_and_once_fixed_that_it_no_long
     assert "The test pins the recorded run, failure included: it passes while the bug is" in (
         docstring
     )
-    assert "fails once it is fixed; export the test again" in docstring
-    with pytest.raises(AssertionError, match=r"the recorded crash no longer happens\. The test"):
+    assert "fails once it is fixed. Then set FIXED = True below" in docstring
+    with pytest.raises(AssertionError, match=r"no longer happens\. If the bug is fixed, this"):
         exported_test_of(with_app(source, COUNTER))()
 
 
@@ -107,8 +107,7 @@ def test_an_exported_crash_whose_fix_changes_an_earlier_step_says_it_may_be_the_
     assert getattr(failed.value, "__notes__", [])[0] == (
         "note: the recorded crash (ZeroDivisionError) at step 3 comes after this step; a fix"
         " of it may change earlier steps too, and then this difference is the fix working:"
-        " export the test again once it is fixed (`semledger replay` shows the nodes that"
-        " differ)"
+        " set FIXED = True once it is fixed (`semledger replay` shows the nodes that differ)"
     )
 
 

@@ -1,0 +1,136 @@
+"""A test exported from a failing session checks a fix once its FIXED is set: the recorded
+failure no longer happens and the invariants hold, whatever hashes the fix changed; inputs
+the fix no longer lets through fail it, not pass it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from semledger.actors import SessionCore, crash_event
+from semledger.eventlog import (
+    ActionRequested,
+    Event,
+    MemoryRecorder,
+    NewEvent,
+    SessionEnded,
+    SessionStarted,
+)
+from semledger.replay import export_test, load_app
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+
+COUNTER = "semledger.examples.counter:app"
+BUGGY = "tests_buggy:app"
+"""Its Reset divides by zero."""
+INCREMENT, RESET = "3", "5"
+"""The counter's node ids of those buttons."""
+
+
+def logged(
+    recorder: MemoryRecorder,
+    app_ref: str,
+    clicks: list[str],
+    params: dict[str, Any] | None = None,
+) -> str:
+    """Log a session of `app_ref` clicking the nodes `clicks`, each at the generation it
+    saw (as the fuzzer acts), as a live session logs it; its name."""
+    core = SessionCore(load_app(app_ref))
+    events: list[Event] = [SessionStarted(app_ref, "runtime", params or {}, False)]
+    events += core.initial_outputs()
+    for request_id, node in enumerate(clicks, start=1):
+        precondition = {"kind": "exact", "generation": str(core.runtime.generation)}
+        action = ActionRequested(
+            request_id, {"kind": "node_id", "id": node}, {"kind": "activate"}, precondition, False
+        )
+        events.append(action)
+        try:
+            events += core.step(action).outputs
+        except Exception as error:
+            events.append(crash_event(error))
+            break
+    else:
+        events.append(SessionEnded("over", by="fuzzer"))
+    recorder.append([NewEvent("run", seq, e, 0.0) for seq, e in enumerate(events, start=1)])
+    return "run"
+
+
+def exported(clicks: list[str], params: dict[str, Any] | None = None) -> str:
+    recorder = MemoryRecorder()
+    return export_test(recorder, logged(recorder, BUGGY, clicks, params))
+
+
+def run(source: str, *, app_ref: str | None = None, fixed: bool = False) -> None:
+    """Run the exported module's test in this process, against `app_ref` if given."""
+    if app_ref is not None:
+        source = source.replace(f"APP = {BUGGY!r}", f"APP = {app_ref!r}")
+    if fixed:
+        assert "\nFIXED = False\n" in source
+        source = source.replace("\nFIXED = False\n", "\nFIXED = True\n")
+    module: dict[str, Any] = {}
+    exec(compile(source, "exported", "exec"), module)
+    (test,) = (v for k, v in module.items() if k.startswith("test_"))
+    test()
+
+
+def test_a_crash_export_with_fixed_set_passes_on_the_fix_whose_hashes_differ() -> None:
+    source = exported([INCREMENT, INCREMENT, RESET])
+    assert "CRASH = (3, 'ZeroDivisionError')" in source
+    run(source)  # pins the crash
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) differs: "):
+        run(source, app_ref="tests_variant:app")  # its view differs from a count of 2 on
+    run(source, app_ref="tests_variant:app", fixed=True)
+    run(source, app_ref=COUNTER, fixed=True)
+
+
+def test_a_crash_export_with_fixed_set_fails_while_the_crash_still_happens() -> None:
+    source = exported([INCREMENT, RESET])
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) raised") as failed:
+        run(source, fixed=True)
+    assert "ZeroDivisionError: the recorded crash still happens" in str(failed.value)
+
+
+def test_a_crash_export_with_fixed_set_fails_on_a_step_the_fix_no_longer_lets_through() -> None:
+    """A fix that shifted generations, or dropped the node an input names, must not pass
+    the test by rejecting the inputs before they reach what crashed."""
+    source = exported([INCREMENT, INCREMENT, RESET])
+    with pytest.raises(AssertionError, match=r"^step 3 \(ActionRequested\): the recorded") as stale:
+        run(source, app_ref="tests_fixed_variants:hidden", fixed=True)
+    said = str(stale.value)
+    assert "stale_generation" in said
+    assert "export the test again from a run of the fixed app" in said
+    with pytest.raises(AssertionError, match=r"^step 3 \(ActionRequested\): the recorded") as gone:
+        run(source, app_ref="tests_fixed_variants:no_reset", fixed=True)
+    assert "action_unavailable" in str(gone.value)  # node 5 is now the step field
+
+
+def test_a_crash_export_with_fixed_set_fails_on_another_exception() -> None:
+    source = exported([INCREMENT, RESET])
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) raised ResetError"):
+        run(source, app_ref="tests_drifted:raising_reset", fixed=True)
+
+
+def test_a_view_issue_export_with_fixed_set_passes_once_the_issue_is_gone() -> None:
+    """The recorded fuzz check (the view's issues) must hold where it failed."""
+    recorder = MemoryRecorder()
+    violated = {"step": 2, "check": "issues"}
+    fuzz = {"issues": True, "allowed_issues": [], "violated": violated, "failure": "two ids"}
+    session = logged(recorder, "tests_duplicated:app", [INCREMENT, INCREMENT], {"fuzz": fuzz})
+    source = export_test(recorder, session).replace("tests_duplicated:app", BUGGY)
+    assert "VIOLATION = (2, 'issues')" in source
+    run(source, app_ref="tests_duplicated:app")
+    run(source, app_ref=COUNTER, fixed=True)
+    with pytest.raises(AssertionError, match="the recorded view issue still happens"):
+        run(source, app_ref="tests_duplicated:app", fixed=True)
+
+
+def test_the_docstring_says_how_to_check_a_fix() -> None:
+    source = exported([INCREMENT, RESET])
+    docstring = " ".join(source.split('"""')[1].split())
+    assert "set FIXED = True below" in docstring
+    assert "export the test again from a run of the fixed app" in docstring
+    assert "invert" not in docstring
+    assert "FIXED = False" not in exported([INCREMENT, INCREMENT])  # nothing failed
