@@ -916,8 +916,16 @@ class SessionActor(Actor[SessionMessage]):
         if self._recovery_checkpoints:
             try:
                 out.append(SnapshotTaken(core.runtime.generation, core.checkpoint()))
-            except MessageCodecError:
-                self._recovery_checkpoints = False
+            except MessageCodecError as error:
+                self._recovery_checkpoints = False  # (so told once a run)
+                _log.warning(
+                    "session %r takes no recovery checkpoints (%s), so a restart re-executes"
+                    " every input from the first: declare App.model_type, with a model that"
+                    " reads back from the log equal to itself and view keys msgpack can pack"
+                    " (docs/apps.md, model_type)",
+                    self.name,
+                    error,
+                )
         snapshot = core.runtime.snapshot
         if self._changed >= len(snapshot.nodes):
             out.append(

@@ -1,0 +1,71 @@
+"""A model recovery cannot checkpoint is told to the operator once a session run: silently,
+every restart re-executed the whole log."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+import trio
+
+from semledger.actors import Close, LogWriter, SessionActor
+from semledger.eventlog import MemoryRecorder, SnapshotTaken
+from semledger.examples import counter
+from semledger.runtime import (
+    ActionKind,
+    App,
+    BySemanticId,
+    Latest,
+    Receipt,
+    SemanticId,
+    SimpleAction,
+)
+
+INCREMENT = BySemanticId(SemanticId.new("counter.increment"))
+
+
+async def _clicks(recorder: MemoryRecorder, app: App[Any, Any], clicks: int) -> None:
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            ref = "semledger.examples.counter:app"
+            actor = SessionActor("s", app, ref, writer, recorder, checkpoint_every=2)
+            async with trio.open_nursery() as sessions:
+                await sessions.start(actor.run)
+                for _ in range(clicks):
+                    activate = SimpleAction(ActionKind.ACTIVATE)
+                    outcome = await actor.perform_action(INCREMENT, activate, Latest())
+                    assert isinstance(outcome, Receipt)
+                await actor.request(Close("test over"))
+            writer.close()
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "recovery checkpoints" in r.getMessage()]
+
+
+async def test_a_model_with_no_model_type_is_warned_of_once_a_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="semledger")
+    recorder = MemoryRecorder()
+    untyped = App(init=counter.app.init, update=counter.app.update, view=counter.app.view)
+    await _clicks(recorder, untyped, 7)
+    assert _warnings(caplog) == [
+        "session 's' takes no recovery checkpoints (the app declares no model_type), so a"
+        " restart re-executes every input from the first: declare App.model_type, with a"
+        " model that reads back from the log equal to itself and view keys msgpack can pack"
+        " (docs/apps.md, model_type)"
+    ]
+    await _clicks(recorder, untyped, 3)  # the resumed run is told again, once
+    assert len(_warnings(caplog)) == 2
+    assert not any(isinstance(e, SnapshotTaken) for _r, e in recorder.events("s"))
+
+
+async def test_a_model_that_checkpoints_is_not_warned_of(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="semledger")
+    recorder = MemoryRecorder()
+    await _clicks(recorder, counter.app, 5)
+    assert _warnings(caplog) == []
+    assert any(isinstance(e, SnapshotTaken) for _r, e in recorder.events("s"))
