@@ -35,6 +35,7 @@ from semledger.eventlog import (
     DiagnosticsDispatched,
     EffectCompleted,
     EffectFailed,
+    EffectStarted,
     EndedBy,
     Event,
     LogOrder,
@@ -573,8 +574,10 @@ class SessionActor(Actor[SessionMessage]):
             redacted = sorted(self._redacted_effects & outstanding)
             restarted = tuple(sorted(outstanding - self._redacted_effects))
             await self._append([SessionResumed(restarted)])
+            # (None but on a damaged log: recovery re-executes from before any effect left)
+            names = await trio.to_thread.run_sync(self._logged_names, lost) if lost else {}
             failed: list[tuple[int, str | None, str]] = [
-                *((i, None, "lost when the session was recovered") for i in lost),
+                *((i, names[i], "lost when the session was recovered") for i in lost),
                 *((i, self.core.effects[i].name, _REDACTED_EFFECT) for i in redacted),
             ]
             for effect_id, name, why in failed:
@@ -622,6 +625,21 @@ class SessionActor(Actor[SessionMessage]):
                 if int(event.state["runtime"]["next_effect_id"]) <= effect_id:
                     return seq + 1
         return 1
+
+    def _logged_names(self, effect_ids: Iterable[int]) -> dict[int, str | None]:
+        """The name each of `effect_ids` was logged with as it started (None: the log holds
+        no start for it), found walking back over the effects started since the first."""
+        wanted = set(effect_ids)
+        names: dict[int, str | None] = dict.fromkeys(wanted)
+        topic, before = topic_of(EffectStarted), None
+        while wanted and (record := self.recorder.last_of(self.name, topic, before=before)):
+            event = decode(record.topic, record.version, record.body)
+            assert isinstance(event, EffectStarted)
+            if event.effect_id in wanted:
+                names[event.effect_id] = event.name
+            wanted = {i for i in wanted if i < event.effect_id}
+            before = record.seq
+        return names
 
     def _reexecute(self, before: int | None, counted_from: int) -> tuple[SessionCore, int]:
         """The core re-executed from the last checkpoint below seq `before` (None: the last

@@ -3,6 +3,7 @@ and its message reaches the app, whichever checkpoints the log took while it ran
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,23 @@ async def test_an_effect_outstanding_across_a_checkpoint_is_started_again(
     assert not any(isinstance(e, EffectFailed) for e in events)
     assert [e.effect_id for e in events if isinstance(e, EffectCompleted)] == [1]
     assert status == "Saved 1 items"
+
+
+async def test_an_effect_a_resume_cannot_start_again_is_named_on_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only a damaged log leaves recovery no earlier point to re-execute from (here, as if
+    none were found): the effect is failed, named as the log started it, as other effect
+    lines and the audit name it."""
+    caplog.set_level(logging.WARNING, logger="semledger")
+    monkeypatch.setattr(SessionActor, "_made_after", lambda _self, _effect_id, seq: seq)
+    monkeypatch.setattr(todo, "SAVE_SECONDS", 3600.0)
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        await in_session(recorder, lambda a: _save_then(a, 1), checkpoint_every=1)
+        await in_session(recorder, _saved, checkpoint_every=1)
+        [failed] = [e for _r, e in recorder.events("s") if isinstance(e, EffectFailed)]
+    assert failed.error == "lost when the session was recovered"
+    assert [r.getMessage() for r in caplog.records if " failed: " in r.getMessage()] == [
+        "session 's': effect 1 (todo.save) failed: lost when the session was recovered"
+        " (logged as EffectFailed; the app gets no message for it)"
+    ]
