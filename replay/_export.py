@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import itertools
 import math
 import os
 import pprint
@@ -119,6 +120,18 @@ _NONDETERMINISTIC = (
 )
 """As the module's docstring says it, and its failure notes it."""
 
+_TWICE = (
+    "As the fuzzer did, it also drives the steps on two fresh instances of the app side by"
+    " side, and fails at the first step where the two do not do the same: in a fresh process"
+    " one run alone may do as recorded."
+)
+"""What the module's docstring adds for a session recorded as nondeterministic."""
+
+_DETERMINISTIC = (
+    "the app is not deterministic: its update, view, handlers and subscriptions must depend"
+    " on their arguments alone"
+)
+
 
 def _plain(event: Any) -> dict[str, Any]:
     data = CONVERTER.unstructure(event)
@@ -205,7 +218,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         checks_doc=_checks_doc(issues is not None, bool(reads)),
         failure_doc=_failure_doc(crash, violated, unrecorded=unrecorded),
         nondeterministic_doc=(
-            f"\n\n{_wrap(f'{_NONDETERMINISTIC[0].upper()}{_NONDETERMINISTIC[1:]}.')}"
+            f"\n\n{_wrap(f'{_NONDETERMINISTIC[0].upper()}{_NONDETERMINISTIC[1:]}. {_TWICE}')}"
             if nondeterministic
             else ""
         ),
@@ -399,7 +412,8 @@ def check_recorded_steps(
     this process hashes otherwise, the failure notes that this may be why (as replay does:
     not where the recorded failure no longer happens, unless the recorded seed can be given
     again). `nondeterministic`: the fuzzer recorded the session as nondeterministic, which
-    the failure notes first.
+    the failure notes first; the steps are then also driven on two fresh instances of the
+    app side by side, which must do the same at every step, as the fuzzer's twin must.
 
     `fixed`: the bug that made the recorded session fail is fixed. The same inputs are
     re-driven, and nothing must raise, every step must keep the generation invariants and
@@ -417,6 +431,8 @@ def check_recorded_steps(
             _check_fixed(app, steps, crash, checks)
         else:
             _check_steps(app, initial, steps, checks, crash, violation)
+        if nondeterministic:
+            _check_deterministic(app, steps)
     except _FailureGoneError as gone:
         plain = AssertionError(*gone.args)
         _note_why(plain, str_hash, nondeterministic, fix_working=True)
@@ -580,6 +596,61 @@ def _still(checks: FuzzChecks, step: int, violation: InvariantViolation) -> Asse
     if recorded is None or (recorded.step, recorded.check) != (step, violation.check):
         return violation
     return AssertionError(f"{violation}: the recorded {FAILURES[recorded.check]} still happens")
+
+
+def _check_deterministic(
+    app: App[Any, Any], steps: list[tuple[dict[str, Any], list[dict[str, Any]]]]
+) -> None:
+    """Drive `steps` on two fresh instances of the app side by side, as the fuzzer drives an
+    example and its twin: each step must do the same on both."""
+    for (where, one), (_, other) in zip(_run(app, steps), _run(app, steps), strict=True):
+        if one != other:
+            raise AssertionError(
+                f"{where} did not do the same on two fresh instances of the app in this"
+                f" process: {_twin_difference(one, other)}; {_DETERMINISTIC}"
+            )
+
+
+_Did = tuple[list[dict[str, Any]], object, tuple[object, ...]] | str
+"""What a step did: its outputs, answer and the timers subscribed to after it; or the type
+of the exception it raised."""
+
+
+def _run(
+    app: App[Any, Any], steps: list[tuple[dict[str, Any], list[dict[str, Any]]]]
+) -> Iterator[tuple[str, _Did]]:
+    """Where and what each step does (the start first) on a fresh instance of the app, up to
+    the first that raises."""
+    try:
+        core = SessionCore(app)
+    except Exception as error:
+        yield "the app, as it started,", crash_event(error).exception_type
+        return
+    first = [_plain(e) for e in core.initial_outputs()]
+    yield "the app, as it started,", (first, None, tuple(core.runtime.subscriptions()))
+    for number, (event, _recorded) in enumerate(steps, start=1):
+        where = f"step {number} ({event['_type']})"
+        try:
+            result = core.step(CONVERTER.structure(event))
+        except Exception as error:
+            yield where, crash_event(error).exception_type
+            return
+        yield where, ([_plain(e) for e in result.outputs], result.outcome, result.timers)
+
+
+def _twin_difference(one: _Did, other: _Did) -> str:
+    if isinstance(one, str) or isinstance(other, str):
+        return f"one {_did(one)} and the other {_did(other)}"
+    for index, (was, now) in enumerate(itertools.zip_longest(one[0], other[0]), start=1):
+        if was != now:
+            return f"output {index} was {was!r} on one and {now!r} on the other"
+    if one[1] != other[1]:
+        return f"one answered {one[1]!r} and the other {other[1]!r}"
+    return f"one subscribed to {list(one[2])!r} and the other to {list(other[2])!r}"
+
+
+def _did(did: _Did) -> str:
+    return f"raised {did}" if isinstance(did, str) else "raised nothing"
 
 
 def _same_outputs(
