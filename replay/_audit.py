@@ -122,6 +122,9 @@ class AuditEntry:
     precondition are unknown (None), `seq` is the damaged event's, and the rest comes from
     its answer. With no request id, a refused call whose event cannot be read: its outcome
     is ``"unreadable"`` too."""
+    target_node: str | None = None
+    """Of a target by node id: what that node was known by in the tree the request came
+    to (`known_as`); None for another target, or a node id that tree did not hold."""
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -296,6 +299,7 @@ def _audit(
     connections: list[Connection] = []
     damage: list[Damage] = []
     open_requests: dict[int, int] = {}
+    names: dict[object, str] = {}  # node id (as on the wire): what it is known by
     answered: dict[int, int] = {}  # request id: the seq of its answer
     generation = 0
     surface_calls = 0
@@ -335,6 +339,7 @@ def _audit(
                 entries.append(_unread_refused(record, generation))
         elif isinstance(event, Committed):
             generation = event.generation
+            _follow(names, event.delta)
         elif isinstance(event, ActionRequested):
             open_requests[event.request_id] = len(entries)
             entries.append(
@@ -348,6 +353,7 @@ def _audit(
                     generation,
                     "unanswered",
                     redacted=event.redacted,
+                    target_node=_node_named(names, event.target),
                 )
             )
         elif isinstance(event, ActionReceipt) and event.request_id in open_requests:
@@ -511,6 +517,36 @@ def _audit(
     if damage:
         raise UnreadableEventError(session, damage, report)
     return report
+
+
+def known_as(semantic_id: object, role: object, label: object) -> str:
+    """What a node is known by: its semantic id, or if it has none its role and label
+    (``button 'Remove first'``), or its role alone."""
+    if isinstance(semantic_id, str) and semantic_id:
+        return semantic_id
+    said = str(getattr(role, "value", role))
+    return f"{said} {label!r}" if isinstance(label, str) and label else said
+
+
+def _follow(names: dict[object, str], delta: object) -> None:
+    """Update `names` (`known_as` by node id) with a commit's delta: only the nodes it
+    changed, so the audit's cost grows with the events, not with the tree times them."""
+    if not isinstance(delta, dict):
+        return
+    for node_id in delta.get("removed") or ():
+        names.pop(node_id, None)
+    for node in delta.get("upserted") or ():
+        if isinstance(node, dict):
+            names[node.get("node_id")] = known_as(
+                node.get("semantic_id"), node.get("role"), node.get("label")
+            )
+
+
+def _node_named(names: dict[object, str], target: object) -> str | None:
+    if isinstance(target, dict) and target.get("kind") == "node_id":
+        node_id = target.get("id")
+        return names.get(node_id) if isinstance(node_id, str) else None
+    return None
 
 
 def _has_requests(recorder: Recorder, session: str) -> bool:

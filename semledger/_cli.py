@@ -1185,6 +1185,80 @@ def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None
             "the app does not always do the same: one replay may do as the log says"
             " and show nothing; replay it a few times"
         )
+        return
+    for line in _steps_saved(db, result.session):
+        console.print(line, soft_wrap=True, highlight=False)
+
+
+_STEPS_SHOWN = 20
+"""The most steps of a counterexample `fuzz` prints (shrunk, it has few)."""
+
+
+def _steps_saved(db: str, session: str) -> list[str]:
+    """The steps of the counterexample saved as `session`, a line each, as the log holds
+    them: its inputs, and the reads the fuzzer checked between them; a node targeted by id
+    named as it was known in the tree the step acted on, read from the log. Nothing when
+    the log cannot be read back."""
+    try:
+        recorder = _recorder(db)
+        with recorder.pinned():
+            return _step_lines(recorder, session)
+    except DAMAGED_LOG_ERRORS:
+        return []
+    except (LogOpenError, LogBusyError, UnsupportedSchemaError, UsageError):
+        return []
+
+
+def _step_lines(recorder: Recorder, session: str) -> list[str]:
+    from semledger._render import step_line
+    from semledger.eventlog import INPUT_CLASSES, ActionRequested, Committed, SessionStarted
+    from semledger.replay import full_at
+    from semledger.replay._audit import known_as
+
+    reads: list[Any] = []
+    steps: list[str] = []
+    inputs = 0
+    generation = 0
+    trees: dict[int, dict[str, str]] = {}  # generation: what each node id was known by
+
+    def named(target: Any) -> str | None:
+        if not isinstance(target, dict) or target.get("kind") != "node_id" or generation == 0:
+            return None
+        node_id = target.get("id")
+        if not isinstance(node_id, str):
+            return None
+        if generation not in trees:
+            full = full_at(recorder, session, generation)
+            trees[generation] = {
+                str(n.node_id): known_as(n.semantic_id, n.role, n.label) for n in full.nodes
+            }
+        return trees[generation].get(node_id)
+
+    def read_after(done: int) -> None:
+        while reads and reads[0][0] == done:
+            since = reads.pop(0)[1]
+            steps.append("read_semantics" + ("" if since is None else f" since {since}"))
+
+    for _, event in recorder.events(session):
+        if isinstance(event, SessionStarted):
+            fuzzed = event.params.get("fuzz")
+            logged = fuzzed.get("reads") if isinstance(fuzzed, dict) else None
+            reads = [r for r in logged or () if isinstance(r, list | tuple) and len(r) == 2]
+            read_after(0)
+        elif isinstance(event, Committed):
+            generation = event.generation
+        elif isinstance(event, INPUT_CLASSES):
+            inputs += 1
+            if len(steps) < _STEPS_SHOWN:
+                node = named(event.target) if isinstance(event, ActionRequested) else None
+                steps.append(step_line(event, node))
+            else:
+                steps.append("")  # counted, not described
+            read_after(inputs)
+    shown = [f"  {i}. {line}" for i, line in enumerate(steps[:_STEPS_SHOWN], 1)]
+    if len(steps) > _STEPS_SHOWN:
+        shown.append(f"  … and {len(steps) - _STEPS_SHOWN} more steps")
+    return [f"its steps ({len(steps)}), as the log holds them:", *shown] if steps else []
 
 
 @contextmanager

@@ -18,6 +18,13 @@ from rich.tree import Tree
 
 from semledger._text import printable, shortened
 from semledger.actors import app_location
+from semledger.eventlog import (
+    ActionRequested,
+    DiagnosticsDispatched,
+    EffectCompleted,
+    EffectFailed,
+    TimerFired,
+)
 from semledger.replay import AuditEntry, AuditReport, Connection, Ending, Incident, ReplayReport
 from semledger.runtime import (
     Collection,
@@ -173,9 +180,10 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _target(target: Any) -> str:
-    """A target as an agent reads it; as JSON one of no known kind, or one whose id or path
-    is missing or not of its type (a refused call's: as it was sent, null apart from
+def _target(target: Any, known_as: str | None = None) -> str:
+    """A target as an agent reads it, a node id with what the node was `known_as` (its
+    semantic id, or its role and label); as JSON one of no known kind, or one whose id or
+    path is missing or not of its type (a refused call's: as it was sent, null apart from
     missing)."""
     if not isinstance(target, dict):
         return _sent(target)
@@ -183,10 +191,41 @@ def _target(target: Any) -> str:
     if kind == "path" and isinstance(target.get("path"), list):
         return "path " + json.dumps(target["path"], separators=(",", ":"))
     if kind == "node_id" and isinstance(sent_id, str):  # decimal on the wire: else quoted
-        return f"node {sent_id if re.fullmatch(r'[0-9]+', sent_id) else repr(sent_id)}"
+        node = f"node {sent_id if re.fullmatch(r'[0-9]+', sent_id) else repr(sent_id)}"
+        return node if known_as is None else f"{node} ({node_name(known_as)})"
     if kind in ("semantic_id", "ref") and isinstance(sent_id, str):
         return _name(sent_id)
     return _sent(target)
+
+
+def node_name(known_as: str) -> str:
+    """What a node is known by (`semledger.replay._audit.known_as`), on one line and cut
+    past 40 characters."""
+    return printable(shortened(known_as, 40))
+
+
+def step_line(event: Any, known_as: str | None) -> str:
+    """An input of a session as a line: what was done, to a node targeted by id with what
+    the node was `known_as`."""
+    if isinstance(event, ActionRequested):
+        action = _action(event.action, event.redacted)
+        return f"{action} {_target(event.target, known_as)}, {_precondition(event.precondition)}"
+    if isinstance(event, TimerFired):
+        return f"timer {event.timer_id} fired ({_message(event.message)})"
+    if isinstance(event, EffectCompleted):
+        return f"effect {event.effect_id} finished ({_message(event.message)})"
+    if isinstance(event, EffectFailed):
+        return f"effect {event.effect_id} failed: {printable(shortened(event.error, 80))}"
+    if isinstance(event, DiagnosticsDispatched):
+        return f"diagnostics event {_sent(event.event.get('kind'))}"
+    return type(event).__name__
+
+
+def _message(message: Any) -> str:
+    """A logged message's class, or its value when it has none."""
+    if isinstance(message, dict) and isinstance(message.get("type"), str):
+        return shown(message["type"])
+    return _value(message.get("value") if isinstance(message, dict) else message)
 
 
 def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | None]:
@@ -252,7 +291,7 @@ def _parts(entry: AuditEntry) -> tuple[str, str, str]:
     if entry.unread:
         return "unreadable", "unreadable", "unreadable"
     cells = (
-        _target(entry.target),
+        _target(entry.target, entry.target_node),
         _action(entry.action, entry.redacted),
         _precondition(entry.precondition),
     )
