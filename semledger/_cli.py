@@ -983,6 +983,9 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         # (NotAViewError, say) was never raised: the runtime's refusal of it, then.
         raised = (report.crash.__cause__, report.crash)
         pdb.post_mortem(next(e.__traceback__ for e in raised if e and e.__traceback__))
+    elif args.pdb:
+        print("semledger: --pdb: the app raised nothing in the replay, so no debugger was opened",
+              file=sys.stderr)
     return 0 if report.ok else 1
 
 
