@@ -154,6 +154,7 @@ def _seconds(text: str) -> float:
 
 
 _SESSION = "a session's name (semledger sessions lists them)"
+_NOT_A_LOG = "a file there that holds no log"
 _JSON = "print JSON instead of a table"
 
 
@@ -374,11 +375,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-passwords", action="store_true", help="log values typed into password fields"
     )
 
-    sessions = commands.add_parser("sessions", help="the sessions in the log")
+    sessions = commands.add_parser(
+        "sessions",
+        help="the sessions in the log",
+        description="List the sessions in the log, each checked against its events. Exit status"
+        " 0: listed; 1: a session's summary disagrees with its events, or the log is damaged or"
+        f" cannot be read (said on stderr); 2: bad usage (no log at --db, {_NOT_A_LOG}).",
+    )
     _add_db(sessions)
     sessions.add_argument("--json", action="store_true", help=_JSON)
 
-    read = commands.add_parser("read", help="a Full read of a session from the log alone")
+    read = commands.add_parser(
+        "read",
+        help="a Full read of a session from the log alone",
+        description="Print the Full read of SESSION at a generation from the log alone, without"
+        " the application. Exit status 0: read; 1: the log is damaged or cannot be read (a read"
+        " from the events before the damage is still printed when there is one); 2: bad usage"
+        f" (no log at --db, {_NOT_A_LOG}, an unknown session, a generation it never reached, a"
+        " session with no commit).",
+    )
     read.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(read)
     read.add_argument(
@@ -389,7 +404,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     read.add_argument("--json", action="store_true", help="print the read's wire form")
 
-    audit = commands.add_parser("audit", help="every perform_action of a session and its outcome")
+    audit = commands.add_parser(
+        "audit",
+        help="every perform_action of a session and its outcome",
+        description="List every perform_action of SESSION and its outcome, who connected, what"
+        " befell the application and how the session stands. Exit status 0: audited (and with"
+        " --verify or --anchor, the chain verifies); 1: the chain does not verify or does not"
+        " lead to the anchor, or events are damaged (the others are still listed, the damaged"
+        f" named on stderr); 2: bad usage (no log at --db, {_NOT_A_LOG}, an unknown session).",
+    )
     audit.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(audit)
     audit.add_argument("--json", action="store_true", help=_JSON)
@@ -402,7 +425,16 @@ def build_parser() -> argparse.ArgumentParser:
         "(implies --verify)",
     )
 
-    replay = commands.add_parser("replay", help="re-execute a session and compare every commit")
+    replay = commands.add_parser(
+        "replay",
+        help="re-execute a session and compare every commit",
+        description="Re-execute SESSION's inputs on its app and compare every output with the"
+        " log (a surface session: repeat its calls on a new surface). Exit status 0: identical"
+        " (a recorded failure reproduced included), or the test written; 1: diverged, or the"
+        " log is edited, damaged or cannot be read; 2: bad usage (no log at --db,"
+        f" {_NOT_A_LOG}, an unknown session, an app that cannot be imported, a FILE that"
+        " cannot be written).",
+    )
     replay.add_argument("session", metavar="SESSION", help=_SESSION)
     _add_db(replay)
     replay.add_argument("--app", metavar="APP", help="default: the app the session recorded")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import sqlite3
@@ -506,6 +507,23 @@ def test_every_option_of_every_command_is_described_in_its_help() -> None:
                 yield f"{prog} {'/'.join(action.option_strings) or action.dest}"
 
     assert list(undescribed(build_parser(), "semledger")) == []
+
+
+@pytest.mark.parametrize("command", ["sessions", "read", "audit", "replay", "fuzz"])
+def test_each_command_that_checks_something_gives_its_exit_statuses_in_its_help(
+    command: str,
+) -> None:
+    """Only ``fuzz`` (and ``end``, in words) said in its help what its exit statuses mean;
+    the README alone said it of ``sessions``, ``read``, ``audit`` and ``replay``."""
+    import argparse
+
+    from semledger._cli import build_parser
+
+    commands = next(
+        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    )
+    said = " ".join(commands.choices[command].format_help().split())
+    assert re.search(r"Exit status 0: .+; 1: .+; 2: bad usage \(", said), said
 
 
 def test_a_token_in_the_environment_is_no_error_over_stdio(tmp_path: Path) -> None:
