@@ -20,6 +20,7 @@ import os
 import pprint
 import re
 import secrets
+import shlex
 import stat
 import textwrap
 from collections.abc import Callable, Iterator
@@ -72,6 +73,8 @@ that every receipt, rejection, started effect and commit hash comes out as it wa
 
 APP = {app_literal}
 
+SESSION = {session_literal}
+
 INITIAL = {initial}
 
 STEPS = {steps}
@@ -79,7 +82,7 @@ STEPS = {steps}
 
 def test_{name}_replays_as_recorded() -> None:
     check_recorded_steps(
-        APP, INITIAL, STEPS{arguments}
+        APP, INITIAL, STEPS{arguments}, session=SESSION
     )
 '''
 
@@ -212,6 +215,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         session=_in_docstring(session),
         app=_in_docstring(app_ref),
         app_literal=repr(app_ref),
+        session_literal=repr(session),
         name=_test_name(session),
         initial=pprint.pformat(initial, width=96, sort_dicts=False),
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
@@ -337,10 +341,11 @@ class _FailureGoneError(AssertionError):
     fails with as a plain ``AssertionError`` (pytest would print this type's module path)."""
 
 
-class _DiffersBeforeFailureError(AssertionError):
-    """A step before the recorded failure differs: maybe a fix of that failure, which may
-    change earlier steps too. `check_recorded_steps` fails with it as a plain
-    ``AssertionError``, noted so (as `semledger replay` notes it)."""
+class _DiffersError(AssertionError):
+    """A step's outputs differ from the recorded ones; its arguments are the message and the
+    recorded failure still ahead, if one is (a fix of it may change earlier steps too).
+    `check_recorded_steps` fails with it as a plain ``AssertionError``, noted so (as
+    `semledger replay` notes it)."""
 
 
 @contextmanager
@@ -397,6 +402,7 @@ def check_recorded_steps(
     str_hash: dict[str, Any] | None = None,
     nondeterministic: bool = False,
     fixed: bool = False,
+    session: str | None = None,
 ) -> None:
     """Assert that re-driving `steps` against the app reproduces every recorded output and
     keeps the generation invariants, and that each read in `reads` (``since`` values by the
@@ -419,7 +425,10 @@ def check_recorded_steps(
     re-driven, and nothing must raise, every step must keep the generation invariants and
     pass the fuzzer's checks, the failed one among them; the outputs are not compared (the
     fix may change them), but an action the recording accepted (or crashed on) must reach
-    the app again, lest the check pass without the inputs reaching what failed."""
+    the app again, lest the check pass without the inputs reaching what failed.
+
+    `session` (the recorded session's name) goes into the replay command that a difference
+    of outputs is noted with."""
     app = load_app(app_ref)
     checks = FuzzChecks(
         reads or {},
@@ -437,19 +446,33 @@ def check_recorded_steps(
         plain = AssertionError(*gone.args)
         _note_why(plain, str_hash, nondeterministic, fix_working=True)
         raise plain from None
-    except _DiffersBeforeFailureError as differs:
+    except _DiffersError as differs:
         message, ahead = differs.args
         plain = AssertionError(message)
-        plain.add_note(
-            f"note: {ahead} comes after this step; a fix of it may change earlier steps too,"
-            " and then this difference is the fix working: set FIXED = True once it is fixed"
-            " (`semledger replay` shows the nodes that differ)"
-        )
-        _note_why(plain, str_hash, nondeterministic, fix_working=True)
+        if ahead is not None:
+            plain.add_note(
+                f"note: {ahead} comes after this step; a fix of it may change earlier steps"
+                " too, and then this difference is the fix working: set FIXED = True once it"
+                " is fixed"
+            )
+        _note_why(plain, str_hash, nondeterministic, fix_working=ahead is not None)
+        plain.add_note(f"note: {_nodes_that_differ(session, app_ref)}")
         raise plain from None
     except Exception as error:
         _note_why(error, str_hash, nondeterministic, fix_working=False)
         raise
+
+
+def _nodes_that_differ(session: str | None, app_ref: str) -> str:
+    """The replay command that shows what differs behind two hashes."""
+    if session is None:  # a module exported before it named its session
+        named, said = "SESSION", "the session and log this test was exported from"
+    else:
+        named, said = shlex.quote(session), "LOG: the log this test was exported from"
+    return (
+        f"`semledger replay {named} --db LOG --app {shlex.quote(app_ref)}` ({said}) shows"
+        " the nodes that differ"
+    )
 
 
 def _note_why(
@@ -673,9 +696,7 @@ def _same_outputs(
     gone = checks.gone(step, 0, runtime)
     if gone is not None:
         raise _FailureGoneError(f"{where}{masked}: {_gone(gone)} (and {differs})")
-    if ahead is not None:
-        raise _DiffersBeforeFailureError(f"{where} differs{masked}: {differs}", ahead)
-    raise AssertionError(f"{where} differs{masked}: {differs}")
+    raise _DiffersError(f"{where} differs{masked}: {differs}", ahead)
 
 
 def _failure_ahead(

@@ -107,7 +107,29 @@ def test_an_exported_crash_whose_fix_changes_an_earlier_step_says_it_may_be_the_
     assert getattr(failed.value, "__notes__", [])[0] == (
         "note: the recorded crash (ZeroDivisionError) at step 3 comes after this step; a fix"
         " of it may change earlier steps too, and then this difference is the fix working:"
-        " set FIXED = True once it is fixed (`semledger replay` shows the nodes that differ)"
+        " set FIXED = True once it is fixed"
+    )
+
+
+def test_an_exported_test_whose_hash_differs_says_how_to_see_the_nodes_that_differ(
+    tmp_path: Path,
+) -> None:
+    """Its failure showed two hashes and nothing to tell what differs behind them."""
+    db = tmp_path / "log.db"
+    record(db, "run 1", COUNTER, [INCREMENT, INCREMENT])
+    with SqliteRecorder(db) as recorder:
+        source = export_test(recorder, "run 1")
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) differs: ") as failed:
+        exported_test_of(with_app(source, "tests_variant:app"))()
+    assert getattr(failed.value, "__notes__", [])[-1] == (
+        "note: `semledger replay 'run 1' --db LOG --app tests_variant:app` (LOG: the log this"
+        " test was exported from) shows the nodes that differ"
+    )
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) differs: ") as old:
+        exported_test_of(with_app(source.replace(", session=SESSION", ""), "tests_variant:app"))()
+    assert getattr(old.value, "__notes__", [])[-1] == (
+        "note: `semledger replay SESSION --db LOG --app tests_variant:app` (the session and log"
+        " this test was exported from) shows the nodes that differ"
     )
 
 
