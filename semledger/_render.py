@@ -513,9 +513,10 @@ def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
         if c.resumed:
             said = "a client that came back with the session id (no initialize)"
         elif isinstance(client, dict) and set(client) <= {"name", "version", "title"}:
-            said = shown(" ".join(str(client[k]) for k in ("name", "version") if k in client))
+            name = _client_part(client["name"]) if "name" in client else _NO_NAME
+            said = name + ("" if "version" not in client else f" {_client_part(client['version'])}")
         else:
-            said = shown(_sent(client))
+            said = _client_part(client, as_json=True)
         version = "unsaid" if c.protocol_version is None else shown(c.protocol_version)
         over = c.transport + ("" if c.peer is None else f" from {c.peer}")
         when, _ = _when(c.at, None)
@@ -523,6 +524,27 @@ def connection_lines(connections: Sequence[Connection]) -> Iterator[Text]:
             f"agent: {said} (MCP {version}, over {shown(over)}),"
             f" {'resumed' if c.resumed else 'connected'} at {when} (event {c.seq})"
         )
+
+
+_NO_NAME = "(no name)"
+"""What the agent's line says of a clientInfo that gave no name."""
+
+
+def _client_part(value: Any, *, as_json: bool = False) -> str:
+    """A part of a clientInfo: a str as `shown` shows it (quoted if it reads as the missing
+    name), anything else as its JSON; cut, as `_value` cuts a typed value, past
+    `_LONGEST_VALUE` characters."""
+    text = value if isinstance(value, str) and not as_json else _sent(value)
+    cut = text[:_LONGEST_VALUE]
+    if text is not value:
+        said = printable(cut)
+    elif cut == _NO_NAME:
+        said = repr(cut)
+    else:
+        said = shown(cut)
+    if len(text) <= _LONGEST_VALUE:
+        return said
+    return f"{said}… ({len(text):,} characters; --json has it whole)"
 
 
 def _incident_lines(incidents: Sequence[Incident], adapter: str | None) -> Iterator[Text]:

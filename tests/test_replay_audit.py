@@ -946,3 +946,28 @@ def test_the_log_tools_refuse_a_path_for_a_recorder_or_a_name_that_is_no_str(
     ):
         with pytest.raises(TypeError, match=re.escape(error)):
             call()
+
+
+@pytest.mark.parametrize(
+    ("client", "said"),
+    [
+        ({"name": None}, "null"),
+        ({"version": "1"}, "(no name) 1"),
+        ({"name": {"a": [1, None]}, "version": 3}, '{"a":[1,null]} 3'),
+        ({"name": 1e308, "version": True}, "1e+308 true"),
+        ({"name": "claude-code", "version": "1.0"}, "claude-code 1.0"),
+        ({"name": "(no name)"}, "'(no name)'"),
+        ({"name": "x" * 100_000}, "x" * 80 + "… (100,000 characters; --json has it whole)"),
+    ],
+)
+def test_the_agent_line_shows_a_client_info_part_that_is_no_str_as_json_and_cuts_long_text(
+    client: dict[str, Any], said: str
+) -> None:
+    """A null name read ``None``, a version with no name read as the name, a number or a
+    dict as Python prints it, and a name of 100,000 characters was printed whole."""
+    from semledger._render import connection_lines
+    from semledger.replay import Connection
+
+    connection = Connection(3, 0.0, client, "2025-03-26", "stdio", None, False)
+    (line,) = connection_lines([connection])
+    assert line.plain.startswith(f"agent: {said} (MCP 2025-03-26, over stdio)"), line.plain
