@@ -15,6 +15,7 @@ from ._events import Event
 from ._recorder import (
     EVENT_SIZE_LIMIT,
     EVERY_SEQ,
+    check_batch,
     check_not_one_name,
     check_range,
     check_seq,
@@ -98,6 +99,7 @@ class MemoryRecorder:
         return Head(last.seq, last.chain)
 
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        check_batch(events)
         with self._lock:
             self._check_open()
             encode = self._converter.encode_parts

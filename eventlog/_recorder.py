@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from math import isfinite, nan
@@ -205,9 +206,28 @@ def prepare_batch(
     ``SequenceConflict`` for the first event that is not the next of its session,
     ``EventTooLargeError`` for one whose row would take more than `limit` bytes, and
     ``TypeError`` for a session that is not a str or an ``at`` that is no finite number
-    (what the log would keep but never read back). This is
-    most of what an append costs in Python, so it keeps to tuples and locals.
+    (what the log would keep but never read back), as it does for a `seq` that is no int or
+    an event that is no ``NewEvent``, and ``ValueError`` for a session named ''.
     """
+    try:
+        return _prepared(batch, head_of, encode, limit)
+    except (AttributeError, struct.error) as error:
+        refusal = _refusal(batch)
+        if refusal is None:
+            raise
+        raise refusal from error
+
+
+def _prepared(
+    batch: Sequence[NewEvent],
+    head_of: Callable[[str], Head | None],
+    encode: Callable[[Event], tuple[str, int, bytes]],
+    limit: int,
+) -> tuple[list[StoredEvent], dict[str, SummaryDelta]]:
+    """`prepare_batch`, trusting its events to be ``NewEvent``s. This is most of what an
+    append costs in Python, so it keeps to tuples and locals, and checks a type only where
+    a wrong one would pass otherwise: an event that is no ``NewEvent``, or a float seq past
+    a session's first, fails further on, and `_refusal` then finds it."""
     tips: dict[str, tuple[int, bytes]] = {}
     prefixed: dict[str, bytes] = {}
     deltas: dict[str, SummaryDelta] = {}
@@ -218,18 +238,24 @@ def prepare_batch(
         if (type(at) is not float and type(at) is not int) or not isfinite(at):
             # SQLite would keep it, and every read of the session would then fail.
             raise TypeError(f"at: expected a finite time in seconds (time.time()), got {at!r:.80}")
+        seq = new.seq
         tip = tips.get(session)
         if tip is None:
+            if type(seq) is not int:  # (True is 1: only a session's first event may be it)
+                raise _not_an_int(seq)
             if type(session) is not str:
                 raise TypeError(
                     f"session: expected a str, got {type(session).__name__} {session!r:.80}"
                 )
+            if not session:  # tables would show it as no session
+                raise ValueError("session: expected a session name, got ''")
             head = head_of(session)
             tip = (0, GENESIS) if head is None else (head.seq, head.chain)
             deltas[session] = SummaryDelta(session, new.at, new.at)
             prefixed[session] = length_prefixed(session)
-        seq = new.seq
         if seq != tip[0] + 1:
+            if type(seq) is not int:
+                raise _not_an_int(seq)
             raise SequenceConflict(session, seq, tip[0] + 1)
         topic, version, body = encode(new.event)
         topic_field = _TOPIC_FIELDS.get(topic)
@@ -243,6 +269,33 @@ def prepare_batch(
         tips[session] = (seq, chain)
         deltas[session].add(new.event, new.at)
     return stored, deltas
+
+
+def check_batch(events: object) -> None:
+    """Raise ``TypeError`` unless `events` can be a batch to append: SQLite took None for
+    an empty one, a memory log raised "not iterable"."""
+    if type(events) is list or type(events) is tuple:
+        return
+    if isinstance(events, str | bytes) or not isinstance(events, Iterable):
+        raise TypeError(
+            "events: expected a sequence of NewEvents,"
+            f" got {type(events).__name__} {events!r:.80}"
+        )
+
+
+def _not_an_int(seq: object) -> TypeError:
+    return TypeError(f"seq: expected an int, got {type(seq).__name__} {seq!r:.80}")
+
+
+def _refusal(batch: Iterable[object]) -> TypeError | None:
+    """What a batch that failed to prepare holds that is not an event to append, if it
+    holds one: looked for once it failed, so that a good batch pays nothing for it."""
+    for new in batch:
+        if not isinstance(new, NewEvent):
+            return TypeError(f"events: expected NewEvents, got {type(new).__name__} {new!r:.80}")
+        if type(new.seq) is not int:
+            return _not_an_int(new.seq)
+    return None
 
 
 _CRASHED = TOPICS[SessionCrashed]

@@ -46,7 +46,14 @@ from ._errors import (
     UnsupportedSchemaError,
 )
 from ._events import TOPICS, Event, SemanticsTaken, SessionCrashed, SessionEnded, SessionStarted
-from ._recorder import EVERY_SEQ, check_not_one_name, check_range, check_seq, prepare_batch
+from ._recorder import (
+    EVERY_SEQ,
+    check_batch,
+    check_not_one_name,
+    check_range,
+    check_seq,
+    prepare_batch,
+)
 from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
 
 if TYPE_CHECKING:
@@ -1273,6 +1280,7 @@ class SqliteRecorder:
             yield
 
     def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        check_batch(events)
         if not events:
             self._check_open()
             return []
@@ -1329,7 +1337,9 @@ class SqliteRecorder:
                 if isinstance(error, LogMovedError):
                     self._salvage()
                 for new in events:
-                    heads.pop(new.session, None)
+                    session = getattr(new, "session", None)  # (refused, it may have none)
+                    if type(session) is str:
+                        heads.pop(session, None)
                 if _busy(error):  # rolled back: nothing of the batch is written
                     raise LogBusyError(self.path, self.busy_timeout) from error
                 raise

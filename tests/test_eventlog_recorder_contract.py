@@ -463,12 +463,12 @@ def test_a_pinned_read_holds_only_for_the_thread_that_pinned_it(recorder: Record
 
 def test_session_names_are_the_sessions_with_events_in_order(recorder: Recorder) -> None:
     assert list(recorder.session_names()) == []
-    for name in ("b", "", "a", "ab"):
+    for name in ("b", " ", "a", "ab"):  # (" ": the first name a log takes, '' refused)
         recorder.append(batch(name, story()[:2]))
-    assert list(recorder.session_names()) == ["", "a", "ab", "b"]
+    assert list(recorder.session_names()) == [" ", "a", "ab", "b"]
     with recorder.pinned():
         recorder.append(batch("c", story()[:1]))
-        assert list(recorder.session_names()) == ["", "a", "ab", "b"]
+        assert list(recorder.session_names()) == [" ", "a", "ab", "b"]
 
 
 def test_checked_sessions_of_a_log_being_written_find_nothing_wrong(recorder: Recorder) -> None:
@@ -589,27 +589,65 @@ def test_a_final_end_is_refused_after_a_crash_or_another_final_end(recorder: Rec
 
 
 @pytest.mark.parametrize(
-    ("session", "at", "error"),
+    ("session", "seq", "at", "error"),
     [
-        ("s", "now", "at: expected a finite time in seconds (time.time()), got 'now'"),
-        ("s", float("nan"), "at: expected a finite time in seconds (time.time()), got nan"),
-        ("s", True, "at: expected a finite time in seconds (time.time()), got True"),
-        (5, 1.0, "session: expected a str, got int 5"),
+        ("s", 1, "now", "at: expected a finite time in seconds (time.time()), got 'now'"),
+        ("s", 1, float("nan"), "at: expected a finite time in seconds (time.time()), got nan"),
+        ("s", 1, True, "at: expected a finite time in seconds (time.time()), got True"),
+        (5, 1, 1.0, "session: expected a str, got int 5"),
+        ("s", True, 1.0, "seq: expected an int, got bool True"),
+        ("s", 1.0, 1.0, "seq: expected an int, got float 1.0"),
+        ("s", "1", 1.0, "seq: expected an int, got str '1'"),
+        ("ok", "3", 1.0, "seq: expected an int, got str '3'"),
+        ("ok", 3.0, 1.0, "seq: expected an int, got float 3.0"),
     ],
 )
 def test_an_event_the_log_could_not_read_back_is_refused_and_nothing_is_written(
-    recorder: Recorder, session: object, at: object, error: str
+    recorder: Recorder, session: object, seq: object, at: object, error: str
 ) -> None:
     """SQLite kept an `at` of 'now' (a clock returning text), and every read of the session
-    then failed: the log was damaged by one bad argument."""
+    then failed: the log was damaged by one bad argument. A seq of True was stored as such,
+    one of '1' failed comparing it ("'<' not supported"), and a float one in struct."""
     recorder.append([NewEvent("ok", 1, started(), 1.0)])
     with pytest.raises(TypeError, match=re.escape(error)):
         recorder.append([
             NewEvent("ok", 2, SessionEnded("x"), 2.0),
-            NewEvent(session, 1, started(), at),  # type: ignore[arg-type]
+            NewEvent(session, seq, started(), at),  # type: ignore[arg-type]
         ])  # fmt: skip
     assert [r.seq for r in recorder.read("ok")] == [1]
-    assert recorder.head(str(session)) is None
+    assert recorder.head(str(session)) is None or session == "ok"
+
+
+def test_a_session_named_nothing_is_refused_and_nothing_is_written(recorder: Recorder) -> None:
+    """A session named '' was logged, and `semledger sessions` listed it as a blank row."""
+    with pytest.raises(ValueError, match=r"^session: expected a session name, got ''$"):
+        recorder.append([NewEvent("ok", 1, started(), 1.0), NewEvent("", 1, started(), 1.0)])
+    assert recorder.head("ok") is None
+    assert recorder.sessions() == []
+
+
+@pytest.mark.parametrize(
+    ("events", "error"),
+    [
+        (None, "events: expected a sequence of NewEvents, got NoneType None"),
+        ("junk", "events: expected a sequence of NewEvents, got str 'junk'"),
+        (
+            NewEvent("s", 1, started(), 1.0),
+            "events: expected a sequence of NewEvents, got NewEvent NewEvent(session='s'",
+        ),
+        (["junk"], "events: expected NewEvents, got str 'junk'"),
+        ([NewEvent("s", 1, started(), 1.0), None], "events: expected NewEvents, got NoneType"),
+    ],
+)
+def test_a_batch_that_is_no_sequence_of_new_events_is_refused_alike_by_every_recorder(
+    recorder: Recorder, events: object, error: str
+) -> None:
+    """append(None) returned [] from SQLite and raised "not iterable" from memory; a batch
+    holding a str failed with AttributeError ('str' object has no attribute 'session')."""
+    with pytest.raises(TypeError, match=f"^{re.escape(error)}"):
+        recorder.append(events)  # type: ignore[arg-type]
+    assert recorder.head("s") is None
+    assert recorder.append([]) == []
 
 
 # SQLite only: what lives on disk.
