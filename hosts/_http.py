@@ -725,10 +725,15 @@ async def _session_id(
     headers: dict[str, str], send: Send, *, initialize: bool = False
 ) -> str | None:
     """The session id a request (an ``initialize`` if `initialize`) names, or None once it
-    has been answered ``400``: it names none, or one no server gives (the ids are ASCII)."""
+    has been answered ``400``: it names none (an empty header names none either), or one no
+    server gives (the ids are ASCII)."""
     session_id = headers.get("mcp-session-id")
-    if session_id is None:
+    if session_id is None or (session_id == "" and not initialize):  # empty: it names none
         await _refuse(send, 400, _NO_SESSION_ID)
+        return None
+    if session_id == "":
+        why = "Mcp-Session-Id is empty: to open a session, send initialize without it"
+        await _refuse(send, 400, why)
         return None
     if not session_id.isascii():
         what = f"Mcp-Session-Id {_shown(session_id)} is not ASCII"

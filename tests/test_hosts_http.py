@@ -1925,3 +1925,20 @@ def test_serving_beyond_loopback_without_a_token_is_refused_from_python_too(
     with pytest.raises(ServeError, match="with no token: anyone who reaches the port"):
         trio.run(serve)
     assert not (tmp_path / "log.db").exists()
+
+
+def test_an_empty_session_id_is_refused_as_none_not_looked_up(
+    server: Server, http: httpx.Client
+) -> None:
+    """It was a 404 "unknown session ''", as if a server could have given that id."""
+    McpClient(http, server.url).initialize()
+    for method in ("POST", "DELETE"):
+        body = {"jsonrpc": "2.0", "id": 2, "method": "ping"} if method == "POST" else None
+        refused = http.request(method, server.url, json=body, headers={"Mcp-Session-Id": ""})
+        assert refused.status_code == 400, refused.text
+        assert refusal(refused.json()) == "Mcp-Session-Id header required"
+    opening = http.post(server.url, json=INITIALIZE, headers={"Mcp-Session-Id": ""})
+    assert opening.status_code == 400, opening.text
+    assert refusal(opening.json()) == (
+        "Mcp-Session-Id is empty: to open a session, send initialize without it"
+    )
