@@ -94,6 +94,14 @@ def _main_holds(attribute: str, app: App[Any, Any]) -> bool:
 def load_app(reference: str) -> App[Any, Any]:
     """The `App` named ``module:attribute``; modules in the working directory are found too,
     as a user running ``semledger serve myapp:app`` next to ``myapp.py`` expects."""
+    if not isinstance(reference, str):
+        shown = f"{type(reference).__name__} {reference!r:.80}"
+        if isinstance(reference, App):
+            shown += " (the App itself: it needs no loading)"
+        raise TypeError(
+            'reference: expected a "module:attribute" str, e.g. semledger.examples.todo:app,'
+            f" got {shown}"
+        )
     module_name, sep, attribute = reference.partition(":")
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
