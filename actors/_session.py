@@ -304,19 +304,27 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 """Unicode's control characters (category Cc)."""
 
 
-def check_session_name(name: object) -> None:
+def check_session_name(name: object, argument: str = "") -> None:
     """Raise ``TypeError`` or ``ValueError`` unless `name` can name a session: a str that
     is not blank, has no space at either end and no control character (tables show a name
     as it is, so it would pass for none, or for another; one with a newline is shown
-    escaped, and the name shown is then not the name to give)."""
+    escaped, and the name shown is then not the name to give). The message begins with
+    ``argument: `` when one is given."""
+    said = f"{argument}: " if argument else ""
     if not isinstance(name, str):
-        raise TypeError(f"expected a session name (a str), got {type(name).__name__} {name!r:.80}")
+        raise TypeError(
+            f"{said}expected a session name (a str), got {type(name).__name__} {name!r:.80}"
+        )
     if not name:
-        raise ValueError("expected a session name, got ''")
+        raise ValueError(f"{said}expected a session name, got ''")
     if name != name.strip():
-        raise ValueError(f"expected a session name with no space at either end, got {name!r}")
+        raise ValueError(
+            f"{said}expected a session name with no space at either end, got {name!r}"
+        )
     if _CONTROL.search(name):
-        raise ValueError(f"expected a session name with no control character, got {name!r:.80}")
+        raise ValueError(
+            f"{said}expected a session name with no control character, got {name!r:.80}"
+        )
 
 
 def _shown(value: object) -> str:
@@ -376,7 +384,7 @@ class SessionActor(Actor[SessionMessage]):
         checkpoint_every: int | None = 1000,
     ) -> None:
         super().__init__()
-        check_session_name(name)
+        check_session_name(name, "name")
         check_app(app)
         check_app_ref(app_ref)
         check_writer(writer)

@@ -545,6 +545,8 @@ async def test_open_refuses_session_options_instead_of_ignoring_them() -> None:
 @pytest.mark.parametrize(
     ("given", "error", "says"),
     [
+        ({"name": 5}, TypeError, "name: expected a session name (a str), got int 5"),
+        ({"name": ""}, ValueError, "name: expected a session name, got ''"),
         ({"app": COUNTER_REF}, TypeError, "app: expected an App, got str"),
         ({"app_ref": counter.app}, TypeError, "app_ref: expected a module:attribute str, got App"),
         ({"app_ref": "counter"}, ValueError, "app_ref: expected module:attribute"),
@@ -559,7 +561,8 @@ async def test_open_refuses_session_options_instead_of_ignoring_them() -> None:
         ({"redact_passwords": "no"}, TypeError, "redact_passwords: expected a bool, got str"),
         ({"clock": 0.0}, TypeError, "clock: expected a function like time.time, got float"),
     ],
-    ids=["app-ref-for-app", "app-for-app-ref", "ref-not-module-attribute", "recorder-for-writer",
+    ids=["int-name", "empty-name", "app-ref-for-app", "app-for-app-ref",
+         "ref-not-module-attribute", "recorder-for-writer",
          "str-checkpoint-every", "no-inputs-between-checkpoints", "path-for-recorder",
          "list-params", "int-param-key", "object-param", "param-past-64-bits",
          "str-redact-passwords", "number-for-clock"],
