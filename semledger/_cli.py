@@ -1352,6 +1352,10 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         args.app = args.app_option
     if args.app is None:
         raise UsageError("serve needs APP (module:attribute)")
+    if args.http is not None:
+        # Before the app, whose import puts the working directory first on sys.path: a file
+        # there named as one of the server's modules (h2.py) would be imported instead.
+        import semledger.hosts._hypercorn  # noqa: F401
     from semledger.replay import AppLoadError, load_app
 
     try:

@@ -101,6 +101,7 @@ def serving(
     env: dict[str, str] | None = None,
     app: str = COUNTER,
     exits: int = 0,
+    cwd: Path | None = None,
 ) -> Iterator[Server]:
     """`app` (the counter) served over HTTP on `db`; terminated (and checked to exit with
     `exits`: 1 once a session failed) afterwards. The test apps (tests/apps) are
@@ -113,6 +114,7 @@ def serving(
             stdout=subprocess.DEVNULL,
             stderr=err,
             env={**os.environ, "PYTHONPATH": str(APPS), **(env or {})},
+            cwd=cwd,
         )
     server: Server | None = None
     try:
@@ -1942,3 +1944,20 @@ def test_an_empty_session_id_is_refused_as_none_not_looked_up(
     assert refusal(opening.json()) == (
         "Mcp-Session-Id is empty: to open a session, send initialize without it"
     )
+
+
+def test_serve_http_in_a_folder_holding_files_named_as_the_servers_modules_serves_its_app(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """The working directory goes first on sys.path for the app's import: an ``h2.py``
+    there was imported for the server's own h2, and serve died with a traceback."""
+    here = tmp_path / "work"
+    here.mkdir()
+    for name in ("h2", "h11", "hypercorn", "wsproto", "priority", "hpack", "hyperframe"):
+        (here / f"{name}.py").write_text(f"raise ImportError('the {name}.py of the folder')\n")
+    (here / "myapp.py").write_text("from semledger.examples.counter import app\n")
+    with serving(tmp_path / "log.db", app="myapp:app", cwd=here) as running:
+        client = McpClient(http, running.url)
+        client.initialize()
+        assert client.tool("perform_action", increment({"kind": "latest"}))["ok"] is True
+        assert client.count() == "1"
