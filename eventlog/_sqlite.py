@@ -1143,6 +1143,10 @@ class SqliteRecorder:
         except sqlite3.Error as error:
             folder = os.path.dirname(os.path.abspath(self.path))
             why = f"its folder {folder} does not exist" if not os.path.isdir(folder) else ""
+            if not why and (read_only or not create) and not os.path.exists(self.path):
+                why = "it does not exist"
+                if os.path.islink(self.path):
+                    why = f"it links to {os.readlink(self.path)}, which does not exist"
             why = why or _disk_full_reason(self.path, error) or _unwritable_reason(self.path, error)
             raise LogOpenError(self.path, why or str(error)) from error
         try:

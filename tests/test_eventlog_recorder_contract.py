@@ -1368,6 +1368,23 @@ def test_a_read_only_sqlite_recorder_reads_and_never_writes(tmp_path: Path) -> N
         SqliteRecorder(empty, read_only=True)
 
 
+@pytest.mark.parametrize("options", [{"create": False}, {"read_only": True}])
+def test_a_log_that_is_not_there_is_said_not_to_exist(
+    tmp_path: Path, options: dict[str, bool]
+) -> None:
+    """Opened without creating it, a missing log was "unable to open database file"."""
+    path = tmp_path / "missing.db"
+    with pytest.raises(LogOpenError, match=f"^cannot open the log {path}: it does not exist$"):
+        SqliteRecorder(path, **options)
+    assert sorted(tmp_path.iterdir()) == []
+    link = tmp_path / "link.db"
+    link.symlink_to(path)
+    said = f"^cannot open the log {link}: it links to {path}, which does not exist$"
+    with pytest.raises(LogOpenError, match=said):
+        SqliteRecorder(link, **options)
+    assert sorted(tmp_path.iterdir()) == [link]
+
+
 def test_a_read_only_recorder_leaves_at_close_the_files_a_writer_of_its_process_uses(
     tmp_path: Path,
 ) -> None:
