@@ -1223,7 +1223,6 @@ def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None
             "the app does not always do the same: one replay may do as the log says"
             " and show nothing; replay it a few times"
         )
-        return
     for line in _steps_saved(db, result.session):
         console.print(line, soft_wrap=True, highlight=False)
 

@@ -771,12 +771,14 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    first, saved, caveat = done.stdout.splitlines()
+    first, saved, caveat, steps, *shown = done.stdout.splitlines()
     assert first.startswith("counterexample: the app is not deterministic: ")
     assert first.endswith("must depend on their arguments alone)")
     assert saved.startswith("saved as session 'fuzz-")
     assert saved.endswith(f"--db {db}")
     assert caveat.endswith("replay it a few times")
+    assert steps.startswith("its steps ("), done.stdout
+    assert shown, done.stdout
 
 
 @pytest.mark.parametrize("command", [["replay", "agent"], ["audit", "agent", "--verify"]])
