@@ -998,8 +998,9 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
             if _is_part_of_the_log(args.export_test, args.db):
                 raise UsageError(f"cannot write {args.export_test!r}: it is the log {args.db}")
             source = export_test(recorder, args.session, app_ref=app_ref)
-            # (A committed regression test, say: the line says it is gone.)
-            replacing = os.path.lexists(args.export_test)
+            # (A committed regression test, say: the line says it is gone. Through a link, the
+            # file it names, which a dangling one has none of.)
+            replacing = os.path.exists(args.export_test)
             _write_or_refuse(args.export_test, lambda path: write_whole(path, source))
             replaced = " (replacing the file that was there)" if replacing else ""
             console.print(f"wrote {args.export_test}{replaced}: {_how_to_run(args.export_test)}")
