@@ -28,6 +28,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from semledger._text import printable, shortened
 from semledger.actors import (
     SessionCore,
     StepResult,
@@ -41,6 +42,8 @@ from semledger.actors._str_hash import seed_recorded, str_hashing_note
 from semledger.eventlog import (
     CONVERTER,
     INPUT_CLASSES,
+    ActionRequested,
+    Committed,
     EffectCompleted,
     EffectFailed,
     Recorder,
@@ -48,8 +51,9 @@ from semledger.eventlog import (
     SessionStarted,
     known_head,
 )
-from semledger.runtime import App, AppRuntime, Rejection
+from semledger.runtime import App, AppRuntime, Rejection, SemanticsSnapshot
 
+from ._audit import _follow, _node_named, known_as
 from ._invariants import (
     FAILURES,
     GenerationChecker,
@@ -78,7 +82,7 @@ SESSION = {session_literal}
 INITIAL = {initial}
 
 STEPS = {steps}
-{reads_block}{issues_block}{crash_block}{violation_block}{fixed_block}{str_hash_block}
+{reads_block}{issues_block}{crash_block}{violation_block}{fixed_block}{targets_block}{str_hash_block}
 
 def test_{name}_replays_as_recorded() -> None:
     check_recorded_steps(
@@ -92,9 +96,10 @@ _PINNED = (
     " inputs and checks that the recorded failure no longer happens (nothing raises, no"
     " check fails) and that every step keeps the generation invariants, without comparing"
     " the outputs, which a fix may change. A step the recording accepted must still be"
-    " accepted: where the fix rejects it (a stale generation, a node id no longer there),"
-    " the inputs no longer lead to the failure, and the test fails saying so; export the"
-    " test again from a run of the fixed app then."
+    " accepted, and a node it names by id must be the one it was: where the fix rejects it"
+    " (a stale generation, a node id no longer there) or gives the id to another node, the"
+    " inputs no longer lead to the failure, and the test fails saying so; export the test"
+    " again from a run of the fixed app then."
 )
 
 _FIXED_BLOCK = """
@@ -188,6 +193,8 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     crash: tuple[int, str] | None = None
     unrecorded = False
     params: dict[str, Any] = {}
+    names: dict[object, str] = {}  # node id (as on the wire): what it is known by
+    targets: dict[int, str] = {}  # step: what the node its target's id names was known by
     for _record, event in checked_events(recorder, session, refused=NOT_EXPORTED):
         if isinstance(event, SessionStarted):
             app_ref = app_ref or event.app
@@ -195,7 +202,12 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         elif isinstance(event, INPUT_CLASSES):
             steps.append((CONVERTER.unstructure(event), []))
             unrecorded = unrecorded_message(event)
+            named = _node_named(names, event.target) if isinstance(event, ActionRequested) else None
+            if named is not None:
+                targets[len(steps)] = named
         elif isinstance(event, COMPARED):
+            if isinstance(event, Committed):
+                _follow(names, event.delta)
             (steps[-1][1] if steps else initial).append(_plain(event))
         elif isinstance(event, SessionCrashed):
             crash = (len(steps), event.exception_type)
@@ -235,6 +247,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
             f"\nVIOLATION = {(violated.step, violated.check)!r}\n" if violated else ""
         ),
         fixed_block=_FIXED_BLOCK if fixable else "",
+        targets_block=_targets_block(targets) if fixable and targets else "",
         str_hash_block="" if str_hash is None else f"\nSTR_HASH = {str_hash!r}\n",
         arguments="".join(
             [
@@ -245,8 +258,17 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
                 "" if str_hash is None else ", str_hash=STR_HASH",
                 ", nondeterministic=True" if nondeterministic else "",
                 ", fixed=FIXED" if fixable else "",
+                ", targets=TARGETS" if fixable and targets else "",
             ]
         ),
+    )
+
+
+def _targets_block(targets: dict[int, str]) -> str:
+    return (
+        "\n# What the node each step names by id was known by in the recorded tree: with FIXED,"
+        "\n# the node with that id must be the same one (see the docstring).\n"
+        f"TARGETS = {pprint.pformat(targets, width=96)}\n"
     )
 
 
@@ -402,6 +424,7 @@ def check_recorded_steps(
     str_hash: dict[str, Any] | None = None,
     nondeterministic: bool = False,
     fixed: bool = False,
+    targets: dict[int, str] | None = None,
     session: str | None = None,
 ) -> None:
     """Assert that re-driving `steps` against the app reproduces every recorded output and
@@ -425,7 +448,10 @@ def check_recorded_steps(
     re-driven, and nothing must raise, every step must keep the generation invariants and
     pass the fuzzer's checks, the failed one among them; the outputs are not compared (the
     fix may change them), but an action the recording accepted (or crashed on) must reach
-    the app again, lest the check pass without the inputs reaching what failed.
+    the app again, lest the check pass without the inputs reaching what failed. `targets`
+    (by step) is what the node a step names by id was known by in the recorded tree
+    (`known_as`): with `fixed`, the node with that id must be known by it still, lest the
+    step act on another node.
 
     `session` (the recorded session's name) goes into the replay command that a difference
     of outputs is noted with."""
@@ -437,7 +463,7 @@ def check_recorded_steps(
     )
     try:
         if fixed:
-            _check_fixed(app, steps, crash, checks)
+            _check_fixed(app, steps, crash, checks, targets or {})
         else:
             _check_steps(app, initial, steps, checks, crash, violation)
         if nondeterministic:
@@ -543,6 +569,7 @@ def _check_fixed(
     steps: list[tuple[dict[str, Any], list[dict[str, Any]]]],
     crash: tuple[int, str] | None,
     checks: FuzzChecks,
+    targets: dict[int, str],
 ) -> None:
     """`check_recorded_steps` with `fixed`: the steps re-driven, no output compared."""
     core = _unraised(lambda: SessionCore(app), "the app, as it started,", crash, 0)
@@ -557,6 +584,8 @@ def _check_fixed(
                 f"{where}: the recording completed effect {effect}, which the app has not"
                 f" started{_NO_LONGER}"
             )
+        if number in targets:
+            _check_same_node(where, core.runtime.snapshot, decoded, targets[number])
         result = _unraised(functools.partial(core.step, decoded), where, crash, number)
         crashed = crash is not None and crash[0] == number
         _check_let_through(where, result, recorded, crashed=crashed)
@@ -564,6 +593,26 @@ def _check_fixed(
         if broken is not None:
             raise _still(checks, number, broken)
         _checks_hold(checks, core.runtime, number, where)
+
+
+def _check_same_node(where: str, snapshot: SemanticsSnapshot, event: Any, recorded: str) -> None:
+    """Raise if the node `event` targets by id is now known by other than `recorded`: the
+    id names another node, which the step would act on instead."""
+    target = getattr(event, "target", None)
+    node_id = target.get("id") if isinstance(target, dict) else None
+    node = snapshot.node(int(node_id)) if isinstance(node_id, str) and node_id.isdigit() else None
+    if node is None:  # (the step is then rejected, and judged as that)
+        return
+    now = known_as(node.semantic_id, node.role, node.label)
+    if now != recorded:
+        raise AssertionError(
+            f"{where}: the recorded run's node {node_id} was {_shown(recorded)}, and node"
+            f" {node_id} is now {_shown(now)}{_NO_LONGER}"
+        )
+
+
+def _shown(known: str) -> str:
+    return printable(shortened(known, 60))
 
 
 def _unraised(call: Callable[[], _T], where: str, crash: tuple[int, str] | None, step: int) -> _T:

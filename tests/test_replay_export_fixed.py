@@ -41,6 +41,12 @@ def run(source: str, *, app_ref: str | None = None, fixed: bool = False) -> None
     test()
 
 
+def without_targets(source: str) -> str:
+    """`source` as a module exported before it recorded TARGETS checks it."""
+    assert "\nTARGETS = " in source
+    return source.replace("\nTARGETS = ", "\nTARGETS = None and ")
+
+
 def test_a_crash_export_with_fixed_set_passes_on_the_fix_whose_hashes_differ() -> None:
     source = exported([INCREMENT, INCREMENT, RESET])
     assert "CRASH = (3, 'ZeroDivisionError')" in source
@@ -69,7 +75,24 @@ def test_a_crash_export_with_fixed_set_fails_on_a_step_the_fix_no_longer_lets_th
     assert "export the test again from a run of the fixed app" in said
     with pytest.raises(AssertionError, match=r"^step 3 \(ActionRequested\): the recorded") as gone:
         run(source, app_ref="tests_fixed_variants:no_reset", fixed=True)
-    assert "action_unavailable" in str(gone.value)  # node 5 is now the step field
+    assert "node 5 was counter.reset, and node 5 is now counter.step" in str(gone.value)
+    with pytest.raises(AssertionError, match=r"^step 3 \(ActionRequested\): the recorded") as old:
+        run(without_targets(source), app_ref="tests_fixed_variants:no_reset", fixed=True)
+    assert "action_unavailable" in str(old.value)  # node 5 is now the step field
+
+
+def test_a_crash_export_with_fixed_set_fails_where_a_node_id_now_names_another_node() -> None:
+    """A change that gave the recorded node id to another node (a Help button before
+    Reset) passed the test with the bug still there: the id now clicked Help."""
+    source = exported([INCREMENT, RESET])
+    assert "TARGETS = {1: 'counter.increment', 2: 'counter.reset'}" in source
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\): the recorded") as moved:
+        run(source, app_ref="tests_fixed_variants:help_first", fixed=True)
+    said = str(moved.value)
+    assert "node 5 was counter.reset, and node 5 is now counter.help" in said, said
+    assert "export the test again from a run of the fixed app" in said
+    run(source, app_ref=COUNTER, fixed=True)  # the ids the same: it checks the fix
+    run(without_targets(source), app_ref=COUNTER, fixed=True)
 
 
 def test_a_crash_export_with_fixed_set_fails_on_another_exception() -> None:
