@@ -123,8 +123,10 @@ class AuditEntry:
     its answer. With no request id, a refused call whose event cannot be read: its outcome
     is ``"unreadable"`` too."""
     target_node: str | None = None
-    """Of a target by node id: what that node was known by in the tree the request came
-    to (`known_as`); None for another target, or a node id that tree did not hold."""
+    """Of a target by node id: what that node was known by (`known_as`) in the tree the
+    request was judged at (`generation`: a served surface's bridge reads it after the
+    request came), or of one never answered in the tree it came to; None for another
+    target, or a node id that tree did not hold."""
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -300,6 +302,8 @@ def _audit(
     damage: list[Damage] = []
     open_requests: dict[int, int] = {}
     names: dict[object, str] = {}  # node id (as on the wire): what it is known by
+    # Open request id: its target's name at each generation since it came, as it changed.
+    labels: dict[int, list[tuple[int, str | None]]] = {}
     answered: dict[int, int] = {}  # request id: the seq of its answer
     generation = 0
     surface_calls = 0
@@ -340,8 +344,14 @@ def _audit(
         elif isinstance(event, Committed):
             generation = event.generation
             _follow(names, event.delta)
+            for request_id, named in labels.items():
+                _relabel(named, generation, names, entries[open_requests[request_id]].target)
         elif isinstance(event, ActionRequested):
             open_requests[event.request_id] = len(entries)
+            known = _node_named(names, event.target)
+            labels.pop(event.request_id, None)
+            if isinstance(event.target, dict) and event.target.get("kind") == "node_id":
+                labels[event.request_id] = [(generation, known)]
             entries.append(
                 AuditEntry(
                     event.request_id,
@@ -353,7 +363,7 @@ def _audit(
                     generation,
                     "unanswered",
                     redacted=event.redacted,
-                    target_node=_node_named(names, event.target),
+                    target_node=known,
                 )
             )
         elif isinstance(event, ActionReceipt) and event.request_id in open_requests:
@@ -366,12 +376,21 @@ def _audit(
                 before=event.before,
                 after=event.after,
                 pending_work=event.pending_work,
+                target_node=_named_at(
+                    labels.pop(event.request_id, None), event.before, entries[index].target_node
+                ),
             )
         elif isinstance(event, ActionRejected) and event.request_id in open_requests:
             answered[event.request_id] = record.seq
             index = open_requests.pop(event.request_id)
             entries[index] = attrs.evolve(
-                entries[index], generation=generation, outcome=event.code, details=_why(event)
+                entries[index],
+                generation=generation,
+                outcome=event.code,
+                details=_why(event),
+                target_node=_named_at(
+                    labels.pop(event.request_id, None), generation, entries[index].target_node
+                ),
             )
         elif isinstance(event, ActionReceipt | ActionRejected) and damage:
             entries.append(_unread_request(damage[-1].seq, record.at, event, generation))
@@ -413,11 +432,13 @@ def _audit(
         elif isinstance(event, SessionStarted):
             # A surface session is resumed as a segment of its own, with its own start.
             run = len(entries)
+            labels.clear()  # no answer comes for a request of a run before
             incidents.append(
                 Incident(record.seq, record.at, generation, "resumed", _RESUMED)
             )
         elif isinstance(event, SessionResumed):
             run = len(entries)
+            labels.clear()
             incidents.append(
                 Incident(record.seq, record.at, generation, "resumed", _RESUMED)
             )
@@ -462,6 +483,7 @@ def _audit(
             for index in open_requests.values():
                 entries[index] = attrs.evolve(entries[index], outcome="crashed")
             open_requests.clear()
+            labels.clear()
             incidents.append(
                 Incident(
                     record.seq,
@@ -540,6 +562,31 @@ def _follow(names: dict[object, str], delta: object) -> None:
             names[node.get("node_id")] = known_as(
                 node.get("semantic_id"), node.get("role"), node.get("label")
             )
+
+
+def _relabel(
+    named: list[tuple[int, str | None]],
+    generation: int,
+    names: dict[object, str],
+    target: object,
+) -> None:
+    """Add to an open request's `named` what its target is known by at the commit of
+    `generation`, if that changed: a surface's bridge reads the page afresh (and commits
+    what changed) after the request, and judges it against that tree."""
+    known = _node_named(names, target)
+    if known != named[-1][1]:
+        named.append((generation, known))
+
+
+def _named_at(
+    named: list[tuple[int, str | None]] | None, generation: int, otherwise: str | None
+) -> str | None:
+    """What a request's target was known by in the tree of `generation`, the one it was
+    judged at: not a later commit's (an app commits the action's result before its
+    receipt). `otherwise` when its names were not followed."""
+    if not named:
+        return otherwise
+    return next((known for at, known in reversed(named) if at <= generation), named[0][1])
 
 
 def _node_named(names: dict[object, str], target: object) -> str | None:
