@@ -125,8 +125,8 @@ class AuditEntry:
     target_node: str | None = None
     """Of a target by node id: what that node was known by (`known_as`) in the tree the
     request was judged at (`generation`: a served surface's bridge reads it after the
-    request came), or of one never answered in the tree it came to; None for another
-    target, or a node id that tree did not hold."""
+    request came), or of one never answered (or a call refused) in the tree it came to;
+    None for another target, or a node id that tree did not hold."""
 
     def to_json(self) -> dict[str, Any]:
         out = attrs.asdict(self)
@@ -397,7 +397,8 @@ def _audit(
         elif isinstance(event, ActionReceipt | ActionRejected):
             damage.append(Damage(record.seq, _unasked(event.request_id, answered)))
         elif isinstance(event, CallRefused):
-            entries.append(_refused_entry(record.seq, record.at, event, generation))
+            entry = _refused_entry(record.seq, record.at, event, generation)
+            entries.append(attrs.evolve(entry, target_node=_node_named(names, entry.target)))
         elif isinstance(event, SurfaceCalled) and not requested:
             surface_calls += 1
             if event.method == "snapshot" and event.error_class is None:

@@ -9,6 +9,7 @@ from semledger.eventlog import (
     ActionReceipt,
     ActionRejected,
     ActionRequested,
+    CallRefused,
     Committed,
     MemoryRecorder,
     NewEvent,
@@ -31,9 +32,7 @@ def _node(node_id: str, label: str, role: str = "button") -> dict[str, Any]:
     return {"node_id": node_id, "semantic_id": None, "role": role, "label": label}
 
 
-def _commit(
-    generation: int, *upserted: dict[str, Any], removed: tuple[str, ...] = ()
-) -> Committed:
+def _commit(generation: int, *upserted: dict[str, Any], removed: tuple[str, ...] = ()) -> Committed:
     delta = {"kind": "delta", "upserted": list(upserted), "removed": list(removed)}
     return Committed(generation, delta, "00")
 
@@ -103,3 +102,19 @@ def test_an_app_node_is_named_as_it_was_before_the_action_changed_it() -> None:
     )
     entries = audit(recorder, "s")
     assert [e.target_node for e in entries] == ["button 'Add'", "button 'Added'", "button 'Added'"]
+
+
+def test_a_call_refused_for_its_arguments_names_the_node_it_targeted() -> None:
+    """A refused call (an action kind that does not exist) at node 3 was shown as ``node 3``
+    alone, though the accepted call at the same node before it was named."""
+    refused = CallRefused(
+        "perform_action",
+        {"target": {"kind": "node_id", "id": "3"}, "action": {"kind": "bogus"}},
+        "invalid_arguments",
+        "action.kind: expected an action kind",
+        False,
+    )
+    recorder = MemoryRecorder()
+    _log(recorder, APP, _commit(1, _node("3", "Add")), refused)
+    (entry,) = audit(recorder, "s")
+    assert (entry.outcome, entry.target_node) == ("invalid_arguments", "button 'Add'")
