@@ -208,7 +208,7 @@ def step_line(event: Any, known_as: str | None) -> str:
     """An input of a session as a line: what was done, to a node targeted by id with what
     the node was `known_as`."""
     if isinstance(event, ActionRequested):
-        action = _action(event.action, event.redacted)
+        action = _action(event.action, event.redacted, _WHOLE_IN_AUDIT)
         return f"{action} {_target(event.target, known_as)}, {_precondition(event.precondition)}"
     if isinstance(event, TimerFired):
         return f"timer {event.timer_id} fired ({_message(event.message)})"
@@ -225,7 +225,7 @@ def _message(message: Any) -> str:
     """A logged message's class, or its value when it has none."""
     if isinstance(message, dict) and isinstance(message.get("type"), str):
         return shown(message["type"])
-    return _value(message.get("value") if isinstance(message, dict) else message)
+    return _value(message.get("value") if isinstance(message, dict) else message, None)
 
 
 def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | None]:
@@ -240,28 +240,33 @@ def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | No
     return moment.strftime("%H:%M:%S" if date == day else "%Y-%m-%d %H:%M:%S"), date
 
 
-def _action(action: Any, redacted: bool) -> str:
+def _action(action: Any, redacted: bool, whole: str = "--json") -> str:
     if not isinstance(action, dict) or not isinstance(action.get("kind"), str):
         return _sent(action)  # as a refused call sent it: with no kind, or null
     kind = _name(action["kind"])
     extra = {k: v for k, v in action.items() if k != "kind"}
     if not extra:
         return kind
-    body = ", ".join(f"{shown(str(k))}={_value(v)}" for k, v in extra.items())
+    body = ", ".join(f"{shown(str(k))}={_value(v, whole)}" for k, v in extra.items())
     return f"{kind}({body})" + (" [redacted]" if redacted else "")
 
 
 _LONGEST_VALUE = 80
 """Characters of an action's value the table shows: a pasted document is one row, not pages
 of it; ``--json`` has it whole."""
+_WHOLE_IN_AUDIT = "audit --json"
+"""What has the whole value of an action in a step `fuzz` prints, which has no ``--json``
+(a timer's or an effect's message is in no audit: its step says how long it is alone)."""
 
 
-def _value(value: Any) -> str:
+def _value(value: Any, whole: str | None = "--json") -> str:
+    """`value` as Python writes it, cut past `_LONGEST_VALUE` characters, saying how long it
+    is and that `whole` has it whole (None: nothing prints it whole)."""
     text = repr(value)
     if len(text) <= _LONGEST_VALUE:
         return text
     size = f"{len(value):,} characters" if isinstance(value, str) else f"{len(text):,} long"
-    return f"{text[:_LONGEST_VALUE]}… ({size}; --json has it whole)"
+    return f"{text[:_LONGEST_VALUE]}… ({size}{'' if whole is None else f'; {whole} has it whole'})"
 
 
 _AUDIT_COLUMNS = (

@@ -44,3 +44,28 @@ def test_the_audit_names_a_node_targeted_by_id_by_its_semantic_id(
     assert re.search(r"│ node \d+ \(counter\.reset\) +│ activate", done.stdout), done.stdout
     as_json = json.loads(mcp.cli("audit", session, "--db", str(db), "--json").stdout)
     assert as_json["actions"][0]["target_node"] == "counter.reset"
+
+
+LATEST = {"kind": "latest"}
+
+
+def test_a_long_value_in_a_step_says_the_audits_json_has_it_whole() -> None:
+    """fuzz has no --json, which the step line said had the whole value."""
+    from semledger._render import step_line
+    from semledger.eventlog import ActionRequested
+
+    typed = ActionRequested(
+        1, {"kind": "node_id", "id": "4"}, {"kind": "set_text", "value": "L" * 150}, LATEST, False
+    )
+    line = step_line(typed, "text_field 'T'")
+    assert line.endswith("… (150 characters; audit --json has it whole)) node 4 (text_field 'T'),"
+                         " latest"), line  # fmt: skip
+
+
+def test_a_long_message_in_a_step_says_how_long_it_is_alone() -> None:
+    """No command prints a timer's message whole: no hint names one."""
+    from semledger._render import step_line
+    from semledger.eventlog import TimerFired
+
+    line = step_line(TimerFired(1, {"type": None, "value": "m" * 150}), None)
+    assert line == f"timer 1 fired ('{'m' * 79}… (150 characters))"
