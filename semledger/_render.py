@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import datetime
 import itertools
 import json
@@ -198,10 +199,29 @@ def _target(target: Any, known_as: str | None = None) -> str:
     return _sent(target)
 
 
+_LONGEST_NAME = 40
+"""Characters of a node's name a target shows beside its id."""
+
+
 def node_name(known_as: str) -> str:
-    """What a node is known by (`semledger.replay._audit.known_as`), on one line and cut
-    past 40 characters."""
-    return printable(shortened(known_as, 40))
+    """What a node is known by (`semledger.replay._audit.known_as`: a semantic id, which
+    has no space, or a role and its label's repr), on one line and cut past 40 characters,
+    saying how long it is: a label, its own length."""
+    if len(known_as) <= _LONGEST_NAME:
+        return printable(known_as)
+    _, _, quoted = known_as.partition(" ")
+    label = _literal(quoted)
+    size = len(known_as) if label is None else len(label)
+    return printable(f"{known_as[:_LONGEST_NAME]}… ({size:,} characters)")
+
+
+def _literal(quoted: str) -> str | None:
+    """The str `quoted` is the repr of, or None if it is none."""
+    try:
+        text = ast.literal_eval(quoted)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return text if isinstance(text, str) else None
 
 
 def step_line(event: Any, known_as: str | None) -> str:
@@ -222,10 +242,16 @@ def step_line(event: Any, known_as: str | None) -> str:
 
 
 def _message(message: Any) -> str:
-    """A logged message's class, or its value when it has none."""
-    if isinstance(message, dict) and isinstance(message.get("type"), str):
+    """A logged message's class, or its value when it has none (a str, an int, …); None,
+    one the log could not record (the session crashed on it); else as the log holds it."""
+    if message is None:
+        return "a message the log could not record"
+    if not isinstance(message, dict):
+        return _value(message, None)
+    if isinstance(message.get("type"), str):
         return shown(message["type"])
-    return _value(message.get("value") if isinstance(message, dict) else message, None)
+    plain = message.keys() == {"type", "value"} and message["type"] is None
+    return _value(message["value"] if plain else message, None)
 
 
 def _when(at: float, day: datetime.date | None) -> tuple[str, datetime.date | None]:

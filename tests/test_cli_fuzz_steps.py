@@ -7,6 +7,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,6 +61,45 @@ def test_a_long_value_in_a_step_says_the_audits_json_has_it_whole() -> None:
     line = step_line(typed, "text_field 'T'")
     assert line.endswith("… (150 characters; audit --json has it whole)) node 4 (text_field 'T'),"
                          " latest"), line  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        (None, "timer 1 fired (a message the log could not record)"),
+        ({"type": "Tick", "value": {}}, "timer 1 fired (Tick)"),
+        ({"type": None, "value": 5}, "timer 1 fired (5)"),
+        ({"type": None, "value": None}, "timer 1 fired (None)"),  # an app's message None
+        ({"type": 5, "value": None}, "timer 1 fired ({'type': 5, 'value': None})"),
+        ({"value": 1}, "timer 1 fired ({'value': 1})"),
+    ],
+)
+def test_a_timers_message_in_a_step_reads_as_what_the_log_holds(message: Any, said: str) -> None:
+    """A message the log could not record (logged as None), or one whose type is no text,
+    read as ``(None)``, as an app's message None does."""
+    from semledger._render import step_line
+    from semledger.eventlog import TimerFired
+
+    assert step_line(TimerFired(1, message), None) == said
+
+
+@pytest.mark.parametrize(
+    ("known_as", "said"),
+    [
+        ("button '" + "L" * 5000 + "'", "button '" + "L" * 32 + "… (5,000 characters)"),
+        ("x" * 5000, "x" * 40 + "… (5,000 characters)"),
+        ("button 'Save'", "button 'Save'"),
+        ("text_field 'a\\nb'", "text_field 'a\\nb'"),
+    ],
+)
+def test_a_long_node_name_counts_its_label_with_thousands_separated(
+    known_as: str, said: str
+) -> None:
+    """A 5,000-character label was said to be of ``5009 characters``: its role, a space and
+    quotes counted in, with no separator, unlike a typed value's."""
+    from semledger._render import node_name
+
+    assert node_name(known_as) == said
 
 
 def test_a_long_message_in_a_step_says_how_long_it_is_alone() -> None:
