@@ -563,13 +563,13 @@ _NO_NAME = "(no name)"
 
 def _client_part(value: Any, *, as_json: bool = False) -> str:
     """A part of a clientInfo: a str as `shown` shows it (quoted if it reads as the missing
-    name), anything else as its JSON; cut, as `_value` cuts a typed value, past
+    name, or is empty), anything else as its JSON; cut, as `_value` cuts a typed value, past
     `_LONGEST_VALUE` characters."""
     text = value if isinstance(value, str) and not as_json else _sent(value)
     cut = text[:_LONGEST_VALUE]
     if text is not value:
         said = printable(cut)
-    elif cut == _NO_NAME:
+    elif cut in (_NO_NAME, ""):  # an empty part shows as ''
         said = repr(cut)
     else:
         said = shown(cut)

@@ -957,6 +957,7 @@ def test_the_log_tools_refuse_a_path_for_a_recorder_or_a_name_that_is_no_str(
         ({"name": 1e308, "version": True}, "1e+308 true"),
         ({"name": "claude-code", "version": "1.0"}, "claude-code 1.0"),
         ({"name": "(no name)"}, "'(no name)'"),
+        ({"name": "", "version": "1"}, "'' 1"),  # it read "agent:  1", as if no name
         ({"name": "x" * 100_000}, "x" * 80 + "… (100,000 characters; --json has it whole)"),
     ],
 )
