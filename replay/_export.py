@@ -114,6 +114,11 @@ _SET_FIXED = (
 )
 """What a pinned test failing as the fix makes it fail says to do."""
 
+_CANNOT_FIX = (
+    "This test cannot check a fix (it has no FIXED switch): its docstring says why, and what to do."
+)
+"""What such a test says instead of `_SET_FIXED` when its inputs cannot check a fix."""
+
 _NO_LONGER = (
     ": the fix changed what the recorded inputs meet (the generations or node ids they"
     " name), so they no longer lead to the recorded failure and this test cannot check it;"
@@ -219,8 +224,10 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     nondeterministic = recorded_nondeterministic(params)
     if app_ref is None:
         raise ValueError(f"session {session!r} names no app; pass --app")
-    # A crash on a message the log could not record happens again whatever the fix.
-    fixable = (crash is not None and not unrecorded) or violated is not None
+    # A crash on a message the log could not record happens again whatever the fix; masked
+    # text typed before the failure may not reach the bug as the recorded text did.
+    masked = _first_redacted(steps)
+    fixable = masked is None and ((crash is not None and not unrecorded) or violated is not None)
     non_finite = sorted(_non_finite_names([initial, steps]))
     return _TEMPLATE.format(
         math_import=f"from math import {', '.join(non_finite)}\n\n" if non_finite else "",
@@ -232,7 +239,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         initial=pprint.pformat(initial, width=96, sort_dicts=False),
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
         checks_doc=_checks_doc(issues is not None, bool(reads)),
-        failure_doc=_failure_doc(crash, violated, unrecorded=unrecorded),
+        failure_doc=_failure_doc(crash, violated, unrecorded=unrecorded, masked=masked),
         nondeterministic_doc=(
             f"\n\n{_wrap(f'{_NONDETERMINISTIC[0].upper()}{_NONDETERMINISTIC[1:]}. {_TWICE}')}"
             if nondeterministic
@@ -288,10 +295,15 @@ def _wrap(text: str) -> str:
 
 
 def _failure_doc(
-    crash: tuple[int, str] | None, violated: RecordedViolation | None, *, unrecorded: bool
+    crash: tuple[int, str] | None,
+    violated: RecordedViolation | None,
+    *,
+    unrecorded: bool,
+    masked: int | None,
 ) -> str:
     """How the recorded session failed, as the docstring says it: the test checks that it
-    still does. `unrecorded`: its last input is a message the log could not record."""
+    still does. `unrecorded`: its last input is a message the log could not record;
+    `masked`: the first step redacted in the log."""
     if crash is not None and unrecorded:
         return "\n\n" + _wrap(
             f"The session crashed at step {crash[0]} on a message the log could not record:"
@@ -310,7 +322,24 @@ def _failure_doc(
         )
     else:
         return ""
+    if masked is not None:
+        return f"\n\n{_wrap(failed)}\n\n{_wrap(_pinned_masked(masked))}"
     return f"\n\n{_wrap(failed)}\n\n{_wrap(_PINNED)}"
+
+
+def _pinned_masked(step: int) -> str:
+    return (
+        f"The test pins the recorded run, failure included. Step {step} was redacted in the log"
+        " (a password) and is re-driven with masked text: where the failure depends on that"
+        " text, the test fails while the bug is there, saying so. It cannot check a fix, and"
+        " has no FIXED switch: masked text may not reach the bug as the recorded text did;"
+        " record the session with --log-passwords and export the test again to check one."
+    )
+
+
+def _first_redacted(steps: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> int | None:
+    """The first of `steps` (from 1) whose text the log holds masked, if one is."""
+    return next((n for n, (event, _) in enumerate(steps, start=1) if event.get("redacted")), None)
 
 
 def _target(path: str | os.PathLike[str]) -> Path:
@@ -360,7 +389,8 @@ def write_whole(path: str | os.PathLike[str], source: str) -> None:
 
 class _FailureGoneError(AssertionError):
     """The recorded failure no longer happens: the fix working, which `check_recorded_steps`
-    fails with as a plain ``AssertionError`` (pytest would print this type's module path)."""
+    fails with as a plain ``AssertionError`` (pytest would print this type's module path),
+    saying what to do then."""
 
 
 class _DiffersError(AssertionError):
@@ -371,8 +401,9 @@ class _DiffersError(AssertionError):
 
 
 @contextmanager
-def _crashes(where: str, exception_type: str) -> Iterator[None]:
-    """Assert that the block raises what the recorded session logged as `exception_type`."""
+def _crashes(where: str, exception_type: str, masked: str = "") -> Iterator[None]:
+    """Assert that the block raises what the recorded session logged as `exception_type`;
+    `masked` (`_masked`) is why it may not, the app unchanged."""
     try:
         yield
     except Exception as error:  # as `reexecute` takes it: whatever the session crashed with
@@ -384,7 +415,7 @@ def _crashes(where: str, exception_type: str) -> Iterator[None]:
     else:
         raise _FailureGoneError(
             f"{where} succeeded, where the recorded session raised {exception_type}: the"
-            f" recorded crash no longer happens. {_SET_FIXED}"
+            f" recorded crash no longer happens{masked}."
         )
 
 
@@ -456,6 +487,10 @@ def check_recorded_steps(
     `session` (the recorded session's name) goes into the replay command that a difference
     of outputs is noted with."""
     app = load_app(app_ref)
+    unfixable = _unfixable(steps)
+    if fixed and unfixable is not None:
+        raise AssertionError(f"fixed=True cannot check a fix of this session: {unfixable}")
+    advice = _SET_FIXED if unfixable is None else _CANNOT_FIX
     checks = FuzzChecks(
         reads or {},
         None if issues is None else frozenset(issues),
@@ -469,7 +504,7 @@ def check_recorded_steps(
         if nondeterministic:
             _check_deterministic(app, steps)
     except _FailureGoneError as gone:
-        plain = AssertionError(*gone.args)
+        plain = AssertionError(f"{gone.args[0]} {advice}")
         _note_why(plain, str_hash, nondeterministic, fix_working=True)
         raise plain from None
     except _DiffersError as differs:
@@ -478,8 +513,8 @@ def check_recorded_steps(
         if ahead is not None:
             plain.add_note(
                 f"note: {ahead} comes after this step; a fix of it may change earlier steps"
-                " too, and then this difference is the fix working: set FIXED = True once it"
-                " is fixed"
+                " too, and then this difference is the fix working: "
+                + ("set FIXED = True once it is fixed" if unfixable is None else _CANNOT_FIX)
             )
         _note_why(plain, str_hash, nondeterministic, fix_working=ahead is not None)
         plain.add_note(f"note: {_nodes_that_differ(session, app_ref)}")
@@ -487,6 +522,18 @@ def check_recorded_steps(
     except Exception as error:
         _note_why(error, str_hash, nondeterministic, fix_working=False)
         raise
+
+
+def _unfixable(steps: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> str | None:
+    """Why re-driving `steps` cannot check a fix of the recorded failure, if it cannot."""
+    masked = _first_redacted(steps)
+    if masked is not None:
+        return (
+            f"step {masked} was redacted in the log and is re-driven with masked text, which"
+            " may not reach the bug as the recorded text did; record the session with"
+            " --log-passwords and export the test again"
+        )
+    return None
 
 
 def _nodes_that_differ(session: str | None, app_ref: str) -> str:
@@ -540,19 +587,20 @@ def _check_steps(
         where = f"step {number} ({event['_type']})"
         if event.get("redacted"):
             redacted.append(number)
+        masked = _masked(redacted, number)
         if crash is not None and number == crash[0]:
-            with _crashes(where, crash[1]):
+            with _crashes(where, crash[1], masked):
                 core.step(decoded)
             return
         result = core.step(decoded)
         broken = _violation(functools.partial(checker.check, core.runtime.snapshot, result.outcome))
-        if broken is not None and _failed_as_recorded(checks, number, where, broken):
+        if broken is not None and _failed_as_recorded(checks, number, where, broken, masked):
             return
         produced = [_plain(e) for e in result.outputs]
-        masked = _masked(redacted, number)
         ahead = _failure_ahead(crash, violation, number)
         _same_outputs(checks, core.runtime, number, where, expected, produced, masked, ahead)
-        if _failed_as_recorded(checks, number, where, checks.after(core.runtime, number)):
+        after = checks.after(core.runtime, number)
+        if _failed_as_recorded(checks, number, where, after, masked):
             return
     assert crash is None, f"the recorded session crashed at step {crash[0]}, after the last step"
     assert violation is None, (
@@ -744,7 +792,7 @@ def _same_outputs(
     differs = _difference(recorded, produced)
     gone = checks.gone(step, 0, runtime)
     if gone is not None:
-        raise _FailureGoneError(f"{where}{masked}: {_gone(gone)} (and {differs})")
+        raise _FailureGoneError(f"{where}{masked}: {_gone(gone)} (and {differs}).")
     raise _DiffersError(f"{where} differs{masked}: {differs}", ahead)
 
 
@@ -760,7 +808,7 @@ def _failure_ahead(
 
 
 def _gone(divergence: Divergence) -> str:
-    return f"recorded: {divergence.expected}; now: {divergence.actual}. {_SET_FIXED}"
+    return f"recorded: {divergence.expected}; now: {divergence.actual}"
 
 
 def _violation(check: Callable[[], None]) -> InvariantViolation | None:
@@ -772,7 +820,11 @@ def _violation(check: Callable[[], None]) -> InvariantViolation | None:
 
 
 def _failed_as_recorded(
-    checks: FuzzChecks, step: int, where: str, violation: InvariantViolation | None
+    checks: FuzzChecks,
+    step: int,
+    where: str,
+    violation: InvariantViolation | None,
+    masked: str = "",
 ) -> bool:
     """Whether `step`'s checks failed as the recorded session's did, where the test ends.
     Raises when they failed otherwise (`violation` itself), or held where the recorded ones
@@ -782,4 +834,4 @@ def _failed_as_recorded(
         return checks.reproduced is not None
     if violation is not None:
         raise violation
-    raise _FailureGoneError(f"{where}: {_gone(divergence)}")
+    raise _FailureGoneError(f"{where}{masked}: {_gone(divergence)}.")
