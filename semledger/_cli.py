@@ -1337,6 +1337,46 @@ def _status_lines_on_stderr() -> None:
         logger.setLevel(logging.WARNING)
 
 
+def _import_http_server() -> None:
+    """Import the HTTP server before the app, whose import puts the working directory first
+    on sys.path: a file there named as one of the server's modules (h2.py) would be imported
+    instead. Run as ``python -m semledger``, Python puts it first itself: the file is named."""
+    try:
+        import semledger.hosts._hypercorn  # noqa: F401
+    except (ImportError, AttributeError) as error:  # (h11.py: `module 'h11' has no Data`)
+        shadow = _shadowing(error)
+        if shadow is None and isinstance(error, AttributeError):
+            raise
+        said = str(error)
+        if shadow is not None:
+            module = os.path.splitext(os.path.basename(shadow))[0]
+            said = (
+                f"{shadow} is imported in place of the module {module} (rename it, or run"
+                " semledger from another folder)"
+            )
+        raise UsageError(f"serve --http cannot import its HTTP server: {said}") from None
+
+
+def _shadowing(error: ImportError | AttributeError) -> str | None:
+    """The file (or package folder) of the working directory imported in place of a module
+    of the HTTP server, which `error` comes of; None if none was."""
+    import traceback
+
+    folder = os.path.realpath(os.getcwd())
+    if isinstance(error, AttributeError):
+        module = error.obj
+    else:
+        module = sys.modules.get((error.name or "").partition(".")[0])
+    raised_in = [frame.f_code.co_filename for frame, _ in traceback.walk_tb(error.__traceback__)]
+    for file in [getattr(module, "__file__", None), *reversed(raised_in)]:
+        if not isinstance(file, str):
+            continue
+        path = os.path.dirname(file) if os.path.basename(file) == "__init__.py" else file
+        if os.path.dirname(os.path.realpath(path)) == folder:
+            return path
+    return None
+
+
 def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     import os
 
@@ -1356,9 +1396,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     if args.app is None:
         raise UsageError("serve needs APP (module:attribute)")
     if args.http is not None:
-        # Before the app, whose import puts the working directory first on sys.path: a file
-        # there named as one of the server's modules (h2.py) would be imported instead.
-        import semledger.hosts._hypercorn  # noqa: F401
+        _import_http_server()
     from semledger.replay import AppLoadError, load_app
 
     try:
