@@ -7,7 +7,9 @@ a test that the application still raises the same exception type at the same ste
 fuzzer counterexample whose check failed, one that the check still fails there: the test pins
 the recorded run, failure included, as replay does, so a fix of the bug makes it fail. Such
 a test has a switch, ``FIXED``: set True, it checks the fix instead, that the same inputs no
-longer fail, without comparing the outputs a fix may change.
+longer fail, without comparing the outputs a fix may change; not one of a session the fuzzer
+recorded as nondeterministic (the app may pass it with the bug there) or whose inputs hold
+masked text (which may not reach the bug).
 """
 
 from __future__ import annotations
@@ -136,9 +138,16 @@ _NONDETERMINISTIC = (
 _TWICE = (
     "As the fuzzer did, it also drives the steps on two fresh instances of the app side by"
     " side, and fails at the first step where the two do not do the same: in a fresh process"
-    " one run alone may do as recorded."
+    " one run alone may do as recorded. That does not close the gap: an app that misbehaves"
+    " only now and then (at the Nth call in a process, say) may do the same on both, so this"
+    " test may pass while the bug is there. Nor can it check a fix, and it has no FIXED"
+    " switch: fuzz the app again to check one."
 )
 """What the module's docstring adds for a session recorded as nondeterministic."""
+
+_PINNED_NONDETERMINISTIC = (
+    "The test pins the recorded run, failure included, as far as the app does it again: see below."
+)
 
 _DETERMINISTIC = (
     "the app is not deterministic: its update, view, handlers and subscriptions must depend"
@@ -227,7 +236,8 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     # A crash on a message the log could not record happens again whatever the fix; masked
     # text typed before the failure may not reach the bug as the recorded text did.
     masked = _first_redacted(steps)
-    fixable = masked is None and ((crash is not None and not unrecorded) or violated is not None)
+    failed = (crash is not None and not unrecorded) or violated is not None
+    fixable = failed and _unfixable(steps, nondeterministic=nondeterministic) is None
     non_finite = sorted(_non_finite_names([initial, steps]))
     return _TEMPLATE.format(
         math_import=f"from math import {', '.join(non_finite)}\n\n" if non_finite else "",
@@ -239,7 +249,13 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         initial=pprint.pformat(initial, width=96, sort_dicts=False),
         steps=pprint.pformat(steps, width=96, sort_dicts=False),
         checks_doc=_checks_doc(issues is not None, bool(reads)),
-        failure_doc=_failure_doc(crash, violated, unrecorded=unrecorded, masked=masked),
+        failure_doc=_failure_doc(
+            crash,
+            violated,
+            unrecorded=unrecorded,
+            masked=masked,
+            nondeterministic=nondeterministic,
+        ),
         nondeterministic_doc=(
             f"\n\n{_wrap(f'{_NONDETERMINISTIC[0].upper()}{_NONDETERMINISTIC[1:]}. {_TWICE}')}"
             if nondeterministic
@@ -300,10 +316,12 @@ def _failure_doc(
     *,
     unrecorded: bool,
     masked: int | None,
+    nondeterministic: bool,
 ) -> str:
     """How the recorded session failed, as the docstring says it: the test checks that it
     still does. `unrecorded`: its last input is a message the log could not record;
-    `masked`: the first step redacted in the log."""
+    `masked`: the first step redacted in the log; `nondeterministic`: the fuzzer recorded
+    the session so (which the docstring then says after this)."""
     if crash is not None and unrecorded:
         return "\n\n" + _wrap(
             f"The session crashed at step {crash[0]} on a message the log could not record:"
@@ -322,6 +340,8 @@ def _failure_doc(
         )
     else:
         return ""
+    if nondeterministic:
+        return f"\n\n{_wrap(failed)}\n\n{_wrap(_PINNED_NONDETERMINISTIC)}"
     if masked is not None:
         return f"\n\n{_wrap(failed)}\n\n{_wrap(_pinned_masked(masked))}"
     return f"\n\n{_wrap(failed)}\n\n{_wrap(_PINNED)}"
@@ -482,12 +502,15 @@ def check_recorded_steps(
     the app again, lest the check pass without the inputs reaching what failed. `targets`
     (by step) is what the node a step names by id was known by in the recorded tree
     (`known_as`): with `fixed`, the node with that id must be known by it still, lest the
-    step act on another node.
+    step act on another node. Steps that cannot check a fix fail `fixed` at once: of a
+    session recorded as `nondeterministic` (an app that misbehaves now and then may pass
+    them, the bug still there), or holding an input redacted in the log (its masked text
+    may not reach the bug).
 
     `session` (the recorded session's name) goes into the replay command that a difference
     of outputs is noted with."""
     app = load_app(app_ref)
-    unfixable = _unfixable(steps)
+    unfixable = _unfixable(steps, nondeterministic=nondeterministic)
     if fixed and unfixable is not None:
         raise AssertionError(f"fixed=True cannot check a fix of this session: {unfixable}")
     advice = _SET_FIXED if unfixable is None else _CANNOT_FIX
@@ -524,8 +547,16 @@ def check_recorded_steps(
         raise
 
 
-def _unfixable(steps: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> str | None:
+def _unfixable(
+    steps: list[tuple[dict[str, Any], list[dict[str, Any]]]], *, nondeterministic: bool
+) -> str | None:
     """Why re-driving `steps` cannot check a fix of the recorded failure, if it cannot."""
+    if nondeterministic:
+        return (
+            "the fuzzer recorded it as nondeterministic, and an app that misbehaves only now"
+            " and then may pass this test with the bug still there; fuzz the app again to"
+            " check one"
+        )
     masked = _first_redacted(steps)
     if masked is not None:
         return (

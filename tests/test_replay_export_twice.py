@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 
 from semledger.eventlog import MemoryRecorder
-from semledger.replay import export_test
+from semledger.replay import check_recorded_steps, export_test
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import tests_alternating
 from tests_logged import logged
 
 INCREMENT = "3"
+COUNTER = "semledger.examples.counter:app"
 NONDETERMINISTIC = {"fuzz": {"deterministic": False, "failure": "the app is not deterministic"}}
 
 
@@ -63,3 +64,31 @@ def test_the_docstring_says_the_steps_are_driven_on_two_instances() -> None:
     exec(compile(source, "exported", "exec"), module)
     (test,) = (v for k, v in module.items() if k.startswith("test_"))
     test()  # a deterministic app passes
+
+
+def test_a_nondeterministic_crash_exports_no_fixed_switch_nor_suggests_one() -> None:
+    """A bug that fires on the Nth call in a process may not fire in the test at all: it
+    failed saying "set FIXED = True", and with it set passed, the bug still there."""
+    recorder = MemoryRecorder()
+    session = logged(recorder, "tests_buggy:app", [INCREMENT, "5"], NONDETERMINISTIC)
+    source = export_test(recorder, session)
+    assert "CRASH = (2, 'ZeroDivisionError')" in source
+    assert "FIXED =" not in source
+    assert "fixed=" not in source
+    docstring = " ".join(source.split('"""')[1].split())
+    assert "set FIXED" not in docstring
+    assert "this test may pass while the bug is there" in docstring
+    assert "fuzz the app again to check one" in docstring
+    module: dict[str, Any] = {}
+    exec(compile(source.replace("tests_buggy:app", COUNTER), "exported", "exec"), module)
+    (test,) = (v for k, v in module.items() if k.startswith("test_"))
+    with pytest.raises(AssertionError, match="the recorded crash no longer happens") as gone:
+        test()
+    assert "FIXED = True" not in str(gone.value)
+    assert "This test cannot check a fix" in str(gone.value)
+    steps, crash = module["STEPS"], module["CRASH"]
+    with pytest.raises(AssertionError, match=r"^fixed=True cannot check a fix") as refused:
+        check_recorded_steps(
+            COUNTER, module["INITIAL"], steps, crash=crash, nondeterministic=True, fixed=True
+        )
+    assert "fuzz the app again to check one" in str(refused.value)
