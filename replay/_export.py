@@ -53,7 +53,7 @@ from semledger.eventlog import (
     SessionStarted,
     known_head,
 )
-from semledger.runtime import App, AppRuntime, Rejection, SemanticsSnapshot
+from semledger.runtime import App, AppRuntime, ErrorCode, Rejection, SemanticsSnapshot
 
 from ._audit import _follow, _node_named, known_as
 from ._invariants import (
@@ -88,7 +88,7 @@ STEPS = {steps}
 
 def test_{name}_replays_as_recorded() -> None:
     check_recorded_steps(
-        APP, INITIAL, STEPS{arguments}, session=SESSION
+{arguments}
     )
 '''
 
@@ -116,16 +116,35 @@ _SET_FIXED = (
 )
 """What a pinned test failing as the fix makes it fail says to do."""
 
+_FIXED_ONCE = (
+    "set FIXED = True once it is fixed (in a module exported without it: pass fixed=True to"
+    " check_recorded_steps)"
+)
+
 _CANNOT_FIX = (
     "This test cannot check a fix (it has no FIXED switch): its docstring says why, and what to do."
 )
 """What such a test says instead of `_SET_FIXED` when its inputs cannot check a fix."""
 
-_NO_LONGER = (
-    ": the fix changed what the recorded inputs meet (the generations or node ids they"
-    " name), so they no longer lead to the recorded failure and this test cannot check it;"
-    " export the test again from a run of the fixed app"
-)
+
+def _no_longer(changed: str) -> str:
+    """The end of a fixed-mode failure whose inputs no longer reach what failed: `changed`
+    says what the fix changed that they meet."""
+    return (
+        f": the fix changed what the recorded inputs meet ({changed}), so they no longer lead"
+        " to the recorded failure and this test cannot check it; export the test again from a"
+        " run of the fixed app"
+    )
+
+
+_REFUSED = {
+    ErrorCode.STALE_GENERATION: "the generations the app commits, which they name",
+    ErrorCode.TARGET_NOT_FOUND: "the nodes they target: this one is no longer there",
+    ErrorCode.TARGET_AMBIGUOUS: "the nodes they target: this one is now more than one",
+    ErrorCode.TARGET_DISABLED: "the nodes they act on: the node it acts on is now disabled",
+    ErrorCode.ACTION_UNAVAILABLE: "the actions the nodes offer: this one is no longer offered",
+}
+"""What a fix changed, by the code of the rejection of an input the recording accepted."""
 
 
 _NONDETERMINISTIC = (
@@ -272,16 +291,21 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
         fixed_block=_FIXED_BLOCK if fixable else "",
         targets_block=_targets_block(targets) if fixable and targets else "",
         str_hash_block="" if str_hash is None else f"\nSTR_HASH = {str_hash!r}\n",
-        arguments="".join(
-            [
-                ", READS" if reads else "",
-                ", crash=CRASH" if crash else "",
-                "" if issues is None else ", issues=ALLOWED_ISSUES",
-                ", violation=VIOLATION" if violated else "",
-                "" if str_hash is None else ", str_hash=STR_HASH",
-                ", nondeterministic=True" if nondeterministic else "",
-                ", fixed=FIXED" if fixable else "",
-                ", targets=TARGETS" if fixable and targets else "",
+        arguments="\n".join(
+            f"        {argument},"
+            for argument in [
+                "APP",
+                "INITIAL",
+                "STEPS",
+                *(["READS"] if reads else []),
+                *(["crash=CRASH"] if crash else []),
+                *([] if issues is None else ["issues=ALLOWED_ISSUES"]),
+                *(["violation=VIOLATION"] if violated else []),
+                *([] if str_hash is None else ["str_hash=STR_HASH"]),
+                *(["nondeterministic=True"] if nondeterministic else []),
+                *(["fixed=FIXED"] if fixable else []),
+                *(["targets=TARGETS"] if fixable and targets else []),
+                "session=SESSION",
             ]
         ),
     )
@@ -413,6 +437,12 @@ class _FailureGoneError(AssertionError):
     saying what to do then."""
 
 
+class _StillError(AssertionError):
+    """With `fixed`, the recorded failure still happens: the bug still there, which nothing
+    noted on a divergence explains. `check_recorded_steps` fails with it as a plain
+    ``AssertionError``, without those notes."""
+
+
 class _DiffersError(AssertionError):
     """A step's outputs differ from the recorded ones; its arguments are the message and the
     recorded failure still ahead, if one is (a fix of it may change earlier steps too).
@@ -526,6 +556,8 @@ def check_recorded_steps(
             _check_steps(app, initial, steps, checks, crash, violation)
         if nondeterministic:
             _check_deterministic(app, steps)
+    except _StillError as still:
+        raise AssertionError(*still.args) from still.__cause__
     except _FailureGoneError as gone:
         plain = AssertionError(f"{gone.args[0]} {advice}")
         _note_why(plain, str_hash, nondeterministic, fix_working=True)
@@ -537,7 +569,7 @@ def check_recorded_steps(
             plain.add_note(
                 f"note: {ahead} comes after this step; a fix of it may change earlier steps"
                 " too, and then this difference is the fix working: "
-                + ("set FIXED = True once it is fixed" if unfixable is None else _CANNOT_FIX)
+                + (_FIXED_ONCE if unfixable is None else _CANNOT_FIX)
             )
         _note_why(plain, str_hash, nondeterministic, fix_working=ahead is not None)
         plain.add_note(f"note: {_nodes_that_differ(session, app_ref)}")
@@ -661,7 +693,7 @@ def _check_fixed(
         if effect is not None and effect not in core.effects:
             raise AssertionError(
                 f"{where}: the recording completed effect {effect}, which the app has not"
-                f" started{_NO_LONGER}"
+                f" started{_no_longer('the effects the app starts')}"
             )
         if number in targets:
             _check_same_node(where, core.runtime.snapshot, decoded, targets[number])
@@ -686,7 +718,7 @@ def _check_same_node(where: str, snapshot: SemanticsSnapshot, event: Any, record
     if now != recorded:
         raise AssertionError(
             f"{where}: the recorded run's node {node_id} was {_shown(recorded)}, and node"
-            f" {node_id} is now {_shown(now)}{_NO_LONGER}"
+            f" {node_id} is now {_shown(now)}{_no_longer('the nodes their node ids name')}"
         )
 
 
@@ -699,11 +731,15 @@ def _unraised(call: Callable[[], _T], where: str, crash: tuple[int, str] | None,
     try:
         return call()
     except UnsubscribedTimerError as error:
-        raise AssertionError(f"{where}: {error}{_NO_LONGER}") from error
+        changed = _no_longer("the timers the app subscribes to")
+        raise AssertionError(f"{where}: {error}{changed}") from error
     except Exception as error:  # as `reexecute` takes it: whatever the session crashed with
         raised = crash_event(error).exception_type
-        still = ": the recorded crash still happens" if crash == (step, raised) else ""
-        raise AssertionError(f"{where} raised {raised}{still}") from error
+        if crash == (step, raised):
+            raise _StillError(
+                f"{where} raised {raised}: the recorded crash still happens"
+            ) from error
+        raise AssertionError(f"{where} raised {raised}") from error
 
 
 def _check_let_through(
@@ -723,7 +759,8 @@ def _check_let_through(
         return
     raise AssertionError(
         f"{where}: the recorded run {did}, and the app now rejects it"
-        f" ({outcome.code.value}: {outcome.message}){_NO_LONGER}"
+        f" ({outcome.code.value}: {outcome.message})"
+        f"{_no_longer(_REFUSED.get(outcome.code, 'what the app accepts'))}"
     )
 
 
@@ -734,7 +771,8 @@ def _checks_hold(checks: FuzzChecks, runtime: AppRuntime[Any, Any], step: int, w
         if since is not None and since > runtime.generation:
             raise AssertionError(
                 f"{where}: the recording read since generation {since}, which the app, at"
-                f" {runtime.generation}, has not reached{_NO_LONGER}"
+                f" {runtime.generation}, has not reached"
+                f"{_no_longer('the generations the app commits, which they name')}"
             )
     violation = checks.after(runtime, step)
     if violation is not None:
@@ -746,7 +784,7 @@ def _still(checks: FuzzChecks, step: int, violation: InvariantViolation) -> Asse
     recorded = checks.violated
     if recorded is None or (recorded.step, recorded.check) != (step, violation.check):
         return violation
-    return AssertionError(f"{violation}: the recorded {FAILURES[recorded.check]} still happens")
+    return _StillError(f"{violation}: the recorded {FAILURES[recorded.check]} still happens")
 
 
 def _check_deterministic(

@@ -107,8 +107,13 @@ def test_an_exported_crash_whose_fix_changes_an_earlier_step_says_it_may_be_the_
     assert getattr(failed.value, "__notes__", [])[0] == (
         "note: the recorded crash (ZeroDivisionError) at step 3 comes after this step; a fix"
         " of it may change earlier steps too, and then this difference is the fix working:"
-        " set FIXED = True once it is fixed"
+        " set FIXED = True once it is fixed (in a module exported without it: pass fixed=True"
+        " to check_recorded_steps)"
     )
+    without_fixed = source.replace("        fixed=FIXED,\n", "").replace("\nFIXED = False\n", "\n")
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) differs: ") as old:
+        exported_test_of(with_app(without_fixed, "tests_variant:app"))()
+    assert "pass fixed=True to check_recorded_steps" in old.value.__notes__[0]
 
 
 def test_an_exported_test_whose_hash_differs_says_how_to_see_the_nodes_that_differ(
@@ -126,7 +131,9 @@ def test_an_exported_test_whose_hash_differs_says_how_to_see_the_nodes_that_diff
         " test was exported from) shows the nodes that differ"
     )
     with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\) differs: ") as old:
-        exported_test_of(with_app(source.replace(", session=SESSION", ""), "tests_variant:app"))()
+        exported_test_of(
+            with_app(source.replace("        session=SESSION,\n", ""), "tests_variant:app")
+        )()
     assert getattr(old.value, "__notes__", [])[-1] == (
         "note: `semledger replay SESSION --db LOG --app tests_variant:app` (the session and log"
         " this test was exported from) shows the nodes that differ"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from semledger.actors._str_hash import str_hashing
 from semledger.eventlog import MemoryRecorder
 from semledger.replay import export_test
 
@@ -93,6 +94,38 @@ def test_a_crash_export_with_fixed_set_fails_where_a_node_id_now_names_another_n
     assert "export the test again from a run of the fixed app" in said
     run(source, app_ref=COUNTER, fixed=True)  # the ids the same: it checks the fix
     run(without_targets(source), app_ref=COUNTER, fixed=True)
+
+
+def test_a_crash_export_with_fixed_set_still_crashing_does_not_blame_str_hashing() -> None:
+    """The recorded crash still happening is the bug still there: the note that how str was
+    hashed "alone may explain this divergence" only led astray."""
+    other = {"seed": None, "probe": str_hashing()["probe"] + 1}
+    source = exported([INCREMENT, RESET], {"str_hash": other})
+    assert "str_hash=STR_HASH" in source
+    with pytest.raises(AssertionError, match="the recorded crash still happens") as failed:
+        run(source, fixed=True)
+    assert getattr(failed.value, "__notes__", []) == []
+
+
+def test_a_step_refused_as_disabled_is_said_to_meet_a_disabled_node() -> None:
+    """It was said to meet other "generations or node ids", which it did not."""
+    source = exported([INCREMENT, RESET])
+    with pytest.raises(AssertionError, match=r"^step 2 \(ActionRequested\): the recorded") as off:
+        run(source, app_ref="tests_fixed_variants:reset_disabled", fixed=True)
+    said = str(off.value)
+    assert "(target_disabled: " in said, said
+    assert "the node it acts on is now disabled" in said, said
+    assert "generations or node ids" not in said
+    assert "export the test again from a run of the fixed app" in said
+
+
+def test_the_exported_call_takes_one_argument_a_line() -> None:
+    """Its one line of arguments ran to 150 characters, past any line length."""
+    source = exported([INCREMENT, RESET], {"str_hash": str_hashing()})
+    call = source[source.index("    check_recorded_steps(") :]
+    assert max(len(line) for line in call.splitlines()) <= 100, call
+    assert "        fixed=FIXED,\n" in call
+    run(source)
 
 
 def test_a_crash_export_with_fixed_set_fails_on_another_exception() -> None:

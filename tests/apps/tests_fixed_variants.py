@@ -11,7 +11,12 @@ from semledger.runtime import App, View, button, column, text, text_field
 
 
 def _view(
-    model: counter.Model, *, shown: str, reset: bool, help_first: bool = False
+    model: counter.Model,
+    *,
+    shown: str,
+    reset: bool,
+    help_first: bool = False,
+    reset_disabled: bool = False,
 ) -> View[counter.Msg]:
     return column(
         text("Count", shown, semantic_id="counter.value"),
@@ -23,7 +28,11 @@ def _view(
             disabled=model.count == 0,
         ),
         *([button("Help", counter.Increment(), semantic_id="counter.help")] if help_first else []),
-        *([button("Reset", counter.Reset(), semantic_id="counter.reset")] if reset else []),
+        *(
+            [button("Reset", counter.Reset(), semantic_id="counter.reset", disabled=reset_disabled)]
+            if reset
+            else []
+        ),
         text_field(
             "Step", model.step_text, on_set_text=counter.SetStep, semantic_id="counter.step"
         ),
@@ -36,6 +45,10 @@ def _hidden(model: counter.Model) -> View[counter.Msg]:
 
 def _help_first(model: counter.Model) -> View[counter.Msg]:
     return _view(model, shown=str(model.count), reset=True, help_first=True)
+
+
+def _reset_disabled(model: counter.Model) -> View[counter.Msg]:
+    return _view(model, shown=str(model.count), reset=True, reset_disabled=True)
 
 
 def _no_reset(model: counter.Model) -> View[counter.Msg]:
@@ -56,3 +69,8 @@ help_first: App[counter.Model, counter.Msg] = attrs.evolve(
 )
 """Not fixed (Reset still divides by zero), but a Help button now comes before Reset: the
 node id the recorded Reset named is now Help's, which does not crash."""
+
+reset_disabled: App[counter.Model, counter.Msg] = attrs.evolve(
+    tests_buggy.app, view=_reset_disabled, name="reset-disabled"
+)
+"""Not fixed, but Reset is disabled: the recorded Reset is refused before its handler."""
