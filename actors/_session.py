@@ -63,6 +63,7 @@ from semledger.runtime import (
     App,
     ApplicationError,
     CheckpointMismatchError,
+    Effect,
     ErrorCode,
     Every,
     Precondition,
@@ -610,20 +611,47 @@ class SessionActor(Actor[SessionMessage]):
         generations its agent already saw, and compute its next deltas from there.
         """
         self._check_started()
-        core, start = self._reexecute(None, 0)
+        core, start = self._reexecute()
         lost = core.runtime.pending_effects - set(core.effects)
         if lost:
-            # Started before the checkpoint and never finished: re-executing from before
-            # the first of them was made makes their effects again, to be started again.
-            self._redacted_effects.clear()
-            core, _ = self._reexecute(self._made_after(min(lost), start), start)
+            core.effects.update(self._remade(lost, start))
         return core
+
+    def _remade(self, lost: frozenset[int], start: int) -> dict[int, Effect[Any]]:
+        """The effects `lost` (pending at the checkpoint recovery began from, at seq `start`,
+        and never finished) made again by `update`, to be started again.
+
+        Only the stretch that made them is re-executed: from the latest checkpoint taken
+        before the first was made (or the first input) to the input that made the last. A
+        long-lived effect made early (a listener started by `init`) thus costs as little at
+        every recovery, not a re-execution of the whole log. One not made again (the app
+        raised where it did not live) stays lost."""
+        core, at, _ = self._from_checkpoint(self._made_after(min(lost), start))
+        found = {i: effect for i, effect in core.effects.items() if i in lost}
+        wanted = set(lost - found.keys())
+        for record, event in _in_order(self.name, self.recorder.events(self.name, start=at), at):
+            if not wanted or record.seq >= start:
+                break
+            if not isinstance(event, INPUT_CLASSES):
+                continue
+            typed = isinstance(event, ActionRequested) and event.redacted
+            try:
+                result = core.step(event)
+            except Exception:
+                break
+            core.redacted = core.redacted or (typed and result.reached_the_app)
+            for effect_id, effect in result.effects:
+                if effect_id in wanted:
+                    wanted.discard(effect_id)
+                    found[effect_id] = effect
+                    if core.redacted:
+                        self._redacted_effects.add(effect_id)
+        return found
 
     def _made_after(self, effect_id: int, seq: int) -> int:
         """The seq bound below which the latest recovery checkpoint was taken before effect
         `effect_id` was made (1: none was, re-execute from the first input). Walks back one
-        checkpoint at a time from `seq`: each costs less than the inputs re-executed after
-        it, which the recovery must re-execute anyway."""
+        checkpoint at a time from `seq`, decoding each, never the inputs between them."""
         topic = topic_of(SnapshotTaken)
         while (record := self.recorder.last_of(self.name, topic, before=seq)) is not None:
             seq = record.seq
@@ -649,12 +677,11 @@ class SessionActor(Actor[SessionMessage]):
             before = record.seq
         return names
 
-    def _reexecute(self, before: int | None, counted_from: int) -> tuple[SessionCore, int]:
-        """The core re-executed from the last checkpoint below seq `before` (None: the last
-        one) to the end of the log, and the seq it re-executed from. Inputs from seq
-        `counted_from` on count toward the next checkpoint."""
+    def _reexecute(self) -> tuple[SessionCore, int]:
+        """The core re-executed from the last checkpoint to the end of the log, and the seq
+        it re-executed from."""
         try:
-            core, start, made = self._from_checkpoint(before)
+            core, start, made = self._from_checkpoint()
         except ApplicationError as error:
             raise SessionCrashedError(
                 f"session {self.name!r} cannot be resumed: the application raised as it "
@@ -700,8 +727,7 @@ class SessionActor(Actor[SessionMessage]):
                 core.redacted = core.redacted or (typed and result.reached_the_app)
                 made.extend(o for o in result.outputs if isinstance(o, Committed))
                 made_by = record.seq
-                if record.seq >= counted_from:
-                    inputs += 1
+                inputs += 1
                 if core.redacted:
                     self._redacted_effects.update(effect_id for effect_id, _ in result.effects)
             elif isinstance(event, SessionCrashed):
@@ -781,7 +807,7 @@ class SessionActor(Actor[SessionMessage]):
         )
 
     def _from_checkpoint(
-        self, before: int | None
+        self, before: int | None = None
     ) -> tuple[SessionCore, int, collections.deque[Committed]]:
         """The core to re-execute from (the last checkpoint below seq `before`), the seq to
         re-execute from, and the commits it made that the log holds after that seq (the

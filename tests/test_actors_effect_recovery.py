@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -23,6 +24,7 @@ from semledger.eventlog import (
 from semledger.examples import todo
 from semledger.runtime import (
     ActionKind,
+    App,
     BySemanticId,
     Full,
     Latest,
@@ -36,14 +38,18 @@ ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
 
 
 async def in_session(
-    recorder: Recorder, body: Callable[[SessionActor], Awaitable[Any]], **options: Any
+    recorder: Recorder,
+    body: Callable[[SessionActor], Awaitable[Any]],
+    app: App[Any, Any] = todo.app,
+    **options: Any,
 ) -> tuple[SessionActor, Any]:
-    """Start (or recover) session "s" of the todo app, run `body` against it, close it."""
+    """Start (or recover) session "s" of the todo app (or `app`, under its reference), run
+    `body` against it, close it."""
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             writer: LogWriter = await nursery.start(LogWriter(recorder).run)
             actor = SessionActor(
-                "s", todo.app, "semledger.examples.todo:app", writer, recorder, **options
+                "s", app, "semledger.examples.todo:app", writer, recorder, **options
             )
             async with trio.open_nursery() as sessions:
                 await sessions.start(actor.run)
@@ -117,3 +123,29 @@ async def test_an_effect_a_resume_cannot_start_again_is_named_on_its_line(
         "session 's': effect 1 (todo.save) failed: lost when the session was recovered"
         " (logged as EffectFailed; the app gets no message for it)"
     ]
+
+
+
+async def test_an_effect_made_early_is_made_again_without_re_executing_the_whole_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-executing from before the effect was made to the end of the log would make every
+    recovery of a session with a long-lived early effect cost a whole replay: only the
+    stretch that made it is re-executed, besides the inputs after the last checkpoint."""
+    monkeypatch.setattr(todo, "SAVE_SECONDS", 3600.0)
+    updates = 0
+
+    def counted(model: Any, message: Any) -> Any:
+        nonlocal updates
+        updates += 1
+        return todo.app.update(model, message)
+
+    counting = attrs.evolve(todo.app, update=counted)
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        await in_session(recorder, lambda a: _save_then(a, 200), checkpoint_every=50)
+        monkeypatch.setattr(todo, "SAVE_SECONDS", 0.01)
+        updates = 0
+        _, status = await in_session(recorder, _saved, counting, checkpoint_every=50)
+    assert status == "Saved 1 items"
+    # 3 inputs up to the save, at most 50 after the last checkpoint, the save's message.
+    assert updates <= 3 + 50 + 1
