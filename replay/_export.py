@@ -25,6 +25,7 @@ import secrets
 import shlex
 import stat
 import textwrap
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -707,19 +708,30 @@ def _check_fixed(
 
 
 def _check_same_node(where: str, snapshot: SemanticsSnapshot, event: Any, recorded: str) -> None:
-    """Raise if the node `event` targets by id is now known by other than `recorded`: the
-    id names another node, which the step would act on instead."""
+    """Raise if the node `event` targets by id is now another than `recorded` (`known_as`):
+    another semantic id, or another role, so the step would act on another node instead.
+
+    Only warn when just the label differs: a label often shows what the model holds (a
+    count, a total), which a fix changes, and the node is then likely the same."""
     target = getattr(event, "target", None)
     node_id = target.get("id") if isinstance(target, dict) else None
     node = snapshot.node(int(node_id)) if isinstance(node_id, str) and node_id.isdigit() else None
     if node is None:  # (the step is then rejected, and judged as that)
         return
     now = known_as(node.semantic_id, node.role, node.label)
-    if now != recorded:
-        raise AssertionError(
-            f"{where}: the recorded run's node {node_id} was {_shown(recorded)}, and node"
-            f" {node_id} is now {_shown(now)}{_no_longer('the nodes their node ids name')}"
+    if now == recorded:
+        return
+    said = f"{where}: the recorded run's node {node_id} was {_shown(recorded)}, and node"
+    if now.split(" ", 1)[0] == recorded.split(" ", 1)[0]:  # (the same role, no semantic id)
+        warnings.warn(
+            f"{said} {node_id} is now {_shown(now)}: taken as the same node with another"
+            " label; if the fix moved node ids, this test may not reach the recorded failure",
+            stacklevel=4,
         )
+        return
+    raise AssertionError(
+        f"{said} {node_id} is now {_shown(now)}{_no_longer('the nodes their node ids name')}"
+    )
 
 
 def _shown(known: str) -> str:

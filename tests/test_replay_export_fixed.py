@@ -155,3 +155,20 @@ def test_the_docstring_says_how_to_check_a_fix() -> None:
     assert "export the test again from a run of the fixed app" in docstring
     assert "invert" not in docstring
     assert "FIXED = False" not in exported([INCREMENT, INCREMENT])  # nothing failed
+
+
+def test_a_crash_export_with_fixed_set_only_warns_where_just_a_node_label_changed() -> None:
+    """A label often shows what the model holds (`Reset (2)`), which a fix changes: the
+    same node with another label is no other node, and the fix checked passes."""
+    recorder = MemoryRecorder()
+    session = logged(recorder, "tests_fixed_variants:counting_reset", [INCREMENT, RESET])
+    source = export_test(recorder, session)
+    assert "TARGETS = {1: 'counter.increment', 2: \"button 'Reset (1)'\"}" in source
+    with pytest.warns(UserWarning, match=r"node 5 was button 'Reset \(1\)', and node 5 is now"):
+        run(
+            source.replace("counting_reset'", "counting_reset_fixed'"),
+            app_ref="tests_fixed_variants:counting_reset_fixed",
+            fixed=True,
+        )
+    with pytest.raises(AssertionError, match="the recorded crash still happens"):
+        run(source, app_ref="tests_fixed_variants:counting_reset", fixed=True)

@@ -17,7 +17,13 @@ def _view(
     reset: bool,
     help_first: bool = False,
     reset_disabled: bool = False,
+    reset_counts: bool = False,
 ) -> View[counter.Msg]:
+    reset_button = (
+        button(f"Reset ({model.count})", counter.Reset())
+        if reset_counts
+        else button("Reset", counter.Reset(), semantic_id="counter.reset", disabled=reset_disabled)
+    )
     return column(
         text("Count", shown, semantic_id="counter.value"),
         button("Increment", counter.Increment(), semantic_id="counter.increment"),
@@ -28,11 +34,7 @@ def _view(
             disabled=model.count == 0,
         ),
         *([button("Help", counter.Increment(), semantic_id="counter.help")] if help_first else []),
-        *(
-            [button("Reset", counter.Reset(), semantic_id="counter.reset", disabled=reset_disabled)]
-            if reset
-            else []
-        ),
+        *([reset_button] if reset else []),
         text_field(
             "Step", model.step_text, on_set_text=counter.SetStep, semantic_id="counter.step"
         ),
@@ -49,6 +51,10 @@ def _help_first(model: counter.Model) -> View[counter.Msg]:
 
 def _reset_disabled(model: counter.Model) -> View[counter.Msg]:
     return _view(model, shown=str(model.count), reset=True, reset_disabled=True)
+
+
+def _reset_counts(model: counter.Model) -> View[counter.Msg]:
+    return _view(model, shown=str(model.count), reset=True, reset_counts=True)
 
 
 def _no_reset(model: counter.Model) -> View[counter.Msg]:
@@ -74,3 +80,21 @@ reset_disabled: App[counter.Model, counter.Msg] = attrs.evolve(
     tests_buggy.app, view=_reset_disabled, name="reset-disabled"
 )
 """Not fixed, but Reset is disabled: the recorded Reset is refused before its handler."""
+
+counting_reset: App[counter.Model, counter.Msg] = attrs.evolve(
+    tests_buggy.app, view=_reset_counts, name="counting-reset"
+)
+"""Reset, with no semantic id, shows the count in its label; still divides by zero."""
+
+
+def _twice(model: counter.Model, message: counter.Msg) -> counter.Model:
+    model = counter.app.update(model, message)
+    return counter.app.update(model, message) if isinstance(message, counter.Increment) else model
+
+
+counting_reset_fixed: App[counter.Model, counter.Msg] = attrs.evolve(
+    counter.app, view=_reset_counts, update=_twice, name="counting-reset-fixed"
+)
+"""The fix, which also counts otherwise (an increment adds the step twice): the same nodes,
+Reset's label showing another count."""
+
