@@ -4,7 +4,7 @@ and its message reaches the app, whichever checkpoints the log took while it ran
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +12,10 @@ import attrs
 import pytest
 import trio
 
-from semledger.actors import Close, LogWriter, SessionActor
+from semledger.actors import SessionActor
 from semledger.eventlog import (
     EffectCompleted,
     EffectFailed,
-    Recorder,
     SessionResumed,
     SnapshotTaken,
     SqliteRecorder,
@@ -24,7 +23,6 @@ from semledger.eventlog import (
 from semledger.examples import todo
 from semledger.runtime import (
     ActionKind,
-    App,
     BySemanticId,
     Full,
     Latest,
@@ -34,29 +32,10 @@ from semledger.runtime import (
     SimpleAction,
 )
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from sessions_run import in_session
+
 ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
-
-
-async def in_session(
-    recorder: Recorder,
-    body: Callable[[SessionActor], Awaitable[Any]],
-    app: App[Any, Any] = todo.app,
-    **options: Any,
-) -> tuple[SessionActor, Any]:
-    """Start (or recover) session "s" of the todo app (or `app`, under its reference), run
-    `body` against it, close it."""
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-            actor = SessionActor(
-                "s", app, "semledger.examples.todo:app", writer, recorder, **options
-            )
-            async with trio.open_nursery() as sessions:
-                await sessions.start(actor.run)
-                result = await body(actor)
-                await actor.request(Close("test over"))
-            writer.close()
-    return actor, result
 
 
 async def act(actor: SessionActor, semantic_id: str, action: Any = ACTIVATE) -> None:
@@ -92,9 +71,9 @@ async def test_an_effect_outstanding_across_a_checkpoint_is_started_again(
     re-executing the input that made it makes it again."""
     monkeypatch.setattr(todo, "SAVE_SECONDS", 3600.0)  # the save never finishes live
     with SqliteRecorder(tmp_path / "log.db") as recorder:
-        await in_session(recorder, lambda a: _save_then(a, more), checkpoint_every=every)
+        await in_session(recorder, "s", lambda a: _save_then(a, more), checkpoint_every=every)
         monkeypatch.setattr(todo, "SAVE_SECONDS", 0.01)
-        again, status = await in_session(recorder, _saved, checkpoint_every=every)
+        again, status = await in_session(recorder, "s", _saved, checkpoint_every=every)
         events = [e for _r, e in recorder.events("s")]
     assert again.recovered
     checkpoints = [e for e in events if isinstance(e, SnapshotTaken)]
@@ -115,8 +94,8 @@ async def test_an_effect_a_resume_cannot_start_again_is_named_on_its_line(
     monkeypatch.setattr(SessionActor, "_made_after", lambda _self, _effect_id, seq: seq)
     monkeypatch.setattr(todo, "SAVE_SECONDS", 3600.0)
     with SqliteRecorder(tmp_path / "log.db") as recorder:
-        await in_session(recorder, lambda a: _save_then(a, 1), checkpoint_every=1)
-        await in_session(recorder, _saved, checkpoint_every=1)
+        await in_session(recorder, "s", lambda a: _save_then(a, 1), checkpoint_every=1)
+        await in_session(recorder, "s", _saved, checkpoint_every=1)
         [failed] = [e for _r, e in recorder.events("s") if isinstance(e, EffectFailed)]
     assert failed.error == "lost when the session was recovered"
     assert [r.getMessage() for r in caplog.records if " failed: " in r.getMessage()] == [
@@ -142,10 +121,10 @@ async def test_an_effect_made_early_is_made_again_without_re_executing_the_whole
 
     counting = attrs.evolve(todo.app, update=counted)
     with SqliteRecorder(tmp_path / "log.db") as recorder:
-        await in_session(recorder, lambda a: _save_then(a, 200), checkpoint_every=50)
+        await in_session(recorder, "s", lambda a: _save_then(a, 200), checkpoint_every=50)
         monkeypatch.setattr(todo, "SAVE_SECONDS", 0.01)
         updates = 0
-        _, status = await in_session(recorder, _saved, counting, checkpoint_every=50)
+        _, status = await in_session(recorder, "s", _saved, counting, checkpoint_every=50)
     assert status == "Saved 1 items"
     # 3 inputs up to the save, at most 50 after the last checkpoint, the save's message.
     assert updates <= 3 + 50 + 1

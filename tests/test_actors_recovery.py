@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +80,8 @@ import tests_drifted
 import tests_login
 import tests_strength
 import tests_variant
+from sessions_run import TODO, in_session
 
-TODO = "semledger.examples.todo:app"
 GALLERY = "semledger.examples.gallery:app"
 STRENGTH = "tests_strength:app"
 SUBMIT = SimpleAction(ActionKind.SUBMIT)
@@ -110,27 +110,6 @@ AFTER: Script = [
 
 def target(semantic_id: str) -> BySemanticId:
     return BySemanticId(SemanticId.new(semantic_id))
-
-
-async def in_session(
-    recorder: Recorder,
-    name: str,
-    body: Callable[[SessionActor], Awaitable[Any]],
-    app: Any = todo.app,
-    app_ref: str = TODO,
-    **options: Any,
-) -> tuple[SessionActor, Any]:
-    """Start (or recover) session `name`, run `body` against it, then close it."""
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-            actor = SessionActor(name, app, app_ref, writer, recorder, **options)
-            async with trio.open_nursery() as sessions:
-                await sessions.start(actor.run)
-                result = await body(actor)
-                await actor.request(Close("test over"))
-            writer.close()
-    return actor, result
 
 
 async def drive(actor: SessionActor, script: Script, first: Precondition = LATEST) -> None:
