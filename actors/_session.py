@@ -603,8 +603,8 @@ class SessionActor(Actor[SessionMessage]):
         self._sync_timers(self.core.runtime.subscriptions())
 
     def _recover(self) -> SessionCore:
-        """Rebuild the core from the last checkpoint (or the start) and the inputs after it;
-        from an earlier one (or the start) if effects started before it are outstanding.
+        """Rebuild the core from the last checkpoint (or the start) and the inputs after it,
+        with the effects made before that checkpoint and still outstanding made again.
 
         Every commit re-execution makes must be the one logged there, in order (generation
         and snapshot hash): otherwise the session would serve other content under
