@@ -532,11 +532,11 @@ def check_recorded_steps(
     fix may change them), but an action the recording accepted (or crashed on) must reach
     the app again, lest the check pass without the inputs reaching what failed. `targets`
     (by step) is what the node a step names by id was known by in the recorded tree
-    (`known_as`): with `fixed`, the node with that id must be known by it still, lest the
-    step act on another node. Steps that cannot check a fix fail `fixed` at once: of a
-    session recorded as `nondeterministic` (an app that misbehaves now and then may pass
-    them, the bug still there), or holding an input redacted in the log (its masked text
-    may not reach the bug).
+    (`known_as`): with `fixed`, the node with that id must have the same semantic id, or
+    with none the same role (another label only warns), lest the step act on another node.
+    Steps that cannot check a fix fail `fixed` at once: of a session recorded as
+    `nondeterministic` (an app that misbehaves now and then may pass them, the bug still
+    there), or holding an input redacted in the log (its masked text may not reach the bug).
 
     `session` (the recorded session's name) goes into the replay command that a difference
     of outputs is noted with."""
