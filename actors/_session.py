@@ -18,7 +18,7 @@ import re
 import shlex
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Set
 from typing import Any, NamedTuple
 
 import attrs
@@ -63,7 +63,6 @@ from semledger.runtime import (
     App,
     ApplicationError,
     CheckpointMismatchError,
-    Effect,
     ErrorCode,
     Every,
     Precondition,
@@ -614,39 +613,14 @@ class SessionActor(Actor[SessionMessage]):
         core, start = self._reexecute()
         lost = core.runtime.pending_effects - set(core.effects)
         if lost:
-            core.effects.update(self._remade(lost, start))
+            # Made before that checkpoint, so by none of the inputs re-executed: re-executing
+            # the stretch that made them (only that) makes them again, to be started again.
+            # A long-lived effect made early (a listener started by `init`) thus costs
+            # little at each recovery, not a re-execution of the whole log.
+            before = self._made_after(min(lost), start)
+            earlier, _ = self._reexecute(before, until=start, making=lost)
+            core.effects.update((i, e) for i, e in earlier.effects.items() if i in lost)
         return core
-
-    def _remade(self, lost: frozenset[int], start: int) -> dict[int, Effect[Any]]:
-        """The effects `lost` (pending at the checkpoint recovery began from, at seq `start`,
-        and never finished) made again by `update`, to be started again.
-
-        Only the stretch that made them is re-executed: from the latest checkpoint taken
-        before the first was made (or the first input) to the input that made the last. A
-        long-lived effect made early (a listener started by `init`) thus costs as little at
-        every recovery, not a re-execution of the whole log. One not made again (the app
-        raised where it did not live) stays lost."""
-        core, at, _ = self._from_checkpoint(self._made_after(min(lost), start))
-        found = {i: effect for i, effect in core.effects.items() if i in lost}
-        wanted = set(lost - found.keys())
-        for record, event in _in_order(self.name, self.recorder.events(self.name, start=at), at):
-            if not wanted or record.seq >= start:
-                break
-            if not isinstance(event, INPUT_CLASSES):
-                continue
-            typed = isinstance(event, ActionRequested) and event.redacted
-            try:
-                result = core.step(event)
-            except Exception:
-                break
-            core.redacted = core.redacted or (typed and result.reached_the_app)
-            for effect_id, effect in result.effects:
-                if effect_id in wanted:
-                    wanted.discard(effect_id)
-                    found[effect_id] = effect
-                    if core.redacted:
-                        self._redacted_effects.add(effect_id)
-        return found
 
     def _made_after(self, effect_id: int, seq: int) -> int:
         """The seq bound below which the latest recovery checkpoint was taken before effect
@@ -677,11 +651,17 @@ class SessionActor(Actor[SessionMessage]):
             before = record.seq
         return names
 
-    def _reexecute(self) -> tuple[SessionCore, int]:
-        """The core re-executed from the last checkpoint to the end of the log, and the seq
-        it re-executed from."""
+    def _reexecute(
+        self, before: int | None = None, *, until: int | None = None, making: Set[int] = frozenset()
+    ) -> tuple[SessionCore, int]:
+        """The core re-executed from the last checkpoint (below seq `before`, if given) to
+        the end of the log, and the seq it re-executed from.
+
+        With `until`, a stretch only: it stops before seq `until`, or at the first input
+        once every effect of `making` is made, and leaves this run's count of inputs and
+        journal alone."""
         try:
-            core, start, made = self._from_checkpoint()
+            core, start, made = self._from_checkpoint(before)
         except ApplicationError as error:
             raise SessionCrashedError(
                 f"session {self.name!r} cannot be resumed: the application raised as it "
@@ -693,6 +673,8 @@ class SessionActor(Actor[SessionMessage]):
         inputs = 0
         events = _in_order(self.name, self.recorder.events(self.name, start=start), start)
         for record, event in events:
+            if until is not None and record.seq >= until:
+                break
             if isinstance(event, Committed):
                 mine = made.popleft() if made else None
                 if mine is None or (mine.generation, mine.snapshot_hash) != (
@@ -705,6 +687,8 @@ class SessionActor(Actor[SessionMessage]):
             elif isinstance(event, INPUT_CLASSES):
                 if made:
                     raise self._diverged(made_by, made[0].generation, _EXTRA)
+                if until is not None and making <= core.effects.keys():
+                    break
                 typed = isinstance(event, ActionRequested) and event.redacted
                 try:
                     result = core.step(event)
@@ -738,9 +722,10 @@ class SessionActor(Actor[SessionMessage]):
                 )
         if made:
             raise self._diverged(made_by, made[0].generation, _EXTRA)
-        if start > 0:
-            self._adopt_logged_journal(core)
-        self._inputs = inputs
+        if until is None:
+            if start > 0:
+                self._adopt_logged_journal(core)
+            self._inputs = inputs
         return core, start
 
     def _adopt_logged_journal(self, core: SessionCore) -> None:

@@ -12,7 +12,7 @@ import attrs
 import pytest
 import trio
 
-from semledger.actors import SessionActor
+from semledger.actors import SessionActor, SessionCrashedError, SessionDivergedError
 from semledger.eventlog import (
     EffectCompleted,
     EffectFailed,
@@ -128,3 +128,39 @@ async def test_an_effect_made_early_is_made_again_without_re_executing_the_whole
     assert status == "Saved 1 items"
     # 3 inputs up to the save, at most 50 after the last checkpoint, the save's message.
     assert updates <= 3 + 50 + 1
+
+
+def _raising_init() -> todo.Model:
+    raise RuntimeError("no config here")
+
+
+def _raising_save(model: todo.Model, message: todo.Msg) -> Any:
+    if isinstance(message, todo.Save):
+        raise RuntimeError("cannot save now")
+    return todo.update(model, message)
+
+
+@pytest.mark.parametrize(
+    ("changed", "refusal"),
+    [
+        ({"init": _raising_init}, SessionCrashedError),
+        ({"update": _raising_save}, SessionDivergedError),
+    ],
+)
+async def test_an_app_raising_where_a_lost_effect_is_made_again_is_not_resumed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    changed: dict[str, Any],
+    refusal: type[Exception],
+) -> None:
+    """Re-executing the stretch that made an effect is checked as re-executing from the last
+    checkpoint is: an app that now raises there (its init, or the input that made the
+    effect) is refused, not resumed with the effect failed as lost, nor a traceback."""
+    monkeypatch.setattr(todo, "SAVE_SECONDS", 3600.0)
+    with SqliteRecorder(tmp_path / "log.db") as recorder:
+        await in_session(recorder, "s", lambda a: _save_then(a, 20), checkpoint_every=5)
+        app = attrs.evolve(todo.app, **changed)
+        with pytest.RaisesGroup(refusal, flatten_subgroups=True):
+            await in_session(recorder, "s", _saved, app, checkpoint_every=5)
+        events = [e for _r, e in recorder.events("s")]
+    assert not any(isinstance(e, SessionResumed | EffectFailed) for e in events)
