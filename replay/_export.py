@@ -709,10 +709,12 @@ def _check_fixed(
 
 def _check_same_node(where: str, snapshot: SemanticsSnapshot, event: Any, recorded: str) -> None:
     """Raise if the node `event` targets by id is now another than `recorded` (`known_as`):
-    another semantic id, or another role, so the step would act on another node instead.
+    another semantic id, or another role, or another label while a node of another id is
+    known as `recorded`: the step would act on another node instead.
 
-    Only warn when just the label differs: a label often shows what the model holds (a
-    count, a total), which a fix changes, and the node is then likely the same."""
+    Only warn when just the label differs and no node is known as `recorded`: a label often
+    shows what the model holds (a count, a total), which a fix changes, and the node is
+    then likely the same."""
     target = getattr(event, "target", None)
     node_id = target.get("id") if isinstance(target, dict) else None
     node = snapshot.node(int(node_id)) if isinstance(node_id, str) and node_id.isdigit() else None
@@ -722,6 +724,10 @@ def _check_same_node(where: str, snapshot: SemanticsSnapshot, event: Any, record
     if now == recorded:
         return
     said = f"{where}: the recorded run's node {node_id} was {_shown(recorded)}, and node"
+    moved = _known_as_now(snapshot, recorded)
+    if moved is not None:
+        said = f"{said} {node_id} is now {_shown(now)}, while node {moved} is {_shown(recorded)}"
+        raise AssertionError(f"{said}{_no_longer('the nodes their node ids name')}")
     if now.split(" ", 1)[0] == recorded.split(" ", 1)[0]:  # (the same role, no semantic id)
         warnings.warn(
             f"{said} {node_id} is now {_shown(now)}: taken as the same node with another"
@@ -732,6 +738,14 @@ def _check_same_node(where: str, snapshot: SemanticsSnapshot, event: Any, record
     raise AssertionError(
         f"{said} {node_id} is now {_shown(now)}{_no_longer('the nodes their node ids name')}"
     )
+
+
+def _known_as_now(snapshot: SemanticsSnapshot, known: str) -> int | None:
+    """The id of a node in `snapshot` known as `known` (`known_as`), if one is."""
+    for node_id, node in snapshot.nodes.items():
+        if known_as(node.semantic_id, node.role, node.label) == known:
+            return node_id
+    return None
 
 
 def _shown(known: str) -> str:

@@ -172,3 +172,6 @@ def test_a_crash_export_with_fixed_set_only_warns_where_just_a_node_label_change
         )
     with pytest.raises(AssertionError, match="the recorded crash still happens"):
         run(source, app_ref="tests_fixed_variants:counting_reset", fixed=True)
+    moved = source.replace("counting_reset'", "counting_reset_after_help'")
+    with pytest.raises(AssertionError, match=r"node 5 is now button 'Help', while node 6 is"):
+        run(moved, fixed=True)  # (not fixed: the Help button took Reset's node id)

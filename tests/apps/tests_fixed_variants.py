@@ -18,6 +18,7 @@ def _view(
     help_first: bool = False,
     reset_disabled: bool = False,
     reset_counts: bool = False,
+    help_unnamed: bool = False,
 ) -> View[counter.Msg]:
     reset_button = (
         button(f"Reset ({model.count})", counter.Reset())
@@ -34,6 +35,7 @@ def _view(
             disabled=model.count == 0,
         ),
         *([button("Help", counter.Increment(), semantic_id="counter.help")] if help_first else []),
+        *([button("Help", counter.Increment())] if help_unnamed else []),
         *([reset_button] if reset else []),
         text_field(
             "Step", model.step_text, on_set_text=counter.SetStep, semantic_id="counter.step"
@@ -55,6 +57,10 @@ def _reset_disabled(model: counter.Model) -> View[counter.Msg]:
 
 def _reset_counts(model: counter.Model) -> View[counter.Msg]:
     return _view(model, shown=str(model.count), reset=True, reset_counts=True)
+
+
+def _reset_counts_after_help(model: counter.Model) -> View[counter.Msg]:
+    return _view(model, shown=str(model.count), reset=True, reset_counts=True, help_unnamed=True)
 
 
 def _no_reset(model: counter.Model) -> View[counter.Msg]:
@@ -98,3 +104,9 @@ counting_reset_fixed: App[counter.Model, counter.Msg] = attrs.evolve(
 """The fix, which also counts otherwise (an increment adds the step twice): the same nodes,
 Reset's label showing another count."""
 
+
+counting_reset_after_help: App[counter.Model, counter.Msg] = attrs.evolve(
+    tests_buggy.app, view=_reset_counts_after_help, name="counting-reset-after-help"
+)
+"""Not fixed, but a Help button with no semantic id now comes before the counting Reset:
+the node id the recorded Reset named is now Help's, another button."""
