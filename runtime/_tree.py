@@ -351,6 +351,8 @@ class ElementTree:
             self._preassigned = None
         self._next_node_id = max(self._next_node_id, next_node_id)
         for path, _node_id, scroll, selection in elements:
+            if not scroll and selection is None:
+                continue  # (looked up, every element of a wide list cost a scan of it)
             element = self.element_at(_frozen(path))
             if element is None:
                 continue

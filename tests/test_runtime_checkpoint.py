@@ -28,7 +28,10 @@ from semledger.runtime import (
     SetText,
     SimpleAction,
     Unchanged,
+    _tree,
+    column,
 )
+from semledger.runtime import text as text_view
 
 
 def _act(runtime: AppRuntime, semantic_id: str, action: object) -> None:  # type: ignore[type-arg]
@@ -201,3 +204,41 @@ def test_a_nan_reads_back_as_itself_in_a_message_and_in_a_model() -> None:
     nan = _Reading(float("nan"))
     assert repr(codec.decode(codec.encode(nan))) == repr(nan)
     assert repr(codec.decode_model(codec.encode_model(nan))) == repr(nan)
+
+
+def _list_of(items: int) -> App:  # type: ignore[type-arg]
+    return App(
+        init=lambda: items,
+        update=lambda model, _message: model,
+        view=lambda model: column(*(text_view(f"Item {i}", str(i)) for i in range(model))),
+        name="wide",
+        model_type=int,
+    )
+
+
+def _identities_looked_at(items: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many element identities restoring a flat list of `items` looks at."""
+    app = _list_of(items)
+    state = AppRuntime(app).checkpoint()
+    looked = 0
+    plain = _tree.plain_identity
+
+    def counted(identity: Any) -> Any:
+        nonlocal looked
+        looked += 1
+        return plain(identity)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_tree, "plain_identity", counted)
+        AppRuntime.restore(app, items, state)
+    return looked
+
+
+def test_restoring_a_wide_list_looks_at_each_element_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each element was looked up from the root to apply its scroll and selection, scanning
+    its parent's children: a session with a list of thousands resumed in tens of seconds."""
+    small = _identities_looked_at(500, monkeypatch)
+    large = _identities_looked_at(1000, monkeypatch)
+    assert large <= 2.2 * small, (small, large)
