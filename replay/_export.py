@@ -31,7 +31,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from semledger._text import printable, shortened
 from semledger.actors import (
     SessionCore,
     StepResult,
@@ -749,7 +748,10 @@ def _known_as_now(snapshot: SemanticsSnapshot, known: str) -> int | None:
 
 
 def _shown(known: str) -> str:
-    return printable(shortened(known, 60))
+    """A node's name on one line (an app's label may hold a newline), cut at 60 characters:
+    ``printable`` and ``shortened`` are the command line's, above this package."""
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in known)
+    return line if len(line) <= 60 else f"{line[:60]}… ({len(known):,} characters)"
 
 
 def _unraised(call: Callable[[], _T], where: str, crash: tuple[int, str] | None, step: int) -> _T:
