@@ -236,7 +236,8 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
             steps.append((CONVERTER.unstructure(event), []))
             unrecorded = unrecorded_message(event)
             named = _node_named(names, event.target) if isinstance(event, ActionRequested) else None
-            if named is not None:
+            # One another node shares (a Delete per row) would pass for it moved: not checked.
+            if named is not None and sum(name == named for name in names.values()) == 1:
                 targets[len(steps)] = named
         elif isinstance(event, COMPARED):
             if isinstance(event, Committed):

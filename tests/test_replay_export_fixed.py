@@ -175,3 +175,13 @@ def test_a_crash_export_with_fixed_set_only_warns_where_just_a_node_label_change
     moved = source.replace("counting_reset'", "counting_reset_after_help'")
     with pytest.raises(AssertionError, match=r"node 5 is now button 'Help', while node 6 is"):
         run(moved, fixed=True)  # (not fixed: the Help button took Reset's node id)
+
+
+def test_a_node_whose_name_another_node_shared_is_not_taken_for_moved() -> None:
+    """Two buttons shown alike (a `Delete` on every row): that another node now has the
+    clicked one's recorded name is no sign its id moved, and a real fix failed for it."""
+    recorder = MemoryRecorder()
+    session = logged(recorder, "tests_fixed_variants:counting_reset_with_twin", [INCREMENT, RESET])
+    source = export_test(recorder, session)
+    assert "TARGETS = {1: 'counter.increment'}" in source
+    run(source.replace("counting_reset_with_twin'", "counting_reset_with_twin_fixed'"), fixed=True)

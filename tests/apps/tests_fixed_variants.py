@@ -19,6 +19,7 @@ def _view(
     reset_disabled: bool = False,
     reset_counts: bool = False,
     help_unnamed: bool = False,
+    twin: str | None = None,
 ) -> View[counter.Msg]:
     reset_button = (
         button(f"Reset ({model.count})", counter.Reset())
@@ -37,6 +38,7 @@ def _view(
         *([button("Help", counter.Increment(), semantic_id="counter.help")] if help_first else []),
         *([button("Help", counter.Increment())] if help_unnamed else []),
         *([reset_button] if reset else []),
+        *([button(twin, counter.Increment())] if twin is not None else []),
         text_field(
             "Step", model.step_text, on_set_text=counter.SetStep, semantic_id="counter.step"
         ),
@@ -61,6 +63,10 @@ def _reset_counts(model: counter.Model) -> View[counter.Msg]:
 
 def _reset_counts_after_help(model: counter.Model) -> View[counter.Msg]:
     return _view(model, shown=str(model.count), reset=True, reset_counts=True, help_unnamed=True)
+
+
+def _reset_counts_with_twin(model: counter.Model) -> View[counter.Msg]:
+    return _view(model, shown=str(model.count), reset=True, reset_counts=True, twin="Reset (1)")
 
 
 def _no_reset(model: counter.Model) -> View[counter.Msg]:
@@ -110,3 +116,14 @@ counting_reset_after_help: App[counter.Model, counter.Msg] = attrs.evolve(
 )
 """Not fixed, but a Help button with no semantic id now comes before the counting Reset:
 the node id the recorded Reset named is now Help's, another button."""
+
+counting_reset_with_twin: App[counter.Model, counter.Msg] = attrs.evolve(
+    tests_buggy.app, view=_reset_counts_with_twin, name="counting-reset-with-twin"
+)
+"""The counting Reset, followed by another button always labelled as Reset is at a count of
+1; still divides by zero."""
+
+counting_reset_with_twin_fixed: App[counter.Model, counter.Msg] = attrs.evolve(
+    counting_reset_fixed, view=_reset_counts_with_twin, name="counting-reset-with-twin-fixed"
+)
+"""Fixed, counting otherwise: Reset shows another count, its twin what Reset showed."""
