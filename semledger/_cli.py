@@ -1250,33 +1250,25 @@ def _steps_saved(db: str, session: str) -> list[str]:
 def _step_lines(recorder: Recorder, session: str) -> list[str]:
     from semledger._render import step_line
     from semledger.eventlog import INPUT_CLASSES, ActionRequested, Committed, SessionStarted
-    from semledger.replay import full_at
-    from semledger.replay._audit import known_as
+    from semledger.replay._audit import _follow, _node_named
 
     reads: list[Any] = []
     steps: list[str] = []
-    inputs = 0
-    generation = 0
-    trees: dict[int, dict[str, str]] = {}  # generation: what each node id was known by
+    count = 0  # steps, those past the ones shown included
+    names: dict[object, str] = {}  # node id: what it is known by, followed as the audit does
 
-    def named(target: Any) -> str | None:
-        if not isinstance(target, dict) or target.get("kind") != "node_id" or generation == 0:
-            return None
-        node_id = target.get("id")
-        if not isinstance(node_id, str):
-            return None
-        if generation not in trees:
-            full = full_at(recorder, session, generation)
-            trees[generation] = {
-                str(n.node_id): known_as(n.semantic_id, n.role, n.label) for n in full.nodes
-            }
-        return trees[generation].get(node_id)
+    def step(line: str) -> None:
+        nonlocal count
+        count += 1
+        if len(steps) < _STEPS_SHOWN:
+            steps.append(line)
 
     def read_after(done: int) -> None:
         while reads and reads[0][0] == done:
             since = reads.pop(0)[1]
-            steps.append("read_semantics" + ("" if since is None else f" since {since}"))
+            step("read_semantics" + ("" if since is None else f" since {since}"))
 
+    inputs = 0
     for _, event in recorder.events(session):
         if isinstance(event, SessionStarted):
             fuzzed = event.params.get("fuzz")
@@ -1284,19 +1276,16 @@ def _step_lines(recorder: Recorder, session: str) -> list[str]:
             reads = [r for r in logged or () if isinstance(r, list | tuple) and len(r) == 2]
             read_after(0)
         elif isinstance(event, Committed):
-            generation = event.generation
+            _follow(names, event.delta)
         elif isinstance(event, INPUT_CLASSES):
             inputs += 1
-            if len(steps) < _STEPS_SHOWN:
-                node = named(event.target) if isinstance(event, ActionRequested) else None
-                steps.append(step_line(event, node))
-            else:
-                steps.append("")  # counted, not described
+            node = _node_named(names, event.target) if isinstance(event, ActionRequested) else None
+            step(step_line(event, node))
             read_after(inputs)
-    shown = [f"  {i}. {line}" for i, line in enumerate(steps[:_STEPS_SHOWN], 1)]
-    if len(steps) > _STEPS_SHOWN:
-        shown.append(f"  … and {len(steps) - _STEPS_SHOWN} more steps")
-    return [f"its steps ({len(steps)}), as the log holds them:", *shown] if steps else []
+    shown = [f"  {i}. {line}" for i, line in enumerate(steps, 1)]
+    if count > len(steps):
+        shown.append(f"  … and {count - len(steps)} more steps")
+    return [f"its steps ({count}), as the log holds them:", *shown] if count else []
 
 
 @contextmanager
