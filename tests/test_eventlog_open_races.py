@@ -94,15 +94,9 @@ def test_a_log_to_migrate_whose_write_lock_another_process_holds_is_said_to_be_l
     """Migrating needs the lock: the open is refused, saying so, not a bare SQLite error."""
     path = tmp_path / "log.db"
     SqliteRecorder(path).close()
-    holder = sqlite3.connect(path, isolation_level=None)
-    try:
-        holder.execute("UPDATE schema_version SET version = 4")  # version 5 adds an index
-        holder.execute("BEGIN IMMEDIATE")
-        with pytest.raises(LogOpenError) as caught:
-            SqliteRecorder(path, busy_timeout=0.1)
-    finally:
-        holder.close()
-    assert str(caught.value) == (
+    # (version 5 adds an index)
+    caught = _refused_under(path, "UPDATE schema_version SET version = 4", "BEGIN IMMEDIATE")
+    assert caught == (
         f"cannot open the log {path}: it is locked by another process, and opening it must"
         " first bring its schema or journal up to date: database is locked"
     )
@@ -116,15 +110,22 @@ def test_a_version_1_log_opened_under_another_process_s_read_lock_claims_no_wait
     timeout."""
     path = tmp_path / "log.db"
     path.write_bytes((Path(__file__).parent / "fixtures" / "eventlog_v1.db").read_bytes())
+    caught = _refused_under(path, "BEGIN", "SELECT count(*) FROM events")
+    assert caught == (
+        f"cannot open the log {path}: it is locked by another process, and opening it must"
+        " first bring its schema or journal up to date: database is locked"
+    )
+
+
+def _refused_under(path: Path, *statements: str) -> str:
+    """Why opening the log at `path` is refused while another connection, having run
+    `statements`, holds it."""
     holder = sqlite3.connect(path, isolation_level=None)
     try:
-        holder.execute("BEGIN")
-        holder.execute("SELECT count(*) FROM events").fetchone()
+        for statement in statements:
+            holder.execute(statement).fetchall()
         with pytest.raises(LogOpenError) as caught:
             SqliteRecorder(path, busy_timeout=0.1)
     finally:
         holder.close()
-    assert str(caught.value) == (
-        f"cannot open the log {path}: it is locked by another process, and opening it must"
-        " first bring its schema or journal up to date: database is locked"
-    )
+    return str(caught.value)
