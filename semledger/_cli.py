@@ -1100,14 +1100,18 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     # opens it (an empty one is made a log, another program's database is refused) and
     # must be writable (a counterexample would be lost), and a new file is made only to
     # save a counterexample, so a clean run leaves no file behind.
-    recorder = None
-    if Path(args.db).exists():
-        from semledger.eventlog import SqliteRecorder
-
-        recorder = SqliteRecorder(args.db)
+    # It is closed at the end, so the counterexample is in the file itself, not in a -wal
+    # file beside it that a copy of the log alone would leave behind.
+    opened = [_recorder(args.db, must_exist=False)] if Path(args.db).exists() else []
     folder = Path(args.db).parent
-    if recorder is None and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
+    if not opened and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):
         raise UsageError(f"cannot create the log {args.db}: {folder} is not a writable folder")
+
+    def save_to() -> Any:
+        if not opened:
+            opened.append(_recorder(args.db, must_exist=False))
+        return opened[0]
+
     passed = _Passed()
     try:
         with (
@@ -1118,7 +1122,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             result = fuzz_app(
                 app,
                 args.app,
-                lambda: recorder if recorder is not None else _recorder(args.db, must_exist=False),
+                save_to,
                 examples=args.examples,
                 seed=args.seed,
                 steps=args.steps,
@@ -1145,6 +1149,9 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             file=sys.stderr,
         )
         return 130
+    finally:
+        for recorder in opened:
+            recorder.close()
     if result.failure is None:
         console.print(f"{result.examples} examples, no counterexample", style="green")
         return 0
@@ -1238,8 +1245,7 @@ def _steps_saved(db: str, session: str) -> list[str]:
     named as it was known in the tree the step acted on, read from the log. Nothing when
     the log cannot be read back."""
     try:
-        recorder = _recorder(db)
-        with recorder.pinned():
+        with _recorder(db) as recorder, recorder.pinned():
             return _step_lines(recorder, session)
     except DAMAGED_LOG_ERRORS:
         return []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -726,6 +727,26 @@ def test_a_saved_counterexample_is_ended_for_good_by_the_fuzzer_and_never_served
     assert f"session {session!r} was ended for good (fuzz counterexample: " in served.stderr
     audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="400")
     assert "the session was ended for good by the fuzzer at " in audited.stdout, audited.stdout
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new log", "existing log"])
+def test_a_saved_counterexample_is_in_the_log_file_itself_once_fuzz_exits(
+    tmp_path: Path, existing: bool
+) -> None:
+    """Fuzz left its counterexample in the -wal file beside the log: a copy of the log file
+    alone, as attached to a bug report, held no session."""
+    db = tmp_path / "fuzz.db"
+    if existing:
+        SqliteRecorder(str(db)).close()
+    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), COLUMNS="200")
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = re.search(r"saved as session '([^']+)'", done.stdout)
+    assert found is not None, done.stdout
+    copy = tmp_path / "copy" / "fuzz.db"
+    copy.parent.mkdir()
+    shutil.copyfile(db, copy)
+    with SqliteRecorder.to_inspect(str(copy)) as recorder:
+        assert recorder.head(found.group(1)) is not None
 
 
 def _lost_counterexample(raised: pytest.ExceptionInfo[Exception]) -> str:
