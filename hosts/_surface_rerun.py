@@ -7,9 +7,8 @@ snapshot must have the logged structural hash and each call must fail (or not) a
 the first call that does not is reported. It needs the adapter's refs to be issued the same
 way again, which holds for the shipped adapters on the same page or application. Calls are
 paced as they were logged: a page's timers run while the agent waits (a "Saving…" that
-reads "Saved" two seconds on), so each call waits as long after the one before as it did
-live (each call is logged as it ends, so a little longer: by the call's own time), at most
-``MAX_PAUSE_S``.
+reads "Saved" two seconds on), so each call waits after the one before as long as the agent
+did live, at most ``MAX_PAUSE_S`` (`_Pacing`).
 
 A resumed session holds one segment per ``SessionStarted``: each server opened a surface of
 its own, whether or not the one before closed its (it may have been killed). So each start
@@ -27,6 +26,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import trio
 
 from semledger.adapters import (
@@ -149,6 +149,49 @@ MAX_PAUSE_S = 30.0
 """The longest a re-run waits between two calls, however long the agent waited."""
 
 
+@attrs.define
+class _Pacing:
+    """When a segment's calls are made again: each as long after the re-run's call before
+    as the agent waited live.
+
+    A call is logged as it ends, so the gap between two calls' times is the agent's wait
+    and the later call's own time. Waiting the whole gap, then making the call, added every
+    call's time to the re-run: after twenty clicks a page showing the seconds since it
+    loaded read 9.2 where the agent had read 5.6. So the call's own time is taken off the
+    gap, as long as the re-run's last call of its kind took, and never longer than the time
+    from the event logged before it (the live call started after that), so that the re-run
+    falls behind by at most the first call of each kind, not by every call."""
+
+    since: float | None = None  # when the latest event was logged; None: no call yet
+    last: tuple[float, float] = (0.0, 0.0)  # the last call: its logged time, its end here
+    took: dict[tuple[str, object], float] = attrs.Factory(dict)  # a kind of call: its time
+    began: float = 0.0  # when the call being made began here
+
+    def restart(self) -> None:
+        """At a segment's start: its first call is made at once."""
+        self.since = None
+
+    def logged(self, at: float) -> None:
+        """An event other than a call was logged at `at`."""
+        if self.since is not None:
+            self.since = at
+
+    async def wait(self, at: float, kind: tuple[str, object]) -> None:
+        """Until the call logged at `at` is due, then take its start."""
+        if self.since is not None:
+            logged, ended = self.last
+            own = min(at - self.since, self.took.get(kind, 0.0))
+            await trio.sleep_until(ended + min(max(0.0, at - logged - own), MAX_PAUSE_S))
+        self.began = trio.current_time()
+
+    def made(self, at: float, kind: tuple[str, object]) -> None:
+        """The call logged at `at` has been made again."""
+        ended = trio.current_time()
+        self.took[kind] = ended - self.began
+        self.last = (at, ended)
+        self.since = at
+
+
 async def rerun_surface(
     recorder: Recorder,
     session: str,
@@ -171,14 +214,14 @@ async def rerun_surface(
     unrepeated: list[str] = []
     lines: list[str] | None = None  # the rendering of the last snapshot logged
     redacted: int | None = None  # the first call whose text the log redacted
-    paced: tuple[float, float] | None = None  # the last call: when logged, when re-run
+    pacing = _Pacing()
     try:
         for record, event in records:
             if on_progress is not None:
                 on_progress(record.seq, head.seq)
             if isinstance(event, SessionStarted):
                 lines = None
-                paced = None
+                pacing.restart()
                 ended = False
                 made = config or _config(event, session, record.seq)
                 if not closed:
@@ -188,19 +231,18 @@ async def rerun_surface(
                 closed = False
                 continue
             if not isinstance(event, SurfaceCalled) or ended:
+                pacing.logged(record.at)
                 continue
             calls += 1
-            if paced is not None:
-                logged_at, rerun_at = paced
-                waited = min(record.at - logged_at, MAX_PAUSE_S) - (trio.current_time() - rerun_at)
-                await trio.sleep(max(0.0, waited))
+            kind = (event.method, event.arguments.get("action"))
+            await pacing.wait(record.at, kind)
             error: BaseException | None = None
             result: Any = None
             try:
                 result = await _call(surface, event)
             except Exception as raised:
                 error = raised
-            paced = (record.at, trio.current_time())
+            pacing.made(record.at, kind)
             closed = closed or event.method == "close"
             if event.arguments.get("redacted") and redacted is None:
                 redacted = calls

@@ -7,15 +7,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
+import trio
+import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
 from semledger._render import replay_verdict
 from semledger.adapters import (
+    AgentSurface,
     LocateError,
     LoggedSurface,
     NavigationError,
@@ -23,14 +27,21 @@ from semledger.adapters import (
     snapshot_lines,
 )
 from semledger.adapters._surface_log import _line_changes
-from semledger.eventlog import MemoryRecorder, NewEvent, SessionStarted, SqliteRecorder
-from semledger.hosts import rerun_surface
+from semledger.eventlog import (
+    MemoryRecorder,
+    NewEvent,
+    Recorder,
+    SessionStarted,
+    SqliteRecorder,
+    SurfaceCalled,
+)
+from semledger.hosts import _surface_rerun, rerun_surface
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTER = "semledger.examples.counter:app"
 
 
-async def _record(recorder: SqliteRecorder, name: str) -> None:
+async def _record(recorder: Recorder, name: str) -> None:
     config = {"adapter": "runtime", "app": COUNTER}
     logged = LoggedSurface(create_surface(config), recorder, name, "runtime", config=config)
     await logged.open({})
@@ -95,8 +106,6 @@ def test_a_logged_snapshot_rendering_is_rebuilt_from_the_lines_changed(
 
 
 def test_semledger_replay_re_runs_a_surface_session(tmp_path: Path) -> None:
-    import trio
-
     db = tmp_path / "log.db"
     recorder = SqliteRecorder(db)
     trio.run(_record, recorder, "surface-1")
@@ -112,6 +121,41 @@ def test_semledger_replay_re_runs_a_surface_session(tmp_path: Path) -> None:
     assert result.stdout.startswith("replay of 'surface-1': identical — ")
     assert "calls made again, each answered as logged" in result.stdout
     assert "commits" not in result.stdout  # a surface session has calls, not commits
+
+
+async def test_a_re_run_waits_as_the_agent_did_without_adding_up_every_call_s_own_time(
+    monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Each call waited the whole logged gap from the end of the re-run's call before, which
+    holds the call's own time too, so every call's time added up: after twenty clicks a page
+    showing the seconds since it loaded read 9.2 where the agent had read 5.6."""
+    recorded = MemoryRecorder()
+    await _record(recorded, "s")
+    # Logged a second and a half apart: the agent waited a second, each call took half.
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", r.seq, e, 1000 + 1.5 * r.seq) for r, e in recorded.events("s")])
+    calls = [(r.at, e) for r, e in recorder.events("s") if isinstance(e, SurfaceCalled)]
+    logged = [at for at, _ in calls]
+    kinds = {(e.method, e.arguments.get("action")) for _, e in calls}
+    made: list[tuple[float, float]] = []  # each call's start and end in the re-run
+    call = _surface_rerun._call
+
+    async def half_a_second(surface: AgentSurface, event: SurfaceCalled) -> Any:
+        began = trio.current_time()
+        await trio.sleep(0.5)
+        try:
+            return await call(surface, event)
+        finally:
+            made.append((began, trio.current_time()))
+
+    monkeypatch.setattr(_surface_rerun, "_call", half_a_second)
+    report = await rerun_surface(recorder, "s")
+    assert report.ok, report.divergence
+    assert len(made) == len(logged) > len(kinds) + 3
+    pauses = [began - made[i][1] for i, (began, _) in enumerate(made[1:])]
+    assert min(pauses) >= 1.0 - 1e-9  # the agent's wait, always
+    behind = (made[-1][1] - made[0][1]) - (logged[-1] - logged[0])
+    assert behind <= 0.5 * len(kinds) + 1e-9  # the first call of each kind, not every call
 
 
 async def _segment(logged: LoggedSurface, clicks: int) -> None:
