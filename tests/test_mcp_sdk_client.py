@@ -258,3 +258,38 @@ async def test_sdk_client_is_told_why_an_http_request_is_refused(tmp_path: Path)
         ):
             with pytest.raises(MCPError, match=r"^missing or wrong bearer token$"):
                 await session.initialize()
+
+
+async def test_sdk_client_comes_back_to_its_session_on_a_new_server_as_the_readme_says(
+    tmp_path: Path,
+) -> None:
+    """The README said `terminate_on_close=False` lets a client come back later, but not how
+    with an SDK that keeps the session id to itself: read it from the response header with
+    the HTTP client's hook, send it back as that client's header, without `initialize`."""
+    import httpx2
+
+    ids: list[str] = []
+
+    async def remember(response: httpx2.Response) -> None:
+        if "mcp-session-id" in response.headers:
+            ids.append(response.headers["mcp-session-id"])
+
+    with http_server(tmp_path, "--token", "s3cret") as url:
+        token = {"Authorization": "Bearer s3cret"}
+        async with (
+            httpx2.AsyncClient(headers=token, event_hooks={"response": [remember]}) as http,
+            streamable_http_client(url, http_client=http, terminate_on_close=False) as (r, w),
+            ClientSession(r, w) as session,
+        ):
+            agent = Agent(session)
+            await agent.start()
+            assert (await agent.ok("perform_action", increment("1")))["after"] == "2"
+    with http_server(tmp_path, "--token", "s3cret") as url:  # a new server, the same log
+        async with (
+            httpx2.AsyncClient(headers={**token, "Mcp-Session-Id": ids[0]}) as http,
+            streamable_http_client(url, http_client=http) as (r, w),
+            ClientSession(r, w) as session,
+        ):
+            read = (await session.call_tool("read_semantics", {})).structured_content
+            assert read is not None
+            assert read["value"]["generation"] == "2", read
