@@ -132,6 +132,8 @@ def load_app(reference: str) -> App[Any, Any]:
         try:
             value = getattr(value, part)
         except AttributeError:
+            if getattr(module, "__file__", None) is None and hasattr(module, "__path__"):
+                raise _a_folder(reference, module_name, list(module.__path__)) from None
             apps = sorted(name for name, v in vars(module).items() if isinstance(v, App))
             has = f"its App: {', '.join(apps)}" if apps else "it holds no App"
             raise AppLoadError(
@@ -141,6 +143,17 @@ def load_app(reference: str) -> App[Any, Any]:
         kind = type(value).__name__
         raise AppLoadError(f"{reference!r} is not a semledger App: it is of type {kind}")
     return value
+
+
+def _a_folder(reference: str, module_name: str, folders: list[str]) -> AppLoadError:
+    """A folder without ``__init__.py`` imports as a namespace package, holding nothing,
+    where no module of its name was found: a scratch folder named like the app."""
+    name = module_name.rpartition(".")[2]
+    return AppLoadError(
+        f"{reference!r}: {module_name} was found only as the folder {folders[0]} (a folder"
+        f" without __init__.py imports as an empty package), not as a module {name}.py: run"
+        f" from the folder that holds {name}.py, or add that folder to PYTHONPATH"
+    )
 
 
 def _a_file_path(reference: str, path: str, attribute: str, here: str) -> AppLoadError:

@@ -83,6 +83,23 @@ def test_a_missing_attribute_is_told_which_apps_the_module_holds(
     assert said.endswith("app_module has no app (it holds no App)")
 
 
+def test_a_folder_named_like_the_app_s_module_is_told_apart_from_the_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scratch folder `tiny/` where `tiny.py` is not imported as an empty package: the
+    error said "tiny has no app (it holds no App)", as if tiny.py were wrong."""
+    (tmp_path / "tiny_folder_app").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(AppLoadError) as raised:
+        load_app("tiny_folder_app:app")
+    assert str(raised.value) == (
+        f"'tiny_folder_app:app': tiny_folder_app was found only as the folder"
+        f" {tmp_path / 'tiny_folder_app'} (a folder without __init__.py imports as an empty"
+        " package), not as a module tiny_folder_app.py: run from the folder that holds"
+        " tiny_folder_app.py, or add that folder to PYTHONPATH"
+    )
+
+
 @pytest.mark.parametrize(
     ("path", "meant"),
     [
