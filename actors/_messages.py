@@ -151,7 +151,7 @@ class MessageCodec:
             # the session with another model than the live one had, and its view may not
             # show it, so nothing else would notice.
             raise MessageCodecError(
-                f"{what} cannot be logged: it reads back as {restored!r}, not equal to it"
+                f"{what} cannot be logged: it reads back as {restored!r:.200}, not equal to it"
             )
         return data
 

@@ -955,13 +955,18 @@ class SessionActor(Actor[SessionMessage]):
                 out.append(SnapshotTaken(core.runtime.generation, core.checkpoint()))
             except MessageCodecError as error:
                 self._recovery_checkpoints = False  # (so told once a run)
+                model = (
+                    "declare App.model_type, with a model that"
+                    if core.codec.model_type is None
+                    else "keep to a model (App.model_type) that"
+                )
                 _log.warning(
                     "session %r takes no recovery checkpoints (%s), so a restart re-executes"
-                    " every input from the first: declare App.model_type, with a model that"
-                    " reads back from the log equal to itself and view keys msgpack can pack"
-                    " (docs/apps.md, model_type)",
+                    " every input from the first: %s reads back from the log equal to itself"
+                    " and view keys msgpack can pack (docs/apps.md, model_type)",
                     self.name,
                     error,
+                    model,
                 )
         snapshot = core.runtime.snapshot
         if self._changed >= len(snapshot.nodes):

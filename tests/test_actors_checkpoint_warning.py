@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -69,3 +70,33 @@ async def test_a_model_that_checkpoints_is_not_warned_of(caplog: pytest.LogCaptu
     await _clicks(recorder, counter.app, 5)
     assert _warnings(caplog) == []
     assert any(isinstance(e, SnapshotTaken) for _r, e in recorder.events("s"))
+
+
+@attrs.frozen
+class _Wrapped:
+    """The counter's model beside a tuple under `Any`, which reads back as a list."""
+
+    inner: counter.Model
+    items: Any = tuple(range(1_000))
+
+
+async def test_a_declared_model_that_does_not_read_back_is_warned_of_in_a_line_of_its_own(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning held the whole model read back (3.4 KB for a thousand items), and told
+    the author to declare the model_type they had declared."""
+    caplog.set_level(logging.WARNING, logger="semledger")
+    recorder = MemoryRecorder()
+    wrapped = App(
+        init=lambda: _Wrapped(counter.app.init()),
+        update=lambda model, msg: attrs.evolve(model, inner=counter.update(model.inner, msg)),
+        view=lambda model: counter.view(model.inner),
+        message_types=counter.app.message_types,
+        model_type=_Wrapped,
+    )
+    await _clicks(recorder, wrapped, 3)
+    [warning] = _warnings(caplog)
+    assert len(warning) < 1_000, warning
+    assert "reads back as _Wrapped(inner=Model(count=2" in warning
+    assert "declare App.model_type" not in warning
+    assert "every input from the first: keep to a model (App.model_type) that reads back" in warning
