@@ -92,10 +92,15 @@ def test_the_readme_s_app_and_its_fuzz_test_run_as_written(tmp_path: Path) -> No
 
 
 def test_the_readme_s_sdk_agent_runs_as_written(tmp_path: Path) -> None:
-    """It reads, then acts at the generation it read, through a real server it starts."""
+    """It reads, then acts at the generation it read, through a real server it starts,
+    found without the virtualenv's bin on the PATH: with it there, the test passed where
+    a newcomer's run found no `semledger`."""
     (tmp_path / "agent.py").write_text(_python_block("# agent.py"))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    bin_folder = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if p != bin_folder
+    )
     ran = subprocess.run(
         [sys.executable, "agent.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
         timeout=120, check=False,
