@@ -1775,7 +1775,12 @@ def _one_line(message: str) -> str:
 
 
 def _unreachable(exc: PlaywrightError) -> str:
-    """Why a page could not be opened: Chromium's net:: code when it gave one."""
+    """Why a page could not be opened: Chromium's net:: code when it gave one, or the
+    setting that ran out (Playwright's own words name none)."""
+    if isinstance(exc, PlaywrightTimeoutError):
+        limit = _TIMEOUT_MS.search(exc.message)
+        waited = f" within {limit.group(1)} ms" if limit else ""
+        return f"it did not load{waited} (timeout_ms; serve's --timeout, in seconds)"
     line = _one_line(exc.message)
     code = _NET_ERROR.search(line)
     return code.group() if code else _API_PREFIX.sub("", line)
