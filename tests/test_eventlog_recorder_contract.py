@@ -530,6 +530,23 @@ def test_checked_sessions_names_a_last_event_that_appears_twice(tmp_path: Path) 
     ]
 
 
+def test_checked_sessions_names_a_last_event_labelled_the_largest_seq(tmp_path: Path) -> None:
+    """A last seq edited to 2**63-1: `sessions` read from it to one past it, which SQLite
+    cannot hold, found no row and ended in a traceback."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append(batch("a", story()))
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET seq = ? WHERE seq = ?", (2**63 - 1, len(story())))
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        _found, problems = checked_sessions(recorder)
+    assert [str(problem) for problem in problems] == [
+        f"session 'a': event {len(story())} is missing: the next record is labelled seq"
+        f" {2**63 - 1}"
+    ]
+
+
 def test_an_abandoned_read_does_not_block_appends(recorder: Recorder) -> None:
     recorder.append(batch("s", story()[:3]))
     reading = recorder.read("s")
