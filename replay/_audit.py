@@ -59,7 +59,9 @@ class Damage:
     what: str
     """What is wrong with it: ``cannot be read: <why>``, ``is missing: <where>``, ``is
     not counted: <why>`` (the log's summary counts fewer events than the log holds),
-    ``answers request #<id>, <why not>`` (an answer to no request awaiting one), ``follows
+    ``answers request #<id>, <why not>`` (an answer to no request awaiting one), ``commits
+    generation <g> after generation <h>`` (the first commit that does not make the next
+    generation: a log rewritten with its chain, an anchor aside, shows only here), ``follows
     the session's end at event <seq> …`` (the first event logged past an end where nothing
     logs one: `past_end`; the session stands at that end), or, of event 1, ``is a <topic>,
     not the SessionStarted a session begins with``."""
@@ -67,8 +69,9 @@ class Damage:
 
 class UnreadableEventError(EventLogError):
     """Raised by `audit` when events of the session do not decode, are missing, are more
-    than the log's summary counts, answer no request awaiting an answer, or follow its end
-    where nothing logs them (a damaged log).
+    than the log's summary counts, answer no request awaiting an answer, commit a generation
+    that does not follow the one before, or follow its end where nothing logs them (a
+    damaged log).
 
     The audit goes on past each: ``report`` is the whole audit of the events that are
     there and decode (``entries`` its entries), and ``damage`` names each that is not, in
@@ -306,6 +309,7 @@ def _audit(
     labels: dict[int, list[tuple[int, str | None]]] = {}
     answered: dict[int, int] = {}  # request id: the seq of its answer
     generation = 0
+    committed = 0  # the generation of the last commit
     surface_calls = 0
     inputs = 0
     ending: Ending | None = None
@@ -342,6 +346,10 @@ def _audit(
             if record.topic == _REFUSED:  # its row stays, with what is known of it
                 entries.append(_unread_refused(record, generation))
         elif isinstance(event, Committed):
+            if not damage and event.generation != committed + 1:  # (after damage: expected)
+                what = f"commits generation {event.generation} after generation {committed}"
+                damage.append(Damage(record.seq, what))
+            committed = event.generation
             generation = event.generation
             _follow(names, event.delta)
             for request_id, named in labels.items():

@@ -21,6 +21,7 @@ from semledger.eventlog import (
     GENESIS,
     ActionRejected,
     ActionRequested,
+    Committed,
     MemoryRecorder,
     NewEvent,
     SemanticsTaken,
@@ -31,7 +32,7 @@ from semledger.eventlog import (
     chain_step,
 )
 from semledger.examples import gallery
-from semledger.replay import reexecute, verify
+from semledger.replay import UnreadableEventError, audit_report, reexecute, verify
 from semledger.runtime import BySemanticId, Latest, Rejection, SemanticId, SetText
 from semledger.runtime._wire import encode_read
 
@@ -244,6 +245,27 @@ def test_an_event_repeated_in_a_table_without_its_primary_key_is_said_to_appear_
         done = mcp.cli(command, "agent", "--db", str(db))
         assert done.returncode == 1, done.stdout + done.stderr
         assert f"session 'agent', event 6: it appears twice: {said}\n" in done.stderr, command
+
+
+def test_a_log_rewritten_with_an_old_commit_again_and_its_chain_recomputed_is_damage(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    """Its chain whole, `audit --verify` said ok and listed generations going back (4 -> 5,
+    then 3 -> 4) without a word; only an anchor, or a replay, told."""
+    with SqliteRecorder.to_inspect(str(logged[0])) as recorder:
+        stored = list(recorder.events("agent"))
+    commits = [(r, e) for r, e in stored if isinstance(e, Committed)]
+    assert len(commits) >= 3
+    rewritten = MemoryRecorder()  # the same session, the first commit logged again before its end
+    *before_end, end = stored
+    events = [e for _r, e in before_end] + [commits[0][1], end[1]]
+    rewritten.append([NewEvent("agent", n, e, 0.0) for n, e in enumerate(events, 1)])
+    assert verify(rewritten, "agent").ok
+    with pytest.raises(UnreadableEventError) as raised:
+        audit_report(rewritten, "agent")
+    assert [(d.seq, d.what) for d in raised.value.damage] == [
+        (len(stored), f"commits generation 1 after generation {commits[-1][1].generation}")
+    ]
 
 
 @pytest.mark.parametrize(
