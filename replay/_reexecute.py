@@ -95,7 +95,7 @@ _BREAK = {
 """What a recorded violation expected, and what replay found when it did not happen."""
 _FIXED = (
     "a replay pins the recorded run, failure included: if the bug is fixed, this divergence"
-    " is the fix working (a test exported from this session fails too: export it again)"
+    " is the fix working (a test exported from this session fails too: set its FIXED = True)"
 )
 
 
@@ -390,7 +390,7 @@ def _failure_ahead(
         divergence,
         f"{failure} comes after this step; a fix of it may change earlier steps too, and"
         " then this divergence is the fix working (a test exported from this session fails"
-        " too: export it again)",
+        " too: set its FIXED = True)",
     )
 
 

@@ -719,7 +719,7 @@ def _count(number: int, noun: str) -> str:
 
 _PINNED = (
     "a replay pins the recorded run, failure included: once the bug is fixed, this replay"
-    " diverges there and a test exported from the session fails (export it again)"
+    " diverges there and a test exported from the session fails (set its FIXED = True)"
 )
 
 

@@ -98,14 +98,19 @@ def test_replay_of_a_crash_says_it_reproduced_it_and_once_fixed_that_it_no_longe
         "replay of 'crashed': identical — 2 inputs, 2 commits, every snapshot hash matched;"
         " the recorded crash at step 2 reproduced\n"
     )
-    assert "a replay pins the recorded run, failure included: once the bug is fixed" in (
-        present.stdout
-    )
+    assert (
+        "a replay pins the recorded run, failure included: once the bug is fixed, this replay"
+        " diverges there and a test exported from the session fails (set its FIXED = True)"
+    ) in " ".join(present.stdout.split())
     fixed = mcp.cli("replay", "crashed", "--db", str(db), "--app", COUNTER, **WIDE)
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr
     assert "replayed: the step succeeded: the recorded crash no longer happens\n" in fixed.stdout
     said = " ".join(fixed.stdout.split())  # (the console wraps the note)
-    assert "note: a replay pins the recorded run, failure included: if the bug is fixed" in said
+    assert (
+        "note: a replay pins the recorded run, failure included: if the bug is fixed, this"
+        " divergence is the fix working (a test exported from this session fails too: set its"
+        " FIXED = True)"
+    ) in said
 
 
 def test_a_crash_as_the_app_started_replayed_as_another_exception_type_diverges(
