@@ -61,6 +61,7 @@ from ._invariants import (
     GenerationChecker,
     InvariantViolation,
     RecordedViolation,
+    recorded_effect_failure,
     recorded_issue_check,
     recorded_nondeterministic,
     recorded_reads,
@@ -72,7 +73,7 @@ _TEMPLATE = '''"""Regression test exported by `semledger replay --export-test`.
 
 Re-drives the inputs of session {session} against {app} and asserts
 that every receipt, rejection, started effect and commit hash comes out as it was
-{checks_doc}{failure_doc}{nondeterministic_doc}
+{checks_doc}{failure_doc}{nondeterministic_doc}{effect_doc}
 """
 
 {math_import}from semledger.replay import check_recorded_steps
@@ -164,6 +165,16 @@ _TWICE = (
 )
 """What the module's docstring adds for a session recorded as nondeterministic."""
 
+def _effect_doc(failure: str) -> str:
+    """What the module's docstring adds for a counterexample that is an effect raising."""
+    return (
+        f"The session is a fuzz counterexample: {_in_docstring(failure[:200])}. An effect's"
+        " failure is an input of"
+        " the session, which this test feeds back as logged, so it passes whether or not the"
+        " effect is fixed, and it has no FIXED switch: fuzz the app again to check a fix."
+    )
+
+
 _PINNED_NONDETERMINISTIC = (
     "The test pins the recorded run, failure included, as far as the app does it again: see below."
 )
@@ -251,6 +262,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
     issues = recorded_issue_check(params)
     violated = recorded_violation(params)
     nondeterministic = recorded_nondeterministic(params)
+    effect_failure = recorded_effect_failure(params)
     if app_ref is None:
         raise ValueError(f"session {session!r} names no app; pass --app")
     # A crash on a message the log could not record happens again whatever the fix; masked
@@ -281,6 +293,7 @@ def _exported(recorder: Recorder, session: str, app_ref: str | None) -> str:
             if nondeterministic
             else ""
         ),
+        effect_doc="" if effect_failure is None else f"\n\n{_wrap(_effect_doc(effect_failure))}",
         reads_block=f"\nREADS = {pprint.pformat(reads, width=96)}\n" if reads else "",
         issues_block=(
             "" if issues is None else f"\nALLOWED_ISSUES: list[str] = {sorted(issues)!r}\n"

@@ -6,6 +6,7 @@ so "advanced exactly when the snapshot changed" costs two hash comparisons.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -249,6 +250,21 @@ def recorded_violation(params: dict[str, Any]) -> RecordedViolation | None:
     failure = fuzz.get("failure")
     failure = failure if isinstance(failure, str) else ""
     return RecordedViolation(violated["step"], violated["check"], failure)
+
+
+_EFFECT_FAILED = re.compile(r"effect \d+ \(.*\) failed: ", re.DOTALL)
+"""How the fuzzer words an effect that raised (`_EffectFailedError`)."""
+
+
+def recorded_effect_failure(params: dict[str, Any]) -> str | None:
+    """The failure of a fuzzer counterexample that is an effect raising, in the fuzzer's
+    words: the session holds it as an input (``EffectFailed``), which replay feeds back as
+    logged whatever the effect does now. None for any other session."""
+    fuzz = params.get("fuzz")
+    failure = fuzz.get("failure") if isinstance(fuzz, dict) else None
+    if isinstance(failure, str) and _EFFECT_FAILED.match(failure):
+        return failure
+    return None
 
 
 def recorded_nondeterministic(params: dict[str, Any]) -> bool:

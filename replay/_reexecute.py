@@ -72,6 +72,7 @@ from ._invariants import (
     RecordedViolation,
     check_issues,
     check_read,
+    recorded_effect_failure,
     recorded_issue_check,
     recorded_nondeterministic,
     recorded_reads,
@@ -139,6 +140,10 @@ class ReplayReport:
     nondeterministic: bool = False
     """The session is a fuzzer counterexample of an app that did not do the same on the same
     inputs: a replay may diverge at any step, another each run, or not at all."""
+    effect_failure: str | None = None
+    """The session is a fuzzer counterexample whose failure was an effect raising (this,
+    in the fuzzer's words): an input, fed back as logged, so it replays identical even once
+    the effect is fixed."""
     unrepeated: tuple[str, ...] = ()
     """A surface session's re-run: each call that found what the session drove gone (its
     browser killed, say) and succeeded in the re-run, said in words. Nothing done outside
@@ -664,6 +669,7 @@ def reexecute(
         report,
         divergence=_hashing_note(report.divergence, started.params),
         nondeterministic=recorded_nondeterministic(started.params),
+        effect_failure=recorded_effect_failure(started.params),
     )
 
 

@@ -763,6 +763,14 @@ _NONDETERMINISTIC = (
 )
 
 
+def _effect_failed(failure: str) -> str:
+    return (
+        f"the recorded failure, {shortened(failure)}, is an input of the session, which a"
+        " replay feeds back as logged: it replays identical even once the effect is fixed;"
+        " check a fix by fuzzing the app again"
+    )
+
+
 def replay_verdict(report: ReplayReport) -> Group:
     verdict = _verdict(report)
     notes = [Text(f"  note: {shortened(said)}", style="yellow") for said in report.unrepeated]
@@ -770,6 +778,8 @@ def replay_verdict(report: ReplayReport) -> Group:
         notes.append(
             Text(_NONDETERMINISTIC if report.ok else f"  note: {_NONDETERMINISTIC}", style="yellow")
         )
+    if report.effect_failure is not None and report.ok:
+        notes.append(Text(_effect_failed(report.effect_failure), style="yellow"))
     return Group(verdict, *notes) if notes else verdict
 
 

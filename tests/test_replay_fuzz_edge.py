@@ -533,9 +533,25 @@ def test_an_effect_that_raises_is_a_counterexample_naming_it_that_replay_feeds_b
     assert "in _fetch" in failed.traceback  # where it raised, for the audit, as serve logs it
     assert isinstance(events[-1], SessionEnded)
     assert events[-1].reason == f"fuzz counterexample: {said}"
-    replayed = mcp.cli("replay", session, "--db", str(db))
+    # It replays identical even once fixed, which replay and the exported test said nowhere.
+    exported = tmp_path / "test_exported.py"
+    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="300")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "identical" in replayed.stdout
+    assert (
+        f"the recorded failure, {said}, is an input of the session, which a replay feeds back"
+        " as logged: it replays identical even once the effect is fixed; check a fix by"
+        " fuzzing the app again"
+    ) in replayed.stdout
+    done = mcp.cli("replay", session, "--db", str(db), "--export-test", str(exported))
+    assert done.returncode == 0, done.stdout + done.stderr
+    docstring = " ".join(exported.read_text().split('"""')[1].split())
+    assert (
+        f"The session is a fuzz counterexample: '{said}'. An effect's failure is an input of the"
+        " session, which this test feeds back as logged, so it passes whether or not the"
+        " effect is fixed, and it has no FIXED switch: fuzz the app again to check a fix."
+    ) in docstring
+    assert "FIXED" not in exported.read_text().split('"""', 2)[2]
     audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="300")
     assert "effect 1 (backend.fetch) failed at " in audited.stdout, audited.stdout
 
