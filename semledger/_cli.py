@@ -1131,7 +1131,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                 on_progress=passed.counting(progress),
             )
     except FuzzInterrupted as interrupted:
-        _print_counterexample(console, interrupted.result, args.db)
+        _print_counterexample(console, interrupted.result, args.db, args.examples)
         sys.stdout.flush()
         print(
             "semledger: interrupted while shrinking the counterexample: the one saved is the"
@@ -1155,7 +1155,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     if result.failure is None:
         console.print(f"{result.examples} examples, no counterexample", style="green")
         return 0
-    _print_counterexample(console, result, args.db)
+    _print_counterexample(console, result, args.db, args.examples)
     return 1
 
 
@@ -1216,10 +1216,11 @@ def _complain(text: str) -> None:
     print(f"semledger: {printable(text)}", file=sys.stderr)
 
 
-def _print_counterexample(console: Console, result: FuzzResult, db: str) -> None:
+def _print_counterexample(console: Console, result: FuzzResult, db: str, asked: int) -> None:
     # The app's text: no escape reaches the terminal, nor a message of megabytes.
     failure = printable(shortened(result.failure or ""))
     console.print(Text.assemble(("counterexample:", "bold red"), f" {failure}"))
+    console.print(f"found by example {result.examples} of {asked}, then shrunk")
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
         return

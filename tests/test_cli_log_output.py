@@ -771,9 +771,10 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    first, saved, caveat, steps, *shown = done.stdout.splitlines()
+    first, found, saved, caveat, steps, *shown = done.stdout.splitlines()
     assert first.startswith("counterexample: the app is not deterministic: ")
     assert first.endswith("must depend on their arguments alone)")
+    assert re.fullmatch(r"found by example [1-5] of 5, then shrunk", found), found
     assert saved.startswith("saved as session 'fuzz-")
     assert saved.endswith(f"--db {db}")
     assert caveat.endswith("replay it a few times")

@@ -738,8 +738,12 @@ def test_a_saved_counterexample_is_in_the_log_file_itself_once_fuzz_exits(
     db = tmp_path / "fuzz.db"
     if existing:
         SqliteRecorder(str(db)).close()
-    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), COLUMNS="200")
+    done = mcp.cli(
+        "fuzz", "tests_duplicated:app", "--db", str(db), "--examples", "40", COLUMNS="200"
+    )
     assert done.returncode == 1, done.stdout + done.stderr
+    # (and how deep it was: the number that matters to tune --examples)
+    assert re.search(r"^found by example \d+ of 40, then shrunk$", done.stdout, re.M)
     found = re.search(r"saved as session '([^']+)'", done.stdout)
     assert found is not None, done.stdout
     copy = tmp_path / "copy" / "fuzz.db"

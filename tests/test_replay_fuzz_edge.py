@@ -160,7 +160,7 @@ def test_fuzz_and_replay_print_the_start_of_a_long_error_message_and_its_length(
     db = tmp_path / "log.db"
     done = _fuzz("tests_fuzz_long_error:app", "--db", str(db), "--examples", "20")
     assert done.returncode == 1, done.stdout[:2000] + done.stderr[:2000]
-    said = "".join(done.stdout.partition("saved as session")[0].split())  # as wrapped
+    said = "".join(done.stdout.partition("found by example")[0].split())  # as wrapped
     assert said == "counterexample:ValueError:" + "x" * 488 + "…(200012characters)"
     replayed = mcp.cli("replay", _saved(done), "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout[:2000] + replayed.stderr[:2000]
