@@ -573,24 +573,6 @@ async def test_an_unreachable_url_is_a_one_line_session_error_naming_it(
     assert opened.value.message == f"cannot open {url}: {reason}"
 
 
-async def test_a_page_that_never_answers_is_a_session_error_naming_the_timeout(
-    browser: WebBrowser,
-) -> None:
-    """Playwright's "Timeout 1000ms exceeded." named no setting to change."""
-    with socket.socket() as mute:  # it takes the connection and never answers
-        mute.bind(("127.0.0.1", 0))
-        mute.listen()
-        url = f"http://127.0.0.1:{mute.getsockname()[1]}/"
-        surface = WebSurface({"browser": browser})
-        with pytest.raises(SessionError) as opened:
-            await surface.open(SessionInit(base_url=url, timeout_ms=1000))
-        await surface.close()
-    assert opened.value.message == (
-        f"cannot open {url}: it did not load within 1000 ms (timeout_ms; serve's --timeout,"
-        " in seconds)"
-    )
-
-
 async def test_a_page_that_could_not_be_loaded_names_its_url_and_the_reason(
     browser: WebBrowser, refused_url: str, tmp_path: Path
 ) -> None:
