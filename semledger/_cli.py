@@ -1099,9 +1099,9 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     # The log is checked before the run, not after it: a file there is opened as `serve`
     # opens it (an empty one is made a log, another program's database is refused) and
     # must be writable (a counterexample would be lost), and a new file is made only to
-    # save a counterexample, so a clean run leaves no file behind.
-    # It is closed at the end, so the counterexample is in the file itself, not in a -wal
-    # file beside it that a copy of the log alone would leave behind.
+    # save a counterexample, so a clean run leaves no file behind. It is closed at the end,
+    # so the counterexample is in the file itself, not in a -wal file that a copy of the
+    # log alone would leave behind.
     opened = [_recorder(args.db, must_exist=False)] if Path(args.db).exists() else []
     folder = Path(args.db).parent
     if not opened and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)):

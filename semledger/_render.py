@@ -765,9 +765,9 @@ _NONDETERMINISTIC = (
 
 def _effect_failed(failure: str) -> str:
     return (
-        f"the recorded failure, {shortened(failure)}, is an input of the session, which a"
-        " replay feeds back as logged: it replays identical even once the effect is fixed;"
-        " check a fix by fuzzing the app again"
+        f"the recorded failure, {printable(shortened(failure))}, is an input of the session,"
+        " which a replay feeds back as logged: it replays identical even once the effect is"
+        " fixed; check a fix by fuzzing the app again"
     )
 
 
