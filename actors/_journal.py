@@ -175,9 +175,9 @@ def fold_commit(
     session: str, seq: int, snapshot: SemanticsSnapshot, commit: Committed, *, missing: str = ""
 ) -> tuple[SemanticsSnapshot, Delta]:
     """`snapshot` with the logged `commit` (event `seq`) applied, and its delta. A delta that
-    does not apply, or makes another snapshot than the hash logged with it names, is damage
-    to the log (``InconsistentLogError``; `missing` adds why it may not apply: an event
-    before it is gone)."""
+    does not apply, or makes another generation than the commit says or another snapshot
+    than the hash logged with it names, is damage to the log (``InconsistentLogError``;
+    `missing` adds why it may not apply: an event before it is gone)."""
     try:
         delta = decode_read(commit.delta)
         if not isinstance(delta, Delta):
@@ -186,6 +186,12 @@ def fold_commit(
     except ValueError as error:
         reason = f"the commit does not apply: {error}{missing}"
         raise InconsistentLogError(session, seq, reason) from None
+    if folded.generation != commit.generation:
+        raise InconsistentLogError(
+            session,
+            seq,
+            f"it says generation {commit.generation}, its delta makes {folded.generation}",
+        )
     if folded.hash != commit.snapshot_hash:
         raise InconsistentLogError(
             session,

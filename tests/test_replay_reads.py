@@ -319,6 +319,30 @@ def test_a_commit_whose_delta_was_changed_is_named_instead_of_read(tmp_path: Pat
     assert "its delta does not make the snapshot its hash names" in str(caught.value)
 
 
+def test_a_commit_whose_generation_was_changed_is_named_not_the_event_after_the_last(
+    tmp_path: Path,
+) -> None:
+    """Its delta still applies, to another generation than it says: the read named event
+    "29" of a session of 28, "its commits reach generation 5, not 7"."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
+        (last,) = [r for r in recorder.read("c") if r.topic == Committed.__name__][-1:]
+    event = CONVERTER.decode(last.topic, last.version, last.body)
+    assert isinstance(event, Committed)
+    body = CONVERTER.encode(attrs.evolve(event, generation=event.generation + 2)).body
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = ? WHERE session = 'c' AND seq = ?", (body, last.seq))
+    conn.close()
+    with SqliteRecorder(db) as recorder, pytest.raises(InconsistentLogError) as caught:
+        full_at(recorder, "c")
+    assert caught.value.seq == last.seq
+    assert str(caught.value).endswith(
+        f"event {last.seq}: it says generation {event.generation + 2}, its delta makes"
+        f" {event.generation}"
+    )
+
+
 def test_a_read_checkpoint_whose_tree_was_changed_is_named_instead_of_read(
     tmp_path: Path,
 ) -> None:
