@@ -105,6 +105,17 @@ def _difference(
     return None
 
 
+def _unopened_note(event: SurfaceCalled, error: BaseException | None) -> str | None:
+    """Why an open that succeeded live may fail in the re-run, from outside the surface."""
+    if event.method != "open" or error is None or event.error_class is not None:
+        return None
+    return (
+        "the re-run could not open what the session opened: a page whose server is not"
+        " running, or an application that is not installed here, fails here, not what it"
+        " does; start it and replay again"
+    )
+
+
 def _redaction_note(redacted: int | None, event: SurfaceCalled) -> str | None:
     if event.arguments.get("redacted"):
         return "this call's text was redacted in the log"
@@ -257,7 +268,7 @@ async def rerun_surface(
             difference = _difference(event, result, error, lines)
             if difference is not None:
                 expected, actual, diff = difference
-                note = _redaction_note(redacted, event)
+                note = _unopened_note(event, error) or _redaction_note(redacted, event)
                 divergence = Divergence(calls, record.seq, expected, actual, diff, note)
                 return ReplayReport(
                     session, calls, calls, divergence, surface=True, unrepeated=tuple(unrepeated)

@@ -23,6 +23,7 @@ from semledger.adapters import (
     LocateError,
     LoggedSurface,
     NavigationError,
+    SessionError,
     create_surface,
     snapshot_lines,
 )
@@ -156,6 +157,31 @@ async def test_a_re_run_waits_as_the_agent_did_without_adding_up_every_call_s_ow
     assert min(pauses) >= 1.0 - 1e-9  # the agent's wait, always
     behind = (made[-1][1] - made[0][1]) - (logged[-1] - logged[0])
     assert behind <= 0.5 * len(kinds) + 1e-9  # the first call of each kind, not every call
+
+
+async def test_an_open_that_fails_only_in_the_re_run_says_it_may_be_from_outside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page whose server was not running made the replay say DIVERGED at step 1, as if
+    the page had changed."""
+    recorder = MemoryRecorder()
+    await _record(recorder, "s")
+    call = _surface_rerun._call
+
+    async def unreachable(surface: AgentSurface, event: SurfaceCalled) -> Any:
+        if event.method == "open":
+            raise SessionError("cannot open http://127.0.0.1:9/: net::ERR_CONNECTION_REFUSED")
+        return await call(surface, event)
+
+    monkeypatch.setattr(_surface_rerun, "_call", unreachable)
+    report = await rerun_surface(recorder, "s")
+    assert report.divergence is not None
+    assert report.divergence.step == 1
+    assert report.divergence.note == (
+        "the re-run could not open what the session opened: a page whose server is not"
+        " running, or an application that is not installed here, fails here, not what it"
+        " does; start it and replay again"
+    )
 
 
 async def _segment(logged: LoggedSurface, clicks: int) -> None:
