@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -299,48 +299,44 @@ def test_a_commit_that_does_not_apply_is_named_by_its_seq_after_a_deleted_event(
     assert f"event {commits[-1]}: the commit does not apply" in str(caught.value)
 
 
-def test_a_commit_whose_delta_was_changed_is_named_instead_of_read(tmp_path: Path) -> None:
-    """Its delta still applies; the hash logged with it says it made another snapshot."""
-    db = tmp_path / "log.db"
-    with SqliteRecorder(db) as recorder:
-        trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
-        (last,) = [r for r in recorder.read("c") if r.topic == Committed.__name__][-1:]
-    event = CONVERTER.decode(last.topic, last.version, last.body)
-    assert isinstance(event, Committed)
+def _forged_label(event: Committed) -> Committed:
     node = event.delta["upserted"][0]
-    changed = {**event.delta, "upserted": [{**node, "label": "forged"}]}
-    body = CONVERTER.encode(attrs.evolve(event, delta=changed)).body
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE events SET body = ? WHERE session = 'c' AND seq = ?", (body, last.seq))
-    conn.close()
-    with SqliteRecorder(db) as recorder, pytest.raises(InconsistentLogError) as caught:
-        full_at(recorder, "c")
-    assert caught.value.seq == last.seq
-    assert "its delta does not make the snapshot its hash names" in str(caught.value)
+    return attrs.evolve(event, delta={**event.delta, "upserted": [{**node, "label": "forged"}]})
 
 
-def test_a_commit_whose_generation_was_changed_is_named_not_the_event_after_the_last(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("forge", "says"),
+    [
+        # Its delta still applies; the hash logged with it says it made another snapshot.
+        (_forged_label, "its delta does not make the snapshot its hash names"),
+        # It says another generation than its delta makes: the read named event "29" of a
+        # session of 28, "its commits reach generation 5, not 7".
+        (
+            lambda event: attrs.evolve(event, generation=event.generation + 2),
+            "it says generation {forged}, its delta makes {generation}",
+        ),
+    ],
+    ids=["delta", "generation"],
+)
+def test_a_commit_changed_so_that_its_delta_still_applies_is_named_instead_of_read(
+    tmp_path: Path, forge: Callable[[Committed], Committed], says: str
 ) -> None:
-    """Its delta still applies, to another generation than it says: the read named event
-    "29" of a session of 28, "its commits reach generation 5, not 7"."""
     db = tmp_path / "log.db"
     with SqliteRecorder(db) as recorder:
         trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
         (last,) = [r for r in recorder.read("c") if r.topic == Committed.__name__][-1:]
     event = CONVERTER.decode(last.topic, last.version, last.body)
     assert isinstance(event, Committed)
-    body = CONVERTER.encode(attrs.evolve(event, generation=event.generation + 2)).body
+    forged = forge(event)
+    body = CONVERTER.encode(forged).body
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE events SET body = ? WHERE session = 'c' AND seq = ?", (body, last.seq))
     conn.close()
     with SqliteRecorder(db) as recorder, pytest.raises(InconsistentLogError) as caught:
         full_at(recorder, "c")
     assert caught.value.seq == last.seq
-    assert str(caught.value).endswith(
-        f"event {last.seq}: it says generation {event.generation + 2}, its delta makes"
-        f" {event.generation}"
-    )
+    said = says.format(forged=forged.generation, generation=event.generation)
+    assert str(caught.value).endswith(f"event {last.seq}: {said}")
 
 
 def test_a_read_checkpoint_whose_tree_was_changed_is_named_instead_of_read(
