@@ -190,7 +190,8 @@ def fold_commit(
         raise InconsistentLogError(
             session,
             seq,
-            f"it says generation {commit.generation}, its delta makes {folded.generation}",
+            f"it says generation {commit.generation}, its delta makes {folded.generation}:"
+            f" {_CHANGED}",
         )
     if folded.hash != commit.snapshot_hash:
         raise InconsistentLogError(
