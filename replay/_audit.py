@@ -60,8 +60,9 @@ class Damage:
     """What is wrong with it: ``cannot be read: <why>``, ``is missing: <where>``, ``is
     not counted: <why>`` (the log's summary counts fewer events than the log holds),
     ``answers request #<id>, <why not>`` (an answer to no request awaiting one), ``commits
-    generation <g> after generation <h>`` (the first commit that does not make the next
-    generation: a log rewritten with its chain, an anchor aside, shows only here), ``follows
+    generation <g> after generation <h>`` or ``says generation <g>, its delta makes …`` (the
+    first commit that does not make the next generation: a log rewritten with its chain, an
+    anchor aside, shows only here), ``follows
     the session's end at event <seq> …`` (the first event logged past an end where nothing
     logs one: `past_end`; the session stands at that end), or, of event 1, ``is a <topic>,
     not the SessionStarted a session begins with``."""
@@ -346,9 +347,9 @@ def _audit(
             if record.topic == _REFUSED:  # its row stays, with what is known of it
                 entries.append(_unread_refused(record, generation))
         elif isinstance(event, Committed):
-            if not damage and event.generation != committed + 1:  # (after damage: expected)
-                what = f"commits generation {event.generation} after generation {committed}"
-                damage.append(Damage(record.seq, what))
+            unfollowed = None if damage else _unfollowed(event, committed)  # (after: expected)
+            if unfollowed is not None:
+                damage.append(Damage(record.seq, unfollowed))
             committed = event.generation
             generation = event.generation
             _follow(names, event.delta)
@@ -697,6 +698,19 @@ def _current(answer: ActionReceipt | ActionRejected, generation: int) -> int:
         if current is not None:
             return current
     return generation
+
+
+def _unfollowed(commit: Committed, committed: int) -> str | None:
+    """What is wrong with `commit`, logged after a commit of generation `committed`, if it
+    does not make the next generation, by what it says or by its delta."""
+    if commit.generation != committed + 1:
+        return f"commits generation {commit.generation} after generation {committed}"
+    made, since = commit.delta.get("to"), commit.delta.get("from")  # (a delta read says both)
+    if made is not None and made != str(commit.generation):
+        return f"says generation {commit.generation}, its delta makes {made}"
+    if since is not None and since != str(committed):
+        return f"has a delta from generation {since}, after generation {committed}"
+    return None
 
 
 def _unasked(request_id: int, answered: dict[int, int]) -> str:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgpack
 import pytest
 import trio
@@ -247,25 +248,33 @@ def test_an_event_repeated_in_a_table_without_its_primary_key_is_said_to_appear_
         assert f"session 'agent', event 6: it appears twice: {said}\n" in done.stderr, command
 
 
-def test_a_log_rewritten_with_an_old_commit_again_and_its_chain_recomputed_is_damage(
-    logged: tuple[Path, dict[int, Any]],
+@pytest.mark.parametrize("forged", ["an old commit again", "a delta to another generation"])
+def test_a_log_rewritten_with_a_commit_out_of_turn_and_its_chain_recomputed_is_damage(
+    logged: tuple[Path, dict[int, Any]], forged: str
 ) -> None:
     """Its chain whole, `audit --verify` said ok and listed generations going back (4 -> 5,
-    then 3 -> 4) without a word; only an anchor, or a replay, told."""
+    then 3 -> 4) without a word, or a commit whose delta made another generation than it
+    said, which `read` called damage; only an anchor, or a replay, told."""
     with SqliteRecorder.to_inspect(str(logged[0])) as recorder:
         stored = list(recorder.events("agent"))
     commits = [(r, e) for r, e in stored if isinstance(e, Committed)]
     assert len(commits) >= 3
-    rewritten = MemoryRecorder()  # the same session, the first commit logged again before its end
-    *before_end, end = stored
-    events = [e for _r, e in before_end] + [commits[0][1], end[1]]
+    last = commits[-1][1]
+    if forged == "an old commit again":  # logged again before the session's end
+        *before_end, end = stored
+        events = [e for _r, e in before_end] + [commits[0][1], end[1]]
+        at, says = len(stored), f"commits generation 1 after generation {last.generation}"
+    else:
+        made = str(last.generation + 2)
+        moved = {**last.delta, "to": made}
+        events = [attrs.evolve(e, delta=moved) if e is last else e for _r, e in stored]
+        at, says = commits[-1][0].seq, f"says generation {last.generation}, its delta makes {made}"
+    rewritten = MemoryRecorder()
     rewritten.append([NewEvent("agent", n, e, 0.0) for n, e in enumerate(events, 1)])
     assert verify(rewritten, "agent").ok
     with pytest.raises(UnreadableEventError) as raised:
         audit_report(rewritten, "agent")
-    assert [(d.seq, d.what) for d in raised.value.damage] == [
-        (len(stored), f"commits generation 1 after generation {commits[-1][1].generation}")
-    ]
+    assert [(d.seq, d.what) for d in raised.value.damage] == [(at, says)]
 
 
 @pytest.mark.parametrize(
