@@ -169,9 +169,10 @@ class _Pacing:
     and the later call's own time. Waiting the whole gap, then making the call, added every
     call's time to the re-run: after twenty clicks a page showing the seconds since it
     loaded read 9.2 where the agent had read 5.6. So the call's own time is taken off the
-    gap, as long as the re-run's last call of its kind took, and never longer than the time
-    from the event logged before it (the live call started after that), so that the re-run
-    falls behind by at most the first call of each kind, not by every call."""
+    gap, as long as the re-run's last call of its kind in the segment took, and never longer
+    than the time from the event logged before it (the live call started after that): the
+    re-run falls behind only where a call takes longer than the last of its kind did, not
+    at every call. A segment starts afresh: another surface may take another time."""
 
     since: float | None = None  # when the latest event was logged; None: no call yet
     last: tuple[float, float] = (0.0, 0.0)  # the last call: its logged time, its end here
@@ -181,6 +182,7 @@ class _Pacing:
     def restart(self) -> None:
         """At a segment's start: its first call is made at once."""
         self.since = None
+        self.took.clear()
 
     def logged(self, at: float) -> None:
         """An event other than a call was logged at `at`."""

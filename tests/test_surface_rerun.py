@@ -159,6 +159,35 @@ async def test_a_re_run_waits_as_the_agent_did_without_adding_up_every_call_s_ow
     assert behind <= 0.5 * len(kinds) + 1e-9  # the first call of each kind, not every call
 
 
+async def test_a_resumed_segment_waits_as_the_agent_did_whatever_the_one_before_took(
+    monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The times of the first segment's calls were taken off the second's waits: after a
+    slow read on one page, the read on the resumed page came before its timer fired."""
+    logged = MemoryRecorder()
+    await _killed_then_resumed(logged, "s")
+    recorder = MemoryRecorder()  # its events logged a second and a half apart
+    recorder.append([NewEvent("s", r.seq, e, 1000 + 1.5 * r.seq) for r, e in logged.events("s")])
+    made: list[tuple[str, float, float]] = []  # each call: its method, start and end
+    call = _surface_rerun._call
+
+    async def slow_then_fast(surface: AgentSurface, event: SurfaceCalled) -> Any:
+        began = trio.current_time()
+        opened = sum(method == "open" for method, _, _ in made) + (event.method == "open")
+        await trio.sleep(1.0 if opened == 1 else 0.0)  # the first segment's calls are slow
+        try:
+            return await call(surface, event)
+        finally:
+            made.append((event.method, began, trio.current_time()))
+
+    monkeypatch.setattr(_surface_rerun, "_call", slow_then_fast)
+    report = await rerun_surface(recorder, "s")
+    assert report.ok, report.divergence
+    second = [i for i, (method, _, _) in enumerate(made) if method == "open"][1]
+    pause = made[second + 1][1] - made[second][2]
+    assert pause == pytest.approx(1.5)  # the whole gap: this segment has timed nothing yet
+
+
 async def test_an_open_that_fails_only_in_the_re_run_says_it_may_be_from_outside(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
