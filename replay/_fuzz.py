@@ -888,8 +888,9 @@ def _fuzzed(
     ran = state.examples(examples)
     if interrupted and state.smallest is not None:
         raise FuzzInterrupted(_saved(state.smallest, ran, save))
-    if flaky:
-        return _nondeterministic(state.failed, ran, save)
+    if flaky:  # raised as an example ran: it counts, as a failing one does
+        found = ran if state.found_at is not None else min(state.ran + 1, examples)
+        return _nondeterministic(state.failed, found, save)
     if failure is None:
         return FuzzResult(ran)
     return _saved((state.last, failure), ran, save)

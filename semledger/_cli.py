@@ -1131,7 +1131,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                 on_progress=passed.counting(progress),
             )
     except FuzzInterrupted as interrupted:
-        _print_counterexample(console, interrupted.result, args.db, args.examples)
+        _print_counterexample(console, interrupted.result, args.db, args.examples, shrunk=False)
         sys.stdout.flush()
         print(
             "semledger: interrupted while shrinking the counterexample: the one saved is the"
@@ -1216,11 +1216,14 @@ def _complain(text: str) -> None:
     print(f"semledger: {printable(text)}", file=sys.stderr)
 
 
-def _print_counterexample(console: Console, result: FuzzResult, db: str, asked: int) -> None:
+def _print_counterexample(
+    console: Console, result: FuzzResult, db: str, asked: int, *, shrunk: bool = True
+) -> None:
     # The app's text: no escape reaches the terminal, nor a message of megabytes.
     failure = printable(shortened(result.failure or ""))
     console.print(Text.assemble(("counterexample:", "bold red"), f" {failure}"))
-    console.print(f"found by example {result.examples} of {asked}, then shrunk")
+    shrunk = shrunk and result.session is not None
+    console.print(f"found by example {result.examples} of {asked}{', then shrunk' * shrunk}")
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
         return

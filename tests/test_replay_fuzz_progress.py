@@ -62,6 +62,44 @@ def test_the_count_says_all_examples_run_only_as_the_last_one_runs() -> None:
     assert seen.count(60) < 1 + discarded  # the discarded ones are not all counted at the end
 
 
+def test_screens_that_differ_count_the_example_they_were_seen_in() -> None:
+    """Hypothesis raised as that example ran, and it was not counted: "found by example 11
+    of 20" where the bar had shown the 12th running."""
+    from tests_fuzz_screens import app
+
+    from semledger.replay import fuzz_app
+
+    shown: list[int] = []
+    result = fuzz_app(
+        app, "tests_fuzz_screens:app", MemoryRecorder, examples=20, seed=3,
+        on_progress=lambda done, total: shown.append(done) if total is not None else None,
+    )  # fmt: skip
+    assert result.failure is not None
+    assert result.failure.startswith("the app is not deterministic: the same inputs led to")
+    assert result.session is None
+    assert result.examples == shown[-1]
+
+
+@pytest.mark.parametrize(
+    ("session", "interrupted", "said"),
+    [
+        ("fuzz-1", False, "found by example 12 of 20, then shrunk"),
+        (None, False, "found by example 12 of 20"),  # nothing saved: nothing shrunk either
+        ("fuzz-1", True, "found by example 12 of 20"),  # stopped while it was shrunk
+    ],
+)
+def test_a_counterexample_says_it_was_shrunk_only_when_it_was(
+    tmp_path: Path, session: str | None, interrupted: bool, said: str
+) -> None:
+    from semledger._cli import _print_counterexample
+    from semledger.replay import FuzzResult
+
+    console = Console(file=io.StringIO(), width=200)
+    result = FuzzResult(12, "ValueError: no", session)
+    _print_counterexample(console, result, str(tmp_path / "log.db"), 20, shrunk=not interrupted)
+    assert console.file.getvalue().splitlines()[1] == said  # type: ignore[attr-defined]
+
+
 class _BrokenBarError(Exception):
     pass
 
@@ -398,10 +436,10 @@ def test_ctrl_c_pressed_again_as_fuzz_prints_the_counterexample_is_ignored(
             os.kill(os.getpid(), signal.SIGINT)
         shown(self, done, total)
 
-    def press_ctrl_c_again(*args: Any) -> None:
+    def press_ctrl_c_again(*args: Any, **options: Any) -> None:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.05)  # a signal interrupts the sleep: its handler runs here
-        printed(*args)
+        printed(*args, **options)
 
     monkeypatch.setattr(_cli._Lines, "__call__", press_ctrl_c_while_shrinking)
     monkeypatch.setattr(_cli, "_print_counterexample", press_ctrl_c_again)
