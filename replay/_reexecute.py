@@ -96,7 +96,8 @@ _BREAK = {
 """What a recorded violation expected, and what replay found when it did not happen."""
 _FIXED = (
     "a replay pins the recorded run, failure included: if the bug is fixed, this divergence"
-    " is the fix working (a test exported from this session fails too: set its FIXED = True)"
+    " is the fix working (a test exported from this session fails too: set its FIXED = True,"
+    " where its docstring says it has one)"
 )
 
 
@@ -395,7 +396,7 @@ def _failure_ahead(
         divergence,
         f"{failure} comes after this step; a fix of it may change earlier steps too, and"
         " then this divergence is the fix working (a test exported from this session fails"
-        " too: set its FIXED = True)",
+        " too: set its FIXED = True, where its docstring says it has one)",
     )
 
 

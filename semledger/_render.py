@@ -719,7 +719,8 @@ def _count(number: int, noun: str) -> str:
 
 _PINNED = (
     "a replay pins the recorded run, failure included: once the bug is fixed, this replay"
-    " diverges there and a test exported from the session fails (set its FIXED = True)"
+    " diverges there and a test exported from the session fails (set its FIXED = True, where"
+    " its docstring says it has one)"
 )
 
 

@@ -100,7 +100,8 @@ def test_replay_of_a_crash_says_it_reproduced_it_and_once_fixed_that_it_no_longe
     )
     assert (
         "a replay pins the recorded run, failure included: once the bug is fixed, this replay"
-        " diverges there and a test exported from the session fails (set its FIXED = True)"
+        " diverges there and a test exported from the session fails (set its FIXED = True,"
+        " where its docstring says it has one)"
     ) in " ".join(present.stdout.split())
     fixed = mcp.cli("replay", "crashed", "--db", str(db), "--app", COUNTER, **WIDE)
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr
@@ -109,7 +110,7 @@ def test_replay_of_a_crash_says_it_reproduced_it_and_once_fixed_that_it_no_longe
     assert (
         "note: a replay pins the recorded run, failure included: if the bug is fixed, this"
         " divergence is the fix working (a test exported from this session fails too: set its"
-        " FIXED = True)"
+        " FIXED = True, where its docstring says it has one)"
     ) in said
 
 
