@@ -133,7 +133,7 @@ def load_app(reference: str) -> App[Any, Any]:
             value = getattr(value, part)
         except AttributeError:
             if getattr(module, "__file__", None) is None and hasattr(module, "__path__"):
-                raise _a_folder(reference, module_name, list(module.__path__)) from None
+                raise _a_folder(reference, module_name, attribute, list(module.__path__)) from None
             apps = sorted(name for name, v in vars(module).items() if isinstance(v, App))
             has = f"its App: {', '.join(apps)}" if apps else "it holds no App"
             raise AppLoadError(
@@ -145,9 +145,18 @@ def load_app(reference: str) -> App[Any, Any]:
     return value
 
 
-def _a_folder(reference: str, module_name: str, folders: list[str]) -> AppLoadError:
+def _a_folder(
+    reference: str, module_name: str, attribute: str, folders: list[str]
+) -> AppLoadError:
     """A folder without ``__init__.py`` imports as a namespace package, holding nothing,
-    where no module of its name was found: a scratch folder named like the app."""
+    where no module of its name was found: a scratch folder named like the app, or the
+    folder of the module meant (``ns:mod.app`` for ``ns.mod:app``)."""
+    inner, _, rest = attribute.partition(".")
+    if rest and any((Path(folder) / f"{inner}.py").is_file() for folder in folders):
+        return AppLoadError(
+            f"{reference!r}: {module_name} is a folder, and {inner} a module in it: expected"
+            f" {module_name}.{inner}:{rest}"
+        )
     name = module_name.rpartition(".")[2]
     return AppLoadError(
         f"{reference!r}: {module_name} was found only as the folder {folders[0]} (a folder"

@@ -98,6 +98,14 @@ def test_a_folder_named_like_the_app_s_module_is_told_apart_from_the_module(
         " package), not as a module tiny_folder_app.py: run from the folder that holds"
         " tiny_folder_app.py, or add that folder to PYTHONPATH"
     )
+    # A module in that folder, named as an attribute of it: the reference meant is told.
+    (tmp_path / "tiny_folder_app" / "inner.py").write_text("app = None\n")
+    with pytest.raises(AppLoadError) as raised:
+        load_app("tiny_folder_app:inner.app")
+    assert str(raised.value) == (
+        "'tiny_folder_app:inner.app': tiny_folder_app is a folder, and inner a module in it:"
+        " expected tiny_folder_app.inner:app"
+    )
 
 
 @pytest.mark.parametrize(
