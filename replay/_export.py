@@ -166,10 +166,14 @@ _TWICE = (
 """What the module's docstring adds for a session recorded as nondeterministic."""
 
 
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def _effect_doc(failure: str) -> str:
     """What the module's docstring adds for a counterexample that is an effect raising."""
     return (
-        f"The session is a fuzz counterexample: {_in_docstring(failure[:200])}. An effect's"
+        f"The session is a fuzz counterexample: {_in_docstring(_cut(failure))}. An effect's"
         " failure is an input of the session, which this test feeds back as logged, so it"
         " passes whether or not the effect is fixed, and it has no FIXED switch: fuzz the app"
         " again to check a fix."

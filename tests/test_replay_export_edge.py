@@ -377,3 +377,11 @@ def test_an_app_ref_that_is_no_module_attribute_is_refused_not_written_into_the_
     record(db, "s", COUNTER, [INCREMENT])
     with SqliteRecorder(db) as recorder, pytest.raises(error, match=r"^app_ref: expected "):
         export_test(recorder, "s", app_ref=app_ref)  # type: ignore[arg-type]
+
+
+def test_a_long_effect_failure_is_cut_in_the_docstring_saying_how_long_it_was() -> None:
+    from semledger.replay._export import _effect_doc
+
+    failure = "effect 1 (x.save) failed: ValueError: " + "a" * 300
+    said = _effect_doc(failure)
+    assert f"{failure[:200]}… ({len(failure)} characters)'. An effect's failure" in said
