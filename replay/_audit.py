@@ -62,10 +62,10 @@ class Damage:
     ``answers request #<id>, <why not>`` (an answer to no request awaiting one), ``commits
     generation <g> after generation <h>`` or ``says generation <g>, its delta makes …`` (the
     first commit that does not make the next generation: a log rewritten with its chain, an
-    anchor aside, shows only here), ``follows
-    the session's end at event <seq> …`` (the first event logged past an end where nothing
-    logs one: `past_end`; the session stands at that end), or, of event 1, ``is a <topic>,
-    not the SessionStarted a session begins with``."""
+    anchor aside, shows only here), ``follows the session's end at event <seq> …`` (the
+    first event logged past an end where nothing logs one: `past_end`; the session stands
+    at that end), or, of event 1, ``is a <topic>, not the SessionStarted a session begins
+    with``."""
 
 
 class UnreadableEventError(EventLogError):
