@@ -705,10 +705,11 @@ def _unfollowed(commit: Committed, committed: int) -> str | None:
     does not make the next generation, by what it says or by its delta."""
     if commit.generation != committed + 1:
         return f"commits generation {commit.generation} after generation {committed}"
-    made, since = commit.delta.get("to"), commit.delta.get("from")  # (a delta read says both)
-    if made is not None and made != str(commit.generation):
+    # A delta read says both, as text (as ints in a log of version 1).
+    made, since = commit.delta.get("to"), commit.delta.get("from")
+    if made is not None and str(made) != str(commit.generation):
         return f"says generation {commit.generation}, its delta makes {made}"
-    if since is not None and since != str(committed):
+    if since is not None and str(since) != str(committed):
         return f"has a delta from generation {since}, after generation {committed}"
     return None
 

@@ -248,6 +248,18 @@ def test_an_event_repeated_in_a_table_without_its_primary_key_is_said_to_appear_
         assert f"session 'agent', event 6: it appears twice: {said}\n" in done.stderr, command
 
 
+def test_a_log_of_version_1_whose_deltas_name_generations_as_ints_audits_clean(
+    tmp_path: Path,
+) -> None:
+    """Its deltas say `"from": 0, "to": 1`: the check of a commit's delta against its
+    generation called it damaged, "says generation 1, its delta makes 1"."""
+    db = tmp_path / "v1.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "eventlog_v1.db", db)
+    with SqliteRecorder(db) as recorder:
+        for summary in recorder.sessions():
+            audit_report(recorder, summary.name)  # raises for damage
+
+
 @pytest.mark.parametrize("forged", ["an old commit again", "a delta to another generation"])
 def test_a_log_rewritten_with_a_commit_out_of_turn_and_its_chain_recomputed_is_damage(
     logged: tuple[Path, dict[int, Any]], forged: str
