@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -151,12 +152,18 @@ def _a_folder(
     """A folder without ``__init__.py`` imports as a namespace package, holding nothing,
     where no module of its name was found: a scratch folder named like the app, or the
     folder of the module meant (``ns:mod.app`` for ``ns.mod:app``)."""
-    inner, _, rest = attribute.partition(".")
-    if rest and any((Path(folder) / f"{inner}.py").is_file() for folder in folders):
-        return AppLoadError(
-            f"{reference!r}: {module_name} is a folder, and {inner} a module in it: expected"
-            f" {module_name}.{inner}:{rest}"
-        )
+    parts = attribute.split(".")
+    for cut in range(len(parts) - 1, 0, -1):  # the longest module path first
+        inner = ".".join([module_name, *parts[:cut]])
+        try:
+            found = importlib.util.find_spec(inner) is not None
+        except (ImportError, ValueError):  # a part of it is no package
+            found = False
+        if found:
+            return AppLoadError(
+                f"{reference!r}: {module_name} is a folder, and {inner} a module in it:"
+                f" expected {inner}:{'.'.join(parts[cut:])}"
+            )
     name = module_name.rpartition(".")[2]
     return AppLoadError(
         f"{reference!r}: {module_name} was found only as the folder {folders[0]} (a folder"

@@ -98,14 +98,25 @@ def test_a_folder_named_like_the_app_s_module_is_told_apart_from_the_module(
         " package), not as a module tiny_folder_app.py: run from the folder that holds"
         " tiny_folder_app.py, or add that folder to PYTHONPATH"
     )
-    # A module in that folder, named as an attribute of it: the reference meant is told.
+    # A module in that folder (a file, a package, one in a folder in it), named as an
+    # attribute of it: the reference meant is told.
     (tmp_path / "tiny_folder_app" / "inner.py").write_text("app = None\n")
-    with pytest.raises(AppLoadError) as raised:
-        load_app("tiny_folder_app:inner.app")
-    assert str(raised.value) == (
-        "'tiny_folder_app:inner.app': tiny_folder_app is a folder, and inner a module in it:"
-        " expected tiny_folder_app.inner:app"
-    )
+    (tmp_path / "tiny_folder_app" / "package").mkdir()
+    (tmp_path / "tiny_folder_app" / "package" / "__init__.py").write_text("app = None\n")
+    (tmp_path / "tiny_folder_app" / "sub").mkdir()
+    (tmp_path / "tiny_folder_app" / "sub" / "deep.py").write_text("app = None\n")
+    for attribute, meant in [
+        ("inner.app", "tiny_folder_app.inner:app"),
+        ("package.app", "tiny_folder_app.package:app"),
+        ("sub.deep.app", "tiny_folder_app.sub.deep:app"),
+    ]:
+        with pytest.raises(AppLoadError) as raised:
+            load_app(f"tiny_folder_app:{attribute}")
+        module = meant.partition(":")[0]
+        assert str(raised.value) == (
+            f"'tiny_folder_app:{attribute}': tiny_folder_app is a folder, and {module} a"
+            f" module in it: expected {meant}"
+        )
 
 
 @pytest.mark.parametrize(
