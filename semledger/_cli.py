@@ -1153,7 +1153,8 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         for recorder in opened:
             recorder.close()
     if result.failure is None:
-        console.print(f"{result.examples} examples, no counterexample", style="green")
+        examples = f"{result.examples} example{'' if result.examples == 1 else 's'}"
+        console.print(f"{examples}, no counterexample", style="green")
         return 0
     _print_counterexample(console, result, args.db, args.examples)
     return 1

@@ -298,6 +298,8 @@ def test_without_a_terminal_progress_is_a_plain_line_on_stderr_every_few_seconds
     fuzz = ["fuzz", "semledger.examples.counter:app", "--examples", "5"]
     assert _cli.main([*fuzz, "--db", str(tmp_path / "quick.db")]) == 0
     assert capsys.readouterr() == ("5 examples, no counterexample\n", "")  # a few seconds: none
+    assert _cli.main([*fuzz[:-1], "1", "--db", str(tmp_path / "quick.db")]) == 0
+    assert capsys.readouterr() == ("1 example, no counterexample\n", "")
 
     monkeypatch.setattr(_cli, "_PLAIN_EVERY", 0.0, raising=False)
     assert _cli.main([*fuzz, "--db", str(tmp_path / "fuzz.db")]) == 0
