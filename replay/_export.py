@@ -54,6 +54,7 @@ from semledger.eventlog import (
     known_head,
 )
 from semledger.runtime import App, AppRuntime, ErrorCode, Rejection, SemanticsSnapshot
+from semledger.runtime._text import printable, shortened
 
 from ._audit import _follow, _node_named, known_as
 from ._invariants import (
@@ -166,17 +167,13 @@ _TWICE = (
 """What the module's docstring adds for a session recorded as nondeterministic."""
 
 
-def _cut(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
-
-
 def _effect_doc(failure: str) -> str:
     """What the module's docstring adds for a counterexample that is an effect raising."""
     return (
-        f"The session is a fuzz counterexample: {_in_docstring(_cut(failure))}. An effect's"
-        " failure is an input of the session, which this test feeds back as logged, so it"
-        " passes whether or not the effect is fixed, and it has no FIXED switch: fuzz the app"
-        " again to check a fix."
+        f"The session is a fuzz counterexample: {_in_docstring(shortened(failure, 200))}. An"
+        " effect's failure is an input of the session, which this test feeds back as logged,"
+        " so it passes whether or not the effect is fixed, and it has no FIXED switch: fuzz"
+        " the app again to check a fix."
     )
 
 
@@ -767,10 +764,8 @@ def _known_as_now(snapshot: SemanticsSnapshot, known: str) -> int | None:
 
 
 def _shown(known: str) -> str:
-    """A node's name on one line (an app's label may hold a newline), cut at 60 characters:
-    ``printable`` and ``shortened`` are the command line's, above this package."""
-    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in known)
-    return line if len(line) <= 60 else f"{line[:60]}… ({len(known):,} characters)"
+    """A node's name on one line (an app's label may hold a newline), cut at 60 characters."""
+    return shortened(printable(known), 60)
 
 
 def _unraised(call: Callable[[], _T], where: str, crash: tuple[int, str] | None, step: int) -> _T:

@@ -24,7 +24,6 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.text import Text
 
-from semledger._text import printable, shortened
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
     ChainReport,
@@ -38,6 +37,7 @@ from semledger.eventlog import (
     TimeProblem,
     UnsupportedSchemaError,
 )
+from semledger.runtime._text import printable, shortened
 
 if TYPE_CHECKING:
     from semledger.hosts import Served

@@ -17,7 +17,6 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from semledger._text import printable, shortened
 from semledger.actors import app_location
 from semledger.eventlog import (
     ActionRequested,
@@ -37,6 +36,7 @@ from semledger.runtime import (
     Numeric,
     SemanticsNode,
 )
+from semledger.runtime._text import printable, shortened
 
 _FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
 """Every yes-or-no state, each shown when it is true (a password field, a multi-line one,

@@ -1,4 +1,5 @@
-"""Text from the log, apps and agents as the terminal gets it."""
+"""Text from the log, apps and agents as a terminal or a generated file gets it: here, below
+every layer that shows such text (the command line, replay's exported tests)."""
 
 from __future__ import annotations
 
