@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -55,6 +57,38 @@ def cli(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+def cli_in_process(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``semledger ARGS`` run by this process, answered as `cli` answers.
+
+    For tests of what a command prints and its exit status: a child spends half a second on
+    imports before it reads an argument. What only a process shows (its signals, its streams'
+    encoding, PYTHONHASHSEED, apps found on its PYTHONPATH or in its working directory) needs
+    `cli`. `columns` is the terminal width a child would be given as COLUMNS.
+    """
+    from semledger._cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    width = os.environ.pop("COLUMNS", None)
+    if columns is not None:
+        os.environ["COLUMNS"] = str(columns)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status: object = main(list(args))
+            except SystemExit as exit:  # argparse's usage errors and --help
+                status = exit.code
+    finally:
+        os.environ.pop("COLUMNS", None)
+        if width is not None:
+            os.environ["COLUMNS"] = width
+    if status is None:
+        status = 0
+    elif not isinstance(status, int):  # sys.exit("message") prints it and exits 1
+        err.write(f"{status}\n")
+        status = 1
+    return subprocess.CompletedProcess([*COMMAND, *args], status, out.getvalue(), err.getvalue())
 
 
 def line(message: dict[str, Any]) -> str:
