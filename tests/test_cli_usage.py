@@ -467,11 +467,53 @@ def test_the_docs_say_replay_refuses_its_app_options_for_a_surface_session(doc: 
         assert option in said, said
 
 
+_AS_A_CHILD = {
+    # The real process's path, once by argparse and once by a command's own refusal.
+    "unknown command",
+    "unknown session for read",
+    # serve refused only once it serves (as it opens its log or listens): never in-process.
+    "a directory for a new log",
+    "a new log in a folder that does not exist",
+    "serve into a missing folder",
+    "serve on a port in use",
+    "serve on port 65536",
+    "serve on port 99999",
+    "serve into another program's database",
+    "serve a surface into another program's database",
+}
+"""The cases run as `semledger` itself; the others are run by this process (`_refused`)."""
+
+
+def _refused(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """``semledger ARGS`` run in-process, for a case refused before any serving: serving
+    in-process fails the test (rather than serve on pytest's streams or wait on a port), and
+    the status-line handler serve gives the "semledger" logger is taken off again."""
+    import logging
+
+    import trio
+
+    logger = logging.getLogger("semledger")
+    handlers, level = list(logger.handlers), logger.level
+    run = trio.run
+
+    def serving(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError(f"{args} serves: run it as a child (_AS_A_CHILD)")
+
+    if args[:1] == ["serve"]:
+        trio.run = serving
+    try:
+        return mcp.cli_in_process(*args)
+    finally:
+        trio.run = run
+        logger.handlers[:] = handlers
+        logger.setLevel(level)
+
+
 @pytest.mark.parametrize("case", list(cases(Path("log.db"))))  # (the names alone)
 def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     args, reason = cases(db)[case]
     untouched = _not_logs(db)
-    done = mcp.cli(*args)
+    done = mcp.cli(*args) if case in _AS_A_CHILD else _refused(args)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert done.stderr.endswith("\n")
     assert done.stderr.count("\n") == 1, done.stderr
@@ -486,7 +528,7 @@ def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
 def test_version_prints_the_installed_package_version() -> None:
     from importlib.metadata import version
 
-    done = mcp.cli("--version")
+    done = mcp.cli_in_process("--version")
     assert (done.returncode, done.stdout, done.stderr) == (
         0, f"semledger {version('semledger')}\n", ""
     )  # fmt: skip
