@@ -290,10 +290,7 @@ def test_a_dialog_served_over_mcp_is_answered_and_the_session_goes_on(
     assert server.returncode == 0, server.stderr.read() if server.stderr else ""
 
     def semledger(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "semledger", *args, "--db", str(tmp_path / "web.db")],
-            capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        return mcp.cli_in_process(*args, "--db", str(tmp_path / "web.db"))
 
     replayed = semledger("replay", "d")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
