@@ -683,6 +683,8 @@ def test_the_log_serves_ranges_relations_frames_and_announcements_as_the_page_sh
     assert any("Dear Ada" in (n["value"] or "") for n in first["nodes"])  # in the iframe
     assert [(a["atomic"], a["text"]) for a in delta["announcements"]] == [(True, "Saved 3 items")]
     for read, generation in ((first, first["generation"]), (last, last["generation"])):
-        logged = mcp.cli("read", "web", "--db", str(db), "--generation", generation, "--json")
+        logged = mcp.cli_in_process(
+            "read", "web", "--db", str(db), "--generation", generation, "--json"
+        )
         assert logged.returncode == 0, logged.stderr
         assert json.loads(logged.stdout) == read
