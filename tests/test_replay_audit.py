@@ -69,7 +69,7 @@ def test_audit_lists_every_perform_action_with_its_outcome_and_generations(
     logged: tuple[Path, dict[int, Any]],
 ) -> None:
     db, _fulls = logged
-    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["session"] == "agent"
@@ -105,7 +105,7 @@ def test_the_audit_says_under_its_table_why_each_rejected_call_was_rejected(
 ) -> None:
     """The log held each rejection's message; the audit showed only its code."""
     db, _fulls = logged
-    done = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="200")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), columns=200)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     start = lines.index("why the calls above were not carried out:")
@@ -119,7 +119,7 @@ def test_the_audit_says_under_its_table_why_each_rejected_call_was_rejected(
 
 def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) -> None:
     db, _ = logged
-    done = mcp.cli("audit", "agent", "--db", str(db), "--json", "--verify")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json", "--verify")
     assert done.returncode == 0, done.stderr
     conn = sqlite3.connect(db)
     (count,) = conn.execute("SELECT COUNT(*) FROM events WHERE session = 'agent'").fetchone()
@@ -134,7 +134,7 @@ def test_verify_passes_on_an_untouched_log(logged: tuple[Path, dict[int, Any]]) 
         "head": f"{count}:{head.chain.hex()}",
         "times": None,
     }
-    table = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    table = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify")
     assert table.stdout.splitlines()[-2:] == [
         f"integrity chain: session 'agent': ok, {count} events",
         f"chain head (a later audit --anchor checks against it): {count}:{head.chain.hex()}",
@@ -151,7 +151,7 @@ def tamper(db: Path, *statements: tuple[str, tuple[Any, ...]]) -> None:
 
 
 def verify_problem(db: Path) -> str:
-    done = mcp.cli("audit", "agent", "--db", str(db), "--json", "--verify")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json", "--verify")
     assert done.returncode == 1, done.stdout + done.stderr
     problem = json.loads(done.stdout)["verify"]["problem"]
     assert isinstance(problem, str)
@@ -219,7 +219,7 @@ def test_verify_and_replay_name_a_row_labelled_below_seq_1(
         "event 1 out of order: it is further on, in the record labelled seq 1; the record in"
         f" its place is labelled seq {seq}"
     )
-    done = mcp.cli("replay", "agent", "--db", str(db))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"event 1: the record in its place is labelled seq {seq}\n" in done.stderr
 
@@ -239,11 +239,11 @@ def test_an_event_repeated_in_a_table_without_its_primary_key_is_said_to_appear_
     )
     assert verify_problem(db) == "event 6 appears twice: the record after it is a copy of it"
     said = "a second record labelled seq 6 follows it"
-    audit = mcp.cli("audit", "agent", "--db", str(db))
+    audit = mcp.cli_in_process("audit", "agent", "--db", str(db))
     assert audit.returncode == 1, audit.stdout + audit.stderr
     assert f"event 6 of session 'agent' appears twice: {said}\n" in audit.stderr
     for command in ("replay", "read"):
-        done = mcp.cli(command, "agent", "--db", str(db))
+        done = mcp.cli_in_process(command, "agent", "--db", str(db))
         assert done.returncode == 1, done.stdout + done.stderr
         assert f"session 'agent', event 6: it appears twice: {said}\n" in done.stderr, command
 
@@ -313,7 +313,7 @@ def test_an_answer_to_no_request_awaiting_one_is_damage_the_audit_names(
     edited = {**msgpack.unpackb(body), "request_id": named}
     update = "UPDATE events SET body = ? WHERE session = 'agent' AND seq = ?"
     tamper(db, (update, (msgpack.packb(edited), seq)))
-    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert done.returncode == 1, done.stdout + done.stderr
     out = json.loads(done.stdout)
     expected = f"event {seq} of session 'agent' " + says.format(first=receipts[1][0])
@@ -373,11 +373,11 @@ def test_an_anchor_from_an_earlier_audit_catches_what_verify_alone_cannot(
     logged: tuple[Path, dict[int, Any]], tmp_path: Path, forge: Any, problem: str
 ) -> None:
     db = copy_of(logged[0], tmp_path)
-    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    earlier = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify", "--json")
     anchor = json.loads(earlier.stdout)["verify"]["head"]
     forge(db)
-    assert mcp.cli("audit", "agent", "--db", str(db), "--verify").returncode == 0
-    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, "--json")
+    assert mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify").returncode == 0
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--anchor", anchor, "--json")
     assert done.returncode == 1, done.stdout + done.stderr
     verdict = json.loads(done.stdout)["verify"]
     assert problem in verdict["problem"]
@@ -406,18 +406,19 @@ def test_verify_and_an_anchor_warn_of_an_event_whose_time_is_impossible(
     """An action timed before its own session started, or at no finite time, verified as
     a bare "ok": the chain does not cover times. The verdict stays ok; a line warns."""
     db = copy_of(logged[0], tmp_path)
-    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    earlier = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify", "--json")
     anchor = json.loads(earlier.stdout)["verify"]["head"]
     tamper(db, (f"UPDATE events SET at = {at} WHERE session = 'agent' AND seq = 4", ()))
     warning = f"event times: session 'agent': event 4 {said}; {UNCHAINED_TIMES}"
     head_line = f"chain head (a later audit --anchor checks against it): {anchor}"
     for check in (["--verify"], ["--anchor", anchor]):
-        done = mcp.cli("audit", "agent", "--db", str(db), *check)
+        done = mcp.cli_in_process("audit", "agent", "--db", str(db), *check)
         assert done.returncode == 0, (check, done.stdout, done.stderr)
         verdict, line, head = done.stdout.splitlines()[-3:]
         assert verdict.startswith("integrity chain: session 'agent': ok, "), check
         assert (line, head) == (warning, head_line), check
-        verified = json.loads(mcp.cli("audit", "agent", "--db", str(db), *check, "--json").stdout)
+        as_json = mcp.cli_in_process("audit", "agent", "--db", str(db), *check, "--json")
+        verified = json.loads(as_json.stdout)
         assert (verified["verify"]["ok"], verified["verify"]["times"]) == (True, 4), check
 
 
@@ -426,10 +427,10 @@ def test_a_mistyped_anchor_is_not_told_as_proof_of_a_rewrite(
 ) -> None:
     """The verdict said only that an event was rewritten and the chain recomputed."""
     db, _ = logged
-    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    earlier = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify", "--json")
     anchor = json.loads(earlier.stdout)["verify"]["head"]
     mistyped = anchor[:-1] + ("0" if anchor[-1] != "0" else "1")
-    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", mistyped, "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--anchor", mistyped, "--json")
     assert done.returncode == 1
     assert json.loads(done.stdout)["verify"]["problem"].endswith(
         "or the anchor is not this session's (mistyped, or another session's or log's)"
@@ -443,7 +444,7 @@ def test_a_verdict_that_reaches_the_anchor_says_so(logged: tuple[Path, dict[int,
         records = list(recorder.read("agent"))
     for at in (3, len(records)):
         anchor = f"{at}:{records[at - 1].chain.hex()}"
-        done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor)
+        done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--anchor", anchor)
         assert done.returncode == 0, done.stdout + done.stderr
         assert done.stdout.splitlines()[-2] == (
             f"integrity chain: session 'agent': ok, {len(records)} events, through the anchor"
@@ -504,7 +505,7 @@ def test_a_wrong_anchor_on_an_intact_log_says_the_chain_verifies_but_not_to_the_
     """It said "event N changed ... (after 0 verified events)": neither is known, and the
     chain of every event verifies."""
     db, _ = logged
-    earlier = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    earlier = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify", "--json")
     head = json.loads(earlier.stdout)["verify"]["head"]
     count = int(head.split(":")[0])
     at = count if seq == "last" else 1
@@ -515,10 +516,10 @@ def test_a_wrong_anchor_on_an_intact_log_says_the_chain_verifies_but_not_to_the_
         f" anchor was taken (an event up to {at} rewritten and the chain recomputed), or the"
         " anchor is not this session's (mistyped, or another session's or log's)"
     )
-    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, COLUMNS="1000")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--anchor", anchor, columns=1000)
     assert done.returncode == 1
     assert done.stdout.splitlines()[-1] == f"integrity chain: session 'agent': {expected}"
-    as_json = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor, "--json")
+    as_json = mcp.cli_in_process("audit", "agent", "--db", str(db), "--anchor", anchor, "--json")
     assert as_json.returncode == 1
     verdict = json.loads(as_json.stdout)["verify"]
     assert verdict == {
@@ -538,7 +539,9 @@ def test_a_wrong_anchor_on_an_intact_log_says_the_chain_verifies_but_not_to_the_
 def test_an_anchor_that_is_no_chain_head_is_a_usage_error(
     logged: tuple[Path, dict[int, Any]], anchor: str
 ) -> None:
-    done = mcp.cli("audit", "agent", "--db", str(logged[0]), "--anchor", anchor)
+    # One case as a child: a usage error's exit status from a real process.
+    run = mcp.cli if anchor == "12" else mcp.cli_in_process
+    done = run("audit", "agent", "--db", str(logged[0]), "--anchor", anchor)
     assert done.returncode == 2
     assert "--anchor" in done.stderr
     assert "expected SEQ:HEX" in done.stderr
@@ -561,7 +564,7 @@ def test_an_anchor_that_is_no_chain_head_is_refused_saying_what_is_wrong_with_it
 ) -> None:
     """Each was answered `expected SEQ:HEX` alone: a seq of 0, or a hash a digit short,
     reads as that."""
-    done = mcp.cli("audit", "agent", "--db", str(logged[0]), "--anchor", anchor)
+    done = mcp.cli_in_process("audit", "agent", "--db", str(logged[0]), "--anchor", anchor)
     assert done.returncode == 2
     assert f"--anchor: {anchor!r}: {wrong}; expected SEQ:HEX" in done.stderr, done.stderr
     assert "SEQ an event number from 1, HEX the 64 hex digits of its chain" in done.stderr
@@ -571,7 +574,7 @@ def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     record(db, "one", COUNTER, [INCREMENT])
     record(db, "two", "tests_crashy:app", [INCREMENT] * 3)
-    done = mcp.cli("sessions", "--db", str(db), "--json")
+    done = mcp.cli_in_process("sessions", "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     listed = {s["name"]: s for s in json.loads(done.stdout)}
     assert sorted(listed) == ["one", "two"]
@@ -581,7 +584,7 @@ def test_sessions_lists_each_session_as_json(tmp_path: Path) -> None:
     assert listed["one"]["events"] == 6  # started, commit, request, commit, receipt, ended
     assert listed["one"]["end_reason"] == "script over"  # what the recording closed with
     assert listed["two"]["end_reason"].startswith("crashed: ")
-    table = mcp.cli("sessions", "--db", str(db), COLUMNS="200")
+    table = mcp.cli_in_process("sessions", "--db", str(db), columns=200)
     assert "ended for now: script over" in table.stdout
     assert listed["two"]["end_reason"] in table.stdout
 
@@ -600,15 +603,16 @@ def test_sessions_tells_a_session_being_served_from_one_whose_server_was_killed(
         for line in server.stdout:  # until the action's answer: the session is under way
             if json.loads(line).get("id") == 1:
                 break
-        [live] = json.loads(mcp.cli("sessions", "--db", str(db), "--json").stdout)
+        [live] = json.loads(mcp.cli_in_process("sessions", "--db", str(db), "--json").stdout)
         assert (live["ended"], live["served"]) == (False, True)
-        assert "│ open " in mcp.cli("sessions", "--db", str(db), COLUMNS="200").stdout
+        assert "│ open " in mcp.cli_in_process("sessions", "--db", str(db), columns=200).stdout
     finally:
         server.kill()
         server.wait(timeout=30)
-    [dead] = json.loads(mcp.cli("sessions", "--db", str(db), "--json").stdout)
+    [dead] = json.loads(mcp.cli_in_process("sessions", "--db", str(db), "--json").stdout)
     assert (dead["ended"], dead["served"]) == (False, False)
-    assert "│ open, not served " in mcp.cli("sessions", "--db", str(db), COLUMNS="200").stdout
+    table = mcp.cli_in_process("sessions", "--db", str(db), columns=200)
+    assert "│ open, not served " in table.stdout
 
 
 def test_read_from_the_log_at_a_generation_equals_the_live_full_read(
@@ -617,10 +621,12 @@ def test_read_from_the_log_at_a_generation_equals_the_live_full_read(
     db, fulls = logged
     assert len(fulls) >= 4
     for generation, full in fulls.items():
-        done = mcp.cli("read", "agent", "--db", str(db), "--generation", str(generation), "--json")
+        done = mcp.cli_in_process(
+            "read", "agent", "--db", str(db), "--generation", str(generation), "--json"
+        )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == encode_read(full)
-    latest = mcp.cli("read", "agent", "--db", str(db), "--json")
+    latest = mcp.cli_in_process("read", "agent", "--db", str(db), "--json")
     assert json.loads(latest.stdout) == encode_read(fulls[max(fulls)])
 
 
@@ -656,10 +662,11 @@ def test_passwords_typed_into_the_gallery_are_redacted_in_the_log(
     assert (SECRET.encode() in raw) is log_passwords
     # A target that names no node may have been meant for the password field.
     assert (MISADDRESSED.encode() in raw) is log_passwords
-    entries = json.loads(mcp.cli("audit", "g", "--db", str(db), "--json").stdout)["actions"]
+    audit = mcp.cli_in_process("audit", "g", "--db", str(db), "--json")
+    entries = json.loads(audit.stdout)["actions"]
     redacted = not log_passwords
     assert [e["redacted"] for e in entries] == [False, redacted, False, redacted]
-    replayed = mcp.cli("replay", "g", "--db", str(db))
+    replayed = mcp.cli_in_process("replay", "g", "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
 
 
@@ -919,7 +926,7 @@ def test_an_audit_too_wide_for_the_terminal_prints_each_call_on_two_unfolded_lin
     """At 80 columns and less the table folded ids and actions mid-word into columns a few
     cells wide (`todo.inp` / `ut`), its headers letter by letter."""
     db, _ = logged
-    done = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="60")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), columns=60)
     assert done.returncode == 0, done.stderr
     title, first, first_call, second, second_call, *_ = done.stdout.splitlines()
     assert title == "perform_action in session agent"
@@ -928,7 +935,7 @@ def test_an_audit_too_wide_for_the_terminal_prints_each_call_on_two_unfolded_lin
     assert re.fullmatch(r"#2  event 6  \d\d:\d\d:\d\d  receipt  2 → 3", second)
     assert second_call == "    counter.step  set_text(value='2')  latest"
     assert "┃" not in done.stdout
-    wide = mcp.cli("audit", "agent", "--db", str(db), COLUMNS="200")
+    wide = mcp.cli_in_process("audit", "agent", "--db", str(db), columns=200)
     assert "┃ precondition ┃" in wide.stdout
 
 
@@ -950,9 +957,10 @@ def test_each_row_of_the_text_audit_names_its_event_so_that_it_is_matched_to_its
     db = tmp_path / "log.db"
     for request_id in (1, 2):  # the second resumes the session: another connection
         mcp.serve(COUNTER, db, "s", [mcp.perform(request_id, "counter.increment")])
-    actions = json.loads(mcp.cli("audit", "s", "--db", str(db), "--json").stdout)["actions"]
+    audit = mcp.cli_in_process("audit", "s", "--db", str(db), "--json")
+    actions = json.loads(audit.stdout)["actions"]
     first, second = (a["seq"] for a in actions)
-    shown = mcp.cli("audit", "s", "--db", str(db), COLUMNS="200").stdout.splitlines()
+    shown = mcp.cli_in_process("audit", "s", "--db", str(db), columns=200).stdout.splitlines()
     connected = [int(re.findall(r"\(event (\d+)\)$", line)[0])
                  for line in shown if line.startswith("agent: ")]  # fmt: skip
     assert connected[0] < first < connected[1] < second
@@ -960,7 +968,7 @@ def test_each_row_of_the_text_audit_names_its_event_so_that_it_is_matched_to_its
     assert rows == [["1", str(first)], ["2", str(second)]]
     header = next(line for line in shown if line.startswith("┃"))
     assert [cell.strip() for cell in header.split("┃")[1:4]] == ["#", "event", "time (UTC)"]
-    narrow = mcp.cli("audit", "s", "--db", str(db), COLUMNS="50").stdout.splitlines()
+    narrow = mcp.cli_in_process("audit", "s", "--db", str(db), columns=50).stdout.splitlines()
     assert [line.split("  ")[:2] for line in narrow if line.startswith("#")] == [
         ["#1", f"event {first}"], ["#2", f"event {second}"]
     ]
