@@ -44,20 +44,20 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_text_from_the_log_is_printed_as_it_is_never_as_markup(logged: Path) -> None:
-    done = mcp.cli("audit", "[/]", "--db", str(logged), "--verify", COLUMNS="200")
+    done = mcp.cli_in_process("audit", "[/]", "--db", str(logged), "--verify", columns=200)
     assert done.returncode == 0, done.stderr
     assert "perform_action in session [/]" in done.stdout
     rows = [line.replace(" ", "") for line in done.stdout.splitlines()]
     assert any(f"│{MARKUP}│activate│latest│target_not_found│" in row for row in rows)
     assert any(f"│set_text(value='{MARKUP}')│latest│receipt│" in row for row in rows)
     assert "integrity chain: session '[/]': ok" in done.stdout
-    listed = mcp.cli("sessions", "--db", str(logged))
+    listed = mcp.cli_in_process("sessions", "--db", str(logged))
     assert listed.returncode == 0, listed.stderr
     assert "│ [/]" in listed.stdout
 
 
 def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path) -> None:
-    done = mcp.cli("sessions", "--db", str(logged))  # not a terminal: 80 columns
+    done = mcp.cli_in_process("sessions", "--db", str(logged))  # not a terminal: 80 columns
     assert done.returncode == 0, done.stderr
     assert LONG_NAME in done.stdout
     assert "'two\\nlines'" in done.stdout
@@ -72,7 +72,7 @@ def test_the_sessions_table_shows_a_long_end_reason_cut_with_its_length(tmp_path
         started = SessionStarted(COUNTER, "runtime", {}, True)
         ended = SessionEnded(reason)
         recorder.append([NewEvent("f", 1, started, 0.0), NewEvent("f", 2, ended, 1.0)])
-    listed = mcp.cli("sessions", "--db", str(db), COLUMNS="2000")
+    listed = mcp.cli_in_process("sessions", "--db", str(db), columns=2000)
     assert listed.returncode == 0, listed.stderr
     assert f"… ({len('ended for now: ' + reason)} characters)" in listed.stdout
     assert "x" * 1000 not in listed.stdout
@@ -86,18 +86,21 @@ def test_a_name_with_a_space_at_an_end_is_shown_quoted_not_as_another(tmp_path: 
     with SqliteRecorder(db) as recorder:
         started = SessionStarted(COUNTER, "runtime", {}, True)
         recorder.append([NewEvent(name, 1, started, 0.0) for name in ("agent ", " ")])
-    listed = mcp.cli("sessions", "--db", str(db)).stdout
+    listed = mcp.cli_in_process("sessions", "--db", str(db)).stdout
     names = [line.split("│")[1].strip() for line in listed.splitlines() if "counter" in line]
     assert names == ["' '", "agent", "'agent '"]
-    audited = mcp.cli("audit", "agent ", "--db", str(db)).stdout
+    audited = mcp.cli_in_process("audit", "agent ", "--db", str(db)).stdout
     assert audited.splitlines()[0].strip() == "perform_action in session 'agent '"
 
 
 def _sessions(db: Path, columns: str | None) -> list[str]:
-    """`semledger sessions` at a terminal's width of `columns`, or piped (None)."""
-    env = {k: v for k, v in mcp.env().items() if k != "COLUMNS"}
+    """`semledger sessions` at a terminal's width of `columns` (run in-process), or piped
+    with no COLUMNS (None: a child, so)."""
     if columns is not None:
-        env["COLUMNS"] = columns
+        done = mcp.cli_in_process("sessions", "--db", str(db), columns=int(columns))
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+    env = {k: v for k, v in mcp.env().items() if k != "COLUMNS"}
     done = subprocess.run(
         [*mcp.COMMAND, "sessions", "--db", str(db)],
         capture_output=True, text=True, env=env, timeout=120, check=False,
@@ -190,7 +193,7 @@ def test_a_wide_terminal_wraps_a_long_app_and_state_at_spaces_only(tmp_path: Pat
 
 def test_a_body_that_does_not_decode_is_named_in_one_line(logged: Path, tmp_path: Path) -> None:
     db = damaged(logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent'")
-    done = mcp.cli("read", "agent", "--db", str(db))
+    done = mcp.cli_in_process("read", "agent", "--db", str(db))
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1, done.stderr
     # (The last commit, read first, is the one named.)
@@ -206,12 +209,12 @@ def test_a_body_edited_into_text_is_named_as_a_bad_body_not_dumped(
     with the raw event bytes in its message."""
     edit = "UPDATE events SET body = body || x'00' WHERE session = 'agent' AND seq = 2"
     db = damaged(logged, tmp_path, edit)
-    done = mcp.cli("read", "agent", "--db", str(db))
+    done = mcp.cli_in_process("read", "agent", "--db", str(db))
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1, done.stderr
     says = "session 'agent', event 2: cannot decode "
     assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {says}")
-    verified = mcp.cli("audit", "agent", "--db", str(db), "--verify", COLUMNS="200")
+    verified = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify", columns=200)
     assert verified.returncode == 1, verified.stdout + verified.stderr
     assert "event 2 changed" in verified.stdout
 
@@ -230,7 +233,7 @@ def test_a_malformed_database_page_is_named_in_one_line(logged: Path, tmp_path: 
     data[start : start + 512] = bytes(range(256)) * 2
     db.write_bytes(bytes(data))
     for command in (["read", "agent"], ["audit", "agent", "--verify"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert done.returncode == 1, (command, done.stdout, done.stderr)
         assert done.stderr.count("\n") == 1, done.stderr
         assert "cannot be read: " in done.stderr
@@ -241,7 +244,7 @@ def test_an_audit_shows_a_time_the_log_holds_that_is_no_time(
 ) -> None:
     # `at` is not chained: the chain still verifies, and the verdict must still be printed.
     db = damaged(logged, tmp_path, "UPDATE events SET at = 1e20 WHERE session = 'agent'")
-    done = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify")
     assert done.returncode == 0, done.stderr
     assert "1e+20" in done.stdout
     assert "integrity chain: session 'agent': ok" in done.stdout
@@ -277,7 +280,7 @@ def test_a_summary_row_edited_by_hand_is_named_in_one_line(
     logged: Path, tmp_path: Path, edit: str, says: str
 ) -> None:
     db = damaged(logged, tmp_path, f"UPDATE sessions SET {edit} WHERE name = 'agent'")
-    done = mcp.cli("audit", "agent", "--verify", "--db", str(db))
+    done = mcp.cli_in_process("audit", "agent", "--verify", "--db", str(db))
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert done.stderr == (
         f"semledger: the log {db} cannot be read: "
@@ -300,13 +303,13 @@ def test_a_seq_edited_into_text_is_named_in_one_line_by_every_command(
         ["read", "agent"],
         ["replay", "agent"],
     ):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout, done.stderr) == (
             1,
             "",
             f"semledger: the log {db} cannot be read: {says}\n",
         ), command
-    listed = mcp.cli("sessions", "--json", "--db", str(db))
+    listed = mcp.cli_in_process("sessions", "--json", "--db", str(db))
     assert listed.returncode == 1, listed.stderr
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert set(rows) == {"agent", "[/]", LONG_NAME, "two\nlines"}
@@ -327,7 +330,7 @@ def test_an_event_column_edited_into_another_type_is_damage_in_one_line(
     """A text version or a bytes topic ended in a traceback."""
     db = damaged(logged, tmp_path, f"UPDATE events SET {edit} WHERE session = 'agent' AND seq = 3")
     for command in (["audit", "agent", "--verify"], ["audit", "agent", "--json"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout, done.stderr) == (
             1,
             "",
@@ -348,7 +351,7 @@ def test_an_audit_lists_every_action_and_verifies_the_chain_past_a_time_edited_i
         "event 6 of session 'agent' cannot be read: session 'agent': event 6 is malformed:"
         " its at is 'yesterday', not a number of seconds"
     )
-    done = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify", "--json")
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == f"semledger: the log {db} is damaged: {says}\n"
     out = json.loads(done.stdout)
@@ -358,7 +361,7 @@ def test_an_audit_lists_every_action_and_verifies_the_chain_past_a_time_edited_i
     assert (first["request_id"], first["outcome"], first["unread"]) == (1, "receipt", False)
     assert (second["request_id"], second["seq"], second["unread"]) == (2, 6, True)
     assert second["outcome"] == "receipt"
-    table = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    table = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify")
     assert (table.returncode, table.stderr) == (1, done.stderr)
     assert "integrity chain: session 'agent': ok" in table.stdout
 
@@ -371,7 +374,7 @@ def test_sessions_lists_every_session_past_a_malformed_summary_row(
     logged: Path, tmp_path: Path, edit: str, says: str
 ) -> None:
     db = damaged(logged, tmp_path, f"UPDATE sessions SET {edit} WHERE name = 'agent'")
-    done = mcp.cli("sessions", "--json", "--db", str(db))
+    done = mcp.cli_in_process("sessions", "--json", "--db", str(db))
     assert done.returncode == 1, done.stderr
     listed = {row["name"]: row for row in json.loads(done.stdout)}
     assert set(listed) == {"agent", "[/]", LONG_NAME, "two\nlines"}
@@ -416,7 +419,7 @@ def test_sessions_names_a_summary_row_that_disagrees_with_the_events_and_lists_t
     logged: Path, tmp_path: Path, edit: str, says: list[str]
 ) -> None:
     db = damaged(logged, tmp_path, edit)
-    done = mcp.cli("sessions", "--db", str(db), "--json")
+    done = mcp.cli_in_process("sessions", "--db", str(db), "--json")
     assert done.returncode == 1, done.stderr
     assert done.stderr == "".join(f"semledger: the log {db} is damaged: {line}\n" for line in says)
     listed = {s["name"]: s for s in json.loads(done.stdout)}
@@ -430,7 +433,7 @@ def test_sessions_names_a_summary_row_that_disagrees_with_the_events_and_lists_t
     agents = [line.removeprefix("session 'agent': ") for line in says if "'agent'" in line]
     assert agent["problem"] == ("; ".join(agents) or None)
     assert listed["[/]"]["problem"] is None
-    table = mcp.cli("sessions", "--db", str(db))
+    table = mcp.cli_in_process("sessions", "--db", str(db))
     assert (table.returncode, table.stderr) == (1, done.stderr)
     assert "│ agent " in table.stdout
     if "ghost" in listed:  # a row of no events: listed as the summary has it, with no events
@@ -456,7 +459,7 @@ def test_sessions_lists_a_session_whose_events_cannot_say_what_it_is_with_its_pr
 ) -> None:
     """It was named on stderr alone, left out of the table and of the JSON."""
     db = damaged(logged, tmp_path, edit)
-    done = mcp.cli("sessions", "--json", "--db", str(db))
+    done = mcp.cli_in_process("sessions", "--json", "--db", str(db))
     assert done.returncode == 1, done.stderr
     assert done.stderr == f"semledger: the log {db} is damaged: session 'agent': {says}\n"
     listed = {row["name"]: row for row in json.loads(done.stdout)}
@@ -464,7 +467,7 @@ def test_sessions_lists_a_session_whose_events_cannot_say_what_it_is_with_its_pr
     agent = listed["agent"]
     assert (agent["app"], agent["events"], agent["problem"]) == (COUNTER, events, says)
     assert (agent["ended"], agent["end_reason"], agent["final"]) == (True, "script over", final)
-    table = mcp.cli("sessions", "--db", str(db))
+    table = mcp.cli_in_process("sessions", "--db", str(db))
     assert (table.returncode, table.stderr) == (1, done.stderr)
     assert "│ agent " in table.stdout
 
@@ -478,7 +481,7 @@ def test_sessions_json_lists_a_session_without_a_summary_row_or_readable_events_
         "DELETE FROM sessions WHERE name = 'agent'",
         "UPDATE events SET at = 'yesterday' WHERE session = 'agent' AND seq = 9",
     )
-    done = mcp.cli("sessions", "--json", "--db", str(db))
+    done = mcp.cli_in_process("sessions", "--json", "--db", str(db))
     assert done.returncode == 1, done.stderr
     agent = {row["name"]: row for row in json.loads(done.stdout)}["agent"]
     assert (agent["app"], agent["events"], agent["first_at"], agent["last_at"]) == (
@@ -498,7 +501,7 @@ def test_sessions_lists_a_session_whose_row_is_malformed_and_events_all_deleted(
         "UPDATE sessions SET first_at = 'x' WHERE name = 'agent'",
         "DELETE FROM events WHERE session = 'agent'",
     )
-    done = mcp.cli("sessions", "--json", "--db", str(db))
+    done = mcp.cli_in_process("sessions", "--json", "--db", str(db))
     assert done.returncode == 1, done.stderr
     says = "its row in the log's summary is malformed: its first_at is 'x'; it has no events"
     assert done.stderr == f"semledger: the log {db} is damaged: session 'agent': {says}\n"
@@ -517,7 +520,7 @@ def test_sessions_names_an_event_1_that_is_not_the_start_as_damage(
         "UPDATE events SET seq = 1 WHERE session = 'agent' AND seq = 2",
         "UPDATE events SET seq = 2 WHERE session = 'agent' AND seq = -1",
     )
-    done = mcp.cli("sessions", "--json", "--db", str(db))
+    done = mcp.cli_in_process("sessions", "--json", "--db", str(db))
     assert done.returncode == 1, done.stderr
     agent = {row["name"]: row for row in json.loads(done.stdout)}["agent"]
     assert agent["problem"].startswith("its first event is a "), agent["problem"]
@@ -526,7 +529,7 @@ def test_sessions_names_an_event_1_that_is_not_the_start_as_damage(
 
 def test_audit_json_has_every_key_null_when_it_has_nothing_to_say(logged: Path) -> None:
     """`unreadable` and `verify` were left out then: a strict schema could not be written."""
-    done = mcp.cli("audit", "agent", "--db", str(logged), "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(logged), "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert list(out) == [
@@ -534,7 +537,7 @@ def test_audit_json_has_every_key_null_when_it_has_nothing_to_say(logged: Path) 
         "connections", "end", "unreadable", "verify",
     ]  # fmt: skip
     assert (out["unreadable"], out["verify"]) == (None, None)
-    checked = mcp.cli("audit", "agent", "--db", str(logged), "--json", "--verify")
+    checked = mcp.cli_in_process("audit", "agent", "--db", str(logged), "--json", "--verify")
     verified = json.loads(checked.stdout)
     assert list(verified) == list(out)
     assert verified["verify"]["ok"] is True
@@ -547,13 +550,13 @@ def test_an_audit_lists_every_action_past_an_event_that_does_not_decode(
     db = damaged(
         logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 5"
     )
-    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert done.returncode == 1
     out = json.loads(done.stdout)
     assert [entry["outcome"] for entry in out["actions"]] == ["unreadable", "receipt"]
     assert out["unreadable"].startswith("event 5 of session 'agent' cannot be read: ")
     assert done.stderr == f"semledger: the log {db} is damaged: {out['unreadable']}\n"
-    table = mcp.cli("audit", "agent", "--db", str(db))
+    table = mcp.cli_in_process("audit", "agent", "--db", str(db))
     assert table.returncode == 1
     assert table.stderr == done.stderr
     assert "cannot be read" not in table.stdout
@@ -569,7 +572,7 @@ def test_an_audit_shows_a_request_that_does_not_decode_by_its_answer(
     db = damaged(
         logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq IN (3, 8)"
     )
-    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert done.returncode == 1
     first, second = json.loads(done.stdout)["actions"]
     assert (first["request_id"], first["seq"], first["unread"]) == (1, 3, True)
@@ -584,13 +587,13 @@ def test_an_audit_and_a_read_name_a_deleted_event_and_fail(logged: Path, tmp_pat
     """Session 'agent': 3 request 1, 5 its receipt, 6 request 2, 8 its receipt."""
     db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq = 6")
     says = "event 6 of session 'agent' is missing: the session's events go from event 5 to event 7"
-    done = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert done.returncode == 1
     assert done.stderr == f"semledger: the log {db} is damaged: {says}\n"
     first, second = json.loads(done.stdout)["actions"]
     assert (first["request_id"], first["outcome"], first["unread"]) == (1, "receipt", False)
     assert (second["request_id"], second["outcome"], second["unread"]) == (2, "receipt", True)
-    read = mcp.cli("read", "agent", "--db", str(db))
+    read = mcp.cli_in_process("read", "agent", "--db", str(db))
     assert read.returncode == 1
     assert read.stderr == (
         f"semledger: the log {db} cannot be read: session 'agent', event 6: missing:"
@@ -605,12 +608,12 @@ def test_a_cut_tail_is_damage_to_audit_read_and_replay_not_a_shorter_session(
     generation 2 as the last (exit 0) and refused the third the agent was shown as bad
     usage, audit showed request 2 unanswered, replay said identical."""
     db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq >= 8")
-    audited = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    audited = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert audited.returncode == 1, audited.stdout + audited.stderr
     assert "event 8 of session 'agent' is missing: the log's summary counts" in audited.stderr
     counted = "the summary of session 'agent' is malformed: it counts"
     for command in (["read", "agent"], ["replay", "agent"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert done.returncode == 1, (command, done.stdout, done.stderr)
         assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {counted}")
 
@@ -638,7 +641,9 @@ def test_a_read_of_a_generation_before_the_damage_is_printed_and_fails_naming_it
     generation the damage comes after is still in the log: before, the read printed
     nothing."""
     db = damaged(logged, tmp_path, statement)
-    done = mcp.cli("read", "agent", "--db", str(db), "--generation", str(asked), "--json")
+    done = mcp.cli_in_process(
+        "read", "agent", "--db", str(db), "--generation", str(asked), "--json"
+    )
     assert done.returncode == 1
     assert json.loads(done.stdout)["generation"] == str(asked)
     assert done.stderr.startswith(
@@ -652,7 +657,7 @@ def test_a_read_of_the_generation_whose_commit_does_not_decode_prints_nothing(
 ) -> None:
     statement = "UPDATE events SET body = x'c1' WHERE session = 'agent' AND seq = 7"
     db = damaged(logged, tmp_path, statement)
-    done = mcp.cli("read", "agent", "--db", str(db), "--generation", "3")
+    done = mcp.cli_in_process("read", "agent", "--db", str(db), "--generation", "3")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         f"semledger: the log {db} cannot be read: session 'agent', event 7: cannot decode"
@@ -664,14 +669,14 @@ def test_a_read_of_a_generation_after_a_missing_event_prints_nothing(
     logged: Path, tmp_path: Path
 ) -> None:
     db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq = 6")
-    done = mcp.cli("read", "agent", "--db", str(db), "--generation", "3")
+    done = mcp.cli_in_process("read", "agent", "--db", str(db), "--generation", "3")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr.startswith(f"semledger: the log {db} cannot be read: session 'agent'")
 
 
 def test_a_gap_is_damage_to_replay_not_a_divergence(logged: Path, tmp_path: Path) -> None:
     db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent' AND seq = 6")
-    done = mcp.cli("replay", "agent", "--db", str(db))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED" not in done.stdout
     assert done.stderr == (
@@ -685,11 +690,11 @@ def test_an_anchored_audit_of_a_session_whose_events_are_all_gone_fails_the_chec
 ) -> None:
     """It was 'the log has no session', exit 2: bad usage, where the anchor proves the
     session was there."""
-    verified = mcp.cli("audit", "agent", "--db", str(logged), "--verify")
+    verified = mcp.cli_in_process("audit", "agent", "--db", str(logged), "--verify")
     anchor = re.search(r"[0-9]+:[0-9a-f]{64}", verified.stdout)
     assert anchor is not None, verified.stdout
     db = damaged(logged, tmp_path, "DELETE FROM events WHERE session = 'agent'")
-    done = mcp.cli("audit", "agent", "--db", str(db), "--anchor", anchor.group())
+    done = mcp.cli_in_process("audit", "agent", "--db", str(db), "--anchor", anchor.group())
     assert done.returncode == 1, done.stdout + done.stderr
     assert "event 1 missing: the log ends before the anchor seq" in done.stdout
 
@@ -712,14 +717,14 @@ def test_a_malformed_page_read_as_the_log_opens_is_damage_not_bad_usage(
     data[start : start + 8] = b"\x0d" + b"\xff" * 7
     db.write_bytes(bytes(data))
     for command in (["sessions"], ["audit", "agent", "--verify"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert done.returncode == 1, (command, done.stdout, done.stderr)
         assert done.stderr == (
             f"semledger: the log {db} cannot be read: database disk image is malformed\n"
         )
     not_a_log = tmp_path / "text.db"
     not_a_log.write_text("hello, this is not a database at all, just some text\n" * 100)
-    done = mcp.cli("sessions", "--db", str(not_a_log))
+    done = mcp.cli_in_process("sessions", "--db", str(not_a_log))
     assert done.returncode == 2, done.stderr
     assert "file is not a database" in done.stderr
 
@@ -1024,7 +1029,7 @@ def test_a_wal_that_cannot_be_read_under_a_write_limit_is_a_log_that_cannot_be_r
         " leaves no room for it)\n",
     )
     assert _files(copy.parent) == before
-    done = mcp.cli("sessions", "--db", str(copy))
+    done = mcp.cli_in_process("sessions", "--db", str(copy))
     assert done.returncode == 0, done.stderr
     assert "other" in done.stdout
 
@@ -1105,7 +1110,7 @@ def test_a_long_audit_prints_every_row_in_plain_columns(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     with SqliteRecorder(db, synchronous="OFF") as recorder:
         recorder.append([NewEvent("long", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
-    done = mcp.cli("audit", "long", "--db", str(db))
+    done = mcp.cli_in_process("audit", "long", "--db", str(db))
     assert done.returncode == 0, done.stderr
     title, header, rule, *rows, passwords, why, stale, stopped, end = done.stdout.splitlines()
     assert passwords.startswith("passwords typed in the session are masked in the log")
@@ -1228,7 +1233,7 @@ def test_json_output_of_a_time_that_is_not_finite_is_null_not_infinity(
     JavaScript's JSON.parse) refuse: the auditor's tooling lost the whole report."""
     edit = f"UPDATE events SET at = {at} WHERE session = 'agent' AND seq = 3"
     db = damaged(logged, tmp_path, edit)
-    audit = mcp.cli("audit", "agent", "--db", str(db), "--json", "--verify")
+    audit = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json", "--verify")
     assert audit.returncode == 0, audit.stderr
     out = _strict_json(audit.stdout)
     assert isinstance(out, dict)
