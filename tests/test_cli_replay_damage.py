@@ -3,6 +3,7 @@ one line naming the log, the session and the event (exit 1), never a verdict on 
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import subprocess
@@ -65,11 +66,11 @@ def test_replay_names_a_commit_whose_delta_does_not_apply_as_damage(
 ) -> None:
     """It exited 2, as for bad usage, with the delta's error alone: no log, no event."""
     db = rewritten(logged, tmp_path, 7, _from_generation)
-    done = mcp.cli("replay", "agent", "--db", str(db))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
     says = "session 'agent', event 7: the commit does not apply: delta from generation 1"
     assert done.stderr == f"semledger: the log {db} cannot be read: {says} applied to 2\n"
-    read = mcp.cli("read", "agent", "--db", str(db))
+    read = mcp.cli_in_process("read", "agent", "--db", str(db))
     assert read.stderr == done.stderr
 
 
@@ -78,7 +79,7 @@ def test_replay_names_the_session_and_event_of_a_body_that_does_not_decode(
 ) -> None:
     edit = "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 5"
     db = damaged(logged, tmp_path, edit)
-    done = mcp.cli("replay", "agent", "--db", str(db))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
     assert done.stderr == (
         f"semledger: the log {db} cannot be read: session 'agent', event 5: cannot decode"
@@ -96,12 +97,12 @@ def test_every_command_names_the_session_and_event_of_a_commit_that_does_not_dec
     db = damaged(logged, tmp_path, edit)
     says = "cannot decode Committed version 1: not msgpack (FormatError)"
     for command in (["read", "agent"], ["replay", "agent"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr == (
             f"semledger: the log {db} cannot be read: session 'agent', event {seq}: {says}\n"
         )
-    audited = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    audited = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert audited.returncode == 1, audited.stdout + audited.stderr
     assert audited.stderr == (
         f"semledger: the log {db} is damaged: event {seq} of session 'agent' cannot be read:"
@@ -118,7 +119,7 @@ def test_replay_names_a_gap_before_a_body_that_does_not_decode(
         "DELETE FROM events WHERE session = 'agent' AND seq = 5",
         "UPDATE events SET body = X'c1' WHERE session = 'agent' AND seq = 6",
     )
-    done = mcp.cli("replay", "agent", "--db", str(db))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == (
         f"semledger: the log {db} cannot be read: session 'agent', event 5: missing:"
@@ -137,13 +138,13 @@ def test_replay_refuses_a_commit_whose_delta_was_edited_under_its_hash(
     """Replay compared hashes alone: a delta edited to show another count (what a read of
     the log serves) replayed as identical, exit 0."""
     db = rewritten(logged, tmp_path, 4, _counted_to_seven)
-    done = mcp.cli("replay", "agent", "--db", str(db))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
     assert done.stderr == (
         f"semledger: the log {db} cannot be read: session 'agent', event 4: its delta does not"
         f" make the snapshot its hash names: {CHANGED}\n"
     )
-    read = mcp.cli("read", "agent", "--db", str(db))
+    read = mcp.cli_in_process("read", "agent", "--db", str(db))
     assert read.stderr == done.stderr
 
 
@@ -183,13 +184,13 @@ def test_a_commit_edited_with_its_chain_recomputed_is_not_sent_to_verify_alone(
     db = rewritten(logged, tmp_path, 7, _hash_of_zeros)
     _rechained(db, "agent")
     for command in ("read", "replay"):
-        done = mcp.cli(command, "agent", "--db", str(db))
+        done = mcp.cli_in_process(command, "agent", "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr == (
             f"semledger: the log {db} cannot be read: session 'agent', event 7: its delta does"
             f" not make the snapshot its hash names: {CHANGED}\n"
         ), command
-    verified = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    verified = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "integrity chain: session 'agent': ok, 9 events" in verified.stdout
 
@@ -215,7 +216,7 @@ def test_replay_diverges_on_a_commit_logged_announcing_what_it_did_not(tmp_path:
         conn.execute("UPDATE events SET body = ? WHERE seq = ?", (msgpack.packb(data), seq))
     conn.close()
     _rechained(db, "todo")  # as an app that announced otherwise would have logged it
-    done = mcp.cli("replay", "todo", "--db", str(db))
+    done = mcp.cli_in_process("replay", "todo", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED" in done.stdout
     assert "announcing ['9 items left']" in done.stdout
@@ -243,9 +244,13 @@ def test_export_refuses_a_damaged_log_as_replay_does_and_writes_nothing(
     """It wrote a test from each (exit 0): one that re-drove what the agent never did and
     failed, or that passed on a log replay refuses."""
     db = damaged(logged, tmp_path, *statements)
-    replayed = mcp.cli("replay", "agent", "--db", str(db))
+    replayed = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert replayed.stderr.startswith(f"semledger: the log {db} cannot be read: ")
+    # Run in this process, replay leaves its connections to the log to the garbage collector,
+    # as a child leaves them to its exit. The export is a child: what it leaves in the folder
+    # once its process is gone is the point.
+    gc.collect()
     exported = tmp_path / "test_agent.py"
     done = mcp.cli("replay", "agent", "--db", str(db), "--export-test", str(exported))
     assert (done.returncode, done.stdout, done.stderr) == (1, "", replayed.stderr)
@@ -269,7 +274,7 @@ def test_a_session_whose_events_were_all_deleted_is_damage_not_an_unknown_name(
         ["replay", "agent", "--export-test", str(exported)],
         ["end", "agent"],
     ):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {counted}")
     assert not exported.exists()
@@ -277,18 +282,18 @@ def test_a_session_whose_events_were_all_deleted_is_damage_not_an_unknown_name(
         "event 1 of session 'agent' is missing: the log's summary counts 9 events, the log"
         " holds none"
     )
-    audited = mcp.cli("audit", "agent", "--db", str(db), "--verify", "--json")
+    audited = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify", "--json")
     assert audited.returncode == 1, audited.stdout + audited.stderr
     assert audited.stderr == f"semledger: the log {db} is damaged: {says}\n"
     out = json.loads(audited.stdout)
     assert (out["unreadable"], out["actions"]) == (says, [])
     assert out["verify"]["ok"] is False
     assert out["verify"]["problem"] == "event 1 missing: the log's summary counts 9 events"
-    table = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    table = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify")
     assert (table.returncode, table.stderr) == (1, audited.stderr)
     verdict = "integrity chain: session 'agent': event 1 missing: the log's summary counts 9"
     assert verdict in table.stdout
-    unknown = mcp.cli("audit", "nobody", "--db", str(db), "--verify")
+    unknown = mcp.cli_in_process("audit", "nobody", "--db", str(db), "--verify")
     assert unknown.returncode == 2, unknown.stderr
     assert unknown.stderr == "semledger: the log has no session 'nobody'\n"
 
@@ -315,7 +320,7 @@ def test_replay_names_a_start_missing_or_undecodable_as_damage(
     db = damaged(logged, tmp_path, statement)
     exported = tmp_path / "test_agent.py"
     for command in (["replay", "agent"], ["replay", "agent", "--export-test", str(exported)]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr == (
             f"semledger: the log {db} cannot be read: session 'agent', event 1: {says}\n"
@@ -350,21 +355,24 @@ def test_every_command_names_an_event_1_that_is_not_the_start_as_damage(
         ["read", "agent"],
         ["end", "agent"],
     ):
-        done = subprocess.run(
-            [*mcp.COMMAND, *command, "--db", str(db)],
-            input="",
-            capture_output=True,
-            text=True,
-            env=mcp.env(),
-            timeout=120,
-            check=False,
-        )
+        if command[0] == "serve":  # a server, which reads its standard input: a child
+            done = subprocess.run(
+                [*mcp.COMMAND, *command, "--db", str(db)],
+                input="",
+                capture_output=True,
+                text=True,
+                env=mcp.env(),
+                timeout=120,
+                check=False,
+            )
+        else:
+            done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr == f"semledger: the log {db} cannot be read: {says}\n", command
     assert not exported.exists()
     audited = f"event 1 of session 'agent' is {wrong}"
     for command in (["audit", "agent"], ["audit", "agent", "--verify"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert done.returncode == 1, (command, done.stdout, done.stderr)
         assert done.stderr == f"semledger: the log {db} is damaged: {audited}\n", command
         assert "stopped after event 1" not in done.stdout
@@ -375,7 +383,7 @@ def test_export_refuses_a_commit_whose_delta_was_edited_under_its_hash(
 ) -> None:
     db = rewritten(logged, tmp_path, 4, _counted_to_seven)
     exported = tmp_path / "test_agent.py"
-    done = mcp.cli("replay", "agent", "--db", str(db), "--export-test", str(exported))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db), "--export-test", str(exported))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "event 4: its delta does not make the snapshot its hash names" in done.stderr
     assert not exported.exists()
@@ -392,20 +400,20 @@ def test_a_summary_counting_fewer_events_is_damage_to_audit_too_and_said_so(
         " (events were added, or the row edited)"
     )
     for command in (["read", "agent"], ["replay", "agent"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert done.returncode == 1, (command, done.stdout, done.stderr)
         assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {counted}")
     says = (
         "event 6 of session 'agent' is not counted: the log's summary counts 5 events, the log"
         " holds 9 (events were added, or the row edited)"
     )
-    audited = mcp.cli("audit", "agent", "--db", str(db), "--json")
+    audited = mcp.cli_in_process("audit", "agent", "--db", str(db), "--json")
     assert audited.returncode == 1, audited.stdout + audited.stderr
     assert audited.stderr == f"semledger: the log {db} is damaged: {says}\n"
     out = json.loads(audited.stdout)
     assert out["unreadable"] == says
     assert [entry["outcome"] for entry in out["actions"]] == ["receipt", "receipt"]
-    table = mcp.cli("audit", "agent", "--db", str(db))
+    table = mcp.cli_in_process("audit", "agent", "--db", str(db))
     assert (table.returncode, table.stderr) == (1, audited.stderr)
 
 
@@ -433,16 +441,16 @@ def test_an_event_relabelled_past_the_end_is_named_missing_not_the_summary(
     )
     says = f"session 'agent', event {relabelled}: missing: "
     for command in (["read", "agent"], ["replay", "agent"], ["end", "agent"]):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr.startswith(f"semledger: the log {db} cannot be read: {says}"), command
-    listed = mcp.cli("sessions", "--db", str(db))
+    listed = mcp.cli_in_process("sessions", "--db", str(db))
     assert listed.returncode == 1, listed.stdout + listed.stderr
     assert listed.stderr.startswith(
         f"semledger: the log {db} is damaged: session 'agent': event {relabelled} is missing:"
         f" the next record is labelled seq {next_label}"
     )
-    audited = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    audited = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify")
     assert audited.returncode == 1, audited.stdout + audited.stderr
     went = "start at event 2" if relabelled == 1 else f"go from event {relabelled - 1} to event"
     assert audited.stderr.startswith(
@@ -463,7 +471,7 @@ def test_replay_names_the_field_a_receipt_diverges_in_when_it_reads_alike(
     """A receipt edited to answer another request diverged with two identical lines."""
     db = rewritten(logged, tmp_path, 5, _answers_request_seven)
     _rechained(db, "agent")  # else the edit is damage, not a divergence
-    done = mcp.cli("replay", "agent", "--db", str(db))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED at step 1 (log seq 5)" in done.stdout
     logged_line, replayed_line = [
@@ -484,7 +492,7 @@ def _replay_and_export_refuse_it_as_edited(db: Path, said: str, exported: Path) 
             "no test is written of an edited log",
         ),
     ):
-        done = mcp.cli(*command, "--db", str(db))
+        done = mcp.cli_in_process(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr == f"{said}{EDITED(refused)}\n", command
     assert not exported.exists()
@@ -527,7 +535,7 @@ def test_replay_and_export_refuse_an_edited_log_naming_the_first_event_that_does
         db = damaged(logged, tmp_path, *SWAP_5_AND_6)
     said = f"semledger: the log {db} cannot be read: session 'agent', {says}"
     _replay_and_export_refuse_it_as_edited(db, said, tmp_path / "test_agent.py")
-    verified = mcp.cli("audit", "agent", "--db", str(db), "--verify")
+    verified = mcp.cli_in_process("audit", "agent", "--db", str(db), "--verify")
     assert f"integrity chain: session 'agent': {says.replace(':', '', 1)}" in verified.stdout
 
 
@@ -541,7 +549,8 @@ def test_replay_that_stops_early_still_checks_the_chain_to_the_end(tmp_path: Pat
     db = tmp_path / "log.db"
     record(db, "counter", COUNTER, [INCREMENT] * 3)  # its end is event 12
     edited = rewritten(db, tmp_path, 12, _ended_otherwise, session="counter")
-    done = mcp.cli("replay", "counter", "--db", str(edited), "--app", "tests_variant:app")
+    variant = ("--app", "tests_variant:app")
+    done = mcp.cli_in_process("replay", "counter", "--db", str(edited), *variant)
     assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
     changed = "event 12: changed: the record there (its content or chain) does not verify"
     assert done.stderr == (
@@ -551,7 +560,7 @@ def test_replay_that_stops_early_still_checks_the_chain_to_the_end(tmp_path: Pat
     with SqliteRecorder(edited) as recorder, pytest.raises(InconsistentLogError) as raised:
         reexecute(recorder, "counter", tests_variant.app)
     assert raised.value.seq == 12
-    plain = mcp.cli("replay", "counter", "--db", str(db), "--app", "tests_variant:app")
+    plain = mcp.cli_in_process("replay", "counter", "--db", str(db), *variant)
     assert "DIVERGED at step 2" in plain.stdout, plain.stdout + plain.stderr
 
 
@@ -578,7 +587,7 @@ def test_replay_refuses_a_surface_session_whose_log_was_edited(tmp_path: Path) -
         data["snapshot_hash"] = "0" * 64
         conn.execute("UPDATE events SET body = ? WHERE seq = ?", (msgpack.packb(data), seq))
     conn.close()
-    done = mcp.cli("replay", "page", "--db", str(db))
+    done = mcp.cli_in_process("replay", "page", "--db", str(db))
     assert (done.returncode, done.stdout) == (1, ""), done.stdout + done.stderr
     changed = f"event {seq}: changed: the record there (its content or chain) does not verify"
     assert done.stderr == (
@@ -634,7 +643,7 @@ def test_a_surface_session_whose_summary_row_was_edited_is_refused_as_an_app_ses
             conn.execute("UPDATE sessions SET events = events + ? WHERE name = ?", (more, session))
             (held,) = conn.execute("SELECT max(seq) FROM events WHERE session = ?", (session,))
         conn.close()
-        done = mcp.cli("replay", session, "--db", str(db))
+        done = mcp.cli_in_process("replay", session, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (session, done.stdout, done.stderr)
         assert done.stderr == (
             f"semledger: the log {db} cannot be read: the summary of session {session!r} is"
