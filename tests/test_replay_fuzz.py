@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,16 @@ import stdio_client as mcp
 COUNTER = "semledger.examples.counter:app"
 
 
+def cli(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``semledger ARGS`` run in this process (`mcp.cli_in_process`), answered as a child's
+    run is; it leaves SIGINT's handler and the "semledger" logger as it found them."""
+    logger = logging.getLogger("semledger")
+    before = (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level)
+    done = mcp.cli_in_process(*args, columns=columns)
+    assert (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level) == before
+    return done
+
+
 def exported_test_of(source: str) -> Any:
     """The test function of an exported module, run in this process."""
     module: dict[str, Any] = {}
@@ -28,7 +41,7 @@ def exported_test_of(source: str) -> Any:
 
 def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path) -> None:
     db = tmp_path / "fuzz.db"
-    done = mcp.cli(
+    done = cli(
         "fuzz",
         "tests_buggy:app",
         "--db",
@@ -37,7 +50,7 @@ def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path
         "200",
         "--seed",
         "3",
-        COLUMNS="200",
+        columns=200,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "counterexample:" in done.stdout
@@ -51,7 +64,7 @@ def test_a_buggy_app_gets_a_counterexample_that_replay_reproduces(tmp_path: Path
     # The app's traceback alone: not the fuzzer's failure it was re-run while handling.
     assert "hypothesis" not in events[-1].traceback.lower()
     assert "During handling" not in events[-1].traceback
-    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="200")
+    replayed = cli("replay", session, "--db", str(db), columns=200)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "raised again at step" in replayed.stdout
 
@@ -63,9 +76,9 @@ def test_fuzz_saves_its_counterexample_in_an_empty_file_as_serve_makes_it_a_log(
     (``it holds no semledger log``, exit 2), having opened an existing file only as a log."""
     db = tmp_path / "empty.db"
     db.touch()
-    done = mcp.cli(
+    done = cli(
         "fuzz", "tests_buggy:app", "--db", str(db), "--examples", "200", "--seed", "3",
-        COLUMNS="200",
+        columns=200,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     found = re.search(r"saved as session '([^']+)'", done.stdout)
@@ -84,7 +97,7 @@ def test_replay_of_a_view_issue_counterexample_reproduces_it_and_diverges_once_i
     logged). A session served live with the same issue replays as it was: only the
     fuzzer's own sessions are held to it."""
     db = tmp_path / "fuzz.db"
-    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), COLUMNS="200")
+    done = cli("fuzz", "tests_duplicated:app", "--db", str(db), columns=200)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "the view reports duplicate_semantic_id (semantic_id='counter.value'" in done.stdout
     found = re.search(r"saved as session '([^']+)'", done.stdout)
@@ -94,12 +107,12 @@ def test_replay_of_a_view_issue_counterexample_reproduces_it_and_diverges_once_i
         started = next(e for _r, e in recorder.events(session))
     step = started.params["fuzz"]["violated"]["step"]
     assert started.params["fuzz"]["violated"] == {"step": step, "check": "issues"}
-    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="300")
+    replayed = cli("replay", session, "--db", str(db), columns=300)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert f"; the recorded view issue at step {step} reproduced\n" in replayed.stdout
     assert "as recorded: step 2: the view reports duplicate_semantic_id" in replayed.stdout
 
-    fixed = mcp.cli("replay", session, "--db", str(db), "--app", COUNTER, COLUMNS="300")
+    fixed = cli("replay", session, "--db", str(db), "--app", COUNTER, columns=300)
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr
     assert f"DIVERGED at step {step} " in fixed.stdout
     assert "logged:   the view to report an issue, as the fuzzer recorded: at input" in fixed.stdout
@@ -112,7 +125,7 @@ def test_replay_of_a_view_issue_counterexample_reproduces_it_and_diverges_once_i
 
     increments = [mcp.perform(n, "counter.increment") for n in (1, 2)]
     mcp.serve("tests_duplicated:app", db, "live", increments)
-    live = mcp.cli("replay", "live", "--db", str(db), COLUMNS="200")
+    live = cli("replay", "live", "--db", str(db), columns=200)
     assert live.returncode == 0, live.stdout + live.stderr
     assert "reproduced" not in live.stdout
 
@@ -148,7 +161,11 @@ def test_an_issue_the_app_means_is_allowed_by_its_kind_or_its_semantic_id(
     tmp_path: Path, allowed: str
 ) -> None:
     db = tmp_path / "fuzz.db"
-    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), "--allow-issue", allowed)
+    # Unallowed, the duplicate is found by example 5 of 20 (seed 0): 20 show the allowance.
+    done = cli(
+        "fuzz", "tests_duplicated:app", "--db", str(db), "--allow-issue", allowed,
+        "--examples", "20",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no counterexample" in done.stdout
 
@@ -157,9 +174,9 @@ def test_an_issue_about_another_semantic_id_is_still_a_counterexample_that_says_
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "fuzz.db"
-    done = mcp.cli(
+    done = cli(
         "fuzz", "tests_duplicated:app", "--db", str(db),
-        "--allow-issue", "duplicate_semantic_id:counter.step", COLUMNS="300",
+        "--allow-issue", "duplicate_semantic_id:counter.step", columns=300,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "(if the app means it, allow it: duplicate_semantic_id:counter.value)" in done.stdout
@@ -172,9 +189,9 @@ def test_a_counterexample_found_with_an_allowed_issue_replays_with_it_allowed(
     fuzzer did, allowance included, and reaches the crash instead of diverging before."""
     db = tmp_path / "fuzz.db"
     allowed = "duplicate_semantic_id:counter.value"
-    done = mcp.cli(
+    done = cli(
         "fuzz", "tests_duplicated_crash:app", "--db", str(db), "--allow-issue", allowed,
-        "--examples", "200", COLUMNS="300",
+        "--examples", "200", columns=300,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "four is too many" in done.stdout
@@ -183,7 +200,7 @@ def test_a_counterexample_found_with_an_allowed_issue_replays_with_it_allowed(
     with SqliteRecorder(db) as recorder:
         started = next(e for _r, e in recorder.events(found.group(1)))
     assert started.params["fuzz"]["allowed_issues"] == [allowed]
-    replayed = mcp.cli("replay", found.group(1), "--db", str(db), COLUMNS="300")
+    replayed = cli("replay", found.group(1), "--db", str(db), columns=300)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "raised again at step" in replayed.stdout
 
@@ -275,7 +292,7 @@ def test_fuzzing_leaves_no_hypothesis_folder_where_it_is_run(tmp_path: Path) -> 
 
 
 def test_an_app_without_bugs_gets_no_counterexample(tmp_path: Path) -> None:
-    done = mcp.cli(
+    done = cli(
         "fuzz",
         "semledger.examples.counter:app",
         "--db",
@@ -586,7 +603,7 @@ def test_malformed_fuzz_reads_in_a_session_are_a_clear_usage_error(
     with SqliteRecorder(db) as recorder:
         params = {"fuzz": {"reads": reads}}
         recorder.append([NewEvent("s", 1, SessionStarted(app, "runtime", params, True), 0.0)])
-    done = mcp.cli("replay", "s", "--db", str(db))
+    done = cli("replay", "s", "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert "params['fuzz']['reads']" in done.stderr
 
@@ -607,7 +624,7 @@ def test_a_malformed_recorded_fuzz_failure_is_a_clear_usage_error(
     with SqliteRecorder(db) as recorder:
         params = {"fuzz": {"violated": violated}}
         recorder.append([NewEvent("s", 1, SessionStarted(COUNTER, "runtime", params, True), 0.0)])
-    done = mcp.cli("replay", "s", "--db", str(db))
+    done = cli("replay", "s", "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert "params['fuzz']['violated']" in done.stderr
 
@@ -625,7 +642,7 @@ def test_a_recorded_fuzz_failure_past_the_last_input_is_a_clear_usage_error(
         started = SessionStarted(COUNTER, "runtime", params, True)
         rest = [NewEvent("t", n, e, 0.0) for n, e in enumerate(events[1:], start=2)]
         recorder.append([NewEvent("t", 1, started, 0.0), *rest])
-    done = mcp.cli("replay", "t", "--db", str(db))
+    done = mcp.cli("replay", "t", "--db", str(db))  # a child: the exit status of a process
     assert done.returncode == 2, done.stdout + done.stderr
     assert "a failure at step 4, past the session's last input (step 1)" in done.stderr
 
@@ -715,17 +732,17 @@ def test_a_saved_counterexample_is_ended_for_good_by_the_fuzzer_and_never_served
     after the failure, which replay (stopping at the failure) never checked, and its
     audit called the run identical."""
     db = tmp_path / "fuzz.db"
-    done = mcp.cli("fuzz", "tests_duplicated:app", "--db", str(db), COLUMNS="200")
+    done = cli("fuzz", "tests_duplicated:app", "--db", str(db), columns=200)
     assert done.returncode == 1, done.stdout + done.stderr
     found = re.search(r"saved as session '([^']+)'", done.stdout)
     assert found is not None, done.stdout
     session = found.group(1)
-    served = mcp.cli(
+    served = mcp.cli(  # a child: serve is never run in this process
         "serve", "tests_duplicated:app", "--db", str(db), "--session", session, "--log-passwords"
     )
     assert served.returncode == 2, served.stderr
     assert f"session {session!r} was ended for good (fuzz counterexample: " in served.stderr
-    audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="400")
+    audited = cli("audit", session, "--db", str(db), columns=400)
     assert "the session was ended for good by the fuzzer at " in audited.stdout, audited.stdout
 
 
@@ -738,8 +755,8 @@ def test_a_saved_counterexample_is_in_the_log_file_itself_once_fuzz_exits(
     db = tmp_path / "fuzz.db"
     if existing:
         SqliteRecorder(str(db)).close()
-    done = mcp.cli(
-        "fuzz", "tests_duplicated:app", "--db", str(db), "--examples", "40", COLUMNS="200"
+    done = cli(
+        "fuzz", "tests_duplicated:app", "--db", str(db), "--examples", "40", columns=200
     )
     assert done.returncode == 1, done.stdout + done.stderr
     # (and how deep it was: the number that matters to tune --examples)
@@ -901,7 +918,7 @@ def test_a_counterexample_typing_a_password_logs_it_in_clear_and_says_so(tmp_pat
     from semledger.eventlog import ActionRequested, SessionStarted
 
     db = tmp_path / "fuzz.db"
-    done = mcp.cli("fuzz", "tests_fuzz_password:app", "--db", str(db), "--seed", "0")
+    done = cli("fuzz", "tests_fuzz_password:app", "--db", str(db), "--seed", "0")
     assert done.returncode == 1, done.stdout + done.stderr
     found = re.search(r"saved as session '([^']+)'", done.stdout)
     assert found is not None, done.stdout
@@ -916,14 +933,14 @@ def test_a_counterexample_typing_a_password_logs_it_in_clear_and_says_so(tmp_pat
         if isinstance(e, ActionRequested) and e.action["kind"] == "set_text"
     ]
     assert any(any(c.isdigit() for c in value) for value in typed), events
-    audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="200")
+    audited = cli("audit", session, "--db", str(db), columns=200)
     assert audited.returncode == 0, audited.stdout + audited.stderr
     assert "masked in the log" not in audited.stdout
     assert (
         "passwords typed in the session are in the log in clear: they are the fuzzer's,"
         " kept for replay (redact_passwords: false)"
     ) in audited.stdout.splitlines()
-    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="200")
+    replayed = cli("replay", session, "--db", str(db), columns=200)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "raised again at step" in replayed.stdout
     assert "redacted in the log" not in replayed.stdout
