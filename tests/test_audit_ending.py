@@ -42,9 +42,9 @@ END_KEYS = {"state", "seq", "at", "reason", "final", "by", "step", "served"}
 
 def _audit(db: Path, session: str) -> tuple[str, dict[str, Any]]:
     """The audit's last line, and its JSON's ``end``."""
-    shown = mcp.cli("audit", session, "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", session, "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
-    as_json = mcp.cli("audit", session, "--db", str(db), "--json")
+    as_json = mcp.cli_in_process("audit", session, "--db", str(db), "--json")
     assert as_json.returncode == 0, as_json.stderr
     end = json.loads(as_json.stdout)["end"]
     assert set(end) == END_KEYS
@@ -91,7 +91,7 @@ def test_an_audit_says_whether_the_session_ended_for_now_is_served_or_was_left_o
     assert line.endswith(": its server stopped without one (serving it again resumes it)")
     assert (end["state"], end["seq"], end["served"]) == ("open", head.seq, False)
 
-    ended = mcp.cli("end", "s", "--db", str(db), "--reason", "its app changed")
+    ended = mcp.cli_in_process("end", "s", "--db", str(db), "--reason", "its app changed")
     assert ended.returncode == 0, ended.stderr
     line, end = _audit(db, "s")
     assert line.startswith("the session was ended for good by its operator at ")
@@ -119,7 +119,7 @@ def test_an_audit_of_a_crashed_session_ends_saying_at_which_step_it_crashed(
     assert (end["state"], end["seq"], end["reason"], end["step"]) == (
         "crashed", 11, "ThirdIncrementError", 3
     )
-    replayed = mcp.cli("replay", "cr", "--db", str(db))
+    replayed = mcp.cli_in_process("replay", "cr", "--db", str(db))
     assert "the application raised again at step 3" in replayed.stdout
 
 
@@ -165,7 +165,7 @@ def test_a_session_whose_last_event_is_damaged_is_not_said_to_be_open_or_ended(
     with SqliteRecorder(db) as recorder, pytest.raises(UnreadableEventError) as raised:
         audit_report(recorder, "s")
     assert raised.value.report.ending == expected
-    shown = mcp.cli("audit", "s", "--db", str(db))
+    shown = mcp.cli_in_process("audit", "s", "--db", str(db))
     assert shown.returncode == 1
     assert shown.stdout.splitlines()[-1] == (
         f"how the session stands cannot be told: event 2, at the end of the log, {expected.reason}"
@@ -173,7 +173,7 @@ def test_a_session_whose_last_event_is_damaged_is_not_said_to_be_open_or_ended(
 
 
 def _listed(db: Path) -> dict[str, dict[str, Any]]:
-    done = mcp.cli("sessions", "--db", str(db), "--json")
+    done = mcp.cli_in_process("sessions", "--db", str(db), "--json")
     return {s["name"]: s for s in json.loads(done.stdout)}
 
 
@@ -185,7 +185,7 @@ def test_sessions_json_says_whether_each_session_was_ended_for_good_as_its_audit
     db = tmp_path / "log.db"
     for name in ("for-now", "for-good"):
         _serve(db, name, TODO, [mcp.read(1)])
-    assert mcp.cli("end", "for-good", "--db", str(db)).returncode == 0
+    assert mcp.cli_in_process("end", "for-good", "--db", str(db)).returncode == 0
     _serve(db, "crashed", "tests_crashy:app", [mcp.perform(i, "counter.increment")
                                                 for i in (1, 2, 3)])  # fmt: skip
     with SqliteRecorder(db) as recorder:
@@ -195,7 +195,7 @@ def test_sessions_json_says_whether_each_session_was_ended_for_good_as_its_audit
         "for-now": False, "for-good": True, "crashed": False, "open": False
     }  # fmt: skip
     for name, listing in listed.items():
-        audited = json.loads(mcp.cli("audit", name, "--db", str(db), "--json").stdout)
+        audited = json.loads(mcp.cli_in_process("audit", name, "--db", str(db), "--json").stdout)
         assert audited["end"]["final"] == listing["final"], name
 
 
@@ -215,7 +215,7 @@ def test_the_sessions_table_tells_an_end_for_now_from_an_end_for_good(tmp_path: 
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE events SET body = X'c1' WHERE session = 'unreadable' AND seq = 2")
     conn.close()
-    shown = mcp.cli("sessions", "--db", str(db), COLUMNS="200").stdout
+    shown = mcp.cli_in_process("sessions", "--db", str(db), columns=200).stdout
     rows = [line.split("│") for line in shown.splitlines() if line.startswith("│")]
     assert {row[1].strip(): row[5].strip() for row in rows} == {
         "deleted": "ended for good: deleted by the client",
@@ -244,7 +244,8 @@ def test_the_logs_page_names_every_key_of_sessions_json_and_audit_json(tmp_path:
     """`sessions --json` had `served`, `problem`, `first_at`, … documented nowhere."""
     db = tmp_path / "log.db"
     _serve(db, "s", "tests_crashy:app", [mcp.perform(i, "counter.increment") for i in (1, 2, 3)])
-    audited = json.loads(mcp.cli("audit", "s", "--db", str(db), "--json", "--verify").stdout)
+    audit = mcp.cli_in_process("audit", "s", "--db", str(db), "--json", "--verify")
+    audited = json.loads(audit.stdout)
     keys = set(_listed(db)["s"]) | set(audited) | set(audited["end"]) | set(audited["verify"])
     for part in ("actions", "incidents", "connections"):
         keys |= set(audited[part][0])
@@ -283,16 +284,16 @@ def test_a_call_logged_after_the_session_ended_with_no_resume_is_damage_and_the_
     )
     why = f"follows the session's end at event {end} with no resume"
     for verify in ((), ("--verify",)):
-        shown = mcp.cli("audit", "s", "--db", str(db), *verify, COLUMNS="200")
+        shown = mcp.cli_in_process("audit", "s", "--db", str(db), *verify, columns=200)
         assert shown.returncode == 1
         assert f"event {end + 1} of session 's' {why}" in shown.stderr
         assert "the session ended for now at " in shown.stdout
         assert f"(event {end}): end of input; serving it again resumes it" in shown.stdout
         assert "server stopped" not in shown.stdout
-    as_json = json.loads(mcp.cli("audit", "s", "--db", str(db), "--json").stdout)
+    as_json = json.loads(mcp.cli_in_process("audit", "s", "--db", str(db), "--json").stdout)
     assert (as_json["end"]["state"], as_json["end"]["seq"]) == ("ended", end)
     assert as_json["incidents"] == []
-    replayed = mcp.cli("replay", "s", "--db", str(db))
+    replayed = mcp.cli_in_process("replay", "s", "--db", str(db))
     assert replayed.returncode == 1
     assert f"session 's', event {end + 1}: it {why}" in replayed.stderr
 
@@ -348,13 +349,13 @@ def test_a_session_stopped_resumed_and_ended_by_its_operator_audits_replays_and_
     db = tmp_path / "log.db"
     for _ in range(2):
         _serve(db, "s", TODO, [mcp.perform(1, "todo.input", "set_text", value="milk")])
-    assert mcp.cli("end", "s", "--db", str(db)).returncode == 0
+    assert mcp.cli_in_process("end", "s", "--db", str(db)).returncode == 0
     with SqliteRecorder(db) as recorder:
         events = [event for _record, event in recorder.events("s")]
     ends = [n for n, event in enumerate(events) if isinstance(event, SessionEnded)]
     assert [type(events[n + 1]) for n in ends[:-1]] == [SessionResumed, SessionEnded]
     for command in ("audit", "replay", "read"):
-        done = mcp.cli(command, "s", "--db", str(db))
+        done = mcp.cli_in_process(command, "s", "--db", str(db))
         assert (done.returncode, done.stderr) == (0, ""), command
 
 
@@ -377,7 +378,7 @@ def test_a_read_that_folds_past_an_end_with_no_resume_names_the_event_as_replay_
     )
     why = f"event {end + 1}: it follows the session's end at event {end} with no resume"
     for command in ("read", "replay"):
-        done = mcp.cli(command, "s", "--db", str(db))
+        done = mcp.cli_in_process(command, "s", "--db", str(db))
         assert done.returncode == 1, command
         assert why in done.stderr, command
     with SqliteRecorder(db) as recorder, pytest.raises(InconsistentLogError, match=re.escape(why)):
@@ -414,11 +415,11 @@ def test_a_copy_of_a_live_sessions_log_cannot_tell_whether_it_is_served_its_orig
             ": it is being served, or its server stopped without one (which cannot be told"
             " here: a copied log, say, has no claims beside it)"
         )
-        shown = mcp.cli("audit", "s", "--db", str(copy), COLUMNS="200").stdout
+        shown = mcp.cli_in_process("audit", "s", "--db", str(copy), columns=200).stdout
         assert "unless it is serving the session still (this system cannot tell)" in shown
-        [listed] = json.loads(mcp.cli("sessions", "--db", str(copy), "--json").stdout)
+        [listed] = json.loads(mcp.cli_in_process("sessions", "--db", str(copy), "--json").stdout)
         assert listed["served"] is None
-        assert "│ open " in mcp.cli("sessions", "--db", str(copy), COLUMNS="200").stdout
+        assert "│ open " in mcp.cli_in_process("sessions", "--db", str(copy), columns=200).stdout
     finally:
         server.kill()
         server.wait(timeout=30)
@@ -439,11 +440,11 @@ def test_a_log_resumed_before_resumes_were_logged_is_no_damage(tmp_path: Path) -
 
     db = tmp_path / "old.db"
     shutil.copy(Path(__file__).parent / "fixtures" / "resumed_before_session_resumed.db", db)
-    audit = mcp.cli("audit", "old", "--db", str(db), "--verify")
+    audit = mcp.cli_in_process("audit", "old", "--db", str(db), "--verify")
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert "follows" not in audit.stdout + audit.stderr
-    assert mcp.cli("read", "old", "--db", str(db)).returncode == 0
-    replayed = mcp.cli("replay", "old", "--db", str(db))
+    assert mcp.cli_in_process("read", "old", "--db", str(db)).returncode == 0
+    replayed = mcp.cli_in_process("replay", "old", "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "identical" in replayed.stdout
     counter = "semledger.examples.counter:app"
