@@ -51,7 +51,7 @@ def test_an_audit_escapes_what_an_agent_typed_into_a_crash_traceback(tmp_path: P
     typing = mcp.perform(1, "counter.step", "set_text", value=typed)
     served("tests_typed_crash:app", db, "s", [typing])
 
-    shown = mcp.cli("audit", "s", "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", "s", "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
     assert "\x1b" not in shown.stdout
     escaped = r"not a step: \x1b]0;owned\x07\x1b[2J\x1b[31mALL CLEAR\x1b[0m"
@@ -64,7 +64,7 @@ def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
     db = tmp_path / "log.db"
     served("tests_failing_effect:app", db, "fx", [mcp.perform(1, "load")])
 
-    shown = mcp.cli("audit", "fx", "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", "fx", "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     [failed] = [n for n, line in enumerate(lines) if line.startswith("effect 1 (backend.fetch)")]
@@ -78,7 +78,7 @@ def test_an_audit_names_each_failed_effect_which_the_app_got_no_message_for(
     assert lines[-2] == "  ConnectionError: backend down"
     assert lines[-1].startswith("the session ended for now at ")
 
-    as_json = json.loads(mcp.cli("audit", "fx", "--db", str(db), "--json").stdout)
+    as_json = json.loads(mcp.cli_in_process("audit", "fx", "--db", str(db), "--json").stdout)
     [incident] = as_json["incidents"]
     assert isinstance(incident.pop("at"), float)
     assert incident.pop("traceback").endswith("ConnectionError: backend down\n")
@@ -99,7 +99,7 @@ def test_an_audit_of_a_crashed_session_ends_with_the_crash_and_its_logged_traceb
     db = tmp_path / "log.db"
     served("tests_crashy:app", db, "cr", [mcp.perform(i, "counter.increment") for i in (1, 2, 3)])
 
-    shown = mcp.cli("audit", "cr", "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", "cr", "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     crash = next(i for i, line in enumerate(lines) if line.startswith("the application crashed"))
@@ -109,7 +109,8 @@ def test_an_audit_of_a_crashed_session_ends_with_the_crash_and_its_logged_traceb
     assert "  tests_crashy.ThirdIncrementError: the count may not reach 3" in traceback
     assert any('tests_crashy.py", line' in line for line in traceback)
 
-    [incident] = json.loads(mcp.cli("audit", "cr", "--db", str(db), "--json").stdout)["incidents"]
+    as_json = json.loads(mcp.cli_in_process("audit", "cr", "--db", str(db), "--json").stdout)
+    [incident] = as_json["incidents"]
     assert (incident["kind"], incident["error"], incident["seq"]) == (
         "crashed",
         "ThirdIncrementError",
@@ -127,13 +128,13 @@ def test_an_audit_counts_the_inputs_sent_through_the_diagnostics_tools(tmp_path:
     requests = [command, again, mcp.perform(3, "counter.reset")]
     replies = mcp.serve("semledger.examples.counter:app", db, "d", requests, "--diagnostics")
     assert replies[3]["ok"] is True
-    shown = mcp.cli("audit", "d", "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", "d", "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[-2] == (
         "and 2 inputs sent through the diagnostics tools, which are no perform_action and not"
         " listed above"
     )
-    as_json = json.loads(mcp.cli("audit", "d", "--db", str(db), "--json").stdout)
+    as_json = json.loads(mcp.cli_in_process("audit", "d", "--db", str(db), "--json").stdout)
     assert (len(as_json["actions"]), as_json["diagnostics_inputs"]) == (1, 2)
 
 
@@ -143,13 +144,14 @@ def test_an_audit_names_each_effect_still_running_when_the_session_ended(tmp_pat
     db = tmp_path / "log.db"
     replies = mcp.serve("tests_fuzz_effects:app", db, "t", [mcp.perform(1, "up.stuck")])
     assert replies[1]["value"]["pending_work"] is True
-    shown = mcp.cli("audit", "t", "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", "t", "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
     last = shown.stdout.splitlines()[-2]
     assert last.startswith("effect 1 (stuck) at ")
     assert last.endswith(": still running when the session ended: end of input; its message"
                          " never came")  # fmt: skip
-    [incident] = json.loads(mcp.cli("audit", "t", "--db", str(db), "--json").stdout)["incidents"]
+    as_json = json.loads(mcp.cli_in_process("audit", "t", "--db", str(db), "--json").stdout)
+    [incident] = as_json["incidents"]
     assert (incident["kind"], incident["effect_id"]) == ("effect_unfinished", 1)
 
 
@@ -161,10 +163,10 @@ STOPPED_RUNNING = (
 
 def _unfinished(db: Path, session: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The audit's `effect_unfinished` incidents, and its text's lines saying them."""
-    as_json = mcp.cli("audit", session, "--db", str(db), "--json")
+    as_json = mcp.cli_in_process("audit", session, "--db", str(db), "--json")
     assert as_json.returncode == 0, as_json.stderr
     incidents = json.loads(as_json.stdout)["incidents"]
-    shown = mcp.cli("audit", session, "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", session, "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
     lines = [line for line in shown.stdout.splitlines() if line.startswith("effect ")]
     return [i for i in incidents if i["kind"] == "effect_unfinished"], lines
@@ -195,7 +197,7 @@ def test_an_effect_running_as_its_server_was_killed_is_of_unknown_outcome_as_of_
     last = _killed_with_a_stuck_effect(db, "k")
     for ended in (False, True):
         if ended:
-            done = mcp.cli("end", "k", "--db", str(db), "--reason", "no rerun")
+            done = mcp.cli_in_process("end", "k", "--db", str(db), "--reason", "no rerun")
             assert done.returncode == 0, done.stderr
         [incident], [line] = _unfinished(db, "k")
         assert (incident["seq"], incident["effect_id"], incident["error"]) == (
@@ -309,7 +311,7 @@ def test_a_killed_server_is_said_to_have_stopped_after_its_last_event_and_its_an
         head = recorder.head("k")
     assert head is not None
     served("semledger.examples.counter:app", db, "k", [mcp.perform(4, "counter.increment")])
-    as_json = json.loads(mcp.cli("audit", "k", "--db", str(db), "--json").stdout)
+    as_json = json.loads(mcp.cli_in_process("audit", "k", "--db", str(db), "--json").stdout)
     first = as_json["actions"][0]
     assert first["request_id"] == 1
     stopped = [i for i in as_json["incidents"] if i["kind"] == "stopped"]
@@ -320,7 +322,7 @@ def test_a_killed_server_is_said_to_have_stopped_after_its_last_event_and_its_an
     assert [(i["seq"], i["answers_from"], i["error"]) for i in stopped] == [
         (head.seq, first["seq"], said)
     ]
-    shown = mcp.cli("audit", "k", "--db", str(db), COLUMNS="200")
+    shown = mcp.cli_in_process("audit", "k", "--db", str(db), columns=200)
     assert shown.returncode == 0, shown.stderr
     [line] = [line for line in shown.stdout.splitlines() if "server stopped" in line]
     assert line.startswith(f"the session's server stopped after event {head.seq} (at ")
