@@ -35,7 +35,7 @@ def _serving(db: Path, session: str) -> Iterator[subprocess.Popen[str]]:
 
 
 def _state(db: Path, session: str) -> dict[str, object]:
-    listed = mcp.cli("sessions", "--db", str(db), "--json")
+    listed = mcp.cli_in_process("sessions", "--db", str(db), "--json")
     assert listed.returncode == 0, listed.stderr
     (found,) = [s for s in json.loads(listed.stdout) if s["name"] == session]
     return {key: found[key] for key in ("ended", "end_reason", "served")}
@@ -47,12 +47,12 @@ def test_an_ended_session_says_why_verifies_and_is_not_served_again(tmp_path: Pa
         pass
     assert _state(db, "killed") == {"ended": False, "end_reason": None, "served": False}
 
-    ended = mcp.cli("end", "killed", "--db", str(db), "--reason", "its app changed")
+    ended = mcp.cli_in_process("end", "killed", "--db", str(db), "--reason", "its app changed")
     assert ended.returncode == 0, ended.stderr
     assert ended.stdout.strip() == "session 'killed' ended by the operator: its app changed"
     reason = "ended by the operator: its app changed"
     assert _state(db, "killed") == {"ended": True, "end_reason": reason, "served": False}
-    verified = mcp.cli("audit", "killed", "--db", str(db), "--verify")
+    verified = mcp.cli_in_process("audit", "killed", "--db", str(db), "--verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
     served = subprocess.run(
@@ -67,7 +67,7 @@ def test_an_ended_session_says_why_verifies_and_is_not_served_again(tmp_path: Pa
     )
     assert _state(db, "killed")["end_reason"] == reason
 
-    again = mcp.cli("end", "killed", "--db", str(db))
+    again = mcp.cli_in_process("end", "killed", "--db", str(db))
     assert (again.returncode, again.stderr.strip()) == (
         2, f"semledger: session 'killed' is over already: it was ended for good ({reason})"
     )  # fmt: skip
@@ -79,10 +79,10 @@ def test_a_reason_with_a_newline_or_an_escape_is_said_escaped_on_one_line(tmp_pa
     db = tmp_path / "log.db"
     with _serving(db, "odd"):
         pass
-    ended = mcp.cli("end", "odd", "--db", str(db), "--reason", "one\ntwo \x1b[31mred\a")
+    ended = mcp.cli_in_process("end", "odd", "--db", str(db), "--reason", "one\ntwo \x1b[31mred\a")
     assert ended.returncode == 0, ended.stderr
     assert ended.stdout == "session 'odd' ended by the operator: one\\ntwo \\x1b[31mred\\x07\n"
-    again = mcp.cli("end", "odd", "--db", str(db))
+    again = mcp.cli_in_process("end", "odd", "--db", str(db))
     assert again.returncode == 2
     assert again.stderr == (
         "semledger: session 'odd' is over already: it was ended for good"
@@ -95,7 +95,7 @@ def test_a_session_that_ended_for_now_is_ended_for_good(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     mcp.serve(APP, db, "gone", [mcp.read(1)])
     assert _state(db, "gone") == {"ended": True, "end_reason": "end of input", "served": False}
-    ended = mcp.cli("end", "gone", "--db", str(db))
+    ended = mcp.cli_in_process("end", "gone", "--db", str(db))
     assert ended.returncode == 0, ended.stderr
     reason = "ended by the operator"
     assert _state(db, "gone") == {"ended": True, "end_reason": reason, "served": False}
@@ -104,17 +104,17 @@ def test_a_session_that_ended_for_now_is_ended_for_good(tmp_path: Path) -> None:
 def test_a_session_being_served_or_not_in_the_log_is_not_ended(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     with _serving(db, "live"):
-        refused = mcp.cli("end", "live", "--db", str(db))
+        refused = mcp.cli_in_process("end", "live", "--db", str(db))
         assert (refused.returncode, refused.stderr.strip()) == (
             2, "semledger: session 'live' is being served now: stop its server first"
         )  # fmt: skip
     assert _state(db, "live")["ended"] is False
 
-    unknown = mcp.cli("end", "nobody", "--db", str(db))
+    unknown = mcp.cli_in_process("end", "nobody", "--db", str(db))
     assert (unknown.returncode, unknown.stderr.strip()) == (
         2, "semledger: the log has no session 'nobody'"
     )  # fmt: skip
-    missing = mcp.cli("end", "live", "--db", str(tmp_path / "none.db"))
+    missing = mcp.cli_in_process("end", "live", "--db", str(tmp_path / "none.db"))
     assert missing.returncode == 2
     assert not (tmp_path / "none.db").exists()
 
@@ -129,7 +129,7 @@ def test_a_crashed_session_is_not_ended_over_its_crash(tmp_path: Path) -> None:
     with SqliteRecorder(db) as recorder:
         crashed_as_it_started(recorder, "cr", "ZeroDivisionError")
     before = _state(db, "cr")
-    done = mcp.cli("end", "cr", "--db", str(db), "--reason", "cover-up")
+    done = mcp.cli_in_process("end", "cr", "--db", str(db), "--reason", "cover-up")
     assert (done.returncode, done.stderr.strip()) == (
         2,
         "semledger: session 'cr' is over already: it crashed (ZeroDivisionError); a crashed"
@@ -185,7 +185,7 @@ def test_serve_and_end_say_in_one_line_that_the_claims_folder_cannot_be_made(
         timeout=60, check=False,
     )  # fmt: skip
     assert (served.returncode, served.stderr.strip(), served.stdout) == (2, said, "")
-    ended = mcp.cli("end", "s", "--db", str(db))
+    ended = mcp.cli_in_process("end", "s", "--db", str(db))
     assert (ended.returncode, ended.stderr.strip()) == (2, said)
     assert _state(db, "s")["end_reason"] == "end of input"
 
@@ -204,7 +204,7 @@ def test_a_session_with_an_event_logged_past_its_end_is_named_damaged_not_ended(
         assert head is not None
         past = AgentConnected(None, None, "stdio", None)
         recorder.append([NewEvent("gone", head.seq + 1, past, 0.0)])
-    done = mcp.cli("end", "gone", "--db", str(db))
+    done = mcp.cli_in_process("end", "gone", "--db", str(db))
     assert (done.returncode, done.stderr) == (
         1,
         f"semledger: the log {db} cannot be read: session 'gone', event {head.seq + 1}: it"
