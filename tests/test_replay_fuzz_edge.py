@@ -3,8 +3,12 @@ logs it cannot use, app modules that do not import, hash seeds, and bugs several
 
 from __future__ import annotations
 
+import importlib
+import itertools
+import logging
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -35,8 +39,24 @@ import stdio_client as mcp
 _SAVED = re.compile(r"saved as session '([^']+)'")
 
 
+def cli(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``semledger ARGS`` run in this process (`mcp.cli_in_process`), answered as a child's
+    run is; it leaves SIGINT's handler and the "semledger" logger as it found them."""
+    logger = logging.getLogger("semledger")
+    before = (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level)
+    done = mcp.cli_in_process(*args, columns=columns)
+    assert (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level) == before
+    return done
+
+
 def _fuzz(*args: str) -> subprocess.CompletedProcess[str]:
-    return mcp.cli("fuzz", *args, COLUMNS="300")
+    return cli("fuzz", *args, columns=300)
+
+
+def _counted_from_zero(monkeypatch: pytest.MonkeyPatch, module: str, counter: str) -> None:
+    """The app of `module` counts its calls in a global, from 0 as a child imports it: an
+    import of it in this process has counted on since."""
+    monkeypatch.setattr(importlib.import_module(module), counter, itertools.count())
 
 
 def _saved(done: subprocess.CompletedProcess[str]) -> str:
@@ -119,7 +139,7 @@ def test_a_view_that_returns_no_view_is_a_counterexample_that_says_so(tmp_path: 
         events = [e for _r, e in recorder.events(_saved(done))]
     assert isinstance(events[-1], SessionCrashed)
     assert events[-1].exception_type == "NotAViewError"
-    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    replayed = cli("replay", _saved(done), "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "as it did live: NotAViewError(" in " ".join(replayed.stdout.split())
 
@@ -143,7 +163,7 @@ def test_an_app_error_that_cannot_be_turned_into_text_is_a_saved_counterexample(
         events = [e for _r, e in recorder.events(_saved(done))]
     assert isinstance(events[-1], SessionCrashed)
     assert events[-1].exception_type == "UnprintableError"
-    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    replayed = cli("replay", _saved(done), "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     log = MemoryRecorder()
     result = fuzz_app(
@@ -162,7 +182,7 @@ def test_fuzz_and_replay_print_the_start_of_a_long_error_message_and_its_length(
     assert done.returncode == 1, done.stdout[:2000] + done.stderr[:2000]
     said = "".join(done.stdout.partition("found by example")[0].split())  # as wrapped
     assert said == "counterexample:ValueError:" + "x" * 488 + "…(200012characters)"
-    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    replayed = cli("replay", _saved(done), "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout[:2000] + replayed.stderr[:2000]
     assert "asitdidlive:ValueError('" + "x" * 488 + "…(200014characters)(at" in "".join(
         replayed.stdout.split()
@@ -189,8 +209,9 @@ def test_replay_pdb_stops_where_the_runtime_refused_a_view_that_is_no_view(
 
 
 def test_an_app_that_does_differently_on_the_same_inputs_is_reported_as_not_deterministic(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _counted_from_zero(monkeypatch, "tests_fuzz_impure", "_calls")
     db = tmp_path / "log.db"
     done = _fuzz("tests_fuzz_impure:app", "--db", str(db), "--examples", "50")
     _assert_no_traceback(done)
@@ -203,9 +224,12 @@ def test_an_app_that_does_differently_on_the_same_inputs_is_reported_as_not_dete
         assert recorder.summary(_saved(done)) is not None
 
 
-def test_subscriptions_that_differ_on_the_same_model_are_a_counterexample(tmp_path: Path) -> None:
+def test_subscriptions_that_differ_on_the_same_model_are_a_counterexample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Only the first session's timers were looked at, each session asked once a model: a
     global flipped on every call gave each the same phase, and 300 examples found nothing."""
+    _counted_from_zero(monkeypatch, "tests_fuzz_flipping_timers", "_calls")
     db = tmp_path / "log.db"
     done = _fuzz("tests_fuzz_flipping_timers:app", "--db", str(db), "--examples", "20")
     _assert_no_traceback(done)
@@ -229,7 +253,7 @@ def test_an_app_whose_screens_differ_on_the_same_inputs_is_a_counterexample_thou
     said = " ".join(done.stdout.split())
     assert "counterexample: the app is not deterministic: at input 1, the same inputs" in said
     assert "committed generation 2 with snapshot hash" in said
-    replayed = mcp.cli("replay", _saved(done), "--db", str(db))
+    replayed = cli("replay", _saved(done), "--db", str(db))
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert "DIVERGED at step 1" in replayed.stdout
 
@@ -428,7 +452,9 @@ def test_an_app_module_that_raises_as_it_is_imported_is_bad_usage_naming_it(
     with SqliteRecorder(db) as recorder:
         started = SessionStarted("tests_fuzz_import_error:app", "runtime", {}, True)
         recorder.append([NewEvent("broken", 1, started, 0.0)])
-    done = mcp.cli(*_commands(db)[command])
+    # serve is never run in this process: a child serves
+    run = mcp.cli if command.startswith("serve") else cli
+    done = run(*_commands(db)[command])
     _assert_no_traceback(done)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
@@ -485,8 +511,9 @@ def test_fuzz_steps_that_are_not_a_whole_number_from_1_are_bad_usage(
 
 
 def test_an_app_whose_first_screen_differs_now_and_then_is_told_in_one_sentence(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _counted_from_zero(monkeypatch, "tests_fuzz_start", "_builds")
     db = tmp_path / "log.db"
     done = _fuzz("tests_fuzz_start:app", "--db", str(db), "--examples", "30", "--seed", "1")
     _assert_no_traceback(done)
@@ -508,7 +535,7 @@ def test_a_bug_reached_only_when_effects_finish_is_found_and_replayed(tmp_path: 
     finished = [e.effect_id for e in events if isinstance(e, EffectCompleted)]
     assert len(finished) == 2, events  # shrunk: two uploads, each finished
     assert isinstance(events[-1], SessionCrashed)
-    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="200")
+    replayed = cli("replay", session, "--db", str(db), columns=200)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "raised again at step 4" in replayed.stdout
 
@@ -535,7 +562,7 @@ def test_an_effect_that_raises_is_a_counterexample_naming_it_that_replay_feeds_b
     assert events[-1].reason == f"fuzz counterexample: {said}"
     # It replays identical even once fixed, which replay and the exported test said nowhere.
     exported = tmp_path / "test_exported.py"
-    replayed = mcp.cli("replay", session, "--db", str(db), COLUMNS="300")
+    replayed = cli("replay", session, "--db", str(db), columns=300)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "identical" in replayed.stdout
     assert (
@@ -543,7 +570,7 @@ def test_an_effect_that_raises_is_a_counterexample_naming_it_that_replay_feeds_b
         " as logged: it replays identical even once the effect is fixed; check a fix by"
         " fuzzing the app again"
     ) in replayed.stdout
-    done = mcp.cli("replay", session, "--db", str(db), "--export-test", str(exported))
+    done = cli("replay", session, "--db", str(db), "--export-test", str(exported))
     assert done.returncode == 0, done.stdout + done.stderr
     docstring = " ".join(exported.read_text().split('"""')[1].split())
     assert (
@@ -552,7 +579,7 @@ def test_an_effect_that_raises_is_a_counterexample_naming_it_that_replay_feeds_b
         " effect is fixed, and it has no FIXED switch: fuzz the app again to check a fix."
     ) in docstring
     assert "FIXED" not in exported.read_text().split('"""', 2)[2]
-    audited = mcp.cli("audit", session, "--db", str(db), COLUMNS="300")
+    audited = cli("audit", session, "--db", str(db), columns=300)
     assert "effect 1 (backend.fetch) failed at " in audited.stdout, audited.stdout
 
 
