@@ -129,7 +129,7 @@ def test_fuzz_types_the_values_given_with_text(tmp_path: Path) -> None:
 
     db = str(tmp_path / "fuzz.db")
     args = ("fuzz", "tests_fuzz_validated:app", "--db", db, "--seed", "0")
-    done = mcp.cli(*args, "--text", "a@b.c", "--text", "DELETE")
+    done = mcp.cli_in_process(*args, "--text", "a@b.c", "--text", "DELETE")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "RuntimeError: a confirmed delete crashes" in done.stdout
 
