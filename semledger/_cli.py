@@ -671,8 +671,8 @@ class _Bar:
 def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     from semledger.eventlog import checked_sessions
 
-    recorder = _recorder(args.db)
-    with recorder.pinned():  # each end read is the one the summaries were checked against
+    # (Each end read is the one the summaries were checked against.)
+    with _recorder(args.db) as recorder, recorder.pinned():
         summaries, problems = checked_sessions(recorder)
         served = recorder.served(s.name for s in summaries if not s.ended)
         final = {s.name: _final(recorder, s) for s in summaries}
@@ -771,9 +771,8 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
     )
     from semledger.runtime._wire import encode_read
 
-    recorder = _recorder(args.db)
     damage: Exception | None = None
-    with recorder.pinned():
+    with _recorder(args.db) as recorder, recorder.pinned():
         try:
             full = full_at(recorder, args.session, args.generation)
         except DAMAGED_LOG_ERRORS as error:
@@ -823,8 +822,8 @@ def _read_before(
 
 
 def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
-    recorder = _recorder(args.db)
-    with recorder.pinned():  # the table and the verdict say the same of a live session
+    # (The table and the verdict say the same of a live session.)
+    with _recorder(args.db) as recorder, recorder.pinned():
         audited, report, unreadable = _audited(args, console, recorder)
     entries = audited.entries
     if args.json:
@@ -960,6 +959,15 @@ def _is_part_of_the_log(path: str, db: str) -> bool:
 
 
 def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    if args.pdb and args.export_test is not None:
+        raise UsageError(
+            "--pdb applies only to a replay, not with --export-test (which writes a test instead)"
+        )
+    with _recorder(args.db) as recorder:
+        return _replay(args, console, recorder)
+
+
+def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
     from semledger.replay import (
         AppLoadError,
         UnknownSessionError,
@@ -968,15 +976,9 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         reexecute,
         write_whole,
     )
-
-    if args.pdb and args.export_test is not None:
-        raise UsageError(
-            "--pdb applies only to a replay, not with --export-test (which writes a test instead)"
-        )
     from semledger.replay._export import NOT_EXPORTED
     from semledger.replay._reexecute import NOT_REPLAYED, check_chain, logged_start
 
-    recorder = _recorder(args.db)
     try:
         # Chained, unlike the summary's app; missing, undecodable or another event, it is
         # damage (exit 1).

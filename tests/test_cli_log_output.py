@@ -1239,3 +1239,21 @@ def test_json_output_of_a_time_that_is_not_finite_is_null_not_infinity(
     assert isinstance(out, dict)
     (action,) = [row for row in out["actions"] if row["seq"] == 3]
     assert action["at"] is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["sessions"], ["read", "agent"], ["audit", "agent", "--verify"], ["replay", "agent"]],
+)
+def test_a_command_a_program_runs_closes_the_log_it_opened(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """`semledger._cli.main` called by a program (a test, a tool that embeds it) leaves the
+    log as the command's own process would once it exits: no connection open, so no -wal or
+    -shm beside it."""
+    db = tmp_path / "log.db"
+    record(db, "agent", COUNTER, [INCREMENT])
+    assert [p.name for p in tmp_path.iterdir()] == ["log.db"]
+    done = mcp.cli_in_process(*command, "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["log.db"]
