@@ -3,7 +3,6 @@ one line naming the log, the session and the event (exit 1), never a verdict on 
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
 import subprocess
@@ -247,12 +246,8 @@ def test_export_refuses_a_damaged_log_as_replay_does_and_writes_nothing(
     replayed = mcp.cli_in_process("replay", "agent", "--db", str(db))
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert replayed.stderr.startswith(f"semledger: the log {db} cannot be read: ")
-    # Run in this process, replay leaves its connections to the log to the garbage collector,
-    # as a child leaves them to its exit. The export is a child: what it leaves in the folder
-    # once its process is gone is the point.
-    gc.collect()
     exported = tmp_path / "test_agent.py"
-    done = mcp.cli("replay", "agent", "--db", str(db), "--export-test", str(exported))
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db), "--export-test", str(exported))
     assert (done.returncode, done.stdout, done.stderr) == (1, "", replayed.stderr)
     assert list(tmp_path.iterdir()) == [db]
 
