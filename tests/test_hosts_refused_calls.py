@@ -34,10 +34,10 @@ def test_a_refused_call_is_audited_and_the_session_replays_and_resumes(tmp_path:
     assert first[2]["ok"] is True
     again = mcp.serve(COUNTER, db, "r", [mcp.perform(3, "counter.increment"), mcp.read(4)])
     assert again[3]["value"] == {"before": "2", "after": "3", "pending_work": False}
-    replayed = mcp.cli("replay", "r", "--db", str(db))
+    replayed = mcp.cli_in_process("replay", "r", "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "identical — 2 inputs" in replayed.stdout
-    audited = mcp.cli("audit", "r", "--db", str(db), "--verify", "--json")
+    audited = mcp.cli_in_process("audit", "r", "--db", str(db), "--verify", "--json")
     assert audited.returncode == 0, audited.stderr
     report = json.loads(audited.stdout)
     rows: list[dict[str, Any]] = report["actions"]
@@ -51,7 +51,7 @@ def test_a_refused_call_is_audited_and_the_session_replays_and_resumes(tmp_path:
     assert rows[0]["redacted"] is True
     assert rows[0]["details"]["message"] == first[1]["error"]["message"]
     assert report["verify"]["ok"] is True
-    table = mcp.cli("audit", "r", "--db", str(db), COLUMNS="200")
+    table = mcp.cli_in_process("audit", "r", "--db", str(db), columns=200)
     assert "invalid_arguments" in table.stdout
     with SqliteRecorder(db) as recorder:
         (refused,) = [e for _r, e in recorder.events("r") if isinstance(e, CallRefused)]
@@ -62,10 +62,10 @@ def test_a_refused_call_missing_its_parts_is_audited_with_none_shown(tmp_path: P
     db = tmp_path / "log.db"
     replies = mcp.serve(COUNTER, db, "m", [mcp.call(1, "perform_action", {"target": "x"})])
     assert replies[1]["error"]["message"] == "action: required"
-    audited = mcp.cli("audit", "m", "--db", str(db), "--json")
+    audited = mcp.cli_in_process("audit", "m", "--db", str(db), "--json")
     (row,) = json.loads(audited.stdout)["actions"]
     assert (row["target"], row["action"], row["precondition"]) == ("x", {}, {})  # as sent
-    table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
+    table = mcp.cli_in_process("audit", "m", "--db", str(db), columns=200)
     line, why = [line for line in table.stdout.splitlines() if "invalid_arguments" in line]
     assert [cell.strip() for cell in line.strip("│ ").split("│")][3:6] == [
         '"x"', "-", "-",
@@ -79,10 +79,10 @@ def test_a_refused_call_s_part_sent_as_an_empty_object_is_shown_apart_from_one_n
     db = tmp_path / "log.db"
     replies = mcp.serve(COUNTER, db, "m", [mcp.call(1, "perform_action", {"target": {}})])
     assert replies[1]["ok"] is False
-    audited = json.loads(mcp.cli("audit", "m", "--db", str(db), "--json").stdout)
+    audited = json.loads(mcp.cli_in_process("audit", "m", "--db", str(db), "--json").stdout)
     (row,) = audited["actions"]
     assert row["unsent"] == ["action", "precondition"]
-    table = mcp.cli("audit", "m", "--db", str(db), COLUMNS="200")
+    table = mcp.cli_in_process("audit", "m", "--db", str(db), columns=200)
     (line,) = [line for line in table.stdout.splitlines() if "invalid_arguments" in line][:1]
     assert [cell.strip() for cell in line.strip("│ ").split("│")][3:6] == ["{}", "-", "-"]
 
@@ -96,7 +96,7 @@ def test_a_refused_call_whose_event_does_not_decode_keeps_its_row_in_the_audit(
         (seq,) = conn.execute("SELECT seq FROM events WHERE topic = 'CallRefused'").fetchone()
         conn.execute("UPDATE events SET body = X'c1' WHERE seq = ?", (seq,))
     conn.close()
-    audited = mcp.cli("audit", "r", "--db", str(db), "--json")
+    audited = mcp.cli_in_process("audit", "r", "--db", str(db), "--json")
     assert audited.returncode == 1
     assert audited.stderr.startswith(f"semledger: the log {db} is damaged: event {seq} ")
     rows = json.loads(audited.stdout)["actions"]
@@ -105,7 +105,7 @@ def test_a_refused_call_whose_event_does_not_decode_keeps_its_row_in_the_audit(
         (None, "unreadable", True),
     ]
     assert rows[1]["seq"] == seq
-    table = mcp.cli("audit", "r", "--db", str(db), COLUMNS="200")
+    table = mcp.cli_in_process("audit", "r", "--db", str(db), columns=200)
     (line,) = [line for line in table.stdout.splitlines() if line.startswith("│ -")]
     assert [cell.strip() for cell in line.strip("│ ").split("│")][3:7] == ["unreadable"] * 4
 
@@ -162,7 +162,8 @@ def test_a_refused_call_holding_an_integer_msgpack_cannot_hold_is_logged_and_the
     replies = mcp.serve(COUNTER, db, "h", [call, mcp.perform(2, "counter.increment")], *flags)
     assert replies[1]["error"]["code"] == "invalid_arguments"
     assert replies[2]["ok"] is True
-    [row, _] = json.loads(mcp.cli("audit", "h", "--db", str(db), "--json").stdout)["actions"]
+    audited = mcp.cli_in_process("audit", "h", "--db", str(db), "--json")
+    [row, _] = json.loads(audited.stdout)["actions"]
     assert row["target"] == {"kind": "node_id", "id": str(huge)}
     if flags:
         assert row["action"] == {"kind": "activate", "n": str(-huge)}
@@ -186,5 +187,5 @@ def test_an_index_or_offset_past_what_the_log_holds_is_answered_and_the_session_
     assert replies[1]["error"]["code"] == "target_not_found"
     assert replies[2]["error"]["code"] == "handler_rejected"
     assert replies[3]["error"]["code"] == "handler_rejected"  # no text: answered, not closed
-    replayed = mcp.cli("replay", "far", "--db", str(db))
+    replayed = mcp.cli_in_process("replay", "far", "--db", str(db))
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
