@@ -61,12 +61,15 @@ def started(db: Path, session: str) -> SessionStarted:
 
 
 def pytest_on(path: Path, seed: str) -> subprocess.CompletedProcess[str]:
+    """pytest run on `path` by itself under `seed`. The exported module needs no plugin: the
+    installed ones (trio, hypothesis, anyio, xdist) are not loaded, which took two seconds a
+    run."""
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
         cwd=path.parent,
         capture_output=True,
         text=True,
-        env=mcp.env(PYTHONHASHSEED=seed, COLUMNS="300"),
+        env=mcp.env(PYTHONHASHSEED=seed, COLUMNS="300", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
         timeout=120,
         check=False,
     )
@@ -93,14 +96,14 @@ def test_a_replay_under_another_hash_seed_notes_that_the_app_may_take_another_pa
 
 
 def test_a_counterexample_replayed_under_another_hash_seed_is_not_called_fixed_alone(
-    tmp_path: Path,
+    tmp_path: Path, caches: Path
 ) -> None:
     """The fuzzer finds the crash under one seed; under another, the app unchanged, the
     crash no longer happens: the note says why before the one calling it the fix working,
     in replay's verdict and in the exported test's failure."""
     work, home = seeds()["work"], seeds()["home"]
     db = tmp_path / "log.db"
-    session = fuzzed(db, SET_ORDER, work)
+    session = fuzzed(db, SET_ORDER, work, caches)
     assert started(db, session).params["str_hash"]["seed"] == int(work)
 
     diverged = replay(db, session, home)
@@ -121,11 +124,19 @@ def test_a_counterexample_replayed_under_another_hash_seed_is_not_called_fixed_a
     assert hashed in said(failed)
 
 
-def fuzzed(db: Path, app: str, seed: str) -> str:
-    """The session of the counterexample `semledger fuzz` saved for `app` under `seed`."""
+@pytest.fixture(scope="module")
+def caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder for the caches of Hypothesis that this module's fuzz runs share: in one of
+    its own for each run, each spent three seconds filling it again."""
+    return tmp_path_factory.mktemp("hypothesis")
+
+
+def fuzzed(db: Path, app: str, seed: str, caches: Path) -> str:
+    """The session of the counterexample `semledger fuzz` saved for `app` under `seed`,
+    Hypothesis keeping its caches in `caches` (HYPOTHESIS_STORAGE_DIRECTORY)."""
     done = mcp.cli(
         "fuzz", app, "--db", str(db), "--examples", "100", "--seed", "1",
-        PYTHONHASHSEED=seed, COLUMNS="300",
+        PYTHONHASHSEED=seed, COLUMNS="300", HYPOTHESIS_STORAGE_DIRECTORY=str(caches),
     )  # fmt: skip
     found = re.search(r"saved as session '([^']+)'", done.stdout)
     assert found is not None, said(done)
@@ -138,14 +149,14 @@ def fuzzed(db: Path, app: str, seed: str) -> str:
     ids=["crash", "view-issue"],
 )
 def test_a_fix_checked_against_a_run_under_a_random_seed_is_not_blamed_on_str_hashing(
-    tmp_path: Path, app: str, failure: str
+    tmp_path: Path, caches: Path, app: str, failure: str
 ) -> None:
     """A counterexample fuzzed from a shell with PYTHONHASHSEED unset, replayed (and its
     exported test run) against the fixed app: every other process hashes str otherwise, so
     each check of the fix said the hashing alone may explain the failure no longer
     happening."""
     db = tmp_path / "log.db"
-    session = fuzzed(db, app, "random")
+    session = fuzzed(db, app, "random", caches)
     assert started(db, session).params["str_hash"]["seed"] is None
 
     fixed = replay(db, session, "random", "--app", COUNTER)
@@ -164,11 +175,11 @@ def test_a_fix_checked_against_a_run_under_a_random_seed_is_not_blamed_on_str_ha
 
 
 def test_another_exception_than_a_random_seed_run_recorded_is_still_noted_as_maybe_str_hashing(
-    tmp_path: Path,
+    tmp_path: Path, caches: Path
 ) -> None:
     """Not the recorded failure gone, but another one: the hashing may explain that."""
     db = tmp_path / "log.db"
-    session = fuzzed(db, "tests_buggy:app", "random")
+    session = fuzzed(db, "tests_buggy:app", "random", caches)
     caveat = (
         "note: the recorded run hashed str with a random seed (PYTHONHASHSEED unset) and this"
         f" one with another random seed: {NOTED}"
