@@ -100,10 +100,10 @@ def test_the_audit_says_what_the_log_keeps_of_typed_passwords(
     db = tmp_path / "log.db"
     assert serve(db, flags).returncode == 0
     redact = not flags
-    audited = mcp.cli("audit", "s", "--db", str(db), "--json")
+    audited = mcp.cli_in_process("audit", "s", "--db", str(db), "--json")
     assert audited.returncode == 0, audited.stderr
     assert json.loads(audited.stdout)["redact_passwords"] is redact
-    text = mcp.cli("audit", "s", "--db", str(db), COLUMNS="200")
+    text = mcp.cli_in_process("audit", "s", "--db", str(db), columns=200)
     assert text.returncode == 0, text.stderr
     says = (
         "passwords typed in the session are masked in the log (redact_passwords: true)"
