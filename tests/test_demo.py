@@ -32,14 +32,12 @@ def test_every_next_step_the_demo_suggests_names_the_log_it_wrote(tmp_path: Path
     listed = subprocess.run(suggested[0], capture_output=True, text=True, env=mcp.env())
     assert listed.returncode == 0, listed.stderr
     # Seed 4 adds two todos, which share the id `todo.item` on purpose.
-    fuzzed = subprocess.run(
-        [*suggested[-1], "--seed", "4"], capture_output=True, text=True, env=mcp.env()
-    )
+    fuzzed = mcp.cli_in_process(*suggested[-1][3:], "--seed", "4")
     assert fuzzed.returncode == 0, fuzzed.stdout + fuzzed.stderr
 
 
 def test_the_demo_audit_names_the_agent_that_drove_it(tmp_path: Path) -> None:
-    done = mcp.cli("demo", "--db", str(tmp_path / "demo.db"), COLUMNS="300")
+    done = mcp.cli_in_process("demo", "--db", str(tmp_path / "demo.db"), columns=300)
     assert done.returncode == 0, done.stdout + done.stderr
     [agent] = [line for line in done.stdout.splitlines() if line.startswith("agent: ")]
     assert agent.startswith("agent: mcp ")  # the official SDK's clientInfo
