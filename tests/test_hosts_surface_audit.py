@@ -32,6 +32,9 @@ from semledger.eventlog import (
 from semledger.hosts import rerun_surface, serve_surface
 from semledger.replay import audit, verify
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import cli_in_process
+
 ROOT = Path(__file__).resolve().parent.parent
 COUNTER = "semledger.examples.counter:app"
 GALLERY = "semledger.examples.gallery:app"
@@ -234,10 +237,8 @@ async def test_a_served_surface_session_verifies_and_re_runs(tmp_path: Path) -> 
 
 
 def _semledger(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "semledger", *args, "--db", str(db)],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+    """``semledger ARGS --db DB`` (replay, audit, read, sessions) run in this process."""
+    return cli_in_process(*args, "--db", str(db))
 
 
 def test_a_served_surface_session_killed_and_resumed_replays_and_audits(tmp_path: Path) -> None:
