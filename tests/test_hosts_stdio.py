@@ -44,6 +44,9 @@ from semledger.hosts import Router, handle
 from semledger.hosts._session_host import RuntimeAgentHost
 from semledger.hosts._stdio import run_stdio
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import cli_in_process
+
 COUNTER = "semledger.examples.counter:app"
 LATEST_WIRE = {"kind": "latest"}
 SEMLEDGER = Path(sys.executable).with_name("semledger")
@@ -989,10 +992,8 @@ def test_serve_answers_a_2025_03_26_batch_in_one_line_and_the_audit_lists_each_c
     assert _envelope(answers[0])["value"]["after"] == "2"
     assert _envelope(answers[2])["value"]["generation"] == "2"
     assert _envelope(answers[3])["error"]["code"] == "stale_generation"
-    audited = subprocess.run(
-        _semledger("audit", "batched", "--db", str(db), "--json"),
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+    audited = cli_in_process("audit", "batched", "--db", str(db), "--json")
+    assert audited.returncode == 0, audited.stderr
     report = json.loads(audited.stdout)
     assert [(a["outcome"], a["precondition"]) for a in report["actions"]] == [
         ("receipt", first),
