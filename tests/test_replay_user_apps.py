@@ -23,6 +23,9 @@ from semledger.eventlog import (
 )
 from semledger.replay import load_app
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import cli_in_process
+
 SEMLEDGER = [sys.executable, "-m", "semledger"]
 
 APPS = Path(__file__).parent / "apps"
@@ -42,10 +45,12 @@ def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _pytest(cwd: Path, test: Path) -> subprocess.CompletedProcess[str]:
+    """pytest run on `test` by itself. The exported module needs no plugin: the installed
+    ones (trio, hypothesis, anyio, xdist) are not loaded, which took two seconds a run."""
+    env = {**os.environ, "PYTHONPATH": _path(cwd), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
-        cwd=cwd, env={**os.environ, "PYTHONPATH": _path(cwd)}, capture_output=True, text=True,
-        check=False, timeout=120,
+        cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
 
 
@@ -78,8 +83,8 @@ def _crashed_on_the_effect_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_replay_of_a_crash_outside_update_is_identical_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = _crashed_on_the_effect_result(tmp_path, monkeypatch)
-    done = _cli(tmp_path, "replay", "opaque", "--db", str(db))
+    db = _crashed_on_the_effect_result(tmp_path, monkeypatch)  # tests_opaque on sys.path
+    done = cli_in_process("replay", "opaque", "--db", str(db), columns=200)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
     assert "identical" in done.stdout
@@ -91,7 +96,7 @@ def test_exported_test_of_a_crash_outside_update_passes(
 ) -> None:
     db = _crashed_on_the_effect_result(tmp_path, monkeypatch)
     exported = tmp_path / "test_opaque.py"
-    written = _cli(tmp_path, "replay", "opaque", "--db", str(db), "--export-test", str(exported))
+    written = cli_in_process("replay", "opaque", "--db", str(db), "--export-test", str(exported))
     assert written.returncode == 0, written.stderr
     run = _pytest(tmp_path, exported)
     assert run.returncode == 0, run.stdout + run.stderr
