@@ -64,7 +64,9 @@ def test_a_variant_app_diverges_at_the_first_changed_commit_with_a_node_diff(
 ) -> None:
     db = tmp_path / "log.db"
     record(db, "counter", COUNTER, [INCREMENT] * 3)
-    done = mcp.cli("replay", "counter", "--db", str(db), "--app", "tests_variant:app", **WIDE)
+    done = mcp.cli_in_process(
+        "replay", "counter", "--db", str(db), "--app", "tests_variant:app", columns=200
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED at step 2" in done.stdout  # the second increment makes the count 2
     assert "after:    perform_action activate on 'counter.increment'" in done.stdout
@@ -121,7 +123,7 @@ def test_an_application_crash_is_raised_again_at_the_same_step(tmp_path: Path) -
     assert report.crash_step == step
     assert report.crash is not None
     assert isinstance(report.crash.__cause__, tests_crashy.ThirdIncrementError)
-    done = mcp.cli("replay", "crashy", "--db", str(db), **WIDE)
+    done = mcp.cli_in_process("replay", "crashy", "--db", str(db), columns=200)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"raised again at step {step}" in done.stdout
     # Where in the app, as a debugger would start: not in the runtime that called it.
@@ -192,18 +194,19 @@ def test_an_exported_test_passes_and_fails_against_a_divergent_app(tmp_path: Pat
     db = tmp_path / "log.db"
     record(db, "counter", COUNTER, [INCREMENT] * 3)
     exported = tmp_path / "test_exported_counter.py"
-    done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", str(exported))
+    done = mcp.cli_in_process("replay", "counter", "--db", str(db), "--export-test", str(exported))
     assert done.returncode == 0, done.stderr
     source = exported.read_text()
     assert f"APP = {COUNTER!r}" in source
 
     def pytest_on(path: Path) -> subprocess.CompletedProcess[str]:
+        """pytest on `path` by itself, without the installed plugins it does not need."""
         return subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
             cwd=tmp_path,
             capture_output=True,
             text=True,
-            env=mcp.env(),
+            env=mcp.env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
             timeout=120,
             check=False,
         )
@@ -268,7 +271,7 @@ def test_an_app_returning_no_effect_or_no_proposal_crashes_on_the_record_and_rep
     assert isinstance(events[-2], ActionRequested)
     assert isinstance(events[-1], SessionCrashed)
     assert events[-1].exception_type == cause
-    done = mcp.cli("replay", "bad", "--db", str(db), **WIDE)
+    done = mcp.cli_in_process("replay", "bad", "--db", str(db), columns=200)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"raised again at step 1, as it did live: {cause}(" in done.stdout
 
@@ -288,7 +291,7 @@ def test_a_handler_scrolling_by_nan_crashes_the_session_on_the_record_and_replay
     assert isinstance(events[-1], SessionCrashed)
     assert events[-1].exception_type == "NonFiniteNumberError"
     assert "ScrollBy.delta: expected a finite number" in events[-1].traceback
-    done = mcp.cli("replay", "nan", "--db", str(db), **WIDE)
+    done = mcp.cli_in_process("replay", "nan", "--db", str(db), columns=200)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "raised again at step 1, as it did live: NonFiniteNumberError(" in done.stdout
 
@@ -348,10 +351,10 @@ def test_a_session_whose_summary_row_was_edited_replays_as_recorded_and_fails_ve
     with sqlite3.connect(db) as conn:
         conn.execute(edit)
     conn.close()
-    done = mcp.cli("replay", "counted", "--db", str(db), **WIDE)
+    done = mcp.cli_in_process("replay", "counted", "--db", str(db), columns=200)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "identical" in done.stdout
-    verified = mcp.cli("audit", "counted", "--db", str(db), "--verify", **WIDE)
+    verified = mcp.cli_in_process("audit", "counted", "--db", str(db), "--verify", columns=200)
     assert verified.returncode == 1, verified.stdout + verified.stderr
     assert f"event 1 not as the summary says: {says}" in verified.stdout
 
