@@ -32,6 +32,9 @@ from semledger.adapters import (
 )
 from semledger.adapters._conformance import CASES, load_suite
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import cli_in_process
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -312,7 +315,7 @@ def test_cli_conform_timeout_is_a_number_of_seconds() -> None:
 
     assert main(["surface", "conform", "--adapter", "broken-hanging-snapshot", "--suite",
                  "runtime", "--timeout", "0.5", "--only", "counter.click_increments"]) == 1
-    refused = _cli("surface", "conform", "--adapter", "runtime", "--timeout", "never")
+    refused = cli_in_process("surface", "conform", "--adapter", "runtime", "--timeout", "never")
     assert refused.returncode == 2
     assert "expected a number of seconds, got 'never'" in refused.stderr
 
@@ -624,6 +627,8 @@ def test_reports_render_as_json_and_markdown() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`semledger ARGS` as a child process, for the real process's exit status: the other
+    commands, which check only what they print and their status, run in-process."""
     return subprocess.run(
         [sys.executable, "-m", "semledger", *args],
         cwd=ROOT, capture_output=True, text=True, check=False, timeout=120,
@@ -632,7 +637,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_conform_exits_zero_for_a_conformant_adapter(tmp_path: Path) -> None:
     report = tmp_path / "report.md"
-    result = _cli("surface", "conform", "--adapter", "runtime", "--json", "--report", str(report))
+    result = cli_in_process(
+        "surface", "conform", "--adapter", "runtime", "--json", "--report", str(report)
+    )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["conformant"] is True
@@ -641,20 +648,20 @@ def test_cli_conform_exits_zero_for_a_conformant_adapter(tmp_path: Path) -> None
 
 
 def test_cli_conform_only_and_bad_usage() -> None:
-    only = _cli("surface", "conform", "--adapter", "runtime", "--only",
-                "counter.unknown_ref,todo.locate_many", "--json")
+    only = cli_in_process("surface", "conform", "--adapter", "runtime", "--only",
+                          "counter.unknown_ref,todo.locate_many", "--json")
     assert only.returncode == 0, only.stderr
     assert [r["id"] for r in json.loads(only.stdout)["results"]] == [
         "counter.unknown_ref", "todo.locate_many",
     ]  # fmt: skip
-    assert _cli("surface", "conform", "--adapter", "nobody").returncode == 2
-    no_case = _cli("surface", "conform", "--adapter", "runtime", "--only", "no.case,x")
+    assert cli_in_process("surface", "conform", "--adapter", "nobody").returncode == 2
+    no_case = cli_in_process("surface", "conform", "--adapter", "runtime", "--only", "no.case,x")
     assert no_case.returncode == 2
     assert no_case.stderr.startswith(
         "semledger: no case 'no.case', 'x' in suite 'runtime'; its cases: counter."
     )
     assert "todo.locate_many" in no_case.stderr
-    no_suite = _cli("surface", "conform", "--adapter", "runtime", "--suite", "nope")
+    no_suite = cli_in_process("surface", "conform", "--adapter", "runtime", "--suite", "nope")
     assert (no_suite.returncode, no_suite.stderr) == (
         2, "semledger: no conformance suite 'nope'; known: atspi, runtime, web\n"
     )
