@@ -1305,16 +1305,27 @@ def _step_lines(recorder: Recorder, session: str) -> list[str]:
 def _hypothesis_caches_elsewhere() -> Iterator[None]:
     """Hypothesis keeps caches in ``./.hypothesis`` unless told where: a command run in any
     folder must not leave one there. The fuzzer keeps no examples (its counterexample is a
-    session in the log), so a folder of its own, gone after the run, holds the caches;
+    session in the log), but the caches (the constants of each module's source, Unicode
+    tables) took three seconds of every run to build again: they are kept in the user's
+    cache folder, or in a folder of the run's own, gone after it, where that cannot be made.
     ``HYPOTHESIS_STORAGE_DIRECTORY``, if set, is the user's choice and kept."""
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         yield
         return
     import tempfile
 
+    import platformdirs
     from hypothesis.configuration import set_hypothesis_home_dir
 
-    with tempfile.TemporaryDirectory(prefix="semledger-fuzz-") as folder:
+    with contextlib.ExitStack() as stack:
+        kept = platformdirs.user_cache_path("semledger") / "hypothesis"
+        try:
+            kept.mkdir(parents=True, exist_ok=True)
+            if not os.access(kept, os.W_OK | os.X_OK):
+                raise PermissionError(f"{kept} is not writable")
+            folder = str(kept)
+        except OSError:  # a read-only or missing home: caches for this run only
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="semledger-fuzz-"))
         set_hypothesis_home_dir(folder)
         try:
             yield

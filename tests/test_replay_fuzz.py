@@ -274,13 +274,19 @@ def test_a_seed_that_is_not_an_int_is_refused_at_once_as_a_type_error(seed: obje
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder, seed=seed)  # type: ignore[arg-type]
 
 
-def test_fuzzing_leaves_no_hypothesis_folder_where_it_is_run(tmp_path: Path) -> None:
-    """Hypothesis keeps caches in ``./.hypothesis``; the command is run in any folder."""
+@pytest.mark.parametrize("cache", ["writable", "a file"])
+def test_fuzzing_leaves_no_hypothesis_folder_where_it_is_run(tmp_path: Path, cache: str) -> None:
+    """Hypothesis keeps caches in ``./.hypothesis``; the command is run in any folder. They
+    go to the user's cache folder, built once rather than in three seconds of every run, or
+    to a folder of the run's own where that cannot be made."""
     import subprocess
 
     folder = tmp_path / "work"
     folder.mkdir()
-    environment = mcp.env()
+    caches = tmp_path / "cache"
+    if cache == "a file":
+        caches.write_text("")
+    environment = mcp.env(XDG_CACHE_HOME=str(caches))
     environment.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     done = subprocess.run(
         [*mcp.COMMAND, "fuzz", "semledger.examples.counter:app", "--examples", "3",
@@ -289,6 +295,8 @@ def test_fuzzing_leaves_no_hypothesis_folder_where_it_is_run(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert list(folder.iterdir()) == []
+    if cache == "writable":
+        assert any((caches / "semledger" / "hypothesis" / "constants").iterdir())
 
 
 def test_an_app_without_bugs_gets_no_counterexample(tmp_path: Path) -> None:
