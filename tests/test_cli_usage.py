@@ -486,14 +486,9 @@ _AS_A_CHILD = {
 
 def _refused(args: list[str]) -> subprocess.CompletedProcess[str]:
     """``semledger ARGS`` run in-process, for a case refused before any serving: serving
-    in-process fails the test (rather than serve on pytest's streams or wait on a port), and
-    the status-line handler serve gives the "semledger" logger is taken off again."""
-    import logging
-
+    in-process fails the test, rather than serve on pytest's streams or wait on a port."""
     import trio
 
-    logger = logging.getLogger("semledger")
-    handlers, level = list(logger.handlers), logger.level
     run = trio.run
 
     def serving(*_args: object, **_kwargs: object) -> None:
@@ -505,8 +500,6 @@ def _refused(args: list[str]) -> subprocess.CompletedProcess[str]:
         return mcp.cli_in_process(*args)
     finally:
         trio.run = run
-        logger.handlers[:] = handlers
-        logger.setLevel(level)
 
 
 @pytest.mark.parametrize("case", list(cases(Path("log.db"))))  # (the names alone)

@@ -3,9 +3,7 @@ words, and a file that cannot be written."""
 
 from __future__ import annotations
 
-import logging
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,21 +16,12 @@ from semledger.replay import export_test, write_whole
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from stdio_client import cli_in_process as cli
 from tests_record import COUNTER, INCREMENT, Call, crashed_as_it_started, record
 
 RESET: Call = ("counter.reset", {"kind": "activate"})
 BUGGY = "tests_buggy:app"
 """Its Reset divides by zero: an increment and a reset crash it at step 2."""
-
-
-def cli(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
-    """``semledger ARGS`` run in this process (`mcp.cli_in_process`), answered as a child's
-    run is; it leaves SIGINT's handler and the "semledger" logger as it found them."""
-    logger = logging.getLogger("semledger")
-    before = (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level)
-    done = mcp.cli_in_process(*args, columns=columns)
-    assert (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level) == before
-    return done
 
 
 def pytest_on(path: Path) -> subprocess.CompletedProcess[str]:

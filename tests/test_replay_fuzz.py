@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,18 +16,9 @@ from semledger.eventlog import MemoryRecorder, SessionCrashed, SqliteRecorder
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from stdio_client import cli_in_process as cli
 
 COUNTER = "semledger.examples.counter:app"
-
-
-def cli(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
-    """``semledger ARGS`` run in this process (`mcp.cli_in_process`), answered as a child's
-    run is; it leaves SIGINT's handler and the "semledger" logger as it found them."""
-    logger = logging.getLogger("semledger")
-    before = (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level)
-    done = mcp.cli_in_process(*args, columns=columns)
-    assert (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level) == before
-    return done
 
 
 def exported_test_of(source: str) -> Any:
@@ -279,7 +268,6 @@ def test_fuzzing_leaves_no_hypothesis_folder_where_it_is_run(tmp_path: Path, cac
     """Hypothesis keeps caches in ``./.hypothesis``; the command is run in any folder. They
     go to the user's cache folder, built once rather than in three seconds of every run, or
     to a folder of the run's own where that cannot be made."""
-    import subprocess
 
     folder = tmp_path / "work"
     folder.mkdir()
@@ -881,7 +869,6 @@ def test_a_script_fuzzing_its_own_app_by_its_module_s_ref_is_told_it_ran_twice(
 ) -> None:
     """``python tiny.py`` fuzzing "tiny:app" loads tiny.py twice (as __main__, then as
     tiny): the refusal named two Apps both called 'tiny', with no clue why they differ."""
-    import subprocess
 
     script = tmp_path / "tiny.py"
     script.write_text(

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import logging
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -35,18 +33,9 @@ from semledger.eventlog import (
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from stdio_client import cli_in_process as cli
 
 _SAVED = re.compile(r"saved as session '([^']+)'")
-
-
-def cli(*args: str, columns: int | None = None) -> subprocess.CompletedProcess[str]:
-    """``semledger ARGS`` run in this process (`mcp.cli_in_process`), answered as a child's
-    run is; it leaves SIGINT's handler and the "semledger" logger as it found them."""
-    logger = logging.getLogger("semledger")
-    before = (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level)
-    done = mcp.cli_in_process(*args, columns=columns)
-    assert (signal.getsignal(signal.SIGINT), list(logger.handlers), logger.level) == before
-    return done
 
 
 def _fuzz(*args: str) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -65,10 +67,14 @@ def cli_in_process(*args: str, columns: int | None = None) -> subprocess.Complet
     For tests of what a command prints and its exit status: a child spends half a second on
     imports before it reads an argument. What only a process shows (its signals, its streams'
     encoding, PYTHONHASHSEED, apps found on its PYTHONPATH or in its working directory) needs
-    `cli`. `columns` is the terminal width a child would be given as COLUMNS.
+    `cli`. `columns` is the terminal width a child would be given as COLUMNS. The command
+    must leave SIGINT's handler and the "semledger" logger as it found them; the status
+    lines `serve` gives that logger, kept for the process's next serve, are taken off again.
     """
     from semledger._cli import main
 
+    logger = logging.getLogger("semledger")
+    interrupt, handlers, level = signal.getsignal(signal.SIGINT), logger.handlers[:], logger.level
     out, err = io.StringIO(), io.StringIO()
     width = os.environ.pop("COLUMNS", None)
     if columns is not None:
@@ -83,6 +89,11 @@ def cli_in_process(*args: str, columns: int | None = None) -> subprocess.Complet
         os.environ.pop("COLUMNS", None)
         if width is not None:
             os.environ["COLUMNS"] = width
+        if args[:1] == ("serve",):
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+    left = (signal.getsignal(signal.SIGINT), logger.handlers, logger.level)
+    assert left == (interrupt, handlers, level), f"{args} changed SIGINT or the logger"
     if status is None:
         status = 0
     elif not isinstance(status, int):  # sys.exit("message") prints it and exits 1
