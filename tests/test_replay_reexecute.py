@@ -200,13 +200,14 @@ def test_an_exported_test_passes_and_fails_against_a_divergent_app(tmp_path: Pat
     assert f"APP = {COUNTER!r}" in source
 
     def pytest_on(path: Path) -> subprocess.CompletedProcess[str]:
-        """pytest on `path` by itself, without the installed plugins it does not need."""
+        """pytest on `path` as its user runs it: with the plugins installed beside it
+        (pytest-trio, hypothesis, …), which the other exported tests go without."""
         return subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
             cwd=tmp_path,
             capture_output=True,
             text=True,
-            env=mcp.env(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"),
+            env=mcp.env(),
             timeout=120,
             check=False,
         )
