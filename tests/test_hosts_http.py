@@ -213,13 +213,27 @@ def server(tmp_path: Path) -> Iterator[Server]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One plain server (the counter, no options) for the tests that only send it requests:
+    each looks at its own sessions alone, found by their ids, and none stops the server or
+    makes a session fail. Its exit status is checked once, when the module is done."""
+    with serving(tmp_path_factory.mktemp("shared") / "log.db") as running:
+        yield running
+
+
+def _session_names(db: Path) -> set[str]:
+    with SqliteRecorder(db) as recorder:
+        return {summary.name for summary in recorder.sessions()}
+
+
 def test_initialize_issues_a_session_id_that_later_requests_need(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     session_id = client.initialize()
     assert re.fullmatch(r"[0-9a-f]{32}", session_id)
-    assert McpClient(http, server.url).initialize() != session_id
+    assert McpClient(http, shared_server.url).initialize() != session_id
 
     listed = client.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert listed.status_code == 200
@@ -229,7 +243,7 @@ def test_initialize_issues_a_session_id_that_later_requests_need(
         "perform_action",
     ]
 
-    anonymous = McpClient(http, server.url)
+    anonymous = McpClient(http, shared_server.url)
     assert anonymous.post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).status_code == 400
     assert anonymous.post(INITIALIZED).status_code == 400
     unknown = anonymous.post(
@@ -273,24 +287,24 @@ def test_an_initialize_the_router_does_not_accept_opens_no_session(
     "batch", [[INITIALIZE], [INITIALIZE, {"jsonrpc": "2.0", "id": 1, "method": "ping"}]]
 )
 def test_a_batch_holding_initialize_without_a_session_id_is_told_to_send_initialize_alone(
-    server: Server, http: httpx.Client, batch: list[dict[str, Any]]
+    shared_server: Server, http: httpx.Client, batch: list[dict[str, Any]]
 ) -> None:
     """It was a 400 "Mcp-Session-Id header required", which no client sends with an
     initialize: the router's refusal says what to do, as it does over stdio."""
-    refused = http.post(server.url, json=batch)
+    sessions = _session_names(shared_server.db)
+    refused = http.post(shared_server.url, json=batch)
     assert refused.status_code == 200, refused.text
     assert "mcp-session-id" not in refused.headers
     error = refused.json()
     assert (error["id"], error["error"]["code"]) == (None, -32600)
     assert "a JSON-RPC batch before initialize; send initialize alone" in error["error"]["message"]
-    with SqliteRecorder(server.db) as recorder:
-        assert len(recorder.sessions()) == 0
+    assert _session_names(shared_server.db) == sessions  # no session opened
 
 
 def test_notifications_and_responses_are_accepted_with_202_and_no_body(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     client.initialize()
     for method in ("notifications/initialized", "notifications/cancelled", "notifications/x"):
         response = client.post({"jsonrpc": "2.0", "method": method, "params": {"requestId": 1}})
@@ -313,13 +327,13 @@ def _initialize_as(client: McpClient, version: str) -> str:
 
 
 def test_a_batch_on_a_2025_03_26_session_is_answered_in_one_array_and_the_audit_lists_each_call(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """A batch was answered with one -32600 on every session, also on those whose version
     says a server MUST take batches. Now: one array in the order of the members (a
     notification has no entry, an invalid member an error of its own), its calls applied
     in order, each on the record; a batch of notifications is a 202 with no body."""
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     session_id = _initialize_as(client, "2025-03-26")
     notified = client.post([INITIALIZED])
     assert (notified.status_code, notified.content) == (202, b"")
@@ -346,14 +360,14 @@ def test_a_batch_on_a_2025_03_26_session_is_answered_in_one_array_and_the_audit_
     assert answers[-2]["result"] == {}
     assert answers[-1]["result"]["structuredContent"]["error"]["code"] == "stale_generation"
     audited = subprocess.run(
-        _semledger("audit", session_id, "--db", str(server.db), "--json"),
+        _semledger("audit", session_id, "--db", str(shared_server.db), "--json"),
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     logged = json.loads(audited.stdout)["actions"]
     assert [a["outcome"] for a in logged] == ["receipt"] * 20 + ["stale_generation"]
     assert [a["after"] for a in logged[:20]] == [str(g) for g in range(2, 22)]
 
-    later = McpClient(http, server.url)
+    later = McpClient(http, shared_server.url)
     _initialize_as(later, "2025-06-18")
     refused = later.post([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
     assert refused.status_code == 200
@@ -390,9 +404,9 @@ def test_a_client_that_comes_back_after_a_restart_sends_batches_as_its_version_a
 
 
 def test_bodies_that_are_not_one_json_message_are_refused(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     client.initialize()
     headers = {"Mcp-Session-Id": client.session_id or "", "content-type": "application/json"}
     for body, why in (
@@ -401,14 +415,14 @@ def test_bodies_that_are_not_one_json_message_are_refused(
         (b'{"jsonrpc": "2.0", "id": 1, "x": NaN}', "is not JSON"),
         (b"[" * 100_000, "nests too deep to read"),
     ):
-        refused = http.post(server.url, content=body, headers=headers)
+        refused = http.post(shared_server.url, content=body, headers=headers)
         assert refused.status_code == 400, body
         assert refused.json() == {
             "jsonrpc": "2.0",
             "id": None,
             "error": {"code": -32700, "message": f"Parse error: the body {why}"},
         }
-    too_big = http.post(server.url, content=b" " * ((4 << 20) + 1), headers=headers)
+    too_big = http.post(shared_server.url, content=b" " * ((4 << 20) + 1), headers=headers)
     assert too_big.status_code == 413
     # The rest of the body is never read: the client is told not to reuse the connection.
     assert too_big.headers["connection"] == "close"
@@ -446,12 +460,12 @@ async def _chunked(body: bytes) -> AsyncIterator[bytes]:
     ids=["4MiB+1", "16MiB", "16MiB-chunked"],
 )
 def test_a_body_over_the_limit_is_answered_413_to_a_client_that_writes_it_all_first(
-    server: Server, size: int, sent: Callable[[bytes], Any]
+    shared_server: Server, size: int, sent: Callable[[bytes], Any]
 ) -> None:
     """Closed with the body's rest unread, the connection was reset, and the reset lost
     the 413: a ReadError for the client, all its session's calls gone for the SDK."""
     headers = {"content-type": "application/json"}
-    refused = _posted_whole_first(server.url, sent(b" " * size), headers)
+    refused = _posted_whole_first(shared_server.url, sent(b" " * size), headers)
     assert refused.status_code == 413
     assert refused.headers["connection"] == "close"
     assert refusal(refused.json()) == f"request body over {4 << 20} bytes"
@@ -475,15 +489,15 @@ def test_a_refusal_before_the_body_is_read_reaches_a_client_that_writes_it_all_f
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-8-sig"])
 def test_a_body_not_in_plain_utf8_is_refused_as_the_same_bytes_on_a_stdio_line_are(
-    server: Server, http: httpx.Client, encoding: str
+    shared_server: Server, http: httpx.Client, encoding: str
 ) -> None:
     """json.loads on bytes guesses UTF-16 and UTF-32 and skips a byte-order mark: over
     HTTP these bodies were answered while the same bytes on a stdio line were not JSON."""
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     client.initialize()
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping"}).encode(encoding)
     headers = {"Mcp-Session-Id": client.session_id or "", "content-type": "application/json"}
-    refused = http.post(server.url, content=body, headers=headers)
+    refused = http.post(shared_server.url, content=body, headers=headers)
     assert refused.status_code == 400, refused.text
     (as_a_line,) = Router().receive_line(body)
     assert isinstance(as_a_line, Reply)
@@ -501,12 +515,12 @@ _LATEST = increment({"kind": "latest"})
 
 
 def test_a_post_whose_body_is_not_plain_json_or_whose_client_takes_no_json_is_refused(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """Content-Type text/plain, a gzip body, Accept: text/html were all answered as if the
     client had sent JSON and taken it (the gzip body as a parse error). A header left out
     is taken as the clients that leave it out mean it."""
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     session = client.initialize()
     cases: list[tuple[dict[str, str | None], int]] = [
         ({"Content-Type": "text/plain"}, 415),
@@ -528,7 +542,7 @@ def test_a_post_whose_body_is_not_plain_json_or_whose_client_takes_no_json_is_re
             body = gzip.compress(body)
         request = http.build_request(
             "POST",
-            server.url,
+            shared_server.url,
             content=body,
             headers={"Content-Type": "application/json", "Mcp-Session-Id": session},
         )
@@ -549,11 +563,11 @@ def test_a_post_whose_body_is_not_plain_json_or_whose_client_takes_no_json_is_re
 
 
 def test_a_notification_or_response_the_server_cannot_accept_is_a_400_with_its_error(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """MCP: a notification or a response the server cannot accept gets an HTTP error
     status. They were answered 200, as a request's error is."""
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     client.initialize()
     failed = {"code": -32601, "message": "Method not found"}
     for message in (
@@ -573,16 +587,16 @@ def test_a_notification_or_response_the_server_cannot_accept_is_a_400_with_its_e
 
 
 def test_a_request_naming_two_sessions_is_a_400_that_applies_nothing(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """Two Mcp-Session-Id headers, each a live session's: the call was applied to the last
     one, silently."""
-    first, second = McpClient(http, server.url), McpClient(http, server.url)
+    first, second = McpClient(http, shared_server.url), McpClient(http, shared_server.url)
     named = [first.initialize(), second.initialize()]
     sent = call(1, "perform_action", increment({"kind": "latest"}))
     both = [("Mcp-Session-Id", session_id) for session_id in named]
     for method, body in (("POST", json.dumps(sent)), ("DELETE", None)):
-        answer = http.request(method, server.url, content=body, headers=both)
+        answer = http.request(method, shared_server.url, content=body, headers=both)
         assert answer.status_code == 400, answer.text
         assert refusal(answer.json()) == (
             f"the request sends 2 different Mcp-Session-Id headers, {named[0]!r} and"
@@ -614,7 +628,7 @@ def test_get_is_405_and_delete_ends_the_session(server: Server, http: httpx.Clie
     assert events[-1] == SessionEnded("deleted by the client", by="client")
 
 
-def test_a_client_that_assumes_http2_is_told_to_use_http_1_1(server: Server) -> None:
+def test_a_client_that_assumes_http2_is_told_to_use_http_1_1(shared_server: Server) -> None:
     """hypercorn spoke HTTP/2 to a client that assumed it (h2c prior knowledge, as httpx's
     ``http2=True`` does): stopped under its load, the server crashed with a traceback
     (``KeyError`` on a stream it had reset), exit 1, its sessions' ends unlogged."""
@@ -622,9 +636,9 @@ def test_a_client_that_assumes_http2_is_told_to_use_http_1_1(server: Server) -> 
         httpx.Client(http1=False, http2=True, timeout=10) as http2,
         pytest.raises(httpx.RemoteProtocolError, match="error_code:13"),  # HTTP_1_1_REQUIRED
     ):
-        http2.post(server.url, json=INITIALIZE)
+        http2.post(shared_server.url, json=INITIALIZE)
     preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes.fromhex("000000040000000000")
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+    with socket.create_connection(("127.0.0.1", shared_server.port), timeout=10) as client:
         client.sendall(preface)
         answer = b""
         while chunk := client.recv(65536):  # the server closes the connection
@@ -634,8 +648,8 @@ def test_a_client_that_assumes_http2_is_told_to_use_http_1_1(server: Server) -> 
     assert answer.endswith(b"this server speaks HTTP/1.1 only")
 
 
-def test_a_request_to_upgrade_to_http2_is_answered_in_http_1_1(server: Server) -> None:
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+def test_a_request_to_upgrade_to_http2_is_answered_in_http_1_1(shared_server: Server) -> None:
+    with socket.create_connection(("127.0.0.1", shared_server.port), timeout=10) as client:
         client.sendall(
             b"OPTIONS /mcp HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
             b"Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
@@ -644,13 +658,13 @@ def test_a_request_to_upgrade_to_http2_is_answered_in_http_1_1(server: Server) -
 
 
 def test_a_deleted_session_is_ended_for_good_on_its_own_server_too(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """The server it was deleted on said it "is over on this server: deleted by the
     client", as if another server could take it up; a restarted one said it had ended."""
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     session_id = client.initialize()
-    assert http.delete(server.url, headers={"Mcp-Session-Id": session_id}).status_code == 204
+    assert http.delete(shared_server.url, headers={"Mcp-Session-Id": session_id}).status_code == 204
     answer = client.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})
     assert answer.status_code == 404
     assert refusal(answer.json()) == (
@@ -738,11 +752,11 @@ def test_a_delete_of_a_session_no_server_holds_ends_it_in_the_log_without_resumi
     assert sum(isinstance(event, EffectStarted) for _, event in records) == 1
 
 
-def test_origin_must_be_local(server: Server, http: httpx.Client) -> None:
-    evil = McpClient(http, server.url, {"Origin": "http://evil.example"})
+def test_origin_must_be_local(shared_server: Server, http: httpx.Client) -> None:
+    evil = McpClient(http, shared_server.url, {"Origin": "http://evil.example"})
     assert evil.post(INITIALIZE).status_code == 403
-    for origin in (f"http://localhost:{server.port}", f"http://127.0.0.1:{server.port}"):
-        local = McpClient(http, server.url, {"Origin": origin})
+    for origin in (f"http://localhost:{shared_server.port}", f"http://127.0.0.1:{shared_server.port}"):
+        local = McpClient(http, shared_server.url, {"Origin": origin})
         local.initialize()
         assert local.count() == "0"
         assert (
@@ -818,11 +832,11 @@ def test_a_preflight_from_an_allowed_origin_is_answered_without_the_token_or_a_s
 
 
 def test_a_refused_origin_is_refused_with_no_cors_headers(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
-    for origin in ("http://evil.example", "null", f"http://localhost.evil.example:{server.port}"):
-        preflight = http.options(server.url, headers={"Origin": origin, **PREFLIGHT})
-        posted = http.post(server.url, json=INITIALIZE, headers={"Origin": origin})
+    for origin in ("http://evil.example", "null", f"http://localhost.evil.example:{shared_server.port}"):
+        preflight = http.options(shared_server.url, headers={"Origin": origin, **PREFLIGHT})
+        posted = http.post(shared_server.url, json=INITIALIZE, headers={"Origin": origin})
         for refused in (preflight, posted):
             assert refused.status_code == 403, origin
             assert "access-control-allow-origin" not in refused.headers
@@ -830,7 +844,7 @@ def test_a_refused_origin_is_refused_with_no_cors_headers(
 
 
 def test_a_refused_origin_is_named_with_the_option_that_allows_it(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """The refusal said only "origin not allowed": a page's developer could not tell which
     origin the browser sent, nor that the server may be told to allow it."""
@@ -839,7 +853,7 @@ def test_a_refused_origin_is_named_with_the_option_that_allows_it(
         ("null", "'null'"),
         ("http://" + "a" * 200, repr("http://" + "a" * 93 + "…")),
     ):
-        refused = http.post(server.url, json=INITIALIZE, headers={"Origin": origin})
+        refused = http.post(shared_server.url, json=INITIALIZE, headers={"Origin": origin})
         assert refused.status_code == 403, origin
         assert refusal(refused.json()) == (
             f"origin not allowed: {shown} is no local page (the server's operator may allow it"
@@ -898,15 +912,15 @@ def test_every_answer_to_an_allowed_origin_can_be_read_by_its_page(
 
 
 def test_options_without_a_preflight_is_answered_with_the_methods_the_endpoint_serves(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """RFC 9110 §9.3.7: OPTIONS asks what the resource supports; GET is still a 405."""
-    for headers in ({}, {"Origin": f"http://localhost:{server.port}"}):
-        answered = http.options(server.url, headers=headers)
+    for headers in ({}, {"Origin": f"http://localhost:{shared_server.port}"}):
+        answered = http.options(shared_server.url, headers=headers)
         assert (answered.status_code, answered.content) == (204, b"")
         assert _header_set(answered.headers["allow"]) == {"post", "delete", "options"}
         assert "access-control-allow-methods" not in answered.headers
-    got = http.get(server.url)
+    got = http.get(shared_server.url)
     assert got.status_code == 405
     assert _header_set(got.headers["allow"]) == {"post", "delete", "options"}
 
@@ -1079,8 +1093,8 @@ def test_binds_loopback_only_by_default(tmp_path: Path, http: httpx.Client) -> N
             pass
 
 
-def test_each_session_has_its_own_app_instance(server: Server, http: httpx.Client) -> None:
-    first, second = McpClient(http, server.url), McpClient(http, server.url)
+def test_each_session_has_its_own_app_instance(shared_server: Server, http: httpx.Client) -> None:
+    first, second = McpClient(http, shared_server.url), McpClient(http, shared_server.url)
     first.initialize()
     second.initialize()
     generation = first.read()["generation"]
@@ -1093,27 +1107,29 @@ def test_each_session_has_its_own_app_instance(server: Server, http: httpx.Clien
 
 
 def test_a_perform_action_refused_for_its_arguments_is_logged(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     session_id = client.initialize()
     refused = client.tool("perform_action", {**increment(exact("1")), "action": "activate"})
     assert refused["error"]["code"] == "invalid_arguments"
     assert client.tool("perform_action", increment(exact("1")))["ok"]
-    with SqliteRecorder(server.db) as recorder:
+    with SqliteRecorder(shared_server.db) as recorder:
         events = [event for _record, event in recorder.events(session_id)]
     (logged,) = [event for event in events if isinstance(event, CallRefused)]
     assert (logged.code, logged.message) == ("invalid_arguments", refused["error"]["message"])
     assert logged.arguments["target"] == increment(exact("1"))["target"]
 
 
-def test_the_log_holds_who_connected_and_from_where(server: Server, http: httpx.Client) -> None:
+def test_the_log_holds_who_connected_and_from_where(
+    shared_server: Server, http: httpx.Client
+) -> None:
     """The audit's "which agent": the clientInfo of the initialize, and the peer's address."""
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     session_id = client.initialize()
     assert client.tool("perform_action", increment(exact("1")))["ok"]
     audited = subprocess.run(
-        _semledger("audit", session_id, "--db", str(server.db), "--json"),
+        _semledger("audit", session_id, "--db", str(shared_server.db), "--json"),
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     [connection] = json.loads(audited.stdout)["connections"]
@@ -1343,9 +1359,9 @@ def test_an_initialize_sent_with_the_session_id_after_a_restart_is_logged_as_a_c
 
 
 def test_a_second_initialize_on_a_live_session_is_refused_and_logs_nothing(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
-    client = McpClient(http, server.url)
+    client = McpClient(http, shared_server.url)
     session_id = client.initialize()
     refused = client.post({**INITIALIZE, "id": 1})
     assert refused.json()["error"] == {
@@ -1353,7 +1369,7 @@ def test_a_second_initialize_on_a_live_session_is_refused_and_logs_nothing(
         "message": "Invalid Request: already initialized",
     }
     assert client.tool("read_semantics", {})["ok"] is True
-    with SqliteRecorder(server.db) as recorder:
+    with SqliteRecorder(shared_server.db) as recorder:
         connected = [e for _r, e in recorder.events(session_id) if isinstance(e, AgentConnected)]
     assert [e.client for e in connected] == [INITIALIZE["params"]["clientInfo"]]  # type: ignore[index]
 
@@ -1470,33 +1486,32 @@ async def test_200_concurrent_sessions_of_100_exact_actions_each(tmp_path: Path)
 
 
 async def test_concurrent_requests_on_one_session_are_each_applied_once_and_logged(
-    tmp_path: Path,
+    shared_server: Server,
 ) -> None:
-    db = tmp_path / "together.db"
+    db, running = shared_server.db, shared_server
     requests = 30
-    with serving(db) as running:
-        async with httpx.AsyncClient(timeout=60) as http:
-            opened = await http.post(running.url, json=INITIALIZE)
-            session_id = opened.headers["mcp-session-id"]
-            headers = {"Mcp-Session-Id": session_id}
-            initialized = await http.post(running.url, json=INITIALIZED, headers=headers)
-            assert initialized.status_code == 202
-            receipts: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(timeout=60) as http:
+        opened = await http.post(running.url, json=INITIALIZE)
+        session_id = opened.headers["mcp-session-id"]
+        headers = {"Mcp-Session-Id": session_id}
+        initialized = await http.post(running.url, json=INITIALIZED, headers=headers)
+        assert initialized.status_code == 202
+        receipts: list[dict[str, Any]] = []
 
-            async def act(n: int) -> None:
-                message = call(n, "perform_action", increment({"kind": "latest"}))
-                response = await http.post(running.url, json=message, headers=headers)
-                assert response.status_code == 200, response.text
-                assert response.json()["id"] == n
-                envelope = response.json()["result"]["structuredContent"]
-                assert envelope["ok"] is True, envelope
-                receipts.append(envelope["value"])
+        async def act(n: int) -> None:
+            message = call(n, "perform_action", increment({"kind": "latest"}))
+            response = await http.post(running.url, json=message, headers=headers)
+            assert response.status_code == 200, response.text
+            assert response.json()["id"] == n
+            envelope = response.json()["result"]["structuredContent"]
+            assert envelope["ok"] is True, envelope
+            receipts.append(envelope["value"])
 
-            async with trio.open_nursery() as nursery:
-                for n in range(1, requests + 1):
-                    nursery.start_soon(act, n)
-            read = await http.post(running.url, json=call(0, "read_semantics", {}), headers=headers)
-            nodes = read.json()["result"]["structuredContent"]["value"]["nodes"]
+        async with trio.open_nursery() as nursery:
+            for n in range(1, requests + 1):
+                nursery.start_soon(act, n)
+        read = await http.post(running.url, json=call(0, "read_semantics", {}), headers=headers)
+        nodes = read.json()["result"]["structuredContent"]["value"]["nodes"]
     # Applied one after another, in some order: each took the generation the last one made.
     befores = sorted(int(r["before"]) for r in receipts)
     assert befores == list(range(befores[0], befores[0] + requests))
@@ -1951,7 +1966,7 @@ async def test_an_embedded_http_app_refuses_a_token_no_header_can_carry(
 
 
 def test_a_session_not_opened_over_http_is_unknown_to_an_http_client(
-    tmp_path: Path, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """A stdio session's name is chosen by its operator or made from the clock: sent as a
     session id it resumed the session for whoever guessed it, and the 404s of other names
@@ -1959,17 +1974,16 @@ def test_a_session_not_opened_over_http_is_unknown_to_an_http_client(
     sys.path.insert(0, str(APPS))
     import stdio_client
 
-    db = tmp_path / "log.db"
+    db = shared_server.db  # the stdio session is served on the log the HTTP server uses
     stdio_client.serve(COUNTER, db, "payroll-agent", [stdio_client.perform(1, "counter.increment")])
     with SqliteRecorder(db) as recorder:
         before = recorder.head("payroll-agent")
-    with serving(db) as running:
-        for name in ("payroll-agent", "no-such-session"):
-            answered = McpClient(http, running.url).post(
-                {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Mcp-Session-Id": name}
-            )
-            assert answered.status_code == 404
-            assert refusal(answered.json()) == f"unknown session {name!r}"
+    for name in ("payroll-agent", "no-such-session"):
+        answered = McpClient(http, shared_server.url).post(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Mcp-Session-Id": name}
+        )
+        assert answered.status_code == 404
+        assert refusal(answered.json()) == f"unknown session {name!r}"
     with SqliteRecorder(db) as recorder:
         assert recorder.head("payroll-agent") == before
 
@@ -1991,16 +2005,16 @@ def test_serving_beyond_loopback_without_a_token_is_refused_from_python_too(
 
 
 def test_an_empty_session_id_is_refused_as_none_not_looked_up(
-    server: Server, http: httpx.Client
+    shared_server: Server, http: httpx.Client
 ) -> None:
     """It was a 404 "unknown session ''", as if a server could have given that id."""
-    McpClient(http, server.url).initialize()
+    McpClient(http, shared_server.url).initialize()
     for method in ("POST", "DELETE"):
         body = {"jsonrpc": "2.0", "id": 2, "method": "ping"} if method == "POST" else None
-        refused = http.request(method, server.url, json=body, headers={"Mcp-Session-Id": ""})
+        refused = http.request(method, shared_server.url, json=body, headers={"Mcp-Session-Id": ""})
         assert refused.status_code == 400, refused.text
         assert refusal(refused.json()) == "Mcp-Session-Id header required"
-    opening = http.post(server.url, json=INITIALIZE, headers={"Mcp-Session-Id": ""})
+    opening = http.post(shared_server.url, json=INITIALIZE, headers={"Mcp-Session-Id": ""})
     assert opening.status_code == 400, opening.text
     assert refusal(opening.json()) == (
         "Mcp-Session-Id is empty: to open a session, send initialize without it"
