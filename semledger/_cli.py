@@ -1321,10 +1321,13 @@ def _hypothesis_caches_elsewhere() -> Iterator[None]:
         kept = platformdirs.user_cache_path("semledger") / "hypothesis"
         try:
             kept.mkdir(parents=True, exist_ok=True)
-            if not os.access(kept, os.W_OK | os.X_OK):
-                raise PermissionError(f"{kept} is not writable")
+        except OSError:  # a read-only or missing home
+            writable = False
+        else:
+            writable = os.access(kept, os.W_OK | os.X_OK)
+        if writable:
             folder = str(kept)
-        except OSError:  # a read-only or missing home: caches for this run only
+        else:  # caches for this run only
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="semledger-fuzz-"))
         set_hypothesis_home_dir(folder)
         try:
