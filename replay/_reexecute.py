@@ -94,10 +94,13 @@ _BREAK = {
     "read": ("a read invariant to break", "the reads held"),
 }
 """What a recorded violation expected, and what replay found when it did not happen."""
+_EXPORTED_FAILS = (
+    "a test exported from this session fails too: set its FIXED = True, where its docstring"
+    " says it has one"
+)
 _FIXED = (
     "a replay pins the recorded run, failure included: if the bug is fixed, this divergence"
-    " is the fix working (a test exported from this session fails too: set its FIXED = True,"
-    " where its docstring says it has one)"
+    f" is the fix working ({_EXPORTED_FAILS})"
 )
 
 
@@ -395,8 +398,7 @@ def _failure_ahead(
     return _noted(
         divergence,
         f"{failure} comes after this step; a fix of it may change earlier steps too, and"
-        " then this divergence is the fix working (a test exported from this session fails"
-        " too: set its FIXED = True, where its docstring says it has one)",
+        f" then this divergence is the fix working ({_EXPORTED_FAILS})",
     )
 
 

@@ -3,7 +3,7 @@ every layer that shows such text (the command line, replay's exported tests)."""
 
 from __future__ import annotations
 
-__all__ = ["printable", "shortened"]
+__all__ = ["counted", "printable", "shortened"]
 
 SHOWN = 500
 """The most characters of an app's message a command prints."""
@@ -22,3 +22,8 @@ def shortened(text: str, most: int = SHOWN) -> str:
     if len(text) <= most:
         return text
     return f"{text[:most]}… ({len(text)} characters)"
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 example``, ``2 examples``: `number` of `noun`, a noun that takes an s."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -37,7 +37,7 @@ from semledger.eventlog import (
     TimeProblem,
     UnsupportedSchemaError,
 )
-from semledger.runtime._text import printable, shortened
+from semledger.runtime._text import counted, printable, shortened
 
 if TYPE_CHECKING:
     from semledger.hosts import Served
@@ -1155,8 +1155,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         for recorder in opened:
             recorder.close()
     if result.failure is None:
-        examples = f"{result.examples} example{'' if result.examples == 1 else 's'}"
-        console.print(f"{examples}, no counterexample", style="green")
+        console.print(f"{counted(result.examples, 'example')}, no counterexample", style="green")
         return 0
     _print_counterexample(console, result, args.db, args.examples)
     return 1

@@ -36,7 +36,7 @@ from semledger.runtime import (
     Numeric,
     SemanticsNode,
 )
-from semledger.runtime._text import printable, shortened
+from semledger.runtime._text import counted, printable, shortened
 
 _FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
 """Every yes-or-no state, each shown when it is true (a password field, a multi-line one,
@@ -464,7 +464,7 @@ def audit_notes(report: AuditReport) -> Iterator[Text]:
     count = report.diagnostics_inputs
     if count:
         yield Text(
-            f"and {_count(count, 'input')} sent through the diagnostics tools, which are no"
+            f"and {counted(count, 'input')} sent through the diagnostics tools, which are no"
             " perform_action and not listed above"
         )
     yield ending_line(report.ending)
@@ -686,7 +686,7 @@ def _session_records(console: Console, rows: Sequence[Sequence[str]]) -> Iterato
     name, app, surface and event count on a line (in aligned columns where those fit), then
     its state, indented and wrapped at spaces (a word longer than a line is folded)."""
     width = console.width
-    firsts = [(*row[:3], _count(int(row[3]), "event")) for row in rows]
+    firsts = [(*row[:3], counted(int(row[3]), "event")) for row in rows]
     widths = _widths(("",) * 4, firsts)
     aligned = sum(widths) + 2 * (len(widths) - 1) <= width
     for first, row in zip(firsts, rows, strict=True):
@@ -711,10 +711,6 @@ def _packed(cells: Sequence[str], width: int) -> Iterator[str]:
         else:
             line = f"{line}  {cell}"
     yield line
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 _PINNED = (
@@ -788,11 +784,11 @@ def _verdict(report: ReplayReport) -> Group:
     lines: list[Text] = []
     if report.ok:
         message = (
-            f"replay of {report.session!r}: identical — {_count(report.inputs, 'call')} made"
+            f"replay of {report.session!r}: identical — {counted(report.inputs, 'call')} made"
             " again, each answered as logged"
             if report.surface
-            else f"replay of {report.session!r}: identical — {_count(report.inputs, 'input')}, "
-            f"{_count(report.commits, 'commit')}, every snapshot hash matched"
+            else f"replay of {report.session!r}: identical — {counted(report.inputs, 'input')}, "
+            f"{counted(report.commits, 'commit')}, every snapshot hash matched"
         )
         reproduced = _reproduced(report)
         if reproduced is None:
