@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -350,18 +349,8 @@ def test_every_command_names_an_event_1_that_is_not_the_start_as_damage(
         ["read", "agent"],
         ["end", "agent"],
     ):
-        if command[0] == "serve":  # a server, which reads its standard input: a child
-            done = subprocess.run(
-                [*mcp.COMMAND, *command, "--db", str(db)],
-                input="",
-                capture_output=True,
-                text=True,
-                env=mcp.env(),
-                timeout=120,
-                check=False,
-            )
-        else:
-            done = mcp.cli_in_process(*command, "--db", str(db))
+        run = mcp.cli if command[0] == "serve" else mcp.cli_in_process  # serve: a child
+        done = run(*command, "--db", str(db))
         assert (done.returncode, done.stdout) == (1, ""), (command, done.stdout, done.stderr)
         assert done.stderr == f"semledger: the log {db} cannot be read: {says}\n", command
     assert not exported.exists()

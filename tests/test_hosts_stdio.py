@@ -1041,15 +1041,7 @@ def test_serving_refuses_a_session_it_cannot_resume_or_a_surface_that_cannot_ope
     import stdio_client as client
 
     def serve(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*client.COMMAND, "serve", *args, "--db", str(db)],
-            input="",
-            capture_output=True,
-            text=True,
-            env=client.env(),
-            timeout=120,
-            check=False,
-        )
+        return client.cli("serve", *args, "--db", str(db))
 
     db = tmp_path / "log.db"
     first = serve(COUNTER, "--session", "s")

@@ -49,10 +49,12 @@ def refusal(body: Any) -> str:
     return message
 
 
-def cli(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    """Run ``semledger ARGS`` to completion."""
+def cli(*args: str, stdin: str = "", **extra: str) -> subprocess.CompletedProcess[str]:
+    """Run ``semledger ARGS`` to completion, given `stdin` (a server's requests; it reads
+    to the end of its input, and never waits on the test runner's)."""
     return subprocess.run(
         [*COMMAND, *args],
+        input=stdin,
         capture_output=True,
         text=True,
         env=env(**extra),
