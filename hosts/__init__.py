@@ -2,7 +2,15 @@
 transports (stdio, Streamable HTTP) that serve logged sessions through it.
 
 The router modules import no transport and no trio; the transports only move bytes.
+
+The HTTP transport and the surface hosts are imported when first asked for: with the
+adapters they come to a tenth of a stdio server's start, and a stdio server never uses them.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._dispatch import announce, execute, handle, handle_message
 from ._host import (
@@ -13,7 +21,6 @@ from ._host import (
     PointerPhase,
     RefusalRecorder,
 )
-from ._http import McpHttpApp, normalize_origin
 from ._lifecycle import TRANSITIONS, LifecycleAction, LifecycleEvent, LifecycleState
 from ._router import (
     BATCHING_PROTOCOL_VERSIONS,
@@ -47,9 +54,6 @@ from ._router import (
 from ._serve import Served, ServeError, new_session_name, serve_http, serve_stdio, serve_surface
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import run_stdio
-from ._surface_audit import LoggedSurfaceHost
-from ._surface_host import AdapterFailedError, SurfaceAgentHost, aria_to_runtime_role
-from ._surface_rerun import rerun_surface
 from ._tools import (
     DEFAULT_TOOLS,
     DIAGNOSTICS_DISPATCH_COMMAND,
@@ -63,6 +67,36 @@ from ._tools import (
     ToolDefinition,
     tools_for_profile,
 )
+
+if TYPE_CHECKING:
+    from ._http import McpHttpApp, normalize_origin
+    from ._surface_audit import LoggedSurfaceHost
+    from ._surface_host import AdapterFailedError, SurfaceAgentHost, aria_to_runtime_role
+    from ._surface_rerun import rerun_surface
+
+_LAZY = {
+    "McpHttpApp": "._http",
+    "normalize_origin": "._http",
+    "LoggedSurfaceHost": "._surface_audit",
+    "AdapterFailedError": "._surface_host",
+    "SurfaceAgentHost": "._surface_host",
+    "aria_to_runtime_role": "._surface_host",
+    "rerun_surface": "._surface_rerun",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BATCHING_PROTOCOL_VERSIONS",
