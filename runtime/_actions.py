@@ -47,15 +47,31 @@ def _shown(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _big(value: int) -> str:
+    """An int too long to print whole (str refuses one of over 4300 digits) by its size."""
+    return str(value) if value.bit_length() <= 256 else f"an int of {value.bit_length()} bits"
+
+
 def _no_payload(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if value in PAYLOAD_KINDS:
         raise ValueError(f"kind: {value} carries a payload, so it has a class of its own")
 
 
+_LOGGABLE_INTS = range(-(2**63), 2**64)
+"""The integers the log carries (msgpack's; ``eventlog.LOGGABLE_INTS``)."""
+
+
 def _finite(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{attribute.name}: expected a number, got {_shown(value)}")
-    if not math.isfinite(value):
+    if isinstance(value, int):
+        # The log cannot hold a larger int: the session that logged it ended.
+        if value not in _LOGGABLE_INTS:
+            raise ValueError(
+                f"{attribute.name}: expected a finite number, and an int from -2**63 to"
+                f" 2**64-1, got {_big(value)}"
+            )
+    elif not math.isfinite(value):
         raise ValueError(f"{attribute.name}: expected a finite number, got {value}")
 
 

@@ -75,6 +75,37 @@ def test_a_value_no_wire_message_can_hold_is_refused_as_it_is_built(
     assert str(refused.value).startswith(said), str(refused.value)
 
 
+@pytest.mark.parametrize(
+    "value", [2**64, -(2**63) - 1, 10**400], ids=["2**64", "-2**63-1", "10**400"]
+)
+def test_a_numeric_value_of_an_int_the_log_cannot_hold_is_refused_as_it_is_built(
+    value: int,
+) -> None:
+    """2**64 was built, and the session that logged it ended: its log could not be written
+    (OverflowError); 10**400 raised OverflowError, not the ValueError promised."""
+    with pytest.raises(ValueError, match=r"^value: expected a finite number, and an int from"):
+        SetNumericValue(value)
+
+
+async def test_a_numeric_value_at_either_end_of_the_logged_ints_is_logged_and_answered() -> None:
+    answers: list[Receipt | Rejection] = []
+
+    async def body(actor: SessionActor) -> None:
+        for value in (2**64 - 1, -(2**63)):
+            action = SetNumericValue(value)
+            answers.append(await actor.perform_action(INCREMENT, action, Latest()))
+        answers.append(await actor.perform_action(INCREMENT, ACTIVATE, Latest()))
+
+    recorder = await _in_session(body)
+    *refused, done = answers
+    assert [a.code.value for a in refused if isinstance(a, Rejection)] == [
+        "action_unavailable"
+    ] * 2
+    assert isinstance(done, Receipt)
+    logged = [e for _r, e in recorder.events("s") if isinstance(e, ActionRequested)]
+    assert [e.action.get("value") for e in logged] == [2**64 - 1, -(2**63), None]
+
+
 def test_what_is_built_from_text_is_converted_and_checked() -> None:
     assert BySemanticId("counter.increment").id == SemanticId("counter.increment")
     assert isinstance(BySemanticId("counter.increment").id, SemanticId)
