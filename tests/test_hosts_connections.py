@@ -81,6 +81,28 @@ def test_a_client_info_of_any_shape_is_logged_as_sent_and_the_session_goes_on(
     assert f"agent: {said} (MCP 2025-06-18, over stdio)" in shown
 
 
+def test_a_client_info_nested_deeper_than_the_log_holds_is_logged_cut_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    """clientInfo nested 600 levels: logging it raised RecursionError and serve died with a
+    traceback before answering the initialize."""
+    db = tmp_path / "log.db"
+    deep: Any = "x"
+    for _ in range(600):
+        deep = [deep]
+    done = subprocess.run(
+        [*mcp.COMMAND, "serve", COUNTER, "--db", str(db), "--session", "deep"],
+        input=_initialize({"name": "deep", "x": deep}) + mcp.perform(1, "counter.increment"),
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert mcp.envelopes(done.stdout)[1]["ok"] is True
+    as_json = json.loads(mcp.cli("audit", "deep", "--db", str(db), "--json").stdout)
+    [connection] = as_json["connections"]
+    assert connection["client"]["name"] == "deep"
+    assert "[nested too deep]" in json.dumps(connection["client"]["x"])
+
+
 def test_a_surface_served_over_mcp_logs_who_connected_too(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     mcp.serve(COUNTER, db, "page", [mcp.perform(1, "counter.increment")], "--adapter", "runtime")

@@ -169,6 +169,33 @@ def test_a_refused_call_holding_an_integer_msgpack_cannot_hold_is_logged_and_the
         assert row["action"] == {"kind": "activate", "n": str(-huge)}
 
 
+@pytest.mark.parametrize("flags", [(), ("--log-passwords",)], ids=["redacting", "not"])
+def test_a_refused_call_nested_deeper_than_the_log_holds_is_logged_and_the_session_goes_on(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """JSON read at 600 levels: logging the refused call's arguments raised RecursionError,
+    and the session ended (this call and every later one answered host_closed)."""
+    db = tmp_path / "log.db"
+    deep: Any = "x"
+    for _ in range(600):
+        deep = [deep]
+    call = mcp.call(
+        1,
+        "perform_action",
+        {"target": {"kind": "path", "path": [{"role": "button", "extra": deep}]},
+         "action": {"kind": "activate"}, "precondition": {"kind": "latest"}},
+    )  # fmt: skip
+    replies = mcp.serve(COUNTER, db, "deep", [call, mcp.perform(2, "counter.increment")], *flags)
+    assert replies[1]["error"]["message"] == "target.path[0].extra: unknown field"
+    assert replies[2]["ok"] is True
+    audited = mcp.cli_in_process("audit", "deep", "--db", str(db), "--json")
+    [row, _] = json.loads(audited.stdout)["actions"]
+    kept = row["target"]["path"][0]["extra"]
+    for _ in range(60):
+        [kept] = kept
+    assert "[nested too deep]" in json.dumps(kept)
+
+
 def test_an_index_or_offset_past_what_the_log_holds_is_answered_and_the_session_goes_on(
     tmp_path: Path,
 ) -> None:
