@@ -261,11 +261,11 @@ _NOTIFICATIONS: Final = ("notifications/initialized", "notifications/cancelled")
 """The notifications the router understands: sent with an id, each is refused as one."""
 
 
-def _leading_id(head: bytes) -> RequestId | None:
+def _leading_id(head: str | bytes) -> RequestId | None:
     """The ``id`` of the JSON object `head` begins, if one of its members read whole before
     `head` ends, and followed by another, is ``id``; else None (SPEC: a line known not to
     be JSON is answered with a null id). Reads member by member, never past a cut one."""
-    text = head.decode("utf-8", "replace")
+    text = head if isinstance(head, str) else head.decode("utf-8", "replace")
     decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
     def skip(at: int) -> int:
@@ -546,14 +546,22 @@ class Router:
     # -- input ------------------------------------------------------------------------------
 
     def receive_line(self, line: str | bytes) -> list[Event]:
-        """One NDJSON line: blank lines give nothing, a line that is not JSON a ``-32700``."""
+        """One NDJSON line: blank lines give nothing, a line that is not JSON a ``-32700``.
+
+        A line nested too deep to read is JSON all the same: its ``-32700`` carries its id
+        when the id comes before the member nested too deep, as clients write it (as for a
+        line too long to hold), so that its client is not left waiting."""
         try:
             if isinstance(line, bytes | bytearray):
                 line = bytes(line).decode("utf-8")
             if not line.strip():
                 return []
             message = parse_json(line)
-        except (ValueError, RecursionError) as error:
+        except RecursionError as error:
+            reply = parse_error_reply(error)
+            reply["id"] = _leading_id(line)
+            return [Reply(reply)]
+        except ValueError as error:
             return [Reply(parse_error_reply(error))]
         return self.receive_message(message)
 

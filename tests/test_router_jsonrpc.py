@@ -80,6 +80,29 @@ def test_a_json_line_nested_too_deep_to_read_says_so_not_that_it_is_not_json() -
     }  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("line", "request_id"),
+    [
+        ('{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"a": DEEP}}', 3),
+        (b'{"id": "r", "method": "tools/call", "params": DEEP}', "r"),
+        ('{"method": "ping", "params": DEEP, "id": 3}', None),  # the id behind it: unread
+    ],
+)
+def test_a_line_nested_too_deep_to_read_is_answered_with_the_id_it_leads_with(
+    line: str | bytes, request_id: object
+) -> None:
+    """The line is JSON, its id readable: it was answered with a null id, and a client
+    waited for its request's answer forever."""
+    deep = "[" * 100_000 + "]" * 100_000
+    if isinstance(line, bytes):
+        line = line.replace(b"DEEP", deep.encode())
+    else:
+        line = line.replace("DEEP", deep)
+    message = _only(Router().receive_line(line))
+    assert message["id"] == request_id
+    assert message["error"]["message"] == "Parse error: the line nests too deep to read"
+
+
 @pytest.mark.parametrize("line", ["", "\n", "   \t ", "\r\n", b"", b"  \n"])
 def test_blank_lines_are_skipped(line: str | bytes) -> None:
     assert Router().receive_line(line) == []
