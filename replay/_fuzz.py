@@ -693,7 +693,8 @@ def fuzz_app(
     ``module:attribute``, one that names another App than `app`, or one whose module
     imports but holds no App by that name;
     `TypeError` for an `app` that is not an App, an `app_ref` that is not a str, `examples`,
-    `steps` or a `seed` that is not an int (a bool is not one), `texts` that are not strs,
+    `steps` or a `seed` that is not an int (a bool is not one), `texts` or `allow_issues`
+    that are not strs, an `on_progress` that is not a function,
     or a `save_to` that is not a function (a recorder: ``lambda: recorder``), or returns no
     recorder once there is a counterexample to save (the error describes it);
     `CounterexampleNotSavedError` when that log cannot be opened or written (it describes
@@ -711,13 +712,13 @@ def fuzz_app(
     _check_int("seed", seed)
     if seed not in SEEDS:
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
-    if isinstance(allow_issues, str):
-        raise ValueError(f"allow_issues: expected a list of issues, got the text {allow_issues!r}")
-    try:
-        allowed = tuple(allowed_issue(text) for text in allow_issues)
-    except ValueError as error:
-        raise ValueError(f"allow_issues: {error}") from None
+    allowed = _allowed(allow_issues)
     typed = _texts(texts)
+    if on_progress is not None and not callable(on_progress):  # else raised by the first example
+        raise TypeError(
+            "on_progress: expected a function called as on_progress(done, total), or None,"
+            f" got {type(on_progress).__name__} {on_progress!r:.80}"
+        )
     if not callable(save_to):  # found only once a counterexample was, which was then lost
         raise TypeError(
             "save_to: expected a function that opens the log, called only to save a"
@@ -773,6 +774,29 @@ def fuzz_app(
 def _check_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r:.80}")
+
+
+def _allowed(allow_issues: Iterable[str]) -> tuple[str, ...]:
+    """The issues the user allows, each checked by `allowed_issue`."""
+    if isinstance(allow_issues, str):
+        raise ValueError(f"allow_issues: expected a list of issues, got the text {allow_issues!r}")
+    try:
+        given = tuple(allow_issues)
+    except TypeError:
+        raise TypeError(
+            "allow_issues: expected a list of strs (KIND or KIND:SEMANTIC_ID), got"
+            f" {type(allow_issues).__name__} {allow_issues!r:.80}"
+        ) from None
+    for index, text in enumerate(given):
+        if not isinstance(text, str):
+            raise TypeError(
+                f"allow_issues[{index}]: expected a str (KIND or KIND:SEMANTIC_ID), got"
+                f" {type(text).__name__} {text!r:.80}"
+            )
+    try:
+        return tuple(allowed_issue(text) for text in given)
+    except ValueError as error:
+        raise ValueError(f"allow_issues: {error}") from None
 
 
 def _texts(texts: Iterable[str]) -> tuple[str, ...]:

@@ -233,6 +233,29 @@ def test_fuzz_app_refuses_an_allowed_issue_that_names_none(given: Any, said: str
 
 
 @pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"allow_issues": None}, "allow_issues: expected a list of strs (KIND or KIND:SEMANTIC_ID)"
+         ", got NoneType None"),
+        ({"allow_issues": ["duplicate_semantic_id", 5]}, "allow_issues[1]: expected a str (KIND"
+         " or KIND:SEMANTIC_ID), got int 5"),
+        ({"on_progress": 5}, "on_progress: expected a function called as on_progress(done,"
+         " total), or None, got int 5"),
+    ],
+)  # fmt: skip
+def test_fuzz_app_refuses_allowed_issues_or_a_progress_of_another_type_naming_it(
+    arguments: dict[str, Any], said: str
+) -> None:
+    """They raised "'NoneType' object is not iterable", "'int' object has no attribute
+    'partition'" and, from the first example, "'int' object is not callable"."""
+    from semledger.examples import counter
+    from semledger.replay import fuzz_app
+
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
+        fuzz_app(counter.app, COUNTER, MemoryRecorder, examples=1, **arguments)
+
+
+@pytest.mark.parametrize(
     ("semantic_id", "problem"),
     [
         ("todo item", "must not contain whitespace or control character U+0020"),
