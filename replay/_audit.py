@@ -46,7 +46,7 @@ from semledger.eventlog import (
 )
 from semledger.runtime import ErrorCode, parse_u64
 
-from ._reads import check_log_and_session
+from ._reads import check_log_and_session, check_progress
 
 _REFUSED = topic_of(CallRefused)
 
@@ -280,6 +280,7 @@ def audit_report(
 
     The log is read at one moment (``Recorder.pinned``), however much is appended meanwhile."""
     check_log_and_session(recorder, session)
+    check_progress(on_progress)
     with recorder.pinned():
         return _audit(recorder, session, on_progress)
 
@@ -912,9 +913,11 @@ def verify(
     a head of the session recorded earlier (a report's ``head``), also a tail cut off
     after it and a rewrite that recomputed the chain. The log is read at one moment
     (``Recorder.pinned``), so a session still being written verifies as far as it was."""
+    check_log_and_session(recorder, session)
     if anchor is not None and not isinstance(anchor, Head):
         kind = type(anchor).__name__
         raise TypeError(f"anchor: expected a Head (a report's head), got {kind} {anchor!r:.80}")
+    check_progress(on_progress)
     with recorder.pinned():
         # One whose events are gone is reported so: the summary (or the anchor) lists it.
         anchors = None if anchor is None else {session: anchor}

@@ -78,6 +78,17 @@ def check_log_and_session(recorder: object, session: object) -> None:
         raise TypeError(f"session: expected a str, got {type(session).__name__} {session!r:.80}")
 
 
+def check_progress(on_progress: object) -> None:
+    """Raise ``TypeError`` unless `on_progress` is None or a function: called only once a
+    thousand events were read, or once the last was, it raised "'int' object is not
+    callable" after the work was done."""
+    if on_progress is not None and not callable(on_progress):
+        raise TypeError(
+            "on_progress: expected a function called as on_progress(done, total), or None,"
+            f" got {type(on_progress).__name__} {on_progress!r:.80}"
+        )
+
+
 def fold(
     recorder: Recorder, session: str, *, until: int | None = None, since: int | None = None
 ) -> Journal:

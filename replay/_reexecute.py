@@ -78,7 +78,7 @@ from ._invariants import (
     recorded_reads,
     recorded_violation,
 )
-from ._reads import check_log_and_session
+from ._reads import check_log_and_session, check_progress
 
 COMPARED = (Committed, ActionReceipt, ActionRejected, EffectStarted)
 
@@ -654,6 +654,7 @@ def reexecute(
     replays as far as it was. Raises ``TypeError`` unless `app` is an `App`."""
     check_log_and_session(recorder, session)
     check_app(app)
+    check_progress(on_progress)
     with recorder.pinned():
         log = _Log(recorder, session)
         first = log.peek()

@@ -1000,6 +1000,44 @@ def test_the_log_tools_refuse_a_path_for_a_recorder_or_a_name_that_is_no_str(
 
 
 @pytest.mark.parametrize(
+    ("recorder", "session", "error"),
+    [
+        ("k.db", "k", "recorder: expected a Recorder (SqliteRecorder(path) or MemoryRecorder())"),
+        (MemoryRecorder(), 5, "session: expected a str, got int 5"),
+    ],
+)
+def test_verify_refuses_a_path_for_a_recorder_or_a_name_that_is_no_str_as_the_others_do(
+    recorder: object, session: object, error: str
+) -> None:
+    """A path failed inside with AttributeError ('pinned'), and a name of 5 was refused as
+    "sessions: expected strs", an argument verify has not."""
+    from semledger.replay import verify
+
+    with pytest.raises(TypeError, match=f"^{re.escape(error)}"):
+        verify(recorder, session)  # type: ignore[arg-type]
+
+
+def test_the_log_tools_refuse_an_on_progress_that_is_no_function_before_reading(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    """It was called only once a thousand events were read, or the last: the audit, the
+    verification or the replay was done, then lost to "'int' object is not callable"."""
+    from semledger.examples import counter
+    from semledger.replay import audit_report, reexecute, verify
+
+    db, _ = logged
+    said = "on_progress: expected a function called as on_progress(done, total), or None, got"
+    with SqliteRecorder(db) as recorder:
+        for call in (
+            lambda: audit_report(recorder, "agent", on_progress=5),  # type: ignore[arg-type]
+            lambda: verify(recorder, "agent", on_progress=5),  # type: ignore[arg-type]
+            lambda: reexecute(recorder, "agent", counter.app, on_progress=5),  # type: ignore[arg-type]
+        ):
+            with pytest.raises(TypeError, match=f"^{re.escape(said)} int 5$"):
+                call()
+
+
+@pytest.mark.parametrize(
     ("client", "said"),
     [
         ({"name": None}, "null"),
