@@ -267,8 +267,14 @@ def _how_to_run(test: str) -> str:
 
 def _log_path(text: str) -> str:
     """An argparse type: the log's file path; not ``:memory:`` or a ``file:`` URI, which
-    SQLite reads as no file at all or as options (``./file:x.db`` names such a file)."""
+    SQLite reads as no file at all or as options (``./file:x.db`` names such a file), nor a
+    folder's path (``log.db/``), which `Path` would read as ``log.db`` and SQLite as no file."""
     path = _nonempty("a file path")(text)
+    name = os.path.basename(path)
+    if name in ("", ".", ".."):
+        raise argparse.ArgumentTypeError(
+            f"expected a file path, got {text!r}, a folder's path (it ends in {name or os.sep!r})"
+        )
     if path == ":memory:" or path.startswith("file:"):
         raise argparse.ArgumentTypeError(
             f"expected a file path: the log is kept in a file, got {text!r}"

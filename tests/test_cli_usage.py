@@ -396,6 +396,23 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             for path in (":memory:", "file:log.db?mode=memory")
             for command, args in (("serve", ["serve", COUNTER]), ("sessions", ["sessions"]))
         },
+        # `Path` read "log.db/" as log.db: a traceback (NotADirectoryError) where the log
+        # was there, and serve made a file named "nowhere" for "nowhere/".
+        **{
+            f"{command} a log path ending in {ending!r}": (
+                [*args, "--db", f"{path}{ending}"],
+                f"argument --db: expected a file path, got {path + ending!r}, a folder's path"
+                f" (it ends in {ending.strip('/') or '/'!r})",
+            )
+            for ending in ("/", "/.")
+            for command, args, path in (
+                ("sessions", ["sessions"], str(db)),
+                ("read", ["read", "known"], str(db)),
+                ("audit", ["audit", "known", "--verify"], str(db)),
+                ("replay", ["replay", "known"], str(db)),
+                ("serve", ["serve", COUNTER], str(db.parent / "nowhere")),
+            )
+        },
         "serve an app a --timeout": (
             ["serve", COUNTER, "--timeout", "5", "--db", missing],
             "--timeout applies only with --adapter web or atspi",
@@ -513,6 +530,7 @@ def test_bad_usage_exits_2_with_a_one_line_reason(db: Path, case: str) -> None:
     assert done.stderr.startswith("semledger: ")
     assert reason in done.stderr
     assert not (db.parent / "missing.db").exists()
+    assert not (db.parent / "nowhere").exists()
     assert not (db.parent / "exported.py").exists()
     # What is not a log is not made one, nor switched to WAL.
     assert {path: path.read_bytes() for path in untouched} == untouched
