@@ -6,7 +6,7 @@ import functools
 import math
 import reprlib
 import types
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
 import attrs
@@ -174,13 +174,35 @@ class View(Generic[Msg]):
         if not callable(children):
             return children
         try:
-            built = tuple(children())
-            _check_children(built)
+            returned = children()
+            refused = _not_views(returned)
+            built = () if refused else tuple(returned)  # (a generator runs the build's code)
         except BaseException as error:
             if not app_failed(error):
                 raise
             raise ApplicationError("a lazy view's build raised") from error
+        try:
+            if refused is not None:
+                raise refused
+            _check_children(built)
+        except (NotAViewError, DuplicateKeyError) as error:
+            raise ApplicationError("a lazy view's build returned children no view can have") from (
+                error
+            )
         return built
+
+
+def _not_views(returned: object) -> NotAViewError | None:
+    """Why what a lazy build returned is no sequence of children, if it is not: one View
+    or None failed as "'View' object is not iterable", as though the build had raised it."""
+    if isinstance(returned, View):
+        return NotAViewError("a lazy build returned one View, not a sequence of them: [view]")
+    if isinstance(returned, str | bytes) or not isinstance(returned, Iterable):
+        return NotAViewError(
+            f"a lazy build returned a {type(returned).__name__} ({reprlib.repr(returned)}),"
+            " not a sequence of semledger Views"
+        )
+    return None
 
 
 def _check_children(children: Sequence[object]) -> None:

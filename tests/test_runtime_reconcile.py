@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -300,6 +300,35 @@ def test_a_lazy_build_that_raises_or_builds_no_view_is_an_application_error(
     with pytest.raises(ApplicationError) as raised:
         runtime(lambda model: column(lazy(model, build)), 0)
     assert type(raised.value.__cause__) is cause
+
+
+@pytest.mark.parametrize(
+    ("build", "says"),
+    [
+        (lambda: text("a"), "a lazy build returned one View, not a sequence of them: [view]"),
+        (lambda: None, "a lazy build returned a NoneType (None), not a sequence of semledger"),
+    ],
+)
+def test_a_lazy_build_that_returns_one_view_or_none_is_refused_as_building_no_view(
+    build: Callable[[], Any], says: str
+) -> None:
+    """It was "a lazy view's build raised", caused by "'View' object is not iterable": the
+    build had raised nothing."""
+    with pytest.raises(ApplicationError) as raised:
+        runtime(lambda model: column(lazy(model, build)), 0)
+    assert str(raised.value) == "a lazy view's build returned children no view can have"
+    assert isinstance(raised.value.__cause__, NotAViewError)
+    assert str(raised.value.__cause__).startswith(says)
+
+
+def test_a_lazy_build_of_a_generator_that_raises_is_a_build_that_raised() -> None:
+    def build() -> Iterator[View[Any]]:
+        yield text("a")
+        raise RuntimeError("boom")
+
+    with pytest.raises(ApplicationError, match=r"^a lazy view's build raised$") as raised:
+        runtime(lambda model: column(lazy(model, build)), 0)
+    assert type(raised.value.__cause__) is RuntimeError
 
 
 @pytest.mark.parametrize(
