@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._actions import ByNodeId, ByPath, BySemanticId, Exact, PathStep, Precondition, Target
+from ._actions import (
+    ByNodeId,
+    ByPath,
+    BySemanticId,
+    Exact,
+    Latest,
+    PathStep,
+    Precondition,
+    Target,
+    _shown,
+)
 from ._enums import ErrorCode, Role
 from ._node import SemanticsNode
 from ._outcomes import Rejection
@@ -26,7 +36,14 @@ def _matches(node: SemanticsNode, step: PathStep) -> bool:
 
 
 def check_precondition(precondition: Precondition, generation: int) -> Rejection | None:
-    """``stale_generation`` when an exact precondition names another generation."""
+    """``stale_generation`` when an exact precondition names another generation.
+
+    Raises ``TypeError`` for a `precondition` that is no `Latest` or `Exact` (an int given
+    for ``Exact(n)`` passed as latest) or a `generation` that is no int."""
+    if not isinstance(precondition, Latest | Exact):
+        raise TypeError(f"precondition: expected Latest or Exact, got {_shown(precondition)}")
+    if isinstance(generation, bool) or not isinstance(generation, int):
+        raise TypeError(f"generation: expected an int, got {_shown(generation)}")
     if isinstance(precondition, Exact) and precondition.generation != generation:
         return _reject(
             ErrorCode.STALE_GENERATION,
@@ -40,8 +57,17 @@ def check_precondition(precondition: Precondition, generation: int) -> Rejection
 def resolve_target(target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode | Rejection:
     """The node `target` names in `snapshot`, or the rejection that says why none.
 
-    Ambiguity is checked before absence; a path never wraps or clamps an index.
+    Ambiguity is checked before absence; a path never wraps or clamps an index. Raises
+    ``TypeError`` for a `target` that is no `BySemanticId`, `ByNodeId` or `ByPath` (a str
+    failed as "'str' object has no attribute 'steps'") or a `snapshot` that is no
+    `SemanticsSnapshot`.
     """
+    if not isinstance(target, BySemanticId | ByNodeId | ByPath):
+        raise TypeError(
+            f"target: expected BySemanticId or ByNodeId or ByPath, got {_shown(target)}"
+        )
+    if not isinstance(snapshot, SemanticsSnapshot):
+        raise TypeError(f"snapshot: expected a SemanticsSnapshot, got {_shown(snapshot)}")
     echoed = encode_target(target)
     if isinstance(target, BySemanticId):
         found = snapshot.find(target.id)

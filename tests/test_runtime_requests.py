@@ -35,6 +35,8 @@ from semledger.runtime import (
     SetSelection,
     SetText,
     SimpleAction,
+    check_precondition,
+    resolve_target,
 )
 
 COUNTER = "semledger.examples.counter:app"
@@ -134,6 +136,24 @@ def test_the_runtime_refuses_an_argument_of_another_type_and_changes_nothing(
     with pytest.raises(TypeError, match=f"^{said.replace('(', '[(]')}"):
         runtime.perform(*arguments)
     assert runtime.generation == generation
+
+
+def test_resolving_or_checking_a_precondition_of_another_type_is_refused_naming_it() -> None:
+    """`AppRuntime.resolve("counter.increment")` failed with "'str' object has no attribute
+    'steps'", and `check_precondition(1, 2)` took the int for latest and passed."""
+    runtime = AppRuntime(counter.app)
+    with pytest.raises(TypeError, match=r"^target: expected BySemanticId or ByNodeId or ByPath"):
+        runtime.resolve("counter.increment")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^snapshot: expected a SemanticsSnapshot, got Ap"):
+        resolve_target(INCREMENT, runtime)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^precondition: expected Latest or Exact, got int 1$"):
+        check_precondition(1, runtime.generation)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^generation: expected an int, got str '1'$"):
+        check_precondition(Exact(1), "1")  # type: ignore[arg-type]
+    assert check_precondition(Exact(1), runtime.generation) is None
+    stale = check_precondition(Exact(2), runtime.generation)
+    assert stale is not None
+    assert stale.code.value == "stale_generation"
 
 
 @pytest.mark.parametrize("since", ["1", 1.5, True])
