@@ -789,10 +789,18 @@ LOGGABLE_INTS: Final = range(-(2**63), 2**64)
 """The integers a log event can hold (msgpack's): a JSON argument's ints have no bound."""
 
 
-def loggable_json(value: Any) -> Any:
+LOGGED_DEPTH: Final = 64
+"""How many levels of a client's own JSON are logged: JSON is read some 1000 levels deep,
+msgpack writes at most 511, and one client nesting 600 made the session's log unwritable."""
+
+NESTED_TOO_DEEP: Final = "[nested too deep]"
+
+
+def loggable_json(value: Any, depth: int = LOGGED_DEPTH) -> Any:
     """`value` (decoded JSON) with each string UTF-8 cannot encode replaced by its escape,
-    and each integer msgpack cannot hold (JSON's have no bound) by its decimal text: one
-    call's argument must not make the session's log unwritable."""
+    each integer msgpack cannot hold (JSON's have no bound) by its decimal text, and each
+    object or array nested more than `depth` levels in by `NESTED_TOO_DEEP`: one call's
+    argument must not make the session's log unwritable."""
     if isinstance(value, str):
         try:
             value.encode()
@@ -801,10 +809,12 @@ def loggable_json(value: Any) -> Any:
         return value
     if isinstance(value, int) and not isinstance(value, bool) and value not in LOGGABLE_INTS:
         return str(value)
+    if isinstance(value, dict | list) and depth == 0:
+        return NESTED_TOO_DEEP
     if isinstance(value, dict):
-        return {loggable_json(k): loggable_json(v) for k, v in value.items()}
+        return {loggable_json(k): loggable_json(v, depth - 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [loggable_json(v) for v in value]
+        return [loggable_json(v, depth - 1) for v in value]
     return value
 
 

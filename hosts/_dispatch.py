@@ -5,8 +5,6 @@ Async but free of any event-loop library: it only awaits the hosts' coroutines.
 
 from __future__ import annotations
 
-from typing import Any, Final
-
 from semledger.runtime._enums import ErrorCode
 from semledger.runtime._outcomes import Rejection
 
@@ -25,27 +23,6 @@ from ._router import (
 
 __all__ = ["announce", "execute", "handle", "handle_message"]
 
-LOGGED_DEPTH: Final = 64
-"""How many levels of a client's own JSON (its ``clientInfo``, a refused call's arguments)
-are logged; a container nested deeper is logged as `NESTED_TOO_DEEP`. Reading accepts what
-the JSON parser does, some 1000 levels, but msgpack writes at most 511 and the recorder
-walks the value level by level: one client nesting 600 made the log unwritable."""
-
-NESTED_TOO_DEEP: Final = "[nested too deep]"
-
-
-def _loggable_depth(value: Any, depth: int = LOGGED_DEPTH) -> Any:
-    """`value` with each object or array nested more than `depth` levels in replaced by
-    `NESTED_TOO_DEEP` (`depth` levels of containers are kept)."""
-    if not isinstance(value, dict | list):
-        return value
-    if depth == 0:
-        return NESTED_TOO_DEEP
-    if isinstance(value, dict):
-        return {key: _loggable_depth(item, depth - 1) for key, item in value.items()}
-    return [_loggable_depth(item, depth - 1) for item in value]
-
-
 async def announce(router: Router, host: AgentHost, transport: str, peer: str | None) -> None:
     """Tell `host` who connected, if it logs that (`ConnectionRecorder`): the client and
     version `router` took from its ``initialize``, over `transport` (``"stdio"``,
@@ -58,7 +35,7 @@ async def announce(router: Router, host: AgentHost, transport: str, peer: str | 
     if isinstance(host, ConnectionRecorder) and router.protocol_version is not None:
         from semledger.eventlog import AgentConnected, loggable_json  # a recorder's: loaded
 
-        client = loggable_json(_loggable_depth(router.client_info))
+        client = loggable_json(router.client_info)
         await host.connected(AgentConnected(client, router.protocol_version, transport, peer))
 
 
@@ -78,7 +55,7 @@ async def execute(
         return await host.perform_action(args.target, args.action, args.precondition)
     if isinstance(args, RefusedArguments):
         if isinstance(host, RefusalRecorder):
-            return await host.refuse(_loggable_depth(call.raw_arguments), args.rejection)
+            return await host.refuse(call.raw_arguments, args.rejection)
         return args.rejection
     diag = diagnostics
     if diag is None and isinstance(host, AgentDiagnosticsHost):

@@ -34,6 +34,7 @@ from semledger.eventlog import (
     Upcasters,
     decode,
     encode,
+    loggable_json,
     topic_of,
 )
 from semledger.eventlog.testing import events_of, wire_dicts
@@ -240,3 +241,23 @@ def test_peek_reads_one_field_of_a_current_body_and_none_it_cannot_read_so() -> 
     for damaged in (b"", b"\xc1", msgpack.packb([7]), body[:3]):
         assert CONVERTER.peek(topic, version, damaged, "generation") is None
     assert CONVERTER.peek("NoSuchTopic", 1, body, "generation") is None
+
+
+def test_json_nested_deeper_than_the_log_holds_is_logged_cut_at_64_levels() -> None:
+    """A client's clientInfo nested 600 levels could not be encoded (msgpack writes at most
+    511), so its connection, or its refused call, made the session's log unwritable."""
+    deep: Any = "x"
+    for _ in range(600):
+        deep = [deep]
+    logged = loggable_json({"name": "deep", "x": deep})
+    event = AgentConnected(logged, "2025-06-18", "stdio", None)
+    encoded = encode(event)
+    assert decode(encoded.topic, encoded.version, encoded.body) == event
+    kept = logged["x"]
+    for _ in range(63):  # the object is the first level, then 63 arrays
+        [kept] = kept
+    assert kept == "[nested too deep]"
+    within = deep
+    for _ in range(600 - 64):
+        [within] = within
+    assert loggable_json(within) == within
