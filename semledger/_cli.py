@@ -693,7 +693,7 @@ def _cmd_sessions(args: argparse.Namespace, console: Console) -> int:
     else:
         _sessions_table(args.db, summaries, served, final, console)
     for problem in problems:
-        print(f"semledger: the log {args.db} is damaged: {problem}", file=sys.stderr)
+        _complain(f"the log {args.db} is damaged: {problem}")
     return 1 if problems else 0
 
 
@@ -716,7 +716,7 @@ def _sessions_table(
         )
         for s in summaries
     ]
-    print_sessions(console, f"sessions in {db}", rows)
+    print_sessions(console, printable(f"sessions in {db}"), rows)  # the operator's path
 
 
 def _state(summary: SessionSummary, served: dict[str, bool | None], final: bool | None) -> str:
@@ -799,10 +799,9 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
 
         console.print(render_full(full))
     if damage is not None:
-        print(
-            f"semledger: the log {args.db} is damaged after generation {full.generation}:"
-            f" {damage}; the read above comes from the events before the damage",
-            file=sys.stderr,
+        _complain(
+            f"the log {args.db} is damaged after generation {full.generation}: {damage}; the"
+            " read above comes from the events before the damage"
         )
         return 1
     return 0
@@ -873,7 +872,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                     soft_wrap=True,
                 )
     if unreadable is not None:
-        print(f"semledger: the log {args.db} is damaged: {unreadable}", file=sys.stderr)
+        _complain(f"the log {args.db} is damaged: {unreadable}")
     return 0 if unreadable is None and (report is None or report.ok) else 1
 
 
@@ -1011,7 +1010,9 @@ def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
             replacing = os.path.exists(args.export_test)
             _write_or_refuse(args.export_test, lambda path: write_whole(path, source))
             replaced = " (replacing the file that was there)" if replacing else ""
-            console.print(f"wrote {args.export_test}{replaced}: {_how_to_run(args.export_test)}")
+            # The operator's path: an escape sequence in it does not reach the terminal.
+            wrote = f"wrote {args.export_test}{replaced}: {_how_to_run(args.export_test)}"
+            console.print(printable(wrote))
             return 0
         with _progress(console, "replaying", True) as progress:
             report = reexecute(recorder, args.session, app, on_progress=progress)

@@ -1257,3 +1257,33 @@ def test_a_command_a_program_runs_closes_the_log_it_opened(
     done = mcp.cli_in_process(*command, "--db", str(db))
     assert done.returncode == 0, done.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["log.db"]
+
+
+def test_a_log_path_with_an_escape_or_a_newline_is_printed_escaped(
+    logged: Path, tmp_path: Path
+) -> None:
+    """The operator's paths reached the terminal as they are, as no name from the log does:
+    ``sessions in <db>`` and ``wrote <file>`` printed an escape sequence in them, which
+    recoloured the terminal, and a newline, which split the line in two; the damage named
+    after a read or an audit too."""
+    odd = "e\x1b[31m\nx"
+    db = tmp_path / f"{odd}.db"
+    shutil.copy(logged, db)
+    shown = f"{tmp_path}/e\\x1b[31m\\nx.db"
+    listed = mcp.cli_in_process("sessions", "--db", str(db))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[0].rstrip() == f"sessions in {shown}"
+    test = tmp_path / f"test_{odd}.py"
+    done = mcp.cli_in_process("replay", "agent", "--db", str(db), "--export-test", str(test))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"wrote {tmp_path}/test_e\\x1b[31m\\nx.py: run it with pytest\n"
+    assert test.is_file()
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM events WHERE session = 'agent' AND seq = 6")
+    conn.close()
+    audited = mcp.cli_in_process("audit", "agent", "--db", str(db))
+    assert audited.returncode == 1
+    assert audited.stderr == (
+        f"semledger: the log {shown} is damaged: event 6 of session 'agent' is missing: the"
+        " session's events go from event 5 to event 7\n"
+    )
