@@ -76,6 +76,7 @@ from ._invariants import (
     check_issues,
     check_read,
 )
+from ._reads import check_progress
 
 SEEDS = LOGGABLE_INTS
 """The seeds a counterexample's session can record (the integers msgpack encodes)."""
@@ -714,11 +715,7 @@ def fuzz_app(
         raise ValueError(f"seed {seed}: a log records seeds from {SEEDS.start} to {SEEDS.stop - 1}")
     allowed = _allowed(allow_issues)
     typed = _texts(texts)
-    if on_progress is not None and not callable(on_progress):  # else raised by the first example
-        raise TypeError(
-            "on_progress: expected a function called as on_progress(done, total), or None,"
-            f" got {type(on_progress).__name__} {on_progress!r:.80}"
-        )
+    check_progress(on_progress)  # else raised by the first example
     if not callable(save_to):  # found only once a counterexample was, which was then lost
         raise TypeError(
             "save_to: expected a function that opens the log, called only to save a"
