@@ -16,9 +16,10 @@ from ._recorder import (
     EVENT_SIZE_LIMIT,
     EVERY_SEQ,
     check_batch,
-    check_not_one_name,
     check_range,
     check_seq,
+    check_session,
+    checked_names,
     prepare_batch,
 )
 from ._records import Head, NewEvent, SessionSummary, StoredEvent
@@ -81,10 +82,10 @@ class MemoryRecorder:
         return len(records) if moment is None else moment.lengths.get(session, 0)
 
     def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
-        check_not_one_name(sessions)
-        return self._claims.served(sessions)
+        return self._claims.served(checked_names(sessions))
 
     def claim(self, session: str) -> AbstractContextManager[None]:
+        check_session(session)
         return self._claims.claim(session)
 
     def _check_open(self) -> None:
@@ -114,6 +115,7 @@ class MemoryRecorder:
         self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[StoredEvent]:
         self._check_open()
+        check_session(session)
         check_range(start, stop)
         return self._stream(session, start, stop)
 
@@ -130,6 +132,7 @@ class MemoryRecorder:
         self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[tuple[StoredEvent, Event]]:
         self._check_open()
+        check_session(session)
         check_range(start, stop)
         return self._decoded(session, start, stop)
 
@@ -140,6 +143,7 @@ class MemoryRecorder:
 
     def replay(self, session: str, *, start: int = EVERY_SEQ) -> Iterator[Event]:
         self._check_open()
+        check_session(session)
         check_seq("start", start)
         return self._converter.decode_rows(
             (r.topic, r.version, r.body) for r in self._stream(session, start, None)
@@ -148,6 +152,7 @@ class MemoryRecorder:
     def head(self, session: str) -> Head | None:
         with self._lock:
             self._check_open()
+            check_session(session)
             records = self._events.get(session, [])
             end = self._length(session, records)
             return Head(records[end - 1].seq, records[end - 1].chain) if end else None
@@ -157,6 +162,7 @@ class MemoryRecorder:
     ) -> StoredEvent | None:
         with self._lock:
             self._check_open()
+            check_session(session)
             check_seq("before", before, optional=True)
             records = self._events.get(session, [])
             end = self._length(session, records)
@@ -170,6 +176,7 @@ class MemoryRecorder:
     def seqs_of(self, session: str, topic: str) -> list[int]:
         with self._lock:
             self._check_open()
+            check_session(session)
             records = self._events.get(session, [])
             end = self._length(session, records)
             return [records[i].seq for i in range(end) if records[i].topic == topic]
@@ -183,6 +190,7 @@ class MemoryRecorder:
     def summary(self, session: str) -> SessionSummary | None:
         with self._lock:
             self._check_open()
+            check_session(session)
             return self._summaries_seen().get(session)
 
     def session_names(self) -> Iterator[str]:

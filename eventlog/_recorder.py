@@ -166,6 +166,28 @@ def check_not_one_name(sessions: object) -> None:
         )
 
 
+def checked_names(sessions: Iterable[str]) -> list[str]:
+    """`sessions` as a list, after `check_not_one_name`; ``TypeError`` naming the first
+    name that is not a str (SQLite's claims failed hashing it, a memory log's answered)."""
+    check_not_one_name(sessions)
+    names = list(sessions)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"sessions: expected session names (str), got {type(name).__name__}"
+                f" {name!r:.80} among them"
+            )
+    return names
+
+
+def check_session(session: object) -> None:
+    """Raise ``TypeError`` unless `session` is a str: SQLite found no rows for ``5`` and
+    hashed no claim file for it, a memory log found none either, so a wrong argument read
+    as an unknown session on one recorder and failed deep inside the other."""
+    if not isinstance(session, str):
+        raise TypeError(f"session: expected a str, got {type(session).__name__} {session!r:.80}")
+
+
 def check_seq(name: str, value: object, *, optional: bool = False) -> None:
     """Raise `TypeError` unless `value`, the read argument `name`, is an int (or None if
     `optional`): SQLite would compare a str such as ``"2"`` as the number, a memory log
@@ -692,8 +714,7 @@ def log_final_end(
     ``CorruptEventError``, …) if its events cannot all be read, or `InconsistentLogError`
     if they are out of order (`LogOrder`), as resuming it would: damage is named, not
     ended after."""
-    if not isinstance(session, str):
-        raise TypeError(f"session: expected a str, got {type(session).__name__} {session!r:.80}")
+    check_session(session)
     if by not in ("client", "operator"):
         raise ValueError("by: expected 'client' or 'operator', who end a session for good")
     SessionEnded(reason, by)  # checked before anything is done, as the log needs them

@@ -23,7 +23,7 @@ import stat
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -49,9 +49,10 @@ from ._events import TOPICS, Event, SemanticsTaken, SessionCrashed, SessionEnded
 from ._recorder import (
     EVERY_SEQ,
     check_batch,
-    check_not_one_name,
     check_range,
     check_seq,
+    check_session,
+    checked_names,
     prepare_batch,
 )
 from ._records import Head, NewEvent, SessionSummary, StoredEvent, end_reason, stored_event
@@ -1252,17 +1253,20 @@ class SqliteRecorder:
             raise RecorderClosedError(f"the recorder of {self.path} is closed")
 
     def served(self, sessions: Iterable[str]) -> dict[str, bool | None]:
-        check_not_one_name(sessions)
-        return self._claims.served(sessions)
+        return self._claims.served(checked_names(sessions))
 
-    @contextmanager
-    def claim(self, session: str) -> Iterator[None]:
+    def claim(self, session: str) -> AbstractContextManager[None]:
         """A ``flock`` on a file under ``<path>-claims/``, so the claim holds across
         processes and ends with the process that holds it (see ``FileClaims``).
 
         The session's head this recorder wrote last is forgotten as the claim is taken:
         another process may have served the session since, and the next seq its claimer
         reads from the log would be refused against that head as not the next one."""
+        check_session(session)
+        return self._claim(session)
+
+    @contextmanager
+    def _claim(self, session: str) -> Iterator[None]:
         before: list[Head | None] = []  # (none where the head cannot be read: touched)
 
         def untouched() -> bool:
@@ -1453,6 +1457,7 @@ class SqliteRecorder:
         self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[StoredEvent]:
         self._check_open()
+        check_session(session)
         check_range(start, stop)
         return self._read(session, start, stop)
 
@@ -1474,6 +1479,7 @@ class SqliteRecorder:
         self, session: str, *, start: int = EVERY_SEQ, stop: int | None = None
     ) -> Iterator[tuple[StoredEvent, Event]]:
         self._check_open()
+        check_session(session)
         check_range(start, stop)
         return self._events(session, start, stop)
 
@@ -1484,6 +1490,7 @@ class SqliteRecorder:
 
     def replay(self, session: str, *, start: int = EVERY_SEQ) -> Iterator[Event]:
         self._check_open()
+        check_session(session)
         check_seq("start", start)
         return self._replay(session, start)
 
@@ -1497,6 +1504,7 @@ class SqliteRecorder:
 
     def head(self, session: str) -> Head | None:
         self._check_open()
+        check_session(session)
         with self._reader() as conn:
             row = conn.execute(_HEAD, (session,)).fetchone()
         return None if row is None else _head(session, row)
@@ -1505,6 +1513,7 @@ class SqliteRecorder:
         self, session: str, topic: str, *, before: int | None = None
     ) -> StoredEvent | None:
         self._check_open()
+        check_session(session)
         check_seq("before", before, optional=True)
         bound = _NO_SEQ_BOUND if before is None else _in_range(before)
         with self._reader() as conn:
@@ -1519,6 +1528,7 @@ class SqliteRecorder:
         a scan of the session's rows. A seq edited into another type is left out: reading
         its row names the damage."""
         self._check_open()
+        check_session(session)
         with self._reader() as conn:
             if topic == _CHECKPOINT:
                 rows = conn.execute(_CHECKPOINT_SEQS, (session,)).fetchall()
@@ -1534,6 +1544,7 @@ class SqliteRecorder:
 
     def summary(self, session: str) -> SessionSummary | None:
         self._check_open()
+        check_session(session)
         with self._reader() as conn:
             row = conn.execute(_SUMMARY, (session,)).fetchone()
         return None if row is None else _summary(row)

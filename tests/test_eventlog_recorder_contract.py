@@ -703,6 +703,36 @@ def test_served_says_whether_each_session_is_being_served_and_takes_no_claim(
         pass
 
 
+@pytest.mark.parametrize("session", [5, None, b"s"])
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda r, s: r.read(s),
+        lambda r, s: r.events(s),
+        lambda r, s: r.replay(s),
+        lambda r, s: r.head(s),
+        lambda r, s: r.last_of(s, "SessionStarted"),
+        lambda r, s: r.seqs_of(s, "SessionStarted"),
+        lambda r, s: r.summary(s),
+        lambda r, s: r.claim(s).__enter__(),
+    ],
+)
+def test_a_session_that_is_not_a_str_is_refused_naming_it_by_every_recorder(
+    recorder: Recorder, use: Callable[[Recorder, object], object], session: object
+) -> None:
+    """SQLite's claim(5) raised AttributeError ('int' object has no attribute 'encode')
+    where a memory log's took it, and read(5), head(5), summary(5) answered as for an
+    unknown session: a wrong argument passed for a session with no events."""
+    recorder.append(batch("s", story()))
+    said = f"session: expected a str, got {type(session).__name__} {session!r}"
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}$"):
+        use(recorder, session)
+    with pytest.raises(TypeError, match=r"^sessions: expected session names \(str\), got int 5"):
+        recorder.served(["s", 5])  # type: ignore[list-item]
+    with recorder.claim("s"):  # nothing was claimed
+        assert recorder.served(["s"]) == {"s": True}
+
+
 def test_served_of_one_name_given_as_a_str_raises(recorder: Recorder) -> None:
     """served("s1x") answered for sessions 's', '1' and 'x'."""
     with pytest.raises(TypeError, match=r"^sessions: expected a sequence of session names"):
