@@ -229,7 +229,10 @@ def prepare_batch(
     ``EventTooLargeError`` for one whose row would take more than `limit` bytes, and
     ``TypeError`` for a session that is not a str or an ``at`` that is no finite number
     (what the log would keep but never read back), as it does for a `seq` that is no int or
-    an event that is no ``NewEvent``, and ``ValueError`` for a session named ''.
+    an event that is no ``NewEvent``, and ``ValueError`` for a session named ''. An event
+    that cannot be encoded raises ``TypeError`` (a field of a type msgpack has no form for,
+    or no log event) or ``ValueError`` (an int beyond 64 bits), naming the event by session,
+    seq and topic, with the encoder's error as its cause.
     """
     try:
         return _prepared(batch, head_of, encode, limit)
@@ -279,7 +282,10 @@ def _prepared(
             if type(seq) is not int:
                 raise _not_an_int(seq)
             raise SequenceConflict(session, seq, tip[0] + 1)
-        topic, version, body = encode(new.event)
+        try:
+            topic, version, body = encode(new.event)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise _unencodable(session, seq, new.event, error) from error
         topic_field = _TOPIC_FIELDS.get(topic)
         if topic_field is None:
             topic_field = _TOPIC_FIELDS[topic] = length_prefixed(topic)
@@ -303,6 +309,16 @@ def check_batch(events: object) -> None:
             "events: expected a sequence of NewEvents,"
             f" got {type(events).__name__} {events!r:.80}"
         )
+
+
+def _unencodable(session: str, seq: int, event: object, error: Exception) -> Exception:
+    """The error of an event the codec could not encode, naming which event it is: msgpack
+    names neither the event nor the field ("can not serialize 'set' object")."""
+    said = (  # (a topic is its class's name)
+        f"session {session!r}, event {seq} ({type(event).__name__}) cannot be encoded for the log:"
+        f" {type(error).__name__}: {error}"
+    )
+    return TypeError(said) if isinstance(error, TypeError) else ValueError(said)
 
 
 def _not_an_int(seq: object) -> TypeError:

@@ -348,6 +348,31 @@ def test_an_unencodable_event_writes_nothing(recorder: Recorder) -> None:
     assert recorder.head("s") is not None
 
 
+@pytest.mark.parametrize(
+    ("field", "kind", "cause"),
+    [
+        ({"a": object()}, TypeError, "TypeError: can not serialize 'object' object"),
+        ({"a": {1, 2}}, TypeError, "TypeError: can not serialize 'set' object"),
+        ({"a": 2**64}, ValueError, "OverflowError: Integer value out of range"),
+    ],
+)
+def test_an_unencodable_event_is_refused_naming_it_and_its_cause_and_writes_nothing(
+    recorder: Recorder, field: dict[str, object], kind: type[Exception], cause: str
+) -> None:
+    """msgpack's bare "can not serialize 'object' object" (or an OverflowError) named no
+    event: which of a batch's events, of which session, failed was left to guess."""
+    said = f"session 's', event 2 (ActionRequested) cannot be encoded for the log: {cause}"
+    with pytest.raises(kind, match=f"^{re.escape(said)}$") as raised:
+        recorder.append([
+            NewEvent("s", 1, started(), 0.0),
+            NewEvent("s", 2, ActionRequested(1, field, {}, {}, False), 0.0),
+        ])  # fmt: skip
+    assert raised.value.__cause__ is not None
+    assert f"{type(raised.value.__cause__).__name__}: {raised.value.__cause__}" == cause
+    assert recorder.head("s") is None
+    assert recorder.sessions() == []
+
+
 def test_an_empty_append_does_nothing(recorder: Recorder) -> None:
     assert recorder.append([]) == []
     assert recorder.sessions() == []
