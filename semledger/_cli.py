@@ -1667,7 +1667,21 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Console], int]] = {
 _PIPED_WIDTH = 4096
 
 
+def _sized_environ() -> dict[str, str]:
+    """The environment as the console reads it, less a COLUMNS or LINES that is no positive
+    whole number: rich took COLUMNS=0 for a width of nothing, and printed nothing at all,
+    and failed on a digit that is no decimal one (``COLUMNS=²``)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("COLUMNS", "LINES") or (value.isdecimal() and int(value) > 0)
+    }
+
+
 class _Console(Console):
+    def __init__(self, **options: Any) -> None:
+        super().__init__(_environ=_sized_environ(), **options)
+
     def on_broken_pipe(self) -> None:
         """Fall silent and let the command finish: rich's own handling exits with status 1,
         which reads as a failed check (`semledger audit --verify | head -1`)."""
@@ -1759,7 +1773,7 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
     # one-line verdicts and the commands they print, and squeezing tables.
     stream = sys.stderr if serving else sys.stdout
     terminal = stream is not None and stream.isatty()
-    width = None if terminal or "COLUMNS" in os.environ else _PIPED_WIDTH
+    width = None if terminal or "COLUMNS" in _sized_environ() else _PIPED_WIDTH
     console = _Console(stderr=serving, width=width, markup=False, emoji=False)
     try:
         status = COMMANDS[args.command](args, console)

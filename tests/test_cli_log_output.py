@@ -4,6 +4,7 @@ named in one line instead of a traceback."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -785,6 +786,34 @@ def test_piped_output_keeps_each_line_whole(tmp_path: Path) -> None:
     assert caveat.endswith("replay it a few times")
     assert steps.startswith("its steps ("), done.stdout
     assert shown, done.stdout
+
+
+def _run_with(db: Path, command: tuple[str, ...], **sizes: str) -> subprocess.CompletedProcess[str]:
+    """`command` on `db` as a child with neither COLUMNS nor LINES, but for `sizes`."""
+    unset = {k: v for k, v in mcp.env().items() if k not in ("COLUMNS", "LINES")}
+    return subprocess.run(
+        [*mcp.COMMAND, *command, "--db", str(db)], capture_output=True, text=True,
+        env={**unset, **sizes}, timeout=120, check=False,
+    )
+
+
+_unsized = functools.cache(_run_with)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("COLUMNS", "0"), ("COLUMNS", "00"), ("COLUMNS", "²"), ("COLUMNS", "wide"), ("LINES", "²")],
+)
+def test_a_columns_or_lines_that_is_no_positive_number_is_as_if_unset(
+    logged: Path, name: str, value: str
+) -> None:
+    """Rich took COLUMNS=0 for a width of nothing: every command printed nothing at all,
+    `audit --verify` no verdict, and exited 0; a digit that is no decimal one (²) in either
+    was a traceback."""
+    for command in (("sessions",), ("audit", "agent", "--verify")):
+        done = _run_with(logged, command, **{name: value})
+        assert (done.returncode, done.stderr) == (0, ""), (command, done.stderr)
+        assert done.stdout == _unsized(logged, command).stdout != "", command
 
 
 @pytest.mark.parametrize("command", [["replay", "agent"], ["audit", "agent", "--verify"]])
