@@ -195,6 +195,22 @@ def check_optional_int(value: object, name: str) -> None:
         raise TypeError(f"{name}: expected an int or None, got {_shown(value)}")
 
 
+def check_generation(generation: object, name: str) -> None:
+    """Raise ``TypeError`` unless `generation`, the argument `name`, is an int (not a bool):
+    a str failed deep inside as "unsupported operand type(s) for -", and True read as 1."""
+    if isinstance(generation, bool) or not isinstance(generation, int):
+        raise TypeError(f"{name}: expected an int, got {_shown(generation)}")
+
+
+def check_point(x: object, y: object) -> None:
+    """Raise ``TypeError`` unless `x` and `y` are numbers (an int or a float, not a bool):
+    a str failed deep inside as "'<=' not supported between instances of 'float' and
+    'str'"."""
+    for name, value in (("x", x), ("y", y)):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{name}: expected a number (an int or a float), got {_shown(value)}")
+
+
 def check_since(since: object, name: str = "since") -> None:
     """Raise ``TypeError`` unless `since` (a generation, called `name`) is None or an int
     (not a bool), ``ValueError`` unless it is a u64, as ``Exact`` checks."""

@@ -24,6 +24,8 @@ from ._actions import (
     SetSelection,
     SimpleAction,
     Target,
+    check_generation,
+    check_point,
     check_request,
     check_since,
 )
@@ -315,10 +317,16 @@ class AppRuntime(Generic[Model, Msg]):
         return self._journal.read(since)
 
     def snapshot_at(self, generation: int) -> SemanticsSnapshot | None:
+        """The snapshot of `generation` while the journal holds it (None once expired).
+        Raises ``TypeError`` unless `generation` is an int."""
+        check_generation(generation, "generation")
         return self._journal.snapshot_at(generation)
 
     def delta(self, start: int, end: int) -> Delta | None:
-        """The delta between two generations still in the journal (None once expired)."""
+        """The delta between two generations still in the journal (None once expired).
+        Raises ``TypeError`` unless `start` and `end` are ints."""
+        check_generation(start, "start")
+        check_generation(end, "end")
         return self._journal.between(start, end)
 
     def resolve(self, target: Target) -> SemanticsNode | Rejection:
@@ -484,6 +492,9 @@ class AppRuntime(Generic[Model, Msg]):
     # ---- diagnostics ----------------------------------------------------------------------
 
     def hit_test(self, x: float, y: float) -> SemanticsNode | None:
+        """The innermost node whose frame holds the point, or None. Raises ``TypeError``
+        unless `x` and `y` are numbers."""
+        check_point(x, y)
         snapshot = self._journal.current
         if snapshot.root is None:
             return None
@@ -501,6 +512,7 @@ class AppRuntime(Generic[Model, Msg]):
             node = inside[-1]
 
     def dispatch_pointer(self, x: float, y: float, phase: str) -> dict[str, Any]:
+        check_point(x, y)
         if phase not in POINTER_PHASES:  # else it would count as a Cancel, silently
             raise ValueError(f"phase: expected one of {', '.join(POINTER_PHASES)}, got {phase!r}")
         if self._closed:

@@ -14,6 +14,7 @@ from ._actions import (
     Precondition,
     Target,
     _shown,
+    check_generation,
 )
 from ._enums import ErrorCode, Role
 from ._node import SemanticsNode
@@ -42,8 +43,7 @@ def check_precondition(precondition: Precondition, generation: int) -> Rejection
     for ``Exact(n)`` passed as latest) or a `generation` that is no int."""
     if not isinstance(precondition, Latest | Exact):
         raise TypeError(f"precondition: expected Latest or Exact, got {_shown(precondition)}")
-    if isinstance(generation, bool) or not isinstance(generation, int):
-        raise TypeError(f"generation: expected an int, got {_shown(generation)}")
+    check_generation(generation, "generation")
     if isinstance(precondition, Exact) and precondition.generation != generation:
         return _reject(
             ErrorCode.STALE_GENERATION,

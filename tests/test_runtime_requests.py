@@ -156,6 +156,36 @@ def test_resolving_or_checking_a_precondition_of_another_type_is_refused_naming_
     assert stale.code.value == "stale_generation"
 
 
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (lambda r: r.snapshot_at("1"), "generation: expected an int, got str '1'"),
+        (lambda r: r.snapshot_at(True), "generation: expected an int, got bool True"),
+        (lambda r: r.delta("0", 1), "start: expected an int, got str '0'"),
+        (lambda r: r.delta(0, None), "end: expected an int, got NoneType None"),
+        (lambda r: r.hit_test("a", 1), "x: expected a number (an int or a float), got str 'a'"),
+        (lambda r: r.hit_test(1, None), "y: expected a number (an int or a float), got NoneType"),
+        (
+            lambda r: r.dispatch_pointer("1", 2, "Down"),
+            "x: expected a number (an int or a float), got str '1'",
+        ),
+    ],
+)
+def test_a_generation_or_point_of_another_type_is_refused_naming_the_argument(
+    call: Callable[[AppRuntime], object], said: str
+) -> None:
+    """snapshot_at("1") and delta("0", 1) raised "unsupported operand type(s) for -", and
+    hit_test("a", 1) "'<=' not supported between instances of 'float' and 'str'"."""
+    runtime = AppRuntime(counter.app)
+    generation = runtime.generation
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}"):
+        call(runtime)
+    assert runtime.generation == generation
+    assert runtime.snapshot_at(generation) is runtime.snapshot
+    assert runtime.delta(generation, generation) is not None
+    assert runtime.hit_test(1, 1.5) is not None
+
+
 @pytest.mark.parametrize("since", ["1", 1.5, True])
 def test_a_read_since_something_other_than_an_int_is_refused(since: object) -> None:
     with pytest.raises(TypeError, match=r"^since: expected an int or None, got "):
