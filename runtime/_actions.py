@@ -76,6 +76,14 @@ def _finite(_instance: object, attribute: attrs.Attribute[Any], value: object) -
 
 
 def _tuple_of_steps(steps: Iterable[PathStep]) -> tuple[PathStep, ...]:
+    """`steps` as a tuple; ``TypeError`` naming them unless they are a sequence (None failed
+    as "'NoneType' object is not iterable", a str was taken for steps of its letters)."""
+    if isinstance(steps, str | bytes | PathStep) or not isinstance(steps, Iterable):
+        one = " (a path of one step: ByPath([step]))" if isinstance(steps, PathStep) else ""
+        raise TypeError(
+            f"steps: expected a sequence of PathSteps, got {type(steps).__name__}"
+            f" {steps!r:.80}{one}"
+        )
     return tuple(steps)
 
 

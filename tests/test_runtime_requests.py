@@ -67,6 +67,13 @@ ACTIVATE = SimpleAction(ActionKind.ACTIVATE)
         (lambda: PathStep(label=5), TypeError, "label: expected a str or None, got int 5"),
         (lambda: PathStep(role="button"), TypeError, "role: expected Role, got str"),
         (lambda: ByPath(["x"]), TypeError, "steps[0]: expected a PathStep, got str 'x'"),
+        (lambda: ByPath(None), TypeError, "steps: expected a sequence of PathSteps, got NoneType"),
+        (lambda: ByPath("ab"), TypeError, "steps: expected a sequence of PathSteps, got str 'ab'"),
+        (
+            lambda: ByPath(PathStep(label="x")),
+            TypeError,
+            "steps: expected a sequence of PathSteps, got PathStep PathStep(index=0, role=None",
+        ),
     ],
 )
 def test_a_value_no_wire_message_can_hold_is_refused_as_it_is_built(
