@@ -716,6 +716,9 @@ def _sessions_table(
         )
         for s in summaries
     ]
+    if not rows:  # (an empty table reads as a drawing error)
+        console.print(printable(f"no sessions in {db}"), highlight=False, markup=False)
+        return
     print_sessions(console, printable(f"sessions in {db}"), rows)  # the operator's path
 
 

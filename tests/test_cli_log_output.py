@@ -64,6 +64,17 @@ def test_the_sessions_table_shows_every_name_whole_and_on_one_line(logged: Path)
     assert "'two\\nlines'" in done.stdout
 
 
+def test_sessions_of_a_log_with_none_says_so_rather_than_drawing_an_empty_table(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "empty [log].db"
+    SqliteRecorder(db).close()
+    done = mcp.cli_in_process("sessions", "--db", str(db))
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"no sessions in {db}\n", "")
+    listed = mcp.cli_in_process("sessions", "--db", str(db), "--json")
+    assert json.loads(listed.stdout) == []
+
+
 def test_the_sessions_table_shows_a_long_end_reason_cut_with_its_length(tmp_path: Path) -> None:
     """A fuzz counterexample's end carries the app's message, printed whole: a payload of an
     error buried the table."""
