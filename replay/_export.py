@@ -404,8 +404,14 @@ def _first_redacted(steps: list[tuple[dict[str, Any], list[dict[str, Any]]]]) ->
 
 def _target(path: str | os.PathLike[str]) -> Path:
     """The regular file `path` names (through a symlink), or `OSError` when there can be
-    none: an empty path, a directory, a FIFO or a device (renamed over, it is gone)."""
-    text = os.fspath(path)
+    none: an empty path, a directory, a FIFO or a device (renamed over, it is gone).
+    ``TypeError`` for a `path` that is no str or ``os.PathLike`` of one."""
+    text = os.fspath(path) if isinstance(path, str | os.PathLike) else path
+    if not isinstance(text, str):
+        raise TypeError(
+            f"path: expected a file path (a str or os.PathLike), got {type(path).__name__}"
+            f" {path!r:.80}"
+        )
     if not text:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
     target = Path(os.path.realpath(text))
@@ -416,15 +422,20 @@ def _target(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def _partial(target: Path) -> tuple[Path, int]:
+def _partial(target: Path, path: str | os.PathLike[str]) -> tuple[Path, int]:
+    """A new file beside `target` to write it whole in, open; an `OSError` making it names
+    `path`, the file asked for, not this one (a name its caller never gave, and gone)."""
     partial = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
-    return partial, os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        return partial, os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, os.fspath(path)) from error
 
 
 def check_writable(path: str | os.PathLike[str]) -> None:
     """Raise the `OSError` `write_whole` would raise for `path`, without writing it: asked
     before long work, so that it does not end in an error."""
-    partial, fd = _partial(_target(path))
+    partial, fd = _partial(_target(path), path)
     os.close(fd)
     partial.unlink()
 
@@ -433,9 +444,12 @@ def write_whole(path: str | os.PathLike[str], source: str) -> None:
     """Write `source` to `path` whole or not at all: into a new file beside it, then renamed
     over it (over the file a symlink names, not the link), keeping the mode of the file it
     replaces (a file only its owner could read stays so). Raises `OSError` (a directory, a
-    missing parent, no permission, an existing file that is not a regular one)."""
+    missing parent, no permission, an existing file that is not a regular one) naming
+    `path`, and ``TypeError`` for a `source` that is no str, before any file is made."""
+    if not isinstance(source, str):
+        raise TypeError(f"source: expected a str, got {type(source).__name__} {source!r:.80}")
     target = _target(path)
-    partial, fd = _partial(target)
+    partial, fd = _partial(target, path)
     try:
         with open(fd, "w", encoding="utf-8") as file:
             with suppress(FileNotFoundError):  # a new file: the umask's mode

@@ -262,7 +262,13 @@ def _node_name(node_id: int, node: SemanticsNode) -> str:
 
 
 def node_diff(expected: SemanticsSnapshot, actual: SemanticsSnapshot) -> list[str]:
-    """Node by node, how `actual` differs from `expected`."""
+    """Node by node, how `actual` differs from `expected`. Raises ``TypeError`` unless both
+    are ``SemanticsSnapshot``s."""
+    for name, value in (("expected", expected), ("actual", actual)):
+        if not isinstance(value, SemanticsSnapshot):
+            raise TypeError(
+                f"{name}: expected a SemanticsSnapshot, got {type(value).__name__} {value!r:.80}"
+            )
     lines: list[str] = []
     if expected.root != actual.root:
         lines.append(f"root: {expected.root} -> {actual.root}")

@@ -4,6 +4,7 @@ words, and a file that cannot be written."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from semledger.eventlog import EffectCompleted, NewEvent, SqliteRecorder
-from semledger.replay import export_test, write_whole
+from semledger.replay import check_writable, export_test, write_whole
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
@@ -301,6 +302,39 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_partial_one(
         write_whole(target, "new\n")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+@pytest.mark.parametrize("write", [check_writable, lambda path: write_whole(path, "new\n")])
+def test_a_file_in_a_missing_folder_is_refused_naming_the_path_asked_for(
+    tmp_path: Path, write: Any
+) -> None:
+    """The FileNotFoundError named the temporary ``.x.py.<hex>.partial`` file beside it, a
+    path never given and never made."""
+    path = str(tmp_path / "missing" / "x.py")
+    with pytest.raises(FileNotFoundError) as refused:
+        write(path)
+    assert (refused.value.filename, refused.value.strerror) == (path, "No such file or directory")
+    assert ".partial" not in str(refused.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (lambda where: write_whole(where, 5), "source: expected a str, got int 5"),
+        (lambda where: write_whole(where, None), "source: expected a str, got NoneType None"),
+        (lambda _where: write_whole(5, "x"), "path: expected a file path (a str or os.PathLike)"),
+        (lambda _where: check_writable(None), "path: expected a file path (a str or os.PathLike)"),
+    ],
+)
+def test_a_write_of_an_argument_of_another_type_is_refused_naming_it_and_makes_nothing(
+    tmp_path: Path, call: Any, said: str
+) -> None:
+    """write_whole(path, 5) said "write() argument must be str, not int", after making and
+    removing a file beside the one asked for."""
+    with pytest.raises(TypeError, match=f"^{re.escape(said)}"):
+        call(tmp_path / "x.py")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_export_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from semledger.eventlog import (
     encode,
 )
 from semledger.examples import gallery, todo
-from semledger.replay import ReplayReport, reexecute
+from semledger.replay import ReplayReport, node_diff, reexecute
 from semledger.runtime import ApplicationError, AppRuntime, Receipt
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -371,3 +371,14 @@ def test_reexecute_given_an_app_s_reference_for_the_app_says_so(tmp_path: Path) 
         f"app: expected an App, got str {COUNTER!r} (an App's reference: load_app loads the"
         " App it names)"
     )
+
+
+def test_a_node_diff_of_something_other_than_a_snapshot_is_refused_naming_the_argument() -> None:
+    """node_diff(None, snapshot) failed with AttributeError ('NoneType' object has no
+    attribute 'root')."""
+    snapshot = AppRuntime(gallery.app).snapshot
+    assert node_diff(snapshot, snapshot) == []
+    with pytest.raises(TypeError, match=r"^expected: expected a SemanticsSnapshot, got NoneType"):
+        node_diff(None, snapshot)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^actual: expected a SemanticsSnapshot, got AppRunt"):
+        node_diff(snapshot, AppRuntime(gallery.app))  # type: ignore[arg-type]
