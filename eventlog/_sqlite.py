@@ -1151,13 +1151,17 @@ class SqliteRecorder:
             why = why or _disk_full_reason(self.path, error) or _unwritable_reason(self.path, error)
             raise LogOpenError(self.path, why or str(error)) from error
         try:
-            if not (create or read_only) and _current_version(self._writer, self.path) == 0:
-                raise LogOpenError(self.path, "it holds no semledger log")
             if create:
                 _refuse_foreign(self._writer, self.path)
             if read_only:
                 self.found_schema_version = _readable_version(self._writer, self.path)
             else:
+                # Refused before the switch to WAL, which rewrites the file's header.
+                version = _current_version(self._writer, self.path)
+                if version == 0 and not create:
+                    raise LogOpenError(self.path, "it holds no semledger log")
+                if version > SCHEMA_VERSION:
+                    raise UnsupportedSchemaError(self.path, version, SCHEMA_VERSION)
                 (mode,) = self._writer.execute("PRAGMA journal_mode=WAL").fetchone()
                 self._writer.execute(f"PRAGMA synchronous={synchronous}")
                 found = _migrate(self._writer, self.path, converter)

@@ -1522,14 +1522,20 @@ def test_a_sqlite_recorder_refuses_a_wrong_argument_by_name_and_makes_no_file(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_schema_newer_than_the_code_is_refused(tmp_path: Path) -> None:
+def test_a_schema_newer_than_the_code_is_refused_leaving_the_file_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """The file was switched to WAL, its header rewritten, before it was refused."""
     path = tmp_path / "future.db"
-    SqliteRecorder(path).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE schema_version SET version = 99")
-    conn.close()
-    with pytest.raises(UnsupportedSchemaError, match="schema version 99"):
-        SqliteRecorder(path)
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER)")
+        conn.execute("INSERT INTO schema_version VALUES (99)")
+    before = path.read_bytes()
+    for opened in (SqliteRecorder, SqliteRecorder.to_inspect):
+        with pytest.raises(UnsupportedSchemaError, match="schema version 99"):
+            opened(path)
+        assert path.read_bytes() == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["future.db"]
 
 
 def _checkpointed_log(path: Path) -> None:
