@@ -304,7 +304,8 @@ def _refuse_foreign(conn: sqlite3.Connection, path: str) -> None:
 
 
 def _check_tables(db: sqlite_utils.Database, found: int, path: str) -> None:
-    """Refuse to migrate a log holding what a later version than `found` made."""
+    """Refuse to migrate a log holding what a later version than `found` made, or lacking
+    the events table every version has."""
     later = None
     if found < 1 and db.table("events").exists():
         later = "the events table of version 1"
@@ -316,6 +317,10 @@ def _check_tables(db: sqlite_utils.Database, found: int, path: str) -> None:
         said = f"says {found}" if found else "is missing"
         raise CorruptSchemaError(
             path, f"its schema version {said}, but it holds {later}: it was edited"
+        )
+    if found >= 1 and not db.table("events").exists():
+        raise CorruptSchemaError(
+            path, f"its schema version says {found}, but it has no events table: it was edited"
         )
 
 

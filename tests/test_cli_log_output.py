@@ -759,6 +759,22 @@ def test_a_schema_version_set_back_by_hand_is_damage_and_the_log_is_left_as_it_i
     assert db.read_bytes() == before
 
 
+def test_a_schema_version_without_an_events_table_is_damage_named_as_such(
+    tmp_path: Path,
+) -> None:
+    """It failed as SQLite's "no such table: events", as though the user had mistyped."""
+    db = tmp_path / "edited.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER)")
+        conn.execute("INSERT INTO schema_version VALUES (1)")
+    done = mcp.cli_in_process("sessions", "--db", str(db))
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"semledger: cannot open the log {db}: its schema version says 1,"
+        " but it has no events table: it was edited\n",
+    )
+
+
 @pytest.mark.parametrize("version", ["'x'", "''", "4.5", "0", "-1", "X'01'"])
 @pytest.mark.parametrize("command", [["sessions"], ["serve", COUNTER]], ids=" ".join)
 def test_a_schema_version_that_is_no_version_is_damage_and_the_log_is_left_as_it_is(
