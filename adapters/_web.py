@@ -327,6 +327,9 @@ def default_executable() -> str:
 
 
 _BROWSER_GONE: Final = "the browser is gone: Chromium crashed or was killed"
+_PAGE_CRASHED: Final = (
+    "the page crashed: the Chromium process that ran it died, killed or out of memory"
+)
 
 
 def _unawaited_failure(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -1720,13 +1723,27 @@ async def _going(browser: Browser, error: BaseException) -> bool:
     """Whether `error`, a page's "Target crashed", is the browser going away: a killed
     Chromium's renderers die a moment before it is seen gone, and the page's crash was
     said instead of the browser's."""
-    if "target crashed" not in str(error).lower():
+    if not _crashed(str(error)):
         return False
     for _ in range(20):
         await asyncio.sleep(0.05)
         if not browser.is_connected():
             return True
     return False
+
+
+_CRASH: Final = re.compile(
+    r"(?:\w+\.\w+: )?(?:target crashed|page crashed|navigation failed because page crashed)",
+    re.IGNORECASE,
+)
+"""Playwright's words for a page whose renderer process died, after the call it came through
+(``Frame.evaluate: Target crashed``); not a script's error that says so (``Frame.evaluate:
+Error: page crashed``)."""
+
+
+def _crashed(message: str) -> bool:
+    """Whether `message` says the page crashed: its renderer process died."""
+    return _CRASH.match(message.strip()) is not None or _PAGE_CRASHED in message
 
 
 _LEAVING: Final = "Leave site? Changes you made may not be saved."
@@ -1844,6 +1861,8 @@ def _translate(exc: PlaywrightError, action: str | None) -> SurfaceError:
         message = _one_line(exc.message)
     lowered = exc.message.lower()
     details = {"action": action} if action else {}
+    if _crashed(exc.message):  # from outside, as a killed browser is: a re-run cannot repeat it
+        return SurfaceGoneError(_PAGE_CRASHED, details=details)
     if "has been closed" in lowered or "target closed" in lowered or "browser closed" in lowered:
         return SurfaceGoneError(message, details=details)
     if action in _NAVIGATING or "net::err" in lowered:

@@ -680,3 +680,44 @@ async def test_a_browser_killed_under_its_surface_is_said_so_not_a_page_that_clo
             await own.snapshot()
     finally:
         await own.close()
+
+
+def _renderer_pids() -> list[int]:
+    """The Chromium renderer processes (one a page) descended from this one."""
+    found = []
+    for pid in _chromium_pids():
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"--type=renderer" in command:
+            found.append(pid)
+    return found
+
+
+async def test_a_page_whose_renderer_is_killed_is_said_crashed_not_in_playwrights_words(
+    site: str,
+) -> None:
+    """It was told 'Frame.evaluate: Target crashed' (a method the operator never called),
+    as a plain SessionError that a re-run reported as a divergence, though what killed the
+    page came from outside as a browser's kill does."""
+    own = WebSurface({"timeout_ms": HANG_GUARD_S * 2000})  # its own browser: its page dies
+    try:
+        host = await open_host(own, site + "help.html")
+        await full_read(host)
+        renderers = _renderer_pids()
+        assert renderers
+        for pid in renderers:
+            os.kill(pid, signal.SIGKILL)
+        with trio.fail_after(HANG_GUARD_S):
+            read = await host.read_semantics(None)
+            while not isinstance(read, Rejection):  # the driver may take a moment to see it
+                await trio.sleep(0.1)
+                read = await host.read_semantics(None)
+        assert read.code is ErrorCode.HOST_CLOSED
+        assert read.message.startswith("the page crashed: ")
+        assert "Target crashed" not in read.message
+        with pytest.raises(SurfaceGoneError, match="the page crashed"):
+            await own.snapshot()
+    finally:
+        await own.close()
