@@ -1239,7 +1239,12 @@ def _print_counterexample(
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
         return
-    hint = f"saved as session {result.session!r}: semledger replay {result.session} --db {db}"
+    import shlex
+
+    # Quoted as a shell reads it back: a --db with a space or a quote in it, pasted as
+    # printed, named another file.
+    command = f"semledger replay {shlex.quote(result.session)} --db {shlex.quote(db)}"
+    hint = f"saved as session {result.session!r}: {printable(command)}"
     # A command to copy: not broken at the terminal's width, nor coloured in parts.
     console.print(hint, soft_wrap=True, highlight=False)
     if not result.deterministic:

@@ -109,3 +109,22 @@ def test_a_long_message_in_a_step_says_how_long_it_is_alone() -> None:
 
     line = step_line(TimerFired(1, {"type": None, "value": "m" * 150}), None)
     assert line == f"timer 1 fired ('{'m' * 79}… (150 characters))"
+
+
+def test_the_replay_command_fuzz_prints_quotes_a_log_path_as_a_shell_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--db "my logs/it's.db"` printed `semledger replay fuzz-… --db my logs/it's.db`, which
+    pasted into a shell named no log (or another one)."""
+    import shlex
+
+    from semledger import _cli
+
+    folder = tmp_path / "my logs"
+    folder.mkdir()
+    db = folder / "it's.db"
+    assert _cli.main(["fuzz", "tests_buggy:app", "--db", str(db), "--seed", "3"]) == 1
+    out = capsys.readouterr().out
+    found = re.search(r"^saved as session '([^']+)': (.*)$", out, flags=re.MULTILINE)
+    assert found is not None, out
+    assert shlex.split(found.group(2)) == ["semledger", "replay", found.group(1), "--db", str(db)]
