@@ -3,7 +3,9 @@
 One request per line, answered in order; blank lines are skipped; a malformed line is
 answered by the router and the loop goes on. At end of input every line already read is
 answered and flushed before the loop returns. When the client stops reading (stdout closed)
-the loop stops too, with the reason "output closed". Nothing but JSON-RPC is written to stdout.
+the loop stops too, with the reason "output closed"; when the output fails otherwise (a full
+disk under a redirected stdout, say) it stops with the reason that names why ("output could
+not be written: No space left on device"). Nothing but JSON-RPC is written to stdout.
 
 A batch the router takes (on a session that negotiated 2024-11-05 or 2025-03-26) is answered
 with one line, in its place in that order: its calls run as calls on lines of their own
@@ -17,6 +19,7 @@ answers are still written in the order of the lines. Other hosts get one call at
 from __future__ import annotations
 
 import collections
+import errno
 import math
 import os
 import select
@@ -49,6 +52,19 @@ and skipped to its end, not held in memory."""
 
 def _encode(message: object) -> bytes:
     return encode_json(message) + b"\n"
+
+
+_CLOSED = frozenset({errno.EPIPE, errno.ECONNRESET})
+"""What a write to an output its reader closed fails with."""
+
+
+def _output_stopped(error: trio.BrokenResourceError | trio.ClosedResourceError) -> str:
+    """Why the output took no more: closed by its reader, or failing as a full disk does,
+    which a reader that went away must not be blamed for in the log."""
+    cause = error.__cause__
+    if isinstance(cause, OSError) and cause.errno not in _CLOSED:
+        return f"output could not be written: {cause.strerror or cause}"
+    return "output closed"
 
 
 @attrs.define(eq=False)
@@ -88,7 +104,7 @@ async def run_stdio(
     overlapping = overlapping_calls_allowed(host, diagnostics)
     slots = trio.Semaphore(MAX_OUTSTANDING if overlapping else 1)
     to_write, written = trio.open_memory_channel[_Answer](math.inf)
-    output_closed = False
+    output_stopped: str | None = None
 
     async def call(event: ToolCall, answer: _Answer, *, task_status: Any) -> None:
         # Nothing yields before the host has queued the call with the host (see
@@ -103,7 +119,7 @@ async def run_stdio(
                 raise
 
     async def writer() -> None:
-        nonlocal output_closed
+        nonlocal output_stopped
         queued: collections.deque[_Answer] = collections.deque()
         with trio.CancelScope(shield=True):
             while True:
@@ -124,8 +140,8 @@ async def run_stdio(
                 data = b"".join(_encode(a.message) for a in chunk if a.message is not None)
                 try:
                     await send.send_all(data)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    output_closed = True
+                except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
+                    output_stopped = _output_stopped(error)
                     workers.cancel_scope.cancel()
                     return
                 for _ in chunk:
@@ -183,7 +199,7 @@ async def run_stdio(
                 await take(router.receive_line(bytes(buffer)))
         finally:
             to_write.close()
-    return "output closed" if output_closed else "end of input"
+    return output_stopped or "end of input"
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

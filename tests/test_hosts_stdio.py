@@ -606,6 +606,28 @@ def test_serve_ends_the_session_when_its_stdout_is_closed(tmp_path: Path) -> Non
     assert events[-1] == SessionEnded("output closed")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_serve_logs_why_its_output_failed_not_that_it_was_closed(tmp_path: Path) -> None:
+    # A stdout on a full disk (/dev/full: every write is ENOSPC) was logged as "output
+    # closed", blaming a client that never went away.
+    db = tmp_path / "log.db"
+    request = _tool_call(1, "perform_action", _act("counter.increment", {"kind": "latest"}))
+    with open("/dev/full", "wb") as full:
+        process = subprocess.run(
+            _semledger("serve", COUNTER, "--db", str(db), "--session", "full"),
+            input=_line(request) + b"\n",
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    stderr = process.stderr.decode()
+    reason = "output could not be written: No space left on device"
+    assert f"session 'full' ended: {reason}" in stderr, stderr
+    with SqliteRecorder(db) as recorder:
+        events = [event for _record, event in recorder.events("full")]
+    assert events[-1] == SessionEnded(reason)
+
+
 def test_serve_answers_200_piped_requests_then_exits_0(tmp_path: Path) -> None:
     messages: list[dict[str, Any]] = [
         {
