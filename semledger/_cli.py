@@ -966,6 +966,13 @@ def _is_part_of_the_log(path: str, db: str) -> bool:
     return target in beside or target.startswith(f"{log}-claims{os.sep}")
 
 
+def _is_the_module_of(path: str, app_ref: str) -> bool:
+    """Whether writing `path` would replace the source of the module `app_ref` names (loaded):
+    the app's code, lost, and a test that imports itself for the app."""
+    source = getattr(sys.modules.get(app_ref.partition(":")[0]), "__file__", None)
+    return isinstance(source, str) and os.path.exists(path) and os.path.samefile(path, source)
+
+
 def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
     if args.pdb and args.export_test is not None:
         raise UsageError(
@@ -1007,6 +1014,11 @@ def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
         if args.export_test is not None:
             if _is_part_of_the_log(args.export_test, args.db):
                 raise UsageError(f"cannot write {args.export_test!r}: it is the log {args.db}")
+            if _is_the_module_of(args.export_test, app_ref):
+                raise UsageError(
+                    f"cannot write {args.export_test!r}: it is the module of the app {app_ref},"
+                    " which the test imports (name the test test_*.py)"
+                )
             source = export_test(recorder, args.session, app_ref=app_ref)
             # (A committed regression test, say: the line says it is gone. Through a link, the
             # file it names, which a dangling one has none of.)

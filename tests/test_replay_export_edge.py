@@ -406,6 +406,27 @@ def test_an_export_onto_the_log_or_its_files_is_refused_and_the_log_stays(tmp_pa
     assert cli("audit", "counter", "--db", str(db), "--verify").returncode == 0
 
 
+def test_an_export_onto_the_apps_own_module_is_refused_and_the_module_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--app shop:app --export-test shop.py` replaced the app's source with the test, which
+    then imported itself for the app: the code was lost and the test could not run."""
+    db = tmp_path / "log.db"
+    record(db, "counter", COUNTER, [INCREMENT])
+    module = tmp_path / "exported_onto_its_app.py"
+    source = "from semledger.examples.counter import app\n"
+    module.write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    app_ref = "exported_onto_its_app:app"
+    done = cli("replay", "counter", "--db", str(db), "--app", app_ref, "--export-test", str(module))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr == (
+        f"semledger: cannot write {str(module)!r}: it is the module of the app {app_ref}, which"
+        " the test imports (name the test test_*.py)\n"
+    )
+    assert module.read_text(encoding="utf-8") == source
+
+
 @pytest.mark.parametrize(
     ("app_ref", "error"), [(5, TypeError), ("counter", ValueError)], ids=["int", "no-attribute"]
 )
