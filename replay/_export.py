@@ -156,6 +156,14 @@ _NONDETERMINISTIC = (
 )
 """As the module's docstring says it, and its failure notes it."""
 
+_FAILS_FIXED_TOO = (
+    "once the app is fixed, this test fails too: the outputs it compares are those of the"
+    " recorded run, which the app did not do the same again. It cannot check a fix (it has no"
+    " FIXED switch): fuzz the app again to check one"
+)
+"""What the failure of such a test notes where its outputs differ: once fixed, it fails all
+the same, and "while the bug is there" alone read as the bug being there still."""
+
 _TWICE = (
     "As the fuzzer did, it also drives the steps on two fresh instances of the app side by"
     " side, and fails at the first step where the two do not do the same: in a fresh process"
@@ -602,6 +610,8 @@ def check_recorded_steps(
                 + (_FIXED_ONCE if unfixable is None else _CANNOT_FIX)
             )
         _note_why(plain, str_hash, nondeterministic, fix_working=ahead is not None)
+        if nondeterministic and ahead is None:
+            plain.add_note(f"note: {_FAILS_FIXED_TOO}")
         plain.add_note(f"note: {_nodes_that_differ(session, app_ref)}")
         raise plain from None
     except Exception as error:

@@ -610,3 +610,34 @@ async def test_fuzzing_inside_a_trio_run_is_refused_before_it_starts() -> None:
 
     with pytest.raises(RuntimeError, match="call it outside a Trio run"):
         fuzz_app(counter.app, "semledger.examples.counter:app", MemoryRecorder)
+
+
+def test_an_exported_nondeterminism_counterexample_says_it_fails_once_fixed_too(
+    tmp_path: Path,
+) -> None:
+    """Run on the fixed app, its failure noted only that it fails "while the bug is there",
+    which read as the bug being there still: it fails once fixed too, and cannot check a fix."""
+    import tests_fuzz_random
+
+    from semledger.replay import export_test, fuzz_app
+
+    db = tmp_path / "log.db"
+    found = fuzz_app(
+        tests_fuzz_random.app, "tests_fuzz_random:app", lambda: SqliteRecorder(db), examples=20
+    )
+    assert found.session is not None, found
+    assert not found.deterministic, found
+    with SqliteRecorder(db) as recorder:
+        source = export_test(recorder, found.session)
+    fixed = source.replace("'tests_fuzz_random:app'", "'semledger.examples.counter:app'")
+    assert fixed != source
+    module: dict[str, Any] = {}
+    exec(compile(fixed, "exported", "exec"), module)
+    (test,) = (v for k, v in module.items() if k.startswith("test_"))
+    with pytest.raises(AssertionError, match=r"differs: output 1 was recorded as") as failed:
+        test()  # the fixed app adds the step, not a random amount
+    assert (
+        "note: once the app is fixed, this test fails too: the outputs it compares are those of"
+        " the recorded run, which the app did not do the same again. It cannot check a fix (it"
+        " has no FIXED switch): fuzz the app again to check one"
+    ) in getattr(failed.value, "__notes__", [])
