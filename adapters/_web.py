@@ -354,6 +354,13 @@ class WebBrowser:
         args: Sequence[str] = (),
     ) -> None:
         self.executable_path = executable_path or default_executable()
+        self._executable_from = (
+            "executable_path"
+            if executable_path
+            else "$PLAYWRIGHT_CHROMIUM_EXECUTABLE"
+            if os.environ.get("PLAYWRIGHT_CHROMIUM_EXECUTABLE")
+            else "the default"
+        )
         self.headless = headless
         self.args = tuple(args)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -379,9 +386,17 @@ class WebBrowser:
         with self._lock:
             if self._browser is not None:
                 return
-            if not os.path.exists(self.executable_path):
+            path = self.executable_path
+            if not os.path.isfile(path) or not os.access(path, os.X_OK):
+                named = f"{path} (from {self._executable_from})"
+                problem = (
+                    f"{named} is not an executable file"
+                    if os.path.exists(path)
+                    else f"no Chromium at {named}"
+                )
                 raise SessionError(
-                    f"no Chromium at {self.executable_path}; scripts/test.sh installs it"
+                    f"{problem}: expected the path of Chromium's executable;"
+                    " scripts/test.sh installs Debian's"
                 )
             ready = threading.Event()
             loop = asyncio.new_event_loop()

@@ -67,6 +67,26 @@ def test_malformed_config_is_a_data_error(config: dict[str, object]) -> None:
         create_surface({"adapter": "web", **config})
 
 
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [("/nowhere/chromium", "no Chromium at"), ("/tmp", "is not an executable file")],
+)
+def test_a_chromium_path_that_cannot_run_names_where_it_came_from(
+    monkeypatch: pytest.MonkeyPatch, path: str, problem: str
+) -> None:
+    """It said only 'no Chromium at /nowhere/chromium' (and for a folder, Playwright's
+    'spawn /tmp EACCES'), not that the path was the environment's."""
+    monkeypatch.setenv("PLAYWRIGHT_CHROMIUM_EXECUTABLE", path)
+    with pytest.raises(SessionError) as env:
+        WebBrowser().start()
+    assert f"{path} (from $PLAYWRIGHT_CHROMIUM_EXECUTABLE)" in str(env.value)
+    assert problem in str(env.value)
+    with pytest.raises(SessionError) as given:
+        WebBrowser(executable_path=path).start()
+    assert f"{path} (from executable_path)" in str(given.value)
+    assert problem in str(given.value)
+
+
 async def test_calls_before_open_are_session_errors(browser: WebBrowser) -> None:
     made = WebSurface({"browser": browser})
     with pytest.raises(SessionError):
