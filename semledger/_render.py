@@ -813,7 +813,7 @@ def _verdict(report: ReplayReport) -> Group:
     lines.append(Text(f"  logged:   {shortened(d.expected)}"))
     lines.append(Text(f"  replayed: {shortened(d.actual)}"))
     if d.note:
-        lines.append(Text(f"  note: {shortened(d.note)}", style="yellow"))
+        lines.append(Text(f"  note: {d.note}", style="yellow"))  # replay's own words, whole
     lines.extend(Text(f"  {line}") for line in d.diff[:40])
     if len(d.diff) > 40:
         lines.append(Text(f"  … and {len(d.diff) - 40} more lines"))

@@ -27,7 +27,7 @@ from semledger.eventlog import (
     encode,
 )
 from semledger.examples import gallery, todo
-from semledger.replay import ReplayReport, node_diff, reexecute
+from semledger.replay import Divergence, ReplayReport, node_diff, reexecute
 from semledger.runtime import ApplicationError, AppRuntime, Receipt
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -331,6 +331,16 @@ def test_an_identical_replay_counts_its_inputs_and_commits_in_words(
     console = Console(record=True, width=200)
     console.print(replay_verdict(ReplayReport("s", inputs, commits, None, None, None)))
     assert f"identical — {says} every snapshot hash matched" in console.export_text()
+
+
+def test_a_divergences_note_is_printed_whole_however_long() -> None:
+    """Notes are replay's own advice, joined: cut at 500 characters as an app's message is,
+    the common str-hashing and crash-ahead pair lost its last words."""
+    note = "; ".join(f"note part {i} " + "x" * 90 for i in range(6))
+    divergence = Divergence(3, 9, "generation 4", "generation 5", note=note)
+    console = Console(record=True, width=2000)
+    console.print(replay_verdict(ReplayReport("s", 3, 3, divergence, None, None)))
+    assert f"note: {note}" in console.export_text()
 
 
 @pytest.mark.parametrize(
