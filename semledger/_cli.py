@@ -873,6 +873,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
                 console.print(
                     f"chain head (a later audit --anchor checks against it): {head}",
                     soft_wrap=True,
+                    highlight=False,
                 )
     if unreadable is not None:
         _complain(f"the log {args.db} is damaged: {unreadable}")

@@ -422,6 +422,18 @@ def test_verify_and_an_anchor_warn_of_an_event_whose_time_is_impossible(
         assert (verified["verify"]["ok"], verified["verify"]["times"]) == (True, 4), check
 
 
+def test_the_chain_head_is_printed_whole_on_a_colour_terminal(
+    logged: tuple[Path, dict[int, Any]],
+) -> None:
+    """Highlighting took its leading ``40:4b97`` for a time and coloured it apart: the
+    anchor to copy was split by escape codes."""
+    as_json = mcp.cli_in_process("audit", "agent", "--db", str(logged[0]), "--verify", "--json")
+    anchor = json.loads(as_json.stdout)["verify"]["head"]
+    done = mcp.cli("audit", "agent", "--db", str(logged[0]), "--verify", FORCE_COLOR="1")
+    assert done.returncode == 0, done.stderr
+    assert f"chain head (a later audit --anchor checks against it): {anchor}\n" in done.stdout
+
+
 def test_a_mistyped_anchor_is_not_told_as_proof_of_a_rewrite(
     logged: tuple[Path, dict[int, Any]],
 ) -> None:
