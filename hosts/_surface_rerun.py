@@ -14,8 +14,9 @@ A resumed session holds one segment per ``SessionStarted``: each server opened a
 its own, whether or not the one before closed its (it may have been killed). So each start
 closes the surface of the segment before it, if its calls did not, and makes a fresh one from
 that start's config. A call that found what the session drove gone (a `SurfaceGoneError`:
-its browser or application killed) and succeeds in the re-run is no divergence: what
-ended it came from outside, and the re-run goes on from the next start, saying so. Events
+its browser or application killed) and does not in the re-run (it succeeds, or fails
+otherwise, as a snapshot of a page with a dialog open does) is no divergence: what ended it
+came from outside, and the re-run goes on from the next start, saying so. Events
 other than calls (what the MCP bridge logs of the agent's
 requests, its commits) are the bridge's, not the surface's, and are skipped.
 """
@@ -144,15 +145,22 @@ def _gone_errors(cls: type[BaseException] = SurfaceGoneError) -> set[str]:
 def _ended_outside(
     event: SurfaceCalled, error: BaseException | None, call: int, seq: int
 ) -> str | None:
-    """Why `event`, which found what the logged session drove gone, succeeded in the
-    re-run, in words; None unless it did both."""
-    if error is not None or event.error_class is None or event.error_class not in _gone_errors():
+    """Why `event`, which found what the logged session drove gone, found it there in the
+    re-run, in words; None unless it did both. The re-run's call may fail otherwise (a
+    snapshot of a page with a dialog open fails with a DialogError): what the live call
+    would have answered, had nothing ended the session from outside, cannot be known."""
+    if event.error_class is None or event.error_class not in _gone_errors():
         return None
+    if isinstance(error, SurfaceGoneError):
+        return None  # gone in the re-run too: compared as any failure is
+    otherwise = (
+        "" if error is None else f", and the call failed with {type(error).__name__} ({error})"
+    )
     return (
         f"call {call} (log seq {seq}, {event.method}) found what the session drove gone"
-        f" ({event.error_message}); in the re-run it was there: what ended it from outside"
-        " (a browser that crashed, a kill) cannot be repeated, and the re-run went on from"
-        " the session's next start, if any"
+        f" ({event.error_message}); in the re-run it was there{otherwise}: what ended it from"
+        " outside (a browser that crashed, a kill) cannot be repeated, and the re-run went on"
+        " from the session's next start, if any"
     )
 
 

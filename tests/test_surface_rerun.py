@@ -383,3 +383,29 @@ async def test_a_failure_of_the_surface_itself_that_the_re_run_does_not_repeat_d
     assert report.divergence.seq == seq
     assert report.divergence.expected == f"snapshot to fail with {error_class}"
     assert not report.unrepeated
+
+
+async def test_a_call_that_found_the_surface_gone_and_fails_otherwise_in_the_re_run_is_said(
+) -> None:
+    """A browser killed with a native dialog open: the live snapshot found it gone, the
+    re-run's, on a page showing that dialog, fails with a DialogError as such a snapshot
+    always does; it was reported as a divergence, though what the live call would have
+    answered cannot be known."""
+    recorder = MemoryRecorder()
+    await _record(recorder, "s")
+    stored = list(recorder.events("s"))
+    (seq,) = [r.seq for r, e in stored if getattr(e, "method", "") == "describe"]
+    edited = MemoryRecorder()
+    for record, event in stored:
+        if record.seq == seq:
+            event = attrs.evolve(
+                event,
+                error_class="SurfaceGoneError",
+                error_message="the browser is gone: Chromium crashed or was killed",
+            )
+        edited.append([NewEvent("s", record.seq, event, record.at)])
+    report = await rerun_surface(edited, "s")
+    assert report.ok, report.divergence
+    (said,) = report.unrepeated
+    assert said.startswith(f"call 9 (log seq {seq}, describe) found what the session drove gone")
+    assert "; in the re-run it was there, and the call failed with LocateError (" in said
