@@ -801,8 +801,9 @@ def _reexecute(
                     _raised(error),
                 )
             )
+            # (No failure-ahead note: an app that raises where the run did not is never
+            # its fix working.)
             diverged = _named(_redaction_note(diverged, redacted), step, current)
-            diverged = _failure_ahead(diverged, recorder, session, checks.violated)
             if crashed is None:
                 return ReplayReport(session, inputs, commits, diverged, error, step)
             raised = _as_logged(error, event, crashed[1])

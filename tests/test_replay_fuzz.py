@@ -1008,3 +1008,28 @@ def test_a_divergence_before_the_recorded_failure_says_a_fix_may_explain_it(
         report.divergence.note
     )
     assert reexecute(recorder, found.session, module.app).ok  # unfixed: reproduced, no note
+
+
+def test_a_replay_that_raises_where_the_run_did_not_is_never_called_the_fix_working(
+    tmp_path: Path,
+) -> None:
+    """Its note said the recorded crash ahead may explain it: "then this divergence is the
+    fix working", of an app that now fails in a new way."""
+    import tests_buggy
+    from tests_record import INCREMENT, record
+
+    from semledger.replay import reexecute
+
+    db = tmp_path / "log.db"
+    record(db, "crashed", "tests_buggy:app", [INCREMENT, ("counter.reset", {"kind": "activate"})])
+
+    def update(model: Any, msg: Any) -> Any:
+        raise RuntimeError("a new bug")
+
+    with SqliteRecorder(db) as recorder:
+        report = reexecute(recorder, "crashed", attrs.evolve(tests_buggy.app, update=update))
+    assert report.divergence is not None
+    assert (report.divergence.step, report.divergence.actual) == (
+        1, "the app raised RuntimeError('a new bug')"
+    )
+    assert "fix working" not in (report.divergence.note or ""), report.divergence.note
