@@ -467,14 +467,31 @@ def node(
         if isinstance(ids, str):  # a lone id would be taken apart letter by letter
             raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")
     rel = {kind: tuple(SemanticId.new(s) for s in ids) for kind, ids in (relations or {}).items()}
-    return View(
-        role=role,
-        semantic_id=_sid(semantic_id),
-        handlers=dict(handlers or {}),
-        relations=rel,
-        children=children,
-        **fields,
-    )
+    try:
+        return View(
+            role=role,
+            semantic_id=_sid(semantic_id),
+            handlers=dict(handlers or {}),
+            relations=rel,
+            children=children,
+            **fields,
+        )
+    except TypeError:
+        unknown = [name for name in fields if name not in attrs.fields_dict(View)]
+        if not unknown:
+            raise
+        raise _unknown_field(unknown[0]) from None
+
+
+def _unknown_field(name: str) -> TypeError:
+    """The error of a keyword no view node has (attrs said only "unexpected keyword
+    argument"), saying where a state flag given as one belongs."""
+    if name in attrs.fields_dict(State):
+        where = f"a state flag: give state=State({name}=True)"
+    else:
+        internal = ("role", "children", "declaration", "mapper")  # positional, or not an app's
+        where = "fields: " + ", ".join(f for f in attrs.fields_dict(View) if f not in internal)
+    return TypeError(f"{name}: a view node has no such field ({where})")
 
 
 def send(msg: Msg) -> Handler[Msg]:

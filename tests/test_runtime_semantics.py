@@ -596,6 +596,23 @@ def test_builders_take_a_state_and_a_text_field_can_be_disabled_required_or_read
         button("Bold", "b", state="pressed")
 
 
+@pytest.mark.parametrize(
+    ("build", "says"),
+    [
+        (lambda: text("x", disabled=True), r"disabled: .* \(a state flag: give state=State\("),
+        (lambda: node(Role.GROUP, labl="x"), r"labl: a view node has no such field \(fields: key,"),
+    ],
+    ids=["state-flag", "misspelt"],
+)
+def test_a_keyword_no_view_node_has_is_refused_naming_it_and_where_it_belongs(
+    build: Any, says: str
+) -> None:
+    """attrs said "View.__init__() got an unexpected keyword argument 'disabled'": neither
+    the builder's mistake nor that a state flag goes in state=State(...)."""
+    with pytest.raises(TypeError, match=says):
+        build()
+
+
 def test_a_checkbox_is_checked_unchecked_or_mixed_as_its_checked_says() -> None:
     """Taken for its truth, checked=Checked.UNCHECKED and Checked.MIXED were both served as
     checked: a "select all" box over a partial selection could not be made at all."""
