@@ -16,7 +16,9 @@ closes the surface of the segment before it, if its calls did not, and makes a f
 that start's config. A call that found what the session drove gone (a `SurfaceGoneError`:
 its browser or application killed) and does not in the re-run (it succeeds, or fails
 otherwise, as a snapshot of a page with a dialog open does) is no divergence: what ended it
-came from outside, and the re-run goes on from the next start, saying so. Events
+came from outside, and the re-run goes on from the next start, saying so. So is an open
+that failed in the session (the segment ended 'could not open': its page's server was down)
+and succeeds in the re-run. Events
 other than calls (what the MCP bridge logs of the agent's
 requests, its commits) are the bridge's, not the surface's, and are skipped.
 """
@@ -164,6 +166,22 @@ def _ended_outside(
     )
 
 
+def _opened_here(
+    event: SurfaceCalled, error: BaseException | None, call: int, seq: int
+) -> str | None:
+    """Why `event`, an open that failed in the session (its page's server was not running,
+    say: the segment ended 'could not open', and the session was served again), opened in
+    the re-run, in words; None unless it did both."""
+    if event.method != "open" or event.error_class is None or error is not None:
+        return None
+    return (
+        f"call {call} (log seq {seq}, open) could not open in the session"
+        f" ({event.error_message}); in the re-run it opened: what kept it from opening (a page"
+        " whose server was not running, an application not installed) came from outside, and"
+        " the re-run went on from the session's next start, if any"
+    )
+
+
 MAX_PAUSE_S = 30.0
 """The longest a re-run waits between two calls, however long the agent waited."""
 
@@ -269,7 +287,9 @@ async def rerun_surface(
                 redacted = calls
             if event.method == "snapshot" and event.error_class is None:
                 lines = snapshot_lines(event.result, lines)
-            outside = _ended_outside(event, error, calls, record.seq)
+            outside = _ended_outside(event, error, calls, record.seq) or _opened_here(
+                event, error, calls, record.seq
+            )
             if outside is not None:
                 unrepeated.append(outside)
                 ended = closed = True

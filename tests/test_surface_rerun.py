@@ -385,8 +385,7 @@ async def test_a_failure_of_the_surface_itself_that_the_re_run_does_not_repeat_d
     assert not report.unrepeated
 
 
-async def test_a_call_that_found_the_surface_gone_and_fails_otherwise_in_the_re_run_is_said(
-) -> None:
+async def test_a_call_that_found_the_surface_gone_and_fails_otherwise_in_a_re_run() -> None:
     """A browser killed with a native dialog open: the live snapshot found it gone, the
     re-run's, on a page showing that dialog, fails with a DialogError as such a snapshot
     always does; it was reported as a divergence, though what the live call would have
@@ -409,3 +408,29 @@ async def test_a_call_that_found_the_surface_gone_and_fails_otherwise_in_the_re_
     (said,) = report.unrepeated
     assert said.startswith(f"call 9 (log seq {seq}, describe) found what the session drove gone")
     assert "; in the re-run it was there, and the call failed with LocateError (" in said
+
+
+async def test_a_segment_that_could_not_open_and_opens_in_the_re_run_is_said() -> None:
+    """A session whose page server was down when a server took it up ('could not open', and
+    served again once the server was back): its re-run, with the page served, reported
+    DIVERGED at that open, so no such session ever re-ran identically."""
+    recorder = MemoryRecorder()
+    await _killed_then_resumed(recorder, "s")
+    stored = list(recorder.events("s"))
+    second = max(r.seq for r, event in stored if isinstance(event, SessionStarted))
+    refused = "cannot open http://127.0.0.1:8765/: net::ERR_CONNECTION_REFUSED"
+    edited = MemoryRecorder()
+    kept = []
+    for record, event in stored:
+        if record.seq < second and isinstance(event, SurfaceCalled):
+            if event.method != "open":
+                continue  # the first server served nothing
+            event = attrs.evolve(
+                event, result=None, error_class="SessionError", error_message=refused
+            )
+        kept.append((record, event))
+    edited.append([NewEvent("s", i + 1, event, r.at) for i, (r, event) in enumerate(kept)])
+    report = await rerun_surface(edited, "s")
+    assert report.ok, report.divergence
+    (said,) = report.unrepeated
+    assert said.startswith(f"call 1 (log seq 2, open) could not open in the session ({refused})")
