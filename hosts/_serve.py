@@ -196,6 +196,7 @@ async def _serve_logged_stdio(
         async with stop_on_signals() as stop:
             async with trio.open_nursery() as nursery:
                 writer = await nursery.start(LogWriter(recorder).run)
+                stop.opening = True
                 try:
                     opened = await open_session(nursery, writer, recorder)
                 except _REFUSED as error:
@@ -207,6 +208,7 @@ async def _serve_logged_stdio(
                     failed = error
                     writer.close()
                     return Served(str(error), failed=True)
+                stop.opening = False
                 with stop.scope:
                     reason = await run_stdio(
                         opened.router, opened.host, opened.diagnostics, **stdio

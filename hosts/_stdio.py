@@ -215,6 +215,9 @@ class SignalStop:
     scope: trio.CancelScope = attrs.Factory(trio.CancelScope)
     reason: str | None = None
     requested: trio.Event = attrs.Factory(trio.Event)
+    opening: bool = False
+    """Set while the session is opened: a resumed one is re-run from its log first, which a
+    signal does not cut short."""
     settled: bool = False
     """Set once what the server was stopping is written: a later signal has nothing left to
     cut short, and is ignored rather than ending the process by that signal (until the
@@ -232,7 +235,8 @@ async def stop_on_signals() -> AsyncIterator[SignalStop]:
     session is ended, so the first signal never kills the process halfway through ending
     its session. If that takes more than `STOPPING_SAID_AFTER` seconds, stderr says what
     it waits for: the application (running synchronous code that holds up the event loop),
-    or the calls in flight and the log (another process may hold it).
+    the session's opening (``stop.opening``: a resume re-runs its inputs first), or the
+    calls in flight and the log (another process may hold it).
 
     A second signal ends the process at once, as if it had no handler: for a call or a
     clean-up that does not finish (a surface whose browser hangs, say). The handler does
@@ -277,11 +281,12 @@ def _said_when_slow(stop: SignalStop) -> Iterator[Callable[[int], object]]:
             signum = os.read(read_end, 1)
             if signum and not select.select([read_end], [], [], STOPPING_SAID_AFTER)[0]:
                 name = signal.Signals(signum[0]).name
-                waited = (
-                    "the calls in flight are answered and the log is written"
-                    if stop.requested.is_set()
-                    else "the application returns from what it is running"
-                )
+                if not stop.requested.is_set():  # the event loop is held up
+                    waited = "the application returns from what it is running"
+                elif stop.opening:
+                    waited = "the session is open (a resumed one re-runs its inputs from the log)"
+                else:
+                    waited = "the calls in flight are answered and the log is written"
                 print(
                     f"semledger: {name}: stopping once {waited}; a second signal stops at once",
                     file=sys.stderr,

@@ -51,6 +51,9 @@ class Stick:
 
 
 def update(model: int, message: object) -> int:
+    if os.environ.get("PRESS_SLEEP"):  # each press slow: a resume re-runs them
+        Path(os.environ["SEMLEDGER_TEST_READY"]).touch()
+        time.sleep(float(os.environ["PRESS_SLEEP"]))
     if isinstance(message, Stick):
         Path(os.environ["SEMLEDGER_TEST_READY"]).touch()
         if os.environ["STUCK_HOW"] == "sleep":
@@ -141,7 +144,7 @@ class _Lines:
 
 @contextmanager
 def _serving(
-    tmp_path: Path, app_ref: str, *args: str, how: str = "busy"
+    tmp_path: Path, app_ref: str, *args: str, how: str = "busy", **more: str
 ) -> Iterator[tuple[subprocess.Popen[bytes], _Lines]]:
     (tmp_path / "stuck_app.py").write_text(STUCK_APP)
     env = {
@@ -149,6 +152,7 @@ def _serving(
         "PYTHONPATH": os.pathsep.join([str(tmp_path), str(APPS)]),
         "SEMLEDGER_TEST_READY": str(tmp_path / "ready"),
         "STUCK_HOW": how,
+        **more,
     }
     process = subprocess.Popen(
         _semledger("serve", app_ref, "--db", str(tmp_path / "log.db"), *args),
@@ -230,6 +234,29 @@ def test_a_second_signal_stops_a_stdio_server_whose_app_is_stuck_as_it_starts(
     with _serving(tmp_path, "tests_hung:app", "--session", "s") as (process, stderr):
         _until_stuck(tmp_path)
         _stopped_by_a_second(process, stderr, signal.SIGTERM, "the application")
+
+
+def test_a_signal_while_a_resumed_session_is_re_run_says_it_waits_for_that(
+    tmp_path: Path,
+) -> None:
+    """It said it waited for "the calls in flight", while none was made yet: the resume
+    re-runs the session's inputs from the log. The session is then ended by the signal."""
+    with _serving(tmp_path, "stuck_app:app", "--session", "s") as (process, stderr):
+        assert process.stdin is not None
+        process.stdin.write(b"".join(_line(_call(i, "press")) for i in range(1, 7)))
+        process.stdin.close()
+        assert process.wait(timeout=DEADLINE) == 0, stderr.rest()
+    with _serving(tmp_path, "stuck_app:app", "--session", "s", PRESS_SLEEP="0.6") as (
+        process,
+        stderr,
+    ):
+        _until_stuck(tmp_path)
+        process.send_signal(signal.SIGTERM)
+        said = stderr.until("semledger: SIGTERM: stopping once")
+        assert "stopping once the session is open (a resumed one re-runs its inputs" in said
+        process.wait(timeout=DEADLINE)
+        assert "ended: signal SIGTERM" in stderr.rest()
+    assert process.returncode == 0
 
 
 def test_a_second_signal_stops_an_http_server_whose_app_is_stuck_in_its_update(
