@@ -198,11 +198,13 @@ def _url(text: str) -> str:
     ``about:blank`` and navigate nowhere)."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(text)
+    expected = f"expected an absolute URL (http://..., https://..., file://...), got {text!r}"
+    try:
+        parts = urlsplit(text)
+    except ValueError as error:  # an unclosed IPv6 bracket, say
+        raise argparse.ArgumentTypeError(f"{expected}: {error}") from None
     if not parts.scheme or (parts.scheme in ("http", "https") and not parts.hostname):
-        raise argparse.ArgumentTypeError(
-            f"expected an absolute URL (http://..., https://..., file://...), got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(expected)
     return text
 
 

@@ -354,6 +354,11 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             )
             for url in ("", "example.com", "/login", "http://")
         },
+        "serve a page whose URL does not parse": (
+            ["serve", "--adapter", "web", "--url", "http://[::1", "--db", missing],
+            "argument --url: expected an absolute URL (http://..., https://..., file://...), got"
+            " 'http://[::1': Invalid IPv6 URL",
+        ),
         "serve a web page and an app": (
             ["serve", COUNTER, "--adapter", "web", "--url", "http://127.0.0.1:9/", "--db", missing],
             "APP (or --app) applies only with --adapter runtime",
