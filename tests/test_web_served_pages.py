@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Final
 
@@ -656,6 +656,25 @@ def _chromium_pids() -> list[int]:
     return found
 
 
+async def _read_after_killing(
+    surface: WebSurface, site: str, processes: Callable[[], list[int]]
+) -> Rejection:
+    """What a read of a page `surface` opened answers once the `processes` found after a
+    first read are killed."""
+    host = await open_host(surface, site + "help.html")
+    await full_read(host)
+    killed = processes()
+    assert killed
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    with trio.fail_after(HANG_GUARD_S):
+        read = await host.read_semantics(None)
+        while not isinstance(read, Rejection):  # the driver may take a moment to see it
+            await trio.sleep(0.1)
+            read = await host.read_semantics(None)
+    return read
+
+
 async def test_a_browser_killed_under_its_surface_is_said_so_not_a_page_that_closed(
     site: str,
 ) -> None:
@@ -663,17 +682,7 @@ async def test_a_browser_killed_under_its_surface_is_said_so_not_a_page_that_clo
     operator went looking for a window.close() that never ran."""
     own = WebSurface({"timeout_ms": HANG_GUARD_S * 2000})  # its own browser: it is killed
     try:
-        host = await open_host(own, site + "help.html")
-        await full_read(host)
-        before = set(_chromium_pids())
-        assert before
-        for pid in before:
-            os.kill(pid, signal.SIGKILL)
-        with trio.fail_after(HANG_GUARD_S):
-            read = await host.read_semantics(None)
-            while not isinstance(read, Rejection):  # the driver may take a moment to see it
-                await trio.sleep(0.1)
-                read = await host.read_semantics(None)
+        read = await _read_after_killing(own, site, _chromium_pids)
         assert read.code is ErrorCode.HOST_CLOSED
         assert "the browser is gone: Chromium crashed or was killed" in read.message
         with pytest.raises(SurfaceGoneError):  # what a re-run of the session cannot repeat
@@ -703,17 +712,7 @@ async def test_a_page_whose_renderer_is_killed_is_said_crashed_not_in_playwright
     page came from outside as a browser's kill does."""
     own = WebSurface({"timeout_ms": HANG_GUARD_S * 2000})  # its own browser: its page dies
     try:
-        host = await open_host(own, site + "help.html")
-        await full_read(host)
-        renderers = _renderer_pids()
-        assert renderers
-        for pid in renderers:
-            os.kill(pid, signal.SIGKILL)
-        with trio.fail_after(HANG_GUARD_S):
-            read = await host.read_semantics(None)
-            while not isinstance(read, Rejection):  # the driver may take a moment to see it
-                await trio.sleep(0.1)
-                read = await host.read_semantics(None)
+        read = await _read_after_killing(own, site, _renderer_pids)
         assert read.code is ErrorCode.HOST_CLOSED
         assert read.message.startswith("the page crashed: ")
         assert "Target crashed" not in read.message
