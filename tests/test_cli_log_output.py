@@ -21,7 +21,7 @@ from rich.cells import cell_len
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
-from tests_record import COUNTER, INCREMENT, damaged, record
+from tests_record import COUNTER, INCREMENT, damaged, record, schema_version_only
 
 from semledger.eventlog import NewEvent, SessionEnded, SessionStarted, SqliteRecorder
 
@@ -763,10 +763,7 @@ def test_a_schema_version_without_an_events_table_is_damage_named_as_such(
     tmp_path: Path,
 ) -> None:
     """It failed as SQLite's "no such table: events", as though the user had mistyped."""
-    db = tmp_path / "edited.db"
-    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
-        conn.execute("CREATE TABLE schema_version (version INTEGER)")
-        conn.execute("INSERT INTO schema_version VALUES (1)")
+    db = schema_version_only(tmp_path / "edited.db", 1)
     done = mcp.cli_in_process("sessions", "--db", str(db))
     assert (done.returncode, done.stderr) == (
         1,

@@ -60,6 +60,9 @@ from semledger.eventlog import (
 )
 from semledger.eventlog._sqlite import _CHECKPOINT_SEQS, _LAST_CHECKPOINT
 
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from tests_record import schema_version_only
+
 Factory = Callable[[], Recorder]
 
 
@@ -1526,10 +1529,7 @@ def test_a_schema_newer_than_the_code_is_refused_leaving_the_file_as_it_was(
     tmp_path: Path,
 ) -> None:
     """The file was switched to WAL, its header rewritten, before it was refused."""
-    path = tmp_path / "future.db"
-    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
-        conn.execute("CREATE TABLE schema_version (version INTEGER)")
-        conn.execute("INSERT INTO schema_version VALUES (99)")
+    path = schema_version_only(tmp_path / "future.db", 99)
     before = path.read_bytes()
     for opened in (SqliteRecorder, SqliteRecorder.to_inspect):
         with pytest.raises(UnsupportedSchemaError, match="schema version 99"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 from pathlib import Path
@@ -88,4 +89,12 @@ def damaged(logged: Path, tmp_path: Path, *statements: str) -> Path:
         for statement in statements:
             conn.execute(statement)
     conn.close()
+    return db
+
+
+def schema_version_only(db: Path, version: int) -> Path:
+    """A new SQLite file `db` holding a schema_version table of `version` and nothing else."""
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("CREATE TABLE schema_version (version INTEGER)")
+        conn.execute("INSERT INTO schema_version VALUES (?)", (version,))
     return db
