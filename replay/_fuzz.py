@@ -773,23 +773,28 @@ def _check_int(name: str, value: object) -> None:
         raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r:.80}")
 
 
-def _allowed(allow_issues: Iterable[str]) -> tuple[str, ...]:
-    """The issues the user allows, each checked by `allowed_issue`."""
-    if isinstance(allow_issues, str):
-        raise ValueError(f"allow_issues: expected a list of issues, got the text {allow_issues!r}")
+def _strs(name: str, values: Iterable[str], noun: str, form: str = "") -> tuple[str, ...]:
+    """`values`, the user's list of strs (`noun`; each written as `form` says), as a tuple;
+    raises naming the argument `name`, or the item of it, that is no such list or str."""
+    if isinstance(values, str):
+        raise ValueError(f"{name}: expected a list of {noun}, got the text {values!r}")
     try:
-        given = tuple(allow_issues)
+        given = tuple(values)
     except TypeError:
         raise TypeError(
-            "allow_issues: expected a list of strs (KIND or KIND:SEMANTIC_ID), got"
-            f" {type(allow_issues).__name__} {allow_issues!r:.80}"
+            f"{name}: expected a list of strs{form}, got {type(values).__name__} {values!r:.80}"
         ) from None
     for index, text in enumerate(given):
         if not isinstance(text, str):
             raise TypeError(
-                f"allow_issues[{index}]: expected a str (KIND or KIND:SEMANTIC_ID), got"
-                f" {type(text).__name__} {text!r:.80}"
+                f"{name}[{index}]: expected a str{form}, got {type(text).__name__} {text!r:.80}"
             )
+    return given
+
+
+def _allowed(allow_issues: Iterable[str]) -> tuple[str, ...]:
+    """The issues the user allows, each checked by `allowed_issue`."""
+    given = _strs("allow_issues", allow_issues, "issues", " (KIND or KIND:SEMANTIC_ID)")
     try:
         return tuple(allowed_issue(text) for text in given)
     except ValueError as error:
@@ -798,19 +803,8 @@ def _allowed(allow_issues: Iterable[str]) -> tuple[str, ...]:
 
 def _texts(texts: Iterable[str]) -> tuple[str, ...]:
     """The user's texts, in order, once each (a repeat would be drawn more often)."""
-    if isinstance(texts, str):
-        raise ValueError(f"texts: expected a list of texts, got the text {texts!r}")
-    try:
-        given = tuple(texts)
-    except TypeError:
-        raise TypeError(
-            f"texts: expected a list of strs, got {type(texts).__name__} {texts!r:.80}"
-        ) from None
+    given = _strs("texts", texts, "texts")
     for index, text in enumerate(given):
-        if not isinstance(text, str):
-            raise TypeError(
-                f"texts[{index}]: expected a str, got {type(text).__name__} {text!r:.80}"
-            )
         if has_lone_surrogate(text):  # typed, the app would be blamed, then the log
             raise ValueError(
                 f"texts[{index}]: {text!r:.80} is not UTF-8 (it holds a lone surrogate), which"
