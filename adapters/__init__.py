@@ -7,9 +7,7 @@ Importing it imports no adapter: built-ins load when first created, and the runt
 the logging wrapper and the bridge load when first named (``semledger.adapters.LoggedSurface``).
 """
 
-from typing import TYPE_CHECKING
-
-from semledger._lazy import lazy_attributes
+from typing import TYPE_CHECKING, Any
 
 from ._actions import (
     ACTION_GROUPS,
@@ -221,7 +219,19 @@ _LAZY = {
     "create_runtime_surface": "._runtime_adapter",
 }
 
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
+
+def __getattr__(name: str) -> Any:
+    """The runtime adapter, the logging wrapper, the bridge and the conformance suite load
+    on first use, so importing the package imports no adapter."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 # The seed's name for SurfaceTimeoutError. Deliberately not in __all__, so that
 # `from semledger.adapters import *` never shadows the builtin TimeoutError.

@@ -9,9 +9,8 @@ adapters they come to a tenth of a stdio server's start, and a stdio server neve
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from semledger._lazy import lazy_attributes
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from ._dispatch import announce, execute, handle, handle_message
 from ._host import (
@@ -85,7 +84,19 @@ _LAZY = {
     "rerun_surface": "._surface_rerun",
 }
 
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BATCHING_PROTOCOL_VERSIONS",
