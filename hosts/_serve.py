@@ -39,7 +39,7 @@ from semledger.replay import load_app
 from ._host import AgentDiagnosticsHost, AgentHost
 from ._router import Router
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
-from ._stdio import run_stdio, stop_on_signals
+from ._stdio import OUTPUT_FAILED, run_stdio, stop_on_signals
 
 
 class ServeError(Exception):
@@ -155,9 +155,9 @@ class Served:
     reason: str
     """Why it stopped: end of input, a signal, or its `failure`."""
     failed: bool = False
-    """Whether it ended on its own: its application raised, its log could not be written,
-    or its surface's session ended; or its adapter could not close its surface
-    (`semledger serve` then exits 1)."""
+    """Whether it ended on its own: its application raised, its log or its output (a full
+    disk under a redirected stdout) could not be written, or its surface's session ended;
+    or its adapter could not close its surface (`semledger serve` then exits 1)."""
 
 
 _REFUSED: tuple[type[Exception], ...] = (
@@ -226,7 +226,7 @@ async def _serve_logged_stdio(
             _say(str(failed))
     failure = opened.failure()
     _say(f"session {name!r} ended: {failure or reason}")
-    return Served(failure or reason, failure is not None)
+    return Served(failure or reason, failure is not None or reason.startswith(OUTPUT_FAILED))
 
 
 async def serve_stdio(

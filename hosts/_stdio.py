@@ -58,12 +58,17 @@ _CLOSED = frozenset({errno.EPIPE, errno.ECONNRESET})
 """What a write to an output its reader closed fails with."""
 
 
+OUTPUT_FAILED = "output could not be written"
+"""How the reason `run_stdio` returns begins when its output failed otherwise than by its
+reader closing it: the agent may have missed answers, so the session failed."""
+
+
 def _output_stopped(error: trio.BrokenResourceError | trio.ClosedResourceError) -> str:
     """Why the output took no more: closed by its reader, or failing as a full disk does,
     which a reader that went away must not be blamed for in the log."""
     cause = error.__cause__
     if isinstance(cause, OSError) and cause.errno not in _CLOSED:
-        return f"output could not be written: {cause.strerror or cause}"
+        return f"{OUTPUT_FAILED}: {cause.strerror or cause}"
     return "output closed"
 
 

@@ -607,9 +607,11 @@ def test_serve_ends_the_session_when_its_stdout_is_closed(tmp_path: Path) -> Non
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_serve_logs_why_its_output_failed_not_that_it_was_closed(tmp_path: Path) -> None:
+def test_serve_logs_why_its_output_failed_not_that_it_was_closed_and_exits_1(
+    tmp_path: Path,
+) -> None:
     # A stdout on a full disk (/dev/full: every write is ENOSPC) was logged as "output
-    # closed", blaming a client that never went away.
+    # closed", blaming a client that never went away, and serve exited 0.
     db = tmp_path / "log.db"
     request = _tool_call(1, "perform_action", _act("counter.increment", {"kind": "latest"}))
     with open("/dev/full", "wb") as full:
@@ -623,6 +625,7 @@ def test_serve_logs_why_its_output_failed_not_that_it_was_closed(tmp_path: Path)
     stderr = process.stderr.decode()
     reason = "output could not be written: No space left on device"
     assert f"session 'full' ended: {reason}" in stderr, stderr
+    assert process.returncode == 1  # the agent may have missed answers: the session failed
     with SqliteRecorder(db) as recorder:
         events = [event for _record, event in recorder.events("full")]
     assert events[-1] == SessionEnded(reason)
