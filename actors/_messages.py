@@ -14,6 +14,9 @@ import cattrs
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 from cattrs.preconf.msgpack import make_converter
 
+from semledger.runtime._ids import LOGGABLE_INTS
+from semledger.runtime._text import shown_int
+
 _PLAIN = (type(None), bool, int, float, str, bytes)
 _CONVERTER = make_converter()
 """Shared by every codec: cattrs generates (compiles) a type's hooks once, not per session."""
@@ -39,23 +42,15 @@ def _unpackable(data: object, error: Exception) -> str:
     if isinstance(error, OverflowError):
         big = _big_int(data)
         if big is not None:
-            return f"{_shown_int(big)} does not fit in 64 bits, which the log carries"
+            return f"{shown_int(big)} does not fit in 64 bits, which the log carries"
     return str(error)
-
-
-def _shown_int(value: int) -> str:
-    """`value` in decimal while that is short (and possible: `str` refuses an int of more
-    than 4300 digits), else its size."""
-    if value.bit_length() <= 128:
-        return str(value)
-    return f"an int of {value.bit_length()} bits"
 
 
 def _big_int(data: object) -> int | None:
     """The first int in `data` (unstructured: lists and dicts of plain values) that msgpack
     cannot pack."""
     if isinstance(data, int):
-        return None if -(2**63) <= data < 2**64 else data
+        return None if data in LOGGABLE_INTS else data
     if isinstance(data, dict):
         data = [*data.keys(), *data.values()]
     if isinstance(data, list | tuple):

@@ -4,6 +4,8 @@ Versioned attrs events, one cattrs + msgpack codec with upcasting, a per-session
 chain, and the recorders that store them (SQLite, in memory) behind one interface.
 """
 
+from semledger.runtime._ids import LOGGABLE_INTS
+
 from ._chain import (
     GENESIS,
     ChainProblem,
@@ -71,7 +73,6 @@ from ._memory import MemoryRecorder
 from ._order import LogOrder, gap, repeated, twice
 from ._recorder import (
     EVENT_SIZE_LIMIT,
-    LOGGABLE_INTS,
     REDACTED,
     Recorder,
     SessionProblem,

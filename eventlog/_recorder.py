@@ -10,6 +10,8 @@ from typing import Any, Final, Protocol
 
 import attrs
 
+from semledger.runtime._ids import LOGGABLE_INTS
+
 from ._chain import (
     GENESIS,
     ChainProblem,
@@ -820,10 +822,6 @@ def refused_arguments(arguments: dict[str, Any], *, redact: bool) -> tuple[dict[
             out[key] = REDACTED
             redacted = True
     return loggable_json(out), redacted
-
-
-LOGGABLE_INTS: Final = range(-(2**63), 2**64)
-"""The integers a log event can hold (msgpack's): a JSON argument's ints have no bound."""
 
 
 LOGGED_DEPTH: Final = 64

@@ -16,7 +16,8 @@ from typing import Any, Literal
 import attrs
 
 from ._enums import ActionKind, Role, ScrollDirection
-from ._ids import U64_MAX, SemanticId
+from ._ids import LOGGABLE_INTS, U64_MAX, SemanticId
+from ._text import shown_int
 
 
 def _int(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -47,18 +48,9 @@ def _shown(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _big(value: int) -> str:
-    """An int too long to print whole (str refuses one of over 4300 digits) by its size."""
-    return str(value) if value.bit_length() <= 256 else f"an int of {value.bit_length()} bits"
-
-
 def _no_payload(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if value in PAYLOAD_KINDS:
         raise ValueError(f"kind: {value} carries a payload, so it has a class of its own")
-
-
-_LOGGABLE_INTS = range(-(2**63), 2**64)
-"""The integers the log carries (msgpack's; ``eventlog.LOGGABLE_INTS``)."""
 
 
 def _finite(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -66,10 +58,10 @@ def _finite(_instance: object, attribute: attrs.Attribute[Any], value: object) -
         raise TypeError(f"{attribute.name}: expected a number, got {_shown(value)}")
     if isinstance(value, int):
         # The log cannot hold a larger int: the session that logged it ended.
-        if value not in _LOGGABLE_INTS:
+        if value not in LOGGABLE_INTS:
             raise ValueError(
                 f"{attribute.name}: expected a finite number, and an int from -2**63 to"
-                f" 2**64-1, got {_big(value)}"
+                f" 2**64-1, got {shown_int(value)}"
             )
     elif not math.isfinite(value):
         raise ValueError(f"{attribute.name}: expected a finite number, got {value}")

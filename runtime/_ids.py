@@ -6,6 +6,8 @@ import re
 from typing import Final, final
 
 U64_MAX: Final = 2**64 - 1
+LOGGABLE_INTS: Final = range(-(2**63), 2**64)
+"""The integers the log carries (msgpack's); ``eventlog.LOGGABLE_INTS`` is this one."""
 _CANONICAL_U64 = re.compile(r"0|[1-9][0-9]{0,19}")
 _REJECTED = re.compile(
     "[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"

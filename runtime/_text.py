@@ -3,7 +3,7 @@ every layer that shows such text (the command line, replay's exported tests)."""
 
 from __future__ import annotations
 
-__all__ = ["counted", "printable", "shortened"]
+__all__ = ["counted", "printable", "shortened", "shown_int"]
 
 SHOWN = 500
 """The most characters of an app's message a command prints."""
@@ -27,3 +27,11 @@ def shortened(text: str, most: int = SHOWN) -> str:
 def counted(number: int, noun: str) -> str:
     """``1 example``, ``2 examples``: `number` of `noun`, a noun that takes an s."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def shown_int(value: int) -> str:
+    """`value` in decimal while that is short (and possible: `str` refuses an int of more
+    than 4300 digits), else its size."""
+    if value.bit_length() <= 128:
+        return str(value)
+    return f"an int of {value.bit_length()} bits"

@@ -22,7 +22,7 @@ from ._errors import (
     NotAViewError,
     app_failed,
 )
-from ._ids import SemanticId
+from ._ids import LOGGABLE_INTS, SemanticId
 from ._node import Collection, Numeric, SemanticsNode
 
 Msg = TypeVar("Msg")
@@ -233,9 +233,6 @@ def _sid(semantic_id: str | SemanticId | None) -> SemanticId | None:
 
 
 _TEXT_FIELDS = ("label", "value", "description", "url")
-_LOGGABLE_INTS = range(-(2**63), 2**64)
-"""The integers the log carries (msgpack's; ``eventlog.LOGGABLE_INTS``, which the pure
-runtime does not import)."""
 _MAX_LENGTH: Final = 2.0**53
 """The longest layout length (a height, a padding): far beyond any screen, and short
 enough that no sum of them the layout makes reaches an infinity (two of 1e308 did)."""
@@ -257,7 +254,7 @@ def _check_int(name: str, value: object, field: str = "", *, optional: bool = Tr
         return
     if isinstance(value, bool) or not isinstance(value, int):
         raise _refuse(name, "an int" + (" or None" if optional else ""), value, field)
-    if value not in _LOGGABLE_INTS:
+    if value not in LOGGABLE_INTS:
         where = f"{name}.{field}" if field else name
         raise ValueError(f"{where}: {value} does not fit in 64 bits, which the log carries")
 
@@ -267,7 +264,7 @@ def _check_number(name: str, value: object, field: str = "", *, optional: bool =
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _refuse(name, "a number" + (" or None" if optional else ""), value, field)
-    if not (math.isfinite(value) if isinstance(value, float) else value in _LOGGABLE_INTS):
+    if not (math.isfinite(value) if isinstance(value, float) else value in LOGGABLE_INTS):
         where = f"{name}.{field}" if field else name
         error = NonFiniteNumberError if isinstance(value, float) else ValueError
         raise error(f"{where}: expected a finite number that fits in 64 bits, got {value!r}")
