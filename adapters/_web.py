@@ -1748,17 +1748,17 @@ async def _going(browser: Browser, error: BaseException) -> bool:
 
 
 _CRASH: Final = re.compile(
-    r"(?:\w+\.\w+: )?(?:target crashed|page crashed|navigation failed because page crashed)",
-    re.IGNORECASE,
+    r"target crashed|page crashed|navigation failed because page crashed", re.IGNORECASE
 )
 """Playwright's words for a page whose renderer process died, after the call it came through
-(``Frame.evaluate: Target crashed``); not a script's error that says so (``Frame.evaluate:
-Error: page crashed``)."""
+(`_API_PREFIX`: ``Frame.evaluate: Target crashed``); not a script's error that says so
+(``Frame.evaluate: Error: page crashed``)."""
 
 
 def _crashed(message: str) -> bool:
     """Whether `message` says the page crashed: its renderer process died."""
-    return _CRASH.match(message.strip()) is not None or _PAGE_CRASHED in message
+    said = _API_PREFIX.sub("", message.strip())
+    return _CRASH.match(said) is not None or _PAGE_CRASHED in message
 
 
 _LEAVING: Final = "Leave site? Changes you made may not be saved."

@@ -704,6 +704,23 @@ def _renderer_pids() -> list[int]:
     return found
 
 
+@pytest.mark.parametrize(
+    ("message", "crashed"),
+    [
+        ("Frame.evaluate: Target crashed", True),
+        ("Page.goto: Navigation failed because page crashed!", True),
+        ("Frame.evaluate: Error: page crashed", False),  # a page script's own error
+        ("Frame.evaluate: ReferenceError: crashed is not defined", False),
+    ],
+)
+def test_only_playwrights_words_for_a_dead_renderer_are_taken_for_a_crash(
+    message: str, crashed: bool
+) -> None:
+    from semledger.adapters._web import _crashed
+
+    assert _crashed(message) is crashed
+
+
 async def test_a_page_whose_renderer_is_killed_is_said_crashed_not_in_playwrights_words(
     site: str,
 ) -> None:
