@@ -921,13 +921,18 @@ def _probe_write(conn: sqlite3.Connection) -> None:
 
     A write lock another connection holds past the busy timeout passes: SQLite refuses a
     log it cannot write before it asks for the lock, and servers started together would
-    otherwise starve behind each other's appends. Their appends wait the lock out."""
+    otherwise starve behind each other's appends. Their appends wait the lock out; the
+    probe does not wait for it (`semledger end` waited out the busy timeout twice)."""
+    (timeout,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    conn.execute("PRAGMA busy_timeout=0")
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as error:
         if _code(error) == sqlite3.SQLITE_BUSY:
             return
         raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
     try:
         conn.execute("DELETE FROM schema_version WHERE 0")
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,31 @@ def test_a_log_whose_write_lock_another_process_holds_opens_and_its_writes_wait(
         holder.execute("BEGIN IMMEDIATE")
         with SqliteRecorder(path, busy_timeout=0.1, create=False) as ending:
             assert ending.head("a") is not None
+    finally:
+        holder.close()
+
+
+def test_opening_a_log_whose_write_lock_another_process_holds_does_not_wait_for_it(
+    tmp_path: Path,
+) -> None:
+    """The open's write probe waited out the busy timeout for a lock it then let pass:
+    `semledger end` on a log being written waited twice as long as it said. The open does
+    not wait, and its appends still wait the whole busy timeout."""
+    path = tmp_path / "log.db"
+    SqliteRecorder(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    opened: list[SqliteRecorder] = []
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        opening = threading.Thread(
+            target=lambda: opened.append(SqliteRecorder(path, busy_timeout=600)), daemon=True
+        )
+        opening.start()
+        opening.join(timeout=30)
+        assert opened, "the open waited for the lock another process holds"
+        with opened[0] as recorder:
+            busy = recorder._writer.execute("PRAGMA busy_timeout").fetchone()[0]
+            assert busy == 600_000
     finally:
         holder.close()
 
