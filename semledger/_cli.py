@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import functools
 import io
+import itertools
 import json
 import logging
 import math
@@ -55,8 +56,34 @@ class _Parser(argparse.ArgumentParser):
     """Bad usage ends with exit status 2 and a one-line reason on stderr. Every argument
     that takes text is UTF-8 (`_utf8`)."""
 
+    _given: Sequence[str] = ()
+    """The arguments this parser was given, to say how to give one that starts with '-'."""
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"semledger: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"semledger: {message}{self._dash_hint(message)} (see '{self.prog} --help')\n")
+
+    def _dash_hint(self, message: str) -> str:
+        """How to give a value or a name that starts with '-', which argparse takes for an
+        option: its own words only said that one was missing."""
+        if missing := re.fullmatch(r"argument (\S+): expected one argument", message):
+            for option, value in itertools.pairwise(self._given):
+                if option in missing[1].split("/") and value.startswith("-"):
+                    return f"; a value that starts with '-' is given as {option}={value}"
+        elif message.startswith("the following arguments are required"):
+            options = {option for action in self._actions for option in action.option_strings}
+            for arg in self._given:
+                if re.match(r"-[^-0-9]", arg) and arg[:2] not in options:
+                    return (
+                        "; a name that starts with '-' goes last, after '--' and the options:"
+                        f" {self.prog} [options] -- {arg}"
+                    )
+        return ""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -1256,9 +1283,11 @@ def _print_counterexample(
         return
     import shlex
 
+    from semledger._render import db_option
+
     # Quoted as a shell reads it back: a --db with a space or a quote in it, pasted as
     # printed, named another file.
-    command = f"semledger replay {shlex.quote(result.session)} --db {shlex.quote(db)}"
+    command = f"semledger replay {shlex.quote(result.session)} {db_option(db)}"
     hint = f"saved as session {result.session!r}: {printable(command)}"
     # A command to copy: not broken at the terminal's width, nor coloured in parts.
     console.print(hint, soft_wrap=True, highlight=False)

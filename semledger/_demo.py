@@ -137,7 +137,13 @@ async def _drive(db: str, session_name: str, console: Console) -> None:
 
 
 def run_demo(console: Console, *, db: str = "semledger.db") -> int:
-    from semledger._render import audit_notes, connection_lines, print_audit, replay_verdict
+    from semledger._render import (
+        audit_notes,
+        connection_lines,
+        db_option,
+        print_audit,
+        replay_verdict,
+    )
     from semledger.eventlog import SqliteRecorder
     from semledger.examples.todo import app
     from semledger.replay import audit_report, reexecute, verify
@@ -183,14 +189,14 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
         Panel.fit(Text(f"the log is {Path(db).resolve()} ({elapsed:.1f} s)"), title="done")
     )
     # Outside the box and never wrapped: each line is a command to paste into a shell.
-    log, semledger = shlex.quote(db), _this_command()
+    log, semledger = db_option(db), _this_command()
     console.print("next:")
     for step in (
-        f"sessions --db {log}",
-        f"read {session_name} --db {log}",
-        f"audit {session_name} --verify --db {log}",
-        f"replay {session_name} --db {log}",
-        f"fuzz {APP} --examples 50 --allow-issue duplicate_semantic_id:todo.item --db {log}",
+        f"sessions {log}",
+        f"read {session_name} {log}",
+        f"audit {session_name} --verify {log}",
+        f"replay {session_name} {log}",
+        f"fuzz {APP} --examples 50 --allow-issue duplicate_semantic_id:todo.item {log}",
     ):
         console.print(Text(f"  {semledger} {step}"), soft_wrap=True)
     return 0 if report.ok and chain.ok else 1

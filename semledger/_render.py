@@ -7,6 +7,7 @@ import datetime
 import itertools
 import json
 import re
+import shlex
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
@@ -818,3 +819,10 @@ def _verdict(report: ReplayReport) -> Group:
     if len(d.diff) > 40:
         lines.append(Text(f"  … and {len(d.diff) - 40} more lines"))
     return Group(*lines)
+
+
+def db_option(db: str) -> str:
+    """``--db PATH`` for a command to paste, quoted as a shell reads it back; ``--db=PATH``
+    where the path starts with '-', which argparse would take for an option."""
+    quoted = shlex.quote(db)
+    return f"--db={quoted}" if db.startswith("-") else f"--db {quoted}"

@@ -128,3 +128,22 @@ def test_the_replay_command_fuzz_prints_quotes_a_log_path_as_a_shell_reads_it(
     found = re.search(r"^saved as session '([^']+)': (.*)$", out, flags=re.MULTILINE)
     assert found is not None, out
     assert shlex.split(found.group(2)) == ["semledger", "replay", found.group(1), "--db", str(db)]
+
+
+def test_the_replay_command_fuzz_prints_for_a_log_path_starting_with_a_dash_parses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--db -x.db` was printed as given: argparse takes `-x.db` for an option."""
+    import shlex
+
+    from semledger import _cli
+
+    monkeypatch.chdir(tmp_path)
+    assert _cli.main(["fuzz", "tests_buggy:app", "--db=-x.db", "--seed", "3"]) == 1
+    out = capsys.readouterr().out
+    found = re.search(r"^saved as session '([^']+)': (.*)$", out, flags=re.MULTILINE)
+    assert found is not None, out
+    words = shlex.split(found.group(2))
+    assert words == ["semledger", "replay", found.group(1), "--db=-x.db"]
+    assert _cli.main(words[1:]) == 0
+    assert "the recorded crash at step 1 reproduced" in capsys.readouterr().out

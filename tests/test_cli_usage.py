@@ -198,6 +198,24 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "unrecognized arguments before 'conform': --json; a command's options go after"
             " its name (see 'semledger surface --help')",
         ),
+        "a session whose name starts with '-'": (  # argparse took it for an option
+            ["audit", "-x", "--db", str(db)],
+            "the following arguments are required: SESSION; a name that starts with '-' goes"
+            " last, after '--' and the options: semledger audit [options] -- -x (see",
+        ),
+        "a missing session beside an option audit does not have": (
+            ["audit", "--bogus", "--db", str(db)],
+            "the following arguments are required: SESSION (see 'semledger audit --help')",
+        ),
+        "a value that starts with '-'": (
+            ["audit", "known", "--db", str(db), "--verify", "--anchor", f"-1:{'0' * 64}"],
+            "argument --anchor: expected one argument; a value that starts with '-' is given"
+            f" as --anchor=-1:{'0' * 64} (see",
+        ),
+        "an option given last without its value": (
+            ["audit", "known", "--db"],
+            "argument --db: expected one argument (see 'semledger audit --help')",
+        ),
         "an allowed issue of no kind": (
             [
                 "fuzz", "semledger.examples.counter:app", "--db", missing,
