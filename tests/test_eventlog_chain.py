@@ -212,6 +212,19 @@ def test_progress_is_reported(log: tuple[SqliteRecorder, Path]) -> None:
     assert calls == [(0, 0)]
 
 
+def test_progress_reaches_every_record_past_the_first_damage(
+    log: tuple[SqliteRecorder, Path],
+) -> None:
+    recorder, _ = log
+    records = list(recorder.read("s"))
+    swapped = [records[0], records[2], records[1], *records[3:]]
+    calls: list[tuple[int, int | None]] = []
+    report = verify_chain(swapped, on_progress=lambda d, t: calls.append((d, t)))
+    assert report.problem is not None
+    assert (report.problem.seq, report.problem.problem) == (2, Problem.OUT_OF_ORDER)
+    assert calls == [(6, 6)]
+
+
 def test_verify_log_reports_each_session_with_overall_progress(
     log: tuple[SqliteRecorder, Path],
 ) -> None:
