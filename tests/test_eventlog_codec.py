@@ -140,6 +140,16 @@ def test_upcasters_chain_one_step_at_a_time() -> None:
         upcasters.add("Thing", 1, one)
 
 
+def test_a_copy_of_upcasters_takes_new_steps_without_changing_the_original() -> None:
+    original = Upcasters()
+    original.add("Thing", 1, lambda data: {**data, "one": True})
+    copy = original.copy()
+    copy.add("Thing", 2, lambda data: {**data, "two": True})
+    assert copy.upcast("Thing", 1, 3, {}) == {"one": True, "two": True}
+    with pytest.raises(UnsupportedVersionError, match="no upcaster from version 2"):
+        original.upcast("Thing", 1, 3, {})
+
+
 def test_version_1_session_started_gets_the_runtime_surface() -> None:
     body = msgpack.packb({TAG: "SessionStarted", "app": "m:app", "params": {"n": 1},
                           "redact_passwords": True})
