@@ -23,6 +23,7 @@ from semledger.eventlog import (
     CorruptEventError,
     EffectCompleted,
     EffectFailed,
+    EffectStarted,
     Event,
     LogConverter,
     SemanticsTaken,
@@ -199,6 +200,16 @@ def test_a_body_tagged_with_another_topic_is_corrupt() -> None:
     body = encode(SessionStarted("a:b", "runtime", {}, False)).body
     with pytest.raises(CorruptEventError, match="tagged SessionStarted"):
         decode("ActionReceipt", 1, body)
+
+
+def test_a_body_tagged_with_another_topic_is_corrupt_when_a_recorder_reads_it() -> None:
+    retagged = {**CONVERTER.unstructure(EffectStarted(1, "load")), TAG: "ActionReceipt"}
+    body = msgpack.packb(retagged)
+    record = StoredEvent("s", 1, "EffectStarted", 1, 0.0, body, b"")
+    with pytest.raises(CorruptEventError, match="EffectStarted version 1"):
+        list(CONVERTER.decode_records([record]))
+    with pytest.raises(CorruptEventError, match="EffectStarted version 1"):
+        list(CONVERTER.decode_rows([("EffectStarted", 1, body)]))
 
 
 @pytest.mark.parametrize(
