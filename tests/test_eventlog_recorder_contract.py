@@ -434,6 +434,34 @@ def test_a_session_resumed_after_it_ended_is_live_until_it_ends_again(
     recorder.append(batch("s", [SessionEnded("signal SIGINT")], first=8))
     assert state() == (True, "signal SIGINT")
 
+
+@pytest.mark.parametrize("batches", [[3], [1, 2]], ids=["one-batch", "two-batches"])
+def test_a_summary_names_the_app_and_surface_of_the_first_start(
+    recorder: Recorder, batches: list[int]
+) -> None:
+    events = [started(), SessionEnded("parked"), started("semledger.examples.form:app", "web")]
+    first = 1
+    for size in batches:
+        recorder.append(batch("s", events[first - 1 : first - 1 + size], first=first))
+        first += size
+    summary = recorder.summary("s")
+    assert summary is not None
+    assert (summary.app, summary.surface) == ("semledger.examples.counter:app", "runtime")
+
+
+@pytest.mark.parametrize("batches", [[3], [2, 1]], ids=["one-batch", "two-batches"])
+def test_a_summary_says_a_session_crashed_after_events_follow_the_crash(
+    recorder: Recorder, batches: list[int]
+) -> None:
+    events = [started(), SessionCrashed("E", "tb"), SessionEnded("edited in")]
+    first = 1
+    for size in batches:
+        recorder.append(batch("s", events[first - 1 : first - 1 + size], first=first))
+        first += size
+    summary = recorder.summary("s")
+    assert summary is not None
+    assert (summary.crashed, summary.ended, summary.end_reason) == (True, True, "edited in")
+
 def test_a_read_sees_the_events_committed_when_it_started(recorder: Recorder) -> None:
     recorder.append(batch("s", story()[:3]))
     reading = recorder.read("s")
