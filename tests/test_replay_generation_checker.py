@@ -16,6 +16,7 @@ from semledger.runtime import (
     Exact,
     Latest,
     Receipt,
+    Rejection,
     SemanticsSnapshot,
     SimpleAction,
 )
@@ -55,14 +56,22 @@ def test_every_input_of_a_session_that_keeps_the_rules_passes() -> None:
     assert checker.steps == 4
 
 
-def test_a_generation_that_advances_by_several_in_one_input_is_a_violation() -> None:
+@pytest.mark.parametrize("generation", [3, 6])
+def test_a_generation_that_advances_by_several_in_one_input_is_a_violation(
+    generation: int,
+) -> None:
     """1 -> 6 in one step passed: an input commits once, and a commit advances by one."""
     before, after, _ = _one_step()
-    said = _violation(GenerationChecker(before), attrs.evolve(after, generation=6))
-    assert said == "step 1: the generation advanced by 5, from 1 to 6, in one input"
+    said = _violation(GenerationChecker(before), attrs.evolve(after, generation=generation))
+    assert said == (
+        f"step 1: the generation advanced by {generation - 1}, from 1 to {generation},"
+        " in one input"
+    )
 
 
-@pytest.mark.parametrize("receipt", [Receipt(7, 9, False), Receipt(1, 1, False)])
+@pytest.mark.parametrize(
+    "receipt", [Receipt(7, 9, False), Receipt(1, 1, False), Receipt(0, 2, False)]
+)
 def test_a_receipt_that_contradicts_the_snapshots_is_a_violation(receipt: Receipt) -> None:
     """Receipt(7, 9) passed for snapshots that went from generation 1 to 2."""
     before, after, _ = _one_step()
@@ -110,3 +119,27 @@ def test_an_argument_of_another_kind_is_a_type_error_that_names_it(
     snapshot = AppRuntime(counter.app).snapshot
     with pytest.raises(TypeError, match=f"^{re.escape(says)}$"):
         call(snapshot)  # type: ignore[operator]
+
+
+def test_a_generation_that_goes_back_is_a_violation() -> None:
+    """2 -> 1 with the snapshot changed passed: a generation never goes back."""
+    before, after, _ = _one_step()
+    said = _violation(GenerationChecker(after), before)
+    assert said == "step 1: the generation went back from 2 to 1"
+
+
+def test_a_new_generation_with_nothing_public_changed_is_a_violation() -> None:
+    before, _, _ = _one_step()
+    said = _violation(GenerationChecker(before), attrs.evolve(before, generation=2))
+    assert said == "step 1: generation 2 but nothing public changed"
+
+
+def test_a_rejection_that_advanced_the_generation_is_a_violation() -> None:
+    runtime = AppRuntime(counter.app)
+    before = runtime.snapshot
+    rejected = runtime.perform(BySemanticId("counter.decrement"), ACTIVATE, Latest())
+    assert isinstance(rejected, Rejection)
+    _, after, _ = _one_step()
+    said = _violation(GenerationChecker(before), after, rejected)
+    assert said == "step 1: a target_disabled rejection advanced the generation"
+
