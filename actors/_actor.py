@@ -94,7 +94,17 @@ class Actor(Generic[Message]):
         """Clean-up after the mailbox closed and every message in it was handled."""
 
     async def _deliver(self, envelope: _Envelope[Message]) -> None:
-        self._reply(envelope, await outcome.acapture(self.handle, envelope.message))
+        self._reply(envelope, await self._handled(envelope))
+
+    async def _handled(self, envelope: _Envelope[Message]) -> outcome.Outcome[Any]:
+        """The handler's outcome. A cancel of the actor's own task is raised here, its sender
+        told the actor ended: handed to the sender, it ended the sender's task (a cancel
+        of a scope that task is not in) without a word."""
+        result: outcome.Outcome[Any] = await outcome.acapture(self.handle, envelope.message)
+        if isinstance(result, outcome.Error) and isinstance(result.error, trio.Cancelled):
+            self._refuse(envelope)
+            result.unwrap()
+        return result
 
     @staticmethod
     def _reply(envelope: _Envelope[Message], result: outcome.Outcome[Any]) -> None:

@@ -502,7 +502,7 @@ class SessionActor(Actor[SessionMessage]):
         the session, not of the caller: the session crashes on the record (its traceback
         logged) and the caller is told it ended.
         """
-        result = await outcome.acapture(self.handle, envelope.message)
+        result = await self._handled(envelope)
         if isinstance(result, outcome.Error) and _unforeseen(result.error) and not self.ended:
             error = result.error
             with trio.CancelScope(shield=True):

@@ -106,3 +106,50 @@ async def test_messages_sent_before_close_are_still_handled() -> None:
             actor.tell_nowait(("double", value))
         actor.close()
     assert actor.handled == [("double", 0), ("double", 1), ("double", 2)]
+
+
+async def _cancelled_while(
+    actor: Calculator, first: tuple[str, int], queued: tuple[str, int]
+) -> dict[str, BaseException]:
+    """The errors of two requests: `first`, being handled, and `queued` behind it, when the
+    actor's own task is cancelled (its callers' are not)."""
+    errors: dict[str, BaseException] = {}
+
+    async def ask(key: str, message: tuple[str, int]) -> None:
+        try:
+            await actor.request(message)
+        except ActorClosedError as error:
+            errors[key] = error
+
+    async with trio.open_nursery() as callers:
+        with trio.CancelScope() as actor_scope:
+            async with trio.open_nursery() as running:
+                await running.start(actor.run)
+                callers.start_soon(ask, "first", first)
+                await trio.testing.wait_all_tasks_blocked()
+                callers.start_soon(ask, "queued", queued)
+                await trio.testing.wait_all_tasks_blocked()
+                actor_scope.cancel()
+    return errors
+
+
+async def test_requests_of_an_actor_that_is_cancelled_are_told_it_ended(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Neither waits for its timeout, and the one being handled is not handed the cancel
+    of the actor's task, which ended its caller's task without a word."""
+    errors = await _cancelled_while(Calculator(), ("hang", 0), ("double", 1))
+    assert {key: str(error) for key, error in errors.items()} == {
+        "first": "Calculator ended before answering",
+        "queued": "Calculator ended before answering",
+    }
+
+
+async def test_a_told_message_whose_handler_raises_ends_the_actor_with_that_error() -> None:
+    actor = Calculator()
+    with pytest.RaisesGroup(pytest.RaisesExc(ValueError, match="cannot handle 3")):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(actor.run)
+            await actor.tell(("fail", 3))
+            await actor.tell(("double", 4))
+    assert actor.handled == [("fail", 3)]

@@ -4,6 +4,7 @@ batch of its session with it."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -15,6 +16,7 @@ import trio.testing
 
 from semledger.actors import (
     ActorClosedError,
+    Close,
     LogWriter,
     SessionActor,
     SessionConflictError,
@@ -228,6 +230,22 @@ async def test_a_batch_submitted_after_a_failed_one_fails_with_it_and_is_not_wri
     assert not second.succeeded
 
 
+async def test_a_batch_after_one_that_already_failed_fails_with_it_unwritten() -> None:
+    recorder = MemoryRecorder()
+    recorder.append([NewEvent("s", 1, SessionEnded("someone else"), 0.0)])
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        first = writer.submit([NewEvent("s", 1, SessionEnded("a"), 0.0)])
+        with pytest.raises(SequenceConflict):
+            await first.durable()
+        # Its own transaction: seq 2 would fit after the other writer's event.
+        second = writer.submit([NewEvent("s", 2, SessionEnded("b"), 0.0)], after=first)
+        with pytest.raises(SequenceConflict):
+            await second.durable()
+        writer.close()
+    assert [r.seq for r in recorder.read("s")] == [1]
+
+
 async def test_batches_still_queued_when_the_writer_stops_fail_instead_of_hanging() -> None:
     recorder = GatedRecorder()
     async with trio.open_nursery() as nursery:
@@ -298,3 +316,34 @@ async def test_answers_held_for_the_log_end_at_once_when_the_session_is_cancelle
             sessions.cancel_scope.cancel()
         writer.close()
     assert all("ended before answering" in str(error) for error in refused)
+
+
+async def test_a_close_being_handled_when_the_session_is_cancelled_is_told_it_ended() -> None:
+    """Not handed the cancel of the session's task, which ended the closer's own task (and
+    its nursery's others) without a word."""
+    recorder = GatedRecorder()
+    refused: list[BaseException] = []
+    with trio.move_on_after(20):  # (the closer's task, ended so, left the session waiting)
+        await _close_when_cancelled(recorder, refused)
+    assert [str(error) for error in refused] == ["session 's' ended before answering"]
+
+
+async def _close_when_cancelled(recorder: GatedRecorder, refused: list[BaseException]) -> None:
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("s", counter.app, COUNTER, writer, recorder)
+
+        async def close() -> None:
+            try:
+                await actor.request(Close(), timeout=math.inf)
+            except ActorClosedError as error:
+                refused.append(error)
+
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            recorder.gate.clear()
+            nursery.start_soon(close)
+            await trio.testing.wait_all_tasks_blocked()  # its end waits for the log
+            sessions.cancel_scope.cancel()
+            recorder.gate.set()
+        writer.close()
