@@ -112,6 +112,17 @@ async def test_appends_from_many_concurrent_sessions_are_group_committed() -> No
         assert verify_chain(recorder.read(f"s{i}")).ok
 
 
+async def test_a_transaction_holds_at_most_max_batch_batches() -> None:
+    recorder = MemoryRecorder()
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder, max_batch=2).run)
+        queued = [writer.submit([note(f"s{i}", 1)]) for i in range(5)]
+        for pending in queued:
+            await pending.durable()
+        writer.close()
+    assert (writer.transactions, writer.appended) == (3, 5)
+
+
 async def test_one_sessions_sequence_conflict_fails_only_that_sessions_append() -> None:
     recorder = GatedRecorder()
     recorder.append([note("b", 1)])  # someone else already wrote b's next event
@@ -285,11 +296,13 @@ async def test_a_log_locked_by_another_process_is_waited_out_and_the_session_goe
                     sessions.start_soon(act)
                     await trio.sleep(0.6)  # several busy timeouts, and more than one warning
                     assert receipts == []  # no receipt before its events are durable
+                    assert writer.stalled.is_set()
                 with trio.fail_after(5):
                     while not receipts:
                         await trio.sleep(0.01)
                 (receipt,) = receipts
                 assert isinstance(receipt, Receipt)
+                assert not writer.stalled.is_set()  # a session stopping now need not wait
                 logged = [e for _, e in recorder.events("s") if isinstance(e, ActionReceipt)]
                 assert [e.after for e in logged] == [first.after, receipt.after]
                 assert not actor.ended
