@@ -219,6 +219,20 @@ def test_a_bug_inside_the_router_is_an_internal_error_for_that_member_alone(
     ]
 
 
+def test_a_notification_member_that_meets_a_bug_inside_the_router_is_not_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A notification gets no response, even an error: its sender matches none."""
+    router = _initialized("2025-03-26")
+
+    def broken(*args: Any) -> Any:
+        raise KeyError("bug")
+
+    monkeypatch.setattr(router, "_notification", broken)
+    answers = _array(router.receive_message([NOTIFICATION, PING]))
+    assert [(a["id"], a.get("error")) for a in answers] == [(1, None)]
+
+
 @pytest.mark.parametrize(
     ("assumed", "taken"), [("2025-03-26", True), ("2024-11-05", True), ("2025-06-18", False)]
 )

@@ -9,6 +9,7 @@ import mcp.types
 import pytest
 
 from semledger.hosts import (
+    DEFAULT_INSTRUCTIONS,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LATEST_PROTOCOL_VERSION,
@@ -93,6 +94,23 @@ def test_initialize_result_names_semledger_and_its_tools_capability() -> None:
     assert router.client_info == {"name": "t", "version": "1"}
 
 
+@pytest.mark.parametrize(
+    ("instructions", "expected"),
+    [(DEFAULT_INSTRUCTIONS, DEFAULT_INSTRUCTIONS), ("Be brief.", "Be brief."), (None, None)],
+)
+def test_initialize_result_carries_the_instructions_given_and_none_when_there_are_none(
+    instructions: str | None, expected: str | None
+) -> None:
+    result = _reply(Router(instructions=instructions).receive_line(_initialize()))["result"]
+    assert result.get("instructions") == expected
+    assert ("instructions" in result) is (expected is not None)
+
+
+def test_a_router_gives_the_default_instructions_unless_told_otherwise() -> None:
+    result = _reply(Router().receive_line(_initialize()))["result"]
+    assert result["instructions"] == DEFAULT_INSTRUCTIONS
+
+
 def test_lifecycle_states_advance_on_initialize_then_initialized() -> None:
     router = Router()
     states = [router.state]
@@ -125,6 +143,21 @@ def test_a_second_initialize_is_refused_and_changes_nothing(confirm: bool) -> No
     assert reply["error"]["code"] == INVALID_REQUEST
     assert router.protocol_version == "2025-03-26"
     assert router.state is state
+
+
+@pytest.mark.parametrize("confirm", [False, True])
+def test_a_malformed_initialize_once_initialized_is_refused_as_a_second_one(
+    confirm: bool,
+) -> None:
+    """Not -32602, which tells the client to fix its params and try again."""
+    router = Router()
+    router.receive_line(_initialize(1, "2025-03-26"))
+    if confirm:
+        router.receive_line(_notify("notifications/initialized"))
+    state = router.state
+    reply = _reply(router.receive_line(_request("again", "initialize", {"capabilities": {}})))
+    assert (reply["id"], reply["error"]["code"]) == ("again", INVALID_REQUEST)
+    assert (router.protocol_version, router.state) == ("2025-03-26", state)
 
 
 @pytest.mark.parametrize(

@@ -690,6 +690,41 @@ async def test_invalid_diagnostics_arguments_are_invalid_arguments(
     assert diagnostics.intents == []
 
 
+@pytest.mark.parametrize("x", ["1e400", "-1e400", "1" + "0" * 400, "9" * 5000])
+async def test_a_pointer_position_past_a_double_s_range_is_invalid_arguments(x: str) -> None:
+    """JSON has no such limit: 1e400, and an integer too large for a double, are numbers
+    the arguments are refused for, not a bug in the router."""
+    arguments = {"event": {"kind": "Pointer", "position": {"x": "X", "y": 1}, "phase": "Down"}}
+    line = _call("diagnostics_dispatch_event", arguments).replace('"X"', x)
+    router = Router(profile="diagnostics")
+    diagnostics = FakeDiagnostics()
+    result = _result(await handle(router, FakeHost(), line, diagnostics))
+    assert result["structuredContent"]["error"]["code"] == "invalid_arguments"
+    assert diagnostics.events == []
+
+
+async def test_diagnostics_go_to_the_diagnostics_host_given_over_a_host_that_offers_them() -> None:
+    host, diagnostics = FakeBoth(), FakeDiagnostics()
+    arguments = {"intent": "Undo"}
+    router = Router(profile="diagnostics")
+    await handle(router, host, _call("diagnostics_dispatch_command", arguments), diagnostics)
+    assert (diagnostics.intents, host.intents) == ([CommandIntent.UNDO], [])
+
+
+async def test_ids_and_generations_nested_in_a_diagnostics_answer_are_decimal_strings() -> None:
+    class Nested(FakeDiagnostics):
+        async def read_state(self) -> dict[str, Any]:
+            return {"generation": 5, "nodes": [{"node_id": 3, "depth": 1}], "pairs": [(4, 6)]}
+
+    router = Router(profile="diagnostics")
+    result = _result(await handle(router, FakeHost(), _call("diagnostics_read_state"), Nested()))
+    assert result["structuredContent"]["value"] == {
+        "generation": "5",
+        "nodes": [{"node_id": "3", "depth": 1}],
+        "pairs": [[4, 6]],
+    }
+
+
 @pytest.mark.parametrize("intent", list(CommandIntent))
 async def test_every_command_intent_is_accepted(intent: CommandIntent) -> None:
     router = Router(profile="diagnostics")
