@@ -18,6 +18,7 @@ from semledger.actors import LogWriter, SessionActor
 from semledger.eventlog import ActionRequested, AgentConnected, MemoryRecorder, SqliteRecorder
 from semledger.examples import counter
 from semledger.hosts import Router, RuntimeAgentHost, announce, handle, run_stdio
+from semledger.runtime._outcomes import Rejection
 
 COUNTER = "semledger.examples.counter:app"
 CLIENT = {"name": "myagent", "version": "9"}
@@ -170,6 +171,31 @@ async def test_run_stdio_over_a_stream_of_ones_own_logs_the_transport_and_peer_g
     connected, requested = _connected_then_requested(recorder)
     assert connected == AgentConnected(CLIENT, "2025-06-18", "tcp", "10.0.0.7:4242")
     assert isinstance(requested, ActionRequested)
+
+
+class _ConnectionsOnly:
+    """A host that logs connections and is asked nothing else."""
+
+    def __init__(self) -> None:
+        self.connections: list[AgentConnected] = []
+
+    async def read_semantics(self, since: int | None) -> Rejection:
+        raise AssertionError("not asked")
+
+    async def perform_action(self, *args: object) -> Rejection:
+        raise AssertionError("not asked")
+
+    async def connected(self, connection: AgentConnected) -> None:
+        self.connections.append(connection)
+
+
+async def test_announce_logs_nothing_until_the_router_has_answered_an_initialize() -> None:
+    router, host = Router(), _ConnectionsOnly()
+    await announce(router, host, "tcp", None)
+    assert host.connections == []
+    await handle(router, host, _initialize(CLIENT))
+    await announce(router, host, "tcp", None)
+    assert host.connections == [AgentConnected(CLIENT, "2025-06-18", "tcp", None)]
 
 
 def test_the_router_s_public_names_and_announce_are_public_names_of_semledger_hosts() -> None:
