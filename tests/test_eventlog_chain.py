@@ -242,6 +242,41 @@ def test_verify_log_reports_each_session_with_overall_progress(
 
 
 
+def test_verify_log_notes_the_first_event_timed_before_the_one_before_it() -> None:
+    recorder = MemoryRecorder()
+    start = SessionStarted("m:app", "runtime", {}, True)
+    times = [5.0, 5.0, 7.0, 6.0, 1.0]
+    recorder.append([
+        NewEvent("s", 1, start, times[0]),
+        *(NewEvent("s", i + 1, ActionReceipt(i, i, i, False), at)
+          for i, at in enumerate(times[1:], start=1)),
+    ])  # fmt: skip
+    report = verify_log(recorder)["s"]
+    assert report.ok
+    assert report.times is not None
+    assert str(report.times) == "event 4 is timed before event 3"
+
+
+def test_verify_log_verifies_past_a_time_edited_into_no_number_and_notes_it(
+    log: tuple[SqliteRecorder, Path],
+) -> None:
+    recorder, path = log
+    tamper(path, "UPDATE events SET at = 'noon' WHERE session = 's' AND seq = 3")
+    report = verify_log(recorder)["s"]
+    assert (report.ok, report.verified) == (True, SEQS)
+    assert str(report.times) == "event 3 has no finite time"
+
+
+def test_verify_log_notes_no_time_where_each_event_is_timed_as_or_after_the_one_before(
+    log: tuple[SqliteRecorder, Path],
+) -> None:
+    recorder, path = log
+    tamper(path, "UPDATE events SET at = 0.0 WHERE session = 's' AND seq <= 3")
+    report = verify_log(recorder)["s"]
+    assert report.ok
+    assert report.times is None
+
+
 def test_verify_log_of_named_sessions_looks_up_only_their_summaries(
     log: tuple[SqliteRecorder, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
