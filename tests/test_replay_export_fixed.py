@@ -185,3 +185,18 @@ def test_a_node_whose_name_another_node_shared_is_not_taken_for_moved() -> None:
     source = export_test(recorder, session)
     assert "TARGETS = {1: 'counter.increment'}" in source
     run(source.replace("counting_reset_with_twin'", "counting_reset_with_twin_fixed'"), fixed=True)
+
+
+def test_fixed_set_fails_where_the_recording_read_a_generation_the_fix_has_not_reached() -> None:
+    """A read since a generation the app has not reached answers a Full read, which passes
+    its check: the fix changed which steps commit, and the read no longer checks what the
+    recording's did."""
+    source = exported([INCREMENT, INCREMENT, RESET], {"fuzz": {"reads": [[1, 5]]}})
+    assert "READS = {1: [5]}" in source
+    with pytest.raises(AssertionError) as refused:
+        run(source, app_ref=COUNTER, fixed=True)
+    assert str(refused.value).startswith(
+        "step 1 (ActionRequested): the recording read since generation 5, which the app, at 2,"
+        " has not reached: the fix changed what the recorded inputs meet (the generations the"
+        " app commits, which they name)"
+    ), refused.value
