@@ -221,6 +221,11 @@ def _unforeseen(error: BaseException) -> bool:
     return isinstance(error, Exception) and not isinstance(error, ActorError)
 
 
+def _crashed(result: outcome.Outcome[Any]) -> bool:
+    """Whether `result` is the session's crash (`SessionCrashedError`)."""
+    return isinstance(result, outcome.Error) and isinstance(result.error, SessionCrashedError)
+
+
 def _differs(logged: Committed, mine: Committed | None) -> str:
     """How a commit re-execution made (`mine`, None: none) differs from the logged one."""
     if mine is None:
@@ -510,6 +515,10 @@ class SessionActor(Actor[SessionMessage]):
             crashed = SessionCrashedError(f"session {self.name!r} failed: {error!r}")
             crashed.__cause__ = error
             result = outcome.Error(crashed)
+        if envelope.reply is None and _crashed(result):
+            # An effect's or a timer's message: nobody waits for it, and the crash is on the
+            # record. Raised, it failed the actor as a log that could not be written does.
+            result = outcome.Value(None)
         last = self._last
         if last is None or last.succeeded:
             self._reply(envelope, result)

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -31,7 +32,7 @@ from semledger.eventlog import (
     SessionCrashed,
     SqliteRecorder,
 )
-from semledger.examples import counter
+from semledger.examples import counter, todo
 from semledger.hosts import RuntimeAgentHost
 from semledger.replay import reexecute
 from semledger.runtime import (
@@ -744,3 +745,39 @@ async def test_an_on_stopped_that_raises_is_logged_and_takes_no_other_session_do
     assert record.getMessage().startswith("session 'a': on_stopped raised ZeroDivisionError")
     assert record.exc_info is not None
     assert record.exc_info[0] is ZeroDivisionError
+
+
+class SavedError(RuntimeError):
+    pass
+
+
+def _update_raising_once_saved(model: todo.Model, msg: todo.Msg) -> Any:
+    if isinstance(msg, todo.Saved):
+        raise SavedError("the saved result breaks the model")
+    return todo.update(model, msg)
+
+
+async def test_an_app_raising_on_an_effects_message_ends_its_session_on_the_record_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As on an agent's input: its actor ends as closed, not failed (`crashes`)."""
+    monkeypatch.setattr(todo, "SAVE_SECONDS", 0)
+    app = attrs.evolve(todo.app, update=_update_raising_once_saved)
+    recorder = MemoryRecorder()
+    stopped = trio.Event()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(
+                nursery, writer, recorder, on_stopped=lambda _actor: stopped.set()
+            )
+            actor = await registry.open(
+                "s", lambda: SessionActor("s", app, "x:app", writer, recorder)
+            )
+            save = BySemanticId(SemanticId.new("todo.save"))
+            assert isinstance(await actor.perform_action(save, ACTIVATE, Latest()), Receipt)
+            await stopped.wait()
+            writer.close()
+    assert actor.failure == "its application raised SavedError('the saved result breaks the model')"
+    assert registry.crashes == {}
+    assert isinstance([e for _r, e in recorder.events("s")][-1], SessionCrashed)
