@@ -282,3 +282,11 @@ def test_json_nested_deeper_than_the_log_holds_is_logged_cut_at_64_levels() -> N
     for _ in range(600 - 64):
         [within] = within
     assert loggable_json(within) == within
+
+
+def test_json_keys_utf8_cannot_encode_are_logged_as_their_escapes() -> None:
+    logged = loggable_json({"clientInfo": {"name\udc80": [{"\ud800": 1}]}})
+    assert logged == {"clientInfo": {"name\\udc80": [{"\\ud800": 1}]}}
+    event = AgentConnected(logged, None, "http", None)
+    encoded = encode(event)
+    assert decode(encoded.topic, encoded.version, encoded.body) == event
