@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import trio
 
-from semledger.actors import LogWriter, SessionActor, SessionRegistry
+from semledger.actors import LogWriter, SessionActor, SessionCore, SessionRegistry
 from semledger.eventlog import SessionStarted, SnapshotTaken, SqliteRecorder
 from semledger.examples import todo
 from semledger.replay import read_at, reexecute
@@ -239,3 +239,11 @@ async def test_a_session_recovered_from_a_checkpoint_answers_deltas_from_before_
             writer.close()
         assert isinstance(live, Delta)
         assert encode_read(live) == encode_read(read_at(recorder, "s", since=since))
+
+
+def test_a_checkpoint_keeps_that_the_model_may_hold_text_the_log_redacted() -> None:
+    """So that a session recovered from it still starts no effect made after that text."""
+    core = SessionCore(todo.app)
+    assert not SessionCore.from_checkpoint(todo.app, core.checkpoint()).redacted
+    core.redacted = True
+    assert SessionCore.from_checkpoint(todo.app, core.checkpoint()).redacted

@@ -156,7 +156,9 @@ async def test_a_recovered_session_keeps_generation_and_node_ids_and_goes_on(
     assert not live.recovered
     with SqliteRecorder(db) as recorder:
         again, (recovered, final) = await in_session(recorder, "s", second)
+        requests = [e.request_id for _, e in recorder.events("s") if isinstance(e, ActionRequested)]
     assert again.recovered
+    assert requests == list(range(1, len(requests) + 1))  # the recovered run's go on from the log's
     assert encode_read(recovered) == encode_read(before_close)
     expected = reference([*BEFORE, ("todo.input", SetText("oats")), *AFTER])
     assert encode_read(final) == encode_read(expected)
@@ -257,6 +259,18 @@ async def test_an_effect_made_after_a_redacted_password_is_not_run_again_with_it
     assert [e for e in events if isinstance(e, SessionResumed)] == [SessionResumed(())]
     [failed] = [e for e in events if isinstance(e, EffectFailed)]
     assert failed.error.startswith("not started again when the session was recovered: it was")
+
+
+async def test_no_recovery_checkpoint_logs_a_password_the_log_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The live model holds the password typed: a checkpoint of it would log it."""
+    _shown, events = await _signed_in_then_resumed(
+        tmp_path / "log.db", monkeypatch, checkpoint_every=1
+    )
+    assert tests_login.SENT == ["hunter22"]
+    assert any(isinstance(e, SnapshotTaken) for e in events)  # the resumed run's, of bullets
+    assert "hunter22" not in repr(events)
 
 
 def _effect_lines(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -231,6 +231,35 @@ async def test_a_failing_recorder_fails_every_append_of_the_batch() -> None:
     assert writer.transactions == 0
 
 
+async def test_a_recorder_that_raises_no_exception_fails_the_batch_and_ends_the_writer() -> None:
+    """A ``KeyboardInterrupt`` in its thread, say: the writer stops, not writes on."""
+
+    class Interrupted(BaseException):
+        pass
+
+    class Halting(MemoryRecorder):
+        def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+            raise Interrupted
+
+    with trio.move_on_after(10), pytest.RaisesGroup(Interrupted):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(Halting()).run)
+            pending = writer.submit([note("a", 1)])
+            await pending.settled_now()
+            await trio.sleep_forever()  # (until the writer's error ends the nursery)
+    assert not pending.succeeded
+
+
+async def test_an_empty_batch_is_durable_at_once_without_a_transaction() -> None:
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(MemoryRecorder()).run)
+        pending = writer.submit([])
+        assert pending.succeeded
+        assert await pending.durable() == []
+        writer.close()
+    assert writer.transactions == 0
+
+
 async def test_a_session_actors_reply_comes_only_after_its_events_are_durable() -> None:
     marks: list[tuple[str, Any]] = []
     recorder = MarkingRecorder(marks)
