@@ -9,8 +9,14 @@ import attrs
 import trio
 
 from semledger.actors import LogWriter, SessionActor, SessionCore, SessionRegistry
-from semledger.eventlog import SessionStarted, SnapshotTaken, SqliteRecorder
-from semledger.examples import todo
+from semledger.eventlog import (
+    MemoryRecorder,
+    SemanticsTaken,
+    SessionStarted,
+    SnapshotTaken,
+    SqliteRecorder,
+)
+from semledger.examples import counter, todo
 from semledger.replay import read_at, reexecute
 from semledger.runtime import (
     JOURNAL_SIZE,
@@ -247,3 +253,25 @@ def test_a_checkpoint_keeps_that_the_model_may_hold_text_the_log_redacted() -> N
     assert not SessionCore.from_checkpoint(todo.app, core.checkpoint()).redacted
     core.redacted = True
     assert SessionCore.from_checkpoint(todo.app, core.checkpoint()).redacted
+
+
+async def test_a_read_checkpoint_comes_once_the_commits_since_the_last_add_up_to_the_tree() -> None:
+    """Each commit adds one, and one a node it changed: an increment of the counter (a tree
+    of 6 nodes) adds 2, so a read checkpoint comes every third increment after the first."""
+    recorder = MemoryRecorder()
+    increment = BySemanticId(SemanticId.new("counter.increment"))
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor(
+            "s", counter.app, "semledger.examples.counter:app", writer, recorder,
+            checkpoint_every=1,
+        )  # fmt: skip
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            for _ in range(8):
+                await actor.perform_action(increment, SimpleAction(ActionKind.ACTIVATE), Latest())
+            assert len(actor.core.runtime.snapshot.nodes) == 6
+            actor.close()
+        writer.close()
+    taken = [e.generation for _r, e in recorder.events("s") if isinstance(e, SemanticsTaken)]
+    assert taken == [2, 5, 8]

@@ -557,6 +557,13 @@ async def test_resuming_from_a_checkpoint_with_another_app_is_refused() -> None:
     assert message == f"session 's' was recorded with {COUNTER}, not tests_variant:app"
 
 
+async def test_resuming_under_the_other_password_policy_is_refused() -> None:
+    recorder = MemoryRecorder()
+    await record(recorder, counter.app, [INCREMENT], redact_passwords=False)
+    message = await refused(recorder, counter.app, error=SessionMismatchError)
+    assert message.startswith("session 's' was started logging typed passwords in clear")
+
+
 async def test_resuming_a_log_no_app_session_wrote_is_refused() -> None:
     recorder = MemoryRecorder()
     started = SessionStarted("web:surface", "web", {"adapter": "web"}, True)

@@ -98,6 +98,8 @@ async def test_a_subscribed_timer_ticks_as_logged_inputs_until_the_model_drops_i
             stopped_at = ticks_of(actor)
             await trio.sleep(PERIOD * 10)
             assert ticks_of(actor) == stopped_at  # no tick once the model dropped the timer
+            assert actor._nursery is not None
+            assert [t.name for t in actor._nursery.child_tasks] == []  # its task ended
             await actor.perform_action(TOGGLE, ACTIVATE, Latest())
             await until(lambda: ticks_of(actor) >= stopped_at + 2)
             actor.close()
