@@ -435,11 +435,16 @@ def test_a_session_resumed_after_it_ended_is_live_until_it_ends_again(
     assert state() == (True, "signal SIGINT")
 
 
-@pytest.mark.parametrize("batches", [[3], [1, 2]], ids=["one-batch", "two-batches"])
+@pytest.mark.parametrize("batches", [[4], [1, 3], [2, 2]], ids=["one", "start-second", "two"])
 def test_a_summary_names_the_app_and_surface_of_the_first_start(
     recorder: Recorder, batches: list[int]
 ) -> None:
-    events = [started(), SessionEnded("parked"), started("semledger.examples.form:app", "web")]
+    events = [
+        ActionReceipt(1, 1, 1, False),  # (a log edited: its start is not event 1)
+        started(),
+        SessionEnded("parked"),
+        started("semledger.examples.form:app", "web"),
+    ]
     first = 1
     for size in batches:
         recorder.append(batch("s", events[first - 1 : first - 1 + size], first=first))
