@@ -16,6 +16,7 @@ from semledger.runtime._node import (
     ActionKind,
     Checked,
     Collection,
+    DuplicateSemanticId,
     Frame,
     Live,
     NodeState,
@@ -28,7 +29,7 @@ from semledger.runtime._node import (
     TextInfo,
     TextSelection,
 )
-from semledger.runtime._snapshot import node_digest
+from semledger.runtime._snapshot import SemanticsSnapshot, node_digest
 
 FULL = SemanticsNode(
     node_id=1,
@@ -99,3 +100,24 @@ def test_every_leaf_field_of_a_node_is_varied() -> None:
 def test_changing_any_field_of_a_node_changes_its_digest(path: str, variant: Any) -> None:
     assert variant != FULL
     assert node_digest(variant) != node_digest(FULL), path
+
+
+def _snapshot() -> SemanticsSnapshot:
+    leaf = SemanticsNode(node_id=2, semantic_id=None, role=Role.TEXT)
+    return SemanticsSnapshot.empty().derive(
+        upserted=[FULL, leaf], removed=[], root=1, focused=None, issues=()
+    )
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"root": 2},
+        {"focused": 1},
+        {"issues": (DuplicateSemanticId(SemanticId("form.name"), (1, 2)),)},
+    ],
+    ids=["root", "focused", "issues"],
+)
+def test_the_snapshot_hash_covers_its_root_focus_and_issues(changes: dict[str, Any]) -> None:
+    snapshot = _snapshot()
+    assert attrs.evolve(snapshot, **changes).hash != snapshot.hash
