@@ -260,7 +260,9 @@ def test_a_log_of_version_1_whose_deltas_name_generations_as_ints_audits_clean(
             audit_report(recorder, summary.name)  # raises for damage
 
 
-@pytest.mark.parametrize("forged", ["an old commit again", "a delta to another generation"])
+@pytest.mark.parametrize(
+    "forged", ["an old commit again", "a delta to another generation", "a delta from another"]
+)
 def test_a_log_rewritten_with_a_commit_out_of_turn_and_its_chain_recomputed_is_damage(
     logged: tuple[Path, dict[int, Any]], forged: str
 ) -> None:
@@ -276,11 +278,17 @@ def test_a_log_rewritten_with_a_commit_out_of_turn_and_its_chain_recomputed_is_d
         *before_end, end = stored
         events = [e for _r, e in before_end] + [commits[0][1], end[1]]
         at, says = len(stored), f"commits generation 1 after generation {last.generation}"
-    else:
+    elif forged == "a delta to another generation":
         made = str(last.generation + 2)
         moved = {**last.delta, "to": made}
         events = [attrs.evolve(e, delta=moved) if e is last else e for _r, e in stored]
         at, says = commits[-1][0].seq, f"says generation {last.generation}, its delta makes {made}"
+    else:
+        since = str(last.generation - 2)
+        moved = {**last.delta, "from": since}
+        events = [attrs.evolve(e, delta=moved) if e is last else e for _r, e in stored]
+        at = commits[-1][0].seq
+        says = f"has a delta from generation {since}, after generation {last.generation - 1}"
     rewritten = MemoryRecorder()
     rewritten.append([NewEvent("agent", n, e, 0.0) for n, e in enumerate(events, 1)])
     assert verify(rewritten, "agent").ok
