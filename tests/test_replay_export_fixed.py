@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from semledger.actors._str_hash import str_hashing
-from semledger.eventlog import MemoryRecorder
-from semledger.replay import export_test
+from semledger.eventlog import CONVERTER, EffectCompleted, MemoryRecorder
+from semledger.replay import check_recorded_steps, export_test
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 from tests_logged import logged
@@ -200,3 +200,15 @@ def test_fixed_set_fails_where_the_recording_read_a_generation_the_fix_has_not_r
         " has not reached: the fix changed what the recorded inputs meet (the generations the"
         " app commits, which they name)"
     ), refused.value
+
+
+def test_fixed_set_fails_on_an_effect_the_fixed_app_has_not_started() -> None:
+    """The recording completed effect 1; an app that starts none no longer meets the
+    inputs that failed, and fails saying so rather than raising on the unknown effect."""
+    completed = CONVERTER.unstructure(EffectCompleted(1, {"type": "Increment"}))
+    with pytest.raises(AssertionError) as failed:
+        check_recorded_steps(COUNTER, [], [(completed, [])], fixed=True)
+    assert str(failed.value).startswith(
+        "step 1 (EffectCompleted): the recording completed effect 1, which the app has not"
+        " started: the fix changed what the recorded inputs meet (the effects the app starts)"
+    ), failed.value
