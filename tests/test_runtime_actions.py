@@ -309,6 +309,27 @@ def test_path_descends_through_children() -> None:
     assert delivered == ["third", "second", "first"]
 
 
+@pytest.mark.parametrize(
+    ("step", "chosen"),
+    [
+        (PathStep(value="Bob"), "form.second"),
+        (PathStep(semantic_id="form.third"), "form.third"),
+        (PathStep(label="Name", value="Ada", index=1), "form.third"),
+    ],
+)
+def test_a_path_step_filters_on_value_and_semantic_id(step: PathStep, chosen: str) -> None:
+    view = group(
+        text_field("Name", "Ada", key="first", semantic_id="form.first"),
+        text_field("Name", "Bob", key="second", semantic_id="form.second"),
+        text_field("Name", "Ada", key="third", semantic_id="form.third"),
+        label="form",
+    )
+    rt = AppRuntime(App(init=lambda: 0, update=lambda m, _msg: m, view=lambda _: view))
+    found = rt.resolve(path(step))
+    assert not isinstance(found, Rejection)
+    assert found.semantic_id == chosen
+
+
 @pytest.mark.parametrize("index", [9, 10, 100])
 def test_path_index_out_of_range_is_not_found_and_never_wraps_or_clamps(
     h: Harness, index: int
