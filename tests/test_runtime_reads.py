@@ -15,6 +15,8 @@ from semledger.runtime import (
     Full,
     Rejection,
     Role,
+    SemanticsNode,
+    SemanticsSnapshot,
     Unchanged,
     View,
     apply_delta,
@@ -248,3 +250,23 @@ def test_a_one_leaf_commit_in_a_wide_list_indexes_no_siblings(
     assert isinstance(delta, Delta)
     assert len(delta.upserted) == 1
     assert indexed == []
+
+
+def test_a_node_moved_under_an_earlier_sibling_keeps_its_new_parent() -> None:
+    """A surface's node moves between parents with its id; its new parent comes first in
+    tree order, so the old one, changed after it, must not take the node back out."""
+
+    def at(node_id: int, *children: int) -> SemanticsNode:
+        return SemanticsNode(node_id=node_id, semantic_id=None, role=Role.GROUP, children=children)
+
+    before = SemanticsSnapshot.empty().derive(
+        upserted=[at(1, 2, 3), at(2), at(3, 4), at(4)],
+        removed=[],
+        root=1,
+        focused=None,
+        issues=(),
+    )
+    after = before.derive(
+        upserted=[at(2, 4), at(3)], removed=[], root=1, focused=None, issues=()
+    )
+    assert after.parents.get(4) == 2
