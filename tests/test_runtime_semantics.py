@@ -374,6 +374,19 @@ def test_live_regions_give_announcements_in_deltas() -> None:
     assert [a.text for a in later.announcements] == ["saved", "Alert saved", "done", "Alert done"]
 
 
+def labelled_count(label: str) -> View[Any]:
+    return group(text(label, "3 items", live=Live.POLITE, key="s"), label="g")
+
+
+def test_a_live_node_whose_label_alone_changed_announces_its_label() -> None:
+    rt = make(labelled_count, "Cart")
+    start = rt.generation
+    rt.deliver("Basket")
+    delta = rt.read(start)
+    assert isinstance(delta, Delta)
+    assert [a.text for a in delta.announcements] == ["Basket"]
+
+
 def hideable_status(model: tuple[bool, bool, str]) -> View[Any]:
     """The model: whether the status is mounted, whether it is shown, and what it says."""
     mounted, shown, status = model
@@ -410,6 +423,25 @@ def test_a_live_node_is_remembered_out_of_the_tree_only_while_its_element_is_mou
     assert kept["label"] == "Status"
     rt.deliver((False, False, "idle"))
     assert rt.checkpoint()["left"] == []
+
+
+def hideable_pair(shown: bool) -> View[Any]:
+    hidden = Composition.TRANSPARENT if shown else Composition.HIDDEN
+    return group(
+        group(
+            text("Status", "idle", live=Live.POLITE, key="s"),
+            text("Quiet", "idle", key="q"),
+            composition=hidden,
+            key="pair",
+        ),
+        label="g",
+    )
+
+
+def test_only_live_nodes_out_of_the_tree_are_remembered() -> None:
+    rt = make(hideable_pair, True)
+    rt.deliver(False)
+    assert [kept["label"] for kept in rt.checkpoint()["left"]] == ["Status"]
     rt.deliver((True, True, "idle"))
     rt.deliver((False, True, "gone"))
     assert rt.checkpoint()["left"] == []
