@@ -29,6 +29,7 @@ from semledger.eventlog import (
     Event,
     EventTooLargeError,
     Head,
+    InconsistentLogError,
     LogBusyError,
     LogMovedError,
     LogOpenError,
@@ -199,6 +200,7 @@ def test_read_selects_start_inclusive_stop_exclusive(
         (lambda r: r.events("s", stop=2.0), "stop: expected an int seq, got float 2.0"),
         (lambda r: r.replay("s", start=None), "start: expected an int seq, got NoneType None"),
         (lambda r: r.last_of("s", "Committed", before="9"), "before: expected an int seq"),
+        (lambda r: r.read("s", start=True), "start: expected an int seq, got bool True"),
     ],
 )
 def test_a_read_bound_that_is_not_an_int_is_refused_by_every_recorder(
@@ -664,6 +666,20 @@ def test_a_final_end_is_refused_after_a_crash_or_another_final_end(recorder: Rec
     with pytest.raises(SessionOverError, match=r"it was ended for good \(retired\)"):
         log_final_end(recorder, "ended", "again", "client", 3.0)
     assert [recorder.head(s).seq for s in ("crashed", "ended")] == [2, 2]  # type: ignore[union-attr]
+
+
+def test_a_final_end_is_refused_after_events_that_no_server_logs_in_that_order(
+    recorder: Recorder,
+) -> None:
+    recorder.append([
+        *batch("past-end", [started(), SessionEnded("parked"), ActionReceipt(1, 1, 1, False)]),
+        *batch("headless", [ActionReceipt(1, 1, 1, False)]),
+    ])  # fmt: skip
+    with pytest.raises(InconsistentLogError, match="event 3: it follows the session's end at"):
+        log_final_end(recorder, "past-end", "retired", "operator", 9.0)
+    with pytest.raises(InconsistentLogError, match="event 1: it is a ActionReceipt, not the"):
+        log_final_end(recorder, "headless", "retired", "operator", 9.0)
+    assert [recorder.head(s).seq for s in ("past-end", "headless")] == [3, 1]  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
