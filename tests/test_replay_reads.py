@@ -414,6 +414,7 @@ def test_a_read_checkpoint_that_is_not_a_full_read_of_its_generation_is_passed_o
         ({"generation": 2**64}, ValueError, "generation: expected an int from 0 to 2**64-1"),
         ({"since": -1}, ValueError, "since: expected an int from 0 to 2**64-1, got -1"),
         ({"generation": 0}, UnknownGenerationError, "session 'c' has no generation 0"),
+        ({"generation": 5}, UnknownGenerationError, "session 'c' reached generation 4, not 5"),
         ({"generation": "2"}, TypeError, "generation: expected an int or None, got str"),
         ({"since": "1"}, TypeError, "since: expected an int or None, got str '1'"),
     ],
