@@ -280,6 +280,7 @@ def test_an_effect_result_after_close_changes_nothing() -> None:
     generation, model = app.rt.generation, app.rt.model
     app.rt.complete_effect(effect_id, "late")
     assert (app.rt.generation, app.rt.model) == (generation, model)
+    assert app.rt.state_counters()["queue_depth"] == 0  # the late message is not kept
 
 
 def test_a_message_delivered_from_inside_update_waits_its_turn() -> None:
@@ -673,3 +674,13 @@ def test_an_effect_that_cannot_run_or_be_named_is_refused_where_it_is_made(
 )
 def test_an_effect_of_a_function_that_needs_no_arguments_is_made(run: Any) -> None:
     assert Effect(run).run is run
+
+
+def test_subscriptions_name_each_timer_once_in_the_order_the_app_listed_them() -> None:
+    app: App[int, str] = App(
+        init=lambda: 0,
+        update=lambda model, _msg: model,
+        view=lambda _model: text("Ticks"),
+        subscriptions=lambda _model: [Every(2, "slow"), Every(1, "fast"), Every(2, "slow")],
+    )
+    assert AppRuntime(app).subscriptions() == (Every(2, "slow"), Every(1, "fast"))
