@@ -19,7 +19,9 @@ import trio.testing
 
 from semledger.actors import (
     ActorClosedError,
+    Close,
     LogWriter,
+    Refuse,
     SessionActor,
     SessionCore,
     SessionCrashedError,
@@ -27,9 +29,11 @@ from semledger.actors import (
 )
 from semledger.eventlog import (
     ActionRequested,
+    CallRefused,
     EffectCompleted,
     MemoryRecorder,
     SessionCrashed,
+    SessionEnded,
     SqliteRecorder,
 )
 from semledger.examples import counter, todo
@@ -781,3 +785,42 @@ async def test_an_app_raising_on_an_effects_message_ends_its_session_on_the_reco
     assert actor.failure == "its application raised SavedError('the saved result breaks the model')"
     assert registry.crashes == {}
     assert isinstance([e for _r, e in recorder.events("s")][-1], SessionCrashed)
+
+
+async def _ended(recorder: MemoryRecorder, end: Callable[[SessionActor], Awaitable[None]]) -> Any:
+    """The last event of session ``s`` of the counter once `end` ended it."""
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        actor = SessionActor("s", counter.app, COUNTER_REF, writer, recorder)
+        async with trio.open_nursery() as sessions:
+            await sessions.start(actor.run)
+            await end(actor)
+        writer.close()
+    return [e for _r, e in recorder.events("s")][-1]
+
+
+async def test_a_session_whose_mailbox_is_closed_ends_on_the_record() -> None:
+    async def close(actor: SessionActor) -> None:
+        actor.close()
+
+    assert await _ended(MemoryRecorder(), close) == SessionEnded("closed")
+
+
+async def test_a_close_logs_who_ended_the_session() -> None:
+    async def close(actor: SessionActor) -> None:
+        await actor.request(Close("bye", "client"))
+
+    assert await _ended(MemoryRecorder(), close) == SessionEnded("bye", "client")
+
+
+async def test_a_call_refused_after_the_session_ended_is_answered_but_not_logged() -> None:
+    """Logged, it came after the session's end: a log replay and audit call damaged."""
+    rejection = Rejection(ErrorCode.INVALID_ARGUMENTS, "no target", {})
+
+    async def close_then_refuse(actor: SessionActor) -> None:
+        actor.tell_nowait(Close())
+        assert await actor.request(Refuse({"target": None}, rejection)) == rejection
+
+    recorder = MemoryRecorder()
+    assert await _ended(recorder, close_then_refuse) == SessionEnded("closed")
+    assert not any(isinstance(e, CallRefused) for _r, e in recorder.events("s"))
