@@ -18,6 +18,7 @@ from semledger.runtime import (
     BySemanticId,
     CheckpointMismatchError,
     Delta,
+    DuplicateSemanticId,
     Full,
     Latest,
     Receipt,
@@ -73,6 +74,39 @@ def test_restored_runtime_continues_like_the_original() -> None:
     assert restored.read() == runtime.read()
     new_ids = {n.node_id for n in restored.snapshot.nodes.values()}
     assert max(new_ids) == max(n.node_id for n in runtime.snapshot.nodes.values())
+
+
+def _twins(count: int) -> Any:
+    return column(
+        text_view("A", semantic_id="twin", key="a"),
+        text_view("B", semantic_id="twin", key="b"),
+        text_view("Count", str(count), key="c"),
+    )
+
+
+def test_a_restored_runtime_keeps_reporting_a_duplicate_id_its_commits_do_not_touch() -> None:
+    app: App[int, int] = App(init=lambda: 0, update=lambda model, msg: model + msg, view=_twins)
+    runtime = AppRuntime(app)
+    restored = AppRuntime.restore(app, runtime.model, runtime.checkpoint())
+    for rt in (runtime, restored):
+        rt.deliver(1)
+    [issue] = restored.snapshot.issues
+    assert isinstance(issue, DuplicateSemanticId)
+    assert restored.snapshot.issues == runtime.snapshot.issues
+
+
+def test_a_restored_runtime_adopts_only_a_journal_that_ends_at_its_snapshot() -> None:
+    app: App[int, int] = App(init=lambda: 0, update=lambda model, msg: model + msg, view=_twins)
+    runtime = AppRuntime(app)
+    runtime.deliver(1)
+    restored = AppRuntime.restore(app, runtime.model, runtime.checkpoint())
+    runtime.deliver(1)
+    with pytest.raises(ValueError, match=r"^the journal ends at generation 3 with another"):
+        restored.adopt_journal(runtime.journal)
+    assert isinstance(restored.read(0), Full)
+    restored.deliver(1)
+    restored.adopt_journal(runtime.journal)
+    assert restored.read(0) == runtime.read(0)
 
 
 def test_restored_gallery_keeps_scroll_modal_and_hidden_section() -> None:
