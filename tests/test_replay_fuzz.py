@@ -604,6 +604,7 @@ def test_replay_and_export_of_a_crash_on_an_unrecordable_message_do_not_promise_
         " none back, so it raises there again even once the app is fixed, and cannot confirm"
         " a fix: check one by fuzzing the app again or running it."
     ) in docstring
+    assert "FIXED =" not in source  # a switch set True would fail on the app fixed
 
 
 @pytest.mark.parametrize("reads", [None, 5, [[1]], "ab", [[1.5, 2]], [[True, 3]], [[-1, 0]]])
