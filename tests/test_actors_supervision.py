@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import tests_broken_start
 import tests_crashy
 import tests_huge
+import tests_login
 import tests_opaque
 from full_log import FullRecorder
 from shut_log import ShutLog
@@ -824,3 +825,30 @@ async def test_a_call_refused_after_the_session_ended_is_answered_but_not_logged
     recorder = MemoryRecorder()
     assert await _ended(recorder, close_then_refuse) == SessionEnded("closed")
     assert not any(isinstance(e, CallRefused) for _r, e in recorder.events("s"))
+
+
+async def test_a_session_whose_log_is_lost_under_an_effects_message_is_listed_as_crashed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its actor failed (`crashes`, with its traceback): nothing logged says it ended."""
+    monkeypatch.setattr(tests_login, "SENT", [])
+    monkeypatch.setattr(tests_login, "ANSWER", trio.Event())
+    recorder = MemoryRecorder()
+    stopped = trio.Event()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+            registry = SessionRegistry(
+                nursery, writer, recorder, on_stopped=lambda _actor: stopped.set()
+            )
+            actor = await registry.open(
+                "s", lambda: SessionActor("s", tests_login.app, "tests_login:app", writer, recorder)
+            )
+            sign_in = BySemanticId(SemanticId.new("sign_in"))
+            assert isinstance(await actor.perform_action(sign_in, ACTIVATE, Latest()), Receipt)
+            await trio.testing.wait_all_tasks_blocked()  # the sign-in waits for its answer
+            writer.close()
+            tests_login.ANSWER.set()
+            await stopped.wait()
+    assert actor.failure == "the log writer stopped before it wrote its events"
+    assert "SessionLogError: session 's'" in registry.crashes["s"]
