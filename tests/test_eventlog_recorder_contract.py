@@ -593,6 +593,26 @@ def test_checked_sessions_names_a_last_event_that_appears_twice(tmp_path: Path) 
     ]
 
 
+def test_checked_sessions_lists_a_session_without_a_summary_row_as_its_events_say(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append(batch("a", [started(), SessionCrashed("E", "tb")], at=5.0))
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM sessions")
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        found, problems = checked_sessions(recorder)
+    assert found == [
+        SessionSummary("a", "semledger.examples.counter:app", "runtime", 5.0, 6.0, 2, True, True,
+                       "crashed: E")
+    ]
+    assert [str(problem) for problem in problems] == [
+        "session 'a': it has 2 events and no row in the log's summary"
+    ]
+
+
 def test_checked_sessions_names_a_last_event_labelled_the_largest_seq(tmp_path: Path) -> None:
     """A last seq edited to 2**63-1: `sessions` read from it to one past it, which SQLite
     cannot hold, found no row and ended in a traceback."""
