@@ -8,6 +8,8 @@ positions (inside multi-byte characters too).
 
 from __future__ import annotations
 
+import collections
+import functools
 import itertools
 import json
 import logging
@@ -43,6 +45,7 @@ from semledger.examples import counter
 from semledger.hosts import Router, handle
 from semledger.hosts._session_host import RuntimeAgentHost
 from semledger.hosts._stdio import run_stdio
+from semledger.runtime._reads import Unchanged
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 from stdio_client import cli_in_process
@@ -1056,6 +1059,62 @@ async def test_a_sent_ahead_call_whose_host_raises_is_internal_error_and_the_loo
     assert [reply["id"] for reply in replies] == [1, 2, 3, 4]
     assert replies[1]["error"]["code"] == -32603
     assert [_envelope(replies[i])["ok"] for i in (0, 2, 3)] == [True, True, True]
+
+
+async def test_answers_written_together_each_give_back_the_slot_they_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Calls read ahead fill the three slots; the second and third are answered at once,
+    in one write, behind the first: the two calls behind them must then both start."""
+
+    class Held:
+        """Each read (by its `since`) is answered once the test lets it."""
+
+        overlapping_calls = True
+
+        def __init__(self) -> None:
+            self.started: list[int | None] = []
+            self.gates: collections.defaultdict[int | None, trio.Event]
+            self.gates = collections.defaultdict(trio.Event)
+
+        async def read_semantics(self, since: int | None) -> Unchanged:
+            self.started.append(since)
+            await self.gates[since].wait()
+            return Unchanged(0)
+
+        async def perform_action(self, *args: Any) -> Any:
+            raise AssertionError("not sent")
+
+    import semledger.hosts._stdio as stdio
+
+    monkeypatch.setattr(stdio, "MAX_OUTSTANDING", 3)
+    host = Held()
+    to_loop, loop_input = trio.testing.memory_stream_one_way_pair()
+    loop_output, from_loop = trio.testing.memory_stream_one_way_pair()
+    calls = [_tool_call(i, "read_semantics", {"since": str(i)}) for i in range(1, 7)]
+    await to_loop.send_all(b"".join(_line(call) + b"\n" for call in calls))
+    await to_loop.aclose()
+
+    async def answered(*since: int) -> list[int | None]:
+        for each in since:
+            host.gates[each].set()
+        await trio.testing.wait_all_tasks_blocked()
+        return host.started
+
+    async with trio.open_nursery() as nursery:
+        serve = functools.partial(run_stdio, receive=loop_input, send=loop_output)
+        nursery.start_soon(serve, Router(), host)
+        try:
+            assert await answered() == [1, 2, 3]
+            assert await answered(1) == [1, 2, 3, 4]
+            assert await answered(2, 3) == [1, 2, 3, 4, 5, 6]
+        finally:
+            await answered(*range(1, 7))  # a started call is answered before the loop ends
+    await loop_output.aclose()
+    output = b""
+    while chunk := await from_loop.receive_some():
+        output += chunk
+    assert [json.loads(line)["id"] for line in output.splitlines()] == [1, 2, 3, 4, 5, 6]
 
 
 def test_serving_refuses_a_session_it_cannot_resume_or_a_surface_that_cannot_open(
