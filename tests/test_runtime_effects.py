@@ -207,6 +207,19 @@ async def test_an_effect_that_raises_only_ends_its_pending_work_the_nursery_goes
     assert f"effect {effect_id} (failing) failed" in caplog.text
 
 
+async def test_a_cancelled_effect_is_no_failure_and_its_work_stays_pending() -> None:
+    app = EffectApp()
+    async with trio.open_nursery() as nursery:
+        runner = EffectRunner(app.rt, nursery)
+        act(app.rt, "ab")
+        assert runner.start_pending() == 1
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert runner.failures == {}
+    assert app.rt.pending_work
+    assert app.rt.model.log == ("A", "B")
+
+
 @pytest.mark.parametrize(
     ("arguments", "says"),
     [
@@ -297,6 +310,27 @@ def test_a_message_delivered_from_inside_update_waits_its_turn() -> None:
     holder.append(rt)
     rt.deliver("outer")
     assert rt.model == ("outer", "inner")
+
+
+def test_an_effect_completed_from_inside_update_waits_its_turn() -> None:
+    holder: list[AppRuntime[Any, Any]] = []
+
+    def update(model: tuple[str, ...], msg: str) -> Next[tuple[str, ...], str] | tuple[str, ...]:
+        if msg == "start":
+            return Next((*model, msg), (Effect(_never),))
+        if msg == "outer":
+            [effect_id] = holder[0].pending_effects
+            holder[0].complete_effect(effect_id, "done")
+        return (*model, msg)
+
+    rt: AppRuntime[Any, Any] = AppRuntime(
+        App(init=tuple, update=update, view=lambda m: group(text("log", " ".join(m)), label="g"))
+    )
+    holder.append(rt)
+    rt.deliver("start")
+    rt.deliver("outer")
+    assert rt.model == ("start", "outer", "done")
+    assert not rt.pending_work
 
 
 async def _never() -> None:
