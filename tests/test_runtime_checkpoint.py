@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import msgpack
 import pytest
+import trio
 
 from semledger.actors import MessageCodec, MessageCodecError
 from semledger.examples import counter, gallery, todo
@@ -19,8 +20,10 @@ from semledger.runtime import (
     CheckpointMismatchError,
     Delta,
     DuplicateSemanticId,
+    Effect,
     Full,
     Latest,
+    Next,
     Receipt,
     Scroll,
     ScrollDirection,
@@ -107,6 +110,24 @@ def test_a_restored_runtime_adopts_only_a_journal_that_ends_at_its_snapshot() ->
     restored.deliver(1)
     restored.adopt_journal(runtime.journal)
     assert restored.read(0) == runtime.read(0)
+
+
+async def _never() -> int:
+    await trio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+def test_a_restored_runtime_still_waits_for_the_effects_pending_at_the_checkpoint() -> None:
+    app: App[int, int] = App(
+        init=lambda: Next(0, (Effect(_never), Effect(_never))),
+        update=lambda model, msg: model + msg,
+        view=_twins,
+    )
+    runtime = AppRuntime(app)
+    restored = AppRuntime.restore(app, runtime.model, runtime.checkpoint())
+    assert restored.pending_effects == runtime.pending_effects == {1, 2}
+    restored.complete_effect(2, 5)
+    assert (restored.model, restored.pending_effects) == (5, {1})
 
 
 def test_restored_gallery_keeps_scroll_modal_and_hidden_section() -> None:
