@@ -21,6 +21,7 @@ from semledger.runtime import (
     button,
     column,
     group,
+    send,
     text,
     text_field,
 )
@@ -119,6 +120,23 @@ def test_commands_go_to_the_focused_node() -> None:
     assert text_info is not None
     assert text_info.selection is not None
     assert (text_info.selection.start, text_info.selection.end) == (0, 4)
+
+
+def test_submit_goes_to_the_focused_field_as_a_submit() -> None:
+    field = text_field("Name", "Ada", on_submit=send("submitted"), semantic_id="name")
+    rt: AppRuntime[Any, Any] = AppRuntime(
+        App(init=tuple, update=lambda m, msg: (*m, msg), view=lambda _: group(field, label="g"))
+    )
+    rt.perform(BySemanticId(SemanticId("name")), SimpleAction(K.FOCUS), Latest())
+    assert rt.dispatch_command("Submit")["handled"]
+    assert rt.model == ("submitted",)
+
+
+@pytest.mark.parametrize("point", [(-1.0, 5.0), (5.0, -1.0), (10_000.0, 5.0)])
+def test_a_point_outside_the_root_hits_nothing(point: tuple[float, float]) -> None:
+    rt = make()
+    assert rt.hit_test(*point) is None
+    assert rt.dispatch_pointer(*point, "Down") == {"handled": False, "node_id": None}
 
 
 def test_cancel_on_a_synthetic_root_is_unhandled_not_a_crash() -> None:
