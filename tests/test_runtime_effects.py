@@ -285,6 +285,13 @@ def test_an_effect_id_that_is_no_int_is_a_type_error(effect_id: Any, shown: str)
     assert app.rt.pending_work
 
 
+def test_an_effect_not_yet_taken_is_never_handed_out_after_close() -> None:
+    app = EffectApp()
+    act(app.rt, "ab")
+    app.rt.close()
+    assert app.rt.take_effects() == []
+
+
 def test_an_effect_result_after_close_changes_nothing() -> None:
     app = EffectApp()
     act(app.rt, "ab")
