@@ -1,0 +1,75 @@
+"""Audit entries at the edges: a request whose answer cannot be read, and the act calls of
+a surface driven through the Python API."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from semledger.eventlog import (
+    ActionReceipt,
+    ActionRequested,
+    Committed,
+    Event,
+    MemoryRecorder,
+    NewEvent,
+    SessionStarted,
+    SqliteRecorder,
+    SurfaceCalled,
+)
+from semledger.replay import UnreadableEventError, audit_report
+
+COUNTER = "semledger.examples.counter:app"
+TARGET = {"kind": "semantic_id", "id": "counter.increment"}
+
+
+def _asked(request_id: int) -> ActionRequested:
+    return ActionRequested(request_id, TARGET, {"kind": "activate"}, {"kind": "latest"}, False)
+
+
+def test_a_request_whose_answer_cannot_be_read_is_unreadable_and_one_after_it_unanswered(
+    tmp_path: Path,
+) -> None:
+    events: list[Event] = [
+        SessionStarted(COUNTER, "runtime", {}, True),
+        Committed(1, {}, "0" * 64),
+        _asked(1),
+        ActionReceipt(1, 1, 1, False),  # unreadable
+        _asked(2),
+    ]
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append([NewEvent("s", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = X'c1' WHERE session = 's' AND seq = 4")
+    conn.close()
+    with SqliteRecorder(db) as recorder, pytest.raises(UnreadableEventError) as raised:
+        audit_report(recorder, "s")
+    outcomes = [(entry.request_id, entry.outcome) for entry in raised.value.entries]
+    assert outcomes == [(1, "unreadable"), (2, "unanswered")]
+
+
+def _called(method: str, arguments: dict[str, object], error: str | None = None) -> SurfaceCalled:
+    return SurfaceCalled(method, arguments, None, error, None, None)
+
+
+def test_a_surface_s_act_calls_are_entries_judged_at_the_snapshots_taken_before_them() -> None:
+    """A snapshot that failed is none taken."""
+    recorder = MemoryRecorder()
+    events: list[Event] = [
+        SessionStarted("https://example.com/", "web", {"adapter": "web"}, True),
+        _called("snapshot", {}),
+        _called("act", {"action": "click", "ref": "e1"}),
+        _called("snapshot", {}, "SessionError"),
+        _called("snapshot", {}),
+        _called("act", {"action": "fill", "ref": "e2", "args": {"value": "x"}}, "LocateError"),
+    ]
+    recorder.append([NewEvent("page", seq, e, 0.0) for seq, e in enumerate(events, 1)])
+    entries = audit_report(recorder, "page").entries
+    seen = [(e.request_id, e.generation, e.outcome, e.target, e.action) for e in entries]
+    assert seen == [
+        (2, 1, "ok", {"kind": "ref", "id": "e1"}, {"kind": "click"}),
+        (5, 2, "LocateError", {"kind": "ref", "id": "e2"}, {"kind": "fill", "value": "x"}),
+    ]
