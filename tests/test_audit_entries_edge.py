@@ -1,5 +1,5 @@
-"""Audit entries at the edges: a request whose answer cannot be read, and the act calls of
-a surface driven through the Python API."""
+"""Audit entries and incidents at the edges: a request whose answer cannot be read, the act
+calls of a surface driven through the Python API, effects that finished before the end."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from semledger.eventlog import (
     ActionReceipt,
     ActionRequested,
     Committed,
+    EffectCompleted,
+    EffectStarted,
     Event,
     MemoryRecorder,
     NewEvent,
+    SessionEnded,
     SessionStarted,
     SqliteRecorder,
     SurfaceCalled,
@@ -72,4 +75,21 @@ def test_a_surface_s_act_calls_are_entries_judged_at_the_snapshots_taken_before_
     assert seen == [
         (2, 1, "ok", {"kind": "ref", "id": "e1"}, {"kind": "click"}),
         (5, 2, "LocateError", {"kind": "ref", "id": "e2"}, {"kind": "fill", "value": "x"}),
+    ]
+
+
+def test_only_the_effects_still_running_as_the_session_ended_are_unfinished() -> None:
+    recorder = MemoryRecorder()
+    events: list[Event] = [
+        SessionStarted(COUNTER, "runtime", {}, True),
+        Committed(1, {}, "0" * 64),
+        EffectStarted(1, "save"),
+        EffectStarted(2, "load"),
+        EffectCompleted(1, {"type": "Saved"}),
+        SessionEnded("closed"),
+    ]
+    recorder.append([NewEvent("s", seq, e, 0.0) for seq, e in enumerate(events, 1)])
+    incidents = audit_report(recorder, "s").incidents
+    assert [(i.kind, i.effect_id, i.effect) for i in incidents] == [
+        ("effect_unfinished", 2, "load")
     ]
