@@ -25,6 +25,7 @@ from semledger.eventlog import (
     ActionRequested,
     Committed,
     CorruptEventError,
+    CorruptSummaryError,
     EffectCompleted,
     Event,
     EventTooLargeError,
@@ -532,6 +533,40 @@ def test_session_names_are_the_sessions_with_events_in_order(recorder: Recorder)
     with recorder.pinned():
         recorder.append(batch("c", story()[:1]))
         assert list(recorder.session_names()) == [" ", "a", "ab", "b"]
+
+
+def test_session_names_leave_out_a_session_name_edited_into_another_type(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append([*batch("a", story()[:2]), *batch("b", story()[:2])])
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET session = x'61' WHERE session = 'a' AND seq = 2")
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        assert list(recorder.session_names()) == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("events", "'six'"), ("app", "x'37'"), ("first_at", "'noon'"), ("ended", "0.5")],
+)
+def test_a_summary_row_edited_into_another_type_is_malformed(
+    tmp_path: Path, column: str, value: str
+) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append(batch("a", story()))
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"UPDATE sessions SET {column} = {value}")
+    conn.close()
+    said = f"the summary of session 'a' is malformed: its {column} is "
+    with SqliteRecorder(db) as recorder:
+        with pytest.raises(CorruptSummaryError, match=said):
+            recorder.summary("a")
+        with pytest.raises(CorruptSummaryError, match=said):
+            recorder.sessions()
 
 
 def test_checked_sessions_of_a_log_being_written_find_nothing_wrong(recorder: Recorder) -> None:
