@@ -1530,6 +1530,22 @@ def test_a_clash_in_a_later_insert_statement_writes_nothing_of_the_batch(
         assert len(ours.append(early)) == 300
 
 
+def test_a_writer_refused_as_another_moved_a_head_appends_after_the_new_head(
+    tmp_path: Path,
+) -> None:
+    """The head a writer keeps of a session it wrote is dropped when the log refuses it."""
+    path = tmp_path / "log.db"
+    with SqliteRecorder(path) as ours, SqliteRecorder(path) as theirs:
+        ours.append([NewEvent("s", 1, started(), 0.0)])
+        theirs.append([NewEvent("s", 2, SessionEnded("theirs"), 0.0)])
+        with pytest.raises(SequenceConflict, match="seq 2 is taken"):
+            ours.append([NewEvent("s", 2, SessionEnded("ours"), 0.0)])
+        [stored] = ours.append([NewEvent("s", 3, SessionResumed(()), 0.0)])
+        assert ours.head("s") == Head(3, stored.chain)
+        assert verify_chain(ours.read("s")).ok
+
+
+
 def test_a_read_only_sqlite_recorder_reads_and_never_writes(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
     with SqliteRecorder(path) as writer:
