@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,6 +32,7 @@ from semledger.runtime import (
     Relation,
     Role,
     SemanticsNode,
+    SemanticsSnapshot,
     SetText,
     SimpleAction,
     State,
@@ -44,6 +46,7 @@ from semledger.runtime import (
     text,
     text_field,
 )
+from semledger.runtime._snapshot import announcements_of
 
 FOCUS = SimpleAction(K.FOCUS)
 NOW = Latest()
@@ -372,6 +375,32 @@ def test_live_regions_give_announcements_in_deltas() -> None:
     later = rt.read(start)
     assert isinstance(later, Delta)
     assert [a.text for a in later.announcements] == ["saved", "Alert saved", "done", "Alert done"]
+
+
+def test_a_live_node_emptied_announces_its_label_alone() -> None:
+    rt = make(live_view, "saved")
+    start = rt.generation
+    rt.deliver("")
+    delta = rt.read(start)
+    assert isinstance(delta, Delta)
+    assert [a.text for a in delta.announcements] == ["Status", "Alert"]
+
+
+def test_a_live_node_added_under_one_that_was_there_is_announced_given_the_commit() -> None:
+    """A web page replaces the text node in its live region instead of changing it."""
+    region = SemanticsNode(node_id=1, semantic_id=None, role=Role.GROUP, live=Live.POLITE)
+    before = SemanticsSnapshot.empty().derive(
+        upserted=[region], removed=[], root=1, focused=None, issues=()
+    )
+    added = SemanticsNode(
+        node_id=2, semantic_id=None, role=Role.TEXT, value="Saved", live=Live.POLITE
+    )
+    upserted = [attrs.evolve(region, children=(2,)), added]
+    after = before.derive(upserted=upserted, removed=[], root=1, focused=None, issues=())
+    assert announcements_of(before, after.generation, upserted, added_within=after) == [
+        Announcement(2, after.generation, Live.POLITE, False, "Saved")
+    ]
+    assert announcements_of(before, after.generation, upserted) == []
 
 
 def labelled_count(label: str) -> View[Any]:
