@@ -418,6 +418,12 @@ def test_a_session_without_a_start_has_no_app(recorder: Recorder) -> None:
 
 
 
+def test_sessions_are_listed_by_name_whatever_order_they_began_in(recorder: Recorder) -> None:
+    for name in ("b", "ab", "a"):
+        recorder.append(batch(name, story()[:1]))
+    assert [summary.name for summary in recorder.sessions()] == ["a", "ab", "b"]
+
+
 def test_summary_is_the_one_session_sessions_lists(recorder: Recorder) -> None:
     recorder.append([*batch("a", story()), *batch("b", story()[:2])])
     assert recorder.summary("nobody") is None
