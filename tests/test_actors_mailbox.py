@@ -152,4 +152,5 @@ async def test_a_told_message_whose_handler_raises_ends_the_actor_with_that_erro
             await nursery.start(actor.run)
             await actor.tell(("fail", 3))
             await actor.tell(("double", 4))
+            actor.close()
     assert actor.handled == [("fail", 3)]
