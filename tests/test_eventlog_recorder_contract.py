@@ -181,6 +181,21 @@ def test_seqs_of_lists_the_seqs_of_a_topics_records_in_order(recorder: Recorder)
     assert recorder.seqs_of("nobody", "SemanticsTaken") == []
 
 
+@pytest.mark.parametrize("topic", ["SemanticsTaken", "Committed"])
+def test_seqs_of_leaves_out_a_seq_edited_into_text(tmp_path: Path, topic: str) -> None:
+    db = tmp_path / "log.db"
+    events = [story()[0], SemanticsTaken(0, {}, 1), *story()[1:2], SemanticsTaken(1, {}, 2),
+              *story()[1:2]]
+    with SqliteRecorder(db) as recorder:
+        recorder.append(batch("s", events))
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET seq = 'two' WHERE seq = 2")
+        conn.execute("UPDATE events SET seq = 'three' WHERE seq = 3")
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        assert recorder.seqs_of("s", topic) == [4 if topic == "SemanticsTaken" else 5]
+
+
 @pytest.mark.parametrize(
     ("start", "stop", "seqs"),
     [(0, None, [1, 2, 3, 4, 5, 6]), (3, None, [3, 4, 5, 6]), (2, 4, [2, 3]),
