@@ -43,6 +43,7 @@ from semledger.eventlog import (
     session_end,
 )
 from semledger.hosts import Reply, Router
+from semledger.hosts._http import SERVER_ERROR
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 from stdio_client import refusal
@@ -426,6 +427,9 @@ def test_bodies_that_are_not_one_json_message_are_refused(
     assert too_big.status_code == 413
     # The rest of the body is never read: the client is told not to reuse the connection.
     assert too_big.headers["connection"] == "close"
+    ping = b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}'
+    at_the_limit = http.post(shared_server.url, content=ping.rjust(4 << 20), headers=headers)
+    assert (at_the_limit.status_code, at_the_limit.json()["result"]) == (200, {})
     wrong_version = client.post(
         {"jsonrpc": "2.0", "id": 9, "method": "ping"}, **{"MCP-Protocol-Version": "1999-01-01"}
     )
@@ -533,6 +537,7 @@ def test_a_post_whose_body_is_not_plain_json_or_whose_client_takes_no_json_is_re
         ({"Content-Type": "Application/JSON; charset=utf-8"}, 200),
         ({"Accept": "application/json, text/event-stream"}, 200),
         ({"Accept": "text/event-stream, application/*;q=0.5"}, 200),
+        ({"Accept": "application/json;q=high"}, 200),
         ({"Content-Encoding": "identity"}, 200),
     ]
     applied = 0
@@ -755,7 +760,8 @@ def test_a_delete_of_a_session_no_server_holds_ends_it_in_the_log_without_resumi
 def test_origin_must_be_local(shared_server: Server, http: httpx.Client) -> None:
     evil = McpClient(http, shared_server.url, {"Origin": "http://evil.example"})
     assert evil.post(INITIALIZE).status_code == 403
-    for origin in (f"http://localhost:{shared_server.port}", f"http://127.0.0.1:{shared_server.port}"):
+    for host in ("localhost", "127.0.0.1", "[::1]"):
+        origin = f"http://{host}:{shared_server.port}"
         local = McpClient(http, shared_server.url, {"Origin": origin})
         local.initialize()
         assert local.count() == "0"
@@ -1075,7 +1081,7 @@ def test_the_bearer_scheme_is_matched_case_insensitively(
 ) -> None:
     token = "s3cret-token"
     with serving(tmp_path / "log.db", "--token", token) as running:
-        for scheme in ("bearer", "BEARER", "bEaReR"):
+        for scheme in ("bearer", "BEARER", "bEaReR", "Bearer "):
             McpClient(http, running.url, {"Authorization": f"{scheme} {token}"}).initialize()
         for header in (f"bearer {token.upper()}", f"bearer{token}", f"Bearers {token}"):
             refused = McpClient(http, running.url, {"Authorization": header}).post(INITIALIZE)
@@ -1808,6 +1814,7 @@ def test_resuming_a_session_with_an_event_logged_past_its_end_is_a_500_naming_th
         client.url = after.url
         refused = client.post(call(1, "read_semantics", {}))
         assert refused.status_code == 500, refused.text
+        assert refused.json()["error"]["code"] == SERVER_ERROR  # not the client's fault
         assert refusal(refused.json()) == (
             f"session {session!r} cannot be resumed: its log cannot be read: session"
             f" {session!r}, event {head.seq + 1}: it follows the session's end at event"
