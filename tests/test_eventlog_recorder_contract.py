@@ -27,6 +27,7 @@ from semledger.eventlog import (
     CorruptEventError,
     CorruptSummaryError,
     EffectCompleted,
+    EndedBy,
     Event,
     EventTooLargeError,
     Head,
@@ -54,10 +55,12 @@ from semledger.eventlog import (
     chain_step,
     checked_sessions,
     encode,
+    ended_for_good,
     inspect_log,
     log_final_end,
     session_end,
     session_start,
+    unstarted,
     verify_chain,
 )
 from semledger.eventlog._sqlite import _CHECKPOINT_SEQS, _LAST_CHECKPOINT
@@ -424,6 +427,44 @@ def test_session_start_is_the_chained_first_event_when_it_is_a_start(recorder: R
     assert session_start(recorder, "s") == story()[0]
     assert session_start(recorder, "headless") is None
     assert session_start(recorder, "nobody") is None
+
+
+def test_a_session_without_its_start_is_damage_naming_what_is_in_its_place(
+    recorder: Recorder,
+) -> None:
+    recorder.append([*batch("headless", story()[1:3]), *batch("s", story())])
+    said = "session 'headless', event 1: it is a Committed, not the SessionStarted"
+    assert str(unstarted(recorder, "headless")).startswith(said)
+    assert str(unstarted(recorder, "nobody")) == "session 'nobody', event 1: missing"
+
+
+def test_a_session_whose_first_events_are_gone_is_missing_its_start(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append(batch("s", story()))
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM events WHERE seq < 3")
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        assert str(unstarted(recorder, "s")) == (
+            "session 's', event 1: missing: the session's events start at event 3"
+        )
+
+
+@pytest.mark.parametrize(
+    ("by", "refused"), [("server", False), ("client", True), ("operator", True), ("fuzzer", True)]
+)
+def test_a_session_ended_for_good_is_refused_again_and_one_ended_for_now_is_not(
+    recorder: Recorder, by: EndedBy, refused: bool
+) -> None:
+    recorder.append(batch("s", [started(), SessionEnded("stop", by)]))
+    refusal = ended_for_good(recorder, "s")
+    assert (refusal is not None) == refused
+    if refusal is not None:
+        assert refusal.startswith("session 's' was ended for good (stop) and is not served again")
+    recorder.append(batch("open", story()[:2]))
+    assert ended_for_good(recorder, "open") is None
+    assert ended_for_good(recorder, "nobody") is None
 
 
 def test_a_session_without_a_start_has_no_app(recorder: Recorder) -> None:
