@@ -93,3 +93,17 @@ def test_only_the_effects_still_running_as_the_session_ended_are_unfinished() ->
     assert [(i.kind, i.effect_id, i.effect) for i in incidents] == [
         ("effect_unfinished", 2, "load")
     ]
+
+
+@pytest.mark.parametrize(
+    ("params", "fuzzed"), [({"fuzz": {"seed": 0}}, True), ({"str_hash": "0"}, False)]
+)
+def test_an_audit_says_whether_the_session_is_a_fuzz_counterexample(
+    params: dict[str, object], fuzzed: bool
+) -> None:
+    """Its texts, passwords among them, are the fuzzer's own, logged in clear."""
+    recorder = MemoryRecorder()
+    started = SessionStarted(COUNTER, "runtime", params, redact_passwords=False)
+    recorder.append([NewEvent("s", 1, started, 0.0)])
+    report = audit_report(recorder, "s")
+    assert (report.fuzzed, report.redact_passwords, report.adapter) == (fuzzed, False, None)
