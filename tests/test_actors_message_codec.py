@@ -21,6 +21,11 @@ def test_a_message_reads_back_from_the_log_as_itself() -> None:
     assert codec.decode(codec.encode(Carry([1, "two"]))) == Carry([1, "two"])
 
 
+def test_a_message_holding_a_nan_is_logged_though_it_equals_nothing() -> None:
+    codec = MessageCodec((Carry,))
+    assert repr(codec.decode(codec.encode(Carry(float("nan"))))) == "Carry(value=nan)"
+
+
 def test_a_message_that_reads_back_as_another_value_is_not_logged() -> None:
     with pytest.raises(MessageCodecError, match=r"it reads back as Carry\(value=\[1, 2\]\)"):
         MessageCodec((Carry,)).encode(Carry((1, 2)))
