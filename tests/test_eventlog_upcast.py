@@ -24,6 +24,7 @@ from semledger.eventlog import (
     NewEvent,
     SemanticsTaken,
     SessionEnded,
+    SessionResumed,
     SessionStarted,
     SessionSummary,
     SqliteRecorder,
@@ -99,6 +100,10 @@ def test_a_version_2_log_gets_its_end_reasons_from_its_events(tmp_path: Path) ->
             NewEvent("done", 1, SessionStarted("a:app", "runtime", {}, True), 1.0),
             NewEvent("done", 2, SessionEnded("client went away"), 2.0),
             NewEvent("open", 1, SessionStarted("a:app", "runtime", {}, True), 3.0),
+            NewEvent("again", 1, SessionStarted("a:app", "runtime", {}, True), 4.0),
+            NewEvent("again", 2, SessionEnded("end of input"), 5.0),
+            NewEvent("again", 3, SessionResumed(()), 6.0),
+            NewEvent("again", 4, SessionEnded("signal SIGTERM"), 7.0),
         ])
     with sqlite3.connect(path) as conn:  # back to version 2: no end_reason column
         conn.execute("ALTER TABLE sessions DROP COLUMN end_reason")
@@ -107,7 +112,7 @@ def test_a_version_2_log_gets_its_end_reasons_from_its_events(tmp_path: Path) ->
     with SqliteRecorder(path) as recorder:
         assert recorder.found_schema_version == 2
         reasons = {s.name: s.end_reason for s in recorder.sessions()}
-    assert reasons == {"done": "client went away", "open": None}
+    assert reasons == {"done": "client went away", "open": None, "again": "signal SIGTERM"}
 
 
 def test_a_damaged_ending_event_does_not_keep_a_version_2_log_from_opening(
