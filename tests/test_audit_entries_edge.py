@@ -11,6 +11,7 @@ import pytest
 from semledger.eventlog import (
     ActionReceipt,
     ActionRequested,
+    CallRefused,
     Committed,
     EffectCompleted,
     EffectStarted,
@@ -107,3 +108,39 @@ def test_an_audit_says_whether_the_session_is_a_fuzz_counterexample(
     recorder.append([NewEvent("s", 1, started, 0.0)])
     report = audit_report(recorder, "s")
     assert (report.fuzzed, report.redact_passwords, report.adapter) == (fuzzed, False, None)
+
+
+def test_a_request_known_only_from_its_receipt_is_judged_at_the_receipt_s_before(
+    tmp_path: Path,
+) -> None:
+    events: list[Event] = [
+        SessionStarted(COUNTER, "runtime", {}, True),
+        Committed(1, {}, "0" * 64),
+        _asked(1),  # unreadable
+        Committed(2, {}, "0" * 64),
+        ActionReceipt(1, 1, 2, False),
+    ]
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append([NewEvent("s", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = X'c1' WHERE session = 's' AND seq = 3")
+    conn.close()
+    with SqliteRecorder(db) as recorder, pytest.raises(UnreadableEventError) as raised:
+        audit_report(recorder, "s")
+    (entry,) = raised.value.entries
+    assert (entry.unread, entry.seq, entry.outcome) == (True, 3, "receipt")
+    assert (entry.generation, entry.before, entry.after) == (1, 1, 2)
+
+
+def test_a_refused_call_s_entry_names_the_parts_it_did_not_send() -> None:
+    """A part not sent shows as ``{}``, as one sent as ``{}`` does: `unsent` tells them apart."""
+    recorder = MemoryRecorder()
+    refused = CallRefused(
+        "perform_action", {"target": TARGET, "action": {}}, "invalid_arguments", "no", False
+    )
+    events: list[Event] = [SessionStarted(COUNTER, "runtime", {}, True), refused]
+    recorder.append([NewEvent("s", seq, e, 0.0) for seq, e in enumerate(events, 1)])
+    (entry,) = audit_report(recorder, "s").entries
+    assert (entry.target, entry.action, entry.precondition) == (TARGET, {}, {})
+    assert entry.unsent == ("precondition",)
