@@ -62,6 +62,7 @@ from semledger.eventlog import (
     session_start,
     unstarted,
     verify_chain,
+    verify_log,
 )
 from semledger.eventlog._sqlite import _CHECKPOINT_SEQS, _LAST_CHECKPOINT
 
@@ -531,6 +532,7 @@ def test_a_summary_says_a_session_crashed_after_events_follow_the_crash(
     summary = recorder.summary("s")
     assert summary is not None
     assert (summary.crashed, summary.ended, summary.end_reason) == (True, True, "edited in")
+    assert verify_log(recorder)["s"].ok
 
 def test_a_read_sees_the_events_committed_when_it_started(recorder: Recorder) -> None:
     recorder.append(batch("s", story()[:3]))
