@@ -296,8 +296,10 @@ def test_input_schemas_agree_with_the_decoder_on_samples() -> None:
         "precondition": {"kind": "exact", "generation": "0"},
     }
     assert validator.is_valid(good)
+    assert validator.is_valid({**good, "target": {"kind": "semantic_id", "id": "a" * 255}})
     for bad in [
         {**good, "extra": 1},
+        {**good, "target": {"kind": "semantic_id", "id": "a" * 256}},
         {**good, "target": {"kind": "path", "path": []}},
         {**good, "target": {"kind": "path", "path": [{"index": 1}]}},
         {**good, "target": {"kind": "path", "path": [{"role": None}]}},
