@@ -28,6 +28,7 @@ from semledger.eventlog import (
     LogConverter,
     SemanticsTaken,
     SessionCrashed,
+    SessionEnded,
     SessionStarted,
     StoredEvent,
     UnknownTopicError,
@@ -242,6 +243,12 @@ def test_a_field_of_a_rare_event_of_another_type_is_refused_not_read_back_as_dam
     back as app 'None', and the intact log was reported damaged."""
     with pytest.raises(TypeError, match=re.escape(said)):
         make()
+
+
+def test_an_end_by_no_one_the_log_knows_is_refused_as_it_is_made() -> None:
+    said = "by: expected one of server, client, operator, fuzzer, got 'nobody'"
+    with pytest.raises(ValueError, match=re.escape(said)):
+        SessionEnded("over", "nobody")  # type: ignore[arg-type]
 
 
 def test_encoding_a_non_event_is_a_type_error() -> None:
