@@ -386,11 +386,23 @@ def encode_json(message: object) -> bytes:
     Text read from a peer may hold lone surrogates (JSON's ``"\\ud800"`` decodes to one), and
     UTF-8 cannot encode those: a reply echoing one (its id, say) is written with every
     non-ASCII character escaped instead, as valid JSON that reads back as the same text.
+    U+0085, U+2028 and U+2029 are written escaped too: JSON allows them raw, but a reader
+    that splits its input with ``str.splitlines`` broke a message in two at one.
     """
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    if text.isascii():
+        return text.encode()
+    for char, escaped in _LINE_BREAKS:
+        text = text.replace(char, escaped)
     try:
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        return text.encode()
     except UnicodeEncodeError:
         return json.dumps(message, separators=(",", ":")).encode()
+
+
+_LINE_BREAKS = [("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")]
+"""The line breaks of ``str.splitlines`` that JSON leaves raw in a string (the rest are
+control characters, which it escapes)."""
 
 
 def _dumps(value: object) -> str:

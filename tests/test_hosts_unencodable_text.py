@@ -81,6 +81,16 @@ def test_a_reply_keeps_non_ascii_text_as_utf8_and_escapes_only_a_lone_surrogate(
     assert json.loads(escaped) == {"id": "é" + SURROGATE}
 
 
+def test_a_reply_escapes_the_line_breaks_json_allows_raw() -> None:
+    """U+2028 in a todo's title went out raw: a client reading with `str.splitlines` got
+    half a message, then the other half."""
+    message = {"id": "a\x85b\u2028c\u2029d\u2027é"}
+    written = encode_json(message).decode()
+    assert written == '{"id":"a\\u0085b\\u2028c\\u2029d\u2027é"}'
+    [line] = written.splitlines()
+    assert json.loads(line) == message
+
+
 @pytest.mark.parametrize(
     ("request_line", "check"),
     [
