@@ -745,6 +745,8 @@ def test_a_closed_recorder_refuses_everything(recorder: Recorder) -> None:
     with pytest.raises(RecorderClosedError):
         recorder.append(batch("s", story()))
     with pytest.raises(RecorderClosedError):
+        recorder.append([])
+    with pytest.raises(RecorderClosedError):
         recorder.read("s")
     with pytest.raises(RecorderClosedError):
         recorder.events("s")
