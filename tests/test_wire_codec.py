@@ -451,11 +451,12 @@ def test_action_and_precondition_shapes() -> None:
     assert encode_precondition(Exact(9)) == {"kind": "exact", "generation": "9"}
 
 
-def test_receipt_shape() -> None:
-    assert encode_receipt(Receipt(4, 4, True)) == {
+@pytest.mark.parametrize("pending_work", [True, False])
+def test_receipt_shape(pending_work: bool) -> None:
+    assert encode_receipt(Receipt(4, 5, pending_work)) == {
         "before": "4",
-        "after": "4",
-        "pending_work": True,
+        "after": "5",
+        "pending_work": pending_work,
     }
 
 
