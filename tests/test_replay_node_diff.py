@@ -28,3 +28,13 @@ def test_a_node_diff_names_root_focus_missing_nodes_and_issues() -> None:
     assert lines[2].endswith(" is missing")
     assert lines[3:] == [f"issues: {len(before.issues)} -> 0"]
     assert node_diff(after, before)[2].endswith(" is new")
+
+
+def test_a_node_diff_names_each_changed_field_of_a_node() -> None:
+    before = AppRuntime(gallery.app).snapshot
+    node_id, node = next((k, v) for k, v in before.nodes.items() if v.label)
+    changed = attrs.evolve(node, label=f"{node.label} (renamed)")
+    after = attrs.evolve(before, nodes={**before.nodes, node_id: changed})
+    (line,) = node_diff(before, after)
+    assert line.startswith(f"~ node {node_id}")
+    assert line.endswith(f" label: {node.label!r} -> {changed.label!r}")
