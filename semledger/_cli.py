@@ -1782,6 +1782,11 @@ def _silence(stream: IO[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if sys.stderr is None:
+        # Started with standard error closed (`2>&-`): Python's print falls back to stdout,
+        # where `serve`'s status lines broke the MCP stream. They go nowhere instead, and
+        # descriptor 2 is taken, so that no file opened later is written to as stderr.
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     for stream in (sys.stdout, sys.stderr):
         # Where the locale's encoding is not UTF-8, what it cannot encode (an arrow, a
         # check mark, a name from the log) is escaped rather than a crash at the end.

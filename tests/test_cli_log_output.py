@@ -890,6 +890,31 @@ def test_a_closed_standard_output_is_one_line_on_stderr(logged: Path) -> None:
     )
 
 
+def _with_stderr_closed(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``semledger ARGS`` started with its standard error closed (``2>&-``)."""
+    return subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *mcp.COMMAND, *args],
+        input=stdin, capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )
+
+
+def test_serve_with_standard_error_closed_writes_nothing_but_json_rpc_to_stdout(
+    tmp_path: Path,
+) -> None:
+    """Its status lines went to stdout, between the answers an MCP client reads there."""
+    done = _with_stderr_closed(
+        "serve", "semledger.examples.counter:app", "--db", str(tmp_path / "log.db"),
+        stdin=mcp.initialize() + mcp.read(1),
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [0, 1]
+
+
+def test_an_error_with_standard_error_closed_is_not_written_to_stdout(tmp_path: Path) -> None:
+    done = _with_stderr_closed("read", "s", "--json", "--db", str(tmp_path / "none.db"))
+    assert (done.returncode, done.stdout) == (2, "")
+
+
 def _without_write_rights(*args: str) -> subprocess.CompletedProcess[str]:
     """``semledger ARGS`` unable to write where permissions say it may not (root ignores
     them unless it drops the capabilities that let it)."""
