@@ -867,7 +867,11 @@ def _refuse_unless_file(path: str) -> None:
     a device, in /dev), and opening a named pipe waits for its other end, forever."""
     try:
         mode = os.stat(path).st_mode
-    except OSError:
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # SQLite's open says only "unable to open"
+            raise LogOpenError(
+                path, "it is a loop of symbolic links, which leads to no file"
+            ) from error
         return  # not there (or not to be looked at): opening it says why
     if not stat.S_ISREG(mode):
         kind = next((kind for is_kind, kind in _NOT_FILES if is_kind(mode)), None)

@@ -580,7 +580,7 @@ def _recorder(db: str, *, must_exist: bool = True) -> Any:
 
     if not must_exist:
         return SqliteRecorder(db)
-    if not Path(db).exists():
+    if not os.path.lexists(db):  # (a link to nothing: opening it says so)
         raise UsageError(f"no log at {db} (give --db PATH)")
     return SqliteRecorder.to_inspect(db)
 
@@ -1111,7 +1111,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
         log_final_end,
     )
 
-    if not Path(args.db).exists():
+    if not os.path.lexists(args.db):  # (a link to nothing: opening it says so)
         raise UsageError(f"no log at {args.db} (give --db PATH)")
     # One that ended for now (its client went away) is ended for good, as one still open.
     reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")

@@ -38,6 +38,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         started = SessionStarted(COUNTER, "runtime", {}, True)  # and nothing after it
         recorder.append([NewEvent("uncommitted", 1, started, 0.0)])
     (path.parent / "empty.db").touch()
+    (path.parent / "loop.db").symlink_to(path.parent / "loop.db")
+    (path.parent / "dangling.db").symlink_to(path.parent / "nothing.db")
     with sqlite3.connect(path.parent / "foreign.db") as conn:  # another program's database
         conn.execute("CREATE TABLE customers (name TEXT)")
     conn.close()
@@ -56,6 +58,16 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         "no command": ([], "required"),
         "missing log for sessions": (["sessions", "--db", missing], "no log at"),
         "missing log for read": (["read", "known", "--db", missing], "no log at"),
+        **{
+            f"{command[0]} of a link to {what}": (
+                [*command, "--db", str(db.parent / name)], f"{name}: {said}"
+            )
+            for command in (["sessions"], ["end", "known"])
+            for name, what, said in (
+                ("loop.db", "itself", "it is a loop of symbolic links, which leads to no file"),
+                ("dangling.db", "nothing", f"it links to {db.parent / 'nothing.db'}, which does"),
+            )
+        },
         "a directory for a log": (
             ["audit", "known", "--db", str(db.parent)],
             f"cannot open the log {db.parent}: it is a directory, not a file",
@@ -275,6 +287,10 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "not a semledger App",
         ),
         "serve without APP": (["serve", "--db", missing], "needs APP"),
+        "serve into a loop of symbolic links": (
+            ["serve", COUNTER, "--db", str(db.parent / "loop.db")],
+            "loop.db: it is a loop of symbolic links, which leads to no file",
+        ),
         "serve into a missing folder": (
             ["serve", "semledger.examples.counter:app", "--db", str(db.parent / "no" / "x.db")],
             "cannot open the log",
@@ -515,6 +531,7 @@ _AS_A_CHILD = {
     "a directory for a new log",
     "a new log in a folder that does not exist",
     "serve into a missing folder",
+    "serve into a loop of symbolic links",
     "serve on a port in use",
     "serve on port 65536",
     "serve on port 99999",

@@ -1646,6 +1646,20 @@ def test_a_log_that_is_not_there_is_said_not_to_exist(
     assert sorted(tmp_path.iterdir()) == [link]
 
 
+@pytest.mark.parametrize("options", [{}, {"create": False}, {"read_only": True}])
+def test_a_loop_of_symbolic_links_is_said_to_be_one(
+    tmp_path: Path, options: dict[str, bool]
+) -> None:
+    """`serve --db` of a link to itself ended in a traceback: "Too many levels of symbolic
+    links" from a check before SQLite's open."""
+    link = tmp_path / "loop.db"
+    link.symlink_to(link)
+    said = f"^cannot open the log {link}: it is a loop of symbolic links, which leads to no file$"
+    with pytest.raises(LogOpenError, match=said):
+        SqliteRecorder(link, **options)
+    assert sorted(tmp_path.iterdir()) == [link]
+
+
 def test_a_read_only_recorder_leaves_at_close_the_files_a_writer_of_its_process_uses(
     tmp_path: Path,
 ) -> None:
