@@ -19,6 +19,7 @@ from ._recorder import (
     check_range,
     check_seq,
     check_session,
+    check_topic,
     checked_names,
     prepare_batch,
 )
@@ -163,6 +164,7 @@ class MemoryRecorder:
         with self._lock:
             self._check_open()
             check_session(session)
+            check_topic(topic)
             check_seq("before", before, optional=True)
             records = self._events.get(session, [])
             end = self._length(session, records)
@@ -177,6 +179,7 @@ class MemoryRecorder:
         with self._lock:
             self._check_open()
             check_session(session)
+            check_topic(topic)
             records = self._events.get(session, [])
             end = self._length(session, records)
             return [records[i].seq for i in range(end) if records[i].topic == topic]

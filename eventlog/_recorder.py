@@ -190,6 +190,17 @@ def check_session(session: object) -> None:
         raise TypeError(f"session: expected a str, got {type(session).__name__} {session!r:.80}")
 
 
+def check_topic(topic: object) -> None:
+    """Raise ``TypeError`` unless `topic` is a str: given the event class itself
+    (``last_of(s, SnapshotTaken)``), every recorder answered as for a topic never logged."""
+    if not isinstance(topic, str):
+        hint = f": give its name, {topic.__name__!r}" if isinstance(topic, type) else ""
+        raise TypeError(
+            f"topic: expected an event class's name (a str), got {type(topic).__name__}"
+            f" {topic!r:.80}{hint}"
+        )
+
+
 def check_seq(name: str, value: object, *, optional: bool = False) -> None:
     """Raise `TypeError` unless `value`, the read argument `name`, is an int (or None if
     `optional`): SQLite would compare a str such as ``"2"`` as the number, a memory log

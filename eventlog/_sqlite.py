@@ -52,6 +52,7 @@ from ._recorder import (
     check_range,
     check_seq,
     check_session,
+    check_topic,
     checked_names,
     prepare_batch,
 )
@@ -1532,6 +1533,7 @@ class SqliteRecorder:
     ) -> StoredEvent | None:
         self._check_open()
         check_session(session)
+        check_topic(topic)
         check_seq("before", before, optional=True)
         bound = _NO_SEQ_BOUND if before is None else _in_range(before)
         with self._reader() as conn:
@@ -1547,6 +1549,7 @@ class SqliteRecorder:
         its row names the damage."""
         self._check_open()
         check_session(session)
+        check_topic(topic)
         with self._reader() as conn:
             if topic == _CHECKPOINT:
                 rows = conn.execute(_CHECKPOINT_SEQS, (session,)).fetchall()

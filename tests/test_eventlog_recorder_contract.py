@@ -931,6 +931,26 @@ def test_a_session_that_is_not_a_str_is_refused_naming_it_by_every_recorder(
         assert recorder.served(["s"]) == {"s": True}
 
 
+@pytest.mark.parametrize(
+    ("topic", "said"),
+    [
+        (SessionStarted, "got type <class 'semledger.eventlog._events.SessionStarted'>: give"
+         " its name, 'SessionStarted'"),
+        (None, "got NoneType None"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("use", ["last_of", "seqs_of"])
+def test_a_topic_that_is_not_a_str_is_refused_naming_it_by_every_recorder(
+    recorder: Recorder, use: str, topic: object, said: str
+) -> None:
+    """`last_of("s", SessionStarted)`, the class for its name, answered None as for a
+    topic never logged."""
+    recorder.append(batch("s", story()))
+    expected = f"topic: expected an event class's name (a str), {said}"
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        getattr(recorder, use)("s", topic)
+
+
 def test_served_of_one_name_given_as_a_str_raises(recorder: Recorder) -> None:
     """served("s1x") answered for sessions 's', '1' and 'x'."""
     with pytest.raises(TypeError, match=r"^sessions: expected a sequence of session names"):
