@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hmac
+import ipaddress
 import re
 import secrets
 import sqlite3
@@ -66,7 +67,6 @@ are accepted for them: `McpHttpApp` is passed to such a server as it is."""
 SERVER_ERROR: Final = -32000
 """JSON-RPC's first implementation-defined server error: an HTTP 5xx refusal's code."""
 
-LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 MAX_BODY = 4 << 20
 BODY_TIMEOUT = 30.0
 """Seconds a request's body may take to arrive, once its headers have: a client that
@@ -100,7 +100,8 @@ a server resumes only sessions whose start says so."""
 
 def normalize_origin(text: str) -> str:
     """`text` as an origin compares: ``scheme://host[:port]``, scheme and host lower-cased,
-    the scheme's default port dropped. Raises ``ValueError`` for anything else (a path, a
+    an IP address written as `ipaddress` writes it (``[0:0::1]`` is ``[::1]``), the
+    scheme's default port dropped. Raises ``ValueError`` for anything else (a path, a
     query, credentials, no scheme or host, a bad port)."""
     try:
         parts = urlsplit(text)
@@ -112,11 +113,33 @@ def normalize_origin(text: str) -> str:
         raise ValueError(f"{text!r} is not an origin: expected scheme://host[:port]")
     if parts.path or parts.query or parts.fragment or text.endswith(("?", "#")):
         raise ValueError(f"{text!r} is not an origin: it has a path, query or fragment")
-    if ":" in host:
-        host = f"[{host}]"
+    host = _address_or_name(host, bracketed="[" in parts.netloc)
     if port is None or port == _DEFAULT_PORTS.get(parts.scheme):
         return f"{parts.scheme}://{host}"
     return f"{parts.scheme}://{host}:{port}"
+
+
+def _address_or_name(host: str, *, bracketed: bool) -> str:
+    """An origin's `host` (lower-cased, brackets cut) as it compares: an IP address in one
+    spelling, an IPv6 one (or any bracketed host) in brackets again."""
+    try:
+        address = str(ipaddress.ip_address(host))
+    except ValueError:  # a name, or an IPvFuture literal
+        address = host
+    return f"[{address}]" if bracketed or ":" in address else address
+
+
+def _is_local(host: str | None) -> bool:
+    """Whether an origin's host (lower-cased, brackets cut) is this machine:
+    ``localhost`` or a loopback address, an IPv4-mapped one (``[::ffff:127.0.0.1]``) too."""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host or "")
+    except ValueError:
+        return False
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def check_token(token: object) -> None:
@@ -310,7 +333,7 @@ class McpHttpApp:
             normal = normalize_origin(origin)
         except ValueError:  # "null", say
             return False
-        return normal in self.allowed_origins or urlsplit(normal).hostname in LOCAL_HOSTS
+        return normal in self.allowed_origins or _is_local(urlsplit(normal).hostname)
 
     async def _post(
         self, headers: dict[str, str], receive: Receive, send: Send, peer: str | None

@@ -802,6 +802,51 @@ PREFLIGHT = {
 }
 
 
+def _preflight_status(http: httpx.Client, url: str, origin: str) -> int:
+    return http.options(url, headers={"Origin": origin, **PREFLIGHT}).status_code
+
+
+def test_every_spelling_of_a_loopback_address_is_a_local_origin(
+    shared_server: Server, http: httpx.Client
+) -> None:
+    """Hosts compare as addresses: ``[0:0::1]`` was refused where ``[::1]`` was not. A
+    name other than localhost, or an address that is not loopback, stays refused."""
+    port = shared_server.port
+    for host in (
+        "[::1]",
+        "[0:0::1]",
+        "[0:0:0:0:0:0:0:1]",
+        "[::ffff:127.0.0.1]",
+        "[::FFFF:7f00:1]",
+        "127.0.0.2",
+    ):
+        origin = f"http://{host}:{port}"
+        assert _preflight_status(http, shared_server.url, origin) == 204, origin
+    for host in ("[::2]", "[::127.0.0.1]", "[::ffff:10.0.0.1]", "10.0.0.1", "127.1", "[v1.x]"):
+        origin = f"http://{host}:{port}"
+        assert _preflight_status(http, shared_server.url, origin) == 403, origin
+
+
+def test_an_allowed_address_allows_its_origin_in_every_spelling_of_that_address(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    """An IPv4-mapped address is another origin than its IPv4 address, as browsers take it:
+    allowing one does not allow the other."""
+    allow = (
+        *("--allow-origin", "http://[2001:DB8:0:0::1]:8080"),
+        *("--allow-origin", "http://[::ffff:192.0.2.1]"),
+    )
+    with serving(tmp_path / "log.db", *allow) as running:
+        for origin in (
+            "http://[2001:db8::1]:8080",
+            "http://[2001:0db8:0000:0000:0000:0000:0000:0001]:8080",
+            "http://[::ffff:c000:201]:80",
+        ):
+            assert _preflight_status(http, running.url, origin) == 204, origin
+        for origin in ("http://[2001:db8::2]:8080", "http://[2001:db8::1]", "http://192.0.2.1"):
+            assert _preflight_status(http, running.url, origin) == 403, origin
+
+
 def _header_set(value: str) -> set[str]:
     return {item.strip().lower() for item in value.split(",")}
 
@@ -1145,6 +1190,31 @@ def test_the_log_holds_who_connected_and_from_where(
         INITIALIZE["params"]["protocolVersion"],
     )
     assert re.fullmatch(r"127\.0\.0\.1:\d+", connection["peer"])
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="this machine has no IPv6 loopback (::1)")
+def test_a_server_on_ipv6_loopback_names_itself_and_its_clients_with_brackets(
+    tmp_path: Path, http: httpx.Client
+) -> None:
+    with serving(tmp_path / "log.db", bind="[::1]:0") as running:
+        assert re.fullmatch(r"http://\[::1\]:\d+/mcp", running.url)
+        client = McpClient(http, running.url, {"Origin": f"http://[0:0::1]:{running.port}"})
+        session_id = client.initialize()
+        audited = subprocess.run(
+            _semledger("audit", session_id, "--db", str(running.db), "--json"),
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+    [connection] = json.loads(audited.stdout)["connections"]
+    assert re.fullmatch(r"\[::1\]:\d+", connection["peer"])
 
 
 def test_a_session_continues_after_the_server_is_killed_and_restarted(
