@@ -762,13 +762,13 @@ def _update_raising_once_saved(model: todo.Model, msg: todo.Msg) -> Any:
     return todo.update(model, msg)
 
 
-async def test_an_app_raising_on_an_effects_message_ends_its_session_on_the_record_only(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """As on an agent's input: its actor ends as closed, not failed (`crashes`)."""
-    monkeypatch.setattr(todo, "SAVE_SECONDS", 0)
-    app = attrs.evolve(todo.app, update=_update_raising_once_saved)
-    recorder = MemoryRecorder()
+async def _run_until_stopped(
+    recorder: MemoryRecorder,
+    app: Any,
+    drive: Callable[[SessionActor, LogWriter, trio.Event], Awaitable[None]],
+) -> tuple[SessionActor, SessionRegistry]:
+    """Session ``s`` of `app`, opened by a registry and driven by `drive`, which is given
+    the event set once the session's actor stopped."""
     stopped = trio.Event()
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
@@ -779,10 +779,25 @@ async def test_an_app_raising_on_an_effects_message_ends_its_session_on_the_reco
             actor = await registry.open(
                 "s", lambda: SessionActor("s", app, "x:app", writer, recorder)
             )
-            save = BySemanticId(SemanticId.new("todo.save"))
-            assert isinstance(await actor.perform_action(save, ACTIVATE, Latest()), Receipt)
-            await stopped.wait()
-            writer.close()
+            await drive(actor, writer, stopped)
+    return actor, registry
+
+
+async def test_an_app_raising_on_an_effects_message_ends_its_session_on_the_record_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As on an agent's input: its actor ends as closed, not failed (`crashes`)."""
+    monkeypatch.setattr(todo, "SAVE_SECONDS", 0)
+    app = attrs.evolve(todo.app, update=_update_raising_once_saved)
+
+    async def save(actor: SessionActor, writer: LogWriter, stopped: trio.Event) -> None:
+        save = BySemanticId(SemanticId.new("todo.save"))
+        assert isinstance(await actor.perform_action(save, ACTIVATE, Latest()), Receipt)
+        await stopped.wait()
+        writer.close()
+
+    recorder = MemoryRecorder()
+    actor, registry = await _run_until_stopped(recorder, app, save)
     assert actor.failure == "its application raised SavedError('the saved result breaks the model')"
     assert registry.crashes == {}
     assert isinstance([e for _r, e in recorder.events("s")][-1], SessionCrashed)
@@ -833,22 +848,15 @@ async def test_a_session_whose_log_is_lost_under_an_effects_message_is_listed_as
     """Its actor failed (`crashes`, with its traceback): nothing logged says it ended."""
     monkeypatch.setattr(tests_login, "SENT", [])
     monkeypatch.setattr(tests_login, "ANSWER", trio.Event())
-    recorder = MemoryRecorder()
-    stopped = trio.Event()
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            writer: LogWriter = await nursery.start(LogWriter(recorder).run)
-            registry = SessionRegistry(
-                nursery, writer, recorder, on_stopped=lambda _actor: stopped.set()
-            )
-            actor = await registry.open(
-                "s", lambda: SessionActor("s", tests_login.app, "tests_login:app", writer, recorder)
-            )
-            sign_in = BySemanticId(SemanticId.new("sign_in"))
-            assert isinstance(await actor.perform_action(sign_in, ACTIVATE, Latest()), Receipt)
-            await trio.testing.wait_all_tasks_blocked()  # the sign-in waits for its answer
-            writer.close()
-            tests_login.ANSWER.set()
-            await stopped.wait()
+
+    async def sign_in(actor: SessionActor, writer: LogWriter, stopped: trio.Event) -> None:
+        sign_in = BySemanticId(SemanticId.new("sign_in"))
+        assert isinstance(await actor.perform_action(sign_in, ACTIVATE, Latest()), Receipt)
+        await trio.testing.wait_all_tasks_blocked()  # the sign-in waits for its answer
+        writer.close()
+        tests_login.ANSWER.set()
+        await stopped.wait()
+
+    actor, registry = await _run_until_stopped(MemoryRecorder(), tests_login.app, sign_in)
     assert actor.failure == "the log writer stopped before it wrote its events"
     assert "SessionLogError: session 's'" in registry.crashes["s"]
