@@ -506,6 +506,10 @@ class _Example:
         self.checker = GenerationChecker(self.core.runtime.snapshot)
         self.seen: list[int] = []
         """The generation at the start of each step: stale ones for preconditions and reads."""
+        self.timer_ids: dict[Every[Any], int] = {}
+        """Each timer the model subscribes to, by the number a live session gives it."""
+        self._numbered = 0
+        self._number_timers(self.core.runtime.subscriptions())
 
     def run(self, data: Any, most: int) -> None:
         """Take steps until one draws stop, or `most` inputs and reads are taken."""
@@ -596,9 +600,20 @@ class _Example:
             timers = self.core.runtime.subscriptions()
             if timer not in timers:
                 return done
-            timer_id = timers.index(timer) + 1
-            self._deliver(timer.message, functools.partial(TimerFired, timer_id))
+            self._number_timers(timers)
+            self._deliver(timer.message, functools.partial(TimerFired, self.timer_ids[timer]))
         return times
+
+    def _number_timers(self, timers: Sequence[Every[Any]]) -> None:
+        """Number `timers`, those the model now subscribes to, as a live session does: each
+        as it starts, 1 and up, in the order listed, kept while the model subscribes to it
+        (the index in the list changes as others come and go)."""
+        kept = {timer: self.timer_ids[timer] for timer in timers if timer in self.timer_ids}
+        for timer in timers:
+            if timer not in kept:
+                self._numbered += 1
+                kept[timer] = self._numbered
+        self.timer_ids = kept
 
     def _finish(self, effect_id: int) -> int:
         """Run the effect as a live session does, but on a virtual clock, and step its
@@ -634,6 +649,7 @@ class _Example:
         when = f"at input {len(self.trail.inputs)}"
         twin = self._again(when, lambda: repr(result.outcome), lambda: self.twin.step(event))
         self._compare(when, result, twin)
+        self._number_timers(result.timers)
         self.checker.check(self.core.runtime.snapshot, result.outcome)
         check_issues(self.core.runtime.snapshot, when, self.allowed)
         if isinstance(event, ActionRequested) and not isinstance(

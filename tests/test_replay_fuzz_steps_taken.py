@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from semledger.eventlog import ActionRequested, Event, MemoryRecorder
+from semledger.actors import SessionCore
+from semledger.eventlog import ActionRequested, Event, MemoryRecorder, TimerFired
 from semledger.examples import counter
 from semledger.replay import _fuzz, fuzz_app
 from semledger.runtime import (
@@ -98,3 +99,29 @@ def test_an_action_the_runtime_leaves_unanswered_is_a_counterexample(
         counter.app, "semledger.examples.counter:app", MemoryRecorder, examples=20, seed=1
     )
     assert result.failure == "InvariantViolation: an action answered None", result
+
+
+def test_a_tick_is_saved_under_the_number_a_live_session_gives_its_timer() -> None:
+    """A live session numbers each timer as it starts, 1 and up, and keeps the number while
+    the model subscribes to it: "a" stays timer 2 once "b", listed before it, is dropped."""
+
+    def update(ticks: int, msg: str) -> int:
+        if ticks == 1 and msg == "a":
+            raise RuntimeError("a second tick")
+        return ticks + 1
+
+    app: App[int, str] = App(
+        init=lambda: 0,
+        update=update,
+        view=lambda ticks: group(text("ticks", str(ticks)), label="clock"),
+        subscriptions=lambda ticks: [*[Every(2.0, "b")] * (ticks == 0), Every(1.0, "a")],
+    )
+    recorder = MemoryRecorder()
+    result = fuzz_app(app, UNIMPORTABLE, lambda: recorder, examples=50, seed=1)
+    assert result.failure == "RuntimeError: a second tick", result
+    assert result.session is not None
+    codec = SessionCore(app).codec
+    ticks = [e for _r, e in recorder.events(result.session) if isinstance(e, TimerFired)]
+    said = [(codec.decode(e.message), e.timer_id) for e in ticks]
+    assert said[-1] == ("a", 2), said
+    assert all(number == {"b": 1, "a": 2}[message] for message, number in said), said
