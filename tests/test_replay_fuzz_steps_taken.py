@@ -125,3 +125,25 @@ def test_a_tick_is_saved_under_the_number_a_live_session_gives_its_timer() -> No
     said = [(codec.decode(e.message), e.timer_id) for e in ticks]
     assert said[-1] == ("a", 2), said
     assert all(number == {"b": 1, "a": 2}[message] for message, number in said), said
+
+
+def test_a_timer_subscribed_again_between_ticks_is_saved_under_a_new_number() -> None:
+    """Two clicks stop the timer and start it again: a live session starts a new one, 2."""
+
+    def update(toggles: int, msg: str) -> int:
+        if msg == "tick" and toggles == 2:
+            raise RuntimeError("a tick after two toggles")
+        return toggles + (msg == "toggle")
+
+    app: App[int, str] = App(
+        init=lambda: 0,
+        update=update,
+        view=lambda toggles: group(button("Toggle", "toggle"), label=f"toggled {toggles}"),
+        subscriptions=lambda toggles: [Every(1.0, "tick")] * (toggles % 2 == 0),
+    )
+    recorder = MemoryRecorder()
+    result = fuzz_app(app, UNIMPORTABLE, lambda: recorder, examples=100, seed=1)
+    assert result.failure == "RuntimeError: a tick after two toggles", result
+    assert result.session is not None
+    ticks = [e for _r, e in recorder.events(result.session) if isinstance(e, TimerFired)]
+    assert ticks[-1].timer_id == 2, ticks
