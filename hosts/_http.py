@@ -42,6 +42,7 @@ from semledger.runtime._app import check_app
 
 from ._dispatch import announce, handle_message
 from ._dispatch import answer as answer_call
+from ._loopback import on_loopback
 from ._router import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -127,19 +128,6 @@ def _address_or_name(host: str, *, bracketed: bool) -> str:
     except ValueError:  # a name, or an IPvFuture literal
         address = host
     return f"[{address}]" if bracketed or ":" in address else address
-
-
-def _is_local(host: str | None) -> bool:
-    """Whether an origin's host (lower-cased, brackets cut) is this machine:
-    ``localhost`` or a loopback address, an IPv4-mapped one (``[::ffff:127.0.0.1]``) too."""
-    if host == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(host or "")
-    except ValueError:
-        return False
-    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def check_token(token: object) -> None:
@@ -333,7 +321,7 @@ class McpHttpApp:
             normal = normalize_origin(origin)
         except ValueError:  # "null", say
             return False
-        return normal in self.allowed_origins or _is_local(urlsplit(normal).hostname)
+        return normal in self.allowed_origins or on_loopback(urlsplit(normal).hostname)
 
     async def _post(
         self, headers: dict[str, str], receive: Receive, send: Send, peer: str | None

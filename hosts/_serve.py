@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import ipaddress
 import logging
 import math
 import secrets
@@ -37,6 +36,7 @@ from semledger.eventlog import (
 from semledger.replay import load_app
 
 from ._host import AgentDiagnosticsHost, AgentHost
+from ._loopback import on_loopback
 from ._router import Router
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
 from ._stdio import OUTPUT_FAILED, run_stdio, stop_on_signals
@@ -59,17 +59,6 @@ def _first(group: BaseExceptionGroup[OSError]) -> OSError:
     while isinstance(error, BaseExceptionGroup):
         error = error.exceptions[0]
     return error
-
-
-def on_loopback(host: str) -> bool:
-    """Whether an HTTP server listening on `host` can be reached from this machine alone
-    (``localhost``, ``127.0.0.1``, ``[::1]``, ...); a host name may resolve to anything."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 IDLE_TIMEOUT = 900.0

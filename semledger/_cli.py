@@ -1481,7 +1481,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
     if args.http is not None:
         from semledger.hosts import serve_http
-        from semledger.hosts._serve import on_loopback
+        from semledger.hosts._loopback import on_loopback
 
         host, sep, port = args.http.rpartition(":")
         if not sep or not (port.isascii() and port.isdigit()):

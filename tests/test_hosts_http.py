@@ -2065,6 +2065,25 @@ def test_a_session_not_opened_over_http_is_unknown_to_an_http_client(
         assert recorder.head("payroll-agent") == before
 
 
+@pytest.mark.parametrize(
+    ("host", "local"),
+    [
+        *((host, True) for host in ("localhost", "LocalHost", "127.0.0.1", "127.0.0.2", "::1",
+                                    "[::1]", "[0:0::1]", "::ffff:127.0.0.1", "[::ffff:127.0.0.1]")),
+        *((host, False) for host in ("0.0.0.0", "::", "10.0.0.1", "::ffff:10.0.0.1", "::2",
+                                     "example.invalid", "localhost.example", "", None)),
+    ],
+)  # fmt: skip
+def test_a_bind_address_and_an_origin_host_are_local_by_one_rule(
+    host: str | None, local: bool
+) -> None:
+    """The bind check called `::ffff:127.0.0.1` beyond this machine (demanding a token)
+    where the Origin check called it local: two functions, one question."""
+    from semledger.hosts._loopback import on_loopback
+
+    assert on_loopback(host) is local
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "example.invalid"])
 def test_serving_beyond_loopback_without_a_token_is_refused_from_python_too(
     tmp_path: Path, host: str
