@@ -188,3 +188,16 @@ def test_the_diagnostics_tools_offer_exactly_the_phases_and_intents_the_runtime_
     rt = make()
     for intent in COMMAND_INTENTS:
         assert "handled" in rt.dispatch_command(intent)
+
+
+def test_pointer_down_on_what_takes_no_focus_leaves_the_focus_alone() -> None:
+    rt = make()
+    rt.dispatch_pointer(*centre(node_of(rt, "two")), "Down")
+    focused, g0 = rt.snapshot.focused, rt.generation
+    f = rt.read()
+    assert isinstance(f, Full)
+    [log] = [n for n in f.nodes if n.label == "Log"]
+    assert K.FOCUS not in log.actions
+    down = rt.dispatch_pointer(*centre(log), "Down")
+    assert down["node_id"] == str(log.node_id)
+    assert (rt.snapshot.focused, rt.generation) == (focused, g0)
