@@ -21,8 +21,10 @@ from semledger.runtime import (
     ErrorCode,
     Latest,
     Live,
+    MissingRelationTarget,
     Receipt,
     Rejection,
+    Relation,
     Role,
     SemanticsNode,
     SimpleAction,
@@ -219,3 +221,21 @@ def test_hiding_a_shown_subtree_unpublishes_every_node_in_it() -> None:
     refused = rt.perform(BySemanticId("inner"), FOCUS, NOW)  # type: ignore[arg-type]
     assert isinstance(refused, Rejection)
     assert refused.code is ErrorCode.TARGET_NOT_FOUND
+
+
+def labelled_behind(model: bool) -> View[Any]:
+    """A button labelled by an id no node has, behind a dialog that is modal when `model`."""
+    go = button("go", "m", relations={Relation.LABELLED_BY: ["nothing"]}, key="go")
+    box = node(Role.DIALOG, text("ok", key="ok"), label="box", state=State(modal=model), key="d")
+    return group(go, box, label="app")
+
+
+def test_a_relation_source_behind_an_open_modal_reports_no_issue() -> None:
+    rt = make(labelled_behind, False)
+    (missing,) = rt.snapshot.issues
+    assert isinstance(missing, MissingRelationTarget)
+    rt.deliver(True)
+    assert rt.snapshot.issues == ()
+    assert delta(rt, rt.generation - 1).issues == ()
+    rt.deliver(False)
+    assert rt.snapshot.issues == (missing,)
