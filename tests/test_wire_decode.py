@@ -300,6 +300,17 @@ def test_large_path_index_is_kept_for_resolution_to_reject() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("index", "taken"), [(2.0, 2), (1e30, 2**64 - 1), (float("inf"), 2**64 - 1)]
+)
+def test_a_path_index_written_as_a_float_with_no_fraction_is_an_integer(
+    index: float, taken: int
+) -> None:
+    """``1e400`` reads as infinite: past a double's range, and so past 2**64 - 1 too."""
+    target = decode_target(_path({"role": "button", "index": index}))
+    assert target == ByPath((PathStep(index=taken, role=Role.BUTTON),))
+
+
 # --- actions ------------------------------------------------------------------------------
 
 SIMPLE = [
