@@ -570,3 +570,20 @@ def test_decode_node_rejects_malformed_nodes(change: Any, message: str) -> None:
 def test_decode_read_rejects_unknown_kinds() -> None:
     with pytest.raises(WireError, match=r"^read\.kind: expected one of full, delta, unchanged"):
         decode_read({"kind": "partial"})
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        {"kind": "unchanged", "generation": "1"},
+        {"kind": "full", "generation": "1", "root": None, "focused": None, "nodes": [],
+         "issues": []},
+        {"kind": "delta", "from": "1", "to": "2", "root": None, "focused": None, "upserted": [],
+         "removed": [], "issues": [], "announcements": []},
+    ],
+    ids=["unchanged", "full", "delta"],
+)  # fmt: skip
+def test_decode_read_rejects_a_field_its_kind_does_not_have(wire: dict[str, Any]) -> None:
+    decode_read(wire)
+    with pytest.raises(WireError, match=r"^read\.extra: unknown field"):
+        decode_read({**wire, "extra": 1})
