@@ -133,3 +133,20 @@ def test_a_composition_change_rebuilds_a_node_its_keys_call_unchanged() -> None:
     f = rt.read()
     assert isinstance(f, Full)
     assert [n.label for n in f.nodes] == ["app"]
+
+
+def ordered(names: tuple[str, ...]) -> View[Any]:
+    """Children whose keys say nothing changes, under a parent whose keys say the same but
+    for its paint: only their order does."""
+    children = [text(name, key=name, declaration=Declaration.constant()) for name in names]
+    paint_only = Declaration(CONSTANT, UNCACHEABLE, CONSTANT, CONSTANT)
+    return group(group(*children, label="list", declaration=paint_only, key="l"), label="app")
+
+
+def test_children_moved_under_keys_that_call_them_unchanged_are_listed_in_their_new_order() -> None:
+    rt = make(ordered, ("a", "b"))
+    rt.deliver(("b", "a"))
+    f = rt.read()
+    assert isinstance(f, Full)
+    assert [n.label for n in f.nodes] == ["app", "list", "b", "a"]
+    assert by_label(rt, "b").frame.origin.y < by_label(rt, "a").frame.origin.y
