@@ -216,6 +216,23 @@ def test_view_map_maps_the_messages_of_every_handler_below() -> None:
     assert delivered == [("outer", ("inner", 1))]
 
 
+def test_a_mapped_node_maps_its_messages_before_its_mapped_ancestors_do() -> None:
+    delivered: list[Any] = []
+
+    def update(m: list[Any], msg: Any) -> list[Any]:
+        delivered.append(msg)
+        return [*m, msg]
+
+    def view(m: list[Any]) -> View[Any]:
+        go = button("go", 1, semantic_id="go").map(lambda x: ("button", x))
+        return group(go, label="outer").map(lambda x: ("outer", x))
+
+    rt = AppRuntime(App(init=list, update=update, view=view))
+    result = rt.perform(BySemanticId("go"), SimpleAction(K.ACTIVATE), Latest())  # type: ignore[arg-type]
+    assert isinstance(result, Receipt)
+    assert delivered == [("outer", ("button", 1))]
+
+
 def test_view_map_composes_on_one_view() -> None:
     v: View[int] = button("go", 1)
     mapped = v.map(lambda x: x + 1).map(lambda x: x * 10)
