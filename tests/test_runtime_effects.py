@@ -725,3 +725,18 @@ def test_subscriptions_name_each_timer_once_in_the_order_the_app_listed_them() -
         subscriptions=lambda _model: [Every(2, "slow"), Every(1, "fast"), Every(2, "slow")],
     )
     assert AppRuntime(app).subscriptions() == (Every(2, "slow"), Every(1, "fast"))
+
+
+def test_subscriptions_follow_the_model() -> None:
+    app: App[int, int] = App(
+        init=lambda: 0,
+        update=lambda _model, msg: msg,
+        view=lambda _model: text("Ticks"),
+        subscriptions=lambda model: [Every(1, "tick")] if model else [],
+    )
+    rt = AppRuntime(app)
+    assert rt.subscriptions() == ()
+    rt.deliver(1)
+    assert rt.subscriptions() == (Every(1, "tick"),)
+    rt.deliver(0)
+    assert rt.subscriptions() == ()
