@@ -270,3 +270,15 @@ def test_a_node_moved_under_an_earlier_sibling_keeps_its_new_parent() -> None:
         upserted=[at(2, 4), at(3)], removed=[], root=1, focused=None, issues=()
     )
     assert after.parents.get(4) == 2
+
+
+def test_there_is_no_delta_back_to_an_earlier_generation() -> None:
+    rt = make()
+    rt.deliver((1, 0, 0))
+    rt.deliver((1, 2, 0))
+    assert rt.delta(1, 3) is not None
+    assert rt.delta(3, 1) is None
+
+
+def test_finding_the_empty_semantic_id_finds_nothing() -> None:
+    assert make().snapshot.find("") == ()
