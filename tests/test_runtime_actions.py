@@ -452,6 +452,7 @@ def test_scroll_is_a_deferred_commit_that_moves_children() -> None:
         (SelectText(0, math.nan), TypeError, "end: expected an int, got float nan"),  # type: ignore[arg-type]
         (SelectText(-1, 2), ValueError, "start: expected at least 0, got -1"),
         (SelectText(5, 2), ValueError, "end: expected at least start (5), got 2"),
+        (SelectText(3, 2), ValueError, "end: expected at least start (3), got 2"),
     ],
 )
 def test_a_commit_holding_what_the_snapshot_cannot_carry_is_the_application_s_error(
