@@ -289,6 +289,7 @@ async def test_a_path_the_wire_refuses_is_refused_and_logged_as_that_call_is() -
         ({"app": None}, TypeError, "app: expected an App, got NoneType None"),
         ({"width": "x"}, TypeError, "width: expected a number, got str 'x'"),
         ({"width": -5}, ValueError, "width: expected a finite number above 0, got -5"),
+        ({"width": 0}, ValueError, "width: expected a finite number above 0, got 0"),
         ({"width": math.nan}, ValueError, "width: expected a finite number above 0, got nan"),
     ],
 )
