@@ -201,3 +201,14 @@ def test_pointer_down_on_what_takes_no_focus_leaves_the_focus_alone() -> None:
     down = rt.dispatch_pointer(*centre(log), "Down")
     assert down["node_id"] == str(log.node_id)
     assert (rt.snapshot.focused, rt.generation) == (focused, g0)
+
+
+def test_a_frame_holds_its_top_and_left_edges_but_not_its_bottom_and_right_ones() -> None:
+    rt = make()
+    one, two = node_of(rt, "one"), node_of(rt, "two")
+    bottom = one.frame.origin.y + one.frame.size.height
+    assert two.frame.origin.y == bottom
+    hit = rt.hit_test(one.frame.origin.x, bottom)
+    assert hit is not None
+    assert hit.node_id == two.node_id
+    assert rt.hit_test(rt.snapshot.nodes[rt.snapshot.root or 0].frame.size.width, bottom) is None
