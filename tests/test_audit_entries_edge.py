@@ -23,7 +23,7 @@ from semledger.eventlog import (
     SqliteRecorder,
     SurfaceCalled,
 )
-from semledger.replay import UnreadableEventError, audit_report
+from semledger.replay import AuditEntry, UnreadableEventError, audit_report
 
 COUNTER = "semledger.examples.counter:app"
 TARGET = {"kind": "semantic_id", "id": "counter.increment"}
@@ -31,6 +31,19 @@ TARGET = {"kind": "semantic_id", "id": "counter.increment"}
 
 def _asked(request_id: int) -> ActionRequested:
     return ActionRequested(request_id, TARGET, {"kind": "activate"}, {"kind": "latest"}, False)
+
+
+def _audited_with_a_body_unreadable(db: Path, events: list[Event], seq: int) -> list[AuditEntry]:
+    """The entries the audit of session ``s`` of `events` gives up with, once the body of
+    its event `seq` is no msgpack."""
+    with SqliteRecorder(db) as recorder:
+        recorder.append([NewEvent("s", i, e, 1.7e9 + i) for i, e in enumerate(events, 1)])
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE events SET body = X'c1' WHERE session = 's' AND seq = ?", (seq,))
+    conn.close()
+    with SqliteRecorder(db) as recorder, pytest.raises(UnreadableEventError) as raised:
+        audit_report(recorder, "s")
+    return list(raised.value.entries)
 
 
 def test_a_request_whose_answer_cannot_be_read_is_unreadable_and_one_after_it_unanswered(
@@ -43,15 +56,8 @@ def test_a_request_whose_answer_cannot_be_read_is_unreadable_and_one_after_it_un
         ActionReceipt(1, 1, 1, False),  # unreadable
         _asked(2),
     ]
-    db = tmp_path / "log.db"
-    with SqliteRecorder(db) as recorder:
-        recorder.append([NewEvent("s", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE events SET body = X'c1' WHERE session = 's' AND seq = 4")
-    conn.close()
-    with SqliteRecorder(db) as recorder, pytest.raises(UnreadableEventError) as raised:
-        audit_report(recorder, "s")
-    outcomes = [(entry.request_id, entry.outcome) for entry in raised.value.entries]
+    entries = _audited_with_a_body_unreadable(tmp_path / "log.db", events, seq=4)
+    outcomes = [(entry.request_id, entry.outcome) for entry in entries]
     assert outcomes == [(1, "unreadable"), (2, "unanswered")]
 
 
@@ -120,15 +126,7 @@ def test_a_request_known_only_from_its_receipt_is_judged_at_the_receipt_s_before
         Committed(2, {}, "0" * 64),
         ActionReceipt(1, 1, 2, False),
     ]
-    db = tmp_path / "log.db"
-    with SqliteRecorder(db) as recorder:
-        recorder.append([NewEvent("s", seq, e, 1.7e9 + seq) for seq, e in enumerate(events, 1)])
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE events SET body = X'c1' WHERE session = 's' AND seq = 3")
-    conn.close()
-    with SqliteRecorder(db) as recorder, pytest.raises(UnreadableEventError) as raised:
-        audit_report(recorder, "s")
-    (entry,) = raised.value.entries
+    (entry,) = _audited_with_a_body_unreadable(tmp_path / "log.db", events, seq=3)
     assert (entry.unread, entry.seq, entry.outcome) == (True, 3, "receipt")
     assert (entry.generation, entry.before, entry.after) == (1, 1, 2)
 
