@@ -4,6 +4,7 @@ options, headings and links, and a page that closes itself."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -666,7 +667,8 @@ async def _read_after_killing(
     killed = processes()
     assert killed
     for pid in killed:
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # gone with a parent killed before it
+            os.kill(pid, signal.SIGKILL)
     with trio.fail_after(HANG_GUARD_S):
         read = await host.read_semantics(None)
         while not isinstance(read, Rejection):  # the driver may take a moment to see it
