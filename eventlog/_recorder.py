@@ -281,10 +281,7 @@ def _prepared(
         if tip is None:
             if type(seq) is not int:  # (True is 1: only a session's first event may be it)
                 raise _not_an_int(seq)
-            if type(session) is not str:
-                raise TypeError(
-                    f"session: expected a str, got {type(session).__name__} {session!r:.80}"
-                )
+            check_session(session)
             if not session:  # tables would show it as no session
                 raise ValueError("session: expected a session name, got ''")
             head = head_of(session)
