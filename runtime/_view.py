@@ -175,20 +175,21 @@ class View(Generic[Msg]):
             return children
         try:
             returned = children()
-            refused = _not_views(returned)
+            refused: Exception | None = _not_views(returned)
             built = () if refused else tuple(returned)  # (a generator runs the build's code)
         except BaseException as error:
             if not app_failed(error):
                 raise
             raise ApplicationError("a lazy view's build raised") from error
-        try:
-            if refused is not None:
-                raise refused
-            _check_children(built)
-        except (NotAViewError, DuplicateKeyError) as error:
-            raise ApplicationError("a lazy view's build returned children no view can have") from (
-                error
-            )
+        if refused is None:
+            try:
+                _check_children(built)
+            except (NotAViewError, DuplicateKeyError) as error:
+                refused = error
+        if refused is not None:
+            raise ApplicationError(
+                "a lazy view's build returned children no view can have"
+            ) from refused
         return built
 
 
