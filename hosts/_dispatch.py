@@ -23,6 +23,7 @@ from ._router import (
 
 __all__ = ["announce", "execute", "handle", "handle_message"]
 
+
 async def announce(router: Router, host: AgentHost, transport: str, peer: str | None) -> None:
     """Tell `host` who connected, if it logs that (`ConnectionRecorder`): the client and
     version `router` took from its ``initialize``, over `transport` (``"stdio"``,

@@ -18,9 +18,8 @@ its browser or application killed) and does not in the re-run (it succeeds, or f
 otherwise, as a snapshot of a page with a dialog open does) is no divergence: what ended it
 came from outside, and the re-run goes on from the next start, saying so. So is an open
 that failed in the session (the segment ended 'could not open': its page's server was down)
-and succeeds in the re-run. Events
-other than calls (what the MCP bridge logs of the agent's
-requests, its commits) are the bridge's, not the surface's, and are skipped.
+and succeeds in the re-run. Events other than calls (what the MCP bridge logs of the
+agent's requests, its commits) are the bridge's, not the surface's, and are skipped.
 """
 
 from __future__ import annotations
