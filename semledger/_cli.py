@@ -580,9 +580,15 @@ def _recorder(db: str, *, must_exist: bool = True) -> Any:
 
     if not must_exist:
         return SqliteRecorder(db)
-    if not os.path.lexists(db):  # (a link to nothing: opening it says so)
-        raise UsageError(f"no log at {db} (give --db PATH)")
+    _check_there(db)
     return SqliteRecorder.to_inspect(db)
+
+
+def _check_there(db: str) -> None:
+    """Raise `UsageError` unless there is a file (or a link, which opening it describes:
+    one to nothing, a loop) at `db`."""
+    if not os.path.lexists(db):
+        raise UsageError(f"no log at {db} (give --db PATH)")
 
 
 _PLAIN_EVERY = 5.0
@@ -1111,8 +1117,7 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
         log_final_end,
     )
 
-    if not os.path.lexists(args.db):  # (a link to nothing: opening it says so)
-        raise UsageError(f"no log at {args.db} (give --db PATH)")
+    _check_there(args.db)
     # One that ended for now (its client went away) is ended for good, as one still open.
     reason = "ended by the operator" + (f": {args.reason}" if args.reason else "")
     recorder = SqliteRecorder(args.db, create=False)
