@@ -184,7 +184,7 @@ class View(Generic[Msg]):
         if refused is None:
             try:
                 _check_children(built)
-            except (NotAViewError, DuplicateKeyError) as error:
+            except (TypeError, DuplicateKeyError) as error:  # (a NotAViewError, or a key)
                 refused = error
         if refused is not None:
             raise ApplicationError(
@@ -221,12 +221,31 @@ def _check_children(children: Sequence[object]) -> None:
             )
         key = child.key
         if key is not None:
-            first = keys.setdefault(key, position)
+            try:
+                first = keys.setdefault(key, position)
+            except TypeError:
+                raise _unhashable(f"child {position}: key", key) from None
             if first != position:
                 raise DuplicateKeyError(
                     f"children {first} and {position} share the key {key!r}: keys tell"
                     " siblings apart, so each must be unique among them"
                 )
+
+
+def _check_key(name: str, key: object) -> None:
+    """Refuse a key reconcile cannot look up (a list, a dict, a set), which failed as a
+    bare "unhashable type" where its parent was built, naming neither."""
+    try:
+        hash(key)
+    except TypeError:
+        raise _unhashable(name, key) from None
+
+
+def _unhashable(name: str, key: object) -> TypeError:
+    return TypeError(
+        f"{name}: expected a hashable value (a str, an int, a tuple or frozen attrs value"
+        f" of them), got {type(key).__name__} {reprlib.repr(key)}"
+    )
 
 
 def _sid(semantic_id: str | SemanticId | None) -> SemanticId | None:
@@ -340,6 +359,7 @@ def _check_layout(name: str, layout: object) -> None:
 
 
 _FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
+    "key": _check_key,
     **dict.fromkeys(_TEXT_FIELDS, _check_text),
     "level": _check_int,
     "focus_order": _check_int,
