@@ -608,6 +608,10 @@ def text_field(
 ) -> View[Msg]:
     """A text field showing `value`: set_text delivers ``on_set_text(text)`` (without it the
     field is not editable), and submit is handled by `on_submit`."""
+    if value is None:  # its set_selection handler measures the text: an agent's crashed it
+        raise TypeError(
+            "text_field.value: expected a str (its text: '' when it is empty), got None"
+        )
     handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
     state = _state(
         "text_field",
