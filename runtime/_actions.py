@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any, Literal
+from enum import Enum
+from typing import Any, Final, Literal
 
 import attrs
 
@@ -34,9 +35,25 @@ def _u64(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
 def _of(kind: type) -> Any:
     def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if not isinstance(value, kind):
-            raise TypeError(f"{attribute.name}: expected {kind.__name__}, got {_shown(value)}")
+            raise TypeError(
+                f"{attribute.name}: expected {kind.__name__}, got {_shown(value)}"
+                f"{_member_hint(kind, value)}"
+            )
 
     return check
+
+
+def _member_hint(kind: type, value: object) -> str:
+    """`` (give ActionKind.ACTIVATE)`` for ``"activate"`` given where a member belongs."""
+    if not issubclass(kind, Enum) or not isinstance(value, str):
+        return ""
+    try:
+        member = kind(value)
+    except ValueError:
+        return ""
+    if member in _PAYLOAD_CLASSES:
+        return f" (a {value} action is a {_PAYLOAD_CLASSES[member]})"
+    return f" (give {kind.__name__}.{member.name})"
 
 
 def _optional_text(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -49,8 +66,11 @@ def _shown(value: object) -> str:
 
 
 def _no_payload(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
-    if value in PAYLOAD_KINDS:
-        raise ValueError(f"kind: {value} carries a payload, so it has a class of its own")
+    if isinstance(value, ActionKind) and value in PAYLOAD_KINDS:
+        raise ValueError(
+            f"kind: {value} carries a payload, so it has a class of its own:"
+            f" {_PAYLOAD_CLASSES[value]}"
+        )
 
 
 def _finite(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -117,9 +137,13 @@ class SetSelection:
 
 SemanticsAction = SimpleAction | SetText | Scroll | SetNumericValue | SetSelection
 
-PAYLOAD_KINDS = frozenset(
-    {ActionKind.SET_TEXT, ActionKind.SCROLL, ActionKind.SET_NUMERIC_VALUE, ActionKind.SET_SELECTION}
-)
+_PAYLOAD_CLASSES: Final = {
+    ActionKind.SET_TEXT: "SetText(value)",
+    ActionKind.SCROLL: "Scroll(direction)",
+    ActionKind.SET_NUMERIC_VALUE: "SetNumericValue(value)",
+    ActionKind.SET_SELECTION: "SetSelection(start, end)",
+}
+PAYLOAD_KINDS = frozenset(_PAYLOAD_CLASSES)
 
 
 @attrs.frozen
