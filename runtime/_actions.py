@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from enum import Enum
 from typing import Any, Final, Literal
 
 import attrs
 
-from ._enums import ActionKind, Role, ScrollDirection
+from ._enums import ActionKind, Role, ScrollDirection, member_hint
 from ._ids import LOGGABLE_INTS, U64_MAX, SemanticId
 from ._text import shown_int
 
@@ -44,16 +43,10 @@ def _of(kind: type) -> Any:
 
 
 def _member_hint(kind: type, value: object) -> str:
-    """`` (give ActionKind.ACTIVATE)`` for ``"activate"`` given where a member belongs."""
-    if not issubclass(kind, Enum) or not isinstance(value, str):
-        return ""
-    try:
-        member = kind(value)
-    except ValueError:
-        return ""
-    if member in _PAYLOAD_CLASSES:
-        return f" (a {value} action is a {_PAYLOAD_CLASSES[member]})"
-    return f" (give {kind.__name__}.{member.name})"
+    """`member_hint`, but for a kind of action with a payload, which has a class of its own."""
+    if kind is ActionKind and isinstance(value, str) and value in PAYLOAD_KINDS:
+        return f" (a {value} action is a {_PAYLOAD_CLASSES[ActionKind(value)]})"
+    return member_hint(kind, value)
 
 
 def _optional_text(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

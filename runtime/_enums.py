@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum, StrEnum
 
 
 class Role(StrEnum):
@@ -117,3 +117,15 @@ class ErrorCode(StrEnum):
     HANDLER_REJECTED = "handler_rejected"
     CONFIRMATION_REQUIRED = "confirmation_required"
     POLICY_DENIED = "policy_denied"
+
+
+def member_hint(kind: type, value: object) -> str:
+    """`` (give Live.POLITE)`` for ``"polite"`` given where a member of `kind` belongs, else
+    ``""``: an app's author writes the wire's string where the builders take the member."""
+    if not issubclass(kind, Enum) or not isinstance(value, str):
+        return ""
+    try:
+        member = kind(value)
+    except ValueError:
+        return ""
+    return f" (give {kind.__name__}.{member.name})"

@@ -13,7 +13,7 @@ import attrs
 
 from ._actions import SemanticsAction
 from ._declaration import Declaration
-from ._enums import ActionKind, Checked, Composition, Live, Relation, Role
+from ._enums import ActionKind, Checked, Composition, Live, Relation, Role, member_hint
 from ._errors import (
     ApplicationError,
     DuplicateKeyError,
@@ -258,10 +258,12 @@ _MAX_LENGTH: Final = 2.0**53
 enough that no sum of them the layout makes reaches an infinity (two of 1e308 did)."""
 
 
-def _refuse(name: str, expected: str, value: object, field: str = "") -> TypeError:
+def _refuse(
+    name: str, expected: str, value: object, field: str = "", hint: str = ""
+) -> TypeError:
     where = f"{name}.{field}" if field else name
     return TypeError(
-        f"{where}: expected {expected}, got {type(value).__name__} {reprlib.repr(value)}"
+        f"{where}: expected {expected}, got {type(value).__name__} {reprlib.repr(value)}{hint}"
     )
 
 
@@ -300,7 +302,7 @@ def _check_instance(kind: type, optional: bool = False) -> Callable[..., None]:
 
     def check(name: str, value: object, field: str = "") -> None:
         if not isinstance(value, kind) and not (optional and value is None):
-            raise _refuse(name, expected, value, field)
+            raise _refuse(name, expected, value, field, member_hint(kind, value))
 
     return check
 
@@ -465,11 +467,7 @@ def node(
     be served, then found unreadable in the log), a string where a `Role` or a `State` flag
     belongs, a number the log or the wire cannot carry (too large, NaN, infinite)."""
     if not isinstance(role, Role):
-        try:
-            hint = f" (Role({role!r}) is {Role(role)!r})"
-        except (ValueError, TypeError):
-            hint = ""
-        raise _refuse("role", f"a Role{hint}", role)
+        raise _refuse("role", "a Role", role, hint=member_hint(Role, role))
     for name, given in fields.items():
         check = _FIELD_CHECKS.get(name)
         if check is not None:

@@ -356,7 +356,7 @@ def test_view_text_that_the_wire_cannot_carry_is_refused_where_it_is_built(
 @pytest.mark.parametrize(
     ("build", "error", "says"),
     [
-        (lambda: node("button"), TypeError, "role: expected a Role (Role('button') is <Role.B"),
+        (lambda: node("button"), TypeError, "role: expected a Role, got str 'button' (give R"),
         (lambda: node(Role.TEXT, state=State(busy="yes")), TypeError, "state.busy: expected True"),
         (
             lambda: node(Role.TEXT, state=State(checked=True)),  # type: ignore[arg-type]
