@@ -207,7 +207,7 @@ function editedText(host) {  // an editable element's text, a line per line show
   };
   const visit = (node, ws) => {
     if (node.nodeType === 3) return text(node.data, ws);
-    if (node.nodeType !== 1 || SKIP.has(node.tagName) || !node.checkVisibility()) return;
+    if (node.nodeType !== 1 || SKIP.has(node.tagName) || unrendered(node)) return;
     if (node.tagName === "BR") return end();  // ends its line; the last in a block ends it no later than the block does
     const style = getComputedStyle(node);
     const block = !/^(inline|contents|ruby)/.test(style.display);
@@ -253,7 +253,22 @@ function isHidden(el) {
     return s ? isHidden(s) : false;
   }
   if (el.tagName === "BODY") return false;
-  return !el.checkVisibility({ visibilityProperty: true });
+  if (el.checkVisibility({ visibilityProperty: true })) return false;
+  if (getComputedStyle(el).display !== "contents") return true;
+  const up = flatParent(el);  // display: contents has no box, which checkVisibility takes for hidden: it is shown as its parent is
+  if (up && up.tagName === "DETAILS" && !up.open && el.tagName !== "SUMMARY") return true;  // closed: all but its summary is hidden
+  return up ? isHidden(up) : false;
+}
+
+function flatParent(el) {  // the element el is shown in: its slot, its parent, or its shadow root's host
+  if (el.assignedSlot) return el.assignedSlot;
+  if (el.parentElement) return el.parentElement;
+  const up = el.parentNode;
+  return up && up.nodeType === 11 && up.host ? up.host : null;
+}
+
+function unrendered(el) {  // no box, where display: contents leaves its children theirs
+  return !el.checkVisibility() && getComputedStyle(el).display !== "contents";
 }
 
 const TEXTLESS = new Set(["checkbox","radio","button","submit","reset","image","file","hidden"]);  // a range or color input takes its value as text
@@ -340,10 +355,9 @@ function textBox(node, moving) {  // one an animation is moving: as the movement
 let textRange = null;  // during a walk, one Range moved over each text node measured
 
 function box(node) {  // an element's box, or a text node's: the box around its lines
-  let b;
-  if (node.nodeType === 1) b = node.getBoundingClientRect();
-  else {
-    textRange = textRange || document.createRange();
+  let b = node.nodeType === 1 ? node.getBoundingClientRect() : null;
+  if (b === null || b.width === 0 && b.height === 0 && getComputedStyle(node).display === "contents") {
+    textRange = textRange || document.createRange();  // a display: contents element's is its children's
     textRange.selectNodeContents(node);
     b = textRange.getBoundingClientRect();
   }
