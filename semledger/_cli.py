@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, cast
@@ -873,7 +873,7 @@ def _cmd_audit(args: argparse.Namespace, console: Console) -> int:
         out: dict[str, Any] = {
             "session": args.session,
             "redact_passwords": audited.redact_passwords,
-            "actions": [e.to_json() for e in entries],
+            "actions": _Streamed(e.to_json() for e in entries),
             "incidents": [incident.to_json() for incident in audited.incidents],
             "diagnostics_inputs": audited.diagnostics_inputs,
             "connections": [c.to_json() for c in audited.connections],
@@ -968,11 +968,45 @@ def _times_note(session: str, times: TimeProblem) -> str:
     )
 
 
+class _Streamed:
+    """A JSON array that `_print_json` writes an item at a time, as `items` makes each: one
+    with an item per event (an audit's actions) is never held whole as JSON."""
+
+    def __init__(self, items: Iterable[object]) -> None:
+        self.items = items
+
+
 def _print_json(value: object, *, ensure_ascii: bool = False) -> None:
     """Print `value` as strict JSON (RFC 8259): a number that is not finite, which only an
     edited or an old log holds (a time of ``inf``), is null, not the ``Infinity`` or ``NaN``
-    that strict parsers refuse."""
-    print(json.dumps(_finite(value), ensure_ascii=ensure_ascii, indent=2, allow_nan=False))
+    that strict parsers refuse. A `_Streamed` array in it is written as its items come."""
+    for chunk in _json_chunks(value, 0, ensure_ascii):
+        sys.stdout.write(chunk)
+    sys.stdout.write("\n")
+
+
+def _json_chunks(value: object, level: int, ensure_ascii: bool) -> Iterator[str]:
+    """`value` as ``json.dumps(value, indent=2)`` writes it `level` objects deep, in pieces:
+    a `_Streamed` array an item at a time, and an object holding one a member at a time."""
+    indent = "\n" + "  " * (level + 1)
+    if isinstance(value, _Streamed):
+        opening = "["
+        for item in value.items:
+            yield opening + indent
+            yield from _json_chunks(item, level + 1, ensure_ascii)
+            opening = ","
+        yield "[]" if opening == "[" else "\n" + "  " * level + "]"
+    elif isinstance(value, dict) and any(isinstance(item, _Streamed) for item in value.values()):
+        opening = "{"
+        for key, item in value.items():
+            yield f"{opening}{indent}{json.dumps(key, ensure_ascii=ensure_ascii)}: "
+            yield from _json_chunks(item, level + 1, ensure_ascii)
+            opening = ","
+        yield "\n" + "  " * level + "}"
+    else:
+        # (A string holds no raw newline: JSON escapes it. Each line is indented anew.)
+        text = json.dumps(_finite(value), ensure_ascii=ensure_ascii, indent=2, allow_nan=False)
+        yield text.replace("\n", "\n" + "  " * level)
 
 
 def _finite(value: object) -> object:
