@@ -123,12 +123,13 @@ function childrenOf(el) {  // as shown: a shadow root's, a slot's assigned nodes
   return el.childNodes;
 }
 
-function textOf(node, depth, own) {
+function textOf(node, depth, own, shown) {  // shown: whether what is named is, whose hidden parts then say nothing (a hidden label an aria-labelledby names says all of it)
   if (node.nodeType === 3) return node.data;
   if (node.nodeType !== 1 || SKIP.has(node.tagName)) return "";
   const el = node;
-  if (depth > 0) {
-    if (el.getAttribute("aria-hidden") === "true" || el.hidden) return "";
+  if (depth === 0) shown = el.tagName !== "OPTION" && !isHidden(el);  // an option's text is the select's, whatever its list shows
+  else {
+    if (el.getAttribute("aria-hidden") === "true" || shown && unrendered(el)) return "";
     if (own && NESTED_ITEMS.has(el.getAttribute("role"))) return "";
     const label = el.getAttribute("aria-label");
     if (label) return " " + label + " ";
@@ -136,8 +137,9 @@ function textOf(node, depth, own) {
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return " ";
     if (tag === "IMG") return " " + (el.getAttribute("alt") || "") + " ";
   }
+  const seen = !shown || getComputedStyle(el).visibility === "visible";  // its own text; a child may be made visible again
   let out = "";
-  for (const kid of childrenOf(el)) out += textOf(kid, depth + 1, own);
+  for (const kid of childrenOf(el)) if (seen || kid.nodeType !== 3) out += textOf(kid, depth + 1, own, shown);
   if (el.tagName !== "SPAN" && el.tagName !== "A" && el.tagName !== "B" && el.tagName !== "I"
       && el.tagName !== "EM" && el.tagName !== "STRONG" && el.tagName !== "CODE") out = " " + out + " ";
   return out;

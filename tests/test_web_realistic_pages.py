@@ -27,6 +27,18 @@ PAGES = {
 <div style="display: none"><nav aria-label="Gone" style="display: contents">
   <a href="#gone">Gone</a></nav></div>
 </body></html>""",
+    # Parts of labels and buttons the page hides, as responsive and toggling ones do.
+    "hidden_parts.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Sign in</title><style>.hint { display: none } .spinner { visibility: hidden }</style>
+</head><body>
+<label for="email">Email <span class="hint">(we never share it)</span></label>
+<input id="email" type="email">
+<button aria-expanded="false"><span>Show</span><span style="display: none">Hide</span>
+  password</button>
+<button><span class="spinner">Signing in</span> Sign in</button>
+<span id="search-label" hidden>Search the <span hidden>whole</span> site</span>
+<input aria-labelledby="search-label">
+</body></html>""",
 }
 
 
@@ -58,3 +70,18 @@ async def test_content_in_display_contents_wrappers_is_shown_to_the_agent(
     assert not {(Role.NAVIGATION, "Gone"), (Role.LINK, "Gone")} & shown
     (nav,) = [n for n in full.nodes if n.role is Role.NAVIGATION]
     assert min(nav.frame.size.width, nav.frame.size.height) > 0  # its link's box
+
+
+async def test_what_a_page_hides_in_a_label_or_a_button_is_no_part_of_its_name(
+    browser: WebBrowser, site: str
+) -> None:
+    """The text of a label's or a button's hidden parts (display: none, visibility: hidden)
+    was read into the name: "Show Hide password", "Email (we never share it)". A hidden
+    element that aria-labelledby names is still read whole, as Chromium reads it."""
+    async with hosted(browser, site + "hidden_parts.html") as host:
+        full = await full_read(host)
+    names = {(n.role, n.label) for n in full.nodes}
+    assert {
+        (Role.TEXT_FIELD, "Email"), (Role.BUTTON, "Show password"), (Role.BUTTON, "Sign in"),
+        (Role.TEXT_FIELD, "Search the whole site"),
+    } <= names  # fmt: skip
