@@ -19,7 +19,7 @@ from ._enums import ActionKind, Checked, Composition, Relation, Role
 from ._errors import ApplicationError, ViewTooDeepError
 from ._ids import SemanticId
 from ._node import Frame, NodeState, Point, SemanticsNode, Size, TextInfo, TextSelection
-from ._view import View, check_view_numbers
+from ._view import View, check_view_fields
 
 MAX_VIEW_DEPTH: Final = 256
 """The most levels a view nests (its root is level 0), well within what the tree's
@@ -284,7 +284,7 @@ class ElementTree:
                 " rows need not nest in one another)"
             )
             raise ApplicationError(f"view nests deeper than {MAX_VIEW_DEPTH} levels") from deep
-        check_view_numbers(view)
+        check_view_fields(view)
         preassigned = self._preassigned
         if preassigned is None:
             node_id = self.allocate_node_id()
@@ -372,7 +372,7 @@ class ElementTree:
                 # mapping is the latest.
                 element.view = attrs.evolve(element.view, mapper=view.mapper)
             return False
-        check_view_numbers(view)
+        check_view_fields(view)
         old_composition = element.view.composition
         element.view = view
         self._mark(element, dirty)

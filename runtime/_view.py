@@ -160,12 +160,18 @@ class View(Generic[Msg]):
     paint: PaintSpec = PaintSpec()
     children: tuple[View[Msg], ...] | Callable[[], Sequence[View[Msg]]] = ()
     mapper: Callable[[Any], Msg] | None = None
+    _fields_checked: bool = attrs.field(default=False, init=False, repr=False)
+    """Whether the fields were checked as the view was built (by `node` or `lazy`: an
+    `attrs.evolve` of it is unchecked again), so that the tree checks only the views made
+    otherwise, as it mounts them."""
 
     def map(self, f: Callable[[Msg], Out]) -> View[Out]:
         """The same view, with every message its handlers propose passed through `f`."""
         inner = self.mapper
         mapper: Callable[[Any], Out] = f if inner is None else (lambda m: f(inner(m)))
-        return attrs.evolve(self, mapper=mapper)  # type: ignore[arg-type,return-value]
+        mapped = attrs.evolve(self, mapper=mapper)  # type: ignore[arg-type]
+        object.__setattr__(mapped, "_fields_checked", self._fields_checked)
+        return mapped  # type: ignore[return-value]
 
     def child_views(self) -> tuple[View[Msg], ...]:
         """The children; a lazy build is the application's code, so what it raises, or a
@@ -380,22 +386,41 @@ _FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
 
 def _described(view: View[Any]) -> str:
     """``the scroll_view 'c.list'``, for an error to say where the app gave what."""
-    role = "view" if view.role is Role.NONE else view.role.value
-    return f"the {role}" + ("" if view.semantic_id is None else f" {str(view.semantic_id)!r}")
+    role = view.role.value if isinstance(view.role, Role) and view.role is not Role.NONE else "view"
+    sid = view.semantic_id
+    return f"the {role}" + (f" {str(sid)!r}" if isinstance(sid, SemanticId) else "")
 
 
-def check_view_numbers(view: View[Any]) -> None:
-    """Refuse, as `node` does, a number of `view`'s ``numeric`` or ``layout`` that the
-    snapshot cannot carry: a ``View(...)``, or an ``attrs.evolve`` of one, is not built by
-    `node`. Raises `ApplicationError`: the tree calls it, outside the app's code."""
-    if view.numeric is None and view.layout is _DEFAULT_LAYOUT:
+def check_view_fields(view: View[Any]) -> None:
+    """Refuse, as `node` does, what `view` holds that the snapshot cannot carry: a
+    ``View(...)``, or an ``attrs.evolve`` of one, is not built by `node` (a string role
+    failed inside the tree's passes, a NaN made every read fail). Raises
+    `ApplicationError`, its cause naming the node: the tree calls it, outside the app's
+    code."""
+    if view._fields_checked:
         return
-    where = _described(view)
     try:
-        _check_numeric(f"{where}: numeric", view.numeric)
-        _check_layout(f"{where}: layout", view.layout)
+        _check_fields(view)
     except (TypeError, ValueError) as error:
-        raise ApplicationError(f"view gave {where} what the snapshot cannot carry") from error
+        where = _described(view)
+        try:
+            located = type(error)(f"{where}: {error}")
+        except TypeError:  # an error class of other arguments: as it was
+            located = error
+        raise ApplicationError(f"view gave {where} what the snapshot cannot carry") from located
+
+
+def _check_fields(view: View[Any]) -> None:
+    if not isinstance(view.role, Role):
+        raise _refuse("role", "a Role", view.role, hint=member_hint(Role, view.role))
+    for name, check in _FIELD_CHECKS.items():
+        check(name, getattr(view, name))
+    if view.semantic_id is not None and not isinstance(view.semantic_id, SemanticId):
+        SemanticId.new(view.semantic_id)
+    _check_handlers(view.handlers)
+    _check_relations(view.relations)
+    if not callable(view.children):
+        _check_children(view.children)
 
 
 def check_node_text(node: SemanticsNode, view: View[Any] | None) -> None:
@@ -473,18 +498,11 @@ def node(
         if check is not None:
             check(name, given)
     _check_children(children)
-    for offered, handler in (handlers or {}).items():
-        if not callable(handler):
-            raise TypeError(
-                f"the {ActionKind(offered).value} handler: expected a function of the action, got"
-                f" {reprlib.repr(handler)} (send(message) makes a handler of a message)"
-            )
-    for kind, ids in (relations or {}).items():
-        if isinstance(ids, str):  # a lone id would be taken apart letter by letter
-            raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")
+    _check_handlers(handlers or {})
+    _check_relations(relations or {})
     rel = {kind: tuple(SemanticId.new(s) for s in ids) for kind, ids in (relations or {}).items()}
     try:
-        return View(
+        built: View[Msg] = View(
             role=role,
             semantic_id=_sid(semantic_id),
             handlers=dict(handlers or {}),
@@ -497,6 +515,23 @@ def node(
         if not unknown:
             raise
         raise _unknown_field(unknown[0]) from None
+    object.__setattr__(built, "_fields_checked", True)
+    return built
+
+
+def _check_handlers(handlers: Mapping[Any, object]) -> None:
+    for offered, handler in handlers.items():
+        if not callable(handler):
+            raise TypeError(
+                f"the {ActionKind(offered).value} handler: expected a function of the action, got"
+                f" {reprlib.repr(handler)} (send(message) makes a handler of a message)"
+            )
+
+
+def _check_relations(relations: Mapping[Any, object]) -> None:
+    for kind, ids in relations.items():
+        if isinstance(ids, str):  # a lone id would be taken apart letter by letter
+            raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")
 
 
 def _unknown_field(name: str) -> TypeError:
@@ -505,7 +540,7 @@ def _unknown_field(name: str) -> TypeError:
     if name in attrs.fields_dict(State):
         where = f"a state flag: give state=State({name}=True)"
     else:
-        internal = ("role", "children", "declaration", "mapper")  # positional, or not an app's
+        internal = ("role", "children", "declaration", "mapper", "_fields_checked")  # not an app's
         where = "fields: " + ", ".join(f for f in attrs.fields_dict(View) if f not in internal)
     return TypeError(f"{name}: a view node has no such field ({where})")
 
@@ -553,7 +588,11 @@ def lazy(
     cache_key: Hashable, build: Callable[[], Sequence[View[Msg]]], *, key: Hashable = None
 ) -> View[Msg]:
     """A transparent group whose children are built only when `cache_key` changes."""
-    return View(key=key, declaration=Declaration.keyed(cache_key), children=build)
+    if key is not None:
+        _check_key("key", key)
+    built: View[Msg] = View(key=key, declaration=Declaration.keyed(cache_key), children=build)
+    object.__setattr__(built, "_fields_checked", True)  # its other fields are View's defaults
+    return built
 
 
 def text(label: str | None = None, value: str | None = None, **fields: Any) -> View[Any]:
