@@ -162,12 +162,14 @@ neither takes the focus nor holds one that does, it is an ActionabilityError, an
 moves: the key would reach whatever had the focus. ``closeWindow`` (beyond the seed's set too)
 closes the current window (see Windows). Playwright's errors are told in
 their first line, without the call log. ``selectOption`` sets exactly the given values
-(matched by value or label); ``deselectOption``/``deselectAll`` clear options of a
-multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves a date, time or color
-input as it is, focused, or refuses text not in its format (see ``_clear``). Opening a
-session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait for the document to be
-ready (DOMContentLoaded), not for its images, frames and trackers: a page is there to read
-and act on once its DOM is; ``waitFor`` without a ref still waits for the whole ``load``.
+(matched by value or label), and, as a person choosing the option a select shows, sends the
+page no change event when they are set already; ``deselectOption``/``deselectAll`` clear
+options of a multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves a date,
+time or color input as it is, focused, or refuses text not in its format (see ``_clear``).
+Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait for the
+document to be ready (DOMContentLoaded), not for its images, frames and trackers: a page is
+there to read and act on once its DOM is; ``waitFor`` without a ref still waits for the
+whole ``load``.
 
 Config keys: ``testid_attributes`` (list of attribute names reported in ``native`` and
 describe; default ``["data-testid"]``), ``timeout_ms`` (default 5000: how long each call
@@ -2301,7 +2303,25 @@ async def _select_option(s: WebSurface, ref: str | None, a: ActArgs, ref2: str |
         "Array.from(el.options).find(o => o.label === v).value)",
         values,
     )
+    if await locator.evaluate(_CHOSEN_ALREADY, by_value):
+        return  # Playwright would send the page a change event for a choice that changed nothing
     await locator.select_option(value=by_value, timeout=s._timeout(a))
+
+
+_CHOSEN_ALREADY: Final = """(el, vs) => {
+  const picked = [];
+  let left = vs;
+  for (const o of el.options) {
+    if (!left.includes(o.value)) continue;
+    picked.push(o);
+    if (!el.multiple) break;
+    left = left.filter(v => v !== o.value);
+  }
+  const now = Array.from(el.selectedOptions);
+  return picked.length === now.length && picked.every((o, i) => o === now[i]);
+}"""
+"""Whether a select has chosen exactly the options ``selectOption`` of these values would
+choose (Playwright's pick: the first option of each value, of any one in a single select)."""
 
 
 _DESELECT: Final = """(el, vs) => {

@@ -7,12 +7,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from semledger.adapters._web import WebBrowser
-from semledger.runtime import Full, Role
+from semledger.hosts import SurfaceAgentHost
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    Full,
+    Latest,
+    Receipt,
+    Role,
+    SemanticsNode,
+    SimpleAction,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import full_read, hosted, served
+from served_pages import HANG_GUARD_S, full_read, hosted, served
 
 PAGES = {
     # A grid whose rows are display: contents (the usual subgrid-free layout), and a nav
@@ -39,6 +50,15 @@ PAGES = {
 <span id="search-label" hidden>Search the <span hidden>whole</span> site</span>
 <input aria-labelledby="search-label">
 </body></html>""",
+    # A select whose change handler runs a search, counted.
+    "country.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Shipping</title></head><body>
+<label for="country">Country</label>
+<select id="country" onchange="searches.textContent = +searches.textContent + 1">
+  <option value="">Pick one</option><option value="fr">France</option>
+  <option value="de">Germany</option></select>
+<p>Searches: <output id="searches">0</output></p>
+</body></html>""",
 }
 
 
@@ -46,6 +66,18 @@ PAGES = {
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with served(tmp_path_factory.mktemp("realistic"), PAGES) as url:
         yield url
+
+
+def _one(full: Full, role: Role, label: str | None) -> SemanticsNode:
+    (node,) = [n for n in full.nodes if (n.role, n.label) == (role, label)]
+    return node
+
+
+async def _do(host: SurfaceAgentHost, node: SemanticsNode, kind: ActionKind) -> Receipt:
+    with trio.fail_after(HANG_GUARD_S):
+        outcome = await host.perform_action(ByNodeId(node.node_id), SimpleAction(kind), Latest())
+    assert isinstance(outcome, Receipt), outcome
+    return outcome
 
 
 def _shown(full: Full) -> set[tuple[Role, str | None]]:
@@ -85,3 +117,21 @@ async def test_what_a_page_hides_in_a_label_or_a_button_is_no_part_of_its_name(
         (Role.TEXT_FIELD, "Email"), (Role.BUTTON, "Show password"), (Role.BUTTON, "Sign in"),
         (Role.TEXT_FIELD, "Search the whole site"),
     } <= names  # fmt: skip
+
+
+async def test_choosing_the_option_a_select_shows_changes_nothing(
+    browser: WebBrowser, site: str
+) -> None:
+    """Choosing Germany again, as an agent retrying its step does, ran the page's change
+    handler again (a second search) and advanced the generation, though nothing a person
+    could do with the select would have: a select sends no change for the option it shows."""
+    async with hosted(browser, site + "country.html") as host:
+        germany = _one(await full_read(host), Role.OPTION, "Germany")
+        first = await _do(host, germany, ActionKind.SELECT)
+        again = await _do(host, germany, ActionKind.SELECT)
+        full = await full_read(host)
+    assert first.after != first.before
+    assert again.after == again.before
+    assert _one(full, Role.COMBO_BOX, "Country").value == "Germany"
+    (count,) = _one(full, Role.STATUS, None).children
+    assert [n.label for n in full.nodes if n.node_id == count] == ["1"]
