@@ -56,6 +56,7 @@ from ._snapshot import (
     sort_issues,
 )
 from ._targets import check_precondition, resolve_target
+from ._text import a_or_an
 from ._tree import Counters, Element, ElementTree, PaintOp
 from ._view import Proposal, Reject, ScrollBy, SelectText, View, check_commit, check_node_text
 from ._wire import decode_node, encode_node, encode_target
@@ -106,15 +107,11 @@ def _type_name(model_type: Any) -> str:
     return model_type.__qualname__ if isinstance(model_type, type) else repr(model_type)
 
 
-def _a(name: str) -> str:
-    return f"an {name}" if name[:1].lower() in tuple("aeiou") else f"a {name}"
-
-
 def _not_a_model(caller: str, model: object, model_type: Any) -> NotAModelError:
-    expected = f"not {_a(_type_name(model_type))} (its model_type)"
+    expected = f"not {a_or_an(_type_name(model_type))} (its model_type)"
     if model is None:
         return NotAModelError(f"the app's {caller} returned None, {expected}: a missing return?")
-    kind = _a(type(model).__qualname__)
+    kind = a_or_an(type(model).__qualname__)
     if isinstance(model, tuple) and len(model) == 2 and _is_model(model[0], model_type):
         return NotAModelError(
             f"the app's {caller} returned a tuple, {expected}: it returns the model, or"
@@ -646,7 +643,7 @@ class AppRuntime(Generic[Model, Msg]):
                 " effects, not (model, effects)"
             )
         if declared is not None and not _is_model(model, declared):
-            returned = "no model" if model is None else _a(type(model).__qualname__)
+            returned = "no model" if model is None else a_or_an(type(model).__qualname__)
             raise ApplicationError(f"{caller} returned {returned}, not its model_type") from (
                 _not_a_model(caller, model, declared)
             )

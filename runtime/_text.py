@@ -3,7 +3,7 @@ every layer that shows such text (the command line, replay's exported tests)."""
 
 from __future__ import annotations
 
-__all__ = ["counted", "printable", "shortened", "shown_int"]
+__all__ = ["a_or_an", "counted", "printable", "shortened", "shown_int"]
 
 SHOWN = 500
 """The most characters of an app's message a command prints."""
@@ -22,6 +22,11 @@ def shortened(text: str, most: int = SHOWN) -> str:
     if len(text) <= most:
         return text
     return f"{text[:most]}… ({len(text)} characters)"
+
+
+def a_or_an(word: str) -> str:
+    """`word` with its indefinite article, by its first letter: ``an int``, ``a list``."""
+    return f"{'an' if word[:1].lower() in tuple('aeiou') else 'a'} {word}"
 
 
 def counted(number: int, noun: str) -> str:

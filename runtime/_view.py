@@ -24,6 +24,7 @@ from ._errors import (
 )
 from ._ids import LOGGABLE_INTS, SemanticId
 from ._node import Collection, Numeric, SemanticsNode
+from ._text import a_or_an
 
 Msg = TypeVar("Msg")
 Out = TypeVar("Out")
@@ -205,9 +206,10 @@ def _not_views(returned: object) -> NotAViewError | None:
     if isinstance(returned, View):
         return NotAViewError("a lazy build returned one View, not a sequence of them: [view]")
     if isinstance(returned, str | bytes) or not isinstance(returned, Iterable):
+        kind = a_or_an(type(returned).__name__)
         return NotAViewError(
-            f"a lazy build returned a {type(returned).__name__} ({reprlib.repr(returned)}),"
-            " not a sequence of semledger Views"
+            f"a lazy build returned {kind} ({reprlib.repr(returned)}), not a sequence of"
+            " semledger Views"
         )
     return None
 
@@ -216,14 +218,14 @@ def _check_children(children: Sequence[object]) -> None:
     keys: dict[Hashable, int] = {}
     for position, child in enumerate(children):
         if not isinstance(child, View):
+            kind = a_or_an(type(child).__name__)
             if isinstance(child, list | tuple):
                 raise NotAViewError(
-                    f"child {position} is a {type(child).__name__} of {len(child)} items, not a"
-                    " semledger View (pass children one by one: column(*views))"
+                    f"child {position} is {kind} of {len(child)} items, not a semledger View"
+                    " (pass children one by one: column(*views))"
                 )
             raise NotAViewError(
-                f"child {position} is a {type(child).__name__} ({reprlib.repr(child)}), not a"
-                " semledger View"
+                f"child {position} is {kind} ({reprlib.repr(child)}), not a semledger View"
             )
         key = child.key
         if key is not None:

@@ -69,7 +69,7 @@ def _refused(bad: Callable[[], View[Any]]) -> BaseException:
         ),
         (
             lambda: View(role=Role.GROUP, label="a", children=(5,)),  # type: ignore[arg-type]
-            "the group: child 0 is a int (5), not a semledger View",
+            "the group: child 0 is an int (5), not a semledger View",
         ),
     ],
     ids=["role-str", "label-int", "evolved-live-str", "state-str", "semantic-id", "child"],

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from semledger.runtime._text import counted, printable, shortened, shown_int
+from semledger.runtime._text import (
+    a_or_an,
+    counted,
+    printable,
+    shortened,
+    shown_int,
+)
 
 
 def test_printable_writes_what_a_terminal_would_act_on_as_python_escapes() -> None:
@@ -12,6 +18,16 @@ def test_printable_writes_what_a_terminal_would_act_on_as_python_escapes() -> No
 def test_text_up_to_the_limit_is_shown_whole_and_longer_text_is_cut_and_measured() -> None:
     assert shortened("abc", 3) == "abc"
     assert shortened("abcd", 3) == "abc… (4 characters)"
+
+
+def test_a_word_takes_an_before_a_vowel_and_a_before_anything_else() -> None:
+    assert [a_or_an(w) for w in ("int", "Item", "list", "NoneType", "")] == [
+        "an int",
+        "an Item",
+        "a list",
+        "a NoneType",
+        "a ",
+    ]
 
 
 def test_a_count_takes_the_plural_but_for_one() -> None:
