@@ -1854,9 +1854,13 @@ def _held_back(log: str) -> str:
 def _covering(match: re.Match[str]) -> str:
     """What covers the element, as a person would point at it: the root of the subtree
     Playwright names (``<div></div> from <div id="overlay">…</div> subtree``) rather than
-    the innermost element the click would hit, else that element."""
+    the innermost element the click would hit, else that element; as the page wrote it,
+    without the adapter's ref stamp, which means nothing above the surface."""
     hit, subtree = match.groups()
-    return str(subtree or hit)
+    return _STAMP.sub("", str(subtree or hit))
+
+
+_STAMP: Final = re.compile(rf' {REF_ATTRIBUTE}="[^"]*"')
 
 
 def _timed_out(message: str, action: str | None) -> str:

@@ -14,9 +14,11 @@ from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
     ActionKind,
     ByNodeId,
+    ErrorCode,
     Full,
     Latest,
     Receipt,
+    Rejection,
     Role,
     SemanticsNode,
     SimpleAction,
@@ -58,6 +60,13 @@ PAGES = {
   <option value="">Pick one</option><option value="fr">France</option>
   <option value="de">Germany</option></select>
 <p>Searches: <output id="searches">0</output></p>
+</body></html>""",
+    # A cookie banner over the whole page, a dialog that is not modal.
+    "banner.html": """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Shop</title><style>#banner { position: fixed; inset: 0 }</style></head><body>
+<button>Buy now</button>
+<div id="banner" role="dialog" aria-label="Cookies"><p>We use cookies.</p>
+  <button onclick="banner.remove()">Accept</button></div>
 </body></html>""",
 }
 
@@ -135,3 +144,24 @@ async def test_choosing_the_option_a_select_shows_changes_nothing(
     assert _one(full, Role.COMBO_BOX, "Country").value == "Germany"
     (count,) = _one(full, Role.STATUS, None).children
     assert [n.label for n in full.nodes if n.node_id == count] == ["1"]
+
+
+async def test_an_element_a_banner_covers_is_refused_naming_the_banner_as_the_page_wrote_it(
+    browser: WebBrowser, site: str
+) -> None:
+    """The refusal quoted the banner with the adapter's ref stamp in it
+    (``data-semledger-ref="e3"``), an attribute the page never wrote and no id of the
+    agent's."""
+    # Time for Playwright's first look at what the click would hit on a loaded machine.
+    async with hosted(browser, site + "banner.html", timeout_ms=3000) as host:
+        buy = _one(await full_read(host), Role.BUTTON, "Buy now")
+        with trio.fail_after(HANG_GUARD_S):
+            refused = await host.perform_action(
+                ByNodeId(buy.node_id), SimpleAction(ActionKind.ACTIVATE), Latest()
+            )
+    assert isinstance(refused, Rejection), refused
+    assert refused.code is ErrorCode.HANDLER_REJECTED
+    assert refused.message == (
+        "the element could not take activate within 3000 ms: another element,"
+        ' <div id="banner" role="dialog" aria-label="Cookies">…</div>, covers it'
+    )
