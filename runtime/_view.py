@@ -340,6 +340,10 @@ def _check_numeric(name: str, numeric: object) -> None:
     for field in ("current", "min", "max", "step"):
         _check_number(name, getattr(numeric, field), field)
     _check_text(name, numeric.value_text, "value_text")
+    if numeric.min is not None and numeric.max is not None and numeric.min > numeric.max:
+        raise ValueError(
+            f"{name}: expected min at most max, got min {numeric.min!r} and max {numeric.max!r}"
+        )
 
 
 def _check_collection(name: str, collection: object) -> None:

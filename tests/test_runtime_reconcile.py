@@ -378,6 +378,11 @@ def test_view_text_that_the_wire_cannot_carry_is_refused_where_it_is_built(
             ValueError,
             "numeric.current: expected a finite number that fits in 64 bits",
         ),
+        (
+            lambda: node(Role.SLIDER, numeric=Numeric(current=5, min=10, max=0)),
+            ValueError,
+            "numeric: expected min at most max, got min 10 and max 0",
+        ),
         (lambda: node(Role.HEADING, level=2**70), ValueError, "level: 1180591620717411303424 d"),
         (
             lambda: node(Role.LIST_ITEM, collection=Collection(set_size=2.5)),  # type: ignore[arg-type]
