@@ -71,6 +71,7 @@ from semledger.eventlog import (
     session_start,
     unstarted,
 )
+from semledger.runtime._text import a_or_an
 
 from ._calls import CheckResult, ElementDescription
 from ._capabilities import Capabilities
@@ -306,14 +307,15 @@ class LoggedSurface:
         started = session_start(self._recorder, name)
         if started is None:
             raise unstarted(self._recorder, name)
-        this = f"{_a(self.adapter_name)} surface session of {app}"
+        this = f"{a_or_an(self.adapter_name)} surface session of {app}"
         if not started.drives_a_surface:
             was = f"started as an app session of {started.app}"
         elif started.params["adapter"] != self.adapter_name:
-            was = f"started as {_a(started.params['adapter'])} surface session of {started.app}"
+            adapter = a_or_an(started.params["adapter"])
+            was = f"started as {adapter} surface session of {started.app}"
         elif started.app != app and (opened := self._last_opened()) not in (None, app):
             how = "started" if opened == started.app else "last opened"
-            was = f"{how} as {_a(self.adapter_name)} surface session of {opened}"
+            was = f"{how} as {a_or_an(self.adapter_name)} surface session of {opened}"
         else:
             return password_policy_refusal(name, started, self.redact_passwords)
         return f"session {name!r} was {was}; it cannot be resumed as {this}"
@@ -729,8 +731,3 @@ def snapshot_lines(
 def text_digest(snapshot: Snapshot) -> str:
     """A digest of the rendering: names, values and states, which the structural hash omits."""
     return hashlib.sha256(snapshot.text.encode()).hexdigest()
-
-
-def _a(word: str) -> str:
-    """`word` with its indefinite article, as it is read: an atspi, a web."""
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
