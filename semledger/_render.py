@@ -629,9 +629,20 @@ many cells (or all of its text, if shorter): wider than each header."""
 _INDENT = "    "
 
 
+PLAIN_SESSION_ROWS = PLAIN_AUDIT_ROWS
+"""Past this many sessions, ``semledger sessions`` prints plain columns, as a long audit
+does: a rich table of 40,000 sessions took 15 seconds to lay out before printing a line."""
+
+
 def print_sessions(console: Console, title: str, rows: Sequence[Sequence[str]]) -> None:
     """The sessions as ``semledger sessions`` prints them: a table, or where that would
-    fold a word, each session on two lines or so, as `audit_records` lays out calls."""
+    fold a word, each session on two lines or so, as `audit_records` lays out calls; past
+    `PLAIN_SESSION_ROWS`, plain columns, a chunk at a time."""
+    if len(rows) > PLAIN_SESSION_ROWS:
+        lines = plain_lines(title, SESSION_COLUMNS, rows)
+        while chunk := list(itertools.islice(lines, 500)):
+            console.out("\n".join(chunk), highlight=False)
+        return
     table = sessions_table(title, rows, console.width)
     if table is not None:
         console.print(table)
