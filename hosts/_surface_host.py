@@ -46,7 +46,8 @@ application through the same router and tools as a semledger app:
   its text, and expand on one a user types into -> press Alt+ArrowDown, then ArrowDown
   while it stays collapsed, ``handler_rejected`` if it is collapsed after both), dismiss ->
   press Escape (closeWindow on a page's document,
-  offered while the session has another window, ``native["windows"]``),
+  offered while the session has another window, ``native["windows"]``; not offered on a
+  ``<dialog>`` shown without ``showModal``, which Escape does not close: its own button does),
   increment/decrement -> press ArrowUp/ArrowDown (type the value one step on, within the
   bounds, on a desktop range the surface reports settable and shows the value and step of:
   a GTK scale takes ArrowUp as a step towards its start), show_menu -> rightClick, scroll -> press
@@ -319,8 +320,9 @@ def _numeric(native: Mapping[str, str]) -> Numeric | None:
 
 
 def _actions(
-    role: Role, states: frozenset[str], native: Mapping[str, str]
+    role: Role, states: frozenset[str], native: Mapping[str, str], framed: bool = False
 ) -> tuple[ActionKind, ...]:
+    """What a node offers; `framed`: its element is in a frame's document, not the page's."""
     declared = native.get("runtime_actions")
     if declared is not None:  # the surface's word for what the node takes (a runtime app's)
         named = set(declared.split())
@@ -349,7 +351,7 @@ def _actions(
         kinds.update((ActionKind.FOCUS, ActionKind.INCREMENT, ActionKind.DECREMENT))
         if native.get("valuesettable") == "true" and not states & _NOT_EDITABLE:
             kinds.add(ActionKind.SET_NUMERIC_VALUE)
-    if role is Role.DIALOG or role is Role.MENU or _closable(role, native):
+    if role is Role.MENU or _closable(role, native) or _escape_closes(role, native, framed):
         kinds.add(ActionKind.DISMISS)
     if role is Role.SCROLL_VIEW:
         kinds.add(ActionKind.SCROLL)
@@ -384,6 +386,17 @@ def _opens_a_menu(role: Role, native: Mapping[str, str]) -> bool:
     return role is Role.MENU and native.get("atspiRole") == "menu"
 
 
+def _escape_closes(role: Role, native: Mapping[str, str], framed: bool) -> bool:
+    """Whether a dialog may close on Escape, which dismiss presses. Chromium closes a
+    ``<dialog>`` on it only when it was shown modal (``showModal``): one shown with ``show()``
+    ignores it, and dismiss would answer a receipt for nothing done. An ARIA dialog closes as
+    its page's script says, modal or not. A ``<dialog>`` in a frame keeps the offer: the
+    surface leaves ``modal`` off a frame's modal, which is no modal of the whole tree."""
+    if role is not Role.DIALOG:
+        return False
+    return native.get("tag") != "dialog" or native.get("modal") == "true" or framed
+
+
 def _closable(role: Role, native: Mapping[str, str]) -> bool:
     """A page's document in a window the session may close: it has another to go back to."""
     return role is Role.WEB_VIEW and native.get("windows", "1") != "1"
@@ -398,6 +411,7 @@ def _node(
     relations: tuple[tuple[Relation, tuple[int, ...]], ...] = (),
     in_set: tuple[int, int] | None = None,
     scrolled: tuple[float, float] = (0.0, 0.0),
+    framed: bool = False,
 ) -> SemanticsNode:
     states = frozenset(item.states)
     native = item.native
@@ -444,7 +458,7 @@ def _node(
         relations=relations,
         live=live,
         atomic=native.get("atomic") == "true",
-        actions=_actions(role, states, native),
+        actions=_actions(role, states, native, framed),
         frame=Frame(Point(x, y), Size(w, h)),
     )
 
@@ -820,12 +834,13 @@ class SurfaceAgentHost:
         self.close(f"the session ended: {failed}")
         return _reject(ErrorCode.HOST_CLOSED, f"the session ended: {failed}")
 
-    def _adopt_ids(self, page: list[SnapshotNode]) -> None:
+    def _adopt_ids(self, page: list[SnapshotNode]) -> dict[str, str]:
         """Give an element the page made anew (a list it rendered again) the node id of the
         one it replaced: the node of its semantic id, whose element is gone. Only where that
         semantic id was on one node and is on one new element, in the document the node's
         element was in: a page's next document has ids of its own (its ``#go`` is another
-        button), and a node id held for the last one must not act on it."""
+        button), and a node id held for the last one must not act on it. Returns the
+        document each element is in (`_documents`)."""
         on_page = {item.ref for item in page}
         documents = _documents(page)
         fresh: dict[SemanticId, list[str]] = {}
@@ -847,6 +862,7 @@ class SurfaceAgentHost:
             self._refs[before[0]] = refs[0]
         for item in page:
             self._documents[self._id_for(item.ref)] = documents[item.ref]
+        return documents
 
     def _page_nodes(
         self, snapshot: Snapshot, *, busy: bool = False
@@ -855,7 +871,8 @@ class SurfaceAgentHost:
         node on it; `busy` marks the root busy (a navigation away from the page is waiting
         for its next document)."""
         page = list(visible_nodes(snapshot.nodes))
-        self._adopt_ids(page)
+        documents = self._adopt_ids(page)
+        top = page[0].ref if page else None
         children: dict[str, list[int]] = {n.ref: [] for n in page}
         live: dict[str, Live] = {}
         for item in page:
@@ -885,6 +902,7 @@ class SurfaceAgentHost:
                 _relations(item.native, in_tree),
                 in_sets.get(ref),
                 scrolled,
+                documents[ref] != top,
             )
             before = built.get(ref)
             node = before[1] if before is not None and before[0] == made_of else _node(*made_of)
