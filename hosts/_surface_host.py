@@ -1020,7 +1020,7 @@ class SurfaceAgentHost:
         if stale is not None:
             return stale
         echoed = encode_target(target)
-        resolved = resolve_target(target, snapshot)
+        resolved = resolve_target(target, snapshot, self._next_id)
         if isinstance(resolved, Rejection):
             return self._not_found(target, resolved)
         node = resolved
@@ -1065,9 +1065,10 @@ class SurfaceAgentHost:
 
     def _not_found(self, target: Target, rejection: Rejection) -> Rejection:
         """`rejection`, naming the modal or native dialog in the way, when `target` may be
-        on the page behind it; the plain ``target_not_found`` when it names nothing there."""
+        on the page behind it; the plain ``target_not_found`` when it names nothing there
+        (saying that a node id the bridge gave out has left the tree: ids are never reused)."""
         if self._gone(target):
-            gone = resolve_target(target, SemanticsSnapshot.empty())
+            gone = resolve_target(target, SemanticsSnapshot.empty(), self._next_id)
             assert isinstance(gone, Rejection)
             return gone
         return rejection if self._dialog is None else self._dialog.blocking(rejection)

@@ -328,7 +328,7 @@ class AppRuntime(Generic[Model, Msg]):
 
     def resolve(self, target: Target) -> SemanticsNode | Rejection:
         """The node `target` names in the current snapshot, or why it names none."""
-        return resolve_target(target, self._journal.current)
+        return resolve_target(target, self._journal.current, self._tree.next_node_id)
 
     def display_list(self) -> list[PaintOp]:
         return self._tree.display_list()
@@ -379,7 +379,7 @@ class AppRuntime(Generic[Model, Msg]):
         stale = check_precondition(precondition, snapshot.generation)
         if stale is not None:
             return stale
-        resolved = resolve_target(target, snapshot)
+        resolved = resolve_target(target, snapshot, self._tree.next_node_id)
         if isinstance(resolved, Rejection):
             return resolved
         node = resolved

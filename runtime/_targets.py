@@ -54,13 +54,18 @@ def check_precondition(precondition: Precondition, generation: int) -> Rejection
     return None
 
 
-def resolve_target(target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode | Rejection:
+def resolve_target(
+    target: Target, snapshot: SemanticsSnapshot, next_node_id: int | None = None
+) -> SemanticsNode | Rejection:
     """The node `target` names in `snapshot`, or the rejection that says why none.
 
-    Ambiguity is checked before absence; a path never wraps or clamps an index. Raises
+    Ambiguity is checked before absence; a path never wraps or clamps an index. With
+    `next_node_id`, the id the session gives out next, a node id below it that is not in
+    the tree is said to have left it: node ids are never reused, so it is an id read before
+    its node was removed or hidden, not one that never named a node (a typo). Raises
     ``TypeError`` for a `target` that is no `BySemanticId`, `ByNodeId` or `ByPath` (a str
-    failed as "'str' object has no attribute 'steps'") or a `snapshot` that is no
-    `SemanticsSnapshot`.
+    failed as "'str' object has no attribute 'steps'"), a `snapshot` that is no
+    `SemanticsSnapshot` or a `next_node_id` that is no int.
     """
     if not isinstance(target, BySemanticId | ByNodeId | ByPath):
         raise TypeError(
@@ -68,6 +73,8 @@ def resolve_target(target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode
         )
     if not isinstance(snapshot, SemanticsSnapshot):
         raise TypeError(f"snapshot: expected a SemanticsSnapshot, got {_shown(snapshot)}")
+    if next_node_id is not None:
+        check_generation(next_node_id, "next_node_id")
     echoed = encode_target(target)
     if isinstance(target, BySemanticId):
         found = snapshot.find(target.id)
@@ -83,19 +90,29 @@ def resolve_target(target: Target, snapshot: SemanticsSnapshot) -> SemanticsNode
     if isinstance(target, ByNodeId):
         node = snapshot.node(target.id)
         if node is None:
-            return _not_found("no node has that id", snapshot, echoed)
+            given_out = next_node_id is not None and target.id < next_node_id
+            left = target.id if given_out else None
+            return _not_found("no node has that id", snapshot, echoed, left)
         return node
     return _resolve_path(target, snapshot, echoed)
 
 
-def _not_found(message: str, snapshot: SemanticsSnapshot, echoed: dict[str, Any]) -> Rejection:
+def _not_found(
+    message: str, snapshot: SemanticsSnapshot, echoed: dict[str, Any], left: int | None = None
+) -> Rejection:
     """``target_not_found``, saying so when a modal is the tree: what is behind it is out
-    of the tree until it closes, so an id the agent read before may be there still."""
+    of the tree until it closes, so an id the agent read before may be there still; else,
+    for `left`, a node id given out before, that its node left the tree since."""
     root = None if snapshot.root is None else snapshot.nodes[snapshot.root]
     if root is not None and root.state.modal:
         message += (
             f" in the tree: a modal {root.role.value} (node {root.node_id}) is open, and only"
             " what it holds can be targeted until it closes"
+        )
+    elif left is not None:
+        message = (
+            f"node {left} is no longer in the tree: it was removed or hidden since it was"
+            " read; read again"
         )
     return _reject(ErrorCode.TARGET_NOT_FOUND, message, target=echoed)
 

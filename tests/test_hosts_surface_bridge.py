@@ -604,7 +604,10 @@ async def test_only_a_node_behind_a_dialog_is_said_to_wait_for_it_to_close() -> 
     assert await refused(BySemanticId(SemanticId("behind"))) == waiting.replace(
         "that id", "that semantic id"
     )
-    assert await refused(ByNodeId(old)) == "no node has that id"
+    assert await refused(ByNodeId(old)) == (
+        f"node {old} is no longer in the tree: it was removed or hidden since it was read;"
+        " read again"
+    )
     assert await refused(ByNodeId(999)) == "no node has that id"
     assert await refused(BySemanticId(SemanticId("gone"))) == "no node has that semantic id"
     surface.alert = True
