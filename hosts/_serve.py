@@ -7,8 +7,10 @@ import errno
 import logging
 import math
 import secrets
+import sqlite3
 import sys
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from semledger.actors import (
 )
 from semledger.eventlog import (
     DAMAGED_LOG_ERRORS,
+    EventLogError,
     LogOpenError,
     SessionClaimedError,
     SqliteRecorder,
@@ -161,9 +164,24 @@ _UNREADABLE: tuple[type[Exception], ...] = (LogOpenError, *DAMAGED_LOG_ERRORS)
 """What claiming a surface session and reading its log may raise: not the session's fault."""
 
 
+_NOT_OURS: tuple[type[Exception], ...] = (EventLogError, OSError, sqlite3.Error)
+"""What else opening a session may raise that is no fault of semledger's code but of its
+log or the system (a lock another process holds on the log, a file that cannot be read):
+raised as itself, for the serve command to report as it reports the log's faults."""
+
+
 class _StartFailedError(Exception):
     """Raised by an `open_session` whose session started and failed at once, on the record
     (its application raised): no bad usage, but a failed session, with nothing to serve."""
+
+
+def _internal_failure(name: str, error: Exception) -> str:
+    """The line saying that session `name` could not start for `error`, raised by
+    semledger's own code (not the application's: that is logged, `_StartFailedError`)."""
+    return (
+        f"session {name!r} could not start: semledger itself failed, not the application:"
+        f" {error!r} (a bug in semledger; its traceback, above, is for a bug report)"
+    )
 
 
 async def _serve_logged_stdio(
@@ -175,12 +193,15 @@ async def _serve_logged_stdio(
     """The composition root shared by app and surface sessions over stdio: the log, its
     writer, the session `open_session` opens (raising `ServeError` when it cannot, or one
     of `DAMAGED_LOG_ERRORS` when the session's log is damaged), the stdio loop until end of
-    input or a signal, then the session ended and the log written.
+    input or a signal, then the session ended and the log written. A session that semledger's
+    own code failed to open (a bug: anything else raised) is said on stderr, its traceback
+    then a last line saying so (`_internal_failure`), and has failed.
     """
     recorder = SqliteRecorder(db)
     reason = "not started"
     refused: Exception | None = None
     failed: _StartFailedError | None = None
+    internal: Exception | None = None
     try:
         async with stop_on_signals() as stop:
             async with trio.open_nursery() as nursery:
@@ -197,6 +218,14 @@ async def _serve_logged_stdio(
                     failed = error
                     writer.close()
                     return Served(str(error), failed=True)
+                except _NOT_OURS as error:
+                    refused = error
+                    writer.close()
+                    return Served(reason)
+                except Exception as error:  # semledger's bug: said in a line, not a group
+                    internal = error
+                    writer.close()
+                    return Served(_internal_failure(name, error), failed=True)
                 stop.opening = False
                 with stop.scope:
                     reason = await run_stdio(
@@ -213,6 +242,9 @@ async def _serve_logged_stdio(
             raise refused
         if failed is not None:  # once its crash is written, as it says
             _say(str(failed))
+        if internal is not None:
+            traceback.print_exception(internal, file=sys.stderr)
+            _say(_internal_failure(name, internal))
     failure = opened.failure()
     _say(f"session {name!r} ended: {failure or reason}")
     return Served(failure or reason, failure is not None or reason.startswith(OUTPUT_FAILED))
