@@ -57,7 +57,16 @@ class Declaration:
         k = Key(key)
         return cls(k, k, k, k)
 
+    def _one_key(self) -> ChannelKey | None:
+        """The key of every channel, if they have one; reconcile compares a wide list's
+        every child each time the app's view is built."""
+        key = self.layout
+        return key if key is self.paint is self.semantics is self.platform else None
+
     def dirty_channels(self, previous: Declaration) -> DirtyChannels:
+        key, old = self._one_key(), previous._one_key()
+        if key is not None and old is not None:  # (`keyed`, `constant`): one comparison
+            return NO_DIRTY if _same(old, key) else ALL_DIRTY
         layout = not _same(previous.layout, self.layout)
         return DirtyChannels(
             layout=layout,
@@ -80,3 +89,4 @@ class DirtyChannels:
 
 
 ALL_DIRTY: Final = DirtyChannels(True, True, True, True)
+NO_DIRTY: Final = DirtyChannels(False, False, False, False)

@@ -437,10 +437,11 @@ class ElementTree:
             self._place(root, 0.0, 0.0, self.width)
 
     def _place(self, element: Element, x: float, y: float, width: float) -> None:
-        frame = Frame(Point(x, y), Size(width, element.height))
-        moved = frame != element.frame
+        origin, size, height = element.frame.origin, element.frame.size, element.height
+        # (compared field by field: a wide list places every child each time one changes)
+        moved = origin.x != x or origin.y != y or size.width != width or size.height != height
         if moved:
-            element.frame = frame
+            element.frame = Frame(Point(x, y), Size(width, height))
             self.mark_semantics(element)
             self.mark_paint(element)
         if not (moved or element.layout_dirty or element.layout_subtree):

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+from hypothesis import given
+from hypothesis import strategies as st
 
 from semledger.runtime import (
     CONSTANT,
@@ -273,3 +275,32 @@ def test_a_skipped_lazy_node_takes_the_map_of_the_latest_build() -> None:
     rt.perform(BySemanticId("a"), SimpleAction(K.ACTIVATE), Latest())  # type: ignore[arg-type]
     assert rt.model == (("b", 0), ("a", 1))
     assert built == ["a", "b"]
+
+
+_CHANNEL_KEYS = st.sampled_from([CONSTANT, UNCACHEABLE, Key(1), Key(1), Key(2)])
+"""Channel keys, two of them equal but not the same object."""
+
+
+@st.composite
+def _declarations(draw: st.DrawFn) -> Declaration:
+    if draw(st.booleans()):  # one key on every channel, as `keyed` and `constant` make
+        return Declaration(*[draw(_CHANNEL_KEYS)] * 4)
+    return Declaration(*(draw(_CHANNEL_KEYS) for _ in range(4)))
+
+
+@given(_declarations(), _declarations())
+def test_a_channel_is_clean_only_when_both_keys_are_cacheable_and_equal(
+    old: Declaration, new: Declaration
+) -> None:
+    def clean(channel: str) -> bool:
+        before, after = getattr(old, channel), getattr(new, channel)
+        return before is not UNCACHEABLE and after is not UNCACHEABLE and before == after
+
+    dirty = new.dirty_channels(old)
+    layout = not clean("layout")
+    assert (dirty.layout, dirty.paint, dirty.semantics, dirty.platform) == (
+        layout,
+        layout or not clean("paint"),
+        layout or not clean("semantics"),
+        layout or not clean("platform"),
+    )
