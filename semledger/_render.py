@@ -28,6 +28,7 @@ from semledger.eventlog import (
 )
 from semledger.replay import AuditEntry, AuditReport, Connection, Ending, Incident, ReplayReport
 from semledger.runtime import (
+    ByPath,
     Collection,
     DuplicateSemanticId,
     Full,
@@ -35,9 +36,11 @@ from semledger.runtime import (
     MissingRelationTarget,
     NodeState,
     Numeric,
+    PathStep,
     SemanticsNode,
 )
 from semledger.runtime._text import counted, printable, shortened
+from semledger.runtime._wire import WireError, decode_target
 
 _FLAGS: Final = tuple(f for f in attrs.fields(NodeState) if f.type in (bool, "bool"))
 """Every yes-or-no state, each shown when it is true (a password field, a multi-line one,
@@ -182,22 +185,51 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _target(target: Any, known_as: str | None = None) -> str:
+def _target(target: Any, known_as: str | None = None, whole: str = "--json") -> str:
     """A target as an agent reads it, a node id with what the node was `known_as` (its
-    semantic id, or its role and label); as JSON one of no known kind, or one whose id or
-    path is missing or not of its type (a refused call's: as it was sent, null apart from
-    missing)."""
+    semantic id, or its role and label), a path as its steps (`_path`); as JSON one of no
+    known kind, or one whose id or path is missing or not of its type (a refused call's: as
+    it was sent, null apart from missing). `whole` has a long label or value whole."""
     if not isinstance(target, dict):
         return _sent(target)
     kind, sent_id = target.get("kind"), target.get("id")
     if kind == "path" and isinstance(target.get("path"), list):
-        return "path " + json.dumps(target["path"], separators=(",", ":"))
+        return "path " + _path(target, whole)
     if kind == "node_id" and isinstance(sent_id, str):  # decimal on the wire: else quoted
         node = f"node {sent_id if re.fullmatch(r'[0-9]+', sent_id) else repr(sent_id)}"
         return node if known_as is None else f"{node} ({node_name(known_as)})"
     if kind in ("semantic_id", "ref") and isinstance(sent_id, str):
         return _name(sent_id)
     return _sent(target)
+
+
+def _path(target: dict[str, Any], whole: str) -> str:
+    """A path's steps as the tree names nodes, each its role (`*`: any), the index among
+    the children it matches, and its label, value and semantic id where given:
+    ``list[0] > list_item[0] 'photo.png'``. As JSON when it is no path a call may give
+    (a refused call's, as it was sent), or one whose index was sent as another number
+    (``1.0``, or past the largest the wire takes)."""
+    try:
+        decoded = decode_target(target)
+    except WireError:
+        return _sent(target["path"])
+    assert isinstance(decoded, ByPath)
+    for sent, step in zip(target["path"], decoded.steps, strict=True):
+        index = sent.get("index", 0)
+        if isinstance(index, bool) or not isinstance(index, int) or index != step.index:
+            return _sent(target["path"])
+    return " > ".join(_step(step, whole) for step in decoded.steps)
+
+
+def _step(step: PathStep, whole: str) -> str:
+    said = f"{'*' if step.role is None else step.role.value}[{step.index}]"
+    if step.label is not None:
+        said += f" {_value(step.label, whole)}"
+    if step.value is not None:
+        said += f" = {_value(step.value, whole)}"
+    if step.semantic_id is not None:
+        said += f" #{step.semantic_id}"
+    return said
 
 
 _LONGEST_NAME = 40
@@ -230,7 +262,8 @@ def step_line(event: Any, known_as: str | None) -> str:
     the node was `known_as`."""
     if isinstance(event, ActionRequested):
         action = _action(event.action, event.redacted, _WHOLE_IN_AUDIT)
-        return f"{action} {_target(event.target, known_as)}, {_precondition(event.precondition)}"
+        target = _target(event.target, known_as, _WHOLE_IN_AUDIT)
+        return f"{action} {target}, {_precondition(event.precondition)}"
     if isinstance(event, TimerFired):
         return f"timer {event.timer_id} fired ({_message(event.message)})"
     if isinstance(event, EffectCompleted):
