@@ -77,6 +77,9 @@ def _describe(node: SemanticsNode) -> Text:
     flags.extend(_range(numeric))
     if flags:
         text.append(f" [{', '.join(flags)}]", style="yellow")
+    relations = [f"{kind.value} {_ids(targets)}" for kind, targets in node.relations if targets]
+    if relations:
+        text.append(f" ({'; '.join(relations)})", style="magenta")
     text.append(f"  id {node.node_id}", style="dim")
     return text
 
@@ -148,7 +151,7 @@ def _issue(issue: Issue) -> str:
 
 
 def _ids(nodes: Sequence[int]) -> str:
-    return "ids " + ", ".join(map(str, nodes))  # an issue names two nodes or more
+    return f"id {nodes[0]}" if len(nodes) == 1 else "ids " + ", ".join(map(str, nodes))
 
 
 def shown(text: str) -> str:
