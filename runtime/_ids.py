@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final, final
 
 U64_MAX: Final = 2**64 - 1
 LOGGABLE_INTS: Final = range(-(2**63), 2**64)
 """The integers the log carries (msgpack's); ``eventlog.LOGGABLE_INTS`` is this one."""
 _CANONICAL_U64 = re.compile(r"0|[1-9][0-9]{0,19}")
+_CANONICAL_U64_LIST = re.compile(r"(?:0|[1-9][0-9]{0,19})(?:,(?:0|[1-9][0-9]{0,19}))*")
 _REJECTED = re.compile(
     "[\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
@@ -89,3 +91,19 @@ def parse_node_id(text: object) -> int | None:
     """Parse a `SemanticsNodeId` from the wire: like a generation, but ``"0"`` is not a node."""
     value = parse_u64(text)
     return value if value else None
+
+
+def parse_node_ids(texts: Sequence[object]) -> tuple[int, ...] | None:
+    """`parse_node_id` of each, or None if any is no node id. An issue names every node
+    that shares a semantic id, and each commit's delta carries it whole, so the texts are
+    checked as one string and converted by `int` alone, not one Python call each."""
+    if not texts:
+        return ()
+    try:
+        joined = ",".join(texts)  # type: ignore[arg-type]  # (TypeError: one is no str)
+    except TypeError:
+        return None
+    if joined.count(",") != len(texts) - 1 or _CANONICAL_U64_LIST.fullmatch(joined) is None:
+        return None  # (a text holding a comma would pass as two)
+    ids = tuple(map(int, texts))  # type: ignore[arg-type]
+    return None if 0 in ids or max(ids) > U64_MAX else ids

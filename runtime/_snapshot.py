@@ -37,8 +37,8 @@ def _plain(value: object) -> object:
     """Issues and node parts as plain msgpack data, for hashing."""
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
+    if isinstance(value, tuple):  # (node ids, many of them in an issue: taken as they are)
+        return [v if type(v) is int else _plain(v) for v in value]
     assert attrs.has(type(value))
     cls: Any = type(value)
     return [_plain(getattr(value, a.name)) for a in attrs.fields(cls)]

@@ -38,6 +38,7 @@ from ._ids import (
     SemanticId,
     has_lone_surrogate,
     parse_node_id,
+    parse_node_ids,
     parse_u64,
     semantic_id_problem,
 )
@@ -694,7 +695,14 @@ def _list(value: object, where: str) -> list[Any]:
 
 
 def _node_ids(value: object, where: str) -> tuple[int, ...]:
-    return tuple(_node_id(v, f"{where}[{i}]") for i, v in enumerate(_list(value, where)))
+    """Each id parsed (`parse_node_ids`), the path of one that fails made only then."""
+    items = _list(value, where)
+    ids = parse_node_ids(items)
+    if ids is None:
+        for i, item in enumerate(items):
+            _node_id(item, f"{where}[{i}]")  # (raises at the first that is no node id)
+        raise AssertionError("parse_node_ids refused node ids that parse_node_id takes")
+    return ids
 
 
 def _opt_node_id(value: object, where: str) -> int | None:

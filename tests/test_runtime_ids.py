@@ -5,6 +5,8 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from semledger.runtime import (
     InvalidSemanticIdError,
@@ -14,6 +16,7 @@ from semledger.runtime import (
     parse_node_id,
     parse_u64,
 )
+from semledger.runtime._ids import parse_node_ids
 
 REJECTED_CODE_POINTS = [
     *range(0x0021),
@@ -133,3 +136,23 @@ def test_node_ids_start_at_one() -> None:
     assert parse_node_id("1") == 1
     assert parse_node_id("18446744073709551615") == 2**64 - 1
     assert parse_node_id("007") is None
+
+
+_ID_TEXTS = st.one_of(
+    st.integers(0, 2**64 + 5).map(str),
+    st.sampled_from(["01", "1,2", ",", "1,", " 1", "١", "", "18446744073709551616", "1_0"]),
+    st.text(alphabet="0123456789,", max_size=4),
+    st.integers(1, 9),  # no str at all
+)
+
+
+@given(st.lists(_ID_TEXTS, max_size=6))
+@example(["1,2"])
+@example(["5", "1,2"])
+@example(["7", "0"])
+def test_many_node_ids_parse_as_each_one_would(texts: list[object]) -> None:
+    """`parse_node_ids` checks a whole issue's ids as one string: it takes them exactly when
+    `parse_node_id` takes each one (a comma inside one is not two ids)."""
+    each = [parse_node_id(text) for text in texts]
+    expected = None if None in each else tuple(each)
+    assert parse_node_ids(texts) == expected
