@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hmac
 import ipaddress
+import logging
 import re
 import secrets
 import sqlite3
@@ -88,12 +89,15 @@ _PREFLIGHT_HEADERS = (
 )
 """The answer to a CORS preflight from an allowed origin: what its page may send."""
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_log = logging.getLogger("semledger.hosts")
 _UNOPENED: Final = (SessionLogError, EventLogError, sqlite3.Error, OSError)
 """What opening or resuming a session raises when its log cannot be written or read (a
 full disk, a deleted file) or no claim can be made (out of file descriptors): not a bug
 inside the server, and perhaps over soon: a ``503``. A resume, or the end of a session
 this server does not serve, answers two kinds among them otherwise (`_log_refusal`):
 `SessionClaimedError` and the `DAMAGED_LOG_ERRORS`."""
+_BUG: Final = "(a bug in semledger; the server's operator has its traceback)"
+"""What a client is told of an error semledger's own code raised as it opened its session."""
 TRANSPORT: Final = "http"
 """How its sessions' starts (``params["transport"]``) and connections name this transport:
 a server resumes only sessions whose start says so."""
@@ -184,6 +188,7 @@ class McpHttpApp:
         redact_passwords: bool = True,
         on_failure: Callable[[str], None] | None = None,
         on_event: Callable[[str], None] | None = None,
+        on_internal_failure: Callable[[str, Exception], None] | None = None,
     ) -> None:
         if not isinstance(registry, SessionRegistry):
             raise TypeError(
@@ -206,6 +211,12 @@ class McpHttpApp:
         """Told, in one line, each time a session is parked, resumed from the log, ended by
         its client, or refused a request for its log (``409``, ``500``): what its operator
         could not see otherwise."""
+        self.on_internal_failure = on_internal_failure
+        """Told what could not be done (``session '…' could not start``, or ``could not be
+        resumed``) and the error, each time semledger's own code raised as it opened a
+        session: a bug, neither its application's fault nor its log's, whose traceback is
+        for a bug report. Without it, that is logged (``semledger.hosts``, with the
+        traceback). The server goes on serving the other sessions."""
         self.app = app
         self.app_ref = app_ref
         self.diagnostics = diagnostics
@@ -416,6 +427,11 @@ class McpHttpApp:
                 self.on_failure(f"session {session_id!r} could not start: {error}{where}")
             await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"no session: {error}"))
             return
+        except Exception as error:  # a bug in semledger: its traceback is for the operator
+            self._failed_inside(f"session {session_id!r} could not start", error)
+            why = f"no session: semledger itself failed to open it, not the application: {error!r}"
+            await _respond(send, 200, error_reply(message, INTERNAL_ERROR, f"{why} {_BUG}"))
+            return
         await announce(router, connection.host, TRANSPORT, peer)
         await _respond(send, 200, reply.message, extra=[("mcp-session-id", session_id)])
 
@@ -533,6 +549,14 @@ class McpHttpApp:
         if self.on_failure is not None:
             self.on_failure(why)
         return why
+
+    def _failed_inside(self, what: str, error: Exception) -> None:
+        """Tell the operator that `what` (a session could not start, say) for `error`, which
+        semledger's own code raised (`on_internal_failure`)."""
+        if self.on_internal_failure is not None:
+            self.on_internal_failure(what, error)
+        else:
+            _log.error("%s: semledger itself failed: %r", what, error, exc_info=error)
 
     def _tell(self, news: str) -> None:
         if self.on_event is not None:
@@ -661,6 +685,12 @@ class McpHttpApp:
             return None
         except ActorError as error:  # it cannot be resumed here
             await self._refuse_session(send, session_id, 409, str(error))
+            return None
+        except Exception as error:  # semledger's bug: the session is left as it was
+            what = f"session {_shown(session_id)} could not be resumed"
+            self._failed_inside(what, error)
+            why = f"{what}: semledger itself failed, not the application: {error!r} {_BUG}"
+            await _refuse(send, 500, why)
             return None
         if isinstance(connection, str):
             await _refuse(send, 404, connection)

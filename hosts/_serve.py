@@ -178,9 +178,15 @@ class _StartFailedError(Exception):
 def _internal_failure(name: str, error: Exception) -> str:
     """The line saying that session `name` could not start for `error`, raised by
     semledger's own code (not the application's: that is logged, `_StartFailedError`)."""
+    return _failed_inside(f"session {name!r} could not start", error)
+
+
+def _failed_inside(what: str, error: Exception) -> str:
+    """The line saying `what` could not be done for `error`, raised by semledger's own
+    code, once the error's traceback is printed."""
     return (
-        f"session {name!r} could not start: semledger itself failed, not the application:"
-        f" {error!r} (a bug in semledger; its traceback, above, is for a bug report)"
+        f"{what}: semledger itself failed, not the application: {error!r} (a bug in"
+        " semledger; its traceback, above, is for a bug report)"
     )
 
 
@@ -336,8 +342,8 @@ async def serve_http(
     """Serve `app_ref` over Streamable HTTP at ``/mcp`` until SIGINT, SIGTERM or SIGHUP
     (a second one stops the process at once, as over stdio); returns how many sessions
     failed (their application raised, their log could not be written) or could not be
-    opened. Raises `ServeError` for an address beyond loopback with no `token`, among
-    others.
+    opened (for their log, or for a bug in semledger). Raises `ServeError` for an address
+    beyond loopback with no `token`, among others.
 
     A session no request has used for `idle_timeout` seconds is parked (None: never):
     its actor stops, its end logged for now, and its client's next request resumes it from
@@ -399,6 +405,12 @@ async def serve_http(
         failures.append(why)
         _say(why)
 
+    def failed_inside(what: str, error: Exception) -> None:
+        """A session semledger's own code failed to open: as over stdio, the error's
+        traceback, then the line that says so."""
+        traceback.print_exception(error, file=sys.stderr)
+        failure(_failed_inside(what, error))
+
     try:
         async with stop_on_signals() as signalled:
             async with trio.open_nursery() as logging:
@@ -415,6 +427,7 @@ async def serve_http(
                         redact_passwords=redact_passwords,
                         on_failure=failure,
                         on_event=_say,
+                        on_internal_failure=failed_inside,
                     )
                     if idle_timeout is not None:
                         nursery.start_soon(asgi.park_idle, idle_timeout)
