@@ -85,10 +85,13 @@ def effect_failure(error: BaseException) -> str:
 
 
 def commit_size(commit: Committed) -> int:
-    """What a commit adds to a fold: one step, and each node it upserted or removed. A read
-    checkpoint is due once the commits since the last one add up to the tree's size."""
+    """What a commit adds to a fold: one step, each node it upserted or removed, and each
+    node id its issues name (every delta carries the whole issues list, SPEC 2.5, which a
+    fold decodes however few nodes the commit changed). A read checkpoint is due once the
+    commits since the last one add up to the tree's size."""
     delta = commit.delta
-    return 1 + len(delta["upserted"]) + len(delta["removed"])
+    named = sum(len(issue.get("nodes") or ()) + ("source" in issue) for issue in delta["issues"])
+    return 1 + len(delta["upserted"]) + len(delta["removed"]) + named
 
 
 def committed_since(journal: Journal, before: int) -> list[Committed]:

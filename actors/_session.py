@@ -356,15 +356,6 @@ def _check_params(params: object) -> None:
             ) from None
 
 
-def _fold_size(commit: Committed) -> int:
-    """`commit_size`, plus each node id the commit's issues name: every delta carries the
-    whole issues list (SPEC 2.5), which a fold decodes, however few nodes the commit changed."""
-    issues = commit.delta.get("issues") or ()
-    return commit_size(commit) + sum(
-        len(issue.get("nodes") or ()) + ("source" in issue) for issue in issues
-    )
-
-
 def _check_checkpoint_every(every: object) -> None:
     """Checked as the actor is made: found at the first input, it crashed the session."""
     if every is None:
@@ -427,7 +418,7 @@ class SessionActor(Actor[SessionMessage]):
         self._recovery_checkpoints = True
         """False once the model cannot be encoded, or may hold a password the log redacted."""
         self._changed: float = math.inf
-        """What a fold applies since the last read checkpoint (`_fold_size`; the first of a
+        """What a fold applies since the last read checkpoint (`commit_size`; the first of a
         run is always due)."""
         self.recovered = False
         self.ended = False
@@ -946,7 +937,7 @@ class SessionActor(Actor[SessionMessage]):
             raise SessionCrashedError(f"the session failed: {error!r}") from error
         outputs = list(result.outputs)
         self._inputs += 1
-        self._changed += sum(_fold_size(o) for o in outputs if isinstance(o, Committed))
+        self._changed += sum(commit_size(o) for o in outputs if isinstance(o, Committed))
         if self._checkpoint_due():
             self._inputs = 0
             outputs.extend(self._checkpoints())

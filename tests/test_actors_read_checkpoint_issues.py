@@ -6,8 +6,8 @@ from __future__ import annotations
 import attrs
 import trio
 
-from semledger.actors import LogWriter, SessionActor
-from semledger.eventlog import MemoryRecorder, SemanticsTaken
+from semledger.actors import LogWriter, SessionActor, commit_size
+from semledger.eventlog import Committed, MemoryRecorder, SemanticsTaken
 from semledger.examples import counter
 from semledger.runtime import (
     ActionKind,
@@ -64,3 +64,18 @@ async def test_the_node_ids_a_commits_issues_name_count_toward_a_read_checkpoint
     taken, nodes = await _read_checkpoints(12)
     assert nodes == ROWS + 6
     assert taken == [2, 4, 6, 8, 10, 12]
+
+
+def test_a_commits_size_counts_the_node_ids_its_issues_name_for_apps_and_surfaces_alike() -> None:
+    """`commit_size` is the one rule: the session actor and the surface log both count by
+    it, so a web page whose issues name many nodes takes read checkpoints as soon."""
+    delta = {
+        "upserted": [{"node_id": "3"}],
+        "removed": ["4", "5"],
+        "issues": [
+            {"kind": "duplicate_semantic_id", "semantic_id": "a", "nodes": ["6", "7", "8"]},
+            {"kind": "missing_relation_target", "source": "9", "relation": "controls",
+             "semantic_id": "b"},
+        ],
+    }  # fmt: skip
+    assert commit_size(Committed(2, delta, "00")) == 1 + 1 + 2 + 3 + 1
