@@ -58,6 +58,7 @@ from semledger.runtime import (
     App,
     ApplicationError,
     AppRuntime,
+    ErrorCode,
     SemanticsNode,
     SemanticsSnapshot,
 )
@@ -212,7 +213,23 @@ def _message_name(message: Any) -> str:
 def _same(logged: Event, produced: Event) -> bool:
     if isinstance(logged, Committed) and isinstance(produced, Committed):
         return _commit_key(logged) == _commit_key(produced)
+    if isinstance(logged, ActionRejected) and isinstance(produced, ActionRejected):
+        return _rejection_key(logged) == _rejection_key(produced)
     return logged == produced
+
+
+def app_worded(code: str) -> bool:
+    """Whether a rejection of `code` carries the app's words (a handler's `Reject` reason).
+    Every other rejection's message is semledger's, which a later version may word
+    otherwise: compared by it, a log recorded before would replay as diverging."""
+    return code == ErrorCode.HANDLER_REJECTED
+
+
+def _rejection_key(rejection: ActionRejected) -> tuple[object, ...]:
+    """What a rejection is compared by: its request, code and details, and its message
+    where the app wrote it (`app_worded`)."""
+    words = rejection.message if app_worded(rejection.code) else None
+    return rejection.request_id, rejection.code, rejection.details, words
 
 
 def _commit_key(commit: Committed) -> tuple[int, str, list[str]]:

@@ -76,39 +76,76 @@ def test_a_variant_app_diverges_at_the_first_changed_commit_with_a_node_diff(
     assert done.stdout.count("DIVERGED") == 1  # the first divergence only
 
 
+def _reworded(db: Path, session: str, code: str, message: str) -> ActionRejected:
+    """Give the first rejection of `code` in `session`'s log `message`, chained as if it
+    were logged so (else the edit is damage); the rejection as it was."""
+    with SqliteRecorder(db) as recorder:
+        record_, logged = next(
+            (r, e)
+            for r, e in recorder.events(session)
+            if isinstance(e, ActionRejected) and e.code == code
+        )
+    edited = attrs.evolve(logged, message=message)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE events SET body = ? WHERE session = ? AND seq = ?",
+            (encode(edited).body, session, record_.seq),
+        )
+        chain = GENESIS
+        for seq, topic, version, body in conn.execute(
+            "SELECT seq, topic, version, body FROM events WHERE session = ? ORDER BY seq",
+            (session,),
+        ).fetchall():
+            chain = chain_step(chain, session, seq, topic, version, body)
+            conn.execute(
+                "UPDATE events SET chain = ? WHERE session = ? AND seq = ?", (chain, session, seq)
+            )
+    conn.close()
+    return logged
+
+
 def test_a_rejection_whose_message_changed_diverges_showing_both_messages(
     tmp_path: Path,
 ) -> None:
     """Both sides printed `rejection handler_rejected` alone, so the report showed no
-    difference at all."""
+    difference at all. The message is the app's reason: an app of that wording logged it."""
     db = tmp_path / "log.db"
     record(db, "todo", "semledger.examples.todo:app", TODO_SCRIPT)
-    with SqliteRecorder(db) as recorder:
-        record_, logged = next(
-            (r, e) for r, e in recorder.events("todo") if isinstance(e, ActionRejected)
-        )
-    edited = attrs.evolve(logged, message="an older wording")
-    with sqlite3.connect(db) as conn:
-        conn.execute(
-            "UPDATE events SET body = ? WHERE session = 'todo' AND seq = ?",
-            (encode(edited).body, record_.seq),
-        )
-        # As an app of that wording would have logged it: else the edit is damage.
-        chain = GENESIS
-        for seq, topic, version, body in conn.execute(
-            "SELECT seq, topic, version, body FROM events WHERE session = 'todo' ORDER BY seq"
-        ).fetchall():
-            chain = chain_step(chain, "todo", seq, topic, version, body)
-            conn.execute(
-                "UPDATE events SET chain = ? WHERE session = 'todo' AND seq = ?", (chain, seq)
-            )
-    conn.close()
+    logged = _reworded(db, "todo", "handler_rejected", "an older wording")
     with SqliteRecorder(db) as recorder:
         divergence = reexecute(recorder, "todo", todo.app).divergence
     assert divergence is not None
     details = f" {logged.details}"
     assert divergence.expected == f"rejection handler_rejected: 'an older wording'{details}"
     assert divergence.actual == f"rejection handler_rejected: {logged.message!r}{details}"
+
+
+def test_a_rejection_in_semledgers_words_replays_the_same_however_a_later_version_words_it(
+    tmp_path: Path,
+) -> None:
+    """A log recorded before semledger reworded a rejection (target_not_found, say) replayed
+    as diverging there, and a test exported from it failed, though the app was the same."""
+    db = tmp_path / "log.db"
+    script = [*TODO_SCRIPT, ("todo.nothing", {"kind": "activate"})]
+    record(db, "todo", "semledger.examples.todo:app", script)
+    _reworded(db, "todo", "target_not_found", "an older version's wording")
+    with SqliteRecorder(db) as recorder:
+        report = reexecute(recorder, "todo", todo.app)
+    assert report.divergence is None
+    exported = tmp_path / "test_exported_todo.py"
+    done = mcp.cli_in_process("replay", "todo", "--db", str(db), "--export-test", str(exported))
+    assert done.returncode == 0, done.stderr
+    assert "an older version's wording" in exported.read_text()
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
 
 
 def test_an_application_crash_is_raised_again_at_the_same_step(tmp_path: Path) -> None:
