@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -1435,10 +1436,16 @@ def _hypothesis_caches_elsewhere() -> Iterator[None]:
 
 class _StatusLines(logging.Handler):
     """A record the library logs while serving (a failed effect), as one status line on
-    stderr like the server's own."""
+    stderr like the server's own. A record with an error's traceback (a fault of
+    semledger's own code, a call answered ``-32603``) has it first, for a bug report, as
+    serve prints one for a session that could not start."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        # One line, and no escape sequence from an app's error reaches the terminal.
+        # No escape sequence from an app's error reaches the terminal, nor splits a line.
+        if record.exc_info is not None and record.exc_info[1] is not None:
+            for line in traceback.format_exception(record.exc_info[1]):
+                for part in line.rstrip("\n").split("\n"):
+                    print(printable(part), file=sys.stderr)
         print(f"semledger: {printable(record.getMessage())}", file=sys.stderr, flush=True)
 
 
@@ -1473,8 +1480,6 @@ def _import_http_server() -> None:
 def _shadowing(error: ImportError | AttributeError) -> str | None:
     """The file (or package folder) of the working directory imported in place of a module
     of the HTTP server, which `error` comes of; None if none was."""
-    import traceback
-
     folder = os.path.realpath(os.getcwd())
     if isinstance(error, AttributeError):
         module = error.obj

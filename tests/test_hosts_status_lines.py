@@ -60,3 +60,30 @@ def test_a_status_line_shows_an_error_s_control_characters_escaped(
     assert capsys.readouterr().err == (
         "semledger: effect 1 (fx.bad) failed: ValueError: disk on fire \\x1b[31m!\\nsecond line\n"
     )
+
+
+def test_a_fault_of_semledgers_own_code_shows_its_traceback_above_its_status_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A call that failed inside the server (answered -32603) was logged with its traceback
+    for a handler to show, and serve's showed one line: the operator had nothing to report
+    the bug with."""
+    from semledger._cli import _StatusLines
+
+    try:
+        raise RuntimeError("a bug inside the server \x1b[31m\nsecond line")
+    except RuntimeError as error:
+        fault = error
+    message = "session 's': a call failed inside the server, answered -32603 (Internal error)"
+    record = logging.LogRecord(
+        "semledger.hosts", logging.ERROR, __file__, 1, message, (), (RuntimeError, fault, None)
+    )
+    _StatusLines().emit(record)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert "test_a_fault_of_semledgers_own_code_shows_its_traceback" in "\n".join(lines)
+    assert lines[-3:] == [
+        "RuntimeError: a bug inside the server \\x1b[31m",
+        "second line",
+        f"semledger: {message}",
+    ]
