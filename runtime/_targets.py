@@ -61,8 +61,9 @@ def resolve_target(
 
     Ambiguity is checked before absence; a path never wraps or clamps an index. With
     `next_node_id`, the id the session gives out next, a node id below it that is not in
-    the tree is said to have left it: node ids are never reused, so it is an id read before
-    its node was removed or hidden, not one that never named a node (a typo). Raises
+    the tree was given out: node ids are never reused, so if the agent read it, its node
+    was removed or hidden since, and it is no typo (an element no read shows, a layout
+    wrapper, has an id too, so "if"). Raises
     ``TypeError`` for a `target` that is no `BySemanticId`, `ByNodeId` or `ByPath` (a str
     failed as "'str' object has no attribute 'steps'"), a `snapshot` that is no
     `SemanticsSnapshot` or a `next_node_id` that is no int.
@@ -102,7 +103,7 @@ def _not_found(
 ) -> Rejection:
     """``target_not_found``, saying so when a modal is the tree: what is behind it is out
     of the tree until it closes, so an id the agent read before may be there still; else,
-    for `left`, a node id given out before, that its node left the tree since."""
+    for `left`, a node id given out before, that if it was read its node left the tree."""
     root = None if snapshot.root is None else snapshot.nodes[snapshot.root]
     if root is not None and root.state.modal:
         message += (
@@ -111,8 +112,8 @@ def _not_found(
         )
     elif left is not None:
         message = (
-            f"node {left} is no longer in the tree: it was removed or hidden since it was"
-            " read; read again"
+            f"no node has that id now: if node {left} was read before, it was removed or"
+            " hidden since (node ids are never reused); read again"
         )
     return _reject(ErrorCode.TARGET_NOT_FOUND, message, target=echoed)
 

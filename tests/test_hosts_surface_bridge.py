@@ -605,8 +605,8 @@ async def test_only_a_node_behind_a_dialog_is_said_to_wait_for_it_to_close() -> 
         "that id", "that semantic id"
     )
     assert await refused(ByNodeId(old)) == (
-        f"node {old} is no longer in the tree: it was removed or hidden since it was read;"
-        " read again"
+        f"no node has that id now: if node {old} was read before, it was removed or hidden"
+        " since (node ids are never reused); read again"
     )
     assert await refused(ByNodeId(999)) == "no node has that id"
     assert await refused(BySemanticId(SemanticId("gone"))) == "no node has that semantic id"

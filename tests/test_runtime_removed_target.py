@@ -48,9 +48,11 @@ def test_a_node_id_whose_node_was_removed_is_said_to_have_left_the_tree() -> Non
 
     stale = _refused(runtime, delete)
     assert stale.message == (
-        f"node {delete} is no longer in the tree: it was removed or hidden since it was read;"
-        " read again"
+        f"no node has that id now: if node {delete} was read before, it was removed or hidden"
+        " since (node ids are never reused); read again"
     )
     assert runtime.resolve(ByNodeId(delete)) == stale
     never = _refused(runtime, delete + 10_000)
     assert never.message == "no node has that id"
+    # The root column's id was given out, though no read showed it: "if it was read".
+    assert _refused(runtime, 1).message.startswith("no node has that id now: if node 1 was")
