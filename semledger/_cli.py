@@ -1436,14 +1436,15 @@ def _hypothesis_caches_elsewhere() -> Iterator[None]:
 
 class _StatusLines(logging.Handler):
     """A record the library logs while serving (a failed effect), as one status line on
-    stderr like the server's own. A record with an error's traceback (a fault of
-    semledger's own code, a call answered ``-32603``) has it first, for a bug report, as
-    serve prints one for a session that could not start."""
+    stderr like the server's own. An error record with a traceback (a fault of semledger's
+    own code, a call answered ``-32603``) has it first, for a bug report, as serve prints
+    one for a session that could not start; an app's failure is a warning, its line alone."""
 
     def emit(self, record: logging.LogRecord) -> None:
         # No escape sequence from an app's error reaches the terminal, nor splits a line.
-        if record.exc_info is not None and record.exc_info[1] is not None:
-            for line in traceback.format_exception(record.exc_info[1]):
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and record.levelno >= logging.ERROR:
+            for line in traceback.format_exception(error):
                 for part in line.rstrip("\n").split("\n"):
                     print(printable(part), file=sys.stderr)
         print(f"semledger: {printable(record.getMessage())}", file=sys.stderr, flush=True)

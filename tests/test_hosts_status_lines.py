@@ -87,3 +87,19 @@ def test_a_fault_of_semledgers_own_code_shows_its_traceback_above_its_status_lin
         "second line",
         f"semledger: {message}",
     ]
+
+
+def test_an_apps_failure_logged_with_its_error_is_its_status_line_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An effect runner logs the app's failed effect as a warning with its error: the
+    traceback is for faults of semledger's own code, and the app's is in its log."""
+    from semledger._cli import _StatusLines
+
+    fault = ValueError("disk on fire")
+    message = "effect 1 (fx.bad) failed: the app gets no message for it"
+    record = logging.LogRecord(
+        "semledger.runtime", logging.WARNING, __file__, 1, message, (), (ValueError, fault, None)
+    )
+    _StatusLines().emit(record)
+    assert capsys.readouterr().err == f"semledger: {message}\n"
