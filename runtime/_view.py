@@ -414,6 +414,7 @@ def check_view_fields(view: View[Any]) -> None:
         except TypeError:  # an error class of other arguments: as it was
             located = error
         raise ApplicationError(f"view gave {where} what the snapshot cannot carry") from located
+    object.__setattr__(view, "_fields_checked", True)  # (a view the app keeps: checked once)
 
 
 def _check_fields(view: View[Any]) -> None:

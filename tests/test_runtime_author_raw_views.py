@@ -91,3 +91,25 @@ def test_views_built_by_node_and_mapped_are_served() -> None:
 
     rt = _runtime(view, True)
     assert len(rt.snapshot.find("s")) == 1
+
+
+def test_a_view_the_app_keeps_is_checked_once_however_often_it_is_mounted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its declaration is uncacheable, so the tree brings it up to date each build: its
+    every field was checked again each time."""
+    from semledger.runtime import _view
+
+    kept: View[Any] = View(role=Role.TEXT, label="kept")
+    checked: list[View[Any]] = []
+    check = _view._check_fields
+
+    def counted(view: View[Any]) -> None:
+        checked.append(view)
+        check(view)
+
+    monkeypatch.setattr(_view, "_check_fields", counted)
+    rt = _runtime(lambda shown: column(kept, text("n", str(shown))), False)
+    for shown in (True, False, True):
+        rt.deliver(shown)
+    assert [view for view in checked if view is kept] == [kept]
