@@ -218,11 +218,17 @@ def _same(logged: Event, produced: Event) -> bool:
     return logged == produced
 
 
+_APP_WORDED: frozenset[str] = frozenset(
+    {ErrorCode.HANDLER_REJECTED, ErrorCode.CONFIRMATION_REQUIRED, ErrorCode.POLICY_DENIED}
+)
+"""A handler's `Reject` reason, and the codes an application-level policy adds (SPEC 2.7)."""
+
+
 def app_worded(code: str) -> bool:
-    """Whether a rejection of `code` carries the app's words (a handler's `Reject` reason).
-    Every other rejection's message is semledger's, which a later version may word
-    otherwise: compared by it, a log recorded before would replay as diverging."""
-    return code == ErrorCode.HANDLER_REJECTED
+    """Whether a rejection of `code` carries the app's words (`_APP_WORDED`). Every other
+    rejection's message is semledger's, which a later version may word otherwise: compared
+    by it, a log recorded before would replay as diverging."""
+    return code in _APP_WORDED
 
 
 def _rejection_key(rejection: ActionRejected) -> tuple[object, ...]:

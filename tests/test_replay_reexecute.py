@@ -120,6 +120,17 @@ def test_a_rejection_whose_message_changed_diverges_showing_both_messages(
     assert divergence.actual == f"rejection handler_rejected: {logged.message!r}{details}"
 
 
+def test_only_the_app_s_and_a_policy_s_rejections_are_compared_by_their_words() -> None:
+    from semledger.replay._reexecute import app_worded
+    from semledger.runtime import ErrorCode
+
+    assert [code for code in ErrorCode if app_worded(code)] == [
+        ErrorCode.HANDLER_REJECTED,
+        ErrorCode.CONFIRMATION_REQUIRED,
+        ErrorCode.POLICY_DENIED,
+    ]
+
+
 def test_a_rejection_in_semledgers_words_replays_the_same_however_a_later_version_words_it(
     tmp_path: Path,
 ) -> None:
