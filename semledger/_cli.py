@@ -1570,7 +1570,8 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
 def _served(serve: Callable[[], Awaitable[Served]]) -> int:
     """Run a stdio `serve`: 1 if the session failed, also as it started (its log could not
-    be written, its application raised: no bad usage); a `ServeError` is bad usage."""
+    be written, its application raised, the system refused it a file: no bad usage); a
+    `ServeError` is bad usage."""
     import trio
 
     from semledger.actors import SessionLogError
@@ -1582,6 +1583,11 @@ def _served(serve: Callable[[], Awaitable[Served]]) -> int:
         raise UsageError(str(error)) from error
     except SessionLogError as error:
         print(f"semledger: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # the system's (too many open files): no bug, no bad usage
+        if isinstance(error, BrokenPipeError):
+            raise
+        print(f"semledger: the session could not be served: {error}", file=sys.stderr)
         return 1
     return 1 if served.failed else 0
 

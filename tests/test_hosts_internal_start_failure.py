@@ -57,3 +57,23 @@ def test_a_log_fault_as_a_session_starts_is_the_logs_line_not_a_bug_of_semledger
         " more than the busy timeout of 5 s)"
     ]
     assert served.returncode == 2
+
+
+def test_a_system_fault_as_a_session_starts_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An `OSError` (too many open files) is no bug of semledger's and no bad usage: it
+    left `main` as an uncaught traceback."""
+    db = str(tmp_path / "log.db")
+
+    def exhausted(self: SqliteRecorder, session: str) -> None:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(SqliteRecorder, "head", exhausted)
+    served = mcp.cli_in_process(
+        "serve", "semledger.examples.counter:app", "--db", db, "--session", "s"
+    )
+    assert served.stderr.splitlines() == [
+        "semledger: the session could not be served: [Errno 24] Too many open files"
+    ]
+    assert served.returncode == 1
