@@ -447,6 +447,11 @@ def print_audit(console: Console, session: str, entries: Sequence[AuditEntry]) -
     else:
         console.print(audit_table(session, entries, console.width))
         return
+    _print_chunked(console, lines)
+
+
+def _print_chunked(console: Console, lines: Iterator[str]) -> None:
+    """`lines`, 500 at a time: the first printed before the last is made."""
     while chunk := list(itertools.islice(lines, 500)):
         console.out("\n".join(chunk), highlight=False)
 
@@ -675,9 +680,7 @@ def print_sessions(console: Console, title: str, rows: Sequence[Sequence[str]]) 
     fold a word, each session on two lines or so, as `audit_records` lays out calls; past
     `PLAIN_SESSION_ROWS`, plain columns, a chunk at a time."""
     if len(rows) > PLAIN_SESSION_ROWS:
-        lines = plain_lines(title, SESSION_COLUMNS, rows)
-        while chunk := list(itertools.islice(lines, 500)):
-            console.out("\n".join(chunk), highlight=False)
+        _print_chunked(console, plain_lines(title, SESSION_COLUMNS, rows))
         return
     table = sessions_table(title, rows, console.width)
     if table is not None:
