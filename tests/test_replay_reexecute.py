@@ -76,6 +76,20 @@ def test_a_variant_app_diverges_at_the_first_changed_commit_with_a_node_diff(
     assert done.stdout.count("DIVERGED") == 1  # the first divergence only
 
 
+def _pytest_on(path: Path) -> subprocess.CompletedProcess[str]:
+    """pytest on the exported test `path` as its user runs it: with the plugins installed
+    beside it (pytest-trio, hypothesis, …), which the other exported tests go without."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        cwd=path.parent,
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )
+
+
 def _reworded(db: Path, session: str, code: str, message: str) -> ActionRejected:
     """Give the first rejection of `code` in `session`'s log `message`, chained as if it
     were logged so (else the edit is damage); the rejection as it was."""
@@ -147,15 +161,7 @@ def test_a_rejection_in_semledgers_words_replays_the_same_however_a_later_versio
     done = mcp.cli_in_process("replay", "todo", "--db", str(db), "--export-test", str(exported))
     assert done.returncode == 0, done.stderr
     assert "an older version's wording" in exported.read_text()
-    ran = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(exported)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=mcp.env(),
-        timeout=120,
-        check=False,
-    )
+    ran = _pytest_on(exported)
     assert ran.returncode == 0, ran.stdout + ran.stderr
 
 
@@ -247,24 +253,11 @@ def test_an_exported_test_passes_and_fails_against_a_divergent_app(tmp_path: Pat
     source = exported.read_text()
     assert f"APP = {COUNTER!r}" in source
 
-    def pytest_on(path: Path) -> subprocess.CompletedProcess[str]:
-        """pytest on `path` as its user runs it: with the plugins installed beside it
-        (pytest-trio, hypothesis, …), which the other exported tests go without."""
-        return subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env=mcp.env(),
-            timeout=120,
-            check=False,
-        )
-
-    passed = pytest_on(exported)
+    passed = _pytest_on(exported)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "1 passed" in passed.stdout
     exported.write_text(source.replace(f"APP = {COUNTER!r}", "APP = 'tests_variant:app'"))
-    failed = pytest_on(exported)
+    failed = _pytest_on(exported)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "step 2 (ActionRequested) differs: output 1 was recorded as {'generation': 3" in (
         failed.stdout
