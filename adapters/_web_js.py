@@ -137,7 +137,7 @@ function textOf(node, depth, own, shown) {  // shown: whether what is named is, 
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return " ";
     if (tag === "IMG") return " " + (el.getAttribute("alt") || "") + " ";
   }
-  const seen = !shown || getComputedStyle(el).visibility === "visible";  // its own text; a child may be made visible again
+  const seen = !shown || visible(el);  // its own text; a child may be made visible again
   let out = "";
   for (const kid of childrenOf(el)) if (seen || kid.nodeType !== 3) out += textOf(kid, depth + 1, own, shown);
   if (el.tagName !== "SPAN" && el.tagName !== "A" && el.tagName !== "B" && el.tagName !== "I"
@@ -248,14 +248,37 @@ function activeEl() {
   return a;
 }
 
+let looks = null;  // what each element's box and style say, for one read: a row's name and each of its cells' read the same elements
+
+function lookOf(el) {
+  if (looks === null) {
+    looks = new Map();
+    queueMicrotask(() => { looks = null; });  // a read is one call, which nothing changes the page during
+  }
+  let l = looks.get(el);
+  if (l === undefined) { l = {}; looks.set(el, l); }
+  return l;
+}
+
+function plainlyShown(el, l) {  // a box, and visibility: visible, which answers whether it is hidden, unrendered or visible at once
+  if (l.plain === undefined) l.plain = el.checkVisibility({ visibilityProperty: true });
+  return l.plain;
+}
+
 function isHidden(el) {
+  const l = lookOf(el);
+  if (l.hidden === undefined) l.hidden = hiddenNow(el, l);
+  return l.hidden;
+}
+
+function hiddenNow(el, l) {
   if (el.tagName === "OPTION" || el.tagName === "OPTGROUP") {
     const s = el.closest("select, datalist");
     if (s && s.tagName === "DATALIST") return true;
     return s ? isHidden(s) : false;
   }
   if (el.tagName === "BODY") return false;
-  if (el.checkVisibility({ visibilityProperty: true })) return false;
+  if (plainlyShown(el, l)) return false;
   if (getComputedStyle(el).display !== "contents") return true;
   const up = flatParent(el);  // display: contents has no box, which checkVisibility takes for hidden: it is shown as its parent is
   if (up && up.tagName === "DETAILS" && !up.open && el.tagName !== "SUMMARY") return true;  // closed: all but its summary is hidden
@@ -270,7 +293,15 @@ function flatParent(el) {  // the element el is shown in: its slot, its parent, 
 }
 
 function unrendered(el) {  // no box, where display: contents leaves its children theirs
-  return !el.checkVisibility() && getComputedStyle(el).display !== "contents";
+  const l = lookOf(el);
+  if (l.unrendered === undefined) l.unrendered = !plainlyShown(el, l) && !el.checkVisibility() && getComputedStyle(el).display !== "contents";
+  return l.unrendered;
+}
+
+function visible(el) {  // its own text shown where it has a box: visibility, which its children inherit
+  const l = lookOf(el);
+  if (l.visible === undefined) l.visible = plainlyShown(el, l) || getComputedStyle(el).visibility === "visible";
+  return l.visible;
 }
 
 const TEXTLESS = new Set(["checkbox","radio","button","submit","reset","image","file","hidden"]);  // a range or color input takes its value as text
