@@ -70,7 +70,9 @@ What the normalised states cannot say is in ``native``:
 was at it, ``:user-invalid``, whose message is then its description), ``busy``
 (``aria-busy``), ``pressed`` (``aria-pressed``), ``checked: "mixed"`` (an
 indeterminate checkbox, ``aria-checked="mixed"``), ``modal`` (a dialog shown with
-``showModal()``, ``aria-modal``), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
+``showModal()``, ``aria-modal``), ``closedby`` (a ``<dialog>``'s ``closedBy`` as shown:
+``any`` and ``closerequest`` close on Escape, ``none`` does not, nor does a ``show()`` one
+with no ``closedby`` attribute), ``live`` and ``atomic`` (``aria-live``, ``aria-atomic``,
 or a status's or an alert's implicit ones), ``multiline`` (a ``<textarea>``, an editable
 element, ``aria-multiline``), ``editable`` (a combo box one types into: a text input, with
 ``role="combobox"`` or a ``list``, or an editable element), ``multiselectable`` (a

@@ -451,6 +451,7 @@ function nativeOf(el, testids, r, framed) {  // framed: el's document is a frame
   if (el.getAttribute("aria-pressed") === "true") out.pressed = "true";
   if (CHECKABLE.has(r) && ((el.tagName === "INPUT" && el.indeterminate) || el.getAttribute("aria-checked") === "mixed")) out.checked = "mixed";
   if (isModal(el)) out.modal = "true";
+  if (el.tagName === "DIALOG" && typeof el.closedBy === "string") out.closedby = el.closedBy;  // what closes it as it is shown: any, closerequest (Escape does) or none
   const live = el.getAttribute("aria-live");
   if (live === "polite" || live === "assertive" || live === "off") out.live = live;
   else if (live === null && IMPLICIT_LIVE[r]) out.live = IMPLICIT_LIVE[r];

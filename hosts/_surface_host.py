@@ -47,7 +47,8 @@ application through the same router and tools as a semledger app:
   while it stays collapsed, ``handler_rejected`` if it is collapsed after both), dismiss ->
   press Escape (closeWindow on a page's document,
   offered while the session has another window, ``native["windows"]``; not offered on a
-  ``<dialog>`` shown without ``showModal``, which Escape does not close: its own button does),
+  ``<dialog>`` Escape does not close, one shown without ``showModal`` whose ``closedby``,
+  ``native["closedby"]``, is not ``any`` or ``closerequest``: its own button closes it),
   increment/decrement -> press ArrowUp/ArrowDown (type the value one step on, within the
   bounds, on a desktop range the surface reports settable and shows the value and step of:
   a GTK scale takes ArrowUp as a step towards its start), show_menu -> rightClick, scroll -> press
@@ -387,14 +388,25 @@ def _opens_a_menu(role: Role, native: Mapping[str, str]) -> bool:
 
 
 def _escape_closes(role: Role, native: Mapping[str, str], framed: bool) -> bool:
-    """Whether a dialog may close on Escape, which dismiss presses. Chromium closes a
-    ``<dialog>`` on it only when it was shown modal (``showModal``): one shown with ``show()``
-    ignores it, and dismiss would answer a receipt for nothing done. An ARIA dialog closes as
-    its page's script says, modal or not. A ``<dialog>`` in a frame keeps the offer: the
-    surface leaves ``modal`` off a frame's modal, which is no modal of the whole tree."""
+    """Whether a dialog may close on Escape, which dismiss presses. A ``<dialog>``'s
+    ``closedby`` says (its ``closedBy`` as shown: ``any`` or ``closerequest`` close on it,
+    ``none`` does not), else it is shown modal (``showModal``): one shown with ``show()`` and
+    no ``closedby`` ignores it, and dismiss would answer a receipt for nothing done. An ARIA
+    dialog closes as its page's script says, modal or not. A ``<dialog>`` in a frame with no
+    ``closedby`` keeps the offer: the surface leaves ``modal`` off a frame's modal, which is
+    no modal of the whole tree."""
     if role is not Role.DIALOG:
         return False
-    return native.get("tag") != "dialog" or native.get("modal") == "true" or framed
+    if native.get("tag") != "dialog":
+        return True
+    closed_by = native.get("closedby")
+    if closed_by is not None:
+        return closed_by in _ESCAPE_CLOSES
+    return native.get("modal") == "true" or framed
+
+
+_ESCAPE_CLOSES: Final = frozenset({"any", "closerequest"})
+"""The ``closedby`` of a ``<dialog>`` a close request (Escape) closes."""
 
 
 def _closable(role: Role, native: Mapping[str, str]) -> bool:
