@@ -121,3 +121,34 @@ def _snapshot() -> SemanticsSnapshot:
 def test_the_snapshot_hash_covers_its_root_focus_and_issues(changes: dict[str, Any]) -> None:
     snapshot = _snapshot()
     assert attrs.evolve(snapshot, **changes).hash != snapshot.hash
+
+
+def test_the_snapshot_hash_of_a_known_tree_and_its_issues_never_changes() -> None:
+    """Replay compares every commit's hash with the one logged (SPEC 4): a hash computed
+    otherwise by a later version (its issues' node ids hashed another way, say) would make
+    every older log diverge. These are the hashes semledger has always given."""
+    from semledger.examples import todo
+    from semledger.runtime import (
+        AmbiguousRelationTarget,
+        AppRuntime,
+        DuplicateSemanticId,
+        MissingRelationTarget,
+        Relation,
+    )
+
+    runtime = AppRuntime(todo.app)
+    for text in ("milk", "eggs"):
+        runtime.deliver(todo.EditDraft(text))
+        runtime.deliver(todo.Add())
+    snapshot = runtime.snapshot
+    assert snapshot.issues == (DuplicateSemanticId(SemanticId("todo.item"), (10, 14)),)
+    assert snapshot.hash == "874c1104e30303500466c25abd656e7eaa597f9e3238a6d2366afb6aed1c3db5"
+    related = attrs.evolve(
+        snapshot,
+        issues=(
+            *snapshot.issues,
+            MissingRelationTarget(3, Relation.CONTROLS, SemanticId("a.b")),
+            AmbiguousRelationTarget(3, Relation.LABELLED_BY, SemanticId("todo.item"), (10, 14)),
+        ),
+    )
+    assert related.hash == "bd5748aa45a7042bcf2e65753a4a8b142106ded8e28a5bff82c7a33995697224"
