@@ -10,7 +10,6 @@ import secrets
 import sqlite3
 import sys
 import time
-import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from semledger.eventlog import (
     SqliteRecorder,
 )
 from semledger.replay import load_app
+from semledger.runtime._text import printable_traceback
 
 from ._host import AgentDiagnosticsHost, AgentHost
 from ._loopback import on_loopback
@@ -80,6 +80,12 @@ a killed server's do."""
 
 def _say(text: str) -> None:
     print(f"semledger: {text}", file=sys.stderr, flush=True)
+
+
+def _say_traceback(error: BaseException) -> None:
+    """`error`'s traceback, above the line that names it: a fault of semledger's own code."""
+    for line in printable_traceback(error):
+        print(line, file=sys.stderr)
 
 
 _ACCEPT_ADVICE = {
@@ -249,7 +255,7 @@ async def _serve_logged_stdio(
         if failed is not None:  # once its crash is written, as it says
             _say(str(failed))
         if internal is not None:
-            traceback.print_exception(internal, file=sys.stderr)
+            _say_traceback(internal)
             _say(_internal_failure(name, internal))
     failure = opened.failure()
     _say(f"session {name!r} ended: {failure or reason}")
@@ -408,7 +414,7 @@ async def serve_http(
     def failed_inside(what: str, error: Exception) -> None:
         """A session semledger's own code failed to open: as over stdio, the error's
         traceback, then the line that says so."""
-        traceback.print_exception(error, file=sys.stderr)
+        _say_traceback(error)
         failure(_failed_inside(what, error))
 
     try:

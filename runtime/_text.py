@@ -3,7 +3,10 @@ every layer that shows such text (the command line, replay's exported tests)."""
 
 from __future__ import annotations
 
-__all__ = ["a_or_an", "counted", "printable", "shortened", "shown_int"]
+import traceback
+from collections.abc import Iterator
+
+__all__ = ["a_or_an", "counted", "printable", "printable_traceback", "shortened", "shown_int"]
 
 SHOWN = 500
 """The most characters of an app's message a command prints."""
@@ -14,6 +17,14 @@ def printable(text: str) -> str:
     written as Python writes it in a string: no escape sequence an app or an agent put in
     it reaches the terminal."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def printable_traceback(error: BaseException) -> Iterator[str]:
+    """The lines of `error`'s traceback, each `printable`: its message may hold an app's
+    or an agent's text, whose newline would pass for a line of the traceback."""
+    for line in traceback.format_exception(error):
+        for part in line.rstrip("\n").split("\n"):
+            yield printable(part)
 
 
 def shortened(text: str, most: int = SHOWN) -> str:

@@ -39,7 +39,7 @@ from semledger.eventlog import (
     TimeProblem,
     UnsupportedSchemaError,
 )
-from semledger.runtime._text import counted, printable, shortened
+from semledger.runtime._text import counted, printable, printable_traceback, shortened
 
 if TYPE_CHECKING:
     from semledger.hosts import Served
@@ -1444,9 +1444,8 @@ class _StatusLines(logging.Handler):
         # No escape sequence from an app's error reaches the terminal, nor splits a line.
         error = record.exc_info[1] if record.exc_info else None
         if error is not None and record.levelno >= logging.ERROR:
-            for line in traceback.format_exception(error):
-                for part in line.rstrip("\n").split("\n"):
-                    print(printable(part), file=sys.stderr)
+            for line in printable_traceback(error):
+                print(line, file=sys.stderr)
         print(f"semledger: {printable(record.getMessage())}", file=sys.stderr, flush=True)
 
 

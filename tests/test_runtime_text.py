@@ -6,6 +6,7 @@ from semledger.runtime._text import (
     a_or_an,
     counted,
     printable,
+    printable_traceback,
     shortened,
     shown_int,
 )
@@ -38,3 +39,13 @@ def test_an_int_of_up_to_128_bits_is_shown_in_decimal_and_a_larger_one_by_its_si
     assert shown_int(2**128 - 1) == str(2**128 - 1)
     assert shown_int(-(2**128) + 1) == str(-(2**128) + 1)
     assert shown_int(2**128) == "an int of 129 bits"
+
+
+def test_a_traceback_is_its_lines_each_with_no_escape_sequence_left_raw() -> None:
+    try:
+        raise ValueError("an app's \x1b[31mtext\nsecond")
+    except ValueError as error:
+        raised = error
+    lines = list(printable_traceback(raised))
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[-2:] == ["ValueError: an app's \\x1b[31mtext", "second"]
