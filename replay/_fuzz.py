@@ -346,9 +346,7 @@ def _enabled(snapshot: SemanticsSnapshot) -> list[SemanticsNode]:
     shrunk to 5 to 14 steps; controls first, to 5.)"""
     nodes = [snapshot.nodes[i] for i in sorted(snapshot.nodes)]
     enabled = [n for n in nodes if n.actions and not n.state.disabled]
-    return [n for n in enabled if n.semantic_id is not None] + [
-        n for n in enabled if n.semantic_id is None
-    ]
+    return sorted(enabled, key=lambda n: n.semantic_id is None)  # (stable: id order kept)
 
 
 def _kind(draw: Any, offered: Sequence[ActionKind]) -> ActionKind:
