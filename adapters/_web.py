@@ -168,6 +168,8 @@ their first line, without the call log. ``selectOption`` sets exactly the given 
 page no change event when they are set already; ``deselectOption``/``deselectAll`` clear
 options of a multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves a date,
 time or color input as it is, focused, or refuses text not in its format (see ``_clear``).
+``type`` (and ``clear`` given its ``text``) refuses, with nothing typed, text longer than a
+field's ``maxlength``, which the browser would cut short unseen, naming the limit.
 Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait for the
 document to be ready (DOMContentLoaded), not for its images, frames and trackers: a page is
 there to read and act on once its DOM is; ``waitFor`` without a ref still waits for the
@@ -2118,7 +2120,33 @@ _SET_VALUE: Final = """(el, v) => {
   el.dispatchEvent(new Event("change", {bubbles: true}));
 }"""
 
-_KIND: Final = "el => el.tagName === 'INPUT' ? el.type : ''"
+_FIELD: Final = """el => [
+  el.tagName === "INPUT" ? el.type : "",
+  el.tagName === "TEXTAREA" || el.tagName === "INPUT"
+    && ["text", "search", "url", "tel", "email", "password"].includes(el.type) ? el.maxLength : -1,
+]"""
+"""An element's input type (empty for no input) and the most characters a user can type into
+it: its ``maxlength`` where its type has one (a date's or a number's is ignored), else -1."""
+
+
+def _typed_length(text: str) -> int:
+    """How long `text` is as a field's ``maxlength`` counts it: in UTF-16 code units, a line
+    break (CRLF, CR or LF) one, as the browser keeps it."""
+    return len(re.sub(r"\r\n?", "\n", text).encode("utf-16-le")) // 2
+
+
+def _within_limit(text: str, limit: int, ref: str) -> None:
+    """An ActionabilityError, before anything is typed, when `text` is longer than the field's
+    ``maxlength`` (`limit`; -1 for none): the browser would cut it short unseen, and the
+    receipt would be for text the field does not hold."""
+    length = _typed_length(text)
+    if 0 <= limit < length:
+        counted = "" if length == len(text) else " as the browser counts them (UTF-16 code units)"
+        raise ActionabilityError(
+            f"the text is {length} characters{counted}, and the field takes at most {limit}"
+            " (its maxlength)",
+            details={"ref": ref, "maxlength": limit, "length": length},
+        )
 
 
 async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
@@ -2128,7 +2156,8 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
         await s._require_page().keyboard.type(a.text)
         return
     locator = await _live(s, ref, "type")
-    kind = await locator.evaluate(_KIND)
+    kind, limit = await locator.evaluate(_FIELD)
+    _within_limit(a.text, limit, ref)
     if kind in ("range", "number"):
         nearest = list(dict.fromkeys(await locator.evaluate(_NEAREST_STEPS, a.text) or ()))
         if nearest:
@@ -2163,12 +2192,16 @@ async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
     """With the `text` a `type` sets next (set_text), a date, time or color input is left
     as it is, focused as a clear leaves it, or refused with nothing touched when the text
     does not fit: that `type` sets its value whole, and emptying it first would have the
-    page's change handler see it empty."""
+    page's change handler see it empty. Text longer than a field's ``maxlength`` is refused
+    with nothing touched too."""
     locator = await s._need(ref, "clear")
-    if ref is not None and a.text and (kind := await locator.evaluate(_KIND)) in _FORMATS:
-        await _must_hold(locator, kind, a.text, ref)
-        await locator.focus(timeout=s._timeout(a))
-        return
+    if ref is not None and a.text:
+        kind, limit = await locator.evaluate(_FIELD)
+        _within_limit(a.text, limit, ref)
+        if kind in _FORMATS:
+            await _must_hold(locator, kind, a.text, ref)
+            await locator.focus(timeout=s._timeout(a))
+            return
     await locator.clear(timeout=s._timeout(a))
 
 
