@@ -1,6 +1,7 @@
 """The stdio transport: NDJSON over stdin and stdout, on Trio. It only moves bytes.
 
-One request per line, answered in order; blank lines are skipped; a malformed line is
+One request per line, answered in order; blank lines are skipped, and so is a UTF-8
+byte-order mark that begins the input (not one that begins a later line); a malformed line is
 answered by the router and the loop goes on. At end of input every line already read is
 answered and flushed before the loop returns. When the client stops reading (stdout closed)
 the loop stops too, with the reason "output closed"; when the output fails otherwise (a full
@@ -48,6 +49,22 @@ MAX_OUTSTANDING = 256
 MAX_LINE = 4 << 20
 """Bytes a line may have (as an HTTP body may): a longer one is answered with a ``-32700``
 and skipped to its end, not held in memory."""
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _bom_cut(buffer: bytearray) -> bool:
+    """Cut the UTF-8 byte-order mark that begins the input, if one does: a writer that marks
+    its stream's encoding puts one there (Windows tools, .NET's UTF-8 encoder), and RFC 8259
+    lets a reader ignore it. It made the first line, the client's ``initialize``, a
+    ``-32700`` with a null id, which its client waited on forever. False while `buffer`
+    (the input so far) may still be the start of one."""
+    if len(buffer) < len(_BOM) and _BOM.startswith(buffer):
+        return False
+    if buffer.startswith(_BOM):
+        del buffer[: len(_BOM)]
+    return True
 
 
 def _encode(message: object) -> bytes:
@@ -174,11 +191,14 @@ async def run_stdio(
             buffer = bytearray()
             searched = 0  # how much of the buffer is known to hold no newline
             skipping = False  # the rest of an oversized line
+            begun = False  # past a byte-order mark that begins the input, if one does
             while True:
                 chunk = await receive.receive_some(_CHUNK)
                 if not chunk:
                     break
                 buffer += chunk
+                if not begun and not (begun := _bom_cut(buffer)):
+                    continue
                 start = 0
                 while (end := buffer.find(b"\n", searched)) >= 0:
                     # CRLF: the CR is part of the line's end, not of the line
