@@ -168,8 +168,9 @@ their first line, without the call log. ``selectOption`` sets exactly the given 
 page no change event when they are set already; ``deselectOption``/``deselectAll`` clear
 options of a multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves a date,
 time or color input as it is, focused, or refuses text not in its format (see ``_clear``).
-``type`` (and ``clear`` given its ``text``) refuses, with nothing typed, text longer than a
-field's ``maxlength``, which the browser would cut short unseen, naming the limit.
+``type`` (and ``clear`` given its ``text``) refuses, with nothing typed, text the browser
+would change unseen: text longer than a field's ``maxlength``, which it cuts short, naming
+the limit, and a line break in a one-line input, which it types as a space.
 Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait for the
 document to be ready (DOMContentLoaded), not for its images, frames and trackers: a page is
 there to read and act on once its DOM is; ``waitFor`` without a ref still waits for the
@@ -2120,10 +2121,13 @@ _SET_VALUE: Final = """(el, v) => {
   el.dispatchEvent(new Event("change", {bubbles: true}));
 }"""
 
-_FIELD: Final = """el => [
+_ONE_LINE: Final = ("text", "search", "url", "tel", "email", "password")
+"""The input types that hold one line of typed text, and the ones ``maxlength`` limits."""
+
+_FIELD: Final = f"""el => [
   el.tagName === "INPUT" ? el.type : "",
   el.tagName === "TEXTAREA" || el.tagName === "INPUT"
-    && ["text", "search", "url", "tel", "email", "password"].includes(el.type) ? el.maxLength : -1,
+    && {json.dumps(_ONE_LINE)}.includes(el.type) ? el.maxLength : -1,
 ]"""
 """An element's input type (empty for no input) and the most characters a user can type into
 it: its ``maxlength`` where its type has one (a date's or a number's is ignored), else -1."""
@@ -2135,10 +2139,17 @@ def _typed_length(text: str) -> int:
     return len(re.sub(r"\r\n?", "\n", text).encode("utf-16-le")) // 2
 
 
-def _within_limit(text: str, limit: int, ref: str) -> None:
-    """An ActionabilityError, before anything is typed, when `text` is longer than the field's
-    ``maxlength`` (`limit`; -1 for none): the browser would cut it short unseen, and the
-    receipt would be for text the field does not hold."""
+def _fits_field(text: str, kind: str, limit: int, ref: str) -> None:
+    """An ActionabilityError, before anything is typed, when the browser would change `text`
+    unseen as it is typed into a field of input type `kind` (empty for no input) whose
+    ``maxlength`` is `limit` (-1 for none): a line break in a one-line input becomes a space,
+    text past the limit is cut off; the receipt would be for text the field does not hold."""
+    if kind in _ONE_LINE and ("\n" in text or "\r" in text):
+        raise ActionabilityError(
+            "the field takes one line, and the text has a line break (the browser would type"
+            " it as a space)",
+            details={"ref": ref, "multiline": False},
+        )
     length = _typed_length(text)
     if 0 <= limit < length:
         counted = "" if length == len(text) else " as the browser counts them (UTF-16 code units)"
@@ -2157,7 +2168,7 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
         return
     locator = await _live(s, ref, "type")
     kind, limit = await locator.evaluate(_FIELD)
-    _within_limit(a.text, limit, ref)
+    _fits_field(a.text, kind, limit, ref)
     if kind in ("range", "number"):
         nearest = list(dict.fromkeys(await locator.evaluate(_NEAREST_STEPS, a.text) or ()))
         if nearest:
@@ -2192,12 +2203,12 @@ async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
     """With the `text` a `type` sets next (set_text), a date, time or color input is left
     as it is, focused as a clear leaves it, or refused with nothing touched when the text
     does not fit: that `type` sets its value whole, and emptying it first would have the
-    page's change handler see it empty. Text longer than a field's ``maxlength`` is refused
-    with nothing touched too."""
+    page's change handler see it empty. Text the browser would change as it is typed (see
+    ``_fits_field``) is refused with nothing touched too."""
     locator = await s._need(ref, "clear")
     if ref is not None and a.text:
         kind, limit = await locator.evaluate(_FIELD)
-        _within_limit(a.text, limit, ref)
+        _fits_field(a.text, kind, limit, ref)
         if kind in _FORMATS:
             await _must_hold(locator, kind, a.text, ref)
             await locator.focus(timeout=s._timeout(a))

@@ -1,6 +1,7 @@
 """A web form's own limits on what a field holds, met by set_text: text longer than a field's
 ``maxlength``, which the browser would cut short unseen, is refused before anything is typed,
-naming the limit, so a receipt is never for text the field does not hold."""
+naming the limit, and so is a line break in a one-line input, which it would type as a
+space, so a receipt is never for text the field does not hold."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ LIMITED = """<!doctype html>
 <label>Code <input id="code" maxlength="5" value="old"></label>
 <label>Bio <textarea id="bio" maxlength="10"></textarea></label>
 <label>Born <input type="date" id="born" maxlength="3"></label>
+<label>Street <input id="street" value="1 Main St"></label>
+<label>Mail <input type="email" id="mail"></label>
 <p id="heard">nothing heard</p>
 <script>
   document.addEventListener("input", (e) => { heard.textContent = "heard " + e.target.id; });
@@ -135,3 +138,22 @@ async def test_type_on_the_surface_refuses_text_past_the_maxlength(
         await surface.act("type", code.ref, {"text": "abcdefgh"})
     assert refused.value.details == {"ref": code.ref, "maxlength": 5, "length": 8}
     assert await surface.read("value", code.ref) == "old"
+
+
+async def test_set_text_with_a_line_break_into_a_one_line_input_is_refused(
+    limited: SurfaceAgentHost,
+) -> None:
+    """Chromium would type the break as a space ('1 High St Flat 2'); nothing is typed."""
+    before = await full_read(limited)
+    for label, text in (("Street", "1 High St\nFlat 2"), ("Mail", "ada@example.org\r\n")):
+        refused = await _set_text(limited, label, text)
+        assert isinstance(refused, Rejection), refused
+        assert (refused.code, refused.message) == (
+            ErrorCode.HANDLER_REJECTED,
+            "the field takes one line, and the text has a line break (the browser would type"
+            " it as a space)",
+        )
+    after = await full_read(limited)
+    assert after.generation == before.generation
+    assert _field(after, "Street").value == "1 Main St"
+    assert any(n.label == "nothing heard" for n in after.nodes)
