@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import math
+import os
 import secrets
 import sqlite3
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import attrs
 import trio
@@ -42,7 +44,7 @@ from ._host import AgentDiagnosticsHost, AgentHost
 from ._loopback import on_loopback
 from ._router import Router
 from ._session_host import RuntimeAgentHost, SessionDiagnosticsHost
-from ._stdio import OUTPUT_FAILED, run_stdio, stop_on_signals
+from ._stdio import OUTPUT_FAILED, run_stdio, stdout_for_messages_only, stop_on_signals
 
 
 class ServeError(Exception):
@@ -262,6 +264,27 @@ async def _serve_logged_stdio(
     return Served(failure or reason, failure is not None or reason.startswith(OUTPUT_FAILED))
 
 
+_Serve = TypeVar("_Serve", bound=Callable[..., Awaitable[Served]])
+
+
+def _messages_alone_on_stdout(serve: _Serve) -> _Serve:
+    """`serve` (a session served over stdin/stdout) with nothing but its messages written to
+    stdout, from the application's import to its session's end (`stdout_for_messages_only`):
+    what else the process prints goes to stderr. Unless it is given an output of its own
+    (``send``), which stdout is then no part of."""
+
+    @functools.wraps(serve)
+    async def serving(*args: Any, **kwargs: Any) -> Served:
+        if "send" in kwargs:
+            return await serve(*args, **kwargs)
+        with stdout_for_messages_only() as messages:
+            send = trio.lowlevel.FdStream(os.dup(messages))
+            return await serve(*args, **kwargs, send=send)
+
+    return cast(_Serve, serving)
+
+
+@_messages_alone_on_stdout
 async def serve_stdio(
     app_ref: str,
     *,
@@ -512,6 +535,7 @@ async def _end_for_now(registry: SessionRegistry, reason: str) -> list[str]:
     return sorted(unended)
 
 
+@_messages_alone_on_stdout
 async def serve_surface(
     config: dict[str, Any],
     init: Any,

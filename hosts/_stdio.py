@@ -28,7 +28,7 @@ import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -225,6 +225,43 @@ async def run_stdio(
         finally:
             to_write.close()
     return output_stopped or "end of input"
+
+
+@contextmanager
+def stdout_for_messages_only() -> Iterator[int]:
+    """The process's stdout kept for MCP's messages alone for the block: fd 1 points at
+    stderr meanwhile, and a descriptor of the stdout it pointed at is yielded for the
+    messages. MCP's stdio transport forbids a server to write anything else there, and a
+    line an application printed (in its ``init`` or ``update``, in an effect, in a library
+    it calls, or in a process it starts) broke its client's stream. Fd 1 is put back when
+    the block ends."""
+    _flush_stdout()
+    messages = os.dup(1)
+    try:
+        _point_at_stderr(1)
+        try:
+            yield messages
+        finally:
+            _flush_stdout()  # what was printed in the block goes where the block sent it
+            os.dup2(messages, 1)
+    finally:
+        os.close(messages)
+
+
+def _point_at_stderr(fd: int) -> None:
+    """Make `fd` write where stderr does, or nowhere if there is no stderr."""
+    try:
+        os.dup2(2, fd)
+    except OSError:  # stderr is closed
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, fd)
+        os.close(nowhere)
+
+
+def _flush_stdout() -> None:
+    if sys.stdout is not None:
+        with suppress(OSError, ValueError):  # closed, or its reader gone: nothing to keep
+            sys.stdout.flush()
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

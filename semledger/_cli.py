@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import io
 import itertools
@@ -1057,6 +1058,7 @@ def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
     from semledger.replay import (
         AppLoadError,
         UnknownSessionError,
+        check_writable,
         export_test,
         load_app,
         reexecute,
@@ -1083,18 +1085,23 @@ def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
         raise UsageError(str(error)) from error
     try:
         if args.export_test is not None:
+            refused = f"cannot write --export-test {args.export_test!r}"
             if _is_part_of_the_log(args.export_test, args.db):
-                raise UsageError(f"cannot write {args.export_test!r}: it is the log {args.db}")
+                raise UsageError(f"{refused}: it is the log {args.db}")
             if _is_the_module_of(args.export_test, app_ref):
                 raise UsageError(
-                    f"cannot write {args.export_test!r}: it is the module of the app {app_ref},"
-                    " which the test imports (name the test test_*.py)"
+                    f"{refused}: it is the module of the app {app_ref}, which the test imports"
+                    " (name the test test_*.py)"
                 )
+            # Before the export, which takes seconds of a long session, not after it.
+            _write_or_refuse("--export-test", args.export_test, check_writable)
             source = export_test(recorder, args.session, app_ref=app_ref)
             # (A committed regression test, say: the line says it is gone. Through a link, the
             # file it names, which a dangling one has none of.)
             replacing = os.path.exists(args.export_test)
-            _write_or_refuse(args.export_test, lambda path: write_whole(path, source))
+            _write_or_refuse(
+                "--export-test", args.export_test, lambda path: write_whole(path, source)
+            )
             replaced = " (replacing the file that was there)" if replacing else ""
             # The operator's path: an escape sequence in it does not reach the terminal.
             wrote = f"wrote {args.export_test}{replaced}: {_how_to_run(args.export_test)}"
@@ -1515,10 +1522,12 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
         raise UsageError("serve needs APP (module:attribute)")
     if args.http is not None:
         _import_http_server()
+    from semledger.hosts._stdio import stdout_for_messages_only
     from semledger.replay import AppLoadError, load_app
 
-    try:
-        load_app(args.app)
+    try:  # over stdio, what its import prints is no message: it goes to stderr
+        with contextlib.nullcontext() if args.http else stdout_for_messages_only():
+            load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
     from semledger.hosts import ServeError
@@ -1685,12 +1694,18 @@ def _serve_surface(args: argparse.Namespace) -> int:
     )
 
 
-def _write_or_refuse(path: str, write: Callable[[str], None]) -> None:
-    """``write(path)``, an `OSError` of which is a usage error naming the path."""
+def _write_or_refuse(option: str, path: str, write: Callable[[str], None]) -> None:
+    """``write(path)``, an `OSError` of which is a usage error naming the option and the path,
+    and the folder when there is none: "No such file or directory" did not say which."""
     try:
         write(path)
     except OSError as error:
-        raise UsageError(f"cannot write {path!r}: {error.strerror or error}") from error
+        reason = error.strerror or str(error)
+        folder = os.path.dirname(path)
+        if error.errno in (errno.ENOENT, errno.ENOTDIR) and folder and not os.path.isdir(folder):
+            there = os.path.exists(folder)
+            reason = f"{folder} is not a folder" if there else f"there is no folder {folder}"
+        raise UsageError(f"cannot write {option} {path!r}: {reason}") from error
 
 
 def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
@@ -1708,7 +1723,7 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
         if not only:
             raise UsageError("--only needs at least one case id")
     if args.report is not None:
-        _write_or_refuse(args.report, check_writable)
+        _write_or_refuse("--report", args.report, check_writable)
     quiet = args.json
 
     def show(result: Any) -> None:
@@ -1730,7 +1745,9 @@ def _cmd_surface(args: argparse.Namespace, console: Console) -> int:
     except KeyError as error:
         raise UsageError(str(error.args[0] if error.args else error)) from error
     if args.report is not None:
-        _write_or_refuse(args.report, lambda path: write_whole(path, report.to_markdown()))
+        _write_or_refuse(
+            "--report", args.report, lambda path: write_whole(path, report.to_markdown())
+        )
     if args.json:
         _print_json(report.to_json())
     else:

@@ -4,6 +4,7 @@ client that bends it, gets from `run_stdio` and from `semledger serve` as a subp
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,68 @@ def test_serve_answers_the_initialize_of_a_client_that_begins_with_a_byte_order_
     answered = [json.loads(line) for line in done.stdout.splitlines()]
     assert [reply["id"] for reply in answered] == [0, 1]
     assert answered[1]["result"]["structuredContent"]["ok"] is True
+
+
+PRINTING_APP = '''
+import subprocess
+import sys
+
+import attrs
+
+from semledger.examples import counter
+
+print("printed as the app is imported")
+
+
+def init():
+    print("printed by init")
+    return counter.init()
+
+
+def update(model, msg):
+    print("printed by update", msg)
+    sys.stdout.flush()
+    subprocess.run(["echo", "printed by a process update started"], check=True)
+    return counter.update(model, msg)
+
+
+app = attrs.evolve(counter.app, init=init, update=update)
+'''
+
+
+@pytest.mark.parametrize("adapter", [(), ("--adapter", "runtime", "--app")])
+def test_what_an_app_prints_goes_to_stderr_and_stdout_carries_messages_alone(
+    tmp_path: Path, adapter: tuple[str, ...]
+) -> None:
+    """MCP: the server MUST NOT write anything to its stdout that is not a valid MCP
+    message. An app's print (or a library's, or a process it starts) went to stdout between
+    the answers, and its client read a line that is not JSON-RPC."""
+    (tmp_path / "printing.py").write_text(PRINTING_APP)
+    done = subprocess.run(
+        [*COMMAND, "serve", *adapter, "printing:app", "--db", str(tmp_path / "log.db")],
+        input=initialize() + perform(1, "counter.increment"),
+        capture_output=True,
+        text=True,
+        env=env(PYTHONPATH=str(tmp_path) + ":" + env().get("PYTHONPATH", "")),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answered = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply["id"] for reply in answered] == [0, 1], done.stdout
+    assert answered[1]["result"]["structuredContent"]["ok"] is True
+    for printed in ("as the app is imported", "by init", "by update Increment()", "by a process"):
+        assert f"printed {printed}" in done.stderr
+
+
+def test_stdout_points_at_stderr_for_the_block_and_back_after_it(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from semledger.hosts._stdio import stdout_for_messages_only
+
+    with stdout_for_messages_only() as messages:
+        os.write(1, b"printed\n")
+        os.write(messages, b"message\n")
+    os.write(1, b"after\n")
+    out, err = capfd.readouterr()
+    assert (out, err) == ("message\nafter\n", "printed\n")
