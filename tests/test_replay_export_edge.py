@@ -216,7 +216,7 @@ def test_awkward_session_names_export_modules_that_compile_and_pass(tmp_path: Pa
     ("where", "reason"),
     [
         ("a_directory.py", "Is a directory"),
-        ("missing/test_out.py", "No such file or directory"),
+        ("missing/test_out.py", "there is no folder {tmp}/missing"),
         ("sub.py/", "Is a directory"),
     ],
 )
@@ -232,7 +232,8 @@ def test_an_export_path_that_cannot_be_written_is_a_one_line_usage_error(
     # checked below), which in this process is when the garbage collector gets to it.
     done = mcp.cli("replay", "counter", "--db", str(db), "--export-test", path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr == f"semledger: cannot write {path!r}: {reason}\n"
+    said = reason.format(tmp=tmp_path)
+    assert done.stderr == f"semledger: cannot write --export-test {path!r}: {said}\n"
     assert "identical" not in done.stdout
     assert sorted(tmp_path.rglob("*")) == before
 
@@ -398,7 +399,7 @@ def test_an_export_onto_the_log_or_its_files_is_refused_and_the_log_stays(tmp_pa
         done = cli("replay", "counter", "--db", str(db), "--export-test", str(where))
         assert done.returncode == 2, (where, done.stdout, done.stderr)
         refused = (
-            f"semledger: cannot write {str(where)!r}: it is the log {db}\n"
+            f"semledger: cannot write --export-test {str(where)!r}: it is the log {db}\n"
             if where.suffix == ".py"
             else "semledger: argument --export-test: expected a path ending in .py"
         )
@@ -421,7 +422,8 @@ def test_an_export_onto_the_apps_own_module_is_refused_and_the_module_stays(
     done = cli("replay", "counter", "--db", str(db), "--app", app_ref, "--export-test", str(module))
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr == (
-        f"semledger: cannot write {str(module)!r}: it is the module of the app {app_ref}, which"
+        f"semledger: cannot write --export-test {str(module)!r}: it is the module of the app"
+        f" {app_ref}, which"
         " the test imports (name the test test_*.py)\n"
     )
     assert module.read_text(encoding="utf-8") == source
