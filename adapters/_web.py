@@ -281,7 +281,15 @@ from ._surface import (
     SessionStateLike,
     SurfaceKind,
 )
-from ._web_js import ASSIGN, CALL, FIND_ROLE, POINT, REF_ATTRIBUTE, evaluate_script
+from ._web_js import (
+    ASSIGN,
+    CALL,
+    FIND_ROLE,
+    POINT,
+    READ_VALUE,
+    REF_ATTRIBUTE,
+    evaluate_script,
+)
 from ._well_formed import well_formed, well_formed_error
 
 T = TypeVar("T")
@@ -1469,12 +1477,7 @@ class WebSurface:
         if kind == "text":
             return await locator.evaluate("el => (el.innerText ?? el.textContent ?? '').trim()")
         if kind == "value":
-            return await locator.evaluate(
-                "el => el.tagName === 'SELECT' && el.multiple"
-                " ? Array.from(el.selectedOptions).map(o => o.value).join(',')"
-                " : ('value' in el && el.tagName !== 'LI' && el.tagName !== 'BUTTON')"
-                " ? String(el.value) : (el.getAttribute('aria-valuenow') ?? '')"
-            )
+            return await evaluate_script(locator.evaluate, READ_VALUE, None)
         if not name:
             raise DataError("read attribute needs a name", path="name")
         return await locator.get_attribute(name)

@@ -649,6 +649,11 @@ function describe(opts) {
   };
 }
 
+function fieldValue(el) {  // what read and check take as an element's value: an editable element's text, as its node's value shows it, else a control's value, else its aria-valuenow
+  if (editingHost(el)) return editedText(el);
+  return ("value" in el && el.tagName !== "BUTTON" && el.tagName !== "LI") ? String(el.value) : (el.getAttribute("aria-valuenow") || "");
+}
+
 function info(ref) {
   const el = elementOf(ref);
   if (!el) {
@@ -662,7 +667,7 @@ function info(ref) {
     status: "ok", role: r, visible: !hidden && (b.width > 0 || b.height > 0),
     states: states(el, r, hidden, activeEl()),
     text: norm(el.innerText !== undefined ? el.innerText : el.textContent),
-    value: ("value" in el && el.tagName !== "BUTTON" && el.tagName !== "LI") ? String(el.value) : (el.getAttribute("aria-valuenow") || ""),
+    value: fieldValue(el),
     checkable: CHECKABLE.has(r),
   };
 }
@@ -696,7 +701,7 @@ function findRole(o) {
   return assign(out, o.start);
 }
 
-const lib = { snap, findRole, resolve, describe, info, assign, point, elementOf, attr: ATTR };
+const lib = { snap, findRole, resolve, describe, info, fieldValue, assign, point, elementOf, attr: ATTR };
 Object.defineProperty(window, "__semledger", { value: lib, enumerable: false });
 return lib;
 })()
@@ -744,3 +749,11 @@ FIND_ROLE: Final = _script("o", "lib.findRole(o)")
 
 POINT: Final = _script("[x, y, start]", "lib.point(x, y, start)")
 """The elements at a viewport point, given ``[x, y, start]``."""
+
+READ_VALUE: Final = _script(
+    "el",
+    "el.tagName === 'SELECT' && el.multiple"
+    " ? Array.from(el.selectedOptions).map((o) => o.value).join(',') : lib.fieldValue(el)",
+)
+"""``Locator.evaluate``: the value ``read`` answers for the element, a multi-select's chosen
+values joined by commas."""
