@@ -475,7 +475,7 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         },
         "conformance report into a missing folder": (
             ["surface", "conform", "--adapter", "runtime", "--report", f"{missing}/report.md"],
-            "No such file or directory",
+            f"cannot write --report '{missing}/report.md': there is no folder {missing}",
         ),
         "conformance report onto a folder": (
             ["surface", "conform", "--adapter", "runtime", "--report", str(db.parent)],
