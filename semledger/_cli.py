@@ -826,7 +826,9 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         except SurfaceSessionError as error:
             audit = f" (semledger audit {args.session} lists its actions)" if error.called else ""
             raise UsageError(f"{error}{audit}") from error
-        except (UnknownSessionError, UnknownGenerationError) as error:
+        except UnknownSessionError as error:
+            raise _no_session(error, recorder, args.session, args.db) from error
+        except UnknownGenerationError as error:
             raise UsageError(str(error)) from error
         summary = recorder.summary(args.session) if full.generation == 0 else None
     if full.generation == 0:  # the empty tree before a first commit: nothing was shown
@@ -845,6 +847,36 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         )
         return 1
     return 0
+
+
+_SUGGESTED = 3
+"""The most session names an unknown one is told it may have meant."""
+
+
+def _no_session(error: Exception, recorder: Recorder, name: str, db: str) -> UsageError:
+    """`error` (the log has no session `name`) as a usage error saying which it may have
+    meant: a demo's or a fuzz run's name is long, and its start alone (``demo``) or a typo
+    was told only that there is none."""
+    meant = _close_names(name, list(recorder.session_names()))
+    if not meant:
+        from semledger._render import db_option
+
+        return UsageError(f"{error} (semledger sessions {db_option(db)} lists its sessions)")
+    more = len(meant) - _SUGGESTED
+    said = " or ".join(repr(one) for one in meant[:_SUGGESTED])
+    return UsageError(f"{error}; did you mean {said}{f' (or {more} more)' * (more > 0)}?")
+
+
+def _close_names(name: str, names: list[str]) -> list[str]:
+    """The sessions `name` may have been meant for: the same but for case, those it starts
+    or is part of (most recent last in the log, first here), then those spelled alike."""
+    import difflib
+
+    folded = name.casefold()
+    same = [n for n in names if n.casefold() == folded]
+    part = [n for n in reversed(names) if folded in n.casefold() and n not in same]
+    alike = difflib.get_close_matches(name, names, n=_SUGGESTED, cutoff=0.6)
+    return list(dict.fromkeys([*same, *part, *alike]))
 
 
 def _read_before(
@@ -948,7 +980,7 @@ def _audited(
                 unreadable = str(error)
     except UnknownSessionError as error:
         if args.anchor is None:
-            raise UsageError(str(error)) from error
+            raise _no_session(error, recorder, args.session, args.db) from error
         audited = AuditReport([], [])  # every event is gone: the anchor's report says so
     return audited, report, unreadable
 
@@ -1072,7 +1104,7 @@ def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
         # damage (exit 1).
         started = logged_start(recorder, args.session)
     except UnknownSessionError as error:
-        raise UsageError(str(error)) from error
+        raise _no_session(error, recorder, args.session, args.db) from error
     if started.drives_a_surface:
         return _rerun_surface(args, console, recorder)
     app_ref = args.app or started.app
@@ -1165,8 +1197,8 @@ def _cmd_end(args: argparse.Namespace, console: Console) -> int:
     recorder = SqliteRecorder(args.db, create=False)
     try:
         log_final_end(recorder, args.session, reason, "operator", time.time())
-    except UnknownSessionError:
-        raise UsageError(f"the log has no session {args.session!r}") from None
+    except UnknownSessionError as error:
+        raise _no_session(error, recorder, args.session, args.db) from None
     except SessionOverError as error:
         raise UsageError(str(error)) from error
     except SessionClaimedError as error:

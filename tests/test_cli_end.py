@@ -112,7 +112,8 @@ def test_a_session_being_served_or_not_in_the_log_is_not_ended(tmp_path: Path) -
 
     unknown = mcp.cli_in_process("end", "nobody", "--db", str(db))
     assert (unknown.returncode, unknown.stderr.strip()) == (
-        2, "semledger: the log has no session 'nobody'"
+        2, f"semledger: the log has no session 'nobody' (semledger sessions --db {db} lists"
+        " its sessions)"
     )  # fmt: skip
     missing = mcp.cli_in_process("end", "live", "--db", str(tmp_path / "none.db"))
     assert missing.returncode == 2

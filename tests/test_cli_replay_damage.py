@@ -289,7 +289,10 @@ def test_a_session_whose_events_were_all_deleted_is_damage_not_an_unknown_name(
     assert verdict in table.stdout
     unknown = mcp.cli_in_process("audit", "nobody", "--db", str(db), "--verify")
     assert unknown.returncode == 2, unknown.stderr
-    assert unknown.stderr == "semledger: the log has no session 'nobody'\n"
+    assert unknown.stderr == (
+        f"semledger: the log has no session 'nobody' (semledger sessions --db {db} lists its"
+        " sessions)\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,66 @@
+"""A session name the log does not hold, as an operator first types one: the start of a
+demo's name, a typo, another case. Each command that takes a session says which it may
+have meant, or how to list them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import cli_in_process as cli
+from tests_record import COUNTER, INCREMENT, record
+
+DEMO = "demo-20261207-213645-3686"
+FUZZ = "fuzz-20261207-214149-3-d25767"
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("unknown-session") / "log.db"
+    for name in (DEMO, FUZZ, "checkout"):
+        record(db, name, COUNTER, [INCREMENT])
+    return db
+
+
+COMMANDS = [["read"], ["audit"], ["audit", "--verify"], ["replay"], ["end"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [
+        ("demo", DEMO),  # the start of a long name
+        ("DEMO-20261207-213645-3686", DEMO),  # another case
+        ("demo-20261207-213645-3868", DEMO),  # digits swapped
+        ("chekout", "checkout"),  # a letter left out
+    ],
+)
+def test_an_unknown_session_close_to_one_in_the_log_is_told_the_one_meant(
+    log: Path, command: list[str], given: str, meant: str
+) -> None:
+    """It said only "the log has no session 'demo'", for a name `demo` printed in full."""
+    done = cli(command[0], given, "--db", str(log), *command[1:])
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"semledger: the log has no session {given!r}; did you mean {meant!r}?\n"
+    )
+
+
+def test_an_unknown_session_like_several_is_told_each(log: Path) -> None:
+    done = cli("read", "20261207", "--db", str(log))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"semledger: the log has no session '20261207'; did you mean {FUZZ!r} or {DEMO!r}?\n"
+    )
+
+
+def test_an_unknown_session_like_none_is_told_how_to_list_them(log: Path) -> None:
+    done = cli("replay", "orders", "--db", str(log))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"semledger: the log has no session 'orders' (semledger sessions --db {log} lists its"
+        " sessions)\n"
+    )
