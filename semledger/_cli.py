@@ -868,8 +868,8 @@ def _no_session(error: Exception, recorder: Recorder, name: str, db: str) -> Usa
 
 
 def _close_names(name: str, names: list[str]) -> list[str]:
-    """The sessions `name` may have been meant for: the same but for case, those it starts
-    or is part of (most recent last in the log, first here), then those spelled alike."""
+    """The sessions `name` may have been meant for: the same but for case, those it is part
+    of (last name first: a demo's or a fuzz run's newest), then those spelled alike."""
     import difflib
 
     folded = name.casefold()
@@ -1922,6 +1922,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+def _interrupted(error: BaseException) -> bool:
+    """Whether `error` was raised from a Ctrl-C: Python 3.11 makes a KeyboardInterrupt that
+    lands as a class is made (``__set_name__``, in any import) a RuntimeError, which printed
+    a traceback, or a usage error when the app was being imported."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return False
+
+
 def _run(args: argparse.Namespace, serving: bool) -> int:
     # No markup or emoji codes: what the console prints comes from logs, apps and agents,
     # and "[/]" or ":smile:" there is text, not formatting.
@@ -1932,7 +1946,12 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
     width = None if terminal or "COLUMNS" in _sized_environ() else _PIPED_WIDTH
     console = _Console(stderr=serving, width=width, markup=False, emoji=False)
     try:
-        status = COMMANDS[args.command](args, console)
+        try:
+            status = COMMANDS[args.command](args, console)
+        except Exception as error:
+            if _interrupted(error):
+                raise KeyboardInterrupt from error
+            raise
         if not serving:
             sys.stdout.flush()
         return status
