@@ -270,9 +270,9 @@ class McpHttpApp:
                 401, "missing or wrong bearer token", extra=[("www-authenticate", "Bearer")]
             )
             return
-        version = headers.get("mcp-protocol-version")
-        if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
-            await refuse(400, f"unsupported MCP-Protocol-Version {_shown(version)}")
+        unsupported = _unsupported_version(headers)
+        if unsupported is not None and method != "POST":  # a POST's is judged with its body
+            await refuse(400, unsupported)
             return
         if method == "POST":
             await self._post(headers, receive, send, _peer(scope))
@@ -351,6 +351,10 @@ class McpHttpApp:
             await _respond(send, 400, parse_error_reply(error, "body"))
             return
         is_initialize = _is_initialize(message)
+        unsupported = _unsupported_version(headers)
+        if unsupported is not None and not is_initialize:  # initialize negotiates in its body
+            await _refuse(send, 400, unsupported)
+            return
         in_a_batch = isinstance(message, list) and any(map(_is_initialize, message))
         if (is_initialize or in_a_batch) and "mcp-session-id" not in headers:
             await self._initialize(message, send, peer)
@@ -468,6 +472,8 @@ class McpHttpApp:
         if connection.came_back:
             connection.came_back = False
             version = headers.get("mcp-protocol-version")
+            if version not in SUPPORTED_PROTOCOL_VERSIONS:  # on an initialize its router refused
+                version = None
             # Its router never negotiated: MCP says to assume 2025-03-26 without the header
             # (which 2025-06-18 and later clients send) unless the version is known some
             # other way, and batches are judged by that.
@@ -864,6 +870,17 @@ async def _run(connection: _Connection, events: list[Event]) -> list[ReplyMessag
             if isinstance(event, ToolCall):
                 await nursery.start(run, index, event)
     return [answer for answer in answers if answer is not None]
+
+
+def _unsupported_version(headers: dict[str, str]) -> str | None:
+    """Why a request's ``MCP-Protocol-Version`` header is refused (``400``), if it is: it
+    names no version this server speaks. Not asked of an ``initialize``, whose body
+    negotiates the version: a client may send its newest there (the Java SDK's does), and
+    was refused where the negotiation would have agreed on one they both speak."""
+    version = headers.get("mcp-protocol-version")
+    if version is None or version in SUPPORTED_PROTOCOL_VERSIONS:
+        return None
+    return f"unsupported MCP-Protocol-Version {_shown(version)}"
 
 
 def _is_initialize(message: object) -> bool:

@@ -1,0 +1,143 @@
+"""MCP conformance of the Streamable HTTP transport (`McpHttpApp`, in process over ASGI):
+what a client that follows the spec, or a common client that bends it, gets."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from semledger.actors import LogWriter, SessionRegistry
+from semledger.eventlog import AgentConnected, SqliteRecorder
+from semledger.examples import counter
+from semledger.hosts._http import McpHttpApp
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from stdio_client import refusal
+
+COUNTER = "semledger.examples.counter:app"
+NEWER = "2099-01-01"
+"""A protocol version newer than any this server speaks."""
+
+
+def _initialize(version: str, params: object = None) -> dict[str, Any]:
+    if params is None:
+        params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {}}
+    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+@asynccontextmanager
+async def _asgi(db: Path) -> AsyncIterator[McpHttpApp]:
+    with SqliteRecorder(db) as recorder:
+        async with trio.open_nursery() as logging:
+            writer = await logging.start(LogWriter(recorder).run)
+            async with trio.open_nursery() as nursery:
+                try:
+                    yield McpHttpApp(
+                        SessionRegistry(nursery, writer, recorder), counter.app, COUNTER
+                    )
+                finally:
+                    nursery.cancel_scope.cancel()
+            writer.close()
+
+
+async def _request(
+    app: McpHttpApp,
+    method: str,
+    message: object = None,
+    session: str | None = None,
+    *,
+    version: str | None = None,
+) -> tuple[int, dict[str, str], Any]:
+    headers: Sequence[tuple[str, str]] = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        *([] if session is None else [("mcp-session-id", session)]),
+        *([] if version is None else [("mcp-protocol-version", version)]),
+    ]
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": "/mcp",
+        "headers": [(k.encode(), v.encode()) for k, v in headers],
+    }
+    body = b"" if message is None else json.dumps(message).encode()
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+
+    await app(scope, receive, send)
+    start, end = sent
+    answer = json.loads(end["body"]) if end["body"] else None
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, answer
+
+
+async def test_an_initialize_whose_header_names_a_newer_version_is_negotiated(
+    tmp_path: Path,
+) -> None:
+    """The header is for the requests after initialize; on an initialize a client may send
+    the newest version it speaks (the Java SDK's client does), and the body negotiates. It
+    was a 400, and such a client could never open a session."""
+    async with _asgi(tmp_path / "log.db") as app:
+        status, headers, answer = await _request(
+            app, "POST", _initialize(NEWER), version=NEWER
+        )
+        assert status == 200, answer
+        assert answer["result"]["protocolVersion"] == "2025-11-25"
+        session = headers["mcp-session-id"]
+        status, _, answer = await _request(app, "POST", PING, session, version="2025-11-25")
+        assert (status, answer["result"]) == (200, {})
+
+
+async def test_a_request_after_initialize_with_an_unsupported_version_is_still_a_400(
+    tmp_path: Path,
+) -> None:
+    async with _asgi(tmp_path / "log.db") as app:
+        _, headers, _ = await _request(app, "POST", _initialize("2025-06-18"))
+        session = headers["mcp-session-id"]
+        for method, message in (("POST", PING), ("DELETE", None), ("GET", None)):
+            status, _, answer = await _request(app, method, message, session, version=NEWER)
+            assert status == 400, (method, answer)
+            assert refusal(answer) == f"unsupported MCP-Protocol-Version {NEWER!r}"
+        for message in ([PING], {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+            status, _, answer = await _request(app, "POST", message, session, version=NEWER)
+            assert status == 400, (message, answer)
+        status, _, answer = await _request(app, "POST", PING, session, version="2025-06-18")
+        assert (status, answer["result"]) == (200, {})  # the session is unharmed
+
+
+async def test_a_resumed_session_takes_no_unsupported_version_from_a_refused_initialize(
+    tmp_path: Path,
+) -> None:
+    """A client back at a resumed session is taken to speak the version its header names:
+    one this server does not speak, sent on an initialize its router refused, would have
+    been logged as the client's and judged its batches."""
+    db = tmp_path / "log.db"
+    async with _asgi(db) as app:
+        _, headers, _ = await _request(app, "POST", _initialize("2025-06-18"))
+        session = headers["mcp-session-id"]
+        await app.registry.park(session)
+        malformed = _initialize(NEWER, params={"protocolVersion": 2099})
+        status, _, answer = await _request(app, "POST", malformed, session, version=NEWER)
+        assert (status, answer["error"]["code"]) == (200, -32602)
+        status, _, answer = await _request(app, "POST", [PING], session)
+    assert status == 200
+    assert "negotiated 2025-06-18" in answer["error"]["message"]  # as the client spoke
+    with SqliteRecorder(db) as recorder:
+        connected = [e for _, e in recorder.events(session) if isinstance(e, AgentConnected)]
+    assert [(c.protocol_version, c.resumed) for c in connected] == [
+        ("2025-06-18", False),
+        (None, True),
+    ]
