@@ -299,16 +299,24 @@ class LogWriter(Actor[Pending]):
             error = result.error
             if isinstance(error, LogBusyError):
                 return error  # nothing of it is written: it may be written again
-            if isinstance(error, SequenceConflict | EventTooLargeError) and len(batch) > 1:
-                # Someone else wrote that session, or it sent an event too large for the log:
-                # refuse its batches, write the rest together.
-                refused = [p for p in batch if p.events[0].session == error.session]
-                for pending in refused:
-                    pending._fail(error)
-                if refused:
-                    return await self._commit([p for p in batch if not p.settled])
-                for pending in batch:  # a recorder that names no session: isolate by trying
-                    busy = await self._commit([pending])
+            if isinstance(error, Exception) and len(batch) > 1:
+                # One session's batch must not fail the others'. Someone else wrote that
+                # session, or it sent an event too large for the log: refuse its batches,
+                # write the rest together.
+                if isinstance(error, SequenceConflict | EventTooLargeError):
+                    refused = [p for p in batch if p.events[0].session == error.session]
+                    for pending in refused:
+                        pending._fail(error)
+                    if refused:
+                        return await self._commit([p for p in batch if not p.settled])
+                # An event the log cannot encode, a recorder that names no session, a disk
+                # that failed: isolate by trying each session's batches, then each batch.
+                sessions: dict[str, list[Pending]] = {}
+                for pending in batch:
+                    sessions.setdefault(pending.events[0].session, []).append(pending)
+                parts = list(sessions.values()) if len(sessions) > 1 else [[p] for p in batch]
+                for part in parts:
+                    busy = await self._commit(part)
                     if busy is not None:
                         return busy
                 return None

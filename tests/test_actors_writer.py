@@ -218,6 +218,34 @@ async def test_an_event_too_large_for_the_log_refuses_only_its_sessions_batches(
     assert recorder.head("b") is None
 
 
+async def test_an_event_the_log_cannot_encode_refuses_only_its_sessions_batches() -> None:
+    """Written together with other sessions' batches, it failed them all: a session whose
+    effect failed with a file name in its message ended every session sharing the writer."""
+    recorder = GatedRecorder()
+    recorder.gate.clear()
+    unencodable = NewEvent("b", 1, SessionEnded("cannot read report-\udcff.csv"), 0.0)
+    results: dict[str, object] = {}
+    async with trio.open_nursery() as nursery:
+        writer: LogWriter = await nursery.start(LogWriter(recorder).run)
+        first = writer.submit([note("z", 1)])  # the writer waits on it while the rest queue
+        await trio.testing.wait_all_tasks_blocked()
+        pendings = {"a": writer.submit([note("a", 1)]), "b": writer.submit([unencodable])}
+        pendings["b2"] = writer.submit([note("b", 2)], after=pendings["b"])
+        pendings["a2"] = writer.submit([note("a", 2)], after=pendings["a"])
+        pendings["c"] = writer.submit([note("c", 1)])
+        recorder.gate.set()
+        await first.durable()
+        for name, pending in pendings.items():
+            try:
+                results[name] = [r.seq for r in await pending.durable()]
+            except ValueError as error:
+                results[name] = type(error).__name__
+        writer.close()
+    assert results == {"a": [1], "a2": [2], "b": "ValueError", "b2": "ValueError", "c": [1]}
+    assert recorder.head("b") is None
+    assert writer.transactions == 3  # z; then a's, then c's, once the whole batch failed
+
+
 async def test_a_failing_recorder_fails_every_append_of_the_batch() -> None:
     class Broken(MemoryRecorder):
         def append(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
