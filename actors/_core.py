@@ -22,6 +22,7 @@ from semledger.eventlog import (
     Event,
     SessionCrashed,
     TimerFired,
+    loggable_text,
 )
 from semledger.runtime import (
     App,
@@ -65,9 +66,13 @@ def crash_event(error: BaseException, about: str = "") -> SessionCrashed:
     the traceback does not show: ``effect 1 (todo.save) returned a message:``)."""
     raised = app_raised(error)
     head = f"{about}\n" if about else ""
-    return SessionCrashed(
-        type(raised).__qualname__, head + "".join(traceback.format_exception(error))
-    )
+    return SessionCrashed(type(raised).__qualname__, loggable_text(head) + traceback_text(error))
+
+
+def traceback_text(error: BaseException) -> str:
+    """`error`'s traceback as the log keeps it (`loggable_text`: it may quote a file name
+    as ``os.listdir`` decodes it)."""
+    return loggable_text("".join(traceback.format_exception(error)))
 
 
 def str_of(error: BaseException) -> str:
@@ -81,7 +86,7 @@ def str_of(error: BaseException) -> str:
 
 def effect_failure(error: BaseException) -> str:
     """How an effect that raised `error` is logged (``EffectFailed.error``)."""
-    return f"{type(error).__qualname__}: {str_of(error)}"
+    return loggable_text(f"{type(error).__qualname__}: {str_of(error)}")
 
 
 def commit_size(commit: Committed) -> int:

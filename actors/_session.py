@@ -17,7 +17,6 @@ import math
 import re
 import shlex
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Set
 from typing import Any, NamedTuple
 
@@ -93,7 +92,14 @@ from ._actor import (
     single_error,
 )
 from ._apps import app_location, check_app_ref
-from ._core import SessionCore, app_raised, commit_size, crash_event, effect_failure
+from ._core import (
+    SessionCore,
+    app_raised,
+    commit_size,
+    crash_event,
+    effect_failure,
+    traceback_text,
+)
 from ._journal import logged_journal
 from ._messages import MessageCodecError
 from ._requests import logged_action, refusal
@@ -1092,9 +1098,7 @@ class SessionActor(Actor[SessionMessage]):
                 raise
             failure = effect_failure(error)
             self._tell_effect_failed(effect_id, effect.name, failure)
-            done = _EffectDone(
-                effect_id, None, failure, "".join(traceback.format_exception(error))
-            )
+            done = _EffectDone(effect_id, None, failure, traceback_text(error))
         else:
             done = _EffectDone(effect_id, message, None)
         with contextlib.suppress(ActorError):

@@ -54,6 +54,7 @@ __all__ = [
     "checked_sessions",
     "known_head",
     "loggable_json",
+    "loggable_text",
     "not_a_start",
     "redact_action",
     "refused_arguments",
@@ -839,17 +840,24 @@ msgpack writes at most 511, and one client nesting 600 made the session's log un
 NESTED_TOO_DEEP: Final = "[nested too deep]"
 
 
+def loggable_text(text: str) -> str:
+    """`text`, with each lone surrogate UTF-8 cannot encode replaced by its escape: an
+    exception's message or traceback may quote a file name as ``os.listdir`` decodes it,
+    and the event that logs it must not make the session's log unwritable."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+    return text
+
+
 def loggable_json(value: Any, depth: int = LOGGED_DEPTH) -> Any:
     """`value` (decoded JSON) with each string UTF-8 cannot encode replaced by its escape,
     each integer msgpack cannot hold (JSON's have no bound) by its decimal text, and each
     object or array nested more than `depth` levels in by `NESTED_TOO_DEEP`: one call's
     argument must not make the session's log unwritable."""
     if isinstance(value, str):
-        try:
-            value.encode()
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode()
-        return value
+        return loggable_text(value)
     if isinstance(value, int) and not isinstance(value, bool) and value not in LOGGABLE_INTS:
         return str(value)
     if isinstance(value, dict | list) and depth == 0:
