@@ -1248,7 +1248,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
     passed = _Passed()
     try:
         with (
-            _stopped_by_one_ctrl_c(),
+            _stopped_by_one_ctrl_c() as pressed,
             _hypothesis_caches_elsewhere(),
             _progress(console, "fuzzing", True, unit="examples", then=_SHRINKING) as progress,
         ):
@@ -1261,7 +1261,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
                 steps=args.steps,
                 allow_issues=args.allow_issue,
                 texts=args.text,
-                on_progress=passed.counting(progress),
+                on_progress=_stopping(pressed, passed.counting(progress)),
             )
     except FuzzInterrupted as interrupted:
         _print_counterexample(console, interrupted.result, args.db, args.examples, shrunk=False)
@@ -1315,18 +1315,34 @@ class _Passed:
         return progress
 
 
+def _stopping(
+    pressed: Callable[[], bool], shown: Callable[[int, int | None], None]
+) -> Callable[[int, int | None], None]:
+    """`shown`, raising KeyboardInterrupt as the next example starts once Ctrl-C was
+    pressed: one Python swallowed (landing in a callback as a module was imported, it only
+    prints "Exception ignored in: ...") was the one Ctrl-C taken, and the run went on to its
+    last example, every later Ctrl-C ignored."""
+
+    def progress(done: int, total: int | None) -> None:
+        if pressed():
+            raise KeyboardInterrupt
+        shown(done, total)
+
+    return progress
+
+
 @contextmanager
-def _stopped_by_one_ctrl_c() -> Iterator[None]:
+def _stopped_by_one_ctrl_c() -> Iterator[Callable[[], bool]]:
     """The first Ctrl-C stops the command; the ones after it are ignored until the process
     exits, so that one pressed as the counterexample is saved or printed, or as Python
     exits, neither loses it nor turns exit 130 into death by SIGINT. Only in the main
     thread, over Python's own handler (``main`` may be called from a program with its
-    own)."""
+    own). Yields whether it was pressed."""
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
     ):
-        yield
+        yield lambda: False
         return
     taken = False
 
@@ -1338,7 +1354,7 @@ def _stopped_by_one_ctrl_c() -> Iterator[None]:
 
     signal.signal(signal.SIGINT, once)
     try:
-        yield
+        yield lambda: taken
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN if taken else signal.default_int_handler)
 

@@ -3,6 +3,7 @@ line and exits 130, with no traceback, whatever Python made of the KeyboardInter
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 import semledger.replay
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
+import stdio_client as mcp
 from stdio_client import cli_in_process as cli
 from tests_record import COUNTER, INCREMENT, record
 
@@ -61,3 +63,46 @@ def test_ctrl_c_as_a_command_imports_a_module_of_its_own_is_an_interrupt_not_a_t
     monkeypatch.setattr(semledger.replay, "audit_report", importing)
     done = cli("audit", "counter", "--db", str(log))
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "semledger: interrupted\n")
+
+
+_SWALLOWED_AS_FUZZ_STARTS = """
+import signal
+import sys
+
+import semledger.replay
+from semledger._cli import main
+
+fuzz_app = semledger.replay.fuzz_app
+
+
+def swallowing(*args, **kwargs):
+    # Ctrl-C pressed as fuzz imports its modules, where Python may swallow the interrupt
+    # ("Exception ignored in: <function _get_module_lock.<locals>.cb>").
+    try:
+        signal.raise_signal(signal.SIGINT)
+    except KeyboardInterrupt:
+        pass
+    return fuzz_app(*args, **kwargs)
+
+
+semledger.replay.fuzz_app = swallowing
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_ctrl_c_python_swallowed_as_fuzz_started_still_stops_it(tmp_path: Path) -> None:
+    """Swallowed, it was the one Ctrl-C fuzz takes: every later one was ignored, and the run
+    went on to its last example (minutes of a long one), then said it found nothing, exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SWALLOWED_AS_FUZZ_STARTS, "fuzz", COUNTER, "--examples", "300",
+         "--db", str(tmp_path / "log.db")],
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
+    assert done.stderr == (
+        "semledger: interrupted: 0 of 300 examples passed, no counterexample\n"
+    )
