@@ -1146,6 +1146,15 @@ def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
     from semledger._render import replay_verdict
 
     console.print(replay_verdict(report))
+    if not report.ok and app_ref != started.app:
+        # Else only the str hashing note, which a random seed always gets, said why.
+        console.print(
+            printable(
+                f"  note: replayed with --app {app_ref}, not the app the session recorded,"
+                f" {started.app}: where they differ, the replay diverges"
+            ),
+            style="yellow",
+        )
     if report.crash is not None and args.pdb:
         import pdb
 
