@@ -134,8 +134,11 @@ class MessageCodec:
     def encode_model(self, model: object) -> Any:
         if self.model_type is None:
             raise MessageCodecError("the app declares no model_type")
-        data = self._converter.unstructure(model, self.model_type)
         what = f"the model (a {type(model).__qualname__}) as model_type {self.model_type!r}"
+        try:
+            data = self._converter.unstructure(model, self.model_type)
+        except Exception as error:  # a str where an Enum is declared: type hints are not enforced
+            raise MessageCodecError(f"{what} cannot be logged: {_why(error)}") from error
         packed = check_loggable(data, what)
         try:
             restored = self.decode_model(msgpack.unpackb(packed, strict_map_key=False))

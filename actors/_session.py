@@ -941,13 +941,13 @@ class SessionActor(Actor[SessionMessage]):
             # input, so that replay raises it again there.
             await self._crash(event, error, f"stepping its input raised {error!r}")
             raise SessionCrashedError(f"the session failed: {error!r}") from error
-        outputs = list(result.outputs)
         self._inputs += 1
-        self._changed += sum(commit_size(o) for o in outputs if isinstance(o, Committed))
-        if self._checkpoint_due():
+        self._changed += sum(commit_size(o) for o in result.outputs if isinstance(o, Committed))
+        pending = self._submit([event, *result.outputs])
+        if self._checkpoint_due():  # (after the input is on its way: taking them may fail)
             self._inputs = 0
-            outputs.extend(self._checkpoints())
-        pending = self._submit([event, *outputs])
+            if checkpoints := self._checkpoints():
+                self._submit(checkpoints)
         for effect_id, effect in result.effects:
             self._start_effect(effect_id, effect, pending)
         self._sync_timers(result.timers)

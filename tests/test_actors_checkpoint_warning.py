@@ -3,6 +3,7 @@ every restart re-executed the whole log."""
 
 from __future__ import annotations
 
+import enum
 import logging
 from typing import Any
 
@@ -100,3 +101,57 @@ async def test_a_declared_model_that_does_not_read_back_is_warned_of_in_a_line_o
     assert "reads back as _Wrapped(inner=Model(count=2" in warning
     assert "declare App.model_type" not in warning
     assert "every input from the first: keep to a model (App.model_type) that reads back" in warning
+
+
+class _Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@attrs.frozen
+class _Painted:
+    count: int = 0
+    color: _Color = _Color.RED
+
+
+async def test_a_model_the_converter_raises_on_is_warned_of_and_its_input_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A str held where model_type declares an Enum (type hints are not enforced) raised
+    AttributeError inside cattrs as the checkpoint was taken: the session crashed on the
+    record without the input the runtime had applied, so replay could not reproduce it."""
+    caplog.set_level(logging.WARNING, logger="semledger")
+    recorder = MemoryRecorder()
+    painted = App(
+        init=_Painted,
+        update=lambda model, msg: _Painted(counter.update(counter.Model(model.count), msg).count,
+                                           "blue"),  # type: ignore[arg-type]  # the slip
+        view=lambda model: counter.view(counter.Model(model.count)),
+        message_types=counter.app.message_types,
+        model_type=_Painted,
+    )
+    await _clicks(recorder, painted, 3)
+    [warning] = _warnings(caplog)
+    assert "the model (a _Painted) as model_type" in warning
+    assert "cannot be logged: AttributeError" in warning
+    topics = [type(e).__name__ for _r, e in recorder.events("s")]
+    assert topics.count("ActionRequested") == 3
+    assert "SessionCrashed" not in topics
+
+
+async def test_a_checkpoint_that_fails_unforeseen_comes_after_its_input_on_the_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Checkpoints are taken after the input is on its way to the log: one that raises
+    crashes the session after the input the runtime applied, where replay can find it."""
+
+    def fails(self: SessionActor) -> list[Any]:
+        raise RuntimeError("the checkpoint failed")
+
+    monkeypatch.setattr(SessionActor, "_checkpoints", fails)
+    recorder = MemoryRecorder()
+    with pytest.raises(BaseException):  # noqa: B017,PT011  (the session ends, however told)
+        await _clicks(recorder, counter.app, 2)
+    topics = [type(e).__name__ for _r, e in recorder.events("s")]
+    assert topics[-4:] == ["ActionRequested", "Committed", "ActionReceipt", "SessionCrashed"]
+    assert topics.count("ActionRequested") == 2
