@@ -170,7 +170,9 @@ options of a multi-select. ``clear`` given the ``text`` a ``type`` sets next lea
 time or color input as it is, focused, or refuses text not in its format (see ``_clear``).
 ``type`` (and ``clear`` given its ``text``) refuses, with nothing typed, text the browser
 would change unseen: text longer than a field's ``maxlength``, which it cuts short, naming
-the limit, and a line break in a one-line input, which it types as a space.
+the limit, and a line break in a one-line input, which it types as a space. It inserts the
+text as a paste does but for its last character, typed as a key, so that a page that follows
+typing by its keys sees a keystroke with the whole text in (see ``_fill``).
 Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait for the
 document to be ready (DOMContentLoaded), not for its images, frames and trackers: a page is
 there to read and act on once its DOM is; ``waitFor`` without a ref still waits for the
@@ -2128,12 +2130,13 @@ _ONE_LINE: Final = ("text", "search", "url", "tel", "email", "password")
 """The input types that hold one line of typed text, and the ones ``maxlength`` limits."""
 
 _FIELD: Final = f"""el => [
-  el.tagName === "INPUT" ? el.type : "",
+  el.tagName === "INPUT" ? el.type : el.tagName === "TEXTAREA" ? "textarea" : "",
   el.tagName === "TEXTAREA" || el.tagName === "INPUT"
     && {json.dumps(_ONE_LINE)}.includes(el.type) ? el.maxLength : -1,
 ]"""
-"""An element's input type (empty for no input) and the most characters a user can type into
-it: its ``maxlength`` where its type has one (a date's or a number's is ignored), else -1."""
+"""An element's input type (``textarea`` for one, empty for any other element) and the most
+characters a user can type into it: its ``maxlength`` where its type has one (a date's or a
+number's is ignored), else -1."""
 
 
 def _typed_length(text: str) -> int:
@@ -2144,7 +2147,7 @@ def _typed_length(text: str) -> int:
 
 def _fits_field(text: str, kind: str, limit: int, ref: str) -> None:
     """An ActionabilityError, before anything is typed, when the browser would change `text`
-    unseen as it is typed into a field of input type `kind` (empty for no input) whose
+    unseen as it is typed into a field of input type `kind` (as ``_FIELD`` says) whose
     ``maxlength`` is `limit` (-1 for none): a line break in a one-line input becomes a space,
     text past the limit is cut off; the receipt would be for text the field does not hold."""
     if kind in _ONE_LINE and ("\n" in text or "\r" in text):
@@ -2185,7 +2188,24 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
     if kind == "range" or kind in _FORMATS:
         await locator.evaluate(_SET_VALUE, a.text)
         return
-    await locator.fill(a.text, timeout=s._timeout(a))
+    await _fill(locator, a.text, kind, s._timeout(a))
+
+
+async def _fill(locator: Locator, text: str, kind: str, timeout: float) -> None:
+    """`text` filled in, its last character typed as a key: a page that follows typing by its
+    keys (a Search button enabled on ``keyup``, suggestions asked for on ``keydown``) sees one
+    keystroke with the whole text in the field, as after a user's last key, while the rest is
+    inserted at once as a paste is (a key per character costs about 3 ms). Text input and
+    textarea `kind`s alone (as ``_FIELD`` says): a number input's text is filled whole (part
+    of a number is no number to it), and so is an editable element's, whose caret an
+    inserted line break may leave before a paragraph it made; and so is text ending in a
+    character no key types as text (a Tab would move the focus, an Enter send a chat)."""
+    last = text[-1:]
+    if kind not in (*_ONE_LINE, "textarea") or not last.isprintable():
+        await locator.fill(text, timeout=timeout)
+        return
+    await locator.fill(text[:-1], timeout=timeout)
+    await locator.press_sequentially(last, timeout=timeout)
 
 
 async def _must_hold(locator: Locator, kind: str, text: str, ref: str) -> None:
