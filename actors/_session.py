@@ -190,6 +190,9 @@ class Close:
     by: EndedBy = "server"
     """Who ends it (`SessionEnded.by`): any but the server, for good."""
 
+    def __attrs_post_init__(self) -> None:
+        SessionEnded(self.reason, self.by)  # refused here, not in the session as it ends
+
 
 @attrs.frozen
 class _EffectDone:

@@ -189,9 +189,16 @@ class LogWriter(Actor[Pending]):
     def submit(self, events: Sequence[NewEvent], *, after: Pending | None = None) -> Pending:
         """Queue `events` (one session's, in order) without waiting for them.
 
-        Raises `ActorClosedError` if the writer has stopped, and `RuntimeError` if it was
-        never started: the batch would wait for it, and its session with it, forever.
+        Raises `ActorClosedError` if the writer has stopped, `RuntimeError` if it was never
+        started: the batch would wait for it, and its session with it, forever, and
+        `TypeError` for an `after` that is no `Pending`, which the writer's task would
+        otherwise trip on, failing every session's batches with it.
         """
+        if after is not None and not isinstance(after, Pending):
+            raise TypeError(
+                "after: expected the Pending a previous submit returned, or None,"
+                f" got {type(after).__name__} {after!r:.80}"
+            )
         if not self._started:
             raise RuntimeError(
                 "the log writer has not been started: start it with"
