@@ -88,7 +88,7 @@ class MessageCodec:
         self.model_type = model_type
 
     def encode(self, message: object) -> dict[str, Any]:
-        if isinstance(message, _PLAIN):
+        if type(message) in _PLAIN:  # (exactly: an IntEnum is an int that decodes as one)
             # An int past 64 bits, a str with a lone surrogate: the log cannot hold them.
             plain = {"type": None, "value": message}
             what = "an int" if isinstance(message, int) else f"a {type(message).__name__}"
