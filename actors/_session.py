@@ -18,7 +18,7 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Set
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import attrs
 import msgpack  # type: ignore[import-untyped, unused-ignore]
@@ -345,6 +345,14 @@ def _shown(value: object) -> str:
     return f"{type(value).__name__} {value!r:.80}"
 
 
+_RESERVED_PARAMS: Final = {
+    "adapter": "reserved for the adapter of a surface session, which the log would take it"
+    " for, refusing to resume it",
+    STR_HASH: "reserved for how the session's process hashes str, which it records itself",
+}
+"""Start params a session's own code gives meaning to, and why a caller's would be lost."""
+
+
 def _check_params(params: object) -> None:
     """Checked as the actor is made: the params are logged as it starts, and a value the
     log cannot hold was reported as a log that could not be written."""
@@ -355,6 +363,8 @@ def _check_params(params: object) -> None:
     for key, value in params.items():
         if not isinstance(key, str):
             raise TypeError(f"params: expected str keys, got {_shown(key)}")
+        if key in _RESERVED_PARAMS:
+            raise ValueError(f"params[{key!r}]: {_RESERVED_PARAMS[key]}; give it another name")
         try:
             msgpack.packb(value)
         except (TypeError, ValueError, OverflowError) as error:

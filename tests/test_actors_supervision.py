@@ -564,6 +564,8 @@ async def test_open_refuses_session_options_instead_of_ignoring_them() -> None:
         ({"params": {1: "a"}}, TypeError, "params: expected str keys, got int 1"),
         ({"params": {"a": object()}}, TypeError, "params['a']: expected a value the log can hold"),
         ({"params": {"a": [2**64]}}, ValueError, "params['a']: expected a value the log can hold"),
+        ({"params": {"adapter": "mine"}}, ValueError, "params['adapter']: reserved for the"),
+        ({"params": {"str_hash": 1}}, ValueError, "params['str_hash']: reserved for how the"),
         ({"redact_passwords": "no"}, TypeError, "redact_passwords: expected a bool, got str"),
         ({"clock": 0.0}, TypeError, "clock: expected a function like time.time, got float"),
     ],
@@ -571,6 +573,7 @@ async def test_open_refuses_session_options_instead_of_ignoring_them() -> None:
          "ref-not-module-attribute", "recorder-for-writer",
          "str-checkpoint-every", "no-inputs-between-checkpoints", "path-for-recorder",
          "list-params", "int-param-key", "object-param", "param-past-64-bits",
+         "adapter-param", "str-hash-param",
          "str-redact-passwords", "number-for-clock"],
 )
 async def test_a_session_actor_given_the_wrong_kind_of_argument_is_refused_as_it_is_made(
@@ -580,7 +583,8 @@ async def test_a_session_actor_given_the_wrong_kind_of_argument_is_refused_as_it
     given as the recorder took down the registry's nursery), a SessionLogError blaming the
     log (an App given as app_ref, a param the log cannot hold), or, for
     checkpoint_every="5", a SessionCrashed on the session's permanent record at its first
-    input; list params and redact_passwords="no" were logged as given."""
+    input; list params and redact_passwords="no" were logged as given, and an "adapter"
+    param made the session one that could never be resumed (a surface session's)."""
     recorder = MemoryRecorder()
     async with trio.open_nursery() as nursery:
         writer: LogWriter = await nursery.start(LogWriter(recorder).run)
