@@ -276,10 +276,11 @@ def _anchor(text: str) -> Any:
 def _test_module(text: str) -> str:
     """An argparse type: the file `--export-test` writes, which pytest runs only if its name
     ends in ``.py`` (given by name on its command line too)."""
+    expected = f"expected a path ending in .py (pytest runs no other file), got {text!r}"
+    if text.endswith(("/", os.sep)):  # (`Path` drops the separator: 'sub.py/' ends in .py)
+        raise argparse.ArgumentTypeError(f"{expected}, a folder's path (it ends in {text[-1]!r})")
     if Path(text).suffix != ".py":
-        raise argparse.ArgumentTypeError(
-            f"expected a path ending in .py (pytest runs no other file), got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(expected)
     return text
 
 

@@ -48,3 +48,20 @@ def test_an_export_into_no_folder_is_refused_before_the_export_naming_the_folder
     said = reason.format(tmp=tmp_path)
     assert done.stderr == f"semledger: cannot write --export-test {path!r}: {said}\n"
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("where", ["sub.py/", "a_directory.py/"])
+def test_an_export_path_ending_in_a_slash_is_refused_as_a_folders_path(
+    log: Path, tmp_path: Path, where: str
+) -> None:
+    """`Path` drops the slash, so 'sub.py/' passed for a .py file, and was refused later as
+    "Is a directory", of a folder that is not there."""
+    (tmp_path / "a_directory.py").mkdir()
+    path = f"{tmp_path}/{where}"
+    done = cli("replay", "counter", "--db", str(log), "--export-test", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "semledger: argument --export-test: expected a path ending in .py (pytest runs no"
+        f" other file), got {path!r}, a folder's path (it ends in '/') (see 'semledger replay"
+        " --help')\n"
+    )
