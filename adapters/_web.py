@@ -166,8 +166,9 @@ closes the current window (see Windows). Playwright's errors are told in
 their first line, without the call log. ``selectOption`` sets exactly the given values
 (matched by value or label), and, as a person choosing the option a select shows, sends the
 page no change event when they are set already; ``deselectOption``/``deselectAll`` clear
-options of a multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves a date,
-time or color input as it is, focused, or refuses text not in its format (see ``_clear``).
+options of a multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves the field
+as it is, focused, for that ``type`` to replace its content whole, or refuses text that does
+not fit (see ``_clear``).
 ``type`` (and ``clear`` given its ``text``) refuses, with nothing typed, text the browser
 would change unseen: text longer than a field's ``maxlength``, which it cuts short, naming
 the limit, and a line break in a one-line input, which it types as a space. It inserts the
@@ -2223,19 +2224,21 @@ async def _must_hold(locator: Locator, kind: str, text: str, ref: str) -> None:
 
 
 async def _clear(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
-    """With the `text` a `type` sets next (set_text), a date, time or color input is left
-    as it is, focused as a clear leaves it, or refused with nothing touched when the text
-    does not fit: that `type` sets its value whole, and emptying it first would have the
-    page's change handler see it empty. Text the browser would change as it is typed (see
-    ``_fits_field``) is refused with nothing touched too."""
+    """With the `text` a `type` sets next (set_text), the field is left as it is, focused as
+    a clear leaves it, or refused with nothing touched when the text does not fit (see
+    ``_fits_field`` and, for a date, time or color input, ``_must_hold``): that `type`
+    replaces the field's content whole, as a user typing over it all does, and emptying it
+    first would have the page's handlers see it empty (a search run for nothing, a change
+    handler told the date is gone) and a page that renders its form anew on each input
+    replace the field before the text could go in."""
     locator = await s._need(ref, "clear")
     if ref is not None and a.text:
         kind, limit = await locator.evaluate(_FIELD)
         _fits_field(a.text, kind, limit, ref)
         if kind in _FORMATS:
             await _must_hold(locator, kind, a.text, ref)
-            await locator.focus(timeout=s._timeout(a))
-            return
+        await locator.focus(timeout=s._timeout(a))
+        return
     await locator.clear(timeout=s._timeout(a))
 
 
