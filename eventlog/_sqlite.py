@@ -22,6 +22,7 @@ import sqlite3
 import stat
 import threading
 import urllib.parse
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
@@ -1052,6 +1053,10 @@ _SHM_IN_USE = 128
 class _Pins(threading.local):
     conn: sqlite3.Connection | None = None
     """The reader connection this thread pinned, inside its read transaction."""
+    reads: weakref.WeakSet[sqlite3.Cursor] | None = None
+    """The reads begun on it: one left unfinished as the pin ends (kept alive by an
+    exception's traceback, say) would keep the pin's snapshot on the pooled connection,
+    and every later reader of it would see the log as it was then."""
 
 
 class SqliteRecorder:
@@ -1414,12 +1419,22 @@ class SqliteRecorder:
             try:
                 conn.execute(_PIN).fetchall()
                 self._pins.conn = conn
+                reads: weakref.WeakSet[sqlite3.Cursor] = weakref.WeakSet()
+                self._pins.reads = reads
                 try:
                     yield
                 finally:
-                    self._pins.conn = None
+                    self._pins.conn = self._pins.reads = None
+                    for cursor in reads:
+                        cursor.close()
             finally:
                 conn.execute("COMMIT")
+
+    def _pinned_read(self, conn: sqlite3.Connection, cursor: sqlite3.Cursor) -> None:
+        """Note `cursor`, a read of many rows, for the pin to end if it is on its connection."""
+        reads = self._pins.reads
+        if reads is not None and conn is self._pins.conn:
+            reads.add(cursor)
 
     @contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection]:
@@ -1486,6 +1501,7 @@ class SqliteRecorder:
                 cursor = conn.execute(_READ, (session, _in_range(start)))
             else:
                 cursor = conn.execute(_READ_STOP, (session, _in_range(start), _in_range(stop)))
+            self._pinned_read(conn, cursor)
             try:
                 yield from _checked_rows(cursor)
             finally:
@@ -1516,6 +1532,7 @@ class SqliteRecorder:
     def _replay(self, session: str, start: int) -> Iterator[Event]:
         with self._reader() as conn:
             cursor = conn.execute(_REPLAY, (session, _in_range(start)))
+            self._pinned_read(conn, cursor)
             try:
                 yield from self._converter.decode_rows(cursor)
             finally:

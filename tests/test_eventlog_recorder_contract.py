@@ -577,6 +577,24 @@ def test_an_append_made_during_a_pinned_read_is_not_seen_by_it(recorder: Recorde
     assert [summary.name for summary in recorder.sessions()] == ["s", "t"]
 
 
+@pytest.mark.parametrize("reading", ["read", "events", "replay"])
+def test_a_read_left_unfinished_as_its_pin_ends_holds_no_later_read_at_the_pins_moment(
+    recorder: Recorder, reading: str
+) -> None:
+    """An exception's traceback kept such a read alive: its pooled connection stayed in the
+    pin's read transaction, and every later reader of it saw the log as it was then."""
+    recorder.append(batch("s", story()[:3]))
+    with recorder.pinned():
+        unfinished = getattr(recorder, reading)("s")
+        next(unfinished)
+    recorder.append(batch("s", story()[3:], first=4))
+    head = recorder.head("s")
+    assert head is not None
+    assert head.seq == 6
+    assert [r.seq for r in recorder.read("s")] == [1, 2, 3, 4, 5, 6]
+    del unfinished
+
+
 def test_a_pinned_read_holds_only_for_the_thread_that_pinned_it(recorder: Recorder) -> None:
     recorder.append(batch("s", story()[:3]))
     heads: list[Head | None] = []
