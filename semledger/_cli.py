@@ -1937,7 +1937,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("semledger: standard output is closed: nowhere to print to", file=sys.stderr)
             return 1
         return _run(args, serving)
-    except KeyboardInterrupt:  # as the arguments are read: `_run` says it once a command runs
+    except KeyboardInterrupt:  # as the arguments are read, or as the command runs
+        if argv is None and threading.current_thread() is threading.main_thread():
+            # Run as the command, the process only exits now: a second Ctrl-C (held down,
+            # or sent by the terminal and again by a wrapper) printed a traceback as it
+            # landed in Python's shutdown ("Exception ignored in: <module 'threading'>").
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("semledger: interrupted", file=sys.stderr)
         return 130
     except OutputError as error:
@@ -1991,9 +1996,6 @@ def _run(args: argparse.Namespace, serving: bool) -> int:
         db = getattr(args, "db", DEFAULT_DB)
         _complain(f"the log {db} cannot be read: {error}")
         return 1
-    except KeyboardInterrupt:
-        print("semledger: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader went away (`semledger sessions --json | head`): nothing left to say,
         # and Python must not complain when it flushes stdout at exit.

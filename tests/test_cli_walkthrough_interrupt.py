@@ -106,3 +106,39 @@ def test_a_ctrl_c_python_swallowed_as_fuzz_started_still_stops_it(tmp_path: Path
     assert done.stderr == (
         "semledger: interrupted: 0 of 300 examples passed, no counterexample\n"
     )
+
+
+_INTERRUPTED_TWICE = """
+import atexit
+import signal
+import sys
+
+import semledger.replay
+from semledger._cli import main
+
+
+def interrupted(*args, **kwargs):
+    # The second Ctrl-C comes as the process exits: held down, or sent to the process
+    # group by the terminal and again by a wrapper that forwards it.
+    atexit.register(signal.raise_signal, signal.SIGINT)
+    raise KeyboardInterrupt
+
+
+semledger.replay.audit_report = interrupted
+sys.argv[0] = "semledger"
+sys.exit(main())
+"""
+
+
+def test_a_second_ctrl_c_as_an_interrupted_command_exits_is_ignored(log: Path) -> None:
+    """It printed "Exception ignored in: ..." and a KeyboardInterrupt traceback under the
+    "interrupted" line (landing in threading's shutdown), or killed the process by SIGINT."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_TWICE, "audit", "counter", "--db", str(log)],
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "semledger: interrupted\n")
