@@ -1347,7 +1347,11 @@ def _stopped_by_one_ctrl_c() -> Iterator[Callable[[], bool]]:
     exits, so that one pressed as the counterexample is saved or printed, or as Python
     exits, neither loses it nor turns exit 130 into death by SIGINT. Only in the main
     thread, over Python's own handler (``main`` may be called from a program with its
-    own). Yields whether it was pressed."""
+    own). Yields whether it was pressed.
+
+    One that lands in a ``__del__`` or a weakref callback (a Trio nursery collected as an
+    app's effects run), which Python swallows, is not printed as "Exception ignored in: ..."
+    and a traceback: the run stops all the same, as the next example starts."""
     if (
         threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
@@ -1362,10 +1366,18 @@ def _stopped_by_one_ctrl_c() -> Iterator[Callable[[], bool]]:
             taken = True
             raise KeyboardInterrupt
 
+    unraisable = sys.unraisablehook
+
+    def swallowed(what: sys.UnraisableHookArgs) -> None:
+        if not (taken and isinstance(what.exc_value, KeyboardInterrupt)):
+            unraisable(what)
+
     signal.signal(signal.SIGINT, once)
+    sys.unraisablehook = swallowed
     try:
         yield lambda: taken
     finally:
+        sys.unraisablehook = unraisable
         signal.signal(signal.SIGINT, signal.SIG_IGN if taken else signal.default_int_handler)
 
 

@@ -142,3 +142,49 @@ def test_a_second_ctrl_c_as_an_interrupted_command_exits_is_ignored(log: Path) -
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "semledger: interrupted\n")
+
+
+_LANDS_IN_A_DEL = """
+import signal
+import sys
+
+import semledger.replay
+from semledger._cli import main
+
+fuzz_app = semledger.replay.fuzz_app
+
+
+class Dropped:
+    def __del__(self):
+        # Ctrl-C as the garbage is collected (a Trio nursery's, say), where Python swallows
+        # the interrupt and prints "Exception ignored in: <function ...__del__>".
+        signal.raise_signal(signal.SIGINT)
+
+
+def collecting(*args, **kwargs):
+    Dropped()
+    return fuzz_app(*args, **kwargs)
+
+
+semledger.replay.fuzz_app = collecting
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_ctrl_c_that_lands_in_a_del_stops_fuzz_with_no_traceback(tmp_path: Path) -> None:
+    """Pressed as fuzz ran an app's effects, it could land in a Trio nursery's __del__: the
+    run stopped, but under a traceback, "Exception ignored in: <function Nursery.__del__>"
+    and a KeyboardInterrupt raised in semledger's signal handler."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LANDS_IN_A_DEL, "fuzz", COUNTER, "--examples", "300",
+         "--db", str(tmp_path / "log.db")],
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
+    assert done.stderr == (
+        "semledger: interrupted: 0 of 300 examples passed, no counterexample\n"
+    )
