@@ -2189,24 +2189,63 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
     if kind == "range" or kind in _FORMATS:
         await locator.evaluate(_SET_VALUE, a.text)
         return
-    await _fill(locator, a.text, kind, s._timeout(a))
+    await _fill(s, ref, locator, a.text, kind, s._timeout(a))
 
 
-async def _fill(locator: Locator, text: str, kind: str, timeout: float) -> None:
+async def _fill(
+    s: WebSurface, ref: str, locator: Locator, text: str, kind: str, timeout: float
+) -> None:
     """`text` filled in, its last character typed as a key: a page that follows typing by its
     keys (a Search button enabled on ``keyup``, suggestions asked for on ``keydown``) sees one
     keystroke with the whole text in the field, as after a user's last key, while the rest is
-    inserted at once as a paste is (a key per character costs about 3 ms). Text input and
-    textarea `kind`s alone (as ``_FIELD`` says): a number input's text is filled whole (part
-    of a number is no number to it), and so is an editable element's, whose caret an
-    inserted line break may leave before a paragraph it made; and so is text ending in a
-    character no key types as text (a Tab would move the focus, an Enter send a chat)."""
+    inserted at once as a paste is (a key per character costs about 3 ms); a text of one
+    character is typed over the field's selected content, never after emptying it. Text
+    input and textarea `kind`s alone (as ``_FIELD`` says): a number input's text is filled
+    whole (part of a number is no number to it), and so is an editable element's, whose
+    caret an inserted line break may leave before a paragraph it made; and so is text ending
+    in a character no key types as text (a Tab would move the focus, an Enter send a chat).
+    A page that renders its form anew on each input replaces the field as the text goes in:
+    the key then goes where the user's would, to the field that took its place (see
+    ``_key_after_render``)."""
     last = text[-1:]
     if kind not in (*_ONE_LINE, "textarea") or not last.isprintable():
         await locator.fill(text, timeout=timeout)
         return
-    await locator.fill(text[:-1], timeout=timeout)
-    await locator.press_sequentially(last, timeout=timeout)
+    if text[:-1]:
+        await locator.fill(text[:-1], timeout=timeout)
+    elif await locator.is_editable(timeout=timeout):
+        await locator.select_text(timeout=timeout)
+    else:  # Playwright's wait for it to take text, and its refusal when it never does
+        await locator.fill(text, timeout=timeout)
+        return
+    if await locator.count():
+        await locator.press_sequentially(last, timeout=timeout)
+    else:
+        await _key_after_render(s, ref, text)
+
+
+_TOOK_ITS_PLACE: Final = """(held) => new Promise((done) => setTimeout(() => setTimeout(() => {
+  let at = document.activeElement;
+  while (at && at.shadowRoot && at.shadowRoot.activeElement) at = at.shadowRoot.activeElement;
+  done(!!at && (at.tagName === "INPUT" || at.tagName === "TEXTAREA") && at.value === held);
+}, 0), 0))"""
+"""Whether, once the page has had two turns to move the focus (a render's own ``focus()``,
+one put off with ``setTimeout``), a text field holding `held` has it."""
+
+
+async def _key_after_render(s: WebSurface, ref: str, text: str) -> None:
+    """Type `text`'s last character where the focus is, when the page replaced the field
+    `ref` as the rest of it went in and the field with the focus holds that rest (the one
+    that took its place); else an ActionabilityError saying so: the key would go elsewhere,
+    and the page shows the rest already."""
+    frame = await s._frame_of(ref)
+    if not await frame.evaluate(_TOOK_ITS_PLACE, text[:-1]):
+        raise ActionabilityError(
+            "the page replaced the field as the text went in, and the focus is on no field"
+            " holding what went in so far: read again",
+            details={"ref": ref, "left": "true"},
+        )
+    await s._require_page().keyboard.type(text[-1])
 
 
 async def _must_hold(locator: Locator, kind: str, text: str, ref: str) -> None:

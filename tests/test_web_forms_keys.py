@@ -1,6 +1,7 @@
 """Pages that follow typing by its keys: set_text on a web page ends with a keystroke, as a
 user's typing does, so a Search button a page enables on ``keyup`` is enabled once the text is
-in, and the page's key handlers see the whole text."""
+in, and the page's key handlers see the whole text; on a page that renders its form anew on each
+input, that key goes where a user's would, to the field that took the old one's place."""
 
 from __future__ import annotations
 
@@ -9,10 +10,21 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
-from semledger.runtime import ActionKind, ByNodeId, Full, Latest, Receipt, Role, SetText
+from semledger.runtime import (
+    ActionKind,
+    ByNodeId,
+    ErrorCode,
+    Full,
+    Latest,
+    Receipt,
+    Rejection,
+    Role,
+    SetText,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 from served_pages import full_read, open_host, served, surface_on
@@ -36,9 +48,33 @@ SEARCH = """<!doctype html>
 """
 
 
+RENDERED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Rendered</title></head>
+<body>
+<div id="app"></div>
+<script>
+  const focusBack = new URLSearchParams(location.search).has("focus");
+  let name = "";
+  function render() {
+    app.innerHTML = '<label>Name <input id="name"></label><p>Hello ' + (name || "nobody") + '</p>';
+    const field = document.getElementById("name");
+    field.value = name;
+    field.addEventListener("input", () => {
+      name = field.value;
+      render();
+      if (focusBack) setTimeout(() => document.getElementById("name").focus(), 0);
+    });
+  }
+  render();
+</script>
+</body></html>
+"""
+
+
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("keys"), {"search.html": SEARCH}) as url:
+    served_pages = {"search.html": SEARCH, "rendered.html": RENDERED}
+    with served(tmp_path_factory.mktemp("keys"), served_pages) as url:
         yield url
 
 
@@ -77,3 +113,35 @@ async def test_the_key_handler_sees_the_whole_text_of_several_lines(
     after = await full_read(search)
     assert next(n.value for n in after.nodes if n.node_id == message) == "Hi,\nsee you"
     assert any(n.label == 'keyup in msg saw "Hi,\\nsee you"' for n in after.nodes)
+
+
+async def test_the_last_key_goes_to_the_field_a_page_rendered_in_place_of_the_old_one(
+    browser: WebBrowser, pages: str
+) -> None:
+    async with surface_on(browser) as surface:
+        rendered = await open_host(surface, pages + "rendered.html?focus")
+        for text in ("Ada", "Bo", "Z"):
+            name = _labelled(await full_read(rendered), "Name")
+            receipt = await rendered.perform_action(ByNodeId(name), SetText(text), Latest())
+            assert isinstance(receipt, Receipt), (text, receipt)
+            after = await full_read(rendered)
+            assert next(n.value for n in after.nodes if n.node_id == name) == text
+            assert any(n.label == f"Hello {text}" for n in after.nodes)
+
+
+async def test_a_page_that_replaced_the_field_and_left_the_focus_nowhere_is_said_so(
+    browser: WebBrowser, pages: str
+) -> None:
+    """No key is typed into whatever has the focus, and no wait for the old field."""
+    async with surface_on(browser, timeout_ms=20_000) as surface:
+        rendered = await open_host(surface, pages + "rendered.html")
+        name = _labelled(await full_read(rendered), "Name")
+        with trio.fail_after(10):
+            refused = await rendered.perform_action(ByNodeId(name), SetText("Ada"), Latest())
+        assert isinstance(refused, Rejection), refused
+        assert (refused.code, refused.message) == (
+            ErrorCode.HANDLER_REJECTED,
+            "the page replaced the field as the text went in, and the focus is on no field"
+            " holding what went in so far: read again",
+        )
+        assert any(n.label == "Hello Ad" for n in (await full_read(rendered)).nodes)

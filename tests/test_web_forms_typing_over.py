@@ -60,3 +60,15 @@ async def test_set_text_over_a_fields_text_never_shows_the_page_the_field_empty(
         assert next(n.value for n in full.nodes if n.node_id == field.node_id) == text
     assert "[]" not in _searched(full)
     assert _searched(full).endswith("[grace] [new note] [new notes]")
+
+
+async def test_one_character_typed_over_a_fields_text_replaces_it_at_once(
+    search: SurfaceAgentHost,
+) -> None:
+    full = await full_read(search)
+    query = next(n for n in full.nodes if n.label == "Query" and n.role is Role.TEXT_FIELD)
+    receipt = await search.perform_action(ByNodeId(query.node_id), SetText("z"), Latest())
+    assert isinstance(receipt, Receipt), receipt
+    after = await full_read(search)
+    assert next(n.value for n in after.nodes if n.node_id == query.node_id) == "z"
+    assert _searched(after) == "searched: [z]"
