@@ -788,6 +788,10 @@ def fuzz_app(
         except HypothesisException:
             raise
         except Exception as error:
+            if state.stopping:
+                # The Ctrl-C's doing, not the app's: one that lands in Trio's own code as an
+                # effect runs is a TrioInternalError, which was saved as a counterexample.
+                raise KeyboardInterrupt from error
             state.failing(state.last, error)
             raise
         state.ran += 1

@@ -3,6 +3,7 @@ line and exits 130, with no traceback, whatever Python made of the KeyboardInter
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,48 @@ def test_a_ctrl_c_that_lands_in_a_del_stops_fuzz_with_no_traceback(tmp_path: Pat
     assert done.stderr == (
         "semledger: interrupted: 0 of 300 examples passed, no counterexample\n"
     )
+
+
+_CUT_SHORT_APP = '''
+import signal
+
+import attrs
+
+from semledger.examples import counter
+
+
+def update(model, msg):
+    if isinstance(msg, counter.Increment):
+        try:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C as the update runs
+        except KeyboardInterrupt as interrupt:
+            # As Trio does when it lands in its own code: TrioInternalError from it.
+            raise RuntimeError("cut short") from interrupt
+    return counter.update(model, msg)
+
+
+app = attrs.evolve(counter.app, update=update, name="counter-cut-short")
+'''
+
+
+def test_a_failure_a_ctrl_c_caused_is_the_interrupt_not_a_counterexample(tmp_path: Path) -> None:
+    """Pressed as fuzz ran the todo app, 2 times in 30 it landed in Trio's own code as an
+    effect ran, which raised TrioInternalError from it: that was saved to the log as the
+    app's counterexample ("internal error in Trio - please file a bug!"), and printed as one,
+    "interrupted while shrinking"."""
+    (tmp_path / "cut_short.py").write_text(_CUT_SHORT_APP, encoding="utf-8")
+    done = subprocess.run(
+        [*mcp.COMMAND, "fuzz", "cut_short:app", "--examples", "300", "--seed", "1",
+         "--db", "log.db"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
+    assert re.fullmatch(
+        r"semledger: interrupted: \d+ of 300 examples passed, no counterexample\n", done.stderr
+    ), done.stderr
+    assert not (tmp_path / "log.db").exists()
