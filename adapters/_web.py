@@ -135,7 +135,8 @@ never took it (hidden, covered, detached, which Playwright retries until the tim
 ActionabilityError it was. A click on a control that something else covers where it would
 land, or that is out of sight, goes to one of its labels that is shown (the one over it
 first), as a person clicks the label they see: a checkbox hidden in its label
-(``.visually-hidden``) or under it (Bootstrap's ``.btn-check``).
+(``.visually-hidden``) or under it (Bootstrap's ``.btn-check``). The click lands on a part of
+the label that takes no click of its own, not on a link in it ("I agree to the terms").
 
 An action whose page goes to another document as it runs (a focus or hover handler the
 action set off, a timer of the page's) is a NavigationError saying so, with the URL in
@@ -1968,7 +1969,8 @@ async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
     label = (await locator.evaluate_handle(_STAND_IN_LABEL)).as_element()
     if label is not None:
         try:
-            await s._navigating_input(label.click(timeout=s._timeout(a)))
+            spot: Position | None = await label.evaluate(_LABEL_POINT)
+            await s._navigating_input(label.click(position=spot, timeout=s._timeout(a)))
         finally:
             await label.dispose()
         return
@@ -2004,6 +2006,44 @@ _STAND_IN_LABEL = """(el) => {
 hidden in its label, ``.visually-hidden``, or under it, Bootstrap's ``.btn-check``), as a
 person clicks the label they see: the label over it, else one that is shown; null when the
 control takes the click itself, or has no label shown (the click then says what covers it)."""
+
+
+_LABEL_POINT = """(label) => {
+  const INTERACTIVE =
+    "a[href], button, input, select, textarea, summary, [tabindex], [contenteditable]";
+  const root = label.getRootNode();
+  const plain = (hit) => {
+    if (!hit || !label.contains(hit)) return false;
+    for (let n = hit; n && n !== label; n = n.parentElement)
+      if (n.matches(INTERACTIVE)) return false;
+    return true;
+  };
+  const first = label.getClientRects()[0];
+  if (first && (first.bottom < 0 || first.top > innerHeight))
+    label.scrollIntoView({ block: "center" });
+  const box = label.getBoundingClientRect(), style = getComputedStyle(label);
+  const left = box.x + parseFloat(style.borderLeftWidth);
+  const top = box.y + parseFloat(style.borderTopWidth);
+  const spots = [...label.getClientRects()];
+  const walker = document.createTreeWalker(label, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let n = walker.nextNode(); n && spots.length < 64; n = walker.nextNode()) {
+    if (n.nodeType === 1) spots.push(...n.getClientRects());
+    else if (n.data.trim()) { range.selectNodeContents(n); spots.push(...range.getClientRects()); }
+  }
+  for (const r of spots) {
+    const x = r.x + r.width / 2, y = r.y + r.height / 2;
+    if (r.width > 0 && r.height > 0 && x >= 0 && y >= 0 && x < innerWidth && y < innerHeight
+        && plain(root.elementFromPoint(x, y)))
+      return { x: x - left, y: y - top };
+  }
+  return null;
+}"""
+"""Where in `label` to click it, relative to its padding box: the centre of its first box,
+text run or element whose click lands on the label and on nothing in it that takes a click
+of its own (a link in "I agree to the terms", the control itself); null (its centre) when no
+such place is shown. A click on the link would follow it, and Playwright refuses a click on
+a label that lands on one."""
 
 
 _OWN_POINT = """(el) => {
