@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -1948,13 +1949,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif stdout is None:  # started with its standard output closed
             print("semledger: standard output is closed: nowhere to print to", file=sys.stderr)
             return 1
-        return _run(args, serving)
+        status = _run(args, serving)
+        if status == 130 and argv is None:  # fuzz, which says how far it got
+            _exiting_interrupted()
+        return status
     except KeyboardInterrupt:  # as the arguments are read, or as the command runs
-        if argv is None and threading.current_thread() is threading.main_thread():
-            # Run as the command, the process only exits now: a second Ctrl-C (held down,
-            # or sent by the terminal and again by a wrapper) printed a traceback as it
-            # landed in Python's shutdown ("Exception ignored in: <module 'threading'>").
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if argv is None:
+            _exiting_interrupted()
         print("semledger: interrupted", file=sys.stderr)
         return 130
     except OutputError as error:
@@ -1963,6 +1964,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         sys.stdout = stdout
+
+
+def _exiting_interrupted() -> None:
+    """Run as the command and interrupted, the process only exits now: a second Ctrl-C
+    (held down, or sent by the terminal and again by a wrapper) printed a traceback as it
+    landed in Python's shutdown ("Exception ignored in: <module 'threading'>"), and a
+    coroutine the Ctrl-C left unstarted (an effect's, in fuzz) a warning ("coroutine
+    '_outcome' was never awaited")."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warnings.filterwarnings("ignore", r"coroutine '.*' was never awaited", RuntimeWarning)
 
 
 def _interrupted(error: BaseException) -> bool:

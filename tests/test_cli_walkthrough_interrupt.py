@@ -234,3 +234,50 @@ def test_a_failure_a_ctrl_c_caused_is_the_interrupt_not_a_counterexample(tmp_pat
         r"semledger: interrupted: \d+ of 300 examples passed, no counterexample\n", done.stderr
     ), done.stderr
     assert not (tmp_path / "log.db").exists()
+
+
+_BEFORE_AN_EFFECT_STARTS = """
+import signal
+import sys
+
+import trio
+
+from semledger._cli import main
+from semledger.replay import _fuzz
+
+run = trio.run
+
+
+def interrupted(fn, *args, **kwargs):
+    if fn is _fuzz._outcome:  # an effect's run
+        trio.run = run
+        coroutine = fn(*args)  # made as Trio makes it: Ctrl-C comes before its first step
+        signal.raise_signal(signal.SIGINT)
+    return run(fn, *args, **kwargs)
+
+
+trio.run = interrupted
+sys.argv[0] = "semledger"
+sys.exit(main())
+"""
+
+
+def test_an_effect_a_ctrl_c_left_unstarted_is_not_warned_of_as_fuzz_exits(
+    tmp_path: Path,
+) -> None:
+    """Under the interrupted line it printed "sys:1: RuntimeWarning: coroutine '_outcome' was
+    never awaited" and "Enable tracemalloc to get the object allocation traceback"."""
+    done = subprocess.run(
+        [sys.executable, "-c", _BEFORE_AN_EFFECT_STARTS, "fuzz", "semledger.examples.todo:app",
+         "--examples", "300", "--allow-issue", "duplicate_semantic_id:todo.item",
+         "--db", str(tmp_path / "log.db")],
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
+    assert re.fullmatch(
+        r"semledger: interrupted: \d+ of 300 examples passed, no counterexample\n", done.stderr
+    ), done.stderr
