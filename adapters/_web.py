@@ -80,7 +80,8 @@ element, ``aria-multiline``), ``editable`` (a combo box one types into: a text i
 multiple>``), a range's value, bounds and step
 (``valuenow``, ``valuemin``, ``valuemax``, ``valuestep``, ``valuetext``, and
 ``valuesettable`` on a range or number input, whose ``type`` refuses a value between its
-steps, naming the nearest; a date, time or color input refuses text not in its format,
+steps, naming the nearest, text that is no number, and a value past a range's bounds, which
+it would clamp; a date, time or color input refuses text not in its format,
 naming the format, and keeps its value), the refs an element's ``aria-labelledby``,
 ``-describedby``, ``-controls``, ``-errormessage`` and ``-activedescendant`` point at
 (``rel:labelled_by`` and so on; an element one points at is a node of its own),
@@ -2216,14 +2217,8 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
     locator = await _live(s, ref, "type")
     kind, limit = await locator.evaluate(_FIELD)
     _fits_field(a.text, kind, limit, ref)
-    if kind in ("range", "number"):
-        nearest = list(dict.fromkeys(await locator.evaluate(_NEAREST_STEPS, a.text) or ()))
-        if nearest:
-            said = "values are" if len(nearest) > 1 else "value is"
-            raise ActionabilityError(
-                f"{a.text} is between the {kind}'s steps: the nearest {said}"
-                f" {' and '.join(nearest)}"
-            )
+    if kind == "range" or (kind == "number" and a.text):
+        await _takes_number(locator, kind, a.text, ref)
     if kind in _FORMATS and a.text:
         await _must_hold(locator, kind, a.text, ref)
     if kind == "range" or kind in _FORMATS:
@@ -2286,6 +2281,54 @@ async def _key_after_render(s: WebSurface, ref: str, text: str) -> None:
             details={"ref": ref, "left": "true"},
         )
     await s._require_page().keyboard.type(text[-1])
+
+
+_NUMBER_FITS: Final = """(el, v) => {
+  const probe = document.createElement("input");
+  probe.type = "number";
+  probe.value = v;
+  if (probe.value === "") return ["number"];
+  if (el.type !== "range") return null;
+  const range = document.createElement("input");
+  range.type = "range";
+  for (const a of ["min", "max", "step"])
+    if (el.hasAttribute(a)) range.setAttribute(a, el.getAttribute(a));
+  range.value = "-1e300";
+  const low = Number(range.value);
+  range.value = "1e300";
+  const high = Number(range.value);
+  const n = Number(probe.value);
+  return n < low ? ["below", low] : n > high ? ["above", high] : null;
+}"""
+"""Why a range or number input `el` would not hold `v` as given: ``["number"]`` when `v` is no
+number the browser reads (a range would take its default, a number input none), ``["below",
+min]`` or ``["above", max]`` when a range would clamp it to its bounds; null when it fits."""
+
+
+async def _takes_number(locator: Locator, kind: str, text: str, ref: str) -> None:
+    """An ActionabilityError, before anything is set, when the range or number input would
+    not hold `text` as given: a range moves to its default, its bound or its nearer step
+    unseen, and the receipt would be for a value it does not hold; a number input holds no
+    text that is no number, and one between its steps as an invalid value its form refuses.
+    A number input above its maximum holds it, invalid, as a user typing it makes it."""
+    why = await locator.evaluate(_NUMBER_FITS, text)
+    if why == ["number"]:
+        raise ActionabilityError(
+            f"{text!r} does not fit the {kind} field: it takes a number",
+            details={"ref": ref, "expected": "a number"},
+        )
+    if why is not None:
+        side, bound = why
+        limit = "minimum" if side == "below" else "maximum"
+        raise ActionabilityError(
+            f"{text} is {side} the {limit}, {bound:g}", details={"ref": ref, limit: bound}
+        )
+    nearest = list(dict.fromkeys(await locator.evaluate(_NEAREST_STEPS, text) or ()))
+    if nearest:
+        said = "values are" if len(nearest) > 1 else "value is"
+        raise ActionabilityError(
+            f"{text} is between the {kind}'s steps: the nearest {said} {' and '.join(nearest)}"
+        )
 
 
 async def _must_hold(locator: Locator, kind: str, text: str, ref: str) -> None:

@@ -1,0 +1,76 @@
+"""`type` into a web page's range or number input (a test plan's step on the surface; an
+agent's set_numeric_value is checked against the node's bounds before it gets there) refuses
+what the input would not hold as given, with nothing set: a range would clamp a value past its
+bounds, or take its default for text that is no number, unseen."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from semledger.adapters import ActionabilityError, SessionInit
+from semledger.adapters._web import WebBrowser, WebSurface
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from served_pages import served, surface_on
+
+RANGES = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Ranges</title></head>
+<body>
+<label>Volume <input type="range" id="volume" min="0" max="10" value="4"></label>
+<label>Guests <input type="number" id="guests" min="1" max="5" value="2"></label>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with served(tmp_path_factory.mktemp("numbers"), {"ranges.html": RANGES}) as url:
+        yield url
+
+
+@pytest.fixture
+async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
+    async with surface_on(browser) as surface:
+        await surface.open(SessionInit(base_url=pages + "ranges.html"))
+        yield surface
+
+
+async def _ref(surface: WebSurface, id_: str) -> str:
+    snapshot = await surface.snapshot()
+    return next(n.ref for n in snapshot.nodes if n.native.get("id") == id_)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("50", "50 is above the maximum, 10"),
+        ("-3", "-3 is below the minimum, 0"),
+        ("loud", "'loud' does not fit the range field: it takes a number"),
+        ("", "'' does not fit the range field: it takes a number"),
+    ],
+)
+async def test_a_range_refuses_a_value_it_would_clamp_or_replace_and_keeps_its_own(
+    surface: WebSurface, text: str, why: str
+) -> None:
+    volume = await _ref(surface, "volume")
+    with pytest.raises(ActionabilityError) as refused:
+        await surface.act("type", volume, {"text": text})
+    assert refused.value.message == why
+    assert await surface.read("value", volume) == "4"
+
+
+async def test_a_number_input_refuses_text_that_is_no_number_and_holds_one_past_its_bounds(
+    surface: WebSurface,
+) -> None:
+    """Past its bounds it holds the value, invalid, as a user typing it makes it."""
+    guests = await _ref(surface, "guests")
+    with pytest.raises(ActionabilityError) as refused:
+        await surface.act("type", guests, {"text": "many"})
+    assert refused.value.message == "'many' does not fit the number field: it takes a number"
+    assert await surface.read("value", guests) == "2"
+    await surface.act("type", guests, {"text": "9"})
+    assert await surface.read("value", guests) == "9"
