@@ -166,7 +166,8 @@ neither takes the focus nor holds one that does, it is an ActionabilityError, an
 moves: the key would reach whatever had the focus. ``closeWindow`` (beyond the seed's set too)
 closes the current window (see Windows). Playwright's errors are told in
 their first line, without the call log. ``selectOption`` sets exactly the given values
-(matched by value or label), and, as a person choosing the option a select shows, sends the
+(matched by value or label), refusing at once several for a select of one choice and a
+disabled option, and, as a person choosing the option a select shows, sends the
 page no change event when they are set already; ``deselectOption``/``deselectAll`` clear
 options of a multi-select. ``clear`` given the ``text`` a ``type`` sets next leaves the field
 as it is, focused, for that ``type`` to replace its content whole, or refuses text that does
@@ -2496,14 +2497,37 @@ async def _select_option(s: WebSurface, ref: str | None, a: ActArgs, ref2: str |
         raise ActionabilityError("selectOption needs a <select>", details={"ref": ref})
     if matched != len(values):
         raise ActionabilityError(f"no option for some of {values}", details={"ref": ref})
-    by_value = await locator.evaluate(
-        "(el, vs) => vs.map(v => Array.from(el.options).some(o => o.value === v) ? v : "
-        "Array.from(el.options).find(o => o.label === v).value)",
-        values,
-    )
+    by_value, multiple, disabled = await locator.evaluate(_OPTIONS_OF, values)
+    if not multiple and len(set(by_value)) > 1:
+        raise ActionabilityError(
+            f"the select holds one option, and {len(set(by_value))} were given: {values}",
+            details={"ref": ref, "multiple": False},
+        )
+    if disabled:
+        raise ActionabilityError(
+            f"the option {', '.join(map(repr, disabled))} is disabled"
+            if len(disabled) == 1
+            else f"the options {', '.join(map(repr, disabled))} are disabled",
+            details={"ref": ref, "disabled": disabled},
+        )
     if await locator.evaluate(_CHOSEN_ALREADY, by_value):
         return  # Playwright would send the page a change event for a choice that changed nothing
     await locator.select_option(value=by_value, timeout=s._timeout(a))
+
+
+_OPTIONS_OF: Final = """(el, vs) => {
+  const options = Array.from(el.options);
+  const named = (v) => options.find((o) => o.value === v) ?? options.find((o) => o.label === v);
+  const chosen = vs.map(named);
+  return [
+    chosen.map((o) => o.value),
+    el.multiple,
+    chosen.filter((o) => o.matches(":disabled")).map((o) => o.label),
+  ];
+}"""
+"""For the values (or labels) ``selectOption`` was given, each known: the values of the
+options they name, whether the select takes several, and the labels of those disabled (in a
+disabled group too), which Playwright would wait for until its timeout."""
 
 
 _CHOSEN_ALREADY: Final = """(el, vs) => {
