@@ -63,7 +63,14 @@ class _Parser(argparse.ArgumentParser):
     """The arguments this parser was given, to say how to give one that starts with '-'."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"semledger: {message}{self._dash_hint(message)} (see '{self.prog} --help')\n")
+        hint = self._dash_hint(message) + _log_hint(message)
+        self.exit(2, f"semledger: {message}{hint} (see '{self.prog} --help')\n")
+
+    def _get_option_tuples(self, option_string: str) -> list[Any]:
+        """The options `option_string` abbreviates, never one given only whole: `serve APP
+        --log`, meant for the log's path, logged passwords in clear."""
+        found: list[Any] = super()._get_option_tuples(option_string)
+        return [option for option in found if option[1] not in _WHOLE_ONLY]
 
     def _dash_hint(self, message: str) -> str:
         """How to give a value or a name that starts with '-', which argparse takes for an
@@ -120,6 +127,17 @@ class _Parser(argparse.ArgumentParser):
         if kwargs.get("action", "store") in ("store", "append"):
             kwargs["type"] = _utf8(kwargs.get("type"))
         return super().add_argument(*args, **kwargs)
+
+
+_WHOLE_ONLY = frozenset({"--log-passwords"})
+"""Options argparse takes no abbreviation of."""
+
+
+def _log_hint(message: str) -> str:
+    """Which option names the log, for an unrecognized ``--log`` (or ``--log=PATH``)."""
+    if re.match(r"unrecognized arguments: (.* )?--log(=| |$)", message):
+        return "; the log's path is given as --db PATH"
+    return ""
 
 
 def _utf8(parse: Callable[[str], Any] | None) -> Callable[[str], Any]:
