@@ -138,6 +138,7 @@ land, or that is out of sight, goes to one of its labels that is shown (the one 
 first), as a person clicks the label they see: a checkbox hidden in its label
 (``.visually-hidden``) or under it (Bootstrap's ``.btn-check``). The click lands on a part of
 the label that takes no click of its own, not on a link in it ("I agree to the terms").
+``setChecked`` clicks as ``click`` does, when the box is not as asked already.
 
 An action whose page goes to another document as it runs (a focus or hover handler the
 action set off, a timer of the page's) is a NavigationError saying so, with the URL in
@@ -2572,8 +2573,24 @@ async def _deselect_all(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | 
 
 
 async def _set_checked(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
+    """Nothing when the checkbox is as asked; else a click as ``click`` gives it (on a label
+    shown where the checkbox is hidden in it or under it, which Playwright's own
+    ``set_checked`` finds covered), and an ActionabilityError when the page kept it as it
+    was. A radio button, which no click unchecks, is Playwright's refusal."""
     checked = True if a.checked is None else a.checked
-    await (await s._need(ref, "setChecked")).set_checked(checked, timeout=s._timeout(a))
+    locator = await s._need(ref, "setChecked")
+    if not checked and await locator.evaluate("el => el.type === 'radio'"):
+        await locator.set_checked(checked, timeout=s._timeout(a))
+        return
+    if await locator.is_checked(timeout=s._timeout(a)) == checked:
+        return
+    await _click(s, ref, a, ref2)
+    if await locator.is_checked(timeout=s._timeout(a)) != checked:
+        state = "unchecked" if checked else "checked"
+        raise ActionabilityError(
+            f"the click did not change its state: the page kept it {state}",
+            details={"ref": ref, "checked": not checked},
+        )
 
 
 async def _scroll_into_view(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:

@@ -1,0 +1,74 @@
+"""setChecked on a web page's checkbox (a test plan's step on the surface) as a person ticks it:
+one hidden in its label, drawn by the label's own box, is ticked through the label, as a click
+is (Playwright's own set_checked found it covered and waited out its timeout), and a page
+that keeps the box as it was is said to have."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from semledger.adapters import ActionabilityError, SessionInit
+from semledger.adapters._web import WebBrowser, WebSurface
+
+sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from served_pages import served, surface_on
+
+BOXES = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Boxes</title>
+<style>
+  .visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0;
+    overflow: hidden; clip: rect(0 0 0 0); border: 0; }
+  .box { display: inline-block; width: 16px; height: 16px; border: 1px solid #333; }
+</style></head>
+<body>
+<p><label><input type="checkbox" class="visually-hidden" id="news"><span class="box"></span>
+  Send me the newsletter</label></p>
+<p><label><input type="checkbox" id="locked" onclick="event.preventDefault()"> Locked</label></p>
+</body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with served(tmp_path_factory.mktemp("boxes"), {"boxes.html": BOXES}) as url:
+        yield url
+
+
+@pytest.fixture
+async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
+    async with surface_on(browser, timeout_ms=3000) as surface:
+        await surface.open(SessionInit(base_url=pages + "boxes.html"))
+        yield surface
+
+
+async def _ref(surface: WebSurface, id_: str) -> str:
+    snapshot = await surface.snapshot()
+    return next(n.ref for n in snapshot.nodes if n.native.get("id") == id_)
+
+
+async def _checked(surface: WebSurface, id_: str) -> object:
+    done = await surface.act("evaluate", args={"script": f"() => {id_}.checked"})
+    return done.result
+
+
+async def test_set_checked_ticks_a_checkbox_hidden_in_its_label_and_unticks_it(
+    surface: WebSurface,
+) -> None:
+    news = await _ref(surface, "news")
+    for checked, shown in ((True, "true"), (True, "true"), (False, "false")):
+        await surface.act("setChecked", news, {"checked": checked})
+        assert await _checked(surface, "news") == shown
+
+
+async def test_set_checked_on_a_box_the_page_keeps_as_it_was_is_refused_saying_so(
+    surface: WebSurface,
+) -> None:
+    with pytest.raises(ActionabilityError) as refused:
+        await surface.act("setChecked", await _ref(surface, "locked"), {"checked": True})
+    assert refused.value.message == (
+        "the click did not change its state: the page kept it unchecked"
+    )
