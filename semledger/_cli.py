@@ -601,6 +601,7 @@ def _recorder(db: str, *, must_exist: bool = True) -> Any:
     from semledger.eventlog import SqliteRecorder
 
     if not must_exist:
+        _check_readable(db)
         return SqliteRecorder(db)
     _check_there(db)
     return SqliteRecorder.to_inspect(db)
@@ -611,6 +612,21 @@ def _check_there(db: str) -> None:
     one to nothing, a loop) at `db`."""
     if not os.path.lexists(db):
         raise UsageError(f"no log at {db} (give --db PATH)")
+    _check_readable(db)
+
+
+def _check_readable(db: str) -> None:
+    """Raise `UsageError` if this user may not read the file at `db`: SQLite said "unable
+    to open database file", or "attempt to write a readonly database" where it was to be
+    written. (Non-blocking: a FIFO there is refused as the log opens, not waited on.)"""
+    try:
+        os.close(os.open(db, os.O_RDONLY | os.O_NONBLOCK))
+    except PermissionError:
+        raise UsageError(
+            f"cannot open the log {db}: permission denied: this user may not read it"
+        ) from None
+    except OSError:  # not there, a folder, a link to nowhere: opening the log says which
+        pass
 
 
 _PLAIN_EVERY = 5.0
