@@ -887,6 +887,9 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
 
 _SUGGESTED = 3
 """The most session names an unknown one is told it may have meant."""
+_SPELLED_ALIKE_AMONG = 1_000
+"""The most sessions (the last names) an unknown name is compared with letter by letter: in
+a log of 100,000 fuzz runs' names, all alike, that took 9 s."""
 
 
 def _no_session(error: Exception, recorder: Recorder, name: str, db: str) -> UsageError:
@@ -911,7 +914,8 @@ def _close_names(name: str, names: list[str]) -> list[str]:
     folded = name.casefold()
     same = [n for n in names if n.casefold() == folded]
     part = [n for n in reversed(names) if folded in n.casefold() and n not in same]
-    alike = difflib.get_close_matches(name, names, n=_SUGGESTED, cutoff=0.6)
+    recent = names[-_SPELLED_ALIKE_AMONG:]
+    alike = difflib.get_close_matches(name, recent, n=_SUGGESTED, cutoff=0.6)
     return list(dict.fromkeys([*same, *part, *alike]))
 
 
