@@ -14,6 +14,7 @@ import math
 import os
 import re
 import signal
+import stat
 import sys
 import threading
 import time
@@ -618,9 +619,12 @@ def _check_there(db: str) -> None:
 def _check_readable(db: str) -> None:
     """Raise `UsageError` if this user may not read the file at `db`: SQLite said "unable
     to open database file", or "attempt to write a readonly database" where it was to be
-    written. (Non-blocking: a FIFO there is refused as the log opens, not waited on.)"""
+    written. Only a regular file is opened: a FIFO or a device is refused as the log opens,
+    and opening one may unblock its writer, or rewind a tape."""
     try:
-        os.close(os.open(db, os.O_RDONLY | os.O_NONBLOCK))
+        if not stat.S_ISREG(os.stat(db).st_mode):
+            return
+        os.close(os.open(db, os.O_RDONLY))
     except PermissionError:
         raise UsageError(
             f"cannot open the log {db}: permission denied: this user may not read it"

@@ -7,12 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
 import stdio_client as mcp
+from stdio_client import cli_in_process as cli
 from tests_record import COUNTER, INCREMENT, record
 
 
@@ -59,3 +61,26 @@ def test_a_log_this_user_may_not_read_is_said_to_be_so(
         f"semledger: cannot open the log {unreadable}: permission denied: this user may not"
         " read it\n"
     )
+
+
+def test_a_fifo_given_as_the_log_is_refused_without_being_opened(tmp_path: Path) -> None:
+    """Checking that the log could be read opened it, and so let a program that waited to
+    write into the FIFO go on, into a reader that was gone."""
+    fifo = tmp_path / "log.db"
+    os.mkfifo(fifo)
+    opened = threading.Event()
+
+    def writer() -> None:
+        with open(fifo, "wb"):  # waits for a reader
+            opened.set()
+
+    waiting = threading.Thread(target=writer, daemon=True)
+    waiting.start()
+    try:
+        done = cli("sessions", "--db", str(fifo))
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.endswith("it is a named pipe (FIFO), not a file\n")
+        assert not opened.wait(0.5)
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # the writer's reader, at last
+        waiting.join(5)
