@@ -26,7 +26,8 @@ class ApplicationError(Exception):
     """Raised when the application's own init, update, view or handler raised.
 
     Nothing of the failed call is applied (a failed handler proposes nothing, a failed update
-    keeps the model it was given), but messages drained before it stay applied.
+    keeps the model it was given), but messages drained before it stay applied; those queued
+    after it (proposed with it, or delivered while it ran) are dropped.
     ``__cause__`` is the original error.
     """
 

@@ -426,6 +426,7 @@ class AppRuntime(Generic[Model, Msg]):
         _check_messages(action.kind, proposal)
         for commit in proposal.commits:
             check_commit(action.kind, element.view, commit)
+        messages = self._mapped(element, proposal.messages)
         before = snapshot.generation
         if action.kind is ActionKind.FOCUS:
             self._tree.set_focus(element)
@@ -434,7 +435,7 @@ class AppRuntime(Generic[Model, Msg]):
                 self._tree.select_text(element, commit.start, commit.end)
             elif isinstance(commit, ScrollBy):
                 self._tree.scroll_by(element, commit.delta)
-        self._enqueue(element, proposal.messages)
+        self._queue.extend(messages)
         self._drain()
         self._commit()
         return Receipt(before, self.generation, bool(self._pending))
@@ -667,23 +668,43 @@ class AppRuntime(Generic[Model, Msg]):
             self._pending.add(effect_id)
             self._outbox.append((effect_id, effect))
 
-    def _enqueue(self, element: Element, messages: Iterable[Any]) -> None:
-        chain = [element, *element.ancestors()]
-        for message in messages:
-            mapped = message
-            for owner in chain:
-                if owner.view.mapper is not None:
-                    mapped = owner.view.mapper(mapped)
-            self._queue.append(mapped)
+    def _mapped(self, element: Element, messages: Iterable[Any]) -> list[Any]:
+        """`messages`, proposed at `element`, through the ``View.map`` functions of it and
+        its ancestors, innermost first; what one of them raises is the app's error."""
+        mappers = [
+            owner.view.mapper
+            for owner in (element, *element.ancestors())
+            if owner.view.mapper is not None
+        ]
+        if not mappers:
+            return list(messages)
+        mapped = []
+        self._busy = True
+        try:
+            for message in messages:
+                for mapper in mappers:
+                    message = mapper(message)
+                mapped.append(message)
+        except BaseException as error:
+            if not app_failed(error):
+                raise
+            raise ApplicationError("a view's map function raised") from error
+        finally:
+            self._busy = False
+        return mapped
 
     def _drain(self) -> None:
-        while self._queue:
-            message = self._queue.popleft()
-            step = self._call(self.app.update, self._model, message)
-            model, effects = self._split(step, "update")
-            self._model = model
-            self._schedule(effects)
-            self._view_stale = True
+        try:
+            while self._queue:
+                message = self._queue.popleft()
+                step = self._call(self.app.update, self._model, message)
+                model, effects = self._split(step, "update")
+                self._model = model
+                self._schedule(effects)
+                self._view_stale = True
+        except BaseException:
+            self._queue.clear()  # what came with the message that failed is not applied
+            raise
 
     def _commit(self) -> None:
         """Rebuild what is stale, and publish a new snapshot if anything public changed."""
