@@ -595,11 +595,16 @@ def lazy(
     cache_key: Hashable, build: Callable[[], Sequence[View[Msg]]], *, key: Hashable = None
 ) -> View[Msg]:
     """A transparent group whose children are built only when `cache_key` changes."""
+    if not callable(build):  # (a list of views failed only as the tree mounted it)
+        raise _refuse("build", "a function that returns the children", build, hint=_LAZY_HINT)
     if key is not None:
         _check_key("key", key)
     built: View[Msg] = View(key=key, declaration=Declaration.keyed(cache_key), children=build)
     object.__setattr__(built, "_fields_checked", True)  # its other fields are View's defaults
     return built
+
+
+_LAZY_HINT: Final = " (give one: lambda: [views], called only when cache_key changes)"
 
 
 def text(label: str | None = None, value: str | None = None, **fields: Any) -> View[Any]:
