@@ -237,6 +237,9 @@ class AppRuntime(Generic[Model, Msg]):
             )
         runtime._commit()
         snapshot = runtime.snapshot
+        if snapshot.generation == generation - 1 and snapshot.root is None:
+            # An empty tree commits nothing over the empty journal it started from.
+            snapshot = attrs.evolve(snapshot, generation=generation)
         if snapshot.generation != generation or snapshot.hash != state["hash"]:
             raise CheckpointMismatchError(
                 f"the checkpoint of generation {generation} rebuilt as generation "

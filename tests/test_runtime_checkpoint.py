@@ -79,6 +79,46 @@ def test_restored_runtime_continues_like_the_original() -> None:
     assert max(new_ids) == max(n.node_id for n in runtime.snapshot.nodes.values())
 
 
+@attrs.frozen
+class _Shown:
+    shown: bool = False
+
+
+def _toggled(model: _Shown, _message: object) -> _Shown:
+    return _Shown(not model.shown)
+
+
+_SHOWN_OR_EMPTY = App(
+    init=_Shown,
+    update=_toggled,
+    view=lambda model: column(text_view("Loaded", key="l")) if model.shown else column(),
+    message_types=(str,),
+    model_type=_Shown,
+)
+
+
+@pytest.mark.parametrize("toggles", [0, 2])
+def test_a_checkpoint_of_an_empty_tree_restores_and_continues_like_the_original(
+    toggles: int,
+) -> None:
+    """Restore rebuilt over an empty journal one generation back, and an empty tree commits
+    nothing over it: every checkpoint of one was refused as a mismatch, and recovery
+    re-executed the session from its first input."""
+    runtime = AppRuntime(_SHOWN_OR_EMPTY)
+    for _ in range(toggles):
+        runtime.deliver("toggle")
+    assert runtime.snapshot.root is None
+    restored = _round_trip(runtime, _SHOWN_OR_EMPTY)
+    assert (restored.generation, restored.snapshot.hash) == (
+        runtime.generation,
+        runtime.snapshot.hash,
+    )
+    for rt in (runtime, restored):
+        rt.deliver("toggle")
+    assert restored.read() == runtime.read()
+    assert restored.generation == toggles + 1
+
+
 def _twins(count: int) -> Any:
     return column(
         text_view("A", semantic_id="twin", key="a"),
