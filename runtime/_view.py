@@ -381,6 +381,8 @@ _FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
     "numeric": _check_numeric,
     "collection": _check_collection,
     "layout": _check_layout,
+    "declaration": _check_instance(Declaration),  # (a str failed as the tree rebuilt it)
+    "paint": _check_instance(PaintSpec),
     "live": _check_instance(Live),
     "composition": _check_instance(Composition),
     "atomic": _check_bool,

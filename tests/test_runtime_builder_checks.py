@@ -3,9 +3,24 @@ runtime, with a message that named neither the argument nor what it should have 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
-from semledger.runtime import lazy, text
+from semledger.runtime import (
+    App,
+    ApplicationError,
+    AppRuntime,
+    Key,
+    Role,
+    View,
+    column,
+    group,
+    lazy,
+    node,
+    text,
+)
 
 _GIVE = " (give one: lambda: [views], called only when cache_key changes)"
 
@@ -32,3 +47,39 @@ def test_lazy_refuses_children_given_in_place_of_their_build() -> None:
     failed as "'int' object has no attribute 'key'")."""
     with pytest.raises(TypeError, match=r"^build: expected a function .* got list \[View"):
         lazy("k", [text("a")])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("build", "said"),
+    [
+        (
+            lambda: node(Role.GROUP, text("a"), declaration="x"),
+            "declaration: expected a Declaration, got str 'x'",
+        ),
+        (
+            lambda: group(text("a"), declaration=Key("k")),
+            "declaration: expected a Declaration, got Key Key(value='k')",
+        ),
+        (lambda: node(Role.GROUP, paint="x"), "paint: expected a PaintSpec, got str 'x'"),
+        (lambda: text("a", paint=None), "paint: expected a PaintSpec, got NoneType None"),
+    ],
+    ids=["declaration-str", "declaration-key", "paint-str", "paint-none"],
+)
+def test_node_refuses_a_declaration_or_paint_of_another_type(
+    build: Callable[[], View[Any]], said: str
+) -> None:
+    """Before, a str declaration was taken and the view's first build served, then the
+    next failed as "'str' object has no attribute 'dirty_channels'"; a str paint failed in
+    the paint pass as "'str' object has no attribute 'background'": neither said where."""
+    with pytest.raises(TypeError) as raised:
+        build()
+    assert str(raised.value) == said
+
+
+def test_a_view_built_without_node_has_its_declaration_checked_as_it_is_mounted() -> None:
+    bad: View[Any] = View(role=Role.GROUP, declaration="x")  # type: ignore[arg-type]
+    with pytest.raises(ApplicationError) as raised:
+        AppRuntime(App(init=lambda: 0, update=lambda m, _msg: m, view=lambda _m: column(bad)))
+    assert str(raised.value.__cause__) == (
+        "the group: declaration: expected a Declaration, got str 'x'"
+    )
