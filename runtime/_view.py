@@ -528,13 +528,28 @@ def node(
     return built
 
 
-def _check_handlers(handlers: Mapping[Any, object]) -> None:
+_HANDLERS_ARE: Final = "a mapping of ActionKind to a function of the action"
+
+
+def _check_handlers(handlers: object) -> None:
+    if type(handlers) is not dict and not isinstance(handlers, Mapping):  # (a dict: fast)
+        raise _refuse("handlers", _HANDLERS_ARE, handlers)
     for offered, handler in handlers.items():
         if not callable(handler):
             raise TypeError(
                 f"the {ActionKind(offered).value} handler: expected a function of the action, got"
                 f" {reprlib.repr(handler)} (send(message) makes a handler of a message)"
             )
+
+
+def _given_handlers(fields: dict[str, Any]) -> dict[ActionKind, Handler[Any]]:
+    """The ``handlers`` given a widget builder, copied for it to add its own to."""
+    given = fields.pop("handlers", None)
+    if given is None:
+        return {}
+    if type(given) is not dict and not isinstance(given, Mapping):
+        raise _refuse("handlers", _HANDLERS_ARE, given)
+    return dict(given)
 
 
 def _check_relations(relations: Mapping[Any, object]) -> None:
@@ -637,7 +652,7 @@ def button(
 ) -> View[Msg]:
     """A button: activating it delivers the message `on_activate` (None: it offers only the
     ``handlers`` given). A `disabled` one refuses every action."""
-    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    handlers: dict[ActionKind, Handler[Msg]] = _given_handlers(fields)
     if on_activate is not None:
         handlers[ActionKind.ACTIVATE] = _send("button", on_activate)
     state = _state("button", fields, disabled=disabled)
@@ -663,7 +678,7 @@ def text_field(
         raise TypeError(
             "text_field.value: expected a str (its text: '' when it is empty), got None"
         )
-    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    handlers: dict[ActionKind, Handler[Msg]] = _given_handlers(fields)
     state = _state(
         "text_field",
         fields,
@@ -726,7 +741,7 @@ def checkbox(
     "select all" box over a partial selection): activating it delivers the message
     `on_toggle`, and the model's update decides what is checked next."""
     mark = _checked(checked)
-    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    handlers: dict[ActionKind, Handler[Msg]] = _given_handlers(fields)
     if on_toggle is not None:
         handlers[ActionKind.ACTIVATE] = _send("checkbox", on_toggle)
     state = _state("checkbox", fields, disabled=disabled)
@@ -781,7 +796,7 @@ def scroll_view(
         sign = -1.0 if direction in ("backward", "up", "left") else 1.0
         return Proposal(commits=(ScrollBy(sign * step),))
 
-    handlers: dict[ActionKind, Handler[Msg]] = dict(fields.pop("handlers", {}))
+    handlers: dict[ActionKind, Handler[Msg]] = _given_handlers(fields)
     handlers.setdefault(ActionKind.SCROLL, handle_scroll)
     return node(
         Role.SCROLL_VIEW,

@@ -9,17 +9,23 @@ from typing import Any
 import pytest
 
 from semledger.runtime import (
+    ActionKind,
     App,
     ApplicationError,
     AppRuntime,
     Key,
     Role,
     View,
+    button,
+    checkbox,
     column,
     group,
     lazy,
     node,
+    scroll_view,
+    send,
     text,
+    text_field,
 )
 
 _GIVE = " (give one: lambda: [views], called only when cache_key changes)"
@@ -83,3 +89,34 @@ def test_a_view_built_without_node_has_its_declaration_checked_as_it_is_mounted(
     assert str(raised.value.__cause__) == (
         "the group: declaration: expected a Declaration, got str 'x'"
     )
+
+
+_HANDLERS_ARE = "handlers: expected a mapping of ActionKind to a function of the action"
+
+
+@pytest.mark.parametrize(
+    ("build", "said"),
+    [
+        (lambda: node(Role.BUTTON, handlers=[1]), f"{_HANDLERS_ARE}, got list [1]"),
+        (lambda: button("b", "m", handlers=[1]), f"{_HANDLERS_ARE}, got list [1]"),
+        (
+            lambda: checkbox("c", True, handlers=(ActionKind.ACTIVATE, send(1))),
+            f"{_HANDLERS_ARE}, got tuple (",
+        ),
+        (lambda: text_field("f", "", handlers=send(1)), f"{_HANDLERS_ARE}, got function"),
+        (lambda: scroll_view(text("a"), handlers="scroll"), f"{_HANDLERS_ARE}, got str 'scroll'"),
+    ],
+    ids=["node", "button", "checkbox", "text_field", "scroll_view"],
+)
+def test_a_builder_refuses_handlers_that_are_not_a_mapping(
+    build: Callable[[], View[Any]], said: str
+) -> None:
+    """Before, `node` failed with "'list' object has no attribute 'items'" and the widgets
+    with "cannot convert dictionary update sequence element #0 to a sequence"."""
+    with pytest.raises(TypeError) as raised:
+        build()
+    assert str(raised.value).startswith(said)
+
+
+def test_a_widget_builder_takes_handlers_none_as_none_given() -> None:
+    assert button("b", handlers=None).handlers == {}
