@@ -168,6 +168,8 @@ class View(Generic[Msg]):
 
     def map(self, f: Callable[[Msg], Out]) -> View[Out]:
         """The same view, with every message its handlers propose passed through `f`."""
+        if not callable(f):  # (it failed only as an action's message was mapped)
+            raise _refuse("map", "a function of a message", f)
         inner = self.mapper
         mapper: Callable[[Any], Out] = f if inner is None else (lambda m: f(inner(m)))
         mapped = attrs.evolve(self, mapper=mapper)  # type: ignore[arg-type]
@@ -355,6 +357,11 @@ def _check_collection(name: str, collection: object) -> None:
         _check_int(name, getattr(collection, field), field)
 
 
+def _check_mapper(name: str, mapper: object) -> None:
+    if mapper is not None and not callable(mapper):
+        raise _refuse(name, "a function of a message or None", mapper)
+
+
 def _check_layout(name: str, layout: object) -> None:
     if not isinstance(layout, LayoutSpec):
         raise _refuse(name, "a LayoutSpec", layout)
@@ -383,6 +390,7 @@ _FIELD_CHECKS: dict[str, Callable[[str, object], None]] = {
     "layout": _check_layout,
     "declaration": _check_instance(Declaration),  # (a str failed as the tree rebuilt it)
     "paint": _check_instance(PaintSpec),
+    "mapper": _check_mapper,
     "live": _check_instance(Live),
     "composition": _check_instance(Composition),
     "atomic": _check_bool,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 
 from semledger.runtime import (
@@ -13,8 +14,11 @@ from semledger.runtime import (
     App,
     ApplicationError,
     AppRuntime,
+    ByNodeId,
     Key,
+    Latest,
     Role,
+    SimpleAction,
     View,
     button,
     checkbox,
@@ -120,3 +124,44 @@ def test_a_builder_refuses_handlers_that_are_not_a_mapping(
 
 def test_a_widget_builder_takes_handlers_none_as_none_given() -> None:
     assert button("b", handlers=None).handlers == {}
+
+
+@pytest.mark.parametrize(
+    ("build", "said"),
+    [
+        (lambda: button("Go", "go").map(5), "map: expected a function of a message, got int 5"),
+        (
+            lambda: text("a").map("wrap"),
+            "map: expected a function of a message, got str 'wrap'",
+        ),
+        (
+            lambda: node(Role.GROUP, mapper=1),
+            "mapper: expected a function of a message or None, got int 1",
+        ),
+    ],
+    ids=["map-int", "map-str", "node-mapper"],
+)
+def test_a_mapper_that_is_not_a_function_is_refused_where_it_is_given(
+    build: Callable[[], View[Any]], said: str
+) -> None:
+    """Before, ``.map(5)`` was taken, and an agent's action on the node failed as "'int'
+    object is not callable", out of `perform` as the runtime's own fault."""
+    with pytest.raises(TypeError) as raised:
+        build()
+    assert str(raised.value) == said
+
+
+def test_a_view_mapped_by_a_message_class_is_served() -> None:
+    @attrs.frozen
+    class Wrapped:
+        inner: object
+
+    rt = AppRuntime(
+        App(
+            init=list,
+            update=lambda m, msg: [*m, msg],
+            view=lambda _m: column(button("Go", "go", semantic_id="go").map(Wrapped)),
+        )
+    )
+    rt.perform(ByNodeId(rt.snapshot.find("go")[0]), SimpleAction(ActionKind.ACTIVATE), Latest())
+    assert rt.model == [Wrapped("go")]
