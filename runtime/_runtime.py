@@ -59,7 +59,7 @@ from ._snapshot import (
 )
 from ._targets import check_precondition, resolve_target
 from ._text import a_or_an
-from ._tree import Counters, Element, ElementTree, PaintOp
+from ._tree import Counters, Element, ElementTree, PaintOp, is_focusable
 from ._view import Proposal, Reject, ScrollBy, SelectText, View, check_commit, check_node_text
 from ._wire import decode_node, encode_node, encode_target
 
@@ -728,7 +728,7 @@ class AppRuntime(Generic[Model, Msg]):
         focus = tree.focused
         if focus is not None and (
             focus.node is None
-            or focus.view.state.disabled
+            or not is_focusable(focus.view)  # (disabled, or no longer taking the focus)
             or (scoped and not self._within(focus, root))
         ):
             tree.set_focus(None)

@@ -540,6 +540,22 @@ def test_focus_is_cleared_when_the_focused_node_becomes_disabled() -> None:
     assert not by_label(f, "a").state.focused
 
 
+def test_focus_is_cleared_when_the_focused_node_no_longer_takes_the_focus() -> None:
+    """It stayed: the snapshot said the focus was on a node that offered no focus action."""
+    rt = make(
+        lambda taking: group(
+            node(Role.GROUP, label="card", semantic_id="card", focusable=taking), label="g"
+        ),
+        True,
+    )
+    rt.perform(BySemanticId("card"), FOCUS, NOW)  # type: ignore[arg-type]
+    assert full(rt).focused is not None
+    rt.deliver(False)
+    f = full(rt)
+    assert f.focused is None
+    assert not by_label(f, "card").state.focused
+
+
 SIDS = ("a", "b", "c")
 Item = tuple[int, str | None, tuple[str, ...], bool]
 """(key, its semantic id, the ids it is labelled by, whether it sits in the modal)."""
