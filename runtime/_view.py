@@ -515,9 +515,12 @@ def node(
         if check is not None:
             check(name, given)
     _check_children(children)
-    _check_handlers(handlers or {})
-    _check_relations(relations or {})
-    rel = {kind: tuple(SemanticId.new(s) for s in ids) for kind, ids in (relations or {}).items()}
+    if handlers:  # (none given: nothing to check, for the many nodes that have none)
+        _check_handlers(handlers)
+    rel = {}
+    if relations:
+        _check_relations(relations)
+        rel = {kind: tuple(SemanticId.new(s) for s in ids) for kind, ids in relations.items()}
     try:
         built: View[Msg] = View(
             role=role,
@@ -560,8 +563,12 @@ def _given_handlers(fields: dict[str, Any]) -> dict[ActionKind, Handler[Any]]:
     return dict(given)
 
 
-def _check_relations(relations: Mapping[Any, object]) -> None:
+def _check_relations(relations: object) -> None:
+    if type(relations) is not dict and not isinstance(relations, Mapping):
+        raise _refuse("relations", "a mapping of Relation to semantic ids", relations)
     for kind, ids in relations.items():
+        if not isinstance(kind, Relation):  # a str was resolved, then crashed an issue's sort
+            raise _refuse("relations", "Relation keys", kind, hint=member_hint(Relation, kind))
         if isinstance(ids, str):  # a lone id would be taken apart letter by letter
             raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")
 

@@ -17,6 +17,7 @@ from semledger.runtime import (
     ByNodeId,
     Key,
     Latest,
+    Relation,
     Role,
     SimpleAction,
     View,
@@ -165,3 +166,38 @@ def test_a_view_mapped_by_a_message_class_is_served() -> None:
     )
     rt.perform(ByNodeId(rt.snapshot.find("go")[0]), SimpleAction(ActionKind.ACTIVATE), Latest())
     assert rt.model == [Wrapped("go")]
+
+
+@pytest.mark.parametrize(
+    ("relations", "said"),
+    [
+        (
+            {"described_by": ("d",)},
+            "relations: expected Relation keys, got str 'described_by'"
+            " (give Relation.DESCRIBED_BY)",
+        ),
+        ({"nope": ("d",)}, "relations: expected Relation keys, got str 'nope'"),
+        (
+            [(Relation.CONTROLS, ("d",))],
+            "relations: expected a mapping of Relation to semantic ids, got list [(<Relation",
+        ),
+    ],
+    ids=["member-str", "other-str", "list"],
+)
+def test_node_refuses_relations_not_keyed_by_a_relation(relations: Any, said: str) -> None:
+    """Before, a str kind was resolved as its member (a StrEnum's str compares equal to
+    it), until its target went missing: the runtime then failed sorting the issue, with
+    "'str' object has no attribute 'value'"."""
+    with pytest.raises(TypeError) as raised:
+        button("b", "m", relations=relations)
+    assert str(raised.value).startswith(said)
+
+
+def test_a_view_built_without_node_has_its_relations_checked_as_it_is_mounted() -> None:
+    bad: View[Any] = View(role=Role.BUTTON, label="b", relations={"controls": ()})  # type: ignore[dict-item]
+    with pytest.raises(ApplicationError) as raised:
+        AppRuntime(App(init=lambda: 0, update=lambda m, _msg: m, view=lambda _m: column(bad)))
+    assert str(raised.value.__cause__) == (
+        "the button: relations: expected Relation keys, got str 'controls'"
+        " (give Relation.CONTROLS)"
+    )
