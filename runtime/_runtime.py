@@ -20,6 +20,7 @@ import attrs
 
 from ._actions import (
     ByNodeId,
+    ByPath,
     Latest,
     Precondition,
     SemanticsAction,
@@ -57,7 +58,7 @@ from ._snapshot import (
     duplicate_issues,
     sort_issues,
 )
-from ._targets import check_precondition, resolve_target
+from ._targets import check_precondition, path_refusal, resolve_target
 from ._text import a_or_an
 from ._tree import Counters, Element, ElementTree, PaintOp, is_focusable
 from ._view import Proposal, Reject, ScrollBy, SelectText, View, check_commit, check_node_text
@@ -373,6 +374,8 @@ class AppRuntime(Generic[Model, Msg]):
 
         Raises ``TypeError`` for an argument of the wrong type (see `check_request`)."""
         check_request(target, action, precondition)
+        if isinstance(target, ByPath) and (refused := path_refusal(target)) is not None:
+            return refused
         if self._closed:
             return _reject(ErrorCode.HOST_CLOSED, "the session is closed")
         if self._busy:

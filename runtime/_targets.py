@@ -118,9 +118,10 @@ def _not_found(
     return _reject(ErrorCode.TARGET_NOT_FOUND, message, target=echoed)
 
 
-def _resolve_path(
-    target: ByPath, snapshot: SemanticsSnapshot, echoed: dict[str, Any]
-) -> SemanticsNode | Rejection:
+def path_refusal(target: ByPath) -> Rejection | None:
+    """``invalid_arguments`` for a path no tree could resolve (no steps, a step with no
+    filter, a negative index, a filter on role none): decided before anything else about
+    the request, whatever the generation or the session's state."""
     if not target.steps:
         return _reject(ErrorCode.INVALID_ARGUMENTS, "a path needs at least one step")
     for number, step in enumerate(target.steps):
@@ -130,6 +131,15 @@ def _resolve_path(
             return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} has a negative index")
         if step.role is Role.NONE:
             return _reject(ErrorCode.INVALID_ARGUMENTS, f"path step {number} filters on role none")
+    return None
+
+
+def _resolve_path(
+    target: ByPath, snapshot: SemanticsSnapshot, echoed: dict[str, Any]
+) -> SemanticsNode | Rejection:
+    refused = path_refusal(target)
+    if refused is not None:
+        return refused
     if snapshot.root is None:
         return _reject(ErrorCode.TARGET_NOT_FOUND, "the tree is empty", target=echoed)
     current = snapshot.nodes[snapshot.root]

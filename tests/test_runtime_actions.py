@@ -372,6 +372,17 @@ def test_malformed_paths_are_invalid_arguments_and_change_nothing(
     assert h.state() == before
 
 
+def test_a_malformed_path_is_invalid_arguments_before_a_stale_generation_or_a_closed_session(
+    h: Harness,
+) -> None:
+    """The Python API answered stale_generation or host_closed first, the wire invalid_arguments
+    (SPEC: arguments are decided before dispatch)."""
+    stale = Exact(h.rt.generation + 5)
+    assert_rejected(h.rt.perform(path(), ACTIVATE, stale), E.INVALID_ARGUMENTS)
+    h.rt.close()
+    assert_rejected(h.rt.perform(path(PathStep()), ACTIVATE, NOW), E.INVALID_ARGUMENTS)
+
+
 # ---- deferred commits ----------------------------------------------------------------------
 
 
