@@ -201,3 +201,24 @@ def test_a_view_built_without_node_has_its_relations_checked_as_it_is_mounted() 
         "the button: relations: expected Relation keys, got str 'controls'"
         " (give Relation.CONTROLS)"
     )
+
+
+@pytest.mark.parametrize(
+    ("handlers", "said"),
+    [
+        ({"activat": send(1)}, "handlers: expected ActionKind keys, got str 'activat'"),
+        (
+            {"activate": send(1)},
+            "handlers: expected ActionKind keys, got str 'activate' (give ActionKind.ACTIVATE)",
+        ),
+        ({1: 5}, "handlers: expected ActionKind keys, got int 1"),
+    ],
+    ids=["other-str", "member-str", "int"],
+)
+def test_node_refuses_handlers_not_keyed_by_an_action_kind(handlers: Any, said: str) -> None:
+    """Before, a handler under a key no action kind has was dropped without a word: the
+    node offered no such action (and was focusable for it); one not a function under such
+    a key failed as "1 is not a valid ActionKind"."""
+    with pytest.raises(TypeError) as raised:
+        button("b", handlers=handlers)
+    assert str(raised.value) == said
