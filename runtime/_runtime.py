@@ -33,7 +33,7 @@ from ._actions import (
     check_since,
 )
 from ._app import App, Effect, Every, NotAnEffectError, check_app, split_step
-from ._enums import ActionKind, ErrorCode, Live, Role
+from ._enums import ActionKind, ErrorCode, Live, Relation, Role
 from ._errors import (
     ApplicationError,
     NotAModelError,
@@ -877,6 +877,8 @@ class AppRuntime(Generic[Model, Msg]):
     ) -> tuple[list[SemanticsNode], list[int]]:
         """Public changes when a modal scopes the tree (now or before): compare the subtrees."""
         public = self._collect(root, synthetic)
+        if self._scoped_by_modal(root):
+            self._relations_within(public)
         upserted = [node for node in public.values() if previous.nodes.get(node.node_id) != node]
         self._sort_in_tree_order(upserted)
         removed = [
@@ -889,6 +891,42 @@ class AppRuntime(Generic[Model, Msg]):
             if node.node_id not in public and node.node_id not in seen
         )
         return upserted, removed
+
+    def _scoped_by_modal(self, root: int | None) -> bool:
+        element = None if root is None else self._tree.by_node.get(root)
+        return element is not None and element in self._tree.modal_elements
+
+    def _relations_within(self, public: dict[int, SemanticsNode]) -> None:
+        """Resolve again, among the nodes of `public` alone, the relations of its nodes that
+        declare any: the tree resolves them among every element, those behind an open modal
+        too, and a relation named a node the snapshot does not hold, or none where the one
+        target in it has a twin behind the modal."""
+        by_node = self._tree.by_node
+        sources = [
+            (node_id, relations)
+            for node_id in public
+            if (element := by_node.get(node_id)) is not None
+            and (relations := self._tree.relation_sources.get(element))
+        ]
+        if not sources:
+            return
+        within: dict[SemanticId, list[int]] = {}
+        for node in public.values():
+            if node.semantic_id is not None:
+                within.setdefault(node.semantic_id, []).append(node.node_id)
+        for node_id, relations in sources:
+            resolved = []
+            for kind in Relation:
+                targets = [
+                    found[0]
+                    for sid in relations.get(kind, ())
+                    if len(found := within.get(sid, [])) == 1
+                ]
+                if targets:
+                    resolved.append((kind, tuple(targets)))
+            node = public[node_id]
+            if tuple(resolved) != node.relations:
+                public[node_id] = attrs.evolve(node, relations=tuple(resolved))
 
     def _collect(
         self, root: int | None, synthetic: SemanticsNode | None
@@ -1017,6 +1055,7 @@ class AppRuntime(Generic[Model, Msg]):
                 elif len(found) > 1:
                     issues.append(AmbiguousRelationTarget(source.node_id, kind, sid, found))
         return tuple(issues)
+
 
 @contextlib.contextmanager
 def _cycle_collection_paused() -> Iterator[None]:

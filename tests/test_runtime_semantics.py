@@ -647,6 +647,36 @@ def test_relation_issues_after_any_commit_equal_a_fresh_scan(
         ]
         assert sorted(map(repr, published)) == sorted(map(repr, rt.relation_issues(rt.snapshot)))
         assert resolved(rt) == resolved(AppRuntime(app(model)))
+        assert "outside" not in repr(resolved(rt))
+
+
+@pytest.mark.parametrize(
+    ("behind", "inside", "expected"),
+    [
+        ((1, "a", (), False), (), {"item 2": []}),
+        ((1, "a", (), False), ((3, "a", (), True),), {"item 2": [("labelled_by", ["item 3"])]}),
+    ],
+    ids=["target-behind-the-modal", "target-inside-and-a-twin-behind"],
+)
+def test_relations_in_an_open_modal_resolve_among_the_nodes_it_shows(
+    behind: Item, inside: tuple[Item, ...], expected: dict[str, object]
+) -> None:
+    """They resolved among every element, those behind the modal too: a relation named a
+    node id the snapshot did not hold, or none where the one target shown has a twin behind
+    the modal."""
+    model = ((behind, (2, None, ("a",), True), *inside), True)
+    rt = AppRuntime(App(init=lambda: model, update=lambda _m, new: new, view=relations_forest))
+    nodes = rt.snapshot.nodes
+    label = {n.node_id: n.label for n in nodes.values()}
+    got = {
+        n.label: [(kind.value, [label.get(t, "not in the snapshot") for t in ts])
+                  for kind, ts in n.relations]
+        for n in nodes.values()
+        if n.label == "item 2"
+    }
+    assert got == expected
+    missing = [i for i in rt.snapshot.issues if isinstance(i, MissingRelationTarget)]
+    assert len(missing) == (0 if inside else 1)
 
 
 def test_builders_take_a_state_and_a_text_field_can_be_disabled_required_or_read_only() -> None:
