@@ -574,6 +574,8 @@ def _check_relations(relations: object) -> None:
             raise _refuse("relations", "Relation keys", kind, hint=member_hint(Relation, kind))
         if isinstance(ids, str):  # a lone id would be taken apart letter by letter
             raise TypeError(f"relations[{kind}]: expected a sequence of semantic ids, not a str")
+        if not isinstance(ids, Iterable):
+            raise _refuse(f"relations[{kind}]", "a sequence of semantic ids", ids)
 
 
 def _unknown_field(name: str) -> TypeError:

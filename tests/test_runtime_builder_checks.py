@@ -181,8 +181,12 @@ def test_a_view_mapped_by_a_message_class_is_served() -> None:
             [(Relation.CONTROLS, ("d",))],
             "relations: expected a mapping of Relation to semantic ids, got list [(<Relation",
         ),
+        (
+            {Relation.CONTROLS: None},
+            "relations[controls]: expected a sequence of semantic ids, got NoneType None",
+        ),
     ],
-    ids=["member-str", "other-str", "list"],
+    ids=["member-str", "other-str", "list", "none-for-ids"],
 )
 def test_node_refuses_relations_not_keyed_by_a_relation(relations: Any, said: str) -> None:
     """Before, a str kind was resolved as its member (a StrEnum's str compares equal to
