@@ -1983,6 +1983,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         serving = args.command == "serve"
         if serving:
+            if stdout is None and args.http is None:  # started with its stdout closed
+                print(
+                    "semledger: standard output is closed: nowhere to send the session's"
+                    " answers (serve over --http HOST:PORT, or give it an output)",
+                    file=sys.stderr,
+                )
+                return 1
             sys.stdout = stdout  # the transport's: its own errors are its own
             if argv is None:  # run as the command: the process exits once it has served
                 from semledger.hosts._stdio import ignore_stop_signals_after_serving

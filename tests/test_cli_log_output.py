@@ -890,6 +890,30 @@ def test_a_closed_standard_output_is_one_line_on_stderr(logged: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "serving",
+    [["serve", "semledger.examples.counter:app"],
+     ["serve", "--adapter", "runtime", "--app", "semledger.examples.counter:app"]],
+    ids=["app", "runtime-adapter"],
+)
+def test_serving_over_a_closed_standard_output_is_one_line_on_stderr(
+    tmp_path: Path, serving: list[str]
+) -> None:
+    """It printed an OSError's traceback (the app), or a served session's failure followed by
+    Trio's complaints of a run abandoned (the adapter)."""
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *mcp.COMMAND, *serving, "--db",
+         str(tmp_path / "log.db")],
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "semledger: standard output is closed: nowhere to send the session's answers (serve"
+        " over --http HOST:PORT, or give it an output)\n",
+    )
+
+
 def _with_stderr_closed(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     """``semledger ARGS`` started with its standard error closed (``2>&-``)."""
     return subprocess.run(
