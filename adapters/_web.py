@@ -2243,8 +2243,11 @@ async def _fill(
     in a character no key types as text (a Tab would move the focus, an Enter send a chat).
     A page that renders its form anew on each input replaces the field as the text goes in:
     the key then goes where the user's would, to the field that took its place (see
-    ``_key_after_render``)."""
-    last = text[-1:]
+    ``_key_after_render``). No text empties the field."""
+    if not text:
+        await locator.fill("", timeout=timeout)
+        return
+    last = text[-1]
     if kind not in (*_ONE_LINE, "textarea") or not last.isprintable():
         await locator.fill(text, timeout=timeout)
         return

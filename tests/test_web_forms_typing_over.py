@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from semledger.adapters import SessionInit
 from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import ByNodeId, Full, Latest, Receipt, Role, SetText
@@ -72,3 +73,15 @@ async def test_one_character_typed_over_a_fields_text_replaces_it_at_once(
     after = await full_read(search)
     assert next(n.value for n in after.nodes if n.node_id == query.node_id) == "z"
     assert _searched(after) == "searched: [z]"
+
+
+async def test_typing_nothing_into_a_field_empties_it(browser: WebBrowser, pages: str) -> None:
+    """A test plan's ``type`` of "" on the surface: the field holds nothing after it, as
+    set_text's clear makes it."""
+    async with surface_on(browser) as surface:
+        await surface.open(SessionInit(base_url=pages + "search.html"))
+        snapshot = await surface.snapshot()
+        for id_ in ("q", "notes"):
+            ref = next(n.ref for n in snapshot.nodes if n.native.get("id") == id_)
+            await surface.act("type", ref, {"text": ""})
+            assert await surface.read("value", ref) == ""
