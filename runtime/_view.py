@@ -542,16 +542,19 @@ def node(
 _HANDLERS_ARE: Final = "a mapping of ActionKind to a function of the action"
 
 
+_ACTION_KIND_VALUES: Final = frozenset(kind.value for kind in ActionKind)
+
+
 def _check_handlers(handlers: object) -> None:
     if type(handlers) is not dict and not isinstance(handlers, Mapping):  # (a dict: fast)
         raise _refuse("handlers", _HANDLERS_ARE, handlers)
     for offered, handler in handlers.items():
-        if not isinstance(offered, ActionKind):  # one no kind has was never offered, silently
-            hint = member_hint(ActionKind, offered)
-            raise _refuse("handlers", "ActionKind keys", offered, hint=hint)
+        if not isinstance(offered, ActionKind) and offered not in _ACTION_KIND_VALUES:
+            # (one no kind has was never offered, silently; a kind's str is its member's key)
+            raise _refuse("handlers", "ActionKind keys", offered)
         if not callable(handler):
             raise TypeError(
-                f"the {offered.value} handler: expected a function of the action, got"
+                f"the {ActionKind(offered).value} handler: expected a function of the action, got"
                 f" {reprlib.repr(handler)} (send(message) makes a handler of a message)"
             )
 
