@@ -52,6 +52,7 @@ from semledger.eventlog import (
     check_counted,
     decode,
     ended_for_good,
+    loggable_text,
     password_policy_refusal,
     session_start,
     topic_of,
@@ -192,6 +193,11 @@ class Close:
 
     def __attrs_post_init__(self) -> None:
         SessionEnded(self.reason, self.by)  # refused here, not in the session as it ends
+        if loggable_text(self.reason) != self.reason:
+            raise ValueError(
+                f"reason: expected text the log can hold, got {self.reason!r:.80}"
+                " (it holds a lone surrogate)"
+            )
 
 
 @attrs.frozen

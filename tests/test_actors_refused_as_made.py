@@ -14,6 +14,7 @@ from semledger.eventlog import MemoryRecorder, NewEvent, SessionEnded
     [
         (None, "server", TypeError, "reason: expected a str, got NoneType None"),
         ("done", "nobody", ValueError, "by: expected one of server, client, operator, fuzzer"),
+        ("bye \udcff", "server", ValueError, "reason: expected text the log can hold"),
     ],
 )
 def test_a_close_with_a_reason_or_ender_the_log_cannot_take_is_refused_as_it_is_made(
