@@ -33,7 +33,7 @@ from ._actions import (
     check_since,
 )
 from ._app import App, Effect, Every, NotAnEffectError, check_app, split_step
-from ._enums import ActionKind, ErrorCode, Live, Relation, Role
+from ._enums import ActionKind, ErrorCode, Live, Role
 from ._errors import (
     ApplicationError,
     NotAModelError,
@@ -60,7 +60,7 @@ from ._snapshot import (
 )
 from ._targets import check_precondition, path_refusal, resolve_target
 from ._text import a_or_an
-from ._tree import Counters, Element, ElementTree, PaintOp, is_focusable
+from ._tree import Counters, Element, ElementTree, PaintOp, is_focusable, resolve_relations
 from ._view import Proposal, Reject, ScrollBy, SelectText, View, check_commit, check_node_text
 from ._wire import decode_node, encode_node, encode_target
 
@@ -626,16 +626,16 @@ class AppRuntime(Generic[Model, Msg]):
 
     # ---- internals ------------------------------------------------------------------------
 
-    def _call(self, fn: Any, *args: Any) -> Any:
+    def _call(self, fn: Any, *args: Any, name: str | None = None) -> Any:
+        """`fn(*args)`, the app's code (`name` says which in the error, if not its name)."""
         self._busy = True
         try:
             return fn(*args)
         except BaseException as error:
             if not app_failed(error):
                 raise
-            raise ApplicationError(
-                f"{getattr(fn, '__name__', 'the application')} raised"
-            ) from error
+            said = name or getattr(fn, "__name__", "the application")
+            raise ApplicationError(f"{said} raised") from error
         finally:
             self._busy = False
 
@@ -682,21 +682,11 @@ class AppRuntime(Generic[Model, Msg]):
             for owner in (element, *element.ancestors())
             if owner.view.mapper is not None
         ]
-        if not mappers:
-            return list(messages)
         mapped = []
-        self._busy = True
-        try:
-            for message in messages:
-                for mapper in mappers:
-                    message = mapper(message)
-                mapped.append(message)
-        except BaseException as error:
-            if not app_failed(error):
-                raise
-            raise ApplicationError("a view's map function raised") from error
-        finally:
-            self._busy = False
+        for message in messages:
+            for mapper in mappers:
+                message = self._call(mapper, message, name="a view's map function")
+            mapped.append(message)
         return mapped
 
     def _drain(self) -> None:
@@ -915,18 +905,10 @@ class AppRuntime(Generic[Model, Msg]):
             if node.semantic_id is not None:
                 within.setdefault(node.semantic_id, []).append(node.node_id)
         for node_id, relations in sources:
-            resolved = []
-            for kind in Relation:
-                targets = [
-                    found[0]
-                    for sid in relations.get(kind, ())
-                    if len(found := within.get(sid, [])) == 1
-                ]
-                if targets:
-                    resolved.append((kind, tuple(targets)))
+            resolved = resolve_relations(relations, within)
             node = public[node_id]
-            if tuple(resolved) != node.relations:
-                public[node_id] = attrs.evolve(node, relations=tuple(resolved))
+            if resolved != node.relations:
+                public[node_id] = attrs.evolve(node, relations=resolved)
 
     def _collect(
         self, root: int | None, synthetic: SemanticsNode | None

@@ -8,7 +8,7 @@ channel has every ancestor marked "something below is dirty" on that channel.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
 from enum import Enum
 from typing import Any, Final
 
@@ -171,6 +171,25 @@ def is_focusable(view: View[Any]) -> bool:
     if view.focusable is not None:
         return view.focusable
     return bool(view.handlers) or view.role in FOCUSABLE_ROLES
+
+
+def resolve_relations(
+    relations: Mapping[Relation, Iterable[SemanticId]],
+    index: Mapping[SemanticId, Collection[int]],
+) -> tuple[tuple[Relation, tuple[int, ...]], ...]:
+    """`relations`, each semantic id resolved to the node id `index` holds for it: only
+    where it holds one (none is a missing target, several an ambiguous one)."""
+    out = []
+    for kind in Relation:
+        targets = [
+            node_id
+            for sid in relations.get(kind, ())
+            if len(found := index.get(sid, ())) == 1
+            for node_id in found
+        ]
+        if targets:
+            out.append((kind, tuple(targets)))
+    return tuple(out)
 
 
 def _carries_semantics(view: View[Any]) -> bool:
@@ -652,18 +671,7 @@ class ElementTree:
         )
 
     def _resolve_relations(self, view: View[Any]) -> tuple[tuple[Relation, tuple[int, ...]], ...]:
-        if not view.relations:
-            return ()
-        out = []
-        for kind in Relation:
-            targets: list[int] = []
-            for sid in view.relations.get(kind, ()):
-                found = self.sid_index.get(sid, set())
-                if len(found) == 1:
-                    targets.extend(found)
-            if targets:
-                out.append((kind, tuple(targets)))
-        return tuple(out)
+        return resolve_relations(view.relations, self.sid_index) if view.relations else ()
 
     def refresh_relations(self) -> None:
         """Re-resolve the relations that name an id whose entry in the index changed (its
