@@ -17,6 +17,14 @@ import stdio_client as mcp
 from stdio_client import cli_in_process as cli
 from tests_record import COUNTER, INCREMENT, record
 
+
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`args` run as a process of their own, as an operator's shell runs a command."""
+    return subprocess.run(
+        args, capture_output=True, text=True, cwd=cwd, env=mcp.env(), timeout=120, check=False
+    )
+
+
 _LANDS_IN_A_CLASS = '''
 class _Lands:
     def __set_name__(self, owner, name):
@@ -94,15 +102,10 @@ sys.exit(main(sys.argv[1:]))
 def test_a_ctrl_c_python_swallowed_as_fuzz_started_still_stops_it(tmp_path: Path) -> None:
     """Swallowed, it was the one Ctrl-C fuzz takes: every later one was ignored, and the run
     went on to its last example (minutes of a long one), then said it found nothing, exit 0."""
-    done = subprocess.run(
-        [sys.executable, "-c", _SWALLOWED_AS_FUZZ_STARTS, "fuzz", COUNTER, "--examples", "300",
-         "--db", str(tmp_path / "log.db")],
-        capture_output=True,
-        text=True,
-        env=mcp.env(),
-        timeout=120,
-        check=False,
-    )  # fmt: skip
+    done = _run(
+        sys.executable, "-c", _SWALLOWED_AS_FUZZ_STARTS, "fuzz", COUNTER, "--examples", "300",
+        "--db", str(tmp_path / "log.db"),
+    )
     assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
     assert done.stderr == (
         "semledger: interrupted: 0 of 300 examples passed, no counterexample\n"
@@ -134,14 +137,7 @@ sys.exit(main())
 def test_a_second_ctrl_c_as_an_interrupted_command_exits_is_ignored(log: Path) -> None:
     """It printed "Exception ignored in: ..." and a KeyboardInterrupt traceback under the
     "interrupted" line (landing in threading's shutdown), or killed the process by SIGINT."""
-    done = subprocess.run(
-        [sys.executable, "-c", _INTERRUPTED_TWICE, "audit", "counter", "--db", str(log)],
-        capture_output=True,
-        text=True,
-        env=mcp.env(),
-        timeout=120,
-        check=False,
-    )
+    done = _run(sys.executable, "-c", _INTERRUPTED_TWICE, "audit", "counter", "--db", str(log))
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "semledger: interrupted\n")
 
 
@@ -176,15 +172,10 @@ def test_a_ctrl_c_that_lands_in_a_del_stops_fuzz_with_no_traceback(tmp_path: Pat
     """Pressed as fuzz ran an app's effects, it could land in a Trio nursery's __del__: the
     run stopped, but under a traceback, "Exception ignored in: <function Nursery.__del__>"
     and a KeyboardInterrupt raised in semledger's signal handler."""
-    done = subprocess.run(
-        [sys.executable, "-c", _LANDS_IN_A_DEL, "fuzz", COUNTER, "--examples", "300",
-         "--db", str(tmp_path / "log.db")],
-        capture_output=True,
-        text=True,
-        env=mcp.env(),
-        timeout=120,
-        check=False,
-    )  # fmt: skip
+    done = _run(
+        sys.executable, "-c", _LANDS_IN_A_DEL, "fuzz", COUNTER, "--examples", "300",
+        "--db", str(tmp_path / "log.db"),
+    )
     assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
     assert done.stderr == (
         "semledger: interrupted: 0 of 300 examples passed, no counterexample\n"
@@ -219,16 +210,10 @@ def test_a_failure_a_ctrl_c_caused_is_the_interrupt_not_a_counterexample(tmp_pat
     app's counterexample ("internal error in Trio - please file a bug!"), and printed as one,
     "interrupted while shrinking"."""
     (tmp_path / "cut_short.py").write_text(_CUT_SHORT_APP, encoding="utf-8")
-    done = subprocess.run(
-        [*mcp.COMMAND, "fuzz", "cut_short:app", "--examples", "300", "--seed", "1",
-         "--db", "log.db"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=mcp.env(),
-        timeout=120,
-        check=False,
-    )  # fmt: skip
+    done = _run(
+        *mcp.COMMAND, "fuzz", "cut_short:app", "--examples", "300", "--seed", "1",
+        "--db", "log.db", cwd=tmp_path,
+    )
     assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
     assert re.fullmatch(
         r"semledger: interrupted: \d+ of 300 examples passed, no counterexample\n", done.stderr
@@ -267,16 +252,11 @@ def test_an_effect_a_ctrl_c_left_unstarted_is_not_warned_of_as_fuzz_exits(
 ) -> None:
     """Under the interrupted line it printed "sys:1: RuntimeWarning: coroutine '_outcome' was
     never awaited" and "Enable tracemalloc to get the object allocation traceback"."""
-    done = subprocess.run(
-        [sys.executable, "-c", _BEFORE_AN_EFFECT_STARTS, "fuzz", "semledger.examples.todo:app",
-         "--examples", "300", "--allow-issue", "duplicate_semantic_id:todo.item",
-         "--db", str(tmp_path / "log.db")],
-        capture_output=True,
-        text=True,
-        env=mcp.env(),
-        timeout=120,
-        check=False,
-    )  # fmt: skip
+    done = _run(
+        sys.executable, "-c", _BEFORE_AN_EFFECT_STARTS, "fuzz", "semledger.examples.todo:app",
+        "--examples", "300", "--allow-issue", "duplicate_semantic_id:todo.item",
+        "--db", str(tmp_path / "log.db"),
+    )
     assert (done.returncode, done.stdout) == (130, ""), done.stdout + done.stderr
     assert re.fullmatch(
         r"semledger: interrupted: \d+ of 300 examples passed, no counterexample\n", done.stderr
