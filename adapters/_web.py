@@ -211,6 +211,7 @@ from playwright.async_api import (
     Browser,
     BrowserContext,
     Dialog,
+    ElementHandle,
     Frame,
     Locator,
     Page,
@@ -1955,27 +1956,25 @@ _ANY_INERT = "document.querySelector(':modal, [inert]') !== null"
 for `_INERT` costs as much again as the action's own resolving of it."""
 
 
+def _inert(ref: str | None) -> ActionabilityError:
+    return ActionabilityError(
+        "the element is inert: a modal dialog is open (or an ancestor is inert), and the"
+        " page takes no input outside it",
+        details={"ref": ref, "inert": "true"},
+    )
+
+
 async def _live(s: WebSurface, ref: str | None, action: str) -> Locator:
     """The element `ref` names; `ActionabilityError` at once if it is inert."""
     locator = await s._need(ref, action)
     if await s._current_frame().evaluate(_ANY_INERT) and await locator.evaluate(_INERT):
-        raise ActionabilityError(
-            "the element is inert: a modal dialog is open (or an ancestor is inert), and the"
-            " page takes no input outside it",
-            details={"ref": ref, "inert": "true"},
-        )
+        raise _inert(ref)
     return locator
 
 
 async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     locator = await _live(s, ref, "click")
-    label = (await locator.evaluate_handle(_STAND_IN_LABEL)).as_element()
-    if label is not None:
-        try:
-            spot: Position | None = await label.evaluate(_LABEL_POINT)
-            await s._navigating_input(label.click(position=spot, timeout=s._timeout(a)))
-        finally:
-            await label.dispose()
+    if await _clicked_label(s, locator, a):
         return
     own: Position | None = await locator.evaluate(_OWN_POINT)
     # On its element, not the locator: a locator that loses its element (a hover handler
@@ -1986,6 +1985,19 @@ async def _click(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -
     finally:
         with contextlib.suppress(PlaywrightError):
             await element.dispose()
+
+
+async def _clicked_label(s: WebSurface, target: Locator | ElementHandle, a: ActArgs) -> bool:
+    """Whether `target` was clicked through its label, as `_STAND_IN_LABEL` says to be."""
+    label = (await target.evaluate_handle(_STAND_IN_LABEL)).as_element()
+    if label is None:
+        return False
+    try:
+        spot: Position | None = await label.evaluate(_LABEL_POINT)
+        await s._navigating_input(label.click(position=spot, timeout=s._timeout(a)))
+    finally:
+        await label.dispose()
+    return True
 
 
 _STAND_IN_LABEL = """(el) => {
@@ -2575,25 +2587,77 @@ async def _deselect_all(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | 
         raise ActionabilityError("deselectAll needs a <select>", details={"ref": ref})
 
 
+_BEFORE_TICKING: Final = f"""(el) => [
+  el.type === "radio",
+  {_INERT.removeprefix("el => ")},
+  ({_OWN_POINT})(el),
+  ({_STAND_IN_LABEL})(el) !== null,
+  el.id,
+]"""
+"""What ``setChecked`` needs to know before its click, in one call: whether the element is a
+radio button, whether it is inert (`_INERT`), where a click lands on it (`_OWN_POINT`),
+whether it takes the click through a label (`_STAND_IN_LABEL`), and its id, by which the box
+a page renders in its place is found."""
+
+_CHECKED_BY_ID: Final = """(id) => {
+  const box = id ? document.getElementById(id) : null;
+  return box instanceof HTMLInputElement && (box.type === "checkbox" || box.type === "radio")
+    ? box.checked
+    : null;
+}"""
+
+
 async def _set_checked(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:
     """Nothing when the checkbox is as asked; else a click as ``click`` gives it (on a label
     shown where the checkbox is hidden in it or under it, which Playwright's own
     ``set_checked`` finds covered), and an ActionabilityError when the page kept it as it
-    was. A radio button, which no click unchecks, is Playwright's refusal."""
+    was. A radio button, which no click unchecks, is Playwright's refusal.
+
+    The state is read on the element taken before the click, not through the locator: a page
+    that renders its form anew on a change replaces the box, and the locator would wait out
+    the timeout for an element that never comes back. The box with its id then says how the
+    page holds it, and with no such box the click stands, as the page took it."""
     checked = True if a.checked is None else a.checked
-    locator = await s._need(ref, "setChecked")
-    if not checked and await locator.evaluate("el => el.type === 'radio'"):
-        await locator.set_checked(checked, timeout=s._timeout(a))
-        return
-    if await locator.is_checked(timeout=s._timeout(a)) == checked:
-        return
-    await _click(s, ref, a, ref2)
-    if await locator.is_checked(timeout=s._timeout(a)) != checked:
+    if ref is None:
+        raise DataError("setChecked needs a ref", path="ref")
+    locator = await s._locator(ref)
+    element = await locator.element_handle(timeout=s._timeout(a))
+    try:
+        if await element.is_checked() == checked:
+            return
+        radio, inert, own, by_label, id_ = await element.evaluate(_BEFORE_TICKING)
+        if radio and not checked:
+            await locator.set_checked(checked, timeout=s._timeout(a))
+            return
+        if inert:
+            raise _inert(ref)
+        if not (by_label and await _clicked_label(s, element, a)):
+            await s._navigating_input(element.click(position=own, timeout=s._timeout(a)))
+        held, replaced = await _held_after_click(s, ref, element, id_)
+    finally:
+        asyncio.ensure_future(element.dispose()).add_done_callback(_retrieved)
+    if held is not None and held != checked:
         state = "unchecked" if checked else "checked"
+        details: dict[str, Any] = {"ref": ref, "checked": not checked}
+        if replaced:
+            details["replaced"] = True
         raise ActionabilityError(
-            f"the click did not change its state: the page kept it {state}",
-            details={"ref": ref, "checked": not checked},
+            f"the click did not change its state: the page kept it {state}", details=details
         )
+
+
+async def _held_after_click(
+    s: WebSurface, ref: str, element: ElementHandle, id_: str
+) -> tuple[bool | None, bool]:
+    """Whether the clicked box is checked (None when the page shows no box to say), and
+    whether the page replaced it: then the box now bearing its id answers, at once."""
+    try:
+        return await element.is_checked(), False
+    except PlaywrightError:
+        if await element.evaluate("el => el.isConnected"):
+            raise
+    held: bool | None = await (await s._frame_of(ref)).evaluate(_CHECKED_BY_ID, id_)
+    return held, True
 
 
 async def _scroll_into_view(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) -> None:

@@ -6,6 +6,7 @@ that keeps the box as it was is said to have."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -28,6 +29,27 @@ BOXES = """<!doctype html>
 <p><label><input type="checkbox" class="visually-hidden" id="news"><span class="box"></span>
   Send me the newsletter</label></p>
 <p><label><input type="checkbox" id="locked" onclick="event.preventDefault()"> Locked</label></p>
+<div id="agree"></div>
+<div id="stubborn"></div>
+<script>
+  // Pages that render the box anew on each change: one from the state the change set, one
+  // from a state it never sets.
+  let ticked = false;
+  function render() {
+    agree.innerHTML = '<label><input type="checkbox" id="agreed"' + (ticked ? " checked" : "")
+      + "> Agree</label>";
+    document.getElementById("agreed").addEventListener("change", (e) => {
+      ticked = e.target.checked;
+      render();
+    });
+  }
+  function renderStubborn() {
+    stubborn.innerHTML = '<label><input type="checkbox" id="kept"> Kept</label>';
+    document.getElementById("kept").addEventListener("change", renderStubborn);
+  }
+  render();
+  renderStubborn();
+</script>
 </body></html>
 """
 
@@ -72,3 +94,20 @@ async def test_set_checked_on_a_box_the_page_keeps_as_it_was_is_refused_saying_s
     assert refused.value.message == (
         "the click did not change its state: the page kept it unchecked"
     )
+
+
+async def test_set_checked_on_a_box_the_page_renders_anew_answers_at_once_as_the_page_shows_it(
+    surface: WebSurface,
+) -> None:
+    """The box the click changed is gone: the one in its place says how the page holds it."""
+    agreed = await _ref(surface, "agreed")
+    started = time.monotonic()
+    await surface.act("setChecked", agreed, {"checked": True})
+    assert await _checked(surface, "agreed") == "true"
+    with pytest.raises(ActionabilityError) as refused:
+        await surface.act("setChecked", await _ref(surface, "kept"), {"checked": True})
+    assert refused.value.message == (
+        "the click did not change its state: the page kept it unchecked"
+    )
+    assert refused.value.details["replaced"] is True
+    assert time.monotonic() - started < 2  # the surface's timeout is 3 s
