@@ -2124,25 +2124,6 @@ async def _drag_to(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None)
     await source.drag_to(await s._locator(ref2), timeout=s._timeout(a))
 
 
-_NEAREST_STEPS = """(el, v) => {
-  const probe = document.createElement("input");
-  probe.type = "number";
-  for (const a of ["min", "max", "step", "value"])
-    if (el.hasAttribute(a)) probe.setAttribute(a, el.getAttribute(a));
-  probe.value = v;
-  if (probe.value === "" || !probe.validity.stepMismatch) return null;
-  const nearest = [];
-  for (const move of ["stepDown", "stepUp"]) {
-    probe.value = v;
-    try { probe[move](); nearest.push(probe.value); } catch (e) {}
-  }
-  return nearest;
-}"""
-"""The allowed values either side of `v` when a range or number input `el` does not allow it
-(a range would move to the nearer unseen, a number input would hold it as invalid), null if it
-does: the browser's own step rules, on a number input with `el`'s bounds, step and step base."""
-
-
 _FORMATS: Final = {
     "date": "a date as YYYY-MM-DD",
     "time": "a time as HH:MM or HH:MM:SS",
@@ -2230,15 +2211,16 @@ async def _type(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | None) ->
         return
     locator = await _live(s, ref, "type")
     kind, limit = await locator.evaluate(_FIELD)
-    _fits_field(a.text, kind, limit, ref)
-    if kind == "range" or (kind == "number" and a.text):
-        await _takes_number(locator, kind, a.text, ref)
-    if kind in _FORMATS and a.text:
-        await _must_hold(locator, kind, a.text, ref)
+    text = a.text
+    _fits_field(text, kind, limit, ref)
+    if kind == "range" or (kind == "number" and text):
+        text = await _takes_number(locator, kind, text, ref)
+    if kind in _FORMATS and text:
+        await _must_hold(locator, kind, text, ref)
     if kind == "range" or kind in _FORMATS:
-        await locator.evaluate(_SET_VALUE, a.text)
+        await locator.evaluate(_SET_VALUE, text)
         return
-    await _fill(s, ref, locator, a.text, kind, s._timeout(a))
+    await _fill(s, ref, locator, text, kind, s._timeout(a))
 
 
 async def _fill(
@@ -2300,52 +2282,73 @@ async def _key_after_render(s: WebSurface, ref: str, text: str) -> None:
     await s._require_page().keyboard.type(text[-1])
 
 
-_NUMBER_FITS: Final = """(el, v) => {
+_NUMBER_FITS: Final = """(el, given) => {
+  const v = el.type === "number" ? given.trim() : given;
   const probe = document.createElement("input");
   probe.type = "number";
   probe.value = v;
-  if (probe.value === "") return ["number"];
-  if (el.type !== "range") return null;
-  const range = document.createElement("input");
-  range.type = "range";
-  for (const a of ["min", "max", "step"])
-    if (el.hasAttribute(a)) range.setAttribute(a, el.getAttribute(a));
-  range.value = "-1e300";
-  const low = Number(range.value);
-  range.value = "1e300";
-  const high = Number(range.value);
-  const n = Number(probe.value);
-  return n < low ? ["below", low] : n > high ? ["above", high] : null;
+  if (probe.value === "") return [v, v === "" && el.type === "number" ? null : ["number"]];
+  if (el.type === "range") {
+    const range = document.createElement("input");
+    range.type = "range";
+    for (const a of ["min", "max", "step"])
+      if (el.hasAttribute(a)) range.setAttribute(a, el.getAttribute(a));
+    range.value = "-1e300";
+    const low = Number(range.value);
+    range.value = "1e300";
+    const high = Number(range.value);
+    const n = Number(probe.value);
+    if (n < low || n > high) return [v, n < low ? ["below", low] : ["above", high]];
+  }
+  const stepper = document.createElement("input");
+  stepper.type = "number";
+  for (const a of ["min", "max", "step", "value"])
+    if (el.hasAttribute(a)) stepper.setAttribute(a, el.getAttribute(a));
+  stepper.value = v;
+  if (!stepper.validity.stepMismatch) return [v, null];
+  const nearest = [];
+  for (const move of ["stepDown", "stepUp"]) {
+    stepper.value = v;
+    try { stepper[move](); nearest.push(stepper.value); } catch (e) {}
+  }
+  return [v, ["steps", nearest]];
 }"""
-"""Why a range or number input `el` would not hold `v` as given: ``["number"]`` when `v` is no
-number the browser reads (a range would take its default, a number input none), ``["below",
-min]`` or ``["above", max]`` when a range would clamp it to its bounds; null when it fits."""
+"""`given` as a range or number input `el` takes it (a number input's fill trims surrounding
+whitespace, as Playwright's does), and why `el` would not hold it as given: ``["number"]``
+when it is no number the browser reads (a range would take its default, a number input none;
+nothing empties a number input), ``["below", min]`` or ``["above", max]`` when a range would
+clamp it to its bounds, ``["steps", nearest]`` with the allowed values either side when it
+falls between the steps (a range would move to the nearer unseen, a number input would hold
+it as invalid): the browser's own step rules, on a number input with `el`'s bounds, step and
+step base; null when it fits. One call to the page for all of it."""
 
 
-async def _takes_number(locator: Locator, kind: str, text: str, ref: str) -> None:
-    """An ActionabilityError, before anything is set, when the range or number input would
-    not hold `text` as given: a range moves to its default, its bound or its nearer step
-    unseen, and the receipt would be for a value it does not hold; a number input holds no
-    text that is no number, and one between its steps as an invalid value its form refuses.
-    A number input above its maximum holds it, invalid, as a user typing it makes it."""
-    why = await locator.evaluate(_NUMBER_FITS, text)
+async def _takes_number(locator: Locator, kind: str, text: str, ref: str) -> str:
+    """`text` as the range or number input takes it (a number input's trimmed), or an
+    ActionabilityError, before anything is set, when it would not hold it as given: a range
+    moves to its default, its bound or its nearer step unseen, and the receipt would be for a
+    value it does not hold; a number input holds no text that is no number, and one between
+    its steps as an invalid value its form refuses. A number input above its maximum holds
+    it, invalid, as a user typing it makes it."""
+    taken, why = await locator.evaluate(_NUMBER_FITS, text)
+    if why is None:
+        return str(taken)
     if why == ["number"]:
         raise ActionabilityError(
             f"{text!r} does not fit the {kind} field: it takes a number",
             details={"ref": ref, "expected": "a number"},
         )
-    if why is not None:
-        side, bound = why
-        limit = "minimum" if side == "below" else "maximum"
-        raise ActionabilityError(
-            f"{text} is {side} the {limit}, {bound:g}", details={"ref": ref, limit: bound}
-        )
-    nearest = list(dict.fromkeys(await locator.evaluate(_NEAREST_STEPS, text) or ()))
-    if nearest:
+    if why[0] == "steps":
+        nearest = list(dict.fromkeys(why[1]))
         said = "values are" if len(nearest) > 1 else "value is"
         raise ActionabilityError(
-            f"{text} is between the {kind}'s steps: the nearest {said} {' and '.join(nearest)}"
+            f"{taken} is between the {kind}'s steps: the nearest {said} {' and '.join(nearest)}"
         )
+    side, bound = why
+    limit = "minimum" if side == "below" else "maximum"
+    raise ActionabilityError(
+        f"{taken} is {side} the {limit}, {bound:g}", details={"ref": ref, limit: bound}
+    )
 
 
 async def _must_hold(locator: Locator, kind: str, text: str, ref: str) -> None:

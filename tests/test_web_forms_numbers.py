@@ -74,3 +74,18 @@ async def test_a_number_input_refuses_text_that_is_no_number_and_holds_one_past_
     assert await surface.read("value", guests) == "2"
     await surface.act("type", guests, {"text": "9"})
     assert await surface.read("value", guests) == "9"
+
+
+async def test_a_number_input_takes_a_number_typed_with_spaces_around_it_as_the_number(
+    surface: WebSurface,
+) -> None:
+    """As a number input's fill trims what it is given: the spaces are no part of the value."""
+    guests = await _ref(surface, "guests")
+    await surface.act("type", guests, {"text": " 3\t"})
+    assert await surface.read("value", guests) == "3"
+    with pytest.raises(ActionabilityError) as refused:
+        await surface.act("type", guests, {"text": " 2.5 "})
+    assert refused.value.message == (
+        "2.5 is between the number's steps: the nearest values are 2 and 3"
+    )
+    assert await surface.read("value", guests) == "3"
