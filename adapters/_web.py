@@ -2519,7 +2519,7 @@ async def _select_option(s: WebSurface, ref: str | None, a: ActArgs, ref2: str |
     by_value, multiple, disabled = await locator.evaluate(_OPTIONS_OF, values)
     if not multiple and len(set(by_value)) > 1:
         raise ActionabilityError(
-            f"the select holds one option, and {len(set(by_value))} were given: {values}",
+            f"the select takes one choice, and {len(set(by_value))} were given: {values}",
             details={"ref": ref, "multiple": False},
         )
     if disabled:

@@ -55,7 +55,7 @@ async def test_a_select_of_one_choice_given_several_values_is_refused(
     size = await _ref(surface, "size")
     with pytest.raises(ActionabilityError) as refused:
         await surface.act("selectOption", size, {"values": ["M", "L"]})
-    assert refused.value.message == "the select holds one option, and 2 were given: ['M', 'L']"
+    assert refused.value.message == "the select takes one choice, and 2 were given: ['M', 'L']"
     assert await surface.read("value", size) == "S"
     await surface.act("selectOption", size, {"values": ["L", "L"]})  # one option, named twice
     assert await surface.read("value", size) == "L"
