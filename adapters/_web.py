@@ -2294,11 +2294,12 @@ _NUMBER_FITS: Final = """(el, given) => {
     for (const a of ["min", "max", "step"])
       if (el.hasAttribute(a)) range.setAttribute(a, el.getAttribute(a));
     range.value = "-1e300";
-    const low = Number(range.value);
+    const low = range.value;
     range.value = "1e300";
-    const high = Number(range.value);
+    const high = range.value;
     const n = Number(probe.value);
-    if (n < low || n > high) return [v, n < low ? ["below", low] : ["above", high]];
+    if (n < Number(low)) return [v, ["below", Number(low), low]];
+    if (n > Number(high)) return [v, ["above", Number(high), high]];
   }
   const stepper = document.createElement("input");
   stepper.type = "number";
@@ -2316,11 +2317,12 @@ _NUMBER_FITS: Final = """(el, given) => {
 """`given` as a range or number input `el` takes it (a number input's fill trims surrounding
 whitespace, as Playwright's does), and why `el` would not hold it as given: ``["number"]``
 when it is no number the browser reads (a range would take its default, a number input none;
-nothing empties a number input), ``["below", min]`` or ``["above", max]`` when a range would
-clamp it to its bounds, ``["steps", nearest]`` with the allowed values either side when it
-falls between the steps (a range would move to the nearer unseen, a number input would hold
-it as invalid): the browser's own step rules, on a number input with `el`'s bounds, step and
-step base; null when it fits. One call to the page for all of it."""
+spaces alone empty a number input, and fit), ``["below", min, shown]`` or ``["above", max, shown]`` when a
+range would clamp it to its bounds (`shown`: the bound as the page writes a value),
+``["steps", nearest]`` with the allowed values either side when it falls between the steps (a
+range would move to the nearer unseen, a number input would hold it as invalid): the
+browser's own step rules, on a number input with `el`'s bounds, step and step base; null when
+it fits. One call to the page for all of it."""
 
 
 async def _takes_number(locator: Locator, kind: str, text: str, ref: str) -> str:
@@ -2344,10 +2346,10 @@ async def _takes_number(locator: Locator, kind: str, text: str, ref: str) -> str
         raise ActionabilityError(
             f"{taken} is between the {kind}'s steps: the nearest {said} {' and '.join(nearest)}"
         )
-    side, bound = why
+    side, bound, shown = why
     limit = "minimum" if side == "below" else "maximum"
     raise ActionabilityError(
-        f"{taken} is {side} the {limit}, {bound:g}", details={"ref": ref, limit: bound}
+        f"{taken} is {side} the {limit}, {shown}", details={"ref": ref, limit: bound}
     )
 
 

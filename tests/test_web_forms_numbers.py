@@ -22,6 +22,7 @@ RANGES = """<!doctype html>
 <body>
 <label>Volume <input type="range" id="volume" min="0" max="10" value="4"></label>
 <label>Guests <input type="number" id="guests" min="1" max="5" value="2"></label>
+<label>Budget <input type="range" id="budget" min="0.5" max="1e6" step="0.5" value="1"></label>
 </body></html>
 """
 
@@ -89,3 +90,18 @@ async def test_a_number_input_takes_a_number_typed_with_spaces_around_it_as_the_
         "2.5 is between the number's steps: the nearest values are 2 and 3"
     )
     assert await surface.read("value", guests) == "3"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("2000000", "2000000 is above the maximum, 1000000"),
+        ("0.25", "0.25 is below the minimum, 0.5"),
+    ],
+)
+async def test_a_ranges_refusal_names_its_bound_as_the_page_writes_it(
+    surface: WebSurface, text: str, why: str
+) -> None:
+    with pytest.raises(ActionabilityError) as refused:
+        await surface.act("type", await _ref(surface, "budget"), {"text": text})
+    assert refused.value.message == why
