@@ -2317,10 +2317,10 @@ _NUMBER_FITS: Final = """(el, given) => {
 """`given` as a range or number input `el` takes it (a number input's fill trims surrounding
 whitespace, as Playwright's does), and why `el` would not hold it as given: ``["number"]``
 when it is no number the browser reads (a range would take its default, a number input none;
-spaces alone empty a number input, and fit), ``["below", min, shown]`` or ``["above", max, shown]`` when a
-range would clamp it to its bounds (`shown`: the bound as the page writes a value),
-``["steps", nearest]`` with the allowed values either side when it falls between the steps (a
-range would move to the nearer unseen, a number input would hold it as invalid): the
+spaces alone empty a number input, and fit), ``["below", min, shown]`` or ``["above", max,
+shown]`` when a range would clamp it to its bounds (`shown`: the bound as the page writes a
+value), ``["steps", nearest]`` with the allowed values either side when it falls between the
+steps (a range would move to the nearer unseen, a number input would hold it as invalid): the
 browser's own step rules, on a number input with `el`'s bounds, step and step base; null when
 it fits. One call to the page for all of it."""
 
