@@ -2277,7 +2277,7 @@ async def _key_after_render(s: WebSurface, ref: str, text: str) -> None:
         raise ActionabilityError(
             "the page replaced the field as the text went in, and the focus is on no field"
             " holding what went in so far: read again",
-            details={"ref": ref, "left": "true"},
+            details={"ref": ref, "field_replaced": True},
         )
     await s._require_page().keyboard.type(text[-1])
 

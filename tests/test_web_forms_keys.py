@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from semledger.adapters import ActionabilityError, SessionInit
 from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
@@ -145,3 +146,16 @@ async def test_a_page_that_replaced_the_field_and_left_the_focus_nowhere_is_said
             " holding what went in so far: read again",
         )
         assert any(n.label == "Hello Ad" for n in (await full_read(rendered)).nodes)
+
+
+async def test_typing_into_a_field_the_page_replaced_says_the_field_was_replaced(
+    browser: WebBrowser, pages: str
+) -> None:
+    """A test plan's ``type`` on the surface: the refusal's details name what happened."""
+    async with surface_on(browser) as surface:
+        await surface.open(SessionInit(base_url=pages + "rendered.html"))
+        snapshot = await surface.snapshot()
+        name = next(n.ref for n in snapshot.nodes if n.native.get("id") == "name")
+        with pytest.raises(ActionabilityError) as refused:
+            await surface.act("type", name, {"text": "Ada"})
+        assert refused.value.details == {"ref": name, "field_replaced": True}
