@@ -177,7 +177,9 @@ not fit (see ``_clear``).
 would change unseen: text longer than a field's ``maxlength``, which it cuts short, naming
 the limit, and a line break in a one-line input, which it types as a space. It inserts the
 text as a paste does but for its last character, typed as a key, so that a page that follows
-typing by its keys sees a keystroke with the whole text in (see ``_fill``).
+typing by its keys sees a keystroke with the whole text in (see ``_fill``); a last character
+that is not on a US keyboard (é, CJK, an emoji) Playwright types as inserted text, with no
+``keydown`` or ``keyup``, and such a page hears no key for it.
 Opening a session, ``navigate``, ``back``, ``forward`` and ``refresh`` wait for the
 document to be ready (DOMContentLoaded), not for its images, frames and trackers: a page is
 there to read and act on once its DOM is; ``waitFor`` without a ref still waits for the
@@ -2229,7 +2231,8 @@ async def _fill(
     """`text` filled in, its last character typed as a key: a page that follows typing by its
     keys (a Search button enabled on ``keyup``, suggestions asked for on ``keydown``) sees one
     keystroke with the whole text in the field, as after a user's last key, while the rest is
-    inserted at once as a paste is (a key per character costs about 3 ms); a text of one
+    inserted at once as a paste is (a key per character costs about 3 ms). A last character
+    no US key types (é, CJK, an emoji) Playwright inserts as text, with no key events. A text of one
     character is typed over the field's selected content, never after emptying it. Text
     input and textarea `kind`s alone (as ``_FIELD`` says): a number input's text is filled
     whole (part of a number is no number to it), and so is an editable element's, whose

@@ -116,6 +116,20 @@ async def test_the_key_handler_sees_the_whole_text_of_several_lines(
     assert any(n.label == 'keyup in msg saw "Hi,\\nsee you"' for n in after.nodes)
 
 
+async def test_a_last_character_no_us_key_types_is_inserted_and_the_page_hears_no_key(
+    search: SurfaceAgentHost,
+) -> None:
+    """The limit the docs state: Playwright types a character that is not on a US keyboard
+    (é, CJK, an emoji) as inserted text, with no keydown or keyup, so a page that follows
+    typing by its keys does not hear the text end with it."""
+    query = _labelled(await full_read(search), "Query")
+    receipt = await search.perform_action(ByNodeId(query), SetText("café"), Latest())
+    assert isinstance(receipt, Receipt), receipt
+    after = await full_read(search)
+    assert next(n.value for n in after.nodes if n.node_id == query) == "café"
+    assert any(n.label == "no key heard" for n in after.nodes)
+
+
 async def test_the_last_key_goes_to_the_field_a_page_rendered_in_place_of_the_old_one(
     browser: WebBrowser, pages: str
 ) -> None:
