@@ -138,7 +138,10 @@ land, or that is out of sight, goes to one of its labels that is shown (the one 
 first), as a person clicks the label they see: a checkbox hidden in its label
 (``.visually-hidden``) or under it (Bootstrap's ``.btn-check``). The click lands on a part of
 the label that takes no click of its own, not on a link in it ("I agree to the terms").
-``setChecked`` clicks as ``click`` does, when the box is not as asked already.
+``setChecked`` clicks as ``click`` does, when the box is not as asked already, and reads the
+state back on the box it clicked; on a page that renders the box anew on the change, the box
+now bearing its id says the state at once (``details["replaced"]`` when it is not as asked),
+and with none the click stands.
 
 An action whose page goes to another document as it runs (a focus or hover handler the
 action set off, a timer of the page's) is a NavigationError saying so, with the URL in
