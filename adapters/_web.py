@@ -2000,8 +2000,8 @@ async def _clicked_label(s: WebSurface, target: Locator | ElementHandle, a: ActA
     try:
         spot: Position | None = await label.evaluate(_LABEL_POINT)
         await s._navigating_input(label.click(position=spot, timeout=s._timeout(a)))
-    finally:
-        await label.dispose()
+    finally:  # not waited for: the click is what the caller waits for
+        asyncio.ensure_future(label.dispose()).add_done_callback(_retrieved)
     return True
 
 
@@ -2624,18 +2624,19 @@ async def _set_checked(s: WebSurface, ref: str | None, a: ActArgs, ref2: str | N
     ``set_checked`` finds covered), and an ActionabilityError when the page kept it as it
     was. A radio button, which no click unchecks, is Playwright's refusal.
 
-    The state is read on the element taken before the click, not through the locator: a page
-    that renders its form anew on a change replaces the box, and the locator would wait out
-    the timeout for an element that never comes back. The box with its id then says how the
-    page holds it, and with no such box the click stands, as the page took it."""
+    After the click the state is read on the element taken before it, not through the
+    locator: a page that renders its form anew on a change replaces the box, and the locator
+    would wait out the timeout for an element that never comes back. The box with its id
+    then says how the page holds it, and with no such box the click stands, as the page took
+    it."""
     checked = True if a.checked is None else a.checked
     if ref is None:
         raise DataError("setChecked needs a ref", path="ref")
     locator = await s._locator(ref)
+    if await locator.is_checked(timeout=s._timeout(a)) == checked:
+        return
     element = await locator.element_handle(timeout=s._timeout(a))
     try:
-        if await element.is_checked() == checked:
-            return
         radio, inert, own, by_label, id_ = await element.evaluate(_BEFORE_TICKING)
         if radio and not checked:
             await locator.set_checked(checked, timeout=s._timeout(a))
