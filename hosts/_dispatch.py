@@ -5,6 +5,8 @@ Async but free of any event-loop library: it only awaits the hosts' coroutines.
 
 from __future__ import annotations
 
+import logging
+
 from semledger.runtime._enums import ErrorCode
 from semledger.runtime._outcomes import Rejection
 
@@ -23,6 +25,8 @@ from ._router import (
 
 __all__ = ["announce", "execute", "handle", "handle_message"]
 
+_log = logging.getLogger("semledger.hosts")
+
 
 async def announce(router: Router, host: AgentHost, transport: str, peer: str | None) -> None:
     """Tell `host` who connected, if it logs that (`ConnectionRecorder`): the client and
@@ -37,7 +41,15 @@ async def announce(router: Router, host: AgentHost, transport: str, peer: str | 
         from semledger.eventlog import AgentConnected, loggable_json  # a recorder's: loaded
 
         client = loggable_json(router.client_info)
-        await host.connected(AgentConnected(client, router.protocol_version, transport, peer))
+        connection = AgentConnected(client, router.protocol_version, transport, peer)
+        try:
+            await host.connected(connection)
+        except Exception as error:  # a bug in the host: it must not take the loop down
+            _log.error(
+                "the agent's connection could not be logged, and the session goes on: %r",
+                error,
+                exc_info=error,
+            )
 
 
 async def execute(

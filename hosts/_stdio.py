@@ -173,17 +173,21 @@ async def run_stdio(
 
     async def take(events: list[Event]) -> None:
         nonlocal announced
-        for event in events:
-            if not announced and router.protocol_version is not None:
-                announced = True  # before any call that follows the initialize
-                await announce(router, host, transport, peer)
-            await slots.acquire()
-            answer = _Answer()
-            to_write.send_nowait(answer)  # first: a started call's answer is always written
-            if isinstance(event, Reply):
-                answer.set(event.message)
-            else:
-                await workers.start(call, event, answer)
+        with trio.CancelScope() as started:
+            for event in events:
+                if not announced and router.protocol_version is not None:
+                    announced = True  # before any call that follows the initialize
+                    await announce(router, host, transport, peer)
+                await slots.acquire()
+                answer = _Answer()
+                to_write.send_nowait(answer)  # first: a started call's answer is always written
+                if isinstance(event, Reply):
+                    answer.set(event.message)
+                else:
+                    await workers.start(call, event, answer)
+                    # A batch is answered as one array, once its last call is: one call of
+                    # it started, the rest start too, however the loop is being stopped.
+                    started.shield = True
 
     async with trio.open_nursery() as workers:
         workers.start_soon(writer)
