@@ -14,6 +14,7 @@ import attrs
 from semledger.runtime import (
     AppRuntime,
     Delta,
+    Full,
     Receipt,
     Rejection,
     SemanticsSnapshot,
@@ -183,22 +184,32 @@ def _issue(encoded: dict[str, Any]) -> str:
 def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
     """Read `since` from `runtime` and check the answer against its current snapshot.
 
-    ``Unchanged`` exactly when `since` is the current generation, and a ``Delta`` that
-    leads from the snapshot it starts at to the current one.
+    ``Unchanged`` exactly when `since` is the current generation; else, as SPEC 2.5 says, a
+    ``Delta`` from `since` when the journal still holds it, one that leads to the current
+    snapshot, and a ``Full`` when it does not (no `since`, an expired or a future one).
     """
     result = runtime.read(since)
     current = runtime.generation
     if isinstance(result, Rejection):
         raise InvariantViolation(f"read(since={since}) rejected: {result.code.value}", "read")
-    if isinstance(result, Unchanged) != (since == current):
+    if since == current:
+        expected: type = Unchanged
+    elif since is not None and runtime.snapshot_at(since) is not None:
+        expected = Delta
+    else:
+        expected = Full
+    if not isinstance(result, expected):
         raise InvariantViolation(
-            f"read(since={since}) at {current} gave {type(result).__name__}", "read"
+            f"read(since={since}) at {current} gave {type(result).__name__}, not"
+            f" {expected.__name__}",
+            "read",
         )
     if isinstance(result, Delta):
         start = runtime.snapshot_at(result.from_generation)
-        if start is None:
-            expired = f"a delta from {result.from_generation}, which expired"
-            raise InvariantViolation(expired, "read")
+        if result.from_generation != since or start is None:
+            raise InvariantViolation(
+                f"read(since={since}) gave a delta from {result.from_generation}", "read"
+            )
         rebuilt = apply_delta(start, result)
         if encode_read(rebuilt.full()) != encode_read(runtime.snapshot.full()):
             raise InvariantViolation(

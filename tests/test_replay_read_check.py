@@ -49,3 +49,27 @@ def test_a_delta_that_does_not_lead_to_the_current_snapshot_is_a_bad_read(
         check_read(runtime, 1)
     assert str(raised.value) == "the delta from 1 does not lead to generation 2"
     assert raised.value.check == "read"
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (lambda read, since: read(None), "read(since=1) at 2 gave Full, not Delta"),
+        (lambda read, since: read(since - 1), "read(since=1) gave a delta from 0"),
+    ],
+    ids=["full-for-a-since-in-the-journal", "delta-from-another-generation"],
+)
+def test_a_read_answered_otherwise_than_spec_says_is_a_bad_read(
+    monkeypatch: pytest.MonkeyPatch, answer: Any, said: str
+) -> None:
+    """Both passed: a Full where SPEC 2.5 says a since still in the journal gets a delta,
+    and a delta from a generation other than the one asked for, as long as it led to the
+    current snapshot."""
+    honest_read = AppRuntime.read
+    runtime = _pressed_once()
+    monkeypatch.setattr(
+        AppRuntime, "read", lambda self, since=None: answer(lambda s: honest_read(self, s), since)
+    )
+    with pytest.raises(InvariantViolation) as raised:
+        check_read(runtime, 1)
+    assert str(raised.value) == said
