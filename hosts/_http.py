@@ -7,6 +7,7 @@ outlives the server process and is recovered from the log when its client comes 
 
 from __future__ import annotations
 
+import collections
 import functools
 import hmac
 import ipaddress
@@ -224,13 +225,14 @@ class McpHttpApp:
         self.allowed_origins = frozenset(normalize_origin(o) for o in allowed_origins)
         self.redact_passwords = redact_passwords
         self._connections: dict[str, _Connection] = {}
-        self._over: dict[str, str] = {}
+        self._over: collections.OrderedDict[str, str] = collections.OrderedDict()
         """Sessions this server held that are over, with the refusal that says why: never
-        brought back by this process."""
-        self._parked_versions: dict[str, str] = {}
+        brought back by this process (the last `REMEMBERED_SESSIONS`; an older one's end is
+        read from the log)."""
+        self._parked_versions: collections.OrderedDict[str, str] = collections.OrderedDict()
         """The protocol version each session parked while this server served it spoke (parked
         by the server or through its registry): its client, whose next request resumes it,
-        goes on as it negotiated, header or not."""
+        goes on as it negotiated, header or not (the last `REMEMBERED_SESSIONS` parked)."""
         self.stopping = False
         """Set by `stop`: every request from then on is a ``503`` and changes nothing, so
         none is applied on a connection that is closing unanswered."""
@@ -513,7 +515,7 @@ class McpHttpApp:
         router = connection.router
         spoke = router.protocol_version or router.assumed_version
         if spoke is not None:
-            self._parked_versions[session_id] = spoke
+            _remember(self._parked_versions, session_id, spoke)
 
     def _stale(self, session_id: str, connection: _Connection) -> bool:
         """Whether the connection's actor no longer serves its session: it ended on its
@@ -544,7 +546,7 @@ class McpHttpApp:
         would write it again."""
         self._connections.pop(session_id, None)
         why = connection.host.closed_reason or "the session is closed"
-        self._over[session_id] = f"session {session_id!r} is over on this server: {why}"
+        _remember(self._over, session_id, f"session {session_id!r} is over on this server: {why}")
 
     def _unopened(self, what: str, error: Exception) -> str:
         """Why a session could not be opened, resumed or ended for its log (`_UNOPENED`),
@@ -720,7 +722,7 @@ class McpHttpApp:
         if refusal is not None:
             await self._refuse_session(send, session_id, *refusal)
             return
-        self._over[session_id] = _for_good(session_id, _DELETED)
+        _remember(self._over, session_id, _for_good(session_id, _DELETED))
         self._parked_versions.pop(session_id, None)
         self._tell(f"session {_shown(session_id)} ended by its client")
         await _respond(send, 204, None)
@@ -735,7 +737,7 @@ class McpHttpApp:
             await self._came_back(connection, headers, peer)
             connection.host.close()
             self._connections.pop(session_id, None)
-            self._over[session_id] = _for_good(session_id, _DELETED)
+            _remember(self._over, session_id, _for_good(session_id, _DELETED))
             await self.registry.close(session_id, _DELETED, by="client")
         except SessionClaimedError as error:  # another server on the log serves it
             return 409, str(error)
@@ -924,6 +926,19 @@ def _adding_headers(send: Send, headers: list[tuple[bytes, bytes]]) -> Send:
         await send(message)
 
     return sending
+
+
+REMEMBERED_SESSIONS: Final = 10_000
+"""How many ended sessions, and parked sessions' protocol versions, a server keeps in
+memory: a server up for months must not grow with every session it ever had."""
+
+
+def _remember(memory: collections.OrderedDict[str, str], session_id: str, value: str) -> None:
+    """Keep `value` for `session_id` in `memory`, forgetting the oldest beyond the bound."""
+    memory[session_id] = value
+    memory.move_to_end(session_id)
+    while len(memory) > REMEMBERED_SESSIONS:
+        memory.popitem(last=False)
 
 
 def _for_good(session_id: str, reason: str) -> str:

@@ -10,11 +10,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from semledger.actors import LogWriter, SessionRegistry
 from semledger.eventlog import AgentConnected, SqliteRecorder
 from semledger.examples import counter
+from semledger.hosts import _http
 from semledger.hosts._http import McpHttpApp
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -141,3 +143,26 @@ async def test_a_resumed_session_takes_no_unsupported_version_from_a_refused_ini
         ("2025-06-18", False),
         (None, True),
     ]
+
+
+async def test_a_server_keeps_a_bounded_memory_of_ended_sessions_and_reads_older_ones_from_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every session its clients deleted stayed in memory for the server's life; the oldest
+    ones now go, and a request for one is still refused, from its end in the log."""
+    monkeypatch.setattr(_http, "REMEMBERED_SESSIONS", 2)
+    async with _asgi(tmp_path / "log.db") as app:
+        sessions = []
+        for _ in range(3):
+            _, headers, _ = await _request(app, "POST", _initialize("2025-06-18"))
+            sessions.append(headers["mcp-session-id"])
+            status, _, _ = await _request(app, "DELETE", None, sessions[-1], version="2025-06-18")
+            assert status == 204
+        assert list(app._over) == sessions[1:]
+        for session in sessions:
+            status, _, answer = await _request(app, "POST", PING, session, version="2025-06-18")
+            assert status == 404
+            assert refusal(answer) == (
+                f"session {session!r} was ended for good (deleted by the client): no server"
+                " takes it up again"
+            )
