@@ -52,7 +52,6 @@ from semledger.eventlog import (
     check_counted,
     decode,
     ended_for_good,
-    loggable_text,
     password_policy_refusal,
     session_start,
     topic_of,
@@ -75,6 +74,7 @@ from semledger.runtime import (
 from semledger.runtime._actions import check_request, check_since
 from semledger.runtime._app import check_app
 from semledger.runtime._errors import app_failed
+from semledger.runtime._ids import has_lone_surrogate
 from semledger.runtime._wire import (
     WireError,
     decode_perform_action,
@@ -193,7 +193,7 @@ class Close:
 
     def __attrs_post_init__(self) -> None:
         SessionEnded(self.reason, self.by)  # refused here, not in the session as it ends
-        if loggable_text(self.reason) != self.reason:
+        if has_lone_surrogate(self.reason):
             raise ValueError(
                 f"reason: expected text the log can hold, got {self.reason!r:.80}"
                 " (it holds a lone surrogate)"
