@@ -3,26 +3,21 @@ what a client that follows the spec, or a common client that bends it, gets."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 
-from semledger.actors import LogWriter, SessionRegistry
 from semledger.eventlog import AgentConnected, SqliteRecorder
-from semledger.examples import counter
 from semledger.hosts import _http
 from semledger.hosts._http import McpHttpApp
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from asgi_mcp import asgi as _asgi
+from asgi_mcp import request
 from stdio_client import refusal
 
-COUNTER = "semledger.examples.counter:app"
 NEWER = "2099-01-01"
 """A protocol version newer than any this server speaks."""
 
@@ -36,19 +31,11 @@ def _initialize(version: str, params: object = None) -> dict[str, Any]:
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 
 
-@asynccontextmanager
-async def _asgi(db: Path) -> AsyncIterator[McpHttpApp]:
-    with SqliteRecorder(db) as recorder:
-        async with trio.open_nursery() as logging:
-            writer = await logging.start(LogWriter(recorder).run)
-            async with trio.open_nursery() as nursery:
-                try:
-                    yield McpHttpApp(
-                        SessionRegistry(nursery, writer, recorder), counter.app, COUNTER
-                    )
-                finally:
-                    nursery.cancel_scope.cancel()
-            writer.close()
+CLIENT_HEADERS = [
+    (b"content-type", b"application/json"),
+    (b"accept", b"application/json, text/event-stream"),
+]
+"""What a client that follows the spec sends on every request."""
 
 
 async def _request(
@@ -59,31 +46,8 @@ async def _request(
     *,
     version: str | None = None,
 ) -> tuple[int, dict[str, str], Any]:
-    headers: Sequence[tuple[str, str]] = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        *([] if session is None else [("mcp-session-id", session)]),
-        *([] if version is None else [("mcp-protocol-version", version)]),
-    ]
-    scope = {
-        "type": "http",
-        "method": method,
-        "path": "/mcp",
-        "headers": [(k.encode(), v.encode()) for k, v in headers],
-    }
-    body = b"" if message is None else json.dumps(message).encode()
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(event: dict[str, Any]) -> None:
-        sent.append(event)
-
-    await app(scope, receive, send)
-    start, end = sent
-    answer = json.loads(end["body"]) if end["body"] else None
-    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, answer
+    extra = [] if version is None else [(b"mcp-protocol-version", version.encode())]
+    return await request(app, method, message, session, headers=CLIENT_HEADERS, extra=extra)
 
 
 async def test_an_initialize_whose_header_names_a_newer_version_is_negotiated(

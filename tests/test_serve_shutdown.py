@@ -29,7 +29,6 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ConnectionState
 from hypercorn.utils import wrap_app
 
-from semledger.actors import LogWriter, SessionRegistry
 from semledger.eventlog import (
     ActionRequested,
     LogMovedError,
@@ -44,6 +43,8 @@ from semledger.hosts._http import McpHttpApp
 from semledger.replay import audit_report
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
+from asgi_mcp import asgi as _asgi
+from asgi_mcp import request as _request
 from stdio_client import http_post, refusal
 
 COUNTER = "semledger.examples.counter:app"
@@ -223,47 +224,6 @@ class _FullDisk:
             return append(recorder, events)
 
         monkeypatch.setattr(SqliteRecorder, "append", failing)
-
-
-@asynccontextmanager
-async def _asgi(db: Path) -> AsyncIterator[McpHttpApp]:
-    with SqliteRecorder(db) as recorder:
-        async with trio.open_nursery() as logging:
-            writer = await logging.start(LogWriter(recorder).run)
-            async with trio.open_nursery() as nursery:
-                try:
-                    yield McpHttpApp(
-                        SessionRegistry(nursery, writer, recorder), counter.app, COUNTER
-                    )
-                finally:  # a failed assertion too: the sessions would keep the test waiting
-                    nursery.cancel_scope.cancel()
-            writer.close()
-
-
-async def _request(
-    app: McpHttpApp,
-    method: str,
-    message: object = None,
-    session: str | None = None,
-    *,
-    extra: Sequence[tuple[bytes, bytes]] = (),
-) -> tuple[int, dict[str, str], Any]:
-    headers = [] if session is None else [(b"mcp-session-id", session.encode())]
-    headers.extend(extra)
-    scope = {"type": "http", "method": method, "path": "/mcp", "headers": headers}
-    body = b"" if message is None else json.dumps(message).encode()
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(event: dict[str, Any]) -> None:
-        sent.append(event)
-
-    await app(scope, receive, send)
-    start, end = sent
-    answer = json.loads(end["body"]) if end["body"] else None
-    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, answer
 
 
 async def test_a_request_once_the_http_server_is_stopping_is_a_503_that_changes_nothing(
