@@ -16,7 +16,7 @@ from semledger.adapters import ActionabilityError, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import served, surface_on
+from served_pages import ref_of, served, surface_on
 
 BOXES = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Boxes</title>
@@ -67,11 +67,6 @@ async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
         yield surface
 
 
-async def _ref(surface: WebSurface, id_: str) -> str:
-    snapshot = await surface.snapshot()
-    return next(n.ref for n in snapshot.nodes if n.native.get("id") == id_)
-
-
 async def _checked(surface: WebSurface, id_: str) -> object:
     done = await surface.act("evaluate", args={"script": f"() => {id_}.checked"})
     return done.result
@@ -80,7 +75,7 @@ async def _checked(surface: WebSurface, id_: str) -> object:
 async def test_set_checked_ticks_a_checkbox_hidden_in_its_label_and_unticks_it(
     surface: WebSurface,
 ) -> None:
-    news = await _ref(surface, "news")
+    news = await ref_of(surface, "news")
     for checked, shown in ((True, "true"), (True, "true"), (False, "false")):
         await surface.act("setChecked", news, {"checked": checked})
         assert await _checked(surface, "news") == shown
@@ -90,7 +85,7 @@ async def test_set_checked_on_a_box_the_page_keeps_as_it_was_is_refused_saying_s
     surface: WebSurface,
 ) -> None:
     with pytest.raises(ActionabilityError) as refused:
-        await surface.act("setChecked", await _ref(surface, "locked"), {"checked": True})
+        await surface.act("setChecked", await ref_of(surface, "locked"), {"checked": True})
     assert refused.value.message == (
         "the click did not change its state: the page kept it unchecked"
     )
@@ -100,12 +95,12 @@ async def test_set_checked_on_a_box_the_page_renders_anew_answers_at_once_as_the
     surface: WebSurface,
 ) -> None:
     """The box the click changed is gone: the one in its place says how the page holds it."""
-    agreed = await _ref(surface, "agreed")
+    agreed = await ref_of(surface, "agreed")
     started = time.monotonic()
     await surface.act("setChecked", agreed, {"checked": True})
     assert await _checked(surface, "agreed") == "true"
     with pytest.raises(ActionabilityError) as refused:
-        await surface.act("setChecked", await _ref(surface, "kept"), {"checked": True})
+        await surface.act("setChecked", await ref_of(surface, "kept"), {"checked": True})
     assert refused.value.message == (
         "the click did not change its state: the page kept it unchecked"
     )

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from semledger.adapters import SessionInit, SnapshotNode, ValueEquals
+from semledger.adapters import SessionInit, ValueEquals
 from semledger.adapters._web import WebBrowser, WebSurface
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import served, surface_on
+from served_pages import node_of, served, surface_on
 
 EDITOR = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Editor</title></head>
@@ -38,24 +38,19 @@ async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
         yield surface
 
 
-async def _node(surface: WebSurface, id_: str) -> SnapshotNode:
-    snapshot = await surface.snapshot()
-    return next(n for n in snapshot.nodes if n.native.get("id") == id_)
-
-
 async def test_read_value_of_an_editable_element_is_its_text_as_its_node_shows_it(
     surface: WebSurface,
 ) -> None:
-    comment = await _node(surface, "comment")
+    comment = await node_of(surface, "comment")
     assert comment.value == "Looks good\nto me"
     assert await surface.read("value", comment.ref) == "Looks good\nto me"
-    assert await surface.read("value", (await _node(surface, "title")).ref) == "Draft"
+    assert await surface.read("value", (await node_of(surface, "title")).ref) == "Draft"
 
 
 async def test_text_typed_into_an_editable_element_reads_and_checks_back_as_typed(
     surface: WebSurface,
 ) -> None:
-    comment = await _node(surface, "comment")
+    comment = await node_of(surface, "comment")
     await surface.act("type", comment.ref, {"text": "Ship it"})
     assert await surface.read("value", comment.ref) == "Ship it"
     assert (await surface.check(ValueEquals("Ship it"), "ref", comment.ref)).ok

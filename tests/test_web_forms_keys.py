@@ -28,7 +28,7 @@ from semledger.runtime import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import full_read, open_host, served, surface_on
+from served_pages import full_read, open_host, ref_of, served, surface_on
 
 SEARCH = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Search</title></head>
@@ -168,8 +168,7 @@ async def test_typing_into_a_field_the_page_replaced_says_the_field_was_replaced
     """A test plan's ``type`` on the surface: the refusal's details name what happened."""
     async with surface_on(browser) as surface:
         await surface.open(SessionInit(base_url=pages + "rendered.html"))
-        snapshot = await surface.snapshot()
-        name = next(n.ref for n in snapshot.nodes if n.native.get("id") == "name")
+        name = await ref_of(surface, "name")
         with pytest.raises(ActionabilityError) as refused:
             await surface.act("type", name, {"text": "Ada"})
         assert refused.value.details == {"ref": name, "field_replaced": True}

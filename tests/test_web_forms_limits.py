@@ -27,7 +27,7 @@ from semledger.runtime import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import full_read, open_host, served, surface_on
+from served_pages import full_read, node_of, open_host, served, surface_on
 
 LIMITED = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Limited</title></head>
@@ -132,8 +132,7 @@ async def test_a_maxlength_on_a_type_that_ignores_it_refuses_nothing(
 async def test_type_on_the_surface_refuses_text_past_the_maxlength(
     surface: WebSurface, limited: SurfaceAgentHost
 ) -> None:
-    snapshot = await surface.snapshot()
-    code = next(n for n in snapshot.nodes if n.native.get("id") == "code")
+    code = await node_of(surface, "code")
     with pytest.raises(ActionabilityError) as refused:
         await surface.act("type", code.ref, {"text": "abcdefgh"})
     assert refused.value.details == {"ref": code.ref, "maxlength": 5, "length": 8}

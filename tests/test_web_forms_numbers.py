@@ -15,7 +15,7 @@ from semledger.adapters import ActionabilityError, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import served, surface_on
+from served_pages import ref_of, served, surface_on
 
 RANGES = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Ranges</title></head>
@@ -40,11 +40,6 @@ async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
         yield surface
 
 
-async def _ref(surface: WebSurface, id_: str) -> str:
-    snapshot = await surface.snapshot()
-    return next(n.ref for n in snapshot.nodes if n.native.get("id") == id_)
-
-
 @pytest.mark.parametrize(
     ("text", "why"),
     [
@@ -57,7 +52,7 @@ async def _ref(surface: WebSurface, id_: str) -> str:
 async def test_a_range_refuses_a_value_it_would_clamp_or_replace_and_keeps_its_own(
     surface: WebSurface, text: str, why: str
 ) -> None:
-    volume = await _ref(surface, "volume")
+    volume = await ref_of(surface, "volume")
     with pytest.raises(ActionabilityError) as refused:
         await surface.act("type", volume, {"text": text})
     assert refused.value.message == why
@@ -68,7 +63,7 @@ async def test_a_number_input_refuses_text_that_is_no_number_and_holds_one_past_
     surface: WebSurface,
 ) -> None:
     """Past its bounds it holds the value, invalid, as a user typing it makes it."""
-    guests = await _ref(surface, "guests")
+    guests = await ref_of(surface, "guests")
     with pytest.raises(ActionabilityError) as refused:
         await surface.act("type", guests, {"text": "many"})
     assert refused.value.message == "'many' does not fit the number field: it takes a number"
@@ -81,7 +76,7 @@ async def test_a_number_input_takes_a_number_typed_with_spaces_around_it_as_the_
     surface: WebSurface,
 ) -> None:
     """As a number input's fill trims what it is given: the spaces are no part of the value."""
-    guests = await _ref(surface, "guests")
+    guests = await ref_of(surface, "guests")
     await surface.act("type", guests, {"text": " 3\t"})
     assert await surface.read("value", guests) == "3"
     with pytest.raises(ActionabilityError) as refused:
@@ -103,5 +98,5 @@ async def test_a_ranges_refusal_names_its_bound_as_the_page_writes_it(
     surface: WebSurface, text: str, why: str
 ) -> None:
     with pytest.raises(ActionabilityError) as refused:
-        await surface.act("type", await _ref(surface, "budget"), {"text": text})
+        await surface.act("type", await ref_of(surface, "budget"), {"text": text})
     assert refused.value.message == why

@@ -16,7 +16,7 @@ from semledger.adapters import ActionabilityError, SessionInit
 from semledger.adapters._web import WebBrowser, WebSurface
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import served, surface_on
+from served_pages import ref_of, served, surface_on
 
 SELECTS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Selects</title></head>
@@ -44,15 +44,10 @@ async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
         yield surface
 
 
-async def _ref(surface: WebSurface, id_: str) -> str:
-    snapshot = await surface.snapshot()
-    return next(n.ref for n in snapshot.nodes if n.native.get("id") == id_)
-
-
 async def test_a_select_of_one_choice_given_several_values_is_refused(
     surface: WebSurface,
 ) -> None:
-    size = await _ref(surface, "size")
+    size = await ref_of(surface, "size")
     with pytest.raises(ActionabilityError) as refused:
         await surface.act("selectOption", size, {"values": ["M", "L"]})
     assert refused.value.message == "the select takes one choice, and 2 were given: ['M', 'L']"
@@ -62,7 +57,7 @@ async def test_a_select_of_one_choice_given_several_values_is_refused(
 
 
 async def test_a_disabled_option_is_refused_at_once_naming_it(surface: WebSurface) -> None:
-    toppings = await _ref(surface, "toppings")
+    toppings = await ref_of(surface, "toppings")
     for values, why in (
         (["c", "b"], "the option 'Basil' is disabled"),
         (["Basil", "Truffle"], "the options 'Basil', 'Truffle' are disabled"),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio
 
-from semledger.adapters import SessionInit
+from semledger.adapters import SessionInit, SnapshotNode
 from semledger.adapters._cases_web import serve_directory
 from semledger.adapters._web import WebBrowser, WebSurface
 from semledger.hosts import SurfaceAgentHost
@@ -67,3 +67,14 @@ async def hosted(
     closed after."""
     async with surface_on(browser, **config) as surface:
         yield await open_host(surface, url)
+
+
+async def node_of(surface: WebSurface, id_: str) -> SnapshotNode:
+    """The node, in a fresh snapshot of `surface`, of the element whose native id is `id_`."""
+    snapshot = await surface.snapshot()
+    return next(n for n in snapshot.nodes if n.native.get("id") == id_)
+
+
+async def ref_of(surface: WebSurface, id_: str) -> str:
+    """The ref, in a fresh snapshot of `surface`, of the element whose native id is `id_`."""
+    return (await node_of(surface, id_)).ref
