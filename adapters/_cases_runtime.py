@@ -416,16 +416,19 @@ async def screenshot_masks(ctx: CaseContext) -> None:
 
 @case("counter.state_restore", suite=SUITE, fixture="counter", requires=("restore",))
 async def state_restore(ctx: CaseContext) -> None:
-    """restore puts the session back where state() was taken."""
+    """restore puts the session back where state() was taken: at the count 1, not at the
+    app's start."""
+    increment = _find(await _snap(ctx), "button", "Increment").ref
+    await ctx.surface.act("click", increment)
     before = await _snap(ctx)
     saved = await ctx.surface.state()
-    increment = _find(before, "button", "Increment").ref
     await ctx.surface.act("click", increment)
     await ctx.surface.act("click", increment)
     await ctx.surface.restore(saved)
     after = await _snap(ctx)
-    if _find(after, "text", "Count").value != "0":
-        _fail("after restore the count is not back at 0")
+    count = _find(after, "text", "Count").value
+    if count != "1":
+        _fail(f"after restore the count is {count!r}, not the 1 state() was taken at")
     if after.hash != before.hash or after.text != before.text:
         _fail("after restore the snapshot differs from the one state() was taken at")
 

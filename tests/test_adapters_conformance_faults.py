@@ -1,0 +1,56 @@
+"""Runtime conformance cases that a broken adapter once passed: each fault here is run
+through the case that must now name it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from semledger.adapters import (
+    RuntimeSurface,
+    SessionState,
+    SessionStateLike,
+    create_runtime_surface,
+    register_adapter,
+    run_conformance,
+)
+
+
+def _factory(cls: type[RuntimeSurface]) -> Callable[[Mapping[str, Any]], RuntimeSurface]:
+    def make(config: Mapping[str, Any]) -> RuntimeSurface:
+        base = create_runtime_surface(config)
+        return cls(base.app, base.app_ref)
+
+    return make
+
+
+async def _failure(cls: type[RuntimeSurface], case_id: str) -> str | None:
+    """The reason `case_id` fails for an adapter of `cls`; None when it does not fail."""
+    name = f"faulty-{cls.__name__}"
+    register_adapter(name, _factory(cls))
+    report = await run_conformance(name, suite="runtime", only=[case_id])
+    (result,) = report.results
+    return result.reason if result.status == "failed" else None
+
+
+class RestoreIsReset(RuntimeSurface):
+    """restore() ignores the state it is given and goes back to the app's start."""
+
+    start: SessionState | None = None
+
+    async def snapshot(self, **options: Any) -> Any:
+        if self.start is None:
+            self.start = await super().state()
+        return await super().snapshot(**options)
+
+    async def restore(self, state: SessionStateLike) -> None:
+        assert self.start is not None
+        await super().restore(self.start)
+
+
+async def test_a_restore_that_resets_the_app_fails_state_restore() -> None:
+    """state() was taken on a fresh counter, so a restore() that reset the app passed."""
+    reason = await _failure(RestoreIsReset, "counter.state_restore")
+    assert reason == "after restore the count is '0', not the 1 state() was taken at"
+
+
