@@ -1273,12 +1273,9 @@ def _path_steps(tree: _Tree, entry: _Entry) -> tuple[PathStep, ...]:
 
 
 def _check_node(pred: Predicate, raw: amap.RawNode) -> CheckResult:
-    states = set(amap.node_states(raw))
-    if amap.is_checkable(raw):
-        states.add("checked" if amap.is_checked(raw) else "unchecked")
     return check_element(
         pred,
-        states=states,
+        states=amap.node_states(raw),
         text=amap.text_of(raw) or "",
         value=amap.value_of(raw),
         checkable=amap.is_checkable(raw),

@@ -71,10 +71,9 @@ def check_element(
     if isinstance(pred, Checked | Unchecked):
         if not checkable:
             raise CheckError("the element cannot be checked or unchecked")
-        on = "checked" in states
-        return CheckResult(
-            ok=on == isinstance(pred, Checked), actual="checked" if on else "unchecked"
-        )
+        # A mixed (indeterminate) box is neither: its states hold neither word.
+        actual = next((word for word in ("checked", "unchecked") if word in states), "mixed")
+        return CheckResult(ok=actual == pred.kind, actual=actual)
     if isinstance(pred, Focused):
         return CheckResult(ok="focused" in states, actual=shown)
     if isinstance(pred, TextEquals | TextContains):

@@ -27,7 +27,7 @@ from semledger.adapters import (
     create_surface,
     snapshot_problems,
 )
-from semledger.runtime import App, Live, Role, View, group, node
+from semledger.runtime import App, Checked, Live, Role, State, View, group, node
 from semledger.runtime import text as text_view
 
 
@@ -253,6 +253,23 @@ def _saved_view(_model: object) -> View[object]:
         semantic_id="saved.status",
     )
     return group(status, text_view("Quiet", semantic_id="saved.quiet"), label="Page")
+
+
+def _mixed_view(_model: object) -> View[object]:
+    return node(Role.CHECKBOX, label="All", semantic_id="all", state=State(checked=Checked.MIXED))
+
+
+async def test_a_mixed_checkbox_checks_neither_checked_nor_unchecked() -> None:
+    """A half-checked box has neither state: `unchecked` said yes to it, as "off"."""
+    app: App[object, object] = App(init=lambda: None, update=lambda m, _msg: m, view=_mixed_view)
+    surface = RuntimeSurface(app, "tests:mixed")
+    await surface.open({})
+    try:
+        ref = _by_id(await surface.snapshot(), "all").ref
+        answers = [await surface.check({"kind": k}, "ref", ref) for k in ("checked", "unchecked")]
+    finally:
+        await surface.close()
+    assert [(a.ok, a.actual) for a in answers] == [(False, "mixed"), (False, "mixed")]
 
 
 async def test_live_regions_say_that_they_are_and_what_inside_them_is_not(

@@ -309,6 +309,16 @@ async def test_set_checked_toggles_only_when_the_state_differs() -> None:
     assert (await surface.check({"kind": "checked"}, "ref", agree)).ok
 
 
+async def test_a_check_box_in_the_inconsistent_state_checks_neither_checked_nor_unchecked(
+) -> None:
+    """GTK's inconsistent box is drawn half-checked: `unchecked` said yes to it."""
+    surface, backend = await _open()
+    agree = await _ref(surface, "agree")
+    backend.set_states(_path(backend, "agree"), add=("indeterminate",))
+    answers = [await surface.check({"kind": k}, "ref", agree) for k in ("checked", "unchecked")]
+    assert [(a.ok, a.actual) for a in answers] == [(False, "mixed"), (False, "mixed")]
+
+
 async def test_type_appends_through_insert_text_and_clear_empties() -> None:
     surface, backend = await _open()
     entry = await _ref(surface, "name")

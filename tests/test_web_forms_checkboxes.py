@@ -29,6 +29,8 @@ BOXES = """<!doctype html>
 <p><label><input type="checkbox" class="visually-hidden" id="news"><span class="box"></span>
   Send me the newsletter</label></p>
 <p><label><input type="checkbox" id="locked" onclick="event.preventDefault()"> Locked</label></p>
+<p><label><input type="checkbox" id="some"> Some</label></p>
+<div role="checkbox" aria-checked="mixed" tabindex="0" id="partly">Partly</div>
 <div id="agree"></div>
 <div id="stubborn"></div>
 <script>
@@ -49,6 +51,7 @@ BOXES = """<!doctype html>
   }
   render();
   renderStubborn();
+  document.getElementById("some").indeterminate = true;
 </script>
 </body></html>
 """
@@ -106,3 +109,13 @@ async def test_set_checked_on_a_box_the_page_renders_anew_answers_at_once_as_the
     )
     assert refused.value.details["replaced"] is True
     assert time.monotonic() - started < 2  # the surface's timeout is 3 s
+
+
+@pytest.mark.parametrize("id_", ["some", "partly"])
+async def test_a_mixed_checkbox_checks_neither_checked_nor_unchecked(
+    surface: WebSurface, id_: str
+) -> None:
+    """An indeterminate box (or `aria-checked="mixed"`): `unchecked` said yes to it."""
+    box = await ref_of(surface, id_)
+    answers = [await surface.check({"kind": k}, "ref", box) for k in ("checked", "unchecked")]
+    assert [(a.ok, a.actual) for a in answers] == [(False, "mixed"), (False, "mixed")]
