@@ -506,7 +506,9 @@ def _shown_element(element: _Element) -> str:
 
 @case("todo.checkbox_states", suite=SUITE, fixture="todo")
 async def checkbox_states(ctx: CaseContext) -> None:
-    """A checkbox is unchecked, then checked after setChecked; check agrees."""
+    """A checkbox is unchecked, then checked after setChecked; check agrees. setChecked sets
+    the state asked for rather than toggling: asked again for the state the box is in, it
+    leaves it."""
     await _add_todo(ctx, "milk")
     snapshot = await _snap(ctx)
     done = _find(snapshot, "checkbox", "Done")
@@ -519,6 +521,12 @@ async def checkbox_states(ctx: CaseContext) -> None:
     result = await ctx.surface.check({"kind": "checked"}, "ref", done.ref)
     if not result.ok:
         _fail("check checked is not ok after setChecked(true)")
+    for checked, state in ((True, "checked"), (False, "unchecked"), (False, "unchecked")):
+        await ctx.surface.act("setChecked", done.ref, {"checked": checked})
+        states = _states(_find(await _snap(ctx), "checkbox", "Done"))
+        if state not in states:
+            _fail(f"setChecked({str(checked).lower()}) left the checkbox {sorted(states)}, "
+                  f"not {state}")
 
 
 @case("todo.locate_many", suite=SUITE, fixture="todo")

@@ -414,15 +414,22 @@ async def _widgets_select(ctx: CaseContext) -> None:
 
 @case("widgets.checkboxes_and_radios", suite=SUITE, fixture="widgets")
 async def _widgets_checks(ctx: CaseContext) -> None:
-    """Checkable roles are checked or unchecked; setChecked changes them."""
+    """Checkable roles are checked or unchecked; setChecked sets the state asked for, and
+    asked for the state a box is in already, leaves it (it never toggles)."""
     snap = await ctx.surface.snapshot()
     expect("unchecked" in node(snap, "checkbox", "Newsletter").states, "no unchecked state")
     expect("checked" in node(snap, "checkbox", "Terms").states, "no checked state")
     news = await one(ctx, LabelCandidate("Newsletter"))
     await ctx.surface.act("setChecked", news, {"checked": True})
     expect((await ctx.surface.check(Checked(), "ref", news)).ok, "setChecked true")
+    await ctx.surface.act("setChecked", news, {"checked": True})
+    expect((await ctx.surface.check(Checked(), "ref", news)).ok,
+           "setChecked true on a checked box unchecked it")
     await ctx.surface.act("setChecked", news, {"checked": False})
     expect((await ctx.surface.check(Unchecked(), "ref", news)).ok, "setChecked false")
+    await ctx.surface.act("setChecked", news, {"checked": False})
+    expect((await ctx.surface.check(Unchecked(), "ref", news)).ok,
+           "setChecked false on an unchecked box checked it")
     small = await one(ctx, RoleCandidate("radio", "Small", exact=True))
     await ctx.surface.act("setChecked", small, {"checked": True})
     large = await one(ctx, RoleCandidate("radio", "Large", exact=True))

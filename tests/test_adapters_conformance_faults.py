@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from semledger.adapters import (
+    ActResult,
     RuntimeSurface,
     SessionState,
     SessionStateLike,
@@ -54,3 +55,19 @@ async def test_a_restore_that_resets_the_app_fails_state_restore() -> None:
     assert reason == "after restore the count is '0', not the 1 state() was taken at"
 
 
+
+
+class ToggleSetChecked(RuntimeSurface):
+    """setChecked ignores `checked` and toggles the box."""
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        if action == "setChecked":
+            return await super().act("click", ref)
+        return await super().act(action, ref, args, ref2)
+
+
+async def test_a_set_checked_that_toggles_fails_checkbox_states() -> None:
+    """Only an unchecked box was ever set checked, which a toggle does as well."""
+    reason = await _failure(ToggleSetChecked, "todo.checkbox_states")
+    assert reason == "setChecked(true) left the checkbox ['unchecked'], not checked"

@@ -1,0 +1,43 @@
+"""Web conformance cases that a broken web adapter once passed: each fault here is run
+through the case that must now name it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from semledger.adapters import ActResult, register_adapter, run_conformance
+from semledger.adapters._web import WebSurface, default_executable
+
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    if not os.path.exists(default_executable()):
+        pytest.fail(f"no Chromium at {default_executable()}: scripts/test.sh installs it")
+
+
+async def _failure(cls: type[WebSurface], case_id: str) -> str | None:
+    """The reason `case_id` fails for an adapter of `cls`; None when it does not fail."""
+    name = f"faulty-web-{cls.__name__}"
+    register_adapter(name, cls)
+    report = await run_conformance(name, suite="web", only=[case_id])
+    (result,) = report.results
+    return result.reason if result.status == "failed" else None
+
+
+class ToggleSetChecked(WebSurface):
+    """setChecked ignores `checked` and toggles the box."""
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        if action == "setChecked":
+            return await super().act("click", ref)
+        return await super().act(action, ref, args, ref2)
+
+
+async def test_a_set_checked_that_toggles_fails_checkboxes_and_radios() -> None:
+    """Each box was only ever asked for the state it did not have, which a toggle gives."""
+    reason = await _failure(ToggleSetChecked, "widgets.checkboxes_and_radios")
+    assert reason == "setChecked true on a checked box unchecked it"
