@@ -110,7 +110,7 @@ from ._schemas import (
     session_init_from_dict,
     session_state_from_dict,
 )
-from ._session import Launch, SessionInit, SessionState
+from ._session import Launch, SessionState
 from ._snapshot import Snapshot, SnapshotNode, build_snapshot
 from ._surface import (
     ActArgsLike,
@@ -260,7 +260,7 @@ class AtspiSurface:
         return self._launched
 
     async def open(self, session: SessionInitLike) -> None:
-        init = session if isinstance(session, SessionInit) else session_init_from_dict(session)
+        init = session_init_from_dict(session)
         if self._app is not None:
             raise SessionError("the session is already open")
         if init.process_name is None and init.launch is None:
@@ -518,7 +518,7 @@ class AtspiSurface:
     # -- locate -----------------------------------------------------------------------
 
     async def locate(self, candidate: CandidateLike) -> list[str]:
-        cand = candidate if not isinstance(candidate, Mapping) else candidate_from_dict(candidate)
+        cand = candidate_from_dict(candidate)
         if not isinstance(
             cand,
             (
@@ -589,8 +589,7 @@ class AtspiSurface:
         args: ActArgsLike | None = None,
         ref2: str | None = None,
     ) -> ActResult:
-        a = args if isinstance(args, ActArgs) or args is None else act_args_from_dict(args)
-        a = a or ActArgs()
+        a = ActArgs() if args is None else act_args_from_dict(args)
         if action in NAVIGATION:
             raise NavigationError(f"{action}: a desktop application has no URL to navigate")
         if action == "quit":
@@ -1047,7 +1046,7 @@ class AtspiSurface:
     async def check(
         self, predicate: PredicateLike, subject: CheckSubject, ref: str | None = None
     ) -> CheckResult:
-        pred = predicate if not isinstance(predicate, Mapping) else predicate_from_dict(predicate)
+        pred = predicate_from_dict(predicate)
         if subject not in PREDICATE_SUBJECTS.get(pred.kind, ()):
             raise CheckError(f"{pred.kind} cannot be checked against {subject}")
         if subject == "dialog":
@@ -1113,7 +1112,7 @@ class AtspiSurface:
         return SessionState(extras={"atspi.application": app.name})
 
     async def restore(self, state: SessionStateLike) -> None:
-        value = state if isinstance(state, SessionState) else session_state_from_dict(state)
+        value = session_state_from_dict(state)
         if value.url is not None or value.cookies or value.origins:
             raise SessionError("the atspi adapter cannot restore web session state")
 

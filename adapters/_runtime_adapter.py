@@ -100,7 +100,6 @@ from ._calls import (
 )
 from ._candidates import (
     AutomationIdCandidate,
-    Candidate,
     ControlPathCandidate,
     CoordsCandidate,
     LabelCandidate,
@@ -411,11 +410,7 @@ class RuntimeSurface:
 
     @staticmethod
     def _init(session: SessionInitLike | None) -> SessionInit:
-        if session is None:
-            return SessionInit()
-        if isinstance(session, SessionInit):
-            return session
-        return session_init_from_dict(session)
+        return SessionInit() if session is None else session_init_from_dict(session)
 
     def _live(self) -> AppRuntime[Any, Any]:
         if self._closed:
@@ -604,11 +599,7 @@ class RuntimeSurface:
 
     @staticmethod
     def _args(args: ActArgsLike | None) -> ActArgs:
-        if args is None:
-            return ActArgs()
-        if isinstance(args, ActArgs):
-            return args
-        return act_args_from_dict(args)
+        return ActArgs() if args is None else act_args_from_dict(args)
 
     def _node(self, runtime: AppRuntime[Any, Any], ref: str | None) -> SemanticsNode:
         if ref is None:
@@ -936,9 +927,7 @@ class RuntimeSurface:
         self, predicate: PredicateLike, subject: CheckSubject, ref: str | None = None
     ) -> CheckResult:
         runtime = self._live()
-        pred: Predicate = (
-            predicate_from_dict(predicate) if isinstance(predicate, Mapping) else predicate
-        )
+        pred = predicate_from_dict(predicate)
         if subject not in PREDICATE_SUBJECTS.get(pred.kind, ()):
             raise CheckError(f"{pred.kind} cannot be evaluated against the {subject}")
         snapshot = runtime.snapshot
@@ -992,9 +981,7 @@ class RuntimeSurface:
 
     async def locate(self, candidate: CandidateLike) -> list[str]:
         runtime = self._live()
-        found: Candidate = (
-            candidate_from_dict(candidate) if isinstance(candidate, Mapping) else candidate
-        )
+        found = candidate_from_dict(candidate)
         snapshot = runtime.snapshot
         if isinstance(found, CoordsCandidate):
             hit = runtime.hit_test(found.x, found.y)
@@ -1099,7 +1086,7 @@ class RuntimeSurface:
 
     async def restore(self, state: SessionStateLike) -> None:
         self._live()
-        given = state if isinstance(state, SessionState) else session_state_from_dict(state)
+        given = session_state_from_dict(state)
         extras = given.extras
         try:
             generation = int(extras["generation"])

@@ -785,7 +785,7 @@ class WebSurface:
     # -- open / close --------------------------------------------------------------------
 
     async def open(self, session: SessionInitLike) -> None:
-        init = session if isinstance(session, SessionInit) else session_init_from_dict(session)
+        init = session_init_from_dict(session)
         if self._context is not None:
             raise SessionError("the session is already open")
         if not self._browser.running:
@@ -1115,7 +1115,7 @@ class WebSurface:
     # -- locate / describe -------------------------------------------------------------------
 
     async def locate(self, candidate: CandidateLike) -> list[str]:
-        cand = candidate_from_dict(candidate) if isinstance(candidate, Mapping) else candidate
+        cand = candidate_from_dict(candidate)
         return await self._run(lambda: self._locate(cand))
 
     def _candidate_locator(self, frame: Frame, c: Candidate) -> Locator | None:
@@ -1209,9 +1209,7 @@ class WebSurface:
         args: ActArgsLike | None = None,
         ref2: str | None = None,
     ) -> ActResult:
-        parsed = (
-            args if isinstance(args, ActArgs) else act_args_from_dict(args) if args else ActArgs()
-        )
+        parsed = act_args_from_dict(args) if args else ActArgs()
         if action == "sleep":
             if parsed.ms is None:
                 raise DataError("sleep needs ms", path="args.ms")
@@ -1498,7 +1496,7 @@ class WebSurface:
     async def check(
         self, predicate: PredicateLike, subject: CheckSubject, ref: str | None = None
     ) -> CheckResult:
-        pred = predicate_from_dict(predicate) if isinstance(predicate, Mapping) else predicate
+        pred = predicate_from_dict(predicate)
         allowed = PREDICATE_SUBJECTS.get(pred.kind, ())
         if subject not in allowed:
             raise CheckError(
@@ -1591,7 +1589,7 @@ class WebSurface:
         return SessionState(url=page.url, cookies=cookies, origins=origins)
 
     async def restore(self, state: SessionStateLike) -> None:
-        parsed = state if isinstance(state, SessionState) else session_state_from_dict(state)
+        parsed = session_state_from_dict(state)
         await self._run(lambda: self._restore(parsed))
 
     async def _restore(self, state: SessionState) -> None:

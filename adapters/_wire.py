@@ -3,7 +3,8 @@
 Both walk the same field specs, so a decoder accepts exactly what the generated schema
 allows. The annotation vocabulary is deliberately small:
 
-- ``str``, ``bool``, ``int``, ``float`` (``float`` also takes a JSON integer, kept as int);
+- ``str``, ``bool``, ``int``, ``float`` (``float`` also takes a JSON integer, kept as int;
+  an ``int`` lies within I-JSON's ±(2**53 - 1));
 - ``Literal["a", "b"]`` of strings;
 - ``X | None`` on a field whose default is ``None``: optional on the wire, omitted when
   ``None``; ``null`` is not accepted, absence is the only way to say "none";
@@ -37,6 +38,9 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _META_KEY = "semledger.wire"
 _TAG_KEYS = ("by", "kind")
 _LIMIT_KEYS = frozenset({"minimum", "maximum", "minLength", "uniqueItems"})
+SAFE_INTEGER = 2**53 - 1
+"""I-JSON's (RFC 7493) bound: beyond it an integer is not the same number to every parser,
+and as milliseconds or a coordinate it overflowed a float inside the adapter."""
 
 
 def limits(**constraints: object) -> dict[str, object]:
@@ -163,14 +167,19 @@ def decode_value(tp: Any, obj: object, path: str) -> Any:
         return obj
     if tp is int:
         if isinstance(obj, float) and math.isfinite(obj) and obj.is_integer():
-            return int(obj)
+            obj = int(obj)
         if isinstance(obj, bool) or not isinstance(obj, int):
             raise _expected("integer", obj, path)
+        if abs(obj) > SAFE_INTEGER:
+            raise DataError(
+                f"expected an integer from {-SAFE_INTEGER} to {SAFE_INTEGER}, got one beyond",
+                path=path,
+            )
         return obj
     if tp is float:
         if isinstance(obj, bool) or not isinstance(obj, int | float):
             raise _expected("number", obj, path)
-        if isinstance(obj, float) and not math.isfinite(obj):
+        if not math.isfinite(obj if isinstance(obj, float) else _as_float(obj)):
             raise DataError("expected a finite number", path=path)
         return obj
     origin = get_origin(tp)
@@ -211,10 +220,24 @@ def decode_value(tp: Any, obj: object, path: str) -> Any:
     raise TypeError(f"unsupported wire type {tp!r}")
 
 
+def _as_float(number: int) -> float:
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
+
+
+def _json_form(instance: object, path: str) -> JSONValue:
+    try:
+        return encode_value(instance)
+    except TypeError as exc:  # a field holding what the wire has no form for
+        raise DataError(str(exc), path=path) from None
+
+
 def _decode_union(tp: Any, obj: object, path: str) -> Any:
     members = _members(tp)
     if isinstance(obj, members):
-        return obj
+        obj = _json_form(obj, path)
     if not isinstance(obj, Mapping):
         raise _expected("object", obj, path)
     key, by_tag = _union_tags(tp)
@@ -228,9 +251,11 @@ def _decode_union(tp: Any, obj: object, path: str) -> Any:
 
 
 def decode_object(cls: type, obj: object, path: str) -> Any:
-    """Decode a JSON object as the attrs class ``cls``; an instance passes through."""
+    """Decode a JSON object as the attrs class ``cls``. An instance is decoded from its
+    JSON form: attrs checks no types or limits, and one given by a caller in Python reached
+    the adapter with a negative wait or a string for a number."""
     if isinstance(obj, cls):
-        return obj
+        obj = _json_form(obj, path)
     if not isinstance(obj, Mapping):
         raise _expected("object", obj, path)
     specs = _fields(cls)
@@ -341,7 +366,7 @@ class _SchemaBuilder:
         if tp is bool:
             return {"type": "boolean"}
         if tp is int:
-            return {"type": "integer"}
+            return {"type": "integer", "minimum": -SAFE_INTEGER, "maximum": SAFE_INTEGER}
         if tp is float:
             return {"type": "number"}
         origin = get_origin(tp)

@@ -10,6 +10,7 @@ import trio
 from PIL import Image
 
 from semledger.adapters import (
+    ActArgs,
     ActionabilityError,
     AgentSurface,
     Capabilities,
@@ -270,6 +271,12 @@ async def test_a_mixed_checkbox_checks_neither_checked_nor_unchecked() -> None:
     finally:
         await surface.close()
     assert [(a.ok, a.actual) for a in answers] == [(False, "mixed"), (False, "mixed")]
+
+
+async def test_act_args_given_as_an_instance_are_checked(counter: RuntimeSurface) -> None:
+    """A negative wait given as ActArgs, not a dict, was a bare ValueError from trio."""
+    with pytest.raises(DataError, match="must be at least 0"):
+        await counter.act("sleep", None, ActArgs(ms=-1))
 
 
 async def test_live_regions_say_that_they_are_and_what_inside_them_is_not(

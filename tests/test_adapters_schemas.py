@@ -36,6 +36,7 @@ from semledger.adapters import (
     build_snapshot,
     candidate_from_dict,
     decode,
+    decode_act_args,
     decode_candidate,
     decode_check_request,
     decode_session_init,
@@ -277,11 +278,39 @@ def test_testid_attribute_is_configurable() -> None:
 
 def test_dicts_and_instances_are_both_accepted() -> None:
     role = RoleCandidate("button")
-    assert candidate_from_dict(role) is role
+    assert candidate_from_dict(role) == role
     assert candidate_from_dict({"by": "role", "role": "button"}) == role
     assert predicate_from_dict({"kind": "textEquals", "text": "Hi"}) == TextEquals("Hi")
     init = session_init_from_dict({"base_url": "http://127.0.0.1:8000/"})
     assert init == SessionInit(base_url="http://127.0.0.1:8000/")
+
+
+@pytest.mark.parametrize(
+    ("given", "path", "message"),
+    [
+        (ActArgs(ms=-1), "args.ms", "must be at least 0"),
+        (ActArgs(ms="5"), "args.ms", "expected integer, got string"),  # type: ignore[arg-type]
+        (ActArgs(ms=object()), "args", "cannot encode object"),  # type: ignore[arg-type]
+        (ActArgs(ms=2**53), "args.ms", "expected an integer from -9007199254740991 to"),
+        ({"ms": 10**400}, "args.ms", "got one beyond"),
+    ],
+)
+def test_an_instance_is_checked_as_its_json_is(given: object, path: str, message: str) -> None:
+    """attrs checks no types or limits: a caller's ActArgs(ms=-1) reached the adapter, which
+    raised a bare ValueError, and a huge integer overflowed a float there."""
+    with pytest.raises(DataError, match=message) as info:
+        decode_act_args(given)
+    assert info.value.path == path
+    assert decode_act_args(ActArgs(ms=2**53 - 1)) == ActArgs(ms=2**53 - 1)
+
+
+def test_a_number_beyond_a_float_is_refused_and_an_instance_in_a_union_checked() -> None:
+    with pytest.raises(DataError, match="expected a finite number") as info:
+        decode_candidate({"by": "coords", "x": 10**400, "y": 0})
+    assert info.value.path == "candidate.x"
+    with pytest.raises(DataError, match="must be at least 0") as info:
+        predicate_from_dict(Count(RoleCandidate("button"), -1))
+    assert info.value.path == "predicate.count"
 
 
 @pytest.mark.parametrize(
