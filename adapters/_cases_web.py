@@ -291,17 +291,27 @@ async def _home_navigation(ctx: CaseContext) -> None:
 
 @case("home.wait_for", suite=SUITE, fixture="home")
 async def _home_wait_for(ctx: CaseContext) -> None:
-    """waitFor waits for an element to appear; sleep sleeps."""
-    await ctx.surface.act("click", await one(ctx, IdCandidate("later")))
-    await ctx.surface.act("sleep", args={"ms": 500})
-    appeared = await one(ctx, IdCandidate("appeared"))
-    await ctx.surface.act("waitFor", appeared, {"wait_state": "visible"})
-    expect((await ctx.surface.check(Visible(), "ref", appeared)).ok, "not visible")
+    """waitFor waits for an element to show: a hidden one the page shows 800 ms later is
+    visible as soon as waitFor returns, with no sleep before it. sleep sleeps: a button the
+    page adds 300 ms after a click is there after a sleep of 500 ms."""
     hidden = await ctx.surface.locate(RoleCandidate("button", "Hidden button"))
     expect(hidden == [], "a hidden button is located by role")
     secret = await one(ctx, IdCandidate("secret"))
     expect((await ctx.surface.check(Hidden(), "ref", secret)).ok, "display:none is not hidden")
     await ctx.surface.act("waitFor", secret, {"wait_state": "hidden"})
+    await ctx.surface.act("evaluate", args={"script": _SHOW_SECRET_LATER})
+    await ctx.surface.act("waitFor", secret, {"wait_state": "visible"})
+    expect((await ctx.surface.check(Visible(), "ref", secret)).ok,
+           "waitFor visible returned before the element showed")
+    await ctx.surface.act("click", await one(ctx, IdCandidate("later")))
+    await ctx.surface.act("sleep", args={"ms": 500})
+    appeared = await one(ctx, IdCandidate("appeared"))
+    expect((await ctx.surface.check(Visible(), "ref", appeared)).ok, "not visible")
+
+
+_SHOW_SECRET_LATER: Final = (
+    "setTimeout(() => { document.getElementById('secret').style.display = ''; }, 800); 'later'"
+)
 
 
 @case("home.screenshot_masked", suite=SUITE, fixture="home", requires=["screenshot"])

@@ -41,3 +41,20 @@ async def test_a_set_checked_that_toggles_fails_checkboxes_and_radios() -> None:
     """Each box was only ever asked for the state it did not have, which a toggle gives."""
     reason = await _failure(ToggleSetChecked, "widgets.checkboxes_and_radios")
     assert reason == "setChecked true on a checked box unchecked it"
+
+
+class NoOpWaitFor(WebSurface):
+    """waitFor returns at once, whatever the element's state."""
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        if action == "waitFor":
+            return ActResult()
+        return await super().act(action, ref, args, ref2)
+
+
+async def test_a_wait_for_that_does_not_wait_fails_home_wait_for() -> None:
+    """The case slept 500 ms before waiting for an element shown after 300 ms, so a waitFor
+    that returned at once passed."""
+    reason = await _failure(NoOpWaitFor, "home.wait_for")
+    assert reason == "waitFor visible returned before the element showed"
