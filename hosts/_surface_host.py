@@ -445,7 +445,7 @@ def _node(
         semantic_id=_semantic_id(native),
         role=role,
         children=children,
-        level=int(level) if level.isdigit() and int(level) > 0 else None,
+        level=int(level) if level.isascii() and level.isdigit() and int(level) > 0 else None,
         url=native.get("url"),
         label=item.name,
         value=item.value,
@@ -484,7 +484,7 @@ def _collection(native: Mapping[str, str], in_set: tuple[int, int] | None) -> Co
 
     def number(key: str) -> int | None:
         text = native.get(key)
-        return int(text) if text is not None and text.isdigit() else None
+        return int(text) if text is not None and text.isascii() and text.isdigit() else None
 
     position, size = in_set if in_set is not None else (None, None)
     if "posinset" in native:

@@ -617,3 +617,28 @@ async def test_only_a_node_behind_a_dialog_is_said_to_wait_for_it_to_close() -> 
         f" node {alert}"
     )
     assert await refused(ByNodeId(999)) == "no node has that id"
+
+
+class _Superscripts:
+    kind = "desktop"
+
+    async def snapshot(self, **options: Any) -> Any:
+        from semledger.adapters import SnapshotNode, build_snapshot
+
+        return build_snapshot("r", [
+            SnapshotNode(ref="r", role="document", depth=0),
+            SnapshotNode(ref="h", role="heading", name="Title", depth=1, parent="r",
+                         native={"level": "²"}),
+            SnapshotNode(ref="i", role="listitem", name="One", depth=1, parent="r",
+                         native={"posinset": "³", "setsize": "4", "rowindex": "١"}),
+        ])
+
+
+async def test_a_level_or_set_position_in_digits_other_than_ascii_is_not_known() -> None:
+    """str.isdigit() holds for "²" and "١" that int() refuses (or reads as another number):
+    a heading level of "²" raised ValueError out of the bridge instead of being read."""
+    full = await _full(SurfaceAgentHost(_Superscripts()))  # type: ignore[arg-type]
+    heading = next(n for n in full.nodes if n.label == "Title")
+    item = next(n for n in full.nodes if n.label == "One")
+    assert heading.level is None
+    assert item.collection == Collection(set_size=4)
