@@ -482,18 +482,27 @@ async def _widgets_states(ctx: CaseContext) -> None:
 
 @case("widgets.pointer_and_keyboard", suite=SUITE, fixture="widgets")
 async def _widgets_pointer(ctx: CaseContext) -> None:
-    """hover, doubleClick, rightClick, pressAndHold/release, press, keyDown and keyUp."""
+    """hover, doubleClick, rightClick, pressAndHold/release, hoverAndClick, press, keyDown
+    and keyUp; each pointer action is held to the events it adds to the page's log itself."""
     target = await one(ctx, IdCandidate("multi"))
     log = await one(ctx, IdCandidate("pointer"))
-    await ctx.surface.act("hover", target)
-    await ctx.surface.act("doubleClick", target)
-    await ctx.surface.act("rightClick", target)
-    await ctx.surface.act("pressAndHold", target)
-    await ctx.surface.act("release", target)
-    await ctx.surface.act("hoverAndClick", target)
-    text = str(await ctx.surface.read("text", log))
-    for what in ("hover", "dblclick", "contextmenu", "down", "up"):
-        expect(what in text, f"no {what} in {text!r}")
+    away = await one(ctx, RoleCandidate("heading", "Widgets"))
+    for action, ref, logs, never in (
+        ("hover", target, ("hover",), ()),
+        ("doubleClick", target, ("dblclick",), ()),
+        ("rightClick", target, ("contextmenu",), ()),
+        ("pressAndHold", target, ("down",), ("up",)),
+        ("release", target, ("up",), ()),
+        ("hover", away, (), ()),
+        ("hoverAndClick", target, ("hover", "down", "up"), ()),
+    ):
+        before = str(await ctx.surface.read("text", log)).split()
+        await ctx.surface.act(action, ref)
+        new = str(await ctx.surface.read("text", log)).split()[len(before):]
+        for what in logs:
+            expect(what in new, f"{action} logged {new}, with no {what}")
+        for what in never:
+            expect(what not in new, f"{action} logged {new}, with {what}")
     keys = await one(ctx, IdCandidate("keys"))
     await ctx.surface.act("press", target, {"key": "a"})
     await ctx.surface.act("keyDown", args={"key": "Shift"})

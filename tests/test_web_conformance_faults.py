@@ -58,3 +58,36 @@ async def test_a_wait_for_that_does_not_wait_fails_home_wait_for() -> None:
     that returned at once passed."""
     reason = await _failure(NoOpWaitFor, "home.wait_for")
     assert reason == "waitFor visible returned before the element showed"
+
+
+
+def _no_op(name: str) -> type[WebSurface]:
+    """Answers the action `name` as if done, doing nothing."""
+
+    class NoOp(WebSurface):
+        async def act(self, action: str, ref: str | None = None, args: Any = None,
+                      ref2: str | None = None) -> ActResult:
+            if action == name:
+                return ActResult()
+            return await super().act(action, ref, args, ref2)
+
+    NoOp.__name__ = f"NoOp-{name}"
+    return NoOp
+
+
+@pytest.mark.parametrize(
+    ("action", "reason"),
+    [
+        ("hover", "hover logged [], with no hover"),
+        ("pressAndHold", "pressAndHold logged [], with no down"),
+        ("release", "release logged [], with no up"),
+        ("hoverAndClick", "hoverAndClick logged [], with no hover"),
+    ],
+)
+async def test_a_pointer_action_that_does_nothing_fails_pointer_and_keyboard(
+    action: str, reason: str
+) -> None:
+    """The case read the log once after all the pointer actions, so the entries of
+    doubleClick and rightClick covered hover, pressAndHold, release and hoverAndClick
+    doing nothing."""
+    assert await _failure(_no_op(action), "widgets.pointer_and_keyboard") == reason
