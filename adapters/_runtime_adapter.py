@@ -78,6 +78,7 @@ from semledger.runtime import (
     SetText,
     SimpleAction,
 )
+from semledger.runtime._ids import semantic_id_problem
 from semledger.runtime._wire import WireError, decode_action, encode_action
 
 from ._calls import (
@@ -1004,8 +1005,9 @@ class RuntimeSurface:
             def test(n: SemanticsNode) -> bool:
                 return text_matches(_own_text(n), text, exact)
         elif isinstance(found, AutomationIdCandidate):
-            return [node_ref(n) for n in snapshot.find(found.value)
-                    if n in snapshot.nodes] if found.value else []
+            if semantic_id_problem(found.value) is not None:
+                return []  # no node can have it
+            return [node_ref(n) for n in snapshot.find(found.value) if n in snapshot.nodes]
         else:
             return []
         return [node_ref(n.node_id) for n in snapshot.ordered() if test(n)]

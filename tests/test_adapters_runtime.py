@@ -193,6 +193,18 @@ async def test_locate_answers_every_match_and_nothing_for_lacking_kinds(
     ]
 
 
+async def test_an_automation_id_that_cannot_be_a_semantic_id_matches_nothing(
+    todo: RuntimeSurface,
+) -> None:
+    """locate and check(count) raised the runtime's InvalidSemanticIdError (no SurfaceError)
+    for an id with a space in it: no node can have such an id, so none matches."""
+    for bad in ("bad id!", "x" * 256, "tab\there"):
+        candidate = {"by": "automationId", "value": bad}
+        assert await todo.locate(candidate) == []
+        count = {"kind": "count", "candidate": candidate, "count": 0}
+        assert (await todo.check(count, "page")).actual == "0"
+
+
 async def test_describe_gives_the_path_native_and_states(counter: RuntimeSurface) -> None:
     snapshot = await counter.snapshot()
     ref = _by_id(snapshot, "counter.reset").ref
