@@ -309,7 +309,8 @@ async def describe_facts(ctx: CaseContext) -> None:
 @case("counter.locate_kinds", suite=SUITE, fixture="counter")
 async def locate_kinds(ctx: CaseContext) -> None:
     """locate answers the desktop kinds (automationId, controlPath), role, text and coords;
-    a kind the platform lacks (css, xpath) is [] and never a fallback."""
+    a kind the platform lacks (css, xpath) is [] and never a fallback. A text check with
+    ignore_case ignores case, and without it does not."""
     snapshot = await _snap(ctx)
     increment = _find(snapshot, "button", "Increment")
     by_id = await ctx.surface.locate(AutomationIdCandidate("counter.increment"))
@@ -318,6 +319,15 @@ async def locate_kinds(ctx: CaseContext) -> None:
     by_role = await ctx.surface.locate(RoleCandidate("button", "Increment", exact=True))
     if by_role != [increment.ref]:
         _fail(f"role button 'Increment' located {by_role}")
+    by_text = await ctx.surface.locate(TextCandidate("Increment", exact=True))
+    if by_text != [increment.ref]:
+        _fail(f"text 'Increment' (exact) located {by_text}")
+    for ignore_case in (True, False):
+        lower = {"kind": "textEquals", "text": "increment", "ignore_case": ignore_case}
+        result = await ctx.surface.check(lower, "ref", increment.ref)
+        if result.ok is not ignore_case:
+            _fail(f"check textEquals 'increment' with ignore_case={ignore_case} on the "
+                  f"Increment button is {'ok' if result.ok else 'not ok'}")
     description = await ctx.surface.describe(increment.ref)
     path = format_control_path(description.path)
     by_path = await ctx.surface.locate({"by": "controlPath", "value": path})

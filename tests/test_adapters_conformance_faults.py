@@ -6,12 +6,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from semledger.adapters import (
     ActResult,
+    CandidateLike,
+    CheckResult,
+    PredicateLike,
     RuntimeSurface,
     SessionState,
     SessionStateLike,
+    TextContains,
+    TextEquals,
+    candidate_from_dict,
     create_runtime_surface,
+    predicate_from_dict,
     register_adapter,
     run_conformance,
 )
@@ -71,3 +80,36 @@ async def test_a_set_checked_that_toggles_fails_checkbox_states() -> None:
     """Only an unchecked box was ever set checked, which a toggle does as well."""
     reason = await _failure(ToggleSetChecked, "todo.checkbox_states")
     assert reason == "setChecked(true) left the checkbox ['unchecked'], not checked"
+
+
+class NoTextLocate(RuntimeSurface):
+    """locate by text never finds anything."""
+
+    async def locate(self, candidate: CandidateLike) -> list[str]:
+        if candidate_from_dict(candidate).by == "text":
+            return []
+        return await super().locate(candidate)
+
+
+class CaseBlindCheck(RuntimeSurface):
+    """check treats ignore_case as False."""
+
+    async def check(self, predicate: PredicateLike, subject: Any,
+                    ref: str | None = None) -> CheckResult:
+        given = predicate_from_dict(predicate)
+        if isinstance(given, TextEquals | TextContains):
+            given = attrs.evolve(given, ignore_case=False)
+        return await super().check(given, subject, ref)
+
+
+async def test_a_text_locate_that_finds_nothing_fails_locate_kinds() -> None:
+    """No case located by text and expected a match: only todo.locate_none, expecting []."""
+    reason = await _failure(NoTextLocate, "counter.locate_kinds")
+    assert reason == "text 'Increment' (exact) located []"
+
+
+async def test_a_check_ignoring_ignore_case_fails_locate_kinds() -> None:
+    """No case checked text with ignore_case."""
+    reason = await _failure(CaseBlindCheck, "counter.locate_kinds")
+    assert reason == ("check textEquals 'increment' with ignore_case=True on the Increment"
+                      " button is not ok")
