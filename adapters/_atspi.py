@@ -776,9 +776,12 @@ class AtspiSurface:
 
     async def _focused(self, raw: amap.RawNode) -> bool:
         """Give `raw` the keyboard focus; whether it says it has it within FOCUS_WAIT_S (it
-        does not while its window is not the active one)."""
-        if "focused" in raw.state_set:
+        does not while its window is not the active one). A window has it once it is the
+        active one."""
+        if _has_focus(raw):
             return True
+        if not raw.has("Component"):
+            return False
         backend, app = self._require_app()
         await backend.grab_focus(app, raw.path)
         with trio.move_on_after(FOCUS_WAIT_S):
@@ -787,7 +790,7 @@ class AtspiSurface:
                 now = await backend.read_node(app, raw.path)
                 if now is None:
                     return False
-                if "focused" in now.state_set:
+                if _has_focus(now):
                     return True
         return False
 
@@ -841,9 +844,12 @@ class AtspiSurface:
             return
         if lowered in PAGE_KEYS and await self._scroll_page(raw, down=lowered == "pagedown"):
             return
-        backend, app = self._require_app()
-        if raw.has("Component"):
-            await backend.grab_focus(app, raw.path)
+        if not await self._focused(raw):
+            # The key would go to whatever has the focus: another control, another window.
+            raise ActionabilityError(
+                f"press {key!r}: {ref} ({raw.role_name}) did not take the keyboard focus",
+                details={"ref": ref},
+            )
         await self._key(key)
 
     async def _scroll_page(self, raw: amap.RawNode, *, down: bool) -> bool:
@@ -1177,6 +1183,13 @@ async def _exited(process: trio.Process, seconds: float) -> bool:
         await process.wait()
         return True
     return process.poll() is not None
+
+
+def _has_focus(raw: amap.RawNode) -> bool:
+    """Whether keys go to `raw`: it is focused, or it is the active window."""
+    if raw.role_name in amap.WINDOW_ROLES and "active" in raw.state_set:
+        return True
+    return "focused" in raw.state_set
 
 
 def _interactive(raw: amap.RawNode) -> bool:

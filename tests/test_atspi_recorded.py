@@ -425,6 +425,22 @@ async def test_press_enter_activates_and_other_keys_go_to_the_focused_element() 
     assert backend.keys == [ord("a")]
 
 
+async def test_a_key_pressed_on_an_element_that_does_not_take_the_focus_is_refused() -> None:
+    """The key went to whatever had the focus: an agent's dismiss of a dialog that did not
+    become active sent Escape to the main window, and got a receipt. A window that is the
+    active one takes the key."""
+    surface, backend = await _open()
+    with pytest.raises(ActionabilityError, match="did not take the keyboard focus"):
+        await surface.act("press", await _ref(surface, "status"), {"key": "x"})
+    window = await _ref(surface, "main-window")
+    with pytest.raises(ActionabilityError, match="did not take the keyboard focus"):
+        await surface.act("press", window, {"key": "Escape"})
+    assert backend.keys == []
+    backend.set_states(_path(backend, "main-window"), add=("active",))
+    await surface.act("press", window, {"key": "Escape"})
+    assert backend.keys == [KEYSYMS["escape"]]
+
+
 async def test_focus_grabs_the_focus_of_the_element() -> None:
     surface, backend = await _open()
     await surface.act("focus", await _ref(surface, "name"))
