@@ -153,7 +153,8 @@ def structure_problems(root_ref: str, nodes: Sequence[SnapshotNode]) -> list[Dat
     repeated, or contradicts another (``checked`` with ``unchecked``, ``expanded`` with
     ``collapsed``); a depth that is not 1 to one more than the node's before it (a second
     node at depth 0 makes a forest, of which a reader sees the first tree alone); a parent
-    that is not the nearest shallower node before the child."""
+    that is not the nearest shallower node before the child, or none given for a node other
+    than the root (a reader going by parents would lose the node and all below it)."""
     if not nodes:
         empty = f"is empty: a snapshot holds at least its root {root_ref!r}"
         return [DataError(empty, path="nodes")]
@@ -175,16 +176,23 @@ def structure_problems(root_ref: str, nodes: Sequence[SnapshotNode]) -> list[Dat
             problems.append(DataError(depth, path=f"{at}.depth"))
         while ancestors and ancestors[-1].depth >= node.depth:
             ancestors.pop()
-        if node.parent is not None:
-            expected = ancestors[-1].ref if ancestors else None
-            if node.parent != expected:
-                problems.append(
-                    DataError(
-                        f"parent {node.parent!r} is not the nearest shallower node before it"
-                        f" ({expected!r})",
-                        path=f"{at}.parent",
-                    )
+        expected = ancestors[-1].ref if ancestors else None
+        if node.parent is None and expected is not None:
+            problems.append(
+                DataError(
+                    f"node {node.ref!r} names no parent: every node but the root names its own"
+                    f" (here {expected!r})",
+                    path=f"{at}.parent",
                 )
+            )
+        elif node.parent != expected:
+            problems.append(
+                DataError(
+                    f"parent {node.parent!r} is not the nearest shallower node before it"
+                    f" ({expected!r})",
+                    path=f"{at}.parent",
+                )
+            )
         ancestors.append(node)
     return problems
 

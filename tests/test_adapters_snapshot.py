@@ -216,7 +216,11 @@ def test_build_snapshot_rejects_duplicate_refs() -> None:
 
 
 def test_build_snapshot_rejects_a_parent_that_is_not_the_nearest_shallower_node() -> None:
-    nodes = [node("r1", "main"), node("r2", "group", 1), node("r3", "button", 2, parent="r1")]
+    nodes = [
+        node("r1", "main"),
+        node("r2", "group", 1, parent="r1"),
+        node("r3", "button", 2, parent="r1"),
+    ]
     with pytest.raises(DataError) as info:
         build_snapshot("r1", nodes)
     assert info.value.path == "nodes[2].parent"
@@ -257,6 +261,11 @@ MALFORMED = {
     "a second node at depth 0 (a forest)": (
         "a", [ROOT, node("b", "button", 0)],
         "nodes[1].depth", "node 'b' is at depth 0, beside the root",
+    ),
+    "a node below the root that names no parent": (
+        "a", [ROOT, node("b", "group", 1, parent="a"), node("c", "button", 2)],
+        "nodes[2].parent", "node 'c' names no parent: every node but the root names its own"
+        " (here 'b')",
     ),
     "a root below depth 0": (
         "a", [node("a", "group", 1), node("b", "button", 2, parent="a")],
