@@ -51,7 +51,7 @@ import shlex
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -59,7 +59,14 @@ import attrs
 import trio
 
 from . import _atspi_map as amap
-from ._atspi_dbus import AppInfo, Backend, LiveBackend, StaleObjectError
+from ._atspi_dbus import (
+    AppInfo,
+    ApplicationGoneError,
+    Backend,
+    BusCallError,
+    LiveBackend,
+    StaleObjectError,
+)
 from ._calls import (
     PREDICATE_SUBJECTS,
     ActArgs,
@@ -534,7 +541,8 @@ class AtspiSurface:
             return []
         tree = await self._read()
         shown = [e for e in tree.entries if "hidden" not in e.node.states]
-        return await self._match(tree, shown, cand)
+        async with self._acting(None):
+            return await self._match(tree, shown, cand)
 
     async def _match(self, tree: _Tree, shown: list[_Entry], cand: Candidate) -> list[str]:
         if isinstance(cand, AutomationIdCandidate):
@@ -575,7 +583,11 @@ class AtspiSurface:
         visible = {e.raw.path: e.ref for e in shown}
         out: list[str] = []
         for label in labels:
-            for kind, targets in await backend.relations(app, label.raw.path):
+            try:
+                relations = await backend.relations(app, label.raw.path)
+            except (StaleObjectError, BusCallError):
+                continue  # gone since the tree was read, it labels nothing now
+            for kind, targets in relations:
                 if kind == LABEL_FOR:
                     out += [visible[t] for t in targets if t in visible and visible[t] not in out]
         return out
@@ -616,19 +628,57 @@ class AtspiSurface:
             await self._wait_for(ref, a)
             return ActResult()
         if action in {"scrollToTop", "scrollToBottom"}:
-            await self._scroll_end(ref, top=action == "scrollToTop")
+            async with self._acting(ref):
+                await self._scroll_end(ref, top=action == "scrollToTop")
             return ActResult()
         if action == "press" and ref is None:
-            await self._key(a.key)
+            async with self._acting(None):
+                await self._key(a.key)
             return ActResult()
         if ref is None:
             raise DataError(f"{action} needs a ref", path="ref")
-        result = await self._act_on(action, ref, a)
+        async with self._acting(ref):
+            result = await self._act_on(action, ref, a)
         self._last_result = result
         if result is not None:
             return ActResult(result=result)
         await self._settle_after()
         return ActResult()
+
+    @contextlib.asynccontextmanager
+    async def _acting(self, ref: str | None) -> AsyncIterator[None]:
+        """The bus's errors while acting on `ref` as an agent's: an element gone in the
+        middle of the action is a stale ref and a call it refused an ActionabilityError,
+        not the session's end, which only an application gone from the bus is."""
+        try:
+            yield
+        except ApplicationGoneError as exc:
+            raise await self._gone(exc) from exc
+        except StaleObjectError as exc:
+            if ref is None:
+                raise
+            raise LocateError(
+                f"ref {ref!r} is stale: its element is gone", details={"ref": ref}
+            ) from exc
+        except BusCallError as exc:
+            target = ref or "the application"
+            raise ActionabilityError(
+                f"{target} refused the call: {exc}", details={"ref": ref} if ref else None
+            ) from exc
+
+    async def _gone(self, exc: Exception) -> SessionError:
+        """The error of the application found gone from the bus (`exc` says how), which
+        ends the session: once its process is reaped, as `_end` tells it."""
+        assert self._app is not None
+        self._ended = True
+        if self._process is not None:
+            # Its connections close as it dies, a moment before it can be reaped.
+            with trio.move_on_after(EXIT_WAIT_S):
+                await self._process.wait()
+            code = self._process.poll()
+            if code is not None:
+                return self._end(self._app.name, code)
+        return SessionError(f"{self._app.name} is gone: {exc}")
 
     async def _settle_after(self) -> None:
         """GTK runs a DoAction from an idle callback: give it the chance to."""

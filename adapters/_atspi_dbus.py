@@ -74,7 +74,12 @@ class StaleObjectError(SessionError):
 
 class BusCallError(SessionError):
     """Raised when a method call on the accessibility bus answers with a D-Bus error
-    other than the object being gone."""
+    other than the object being gone; the surface turns it into an ActionabilityError."""
+
+
+class ApplicationGoneError(SessionError):
+    """Raised when the application's bus name has no owner any more: not one accessible
+    but the whole application is gone, which ends the session."""
 
 
 _GONE_ERRORS: Final = frozenset(
@@ -461,6 +466,8 @@ class LiveBackend:
     async def _one(self, message: Call) -> tuple[Any, ...]:
         reply = await self.bus.call(message)
         name = error_name(reply)
+        if name in _APP_GONE:
+            raise ApplicationGoneError(f"its bus name {message[1]} has no owner ({name})")
         if name in _GONE_ERRORS:
             raise StaleObjectError(f"the accessible is gone ({name})")
         if name is not None:

@@ -3,6 +3,8 @@ choice and refusals, with no display (the trees are in adapters/fixtures/)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from hypothesis import given
@@ -20,6 +22,7 @@ from semledger.adapters import (
 )
 from semledger.adapters import _atspi_map as amap
 from semledger.adapters._atspi import KEYSYMS, AtspiSurface
+from semledger.adapters._atspi_dbus import BusCallError
 from semledger.adapters._atspi_recorded import RecordedBackend, load_recording
 from semledger.hosts import SurfaceAgentHost
 from semledger.hosts._surface_host import _node as _bridge_node
@@ -475,6 +478,40 @@ async def test_a_ref_whose_element_is_gone_is_a_locate_error() -> None:
     with pytest.raises(LocateError):
         await surface.act("click", greet)
     assert (await surface.check({"kind": "hidden"}, "ref", greet)).ok
+
+
+async def test_an_element_gone_during_an_action_is_a_stale_ref_not_the_sessions_end() -> None:
+    """An element destroyed between being read and being acted on (a UI that rebuilds)
+    raised the backend's StaleObjectError, a SessionError: the session closed."""
+    surface, backend = await _open()
+    agree, greet = await _ref(surface, "agree"), await _ref(surface, "greet")
+    read_node = backend.read_node
+
+    async def vanishing(app: Any, path: str, *, actions: bool = False) -> amap.RawNode | None:
+        raw = await read_node(app, path, actions=actions)
+        if actions:
+            backend.remove(path)
+        return raw
+
+    backend.read_node = vanishing  # type: ignore[method-assign]
+    with pytest.raises(LocateError, match="is stale"):
+        await surface.act("setChecked", agree, {"checked": True})
+    with pytest.raises(LocateError, match="is stale"):
+        await surface.act("click", greet)
+    backend.read_node = read_node  # type: ignore[method-assign]
+    assert '- button "Quit"' in (await surface.snapshot()).text
+
+
+async def test_a_call_the_application_refuses_is_an_actionability_error() -> None:
+    surface, backend = await _open()
+
+    async def refusing(app: Any, path: str, index: int) -> bool:
+        raise BusCallError("org.freedesktop.DBus.Error.Failed: no")
+
+    backend.do_action = refusing  # type: ignore[method-assign]
+    with pytest.raises(ActionabilityError, match="refused the call"):
+        await surface.act("setChecked", await _ref(surface, "agree"), {"checked": True})
+    assert '- button "Quit"' in (await surface.snapshot()).text
 
 
 async def test_without_a_session_bus_the_error_says_how_to_get_one_from_the_command_line(
