@@ -403,25 +403,40 @@ async def _nothing_to_act_on(ctx: CaseContext) -> None:
 
 @case("counter.screenshot_masks", suite=SUITE, fixture="counter", requires=("screenshot",))
 async def screenshot_masks(ctx: CaseContext) -> None:
-    """screenshot writes a PNG with the masked element's box blanked to one colour."""
-    from PIL import Image
-
+    """screenshot writes a PNG of the app: the Step field's box, in more than one colour in a
+    shot without a mask, is blanked to one colour in a shot masking the field."""
     snapshot = await _snap(ctx)
     step = _find(snapshot, "textbox", "Step")
+    if step.box is None:
+        _fail("the Step field has no box, so no mask can be checked")
+    x, y, w, h = (int(v) for v in step.box)
+    area = (x, y, x + max(w - 1, 1), y + max(h - 1, 1))
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "shot.png")
-        await ctx.surface.screenshot(path, [step.ref])
-        with open(path, "rb") as handle:
-            if handle.read(8) != b"\x89PNG\r\n\x1a\n":
-                _fail("the screenshot is not a PNG")
-        with Image.open(path) as image:
-            if step.box is None:
-                return
-            x, y, w, h = (int(v) for v in step.box)
-            region = image.convert("RGB").crop((x, y, x + max(w - 1, 1), y + max(h - 1, 1)))
-            colours = region.getcolors(maxcolors=4)
-            if colours is None or len(colours) != 1:
-                _fail("the masked box is not blanked")
+        plain = await _shot_colours(ctx, os.path.join(tmp, "plain.png"), [], area)
+        masked = await _shot_colours(ctx, os.path.join(tmp, "masked.png"), [step.ref], area)
+    if plain is not None and len(plain) < 2:
+        _fail("a screenshot without a mask shows the Step field's box in one colour: it does "
+              "not show the field")
+    if masked is None or len(masked) != 1:
+        _fail("the masked box is not blanked")
+
+
+async def _shot_colours(
+    ctx: CaseContext, path: str, mask: list[str], area: tuple[int, int, int, int]
+) -> list[tuple[int, Any]] | None:
+    """The colours in `area` of a screenshot masking `mask`; None for more than four."""
+    from PIL import Image
+
+    await ctx.surface.screenshot(path, mask)
+    with open(path, "rb") as handle:
+        if handle.read(8) != b"\x89PNG\r\n\x1a\n":
+            _fail("the screenshot is not a PNG")
+    with Image.open(path) as image:
+        left, top, right, bottom = area
+        if left < 0 or top < 0 or image.width < right or image.height < bottom:
+            _fail(f"the screenshot is {image.width}x{image.height} pixels: it does not hold "
+                  f"the Step field's box, from ({left}, {top}) to ({right}, {bottom})")
+        return image.convert("RGB").crop(area).getcolors(maxcolors=4)
 
 
 @case("counter.state_restore", suite=SUITE, fixture="counter", requires=("restore",))

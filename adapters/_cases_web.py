@@ -316,25 +316,45 @@ _SHOW_SECRET_LATER: Final = (
 
 @case("home.screenshot_masked", suite=SUITE, fixture="home", requires=["screenshot"])
 async def _home_screenshot(ctx: CaseContext) -> None:
-    """screenshot writes a PNG with the masked element's box blanked."""
-    from PIL import Image
-
+    """screenshot writes a PNG with the masked element's box blanked: the button's box, in
+    more than one colour in a shot without a mask (and in the screenshot action's), is one
+    colour in a shot masking the button."""
     button = await one(ctx, TestIdCandidate("primary"))
     box = (await ctx.surface.describe(button)).box
     expect(box is not None, "the button has no box")
     assert box is not None
+    x, y, w, h = box
+    inner = (int(x) + 2, int(y) + 2, int(x + w) - 2, int(y + h) - 2)
     with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "plain.png")
+        await ctx.surface.screenshot(path, [])
+        _shows_the_button(_colours(path, inner), "a screenshot without a mask")
         path = os.path.join(tmp, "shot.png")
         await ctx.surface.screenshot(path, [button])
-        with Image.open(path) as image:
-            rgb = image.convert("RGB")
-            x, y, w, h = box
-            inner = rgb.crop((int(x) + 2, int(y) + 2, int(x + w) - 2, int(y + h) - 2))
-            colours = inner.getcolors(maxcolors=4)
+        colours = _colours(path, inner)
         expect(colours is not None and len(colours) == 1, f"mask not blank: {colours}")
         path2 = os.path.join(tmp, "act.png")
         result = await ctx.surface.act("screenshot", args={"path": path2})
         expect(os.path.getsize(path2) > 0 and result.result == path2, "screenshot action")
+        _shows_the_button(_colours(path2, inner), "the screenshot action's shot")
+
+
+def _colours(path: str, area: tuple[int, int, int, int]) -> list[tuple[int, Any]] | None:
+    """The colours in `area` of the PNG at `path`; None for more than four. An image that
+    does not hold `area` fails the case (a crop beyond the image is black, one colour)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        left, top, right, bottom = area
+        expect(left >= 0 and top >= 0 and image.width >= right and image.height >= bottom,
+               f"the screenshot is {image.width}x{image.height} pixels: it does not hold "
+               f"the button's box, from ({left}, {top}) to ({right}, {bottom})")
+        return image.convert("RGB").crop(area).getcolors(maxcolors=4)
+
+
+def _shows_the_button(colours: list[tuple[int, Any]] | None, shot: str) -> None:
+    expect(colours is None or len(colours) > 1,
+           f"{shot} shows the button's box in one colour: it does not show the button")
 
 
 @case("home.trace", suite=SUITE, fixture="home", requires=["trace"])

@@ -3,21 +3,26 @@ through the case that must now name it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import pytest
+from PIL import Image
 
 from semledger.adapters import (
     ActResult,
     CandidateLike,
+    Capabilities,
     CheckResult,
     PredicateLike,
     RuntimeSurface,
     SessionState,
     SessionStateLike,
+    Snapshot,
     TextContains,
     TextEquals,
+    build_snapshot,
     candidate_from_dict,
     create_runtime_surface,
     predicate_from_dict,
@@ -113,3 +118,48 @@ async def test_a_check_ignoring_ignore_case_fails_locate_kinds() -> None:
     reason = await _failure(CaseBlindCheck, "counter.locate_kinds")
     assert reason == ("check textEquals 'increment' with ignore_case=True on the Increment"
                       " button is not ok")
+
+
+class _Screenshots(RuntimeSurface):
+    def capabilities(self) -> Capabilities:
+        return attrs.evolve(super().capabilities(), screenshot=True)
+
+
+class OnePixelScreenshot(_Screenshots):
+    """screenshot() writes a 1x1 white PNG: it captures nothing and masks nothing."""
+
+    async def screenshot(self, path: str, mask: Sequence[str] | None = None) -> None:
+        Image.new("RGB", (1, 1), "white").save(path)
+
+
+class BlankScreenshot(_Screenshots):
+    """screenshot() writes a white PNG as large as the app's: one colour everywhere."""
+
+    async def screenshot(self, path: str, mask: Sequence[str] | None = None) -> None:
+        Image.new("RGB", (800, 600), "white").save(path)
+
+
+class NoBoxes(_Screenshots):
+    """Snapshot nodes carry no box."""
+
+    async def snapshot(self, **options: Any) -> Snapshot:
+        real = await super().snapshot(**options)
+        return build_snapshot(real.ref, [attrs.evolve(n, box=None) for n in real.nodes])
+
+
+@pytest.mark.parametrize(
+    ("cls", "reason"),
+    [
+        (OnePixelScreenshot, "the screenshot is 1x1 pixels: it does not hold the Step field's"
+                             " box, from (0, 96) to (799, 119)"),
+        (BlankScreenshot, "a screenshot without a mask shows the Step field's box in one"
+                          " colour: it does not show the field"),
+        (NoBoxes, "the Step field has no box, so no mask can be checked"),
+    ],
+)
+async def test_a_screenshot_that_shows_nothing_fails_screenshot_masks(
+    cls: type[RuntimeSurface], reason: str
+) -> None:
+    """A blank 1x1 screenshot passed (a crop outside an image is black, one colour), and so
+    did a blank one of the right size, and a snapshot with no boxes skipped the check."""
+    assert await _failure(cls, "counter.screenshot_masks") == reason

@@ -4,9 +4,11 @@ through the case that must now name it."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from semledger.adapters import ActResult, register_adapter, run_conformance
 from semledger.adapters._web import WebSurface, default_executable
@@ -91,3 +93,50 @@ async def test_a_pointer_action_that_does_nothing_fails_pointer_and_keyboard(
     doubleClick and rightClick covered hover, pressAndHold, release and hoverAndClick
     doing nothing."""
     assert await _failure(_no_op(action), "widgets.pointer_and_keyboard") == reason
+
+
+def _image(width: int, height: int) -> type[WebSurface]:
+    """Writes a white PNG of `width` x `height` for every screenshot, the action's too."""
+
+    class Blank(WebSurface):
+        async def screenshot(self, path: str, mask: Sequence[str] | None = None) -> None:
+            Image.new("RGB", (width, height), "white").save(path)
+
+        async def act(self, action: str, ref: str | None = None, args: Any = None,
+                      ref2: str | None = None) -> ActResult:
+            if action == "screenshot":
+                await self.screenshot(args["path"])
+                return ActResult(result=args["path"])
+            return await super().act(action, ref, args, ref2)
+
+    Blank.__name__ = f"Blank-{width}x{height}"
+    return Blank
+
+
+class OnePixelScreenshotAction(WebSurface):
+    """The screenshot action writes a 1x1 white PNG; screenshot() is the web adapter's."""
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        if action == "screenshot":
+            Image.new("RGB", (1, 1), "white").save(args["path"])
+            return ActResult(result=args["path"])
+        return await super().act(action, ref, args, ref2)
+
+
+@pytest.mark.parametrize(
+    ("cls", "reason"),
+    [
+        (_image(1, 1), "the screenshot is 1x1 pixels: it does not hold the button's box"),
+        (_image(2000, 2000), "a screenshot without a mask shows the button's box in one"
+                             " colour: it does not show the button"),
+        (OnePixelScreenshotAction, "the screenshot is 1x1 pixels: it does not hold the"
+                                   " button's box"),
+    ],
+)
+async def test_a_screenshot_that_shows_nothing_fails_screenshot_masked(
+    cls: type[WebSurface], reason: str
+) -> None:
+    """A blank 1x1 screenshot passed: a crop beyond an image is black, one colour, as a
+    blanked mask is."""
+    assert (await _failure(cls, "home.screenshot_masked") or "").startswith(reason)
