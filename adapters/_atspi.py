@@ -872,6 +872,13 @@ class AtspiSurface:
                 f"{ref} cannot hold U+0000 (NUL): AT-SPI text is a D-Bus string",
                 path="args.text",
             )
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DataError(
+                f"{ref} cannot hold the lone surrogate at {exc.start}: AT-SPI text is UTF-8",
+                path="args.text",
+            ) from None
         current = raw.text or ""
         if not await backend.insert_text(app, raw.path, len(current), text):
             raise ActionabilityError(f"{ref} refused the text")

@@ -409,6 +409,15 @@ async def test_text_with_a_nul_is_refused_before_it_reaches_the_bus() -> None:
     assert backend.calls == []
 
 
+async def test_text_with_a_lone_surrogate_is_refused_before_it_reaches_the_bus() -> None:
+    """It cannot be encoded as UTF-8: the UnicodeEncodeError ended the session."""
+    surface, backend = await _open()
+    with pytest.raises(DataError, match="surrogate") as refused:
+        await surface.act("type", await _ref(surface, "name"), {"text": "a\ud800b"})
+    assert refused.value.path == "args.text"
+    assert backend.calls == []
+
+
 async def test_select_option_selects_the_combo_child_by_name() -> None:
     surface, backend = await _open()
     colour = await _ref(surface, "colour")
