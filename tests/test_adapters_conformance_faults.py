@@ -15,8 +15,10 @@ from semledger.adapters import (
     CandidateLike,
     Capabilities,
     CheckResult,
+    NavigationError,
     PredicateLike,
     RuntimeSurface,
+    SessionError,
     SessionState,
     SessionStateLike,
     Snapshot,
@@ -163,3 +165,45 @@ async def test_a_screenshot_that_shows_nothing_fails_screenshot_masks(
     """A blank 1x1 screenshot passed (a crop outside an image is black, one colour), and so
     did a blank one of the right size, and a snapshot with no boxes skipped the check."""
     assert await _failure(cls, "counter.screenshot_masks") == reason
+
+
+class RefusesWindows(RuntimeSurface):
+    """Claims windows, then refuses the window actions with a NavigationError."""
+
+    def capabilities(self) -> Capabilities:
+        return attrs.evolve(super().capabilities(), windows=True)
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        if action in ("switchWindow", "closeOtherWindows", "resizeWindow"):
+            raise NavigationError("this adapter has no windows")
+        return await super().act(action, ref, args, ref2)
+
+
+class RefusesUpload(RuntimeSurface):
+    """Claims upload, then refuses it for want of the capability with a SessionError."""
+
+    def capabilities(self) -> Capabilities:
+        return attrs.evolve(super().capabilities(), upload=True)
+
+    async def act(self, action: str, ref: str | None = None, args: Any = None,
+                  ref2: str | None = None) -> ActResult:
+        if action == "upload":
+            raise SessionError("upload is not supported", details={"capability": "upload"})
+        return await super().act(action, ref, args, ref2)
+
+
+@pytest.mark.parametrize(
+    ("cls", "reason"),
+    [
+        (RefusesWindows, "claims 'windows' but switchWindow was refused: NavigationError:"
+                         " this adapter has no windows"),
+        (RefusesUpload, "claims 'upload' but upload was refused: SessionError: upload is not"
+                        " supported"),
+    ],
+)
+async def test_a_claimed_capability_refused_with_any_surface_error_is_not_honest(
+    cls: type[RuntimeSurface], reason: str
+) -> None:
+    """Only an ActionabilityError refusing a claimed capability failed the case."""
+    assert await _failure(cls, "counter.capabilities_honest") == reason
