@@ -31,7 +31,10 @@ Decisions this adapter documents:
   space-separated): the MCP bridge serving the surface offers those, not what its role
   would imply.
 - ``type`` appends to the field's value (``clear`` empties it); a password field's value is
-  masked in the semantics, so typing into a non-empty one is refused: clear it first. On a
+  masked in the semantics, so typing into a non-empty one is refused: clear it first. Given
+  the text that follows (the MCP bridge's ``set_text``), ``clear`` does nothing and the
+  ``type`` right after it on the same node sets the text whole: one SetText, so an app that
+  refuses an empty value takes it and a refused text leaves the field as it was. On a
   node that takes a number and no text (a slider), ``type`` sets the number. Escape on a
   node that offers collapse and not dismiss (an open combo box) collapses it.
 - ``state()`` is a log position: the generation, the snapshot hash and the inputs accepted so
@@ -367,6 +370,7 @@ class RuntimeSurface:
         self._runtime: AppRuntime[Any, Any] | None = None
         self._closed = False
         self._observed = 0
+        self._replacing: int | None = None
         self._inputs: list[_Input] = []
         self._token = secrets.token_hex(8)
         self._effects: dict[int, trio.CancelScope] = {}
@@ -429,6 +433,7 @@ class RuntimeSurface:
         self._runtime = runtime
         self._inputs = inputs
         self._observed = runtime.generation
+        self._replacing = None
         self._start_effects(runtime, skip=completed)
 
     def _start_effects(
@@ -541,6 +546,7 @@ class RuntimeSurface:
         args: ActArgsLike | None = None,
         ref2: str | None = None,
     ) -> ActResult:
+        replacing, self._replacing = self._replacing, None
         runtime = self._live()
         given = self._args(args)
         if action in _NAVIGATION:
@@ -592,6 +598,9 @@ class RuntimeSurface:
             self._last_result = self._text(runtime.snapshot, node)
             return ActResult(result=self._last_result)
         node = self._node(runtime, ref)
+        if action == "type" and node.node_id == replacing and given.text is not None:
+            self._perform(runtime, node, SetText(given.text))
+            return ActResult()
         handler = _ACTIONS.get(action)
         if handler is None:
             raise DataError(f"unknown action {action!r}", path="action")
@@ -676,6 +685,9 @@ class RuntimeSurface:
     async def _clear(
         self, runtime: AppRuntime[Any, Any], node: SemanticsNode, args: ActArgs
     ) -> None:
+        if args.text and ActionKind.SET_TEXT in node.actions:
+            self._replacing = node.node_id  # the type that follows sets the text whole
+            return
         self._perform(runtime, node, SetText(""))
 
     async def _submit(

@@ -113,6 +113,28 @@ async def test_type_appends_and_enter_submits(todo: RuntimeSurface) -> None:
     assert _by_id(snapshot, "todo.input").value == ""
 
 
+async def test_clear_given_the_text_to_come_leaves_the_type_after_it_to_set_it_whole(
+    todo: RuntimeSurface,
+) -> None:
+    """clear with the text a type sets next (the bridge's set_text) emptied the field in an
+    app action of its own: now the type right after it is the one SetText, replacing the
+    value; only that type, on that node."""
+    field = _by_id(await todo.snapshot(), "todo.input").ref
+    await todo.act("type", field, {"text": "old"})
+    generation = todo.runtime.generation
+    await todo.act("clear", field, {"text": "milk"})
+    assert todo.runtime.generation == generation
+    await todo.act("type", field, {"text": "milk"})
+    assert todo.runtime.generation == generation + 1
+    assert _by_id(await todo.snapshot(), "todo.input").value == "milk"
+    await todo.act("clear", field, {"text": "x"})
+    await todo.act("focus", field)
+    await todo.act("type", field, {"text": "y"})
+    assert _by_id(await todo.snapshot(), "todo.input").value == "milky"
+    await todo.act("clear", field)
+    assert _by_id(await todo.snapshot(), "todo.input").value == ""
+
+
 async def test_rejections_map_to_typed_errors(
     counter: RuntimeSurface, todo: RuntimeSurface
 ) -> None:

@@ -642,3 +642,46 @@ async def test_a_level_or_set_position_in_digits_other_than_ascii_is_not_known()
     item = next(n for n in full.nodes if n.label == "One")
     assert heading.level is None
     assert item.collection == Collection(set_size=4)
+
+
+def _named_view(model: str) -> View:
+    from semledger.runtime import Proposal, Reject
+
+    def set_name(action: Any) -> Any:
+        if not action.value.strip() or action.value == "bad":
+            return Reject("a name cannot be empty" if not action.value.strip() else "not that")
+        return Proposal((action.value,))
+
+    return column(
+        node(Role.TEXT_FIELD, label="Name", value=model, semantic_id="name", editable=True,
+             handlers={ActionKind.SET_TEXT: set_name}),
+    )
+
+
+_NAMED = App(init=lambda: "Ada", update=lambda _model, msg: msg, view=_named_view, name="named")
+
+
+async def test_set_text_on_an_app_served_as_a_surface_is_one_set_text_the_app_judges() -> None:
+    """The runtime adapter made set_text two app actions, SetText("") then the text: a
+    field refusing an empty value refused every set_text, and a text refused at the second
+    step left the field emptied while the agent was told handler_rejected."""
+    surface = create_surface({"adapter": "runtime", "app": _NAMED})
+    await surface.open({})
+    host = SurfaceAgentHost(surface)
+    name = BySemanticId(SemanticId("name"))
+    try:
+        runtime: AppRuntime[str, str] = surface.runtime  # type: ignore[attr-defined]
+        before = runtime.generation
+        done = await host.perform_action(name, SetText("Grace"), Latest())
+        assert isinstance(done, Receipt), done
+        assert runtime.generation == before + 1
+        after = await _full(host)
+        assert next(n.value for n in after.nodes if n.semantic_id == "name") == "Grace"
+        refused = await host.perform_action(name, SetText("bad"), Latest())
+        assert isinstance(refused, Rejection)
+        assert (refused.code, refused.message) == (ErrorCode.HANDLER_REJECTED, "not that")
+        assert runtime.generation == before + 1
+        kept = await _full(host)
+        assert next(n.value for n in kept.nodes if n.semantic_id == "name") == "Grace"
+    finally:
+        await surface.close()
