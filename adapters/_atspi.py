@@ -440,16 +440,12 @@ class AtspiSurface:
         backend, app = self._require_app()
         try:
             raws = await backend.read_tree(app, root)
+        except ApplicationGoneError as exc:
+            raise await self._gone(exc) from exc
         except StaleObjectError as exc:
-            self._ended = root == amap.ROOT_PATH
-            if self._ended and self._process is not None:
-                # Its connections close as it dies, a moment before it can be reaped.
-                with trio.move_on_after(EXIT_WAIT_S):
-                    await self._process.wait()
-            code = None if self._process is None else self._process.poll()
-            if code is not None:
-                raise self._end(app.name, code) from exc
-            raise SessionError(f"{app.name} is gone: {exc}") from exc
+            if root != amap.ROOT_PATH:
+                raise
+            raise await self._gone(exc) from exc
         raws = amap.showing_holders(raws)
         entries: list[_Entry] = []
         stack: list[_Entry] = []
@@ -485,10 +481,8 @@ class AtspiSurface:
         path = self._path(root) if root is not None else amap.ROOT_PATH
         try:
             tree = await self._read(path)
-        except SessionError:
-            if root is not None:
-                raise LocateError(f"ref {root!r} is gone", details={"ref": root}) from None
-            raise
+        except StaleObjectError:
+            raise LocateError(f"ref {root!r} is gone", details={"ref": root}) from None
         entries = tree.entries
         if interactive_only:
             entries = [entries[0], *(e for e in entries[1:] if _interactive(e.raw))]
@@ -507,7 +501,10 @@ class AtspiSurface:
         """The current facts of the element behind ``ref`` (with ``actions``, its action
         names too); LocateError when it is gone."""
         backend, app = self._require_app()
-        raw = await backend.read_node(app, self._path(ref), actions=actions)
+        try:
+            raw = await backend.read_node(app, self._path(ref), actions=actions)
+        except ApplicationGoneError as exc:
+            raise await self._gone(exc) from exc
         if raw is None:
             raise LocateError(f"ref {ref!r} is stale: its element is gone", details={"ref": ref})
         return raw
@@ -625,7 +622,8 @@ class AtspiSurface:
         if action == "invoke":
             raise ActionabilityError("invoke is composed by the executor, not the surface")
         if action == "waitFor":
-            await self._wait_for(ref, a)
+            async with self._acting(None):
+                await self._wait_for(ref, a)
             return ActResult()
         if action in {"scrollToTop", "scrollToBottom"}:
             async with self._acting(ref):
@@ -1120,7 +1118,8 @@ class AtspiSurface:
             raise CheckError(f"{pred.kind} on a ref needs the ref")
         self._path(ref)
         backend, app = self._require_app()
-        raw = await backend.read_node(app, self._path(ref))
+        async with self._acting(None):
+            raw = await backend.read_node(app, self._path(ref))
         if raw is None:
             if isinstance(pred, Hidden):
                 return CheckResult(ok=True, actual="gone")

@@ -546,7 +546,7 @@ class LiveBackend:
             _call("/org/a11y/atspi/cache", bus, ATSPI + "Cache", "GetItems")
         )
         if error_name(reply) in _APP_GONE:
-            raise StaleObjectError(f"its bus name {bus} has no owner ({error_name(reply)})")
+            raise ApplicationGoneError(f"its bus name {bus} has no owner ({error_name(reply)})")
         info: dict[str, _Info] = {}
         if ok(reply):
             for item in reply.body[0]:
@@ -625,6 +625,8 @@ class LiveBackend:
         out = {}
         for number, path in enumerate(paths):
             role_r, state_r, iface_r, all_r = replies[4 * number : 4 * number + 4]
+            if (name := error_name(role_r)) in _APP_GONE:
+                raise ApplicationGoneError(f"its bus name {bus} has no owner ({name})")
             if not ok(role_r):
                 continue
             props = {k: _variant(v) for k, v in all_r.body[0].items()} if ok(all_r) else {}
@@ -815,7 +817,8 @@ class LiveBackend:
     async def read_node(
         self, app: AppInfo, path: str, *, actions: bool = False
     ) -> RawNode | None:
-        """One accessible's current facts (two round trips), None when it is gone; with
+        """One accessible's current facts (two round trips), None when it is gone (an
+        ApplicationGoneError when its application is); with
         ``actions``, its action names too (in the same batch: for a node about to be acted
         on, while a poll or a read does without)."""
         fetched = await self._fetch(app.bus, [path])

@@ -538,3 +538,44 @@ async def test_only_an_application_killed_from_outside_is_gone_beyond_a_re_run(
         assert said in str(ended.value)
     finally:
         await surface.close()
+
+
+async def test_an_application_gone_from_the_bus_ends_the_session_it_is_no_stale_ref(
+    desktop: PrivateDesktop,
+) -> None:
+    """An attached application that exited read as a stale ref (its element's facts came
+    back empty, as one destroyed element's do), and a launched one killed made a snapshot
+    under a ref a LocateError: the agent was sent looking for an element in an application
+    that was gone."""
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=FIXTURE_LAUNCH))
+    try:
+        [greet] = await surface.locate({"by": "automationId", "value": "greet"})
+        os.kill(surface._process.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+        await trio.sleep(0.3)
+        with pytest.raises(SurfaceGoneError, match="was killed by SIGKILL"):
+            await surface.snapshot(root=greet)
+    finally:
+        await surface.close()
+    other = subprocess.Popen([SYSTEM_PYTHON, str(GTK_FIXTURE)], env=desktop.env)
+    try:
+        surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+        with trio.fail_after(20):
+            while True:
+                with contextlib.suppress(SessionError):
+                    await surface.open(SessionInit(process_name="semledger-gtk-fixture"))
+                    break
+                await trio.sleep(0.1)
+        [greet] = await surface.locate({"by": "automationId", "value": "greet"})
+        other.kill()
+        other.wait()
+        await trio.sleep(0.3)
+        with pytest.raises(SessionError, match="is gone") as ended:
+            await surface.read("text", greet)
+        assert type(ended.value) is SessionError, ended.value
+        with pytest.raises(SessionError, match="has quit"):
+            await surface.act("click", greet)
+        await surface.close()
+    finally:
+        other.kill()
+        other.wait()

@@ -22,7 +22,7 @@ from semledger.adapters import (
 )
 from semledger.adapters import _atspi_map as amap
 from semledger.adapters._atspi import KEYSYMS, AtspiSurface
-from semledger.adapters._atspi_dbus import BusCallError
+from semledger.adapters._atspi_dbus import ApplicationGoneError, BusCallError
 from semledger.adapters._atspi_recorded import RecordedBackend, load_recording
 from semledger.hosts import SurfaceAgentHost
 from semledger.hosts._surface_host import _node as _bridge_node
@@ -521,6 +521,25 @@ async def test_a_call_the_application_refuses_is_an_actionability_error() -> Non
     with pytest.raises(ActionabilityError, match="refused the call"):
         await surface.act("setChecked", await _ref(surface, "agree"), {"checked": True})
     assert '- button "Quit"' in (await surface.snapshot()).text
+
+
+async def test_an_application_gone_from_the_bus_ends_the_session_it_is_no_stale_ref() -> None:
+    """A snapshot under a ref turned every SessionError into a LocateError: an application
+    that had died read as one element gone, and the agent was sent to look for it again."""
+    surface, backend = await _open()
+    status = await _ref(surface, "status")
+
+    async def gone(*args: Any, **kwargs: Any) -> Any:
+        raise ApplicationGoneError("its bus name :1.1 has no owner")
+
+    backend.read_tree = gone  # type: ignore[method-assign]
+    backend.read_node = gone  # type: ignore[method-assign]
+    with pytest.raises(SessionError, match="is gone") as ended:
+        await surface.snapshot(root=status)
+    assert not isinstance(ended.value, LocateError)
+    for call in (surface.read("text", status), surface.act("click", status), surface.snapshot()):
+        with pytest.raises(SessionError, match="has quit"):
+            await call
 
 
 async def test_without_a_session_bus_the_error_says_how_to_get_one_from_the_command_line(
