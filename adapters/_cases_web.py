@@ -2,9 +2,10 @@
 shipped in ``semledger/adapters/pages`` (imported lazily by ``load_suite("web")``).
 
 The suite setup serves the pages on 127.0.0.1 (a threaded ``http.server`` on a free port,
-stopped afterwards) and, for the built-in ``web`` adapter, launches one Chromium that every
-case's surface shares (each case still gets its own browser context). Any other adapter is
-created with ``create_surface({"adapter": name, ...})`` and the same config keys.
+stopped afterwards); for the built-in ``web`` adapter, its first case launches one Chromium
+that every case's surface shares (each case still gets its own browser context). Any other
+adapter is created with ``create_surface({"adapter": name, ...})`` and the same config keys,
+and no Chromium is launched for it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import zipfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
@@ -66,6 +67,9 @@ from ._session import SessionInit
 from ._snapshot import Snapshot, render_snapshot, snapshot_problems
 from ._surface import AgentSurface, has_optional
 
+if TYPE_CHECKING:
+    from ._web import WebBrowser
+
 PAGES: Final = Path(__file__).resolve().parent / "pages"
 """The sample pages, shipped as package data."""
 
@@ -99,33 +103,45 @@ def serve_directory(directory: Path | str = PAGES) -> Iterator[str]:
 
 
 class _WebEnvironment:
-    def __init__(self, base_url: str, shared: Any) -> None:
+    def __init__(self, base_url: str) -> None:
         self.base_url = base_url
-        self.shared = shared
+        self.shared: WebBrowser | None = None
 
     async def open(
         self, adapter: str, fixture: str
     ) -> tuple[AgentSurface, SessionInit, dict[str, Any]]:
         config: dict[str, Any] = {"testid_attributes": list(TESTID_ATTRIBUTES)}
-        if adapter == "web" and self.shared is not None:
-            config["browser"] = self.shared
+        if adapter == "web":
+            config["browser"] = await self._browser()
         surface = surface_for(adapter, config)
         init = SessionInit(base_url=f"{self.base_url}{fixture}.html")
         return surface, init, {"base_url": self.base_url, "fixture": fixture}
 
+    async def _browser(self) -> WebBrowser:
+        """The run's one Chromium, launched for the first case that needs it: another
+        adapter brings its own browser, and needs neither Playwright nor Chromium here."""
+        if self.shared is None:
+            from ._web import WebBrowser
+
+            self.shared = WebBrowser()
+        if not self.shared.running:
+            await trio.to_thread.run_sync(self.shared.start)
+        return self.shared
+
+    async def close(self) -> None:
+        if self.shared is not None:
+            await trio.to_thread.run_sync(self.shared.stop)
+
 
 @asynccontextmanager
 async def web_suite() -> AsyncIterator[Environment]:
-    """Serve the pages and share one Chromium between the cases of the run."""
-    from ._web import WebBrowser
-
-    shared = WebBrowser()
+    """Serve the pages; the built-in web adapter's cases share one Chromium."""
     with serve_directory() as base_url:
+        environment = _WebEnvironment(base_url)
         try:
-            await trio.to_thread.run_sync(shared.start)
-            yield _WebEnvironment(base_url, shared)
+            yield environment
         finally:
-            await trio.to_thread.run_sync(shared.stop)
+            await environment.close()
 
 
 SUITES[SUITE] = web_suite

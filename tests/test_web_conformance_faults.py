@@ -4,14 +4,14 @@ through the case that must now name it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from semledger.adapters import ActResult, register_adapter, run_conformance
-from semledger.adapters._web import WebSurface, default_executable
+from semledger.adapters import ActResult, SessionError, register_adapter, run_conformance
+from semledger.adapters._web import WebBrowser, WebSurface, default_executable
 
 
 @pytest.fixture(autouse=True)
@@ -140,3 +140,30 @@ async def test_a_screenshot_that_shows_nothing_fails_screenshot_masked(
     """A blank 1x1 screenshot passed: a crop beyond an image is black, one colour, as a
     blanked mask is."""
     assert (await _failure(cls, "home.screenshot_masked") or "").startswith(reason)
+
+
+async def test_the_web_suite_launches_no_chromium_for_another_adapter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The suite launched its shared Chromium for every run, though only the built-in web
+    adapter is given it: another browser adapter needed Playwright and Chromium as well."""
+
+    def launch(browser: WebBrowser) -> None:
+        raise AssertionError("the suite launched its Chromium")
+
+    monkeypatch.setattr(WebBrowser, "start", launch)
+    configs: list[Mapping[str, Any]] = []
+
+    def make(config: Mapping[str, Any]) -> WebSurface:
+        configs.append(config)
+        raise SessionError("this adapter opens nothing")
+
+    register_adapter("faulty-web-no-browser", make)
+    report = await run_conformance(
+        "faulty-web-no-browser", suite="web", only=["home.describe", "home.click_and_read"]
+    )
+    assert all((r.reason or "").startswith("SessionError: this adapter opens nothing (at ")
+               for r in report.results), report.results
+    assert [dict(c) for c in configs] == [
+        {"adapter": "faulty-web-no-browser", "testid_attributes": ["data-testid", "data-qa"]}
+    ] * 2
