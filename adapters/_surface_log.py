@@ -12,12 +12,14 @@ not known to be a password field answers first, and its event is written with th
 element whose last snapshot marked it a password (``native["password"] == "true"`` or
 ``native["type"] == "password"``), a character key pressed into it, and what a ``read`` or a
 ``check`` of it observes or expects, is logged as ``[redacted]`` unless ``redact_passwords``
-is false. So is text typed or a character pressed without a ref (into the focused element)
-while the focus may be on a password field: the calls so far put it there, or do not say
-where it went (a button, a Tab, a navigation) and the page has one. A page can make a field a
-password field as it is focused or typed into (``oninput="this.type='password'"``): a host
-that answers its agent only once the calls that carried an action out are logged judges the
-typing again on the snapshot after it (``typing_judged_later``).
+is false. So is what an ``act`` that reads it (``read``, ``evaluate``) answers, and the
+``read("result")`` of that answer, until an act answers anew. So is text typed or a
+character pressed without a ref (into the focused element) while the focus may be on a
+password field: the calls so far put it there, or do not say where it went (a button, a
+Tab, a navigation) and the page has one. A page can make a field a password field as it is
+focused or typed into (``oninput="this.type='password'"``): a host that answers its agent
+only once the calls that carried an action out are logged judges the typing again on the
+snapshot after it (``typing_judged_later``).
 
 A name already in the log is resumed only as what it was started as: a surface session of the
 same adapter and app (the label, or the page's base URL), redacting passwords as it did.
@@ -145,6 +147,8 @@ class LoggedSurface:
         self._passwords: set[str] = set()
         self._fields: set[str] = set()
         """The other text fields: acting on one puts the focus in it, out of any password."""
+        self._secret_result = False
+        """Whether the last act's answer (``read("result")``) is what a password field holds."""
         self._focus = _Focus.ELSEWHERE
         """Where keys sent without a ref go, as far as the calls so far tell."""
         self._lines: list[str] | None = None
@@ -472,6 +476,10 @@ class LoggedSurface:
         arguments: dict[str, Any] = {"action": action, "ref": ref, "args": logged_args}
         if ref2 is not None:
             arguments["ref2"] = ref2
+        answers_a_password = action in _ANSWERS and self._hides(ref)
+        if answers_a_password:
+            arguments["redacted"] = True
+            self._secret_result = True  # failing, it may still have answered
         masked = _masked_typing(arguments)
         held = None
         if masked is not None and into_password:
@@ -480,8 +488,23 @@ class LoggedSurface:
             hides = self._keys_may_reach_a_password if ref is None else lambda: self._hides(ref)
             held = _Unjudged(masked, hides)
         return await self._call(
-            "act", arguments, lambda: self.surface.act(action, ref, args, ref2), _encoded, held=held
+            "act",
+            arguments,
+            lambda: self.surface.act(action, ref, args, ref2),
+            self._answered(answers_a_password) if action in _ANSWERS else _encoded,
+            held=held,
         )
+
+    def _answered(self, secret: bool) -> Callable[[Any], dict[str, Any] | None]:
+        """How an act that answers with what it reads logs its answer: masked if `secret` (a
+        web page answers a read of an input with its value, as ``read("value")`` does), and
+        so is ``read("result")``, which answers it again until an act answers anew."""
+
+        def summarise(result: Any) -> dict[str, Any] | None:
+            self._secret_result = secret
+            return _redacted_answer(result) if secret else _encoded(result)
+
+        return summarise
 
     def _keys_may_reach_a_password(self) -> bool:
         """Whether keys sent without a ref (to the focused element) may type into a
@@ -515,7 +538,8 @@ class LoggedSurface:
     async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
         arguments: dict[str, Any] = {"kind": kind, "ref": ref, "name": name}
         summarise: Callable[[object], dict[str, Any]] = _read_value
-        if self._hides(ref):
+        secret_result = kind == "result" and self.redact_passwords and self._secret_result
+        if self._hides(ref) or secret_result:
             arguments["redacted"] = True
             summarise = _redacted_value
         return await self._call(
@@ -631,6 +655,9 @@ _KEEPS_FOCUS = frozenset({
     "screenshot", "resizeWindow",
 })  # fmt: skip
 _KEY_ACTIONS = frozenset({"press", "keyDown", "keyUp"})
+_ANSWERS = frozenset({"read", "evaluate"})
+"""Actions that answer with what they read of their element (a web input's value), which
+``read("result")`` then reads again."""
 
 _PREDICATE_TEXTS = frozenset({"text", "value"})
 """The predicate fields that hold what the agent expects the element to say."""
@@ -657,6 +684,13 @@ def _types_a_character(key: object) -> bool:
 
 def _redacted_value(_value: object) -> dict[str, Any]:
     return {"value": REDACTED}
+
+
+def _redacted_answer(result: object) -> dict[str, Any] | None:
+    summary = _encoded(result)
+    if summary is not None and summary.get("result") is not None:
+        summary["result"] = REDACTED
+    return summary
 
 
 def _redacted_check(result: CheckResult) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import trio
 
 from semledger.actors import LogWriter, SessionEndedError, SessionMismatchError
 from semledger.adapters import (
+    ActResult,
     CheckResult,
     LocateError,
     LoggedSurface,
@@ -406,6 +407,53 @@ async def test_typing_a_host_judges_later_is_masked_if_the_snapshot_after_shows_
         ("act", BULLETS_8), ("close", None),
     ]  # fmt: skip
     assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
+
+
+async def test_what_an_act_reads_of_a_password_field_is_redacted_and_so_is_the_result_after() -> (
+    None
+):
+    """A web page answers ``act("read")`` of an input with its value, and keeps the answer
+    for ``read("result")``: both stay out of the log until an act answers anew."""
+    recorder = MemoryRecorder()
+    logged, snapshot, password = await _gallery(recorder)
+    username = next(
+        n.ref for n in snapshot.nodes if n.native.get("automationId") == "gallery.username"
+    )
+    values = {password: "hunter22", username: "ada", None: "2"}
+    answered: list[object] = [None]
+    surface: Any = logged.surface
+
+    async def act(action: str, ref: str | None = None, *_args: Any) -> ActResult:
+        if action in ("read", "evaluate"):
+            answered[0] = values[ref]
+            return ActResult(result=values[ref])
+        return ActResult()
+
+    async def read(kind: str, ref: str | None = None, name: str | None = None) -> object:
+        return answered[0]
+
+    surface.act, surface.read = act, read
+    assert (await logged.act("read", password)).result == "hunter22"  # the agent sees it
+    assert await logged.read("result") == "hunter22"
+    await logged.act("click", username)  # answers nothing: the result is still the password
+    await logged.read("result")
+    await logged.act("read", username)
+    await logged.read("result")
+    await logged.act("evaluate", password, {"script": "(field) => field.value"})
+    await logged.read("result")
+    await logged.act("evaluate", None, {"script": "1 + 1"})
+    await logged.read("result")
+    await logged.close()
+    calls = [e for _r, e in recorder.events("g") if isinstance(e, SurfaceCalled)][2:-1]
+    assert "hunter22" not in repr(calls)
+    assert [
+        (c.result or {}).get("result" if c.method == "act" else "value")
+        for c in calls
+        if c.method == "read" or c.arguments["action"] != "click"
+    ] == [REDACTED, REDACTED, REDACTED, "ada", "ada", REDACTED, REDACTED, "2", "2"]
+    assert [c.arguments.get("redacted") for c in calls] == [
+        True, True, None, True, None, None, True, True, None, None,
+    ]  # fmt: skip
 
 
 async def test_keys_sent_without_a_ref_on_a_page_without_password_fields_are_logged() -> None:
