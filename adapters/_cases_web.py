@@ -141,7 +141,8 @@ async def web_suite() -> AsyncIterator[Environment]:
         try:
             yield environment
         finally:
-            await environment.close()
+            with trio.CancelScope(shield=True):  # a cancelled run still stops Chromium
+                await environment.close()
 
 
 SUITES[SUITE] = web_suite

@@ -8,9 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+import trio
 from PIL import Image
 
 from semledger.adapters import ActResult, SessionError, register_adapter, run_conformance
+from semledger.adapters._cases_web import _WebEnvironment, web_suite
 from semledger.adapters._web import WebBrowser, WebSurface, default_executable
 
 
@@ -167,3 +169,18 @@ async def test_the_web_suite_launches_no_chromium_for_another_adapter(
     assert [dict(c) for c in configs] == [
         {"adapter": "faulty-web-no-browser", "testid_attributes": ["data-testid", "data-qa"]}
     ] * 2
+
+
+async def test_a_cancelled_web_suite_still_stops_its_chromium() -> None:
+    """Its stop ran in a thread started in a cancelled scope, so it never ran: a
+    conformance run cancelled from outside (a time limit) left Chromium running."""
+    with trio.CancelScope() as scope:
+        async with web_suite() as environment:
+            assert isinstance(environment, _WebEnvironment)
+            await environment.open("web", "home")
+            browser = environment.shared
+            assert browser is not None
+            assert browser.running
+            scope.cancel()
+            await trio.sleep_forever()
+    assert not browser.running
