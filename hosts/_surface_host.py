@@ -61,11 +61,16 @@ application through the same router and tools as a semledger app:
   A surface error becomes the rejection it stands for
   (LocateError -> target_not_found, ActionabilityError -> handler_rejected or the code it
   carries, SessionError -> host_closed, closing the host), and changes nothing in the
-  bridge's generation. Its message names elements by node id, never by the surface's refs,
-  and the action by the agent's kind (``select``, not ``selectOption``). One saying the page
-  went to another document as the action ran (``details["navigated"]``), or that a later
-  step of an action done in several (set_text: clear, then type) found the page loading
-  another, is ``handler_rejected`` "the page navigated to URL during the action (a focus or
+  bridge's generation. One refusing the action's first step as stale
+  (``details["reason"] == "stale"``: the runtime adapter's, when an effect of the app's
+  changed it since the read) did nothing: the request is read and judged again, at most
+  three times, an exact precondition then failing as ``stale_generation``; the last time, or
+  at a later step, it is ``handler_rejected`` "the application changed on its own as the
+  action was being done: read again". Its message names elements by node id, never by the
+  surface's refs, and the action by the agent's kind (``select``, not ``selectOption``). One
+  saying the page went to another document as the action ran (``details["navigated"]``), or
+  that a later step of an action done in several (set_text: clear, then type) found the page
+  loading another, is ``handler_rejected`` "the page navigated to URL during the action (a focus or
   hover handler of the page's may have run): read again": what the action began (a focus
   handler that navigates) may have changed the page, which the next read shows.
   A surface that cannot be read (any other SurfaceError from ``snapshot``: a script error,
@@ -175,6 +180,10 @@ that left longest ago are forgotten first, and one of them that comes back gets 
 which costs an agent a ``target_not_found`` and a read, as a new ref would. A page that keeps
 making elements (a feed, a log) would otherwise grow the bridge with every element it ever
 showed; this bounds it at about 350 bytes an element (some 17 MB)."""
+
+_JUDGED_AT_MOST: Final = 3
+"""How many times an action is judged on a new read when the surface refuses its first step
+as stale (an app's effect finished between the read and the act)."""
 
 
 class AdapterFailedError(Exception):
@@ -1013,10 +1022,37 @@ class SurfaceAgentHost:
         """`judged_on`, when given, is awaited with the tree the request is judged against
         and its action done on, once it is read and before anything is done (a logged
         bridge logs the request then: a field may have become a password since the agent's
-        last read); not at all when that tree could not be read."""
+        last read); not at all when that tree could not be read.
+
+        A surface that refuses the action's first step as stale (an effect of the app's
+        changed it since the read: the runtime adapter acts only on the tree it last showed)
+        has done nothing: the request is judged again on a new read, up to `_JUDGED_AT_MOST`
+        times, an exact precondition then failing as stale_generation in this bridge's
+        generations. `judged_on` is awaited with the first tree alone."""
         check_request(target, action, precondition)
         if self._closed is not None:
             return _reject(ErrorCode.HOST_CLOSED, self._closed)
+        judged = 1
+        while (
+            outcome := await self._judge_and_act(
+                target, action, precondition, judged_on, read_again=judged < _JUDGED_AT_MOST
+            )
+        ) is None:
+            judged += 1
+            judged_on = None
+        return outcome
+
+    async def _judge_and_act(
+        self,
+        target: Target,
+        action: SemanticsAction,
+        precondition: Precondition,
+        judged_on: Callable[[SemanticsSnapshot], Awaitable[None]] | None,
+        *,
+        read_again: bool,
+    ) -> Receipt | Rejection | None:
+        """`perform_action` on a new read; None, when `read_again`, for a surface that
+        refused the action's first step as stale (nothing was done)."""
         try:
             snapshot = await self.refresh()
         except AdapterFailedError as failed:
@@ -1052,6 +1088,12 @@ class SurfaceAgentHost:
                 await self._answer(self._dialog, action)
             else:
                 pending = await self._act(self._refs[node.node_id], node, action)
+        except _StaleError as refused:
+            if read_again:
+                return None
+            return _rejection(
+                refused.error, echoed, action.kind.value, self._refs.get(node.node_id), self._ids
+            )
         except AdapterFailedError as failed:
             return self._crashed(failed)
         except SessionError as error:
@@ -1122,6 +1164,10 @@ class SurfaceAgentHost:
             steps += 1
             try:
                 done = await self._act_on(name, target, args)
+            except LocateError as error:
+                if steps == 1 and error.details.get("reason") == "stale":
+                    raise _StaleError(error) from error
+                raise
             except NavigationError as error:
                 loading = error.details.get("pending")
                 if steps == 1 or not isinstance(loading, str):
@@ -1353,6 +1399,19 @@ def _rejection(
             return _reject(known, message, target=echoed)
         if known in (ErrorCode.ACTION_UNAVAILABLE, ErrorCode.HANDLER_REJECTED):
             return _reject(known, message, target=echoed, action=action)
+    if error.details.get("reason") == "stale":  # quoting the surface's generations, not ours
+        return _reject(ErrorCode.HANDLER_REJECTED, _CHANGED, target=echoed, action=action)
     if isinstance(error, LocateError):
         return _reject(ErrorCode.TARGET_NOT_FOUND, message, target=echoed)
     return _reject(ErrorCode.HANDLER_REJECTED, message, target=echoed, action=action)
+
+
+_CHANGED: Final = "the application changed on its own as the action was being done: read again"
+
+
+class _StaleError(Exception):
+    """The surface refused an action's first step as stale (`error`): nothing was done."""
+
+    def __init__(self, error: LocateError) -> None:
+        super().__init__(error.message)
+        self.error = error

@@ -685,3 +685,70 @@ async def test_set_text_on_an_app_served_as_a_surface_is_one_set_text_the_app_ju
         assert next(n.value for n in kept.nodes if n.semantic_id == "name") == "Grace"
     finally:
         await surface.close()
+
+
+async def test_an_action_the_app_changed_under_between_read_and_act_is_judged_on_a_new_read(
+    todo: SurfaceAgentHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save's effect finishing between the bridge's read and its act (during the log
+    writes of a served session) had the runtime adapter refuse the act as stale, which the
+    bridge answered target_not_found, quoting the runtime's generations, for a target on
+    screen. Nothing was done: Latest is done on a new read, Exact is stale_generation in the
+    bridge's generations."""
+    import trio
+
+    import semledger.examples.todo as example
+
+    monkeypatch.setattr(example, "SAVE_SECONDS", 0.05)
+    save = BySemanticId(SemanticId("todo.save"))
+    activate = SimpleAction(ActionKind.ACTIVATE)
+    first = await todo.perform_action(save, activate, Latest())
+    assert isinstance(first, Receipt)
+    judged: list[int] = []
+
+    async def slow_log_write(tree: Any) -> None:  # the save effect finishes meanwhile
+        judged.append(tree.generation)
+        await trio.sleep(0.1)
+
+    done = await todo.perform_action(save, activate, Latest(), judged_on=slow_log_write)
+    assert isinstance(done, Receipt), done
+    assert judged == [first.after]
+    assert done.before > first.after
+    await trio.sleep(0.1)
+    assert isinstance(await todo.perform_action(save, activate, Latest()), Receipt)
+    read = (await _full(todo)).generation
+    refused = await todo.perform_action(save, activate, Exact(read), judged_on=slow_log_write)
+    assert isinstance(refused, Rejection)
+    assert refused.code is ErrorCode.STALE_GENERATION
+    assert judged[-1] == read < todo.generation
+    assert refused.details == {"expected": str(read), "current": str(todo.generation)}
+
+
+async def test_an_app_that_keeps_changing_under_an_action_is_read_again_a_bounded_number_of_times(
+    todo: SurfaceAgentHost,
+) -> None:
+    """A request is judged at most three times, then answered as what it is: never
+    target_not_found for a target that is there."""
+    from semledger.adapters import LocateError
+
+    surface: Any = todo.surface
+    tries = 0
+
+    async def stale(*args: Any, **kwargs: Any) -> Any:
+        nonlocal tries
+        tries += 1
+        raise LocateError(
+            "expected generation 7, current is 8",
+            details={"code": "stale_generation", "expected": "7", "current": "8",
+                     "reason": "stale"},
+        )
+
+    surface.act = stale
+    save = BySemanticId(SemanticId("todo.save"))
+    refused = await todo.perform_action(save, SimpleAction(ActionKind.ACTIVATE), Latest())
+    assert isinstance(refused, Rejection)
+    assert (refused.code, refused.message) == (
+        ErrorCode.HANDLER_REJECTED,
+        "the application changed on its own as the action was being done: read again",
+    )
+    assert tries == 3
