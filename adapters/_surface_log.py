@@ -16,10 +16,10 @@ is false. So is what an ``act`` that reads it (``read``, ``evaluate``) answers, 
 ``read("result")`` of that answer, until an act answers anew. So is text typed or a
 character pressed without a ref (into the focused element) while the focus may be on a
 password field: the calls so far put it there, or do not say where it went (a button, a
-Tab, a navigation) and the page has one. A page can make a field a password field as it is
-focused or typed into (``oninput="this.type='password'"``): a host that answers its agent
-only once the calls that carried an action out are logged judges the typing again on the
-snapshot after it (``typing_judged_later``).
+Tab or another key that types nothing, a navigation) and the page has one. A page can make
+a field a password field as it is focused or typed into (``oninput="this.type='password'"``):
+a host that answers its agent only once the calls that carried an action out are logged
+judges the typing again on the snapshot after it (``typing_judged_later``).
 
 A name already in the log is resumed only as what it was started as: a surface session of the
 same adapter and app (the label, or the page's base URL), redacting passwords as it did.
@@ -513,22 +513,21 @@ class LoggedSurface:
 
     def _follow_focus(self, action: str, ref: str | None, args: object) -> None:
         """Track the focus through an act: in the text field a focusing action targets,
-        kept by actions that leave it, unknown after anything else (a button, a Tab, a
-        navigation)."""
+        kept by actions that leave it and by typing, unknown after anything else (a button,
+        a Tab or another key that types nothing, a navigation)."""
         if action in _KEEPS_FOCUS:
             return
+        key = args.get("key") if isinstance(args, dict) else None
+        moves_on = action in _KEY_ACTIONS and not _types_a_character(key)  # a Tab, an Enter
         if ref is not None:
             if ref in self._passwords:
-                self._focus = _Focus.PASSWORD
-            elif action in _TAKES_FOCUS and ref in self._fields:
+                self._focus = _Focus.PASSWORD  # (or on from it, wherever a key sent it)
+            elif action in _TAKES_FOCUS and ref in self._fields and not moves_on:
                 self._focus = _Focus.ELSEWHERE
             else:  # (a button's handler may move the focus anywhere)
                 self._focus = _Focus.UNKNOWN
-            return
-        key = args.get("key") if isinstance(args, dict) else None
-        if action == "type" or (action in _KEY_ACTIONS and _types_a_character(key)):
-            return  # typing keeps the focus where it is
-        self._focus = _Focus.UNKNOWN
+        elif action != "type" and (action not in _KEY_ACTIONS or moves_on):
+            self._focus = _Focus.UNKNOWN  # (typing keeps the focus where it is)
 
     def _hides(self, ref: str | None) -> bool:
         """Whether what is typed into, read or checked of `ref` stays out of the log: it is a

@@ -409,6 +409,24 @@ async def test_typing_a_host_judges_later_is_masked_if_the_snapshot_after_shows_
     assert "hunter22" not in repr([e for _r, e in recorder.events("g")])
 
 
+@pytest.mark.parametrize(
+    ("action", "key"), [("press", "Tab"), ("keyDown", "Tab"), ("press", "Enter")]
+)
+async def test_keys_sent_without_a_ref_after_a_key_that_moves_on_from_a_field_are_redacted(
+    action: str, key: str
+) -> None:
+    """A Tab (an Enter, an arrow) pressed in a field by its ref may move the focus on, into
+    the password field; a character key pressed there keeps it in the field."""
+    logged, recorder, _password, username, _ = await _keyboard_session()
+    await logged.act("type", username, {"text": "ad"})
+    await logged.act("press", username, {"key": "a"})
+    await logged.act("type", None, {"text": "-lovelace"})
+    await logged.act(action, username, {"key": key})
+    await logged.act("type", None, {"text": "hunter22"})
+    await logged.close()
+    assert _typed(recorder) == ["-lovelace", BULLETS_8]
+
+
 async def test_what_an_act_reads_of_a_password_field_is_redacted_and_so_is_the_result_after() -> (
     None
 ):

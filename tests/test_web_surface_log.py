@@ -64,3 +64,18 @@ async def test_a_password_an_act_reads_is_not_logged_nor_the_result_read_after(
     assert (read.method, read.result and read.result["result"]) == ("act", REDACTED)
     assert (result.method, result.result) == ("read", {"value": REDACTED})
     assert _in_clear(recorder, b"hunter2") == []
+
+
+async def test_a_password_typed_after_a_tab_pressed_in_the_user_field_is_not_logged(
+    logged: tuple[LoggedSurface, MemoryRecorder],
+) -> None:
+    session, recorder = logged
+    with trio.fail_after(HANG_GUARD_S):
+        snapshot = await session.snapshot()
+        user, password = _ref(snapshot, "u"), _ref(snapshot, "p")
+        await session.act("type", user, {"text": "ada"})
+        await session.act("press", user, {"key": "Tab"})
+        await session.act("type", None, {"text": "hunter2"})
+        focused = [n.ref for n in (await session.snapshot()).nodes if "focused" in n.states]
+    assert focused == [password]  # the Tab took the focus, and the typing, there
+    assert _in_clear(recorder, b"hunter2") == []
