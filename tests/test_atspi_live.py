@@ -56,6 +56,7 @@ from semledger.runtime import (
 )
 
 FIXTURE_LAUNCH = Launch(SYSTEM_PYTHON, (str(GTK_FIXTURE),))
+ALERT = Launch(SYSTEM_PYTHON, (str(Path(__file__).parent / "apps/gtk_alert.py"),))
 SCROLLED_LIST = Launch(SYSTEM_PYTHON, (str(Path(__file__).parent / "apps/gtk_scrolled_list.py"),))
 
 
@@ -579,3 +580,22 @@ async def test_an_application_gone_from_the_bus_ends_the_session_it_is_no_stale_
     finally:
         other.kill()
         other.wait()
+
+
+async def test_dismissing_a_dialog_that_does_not_take_the_focus_sends_no_escape_elsewhere(
+    desktop: PrivateDesktop,
+) -> None:
+    """The dismiss of a non-modal dialog that never became the active window sent Escape
+    to the main window, and answered with a receipt."""
+    async with _bridged(desktop, ALERT) as host:
+        await host.refresh()
+        [dialog] = [n for n in host.journal.current.nodes.values() if n.role is Role.DIALOG]
+        refused = await host.perform_action(
+            ByNodeId(dialog.node_id), SimpleAction(ActionKind.DISMISS), Latest()
+        )
+        assert isinstance(refused, Rejection), refused
+        assert "did not take the keyboard focus" in refused.message
+        await trio.sleep(0.3)
+        await host.refresh()
+        labels = {n.label for n in host.journal.current.nodes.values()}
+        assert "Ready" in labels, labels
