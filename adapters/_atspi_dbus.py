@@ -57,6 +57,7 @@ ACCESSIBLE: Final = ATSPI + "Accessible"
 PROPERTIES: Final = "org.freedesktop.DBus.Properties"
 REGISTRY_BUS: Final = "org.a11y.atspi.Registry"
 A11Y_BUS: Final = "org.a11y.Bus"
+NULL_PATH: Final = "/org/a11y/atspi/null"
 DEC_PATH: Final = "/org/a11y/atspi/registry/deviceeventcontroller"
 SCREEN_COORDS: Final = 0
 KEY_SYM: Final = 3
@@ -439,6 +440,15 @@ def _child_of(relations: Iterable[tuple[int, Iterable[tuple[str, str]]]]) -> str
     return None
 
 
+def _parent_path(parent: Any) -> str | None:
+    """The path of an accessible's parent, as its ``Parent`` property, a (bus, path) pair,
+    gives it; None for none."""
+    if not isinstance(parent, (tuple, list)) or len(parent) != 2:
+        return None
+    path = str(parent[1])
+    return path if path and path != NULL_PATH else None
+
+
 def _is_gtk(app: AppInfo) -> bool:
     return app.toolkit.lower() in {"gtk", "gail"}
 
@@ -595,7 +605,7 @@ class LiveBackend:
         else:  # older bridges list the children instead of an index and a count
             kids, interfaces, name, role, description, states = rest
             index, count = -1, len(kids)
-        parent_path = str(parent) if parent and parent != "/org/a11y/atspi/null" else None
+        parent_path = _parent_path((_pb, parent))
         return {
             str(path): _Info(
                 role=int(role),
@@ -637,7 +647,7 @@ class LiveBackend:
                 states=_words(state_r.body[0]) if ok(state_r) else (0, 0),
                 interfaces=_short(iface_r.body[0]) if ok(iface_r) else (),
                 child_count=int(props.get("ChildCount", 0)),
-                parent=None,
+                parent=_parent_path(props.get("Parent")),
                 index=-1,
                 accessible_id=str(props.get("AccessibleId", "")),
             )
@@ -831,7 +841,7 @@ class LiveBackend:
             await self._details(
                 app.bus,
                 fetched,
-                [(path, 0, None)],
+                [(path, 0, facts.parent)],
                 attributes=True,
                 everything=True,
                 actions=actions,

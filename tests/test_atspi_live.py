@@ -582,6 +582,22 @@ async def test_an_application_gone_from_the_bus_ends_the_session_it_is_no_stale_
         other.wait()
 
 
+async def test_a_message_dialog_window_is_described_as_the_dialog_the_snapshot_shows(
+    desktop: PrivateDesktop,
+) -> None:
+    """describe read the element alone, without its parent, so a top-level alert window
+    was a dialog in the snapshot and generic in its description."""
+    surface = create_surface({"adapter": "atspi", **desktop.surface_config})
+    await surface.open(SessionInit(launch=ALERT))
+    try:
+        [alert] = await surface.locate({"by": "automationId", "value": "alert"})
+        snap = await surface.snapshot()
+        assert [n.role for n in snap.nodes if n.ref == alert] == ["dialog"]
+        assert (await surface.describe(alert)).role == "dialog"
+    finally:
+        await surface.close()
+
+
 async def test_dismissing_a_dialog_that_does_not_take_the_focus_sends_no_escape_elsewhere(
     desktop: PrivateDesktop,
 ) -> None:
