@@ -6,20 +6,22 @@ wire dicts, a summary of its result or its error, and the structural hash of eve
 with its rendering: whole the first time, then the lines changed, ``snapshot_lines``), and a
 ``SessionEnded`` at close. A call answers only once its event is written, as a runtime
 session's receipt does; inside ``typing_judged_later``, an ``act`` that types into an element
-not known to be a password field answers first, and its event is written with the next one.
+not taken for a password field answers first, and its event is written with the next one.
 
 ``capabilities()`` is synchronous and changes nothing, so it is not logged. Text typed into an
-element whose last snapshot marked it a password (``native["password"] == "true"`` or
-``native["type"] == "password"``), a character key pressed into it, and what a ``read`` or a
+element whose last snapshot or ``describe`` marked it a password (``native["password"] ==
+"true"`` or ``native["type"] == "password"``), or that no snapshot or ``describe`` has shown
+(a ref ``locate`` found, say), a character key pressed into it, and what a ``read`` or a
 ``check`` of it observes or expects, is logged as ``[redacted]`` unless ``redact_passwords``
 is false. So is what an ``act`` that reads it (``read``, ``evaluate``) answers, and the
 ``read("result")`` of that answer, until an act answers anew. So is text typed or a
 character pressed without a ref (into the focused element) while the focus may be on a
-password field: the calls so far put it there, or do not say where it went (a button, a
-Tab or another key that types nothing, a navigation) and the page has one. A page can make
-a field a password field as it is focused or typed into (``oninput="this.type='password'"``):
-a host that answers its agent only once the calls that carried an action out are logged
-judges the typing again on the snapshot after it (``typing_judged_later``).
+password field: the calls so far put it there (an act on such an element), or do not say
+where it went (a button, a Tab or another key that types nothing, a navigation) and the page
+has one. A page can make a field a password field as it is focused or typed into
+(``oninput="this.type='password'"``): a host that answers its agent only once the calls that
+carried an action out are logged judges the typing again on the snapshot after it
+(``typing_judged_later``).
 
 A name already in the log is resumed only as what it was started as: a surface session of the
 same adapter and app (the label, or the page's base URL), redacting passwords as it did.
@@ -80,7 +82,7 @@ from ._capabilities import Capabilities
 from ._errors import SessionError
 from ._schemas import encode
 from ._session import SessionState
-from ._snapshot import Snapshot
+from ._snapshot import Snapshot, SnapshotNode
 from ._surface import (
     ActArgsLike,
     AgentSurface,
@@ -147,6 +149,8 @@ class LoggedSurface:
         self._passwords: set[str] = set()
         self._fields: set[str] = set()
         """The other text fields: acting on one puts the focus in it, out of any password."""
+        self._shown: set[str] = set()
+        """Every element a snapshot or a description showed: any other may be a password."""
         self._secret_result = False
         """Whether the last act's answer (``read("result")``) is what a password field holds."""
         self._focus = _Focus.ELSEWHERE
@@ -198,7 +202,7 @@ class LoggedSurface:
     @contextlib.contextmanager
     def typing_judged_later(self) -> Iterator[None]:
         """Within this block, an ``act`` that types text (or a character key) into an element
-        not known to be a password field answers before its event is written: the event is
+        not taken for a password field answers before its event is written: the event is
         written with the session's next one (the next call's, or one a host appends), and its
         text masked if the element is a password field by then, as the snapshot of that next
         call shows it. A page can make a field a password field as it is focused or typed
@@ -420,7 +424,8 @@ class LoggedSurface:
         whole = root is None and max_nodes is None and not interactive_only
 
         def summarise(taken: Snapshot) -> dict[str, Any]:
-            self._note_fields(taken, whole=whole)  # before the typing held is judged on it
+            self._note_fields(taken.nodes, whole=whole)  # before held typing is judged on it
+            self._note_focus(taken, whole=whole)
             return self._snapshot_summary(taken)
 
         snapshot: Snapshot = await self._call(
@@ -433,17 +438,23 @@ class LoggedSurface:
         )
         return snapshot
 
-    def _note_fields(self, snapshot: Snapshot, *, whole: bool) -> None:
-        """Note the password fields, the other text fields and the focus `snapshot` shows."""
-        seen = {n.ref for n in snapshot.nodes if _is_password(n.native)}
-        fields = {n.ref for n in snapshot.nodes if n.role in _TEXT_ROLES} - seen
-        # A part (a root, a node limit, the interactive nodes only) adds what it shows, so
-        # a field it left out stays redacted.
+    def _note_fields(
+        self, elements: Sequence[SnapshotNode | ElementDescription], *, whole: bool
+    ) -> None:
+        """Note the password fields and the other text fields `elements` show."""
+        seen = {n.ref for n in elements if _is_password(n.native)}
+        fields = {n.ref for n in elements if n.role in _TEXT_ROLES} - seen
+        shown = {n.ref for n in elements}
+        # A part (a root, a node limit, the interactive nodes only, a description) adds what
+        # it shows, so a field it left out stays redacted.
         if whole:
-            self._passwords, self._fields = seen, fields
+            self._passwords, self._fields, self._shown = seen, fields, shown
         else:
             self._passwords |= seen
             self._fields = (self._fields | fields) - self._passwords
+            self._shown |= shown
+
+    def _note_focus(self, snapshot: Snapshot, *, whole: bool) -> None:
         focused = next((n for n in snapshot.nodes if "focused" in n.states), None)
         if focused is not None:
             self._focus = _Focus.PASSWORD if focused.ref in self._passwords else _Focus.ELSEWHERE
@@ -508,19 +519,23 @@ class LoggedSurface:
 
     def _keys_may_reach_a_password(self) -> bool:
         """Whether keys sent without a ref (to the focused element) may type into a
-        password field: the page has one, and the focus is not known to be elsewhere."""
-        return self.redact_passwords and bool(self._passwords) and self._focus != _Focus.ELSEWHERE
+        password field: the focus may be on one, or is not known and the page has one."""
+        if not self.redact_passwords:
+            return False
+        return self._focus == _Focus.PASSWORD or (
+            self._focus == _Focus.UNKNOWN and bool(self._passwords)
+        )
 
     def _follow_focus(self, action: str, ref: str | None, args: object) -> None:
-        """Track the focus through an act: in the text field a focusing action targets,
-        kept by actions that leave it and by typing, unknown after anything else (a button,
-        a Tab or another key that types nothing, a navigation)."""
+        """Track the focus through an act: in the element a focusing action targets, kept by
+        actions that leave it and by typing, unknown after anything else (a button, a Tab or
+        another key that types nothing, a navigation)."""
         if action in _KEEPS_FOCUS:
             return
         key = args.get("key") if isinstance(args, dict) else None
         moves_on = action in _KEY_ACTIONS and not _types_a_character(key)  # a Tab, an Enter
         if ref is not None:
-            if ref in self._passwords:
+            if ref in self._passwords or ref not in self._shown:
                 self._focus = _Focus.PASSWORD  # (or on from it, wherever a key sent it)
             elif action in _TAKES_FOCUS and ref in self._fields and not moves_on:
                 self._focus = _Focus.ELSEWHERE
@@ -531,8 +546,11 @@ class LoggedSurface:
 
     def _hides(self, ref: str | None) -> bool:
         """Whether what is typed into, read or checked of `ref` stays out of the log: it is a
-        password field (a web page answers a read of one with what was typed)."""
-        return self.redact_passwords and ref in self._passwords
+        password field (a web page answers a read of one with what was typed), or one no
+        snapshot or description has shown (a ref `locate` found), which may be one."""
+        if not self.redact_passwords or ref is None:
+            return False
+        return ref in self._passwords or ref not in self._shown
 
     async def read(self, kind: Any, ref: str | None = None, name: str | None = None) -> object:
         arguments: dict[str, Any] = {"kind": kind, "ref": ref, "name": name}
@@ -574,8 +592,12 @@ class LoggedSurface:
         return refs
 
     async def describe(self, ref: str) -> ElementDescription:
+        def summarise(described: ElementDescription) -> dict[str, Any] | None:
+            self._note_fields([described], whole=False)
+            return _encoded(described)
+
         description: ElementDescription = await self._call(
-            "describe", {"ref": ref}, lambda: self.surface.describe(ref), _encoded
+            "describe", {"ref": ref}, lambda: self.surface.describe(ref), summarise
         )
         return description
 
@@ -638,8 +660,10 @@ def _masked_typing(arguments: dict[str, Any]) -> dict[str, Any] | None:
 
 class _Focus(enum.Enum):
     PASSWORD = "a password field"
+    """Maybe in a password field: one, or an element not shown, an act put it in."""
     ELSEWHERE = "elsewhere"
     UNKNOWN = "unknown"
+    """Anywhere: in a password field if the page has one."""
 
 
 _TAKES_FOCUS = frozenset({

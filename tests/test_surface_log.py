@@ -474,6 +474,46 @@ async def test_what_an_act_reads_of_a_password_field_is_redacted_and_so_is_the_r
     ]  # fmt: skip
 
 
+GALLERY = "semledger.examples.gallery:app"
+
+
+async def test_what_is_typed_into_or_read_of_a_located_field_no_snapshot_showed_is_redacted() -> (
+    None
+):
+    """A ref `locate` found may be a password field: until a snapshot or a description
+    shows it is not one, what is typed into it or read of it, and typed without a ref once
+    it has the focus, stays out of the log."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(_surface(GALLERY), recorder, "g", "runtime")  # type: ignore[arg-type]
+    await logged.open({})
+    [password] = await logged.locate({"by": "automationId", "value": "gallery.password"})
+    [username] = await logged.locate({"by": "automationId", "value": "gallery.username"})
+    surface: Any = logged.surface
+
+    async def act(*_args: Any) -> None:
+        return None
+
+    async def read(kind: str, ref: str | None = None, name: str | None = None) -> str:
+        return "hunter22"
+
+    surface.act, surface.read = act, read
+    await logged.act("type", password, {"text": "hunter22"})
+    await logged.read("value", password)
+    await logged.act("click", password)
+    await logged.act("type", None, {"text": "hunter22"})
+    await logged.describe(password)  # a password field, as described
+    await logged.act("type", password, {"text": "hunter22"})
+    await logged.describe(username)  # a plain field, as described
+    await logged.act("type", username, {"text": "ada"})
+    await logged.act("type", None, {"text": "-lovelace"})
+    await logged.close()
+    calls = [e for _r, e in recorder.events("g") if isinstance(e, SurfaceCalled)]
+    assert "hunter22" not in repr(calls)
+    typing = [c for c in calls if c.method == "act" and c.arguments["action"] == "type"]
+    typed = [c.arguments["args"]["text"] for c in typing]
+    assert typed == [BULLETS_8, BULLETS_8, BULLETS_8, "ada", "-lovelace"]
+
+
 async def test_keys_sent_without_a_ref_on_a_page_without_password_fields_are_logged() -> None:
     recorder = MemoryRecorder()
     logged = LoggedSurface(_surface(), recorder, "c", "runtime")  # type: ignore[arg-type]

@@ -79,3 +79,16 @@ async def test_a_password_typed_after_a_tab_pressed_in_the_user_field_is_not_log
         focused = [n.ref for n in (await session.snapshot()).nodes if "focused" in n.states]
     assert focused == [password]  # the Tab took the focus, and the typing, there
     assert _in_clear(recorder, b"hunter2") == []
+
+
+async def test_a_password_typed_into_a_located_field_no_snapshot_showed_is_not_logged(
+    logged: tuple[LoggedSurface, MemoryRecorder],
+) -> None:
+    session, recorder = logged
+    with trio.fail_after(HANG_GUARD_S):
+        [password] = await session.locate({"by": "label", "value": "Password"})
+        await session.act("type", password, {"text": "hunter2"})
+        assert await session.read("value", password) == "hunter2"  # the agent sees it
+    typed = _calls(recorder)[-2]
+    assert (typed.arguments["args"]["text"], typed.arguments["redacted"]) == ("\u2022" * 7, True)
+    assert _in_clear(recorder, b"hunter2") == []
