@@ -852,9 +852,12 @@ class AtspiSurface:
         backend, app = self._require_app()
         if text is None:
             raise DataError("type needs args.text", path="args.text")
-        if raw.has("Value") and (
-            raw.role_name in {"spin button", "slider"} or not raw.has("EditableText")
-        ):
+        if raw.has("Value") and not (amap.value_settable(raw) or raw.has("EditableText")):
+            raise ActionabilityError(
+                f"{ref} ({raw.role_name}) shows a value that cannot be set",
+                details={"ref": ref},
+            )
+        if amap.value_settable(raw):
             try:
                 number = float(text)
             except ValueError:

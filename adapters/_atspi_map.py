@@ -401,6 +401,12 @@ DIALOG_WINDOW_ROLES: Final = frozenset({"alert", "file chooser", "color chooser"
 window are a widget: a file chooser embedded in a form, a status alert."""
 
 
+def value_settable(raw: RawNode) -> bool:
+    """Whether ``type`` sets the node's Value: a spin button's or a slider's, which its
+    user sets; a progress or level bar only shows one."""
+    return raw.has("Value") and raw.role_name in {"spin button", "slider"}
+
+
 def effective_role_name(raw: RawNode) -> str:
     """The AT-SPI role name the mapping uses: GTK 3 calls an entry ``text``; a ``text``
     that implements EditableText is an entry whether or not it is editable right now; a
@@ -586,7 +592,7 @@ def native_of(raw: RawNode) -> dict[str, str]:
             out["valuemin"], out["valuemax"] = _number(low), _number(high)
         if math.isfinite(step) and step > 0:
             out["valuestep"] = _number(step)
-    if raw.has("Value") and raw.role_name in {"spin button", "slider"}:
+    if value_settable(raw):
         out["valuesettable"] = "true"
     states = raw.state_set
     if raw.role_name == "password text":

@@ -345,6 +345,20 @@ async def test_type_on_a_spin_button_sets_its_value() -> None:
         await surface.act("type", count, {"text": "seven"})
 
 
+async def test_type_on_a_progress_or_level_bar_is_refused_it_only_shows_a_value() -> None:
+    """type set the Value of any node without editable text: on a progress bar GTK ignored
+    it, and the action answered as done."""
+    surface, backend = await _open("widget_factory")
+    snap = await surface.snapshot()
+    for role in ("progress bar", "level bar"):
+        raw = next(n for n in backend.nodes if n.role_name == role and "showing" in n.state_set)
+        ref = surface._refs[raw.path]
+        assert ref in {n.ref for n in snap.nodes}
+        with pytest.raises(ActionabilityError, match="cannot be set"):
+            await surface.act("type", ref, {"text": "0.9"})
+    assert backend.calls == []
+
+
 async def test_an_agent_sees_a_spin_buttons_value_and_sets_it_with_set_numeric_value() -> None:
     surface, backend = await _open()
     host = SurfaceAgentHost(surface)
