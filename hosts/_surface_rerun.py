@@ -118,6 +118,12 @@ def _unopened_note(event: SurfaceCalled, error: BaseException | None) -> str | N
     )
 
 
+def _sent_masked(event: SurfaceCalled) -> bool:
+    """Whether the log masked what the redacted call `event` sent the page: a read whose
+    answer alone was redacted sent what the re-run sends, so it explains no divergence."""
+    return event.method == "act" and event.arguments.get("action") not in ("read", "evaluate")
+
+
 def _redaction_note(redacted: int | None, event: SurfaceCalled) -> str | None:
     if event.arguments.get("redacted"):
         return "this call's text was redacted in the log"
@@ -282,7 +288,7 @@ async def rerun_surface(
                 error = raised
             pacing.made(record.at, kind)
             closed = closed or event.method == "close"
-            if event.arguments.get("redacted") and redacted is None:
+            if event.arguments.get("redacted") and redacted is None and _sent_masked(event):
                 redacted = calls
             if event.method == "snapshot" and event.error_class is None:
                 lines = snapshot_lines(event.result, lines)

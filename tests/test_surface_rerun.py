@@ -302,6 +302,31 @@ async def test_a_divergence_after_a_redacted_call_names_that_call() -> None:
     assert report.divergence.note.startswith("call 3 typed text the log redacted")
 
 
+async def test_a_divergence_after_a_password_read_blames_no_redacted_typing() -> None:
+    """An act that read a password field is logged with its answer redacted; the note
+    blamed it for a later divergence as "typed text the log redacted", though it typed
+    nothing and the re-run sends the page what it sent."""
+    recorder = MemoryRecorder()
+    logged = LoggedSurface(create_surface(GALLERY), recorder, "g", "runtime", config=GALLERY)
+    await logged.open({})
+    snapshot = await logged.snapshot()
+    password = next(n.ref for n in snapshot.nodes if n.native.get("password") == "true")
+    await logged.act("read", password)
+    await logged.snapshot()
+    await logged.close()
+    events = [event for _r, event in recorder.events("g")]
+    assert [e.arguments.get("redacted") for e in events if getattr(e, "method", "") == "act"] == [
+        True
+    ]
+    last = max(i for i, e in enumerate(events) if getattr(e, "method", None) == "snapshot")
+    events[last] = attrs.evolve(events[last], snapshot_hash="0" * 64)
+    altered = MemoryRecorder()
+    altered.append([NewEvent("g", i + 1, event, 0.0) for i, event in enumerate(events)])
+    report = await rerun_surface(altered, "g")
+    assert report.divergence is not None
+    assert report.divergence.note is None
+
+
 def _ended_in_first_segment(
     recorder: MemoryRecorder,
     error_class: str = "SurfaceGoneError",
