@@ -1057,10 +1057,16 @@ class _Streamed:
 def _print_json(value: object, *, ensure_ascii: bool = False) -> None:
     """Print `value` as strict JSON (RFC 8259): a number that is not finite, which only an
     edited or an old log holds (a time of ``inf``), is null, not the ``Infinity`` or ``NaN``
-    that strict parsers refuse. A `_Streamed` array in it is written as its items come."""
-    for chunk in _json_chunks(value, 0, ensure_ascii):
-        sys.stdout.write(chunk)
-    sys.stdout.write("\n")
+    that strict parsers refuse. A `_Streamed` array in it is written as its items come.
+    A reader that stops early (`audit --verify --json | head -1`) silences the rest, as it
+    does the console's: the command still finishes, with its own status."""
+    try:
+        for chunk in _json_chunks(value, 0, ensure_ascii):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence(sys.stdout)
 
 
 def _json_chunks(value: object, level: int, ensure_ascii: bool) -> Iterator[str]:

@@ -280,6 +280,32 @@ def test_a_verified_audit_read_by_head_ends_with_its_verdict(tmp_path: Path) -> 
     assert process.stderr.read() == b""
 
 
+def test_a_json_audit_read_by_head_keeps_its_failed_status_and_damage_line(
+    tmp_path: Path,
+) -> None:
+    """A reader that stops early hid a failed check: `--json | head -1` exited 0, and the
+    line naming the damage, printed after the JSON, was lost."""
+    logged = tmp_path / "long.db"
+    record(logged, "long", COUNTER, [INCREMENT] * 600)  # more JSON than a pipe holds
+    db = damaged(
+        logged, tmp_path, "UPDATE events SET body = X'c1' WHERE session = 'long' AND seq = 5"
+    )
+    process = subprocess.Popen(
+        [*mcp.COMMAND, "audit", "long", "--db", str(db), "--verify", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=mcp.env(),
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    assert process.stdout.readline() == b"{\n"
+    process.stdout.close()
+    assert process.wait(timeout=60) == 1
+    said = process.stderr.read().decode()
+    assert said.startswith(f"semledger: the log {db} is damaged: event 5 of session 'long'")
+    assert said.count("\n") == 1, said
+
+
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
