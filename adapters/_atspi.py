@@ -1102,8 +1102,8 @@ class AtspiSurface:
 
     async def _title(self) -> str:
         backend, app = self._require_app()
-        for current in await backend.applications():
-            if current.bus == app.bus and current.windows:
+        for current in await backend.applications(app.bus):
+            if current.windows:
                 return current.windows[0][2]
         return ""
 

@@ -28,6 +28,7 @@ however many calls it holds.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import subprocess
@@ -66,6 +67,10 @@ LABELLED_BY: Final = RELATION_NAMES.index("labelled-by")
 NODE_CHILD_OF: Final = RELATION_NAMES.index("node-child-of")
 WINDOW: Final = 256
 """Method calls in flight at once on the accessibility bus."""
+APPLICATION_DEADLINE: Final = 2.0
+"""How long, at most, each application on the registry has to say what it is: one that
+does not answer (stopped, or busy) is left out, not waited for as long as a call to the
+session's own application is."""
 
 
 class StaleObjectError(SessionError):
@@ -134,7 +139,7 @@ class Backend(Protocol):
     """What the surface needs from an AT-SPI registry: the live one over D-Bus, or a
     recorded tree (``_atspi_recorded``)."""
 
-    async def applications(self) -> list[AppInfo]: ...
+    async def applications(self, bus: str | None = None) -> list[AppInfo]: ...
     async def read_tree(self, app: AppInfo, root: str = ROOT_PATH) -> list[RawNode]: ...
     async def read_node(
         self, app: AppInfo, path: str, *, actions: bool = False
@@ -290,6 +295,26 @@ class A11yBus:
         if self.lost is not None:
             raise type(self.lost)(str(self.lost))
         results: list[Message | None] = [None] * len(messages)
+        await self._call_all(messages, results)
+        return [r for r in results if r is not None]
+
+    async def call_answered(
+        self, messages: Sequence[Call | Message], deadline: float
+    ) -> list[Message | None]:
+        """Send every message and return the replies that came within `deadline` seconds
+        (or within the call timeout), None for the others: what the applications that
+        answer say, when another may not."""
+        if self.lost is not None:
+            raise type(self.lost)(str(self.lost))
+        results: list[Message | None] = [None] * len(messages)
+        if messages:
+            with trio.move_on_after(deadline), contextlib.suppress(SurfaceTimeoutError):
+                await self._call_all(messages, results)
+        return results
+
+    async def _call_all(
+        self, messages: Sequence[Call | Message], results: list[Message | None]
+    ) -> None:
         async with self._lock:
             try:
                 with trio.fail_after(self._timeout):
@@ -304,7 +329,6 @@ class A11yBus:
             except (OSError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 self.lost = SurfaceGoneError(f"the AT-SPI connection was lost: {exc}")
                 raise SurfaceGoneError(str(self.lost)) from exc
-        return [r for r in results if r is not None]
 
     async def _pipeline(
         self, messages: Sequence[Call | Message], results: list[Message | None]
@@ -486,12 +510,20 @@ class LiveBackend:
 
     # -- applications -----------------------------------------------------------------
 
-    async def applications(self) -> list[AppInfo]:
-        """Every application on the registry, with its pid and its top-level windows."""
-        reply = await self.bus.call(_call(ROOT_PATH, REGISTRY_BUS, ACCESSIBLE, "GetChildren"))
-        if not ok(reply):
-            raise SessionError(f"the AT-SPI registry does not answer ({error_name(reply)})")
-        apps = [(str(bus), str(path)) for bus, path in reply.body[0]]
+    async def applications(self, bus: str | None = None) -> list[AppInfo]:
+        """Every application on the registry that answers within APPLICATION_DEADLINE,
+        with its pid and its top-level windows; with `bus`, only the application of that
+        bus name (with no windows once it is gone)."""
+        everyone = bus is None
+        if bus is not None:
+            apps = [(bus, ROOT_PATH)]
+        else:
+            reply = await self.bus.call(
+                _call(ROOT_PATH, REGISTRY_BUS, ACCESSIBLE, "GetChildren")
+            )
+            if not ok(reply):
+                raise SessionError(f"the AT-SPI registry does not answer ({error_name(reply)})")
+            apps = [(str(b), str(path)) for b, path in reply.body[0]]
         batch: list[Call] = []
         for bus, path in apps:
             batch += [
@@ -507,17 +539,19 @@ class LiveBackend:
                 _call(path, bus, ACCESSIBLE, "GetChildren"),
                 _get(path, bus, ATSPI + "Application", "ToolkitName"),
             ]
-        replies = await self.bus.call_many(batch)
+        replies = await self._ask(batch, everyone=everyone)
         found: list[tuple[str, str, int | None, str, list[tuple[str, str]]]] = []
         for number, (bus, _path) in enumerate(apps):
             name_r, pid_r, kids_r, toolkit_r = replies[4 * number : 4 * number + 4]
+            if name_r is None or kids_r is None or toolkit_r is None:
+                continue  # it does not answer: stopped, or busy
             name = str(_variant(name_r.body[0])) if ok(name_r) else ""
-            pid = int(pid_r.body[0]) if ok(pid_r) else None
+            pid = int(pid_r.body[0]) if pid_r is not None and ok(pid_r) else None
             toolkit = str(_variant(toolkit_r.body[0])) if ok(toolkit_r) else ""
             kids = [(str(b), str(p)) for b, p in kids_r.body[0]] if ok(kids_r) else []
             found.append((bus, name, pid, toolkit, kids))
         top = [(bus, p) for bus, _n, _pid, _t, kids in found for _b, p in kids]
-        top_replies = await self.bus.call_many(
+        top_replies = await self._ask(
             [
                 m
                 for bus, p in top
@@ -526,12 +560,13 @@ class LiveBackend:
                     _get(p, bus, ACCESSIBLE, "Name"),
                     _call(p, bus, ACCESSIBLE, "GetState"),
                 )
-            ]
+            ],
+            everyone=everyone,
         )
         facts: dict[tuple[str, str], tuple[str, str, frozenset[str]]] = {}
         for number, key in enumerate(top):
             role_r, name_r, state_r = top_replies[3 * number : 3 * number + 3]
-            if ok(role_r):
+            if role_r is not None and ok(role_r) and name_r is not None and state_r is not None:
                 facts[key] = (
                     role_name(int(role_r.body[0])),
                     str(_variant(name_r.body[0])) if ok(name_r) else "",
@@ -546,6 +581,13 @@ class LiveBackend:
                     windows.append((p, fact[0], fact[1]))
             out.append(AppInfo(bus, name, pid, toolkit, tuple(windows)))
         return out
+
+    async def _ask(self, batch: Sequence[Call], *, everyone: bool) -> list[Message | None]:
+        """The replies to `batch`: to calls to every application, those that came within
+        APPLICATION_DEADLINE; to one application's, all of them (or a timeout)."""
+        if everyone:
+            return await self.bus.call_answered(batch, APPLICATION_DEADLINE)
+        return list(await self.bus.call_many(batch))
 
     # -- the tree ---------------------------------------------------------------------
 

@@ -79,8 +79,8 @@ class RecordedBackend:
         node = self.nodes[self._index(path)]
         self._set(path, states=state_words((node.state_set | set(add)) - set(drop)))
 
-    async def applications(self) -> list[AppInfo]:
-        return [self.app]
+    async def applications(self, bus: str | None = None) -> list[AppInfo]:
+        return [self.app] if bus in {None, self.app.bus} else []
 
     async def read_tree(self, app: AppInfo, root: str = ROOT_PATH) -> list[RawNode]:
         start = self._index(root)

@@ -615,3 +615,32 @@ async def test_dismissing_a_dialog_that_does_not_take_the_focus_sends_no_escape_
         await host.refresh()
         labels = {n.label for n in host.journal.current.nodes.values()}
         assert "Ready" in labels, labels
+
+
+async def test_an_unrelated_application_that_does_not_answer_holds_up_no_session(
+    desktop: PrivateDesktop,
+) -> None:
+    """Every application on the registry was asked what it was in one batch under one
+    deadline, and the title asked them all: one stopped application made attaching,
+    launching and reading the title a timeout."""
+    other = subprocess.Popen([SYSTEM_PYTHON, str(GTK_FIXTURE)], env=desktop.env)
+    config = {"adapter": "atspi", "timeout_ms": 6000, **desktop.surface_config}
+    surface = create_surface(config)
+    try:
+        await surface.open(SessionInit(launch=ALERT))
+        backend = surface._backend  # type: ignore[attr-defined]
+        with trio.fail_after(20):
+            while not any(a.pid == other.pid and a.windows for a in await backend.applications()):
+                await trio.sleep(0.1)
+        os.kill(other.pid, signal.SIGSTOP)
+        with trio.fail_after(4):
+            assert await surface.read("title") == "semledger alert"
+        name = surface.application.name  # type: ignore[attr-defined]
+        attached = create_surface(config)
+        with trio.fail_after(4):
+            await attached.open(SessionInit(process_name=name))
+        await attached.close()
+    finally:
+        await surface.close()
+        other.kill()
+        other.wait()
