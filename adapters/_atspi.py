@@ -20,15 +20,17 @@ What it does and refuses:
 * Actions go through the accessible's own interfaces, never synthetic pointer events:
   Action.DoAction by name (``click``, ``activate``, ``press``, ``toggle``), EditableText
   (``type`` appends to the text, ``clear`` empties it), Selection (``selectOption`` and
-  friends), Value.CurrentValue (``type`` on a spin button or slider sets the number),
-  Component.GrabFocus and ScrollTo. A ``click`` on a push button that takes the focus, or
-  on a tree view's check box cell, is Space with the focus on it: GTK runs a DoAction
-  inside its dispatch of accessibility calls, so a handler that runs a modal dialog
-  (``gtk_dialog_run``) would leave the application answering nothing until the dialog
-  closed, and a check box cell's Toggle action activates its row instead. ``press`` uses
-  the element's activate (Enter) or click (Space) action, any other key goes to the
-  focused element through the registry's DeviceEventController. Pointer-only gestures
-  (hover, drag, hold) are an ActionabilityError: there is no pointer.
+  friends), Value.CurrentValue (``type`` on a spin button or slider sets the number; a
+  progress or level bar's is not set), Component.GrabFocus and ScrollTo. A ``click`` on
+  a push button that takes the focus, or on a tree view's check box cell, is Space with
+  the focus on it: GTK runs a DoAction inside its dispatch of accessibility calls, so a
+  handler that runs a modal dialog (``gtk_dialog_run``) would leave the application
+  answering nothing until the dialog closed, and a check box cell's Toggle action
+  activates its row instead. ``press`` uses the element's activate (Enter) or click
+  (Space) action, any other key goes through the registry's DeviceEventController once
+  the element has the focus (a window: once it is the active one), and is an
+  ActionabilityError when it does not take it. Pointer-only gestures (hover, drag, hold)
+  are an ActionabilityError: there is no pointer.
 * ``navigate``, ``back``, ``forward``, ``refresh`` and ``read("url")`` raise
   NavigationError: a desktop application has no URL.
 * ``quit`` takes the application's own graceful route first (activating its Quit, Exit or
