@@ -719,6 +719,8 @@ class AtspiSurface:
             await self._type(raw, ref, a.text)
         elif action == "clear":
             self._require_editable(raw, ref)
+            if a.text:
+                self._typable(raw, ref, a.text)
             await backend.set_text(app, path, "")
         elif action == "press":
             await self._press(raw, ref, a.key)
@@ -854,6 +856,18 @@ class AtspiSurface:
         backend, app = self._require_app()
         if text is None:
             raise DataError("type needs args.text", path="args.text")
+        number = self._typable(raw, ref, text)
+        if number is not None:
+            await backend.set_value(app, raw.path, number)
+            return
+        current = raw.text or ""
+        if not await backend.insert_text(app, raw.path, len(current), text):
+            raise ActionabilityError(f"{ref} refused the text")
+
+    def _typable(self, raw: amap.RawNode, ref: str, text: str) -> float | None:
+        """Refuse `text` that `type` could not put into `raw`, before anything is done (a
+        ``clear`` given the text to come checks it so, leaving the field as it was); the
+        number to set a spin button or slider to, or None for a text field."""
         if raw.has("Value") and not (amap.value_settable(raw) or raw.has("EditableText")):
             raise ActionabilityError(
                 f"{ref} ({raw.role_name}) shows a value that cannot be set",
@@ -866,8 +880,7 @@ class AtspiSurface:
                 raise DataError(f"{ref} takes a number, not {text!r}", path="args.text") from None
             if not math.isfinite(number):
                 raise DataError(f"{ref} takes a finite number", path="args.text")
-            await backend.set_value(app, raw.path, number)
-            return
+            return number
         self._require_editable(raw, ref)
         if "\x00" in text:
             # The bus drops a connection whose message holds one: the session would end.
@@ -882,9 +895,7 @@ class AtspiSurface:
                 f"{ref} cannot hold the lone surrogate at {exc.start}: AT-SPI text is UTF-8",
                 path="args.text",
             ) from None
-        current = raw.text or ""
-        if not await backend.insert_text(app, raw.path, len(current), text):
-            raise ActionabilityError(f"{ref} refused the text")
+        return None
 
     async def _press(self, raw: amap.RawNode, ref: str, key: str | None) -> None:
         if not key:

@@ -37,6 +37,7 @@ from semledger.runtime import (
     Role,
     SemanticsNode,
     SetNumericValue,
+    SetText,
     SimpleAction,
 )
 
@@ -429,6 +430,20 @@ async def test_text_with_a_lone_surrogate_is_refused_before_it_reaches_the_bus()
     with pytest.raises(DataError, match="surrogate") as refused:
         await surface.act("type", await _ref(surface, "name"), {"text": "a\ud800b"})
     assert refused.value.path == "args.text"
+    assert backend.calls == []
+
+
+@pytest.mark.parametrize("text", ["x\ud800", "a\x00b"])
+async def test_set_text_a_field_cannot_hold_leaves_it_as_it_was(text: str) -> None:
+    """The bridge's set_text is clear, then type: clear emptied the field, then type refused
+    the text, and the agent was told nothing had changed."""
+    surface, backend = await _open()
+    host = SurfaceAgentHost(surface)
+    full = await host.read_semantics(None)
+    assert isinstance(full, Full)
+    [node] = [n for n in full.nodes if n.semantic_id == "name"]
+    refused = await host.perform_action(ByNodeId(node.node_id), SetText(text), Latest())
+    assert isinstance(refused, Rejection), refused
     assert backend.calls == []
 
 
