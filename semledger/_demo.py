@@ -14,12 +14,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
+
+from semledger.runtime._text import printable, shortened
 
 APP = "semledger.examples.todo:app"
 
@@ -83,57 +85,58 @@ class _Agent:
         return envelope
 
 
-async def _drive(db: str, session_name: str, console: Console) -> None:
+async def _drive(db: str, session_name: str, console: Console, errlog: TextIO) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
+    # -P: the working directory is not searched first, where a file named semledger.py or
+    # attrs.py was imported in place of the package the server needs.
     server = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "semledger", "serve", APP, "--db", db, "--session", session_name],
+        args=["-P", "-m", "semledger", "serve", APP, "--db", db, "--session", session_name],
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    with tempfile.TemporaryFile("w+") as errlog:
-        async with (
-            stdio_client(server, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            tools = sorted(t.name for t in (await session.list_tools()).tools)
-            console.print(f"  the server offers exactly {tools}")
-            agent = _Agent(session, console)
-            first = (await agent.read())["generation"]
-            for text in ("Buy milk", "Walk the dog", "Write the report"):
-                await agent.act(_sid("todo.input"), {"kind": "set_text", "value": text})
-                await agent.act(_sid("todo.input"), {"kind": "submit"})
-            await agent.act(_sid("todo.input"), {"kind": "submit"}, expect="handler_rejected")
-            await agent.act(_sid("todo.item.1.done"), {"kind": "activate"})
-            await agent.act(_sid("todo.item.2.delete"), {"kind": "activate"})
-            saved = await agent.act(_sid("todo.save"), {"kind": "activate"})
-            if not saved["value"]["pending_work"]:
-                raise DemoError("saving should leave an effect outstanding")
-            await agent.act(
-                _sid("todo.clear_completed"),
-                {"kind": "activate"},
-                expect="stale_generation",
-                generation=first,
-            )
-            # (At the latest: the save may have finished, and made a generation, already.)
-            await agent.act(
-                _sid("todo.item"),
-                {"kind": "activate"},
-                expect="target_ambiguous",
-                generation="latest",
-            )
-            deadline = time.monotonic() + 5
-            while True:
-                nodes = (await agent.read())["nodes"]
-                status = next(n for n in nodes if n["semantic_id"] == "todo.save_status")
-                if status["value"] and status["value"].startswith("Saved"):
-                    console.print(f"  the effect finished: {status['value']!r}")
-                    break
-                if time.monotonic() > deadline:
-                    raise DemoError("the save effect did not finish")
-                await anyio.sleep(0.02)
+    async with (
+        stdio_client(server, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tools = sorted(t.name for t in (await session.list_tools()).tools)
+        console.print(f"  the server offers exactly {tools}")
+        agent = _Agent(session, console)
+        first = (await agent.read())["generation"]
+        for text in ("Buy milk", "Walk the dog", "Write the report"):
+            await agent.act(_sid("todo.input"), {"kind": "set_text", "value": text})
+            await agent.act(_sid("todo.input"), {"kind": "submit"})
+        await agent.act(_sid("todo.input"), {"kind": "submit"}, expect="handler_rejected")
+        await agent.act(_sid("todo.item.1.done"), {"kind": "activate"})
+        await agent.act(_sid("todo.item.2.delete"), {"kind": "activate"})
+        saved = await agent.act(_sid("todo.save"), {"kind": "activate"})
+        if not saved["value"]["pending_work"]:
+            raise DemoError("saving should leave an effect outstanding")
+        await agent.act(
+            _sid("todo.clear_completed"),
+            {"kind": "activate"},
+            expect="stale_generation",
+            generation=first,
+        )
+        # (At the latest: the save may have finished, and made a generation, already.)
+        await agent.act(
+            _sid("todo.item"),
+            {"kind": "activate"},
+            expect="target_ambiguous",
+            generation="latest",
+        )
+        deadline = time.monotonic() + 5
+        while True:
+            nodes = (await agent.read())["nodes"]
+            status = next(n for n in nodes if n["semantic_id"] == "todo.save_status")
+            if status["value"] and status["value"].startswith("Saved"):
+                console.print(f"  the effect finished: {status['value']!r}")
+                break
+            if time.monotonic() > deadline:
+                raise DemoError("the save effect did not finish")
+            await anyio.sleep(0.02)
 
 
 def run_demo(console: Console, *, db: str = "semledger.db") -> int:
@@ -164,11 +167,15 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
             title="semledger demo",
         )
     )
-    try:
-        anyio.run(_drive, db, session_name, console)
-    except DemoError as error:
-        console.print(f"demo failed: {error}", style="bold red")
-        return 1
+    with tempfile.TemporaryFile("w+") as errlog:
+        try:
+            anyio.run(_drive, db, session_name, console, errlog)
+        except Exception as error:
+            failed = _failure(error, errlog)
+            if failed is None:
+                raise
+            console.print(Text(f"demo failed: {failed}", "bold red"), soft_wrap=True)
+            return 1
     recorder = SqliteRecorder(db)
     try:
         audited = audit_report(recorder, session_name)
@@ -200,6 +207,32 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
     ):
         console.print(Text(f"  {semledger} {step}"), soft_wrap=True)
     return 0 if report.ok and chain.ok else 1
+
+
+def _failure(error: Exception, errlog: TextIO) -> str | None:
+    """Why the demo failed, in one line, when `error` (as the MCP client's task groups
+    wrap it) is the demo's own or the server's going away; None for any other."""
+    from mcp.shared.exceptions import MCPError
+
+    leaves = _leaves(error)
+    if ours := [leaf for leaf in leaves if isinstance(leaf, DemoError)]:
+        return str(ours[0])
+    if not all(isinstance(leaf, MCPError) for leaf in leaves):
+        return None
+    errlog.seek(0)
+    said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+    last = " / ".join(said[-_STDERR_LINES:]) or "it said nothing on stderr"
+    return f"the server exited: {printable(shortened(last, _STDERR_CHARS))}"
+
+
+_STDERR_LINES = 3
+_STDERR_CHARS = 400
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 def _this_command() -> str:

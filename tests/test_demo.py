@@ -61,3 +61,40 @@ def test_the_demo_passes_however_soon_the_save_it_starts_finishes(
         out.getvalue()
     )
     assert "activate  todo.item  →  target_ambiguous" in out.getvalue()
+
+
+def test_the_demo_runs_from_a_folder_holding_files_named_like_modules_it_imports(
+    tmp_path: Path,
+) -> None:
+    """Its server was started with `-m`, which searches the working directory first: a
+    semledger.py or an attrs.py there was imported in place of the package."""
+    for name in ("semledger.py", "attrs.py"):
+        (tmp_path / name).write_text("print('not the package')\nraise SystemExit(3)\n")
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "semledger", "demo", "--db", "demo.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=mcp.env(),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "integrity chain: " in done.stdout
+
+
+def test_a_demo_whose_server_exits_says_what_it_said_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It ended in a traceback of 70 lines, and the server's stderr was never shown."""
+    from rich.console import Console
+
+    from semledger import _demo
+
+    monkeypatch.setattr(_demo, "APP", "tests_no_such_app:app")
+    out = io.StringIO()
+    assert _demo.run_demo(Console(file=out, width=80), db=str(tmp_path / "demo.db")) == 1
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith(
+        "demo failed: the server exited: semledger: 'tests_no_such_app:app': cannot import"
+    ), out.getvalue()
