@@ -1979,12 +1979,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     stdout = sys.stdout
-    if stdout is not None:
-        sys.stdout = cast(TextIO, _Output(stdout))
+    # (Closed, --help and --version print into nothing, and say so, as every command does.)
+    sys.stdout = cast(TextIO, io.StringIO() if stdout is None else _Output(stdout))
     try:
         try:
             args = build_parser().parse_args(argv)
-        except SystemExit:  # --help: what it printed must be written out, or said it was not
+        except SystemExit as exiting:
+            # --help, --version: what they printed must be written out, or said it was not.
+            if stdout is None and not exiting.code:
+                print(_CLOSED, file=sys.stderr)
+                return 1
             sys.stdout.flush()
             raise
         serving = args.command == "serve"
@@ -2002,7 +2006,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 ignore_stop_signals_after_serving()
         elif stdout is None:  # started with its standard output closed
-            print("semledger: standard output is closed: nowhere to print to", file=sys.stderr)
+            print(_CLOSED, file=sys.stderr)
             return 1
         status = _run(args, serving)
         if status == 130 and argv is None:  # fuzz, which says how far it got
@@ -2019,6 +2023,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         sys.stdout = stdout
+
+
+_CLOSED = "semledger: standard output is closed: nowhere to print to"
 
 
 def _exiting_interrupted() -> None:

@@ -916,6 +916,20 @@ def test_a_closed_standard_output_is_one_line_on_stderr(logged: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("asked", [["--help"], ["--version"], ["sessions", "--help"]])
+def test_help_or_the_version_over_a_closed_standard_output_is_one_line_on_stderr(
+    asked: list[str],
+) -> None:
+    """They ended in an AttributeError's traceback: sys.stdout is None."""
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *mcp.COMMAND, *asked],
+        capture_output=True, text=True, env=mcp.env(), timeout=120, check=False,
+    )
+    assert (done.returncode, done.stderr) == (
+        1, "semledger: standard output is closed: nowhere to print to\n"
+    )
+
+
 @pytest.mark.parametrize(
     "serving",
     [["serve", "semledger.examples.counter:app"],
