@@ -33,6 +33,7 @@ from semledger.runtime import (
     DuplicateSemanticId,
     Full,
     Issue,
+    Live,
     MissingRelationTarget,
     NodeState,
     Numeric,
@@ -56,13 +57,15 @@ def _describe(node: SemanticsNode) -> Text:
         text.append(f" = {node.value!r}")
     numeric = node.numeric
     if numeric is not None:
-        shown = [] if numeric.current is None else [_number(numeric.current)]
+        said = [] if numeric.current is None else [_number(numeric.current)]
         if numeric.value_text:
-            shown.append(repr(numeric.value_text))
-        if shown:
-            text.append(f" = {' '.join(shown)}")
+            said.append(repr(numeric.value_text))
+        if said:
+            text.append(f" = {' '.join(said)}")
     if node.description:
         text.append(f" described as {node.description!r}")
+    if node.url:
+        text.append(f" url {shown(node.url)}")
     if node.semantic_id:
         text.append(f" #{node.semantic_id}", style="cyan")
     state = node.state
@@ -75,6 +78,8 @@ def _describe(node: SemanticsNode) -> Text:
         flags.append(f"level {node.level}")
     flags.extend(_places(node.collection))
     flags.extend(_range(numeric))
+    if node.live is not Live.OFF:
+        flags.append(f"live {node.live.value}")
     if flags:
         text.append(f" [{', '.join(flags)}]", style="yellow")
     relations = [f"{kind.value} {_ids(targets)}" for kind, targets in node.relations if targets]

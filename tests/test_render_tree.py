@@ -13,6 +13,7 @@ from semledger.runtime import (
     Collection,
     DuplicateSemanticId,
     Full,
+    Live,
     MissingRelationTarget,
     NodeState,
     Numeric,
@@ -117,3 +118,22 @@ def test_the_issues_of_the_snapshot_are_listed_after_the_tree_one_a_line() -> No
         "  ambiguous_relation_target: id 2 labelled_by #r.twin, which ids 3, 4 have",
     ]
     assert "issues" not in _printed(SemanticsNode(1, None, Role.GROUP))
+
+
+def test_a_node_shows_its_url_and_how_a_live_region_is_announced() -> None:
+    """A link's, an image's or a web view's url and a live region's politeness, which
+    --json gives, were left out of the tree."""
+    nodes = (
+        SemanticsNode(2, None, Role.LINK, label="Docs", url="https://example.org/a b"),
+        SemanticsNode(3, None, Role.IMAGE, url="https://example.org/\u202e\n"),
+        SemanticsNode(4, None, Role.STATUS, live=Live.POLITE),
+        SemanticsNode(5, None, Role.ALERT, live=Live.ASSERTIVE),
+        SemanticsNode(6, None, Role.TEXT, live=Live.OFF),
+    )
+    root = SemanticsNode(1, None, Role.GROUP, children=(2, 3, 4, 5, 6))
+    lines = _printed(root, *nodes).splitlines()
+    assert "link 'Docs' url https://example.org/a b  id 2" in lines[2]
+    assert "image url 'https://example.org/\\u202e\\n'  id 3" in lines[3]
+    assert "status [live polite]  id 4" in lines[4]
+    assert "alert [live assertive]  id 5" in lines[5]
+    assert "text  id 6" in lines[6]
