@@ -162,7 +162,7 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
                 " over MCP stdio (a real subprocess)\nsession ",
                 (session_name, "cyan"),
                 ", log ",
-                (str(Path(db).resolve()), "cyan"),
+                (printable(str(Path(db).resolve())), "cyan"),
             ),
             title="semledger demo",
         )
@@ -174,7 +174,7 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
             failed = _failure(error, errlog)
             if failed is None:
                 raise
-            console.print(Text(f"demo failed: {failed}", "bold red"), soft_wrap=True)
+            console.print(Text(printable(f"demo failed: {failed}"), "bold red"), soft_wrap=True)
             return 1
     recorder = SqliteRecorder(db)
     try:
@@ -193,9 +193,12 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
         recorder.close()
     elapsed = time.perf_counter() - started
     console.print(
-        Panel.fit(Text(f"the log is {Path(db).resolve()} ({elapsed:.1f} s)"), title="done")
+        Panel.fit(
+            Text(printable(f"the log is {Path(db).resolve()} ({elapsed:.1f} s)")), title="done"
+        )
     )
-    # Outside the box and never wrapped: each line is a command to paste into a shell.
+    # Outside the box and never wrapped: each line is a command to paste into a shell, with
+    # no control character of the operator's path (an escape) sent to the terminal raw.
     log, semledger = db_option(db), _this_command()
     console.print("next:")
     for step in (
@@ -205,7 +208,7 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
         f"replay {session_name} {log}",
         f"fuzz {APP} --examples 50 --allow-issue duplicate_semantic_id:todo.item {log}",
     ):
-        console.print(Text(f"  {semledger} {step}"), soft_wrap=True)
+        console.print(Text(printable(f"  {semledger} {step}")), soft_wrap=True)
     return 0 if report.ok and chain.ok else 1
 
 
@@ -222,7 +225,7 @@ def _failure(error: Exception, errlog: TextIO) -> str | None:
     errlog.seek(0)
     said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
     last = " / ".join(said[-_STDERR_LINES:]) or "it said nothing on stderr"
-    return f"the server exited: {printable(shortened(last, _STDERR_CHARS))}"
+    return f"the server exited: {shortened(last, _STDERR_CHARS)}"
 
 
 _STDERR_LINES = 3

@@ -98,3 +98,15 @@ def test_a_demo_whose_server_exits_says_what_it_said_in_one_line(
     assert last.startswith(
         "demo failed: the server exited: semledger: 'tests_no_such_app:app': cannot import"
     ), out.getvalue()
+
+
+def test_the_demo_shows_a_log_path_with_a_control_character_escaped(tmp_path: Path) -> None:
+    """--db was printed raw, in its panels and in each next step: an escape in the path
+    reached the terminal."""
+    db = tmp_path / "esc\x1b[31mred.db"
+    done = mcp.cli("demo", "--db", str(db))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "\x1b" not in done.stdout
+    lines = done.stdout.splitlines()
+    assert all("esc\\x1b[31mred.db" in line for line in lines[lines.index("next:") + 1 :])
+    assert "esc\\x1b[31mred.db" in "".join(lines[: lines.index("next:")])
