@@ -64,8 +64,32 @@ class _Parser(argparse.ArgumentParser):
     """The arguments this parser was given, to say how to give one that starts with '-'."""
 
     def error(self, message: str) -> NoReturn:
+        message = self._early_option(message) or message
         hint = self._dash_hint(message) + _log_hint(message)
         self.exit(2, f"semledger: {message}{hint} (see '{self.prog} --help')\n")
+
+    def _early_option(self, message: str) -> str | None:
+        """What `_refuse` says of a command's option given before the command's name, for
+        one given with its value apart (``--db d.db sessions``): argparse took the value for
+        the name, and said only that it is no command."""
+        invalid = re.fullmatch(r"argument COMMAND: invalid choice: (.*) \(choose from .*", message)
+        if invalid is None:
+            return None
+        for action in self._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                continue
+            given = list(self._given)
+            options = set(_valued_options(action.choices.values()))
+            for at, (option, value) in enumerate(itertools.pairwise(given), 1):
+                if option in options and repr(value) == invalid[1]:
+                    name = next((arg for arg in given[at + 1 :] if arg in action.choices), None)
+                    if name is not None:
+                        early = " ".join(given[: given.index(name)])
+                        return (
+                            f"unrecognized arguments before {name!r}: {early};"
+                            " a command's options go after its name"
+                        )
+        return None
 
     def _get_option_tuples(self, option_string: str) -> list[Any]:
         """The options `option_string` abbreviates, never one given only whole: `serve APP
@@ -128,6 +152,16 @@ class _Parser(argparse.ArgumentParser):
         if kwargs.get("action", "store") in ("store", "append"):
             kwargs["type"] = _utf8(kwargs.get("type"))
         return super().add_argument(*args, **kwargs)
+
+
+def _valued_options(parsers: Iterable[argparse.ArgumentParser]) -> Iterator[str]:
+    """The options that take a value of `parsers` and of their commands, all the way down."""
+    for parser in parsers:
+        for action in parser._actions:
+            if action.nargs != 0:
+                yield from action.option_strings
+            if isinstance(action, argparse._SubParsersAction):
+                yield from _valued_options(action.choices.values())
 
 
 _WHOLE_ONLY = frozenset({"--log-passwords"})

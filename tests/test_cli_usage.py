@@ -205,6 +205,16 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             "unrecognized arguments before 'sessions': --json; a command's options go after"
             " its name (see 'semledger --help')",
         ),
+        "an option of a command given with its value before its name": (  # 'invalid choice'
+            ["--db", str(db), "sessions"],
+            f"unrecognized arguments before 'sessions': --db {db}; a command's options go"
+            " after its name (see 'semledger --help')",
+        ),
+        "an option of a subcommand given with its value before its name": (
+            ["surface", "--adapter", "runtime", "conform"],
+            "unrecognized arguments before 'conform': --adapter runtime; a command's options"
+            " go after its name (see 'semledger surface --help')",
+        ),
         "an option of a subcommand given before its name": (
             ["surface", "--json", "conform", "--adapter", "runtime"],
             "unrecognized arguments before 'conform': --json; a command's options go after"
