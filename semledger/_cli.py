@@ -1170,13 +1170,27 @@ def _cmd_replay(args: argparse.Namespace, console: Console) -> int:
         return _replay(args, console, recorder)
 
 
+def _load_app(reference: str) -> Any:
+    """`load_app`, whose app module calling sys.exit as it is imported is an `AppLoadError`:
+    the command ended with the status the module gave, saying nothing."""
+    from semledger.replay import AppLoadError, load_app
+
+    try:
+        return load_app(reference)
+    except SystemExit as exiting:
+        module = reference.partition(":")[0]
+        code = "" if exiting.code is None else repr(exiting.code)
+        raise AppLoadError(
+            f"{reference!r}: importing {module} called sys.exit({shortened(code, 80)})"
+        ) from None
+
+
 def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
     from semledger.replay import (
         AppLoadError,
         UnknownSessionError,
         check_writable,
         export_test,
-        load_app,
         reexecute,
         write_whole,
     )
@@ -1193,7 +1207,7 @@ def _replay(args: argparse.Namespace, console: Console, recorder: Any) -> int:
         return _rerun_surface(args, console, recorder)
     app_ref = args.app or started.app
     try:
-        app = load_app(app_ref)  # first: an export for an app that cannot load would not run
+        app = _load_app(app_ref)  # first: an export for an app that cannot load would not run
     except AppLoadError as error:
         if args.app is None:  # the log's own ref, which an edit may have made: damage, then
             refused = NOT_REPLAYED if args.export_test is None else NOT_EXPORTED
@@ -1311,7 +1325,6 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
         CounterexampleNotSavedError,
         FuzzInterrupted,
         fuzz_app,
-        load_app,
     )
 
     if args.seed not in SEEDS:
@@ -1319,7 +1332,7 @@ def _cmd_fuzz(args: argparse.Namespace, console: Console) -> int:
             f"--seed {args.seed}: expected a whole number from {SEEDS.start} to {SEEDS.stop - 1}"
         )
     try:
-        app = load_app(args.app)
+        app = _load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
     # The log is checked before the run, not after it: a file there is opened as `serve`
@@ -1676,11 +1689,11 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     if args.http is not None:
         _import_http_server()
     from semledger.hosts._stdio import stdout_for_messages_only
-    from semledger.replay import AppLoadError, load_app
+    from semledger.replay import AppLoadError
 
     try:  # over stdio, what its import prints is no message: it goes to stderr
         with contextlib.nullcontext() if args.http else stdout_for_messages_only():
-            load_app(args.app)
+            _load_app(args.app)
     except AppLoadError as error:
         raise UsageError(str(error)) from error
     from semledger.hosts import ServeError

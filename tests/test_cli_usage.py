@@ -721,3 +721,19 @@ def test_ctrl_c_as_a_command_starts_says_so_in_one_line(
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "semledger: interrupted\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["fuzz", "serve"])
+def test_an_app_module_that_exits_as_it_is_imported_is_bad_usage_naming_it(
+    tmp_path: Path, command: str
+) -> None:
+    """Its sys.exit(3) ended the command with status 3, saying nothing."""
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(3)\n")
+    done = subprocess.run(
+        [*mcp.COMMAND, command, "exits_on_import:app", "--db", str(tmp_path / "log.db")],
+        capture_output=True, text=True, cwd=tmp_path, env=mcp.env(), timeout=120, check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", "semledger: 'exits_on_import:app': importing exits_on_import called sys.exit(3)\n"
+    )
