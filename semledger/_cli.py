@@ -107,11 +107,16 @@ class _Parser(argparse.ArgumentParser):
         elif message.startswith("the following arguments are required"):
             options = {option for action in self._actions for option in action.option_strings}
             for arg in self._given:
+                goes_last = (
+                    "a name that starts with '-' goes last, after '--' and the options:"
+                    f" {self.prog} [options] -- {arg}"
+                )
                 if re.match(r"-[^-0-9]", arg) and arg[:2] not in options:
-                    return (
-                        "; a name that starts with '-' goes last, after '--' and the options:"
-                        f" {self.prog} [options] -- {arg}"
-                    )
+                    return f"; {goes_last}"
+                long = arg.partition("=")[0]
+                if re.match(r"--.", long) and not any(o.startswith(long) for o in options):
+                    # (A mistyped option, or a name: either way it is none of the options.)
+                    return f"; {long} is no option of {self.prog} ({goes_last})"
         return ""
 
     def parse_known_args(  # type: ignore[override]

@@ -227,7 +227,15 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         ),
         "a missing session beside an option audit does not have": (
             ["audit", "--bogus", "--db", str(db)],
-            "the following arguments are required: SESSION (see 'semledger audit --help')",
+            "the following arguments are required: SESSION; --bogus is no option of semledger"
+            " audit (a name that starts with '-' goes last, after '--' and the options:"
+            " semledger audit [options] -- --bogus) (see 'semledger audit --help')",
+        ),
+        "a session whose name starts with '--'": (  # no hint of '--' was given
+            ["read", "--dash", "--db", str(db)],
+            "the following arguments are required: SESSION; --dash is no option of semledger"
+            " read (a name that starts with '-' goes last, after '--' and the options:"
+            " semledger read [options] -- --dash) (see 'semledger read --help')",
         ),
         "a value that starts with '-'": (
             ["audit", "known", "--db", str(db), "--verify", "--anchor", f"-1:{'0' * 64}"],
