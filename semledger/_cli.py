@@ -281,6 +281,15 @@ def _session_name(text: str) -> str:
     return text
 
 
+def _logged_session(text: str) -> str:
+    """An argparse type: the name of a session in the log, which is never blank: one that is
+    is part of every name, and each was suggested for it. Any other is taken as it is: an
+    old log may hold a name that a new session may not have (a control character in it)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a session name, got {text!r}")
+    return text
+
+
 def _url(text: str) -> str:
     """An argparse type: an absolute URL a browser can open (a relative one would open
     ``about:blank`` and navigate nowhere)."""
@@ -491,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
         f" (no log at --db, {_NOT_A_LOG}, an unknown session, a generation it never reached, a"
         " session with no commit).",
     )
-    read.add_argument("session", metavar="SESSION", help=_SESSION)
+    read.add_argument("session", metavar="SESSION", type=_logged_session, help=_SESSION)
     _add_db(read)
     read.add_argument(
         "--generation",
@@ -510,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
         " lead to the anchor, or events are damaged (the others are still listed, the damaged"
         f" named on stderr); 2: bad usage (no log at --db, {_NOT_A_LOG}, an unknown session).",
     )
-    audit.add_argument("session", metavar="SESSION", help=_SESSION)
+    audit.add_argument("session", metavar="SESSION", type=_logged_session, help=_SESSION)
     _add_db(audit)
     audit.add_argument("--json", action="store_true", help=_JSON)
     audit.add_argument("--verify", action="store_true", help="check the integrity chain too")
@@ -532,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
         f" {_NOT_A_LOG}, an unknown session, an app that cannot be imported, a FILE that"
         " cannot be written).",
     )
-    replay.add_argument("session", metavar="SESSION", help=_SESSION)
+    replay.add_argument("session", metavar="SESSION", type=_logged_session, help=_SESSION)
     _add_db(replay)
     replay.add_argument("--app", metavar="APP", help="default: the app the session recorded")
     replay.add_argument("--pdb", action="store_true", help="stop in pdb where the app raised")
@@ -554,7 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
         " changed, its resume is refused, an effect must not run twice). Refused while the"
         " session is being served.",
     )
-    end.add_argument("session", metavar="SESSION", help=_SESSION)
+    end.add_argument("session", metavar="SESSION", type=_logged_session, help=_SESSION)
     _add_db(end)
     end.add_argument(
         "--reason", type=_nonempty("a reason"), metavar="TEXT", help="why, for the audit"

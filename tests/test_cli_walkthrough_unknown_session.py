@@ -53,6 +53,20 @@ def test_an_unknown_session_close_to_one_in_the_log_is_told_the_one_meant(
     )
 
 
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("given", ["", " "])
+def test_a_blank_session_name_is_bad_usage_not_like_every_session(
+    log: Path, command: list[str], given: str
+) -> None:
+    """A blank name is part of every name: each session was suggested for it."""
+    done = cli(command[0], given, "--db", str(log), *command[1:])
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"semledger: argument SESSION: expected a session name, got {given!r} (see"
+        f" 'semledger {command[0]} --help')\n"
+    )
+
+
 def test_an_unknown_session_like_several_is_told_each(log: Path) -> None:
     done = cli("read", "20261207", "--db", str(log))
     assert done.returncode == 2
