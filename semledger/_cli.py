@@ -912,7 +912,14 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         except DAMAGED_LOG_ERRORS as error:
             full, damage = _read_before(recorder, args.session, args.generation, error), error
         except SurfaceSessionError as error:
-            audit = f" (semledger audit {args.session} lists its actions)" if error.called else ""
+            audit = ""
+            if error.called:  # quoted as a shell reads it back, as _no_session's command is
+                import shlex
+
+                from semledger._render import db_option
+
+                command = f"semledger audit {shlex.quote(args.session)} {db_option(args.db)}"
+                audit = f" ({command} lists its actions)"
             raise UsageError(f"{error}{audit}") from error
         except UnknownSessionError as error:
             raise _no_session(error, recorder, args.session, args.db) from error

@@ -35,6 +35,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         recorder.append([NewEvent("surfaced", 1, started, 0.0)])
         act = SurfaceCalled("act", {"action": "click", "ref": "r3"}, {}, None, None, None)
         recorder.append([NewEvent("called", 1, started, 0.0), NewEvent("called", 2, act, 0.0)])
+        recorder.append([NewEvent("it's called", 1, started, 0.0)])
+        recorder.append([NewEvent("it's called", 2, act, 0.0)])
         started = SessionStarted(COUNTER, "runtime", {}, True)  # and nothing after it
         recorder.append([NewEvent("uncommitted", 1, started, 0.0)])
     (path.parent / "empty.db").touch()
@@ -96,7 +98,11 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             ["read", "called", "--db", str(db)],
             "semledger: surface session 'called': its log holds the surface's calls but no"
             " generation an agent was shown over MCP, so there is nothing to read (semledger"
-            " audit called lists its actions)\n",
+            f" audit called --db {db} lists its actions)\n",
+        ),
+        "read of a surface session called through the Python API, named for a shell": (
+            ["read", "it's called", "--db", str(db)],  # the command was given unquoted
+            "so there is nothing to read (semledger audit 'it'\"'\"'s called' --db",
         ),
         "export of a surface session": (
             ["replay", "surfaced", "--db", str(db), "--export-test", str(db.parent / "t.py")],
