@@ -17,6 +17,7 @@ import math
 import re
 import shlex
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Set
 from typing import Any, Final, NamedTuple
 
@@ -324,12 +325,17 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 """Unicode's control characters (category Cc)."""
 
 
-def check_session_name(name: object, argument: str = "") -> None:
+def check_session_name(name: object, argument: str = "", *, new: bool = False) -> None:
     """Raise ``TypeError`` or ``ValueError`` unless `name` can name a session: a str that
     is not blank, has no space at either end and no control character (tables show a name
     as it is, so it would pass for none, or for another; one with a newline is shown
     escaped, and the name shown is then not the name to give). The message begins with
-    ``argument: `` when one is given."""
+    ``argument: `` when one is given.
+
+    A `new` session's name also has no other character a table shows escaped: a format
+    character (U+202E, which turns the text after it around; U+200B, which is not seen), a
+    line or paragraph separator. Without `new` they are taken: an old log may hold such a
+    name, and its session must still be resumed, read and ended by it."""
     said = f"{argument}: " if argument else ""
     if not isinstance(name, str):
         raise TypeError(
@@ -344,6 +350,13 @@ def check_session_name(name: object, argument: str = "") -> None:
     if _CONTROL.search(name):
         raise ValueError(
             f"{said}expected a session name with no control character, got {name!r:.80}"
+        )
+    unshown = next((c for c in name if not c.isprintable() and c != " "), None) if new else None
+    if unshown is not None:
+        what = f"U+{ord(unshown):04X} {unicodedata.name(unshown, '')}".rstrip()
+        raise ValueError(
+            f"{said}expected a session name with no character shown escaped, got {name!r:.80}"
+            f" ({what} is shown escaped: the name shown is not one to type back)"
         )
 
 

@@ -1695,6 +1695,7 @@ def _cmd_serve(args: argparse.Namespace, console: Console) -> int:
     import trio
 
     _status_lines_on_stderr()
+    _check_new_session_name(args.session, args.db)
     if args.adapter is not None:
         return _serve_surface(args)
     if args.timeout is not None:
@@ -1826,6 +1827,24 @@ def _check_adapter_options(args: argparse.Namespace, adapter: str | None) -> Non
             raise UsageError(f"{named} applies only with --adapter {owner}")
     if adapter is not None and not given[own]:
         raise UsageError(f"--adapter {adapter} needs {_NEEDS[own]}")
+
+
+def _check_new_session_name(name: str | None, db: str) -> None:
+    """Raise `UsageError` for a --session name a new session may not have (one a table
+    shows escaped, a U+202E in it), unless the log at `db` holds that session already: an
+    old log's is resumed by the name it has."""
+    from semledger.actors import check_session_name
+
+    if name is None:
+        return
+    try:
+        check_session_name(name, "argument --session", new=True)
+    except ValueError as error:
+        if os.path.lexists(db):
+            with contextlib.suppress(Exception), _recorder(db) as recorder:
+                if recorder.summary(name) is not None:
+                    return
+        raise UsageError(str(error)) from None
 
 
 def _serve_surface(args: argparse.Namespace) -> int:

@@ -372,6 +372,20 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
             )
             for name in ("two\nlines", "tab\there", "bell\a")
         },
+        **{
+            f"{' '.join(serving[:2])} with --session {name!r}": (  # no old log holds it
+                [*serving, "--db", missing, "--session", name],
+                "argument --session: expected a session name with no character shown escaped,"
+                f" got {name!r} ({char} is shown escaped: the name shown is not one to type"
+                " back)",
+            )
+            for serving in (["serve", COUNTER], ["serve", "--adapter", "runtime", "--app", COUNTER])
+            for name, char in (
+                ("\u202eevil", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+                ("zw\u200bx", "U+200B ZERO WIDTH SPACE"),
+                ("a\u2028b", "U+2028 LINE SEPARATOR"),
+            )
+        },
         "serve a surface with an empty --session": (
             ["serve", "--adapter", "runtime", "--app", COUNTER, "--db", missing, "--session", ""],
             "argument --session: expected a session name, got ''",
@@ -751,3 +765,18 @@ def test_an_app_module_that_exits_as_it_is_imported_is_bad_usage_naming_it(
     assert (done.returncode, done.stdout, done.stderr) == (
         2, "", "semledger: 'exits_on_import:app': importing exits_on_import called sys.exit(3)\n"
     )
+
+
+@pytest.mark.parametrize("name", ["\u202eevil", "a\u2028b"])
+def test_a_session_an_old_log_holds_under_a_name_shown_escaped_is_still_served_and_read(
+    tmp_path: Path, name: str
+) -> None:
+    """A new session may not have such a name; one logged before that was refused must
+    still be resumed, and read, by the name it has."""
+    db = tmp_path / "old.db"
+    record(db, name, COUNTER, [INCREMENT])
+    served = mcp.cli("serve", COUNTER, "--db", str(db), "--session", name)
+    assert served.returncode == 0, served.stderr
+    assert f"resumed session {name!r}" in served.stderr
+    read = mcp.cli_in_process("read", name, "--db", str(db))
+    assert read.returncode == 0, read.stderr
