@@ -40,11 +40,12 @@ from semledger.runtime import (
     Full,
     Journal,
     SemanticsSnapshot,
+    Unchanged,
     apply_delta,
 )
 from semledger.runtime._wire import decode_read
 
-__all__ = ["logged_event", "logged_journal"]
+__all__ = ["logged_event", "logged_journal", "logged_read"]
 
 _COMMITTED = topic_of(Committed)
 _CHECKPOINT = topic_of(SemanticsTaken)
@@ -258,6 +259,83 @@ def logged_journal(
             session, expected, f"its commits reach generation {snapshot.generation}, not {until}"
         )
     return journal
+
+
+
+def logged_read(
+    recorder: Recorder, session: str, *, until: int, since: int
+) -> Delta | Unchanged | None:
+    """What ``read_semantics(since)`` answered at generation `until`, for `since` of `until`
+    or the generation before it, from the commit of `until` alone: a read of a one-row
+    change costs that row, not the tree a fold rebuilds. None where the log holds no commit
+    of `until` with a delta from `since` (the fold then names the damage).
+
+    The delta a commit logs is the live journal's delta from the generation before
+    (`committed_since`), which is what the live runtime answered a read since then: its
+    journal always holds the generation before the current one. A delta from further back
+    is not composed from the logged ones: which nodes it upserts depends on what they were
+    at `since` (one changed and changed back is left out) and their order on the whole tree.
+    """
+    found = _commit_of(recorder, session, until)
+    if found is None:
+        return None
+    if since == until:
+        return Unchanged(until)
+    try:
+        delta = decode_read(found.delta)
+    except ValueError:
+        return None
+    if not isinstance(delta, Delta) or (delta.from_generation, delta.to_generation) != (
+        since,
+        until,
+    ):
+        return None
+    return delta
+
+
+def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed | None:
+    """The commit of `generation`, found by bisecting the session's seqs (commits are logged
+    in generation order, one each): an index seek a step, reading the generation of the
+    commit found, not its delta. None where the log holds no such commit, or one that a
+    step reads does not decode."""
+    last = recorder.last_of(session, _COMMITTED)
+    low, high = 1, 0 if last is None else last.seq
+    while low < high:
+        middle = (low + high) // 2
+        record = recorder.last_of(session, _COMMITTED, before=middle + 1)
+        if record is None:
+            low = middle + 1
+            continue
+        made = _generation_of(record)
+        if made is None:
+            return None
+        if made < generation:
+            low = middle + 1
+        else:
+            high = record.seq
+    record = recorder.last_of(session, _COMMITTED, before=high + 1)
+    if record is None or record.seq != high:
+        return None
+    try:
+        commit = logged_event(record)
+    except InconsistentLogError:
+        return None
+    if not isinstance(commit, Committed) or commit.generation != generation:
+        return None
+    return commit
+
+
+def _generation_of(record: StoredEvent) -> int | None:
+    """The generation a stored commit names, its delta left undecoded where its version
+    allows; None if it does not decode."""
+    generation = CONVERTER.peek(record.topic, record.version, record.body, "generation")
+    if type(generation) is int:
+        return generation
+    try:
+        event = logged_event(record)
+    except InconsistentLogError:
+        return None
+    return event.generation if isinstance(event, Committed) else None
 
 
 def _past_an_end(

@@ -4,6 +4,7 @@ from the journal its log holds (`semledger.actors.logged_journal`)."""
 from __future__ import annotations
 
 from semledger.actors import check_recorder, logged_event, logged_journal
+from semledger.actors._journal import logged_read
 from semledger.eventlog import (
     Committed,
     Recorder,
@@ -110,6 +111,15 @@ def _checked_fold(
     recorder: Recorder, session: str, until: int | None, since: int | None, name: str
 ) -> Journal:
     """`fold`, naming `until` as its caller calls it (`name`) when it refuses it."""
+    _check_fold(recorder, session, until, since, name)
+    with recorder.pinned():
+        until = _until(recorder, session, until)
+        return logged_journal(recorder, session, until=until, since=since)
+
+
+def _check_fold(
+    recorder: Recorder, session: str, until: int | None, since: int | None, name: str
+) -> None:
     check_log_and_session(recorder, session)
     check_since(since)
     check_since(until, name)
@@ -117,27 +127,36 @@ def _checked_fold(
         raise UnknownGenerationError(
             f"session {session!r} has no generation {until}: its first commit is generation 1"
         )
-    with recorder.pinned():
-        return _fold(recorder, session, until, since)
 
 
-def _fold(recorder: Recorder, session: str, until: int | None, since: int | None) -> Journal:
+def _until(recorder: Recorder, session: str, until: int | None) -> int:
+    """The generation asked for (None: the last), once the session is known to reach it."""
     last = _last_generation(recorder, session)
     check_counted(recorder, session)
     if session_start(recorder, session) is None:
         raise unstarted(recorder, session)
     if until is None:
-        until = last
-    elif until > last:
+        return last
+    if until > last:
         raise UnknownGenerationError(f"session {session!r} reached generation {last}, not {until}")
-    return logged_journal(recorder, session, until=until, since=since)
+    return until
 
 
 def read_at(
     recorder: Recorder, session: str, *, generation: int | None = None, since: int | None = None
 ) -> ReadResult:
-    """What `read_semantics(since)` answered when the session was at `generation` (or last)."""
-    return _checked_fold(recorder, session, generation, since, "generation").read(since)
+    """What `read_semantics(since)` answered when the session was at `generation` (or last).
+
+    A read since that generation or the one before is answered from its commit alone (the
+    delta logged with it), without folding the tree."""
+    _check_fold(recorder, session, generation, since, "generation")
+    with recorder.pinned():
+        until = _until(recorder, session, generation)
+        if since is not None and until - 1 <= since <= until:
+            read = logged_read(recorder, session, until=until, since=since)
+            if read is not None:
+                return read
+        return logged_journal(recorder, session, until=until, since=since).read(since)
 
 
 def full_at(recorder: Recorder, session: str, generation: int | None = None) -> Full:

@@ -49,6 +49,7 @@ from semledger.runtime import (
     group,
     text,
 )
+from semledger.runtime import _wire as wire
 from semledger.runtime._wire import (
     decode_action,
     decode_precondition,
@@ -482,11 +483,13 @@ def wide_view(model: int) -> View[int]:
 WIDE: App[int, int] = App(init=lambda: 0, update=lambda model, _msg: model + 1, view=wide_view)
 
 
-async def run_wide(recorder: Recorder, clicks: int, checkpoint_every: int) -> None:
+async def run_wide(
+    recorder: Recorder, clicks: int, checkpoint_every: int | None, app: App[int, int] = WIDE
+) -> None:
     async with trio.open_nursery() as nursery:
         writer: LogWriter = await nursery.start(LogWriter(recorder).run)
         actor = SessionActor(
-            "w", WIDE, "tests:wide", writer, recorder, checkpoint_every=checkpoint_every
+            "w", app, "tests:wide", writer, recorder, checkpoint_every=checkpoint_every
         )
         async with trio.open_nursery() as sessions:
             await sessions.start(actor.run)
@@ -515,3 +518,44 @@ def test_a_wide_tree_logs_its_semantics_only_once_as_much_has_changed_as_it_hold
     full = full_at(recorder, "w")
     assert recorder.replayed <= 3 * 5 * due + 5
     assert encode_read(full) == encode_read(read_at(recorder, "w", generation=201))
+
+
+def _rows(width: int) -> App[int, int]:
+    """`width` rows, of which each click changes two (as WIDE's)."""
+
+    def view(model: int) -> View[int]:
+        rows = [text(f"row {i}", str(model if i == model % width else 0)) for i in range(width)]
+        return group(button("next", 1, semantic_id="next"), *rows, label="rows")
+
+    return App(init=lambda: 0, update=lambda model, _msg: model + 1, view=view)
+
+
+@pytest.mark.parametrize("checkpoint_every", [None, 3])
+def test_a_read_since_the_generation_before_decodes_the_change_not_the_tree(
+    monkeypatch: pytest.MonkeyPatch, checkpoint_every: int | None
+) -> None:
+    """A delta of one commit, and Unchanged, were answered by folding the whole tree from a
+    read checkpoint or generation 0: each node of it decoded, for a change of two rows."""
+    decoded = 0
+    decode_node = wire.decode_node
+
+    def counted(value: object, where: str = "node") -> Any:
+        nonlocal decoded
+        decoded += 1
+        return decode_node(value, where)
+
+    counts: dict[int, list[int]] = {}
+    for width in (20, 400):
+        recorder = MemoryRecorder()
+        trio.run(partial(run_wide, recorder, 12, checkpoint_every, _rows(width)))
+        counts[width] = []
+        for generation, since in [(13, 12), (13, 13), (7, 6), (7, 7), (1, 0)]:
+            monkeypatch.setattr(wire, "decode_node", counted)
+            decoded = 0
+            read = read_at(recorder, "w", generation=generation, since=since)
+            counts[width].append(decoded)
+            monkeypatch.undo()
+            folded = fold(recorder, "w", until=generation, since=since).read(since)
+            assert encode_read(read) == encode_read(folded), (width, generation, since)
+            assert type(read).__name__ == ("Unchanged" if since == generation else "Delta")
+    assert counts[20][:4] == counts[400][:4] == [2, 0, 2, 0], counts
