@@ -48,11 +48,11 @@ from ._node import (
     MissingRelationTarget,
     SemanticsNode,
 )
-from ._order import SiblingPositions
 from ._outcomes import Receipt, Rejection
 from ._reads import Delta, ReadResult
 from ._snapshot import (
     Journal,
+    KeptPositions,
     SemanticsSnapshot,
     announcements_of,
     duplicate_issues,
@@ -183,6 +183,9 @@ class AppRuntime(Generic[Model, Msg]):
         self._pressed: Element | None = None
         self._synthetic_id: int | None = None
         self._scoped = False
+        self._positions = KeptPositions()
+        """Element children indexed for tree-order sorts (`ElementTree` replaces an
+        element's children list when it reconciles them, never changes it in place)."""
         self._left: dict[int, SemanticsNode] = {}
         """The live nodes out of the public tree whose elements are still mounted (behind a
         modal, hidden), as they were when they left it: one back announces what it says
@@ -796,7 +799,7 @@ class AppRuntime(Generic[Model, Msg]):
         if modals:
             deepest = modals[0]
             if len(modals) > 1:
-                positions = SiblingPositions[Element](lambda parent: parent.children)
+                positions = self._positions
                 deepest = max(modals, key=lambda e: (e.depth, _element_path(e, positions)))
             return deepest.node_id, True
         if len(top) == 1:
@@ -935,7 +938,7 @@ class AppRuntime(Generic[Model, Msg]):
         if len(nodes) < 2:
             return  # (a one-leaf commit: its key would index every ancestor's children)
         by_node = self._tree.by_node
-        positions = SiblingPositions[Element](lambda parent: parent.children)
+        positions = self._positions
 
         def key(node: SemanticsNode) -> tuple[int, ...]:
             element = by_node.get(node.node_id)
@@ -1060,12 +1063,12 @@ def _cycle_collection_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _element_path(element: Element, positions: SiblingPositions[Element]) -> tuple[int, ...]:
+def _element_path(element: Element, positions: KeptPositions) -> tuple[int, ...]:
     """The element's child indices from the root."""
     path: list[int] = []
     current = element
-    while current.parent is not None:
-        path.append(positions.of(current.parent, current))
-        current = current.parent
+    while (parent := current.parent) is not None:
+        path.append(positions.of(parent.children, current))
+        current = parent
     path.reverse()
     return tuple(path)

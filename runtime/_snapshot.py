@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 import attrs
 import immutables
@@ -26,11 +26,44 @@ from ._node import (
     MissingRelationTarget,
     SemanticsNode,
 )
-from ._order import SiblingPositions
 from ._reads import Delta, Full, ReadResult, Unchanged
 
 JOURNAL_SIZE: Final = 64
 _HASH_MODULUS: Final = 2**256
+
+H = TypeVar("H", bound=Hashable)
+
+
+class KeptPositions:
+    """Where each child sits in its parent's children, for sorting into tree order, kept from
+    one sort to the next.
+
+    A children sequence is indexed the first time one of its children is asked for, so sorting
+    k nodes under a parent of n children costs O(n + k), not the O(n k) of a
+    ``children.index`` per node. The index is kept while that same sequence object is asked
+    about again: a parent that did not change keeps its children from one commit to the next,
+    so a change to two rows of a wide list costs a walk up from each row, not a scan of the
+    list. Each entry holds its sequence, so no other sequence takes its id while it is kept;
+    the sequences are never mutated (a changed parent gets new children).
+    """
+
+    def __init__(self, keep: int = 64) -> None:
+        self._keep = keep
+        self._kept: dict[int, tuple[Sequence[Hashable], dict[Hashable, int]]] = {}
+
+    def of(self, children: Sequence[H], child: H) -> int:
+        kept = self._kept
+        entry = kept.pop(id(children), None)
+        if entry is None:
+            entry = (children, self._index(children))
+            if len(kept) >= self._keep:
+                kept.pop(next(iter(kept), 0), None)
+        kept[id(children)] = entry  # (last: the least recently asked goes first)
+        return entry[1][child]
+
+    @staticmethod
+    def _index(children: Sequence[Hashable]) -> dict[Hashable, int]:
+        return {c: i for i, c in enumerate(children)}
 
 
 def _plain(value: object) -> object:
@@ -127,23 +160,25 @@ class SemanticsSnapshot:
             yield node
             stack.extend(reversed(node.children))
 
-    def sort_in_tree_order(self, nodes: list[SemanticsNode]) -> None:
+    def sort_in_tree_order(
+        self, nodes: list[SemanticsNode], positions: KeptPositions | None = None
+    ) -> None:
         """Sort nodes of this snapshot into tree order (parents first, children in order).
 
-        Each node's key is its path of child indices from the root. Each parent's children
-        are indexed once, so sorting k nodes under a parent of n children costs O(n + k),
-        not O(n k) as looking each one up among its siblings would.
+        Each node's key is its path of child indices from the root, looked up in
+        `positions` (kept by the caller from one sort to the next, see `KeptPositions`).
         """
         if len(nodes) < 2:
             return  # (one node: its key would index every ancestor's children)
         parents, all_nodes = self.parents, self.nodes
-        positions = SiblingPositions(lambda parent: all_nodes[parent].children)
+        if positions is None:
+            positions = KeptPositions()
 
         def key(node: SemanticsNode) -> tuple[int, ...]:
             path: list[int] = []
             current = node.node_id
             while (parent := parents.get(current)) is not None:
-                path.append(positions.of(parent, current))
+                path.append(positions.of(all_nodes[parent].children, current))
                 current = parent
             path.reverse()
             return tuple(path)
@@ -261,6 +296,7 @@ class Journal:
         self._entries: deque[JournalEntry] = deque(maxlen=JOURNAL_SIZE)
         self._current = initial
         self._base = initial
+        self._positions = KeptPositions()
 
     @property
     def current(self) -> SemanticsSnapshot:
@@ -326,7 +362,7 @@ class Journal:
             for n in touched
             if (node := new_nodes.get(n)) is not None and old_nodes.get(n) != node
         ]
-        end.sort_in_tree_order(upserted)
+        end.sort_in_tree_order(upserted, self._positions)
         return Delta(
             from_generation=start.generation,
             to_generation=end.generation,

@@ -204,18 +204,17 @@ def wide_list(item: Any, width: int = 300) -> AppRuntime[int, int]:
 
 
 def parents_indexed(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """From now on, each parent whose children a tree-order sort indexes (once per sort)."""
-    from semledger.runtime import _order
+    """From now on, the children of each parent a tree-order sort indexes."""
+    from semledger.runtime import _snapshot
 
     indexed: list[object] = []
-    real = _order.SiblingPositions.of
+    real = _snapshot.KeptPositions._index
 
-    def counting(self: _order.SiblingPositions[Any], parent: Any, child: Any) -> int:
-        if parent not in self._positions:
-            indexed.append(parent)
-        return real(self, parent, child)
+    def counting(children: Any) -> dict[Any, int]:
+        indexed.append(children)
+        return real(children)
 
-    monkeypatch.setattr(_order.SiblingPositions, "of", counting)
+    monkeypatch.setattr(_snapshot.KeptPositions, "_index", staticmethod(counting))
     return indexed
 
 
@@ -250,6 +249,45 @@ def test_a_one_leaf_commit_in_a_wide_list_indexes_no_siblings(
     assert isinstance(delta, Delta)
     assert len(delta.upserted) == 1
     assert indexed == []
+
+
+def test_a_delta_of_two_rows_in_a_wide_list_indexes_the_list_once_not_per_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each read of a delta changing two rows indexed every row of their list again."""
+    rt = wide_list(lambda i, model: str(model) if i in (0, 299) else str(i))
+    for model in (1, 2, 3):
+        before = rt.generation
+        rt.deliver(1)  # (the commit indexes the list's elements, which the view rebuilt)
+        indexed = parents_indexed(monkeypatch)
+        delta = rt.read(before)
+        assert isinstance(delta, Delta)
+        assert [n.label for n in delta.upserted] == ["item 0", "item 299"]
+        assert [n.value for n in delta.upserted] == [str(model)] * 2
+        assert len(indexed) == (1 if model == 1 else 0)
+
+
+def test_focus_moving_between_rows_of_a_wide_list_indexes_the_list_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A commit changing two rows sorted them by indexing every row of their list, however
+    few rows changed, when the list itself had not."""
+    from semledger.runtime import ActionKind, BySemanticId, Latest, Receipt, SimpleAction, button
+
+    rows = [button(f"row {i}", i, semantic_id=f"row.{i}", key=i) for i in range(300)]
+    rows_view = node(Role.LIST, *rows, label="rows")
+    rt = AppRuntime(App(init=lambda: 0, update=lambda m, _msg: m, view=lambda _m: rows_view))
+    counts = []
+    for target in ("row.0", "row.299", "row.1", "row.298"):
+        indexed = parents_indexed(monkeypatch)
+        before = rt.generation
+        focus = rt.perform(BySemanticId(target), SimpleAction(ActionKind.FOCUS), Latest())
+        assert isinstance(focus, Receipt)
+        delta = rt.read(before)
+        assert isinstance(delta, Delta)
+        counts.append(len(indexed))
+    # The first commit indexed the list's elements; the first delta read, its node's children.
+    assert counts == [0, 1, 0, 0]
 
 
 def test_a_node_moved_under_an_earlier_sibling_keeps_its_new_parent() -> None:
