@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import math
 import types
 import typing
@@ -733,7 +734,9 @@ class AppRuntime(Generic[Model, Msg]):
         synthetic = self._synthetic(top, root)
         changes, removal_order = tree.take_changes()
         previous = self._journal.current
-        if scoped or self._scoped:
+        if scoped and self._scoped and root is not None and root == previous.root:
+            upserted, removed = self._modal_changes(previous, root, changes, removal_order)
+        elif scoped or self._scoped:
             upserted, removed = self._scoped_changes(previous, root, synthetic, removal_order)
         else:
             upserted, removed = self._tree_changes(previous, synthetic, changes, removal_order)
@@ -883,6 +886,76 @@ class AppRuntime(Generic[Model, Msg]):
             for node in previous.ordered()
             if node.node_id not in public and node.node_id not in seen
         )
+        return upserted, removed
+
+    def _modal_changes(
+        self,
+        previous: SemanticsSnapshot,
+        root: int,
+        changes: dict[int, SemanticsNode | None],
+        removal_order: list[int],
+    ) -> tuple[list[SemanticsNode], list[int]]:
+        """Public changes while the modal that scoped the last commit still does: what
+        `_scoped_changes` finds comparing the modal's whole subtree, from the nodes the passes
+        touched inside it and the relations inside it those can resolve otherwise.
+
+        A node enters or leaves the modal's subtree only as the passes touch it (an element
+        keeps its ancestors), and a relation resolves otherwise among its nodes only when a
+        node with an id it names came, went or changed its id there, or it changed itself.
+        """
+        tree = self._tree
+        by_node, sources = tree.by_node, tree.relation_sources
+        top = by_node[root]
+
+        def inside(element: Element) -> bool:
+            return element is top or any(a is top for a in element.ancestors())
+
+        public: dict[int, SemanticsNode] = {}
+        stale: dict[Element, None] = dict.fromkeys(tree.relations_changed)
+        moved: set[SemanticId] = set()
+        for node_id, node in changes.items():
+            old = previous.nodes.get(node_id)
+            if node is None:
+                if old is not None and old.semantic_id is not None:
+                    moved.add(old.semantic_id)
+                continue
+            element = by_node[node_id]
+            if not inside(element):
+                continue
+            public[node_id] = node
+            if element in sources:
+                stale[element] = None
+            if old is None or old.semantic_id != node.semantic_id:
+                if node.semantic_id is not None:
+                    moved.add(node.semantic_id)
+                if old is not None and old.semantic_id is not None:
+                    moved.add(old.semantic_id)
+        for sid in moved:
+            stale.update(tree.relation_referrers.get(sid, {}))
+        within: dict[SemanticId, list[int]] = {}
+        for element in stale:
+            node = element.node
+            if node is None or not inside(element):
+                continue
+            relations = sources.get(element, {})
+            for sid in itertools.chain.from_iterable(relations.values()):
+                if sid not in within:
+                    within[sid] = [
+                        n
+                        for n in tree.sid_index.get(sid, ())
+                        if (e := by_node.get(n)) is not None and inside(e)
+                    ]
+            resolved = resolve_relations(relations, within)
+            if resolved != node.relations:
+                node = attrs.evolve(node, relations=resolved)
+            public[node.node_id] = node
+        upserted = [node for node in public.values() if previous.nodes.get(node.node_id) != node]
+        self._sort_in_tree_order(upserted)
+        removed = [
+            n
+            for n in dict.fromkeys(removal_order)
+            if n in previous.nodes and changes.get(n) is None
+        ]
         return upserted, removed
 
     def _scoped_by_modal(self, root: int | None) -> bool:

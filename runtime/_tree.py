@@ -783,6 +783,11 @@ class ElementTree:
                     referrers.setdefault(sid, {})[element] = None
         self._relations_changed[element] = None
 
+    @property
+    def relations_changed(self) -> Mapping[Element, None]:
+        """The sources `take_relations_changed` hands over next, left to it."""
+        return self._relations_changed
+
     def take_relations_changed(self) -> dict[Element, None]:
         """The relation sources that came, went or changed their relations since the last
         call."""

@@ -41,6 +41,7 @@ from semledger.runtime import (
     checkbox,
     column,
     group,
+    lazy,
     node,
     send,
     text,
@@ -677,6 +678,82 @@ def test_relations_in_an_open_modal_resolve_among_the_nodes_it_shows(
     assert got == expected
     missing = [i for i in rt.snapshot.issues if isinstance(i, MissingRelationTarget)]
     assert len(missing) == (0 if inside else 1)
+
+
+def labelled_by_in_the_open_modal(rt: AppRuntime[Any, Any]) -> list[str | None]:
+    """The labels of the nodes item 2 is labelled by, in the published snapshot."""
+    nodes = rt.snapshot.nodes
+    [source] = [n for n in nodes.values() if n.label == "item 2"]
+    return [nodes[t].label for kind, ts in source.relations for t in ts]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "labels"),
+    [
+        (  # what the source names changes; among every element it resolves to none both times
+            ((1, "a", (), False), (3, "a", (), True), (2, None, ("a",), True)),
+            ((1, "a", (), False), (3, "a", (), True), (2, None, ("b",), True)),
+            (["item 3"], []),
+        ),
+        (  # a twin of the id it names comes into the modal; among every element, still several
+            ((1, "a", (), False), (4, "a", (), False), (2, None, ("a",), True)),
+            ((1, "a", (), False), (4, "a", (), False), (2, None, ("a",), True), (3, "a", (), True)),
+            ([], ["item 3"]),
+        ),
+    ],
+    ids=["source-names-another-id", "target-comes-into-the-modal"],
+)
+def test_a_commit_inside_an_open_modal_resolves_its_relations_again_among_the_nodes_it_shows(
+    before: tuple[Item, ...], after: tuple[Item, ...], labels: tuple[list[str], list[str]]
+) -> None:
+    """A commit while the same modal stays open looks only at what changed inside it: a
+    relation whose resolution among every element did not change is still resolved again
+    among the modal's nodes when what it names, or what holds those ids there, changed."""
+    rt = AppRuntime(
+        App(init=lambda: (before, True), update=lambda _m, new: new, view=relations_forest)
+    )
+    assert labelled_by_in_the_open_modal(rt) == labels[0]
+    rt.deliver((after, True))
+    assert labelled_by_in_the_open_modal(rt) == labels[1]
+
+
+def modal_list(model: tuple[int, int]) -> View[Any]:
+    """A list of `width` lazy rows in an open modal dialog, the first row's label counting."""
+    width, count = model
+
+    def row(i: int, c: int) -> View[Any]:
+        return lazy(c, lambda: (text(f"row {i} #{c}"),), key=i)
+
+    rows = [row(i, count if i == 0 else 0) for i in range(width)]
+    dialog = node(
+        Role.DIALOG, node(Role.LIST, *rows, label="rows"), label="pick", state=State(modal=True)
+    )
+    return group(button("behind", "b"), dialog, label="app")
+
+
+def test_a_commit_inside_an_open_modal_compares_the_nodes_it_changed_not_the_whole_modal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It compared every node the modal shows with the last snapshot's: a commit changing
+    one row of a long list in a dialog cost as much as the list."""
+    compared = [0]
+    real = SemanticsNode.__eq__
+
+    def counting(self: SemanticsNode, other: object) -> bool:
+        compared[0] += 1
+        return real(self, other)  # type: ignore[no-any-return]
+
+    counts = []
+    for width in (20, 400):
+        rt = make(modal_list, (width, 0))
+        assert root(full(rt)).label == "pick"
+        with monkeypatch.context() as patch:
+            patch.setattr(SemanticsNode, "__eq__", counting)
+            compared[0] = 0
+            rt.deliver((width, 1))
+            counts.append(compared[0])
+        assert by_label(full(rt), "row 0 #1").role is Role.TEXT
+    assert counts[0] == counts[1]
 
 
 def test_builders_take_a_state_and_a_text_field_can_be_disabled_required_or_read_only() -> None:
