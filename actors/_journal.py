@@ -297,9 +297,12 @@ def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed |
     """The commit of `generation`, found by bisecting the session's seqs (commits are logged
     in generation order, one each): an index seek a step, reading the generation of the
     commit found, not its delta. None where the log holds no such commit, or one that a
-    step reads does not decode."""
+    step reads does not decode. The last commit, the one most reads ask for, is taken as
+    it is found."""
     last = recorder.last_of(session, _COMMITTED)
     low, high = 1, 0 if last is None else last.seq
+    if last is not None and _generation_of(last) == generation:
+        low = high
     while low < high:
         middle = (low + high) // 2
         record = recorder.last_of(session, _COMMITTED, before=middle + 1)
@@ -313,7 +316,8 @@ def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed |
             low = middle + 1
         else:
             high = record.seq
-    record = recorder.last_of(session, _COMMITTED, before=high + 1)
+    record = last if last is not None and last.seq == high else None
+    record = record or recorder.last_of(session, _COMMITTED, before=high + 1)
     if record is None or record.seq != high:
         return None
     try:
