@@ -440,3 +440,15 @@ def test_canonical_bytes_are_length_prefixed() -> None:
         GENESIS + canonical_bytes("ab", 1, "T", 2, b"xy")
     ).digest()
     assert canonical_bytes("a", 1, "bT", 2, b"") != canonical_bytes("ab", 1, "T", 2, b"")
+
+
+def test_a_text_field_is_prefixed_with_its_length_in_utf8_bytes_not_characters() -> None:
+    """SPEC's canonical bytes count UTF-8 bytes: counted in characters, a log of a session
+    named café-… written before would fail verification as changed at event 1."""
+    assert canonical_bytes("café", 1, "Tö", 1, b"") == (
+        b"\x00\x00\x00\x05caf\xc3\xa9" + (1).to_bytes(8, "big") + b"\x00\x00\x00\x03T\xc3\xb6"
+        + b"\x00\x00\x00\x01" + (0).to_bytes(8, "big")
+    )
+    assert chain_step(GENESIS, "café-session", 1, "SessionStarted", 1, b"\x80").hex() == (
+        "f3a5e6570cc2592a89aa908b9eb1eeaeb5243b34a86fc410195d2d4c24fe5c1e"
+    )
