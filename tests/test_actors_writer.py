@@ -388,15 +388,26 @@ async def test_a_writer_stopped_while_the_log_is_locked_fails_what_it_holds_and_
                 queued = writer.submit([note("b", 1)])
                 await trio.sleep(0.3)
                 assert not first.settled
+                late = writer.submit([note("c", 1)])  # queued behind the stalled transaction
+                attempts: list[object] = []
+                append = recorder.append
+
+                def counted(events: Sequence[NewEvent]) -> list[StoredEvent]:
+                    attempts.append(events)
+                    return append(events)
+
+                recorder.append = counted  # type: ignore[method-assign]
                 if stop == "closed":
                     writer.close()
                 else:
                     nursery.cancel_scope.cancel()
-            for pending in (first, queued):
+            for pending in (first, queued, late):
                 with pytest.raises(ActorClosedError):
                     await pending.durable()
-        assert recorder.head("a") is None
-        assert recorder.head("b") is None
+            # Closed, it gave up: not one more attempt, each of which waits out a busy timeout.
+            assert attempts == []
+        for session in ("a", "b", "c"):
+            assert recorder.head(session) is None
 
 
 def test_a_log_writer_given_a_path_instead_of_a_recorder_is_refused_as_it_is_made() -> None:
