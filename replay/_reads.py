@@ -43,6 +43,7 @@ def _last_generation(recorder: Recorder, session: str) -> int:
         opening = list(recorder.events(session, start=1, stop=2))
         if not opening:
             known_head(recorder, session)  # raises: an unknown name, or all events deleted
+            raise unstarted(recorder, session)  # its later events are there
         first = opening[0][1]
         if isinstance(first, SessionStarted) and first.drives_a_surface:
             raise _no_generation(recorder, session)

@@ -15,7 +15,15 @@ import pytest
 import trio
 
 from semledger.adapters import LoggedSurface, create_surface
-from semledger.eventlog import GENESIS, InconsistentLogError, SqliteRecorder, chain_step
+from semledger.eventlog import (
+    GENESIS,
+    InconsistentLogError,
+    NewEvent,
+    SessionEnded,
+    SessionStarted,
+    SqliteRecorder,
+    chain_step,
+)
 from semledger.replay import reexecute
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
@@ -323,6 +331,29 @@ def test_replay_names_a_start_missing_or_undecodable_as_damage(
             f"semledger: the log {db} cannot be read: session 'agent', event 1: {says}\n"
         )
     assert not exported.exists()
+
+
+def test_read_names_a_deleted_start_of_a_session_that_committed_nothing_as_damage(
+    tmp_path: Path,
+) -> None:
+    """With no commit to read, read looked at event 1 and raised IndexError: a traceback."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        recorder.append(
+            [
+                NewEvent("s", 1, SessionStarted(COUNTER, "runtime", {}, True), 1.0),
+                NewEvent("s", 2, SessionEnded("its server stopped", "server"), 2.0),
+            ]
+        )
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM events WHERE seq = 1")
+    conn.close()
+    done = mcp.cli_in_process("read", "s", "--db", str(db))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"semledger: the log {db} cannot be read: session 's', event 1: missing: the"
+        " session's events start at event 2\n"
+    )
 
 
 SWAP_1_AND_2 = (
