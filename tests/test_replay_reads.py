@@ -39,6 +39,7 @@ from semledger.runtime import (
     ActionKind,
     App,
     BySemanticId,
+    Delta,
     Latest,
     Rejection,
     SemanticId,
@@ -113,7 +114,12 @@ async def record_live_reads(
                     )
                     result = await actor.read_semantics(since)
                     assert not isinstance(result, Rejection)
-                    answers.append((runtime.generation, since, encode_read(result)))
+                    # The answer's own generation: an effect's result (the todo's save) may
+                    # be committed between the answer and this task going on.
+                    answered = (
+                        result.to_generation if isinstance(result, Delta) else result.generation
+                    )
+                    answers.append((answered, since, encode_read(result)))
                 else:
                     call = random_action(data, runtime.snapshot)
                     await actor.perform_action(
