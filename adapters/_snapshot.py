@@ -146,7 +146,9 @@ _STATES: Final = frozenset(NODE_STATES)
 _OPPOSED: Final = (("checked", "unchecked"), ("expanded", "collapsed"))
 
 
-def structure_problems(root_ref: str, nodes: Sequence[SnapshotNode]) -> list[DataError]:
+def structure_problems(
+    root_ref: str, nodes: Sequence[SnapshotNode], *, changed: Iterable[int] | None = None
+) -> list[DataError]:
     """What is wrong with the tree (surface.md §3), each naming the node by index and ref:
     no nodes at all; a first node that is not the root, or not at depth 0; an empty or
     duplicate ref; a role that is not an ARIA one; a state that is not one of the ten, is
@@ -154,7 +156,14 @@ def structure_problems(root_ref: str, nodes: Sequence[SnapshotNode]) -> list[Dat
     ``collapsed``); a depth that is not 1 to one more than the node's before it (a second
     node at depth 0 makes a forest, of which a reader sees the first tree alone); a parent
     that is not the nearest shallower node before the child, or none given for a node other
-    than the root (a reader going by parents would lose the node and all below it)."""
+    than the root (a reader going by parents would lose the node and all below it).
+
+    `changed` says the tree is one found to have no problems, with the same root, but for
+    the nodes at those indices, each with the ref, depth and parent it had there: only
+    their own role and states can be wrong, and only they are checked (a read of a large
+    page checks what changed on it)."""
+    if changed is not None and nodes and nodes[0].ref == root_ref:
+        return [p for i in changed for p in _node_problems(nodes[i], f"nodes[{i}]")]
     if not nodes:
         empty = f"is empty: a snapshot holds at least its root {root_ref!r}"
         return [DataError(empty, path="nodes")]

@@ -115,7 +115,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -145,6 +145,7 @@ from semledger.runtime import (
     ErrorCode,
     Frame,
     InvalidSemanticIdError,
+    Issue,
     Live,
     Numeric,
     Point,
@@ -702,6 +703,57 @@ def _documents(page: list[SnapshotNode]) -> dict[str, str]:
     return of
 
 
+_REACHING: Final = ("live", "modal", "runtime_role", "scroll")
+"""What of an element's ``native`` its node is not alone in being built from: the live
+setting its descendants inherit, the modal that roots the tree, the role whose siblings it
+is counted among, the page's scroll every frame is offset by."""
+
+
+def _in_place(old: SnapshotNode, new: SnapshotNode) -> bool:
+    """Whether `new`, the element `old` was, differs from it in nothing any other node is
+    built from: its place in the tree, its role, whether it is hidden, `_REACHING`."""
+    if (old.ref, old.depth, old.parent, old.role) != (new.ref, new.depth, new.parent, new.role):
+        return False
+    if ("hidden" in old.states) != ("hidden" in new.states):
+        return False
+    return all(old.native.get(key) == new.native.get(key) for key in _REACHING)
+
+
+def _changes(before: Snapshot | None, after: Snapshot) -> list[int] | None:
+    """The indices of the nodes of `after` that differ from `before`'s, when each of them
+    differs in itself alone (`_in_place`); None when the page changed more than that (an
+    element came, went or moved) or there is no `before`."""
+    if before is None or before.ref != after.ref or len(before.nodes) != len(after.nodes):
+        return None
+    changed = []
+    for i, (new, old) in enumerate(zip(after.nodes, before.nodes, strict=True)):
+        if new is old or new == old:  # (attrs' != calls == too: twice the cost)
+            continue
+        if not _in_place(old, new):
+            return None
+        changed.append(i)
+    return changed
+
+
+@attrs.define
+class _PageRead:
+    """What a read of the page built, for the next one to build only what changed on it."""
+
+    source: tuple[SnapshotNode, ...]
+    """The surface's nodes it was built from."""
+    busy: bool
+    nodes: list[SemanticsNode]
+    """The nodes shown, root first (`_within_modal`)."""
+    at: dict[str, int]
+    """Where each element's node is in `nodes`, by ref."""
+    in_tree: dict[str, int]
+    """The node id of each element shown, by ref: what relations may point at."""
+    committed: SemanticsSnapshot | None = None
+    """The tree the commit of `nodes` left current."""
+    focused_at: set[int] = attrs.Factory(set)
+    """Where the nodes that say they have the focus are in `nodes`."""
+
+
 def _reject(code: ErrorCode, message: str, **details: Any) -> Rejection:
     return Rejection(code, message, details)
 
@@ -738,6 +790,9 @@ class SurfaceAgentHost:
         """The document each node id's element was last seen in, by the document node's ref."""
         self._built: dict[str, tuple[tuple[Any, ...], SemanticsNode]] = {}
         """Each element's node as last built, by ref, with what it was built from."""
+        self._read: _PageRead | None = None
+        self._derived: SemanticsSnapshot | None = None
+        """The last tree this bridge's commit made (whose issues are its duplicate ids)."""
         self._next_id = next_node_id
         self._closed: str | None = None
         self._crash: AdapterFailedError | None = None
@@ -798,7 +853,7 @@ class SurfaceAgentHost:
         dialog is the whole tree; the page's ids are kept, so the page comes back with the
         same ids once the dialog is answered."""
         try:
-            snapshot = await self._snapshot()
+            snapshot, changed = await self._snapshot()
         except DialogError as error:
             if self._dialog is None:
                 self._dialog = _Dialog.of(self._allocate(), error)
@@ -812,16 +867,49 @@ class SurfaceAgentHost:
             return self._commit(nodes)
         self._dialog = None
         self._prompt_text = None
-        self.last_snapshot = snapshot
+        before, self.last_snapshot = self.last_snapshot, snapshot
+        read = self._read
+        if (
+            changed is not None
+            and before is not None
+            and read is not None
+            and read.source is before.nodes
+            and not read.busy
+        ):
+            return self._read_again(read, snapshot, changed)
         nodes, on_page = self._page_nodes(snapshot)
-        committed = self._commit(nodes)
+        committed = self._commit(nodes, self._read)
         self._note_departures(on_page)
         return committed
 
-    async def _snapshot(self) -> Snapshot:
-        """The surface's snapshot; an AdapterFailedError if the adapter broke the contract, a
-        DataError if the tree is malformed (`structure_problems`: a forest, say, of which
-        the tree would show the first tree alone)."""
+    def _read_again(
+        self, read: _PageRead, snapshot: Snapshot, changed: list[int]
+    ) -> SemanticsSnapshot:
+        """Commit `snapshot`, whose nodes differ from those `read` was built from at
+        `changed` alone, each in itself (`_changes`): the rest of the page keeps its nodes,
+        ids and places, and only the nodes of those elements are built again."""
+        rebuilt = []
+        for i in changed:
+            item = snapshot.nodes[i]
+            at = read.at.get(item.ref)
+            if at is None:  # hidden, or behind a modal: no node shows it
+                continue
+            made_of = self._built[item.ref][0]
+            made_of = (item, *made_of[1:5], _relations(item.native, read.in_tree), *made_of[6:])
+            node = _node(*made_of)
+            self._built[item.ref] = (made_of, node)
+            read.nodes[at] = node
+            rebuilt.append(at)
+        committed = self._commit(read.nodes, read, rebuilt)
+        read.source = snapshot.nodes
+        return committed
+
+    async def _snapshot(self) -> tuple[Snapshot, list[int] | None]:
+        """The surface's snapshot, with the indices of the nodes that differ from the last
+        one read, each in itself alone (`_changes`; None if the page changed more than
+        that); an AdapterFailedError if the adapter broke the contract, a DataError if the
+        tree is malformed (`structure_problems`: a forest, say, of which the tree would show
+        the first tree alone)."""
         try:
             snapshot = await self.surface.snapshot()
         except SurfaceError:
@@ -830,10 +918,11 @@ class SurfaceAgentHost:
             raise AdapterFailedError.raised(error, "snapshot") from error
         if not isinstance(snapshot, Snapshot):
             raise AdapterFailedError.returned(snapshot, "snapshot", "a Snapshot")
-        problems = structure_problems(snapshot.ref, snapshot.nodes)
+        changed = _changes(self.last_snapshot, snapshot)
+        problems = structure_problems(snapshot.ref, snapshot.nodes, changed=changed)
         if problems:
             raise problems[0]
-        return snapshot
+        return snapshot, changed
 
     async def _act_on(self, name: str, ref: str | None, args: dict[str, Any] | None) -> ActResult:
         """The surface's ``act``; an AdapterFailedError if the adapter broke the contract."""
@@ -909,7 +998,9 @@ class SurfaceAgentHost:
         in_sets = _set_positions(shown)
         scrolled = _scrolled(page[0].native) if page else (0.0, 0.0)
         # A node is a function of what it is built from: an element the page did not change
-        # keeps the node it had, and a read of a large page costs what changed on it.
+        # keeps the node it had. A read where elements changed only in themselves costs what
+        # changed on the page (`_read_again`); here, where one came, went or moved, every
+        # element's place is found again.
         built, self._built = self._built, {}
         nodes = []
         for i, item in enumerate(shown):
@@ -929,25 +1020,56 @@ class SurfaceAgentHost:
             node = before[1] if before is not None and before[0] == made_of else _node(*made_of)
             self._built[ref] = (made_of, node)
             nodes.append(node)
+        at = {item.ref: i for i, item in enumerate(shown)}
+        self._read = _PageRead(snapshot.nodes, busy, nodes, at, in_tree)
         return nodes, {self._ids[item.ref] for item in page}
 
-    def _commit(self, nodes: list[SemanticsNode]) -> SemanticsSnapshot:
-        """Commit `nodes` (root first) as the tree if it changed."""
+    def _commit(
+        self,
+        nodes: list[SemanticsNode],
+        read: _PageRead | None = None,
+        changed: Sequence[int] | None = None,
+    ) -> SemanticsSnapshot:
+        """Commit `nodes` (root first) as the tree if it changed; `read`, the read of the
+        page they are, keeps what the commit left current. Given `changed`, the indices of
+        the only nodes that differ from those `read` last committed, only they are compared
+        while that commit is current (no native dialog was shown since)."""
         previous = self._journal.current
-        present = {n.node_id for n in nodes}
-        upserted = [
-            n for n in nodes if (was := previous.nodes.get(n.node_id)) is not n and was != n
-        ]
-        removed = [n for n in previous.nodes if n not in present]
+        if read is not None and changed is not None and read.committed is previous:
+            upserted = []
+            for i in changed:
+                node = nodes[i]
+                was = previous.nodes.get(node.node_id)
+                if was is not node and was != node:
+                    upserted.append(node)
+                if node.state.focused:
+                    read.focused_at.add(i)
+                else:
+                    read.focused_at.discard(i)
+            removed: list[int] = []
+            focused_at = read.focused_at
+        else:
+            present = {n.node_id for n in nodes}
+            upserted = [
+                n for n in nodes if (was := previous.nodes.get(n.node_id)) is not n and was != n
+            ]
+            removed = [n for n in previous.nodes if n not in present]
+            focused_at = {i for i, n in enumerate(nodes) if n.state.focused}
+            if read is not None:
+                read.focused_at = focused_at
         root = nodes[0].node_id if nodes else None
-        focused = next((n.node_id for n in nodes if n.state.focused), None)
+        focused = nodes[min(focused_at)].node_id if focused_at else None
         if not upserted and not removed and root == previous.root and focused == previous.focused:
+            if read is not None:
+                read.committed = previous
             return previous
         derived = previous.derive(
             upserted=upserted, removed=removed, root=root, focused=focused, issues=()
         )
-        issues = tuple(duplicate_issues(derived.by_semantic_id, derived.by_semantic_id.keys()))
-        committed = attrs.evolve(derived, issues=issues)
+        committed = attrs.evolve(derived, issues=self._issues(previous, derived, upserted, removed))
+        self._derived = committed
+        if read is not None:
+            read.committed = committed
         said = announcements_of(
             previous, committed.generation, upserted, added_within=committed, left=self._left
         )
@@ -959,6 +1081,32 @@ class SurfaceAgentHost:
         )
         self._note_left_tree(previous, removed, upserted)
         return committed
+
+    def _issues(
+        self,
+        previous: SemanticsSnapshot,
+        derived: SemanticsSnapshot,
+        upserted: list[SemanticsNode],
+        removed: list[int],
+    ) -> tuple[Issue, ...]:
+        """The semantic ids `derived` has on more than one node: those `previous` has, when
+        it is this bridge's commit and no semantic id of a node that changed is on more than
+        one node, before or after."""
+        if previous is self._derived:
+            touched = [previous.nodes[node_id] for node_id in removed]
+            for node in upserted:
+                was = previous.nodes.get(node.node_id)
+                if was is None or was.semantic_id != node.semantic_id:
+                    touched.append(node)
+                    touched.extend(() if was is None else (was,))
+            before, after = previous.by_semantic_id, derived.by_semantic_id
+            if all(
+                len(before.get(sid, ())) < 2 and len(after.get(sid, ())) < 2
+                for n in touched
+                if (sid := n.semantic_id) is not None
+            ):
+                return previous.issues
+        return tuple(duplicate_issues(derived.by_semantic_id, derived.by_semantic_id.keys()))
 
     def _note_left_tree(
         self, previous: SemanticsSnapshot, removed: list[int], upserted: list[SemanticsNode]
@@ -1277,7 +1425,7 @@ class SurfaceAgentHost:
         """Whether the surface shows `ref` collapsed now; False when it cannot tell (it
         cannot be read, the element is gone): the keys were pressed."""
         try:
-            snapshot = await self._snapshot()
+            snapshot, _ = await self._snapshot()
         except SurfaceError:
             return False
         item = next((n for n in snapshot.nodes if n.ref == ref), None)
