@@ -80,6 +80,7 @@ from semledger.runtime import (
     SetNumericValue,
     SetText,
     SimpleAction,
+    check_precondition,
 )
 from semledger.runtime._ids import semantic_id_problem
 from semledger.runtime._wire import WireError, decode_action, encode_action
@@ -686,6 +687,10 @@ class RuntimeSurface:
         self, runtime: AppRuntime[Any, Any], node: SemanticsNode, args: ActArgs
     ) -> None:
         if args.text and ActionKind.SET_TEXT in node.actions:
+            # Refused as stale now, as the step that empties it would be: nothing is done yet.
+            stale = check_precondition(Exact(self._observed), runtime.generation)
+            if stale is not None:
+                raise rejection_error(stale, node_ref(node.node_id))
             self._replacing = node.node_id  # the type that follows sets the text whole
             return
         self._perform(runtime, node, SetText(""))

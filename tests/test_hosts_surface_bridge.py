@@ -32,6 +32,7 @@ from semledger.runtime import (
     Relation,
     Role,
     SemanticId,
+    SemanticsAction,
     SemanticsNode,
     SetNumericValue,
     SetText,
@@ -687,8 +688,17 @@ async def test_set_text_on_an_app_served_as_a_surface_is_one_set_text_the_app_ju
         await surface.close()
 
 
+@pytest.mark.parametrize(
+    ("target", "action"),
+    [
+        ("todo.save", SimpleAction(ActionKind.ACTIVATE)),
+        # set_text's first step over the runtime adapter is a clear that empties nothing.
+        ("todo.input", SetText("milk")),
+    ],
+    ids=["activate", "set_text"],
+)
 async def test_an_action_the_app_changed_under_between_read_and_act_is_judged_on_a_new_read(
-    todo: SurfaceAgentHost, monkeypatch: pytest.MonkeyPatch
+    todo: SurfaceAgentHost, target: str, action: SemanticsAction, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A save's effect finishing between the bridge's read and its act (during the log
     writes of a served session) had the runtime adapter refuse the act as stale, which the
@@ -699,25 +709,30 @@ async def test_an_action_the_app_changed_under_between_read_and_act_is_judged_on
 
     import semledger.examples.todo as example
 
-    monkeypatch.setattr(example, "SAVE_SECONDS", 0.05)
+    monkeypatch.setattr(example, "SAVE_SECONDS", 0.2)  # well after the bridge's read
+    runtime = todo.surface._live()  # type: ignore[attr-defined]
     save = BySemanticId(SemanticId("todo.save"))
     activate = SimpleAction(ActionKind.ACTIVATE)
     first = await todo.perform_action(save, activate, Latest())
     assert isinstance(first, Receipt)
     judged: list[int] = []
 
-    async def slow_log_write(tree: Any) -> None:  # the save effect finishes meanwhile
+    async def slow_log_write(tree: Any) -> None:
+        """The log write the bridge awaits before acting, lasting until the save is done."""
         judged.append(tree.generation)
-        await trio.sleep(0.1)
+        assert runtime.pending_work
+        with trio.fail_after(10):
+            while runtime.pending_work:
+                await trio.sleep(0.005)
 
-    done = await todo.perform_action(save, activate, Latest(), judged_on=slow_log_write)
+    aimed = BySemanticId(SemanticId(target))
+    done = await todo.perform_action(aimed, action, Latest(), judged_on=slow_log_write)
     assert isinstance(done, Receipt), done
     assert judged == [first.after]
     assert done.before > first.after
-    await trio.sleep(0.1)
     assert isinstance(await todo.perform_action(save, activate, Latest()), Receipt)
     read = (await _full(todo)).generation
-    refused = await todo.perform_action(save, activate, Exact(read), judged_on=slow_log_write)
+    refused = await todo.perform_action(aimed, action, Exact(read), judged_on=slow_log_write)
     assert isinstance(refused, Rejection)
     assert refused.code is ErrorCode.STALE_GENERATION
     assert judged[-1] == read < todo.generation
