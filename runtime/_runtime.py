@@ -758,7 +758,10 @@ class AppRuntime(Generic[Model, Msg]):
             raise
         issues = self._issues(derived, previous, upserted, removed)
         announcements = announcements_of(previous, derived.generation, upserted, left=self._left)
-        self._note_left(previous, upserted, removed, tree.take_unmounted())
+        unmounted = tree.take_unmounted()
+        if unmounted:
+            self._positions.clear()  # its children lists would keep the elements alive
+        self._note_left(previous, upserted, removed, unmounted)
         if (
             not upserted
             and not removed

@@ -61,6 +61,10 @@ class KeptPositions:
         kept[id(children)] = entry  # (last: the least recently asked goes first)
         return entry[1][child]
 
+    def clear(self) -> None:
+        """Forget every index, and the sequences they hold."""
+        self._kept.clear()
+
     @staticmethod
     def _index(children: Sequence[Hashable]) -> dict[Hashable, int]:
         return {c: i for i, c in enumerate(children)}

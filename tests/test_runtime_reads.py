@@ -290,6 +290,36 @@ def test_focus_moving_between_rows_of_a_wide_list_indexes_the_list_once(
     assert counts == [0, 1, 0, 0]
 
 
+def test_rows_replaced_in_a_list_the_runtime_sorted_are_not_kept_alive() -> None:
+    """The kept child positions held the old children lists, and through them every
+    replaced row's element (its view, its closures), until 64 other lists pushed them out:
+    in a small app, for good."""
+    import gc
+
+    from semledger.runtime import ActionKind, BySemanticId, Latest, SimpleAction, button
+    from semledger.runtime._tree import Element
+
+    def rows_view(model: tuple[int, int]) -> View[Any]:
+        made, count = model
+        rows = [
+            button(f"row {i}", i, semantic_id=f"row.{made}.{i}", key=(made, i))
+            for i in range(count)
+        ]
+        return node(Role.LIST, *rows, label="rows")
+
+    rt = AppRuntime(App(init=lambda: (0, 300), update=lambda _m, msg: msg, view=rows_view))
+    focus = SimpleAction(ActionKind.FOCUS)
+    for target in ("row.0.0", "row.0.299"):
+        rt.perform(BySemanticId(target), focus, Latest())  # a commit sorting two rows
+    rt.deliver((1, 3))  # every row replaced: their 300 elements leave the tree
+    for target in ("row.1.0", "row.1.2"):
+        rt.perform(BySemanticId(target), focus, Latest())
+    gc.collect()
+    mounted = {id(element) for element in rt._tree.root.walk()}
+    left = [o for o in gc.get_objects() if type(o) is Element and id(o) not in mounted]
+    assert left == []
+
+
 def test_a_node_moved_under_an_earlier_sibling_keeps_its_new_parent() -> None:
     """A surface's node moves between parents with its id; its new parent comes first in
     tree order, so the old one, changed after it, must not take the node back out."""
