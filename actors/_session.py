@@ -15,7 +15,6 @@ import functools
 import logging
 import math
 import re
-import shlex
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Set
@@ -816,9 +815,10 @@ class SessionActor(Actor[SessionMessage]):
     def _replay_command(self) -> str:
         """The command that re-executes this session, with the log it is in when that is a
         file (a message pointing at the default log would find no such session)."""
-        command = f"semledger replay {shlex.quote(self.name)}"
+        from semledger._render import session_command
+
         path = getattr(self.recorder, "path", None)
-        return command if path is None else f"{command} --db {shlex.quote(str(path))}"
+        return session_command("replay", self.name, None if path is None else str(path))
 
     def _diverged(
         self, seq: int, generation: int, what: str, *, redacted: bool = False

@@ -914,12 +914,9 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         except SurfaceSessionError as error:
             audit = ""
             if error.called:  # quoted as a shell reads it back, as _no_session's command is
-                import shlex
+                from semledger._render import session_command
 
-                from semledger._render import db_option
-
-                command = f"semledger audit {shlex.quote(args.session)} {db_option(args.db)}"
-                audit = f" ({command} lists its actions)"
+                audit = f" ({session_command('audit', args.session, args.db)} lists its actions)"
             raise UsageError(f"{error}{audit}") from error
         except UnknownSessionError as error:
             raise _no_session(error, recorder, args.session, args.db) from error
@@ -1515,13 +1512,11 @@ def _print_counterexample(
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
         return
-    import shlex
-
-    from semledger._render import db_option
+    from semledger._render import session_command
 
     # Quoted as a shell reads it back: a --db with a space or a quote in it, pasted as
     # printed, named another file.
-    command = f"semledger replay {shlex.quote(result.session)} {db_option(db)}"
+    command = session_command("replay", result.session, db)
     hint = f"saved as session {result.session!r}: {printable(command)}"
     # A command to copy: not broken at the terminal's width, nor coloured in parts.
     console.print(hint, soft_wrap=True, highlight=False)

@@ -876,6 +876,16 @@ def _verdict(report: ReplayReport) -> Group:
     return Group(*lines)
 
 
+def session_command(verb: str, session: str, db: str | None) -> str:
+    """``semledger VERB SESSION --db PATH`` for a command to paste, quoted as a shell reads
+    it back; a name that starts with '-', which argparse would take for an option, goes
+    last, after ``--``."""
+    option = "" if db is None else f" {db_option(db)}"
+    if session.startswith("-"):
+        return f"semledger {verb}{option} -- {shlex.quote(session)}"
+    return f"semledger {verb} {shlex.quote(session)}{option}"
+
+
 def db_option(db: str) -> str:
     """``--db PATH`` for a command to paste, quoted as a shell reads it back; ``--db=PATH``
     where the path starts with '-', which argparse would take for an option."""

@@ -37,6 +37,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         recorder.append([NewEvent("called", 1, started, 0.0), NewEvent("called", 2, act, 0.0)])
         recorder.append([NewEvent("it's called", 1, started, 0.0)])
         recorder.append([NewEvent("it's called", 2, act, 0.0)])
+        recorder.append([NewEvent("-called", 1, started, 0.0), NewEvent("-called", 2, act, 0.0)])
         started = SessionStarted(COUNTER, "runtime", {}, True)  # and nothing after it
         recorder.append([NewEvent("uncommitted", 1, started, 0.0)])
     (path.parent / "empty.db").touch()
@@ -103,6 +104,10 @@ def cases(db: Path) -> dict[str, tuple[list[str], str]]:
         "read of a surface session called through the Python API, named for a shell": (
             ["read", "it's called", "--db", str(db)],  # the command was given unquoted
             "so there is nothing to read (semledger audit 'it'\"'\"'s called' --db",
+        ),
+        "read of a surface session called through the Python API, named like an option": (
+            ["read", "--db", str(db), "--", "-called"],  # `audit -called` took it for one
+            f"so there is nothing to read (semledger audit --db {db} -- -called lists its",
         ),
         "export of a surface session": (
             ["replay", "surfaced", "--db", str(db), "--export-test", str(db.parent / "t.py")],
