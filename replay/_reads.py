@@ -112,15 +112,17 @@ def _checked_fold(
     recorder: Recorder, session: str, until: int | None, since: int | None, name: str
 ) -> Journal:
     """`fold`, naming `until` as its caller calls it (`name`) when it refuses it."""
-    _check_fold(recorder, session, until, since, name)
+    _check_arguments(recorder, session, until, since, name)
     with recorder.pinned():
         until = _until(recorder, session, until)
         return logged_journal(recorder, session, until=until, since=since)
 
 
-def _check_fold(
+def _check_arguments(
     recorder: Recorder, session: str, until: int | None, since: int | None, name: str
 ) -> None:
+    """Refuse a read's or fold's arguments before the log is read: a recorder, a session
+    name, generations in range (`until` named `name`), and no generation 0."""
     check_log_and_session(recorder, session)
     check_since(since)
     check_since(until, name)
@@ -150,7 +152,7 @@ def read_at(
 
     A read since that generation or the one before is answered from its commit alone (the
     delta logged with it), without folding the tree."""
-    _check_fold(recorder, session, generation, since, "generation")
+    _check_arguments(recorder, session, generation, since, "generation")
     with recorder.pinned():
         until = _until(recorder, session, generation)
         if since is not None and until - 1 <= since <= until:
