@@ -72,7 +72,9 @@ from semledger.runtime._ids import has_lone_surrogate
 from ._invariants import (
     GenerationChecker,
     InvariantViolation,
+    NodeIdChecker,
     allowed_issue,
+    check_answer,
     check_issues,
     check_read,
 )
@@ -516,6 +518,8 @@ class _Example:
         self.trail = trail
         check_issues(self.core.runtime.snapshot, "as it started", allowed)
         self.checker = GenerationChecker(self.core.runtime.snapshot)
+        self.node_ids = NodeIdChecker()
+        self.node_ids.check(self.core.runtime.snapshot, self._mounted, "as it started")
         self.seen: list[int] = []
         """The generation at the start of each step: stale ones for preconditions and reads."""
         self.timer_ids: dict[Every[Any], int] = {}
@@ -656,6 +660,7 @@ class _Example:
         self._input(as_input(encoded))
 
     def _input(self, event: Event) -> None:
+        before = self.core.runtime.snapshot
         self.trail.inputs.append(event)
         result = self.core.step(event)
         when = f"at input {len(self.trail.inputs)}"
@@ -664,10 +669,22 @@ class _Example:
         self._number_timers(result.timers)
         self.checker.check(self.core.runtime.snapshot, result.outcome)
         check_issues(self.core.runtime.snapshot, when, self.allowed)
-        if isinstance(event, ActionRequested) and not isinstance(
-            result.outcome, Receipt | Rejection
-        ):
-            raise InvariantViolation(f"an action answered {result.outcome!r}")
+        self.node_ids.check(self.core.runtime.snapshot, self._mounted, when)
+        if isinstance(event, ActionRequested):
+            if not isinstance(result.outcome, Receipt | Rejection):
+                raise InvariantViolation(f"an action answered {result.outcome!r}")
+            request = {
+                "target": event.target,
+                "action": event.action,
+                "precondition": event.precondition,
+            }
+            check_answer(before, request, result.outcome, bool(self.core.effects), when)
+
+    def _mounted(self) -> list[int]:
+        """The node ids of the elements mounted now, hidden ones too, and the synthetic
+        root's (which has no element)."""
+        state = self.core.runtime.checkpoint()
+        return [element[1] for element in state["elements"]] + [state["synthetic_id"]]
 
 
 async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, BaseException | None]:

@@ -7,16 +7,20 @@ so "advanced exactly when the snapshot changed" costs two hash comparisons.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
 from semledger.runtime import (
+    ActionKind,
     AppRuntime,
     Delta,
+    ErrorCode,
     Full,
     Receipt,
     Rejection,
+    SemanticsNode,
     SemanticsSnapshot,
     Unchanged,
     apply_delta,
@@ -137,6 +141,144 @@ def _shown(value: object) -> str:
     return f"{type(value).__name__} {value!r:.60}"
 
 
+_FIRST = frozenset(
+    {ErrorCode.INVALID_ARGUMENTS, ErrorCode.HOST_CLOSED, ErrorCode.REENTRANT_DISPATCH}
+)
+"""The rejections SPEC 2.6 checks before the generation: after one, nothing else is known."""
+_TARGETED = frozenset(
+    {
+        ErrorCode.STALE_GENERATION,
+        ErrorCode.TARGET_AMBIGUOUS,
+        ErrorCode.TARGET_NOT_FOUND,
+        ErrorCode.TARGET_DISABLED,
+    }
+)
+
+
+def check_answer(
+    before: SemanticsSnapshot,
+    request: dict[str, Any],
+    outcome: Outcome,
+    pending_work: bool,
+    where: str,
+) -> None:
+    """The answer to an action request keeps SPEC 2.6, as far as the snapshot the action
+    was performed on (`before`) decides it: an exact precondition at another generation is
+    ``stale_generation`` {expected, current}, checked before the target, and one at the
+    current generation is not; a semantic id or node id that names no node is
+    ``target_not_found`` (two nodes: ``target_ambiguous``); a disabled node is
+    ``target_disabled``; an action the node does not offer is ``action_unavailable``. A
+    receipt's ``pending_work`` says whether effects are outstanding (`pending_work`).
+
+    `request` holds the request's ``target``, ``action`` and ``precondition`` as on the
+    wire. Raises `InvariantViolation` (of no `CHECKS`: replay does not see the request)."""
+    broken = _wrong_answer(before, request, outcome, pending_work)
+    if broken is not None:
+        raise InvariantViolation(f"{where}: {broken}")
+
+
+def _wrong_answer(
+    before: SemanticsSnapshot, request: dict[str, Any], outcome: Outcome, pending_work: bool
+) -> str | None:
+    if isinstance(outcome, Receipt) and outcome.pending_work != pending_work:
+        return (
+            f"the receipt says pending_work {str(outcome.pending_work).lower()}, but effects are"
+            f" {'' if pending_work else 'not '}outstanding (SPEC 3)"
+        )
+    code = outcome.code if isinstance(outcome, Rejection) else None
+    if code in _FIRST or not isinstance(outcome, Receipt | Rejection):
+        return None
+    answered = "a receipt" if code is None else code.value
+    current = before.generation
+    precondition = request["precondition"]
+    if precondition.get("kind") == "exact":
+        expected = int(precondition["generation"])
+        if expected != current:
+            if not isinstance(outcome, Rejection) or code is not ErrorCode.STALE_GENERATION:
+                return (
+                    f"an exact precondition at generation {expected}, while {current} is"
+                    f" current, was answered {answered}, not stale_generation (SPEC 2.6: the"
+                    " generation is checked before the target)"
+                )
+            details = {"expected": str(expected), "current": str(current)}
+            if outcome.details != details:
+                return f"stale_generation with details {outcome.details!r}, not {details!r}"
+            return None
+    if code is ErrorCode.STALE_GENERATION:
+        return (
+            f"a {precondition.get('kind')} precondition at the current generation {current}"
+            " was refused as stale_generation"
+        )
+    node, must = _target_of(before, request["target"])
+    if node is not None and node.state.disabled:
+        must = ErrorCode.TARGET_DISABLED
+    elif node is not None and ActionKind(request["action"]["kind"]) not in node.actions:
+        must = ErrorCode.ACTION_UNAVAILABLE
+    if must is not None and code is not must:
+        return f"{_named(request['target'], node)} was answered {answered}, not {must.value}"
+    if must is None and node is not None and code in _TARGETED:
+        return f"{_named(request['target'], node)}, enabled, was answered {answered}"
+    return None
+
+
+def _target_of(
+    snapshot: SemanticsSnapshot, target: dict[str, Any]
+) -> tuple[SemanticsNode | None, ErrorCode | None]:
+    """The node a semantic id or node id target names, or the rejection it must get; a path
+    gives neither (the fuzzer's own resolution would be the runtime's again)."""
+    kind = target.get("kind")
+    if kind == "node_id":
+        node = snapshot.node(int(target["id"]))
+        return node, None if node is not None else ErrorCode.TARGET_NOT_FOUND
+    if kind == "semantic_id":
+        found = snapshot.find(target["id"])
+        if len(found) > 1:
+            return None, ErrorCode.TARGET_AMBIGUOUS
+        if not found:
+            return None, ErrorCode.TARGET_NOT_FOUND
+        return snapshot.nodes[found[0]], None
+    return None, None
+
+
+def _named(target: dict[str, Any], node: SemanticsNode | None) -> str:
+    said = f"the {target.get('kind')} target {target.get('id')!r}"
+    if node is None:
+        return said
+    state = "disabled " if node.state.disabled else ""
+    offers = ", ".join(kind.value for kind in node.actions) or "nothing"
+    return f"{said} ({state}node {node.node_id}, offering {offers})"
+
+
+@attrs.define
+class NodeIdChecker:
+    """Node ids are never reused (SPEC 3): once the element a node id was given to is
+    unmounted, no later snapshot shows that id. A node that leaves the snapshot may be
+    hidden (or behind a modal), its element still mounted, and come back with its id:
+    `mounted` (the runtime's mounted node ids, asked only when a node left or while one is
+    hidden) tells the two apart."""
+
+    shown: frozenset[int] = frozenset()
+    hidden: frozenset[int] = frozenset()
+    removed: set[int] = attrs.Factory(set)
+
+    def check(
+        self, snapshot: SemanticsSnapshot, mounted: Callable[[], Iterable[int]], where: str
+    ) -> None:
+        ids = frozenset(snapshot.nodes.keys())
+        reused = sorted(ids & self.removed)
+        if reused:
+            raise InvariantViolation(
+                f"{where}: node id {', '.join(map(str, reused))} was given to a new node after"
+                " its element was removed (SPEC 3: node ids are never reused)"
+            )
+        out = (self.shown | self.hidden) - ids
+        if out:
+            alive: frozenset[int] = frozenset(mounted())
+            self.removed |= out - alive
+            self.hidden = out & alive
+        self.shown = ids
+
+
 def allowed_issue(text: str) -> str:
     """`text` if it names issues a view may report on purpose: ``KIND`` (every issue of that
     kind) or ``KIND:SEMANTIC_ID`` (those about that semantic id). Raises ``ValueError``
@@ -186,7 +328,10 @@ def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
 
     ``Unchanged`` exactly when `since` is the current generation; else, as SPEC 2.5 says, a
     ``Delta`` from `since` when the journal still holds it, one that leads to the current
-    snapshot, and a ``Full`` when it does not (no `since`, an expired or a future one).
+    snapshot, and a ``Full`` when it does not (no `since`, an expired or a future one),
+    the current snapshot's. A delta leads there when the snapshot it builds has the current
+    one's hash, not just its tree: one that forgets a removal leaves the node behind, out
+    of the tree. A delta that cannot be applied is a bad read too (`InvariantViolation`).
     """
     result = runtime.read(since)
     current = runtime.generation
@@ -204,16 +349,44 @@ def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
             f" {expected.__name__}",
             "read",
         )
+    live = runtime.snapshot
+    if isinstance(result, Unchanged) and result.generation != current:
+        raise InvariantViolation(
+            f"read(since={since}) at {current} gave Unchanged at {result.generation}", "read"
+        )
+    if isinstance(result, Full) and encode_read(result) != encode_read(live.full()):
+        raise InvariantViolation(
+            f"read(since={since}) at {current} gave a Full (of generation"
+            f" {result.generation}) that is not the current snapshot",
+            "read",
+        )
     if isinstance(result, Delta):
         start = runtime.snapshot_at(result.from_generation)
         if result.from_generation != since or start is None:
             raise InvariantViolation(
                 f"read(since={since}) gave a delta from {result.from_generation}", "read"
             )
-        rebuilt = apply_delta(start, result)
-        if encode_read(rebuilt.full()) != encode_read(runtime.snapshot.full()):
+        try:
+            rebuilt = apply_delta(start, result)
+            leads = encode_read(rebuilt.full()) == encode_read(live.full())
+        except Exception as error:  # a delta naming nodes it lacks: a bad read, not a crash
+            raise InvariantViolation(
+                f"the delta from {since} cannot be applied to generation {since}:"
+                f" {type(error).__name__}: {error}",
+                "read",
+            ) from error
+        if not leads:
             raise InvariantViolation(
                 f"the delta from {since} does not lead to generation {current}", "read"
+            )
+        if rebuilt.hash != live.hash:  # full() walks from the root: orphans left are unseen
+            left = sorted(set(rebuilt.nodes) - set(live.nodes))
+            raise InvariantViolation(
+                f"the delta from {since} leaves nodes {', '.join(map(str, left))} that"
+                f" generation {current} does not have (it does not remove them)"
+                if left
+                else f"the delta from {since} does not lead to generation {current}'s hash",
+                "read",
             )
 
 
