@@ -93,6 +93,7 @@ from ._actor import (
     single_error,
 )
 from ._apps import app_location, check_app_ref
+from ._commands import session_command
 from ._core import (
     SessionCore,
     app_raised,
@@ -815,8 +816,6 @@ class SessionActor(Actor[SessionMessage]):
     def _replay_command(self) -> str:
         """The command that re-executes this session, with the log it is in when that is a
         file (a message pointing at the default log would find no such session)."""
-        from semledger._render import session_command
-
         path = getattr(self.recorder, "path", None)
         return session_command("replay", self.name, None if path is None else str(path))
 

@@ -914,7 +914,7 @@ def _cmd_read(args: argparse.Namespace, console: Console) -> int:
         except SurfaceSessionError as error:
             audit = ""
             if error.called:  # quoted as a shell reads it back, as _no_session's command is
-                from semledger._render import session_command
+                from semledger.actors._commands import session_command
 
                 audit = f" ({session_command('audit', args.session, args.db)} lists its actions)"
             raise UsageError(f"{error}{audit}") from error
@@ -954,7 +954,7 @@ def _no_session(error: Exception, recorder: Recorder, name: str, db: str) -> Usa
     was told only that there is none."""
     meant = _close_names(name, list(recorder.session_names()))
     if not meant:
-        from semledger._render import db_option
+        from semledger.actors._commands import db_option
 
         return UsageError(f"{error} (semledger sessions {db_option(db)} lists its sessions)")
     more = len(meant) - _SUGGESTED
@@ -1512,7 +1512,7 @@ def _print_counterexample(
     if result.session is None:
         console.print("nothing saved: no sequence of inputs fails every time")
         return
-    from semledger._render import session_command
+    from semledger.actors._commands import session_command
 
     # Quoted as a shell reads it back: a --db with a space or a quote in it, pasted as
     # printed, named another file.

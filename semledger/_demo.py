@@ -143,10 +143,10 @@ def run_demo(console: Console, *, db: str = "semledger.db") -> int:
     from semledger._render import (
         audit_notes,
         connection_lines,
-        db_option,
         print_audit,
         replay_verdict,
     )
+    from semledger.actors._commands import db_option
     from semledger.eventlog import SqliteRecorder
     from semledger.examples.todo import app
     from semledger.replay import audit_report, reexecute, verify

@@ -7,7 +7,6 @@ import datetime
 import itertools
 import json
 import re
-import shlex
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
@@ -874,20 +873,3 @@ def _verdict(report: ReplayReport) -> Group:
     if len(d.diff) > 40:
         lines.append(Text(f"  … and {len(d.diff) - 40} more lines"))
     return Group(*lines)
-
-
-def session_command(verb: str, session: str, db: str | None) -> str:
-    """``semledger VERB SESSION --db PATH`` for a command to paste, quoted as a shell reads
-    it back; a name that starts with '-', which argparse would take for an option, goes
-    last, after ``--``."""
-    option = "" if db is None else f" {db_option(db)}"
-    if session.startswith("-"):
-        return f"semledger {verb}{option} -- {shlex.quote(session)}"
-    return f"semledger {verb} {shlex.quote(session)}{option}"
-
-
-def db_option(db: str) -> str:
-    """``--db PATH`` for a command to paste, quoted as a shell reads it back; ``--db=PATH``
-    where the path starts with '-', which argparse would take for an option."""
-    quoted = shlex.quote(db)
-    return f"--db={quoted}" if db.startswith("-") else f"--db {quoted}"
