@@ -288,15 +288,20 @@ async def test_a_session_that_typed_a_password_re_runs_identically() -> None:
     assert report.ok, report.divergence
 
 
-async def test_a_divergence_after_a_redacted_call_names_that_call() -> None:
-    recorder = MemoryRecorder()
-    await _typed_password(recorder)
+def _last_snapshot_altered(recorder: MemoryRecorder) -> MemoryRecorder:
+    """Session "g" of `recorder` with its last snapshot's hash changed: a divergence there."""
     events = [event for _r, event in recorder.events("g")]
     last = max(i for i, e in enumerate(events) if getattr(e, "method", None) == "snapshot")
     events[last] = attrs.evolve(events[last], snapshot_hash="0" * 64)
     altered = MemoryRecorder()
     altered.append([NewEvent("g", i + 1, event, 0.0) for i, event in enumerate(events)])
-    report = await rerun_surface(altered, "g")
+    return altered
+
+
+async def test_a_divergence_after_a_redacted_call_names_that_call() -> None:
+    recorder = MemoryRecorder()
+    await _typed_password(recorder)
+    report = await rerun_surface(_last_snapshot_altered(recorder), "g")
     assert report.divergence is not None
     assert report.divergence.note is not None
     assert report.divergence.note.startswith("call 3 typed text the log redacted")
@@ -314,15 +319,9 @@ async def test_a_divergence_after_a_password_read_blames_no_redacted_typing() ->
     await logged.act("read", password)
     await logged.snapshot()
     await logged.close()
-    events = [event for _r, event in recorder.events("g")]
-    assert [e.arguments.get("redacted") for e in events if getattr(e, "method", "") == "act"] == [
-        True
-    ]
-    last = max(i for i, e in enumerate(events) if getattr(e, "method", None) == "snapshot")
-    events[last] = attrs.evolve(events[last], snapshot_hash="0" * 64)
-    altered = MemoryRecorder()
-    altered.append([NewEvent("g", i + 1, event, 0.0) for i, event in enumerate(events)])
-    report = await rerun_surface(altered, "g")
+    acts = [e for _r, e in recorder.events("g") if getattr(e, "method", "") == "act"]
+    assert [e.arguments.get("redacted") for e in acts] == [True]
+    report = await rerun_surface(_last_snapshot_altered(recorder), "g")
     assert report.divergence is not None
     assert report.divergence.note is None
 
