@@ -70,6 +70,7 @@ from semledger.runtime._errors import app_failed
 from semledger.runtime._ids import has_lone_surrogate
 
 from ._invariants import (
+    JOURNAL,
     GenerationChecker,
     InvariantViolation,
     NodeIdChecker,
@@ -97,6 +98,10 @@ _STEPS = ("read", *("act",) * 6, "invalid")
 app, and (`_steps`) ticks while the app has timers and effect completions while it has
 effects outstanding. A read comes first: it takes the fewest draws, so the shrinker turns a
 step that does not matter into a read, which it can then delete."""
+_LONG_RUN = JOURNAL + 2
+"""The repeats of a long run: past the read journal's span (SPEC 2.5), so a read since its
+start is expired. Drawn only with a step budget past it (``--steps``), so the default runs'
+draws are unchanged."""
 _EFFECT_SECONDS = 3600.0
 """How long (on the fuzzer's virtual clock, where sleeps take no time) an effect may run."""
 _REPEATABLE = frozenset(
@@ -263,6 +268,9 @@ class _Act:
     submit: bool = False
     """Submit the node after each action: typing and pressing Enter is one step for a
     person, and two entries of a form are then one or two draws deep, not four."""
+    long: bool = False
+    """A long run (`_LONG_RUN` repeats): read since its start after it, then expired, and
+    since the last generation a delta answers."""
 
 
 _Plan = _Read | _Tick | _Finish | _Act
@@ -294,21 +302,31 @@ def _plan(
     click)."""
     if not draw(_MORE):
         return None
-    step = _pick(draw, _steps(bool(timers), bool(effects)))
+    step = _pick(draw, _steps(bool(timers), bool(effects), budget >= _LONG_RUN + 2))
     if step == "read":
         current = snapshot.generation
-        return _Read(_pick(draw, [None, current, 0, *stale, current + 1]))
+        # The last a delta answers, and the first expired: only in runs that long.
+        edges = [since for since in (current - JOURNAL, current - JOURNAL - 1) if since > 0]
+        return _Read(_pick(draw, [None, current, 0, *stale, current + 1, *edges]))
     if step == "tick":
         return _Tick(_pick(draw, timers), _times(draw, budget))
     if step == "finish":  # any outstanding one: effects run concurrently, finish in any order
         return _Finish(_pick(draw, effects))
-    offered = _offered(draw, snapshot, budget, texts) if step == "act" else None
+    offered = _offered(draw, snapshot, budget, texts) if step != "invalid" else None
+    if offered is not None and step == "long" and ActionKind(offered.action["kind"]) in _REPEATABLE:
+        offered = attrs.evolve(offered, times=_LONG_RUN, submit=False, long=True)
     return offered or _invalid(draw, snapshot, stale[-3:], texts)
 
 
 @functools.cache
-def _steps(timers: bool, effects: bool) -> tuple[str, ...]:
-    return (*_STEPS, *("tick", "tick") * timers, *("finish", "finish") * effects)
+def _steps(timers: bool, effects: bool, long: bool = False) -> tuple[str, ...]:
+    """The step kinds; a long run only when the example has room for one after it."""
+    return (
+        *_STEPS,
+        *("tick", "tick") * timers,
+        *("finish", "finish") * effects,
+        *("long",) * long,
+    )
 
 
 def _times(draw: Any, budget: int) -> int:
@@ -560,7 +578,15 @@ class _Example:
             return self._ticks(plan.timer, plan.times)
         if isinstance(plan, _Finish):
             return self._finish(plan.effect_id)
-        return self._perform(plan)
+        if not plan.long:
+            return self._perform(plan)
+        start = self.core.runtime.generation
+        taken = self._perform(plan)
+        edge = self.core.runtime.generation - JOURNAL
+        reads = [start, *[edge] * (edge >= 0)]
+        for since in reads:
+            self._carry_out(_Read(since))
+        return taken + len(reads)
 
     def _perform(self, act: _Act) -> int:
         actions = [act.action, *[{"kind": "submit"}] * act.submit] * act.times

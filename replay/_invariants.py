@@ -323,6 +323,11 @@ def _issue(encoded: dict[str, Any]) -> str:
     return f"{encoded['kind']} ({details})"
 
 
+JOURNAL = 64
+"""How many generations behind a read's since may be and still be answered a delta (SPEC
+2.5): one more is expired, a Full."""
+
+
 def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
     """Read `since` from `runtime` and check the answer against its current snapshot.
 
@@ -339,7 +344,11 @@ def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
         raise InvariantViolation(f"read(since={since}) rejected: {result.code.value}", "read")
     if since == current:
         expected: type = Unchanged
-    elif since is not None and runtime.snapshot_at(since) is not None:
+    elif (
+        since is not None
+        and since >= current - JOURNAL
+        and runtime.snapshot_at(since) is not None
+    ):
         expected = Delta
     else:
         expected = Full

@@ -205,3 +205,22 @@ def test_a_receipt_that_hides_outstanding_effects_is_caught(
     failure = _fuzz(todo.app, TODO).failure
     assert failure is not None
     assert "the receipt says pending_work false, but effects are outstanding" in failure
+
+
+def test_a_journal_that_never_expires_is_caught_by_a_long_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past 64 commits a read since the start is expired: a Full, not a delta."""
+    _mutate(
+        monkeypatch,
+        _snapshot.Journal,
+        "record",
+        "        if len(self._entries) == JOURNAL_SIZE:\n",
+        "        if False:\n",
+    )
+    ref, allowed = COUNTER
+    result = fuzz_app(
+        counter.app, ref, MemoryRecorder, examples=100, seed=0, steps=100, allow_issues=allowed
+    )
+    assert result.failure is not None
+    assert "gave Delta, not Full" in result.failure
