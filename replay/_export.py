@@ -561,8 +561,9 @@ def check_recorded_steps(
 
     `crash` is the step (0: as the app started) and exception type the recorded session
     crashed with: the app must raise that type there, where the steps end. `violation` is
-    the step and the check (``"generation"``, ``"issues"``, ``"read"``) a fuzzer
-    counterexample failed: that check must fail there, where the steps end. `str_hash` is
+    the step and the check (``"generation"``, ``"issues"``, ``"read"``, ``"answer"``,
+    ``"node_id"``) a fuzzer counterexample failed: that check must fail there, where the
+    steps end. `str_hash` is
     how the recorded run hashed str (its ``params["str_hash"]``): where the steps differ and
     this process hashes otherwise, the failure notes that this may be why (as replay does:
     not where the recorded failure no longer happens, unless the recorded seed can be given
@@ -593,6 +594,7 @@ def check_recorded_steps(
         reads or {},
         None if issues is None else frozenset(issues),
         None if violation is None else RecordedViolation(*violation, ""),
+        fuzzed=issues is not None,  # (a fuzzer counterexample's allowance)
     )
     try:
         if fixed:
@@ -702,7 +704,9 @@ def _check_steps(
             with _crashes(where, crash[1], masked):
                 core.step(decoded)
             return
+        before = core.runtime.snapshot
         result = core.step(decoded)
+        checks.took(before, decoded, result.outcome, bool(core.effects), number)
         broken = _violation(functools.partial(checker.check, core.runtime.snapshot, result.outcome))
         if broken is not None and _failed_as_recorded(checks, number, where, broken, masked):
             return
@@ -744,7 +748,9 @@ def _check_fixed(
             )
         if number in targets:
             _check_same_node(where, core.runtime.snapshot, decoded, targets[number])
+        before = core.runtime.snapshot
         result = _unraised(functools.partial(core.step, decoded), where, crash, number)
+        checks.took(before, decoded, result.outcome, bool(core.effects), number)
         crashed = crash is not None and crash[0] == number
         _check_let_through(where, result, recorded, crashed=crashed)
         broken = _violation(functools.partial(checker.check, core.runtime.snapshot, result.outcome))

@@ -74,10 +74,12 @@ from ._invariants import (
     GenerationChecker,
     InvariantViolation,
     NodeIdChecker,
+    action_request,
     allowed_issue,
     check_answer,
     check_issues,
     check_read,
+    mounted_node_ids,
 )
 from ._reads import check_progress
 
@@ -698,19 +700,12 @@ class _Example:
         self.node_ids.check(self.core.runtime.snapshot, self._mounted, when)
         if isinstance(event, ActionRequested):
             if not isinstance(result.outcome, Receipt | Rejection):
-                raise InvariantViolation(f"an action answered {result.outcome!r}")
-            request = {
-                "target": event.target,
-                "action": event.action,
-                "precondition": event.precondition,
-            }
+                raise InvariantViolation(f"an action answered {result.outcome!r}", "answer")
+            request = action_request(event)
             check_answer(before, request, result.outcome, bool(self.core.effects), when)
 
     def _mounted(self) -> list[int]:
-        """The node ids of the elements mounted now, hidden ones too, and the synthetic
-        root's (which has no element)."""
-        state = self.core.runtime.checkpoint()
-        return [element[1] for element in state["elements"]] + [state["synthetic_id"]]
+        return mounted_node_ids(self.core.runtime)
 
 
 async def _outcome(effect: Effect[Any]) -> tuple[bool, Any, BaseException | None]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from semledger.eventlog import ActionRequested
 from semledger.runtime import (
     ActionKind,
     AppRuntime,
@@ -32,10 +33,12 @@ FAILURES = {
     "generation": "generation invariant violation",
     "issues": "view issue",
     "read": "bad read",
+    "answer": "wrong answer to an action",
+    "node_id": "reused node id",
 }
 """What an `InvariantViolation` can say broke (its `check`: the generation invariants,
-`GenerationChecker`; the view's issues, `check_issues`; a read, `check_read`), and what a
-failure of each is called."""
+`GenerationChecker`; the view's issues, `check_issues`; a read, `check_read`; an action's
+answer, `check_answer`; node ids, `NodeIdChecker`), and what a failure of each is called."""
 CHECKS = tuple(FAILURES)
 
 
@@ -171,10 +174,10 @@ def check_answer(
     receipt's ``pending_work`` says whether effects are outstanding (`pending_work`).
 
     `request` holds the request's ``target``, ``action`` and ``precondition`` as on the
-    wire. Raises `InvariantViolation` (of no `CHECKS`: replay does not see the request)."""
+    wire. Raises `InvariantViolation` ("answer")."""
     broken = _wrong_answer(before, request, outcome, pending_work)
     if broken is not None:
-        raise InvariantViolation(f"{where}: {broken}")
+        raise InvariantViolation(f"{where}: {broken}", "answer")
 
 
 def _wrong_answer(
@@ -269,7 +272,8 @@ class NodeIdChecker:
         if reused:
             raise InvariantViolation(
                 f"{where}: node id {', '.join(map(str, reused))} was given to a new node after"
-                " its element was removed (SPEC 3: node ids are never reused)"
+                " its element was removed (SPEC 3: node ids are never reused)",
+                "node_id",
             )
         out = (self.shown | self.hidden) - ids
         if out:
@@ -277,6 +281,18 @@ class NodeIdChecker:
             self.removed |= out - alive
             self.hidden = out & alive
         self.shown = ids
+
+
+def mounted_node_ids(runtime: AppRuntime[Any, Any]) -> list[int]:
+    """The node ids of the elements `runtime` has mounted, hidden ones too, and its synthetic
+    root's (which has no element): what `NodeIdChecker` asks about a node that left."""
+    state = runtime.checkpoint()
+    return [element[1] for element in state["elements"]] + [state["synthetic_id"]]
+
+
+def action_request(event: ActionRequested) -> dict[str, Any]:
+    """The request of a logged `ActionRequested`, as `check_answer` takes it."""
+    return {"target": event.target, "action": event.action, "precondition": event.precondition}
 
 
 def allowed_issue(text: str) -> str:

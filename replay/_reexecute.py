@@ -11,6 +11,7 @@ the log could not record, which replay cannot feed back: `ReplayReport.unrecorde
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -59,6 +60,8 @@ from semledger.runtime import (
     ApplicationError,
     AppRuntime,
     ErrorCode,
+    Receipt,
+    Rejection,
     SemanticsNode,
     SemanticsSnapshot,
 )
@@ -70,9 +73,13 @@ from ._invariants import (
     FAILURES,
     GenerationChecker,
     InvariantViolation,
+    NodeIdChecker,
     RecordedViolation,
+    action_request,
+    check_answer,
     check_issues,
     check_read,
+    mounted_node_ids,
     recorded_effect_failure,
     recorded_issue_check,
     recorded_nondeterministic,
@@ -87,12 +94,16 @@ _HOLD = {
     "generation": "the generation invariants to hold",
     "issues": "the view to report no issues",
     "read": "the read invariants to hold",
+    "answer": "each action to be answered as SPEC 2.6 orders it",
+    "node_id": "no node id to come back once its element was removed",
 }
 """What a step's check expected, as a divergence says it when the check failed."""
 _BREAK = {
     "generation": ("the generation invariants to break", "they held"),
     "issues": ("the view to report an issue", "the view reports none"),
     "read": ("a read invariant to break", "the reads held"),
+    "answer": ("an action to be answered wrongly", "every action was answered rightly"),
+    "node_id": ("a removed node's id to come back", "none came back"),
 }
 """What a recorded violation expected, and what replay found when it did not happen."""
 _EXPORTED_FAILS = (
@@ -455,12 +466,35 @@ class FuzzChecks:
     allowed_issues: frozenset[str] | None
     violated: RecordedViolation | None
     reproduced: InvariantViolation | None = None
+    fuzzed: bool = False
+    """A fuzzer counterexample's: node ids and actions' answers are checked too, as the
+    fuzzer checked them."""
+    node_ids: NodeIdChecker = attrs.Factory(NodeIdChecker)
+    answered: Callable[[], None] | None = None
+    """The check of the answer to the last step's action, when it was one."""
+
+    def took(
+        self, before: SemanticsSnapshot, event: Event, outcome: Any, effects: bool, step: int
+    ) -> None:
+        """Note the step just taken (`before`: the snapshot it was taken on; `effects`:
+        whether effects are outstanding after it), whose answer `after` checks."""
+        self.answered = (
+            functools.partial(_check_answer, before, event, outcome, effects, step)
+            if self.fuzzed and isinstance(event, ActionRequested)
+            else None
+        )
 
     def after(self, runtime: AppRuntime[Any, Any], step: int) -> InvariantViolation | None:
-        """The first of the checks after `step` inputs that fails, if one does."""
+        """The first of the checks after `step` inputs that fails, if one does (in the
+        fuzzer's order)."""
         try:
             if self.allowed_issues is not None:
                 check_issues(runtime.snapshot, f"step {step}", self.allowed_issues)
+            if self.fuzzed:
+                where = f"at input {step}" if step else "as it started"
+                self.node_ids.check(runtime.snapshot, lambda: mounted_node_ids(runtime), where)
+            if self.answered is not None:
+                self.answered()
             for since in self.reads.get(step, ()):
                 check_read(runtime, since)
         except InvariantViolation as violation:
@@ -495,6 +529,16 @@ class FuzzChecks:
         if self.after(runtime, step) is not None:
             return None
         return self.judge(step, seq, None)
+
+
+def _check_answer(
+    before: SemanticsSnapshot, event: Event, outcome: Any, effects: bool, step: int
+) -> None:
+    """`check_answer` of the action `event` asked for, as the fuzzer made it."""
+    assert isinstance(event, ActionRequested)
+    if not isinstance(outcome, Receipt | Rejection):
+        raise InvariantViolation(f"an action answered {outcome!r}", "answer")
+    check_answer(before, action_request(event), outcome, effects, f"at input {step}")
 
 
 _UNDECODABLE = (CorruptEventError, UnknownTopicError, UnsupportedVersionError)
@@ -739,6 +783,7 @@ def _reexecute(
     checks = FuzzChecks(
         recorded_reads(params), recorded_issue_check(params), recorded_violation(params)
     )
+    checks.fuzzed = isinstance(params.get("fuzz"), dict)
     crashed_at_start = log.crash()
     try:
         core = SessionCore(app)
@@ -806,6 +851,7 @@ def _reexecute(
         inputs += 1
         current = _input(event)
         typed = isinstance(event, ActionRequested) and event.redacted
+        before = core.runtime.snapshot
         try:
             result = core.step(event)
         except Exception as error:
@@ -847,6 +893,7 @@ def _reexecute(
         except InvariantViolation as violation:
             divergence = checks.judge(step, record.seq, violation)
             break
+        checks.took(before, event, result.outcome, bool(core.effects), step)
         divergence = verdict(result.outputs, step, record.seq)
     reproduced = checks.reproduced
     if divergence is None and reproduced is None and checks.violated is not None:

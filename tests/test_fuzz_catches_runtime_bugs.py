@@ -12,7 +12,7 @@ import pytest
 
 from semledger.eventlog import MemoryRecorder
 from semledger.examples import counter, todo
-from semledger.replay import fuzz_app, reexecute
+from semledger.replay import export_test, fuzz_app, reexecute
 from semledger.replay._fuzz import FuzzResult
 from semledger.runtime import App, _runtime, _snapshot, _targets, _tree
 
@@ -43,6 +43,18 @@ def _precondition(monkeypatch: pytest.MonkeyPatch, new: str) -> None:
 def _fuzz(app: App[Any, Any], which: tuple[str, list[str]], examples: int = 100) -> FuzzResult:
     ref, allowed = which
     return fuzz_app(app, ref, MemoryRecorder, examples=examples, seed=0, allow_issues=allowed)
+
+
+def _replayed(app: App[Any, Any], which: tuple[str, list[str]]) -> tuple[str, str | None]:
+    """The counterexample's failure, and what `reexecute` of its saved session reproduced."""
+    ref, allowed = which
+    recorder = MemoryRecorder()
+    result = fuzz_app(app, ref, lambda: recorder, examples=100, seed=0, allow_issues=allowed)
+    assert result.failure is not None
+    assert result.session is not None
+    report = reexecute(recorder, result.session, app)
+    assert report.ok, report.divergence
+    return result.failure, report.reproduced
 
 
 @pytest.mark.parametrize(("app", "which"), [(counter.app, COUNTER), (todo.app, TODO)])
@@ -119,7 +131,7 @@ def test_a_delta_that_cannot_be_applied_is_a_bad_read_that_replay_reproduces(
     assert report.reproduced == "bad read"
 
 
-def test_an_action_on_a_disabled_target_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+def _acting_on_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
     _mutate(
         monkeypatch,
         _runtime.AppRuntime,
@@ -127,9 +139,43 @@ def test_an_action_on_a_disabled_target_is_caught(monkeypatch: pytest.MonkeyPatc
         "        if node.state.disabled:\n            return _reject(",
         "        if False:\n            return _reject(",
     )
-    failure = _fuzz(counter.app, COUNTER).failure
-    assert failure is not None
+
+
+def test_an_action_on_a_disabled_target_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    _acting_on_disabled(monkeypatch)
+    failure, reproduced = _replayed(counter.app, COUNTER)
     assert "not target_disabled" in failure
+    assert reproduced == "wrong answer to an action"  # (replay said identical)
+
+
+def test_a_test_exported_from_a_wrong_answer_fails_until_the_runtime_is_fixed() -> None:
+    """The exported test made the fuzzer's checks but not that of an action's answer: it
+    failed saying the recorded failure happened "after the last step", and with FIXED set
+    passed while the bug was still there."""
+    recorder = MemoryRecorder()
+    ref, allowed = COUNTER
+    with pytest.MonkeyPatch.context() as patch:
+        _acting_on_disabled(patch)
+        result = fuzz_app(
+            counter.app, ref, lambda: recorder, examples=100, seed=0, allow_issues=allowed
+        )
+        assert result.session is not None
+        source = export_test(recorder, result.session)
+        assert "VIOLATION = (" in source
+        assert "'answer')" in source
+        module: dict[str, Any] = {}
+        exec(compile(source, "exported", "exec"), module)
+        (test,) = (v for k, v in module.items() if k.startswith("test_"))
+        test()  # pins the wrong answer while the bug is there
+        fixed: dict[str, Any] = {}
+        exec(compile(source.replace("\nFIXED = False\n", "\nFIXED = True\n"), "x", "exec"), fixed)
+        (check_fix,) = (v for k, v in fixed.items() if k.startswith("test_"))
+        with pytest.raises(AssertionError, match="the recorded wrong answer to an action still"):
+            check_fix()
+    # The runtime fixed refuses the recorded action, which then never reaches what failed:
+    # as for any fix that turns an accepted action away, the test says it cannot check it.
+    with pytest.raises(AssertionError, match="the recorded run accepted it, and the app now"):
+        check_fix()
 
 
 def test_a_stale_request_for_an_unknown_target_must_be_refused_as_stale(
@@ -172,9 +218,9 @@ def test_a_node_id_reused_after_its_node_was_removed_is_caught(
         "            self._unmounted.append(gone.node_id)\n"
         "            self.__dict__.setdefault('_free', []).append(gone.node_id)\n",
     )
-    failure = _fuzz(todo.app, TODO).failure
-    assert failure is not None
+    failure, reproduced = _replayed(todo.app, TODO)
     assert "node ids are never reused" in failure
+    assert reproduced == "reused node id"  # (replay said identical)
 
 
 def test_a_full_read_of_another_snapshot_than_the_current_is_a_bad_read(
