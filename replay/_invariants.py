@@ -349,10 +349,11 @@ def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
 
     ``Unchanged`` exactly when `since` is the current generation; else, as SPEC 2.5 says, a
     ``Delta`` from `since` when the journal still holds it, one that leads to the current
-    snapshot, and a ``Full`` when it does not (no `since`, an expired or a future one),
-    the current snapshot's. A delta leads there when the snapshot it builds has the current
-    one's hash, not just its tree: one that forgets a removal leaves the node behind, out
-    of the tree. A delta that cannot be applied is a bad read too (`InvariantViolation`).
+    snapshot with its nodes in the current tree order, and a ``Full`` when it does not (no
+    `since`, an expired or a future one), the current snapshot's. A delta leads there when
+    the snapshot it builds has the current one's hash, not just its tree: one that forgets
+    a removal leaves the node behind, out of the tree. A delta that cannot be applied is a
+    bad read too (`InvariantViolation`).
     """
     result = runtime.read(since)
     current = runtime.generation
@@ -403,6 +404,15 @@ def check_read(runtime: AppRuntime[Any, Any], since: int | None) -> None:
         if not leads:
             raise InvariantViolation(
                 f"the delta from {since} does not lead to generation {current}", "read"
+            )
+        ordered = list(result.upserted)
+        live.sort_in_tree_order(ordered)
+        if ordered != list(result.upserted):
+            raise InvariantViolation(
+                f"the delta from {since} upserts nodes"
+                f" {', '.join(str(n.node_id) for n in result.upserted)}, not in the current"
+                f" tree order ({', '.join(str(n.node_id) for n in ordered)}; SPEC 2.5)",
+                "read",
             )
         if rebuilt.hash != live.hash:  # full() walks from the root: orphans left are unseen
             left = sorted(set(rebuilt.nodes) - set(live.nodes))

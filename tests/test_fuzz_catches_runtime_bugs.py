@@ -107,6 +107,14 @@ BUGS: dict[str, tuple[Any, str, str, str, tuple[str, list[str]], str]] = {
         COUNTER,
         "that is not the current snapshot",
     ),
+    "a_delta_whose_nodes_are_not_in_tree_order_is_a_bad_read": (
+        _snapshot.Journal,
+        "_delta",
+        "        end.sort_in_tree_order(upserted, self._positions)\n",
+        "        upserted.reverse()\n",
+        TODO,
+        "not in the current tree order",
+    ),
     "a_receipt_that_hides_outstanding_effects_is_caught": (
         _runtime.AppRuntime,
         "perform",
