@@ -30,7 +30,7 @@ from semledger.runtime import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import full_read, open_host, served, surface_on
+from served_pages import full_read, hosted, served
 
 CHECKOUT = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Checkout</title>
@@ -70,8 +70,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 async def checkout(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
-    async with surface_on(browser) as surface:
-        yield await open_host(surface, pages + "checkout.html")
+    async with hosted(browser, pages + "checkout.html") as host:
+        yield host
 
 
 def _node(full: Full, label: str) -> SemanticsNode:

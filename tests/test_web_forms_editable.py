@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from semledger.adapters import SessionInit, ValueEquals
+from semledger.adapters import ValueEquals
 from semledger.adapters._web import WebBrowser, WebSurface
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import node_of, served, surface_on
+from served_pages import node_of, opened, served
 
 EDITOR = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Editor</title></head>
@@ -33,8 +33,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
-    async with surface_on(browser) as surface:
-        await surface.open(SessionInit(base_url=pages + "editor.html"))
+    async with opened(browser, pages + "editor.html") as surface:
         yield surface
 
 

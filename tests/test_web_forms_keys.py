@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from semledger.adapters import ActionabilityError, SessionInit
+from semledger.adapters import ActionabilityError
 from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import (
@@ -28,7 +28,7 @@ from semledger.runtime import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import full_read, open_host, ref_of, served, surface_on
+from served_pages import full_read, hosted, opened, ref_of, served
 
 SEARCH = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Search</title></head>
@@ -81,8 +81,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 async def search(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
-    async with surface_on(browser) as surface:
-        yield await open_host(surface, pages + "search.html")
+    async with hosted(browser, pages + "search.html") as host:
+        yield host
 
 
 def _labelled(full: Full, label: str) -> int:
@@ -133,8 +133,7 @@ async def test_a_last_character_no_us_key_types_is_inserted_and_the_page_hears_n
 async def test_the_last_key_goes_to_the_field_a_page_rendered_in_place_of_the_old_one(
     browser: WebBrowser, pages: str
 ) -> None:
-    async with surface_on(browser) as surface:
-        rendered = await open_host(surface, pages + "rendered.html?focus")
+    async with hosted(browser, pages + "rendered.html?focus") as rendered:
         for text in ("Ada", "Bo", "Z"):
             name = _labelled(await full_read(rendered), "Name")
             receipt = await rendered.perform_action(ByNodeId(name), SetText(text), Latest())
@@ -148,8 +147,7 @@ async def test_a_page_that_replaced_the_field_and_left_the_focus_nowhere_is_said
     browser: WebBrowser, pages: str
 ) -> None:
     """No key is typed into whatever has the focus, and no wait for the old field."""
-    async with surface_on(browser, timeout_ms=20_000) as surface:
-        rendered = await open_host(surface, pages + "rendered.html")
+    async with hosted(browser, pages + "rendered.html", timeout_ms=20_000) as rendered:
         name = _labelled(await full_read(rendered), "Name")
         with trio.fail_after(10):
             refused = await rendered.perform_action(ByNodeId(name), SetText("Ada"), Latest())
@@ -166,8 +164,7 @@ async def test_typing_into_a_field_the_page_replaced_says_the_field_was_replaced
     browser: WebBrowser, pages: str
 ) -> None:
     """A test plan's ``type`` on the surface: the refusal's details name what happened."""
-    async with surface_on(browser) as surface:
-        await surface.open(SessionInit(base_url=pages + "rendered.html"))
+    async with opened(browser, pages + "rendered.html") as surface:
         name = await ref_of(surface, "name")
         with pytest.raises(ActionabilityError) as refused:
             await surface.act("type", name, {"text": "Ada"})

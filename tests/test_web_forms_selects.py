@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from semledger.adapters import ActionabilityError, SessionInit
+from semledger.adapters import ActionabilityError
 from semledger.adapters._web import WebBrowser, WebSurface
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import ref_of, served, surface_on
+from served_pages import opened, ref_of, served
 
 SELECTS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Selects</title></head>
@@ -39,8 +39,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 async def surface(browser: WebBrowser, pages: str) -> AsyncIterator[WebSurface]:
-    async with surface_on(browser, timeout_ms=20_000) as surface:
-        await surface.open(SessionInit(base_url=pages + "selects.html"))
+    async with opened(browser, pages + "selects.html", timeout_ms=20_000) as surface:
         yield surface
 
 

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from semledger.adapters import SessionInit
 from semledger.adapters._web import WebBrowser
 from semledger.hosts import SurfaceAgentHost
 from semledger.runtime import ByNodeId, Full, Latest, Receipt, Role, SetText
 
 sys.path.insert(0, str(Path(__file__).parent / "apps"))
-from served_pages import full_read, open_host, served, surface_on
+from served_pages import full_read, hosted, opened, served
 
 SEARCH = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Search as you type</title></head>
@@ -41,8 +40,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 async def search(browser: WebBrowser, pages: str) -> AsyncIterator[SurfaceAgentHost]:
-    async with surface_on(browser) as surface:
-        yield await open_host(surface, pages + "search.html")
+    async with hosted(browser, pages + "search.html") as host:
+        yield host
 
 
 def _searched(full: Full) -> str:
@@ -78,8 +77,7 @@ async def test_one_character_typed_over_a_fields_text_replaces_it_at_once(
 async def test_typing_nothing_into_a_field_empties_it(browser: WebBrowser, pages: str) -> None:
     """A test plan's ``type`` of "" on the surface: the field holds nothing after it, as
     set_text's clear makes it."""
-    async with surface_on(browser) as surface:
-        await surface.open(SessionInit(base_url=pages + "search.html"))
+    async with opened(browser, pages + "search.html") as surface:
         snapshot = await surface.snapshot()
         for id_ in ("q", "notes"):
             ref = next(n.ref for n in snapshot.nodes if n.native.get("id") == id_)

@@ -60,13 +60,22 @@ async def surface_on(browser: WebBrowser, **config: object) -> AsyncIterator[Web
 
 
 @asynccontextmanager
+async def opened(browser: WebBrowser, url: str, **config: object) -> AsyncIterator[WebSurface]:
+    """A surface of its own on `browser` with `config`, opened on `url`, closed after."""
+    async with surface_on(browser, **config) as surface:
+        with trio.fail_after(HANG_GUARD_S):
+            await surface.open(SessionInit(base_url=url))
+        yield surface
+
+
+@asynccontextmanager
 async def hosted(
     browser: WebBrowser, url: str, **config: object
 ) -> AsyncIterator[SurfaceAgentHost]:
     """The bridge to a surface of its own on `browser` with `config`, opened on `url`,
     closed after."""
-    async with surface_on(browser, **config) as surface:
-        yield await open_host(surface, url)
+    async with opened(browser, url, **config) as surface:
+        yield SurfaceAgentHost(surface)
 
 
 async def node_of(surface: WebSurface, id_: str) -> SnapshotNode:
