@@ -12,6 +12,8 @@ also those before it that a live journal would still hold.
 
 from __future__ import annotations
 
+import contextlib
+
 import attrs
 
 from semledger.eventlog import (
@@ -159,16 +161,20 @@ def _record_at(recorder: Recorder, session: str, seq: int) -> StoredEvent | None
 
 
 def _generation_at(recorder: Recorder, session: str, seq: int) -> int | None:
-    """The generation of the read checkpoint at `seq`, its tree left undecoded where its
-    body allows (one of an older version is decoded); None if it has no row."""
+    """The generation of the read checkpoint at `seq`; None if it has no row."""
     record = _record_at(recorder, session, seq)
-    if record is None:
-        return None
+    return None if record is None else _generation_of(record)
+
+
+def _generation_of(record: StoredEvent) -> int:
+    """The generation a stored commit or read checkpoint names, its delta or tree left
+    undecoded where its version allows (one of an older version is decoded); raises
+    ``InconsistentLogError`` for a body that does not decode."""
     generation = CONVERTER.peek(record.topic, record.version, record.body, "generation")
     if type(generation) is int:
         return generation
-    event = logged_event(record)  # (raises for a body that does not decode)
-    assert isinstance(event, SemanticsTaken)
+    event = logged_event(record)
+    assert isinstance(event, Committed | SemanticsTaken)
     return event.generation
 
 
@@ -261,7 +267,6 @@ def logged_journal(
     return journal
 
 
-
 def logged_read(
     recorder: Recorder, session: str, *, until: int, since: int
 ) -> Delta | Unchanged | None:
@@ -301,16 +306,18 @@ def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed |
     it is found."""
     last = recorder.last_of(session, _COMMITTED)
     low, high = 1, 0 if last is None else last.seq
-    if last is not None and _generation_of(last) == generation:
-        low = high
+    with contextlib.suppress(InconsistentLogError):
+        if last is not None and _generation_of(last) == generation:
+            low = high
     while low < high:
         middle = (low + high) // 2
         record = recorder.last_of(session, _COMMITTED, before=middle + 1)
         if record is None:
             low = middle + 1
             continue
-        made = _generation_of(record)
-        if made is None:
+        try:
+            made = _generation_of(record)
+        except InconsistentLogError:
             return None
         if made < generation:
             low = middle + 1
@@ -327,19 +334,6 @@ def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed |
     if not isinstance(commit, Committed) or commit.generation != generation:
         return None
     return commit
-
-
-def _generation_of(record: StoredEvent) -> int | None:
-    """The generation a stored commit names, its delta left undecoded where its version
-    allows; None if it does not decode."""
-    generation = CONVERTER.peek(record.topic, record.version, record.body, "generation")
-    if type(generation) is int:
-        return generation
-    try:
-        event = logged_event(record)
-    except InconsistentLogError:
-        return None
-    return event.generation if isinstance(event, Committed) else None
 
 
 def _past_an_end(
