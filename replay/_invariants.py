@@ -160,8 +160,8 @@ _TARGETED = frozenset(
 
 def check_answer(
     before: SemanticsSnapshot,
-    request: dict[str, Any],
-    outcome: Outcome,
+    event: ActionRequested,
+    outcome: object,
     pending_work: bool,
     where: str,
 ) -> None:
@@ -173,8 +173,11 @@ def check_answer(
     ``target_disabled``; an action the node does not offer is ``action_unavailable``. A
     receipt's ``pending_work`` says whether effects are outstanding (`pending_work`).
 
-    `request` holds the request's ``target``, ``action`` and ``precondition`` as on the
-    wire. Raises `InvariantViolation` ("answer")."""
+    `event` is the request as logged; `outcome` must be a receipt or a rejection. Raises
+    `InvariantViolation` ("answer")."""
+    if not isinstance(outcome, Receipt | Rejection):
+        raise InvariantViolation(f"an action answered {outcome!r}", "answer")
+    request = {"target": event.target, "action": event.action, "precondition": event.precondition}
     broken = _wrong_answer(before, request, outcome, pending_work)
     if broken is not None:
         raise InvariantViolation(f"{where}: {broken}", "answer")
@@ -288,11 +291,6 @@ def mounted_node_ids(runtime: AppRuntime[Any, Any]) -> list[int]:
     root's (which has no element): what `NodeIdChecker` asks about a node that left."""
     state = runtime.checkpoint()
     return [element[1] for element in state["elements"]] + [state["synthetic_id"]]
-
-
-def action_request(event: ActionRequested) -> dict[str, Any]:
-    """The request of a logged `ActionRequested`, as `check_answer` takes it."""
-    return {"target": event.target, "action": event.action, "precondition": event.precondition}
 
 
 def allowed_issue(text: str) -> str:

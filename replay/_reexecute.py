@@ -60,8 +60,6 @@ from semledger.runtime import (
     ApplicationError,
     AppRuntime,
     ErrorCode,
-    Receipt,
-    Rejection,
     SemanticsNode,
     SemanticsSnapshot,
 )
@@ -75,7 +73,6 @@ from ._invariants import (
     InvariantViolation,
     NodeIdChecker,
     RecordedViolation,
-    action_request,
     check_answer,
     check_issues,
     check_read,
@@ -479,7 +476,7 @@ class FuzzChecks:
         """Note the step just taken (`before`: the snapshot it was taken on; `effects`:
         whether effects are outstanding after it), whose answer `after` checks."""
         self.answered = (
-            functools.partial(_check_answer, before, event, outcome, effects, step)
+            functools.partial(check_answer, before, event, outcome, effects, f"at input {step}")
             if self.fuzzed and isinstance(event, ActionRequested)
             else None
         )
@@ -529,16 +526,6 @@ class FuzzChecks:
         if self.after(runtime, step) is not None:
             return None
         return self.judge(step, seq, None)
-
-
-def _check_answer(
-    before: SemanticsSnapshot, event: Event, outcome: Any, effects: bool, step: int
-) -> None:
-    """`check_answer` of the action `event` asked for, as the fuzzer made it."""
-    assert isinstance(event, ActionRequested)
-    if not isinstance(outcome, Receipt | Rejection):
-        raise InvariantViolation(f"an action answered {outcome!r}", "answer")
-    check_answer(before, action_request(event), outcome, effects, f"at input {step}")
 
 
 _UNDECODABLE = (CorruptEventError, UnknownTopicError, UnsupportedVersionError)
