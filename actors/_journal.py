@@ -18,6 +18,7 @@ import attrs
 
 from semledger.eventlog import (
     CONVERTER,
+    GENESIS,
     Committed,
     CorruptEventError,
     Event,
@@ -29,6 +30,7 @@ from semledger.eventlog import (
     StoredEvent,
     UnknownTopicError,
     UnsupportedVersionError,
+    chain_step,
     checked_end,
     gap,
     past_end,
@@ -302,8 +304,8 @@ def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed |
     """The commit of `generation`, found by bisecting the session's seqs (commits are logged
     in generation order, one each): an index seek a step, reading the generation of the
     commit found, not its delta. None where the log holds no such commit, or one that a
-    step reads does not decode. The last commit, the one most reads ask for, is taken as
-    it is found."""
+    step reads does not decode, or one whose chain link does not verify. The last commit,
+    the one most reads ask for, is taken as it is found."""
     last = recorder.last_of(session, _COMMITTED)
     low, high = 1, 0 if last is None else last.seq
     with contextlib.suppress(InconsistentLogError):
@@ -325,7 +327,7 @@ def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed |
             high = record.seq
     record = last if last is not None and last.seq == high else None
     record = record or recorder.last_of(session, _COMMITTED, before=high + 1)
-    if record is None or record.seq != high:
+    if record is None or record.seq != high or not _linked(recorder, record):
         return None
     try:
         commit = logged_event(record)
@@ -334,6 +336,23 @@ def _commit_of(recorder: Recorder, session: str, generation: int) -> Committed |
     if not isinstance(commit, Committed) or commit.generation != generation:
         return None
     return commit
+
+
+def _linked(recorder: Recorder, record: StoredEvent) -> bool:
+    """Whether `record` is the event its chain value says, after the one before it: a read
+    served from one commit, with no fold to check its delta against its hash, checks that
+    no one edited it (and left the chain as it was)."""
+    before = GENESIS
+    if record.seq > 1:
+        rows = recorder.read(record.session, start=record.seq - 1, stop=record.seq)
+        previous = next(iter(rows), None)
+        if previous is None or previous.seq != record.seq - 1:
+            return False
+        before = previous.chain
+    made = chain_step(
+        before, record.session, record.seq, record.topic, record.version, record.body
+    )
+    return made == record.chain
 
 
 def _past_an_end(

@@ -346,6 +346,33 @@ def test_a_commit_changed_so_that_its_delta_still_applies_is_named_instead_of_re
     assert f"'c', event {last.seq}: {said}: the log was changed (audit" in str(caught.value)
 
 
+def test_a_read_of_the_last_change_served_from_its_commit_names_a_changed_commit(
+    tmp_path: Path,
+) -> None:
+    """A read since the generation before is answered from the commit's logged delta
+    alone, with no fold to check it against its hash: a delta whose labels were rewritten
+    was served as the agent's answer, while a Full read named the damage."""
+    db = tmp_path / "log.db"
+    with SqliteRecorder(db) as recorder:
+        trio.run(partial(run_counter, recorder, 3, checkpoint_every=None))
+        last = [r for r in recorder.read("c") if r.topic == Committed.__name__][-1]
+    event = CONVERTER.decode(last.topic, last.version, last.body)
+    assert isinstance(event, Committed)
+    upserted = [{**n, "label": "forged"} for n in event.delta["upserted"]]
+    body = CONVERTER.encode(attrs.evolve(event, delta={**event.delta, "upserted": upserted}))
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE events SET body = ? WHERE session = 'c' AND seq = ?", (body.body, last.seq)
+        )
+    conn.close()
+    with SqliteRecorder(db) as recorder:
+        for since in (event.generation - 1, event.generation):
+            with pytest.raises(InconsistentLogError) as caught:
+                read_at(recorder, "c", generation=event.generation, since=since)
+            assert caught.value.seq == last.seq, since
+            assert "the log was changed" in str(caught.value)
+
+
 def test_a_read_checkpoint_whose_tree_was_changed_is_named_instead_of_read(
     tmp_path: Path,
 ) -> None:
